@@ -1,0 +1,5 @@
+import sys
+
+from fuzzpy.cli import main
+
+sys.exit(main())

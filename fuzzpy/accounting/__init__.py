@@ -1,0 +1,1 @@
+"""Privacy accounting: mechanism events, composition, conversions, the ledger."""

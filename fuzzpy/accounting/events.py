@@ -1,0 +1,81 @@
+"""Privacy costs as data: the mechanism events a definition performs.
+
+The checker's privacy map turns a definition into a tuple of events per
+database; the accountant (``fuzzpy.accounting``) turns events into the
+tightest (epsilon, delta) guarantee it can prove. Numbers are exact
+`Fraction`s where the language gives them exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+Number = Fraction
+
+
+@dataclass(frozen=True)
+class Laplace:
+    """Laplace noise of scale b on a query of L1 sensitivity s: pure (s/b)-DP
+    (Dwork, McSherry, Nissim & Smith 2006)."""
+
+    sensitivity: Number
+    scale: Number
+
+    @property
+    def epsilon(self) -> Number:
+        return self.sensitivity / self.scale
+
+
+@dataclass(frozen=True)
+class Gaussian:
+    """Gaussian noise of std sigma on a query of L2 sensitivity s:
+    rho = s^2 / (2 sigma^2) zCDP (Bun & Steinke 2016, Prop. 1.6)."""
+
+    sensitivity: Number
+    sigma: Number
+
+
+@dataclass(frozen=True)
+class ExpMech:
+    """Exponential mechanism at eps with a score of sensitivity s: pure
+    (eps * s)-DP as the language defines it (McSherry & Talwar 2007)."""
+
+    epsilon: Number
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A mechanism proved (epsilon, delta)-DP by the coupling verifier."""
+
+    name: str
+    epsilon: Number
+    delta: Number = Fraction(0)
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """`count` sequential (possibly adaptive) runs of ``body`` (`loop[k]`)."""
+
+    count: int
+    body: tuple[Event, ...]
+
+
+@dataclass(frozen=True)
+class Subsample:
+    """``body`` run on a Poisson subsample of rate q (`subsample[q]`)."""
+
+    rate: Number
+    body: tuple[Event, ...]
+
+
+@dataclass(frozen=True)
+class Group:
+    """``body`` where the database is used with sensitivity k > 1: group
+    privacy over k-fold neighbours (Dwork & Roth 2014, Thm 2.2)."""
+
+    size: Number
+    body: tuple[Event, ...]
+
+
+Event = Laplace | Gaussian | ExpMech | Verified | Repeat | Subsample | Group

@@ -1,0 +1,51 @@
+"""The short chain of phases, shared by the CLI and the Python API.
+
+    text --parse--> Program --check--> Checked --verify--> Verdicts --run--> values
+
+Each phase is a function from one representation to the next that either
+returns its result or raises `FuzzError` with that phase's diagnostics.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.source import NO_SPAN, Source, Span
+from fuzzpy.syntax import Program
+
+
+def load_source(path: str | Path) -> Source:
+    """Read a source file; unreadable or non-UTF-8 files become diagnostics."""
+    name = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise FuzzError((Diagnostic("FZ701", f"cannot read `{name}`: {reason}", _file_span(name)),)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        source = Source(name, data[: exc.start].decode("utf-8", errors="replace"))
+        span = source.span(exc.start, exc.start)
+        raise FuzzError(
+            (
+                Diagnostic(
+                    "FZ100",
+                    f"the file is not valid UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+                    Span(name, span.line, span.col, span.line, span.col + 1, exc.start, exc.start + 1),
+                    hint="save the file as UTF-8",
+                ),
+            )
+        ) from None
+    return Source(name, text)
+
+
+def _file_span(name: str) -> Span:
+    return Span(name, 1, 1, 1, 1) if name else NO_SPAN
+
+
+def parse(source: Source) -> Program:
+    from fuzzpy.parser import parse_program
+
+    return parse_program(source.text, source.name)

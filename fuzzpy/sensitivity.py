@@ -1,0 +1,113 @@
+"""The sensitivity algebra: non-negative reals extended with infinity.
+
+Values are exact (`Fraction`) so that no rounding can make a proof unsound;
+infinity is a distinct element. The rules of Fuzz (Reed & Pierce, ICFP 2010,
+section 3) need:
+
+* addition (contexts of two subterms add), with inf + s = inf;
+* scaling s * t, where 0 * inf = 0 (a variable not used at all stays unused
+  even under an infinitely sensitive context);
+* join (max) for the branches of `case` / `if` and for with-pairs;
+* the *case scaling* of Fuzz's case rule: the scrutinee's context is scaled by
+  ``case_scale(r)`` = max(r, epsilon > 0), so that a scrutinee used at 0 inside
+  infinitely sensitive branches still becomes infinite ("never by less than a
+  positive amount", language design section 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import total_ordering
+
+
+@total_ordering
+@dataclass(frozen=True)
+class Sens:
+    """A sensitivity: a non-negative exact rational, or infinity."""
+
+    value: Fraction | None  # None encodes infinity
+
+    # -- construction
+    @staticmethod
+    def of(x: int | Fraction | str | Sens) -> Sens:
+        if isinstance(x, Sens):
+            return x
+        if isinstance(x, str) and x.strip() in ("inf", "infinity", "∞"):
+            return INF
+        value = Fraction(x)
+        if value < 0:
+            raise ValueError(f"a sensitivity is non-negative, got {value}")
+        return Sens(value)
+
+    # -- predicates
+    @property
+    def is_inf(self) -> bool:
+        return self.value is None
+
+    @property
+    def is_zero(self) -> bool:
+        return self.value == 0
+
+    # -- algebra
+    def __add__(self, other: Sens) -> Sens:
+        if self.value is None or other.value is None:
+            return INF
+        return Sens(self.value + other.value)
+
+    def __mul__(self, other: Sens) -> Sens:
+        """Scaling; 0 * inf = 0 (an unused variable stays unused)."""
+        if self.is_zero or other.is_zero:
+            return ZERO
+        if self.value is None or other.value is None:
+            return INF
+        return Sens(self.value * other.value)
+
+    def join(self, other: Sens) -> Sens:
+        return self if self >= other else other
+
+    def __lt__(self, other: Sens) -> bool:
+        if self.value is None:
+            return False
+        if other.value is None:
+            return True
+        return self.value < other.value
+
+    # -- rendering
+    def to_json(self) -> float | str:
+        if self.value is None:
+            return "inf"
+        if self.value.denominator == 1:
+            return int(self.value)
+        return float(self.value)
+
+    def __str__(self) -> str:
+        if self.value is None:
+            return "inf"
+        if self.value.denominator == 1:
+            return str(self.value.numerator)
+        as_float = float(self.value)
+        if Fraction(repr(as_float)) == self.value:
+            return repr(as_float)
+        return f"{self.value.numerator}/{self.value.denominator}"
+
+
+ZERO = Sens(Fraction(0))
+ONE = Sens(Fraction(1))
+INF = Sens(None)
+
+
+def case_scale(r: Sens) -> Sens:
+    """Fuzz's case rule scales the scrutinee by r, but never by 0: a branch
+    that ignores its bound variable still reveals which branch was taken.
+    We use max(r, 1) for the positive floor; any positive floor is sound for
+    finite contexts and keeps 0 * inf (an infinitely sensitive scrutinee
+    used discretely) infinite."""
+    return r.join(ONE) if r.is_zero else r
+
+
+def total(values: list[Sens]) -> Sens:
+    result = ZERO
+    for value in values:
+        result = result + value
+    return result

@@ -1,0 +1,181 @@
+"""Semantic types and their metrics (language design, section 2).
+
+These are the checker's types, after `type` aliases are resolved and static
+expressions evaluated; the parser's `TypeExpr`s are only their surface form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fuzzpy.sensitivity import INF, ONE, Sens
+
+
+@dataclass(frozen=True)
+class TNum:
+    """Reals, metric |x - y|."""
+
+    def __str__(self) -> str:
+        return "num"
+
+
+@dataclass(frozen=True)
+class TInt:
+    """Integers, metric |x - y|."""
+
+    def __str__(self) -> str:
+        return "int"
+
+
+@dataclass(frozen=True)
+class TBool:
+    """Discrete: distance 0 if equal, infinity otherwise."""
+
+    def __str__(self) -> str:
+        return "bool"
+
+
+@dataclass(frozen=True)
+class TString:
+    def __str__(self) -> str:
+        return "string"
+
+
+@dataclass(frozen=True)
+class TUnit:
+    def __str__(self) -> str:
+        return "unit"
+
+
+@dataclass(frozen=True)
+class TTuple:
+    """Tensor product: distance is the sum of the components'."""
+
+    items: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(str(t) for t in self.items) + ")"
+
+
+@dataclass(frozen=True)
+class TWith:
+    """With-pair: distance is the max of the components'."""
+
+    left: Type
+    right: Type
+
+    def __str__(self) -> str:
+        return f"<{self.left} & {self.right}>"
+
+
+@dataclass(frozen=True)
+class TSum:
+    left: Type
+    right: Type
+
+    def __str__(self) -> str:
+        return f"{_atom(self.left)} + {_atom(self.right)}"
+
+
+@dataclass(frozen=True)
+class TRecord:
+    """Record: metric of the tensor of its fields. ``alias`` is the `type`
+    name it was declared under, kept for printing only."""
+
+    fields: tuple[tuple[str, Type], ...]
+    alias: str | None = None
+
+    def field_type(self, name: str) -> Type | None:
+        return next((t for n, t in self.fields if n == name), None)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TRecord) and self.fields == other.fields
+
+    def __hash__(self) -> int:
+        return hash(self.fields)
+
+    def __str__(self) -> str:
+        if self.alias:
+            return self.alias
+        return "{ " + ", ".join(f"{n} : {t}" for n, t in self.fields) + " }"
+
+
+@dataclass(frozen=True)
+class TList:
+    """Lists: sum of element distances at equal length, infinity otherwise."""
+
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"list {_atom(self.elem)}"
+
+
+@dataclass(frozen=True)
+class TVec:
+    """Fixed-length numeric vectors under the L1, L2 or L-infinity norm."""
+
+    norm: str  # "1" | "2" | "inf"
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"vec[{self.norm}] {_atom(self.elem)}"
+
+
+@dataclass(frozen=True)
+class TBag:
+    """Multisets (databases): size of the symmetric difference."""
+
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"bag {_atom(self.elem)}"
+
+
+@dataclass(frozen=True)
+class TFun:
+    """An s-sensitive function type A -[s]-> B."""
+
+    param: Type
+    sens: Sens
+    result: Type
+
+    def __str__(self) -> str:
+        if self.sens == ONE:
+            arrow = "-o"
+        elif self.sens == INF:
+            arrow = "->"
+        else:
+            arrow = f"-[{self.sens}]->"
+        left = str(self.param) if not isinstance(self.param, TFun) else f"({self.param})"
+        return f"{left} {arrow} {self.result}"
+
+
+@dataclass(frozen=True)
+class TFuzzy:
+    """Probability distributions over A, under max divergence."""
+
+    inner: Type
+
+    def __str__(self) -> str:
+        return f"fuzzy {_atom(self.inner)}"
+
+
+Type = TNum | TInt | TBool | TString | TUnit | TTuple | TWith | TSum | TRecord | TList | TVec | TBag | TFun | TFuzzy
+
+NUM = TNum()
+INT = TInt()
+BOOL = TBool()
+STRING = TString()
+UNIT = TUnit()
+
+
+def _atom(t: Type) -> str:
+    text = str(t)
+    if isinstance(t, (TFun, TSum)) or (isinstance(t, (TList, TVec, TBag, TFuzzy))):
+        return f"({text})"
+    return text
+
+
+def is_discrete(t: Type) -> bool:
+    """Types whose metric is 0 or infinity (any change is infinitely far)."""
+    return isinstance(t, (TBool, TString, TUnit))
