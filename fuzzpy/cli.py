@@ -100,7 +100,21 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE")
     p.add_argument("definition", metavar="DEF")
     p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.set_defaults(handler=_not_built("run"))
+    from fuzzpy.runtime.run import add_arguments, run_command
+
+    add_arguments(p)
+    p.set_defaults(handler=run_command)
+
+
+# ---------------------------------------------------------------- ledger
+
+
+def _add_ledger(sub: argparse._SubParsersAction) -> None:
+    from fuzzpy.accounting.ledger_cli import add_ledger_arguments, run_ledger_command
+
+    p = sub.add_parser("ledger", help="show privacy budgets and the history of releases")
+    add_ledger_arguments(p)
+    p.set_defaults(handler=run_ledger_command)
 
 
 # ---------------------------------------------------------------- main
@@ -114,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"fuzzpy {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
     sub.required = True
-    for add in (_add_parse, _add_check, _add_verify, _add_run):
+    for add in (_add_parse, _add_check, _add_verify, _add_run, _add_ledger):
         add(sub)
     return parser
 

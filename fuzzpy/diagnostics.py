@@ -72,7 +72,7 @@ def render_text(
     lines = [f"{diagnostic.severity}[{diagnostic.code}]: {diagnostic.message}"]
     lines.append(f"  --> {span.file}:{span.line}:{span.col}")
     source = (sources or {}).get(span.file)
-    gutter = len(str(max(span.line, *(lab.span.line for lab in diagnostic.labels))))
+    gutter = len(str(max([span.line, *(lab.span.line for lab in diagnostic.labels)])))
     pad = " " * gutter
     if source is not None:
         lines.append(f"{pad} |")

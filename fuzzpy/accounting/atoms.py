@@ -1,0 +1,252 @@
+"""A flat normal form of privacy events: atoms with multiplicities.
+
+The checker hands the accountant a tree of events (`fuzzpy.accounting.events`):
+repeats, subsamples and groups of Laplace, Gaussian, exponential-mechanism
+and verified events. Every accounting method works on a simpler view: a
+multiset of *atoms*, each a single mechanism with a known worst-case pair of
+output distributions, run some number of times (adaptively).
+
+Flattening rules (each cites the fact that makes it exact or sound):
+
+* ``Repeat(k, body)`` multiplies multiplicities (k adaptive runs are k more
+  atoms to compose).
+* ``Group(k, body)``: an additive-noise mechanism on a query of sensitivity s,
+  on inputs at distance k, is the same mechanism on a query of sensitivity
+  k s (the sensitivity is a Lipschitz constant), so Laplace and Gaussian
+  atoms scale exactly; a pure eps-DP atom is (k eps)-DP on k-neighbours, and
+  an (eps, delta)-DP atom is (k eps, k e^{(k-1) eps} delta)-DP (group privacy,
+  Dwork & Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2), k rounded up.
+* Several Gaussians on one database are one Gaussian of the combined
+  sensitivity (their joint output is a multivariate Gaussian mechanism whose
+  privacy loss is N(mu^2/2, mu^2) with mu^2 the sum of the (s_i/sigma_i)^2;
+  Dong, Roth & Su 2022, Cor. 3.3), so a Gaussian-only body under `subsample`
+  is one subsampled Gaussian.
+* ``Subsample(q, body)`` of a single atom is a subsampled atom; of a pure
+  body, a subsampled pure atom of the summed epsilon; nested rates multiply
+  (a Poisson subsample of a Poisson subsample is Poisson at q1 q2). Any other
+  body is summarised by its own tightest (eps, delta) at a small share of the
+  target delta and becomes a subsampled (eps, delta) atom.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+
+from fuzzpy.accounting.events import (
+    Event,
+    ExpMech,
+    Gaussian,
+    Group,
+    Laplace,
+    Repeat,
+    Subsample,
+    Verified,
+)
+
+
+@dataclass(frozen=True)
+class GaussianAtom:
+    """Gaussian noise with rho = s^2 / (2 sigma^2); privacy loss N(rho, 2 rho)."""
+
+    rho: Fraction
+
+    @property
+    def mu(self) -> float:
+        """The Gaussian-DP parameter s / sigma (Dong, Roth & Su 2022)."""
+        return math.sqrt(2 * self.rho)
+
+
+@dataclass(frozen=True)
+class LaplaceAtom:
+    """Laplace noise of scale b on a query of L1 sensitivity s: epsilon = s / b."""
+
+    epsilon: Fraction
+
+
+@dataclass(frozen=True)
+class PureAtom:
+    """A generic pure epsilon-DP mechanism. ``bounded_range`` marks the
+    exponential mechanism, which is also epsilon-bounded-range and hence
+    epsilon^2/8-zCDP (Cesar & Rogers 2021, Lemma 3.2)."""
+
+    epsilon: Fraction
+    bounded_range: bool = False
+
+
+@dataclass(frozen=True)
+class ApproxAtom:
+    """A generic (epsilon, delta)-DP mechanism with delta > 0."""
+
+    epsilon: Fraction
+    delta: Fraction
+
+
+BaseAtom = GaussianAtom | LaplaceAtom | PureAtom | ApproxAtom
+
+
+@dataclass(frozen=True)
+class SubsampledAtom:
+    """``inner`` run on a Poisson subsample of rate q, 0 < q < 1."""
+
+    rate: Fraction
+    inner: BaseAtom
+
+
+Atom = BaseAtom | SubsampledAtom
+Atoms = Counter  # Counter[Atom]: atom -> how many (adaptive) times it runs
+
+# The epsilon a composite body of atoms proves at a given delta (`tightest`).
+Summariser = Callable[[Counter, float], float]
+
+
+def is_pure(atom: Atom) -> bool:
+    inner = atom.inner if isinstance(atom, SubsampledAtom) else atom
+    return isinstance(inner, LaplaceAtom | PureAtom)
+
+
+def pure_part(atom: Atom) -> Fraction | None:
+    """The epsilon of a non-subsampled pure atom (exact), else None."""
+    if isinstance(atom, LaplaceAtom | PureAtom):
+        return atom.epsilon
+    return None
+
+
+def count_atoms(atoms: Atoms) -> int:
+    return sum(atoms.values())
+
+
+class Flattener:
+    """Turns an event tree into atoms. ``summarise(body, delta)`` gives the
+    epsilon of a composite body at ``delta`` (the accountant's `tightest`);
+    ``delta_share`` is the share of delta a composite body may use."""
+
+    def __init__(self, summarise: Summariser | None = None, delta_share: float = 0.0) -> None:
+        self._summarise = summarise
+        self._delta_share = delta_share
+
+    def flatten(self, events: Iterable[Event]) -> Atoms:
+        atoms: Atoms = Counter()
+        for event in events:
+            atoms.update(self._event(event))
+        return atoms
+
+    # -- one event
+    def _event(self, event: Event) -> Atoms:
+        if isinstance(event, Laplace):
+            return Counter({LaplaceAtom(Fraction(event.epsilon)): 1})
+        if isinstance(event, Gaussian):
+            rho = Fraction(event.sensitivity) ** 2 / (2 * Fraction(event.sigma) ** 2)
+            return Counter({GaussianAtom(rho): 1}) if rho > 0 else Counter()
+        if isinstance(event, ExpMech):
+            return Counter({PureAtom(Fraction(event.epsilon), bounded_range=True): 1})
+        if isinstance(event, Verified):
+            return Counter({_verified_atom(event): 1})
+        if isinstance(event, Repeat):
+            body = self.flatten(event.body)
+            return Counter({atom: n * event.count for atom, n in body.items() if event.count > 0})
+        if isinstance(event, Group):
+            return self._group(Fraction(event.size), event.body)
+        if isinstance(event, Subsample):
+            return self._subsample(Fraction(event.rate), event.body)
+        raise TypeError(f"not a privacy event: {event!r}")
+
+    def _group(self, size: Fraction, body: tuple[Event, ...]) -> Atoms:
+        scaled: Atoms = Counter()
+        for atom, n in self.flatten(body).items():
+            scaled[_group_atom(atom, size, self)] += n
+        return scaled
+
+    def _subsample(self, rate: Fraction, body: tuple[Event, ...]) -> Atoms:
+        if rate <= 0:
+            return Counter()
+        inner = self.flatten(body)
+        if rate >= 1 or not inner:
+            return inner
+        single = _single_atom(inner)
+        if single is not None:
+            return Counter({_subsampled(rate, single): 1})
+        if all(isinstance(atom, GaussianAtom) for atom in inner):
+            rho = sum((atom.rho * n for atom, n in inner.items()), Fraction(0))
+            return Counter({SubsampledAtom(rate, GaussianAtom(rho)): 1})
+        if all(pure_part(atom) is not None for atom in inner):
+            epsilon = sum((pure_part(atom) * n for atom, n in inner.items()), Fraction(0))
+            return Counter({SubsampledAtom(rate, PureAtom(epsilon)): 1})
+        return Counter({SubsampledAtom(rate, self._summary(inner)): 1})
+
+    def _summary(self, body: Atoms) -> ApproxAtom:
+        """A composite body as one (eps, delta)-DP atom (its tightest guarantee)."""
+        if self._summarise is None or self._delta_share <= 0:
+            raise NotSummarisable("a composite body needs a delta to be summarised")
+        delta = Fraction(self._delta_share)
+        epsilon = self._summarise(body, float(delta))
+        if not math.isfinite(epsilon):
+            raise NotSummarisable("the composite body has no finite epsilon")
+        return ApproxAtom(_fraction_up(epsilon), delta)
+
+
+class NotSummarisable(ValueError):
+    """A composite body could not be reduced to one (eps, delta) atom."""
+
+
+def _verified_atom(event: Verified) -> Atom:
+    if event.delta > 0:
+        return ApproxAtom(Fraction(event.epsilon), Fraction(event.delta))
+    return PureAtom(Fraction(event.epsilon))
+
+
+def _single_atom(atoms: Atoms) -> Atom | None:
+    if len(atoms) == 1:
+        ((atom, n),) = atoms.items()
+        if n == 1:
+            return atom
+    return None
+
+
+def _subsampled(rate: Fraction, atom: Atom) -> SubsampledAtom:
+    if isinstance(atom, SubsampledAtom):  # Poisson of Poisson is Poisson(q1 q2)
+        return SubsampledAtom(rate * atom.rate, atom.inner)
+    return SubsampledAtom(rate, atom)
+
+
+def _group_atom(atom: Atom, size: Fraction, flattener: Flattener) -> Atom:
+    """The atom on size-fold neighbours (module docstring, group rule)."""
+    if isinstance(atom, GaussianAtom):
+        return GaussianAtom(atom.rho * size * size)
+    if isinstance(atom, LaplaceAtom):
+        return LaplaceAtom(atom.epsilon * size)
+    whole = math.ceil(size)
+    if isinstance(atom, PureAtom):
+        return PureAtom(atom.epsilon * whole, atom.bounded_range)
+    if isinstance(atom, ApproxAtom):
+        return _approx_group(atom.epsilon, atom.delta, whole)
+    epsilon = subsampled_pure_epsilon(atom)
+    if epsilon is not None:
+        return PureAtom(epsilon * whole)
+    summary = flattener._summary(Counter({atom: 1}))
+    return _approx_group(summary.epsilon, summary.delta, whole)
+
+
+def _approx_group(epsilon: Fraction, delta: Fraction, k: int) -> ApproxAtom:
+    # (k eps, k e^{(k-1) eps} delta), Vadhan 2017, Lemma 2.2; delta rounded up
+    grown = _fraction_up(k * math.exp((k - 1) * float(epsilon)) * float(delta))
+    return ApproxAtom(epsilon * k, min(grown, Fraction(1)))
+
+
+def _fraction_up(x: float) -> Fraction:
+    """An exact Fraction at least x (x is a float computed with ~1 ulp error)."""
+    return Fraction(math.nextafter(math.nextafter(x, math.inf), math.inf))
+
+
+def subsampled_pure_epsilon(atom: SubsampledAtom) -> Fraction | None:
+    """Amplification by Poisson subsampling of a pure eps-DP mechanism:
+    log(1 + q (e^eps - 1)) (Balle, Barthe & Gaboardi 2018, Thm 8), as an exact
+    Fraction rounded up, never above eps."""
+    if not isinstance(atom.inner, LaplaceAtom | PureAtom):
+        return None
+    epsilon = atom.inner.epsilon
+    amplified = math.log1p(float(atom.rate) * math.expm1(float(epsilon)))
+    return min(epsilon, _fraction_up(amplified))

@@ -1,0 +1,428 @@
+"""The persistent privacy-budget ledger: one SQLite file, budgets per dataset.
+
+    ledger = Ledger(path)                        # created if absent
+    ledger.quote(dataset, events, budget)        # read-only; FZ601 if over budget
+    ledger.charge(dataset, events, budget, program=..., definition=...)
+    ledger.history(dataset)
+
+A dataset is any key the caller chooses: a name the user gives, or
+`dataset_key(path)`, the SHA-256 of the file's content. Its budget (total
+epsilon, delta and composition rule, see `ledger_rules`) is fixed by the first
+charge (or `set_budget`); a later, different budget is refused (FZ602).
+
+Each release is stored with its mechanism events (JSON, exact), the charge in
+the rule's currency and its own (epsilon, delta), the time, the program (path
+and SHA-256) and the definition. `charge` takes SQLite's write lock
+(``BEGIN IMMEDIATE``) *before* reading what was spent, so two processes can
+never both spend the last of a budget, and commits before it returns: a crash
+after `charge` returns keeps the charge; a crash before it leaves none.
+
+Where the file lives: ``--ledger FILE``; else ``$FUZZPY_LEDGER``; else
+``$XDG_DATA_HOME/fuzzpy/ledger.sqlite`` (``~/.local/share/fuzzpy/ledger.sqlite``;
+``%LOCALAPPDATA%\\fuzzpy\\ledger.sqlite`` on Windows). See `default_ledger_path`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+from fuzzpy.accounting.events import Event
+from fuzzpy.accounting.ledger_costs import CostUnavailable
+from fuzzpy.accounting.ledger_errors import (
+    BUDGET_MISMATCH,
+    COST_UNAVAILABLE,
+    INVALID_BUDGET,
+    NO_BUDGET,
+    NOT_A_DATABASE,
+    ledger_error,
+)
+from fuzzpy.accounting.ledger_events import EventFormatError, events_from_json, events_to_json
+from fuzzpy.accounting.ledger_quotes import Entry, Quote, Receipt, over_budget_error
+from fuzzpy.accounting.ledger_rules import (
+    Budget,
+    Exact,
+    ReleaseCost,
+    Spend,
+    exact_number,
+    format_number,
+    rule_named,
+)
+from fuzzpy.accounting.ledger_store import (
+    LedgerStore,
+    insert_budget_row,
+    insert_release_row,
+    read_budget_row,
+    read_budget_rows,
+    read_release_rows,
+    utc_now,
+)
+from fuzzpy.diagnostics import FuzzError
+
+__all__ = [
+    "Budget",
+    "Entry",
+    "Ledger",
+    "Quote",
+    "Receipt",
+    "Spend",
+    "dataset_key",
+    "default_ledger_path",
+]
+
+LEDGER_ENV = "FUZZPY_LEDGER"
+Request = tuple[str, Sequence[Event], "Budget | None"]
+
+
+def default_ledger_path() -> Path:
+    """``$FUZZPY_LEDGER``, else the per-user data directory's
+    ``fuzzpy/ledger.sqlite`` (XDG on Unix, %LOCALAPPDATA% on Windows)."""
+    configured = os.environ.get(LEDGER_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
+        base = Path(os.environ["LOCALAPPDATA"])
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "fuzzpy" / "ledger.sqlite"
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def dataset_key(path: str | os.PathLike[str]) -> str:
+    """A dataset key from a file's content: ``sha256:<hex>``."""
+    return f"sha256:{file_sha256(path)}"
+
+
+@dataclass(frozen=True)
+class _Fixed:
+    """A dataset's budget with its capacity in the rule's currency."""
+
+    budget: Budget
+    capacity: Spend
+    stored: bool
+
+
+class Ledger:
+    """A ledger file; see the module docstring. Usable as a context manager."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        create: bool = True,
+        timeout: float = 60.0,
+    ) -> None:
+        self.path = Path(path) if path is not None else default_ledger_path()
+        self._store = LedgerStore(self.path, create=create, timeout=timeout)
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ budgets
+
+    def budget(self, dataset: str) -> Budget | None:
+        """The budget fixed for ``dataset``, if any."""
+        with self._store.reading() as connection:
+            row = read_budget_row(connection, dataset)
+        return None if row is None else _budget_of(row)
+
+    def set_budget(self, dataset: str, budget: Budget) -> Budget:
+        """Fix ``dataset``'s budget (no-op if the same one is already fixed)."""
+        _check_dataset(dataset, self.path)
+        with self._store.writing() as connection:
+            fixed = self._fixed(connection, dataset, budget)
+            if not fixed.stored:
+                self._store_budget(connection, dataset, fixed)
+        return fixed.budget
+
+    # ------------------------------------------------------------ releases
+
+    def quote(
+        self,
+        dataset: str,
+        events: Sequence[Event],
+        budget: Budget | None = None,
+        *,
+        release_delta: Exact | None = None,
+    ) -> Quote:
+        """What the release would cost and leave; changes nothing.
+
+        Raises FuzzError FZ601 if it would exceed the remaining budget.
+        ``budget=None`` uses the one fixed for the dataset.
+        """
+        _check_dataset(dataset, self.path)
+        with self._store.reading() as connection:
+            fixed = self._fixed(connection, dataset, budget)
+            spent = _spent(connection, dataset)
+        cost = self._cost(events, fixed.budget, release_delta)
+        return self._checked_quote(dataset, fixed, cost, spent)
+
+    def charge(
+        self,
+        dataset: str,
+        events: Sequence[Event],
+        budget: Budget | None = None,
+        *,
+        program: str | os.PathLike[str] | None = None,
+        definition: str | None = None,
+        program_source: str | None = None,
+        release_delta: Exact | None = None,
+    ) -> Receipt:
+        """Re-check and record the release atomically; committed on return."""
+        (receipt,) = self.charge_many(
+            [(dataset, events, budget)],
+            program=program,
+            definition=definition,
+            program_source=program_source,
+            release_delta=release_delta,
+        )
+        return receipt
+
+    def charge_many(
+        self,
+        requests: Sequence[Request],
+        *,
+        program: str | os.PathLike[str] | None = None,
+        definition: str | None = None,
+        program_source: str | None = None,
+        release_delta: Exact | None = None,
+    ) -> list[Receipt]:
+        """Charge one release to several datasets (a definition with several
+        `bag` parameters): all charges are recorded, or none."""
+        costs = [self._precompute(request, release_delta) for request in requests]
+        program_text, program_hash = _program_identity(program, program_source)
+        time = utc_now()
+        receipts = []
+        with self._store.writing() as connection:
+            for (dataset, events, _given), (expected, cost) in zip(requests, costs, strict=True):
+                # re-read under the lock: the budget must still be the one costed
+                fixed = self._fixed(connection, dataset, expected)
+                quote = self._checked_quote(dataset, fixed, cost, _spent(connection, dataset))
+                if not fixed.stored:
+                    self._store_budget(connection, dataset, fixed)
+                row = {
+                    "dataset": dataset,
+                    "time": time,
+                    "program": program_text,
+                    "program_sha256": program_hash,
+                    "definition": definition,
+                    "events": events_to_json(events),
+                    **_spend_columns(cost),
+                }
+                release_id = insert_release_row(connection, row)
+                receipts.append(Receipt(**vars(quote), id=release_id, time=time))
+        return receipts
+
+    def history(self, dataset: str | None = None) -> list[Entry]:
+        """Every release (of ``dataset``, or all), oldest first, each with
+        what remained of its dataset's budget after it."""
+        with self._store.reading() as connection:
+            budgets = {row["dataset"]: row for row in read_budget_rows(connection)}
+            rows = read_release_rows(connection, dataset)
+        spent: dict[str, Spend] = {}
+        entries = []
+        with _decoding(self.path):
+            for row in rows:
+                budget_row = budgets[row["dataset"]]
+                spend = _spend_of(row, "spend_")
+                total = spent[row["dataset"]] = spent.get(row["dataset"], Spend()) + spend
+                remaining = _capacity_of(budget_row) - total
+                entries.append(_entry(row, _budget_of(budget_row), spend, remaining))
+        return entries
+
+    def datasets(self) -> list[tuple[str, Budget, Spend, Spend]]:
+        """Each dataset with its budget, what is spent and what remains."""
+        with self._store.reading() as connection, _decoding(self.path):
+            rows = read_budget_rows(connection)
+            spent = {row["dataset"]: _spent(connection, row["dataset"]) for row in rows}
+            return [
+                (name, _budget_of(row), spent[name], _capacity_of(row) - spent[name])
+                for row in rows
+                for name in [row["dataset"]]
+            ]
+
+    # ------------------------------------------------------------ internals
+
+    def _fixed(self, connection: sqlite3.Connection, dataset: str, budget: Budget | None) -> _Fixed:
+        row = read_budget_row(connection, dataset)
+        if row is not None:
+            with _decoding(self.path):
+                stored, capacity = _budget_of(row), _capacity_of(row)
+            if budget is not None and budget != stored:
+                raise _mismatch(dataset, stored, budget, self.path)
+            return _Fixed(stored, capacity, stored=True)
+        if budget is None:
+            raise ledger_error(
+                NO_BUDGET,
+                f"no budget is set for dataset {dataset!r}",
+                self.path,
+                hint="give one with --budget EPS or --budget EPS,DELTA",
+            )
+        return _Fixed(budget, rule_named(budget.rule).capacity(budget), stored=False)
+
+    def _precompute(
+        self, request: Request, release_delta: Exact | None
+    ) -> tuple[Budget, ReleaseCost]:
+        """The budget and cost of a request, computed before the write lock
+        is taken (the accountant may take a while); re-checked under it."""
+        dataset, events, budget = request
+        _check_dataset(dataset, self.path)
+        with self._store.reading() as connection:
+            fixed = self._fixed(connection, dataset, budget)
+        return fixed.budget, self._cost(events, fixed.budget, release_delta)
+
+    def _cost(
+        self, events: Sequence[Event], budget: Budget, release_delta: Exact | None
+    ) -> ReleaseCost:
+        delta = None
+        if release_delta is not None:
+            delta = exact_number(release_delta, "the release's delta")
+            if not 0 < delta < 1:
+                message = f"a release's delta must be in (0, 1), not {format_number(delta)}"
+                raise ledger_error(INVALID_BUDGET, message, self.path)
+        try:
+            return rule_named(budget.rule).cost(tuple(events), budget, delta)
+        except CostUnavailable as exc:
+            message = f"this release cannot be charged to a {budget.rule} budget: {exc}"
+            raise ledger_error(COST_UNAVAILABLE, message, self.path) from exc
+
+    def _checked_quote(self, dataset: str, fixed: _Fixed, cost: ReleaseCost, spent: Spend) -> Quote:
+        quote = Quote(dataset, fixed.budget, cost, spent, fixed.capacity)
+        if not rule_named(fixed.budget.rule).fits(spent, cost.spend, fixed.capacity):
+            raise over_budget_error(quote, self.path)
+        return quote
+
+    def _store_budget(self, connection: sqlite3.Connection, dataset: str, fixed: _Fixed) -> None:
+        budget, capacity = fixed.budget, fixed.capacity
+        insert_budget_row(
+            connection,
+            {
+                "dataset": dataset,
+                "rule": budget.rule,
+                "epsilon": str(budget.epsilon),
+                "delta": str(budget.delta),
+                "capacity_epsilon": str(capacity.epsilon),
+                "capacity_delta": str(capacity.delta),
+                "capacity_rho": str(capacity.rho),
+                "created": utc_now(),
+            },
+        )
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _check_dataset(dataset: str, path: Path) -> None:
+    if not isinstance(dataset, str) or not dataset.strip():
+        raise ledger_error(INVALID_BUDGET, "a dataset needs a non-empty name", path)
+
+
+def _mismatch(dataset: str, stored: Budget, given: Budget, path: Path) -> Exception:
+    return ledger_error(
+        BUDGET_MISMATCH,
+        f"dataset {dataset!r} has budget {stored.describe()}, not {given.describe()}",
+        path,
+        notes=("a dataset's budget is fixed by its first release and cannot change",),
+        hint=f"run with --budget matching {stored.describe()}, or without --budget",
+    )
+
+
+def _budget_of(row: sqlite3.Row) -> Budget:
+    return Budget(Fraction(row["epsilon"]), Fraction(row["delta"]), row["rule"])
+
+
+def _capacity_of(row: sqlite3.Row) -> Spend:
+    return _spend_of(row, "capacity_")
+
+
+def _spend_of(row: sqlite3.Row, prefix: str) -> Spend:
+    return Spend(
+        Fraction(row[prefix + "epsilon"]),
+        Fraction(row[prefix + "delta"]),
+        Fraction(row[prefix + "rho"]),
+    )
+
+
+def _spent(connection: sqlite3.Connection, dataset: str) -> Spend:
+    """The exact sum of the charges recorded for ``dataset``. Each charge is
+    the rule's cost of the stored events, computed in the transaction that
+    stored them; summing it here is recomputing without re-running the
+    accountant once per past release."""
+    total = Spend()
+    with _decoding(None):
+        for row in read_release_rows(connection, dataset):
+            total = total + _spend_of(row, "spend_")
+    return total
+
+
+@contextmanager
+def _decoding(path: Path | None) -> Iterator[None]:
+    """Rows that do not decode mean a damaged ledger (FZ710), not a bug."""
+    try:
+        yield
+    except (ValueError, KeyError, ZeroDivisionError, EventFormatError, FuzzError) as exc:
+        if isinstance(exc, FuzzError) and exc.diagnostics[0].code != INVALID_BUDGET:
+            raise
+        message = f"the ledger {path or ''} holds a record that cannot be read: {exc}"
+        raise ledger_error(NOT_A_DATABASE, message, path) from exc
+
+
+def _spend_columns(cost: ReleaseCost) -> dict[str, str | None]:
+    return {
+        "spend_epsilon": str(cost.spend.epsilon),
+        "spend_delta": str(cost.spend.delta),
+        "spend_rho": str(cost.spend.rho),
+        "epsilon": str(cost.epsilon),
+        "delta": str(cost.delta),
+        "method": cost.method,
+    }
+
+
+def _entry(row: sqlite3.Row, budget: Budget, spend: Spend, remaining: Spend) -> Entry:
+    cost = ReleaseCost(spend, Fraction(row["epsilon"]), Fraction(row["delta"]), row["method"])
+    return Entry(
+        id=row["id"],
+        dataset=row["dataset"],
+        time=row["time"],
+        program=row["program"],
+        program_sha256=row["program_sha256"],
+        definition=row["definition"],
+        events=events_from_json(row["events"]),
+        budget=budget,
+        cost=cost,
+        remaining=remaining,
+    )
+
+
+def _program_identity(
+    program: str | os.PathLike[str] | None, source: str | None
+) -> tuple[str | None, str | None]:
+    if source is not None:
+        return (None if program is None else str(program)), hashlib.sha256(
+            source.encode("utf-8")
+        ).hexdigest()
+    if program is None:
+        return None, None
+    try:
+        return str(program), file_sha256(program)
+    except OSError:
+        return str(program), None

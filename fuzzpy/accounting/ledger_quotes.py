@@ -1,0 +1,131 @@
+"""What the ledger hands back: quotes, receipts, history entries, refusals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+from fuzzpy.accounting.events import Event
+from fuzzpy.accounting.ledger_errors import OVER_BUDGET, ledger_error
+from fuzzpy.accounting.ledger_events import events_to_data
+from fuzzpy.accounting.ledger_rules import (
+    Budget,
+    ReleaseCost,
+    Spend,
+    format_number,
+    rule_named,
+)
+from fuzzpy.diagnostics import FuzzError
+
+
+def amount_json(amount: Spend, budget: Budget) -> dict[str, object]:
+    """An amount of a budget's currency as JSON: (epsilon, delta) always, and
+    rho under the zcdp rule; numbers as floats plus exact fractions."""
+    epsilon, delta = rule_named(budget.rule).as_guarantee(amount, budget)
+    document: dict[str, object] = {"epsilon": float(epsilon), "delta": float(delta)}
+    exact = {"epsilon": str(epsilon), "delta": str(delta)}
+    if budget.rule == "zcdp":
+        document["rho"] = float(amount.rho)
+        exact["rho"] = str(amount.rho)
+    document["exact"] = exact
+    return document
+
+
+def describe_amount(amount: Spend, budget: Budget) -> str:
+    epsilon, delta = rule_named(budget.rule).as_guarantee(amount, budget)
+    text = f"eps={format_number(epsilon)}"
+    if delta:
+        text += f", delta={format_number(delta)}"
+    if budget.rule == "zcdp":
+        return f"rho={format_number(amount.rho)} ({text})"
+    return text
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A release's cost against a dataset's budget; ``spent`` is before it."""
+
+    dataset: str
+    budget: Budget
+    cost: ReleaseCost
+    spent: Spend
+    capacity: Spend
+
+    @property
+    def remaining(self) -> Spend:
+        """What would remain after this release."""
+        return self.capacity - self.spent - self.cost.spend
+
+    def charged_json(self) -> dict[str, object]:
+        document = amount_json(self.cost.spend, self.budget)
+        document["method"] = self.cost.method
+        return document
+
+    def remaining_json(self) -> dict[str, object]:
+        return amount_json(self.remaining, self.budget)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "dataset": self.dataset,
+            "budget": self.budget.to_json(),
+            "charged": self.charged_json(),
+            "spent_before": amount_json(self.spent, self.budget),
+            "remaining": self.remaining_json(),
+        }
+
+
+@dataclass(frozen=True)
+class Receipt(Quote):
+    """A committed charge: the quote it passed, its row id and time (UTC)."""
+
+    id: int
+    time: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"id": self.id, "time": self.time, **super().to_json()}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One past release, with what remained of the budget after it."""
+
+    id: int
+    dataset: str
+    time: str
+    program: str | None
+    program_sha256: str | None
+    definition: str | None
+    events: tuple[Event, ...]
+    budget: Budget
+    cost: ReleaseCost
+    remaining: Spend
+
+    def to_json(self) -> dict[str, object]:
+        charged = amount_json(self.cost.spend, self.budget)
+        charged["method"] = self.cost.method
+        return {
+            "id": self.id,
+            "time": self.time,
+            "program": self.program,
+            "program_sha256": self.program_sha256,
+            "definition": self.definition,
+            "charged": charged,
+            "remaining": amount_json(self.remaining, self.budget),
+            "events": events_to_data(self.events),
+        }
+
+
+def over_budget_error(quote: Quote, path: Path) -> FuzzError:
+    """FZ601: the release's cost, what is spent and the total, in numbers."""
+    budget = quote.budget
+    rule = rule_named(budget.rule)
+    left = quote.capacity - quote.spent
+    left = Spend(*(max(value, Fraction(0)) for value in (left.epsilon, left.delta, left.rho)))
+    message = (
+        f"refused: this release costs {describe_amount(quote.cost.spend, budget)} but dataset "
+        f"{quote.dataset!r} has spent {describe_amount(quote.spent, budget)} of its total "
+        f"{describe_amount(quote.capacity, budget)} ({describe_amount(left, budget)} left)"
+    )
+    notes = (f"budget rule {rule.name}: {rule.summary}", "nothing was charged")
+    return ledger_error(OVER_BUDGET, message, path, notes=notes)

@@ -1,0 +1,265 @@
+"""Budgets and the composition rules that spend them across runs.
+
+Runs against one dataset are chosen adaptively (the analyst sees one release
+before asking for the next), and so may be their privacy parameters. A fixed-k
+composition theorem does not cover that; a *privacy filter* does: a stopping
+rule that refuses any release that would take the total past the budget.
+Each rule below is such a filter, with the theorem that proves it valid:
+
+* ``basic``: sum of the epsilons and sum of the deltas, each at most the
+  budget's. Rogers, Roth, Ullman & Vadhan 2016 ("Privacy Odometers and
+  Filters") prove basic composition a valid filter with adaptively chosen
+  (eps_i, delta_i). Pure budgets are compared exactly (Fractions).
+* ``zcdp``: for (eps, delta) budgets, delta > 0. The budget is converted
+  *once*, when it is set, to the largest rho with rho-zCDP => (eps, delta)-DP
+  (Canonne, Kamath & Steinke 2020, Cor. 13); releases are charged their rho
+  and refused once the sum would exceed it. This is Feldman & Zrnic's Rényi
+  filter (2021) at every order a at once (budget a * rho), hence a
+  rho-zCDP filter; Whitehouse, Ramdas, Rogers & Wu 2023 extend such filters
+  to fully adaptive composition. It needs every event to have a zCDP bound.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+
+from fuzzpy.accounting.events import Event
+from fuzzpy.accounting.ledger_costs import (
+    CostUnavailable,
+    approximate_epsilon,
+    pure_epsilon,
+    zcdp_rho,
+)
+from fuzzpy.accounting.ledger_errors import INVALID_BUDGET, ledger_error
+from fuzzpy.accounting.ledger_zcdp import zcdp_epsilon, zcdp_rho_budget
+
+Exact = Fraction | float | int | str | Decimal
+
+# An approximate release under the basic rule is charged at this share of the
+# budget's delta unless the caller chooses the release's delta itself.
+DEFAULT_RELEASE_DELTA_SHARE = Fraction(1, 10)
+
+
+class BudgetError(ValueError):
+    """A number or budget that cannot be used."""
+
+
+def exact_number(value: Exact, what: str) -> Fraction:
+    """A number as the user wrote it, exactly: a float is read as its shortest
+    decimal (0.1 -> 1/10, not the binary double), text and decimals exactly."""
+    try:
+        if isinstance(value, Fraction):
+            return value
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise BudgetError(f"{what} must be a finite number, not {value}")
+            return Fraction(repr(value))
+        return Fraction(value.strip() if isinstance(value, str) else value)
+    except (ValueError, TypeError, ZeroDivisionError) as exc:
+        raise BudgetError(f"{what} must be a number, not {value!r}") from exc
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A dataset's total privacy budget and the rule that spends it.
+
+    ``epsilon`` and ``delta`` are stored as exact Fractions whatever was given.
+    """
+
+    epsilon: Exact
+    delta: Exact = Fraction(0)
+    rule: str = "basic"
+
+    def __post_init__(self) -> None:
+        try:
+            self._normalise()
+        except BudgetError as exc:
+            raise ledger_error(INVALID_BUDGET, f"invalid budget: {exc}", None) from None
+
+    def _normalise(self) -> None:
+        epsilon = exact_number(self.epsilon, "epsilon")
+        delta = exact_number(self.delta, "delta")
+        object.__setattr__(self, "epsilon", epsilon)
+        object.__setattr__(self, "delta", delta)
+        if epsilon <= 0:
+            raise BudgetError(f"epsilon must be positive, not {format_number(epsilon)}")
+        if not 0 <= delta < 1:
+            raise BudgetError(f"delta must be in [0, 1), not {format_number(delta)}")
+        rule = rule_named(self.rule)
+        rule.validate(self)
+
+    @classmethod
+    def parse(cls, text: str, rule: str = "basic") -> Budget:
+        """``"1.0"`` or ``"1.0,1e-6"`` (epsilon[,delta]) as given to --budget."""
+        parts = [part.strip() for part in text.split(",")]
+        if len(parts) not in (1, 2) or not all(parts):
+            message = f"invalid budget: a budget is EPS or EPS,DELTA, not {text!r}"
+            raise ledger_error(INVALID_BUDGET, message, None)
+        return cls(parts[0], parts[1] if len(parts) == 2 else "0", rule)
+
+    def describe(self) -> str:
+        text = f"eps={format_number(self.epsilon)}"
+        if self.delta:
+            text += f", delta={format_number(self.delta)}"
+        return f"{text} ({self.rule})"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "epsilon": float(self.epsilon),
+            "delta": float(self.delta),
+            "rule": self.rule,
+            "exact": {"epsilon": str(self.epsilon), "delta": str(self.delta)},
+        }
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What releases consume, in a rule's currency, exactly: (epsilon, delta)
+    under ``basic``; rho under ``zcdp`` (its epsilon and delta stay 0)."""
+
+    epsilon: Fraction = Fraction(0)
+    delta: Fraction = Fraction(0)
+    rho: Fraction = Fraction(0)
+
+    def __add__(self, other: Spend) -> Spend:
+        return Spend(self.epsilon + other.epsilon, self.delta + other.delta, self.rho + other.rho)
+
+    def __sub__(self, other: Spend) -> Spend:
+        return Spend(self.epsilon - other.epsilon, self.delta - other.delta, self.rho - other.rho)
+
+
+@dataclass(frozen=True)
+class ReleaseCost:
+    """One release's charge (``spend``) and its guarantee on its own."""
+
+    spend: Spend
+    epsilon: Fraction
+    delta: Fraction
+    method: str
+
+
+class Rule(ABC):
+    name: str
+    summary: str
+
+    def validate(self, budget: Budget) -> None:  # noqa: B027 - optional hook
+        """Raise BudgetError if this rule cannot spend ``budget``."""
+
+    @abstractmethod
+    def capacity(self, budget: Budget) -> Spend:
+        """The budget in this rule's currency (computed once, when it is set)."""
+
+    @abstractmethod
+    def cost(
+        self, events: Sequence[Event], budget: Budget, release_delta: Fraction | None
+    ) -> ReleaseCost:
+        """The charge for one release; raises CostUnavailable if none exists."""
+
+    @abstractmethod
+    def fits(self, spent: Spend, cost: Spend, capacity: Spend) -> bool:
+        """True if charging ``cost`` keeps the total within ``capacity``."""
+
+    @abstractmethod
+    def as_guarantee(self, amount: Spend, budget: Budget) -> tuple[Fraction, Fraction]:
+        """An amount of this currency as (epsilon, delta), for people to read."""
+
+
+class BasicRule(Rule):
+    name = "basic"
+    summary = (
+        "sum of epsilons and of deltas (basic composition, a valid privacy filter "
+        "for adaptively chosen runs: Rogers, Roth, Ullman & Vadhan 2016)"
+    )
+
+    def capacity(self, budget: Budget) -> Spend:
+        return Spend(budget.epsilon, budget.delta)
+
+    def cost(
+        self, events: Sequence[Event], budget: Budget, release_delta: Fraction | None
+    ) -> ReleaseCost:
+        pure = pure_epsilon(events)
+        if pure is not None:
+            return ReleaseCost(Spend(pure, Fraction(0)), pure, Fraction(0), "pure")
+        if budget.delta == 0:
+            raise CostUnavailable(
+                "the release is only (eps, delta)-private but the budget is pure (delta = 0)"
+            )
+        delta = (
+            budget.delta * DEFAULT_RELEASE_DELTA_SHARE if release_delta is None else release_delta
+        )
+        epsilon, method = approximate_epsilon(events, delta)
+        return ReleaseCost(Spend(epsilon, delta), epsilon, delta, method)
+
+    def fits(self, spent: Spend, cost: Spend, capacity: Spend) -> bool:
+        total = spent + cost
+        return total.epsilon <= capacity.epsilon and total.delta <= capacity.delta
+
+    def as_guarantee(self, amount: Spend, budget: Budget) -> tuple[Fraction, Fraction]:
+        return amount.epsilon, amount.delta
+
+
+class ZcdpRule(Rule):
+    name = "zcdp"
+    summary = (
+        "sum of zCDP rho against the budget converted once to rho (a Rényi/zCDP "
+        "privacy filter: Feldman & Zrnic 2021; Whitehouse, Ramdas, Rogers & Wu 2023)"
+    )
+
+    def validate(self, budget: Budget) -> None:
+        if budget.delta == 0:
+            raise BudgetError("the zcdp rule needs delta > 0 (zCDP gives no pure epsilon)")
+
+    def capacity(self, budget: Budget) -> Spend:
+        return Spend(rho=zcdp_rho_budget(budget.epsilon, budget.delta))
+
+    def cost(
+        self, events: Sequence[Event], budget: Budget, release_delta: Fraction | None
+    ) -> ReleaseCost:
+        rho = zcdp_rho(events)
+        if rho is None:
+            raise CostUnavailable(
+                "an event of this release has no zCDP bound (e.g. a mechanism proved "
+                "only (eps, delta) with delta > 0); use a budget under the basic rule"
+            )
+        epsilon = zcdp_epsilon(rho, budget.delta)
+        return ReleaseCost(Spend(rho=rho), epsilon, budget.delta, "zCDP")
+
+    def fits(self, spent: Spend, cost: Spend, capacity: Spend) -> bool:
+        return spent.rho + cost.rho <= capacity.rho
+
+    def as_guarantee(self, amount: Spend, budget: Budget) -> tuple[Fraction, Fraction]:
+        if amount.rho < 0:
+            return Fraction(0), budget.delta
+        return zcdp_epsilon(amount.rho, budget.delta), budget.delta
+
+
+RULES: dict[str, Rule] = {rule.name: rule for rule in (BasicRule(), ZcdpRule())}
+
+
+def rule_named(name: str) -> Rule:
+    try:
+        return RULES[name]
+    except KeyError:
+        known = ", ".join(sorted(RULES))
+        raise BudgetError(f"unknown composition rule {name!r} (known: {known})") from None
+
+
+def format_number(value: Fraction) -> str:
+    """A Fraction as a short decimal: exact when it has one (0.1, 1e-06),
+    else about 6 significant digits prefixed by '~'."""
+    if value == 0:
+        return "0"
+    denominator = value.denominator
+    for prime in (2, 5):
+        while denominator % prime == 0:
+            denominator //= prime
+    if denominator == 1:
+        text = f"{float(value):.12g}"
+        if Fraction(text) == value:
+            return text
+    return f"~{float(value):.6g}"

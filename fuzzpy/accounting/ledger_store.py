@@ -1,0 +1,235 @@
+"""The ledger's SQLite file: format marker, schema, transactions, rows.
+
+A ledger file is recognised by its SQLite header (``application_id`` =
+``APPLICATION_ID``, ``user_version`` = format version) and by its ``meta``
+table. Anything else (random bytes, a damaged file, another program's SQLite
+database) is reported and left untouched: only an *empty* database (a new or
+zero-length file) is ever initialised, and only under SQLite's write lock, so
+concurrent first runs agree on one schema.
+
+Writes run in ``BEGIN IMMEDIATE`` transactions (the write lock is taken before
+anything is read) with ``synchronous=FULL``: a commit that returned is on disk.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from fuzzpy.accounting.ledger_errors import (
+    CANNOT_OPEN,
+    FOREIGN_DATABASE,
+    NEWER_FORMAT,
+    NOT_A_DATABASE,
+    ledger_error,
+    sqlite_failure,
+    unusable_file_hint,
+)
+
+APPLICATION_ID = 0x46757A4C  # "FuzL" in the SQLite header marks a fuzzpy ledger
+FORMAT_VERSION = 1
+FORMAT_NAME = "fuzzpy-ledger"
+
+_SCHEMA = (
+    """CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )""",
+    """CREATE TABLE budgets (
+        dataset TEXT PRIMARY KEY,
+        rule TEXT NOT NULL,
+        epsilon TEXT NOT NULL,      -- exact fractions, e.g. '1/10'
+        delta TEXT NOT NULL,
+        capacity_epsilon TEXT NOT NULL,  -- the budget in the rule's currency,
+        capacity_delta TEXT NOT NULL,    -- computed once when it is set
+        capacity_rho TEXT NOT NULL,
+        created TEXT NOT NULL
+    )""",
+    """CREATE TABLE releases (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        dataset TEXT NOT NULL REFERENCES budgets(dataset),
+        time TEXT NOT NULL,
+        program TEXT,
+        program_sha256 TEXT,
+        definition TEXT,
+        events TEXT NOT NULL,       -- JSON, fuzzpy.accounting.ledger_events
+        spend_epsilon TEXT NOT NULL,  -- the charge in the rule's currency
+        spend_delta TEXT NOT NULL,
+        spend_rho TEXT NOT NULL,
+        epsilon TEXT NOT NULL,      -- the release's own (epsilon, delta)
+        delta TEXT NOT NULL,
+        method TEXT NOT NULL
+    )""",
+    "CREATE INDEX releases_by_dataset ON releases (dataset, id)",
+)
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class LedgerStore:
+    """One open connection to a ledger file, checked to be a fuzzpy ledger."""
+
+    def __init__(self, path: Path, *, create: bool, timeout: float) -> None:
+        self.path = path
+        if not create and not path.exists():
+            raise ledger_error(CANNOT_OPEN, f"there is no ledger at {path}", path)
+        if create:
+            self._make_parent()
+        try:
+            # isolation_level=None: no implicit transactions; we BEGIN ourselves.
+            self.connection = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise sqlite_failure(exc, path) from exc
+        try:
+            with self._translated_errors():
+                self.connection.execute("PRAGMA synchronous = FULL")
+                self._check_or_initialise()
+        except BaseException:
+            self.connection.close()
+            raise
+
+    def _make_parent(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            message = f"cannot create the ledger's directory {self.path.parent}: {exc.strerror}"
+            raise ledger_error(CANNOT_OPEN, message, self.path) from exc
+
+    def close(self) -> None:
+        self.connection.close()
+
+    # ------------------------------------------------------------ format
+
+    def _header(self) -> tuple[int, int, int]:
+        cursor = self.connection
+        application_id = cursor.execute("PRAGMA application_id").fetchone()[0]
+        version = cursor.execute("PRAGMA user_version").fetchone()[0]
+        objects = cursor.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        return application_id, version, objects
+
+    def _check_or_initialise(self) -> None:
+        with self.reading():
+            header = self._header()
+        if header == (0, 0, 0):
+            with self.writing():
+                header = self._header()  # again, under the lock: another run may have won
+                if header == (0, 0, 0):
+                    self._initialise()
+                    return
+        self._check_format(*header)
+
+    def _check_format(self, application_id: int, version: int, objects: int) -> None:
+        hint = unusable_file_hint(self.path)
+        if application_id != APPLICATION_ID:
+            message = (
+                f"{self.path} is a SQLite database of another application, not a fuzzpy ledger"
+            )
+            raise ledger_error(FOREIGN_DATABASE, message, self.path, hint=hint)
+        if version > FORMAT_VERSION:
+            message = (
+                f"the ledger {self.path} has format version {version}; this fuzzpy "
+                f"reads version {FORMAT_VERSION}"
+            )
+            raise ledger_error(NEWER_FORMAT, message, self.path, hint="upgrade fuzzpy")
+        with self.reading():
+            tables = {
+                row[0]
+                for row in self.connection.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
+                )
+            }
+            marker = None
+            if "meta" in tables:
+                row = self.connection.execute(
+                    "SELECT value FROM meta WHERE key = 'format'"
+                ).fetchone()
+                marker = row[0] if row else None
+        if version < 1 or marker != FORMAT_NAME or not {"budgets", "releases"} <= tables:
+            message = f"{self.path} is marked as a fuzzpy ledger but its tables are damaged"
+            raise ledger_error(NOT_A_DATABASE, message, self.path, hint=hint)
+
+    def _initialise(self) -> None:
+        for statement in _SCHEMA:
+            self.connection.execute(statement)
+        self.connection.executemany(
+            "INSERT INTO meta (key, value) VALUES (?, ?)",
+            [("format", FORMAT_NAME), ("version", str(FORMAT_VERSION)), ("created", utc_now())],
+        )
+        self.connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        self.connection.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
+
+    # ------------------------------------------------------------ transactions
+
+    @contextmanager
+    def _translated_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise sqlite_failure(exc, self.path) from exc
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: one consistent snapshot, no lock held after."""
+        with self._transaction("BEGIN"):
+            yield self.connection
+
+    @contextmanager
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction holding the write lock from its first statement;
+        committed (durably) when the block ends, rolled back if it raises."""
+        with self._transaction("BEGIN IMMEDIATE"):
+            yield self.connection
+
+    @contextmanager
+    def _transaction(self, begin: str) -> Iterator[None]:
+        with self._translated_errors():
+            self.connection.execute(begin)
+            try:
+                yield
+            except BaseException:
+                if self.connection.in_transaction:
+                    self.connection.execute("ROLLBACK")
+                raise
+            self.connection.execute("COMMIT")
+
+
+# ---------------------------------------------------------------- rows
+
+
+def read_budget_row(connection: sqlite3.Connection, dataset: str) -> sqlite3.Row | None:
+    connection.row_factory = sqlite3.Row
+    return connection.execute("SELECT * FROM budgets WHERE dataset = ?", (dataset,)).fetchone()
+
+
+def read_budget_rows(connection: sqlite3.Connection) -> list[sqlite3.Row]:
+    connection.row_factory = sqlite3.Row
+    return connection.execute("SELECT * FROM budgets ORDER BY dataset").fetchall()
+
+
+def insert_budget_row(connection: sqlite3.Connection, values: dict[str, str]) -> None:
+    columns = ", ".join(values)
+    marks = ", ".join("?" for _ in values)
+    connection.execute(f"INSERT INTO budgets ({columns}) VALUES ({marks})", tuple(values.values()))
+
+
+def read_release_rows(connection: sqlite3.Connection, dataset: str | None) -> list[sqlite3.Row]:
+    connection.row_factory = sqlite3.Row
+    if dataset is None:
+        return connection.execute("SELECT * FROM releases ORDER BY id").fetchall()
+    return connection.execute(
+        "SELECT * FROM releases WHERE dataset = ? ORDER BY id", (dataset,)
+    ).fetchall()
+
+
+def insert_release_row(connection: sqlite3.Connection, values: dict[str, str | None]) -> int:
+    columns = ", ".join(values)
+    marks = ", ".join("?" for _ in values)
+    cursor = connection.execute(
+        f"INSERT INTO releases ({columns}) VALUES ({marks})", tuple(values.values())
+    )
+    return int(cursor.lastrowid or 0)

@@ -1,0 +1,153 @@
+"""Dominating pairs of the atoms, as privacy-loss tail functions.
+
+A pair (P, Q) dominates a mechanism when its hockey-stick divergence bounds
+the mechanism's for every eps (Zhu, Dong & Wang 2022, Def. 7). Each base pair
+here has a privacy loss l = log(dP1/dP0) that is increasing in the outcome,
+and gives P_b(l > c) and P_b(l <= c) for b in {0, 1}, accurately in both tails.
+
+* Gaussian, mu = s/sigma: P0 = N(0,1), P1 = N(mu,1); l = mu x - mu^2/2.
+* Laplace, eps = s/b: P0 = Lap(0,1), P1 = Lap(eps,1); l = |x| - |x - eps|.
+* Pure eps-DP: randomized response, l = +-eps (Kairouz, Oh & Viswanath 2015).
+* (eps, delta)-DP: the four-point pair of KOV15 with losses +inf, +-eps, -inf.
+
+Poisson subsampling at rate q (Zhu, Dong & Wang 2022, Thm 11): under removal
+the pair is ((1-q) P0 + q P1, P0), with loss L = log(1 - q + q e^l); under
+addition (P0, (1-q) P0 + q P1), with L = -log(1 - q + q e^l). Both are
+monotone in l, so the tails of L are tails of l at a transformed threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import ndtr
+
+Array = np.ndarray
+_TAIL_SIGMAS = 10.0  # base-loss range kept: P(beyond) < 1e-23 for Gaussians
+
+
+@dataclass(frozen=True)
+class GaussianPair:
+    mu: float
+
+    def sf(self, c: Array, which: int) -> Array:
+        shift = self.mu * self.mu / 2 * (1 if which == 0 else -1)
+        return ndtr(-(c + shift) / self.mu)
+
+    def cdf(self, c: Array, which: int) -> Array:
+        shift = self.mu * self.mu / 2 * (1 if which == 0 else -1)
+        return ndtr((c + shift) / self.mu)
+
+    def loss_range(self) -> tuple[float, float]:
+        half = self.mu * self.mu / 2
+        return -half - _TAIL_SIGMAS * self.mu, half + _TAIL_SIGMAS * self.mu
+
+
+@dataclass(frozen=True)
+class LaplacePair:
+    epsilon: float
+
+    def _threshold(self, c: Array, which: int) -> Array:
+        # l > c  <=>  x > (c + eps)/2 for c in [-eps, eps); P1 is P0 shifted by eps
+        return (c + self.epsilon) / 2 - (self.epsilon if which == 1 else 0.0)
+
+    def sf(self, c: Array, which: int) -> Array:
+        t = self._threshold(c, which)
+        inside = np.where(t >= 0, 0.5 * np.exp(-np.abs(t)), 1 - 0.5 * np.exp(-np.abs(t)))
+        return np.where(c < -self.epsilon, 1.0, np.where(c >= self.epsilon, 0.0, inside))
+
+    def cdf(self, c: Array, which: int) -> Array:
+        t = self._threshold(c, which)
+        inside = np.where(t < 0, 0.5 * np.exp(-np.abs(t)), 1 - 0.5 * np.exp(-np.abs(t)))
+        return np.where(c < -self.epsilon, 0.0, np.where(c >= self.epsilon, 1.0, inside))
+
+    def loss_range(self) -> tuple[float, float]:
+        return -self.epsilon, self.epsilon
+
+
+@dataclass(frozen=True)
+class RandomizedResponsePair:
+    """KOV15's (eps, delta) pair; delta = 0 is randomized response."""
+
+    epsilon: float
+    delta: float = 0.0
+
+    def _masses(self, which: int) -> tuple[float, float, float, float]:
+        """Masses at losses (+inf, +eps, -eps, -inf) under P_which."""
+        p = 1 / (1 + math.exp(-self.epsilon))  # e^eps / (1 + e^eps)
+        rest = 1 - self.delta
+        if which == 1:
+            return self.delta, rest * p, rest * (1 - p), 0.0
+        return 0.0, rest * (1 - p), rest * p, self.delta
+
+    def sf(self, c: Array, which: int) -> Array:
+        top, high, low, _ = self._masses(which)
+        return top + np.where(c < self.epsilon, high, 0.0) + np.where(c < -self.epsilon, low, 0.0)
+
+    def cdf(self, c: Array, which: int) -> Array:
+        top, high, low, bottom = self._masses(which)
+        return bottom + np.where(c >= -self.epsilon, low, 0.0) + np.where(c >= self.epsilon, high, 0.0)
+
+    def loss_range(self) -> tuple[float, float]:
+        return -self.epsilon, self.epsilon
+
+
+BasePair = GaussianPair | LaplacePair | RandomizedResponsePair
+
+
+@dataclass(frozen=True)
+class LossTails:
+    """A (possibly subsampled) pair in one direction: tails of the loss L."""
+
+    base: BasePair
+    rate: float  # 1.0: not subsampled
+    remove: bool  # True: removal direction; False: addition
+
+    def _threshold(self, eps: Array) -> tuple[Array, Array]:
+        """For removal, L > eps <=> l > g(eps); for addition L > eps <=> l < g(-eps),
+        with g(e) = log((e^e - (1-q))/q). Also returns where g is -inf (always / never)."""
+        q = self.rate
+        e = eps if self.remove else -eps
+        if q >= 1:
+            return e, np.zeros_like(e, dtype=bool)
+        shifted = np.expm1(e) + q  # e^e - (1 - q)
+        degenerate = shifted <= 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.log(np.where(degenerate, 1.0, shifted) / q)
+        return g, degenerate
+
+    def _mix(self, fn: str, c: Array) -> tuple[Array, Array]:
+        """(P-probability, Q-probability) of {l > c} (fn='sf') or {l <= c} (fn='cdf')."""
+        q = self.rate
+        f0 = getattr(self.base, fn)(c, 0)
+        f1 = getattr(self.base, fn)(c, 1)
+        mixture = (1 - q) * f0 + q * f1 if q < 1 else f1
+        return (mixture, f0) if self.remove else (f0, mixture)
+
+    def tails(self, eps: Array) -> tuple[Array, Array, Array, Array]:
+        """(P(L > eps), P(L <= eps), Q(L > eps), Q(L <= eps))."""
+        g, degenerate = self._threshold(eps)
+        if self.remove:
+            p_sf, q_sf = self._mix("sf", g)
+            p_cdf, q_cdf = self._mix("cdf", g)
+        else:  # L > eps <=> l < g: the lower tail of l ("cdf"), up to atoms at g
+            p_sf, q_sf = self._mix("cdf", g)
+            p_cdf, q_cdf = self._mix("sf", g)
+        always = 1.0 if self.remove else 0.0
+        fix = lambda a, v: np.where(degenerate, v, a)  # noqa: E731
+        return fix(p_sf, always), fix(p_cdf, 1 - always), fix(q_sf, always), fix(q_cdf, 1 - always)
+
+    def loss_range(self) -> tuple[float, float]:
+        lo, hi = self.base.loss_range()
+        q = self.rate
+        if q < 1 and isinstance(self.base, RandomizedResponsePair) and self.base.delta > 0:
+            lo = -math.inf  # the atom at l = -inf becomes L = +-log(1 - q)
+
+        def mapped(loss: float) -> float:
+            return loss if q >= 1 else math.log1p(q * math.expm1(loss))
+
+        if self.remove:
+            return mapped(lo), mapped(hi)
+        return -mapped(hi), -mapped(lo)

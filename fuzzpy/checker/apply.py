@@ -1,0 +1,152 @@
+"""Applications: `f a b` is taken as a spine (head and arguments) so that
+primitives, definitions and mechanisms see all their arguments at once.
+
+* A primitive (`size`, `map`, `laplace[eps]`...) is checked by its rule in the
+  table of `primitives.py`.
+* A definition's call scales each argument's context by the definition's
+  sensitivity in that parameter (Fuzz's application rule: Γ + s·Δ); a call of
+  a definition returning a distribution re-expresses its cost in each
+  parameter in the arguments' variables (`costs.scale_cost`).
+* A mechanism call goes to `mechanism_calls.py`.
+* Any other function value `f : A -[s]-> B` is applied by the same rule.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from fuzzpy import syntax as S
+from fuzzpy import types as T
+from fuzzpy.accounting.events import Verified
+from fuzzpy.checker import costs as C
+from fuzzpy.checker import usage as U
+from fuzzpy.checker.context import DefSig, Judgment
+from fuzzpy.checker.errors import CheckError
+
+if TYPE_CHECKING:
+    from fuzzpy.checker.infer import Handler, Inferencer
+
+
+def handlers(ck: Inferencer) -> dict[type, Handler]:
+    def app(expr: S.Expr, hint: T.Type | None) -> Judgment:
+        head, args = spine(expr)
+        return apply_spine(ck, head, args, expr, hint)
+
+    def prim(expr: S.Expr, hint: T.Type | None) -> Judgment:
+        return apply_spine(ck, expr, [], expr, hint)
+
+    return {S.App: app, S.Prim: prim}
+
+
+def spine(expr: S.Expr) -> tuple[S.Expr, list[S.Expr]]:
+    args: list[S.Expr] = []
+    while isinstance(expr, S.App):
+        args.append(expr.arg)
+        expr = expr.func
+    args.reverse()
+    return expr, args
+
+
+def apply_spine(ck: Inferencer, head: S.Expr, args: list[S.Expr], whole: S.Expr, hint: T.Type | None) -> Judgment:
+    from fuzzpy.checker.primitives import PRIMITIVES, apply_primitive
+
+    if isinstance(head, S.Prim):
+        return apply_primitive(ck, head.name, head, head.static_args, args, whole, hint)
+    if isinstance(head, S.Var) and ck.env.lookup(head.name) is None:
+        name = head.name
+        if name in ck.globals.defs:
+            return apply_def(ck, head, args, whole)
+        if name in ck.globals.mechanisms:
+            from fuzzpy.checker.mechanism_calls import apply_mechanism
+
+            return apply_mechanism(ck, head, args, whole)
+        if name in PRIMITIVES:
+            return apply_primitive(ck, name, head, (), args, whole, hint)
+        raise CheckError("FZ207", f"unknown variable `{name}`", head.span)
+    return apply_value(ck, ck.infer(head), head, args, whole)
+
+
+def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) -> Judgment:
+    sig = ck.signature_of(head.name, head.span)
+    n = len(sig.params)
+    given = args[:n]
+    judgments = [
+        ck.check(arg, ty, f"the parameter `{pname}` of `{sig.name}` has type `{ty}`")
+        for (pname, ty), arg in zip(sig.params, given)
+    ]
+    if len(given) < n or not sig.is_fuzzy:
+        ctx: U.Ctx = {}
+        for (pname, _), sens, j in zip(sig.params, sig.sens, judgments):
+            ctx = U.plus(ctx, _scale_arg(sig, pname, sens, j, whole))
+        result: Judgment = Judgment(sig.curried(len(given)), ctx)
+        if given:
+            ck.note(f"call of `{sig.name}`: each argument's context scaled by its parameter's sensitivity")
+    else:
+        result = Judgment(sig.result, {}, cost=_call_cost(ck, sig, judgments, whole))
+        ck.note(f"call of `{sig.name}`: its cost in each parameter, re-expressed in the arguments' variables")
+    rest = args[n:]
+    return apply_value(ck, result, head, rest, whole) if rest else result
+
+
+def _scale_arg(sig: DefSig, pname: str, sens: object, j: Judgment, whole: S.Expr) -> U.Ctx:
+    from fuzzpy.sensitivity import Sens
+
+    assert isinstance(sens, Sens)
+    if sens.is_inf:
+        code = "FZ307" if sig.recursive_stub else "FZ306"
+        why = (
+            f"passed to the recursive call of `{sig.name}`, which may use it an unbounded number of times"
+            if sig.recursive_stub
+            else f"`{sig.name}` is infinitely sensitive in its parameter `{pname}`"
+        )
+    else:
+        code, why = "FZ306", f"`{sig.name}` is {sens}-sensitive in `{pname}`"
+    return U.scale_ctx(j.ctx, sens, whole.span, why, code)
+
+
+def _call_cost(ck: Inferencer, sig: DefSig, judgments: list[Judgment], whole: S.Expr) -> C.CostCtx:
+    cost: C.CostCtx = {}
+    for (pname, _), param_cost, j in zip(sig.params, sig.costs, judgments):
+        if param_cost is None:
+            continue
+        for var, usage in j.ctx.items():
+            blame = ck.blame_for(var, usage, whole.span, f"the argument for `{pname}` of `{sig.name}`")
+            scaled = C.scale_cost(param_cost, usage.sens, blame)
+            if scaled is not None:
+                cost[var] = C.then(cost.get(var), scaled)
+    return cost
+
+
+def apply_value(ck: Inferencer, fn: Judgment, head: S.Expr, args: list[S.Expr], whole: S.Expr) -> Judgment:
+    """Fuzz's application rule for a function value: Γ_f + s·Γ_arg."""
+    result = fn
+    for arg in args:
+        if not isinstance(result.type, T.TFun):
+            raise CheckError(
+                "FZ208",
+                f"this is applied to an argument, but it is `{result.type}`, not a function",
+                head.span,
+            )
+        fun_type = result.type
+        j = ck.check(arg, fun_type.param, f"the function takes `{fun_type.param}`")
+        scaled = U.scale_ctx(j.ctx, fun_type.sens, arg.span, f"passed to a {fun_type.sens}-sensitive function")
+        if isinstance(fun_type.result, T.TFuzzy):
+            result = Judgment(fun_type.result, {}, cost=_generic_cost(ck, U.plus(result.ctx, scaled), arg))
+        else:
+            result = Judgment(fun_type.result, U.plus(result.ctx, scaled))
+    if args:
+        ck.note("application: the function's context plus s times the argument's")
+    return result
+
+
+def _generic_cost(ck: Inferencer, ctx: U.Ctx, where: S.Expr) -> C.CostCtx:
+    """Calling a function value that returns a distribution: s-sensitivity in
+    max divergence is pure (s)-DP (Reed & Pierce 2010, Thm 3.3), a black-box
+    pure mechanism for the accountant."""
+    return ck.noise_cost(
+        ctx,
+        where.span,
+        "the call of a function returning a distribution",
+        lambda s: Verified("function value", Fraction(s)),
+    )

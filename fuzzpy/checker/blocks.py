@@ -1,0 +1,340 @@
+"""Rules for binders: blocks (`let`, `let (x, y)`, `sample`), lambdas, `case`.
+
+Blocks are checked in two passes so that a long block stays linear: forward,
+to learn each statement's type and bring its variable into scope; then
+backward, folding each statement into the context of what follows it:
+
+* `let x = e; rest`   (Fuzz's let): rest's sensitivity r in x scales e's
+  context: Γ_rest - x + r·Γ_e. When rest is a distribution, x's *cost* in
+  rest is re-expressed in e's variables (`costs.scale_cost`).
+* `let (x, y) = e; rest` (tensor elimination): scaled by max(r_x, r_y).
+* `sample x = m; rest` (the monad's bind): the costs of m and rest compose
+  (events concatenate); x is a released value, free to use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fuzzpy import syntax as S
+from fuzzpy import types as T
+from fuzzpy.checker import costs as C
+from fuzzpy.checker import usage as U
+from fuzzpy.checker.context import Binding, Judgment
+from fuzzpy.checker.errors import CheckError
+from fuzzpy.checker.typerel import contains_fuzzy, join_types
+from fuzzpy.sensitivity import ZERO, Sens, case_scale
+
+if TYPE_CHECKING:
+    from fuzzpy.checker.infer import Handler, Inferencer
+
+
+def handlers(ck: Inferencer) -> dict[type, Handler]:
+    rules = BinderRules(ck)
+    return {
+        S.Block: rules.block,
+        S.Lambda: rules.lambda_,
+        S.CaseList: rules.case_list,
+        S.CaseSum: rules.case_sum,
+    }
+
+
+@dataclass
+class LambdaResult:
+    """A function checked with a known parameter type."""
+
+    param_type: T.Type
+    param_sens: Sens  # how sensitive the body is in the parameter
+    param_cost: C.Cost | None  # the body's cost in the parameter (distribution bodies)
+    body: Judgment  # its ctx / cost: what the function captures
+
+
+class BinderRules:
+    def __init__(self, ck: Inferencer) -> None:
+        self.ck = ck
+
+    # ------------------------------------------------------------ blocks
+
+    def block(self, expr: S.Expr, hint: T.Type | None) -> Judgment:
+        assert isinstance(expr, S.Block)
+        ck = self.ck
+        done: list[tuple[S.BlockStmt, Judgment, list[tuple[str, Binding | None]]]] = []
+        try:
+            for stmt in expr.stmts:
+                j = self._statement(stmt)
+                done.append((stmt, j, self._bind_statement(stmt, j)))
+            result = ck.infer(expr.result, hint)
+        finally:
+            for _, _, shadowed in reversed(done):
+                for name, previous in reversed(shadowed):
+                    ck.unbind(name, previous)
+        fuzzy = result.is_fuzzy
+        for stmt, _, _ in done:
+            if isinstance(stmt, S.SampleStmt) and not fuzzy:
+                raise CheckError(
+                    "FZ213",
+                    f"`sample` needs the block to end in a distribution, but it ends in `{result.type}`",
+                    stmt.span,
+                    hint="end the block with `return e` or a noise primitive",
+                )
+        ctx, cost = result.ctx, result.cost
+        for stmt, j, _ in reversed(done):
+            if isinstance(stmt, S.SampleStmt):
+                assert cost is not None and j.cost is not None
+                cost.pop(stmt.name, None)
+                cost = C.then_into(cost, j.cost)
+            elif isinstance(stmt, S.LetStmt):
+                if j.is_fuzzy:
+                    continue  # a distribution bound by name: each use charged itself
+                ctx, cost = self._fold_let((stmt.name,), j, stmt, ctx, cost)
+            else:
+                ctx, cost = self._fold_let(stmt.names, j, stmt, ctx, cost)
+        if done:
+            ck.note("block: each `let` scaled by the use of its variable, `sample`s composed")
+        return Judgment(result.type, ctx, cost=cost, static=result.static, length=result.length)
+
+    def _statement(self, stmt: S.BlockStmt) -> Judgment:
+        ck = self.ck
+        if isinstance(stmt, S.LetStmt):
+            if stmt.type is not None:
+                expected = ck.elaborate(stmt.type)
+                return ck.check(stmt.expr, expected, f"`{stmt.name}` is annotated `{expected}`")
+            return ck.infer(stmt.expr)
+        if isinstance(stmt, S.SampleStmt):
+            j = ck.infer(stmt.expr)
+            if not j.is_fuzzy:
+                raise CheckError(
+                    "FZ213",
+                    f"`sample` takes a distribution (`fuzzy A`), but this is `{j.type}`",
+                    stmt.expr.span,
+                    hint="use `let` for ordinary values",
+                )
+            return j
+        j = ck.infer(stmt.expr)
+        if not isinstance(j.type, T.TTuple) or len(j.type.items) != len(stmt.names):
+            raise CheckError(
+                "FZ201",
+                f"expected a tuple of {len(stmt.names)} components but found `{j.type}`: "
+                f"`let ({', '.join(stmt.names)}) = ...` takes a tuple apart",
+                stmt.expr.span,
+            )
+        return j
+
+    def _bind_statement(self, stmt: S.BlockStmt, j: Judgment) -> list[tuple[str, Binding | None]]:
+        ck = self.ck
+        if isinstance(stmt, S.SampleStmt):
+            assert isinstance(j.type, T.TFuzzy)
+            return [(stmt.name, ck.bind(stmt.name, Binding(j.type.inner)))]
+        if isinstance(stmt, S.LetStmt):
+            binding = Binding(j.type, static=j.static, length=j.length, cost=j.cost if j.is_fuzzy else None)
+            return [(stmt.name, ck.bind(stmt.name, binding))]
+        assert isinstance(j.type, T.TTuple)
+        return [(name, ck.bind(name, Binding(ty))) for name, ty in zip(stmt.names, j.type.items)]
+
+    def _fold_let(
+        self,
+        names: tuple[str, ...],
+        bound: Judgment,
+        stmt: S.BlockStmt,
+        ctx: U.Ctx,
+        cost: C.CostCtx | None,
+    ) -> tuple[U.Ctx, C.CostCtx | None]:
+        """Fuzz's let: the bound expression's context, scaled by the use of
+        the bound variable(s) in what follows."""
+        label = ", ".join(f"`{n}`" for n in names)
+        if cost is None:
+            r = ZERO
+            for name in names:
+                usage = ctx.pop(name, None)
+                if usage is not None:
+                    r = r.join(usage.sens)
+            if r.is_zero:
+                return ctx, cost
+            scaled = U.scale_ctx(bound.ctx, r, stmt.span, f"{label} is used with sensitivity {r}")
+            return U.plus(ctx, scaled), cost
+        own: C.Cost | None = None
+        for name in names:
+            ctx.pop(name, None)
+            popped = cost.pop(name, None)
+            own = popped if own is None else C.then(own, popped)
+        if own is None:
+            return ctx, cost
+        for var, usage in bound.ctx.items():
+            blame = self.ck.blame_for(var, usage, stmt.span, f"the value bound to {label}")
+            scaled = C.scale_cost(own, usage.sens, blame)
+            if scaled is not None:
+                cost[var] = C.then(cost.get(var), scaled)
+        return ctx, cost
+
+    # ------------------------------------------------------------ lambdas
+
+    def lambda_(self, expr: S.Expr, hint: T.Type | None) -> Judgment:
+        assert isinstance(expr, S.Lambda)
+        ck = self.ck
+        if expr.param_type is not None:
+            param_type = ck.elaborate(expr.param_type)
+        elif isinstance(hint, T.TFun):
+            param_type = hint.param
+        else:
+            raise CheckError(
+                "FZ209",
+                f"cannot infer the type of the parameter `{expr.param}`",
+                expr.span,
+                hint=f"annotate it: `fun ({expr.param} : num) -> ...`",
+            )
+        result_hint = hint.result if isinstance(hint, T.TFun) else None
+        lam = self.with_param(expr, param_type, result_hint)
+        return lambda_value(ck, expr, lam)
+
+    def with_param(self, expr: S.Lambda, param_type: T.Type, result_hint: T.Type | None) -> LambdaResult:
+        """Check a lambda's body with its parameter bound to ``param_type``."""
+        ck = self.ck
+        if expr.param_type is not None:
+            declared = ck.elaborate(expr.param_type)
+            ck.coerce(Judgment(param_type), declared, expr.span, f"`{expr.param}` is annotated `{declared}`")
+            param_type = declared
+        if contains_fuzzy(param_type):
+            raise CheckError("FZ213", "a function cannot take a distribution as its parameter", expr.span)
+        previous = ck.bind(expr.param, Binding(param_type, is_param=True))
+        try:
+            body = ck.infer(expr.body, result_hint)
+        finally:
+            ck.unbind(expr.param, previous)
+        usage = body.ctx.pop(expr.param, None)
+        param_cost = body.cost.pop(expr.param, None) if body.cost is not None else None
+        return LambdaResult(param_type, ZERO if usage is None else usage.sens, param_cost, body)
+
+    # ------------------------------------------------------------ case
+
+    def case_list(self, expr: S.Expr, hint: T.Type | None) -> Judgment:
+        assert isinstance(expr, S.CaseList)
+        ck = self.ck
+        scrutinee = ck.infer(expr.scrutinee)
+        if not isinstance(scrutinee.type, T.TList):
+            raise CheckError(
+                "FZ201",
+                f"expected a list but found `{scrutinee.type}`: `case ... of [] -> ... | h :: t -> ...` takes a list apart",
+                expr.scrutinee.span,
+            )
+        nil = ck.infer(expr.nil_body, hint)
+        bindings = [(expr.head_var, scrutinee.type.elem), (expr.tail_var, scrutinee.type)]
+        cons = self._branch(expr.cons_body, bindings, hint or nil.type)
+        return self._case(expr, scrutinee, [(nil, ()), (cons, (expr.head_var, expr.tail_var))], "`case`")
+
+    def case_sum(self, expr: S.Expr, hint: T.Type | None) -> Judgment:
+        assert isinstance(expr, S.CaseSum)
+        ck = self.ck
+        scrutinee = ck.infer(expr.scrutinee)
+        if not isinstance(scrutinee.type, T.TSum):
+            raise CheckError(
+                "FZ201",
+                f"expected a sum type `A + B` but found `{scrutinee.type}`: `case ... of inl x -> ... | inr y -> ...` takes a sum apart",
+                expr.scrutinee.span,
+            )
+        left = self._branch(expr.left_body, [(expr.left_var, scrutinee.type.left)], hint)
+        right = self._branch(expr.right_body, [(expr.right_var, scrutinee.type.right)], hint or left.type)
+        return self._case(expr, scrutinee, [(left, (expr.left_var,)), (right, (expr.right_var,))], "`case`")
+
+    def _branch(self, body: S.Expr, bindings: list[tuple[str, T.Type]], hint: T.Type | None) -> Judgment:
+        ck = self.ck
+        shadowed = [(name, ck.bind(name, Binding(ty))) for name, ty in bindings]
+        try:
+            return ck.infer(body, hint)
+        finally:
+            for name, previous in reversed(shadowed):
+                ck.unbind(name, previous)
+
+    def _case(
+        self,
+        expr: S.Expr,
+        scrutinee: Judgment,
+        branches: list[tuple[Judgment, tuple[str, ...]]],
+        construct: str,
+    ) -> Judgment:
+        """Fuzz's case rule: the branches join; the scrutinee's context is
+        scaled by case_scale(r), r the largest sensitivity of the bound
+        variables in the branches."""
+        ck = self.ck
+        result_type = branches[0][0].type
+        for j, _ in branches[1:]:
+            joined = join_types(result_type, j.type)
+            if joined is None:
+                from fuzzpy.checker.infer import type_mismatch
+
+                raise type_mismatch(result_type, j.type, expr.span, "all branches of `case` must have the same type")
+            result_type = joined
+        if isinstance(result_type, T.TFuzzy):
+            return self._case_fuzzy(expr, scrutinee, branches, construct, result_type)
+        r = ZERO
+        ctx: U.Ctx = {}
+        for j, names in branches:
+            for name in names:
+                usage = j.ctx.pop(name, None)
+                if usage is not None:
+                    r = r.join(usage.sens)
+            ctx = U.join_ctx(ctx, j.ctx)
+        factor = case_scale(r)
+        ck.note(f"case: branches join; the scrutinee is scaled by {factor}")
+        scaled = U.scale_ctx(scrutinee.ctx, factor, expr.span, f"taken apart by {construct} whose parts are used with sensitivity {r}")
+        return Judgment(result_type, U.plus(ctx, scaled))
+
+    def _case_fuzzy(
+        self,
+        expr: S.Expr,
+        scrutinee: Judgment,
+        branches: list[tuple[Judgment, tuple[str, ...]]],
+        construct: str,
+        result_type: T.Type,
+    ) -> Judgment:
+        """With distribution-valued branches: if the scrutinee moves a finite
+        distance it stays on the same branch (lists of other lengths, other
+        sides of a sum, are infinitely far), and the bound parts carry the
+        branch's costs, re-expressed in the scrutinee's variables; an
+        infinitely sensitive scrutinee picks the branch: infinite cost."""
+        ck = self.ck
+        cost: C.CostCtx = {}
+        parts: C.Cost | None = None
+        for j, names in branches:
+            assert j.cost is not None
+            for name in names:
+                popped = j.cost.pop(name, None)
+                parts = popped if parts is None else C.then(parts, popped)
+            cost = C.join_ctx(cost, j.cost)
+        infinite_part: U.Ctx = {n: u for n, u in scrutinee.ctx.items() if u.sens.is_inf}
+        ck.branch_on_private(cost, infinite_part, expr.span, construct)
+        for name, usage in scrutinee.ctx.items():
+            if usage.sens.is_inf or parts is None:
+                continue
+            blame = ck.blame_for(name, usage, expr.span, "the value taken apart")
+            scaled = C.scale_cost(parts, usage.sens, blame)
+            if scaled is not None:
+                cost[name] = C.then(cost.get(name), scaled)
+        ck.note("case on a distribution: branches join, the parts' costs move to the scrutinee")
+        return Judgment(result_type, {}, cost=cost)
+
+
+def lambda_value(ck: Inferencer, expr: S.Lambda, lam: LambdaResult) -> Judgment:
+    """A lambda as a value: `A -[s]-> B`, with the context it captures. A
+    function returning a distribution is s-sensitive in the max-divergence
+    metric for s its pure epsilon (infinite if its cost is not pure)."""
+    body = lam.body
+    if body.cost is None:
+        ck.note(f"function: {lam.param_sens}-sensitive in `{expr.param}`; its context is what it captures")
+        return Judgment(T.TFun(lam.param_type, lam.param_sens, body.type), body.ctx)
+    sens = _pure_sens(lam.param_cost)
+    ctx: U.Ctx = {}
+    for name, cost in body.cost.items():
+        eps = _pure_sens(cost)
+        ctx[name] = U.Usage(eps, "use", expr.span, code="FZ313")
+    ck.note("a function returning a distribution: sensitive, in max divergence, by its pure epsilon")
+    return Judgment(T.TFun(lam.param_type, sens, body.type), ctx)
+
+
+def _pure_sens(cost: C.Cost | None) -> Sens:
+    if cost is None:
+        return ZERO
+    if cost.is_infinite:
+        return Sens(None)
+    eps = C.pure_epsilon(cost.events())
+    return Sens(None) if eps is None else Sens(eps)

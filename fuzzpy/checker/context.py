@@ -1,0 +1,97 @@
+"""What the checker knows while it walks a definition.
+
+* `Judgment`: the result of checking one expression, Fuzz's `Γ ⊢ e : A`
+  read bottom-up: its type, its sensitivity context (`usage.Ctx`), and, for
+  expressions of type `fuzzy A`, its privacy context (`costs.CostCtx`).
+* `Env`: the variables in scope with their types (a dict with shadowing
+  undone on exit, so lookups are O(1) however deep the block).
+* `DefSig`: a checked definition's interface, used by its callers.
+* `Globals`: top-level constants, type aliases, definitions, mechanisms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from fuzzpy import syntax as S
+from fuzzpy import types as T
+from fuzzpy.checker.costs import Cost, CostCtx
+from fuzzpy.checker.usage import Ctx
+from fuzzpy.sensitivity import Sens
+
+
+@dataclass
+class Judgment:
+    type: T.Type
+    ctx: Ctx = field(default_factory=dict)
+    cost: CostCtx | None = None  # set exactly when type is `fuzzy A`
+    static: Fraction | None = None  # the value, when the expression is a static number
+    length: int | None = None  # statically known length of a list or vector
+
+    @property
+    def is_fuzzy(self) -> bool:
+        return isinstance(self.type, T.TFuzzy)
+
+
+@dataclass
+class Binding:
+    type: T.Type
+    static: Fraction | None = None
+    length: int | None = None
+    cost: CostCtx | None = None  # a `let`-bound distribution: what each use of it costs
+    is_param: bool = False
+
+
+class Env:
+    """Variables in scope. `bind` returns what it shadowed; `unbind` restores it."""
+
+    def __init__(self) -> None:
+        self._vars: dict[str, Binding] = {}
+
+    def lookup(self, name: str) -> Binding | None:
+        return self._vars.get(name)
+
+    def bind(self, name: str, binding: Binding) -> Binding | None:
+        previous = self._vars.get(name)
+        self._vars[name] = binding
+        return previous
+
+    def unbind(self, name: str, previous: Binding | None) -> None:
+        if previous is None:
+            self._vars.pop(name, None)
+        else:
+            self._vars[name] = previous
+
+
+@dataclass
+class DefSig:
+    """A definition's interface: per parameter its type and either its
+    sensitivity (plain result) or its privacy cost (result `fuzzy A`)."""
+
+    name: str
+    params: tuple[tuple[str, T.Type], ...]
+    result: T.Type
+    sens: tuple[Sens, ...]
+    costs: tuple[Cost | None, ...] = ()
+    recursive_stub: bool = False  # the declared signature of a `def rec` being checked
+
+    @property
+    def is_fuzzy(self) -> bool:
+        return isinstance(self.result, T.TFuzzy)
+
+    def curried(self, start: int = 0) -> T.Type:
+        result = self.result
+        for (_, ty), sens in zip(reversed(self.params[start:]), reversed(self.sens[start:])):
+            result = T.TFun(ty, sens, result)
+        return result
+
+
+@dataclass
+class Globals:
+    constants: dict[str, Fraction] = field(default_factory=dict)
+    aliases: dict[str, T.Type] = field(default_factory=dict)
+    defs: dict[str, S.DefDecl] = field(default_factory=dict)
+    mechanisms: dict[str, S.MechanismDecl] = field(default_factory=dict)
+    sigs: dict[str, DefSig] = field(default_factory=dict)
+    broken: set[str] = field(default_factory=set)

@@ -1,0 +1,262 @@
+"""The privacy map: what a distribution-valued expression costs in each variable.
+
+Duet's split (Near et al., OOPSLA 2019): the sensitivity map gives, for every
+variable, how far an expression's *value* moves; the privacy map gives, for an
+expression of type `fuzzy A`, what *releasing* it costs in each variable. Here a
+cost is not a single number but the sequence of mechanism events performed
+(`fuzzpy.accounting.events`), so that the accountant can compose them as
+tightly as it can prove; or it is infinite, with the construct to blame.
+
+Event sequences are concatenated lazily (a binary tree flattened once), so a
+long chain of `sample`s is linear to check.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from fuzzpy.accounting.events import (
+    Event,
+    ExpMech,
+    Gaussian,
+    Group,
+    Laplace,
+    Repeat,
+    Subsample,
+    Verified,
+)
+from fuzzpy.sensitivity import ONE, Sens
+from fuzzpy.source import Span
+
+
+@dataclass(frozen=True)
+class Blame:
+    """Why a cost is infinite: the construct, and a diagnostic code for it."""
+
+    code: str
+    span: Span
+    message: str
+    hint: str | None = None
+
+
+class _Cat:
+    __slots__ = ("left", "right")
+
+    def __init__(self, left: EventTree, right: EventTree) -> None:
+        self.left = left
+        self.right = right
+
+
+EventTree = tuple[Event, ...] | _Cat
+
+
+class Cost:
+    """A finite sequence of events, or infinity with its `Blame`."""
+
+    __slots__ = ("tree", "blame")
+
+    def __init__(self, tree: EventTree = (), blame: Blame | None = None) -> None:
+        self.tree = tree
+        self.blame = blame
+
+    @property
+    def is_infinite(self) -> bool:
+        return self.blame is not None
+
+    def events(self) -> tuple[Event, ...]:
+        return flatten(self.tree)
+
+    def __repr__(self) -> str:
+        return "Cost(inf)" if self.blame else f"Cost({self.events()})"
+
+
+CostCtx = dict[str, Cost]
+
+
+def infinite(blame: Blame) -> Cost:
+    return Cost((), blame)
+
+
+def flatten(tree: EventTree) -> tuple[Event, ...]:
+    if isinstance(tree, tuple):
+        return tree
+    out: list[Event] = []
+    stack: list[EventTree] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            out.extend(node)
+        else:
+            stack.append(node.right)
+            stack.append(node.left)
+    return tuple(out)
+
+
+def then(first: Cost | None, second: Cost | None) -> Cost:
+    """Sequential composition (basic composition: the events concatenate)."""
+    if first is None:
+        assert second is not None
+        return second
+    if second is None:
+        return first
+    if first.blame is not None:
+        return first
+    if second.blame is not None:
+        return second
+    if first.tree == ():
+        return second
+    if second.tree == ():
+        return first
+    return Cost(_Cat(first.tree, second.tree))
+
+
+def then_into(target: CostCtx, earlier: CostCtx) -> CostCtx:
+    """``earlier`` happens before ``target``; updates ``target`` in place."""
+    for name, cost in earlier.items():
+        target[name] = then(cost, target.get(name))
+    return target
+
+
+def join(a: Cost | None, b: Cost | None) -> Cost:
+    """Only one of two branches runs. Equal or nested event lists give the
+    larger; otherwise both lists together are a sound (loose) upper bound,
+    since running both costs at least as much as running either."""
+    if a is None:
+        assert b is not None
+        return b
+    if b is None:
+        return a
+    if a.blame is not None:
+        return a
+    if b.blame is not None:
+        return b
+    ea, eb = a.events(), b.events()
+    if _contains(ea, eb):
+        return a
+    if _contains(eb, ea):
+        return b
+    return Cost(_Cat(ea, eb))
+
+
+def join_ctx(a: CostCtx, b: CostCtx) -> CostCtx:
+    if len(a) < len(b):
+        a, b = b, a
+    for name, cost in b.items():
+        a[name] = join(a.get(name), cost)
+    return a
+
+
+def _contains(big: tuple[Event, ...], small: tuple[Event, ...]) -> bool:
+    remaining = list(big)
+    for event in small:
+        if event in remaining:
+            remaining.remove(event)
+        else:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- scaling by a sensitivity
+
+
+def scale_cost(cost: Cost, factor: Sens, blame: Blame) -> Cost | None:
+    """The cost in v of using, at sensitivity ``factor`` in v, something whose
+    cost in its own input is ``cost``. None when it costs nothing."""
+    if factor.is_zero:
+        return None
+    if cost.blame is not None:
+        return cost
+    events = cost.events()
+    if not events:
+        return None
+    if factor.is_inf:
+        return infinite(blame)
+    if factor == ONE:
+        return cost
+    return Cost(tuple(scale_event(e, factor) for e in events))
+
+
+def scale_event(event: Event, factor: Sens) -> Event:
+    """An event on an input that moves ``factor`` times as far.
+
+    Laplace, Gaussian and the exponential mechanism are calibrated to the
+    sensitivity of their query, which scales linearly (the sensitivity of a
+    composition is the product, Reed & Pierce 2010). Other events are proved
+    for neighbours at distance 1: beyond that, group privacy over
+    ceil(factor) steps (Dwork & Roth 2014, Thm 2.2)."""
+    assert factor.value is not None
+    k = factor.value
+    if isinstance(event, Laplace):
+        return Laplace(event.sensitivity * k, event.scale)
+    if isinstance(event, Gaussian):
+        return Gaussian(event.sensitivity * k, event.sigma)
+    if isinstance(event, ExpMech):
+        return ExpMech(event.epsilon * k)
+    if isinstance(event, Repeat):
+        return Repeat(event.count, tuple(scale_event(e, factor) for e in event.body))
+    if k <= 1:
+        return event
+    return Group(Fraction(math.ceil(k)), (event,))
+
+
+# ---------------------------------------------------------------- pure epsilon
+
+
+def pure_epsilon(events: tuple[Event, ...]) -> Fraction | None:
+    """The exact pure epsilon of a sequence under basic composition, or None
+    if some event is not pure (Gaussian, subsampled, approximate)."""
+    total = Fraction(0)
+    for event in events:
+        eps = _pure_event(event)
+        if eps is None:
+            return None
+        total += eps
+    return total
+
+
+def _pure_event(event: Event) -> Fraction | None:
+    if isinstance(event, Laplace):
+        return event.epsilon
+    if isinstance(event, ExpMech):
+        return event.epsilon
+    if isinstance(event, Verified):
+        return event.epsilon if event.delta == 0 else None
+    if isinstance(event, Repeat):
+        inner = pure_epsilon(event.body)
+        return None if inner is None else inner * event.count
+    if isinstance(event, Group):
+        inner = pure_epsilon(event.body)
+        return None if inner is None else inner * Fraction(event.size)
+    if isinstance(event, (Gaussian, Subsample)):
+        return None
+    return None
+
+
+def describe_event(event: Event) -> str:
+    """A short human form: `Laplace(sens 1, scale 10)`."""
+    if isinstance(event, Laplace):
+        return f"Laplace(sensitivity {_num(event.sensitivity)}, scale {_num(event.scale)})"
+    if isinstance(event, Gaussian):
+        return f"Gaussian(sensitivity {_num(event.sensitivity)}, sigma {_num(event.sigma)})"
+    if isinstance(event, ExpMech):
+        return f"ExpMech(eps {_num(event.epsilon)})"
+    if isinstance(event, Verified):
+        delta = f", delta {_num(event.delta)}" if event.delta else ""
+        return f"{event.name}(eps {_num(event.epsilon)}{delta}, verified)"
+    if isinstance(event, Repeat):
+        return f"{event.count} x [{describe_events(event.body)}]"
+    if isinstance(event, Subsample):
+        return f"subsample q={_num(event.rate)} [{describe_events(event.body)}]"
+    if isinstance(event, Group):
+        return f"group {_num(event.size)} [{describe_events(event.body)}]"
+    return repr(event)
+
+
+def describe_events(events: tuple[Event, ...]) -> str:
+    return ", ".join(describe_event(e) for e in events) if events else "nothing"
+
+
+def _num(x: Fraction) -> str:
+    return str(Sens.of(x))

@@ -1,0 +1,143 @@
+"""From surface syntax to the checker's values: static numbers and types.
+
+Static numbers are exact `Fraction`s (or infinity, only where a sensitivity is
+expected): literals, top-level `let` constants and arithmetic over them.
+Surface types (`fuzzpy.syntax.TypeExpr`) become semantic types
+(`fuzzpy.types`) once `type` aliases are resolved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+
+from fuzzpy import syntax as S
+from fuzzpy import types as T
+from fuzzpy.checker.errors import CheckError
+from fuzzpy.sensitivity import INF, ONE, Sens
+
+StaticValue = Fraction
+
+
+def static_value(expr: S.Expr, constants: Mapping[str, Fraction]) -> Fraction | None:
+    """The exact value of a static expression, or None if it is not static."""
+    if isinstance(expr, S.NumLit):
+        return expr.value
+    if isinstance(expr, S.Var):
+        return constants.get(expr.name)
+    if isinstance(expr, S.Unary) and expr.op == "-":
+        inner = static_value(expr.operand, constants)
+        return None if inner is None else -inner
+    if isinstance(expr, S.Ann):
+        return static_value(expr.expr, constants)
+    if isinstance(expr, S.Binary) and expr.op in ("+", "-", "*", "/"):
+        left = static_value(expr.left, constants)
+        right = static_value(expr.right, constants)
+        if left is None or right is None:
+            return None
+        if expr.op == "+":
+            return left + right
+        if expr.op == "-":
+            return left - right
+        if expr.op == "*":
+            return left * right
+        if right == 0:
+            raise CheckError("FZ203", "division by zero in a static expression", expr.span)
+        return left / right
+    return None
+
+
+def require_static(expr: S.Expr, constants: Mapping[str, Fraction], what: str) -> Fraction:
+    value = static_value(expr, constants)
+    if value is None:
+        raise CheckError(
+            "FZ202",
+            f"{what} must be a static number (a literal or a top-level `let` constant)",
+            expr.span,
+            hint="move the value into a top-level `let` or write it as a literal",
+        )
+    return value
+
+
+def static_sens(expr: S.Expr, constants: Mapping[str, Fraction], what: str) -> Sens:
+    """A sensitivity written in the source: a static non-negative number or `inf`."""
+    if isinstance(expr, S.InfLit) or (isinstance(expr, S.Var) and expr.name == "inf"):
+        return INF
+    value = require_static(expr, constants, what)
+    if value < 0:
+        raise CheckError("FZ202", f"{what} must be non-negative, got {value}", expr.span)
+    return Sens(value)
+
+
+def positive_static(expr: S.Expr, constants: Mapping[str, Fraction], what: str) -> Fraction:
+    value = require_static(expr, constants, what)
+    if value <= 0:
+        raise CheckError("FZ202", f"{what} must be positive, got {Sens.of(abs(value)) if value else 0}", expr.span)
+    return value
+
+
+# ---------------------------------------------------------------- types
+
+_BASE: dict[str, T.Type] = {
+    "num": T.NUM,
+    "real": T.NUM,
+    "int": T.INT,
+    "bool": T.BOOL,
+    "string": T.STRING,
+    "unit": T.UNIT,
+}
+
+
+def elaborate(
+    ty: S.TypeExpr, aliases: Mapping[str, T.Type], constants: Mapping[str, Fraction]
+) -> T.Type:
+    """Resolve a surface type."""
+    if isinstance(ty, S.TyName):
+        if ty.name in _BASE:
+            return _BASE[ty.name]
+        if ty.name in aliases:
+            return aliases[ty.name]
+        raise CheckError("FZ204", f"unknown type `{ty.name}`", ty.span)
+    if isinstance(ty, S.TyTuple):
+        return T.TTuple(tuple(elaborate(t, aliases, constants) for t in ty.items))
+    if isinstance(ty, S.TyWith):
+        return T.TWith(elaborate(ty.left, aliases, constants), elaborate(ty.right, aliases, constants))
+    if isinstance(ty, S.TySum):
+        return T.TSum(elaborate(ty.left, aliases, constants), elaborate(ty.right, aliases, constants))
+    if isinstance(ty, S.TyRecord):
+        names = [n for n, _ in ty.fields]
+        duplicate = next((n for n in names if names.count(n) > 1), None)
+        if duplicate:
+            raise CheckError("FZ205", f"the field `{duplicate}` appears twice in a record type", ty.span)
+        return T.TRecord(tuple((n, elaborate(t, aliases, constants)) for n, t in ty.fields))
+    if isinstance(ty, S.TyList):
+        return T.TList(elaborate(ty.elem, aliases, constants))
+    if isinstance(ty, S.TyVec):
+        if ty.norm not in ("1", "2", "inf"):
+            raise CheckError("FZ206", f"`vec[{ty.norm}]`: the norm must be 1, 2 or inf", ty.span)
+        elem = elaborate(ty.elem, aliases, constants)
+        if not isinstance(elem, (T.TNum, T.TInt)):
+            raise CheckError("FZ206", f"vectors hold numbers, not `{elem}`", ty.elem.span)
+        return T.TVec(ty.norm, T.NUM)
+    if isinstance(ty, S.TyBag):
+        return T.TBag(elaborate(ty.elem, aliases, constants))
+    if isinstance(ty, S.TyFuzzy):
+        return T.TFuzzy(elaborate(ty.inner, aliases, constants))
+    if isinstance(ty, S.TyFun):
+        param = elaborate(ty.param, aliases, constants)
+        result = elaborate(ty.result, aliases, constants)
+        if ty.arrow == "-o":
+            sens = ONE
+        elif ty.arrow == "->" or ty.sens is None:
+            sens = INF
+        else:
+            sens = static_sens(ty.sens, constants, "a function's sensitivity")
+        return T.TFun(param, sens, result)
+    raise CheckError("FZ204", f"unsupported type syntax `{type(ty).__name__}`", getattr(ty, "span", None))
+
+
+def with_alias(ty: T.Type, name: str) -> T.Type:
+    """Remember the alias name of a record type, for printing."""
+    if isinstance(ty, T.TRecord):
+        return T.TRecord(ty.fields, alias=name)
+    return ty

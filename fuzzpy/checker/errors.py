@@ -1,0 +1,34 @@
+"""The checker's internal error: one diagnostic that stops checking one `def`.
+
+Type errors abort the definition they occur in (nothing sensible follows);
+sensitivity and privacy errors are collected and checking goes on, so that a
+run reports every problem it can find.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fuzzpy.diagnostics import Diagnostic, Label
+from fuzzpy.source import NO_SPAN, Span
+
+
+class CheckError(Exception):
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        span: Span | None,
+        hint: str | None = None,
+        labels: Sequence[Label] = (),
+        notes: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.diagnostic = Diagnostic(
+            code, message, span or NO_SPAN, labels=tuple(labels), notes=tuple(notes), hint=hint
+        )
+
+
+class SilentAbort(Exception):
+    """Stop checking a definition without a new diagnostic (it calls a
+    definition that was already rejected)."""

@@ -1,0 +1,203 @@
+"""First-order primitives: each scales its argument's context by a constant.
+
+Why each constant (x, x' at distance d):
+* `size`: adding or removing one row changes the count by 1.
+* `sum[lo, hi]`: each row is clamped into [lo, hi], so one row moves the
+  sum by at most max(|lo|, |hi|) (Dwork & Roth 2014, section 3.3).
+  Without bounds one row can move it arbitrarily: infinite.
+* `clip`, `abs`, `min`, `max`, projections, injections: 1-Lipschitz.
+* `clip2[c]`: projection onto a convex set is 1-Lipschitz in L2.
+* `vsum[c]`: every row is clipped to L2 norm c first, so one row moves the
+  sum by at most c in L2 (Abadi et al. 2016, DP-SGD).
+* `counts`: a row moves at most one bucket, so the L1 distance of the counts
+  is the bag distance.
+* `sigmoid`: its derivative is at most 1/4.
+* `dot`, `exp`, `log`, `sqrt`, `floor`: not Lipschitz with a constant the
+  checker knows: infinite.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from fuzzpy import types as T
+from fuzzpy.checker import usage as U
+from fuzzpy.checker.context import Judgment
+from fuzzpy.checker.elaborate import positive_static, require_static
+from fuzzpy.checker.errors import CheckError
+from fuzzpy.checker.typerel import is_numeric
+from fuzzpy.sensitivity import INF, Sens
+
+if TYPE_CHECKING:
+    from fuzzpy.checker.infer import Inferencer
+    from fuzzpy.checker.primitives import PrimCall
+
+VEC2 = T.TVec("2", T.NUM)
+
+
+def _scaled(ck: Inferencer, call: PrimCall, j: Judgment, factor: Sens, result: T.Type, why: str, code: str = "FZ306") -> Judgment:
+    ck.note(f"`{call.name}`: {why}; sensitivity x {factor}")
+    return Judgment(result, U.scale_ctx(j.ctx, factor, call.span, why, code), length=j.length)
+
+
+def _bag(ck: Inferencer, call: PrimCall, index: int = 0, elem: T.Type | None = None) -> Judgment:
+    arg = call.args[index]
+    if elem is not None:
+        return ck.check(arg, T.TBag(elem), f"`{call.name}` takes a `bag {elem}`")
+    j = ck.infer(arg)
+    if not isinstance(j.type, T.TBag):
+        from fuzzpy.checker.infer import type_mismatch
+
+        raise type_mismatch(T.TBag(T.NUM), j.type, arg.span, f"`{call.name}` takes a bag (a database)")
+    return j
+
+
+def _number(ck: Inferencer, call: PrimCall, index: int = 0) -> Judgment:
+    return ck.check(call.args[index], T.NUM, f"`{call.name}` takes a number")
+
+
+def size(ck: Inferencer, call: PrimCall) -> Judgment:
+    j = _bag(ck, call)
+    return _scaled(ck, call, j, Sens.of(1), T.NUM, "one row more or less changes the count by 1")
+
+
+def clamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:
+    lo = require_static(call.statics[0], ck.globals.constants, "the lower bound of `sum`")
+    hi = require_static(call.statics[1], ck.globals.constants, "the upper bound of `sum`")
+    if lo > hi:
+        raise CheckError("FZ202", f"`sum[{lo}, {hi}]`: the lower bound is above the upper bound", call.statics[0].span)
+    j = _bag(ck, call, elem=T.NUM)
+    bound = Sens(max(abs(lo), abs(hi)))
+    return _scaled(ck, call, j, bound, T.NUM, f"rows clamped into [{lo}, {hi}] move the sum by at most {bound}")
+
+
+def unclamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:
+    j = _bag(ck, call, elem=T.NUM)
+    return _scaled(
+        ck,
+        call,
+        j,
+        INF,
+        T.NUM,
+        "`sum` without bounds: one row can move the sum arbitrarily far (write `sum[lo, hi]` to clamp the rows)",
+        "FZ304",
+    )
+
+
+def clip(ck: Inferencer, call: PrimCall) -> Judgment:
+    lo = require_static(call.statics[0], ck.globals.constants, "the lower bound of `clip`")
+    hi = require_static(call.statics[1], ck.globals.constants, "the upper bound of `clip`")
+    if lo > hi:
+        raise CheckError("FZ202", f"`clip[{lo}, {hi}]`: the lower bound is above the upper bound", call.statics[0].span)
+    j = _number(ck, call)
+    return _scaled(ck, call, j, Sens.of(1), T.NUM, "clamping is 1-Lipschitz")
+
+
+def abs_(ck: Inferencer, call: PrimCall) -> Judgment:
+    j = _number(ck, call)
+    return _scaled(ck, call, j, Sens.of(1), T.NUM, "|x| is 1-Lipschitz")
+
+
+def sigmoid(ck: Inferencer, call: PrimCall) -> Judgment:
+    j = _number(ck, call)
+    return _scaled(ck, call, j, Sens.of(Fraction(1, 4)), T.NUM, "the logistic function's slope is at most 1/4")
+
+
+def unbounded_math(ck: Inferencer, call: PrimCall) -> Judgment:
+    j = _number(ck, call)
+    return _scaled(ck, call, j, INF, T.NUM, f"`{call.name}` has no Lipschitz constant the checker knows")
+
+
+def min_max(ck: Inferencer, call: PrimCall) -> Judgment:
+    left, right = _number(ck, call, 0), _number(ck, call, 1)
+    ck.note(f"`{call.name}` is 1-sensitive in each argument")
+    return Judgment(T.NUM, U.plus(left.ctx, right.ctx))
+
+
+def counts(ck: Inferencer, call: PrimCall) -> Judgment:
+    arg = call.args[0]
+    j = ck.infer(arg)
+    if not (isinstance(j.type, T.TList) and isinstance(j.type.elem, T.TBag)):
+        from fuzzpy.checker.infer import type_mismatch
+
+        raise type_mismatch(T.TList(T.TBag(T.NUM)), j.type, arg.span, "`counts` takes the buckets made by `group`")
+    ck.note("`counts`: a row moves at most one bucket, so the counts move by 1 in L1")
+    return Judgment(T.TVec("1", T.NUM), j.ctx, length=j.length)
+
+
+def clip2(ck: Inferencer, call: PrimCall) -> Judgment:
+    positive_static(call.statics[0], ck.globals.constants, "the radius of `clip2`")
+    j = ck.check(call.args[0], VEC2, "`clip2` clips a vector in the L2 norm")
+    return _scaled(ck, call, j, Sens.of(1), VEC2, "projection onto an L2 ball is 1-Lipschitz")
+
+
+def vsum(ck: Inferencer, call: PrimCall) -> Judgment:
+    c = positive_static(call.statics[0], ck.globals.constants, "the clipping norm of `vsum`")
+    j = ck.check(call.args[0], T.TBag(VEC2), "`vsum` sums rows that are L2 vectors")
+    result = Judgment(VEC2, j.ctx)
+    return _scaled(ck, call, result, Sens(c), VEC2, f"rows clipped to L2 norm {c}: one row moves the sum by at most {c}")
+
+
+def dot(ck: Inferencer, call: PrimCall) -> Judgment:
+    left = ck.infer(call.args[0])
+    if not isinstance(left.type, T.TVec):
+        from fuzzpy.checker.infer import type_mismatch
+
+        raise type_mismatch(VEC2, left.type, call.args[0].span, "`dot` takes two vectors")
+    right = ck.check(call.args[1], left.type, "both vectors of `dot` use the same norm")
+    why = "`dot` multiplies two non-constant vectors: not Lipschitz"
+    ck.note("`dot`: a product of non-constants, infinitely sensitive in both")
+    ctx = U.plus(U.scale_ctx(left.ctx, INF, call.span, why), U.scale_ctx(right.ctx, INF, call.span, why))
+    return Judgment(T.NUM, ctx)
+
+
+def _projection(ck: Inferencer, call: PrimCall, first: bool) -> Judgment:
+    j = ck.infer(call.args[0])
+    if isinstance(j.type, T.TWith):
+        ty = j.type.left if first else j.type.right
+    elif isinstance(j.type, T.TTuple) and len(j.type.items) == 2:
+        ty = j.type.items[0 if first else 1]
+    else:
+        raise CheckError(
+            "FZ201",
+            f"expected a pair `<A & B>` but found `{j.type}`: `{call.name}` takes a component of a pair",
+            call.args[0].span,
+        )
+    ck.note(f"`{call.name}` is a projection: 1-sensitive")
+    return Judgment(ty, j.ctx)
+
+
+def fst(ck: Inferencer, call: PrimCall) -> Judgment:
+    return _projection(ck, call, True)
+
+
+def snd(ck: Inferencer, call: PrimCall) -> Judgment:
+    return _projection(ck, call, False)
+
+
+def _inject(ck: Inferencer, call: PrimCall, left: bool) -> Judgment:
+    hint = call.hint
+    if not isinstance(hint, T.TSum):
+        raise CheckError(
+            "FZ209",
+            f"cannot infer the other side of the sum type built by `{call.name}`",
+            call.span,
+            hint=f"annotate it, e.g. `({call.name} e : num + bool)`",
+        )
+    side = hint.left if left else hint.right
+    j = ck.check(call.args[0], side, f"`{call.name}` builds the {'left' if left else 'right'} side of `{hint}`")
+    ck.note(f"`{call.name}` is 1-sensitive")
+    return Judgment(hint, j.ctx)
+
+
+def inl(ck: Inferencer, call: PrimCall) -> Judgment:
+    return _inject(ck, call, True)
+
+
+def inr(ck: Inferencer, call: PrimCall) -> Judgment:
+    return _inject(ck, call, False)
+
+
+def is_number_type(t: T.Type) -> bool:
+    return is_numeric(t)

@@ -1,0 +1,354 @@
+"""Inference of types, sensitivities and privacy costs for expressions.
+
+Bidirectional in the style of Pierce & Turner's local type inference: every
+rule *infers* a `Judgment`, and takes an optional *hint* (the type the context
+expects) that lets lambdas learn their parameter types and list literals
+become vectors. `check` is inference followed by a comparison with the
+expected type (`coerce`), which says what was expected and why.
+
+The sensitivity rules are Fuzz's (Reed & Pierce, ICFP 2010, fig. 3) read
+bottom-up: contexts are built from the leaves, `let` scales the bound
+expression's context by the body's use of the variable, `if`/`case` join their
+branches and scale the scrutinee (`case_scale`), tensors add and with-pairs
+join. Distribution-valued expressions carry a privacy context instead
+(`costs.py`), composed by `sample` (the monad's bind).
+
+Applications and primitives live in `apply.py` and the primitive modules;
+blocks and binders in `blocks.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+
+from fuzzpy import syntax as S
+from fuzzpy import types as T
+from fuzzpy.checker import usage as U
+from fuzzpy.checker.context import Binding, DefSig, Env, Globals, Judgment
+from fuzzpy.checker.costs import Blame, Cost, CostCtx, infinite
+from fuzzpy.checker.errors import CheckError
+from fuzzpy.checker.explain import Tracer
+from fuzzpy.checker.typerel import is_numeric, join_types, norm_factor, subtype
+from fuzzpy.diagnostics import Diagnostic
+from fuzzpy.sensitivity import INF, ONE, Sens, case_scale
+from fuzzpy.source import Span
+
+Handler = Callable[[S.Expr, "T.Type | None"], Judgment]
+
+
+class Inferencer:
+    """Checks the expressions of one program; one instance per program."""
+
+    def __init__(
+        self,
+        globals_: Globals,
+        signature_of: Callable[[str, Span], DefSig],
+        tracer: Tracer | None = None,
+    ) -> None:
+        self.globals = globals_
+        self.signature_of = signature_of
+        self.env = Env()
+        self.tracer = tracer
+        self.soft_errors: list[Diagnostic] = []
+        from fuzzpy.checker import apply, blocks, literals
+
+        self._handlers: dict[type, Handler] = {
+            **literals.handlers(self),
+            **blocks.handlers(self),
+            **apply.handlers(self),
+            S.Binary: self._binary,
+            S.Unary: self._unary,
+            S.If: self._if,
+            S.Return: self._return,
+            S.Ann: self._ann,
+        }
+
+    # ------------------------------------------------------------ entry points
+
+    def infer(self, expr: S.Expr, hint: T.Type | None = None) -> Judgment:
+        handler = self._handlers.get(type(expr))
+        if handler is None:
+            raise CheckError(
+                "FZ215",
+                f"`{_kind(expr)}` is only allowed inside a `mechanism`",
+                expr.span,
+            )
+        if self.tracer is None:
+            return handler(expr, hint)
+        self.tracer.enter()
+        judgment = handler(expr, hint)
+        self.tracer.leave(expr, judgment)
+        return judgment
+
+    def check(self, expr: S.Expr, expected: T.Type, why: str) -> Judgment:
+        return self.coerce(self.infer(expr, expected), expected, expr.span, why)
+
+    def note(self, text: str) -> None:
+        """Explain the current rule (shown by `check --explain`)."""
+        if self.tracer is not None:
+            self.tracer.note(text)
+
+    def soft_error(self, diagnostic: Diagnostic) -> None:
+        self.soft_errors.append(diagnostic)
+
+    def coerce(self, j: Judgment, expected: T.Type, span: Span, why: str) -> Judgment:
+        """Check that ``j`` fits ``expected``, converting vector norms."""
+        if subtype(j.type, expected):
+            if isinstance(j.type, T.TInt) and isinstance(expected, T.TNum):
+                j.type = expected
+            return j
+        if isinstance(j.type, T.TVec) and isinstance(expected, T.TVec):
+            factor = norm_factor(j.type.norm, expected.norm, j.length)
+            if factor is None:
+                raise CheckError(
+                    "FZ214",
+                    f"converting `{j.type}` to `{expected}` multiplies the sensitivity by the "
+                    "vector's length, which is not known here",
+                    span,
+                    hint="build the vector with a list literal, `tabulate` or `counts`, whose length is static",
+                )
+            self.note(f"read vec[{j.type.norm}] in the vec[{expected.norm}] metric: sensitivity x {factor}")
+            U.scale_ctx(j.ctx, factor, span, f"converted from vec[{j.type.norm}] to vec[{expected.norm}]")
+            j.type = expected
+            return j
+        raise type_mismatch(expected, j.type, span, why)
+
+    # ------------------------------------------------------------ scoping helpers
+
+    def bind(self, name: str, binding: Binding) -> Binding | None:
+        return self.env.bind(name, binding)
+
+    def unbind(self, name: str, previous: Binding | None) -> None:
+        self.env.unbind(name, previous)
+
+    def elaborate(self, ty: S.TypeExpr) -> T.Type:
+        from fuzzpy.checker.elaborate import elaborate
+
+        return elaborate(ty, self.globals.aliases, self.globals.constants)
+
+    # ------------------------------------------------------------ operators
+
+    def _binary(self, expr: S.Expr, hint: T.Type | None) -> Judgment:
+        assert isinstance(expr, S.Binary)
+        op = expr.op
+        if op in ("&&", "||"):
+            left = self.check(expr.left, T.BOOL, f"the operands of `{op}` are booleans")
+            right = self.check(expr.right, T.BOOL, f"the operands of `{op}` are booleans")
+            return self._discrete(expr, left, right, T.BOOL, f"combined with `{op}`")
+        left, right = self._operands(expr, hint)
+        if op in ("==", "!="):
+            if join_types(left.type, right.type) is None:
+                raise type_mismatch(left.type, right.type, expr.right.span, f"both sides of `{op}` must have the same type")
+            return self._discrete(expr, left, right, T.BOOL, f"compared with `{op}`")
+        if op in ("<", "<=", ">", ">="):
+            for side, j in ((expr.left, left), (expr.right, right)):
+                if not is_numeric(j.type):
+                    raise type_mismatch(T.NUM, j.type, side.span, f"`{op}` compares numbers")
+            return self._discrete(expr, left, right, T.BOOL, f"compared with `{op}`")
+        if op in ("+", "-"):
+            return self._additive(expr, left, right)
+        if op in ("*", "/"):
+            return self._multiplicative(expr, left, right)
+        raise CheckError("FZ216", f"unknown operator `{op}`", expr.span)
+
+    def _operands(self, expr: S.Binary, hint: T.Type | None) -> tuple[Judgment, Judgment]:
+        """Infer both sides; a list literal next to a vector is read as one."""
+        side_hint = hint if expr.op in ("+", "-", "*", "/") else None
+        left = self.infer(expr.left, side_hint)
+        right_hint = left.type if isinstance(left.type, T.TVec) else side_hint
+        right = self.infer(expr.right, right_hint)
+        if isinstance(right.type, T.TVec) and isinstance(expr.left, S.ListLit) and not isinstance(left.type, T.TVec):
+            left = self.infer(expr.left, right.type)
+        return left, right
+
+    def _discrete(self, expr: S.Expr, left: Judgment, right: Judgment, result: T.Type, how: str) -> Judgment:
+        """Comparisons and boolean operators: infinitely sensitive in their
+        operands, since the result is discrete (0 or infinitely far)."""
+        reason = f"{how}: the result is discrete, so any change in the operands may flip it"
+        ctx = U.plus(U.scale_ctx(left.ctx, INF, expr.span, reason), U.scale_ctx(right.ctx, INF, expr.span, reason))
+        self.note(f"{how}: infinitely sensitive in every variable of its operands")
+        return Judgment(result, ctx)
+
+    def _additive(self, expr: S.Binary, left: Judgment, right: Judgment) -> Judgment:
+        result = self._arith_type(expr, left, right)
+        static = None
+        if left.static is not None and right.static is not None:
+            static = left.static + right.static if expr.op == "+" else left.static - right.static
+        self.note(f"`{expr.op}` is 1-sensitive in each side: the contexts add")
+        return Judgment(result, U.plus(left.ctx, right.ctx), static=static, length=left.length or right.length)
+
+    def _multiplicative(self, expr: S.Binary, left: Judgment, right: Judgment) -> Judgment:
+        result = self._arith_type(expr, left, right)
+        if expr.op == "/":
+            result = T.NUM if isinstance(result, T.TInt) else result
+        if left.static is not None and right.static is not None:
+            if expr.op == "/" and right.static == 0:
+                raise CheckError("FZ203", "division by zero", expr.right.span)
+            value = left.static * right.static if expr.op == "*" else left.static / right.static
+            return Judgment(result, {}, static=value)
+        if expr.op == "/" and right.static is not None:
+            if right.static == 0:
+                raise CheckError("FZ203", "division by zero", expr.right.span)
+            factor = Sens(abs(1 / right.static))
+            self.note(f"divided by the constant {right.static}: sensitivity x {factor}")
+            return Judgment(result, U.scale_ctx(left.ctx, factor, expr.span, f"divided by {right.static}"), length=left.length)
+        if expr.op == "*" and (left.static is not None or right.static is not None):
+            constant, other = (left, right) if left.static is not None else (right, left)
+            assert constant.static is not None
+            factor = Sens(abs(constant.static))
+            self.note(f"multiplied by the constant {constant.static}: sensitivity x {factor}")
+            return Judgment(result, U.scale_ctx(other.ctx, factor, expr.span, f"multiplied by {constant.static}"), length=other.length)
+        reason = f"`{expr.op}` of two non-constant values is not Lipschitz (x * y can change without bound)"
+        self.note(f"`{expr.op}` of two non-constants: infinitely sensitive in both sides")
+        ctx = U.plus(U.scale_ctx(left.ctx, INF, expr.span, reason), U.scale_ctx(right.ctx, INF, expr.span, reason))
+        return Judgment(result, ctx, length=left.length or right.length)
+
+    def _arith_type(self, expr: S.Binary, left: Judgment, right: Judgment) -> T.Type:
+        lt, rt = left.type, right.type
+        if is_numeric(lt) and is_numeric(rt):
+            return T.INT if isinstance(lt, T.TInt) and isinstance(rt, T.TInt) else T.NUM
+        if isinstance(lt, T.TVec) and isinstance(rt, T.TVec) and expr.op in ("+", "-"):
+            if lt.norm != rt.norm:
+                raise type_mismatch(lt, rt, expr.right.span, f"both vectors of `{expr.op}` must use the same norm")
+            return lt
+        if expr.op == "*" and is_numeric(lt) and isinstance(rt, T.TVec):
+            return rt
+        if expr.op in ("*", "/") and isinstance(lt, T.TVec) and is_numeric(rt):
+            return lt
+        bad, side = (lt, expr.left) if not (is_numeric(lt) or isinstance(lt, T.TVec)) else (rt, expr.right)
+        raise type_mismatch(T.NUM, bad, side.span, f"`{expr.op}` works on numbers (and vectors)")
+
+    def _unary(self, expr: S.Expr, hint: T.Type | None) -> Judgment:
+        assert isinstance(expr, S.Unary)
+        if expr.op in ("not", "!"):
+            inner = self.check(expr.operand, T.BOOL, "`not` negates a boolean")
+            return self._discrete(expr, inner, Judgment(T.BOOL), T.BOOL, "negated with `not`")
+        inner = self.infer(expr.operand, hint)
+        if not (is_numeric(inner.type) or isinstance(inner.type, T.TVec)):
+            raise type_mismatch(T.NUM, inner.type, expr.operand.span, "`-` negates a number")
+        self.note("negation is 1-sensitive")
+        static = None if inner.static is None else -inner.static
+        return Judgment(inner.type, inner.ctx, static=static, length=inner.length)
+
+    # ------------------------------------------------------------ if / return / annotation
+
+    def _if(self, expr: S.Expr, hint: T.Type | None) -> Judgment:
+        """`if` is `case` on bool (whose branches bind nothing): the branches
+        join (max, not sum), the condition's context is scaled by
+        case_scale(0) (Fuzz's case rule never scales by less than a positive
+        amount). With distribution-valued branches, choosing a release by a
+        condition on private data costs infinity in that data."""
+        assert isinstance(expr, S.If)
+        cond = self.check(expr.cond, T.BOOL, "the condition of `if` must be a boolean")
+        then = self.infer(expr.then, hint)
+        orelse = self.infer(expr.orelse, hint if hint is not None else then.type)
+        joined = join_types(then.type, orelse.type)
+        if joined is None:
+            then = self._retry_against(expr.then, then, orelse.type)
+            joined = join_types(then.type, orelse.type)
+        if joined is None:
+            raise type_mismatch(then.type, orelse.type, expr.orelse.span, "both branches of `if` must have the same type")
+        if isinstance(joined, T.TFuzzy):
+            assert then.cost is not None and orelse.cost is not None
+            from fuzzpy.checker import costs as C
+
+            cost = C.join_ctx(then.cost, orelse.cost)
+            self.branch_on_private(cost, cond.ctx, expr.span, "`if`")
+            self.note("branches join; any variable the condition depends on gets infinite cost")
+            return Judgment(joined, {}, cost=cost)
+        ctx = U.join_ctx(then.ctx, orelse.ctx)
+        scrutinee = U.scale_ctx(cond.ctx, case_scale(Sens.of(0)), expr.cond.span, "the condition of `if`")
+        self.note("branches join (max); the condition's context is added")
+        return Judgment(joined, U.plus(ctx, scrutinee))
+
+    def _retry_against(self, expr: S.Expr, j: Judgment, other: T.Type) -> Judgment:
+        if isinstance(other, T.TVec) and isinstance(expr, S.ListLit):
+            return self.infer(expr, other)
+        return j
+
+    def branch_on_private(self, cost: CostCtx, scrutinee: U.Ctx, span: Span, construct: str) -> None:
+        for name, usage in scrutinee.items():
+            if usage.sens.is_zero:
+                continue
+            cost[name] = infinite(
+                Blame(
+                    "FZ302",
+                    span,
+                    f"which distribution is released is chosen by {construct} on data that depends on `{name}`",
+                    hint=f"add noise to the condition (e.g. `sample` a noisy value first) or branch on public data only",
+                )
+            )
+
+    def _return(self, expr: S.Expr, hint: T.Type | None) -> Judgment:
+        """`return e`: the unit of the monad. A point mass moves infinitely far
+        in max divergence when e moves, so every variable e depends on gets
+        infinite cost."""
+        assert isinstance(expr, S.Return)
+        inner_hint = hint.inner if isinstance(hint, T.TFuzzy) else None
+        inner = self.infer(expr.expr, inner_hint)
+        if inner.is_fuzzy:
+            raise CheckError("FZ213", "`return` of a distribution: `sample` it first", expr.expr.span)
+        cost: CostCtx = {}
+        for name, usage in inner.ctx.items():
+            if not usage.sens.is_zero:
+                cost[name] = infinite(
+                    Blame(
+                        "FZ301",
+                        expr.span,
+                        f"`return` releases a value that depends on `{name}` without noise",
+                        hint="add noise (laplace, gauss) before releasing, or return only sampled values",
+                    )
+                )
+        self.note("return: free of cost in public and sampled values, infinite in anything else")
+        return Judgment(T.TFuzzy(inner.type), {}, cost=cost)
+
+    def _ann(self, expr: S.Expr, hint: T.Type | None) -> Judgment:
+        assert isinstance(expr, S.Ann)
+        expected = self.elaborate(expr.type)
+        return self.check(expr.expr, expected, f"it is annotated `{expected}`")
+
+    # ------------------------------------------------------------ costs from contexts
+
+    def blame_for(self, name: str, usage: U.Usage, span: Span, what: str) -> Blame:
+        """Why ``what`` costs infinity in ``name``: the rule that scaled it by inf."""
+        source = U.infinity_source(usage)
+        if source is None or source.span is None:
+            return Blame("FZ306", span, f"{what} is infinitely sensitive in `{name}`")
+        return Blame(source.code or "FZ306", source.span, f"{what} is infinitely sensitive in `{name}`: {source.reason}")
+
+    def noise_cost(self, ctx: U.Ctx, span: Span, what: str, make: Callable[[Fraction], object]) -> CostCtx:
+        """The privacy context of a noise primitive: one event per variable,
+        built by ``make`` from its sensitivity; infinite where it is infinite."""
+        cost: CostCtx = {}
+        for name, usage in ctx.items():
+            if usage.sens.is_zero:
+                continue
+            if usage.sens.is_inf:
+                cost[name] = infinite(self.blame_for(name, usage, span, what))
+            else:
+                assert usage.sens.value is not None
+                cost[name] = Cost((make(usage.sens.value),))  # type: ignore[arg-type]
+        return cost
+
+
+def type_mismatch(expected: T.Type, found: T.Type, span: Span, why: str) -> CheckError:
+    return CheckError(
+        "FZ201",
+        f"expected `{expected}` but found `{found}`: {why}",
+        span,
+    )
+
+
+def _kind(expr: S.Expr) -> str:
+    return {
+        S.Call: "a C-style call",
+        S.Index: "indexing",
+        S.Noise: "lap/lapplus",
+        S.Dist: "dist",
+        S.Forall: "forall",
+        S.InfLit: "inf",
+    }.get(type(expr), type(expr).__name__)
+
+
+__all__ = ["Inferencer", "type_mismatch", "ONE"]

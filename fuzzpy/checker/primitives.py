@@ -1,0 +1,134 @@
+"""Every primitive with its sensitivity signature, in one table.
+
+The `signature` column is the primitive's type in the notation of the
+language design (section 3): `-o` is 1-sensitive, `-[s]->` s-sensitive, `->`
+unrestricted (a closure applied many times: what it captures is scaled by
+infinity). The rule beside it implements exactly that signature; rules live
+in `first_order.py`, `higher_order.py` and `noise.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fuzzpy import syntax as S
+from fuzzpy import types as T
+from fuzzpy.checker import first_order as F
+from fuzzpy.checker import higher_order as H
+from fuzzpy.checker import noise as N
+from fuzzpy.checker.context import Judgment
+from fuzzpy.checker.errors import CheckError
+from fuzzpy.source import Span
+
+if TYPE_CHECKING:
+    from fuzzpy.checker.infer import Inferencer
+
+
+@dataclass
+class PrimCall:
+    """One use of a primitive: its static (bracketed) and ordinary arguments."""
+
+    name: str
+    statics: tuple[S.Expr, ...]
+    args: list[S.Expr]
+    whole: S.Expr
+    hint: T.Type | None
+
+    @property
+    def span(self) -> Span:
+        return self.whole.span
+
+
+Rule = Callable[["Inferencer", PrimCall], Judgment]
+
+
+@dataclass(frozen=True)
+class Primitive:
+    name: str
+    statics: tuple[str, ...]  # names of the bracketed static arguments
+    arity: int  # ordinary arguments
+    signature: str
+    rule: Rule
+
+
+_TABLE = [
+    # data: bags, lists, vectors
+    Primitive("size", (), 1, "bag A -o num", F.size),
+    Primitive("sum", ("lo", "hi"), 1, "bag num -[max(|lo|, |hi|)]-> num  (clamps every row)", F.clamped_sum),
+    Primitive("clip", ("lo", "hi"), 1, "num -o num", F.clip),
+    Primitive("abs", (), 1, "num -o num", F.abs_),
+    Primitive("counts", (), 1, "list (bag A) -o vec[1] num", F.counts),
+    Primitive("clip2", ("c",), 1, "vec[2] num -o vec[2] num  (projects onto the L2 ball of radius c)", F.clip2),
+    Primitive("vsum", ("c",), 1, "bag (vec[2] num) -[c]-> vec[2] num  (rows clipped to L2 norm c)", F.vsum),
+    Primitive("dot", (), 2, "vec[p] num -> vec[p] num -> num", F.dot),
+    Primitive("fst", (), 1, "<A & B> -o A  (also (A, B) -o A)", F.fst),
+    Primitive("snd", (), 1, "<A & B> -o B  (also (A, B) -o B)", F.snd),
+    Primitive("inl", (), 1, "A -o A + B", F.inl),
+    Primitive("inr", (), 1, "B -o A + B", F.inr),
+    Primitive("min", (), 2, "num -o num -o num", F.min_max),
+    Primitive("max", (), 2, "num -o num -o num", F.min_max),
+    Primitive("sigmoid", (), 1, "num -[1/4]-> num", F.sigmoid),
+    Primitive("exp", (), 1, "num -> num", F.unbounded_math),
+    Primitive("log", (), 1, "num -> num", F.unbounded_math),
+    Primitive("sqrt", (), 1, "num -> num", F.unbounded_math),
+    Primitive("floor", (), 1, "num -> num", F.unbounded_math),
+    # higher order: closures applied once per row are scaled by infinity
+    Primitive("map", (), 2, "(A -> B) -> bag A -o bag B", H.map_),
+    Primitive("filter", (), 2, "(A -> bool) -> bag A -o bag A", H.filter_),
+    Primitive("split", (), 2, "(A -> bool) -> bag A -o (bag A, bag A)", H.split),
+    Primitive("group", ("k",), 2, "(A -> int) -> bag A -o list (bag A)  (k buckets)", H.group),
+    Primitive("tabulate", (), 2, "list T -> (T -> num) -o vec[inf] num", H.tabulate),
+    # distributions
+    Primitive("laplace", ("eps",), 1, "num -[eps]-> fuzzy num  (also vec[1] num)", N.laplace),
+    Primitive("gauss", ("sigma",), 1, "num -> fuzzy num  (rho = s^2 / 2 sigma^2; also vec[2] num)", N.gauss),
+    Primitive("expmech", ("eps",), 3, "list C -> (C -> D -[s]-> num) -> D -[eps*s]-> fuzzy C", N.expmech),
+    Primitive("loop", ("k",), 2, "A -> (A -> fuzzy A) -> fuzzy A  (cost: k times the body's)", N.loop),
+    Primitive("subsample", ("q",), 2, "(bag A -> fuzzy B) -> bag A -> fuzzy B  (amplified)", N.subsample),
+]
+
+PRIMITIVES: dict[str, Primitive] = {p.name: p for p in _TABLE}
+
+
+def apply_primitive(
+    ck: Inferencer,
+    name: str,
+    head: S.Expr,
+    statics: tuple[S.Expr, ...],
+    args: list[S.Expr],
+    whole: S.Expr,
+    hint: T.Type | None,
+) -> Judgment:
+    prim = PRIMITIVES.get(name)
+    if prim is None:
+        raise CheckError("FZ207", f"unknown primitive `{name}`", head.span)
+    if name == "sum" and not statics and args:
+        return F.unclamped_sum(ck, PrimCall(name, statics, args[:1], _rebuild(head, args[:1], whole), hint))
+    if len(statics) != len(prim.statics):
+        wanted = f"`{name}[{', '.join(prim.statics)}]`" if prim.statics else f"`{name}` (no brackets)"
+        raise CheckError("FZ208", f"`{name}` takes {len(prim.statics)} static argument(s): write {wanted}", head.span)
+    if len(args) < prim.arity:
+        raise CheckError(
+            "FZ208",
+            f"`{name}` takes {prim.arity} argument(s) but is given {len(args)}: {prim.signature}",
+            whole.span,
+            hint="primitives must be applied to all their arguments (wrap in `fun x -> ...` to pass one as a function)",
+        )
+    own, rest = args[: prim.arity], args[prim.arity :]
+    call = PrimCall(name, statics, own, _rebuild(head, own, whole) if rest else whole, hint if not rest else None)
+    result = prim.rule(ck, call)
+    if rest:
+        from fuzzpy.checker.apply import apply_value
+
+        return apply_value(ck, result, head, rest, whole)
+    return result
+
+
+def _rebuild(head: S.Expr, args: list[S.Expr], whole: S.Expr) -> S.Expr:
+    """The sub-application covering ``head`` and ``args`` (for spans)."""
+    expr = head
+    for arg in args:
+        span = head.span.merge(arg.span) if head.span.file == arg.span.file else whole.span
+        expr = S.App(expr, arg, span=span)
+    return expr

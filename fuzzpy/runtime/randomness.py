@@ -1,0 +1,120 @@
+"""Sources of random bits for the exact samplers.
+
+Every sampler in `fuzzpy.runtime.samplers` consumes only uniformly random
+64-bit words and turns them into exact integer draws by rejection; no
+floating-point number ever enters a noise computation.
+
+* `SecureSource` reads the operating system's CSPRNG (`os.urandom`, the same
+  source as the `secrets` module): the default for every private run.
+* `SeededSource` is a reproducible generator (numpy's PCG64) for tests and
+  `--seed`; a release made with it is *not* private, since anyone who knows
+  the seed can subtract the noise.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+_WORD_BITS = 64
+
+
+_BUFFER_WORDS = 4096
+
+
+class RandomSource(ABC):
+    """Uniform random words, and exact uniform integers derived from them.
+
+    Small requests are served from a buffer of pre-drawn words (one system
+    call per 4096 words instead of one per draw); every word is used once.
+    """
+
+    private: bool = True
+
+    def __init__(self) -> None:
+        self._buffer = np.zeros(0, dtype=np.uint64)
+        self._position = 0
+
+    @abstractmethod
+    def _generate(self, count: int) -> np.ndarray:
+        """`count` fresh independent uniform uint64 words."""
+
+    def words(self, count: int) -> np.ndarray:
+        """`count` independent uniform uint64 words."""
+        if count > _BUFFER_WORDS // 4:
+            return self._generate(count)
+        if self._position + count > self._buffer.size:
+            self._buffer = self._generate(_BUFFER_WORDS)
+            self._position = 0
+        start = self._position
+        self._position += count
+        return self._buffer[start : self._position]
+
+    # -- derived exact draws
+
+    def bits(self, count: int) -> np.ndarray:
+        """`count` fair bits as a bool array."""
+        return (self.words(count) >> np.uint64(63)).astype(bool)
+
+    def below(self, bound: int, count: int) -> np.ndarray:
+        """`count` exact uniform integers in [0, bound) as int64 (1 <= bound < 2^62).
+
+        Rejection from the top ``bound.bit_length()`` bits of each word: every
+        accepted value is equally likely, and a draw is accepted with
+        probability >= 1/2, so the expected number of rounds is <= 2.
+        """
+        if not 1 <= bound < 2**62:
+            raise ValueError(f"bound {bound} outside [1, 2^62)")
+        if bound == 1:
+            return np.zeros(count, dtype=np.int64)
+        shift = np.uint64(_WORD_BITS - (bound - 1).bit_length())
+        out = np.empty(count, dtype=np.int64)
+        filled = 0
+        while filled < count:
+            need = count - filled
+            draws = (self.words(need + need // 2 + 8) >> shift).astype(np.int64)
+            draws = draws[draws < bound][:need]
+            out[filled : filled + draws.size] = draws
+            filled += draws.size
+        return out
+
+    def big_below(self, bound: int) -> int:
+        """One exact uniform integer in [0, bound) for an arbitrarily large bound."""
+        if bound < 1:
+            raise ValueError("bound must be positive")
+        nbits = (bound - 1).bit_length()
+        if nbits == 0:
+            return 0
+        nwords = (nbits + 63) // 64
+        excess = nwords * 64 - nbits
+        while True:
+            value = 0
+            for word in self.words(nwords).tolist():
+                value = (value << 64) | int(word)
+            value >>= excess
+            if value < bound:
+                return value
+
+
+class SecureSource(RandomSource):
+    """Words from the operating system's cryptographically secure generator."""
+
+    private = True
+
+    def _generate(self, count: int) -> np.ndarray:
+        return np.frombuffer(os.urandom(8 * count), dtype=np.uint64)
+
+
+class SeededSource(RandomSource):
+    """Reproducible words from a seed: for tests and `--seed` (not private)."""
+
+    private = False
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        self._generator = np.random.Generator(np.random.PCG64(seed))
+
+    def _generate(self, count: int) -> np.ndarray:
+        return self._generator.integers(0, 2**64, size=count, dtype=np.uint64, endpoint=False)

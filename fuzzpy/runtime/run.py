@@ -1,0 +1,404 @@
+"""`fuzzpy run`: release a checked definition's result on data, under a budget.
+
+The order is what makes a run safe (language design, section 6):
+
+1. parse and check the program; refuse what the checker or the verifier did
+   not accept (exit 1);
+2. take the definition's privacy events per `bag` parameter and quote them
+   against each dataset's ledger budget, refusing (exit 3) before the data
+   is read;
+3. load and validate the data (exit 2 on any problem, nothing charged);
+4. charge the ledger (committed before anything is computed or shown);
+5. compute, sample with the exact samplers, print.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fuzzpy import syntax as S
+from fuzzpy.accounting.events import Event
+from fuzzpy.checker.result import CheckedDef, CheckedProgram
+from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.source import NO_SPAN, Source
+from fuzzpy.types import TBag, TBool, TFuzzy, TInt, TList, TNum, TString, TVec, Type
+
+if TYPE_CHECKING:  # the runtime's numeric modules load only when a run starts
+    from fuzzpy.runtime.bag import Bag
+    from fuzzpy.runtime.randomness import RandomSource
+
+Value = Any
+
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
+
+
+class Refusal(Exception):
+    """A run stopped with diagnostics and a chosen exit code."""
+
+    def __init__(self, exit_code: int, diagnostics: tuple[Diagnostic, ...]) -> None:
+        super().__init__("; ".join(d.message for d in diagnostics))
+        self.exit_code = exit_code
+        self.diagnostics = diagnostics
+
+
+def _refuse(exit_code: int, code: str, message: str, hint: str | None = None, span=NO_SPAN) -> Refusal:  # type: ignore[no-untyped-def]
+    return Refusal(exit_code, (Diagnostic(code, message, span, hint=hint),))
+
+
+@dataclass
+class RunRequest:
+    file: str
+    definition: str
+    data: dict[str, str] = field(default_factory=dict)
+    args: dict[str, str] = field(default_factory=dict)
+    budget: str | None = None
+    rule: str = "basic"
+    ledger: str | None = None
+    datasets: dict[str, str] = field(default_factory=dict)
+    seed: int | None = None
+    delta: str | None = None
+
+
+@dataclass
+class RunResult:
+    value: Value
+    receipts: list  # list[Receipt]
+    private: bool
+    warnings: list[str]
+
+    def to_json(self) -> dict[str, object]:
+        from fuzzpy.runtime.values import to_json
+
+        first = self.receipts[0] if self.receipts else None
+        zero = {"epsilon": 0.0, "delta": 0.0}
+        return {
+            "released": to_json(self.value),
+            "charged": first.charged_json() if first else zero,
+            "remaining": first.remaining_json() if first else None,
+            "datasets": [r.to_json() for r in self.receipts],
+            "private": self.private,
+            "warnings": self.warnings,
+        }
+
+
+# ---------------------------------------------------------------- the steps
+
+
+def check(source: Source) -> CheckedProgram:
+    from fuzzpy.checker import check_program
+    from fuzzpy.pipeline import parse
+
+    try:
+        return check_program(parse(source))
+    except FuzzError as exc:
+        raise Refusal(EXIT_REJECTED, exc.diagnostics) from None
+
+
+def find_definition(checked: CheckedProgram, name: str) -> CheckedDef:
+    if name not in checked.definitions:
+        known = ", ".join(sorted(checked.definitions)) or "none"
+        raise _refuse(EXIT_USAGE, "FZ521", f"the program has no definition `{name}`", f"its definitions: {known}")
+    return checked.definitions[name]
+
+
+def refuse_unsafe_release(definition: CheckedDef) -> None:
+    """A result that is not `fuzzy` may only depend on public parameters."""
+    if isinstance(definition.result, TFuzzy):
+        return
+    for param in definition.params:
+        if isinstance(param.type, TBag) and not param.sensitivity.is_zero:
+            raise _refuse(
+                EXIT_REJECTED,
+                "FZ522",
+                f"`{definition.name}` returns `{definition.result}`, not a `fuzzy` value: releasing it "
+                f"would publish `{param.name}` without noise",
+                "run a definition whose result is `fuzzy` (add noise with laplace, gauss or expmech)",
+                definition.decl.name_span,
+            )
+
+
+def refuse_unproved_mechanisms(checked: CheckedProgram, definition: CheckedDef) -> None:
+    used = _mechanisms_used(checked, definition.decl)
+    if not used:
+        return
+    try:
+        from fuzzpy.verifier import verify_mechanism
+    except ImportError:
+        raise _refuse(EXIT_REJECTED, "FZ523", "the coupling verifier is not available to prove the mechanisms used") from None
+    for name in sorted(used):
+        decl = checked.mechanisms[name]
+        verdict = verify_mechanism(decl, checked.program)
+        if getattr(verdict, "status", None) != "proved":
+            reason = getattr(verdict, "reason", None) or "no proof was found"
+            raise _refuse(
+                EXIT_REJECTED,
+                "FZ523",
+                f"mechanism `{name}` is not proved private ({getattr(verdict, 'status', 'unknown')}): {reason}",
+                span=decl.name_span,
+            )
+
+
+def _mechanisms_used(checked: CheckedProgram, root: S.DefDecl) -> set[str]:
+    """Mechanisms reachable from `root` through the names its body mentions."""
+    defs = {name: d.decl for name, d in checked.definitions.items()}
+    seen_defs: set[str] = set()
+    found: set[str] = set()
+    pending = [root]
+    while pending:
+        decl = pending.pop()
+        for name in _names(decl.body):
+            if name in checked.mechanisms:
+                found.add(name)
+            elif name in defs and name not in seen_defs:
+                seen_defs.add(name)
+                pending.append(defs[name])
+    return found
+
+
+def _names(node: object) -> set[str]:
+    if isinstance(node, S.Var):
+        return {node.name}
+    names: set[str] = set()
+    if isinstance(node, tuple):
+        for item in node:
+            names |= _names(item)
+    elif hasattr(node, "__dataclass_fields__"):
+        for attr in node.__dataclass_fields__:
+            if attr != "span":
+                names |= _names(getattr(node, attr))
+    return names
+
+
+def privacy_events(definition: CheckedDef) -> dict[str, tuple[Event, ...]]:
+    from fuzzpy.runtime.noise import check_discretisable
+
+    events = {p.name: tuple(definition.privacy.get(p.name, ())) for p in definition.params if isinstance(p.type, TBag)}
+    for name, evs in events.items():
+        reason = check_discretisable(evs)
+        if reason:
+            raise _refuse(
+                EXIT_REJECTED,
+                "FZ520",
+                f"the release in `{name}` is too small for the exact noise grid: {reason}",
+                "releases must cost at least eps = 2^-24 (6e-8) each",
+            )
+    return events
+
+
+def public_arguments(definition: CheckedDef, request: RunRequest) -> dict[str, Value]:
+    bag_names = {p.name for p in definition.params if isinstance(p.type, TBag)}
+    known = {p.name for p in definition.params}
+    for name in [*request.data, *request.args, *request.datasets]:
+        if name not in known:
+            raise _refuse(EXIT_USAGE, "FZ508", f"`{definition.name}` has no parameter `{name}`",
+                          "its parameters: " + ", ".join(p.name for p in definition.params))
+    values: dict[str, Value] = {}
+    for param in definition.params:
+        if param.name in bag_names:
+            if param.name not in request.data:
+                raise _refuse(EXIT_USAGE, "FZ508", f"no data for `{param.name}`", f"give --data {param.name}=FILE.csv")
+        elif param.name not in request.args:
+            raise _refuse(EXIT_USAGE, "FZ508", f"no value for parameter `{param.name} : {param.type}`",
+                          f"give --arg {param.name}=VALUE")
+        else:
+            values[param.name] = parse_argument(param.name, param.type, request.args[param.name])
+    return values
+
+
+def parse_argument(name: str, kind: Type, text: str) -> Value:
+    try:
+        if isinstance(kind, TInt):
+            return int(text)
+        if isinstance(kind, TNum):
+            value = Fraction(text.strip())
+            return int(value) if value.denominator == 1 else float(value)
+        if isinstance(kind, TBool) and text.strip().lower() in ("true", "false"):
+            return text.strip().lower() == "true"
+        if isinstance(kind, TString):
+            return text
+        if isinstance(kind, (TList, TVec)):
+            items = json.loads(text if text.strip().startswith("[") else f"[{text}]")
+            return [parse_argument(name, kind.elem, json.dumps(i) if not isinstance(i, str) else i) for i in items]
+    except (ValueError, json.JSONDecodeError, ZeroDivisionError):
+        pass
+    raise _refuse(EXIT_USAGE, "FZ509", f"`{text}` is not a value of type `{kind}` for parameter `{name}`")
+
+
+def dataset_keys(request: RunRequest, bag_params: list[str]) -> dict[str, str]:
+    from fuzzpy.runtime.loader import content_hash
+
+    keys = {}
+    for name in bag_params:
+        given = request.datasets.get(name) or (request.datasets.get("") if len(bag_params) == 1 else None)
+        keys[name] = given if given else content_hash(request.data[name])
+    return keys
+
+
+# ---------------------------------------------------------------- the whole run
+
+
+def execute(request: RunRequest, warn=lambda message: None) -> RunResult:  # type: ignore[no-untyped-def]
+    from fuzzpy.accounting.ledger import Budget, Ledger
+    from fuzzpy.pipeline import load_source
+    from fuzzpy.runtime.randomness import SecureSource, SeededSource
+
+    source = load_source(request.file)
+    checked = check(source)
+    definition = find_definition(checked, request.definition)
+    refuse_unsafe_release(definition)
+    refuse_unproved_mechanisms(checked, definition)
+    events = privacy_events(definition)
+    public = public_arguments(definition, request)
+    keys = dataset_keys(request, list(events))
+    budget = Budget.parse(request.budget, request.rule) if request.budget else None
+    delta = request.delta
+    with Ledger(request.ledger) as ledger:
+        for name, evs in events.items():  # refuse before the data is touched
+            ledger.quote(keys[name], evs, budget, release_delta=delta)
+        bags = _load_all(definition, request)
+        receipts = ledger.charge_many(
+            [(keys[name], evs, budget) for name, evs in events.items()],
+            program=request.file,
+            definition=definition.name,
+            program_source=source.text,
+            release_delta=delta,
+        ) if events else []
+    source_of_noise: RandomSource = SecureSource() if request.seed is None else SeededSource(request.seed)
+    warnings: list[str] = []
+
+    def record(message: str) -> None:
+        warnings.append(message)
+        warn(message)
+
+    value = compute(checked, definition, {**public, **bags}, source_of_noise, record)
+    return RunResult(value, receipts, source_of_noise.private, warnings)
+
+
+def _load_all(definition: CheckedDef, request: RunRequest) -> dict[str, Bag]:
+    from fuzzpy.runtime.loader import load_bag
+
+    return {
+        p.name: load_bag(request.data[p.name], p.type)
+        for p in definition.params
+        if isinstance(p.type, TBag)
+    }
+
+
+def compute(checked: CheckedProgram, definition: CheckedDef, arguments: dict[str, Value],
+            source: RandomSource, warn) -> Value:  # type: ignore[no-untyped-def]
+    """Apply the definition to its arguments and sample its `fuzzy` result."""
+    from fuzzpy.runtime.interpreter import Interpreter
+    from fuzzpy.runtime.values import Fuzzy, RuntimeFailure
+
+    interp = Interpreter(checked.program, source, warn)
+    try:
+        value = interp.definition(definition.name)
+        for param in definition.params:
+            value = value(arguments[param.name])
+        return value.sample() if isinstance(value, Fuzzy) else value
+    except RuntimeFailure as failure:
+        raise _refuse(EXIT_USAGE, failure.code, failure.message,
+                      "the release was charged to the ledger; nothing was released") from None
+    except RecursionError:
+        raise _refuse(EXIT_USAGE, "FZ519", "the program recursed too deeply",
+                      "the release was charged to the ledger; nothing was released") from None
+
+
+# ---------------------------------------------------------------- the command
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from fuzzpy.cli import exit_code_for, print_json
+
+    try:
+        request = _request(args)
+        result = execute(request, warn=lambda m: sys.stderr.write(m + "\n"))
+    except Refusal as refusal:
+        _report(args, refusal.diagnostics)
+        return refusal.exit_code
+    except FuzzError as exc:
+        _report(args, exc.diagnostics)
+        return exit_code_for(exc.diagnostics)
+    if args.json:
+        print_json(result.to_json())
+    else:
+        sys.stdout.write(_text(result))
+    return EXIT_OK
+
+
+def _report(args: argparse.Namespace, diagnostics: tuple[Diagnostic, ...]) -> None:
+    """Diagnostics go to stderr (with the source lines when we have them)."""
+    from fuzzpy.cli import print_diagnostics
+
+    sources = {}
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        sources[args.file] = Source(args.file, Path(args.file).read_text(encoding="utf-8"))
+    print_diagnostics(diagnostics, sources)
+
+
+def _text(result: RunResult) -> str:
+    from fuzzpy.accounting.ledger_quotes import describe_amount
+    from fuzzpy.runtime.values import render
+
+    lines = [f"released:  {render(result.value)}"]
+    for receipt in result.receipts:
+        lines.append(f"charged:   {describe_amount(receipt.cost.spend, receipt.budget)}  (dataset {receipt.dataset})")
+        lines.append(
+            f"remaining: {describe_amount(receipt.remaining, receipt.budget)} of {receipt.budget.describe()}"
+        )
+    if not result.receipts:
+        lines.append("charged:   nothing (the result does not depend on any database)")
+    if not result.private:
+        lines.append("note: --seed makes the noise reproducible: this run is NOT differentially private")
+    return "\n".join(lines) + "\n"
+
+
+def _pairs(items: list[str] | None, option: str, allow_bare: bool = False) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep:
+            if allow_bare:
+                pairs[""] = item
+                continue
+            raise _refuse(EXIT_USAGE, "FZ508", f"{option} expects NAME=VALUE, not `{item}`")
+        pairs[name.strip()] = value
+    return pairs
+
+
+def _request(args: argparse.Namespace) -> RunRequest:
+    return RunRequest(
+        file=args.file,
+        definition=args.definition,
+        data=_pairs(args.data, "--data"),
+        args=_pairs(args.arg, "--arg"),
+        budget=args.budget,
+        rule=args.rule,
+        ledger=args.ledger,
+        datasets=_pairs(args.dataset, "--dataset", allow_bare=True),
+        seed=args.seed,
+        delta=args.delta,
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", action="append", metavar="PARAM=FILE",
+                        help="CSV or Parquet file for a bag parameter (repeatable)")
+    parser.add_argument("--arg", action="append", metavar="PARAM=VALUE",
+                        help="value of a public (non-bag) parameter (repeatable)")
+    parser.add_argument("--budget", metavar="EPS[,DELTA]",
+                        help="the dataset's total budget (fixed by its first release)")
+    parser.add_argument("--rule", default="basic", choices=("basic", "zcdp"),
+                        help="how releases compose in the ledger (default: basic)")
+    parser.add_argument("--ledger", metavar="FILE", help="the budget ledger (SQLite)")
+    parser.add_argument("--dataset", action="append", metavar="[PARAM=]NAME",
+                        help="ledger key of a dataset (default: the file's SHA-256)")
+    parser.add_argument("--seed", type=int, help="reproducible noise (the run is then NOT private)")
+    parser.add_argument("--delta", metavar="D", help="delta at which approximate releases are charged")

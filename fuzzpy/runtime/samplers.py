@@ -1,0 +1,189 @@
+"""Exact integer samplers (Canonne, Kamath & Steinke, "The Discrete Gaussian
+for Differential Privacy", NeurIPS 2020), vectorised over numpy int64 arrays.
+
+Only uniform random words enter (`RandomSource`); every step is an exact
+comparison of integers, so the output distributions are exactly the stated
+ones. Vectorising keeps exactness: each rejection loop runs on the whole array
+of still-pending draws at once, and a draw's fate depends only on its own
+random words, never on the other draws or on floating-point arithmetic.
+
+* `bernoulli_exp`      Bernoulli(exp(-n/d)) for integer n >= 0, d >= 1 (CKS Alg. 1)
+* `discrete_laplace`   P(Z = z) proportional to exp(-|z| / t), integer t >= 1 (CKS Alg. 2)
+* `geometric`          P(X = x) proportional to exp(-x / t) on x >= 0 (one-sided)
+* `discrete_gaussian`  P(Z = z) proportional to exp(-z^2 / (2 sigma^2)), rational sigma^2 (CKS Alg. 3)
+* `bernoulli_exp_fraction`  the same as `bernoulli_exp` for one arbitrary rational
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from fuzzpy.runtime.randomness import RandomSource
+
+_MAX_BOUND = 2**62
+
+
+def _bernoulli_exp_at_most_one(num: np.ndarray, den: int, source: RandomSource) -> np.ndarray:
+    """Bernoulli(exp(-num/den)) for 0 <= num <= den (CKS Algorithm 1).
+
+    K = 1; draw A ~ Bernoulli(gamma / K) until A = 0; answer 1 iff K is odd.
+    P(answer 1) = sum_k (-gamma)^k / k! = exp(-gamma). All pending draws share
+    the same K in a round, so Bernoulli(gamma/K) is one exact comparison
+    `uniform below den*K < num`.
+    """
+    result = np.zeros(num.size, dtype=bool)
+    pending = np.arange(num.size)
+    k = 1
+    while pending.size:
+        if den * k >= _MAX_BOUND:  # probability below 1/k! for k this large
+            raise OverflowError("Bernoulli(exp(-x)) loop ran past the integer range")
+        success = source.below(den * k, pending.size) < num[pending]
+        result[pending[~success]] = k % 2 == 1
+        pending = pending[success]
+        k += 1
+    return result
+
+
+def bernoulli_exp(num: np.ndarray, den: int, source: RandomSource) -> np.ndarray:
+    """Bernoulli(exp(-num/den)) elementwise, for integers num >= 0, den >= 1.
+
+    For gamma > 1, exp(-gamma) = exp(-1)^floor(gamma) * exp(-frac(gamma)): all
+    floor(gamma) draws of Bernoulli(exp(-1)) and one of the fraction must be 1.
+    """
+    num = np.asarray(num, dtype=np.int64)
+    whole, frac = np.divmod(num, den)
+    alive = _bernoulli_exp_at_most_one(frac, den, source)
+    remaining = whole.copy()
+    candidates = np.flatnonzero(alive & (remaining > 0))
+    ones = np.ones(1, dtype=np.int64)
+    while candidates.size:
+        ok = _bernoulli_exp_at_most_one(np.repeat(ones, candidates.size), 1, source)
+        alive[candidates[~ok]] = False
+        remaining[candidates] -= 1
+        candidates = candidates[ok & (remaining[candidates] > 0)]
+    return alive
+
+
+def _geometric_exp1(count: int, source: RandomSource) -> np.ndarray:
+    """Number of successes of Bernoulli(exp(-1)) before the first failure:
+    P(V = v) = (1 - e^-1) e^-v."""
+    result = np.zeros(count, dtype=np.int64)
+    pending = np.arange(count)
+    ones = np.ones(1, dtype=np.int64)
+    while pending.size:
+        success = _bernoulli_exp_at_most_one(np.repeat(ones, pending.size), 1, source)
+        pending = pending[success]
+        result[pending] += 1
+    return result
+
+
+def _one_sided(t: int, count: int, source: RandomSource) -> np.ndarray:
+    """`count` or fewer draws of X with P(X = x) proportional to exp(-x/t), x >= 0.
+
+    U uniform in [0, t) kept with probability exp(-U/t), V ~ Geometric(exp(-1)),
+    X = U + t V: then P(X = x) = P(U = x mod t) exp(-(x mod t)/t) P(V = x div t)
+    / P(kept), proportional to exp(-x/t) (the first half of CKS Algorithm 2).
+    """
+    u = source.below(t, count)
+    u = u[bernoulli_exp(u, t, source)]
+    v = _geometric_exp1(u.size, source)
+    if v.size and int(v.max()) >= _MAX_BOUND // t:
+        raise OverflowError("discrete Laplace draw outside the integer range")
+    return u + t * v
+
+
+def geometric(t: int, count: int, source: RandomSource) -> np.ndarray:
+    """`count` draws with P(X = x) proportional to exp(-x/t) on x >= 0."""
+    _check_scale(t)
+    return _fill(count, lambda need: _one_sided(t, need, source))
+
+
+def discrete_laplace(t: int, count: int, source: RandomSource) -> np.ndarray:
+    """`count` draws with P(Z = z) = (1 - e^(-1/t)) / (1 + e^(-1/t)) exp(-|z|/t).
+
+    CKS Algorithm 2 (with s = 1): a one-sided draw X and a fair sign B,
+    rejecting (B = negative, X = 0) so that zero is not counted twice.
+    """
+    _check_scale(t)
+
+    def batch(need: int) -> np.ndarray:
+        x = _one_sided(t, need, source)
+        negative = source.bits(x.size)
+        keep = ~(negative & (x == 0))
+        return np.where(negative, -x, x)[keep]
+
+    return _fill(count, batch)
+
+
+def _fill(count: int, batch) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Concatenate accepted draws of `batch(n)` until there are `count`."""
+    parts: list[np.ndarray] = []
+    have = 0
+    while have < count:
+        need = count - have
+        drawn = batch(need + need // 2 + 16)[:need]
+        parts.append(drawn)
+        have += drawn.size
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _check_scale(t: int) -> None:
+    if not 1 <= t < 2**58:
+        raise ValueError(f"discrete noise scale {t} outside [1, 2^58)")
+
+
+# ---------------------------------------------------------------- Python-integer paths
+
+
+def bernoulli_exp_fraction(gamma: Fraction, source: RandomSource) -> bool:
+    """Bernoulli(exp(-gamma)) for one rational gamma >= 0 of any size."""
+    if gamma < 0:
+        raise ValueError("gamma must be non-negative")
+    whole = math.floor(gamma)
+    for _ in range(whole):
+        if not _bernoulli_exp_fraction_unit(Fraction(1), source):
+            return False
+    return _bernoulli_exp_fraction_unit(gamma - whole, source)
+
+
+def _bernoulli_exp_fraction_unit(gamma: Fraction, source: RandomSource) -> bool:
+    k = 1
+    while True:
+        bound = gamma.denominator * k
+        if source.big_below(bound) >= gamma.numerator:  # A ~ Bernoulli(gamma / k) is 0
+            return k % 2 == 1
+        k += 1
+
+
+def discrete_gaussian(sigma2: Fraction, count: int, source: RandomSource) -> list[int]:
+    """`count` draws of the discrete Gaussian N_Z(0, sigma2) (CKS Algorithm 3).
+
+    Propose Y from the discrete Laplace of scale t = floor(sigma) + 1 and accept
+    with probability exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2)); the acceptance
+    test is done with exact rationals (Python integers of any size).
+    """
+    if sigma2 <= 0:
+        raise ValueError("sigma^2 must be positive")
+    t = math.isqrt(math.floor(sigma2)) + 1
+    out: list[int] = []
+    while len(out) < count:
+        need = count - len(out)
+        for y in discrete_laplace(t, need + need // 2 + 4, source).tolist():
+            gamma = (abs(y) - sigma2 / t) ** 2 / (2 * sigma2)
+            if bernoulli_exp_fraction(gamma, source):
+                out.append(y)
+                if len(out) == count:
+                    break
+    return out
+
+
+def bernoulli(p: Fraction, count: int, source: RandomSource) -> np.ndarray:
+    """`count` exact Bernoulli(p) draws for a rational p in [0, 1]."""
+    if not 0 <= p <= 1:
+        raise ValueError("a probability must lie in [0, 1]")
+    if p.denominator >= _MAX_BOUND:
+        p = Fraction(math.floor(p * 2**61), 2**61)  # never more likely than p
+    return source.below(p.denominator, count) < p.numerator

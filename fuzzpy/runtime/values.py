@@ -1,0 +1,149 @@
+"""Runtime values of the functional language.
+
+Numbers are Python `int`/`float` (or numpy arrays when a function is evaluated
+over a whole column), booleans `bool`, strings `str`, unit `None`, tensor
+tuples Python tuples, lists Python lists, vectors 1-d float arrays, databases
+`Bag`s. The classes below cover the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Value = Any
+
+
+class RuntimeFailure(Exception):
+    """A program went wrong at run time (reported as FZ5xx by `run`)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class NotVectorisable(Exception):
+    """Raised while evaluating over columns: retry the function row by row."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record value; over a column, each field holds an array."""
+
+    fields: Mapping[str, Value]
+
+    def get(self, name: str) -> Value:
+        try:
+            return self.fields[name]
+        except KeyError:
+            raise RuntimeFailure("FZ510", f"the record has no field `{name}`") from None
+
+
+@dataclass(frozen=True)
+class WithPair:
+    left: Value
+    right: Value
+
+
+@dataclass(frozen=True)
+class Inl:
+    value: Value
+
+
+@dataclass(frozen=True)
+class Inr:
+    value: Value
+
+
+@dataclass
+class Function:
+    """A callable value: a closure, a builtin or a partially applied one.
+
+    ``arity`` arguments are collected (currying) before ``apply`` runs.
+    ``name`` is for messages only.
+    """
+
+    name: str
+    arity: int
+    apply: Callable[..., Value]
+    args: tuple[Value, ...] = field(default=())
+
+    def __call__(self, arg: Value) -> Value:
+        args = (*self.args, arg)
+        if len(args) == self.arity:
+            return self.apply(*args)
+        return Function(self.name, self.arity, self.apply, args)
+
+
+@dataclass(frozen=True)
+class Fuzzy:
+    """A value of `fuzzy A`: a sampler, run when the program binds it."""
+
+    draw: Callable[[], Value]
+
+    def sample(self) -> Value:
+        return self.draw()
+
+
+def to_json(value: Value) -> object:
+    """The released value as JSON data (language design, section 7)."""
+    from fuzzpy.runtime.bag import Bag, LazyGroups
+
+    if value is None:
+        return None
+    if isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (tuple, list, LazyGroups)):
+        return [to_json(v) for v in value]
+    if isinstance(value, Record):
+        return {k: to_json(v) for k, v in value.fields.items()}
+    if isinstance(value, WithPair):
+        return [to_json(value.left), to_json(value.right)]
+    if isinstance(value, Inl):
+        return {"inl": to_json(value.value)}
+    if isinstance(value, Inr):
+        return {"inr": to_json(value.value)}
+    if isinstance(value, Bag):
+        return {"bag_size": len(value)}
+    return repr(value)
+
+
+def render(value: Value) -> str:
+    """The released value as a line of text, in the language's own notation."""
+    from fuzzpy.runtime.bag import LazyGroups
+
+    if value is None:
+        return "()"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (np.generic,)):
+        return render(value.item())
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace('"', '\\"') + '"'
+    if isinstance(value, tuple):
+        return "(" + ", ".join(render(v) for v in value) + ")"
+    if isinstance(value, (list, LazyGroups)):
+        return "[" + ", ".join(render(v) for v in value) + "]"
+    if isinstance(value, np.ndarray):
+        return "[" + ", ".join(render(v) for v in value.tolist()) + "]"
+    if isinstance(value, Record):
+        return "{ " + ", ".join(f"{k} = {render(v)}" for k, v in value.fields.items()) + " }"
+    if isinstance(value, WithPair):
+        return f"<{render(value.left)}, {render(value.right)}>"
+    if isinstance(value, Inl):
+        return f"inl {render(value.value)}"
+    if isinstance(value, Inr):
+        return f"inr {render(value.value)}"
+    return str(value)

@@ -1,0 +1,224 @@
+"""Alignment templates for noise draws and their enumeration, simplest first.
+
+An alignment maps a draw eta of this run to eta + a in the neighbouring run.
+The template (CheckDP, Wang et al. CCS 2020) is ``cond ? A : B`` where ``cond``
+is a branch condition that depends on the draw (or, under the pointwise rule,
+"this is the draw at the fixed output s") and A, B are affine in the live
+distances. We instantiate the coefficients through the draw's syntactic
+context: a shift either is a constant, or sets the distance of the
+expression that carries the draw to a target (0: the released value agrees;
+dist(other side): the comparison is preserved; +1/-1: a margin).
+Injectivity: on each selector region the map is a translation, and the
+selector is preserved by the coupling (the branch agreement obligation), so the
+images of the regions are disjoint.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from fuzzpy.syntax import Dist, Expr, Index, Var
+from fuzzpy.verifier import solver as z
+from fuzzpy.verifier.model import DrawContext, DrawSite, MechanismInfo, has_noise, sub_expressions
+from fuzzpy.verifier.solver import Term
+from fuzzpy.verifier.text import show, show_signed_sum
+
+if TYPE_CHECKING:
+    from fuzzpy.verifier.product import Path, Product
+
+
+@dataclass
+class DrawEnv:
+    """What a shift may look at: the product state just before the draw."""
+
+    product: Product
+    site: DrawSite
+    path: Path
+
+    def dist_of(self, expr: Expr) -> Term:
+        value = self.product.eval(expr, self.path)
+        return z.to_real(value.two) - z.to_real(value.one)
+
+    def rest_dist(self, context: DrawContext) -> Term:
+        total = z.number(0)
+        for sign, expr in context.rest:
+            total = total + sign * self.dist_of(expr)
+        return total
+
+
+@dataclass(frozen=True)
+class Shift:
+    """A shift: constant ``value``, or "carrier distance := target" in a context."""
+
+    kind: str  # "const" | "target" | "hint"
+    value: Fraction = Fraction(0)
+    context: int = 0
+    target: str = ""  # "zero" | "one" | "minus_one" | "other"
+    hint: Expr | None = None
+
+    def term(self, env: DrawEnv) -> Term:
+        if self.kind == "const":
+            return z.number(self.value)
+        if self.kind == "hint":
+            assert self.hint is not None
+            return z.to_real(_relational_hint(self.hint, env))
+        ctx = env.site.contexts[self.context]
+        goal = {"zero": z.number(0), "one": z.number(1), "minus_one": z.number(-1)}.get(self.target)
+        if goal is None:
+            assert ctx.other is not None
+            goal = env.dist_of(ctx.other)
+        # dist(carrier) = rest distance + sign * a; solve dist(carrier) = goal for a
+        return ctx.sign * (goal - env.rest_dist(ctx))
+
+    def describe(self, site: DrawSite) -> str:
+        if self.kind == "const":
+            return _fraction_text(self.value)
+        if self.kind == "hint":
+            assert self.hint is not None
+            return show(self.hint)
+        ctx = site.contexts[self.context]
+        goal = {"zero": "", "one": "1", "minus_one": "-1"}.get(self.target)
+        if goal is None:
+            assert ctx.other is not None
+            goal = f"dist({show(ctx.other)})"
+        pieces = [(1, goal)] if goal else []
+        pieces += [(-s * ctx.sign, f"dist({show(e)})") for s, e in ctx.rest]
+        if ctx.sign < 0:
+            pieces = [(-s, p) for s, p in pieces]
+        return show_signed_sum(pieces)
+
+
+@dataclass(frozen=True)
+class Selector:
+    kind: str  # "branch" | "pointwise"
+    node: object | None = None
+    variable: str = ""
+
+    def now(self, env: DrawEnv) -> Term | None:
+        """The selector's value at the draw, or None when it is decided later."""
+        if self.kind == "branch":
+            return None
+        value = env.path.values[self.variable].one
+        return value == env.product.inputs.output
+
+    def describe(self) -> str:
+        if self.kind == "pointwise":
+            return f"{self.variable} == s"
+        cond = getattr(self.node, "cond", None)
+        return show(cond) if cond is not None else "?"
+
+
+@dataclass(frozen=True)
+class Alignment:
+    then: Shift
+    selector: Selector | None = None
+    orelse: Shift | None = None
+
+    def describe(self, site: DrawSite) -> str:
+        if self.selector is None:
+            return self.then.describe(site)
+        other = self.orelse.describe(site) if self.orelse is not None else "0"
+        return f"{self.selector.describe()} ? {self.then.describe(site)} : {other}"
+
+
+def _fraction_text(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def _relational_hint(expr: Expr, env: DrawEnv) -> Term:
+    """An `align E` hint: plain variables are this run's values, dist(e) the difference."""
+    from fuzzpy.syntax import Binary, Call, If, Unary
+    from fuzzpy.verifier.product import BINARY
+
+    if isinstance(expr, Dist):
+        return env.dist_of(expr.expr)
+    if isinstance(expr, Binary):
+        return BINARY[expr.op](_relational_hint(expr.left, env), _relational_hint(expr.right, env))
+    if isinstance(expr, Unary):
+        inner = _relational_hint(expr.operand, env)
+        return -inner if expr.op == "-" else z.neg(inner)
+    if isinstance(expr, If):
+        cond, then, orelse = (_relational_hint(e, env) for e in (expr.cond, expr.then, expr.orelse))
+        return z.ite(cond, then, orelse)
+    if isinstance(expr, Call) and expr.func == "abs" and len(expr.args) == 1:
+        return z.absolute(_relational_hint(expr.args[0], env))
+    return env.product.eval(expr, env.path).one
+
+
+# ---------------------------------------------------------------- candidates
+
+
+def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment]]:
+    """Scored alignments for one draw, lowest score (simplest) first."""
+    if site.noise.align is not None:
+        return [(0, Alignment(Shift("hint", hint=site.noise.align)))]
+    scored: list[tuple[int, Alignment]] = []
+    usable = [i for i, c in enumerate(site.contexts) if not any(has_noise(e) for _, e in c.rest)
+              and (c.other is None or not has_noise(c.other))]
+    releases = [i for i in usable if site.contexts[i].kind == "release"]
+    compares = [i for i in usable if site.contexts[i].kind == "compare"]
+    carries = [i for i in usable if site.contexts[i].kind == "carry"]
+    zero = Shift("const")
+    scored.append((3 if releases else 0, Alignment(zero)))
+    scored += [(1, Alignment(Shift("const", Fraction(1)))), (2, Alignment(Shift("const", Fraction(-1))))]
+    for i in releases:
+        scored.append((0, Alignment(Shift("target", context=i, target="zero"))))
+    for i in carries:
+        scored.append((2, Alignment(Shift("target", context=i, target="zero"))))
+        scored.append((3, Alignment(Shift("target", context=i, target="one"))))
+    for i in compares:
+        scored.append((2, Alignment(Shift("target", context=i, target="other"))))
+        scored.append((3, Alignment(Shift("target", context=i, target="one"))))
+    for i in compares:
+        node = site.contexts[i].node
+        branch = Selector("branch", node=node)
+        scored.append((1, Alignment(Shift("target", context=i, target="other"), branch, zero)))
+        scored.append((2, Alignment(Shift("target", context=i, target="one"), branch, zero)))
+        scored.append((4, Alignment(Shift("target", context=i, target="other"), branch,
+                                    Shift("target", context=i, target="zero"))))
+        scored.append((4, Alignment(Shift("const", Fraction(1)), branch, zero)))
+    if info.result_sort == "int" and site.in_loop:
+        for variable in _index_variables(info, site, usable):
+            point = Selector("pointwise", variable=variable)
+            for i in compares + carries:
+                scored.append((1, Alignment(Shift("target", context=i, target="one"), point, zero)))
+                scored.append((3, Alignment(Shift("target", context=i, target="other"), point, zero)))
+            scored.append((3, Alignment(Shift("const", Fraction(1)), point, zero)))
+    scored.sort(key=lambda pair: pair[0])
+    return scored
+
+
+def _index_variables(info: MechanismInfo, site: DrawSite, usable: list[int]) -> list[str]:
+    """Integer variables used as vector indices next to the draw: `q[i]` gives i."""
+    names: list[str] = []
+    for i in usable:
+        for _, expr in site.contexts[i].rest:
+            for sub in sub_expressions(expr):
+                if isinstance(sub, Index) and isinstance(sub.index, Var) and info.sort_of(sub.index.name) == "int":
+                    if sub.index.name not in names:
+                        names.append(sub.index.name)
+    return names
+
+
+def combinations(options: list[list[tuple[int, Alignment]]]) -> Iterator[tuple[int, tuple[Alignment, ...]]]:
+    """All choices of one alignment per draw, in order of increasing total score."""
+    if not options:
+        yield 0, ()
+        return
+    start = (0,) * len(options)
+    heap = [(sum(o[0][0] for o in options), start)]
+    seen = {start}
+    while heap:
+        score, indices = heapq.heappop(heap)
+        yield score, tuple(options[d][k][1] for d, k in enumerate(indices))
+        for d in range(len(options)):
+            if indices[d] + 1 < len(options[d]):
+                nxt = indices[:d] + (indices[d] + 1,) + indices[d + 1 :]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    delta = options[d][indices[d] + 1][0] - options[d][indices[d]][0]
+                    heapq.heappush(heap, (score + delta, nxt))

@@ -1,0 +1,485 @@
+"""What the verifier needs to know about a mechanism before proving anything.
+
+`analyse` classifies the parameters (private vectors, public or
+distance-carrying scalars), infers the sort of every local variable, lists the
+noise draws with their syntactic context (what they are added to, what they are
+compared with, where they are released), and rejects malformed mechanisms with
+FZ4xx diagnostics: unknown variables, an output form that does not match the
+declared result type, unsupported statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.syntax import (
+    Assign,
+    Binary,
+    BoolLit,
+    Call,
+    Dist,
+    Expr,
+    Forall,
+    If,
+    IfStmt,
+    Index,
+    MechanismDecl,
+    Noise,
+    NumLit,
+    Output,
+    ReturnStmt,
+    Stmt,
+    TyList,
+    TyName,
+    TyVec,
+    TypeExpr,
+    Unary,
+    Var,
+    VarDecl,
+    While,
+)
+
+SORTS = {"num": "num", "int": "int", "bool": "bool"}
+COMPARISONS = {"<", "<=", ">", ">=", "==", "!="}
+BUILTINS = {"len", "abs", "max", "min"}
+
+
+@dataclass(frozen=True)
+class DrawContext:
+    """One place where a draw's value is used: compared with ``other`` or released.
+
+    ``rest`` are the other summands (sign, expression) of the additive chain
+    that carries the draw there; ``sign`` is the draw's own sign in the chain.
+    ``node`` is the `IfStmt`/`While` whose condition holds the comparison.
+    """
+
+    kind: str  # "compare" | "release"
+    sign: int
+    rest: tuple[tuple[int, Expr], ...]
+    other: Expr | None
+    node: object | None
+
+
+@dataclass
+class DrawSite:
+    noise: Noise
+    index: int
+    contexts: list[DrawContext] = field(default_factory=list)
+    in_loop: bool = False
+    carrier_var: str | None = None
+
+
+@dataclass
+class MechanismInfo:
+    decl: MechanismDecl
+    vectors: dict[str, str]  # name -> norm ("1", "2", "inf")
+    scalars: dict[str, str]  # parameter name -> sort
+    locals: dict[str, str]  # local variable name -> sort
+    result_sort: str  # "int" | "num" | "bool" | "stream"
+    draws: list[DrawSite]
+    int_constants: set[int]
+
+    def sort_of(self, name: str) -> str | None:
+        return self.locals.get(name) or self.scalars.get(name)
+
+    @property
+    def pointwise(self) -> bool:
+        """Discrete results use the pointwise rule (fix the output s)."""
+        return self.result_sort in ("int", "bool")
+
+
+def _error(code: str, message: str, span: object, hint: str | None = None) -> Diagnostic:
+    return Diagnostic(code, message, span, hint=hint)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- traversal helpers
+
+
+def sub_expressions(expr: Expr) -> Iterator[Expr]:
+    """Every sub-expression of a mechanism expression, the expression first."""
+    yield expr
+    children: tuple[Expr, ...] = ()
+    if isinstance(expr, Binary):
+        children = (expr.left, expr.right)
+    elif isinstance(expr, Unary):
+        children = (expr.operand,)
+    elif isinstance(expr, If):
+        children = (expr.cond, expr.then, expr.orelse)
+    elif isinstance(expr, Call):
+        children = expr.args
+    elif isinstance(expr, Index):
+        children = (expr.base, expr.index)
+    elif isinstance(expr, Noise):
+        children = (expr.scale,) + ((expr.align,) if expr.align is not None else ())
+    elif isinstance(expr, (Dist,)):
+        children = (expr.expr,)
+    elif isinstance(expr, Forall):
+        children = (expr.body,)
+    for child in children:
+        yield from sub_expressions(child)
+
+
+def statements(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, IfStmt):
+            yield from statements(stmt.then)
+            yield from statements(stmt.orelse)
+        elif isinstance(stmt, While):
+            yield from statements(stmt.body)
+
+
+def stmt_expressions(stmt: Stmt) -> tuple[Expr, ...]:
+    if isinstance(stmt, (VarDecl, Output, ReturnStmt)):
+        return (stmt.expr,)
+    if isinstance(stmt, Assign):
+        return (stmt.expr,) + ((stmt.index,) if stmt.index is not None else ())
+    if isinstance(stmt, IfStmt):
+        return (stmt.cond,)
+    if isinstance(stmt, While):
+        return (stmt.cond,) + stmt.invariants
+    return ()
+
+
+def has_noise(expr: Expr) -> bool:
+    return any(isinstance(e, Noise) for e in sub_expressions(expr))
+
+
+def block_is_pure(body: tuple[Stmt, ...]) -> bool:
+    """No noise, no release, no loop: branches like this may differ between runs."""
+    for stmt in statements(body):
+        if isinstance(stmt, (Output, ReturnStmt, While)):
+            return False
+        if any(has_noise(e) for e in stmt_expressions(stmt)):
+            return False
+    return True
+
+
+def assigned_names(body: tuple[Stmt, ...]) -> set[str]:
+    return {s.name for s in statements(body) if isinstance(s, (VarDecl, Assign))}
+
+
+def additive_terms(expr: Expr, sign: int = 1) -> list[tuple[int, Expr]]:
+    """Flatten a chain of `+`/`-` into signed summands."""
+    if isinstance(expr, Binary) and expr.op in ("+", "-"):
+        right_sign = sign if expr.op == "+" else -sign
+        return additive_terms(expr.left, sign) + additive_terms(expr.right, right_sign)
+    if isinstance(expr, Unary) and expr.op == "-":
+        return additive_terms(expr.operand, -sign)
+    return [(sign, expr)]
+
+
+# ---------------------------------------------------------------- sorts
+
+
+class _Sorter:
+    def __init__(self, info: MechanismInfo, diagnostics: list[Diagnostic]) -> None:
+        self.info = info
+        self.diagnostics = diagnostics
+
+    def sort(self, expr: Expr, bound: frozenset[str] = frozenset()) -> str:
+        info = self.info
+        if isinstance(expr, NumLit):
+            return "int" if expr.is_int else "num"
+        if isinstance(expr, BoolLit):
+            return "bool"
+        if isinstance(expr, Var):
+            if expr.name in bound:
+                return "int"
+            if expr.name in info.vectors:
+                return "vec"
+            found = info.sort_of(expr.name)
+            if found is None:
+                self.diagnostics.append(
+                    _error("FZ401", f"unknown variable `{expr.name}` in mechanism `{info.decl.name}`", expr.span)
+                )
+                return "num"
+            return found
+        if isinstance(expr, Binary):
+            left, right = self.sort(expr.left, bound), self.sort(expr.right, bound)
+            if expr.op in COMPARISONS or expr.op in ("&&", "||"):
+                return "bool"
+            if expr.op == "/":
+                return "num"
+            return "int" if left == right == "int" else "num"
+        if isinstance(expr, Unary):
+            inner = self.sort(expr.operand, bound)
+            return "bool" if expr.op in ("not", "!") else inner
+        if isinstance(expr, If):
+            self.sort(expr.cond, bound)
+            then, orelse = self.sort(expr.then, bound), self.sort(expr.orelse, bound)
+            return then if then == orelse else "num"
+        if isinstance(expr, Index):
+            self.sort(expr.index, bound)
+            if not (isinstance(expr.base, Var) and expr.base.name in info.vectors):
+                self.diagnostics.append(_error("FZ404", "only vector parameters can be indexed", expr.span))
+            return "num"
+        if isinstance(expr, Call):
+            sorts = [self.sort(a, bound) for a in expr.args]
+            if expr.func not in BUILTINS:
+                self.diagnostics.append(_error("FZ401", f"unknown function `{expr.func}` in a mechanism", expr.span))
+                return "num"
+            if expr.func == "len":
+                return "int"
+            return "int" if sorts and all(s == "int" for s in sorts) else "num"
+        if isinstance(expr, Noise):
+            self.sort(expr.scale, bound)
+            if expr.align is not None:
+                self.sort(expr.align, bound)
+            return "num"
+        if isinstance(expr, Dist):
+            self.sort(expr.expr, bound)
+            return "num"
+        if isinstance(expr, Forall):
+            self.sort(expr.body, bound | {expr.var})
+            return "bool"
+        self.diagnostics.append(_error("FZ404", "this expression is not allowed in a mechanism", expr.span))
+        return "num"
+
+
+def _param_sort(ty: TypeExpr) -> str | None:
+    if isinstance(ty, TyName) and ty.name in SORTS:
+        return SORTS[ty.name]
+    return None
+
+
+def _result_sort(ty: TypeExpr) -> str | None:
+    if isinstance(ty, TyList):
+        return "stream"
+    return _param_sort(ty)
+
+
+# ---------------------------------------------------------------- analysis
+
+
+def analyse(decl: MechanismDecl) -> MechanismInfo:
+    """Classify, sort-check and index a mechanism; raise FuzzError when malformed."""
+    diagnostics: list[Diagnostic] = []
+    vectors: dict[str, str] = {}
+    scalars: dict[str, str] = {}
+    for param in decl.params:
+        if isinstance(param.type, TyVec):
+            vectors[param.name] = param.type.norm
+            continue
+        sort = _param_sort(param.type)
+        if sort is None:
+            diagnostics.append(
+                _error("FZ404", f"parameter `{param.name}` must be `num`, `int`, `bool` or `vec[p] num`", param.span)
+            )
+            sort = "num"
+        scalars[param.name] = sort
+    result = _result_sort(decl.result) or "num"
+    if _result_sort(decl.result) is None:
+        diagnostics.append(
+            _error("FZ403", "a mechanism returns `num`, `int`, `bool`, or `list T` for a stream of outputs", decl.result.span)
+        )
+    info = MechanismInfo(decl, vectors, scalars, {}, result, [], set())
+    _infer_locals(info, diagnostics)
+    sorter = _Sorter(info, diagnostics)
+    for req in decl.requires:
+        sorter.sort(req)
+    sorter.sort(decl.privacy)
+    _check_statements(info, sorter, decl.body, diagnostics, in_loop=False)
+    _check_result_form(info, diagnostics)
+    info.draws = _draw_sites(decl.body)
+    info.int_constants = {
+        int(e.value)
+        for s in statements(decl.body)
+        for top in stmt_expressions(s)
+        for e in sub_expressions(top)
+        if isinstance(e, NumLit) and e.is_int and abs(e.value) <= 1
+    } | {-1, 0}
+    if diagnostics:
+        raise FuzzError(tuple(_dedupe(diagnostics)))
+    return info
+
+
+def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    seen, unique = set(), []
+    for d in diagnostics:
+        key = (d.code, d.message, d.span)
+        if key not in seen:
+            seen.add(key)
+            unique.append(d)
+    return unique
+
+
+def _infer_locals(info: MechanismInfo, diagnostics: list[Diagnostic]) -> None:
+    """A local is `int` when every value it receives is an integer, else `num`/`bool`."""
+    declared = [s for s in statements(info.decl.body) if isinstance(s, VarDecl)]
+    for stmt in declared:
+        if stmt.name in info.scalars or stmt.name in info.vectors:
+            diagnostics.append(_error("FZ405", f"`{stmt.name}` is a parameter and cannot be redeclared", stmt.span))
+        info.locals.setdefault(stmt.name, "int")
+    sink: list[Diagnostic] = []
+    sorter = _Sorter(info, sink)
+    for _ in range(len(declared) + 1):
+        changed = False
+        for stmt in statements(info.decl.body):
+            if isinstance(stmt, (VarDecl, Assign)) and stmt.name in info.locals:
+                new = _join(info.locals[stmt.name], sorter.sort(stmt.expr), stmt is _first_decl(declared, stmt.name))
+                if new != info.locals[stmt.name]:
+                    info.locals[stmt.name] = new
+                    changed = True
+        if not changed:
+            break
+
+
+def _first_decl(declared: list[VarDecl], name: str) -> VarDecl | None:
+    return next((d for d in declared if d.name == name), None)
+
+
+def _join(current: str, incoming: str, is_declaration: bool) -> str:
+    if is_declaration and current == "int":
+        return incoming
+    if current == incoming:
+        return current
+    if {current, incoming} == {"int", "num"}:
+        return "num"
+    return current if current == "bool" else incoming
+
+
+def _check_statements(
+    info: MechanismInfo, sorter: _Sorter, body: tuple[Stmt, ...], diagnostics: list[Diagnostic], in_loop: bool
+) -> None:
+    for stmt in body:
+        for expr in stmt_expressions(stmt):
+            sorter.sort(expr)
+        if isinstance(stmt, Assign):
+            if stmt.index is not None:
+                diagnostics.append(_error("FZ404", "assigning to a vector entry is not supported in mechanisms", stmt.span))
+            elif stmt.name not in info.locals:
+                what = "a parameter" if stmt.name in info.scalars or stmt.name in info.vectors else "not declared"
+                diagnostics.append(
+                    _error("FZ401", f"cannot assign to `{stmt.name}`: it is {what}", stmt.span,
+                           hint=f"declare it first with `var {stmt.name} = ...;`")
+                )
+        elif isinstance(stmt, IfStmt):
+            _check_statements(info, sorter, stmt.then, diagnostics, in_loop)
+            _check_statements(info, sorter, stmt.orelse, diagnostics, in_loop)
+        elif isinstance(stmt, While):
+            if in_loop:
+                diagnostics.append(_error("FZ404", "nested loops are not supported by the verifier", stmt.span))
+            _check_statements(info, sorter, stmt.body, diagnostics, True)
+
+
+def _check_result_form(info: MechanismInfo, diagnostics: list[Diagnostic]) -> None:
+    decl = info.decl
+    sorter = _Sorter(info, [])
+    for stmt in statements(decl.body):
+        if isinstance(stmt, Output) and info.result_sort != "stream":
+            diagnostics.append(
+                _error("FZ403", f"`output` needs a `list` result type, but `{decl.name}` declares a single value", stmt.span)
+            )
+        if isinstance(stmt, ReturnStmt):
+            if info.result_sort == "stream":
+                diagnostics.append(
+                    _error("FZ403", "a mechanism with a `list` result releases with `output`, not `return`", stmt.span)
+                )
+                continue
+            got = sorter.sort(stmt.expr)
+            if not _sort_fits(got, info.result_sort):
+                diagnostics.append(
+                    _error("FZ403", f"returns a `{got}` but `{decl.name}` declares `{info.result_sort}`", stmt.expr.span)
+                )
+    if info.result_sort != "stream" and not any(isinstance(s, ReturnStmt) for s in statements(decl.body)):
+        diagnostics.append(_error("FZ403", f"mechanism `{decl.name}` never returns its `{info.result_sort}` result", decl.name_span))
+
+
+def _sort_fits(got: str, wanted: str) -> bool:
+    return got == wanted or (got == "int" and wanted == "num")
+
+
+# ---------------------------------------------------------------- draw sites
+
+
+def _draw_sites(body: tuple[Stmt, ...]) -> list[DrawSite]:
+    sites: list[DrawSite] = []
+    _collect_draws(body, sites, in_loop=False)
+    return sites
+
+
+def _collect_draws(body: tuple[Stmt, ...], sites: list[DrawSite], in_loop: bool) -> None:
+    for position, stmt in enumerate(body):
+        for top in stmt_expressions(stmt):
+            for expr in sub_expressions(top):
+                if isinstance(expr, Noise):
+                    site = DrawSite(expr, len(sites), in_loop=in_loop)
+                    _contexts_in_statement(site, stmt, top)
+                    _contexts_after_assignment(site, stmt, top, body[position + 1 :])
+                    sites.append(site)
+        if isinstance(stmt, IfStmt):
+            _collect_draws(stmt.then, sites, in_loop)
+            _collect_draws(stmt.orelse, sites, in_loop)
+        elif isinstance(stmt, While):
+            _collect_draws(stmt.body, sites, True)
+
+
+def _chain_holding(expr: Expr, target: Expr) -> tuple[Expr, int, list[tuple[int, Expr]]] | None:
+    """The maximal additive chain inside ``expr`` that has ``target`` as a summand."""
+    for candidate in sub_expressions(expr):
+        terms = additive_terms(candidate)
+        hits = [(s, t) for s, t in terms if t is target]
+        if hits:
+            sign = hits[0][0]
+            rest = [(s, t) for s, t in terms if t is not target]
+            return candidate, sign, rest
+    return None
+
+
+def _comparison_with(expr: Expr, chain: Expr) -> tuple[Expr, int] | None:
+    """If ``chain`` is one side of a comparison in ``expr``: (other side, orientation)."""
+    for candidate in sub_expressions(expr):
+        if isinstance(candidate, Binary) and candidate.op in COMPARISONS:
+            if candidate.left is chain:
+                return candidate.right, 1
+            if candidate.right is chain:
+                return candidate.left, -1
+    return None
+
+
+def _contexts_in_statement(site: DrawSite, stmt: Stmt, top: Expr) -> None:
+    found = _chain_holding(top, site.noise)
+    if found is None:
+        return
+    chain, sign, rest = found
+    comparison = _comparison_with(top, chain)
+    if comparison is not None and isinstance(stmt, (IfStmt, While)):
+        site.contexts.append(DrawContext("compare", sign, tuple(rest), comparison[0], stmt))
+    elif isinstance(stmt, (Output, ReturnStmt)) and chain is top:
+        site.contexts.append(DrawContext("release", sign, tuple(rest), None, stmt))
+    elif isinstance(stmt, (VarDecl, Assign)) and chain is top:
+        site.carrier_var = stmt.name
+        site.contexts.append(DrawContext("carry", sign, tuple(rest), None, stmt))
+
+
+def _contexts_after_assignment(site: DrawSite, stmt: Stmt, top: Expr, following: tuple[Stmt, ...]) -> None:
+    """`var v = q[i] + lap(b); if (v > best) ...`: follow v into later comparisons."""
+    if site.carrier_var is None or not isinstance(stmt, (VarDecl, Assign)) or top is not stmt.expr:
+        return
+    carry = site.contexts[-1]
+    for later in following:
+        for inner in [later, *statements((later,))]:
+            for expr in stmt_expressions(inner):
+                _context_through_var(site, carry, inner, expr)
+        if isinstance(later, (VarDecl, Assign)) and later.name == site.carrier_var:
+            break
+
+
+def _context_through_var(site: DrawSite, carry: DrawContext, stmt: Stmt, top: Expr) -> None:
+    for expr in sub_expressions(top):
+        if not (isinstance(expr, Var) and expr.name == site.carrier_var):
+            continue
+        found = _chain_holding(top, expr)
+        if found is None:
+            continue
+        chain, sign, rest = found
+        combined = tuple(rest) + tuple((sign * s, e) for s, e in carry.rest)
+        comparison = _comparison_with(top, chain)
+        if comparison is not None and isinstance(stmt, (IfStmt, While)):
+            site.contexts.append(DrawContext("compare", sign * carry.sign, combined, comparison[0], stmt))
+        elif isinstance(stmt, (Output, ReturnStmt)) and chain is top:
+            site.contexts.append(DrawContext("release", sign * carry.sign, combined, None, stmt))
+        return

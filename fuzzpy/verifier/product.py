@@ -1,0 +1,436 @@
+"""The product program: both runs of a mechanism executed side by side.
+
+Every value is a `Pair` (its value in this run and in the neighbouring run;
+the distance is ``two - one``). A noise draw eta becomes eta + a in the second
+run, where the shift a comes from the draw's alignment, and the privacy cost
+grows by |a| / scale (Laplace) or a / scale with a >= 0 (one-sided noise)
+(randomness alignments: LightDP, Zhang & Kifer POPL 2017, Thm. 1; one-sided
+rule: Albarghouthi & Hsu POPL 2018). What the proof needs is collected as
+`Obligation`s on each path: both runs take the same branch where it matters,
+released values agree (or, for a discrete result fixed to s, "out = s implies
+out' = s": the pointwise rule of Barthe et al., CCS 2016), and the final cost
+is at most the claim. Loops are delegated to a handler (invariants or
+unrolling), so this module only knows straight-line code and branches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from fuzzpy.syntax import (
+    Assign,
+    Binary,
+    BoolLit,
+    Call,
+    Dist,
+    Expr,
+    Forall,
+    If,
+    IfStmt,
+    Index,
+    Noise,
+    NumLit,
+    Output,
+    ReturnStmt,
+    Stmt,
+    Unary,
+    Var,
+    VarDecl,
+    While,
+)
+from fuzzpy.verifier import solver as z
+from fuzzpy.verifier.alignment import Alignment, DrawEnv
+from fuzzpy.verifier.model import MechanismInfo, block_is_pure
+from fuzzpy.verifier.solver import Term
+
+
+class Unsupported(Exception):
+    """A construct the product construction cannot express; the verdict is unknown."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    one: Term
+    two: Term
+
+    @property
+    def dist(self) -> Term:
+        return self.two - self.one
+
+
+@dataclass(frozen=True)
+class Obligation:
+    kind: str  # "branch" | "release" | "support" | "scale" | "cost" | "guard" | "order"
+    formula: Term
+    where: object  # a Span
+    text: str
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Ghost state of a `vec[1]` input: distance not yet used, last index read."""
+
+    remaining: Term
+    last_index: Term
+    last_dist: Term
+
+
+@dataclass(frozen=True)
+class DrawRecord:
+    site: int
+    shift: Term
+    scale: Term
+    kind: str
+
+
+@dataclass
+class Path:
+    values: dict[str, Pair]
+    cost: Term
+    facts: list[Term] = field(default_factory=list)
+    obligations: list[Obligation] = field(default_factory=list)
+    pending: dict[int, list[tuple[Term, Term, Term]]] = field(default_factory=dict)
+    budgets: dict[str, Budget] = field(default_factory=dict)
+    draws: list[DrawRecord] = field(default_factory=list)
+    returned: bool = False
+
+    def fork(self) -> Path:
+        return Path(
+            dict(self.values), self.cost, list(self.facts), list(self.obligations),
+            {k: list(v) for k, v in self.pending.items()}, dict(self.budgets), list(self.draws), self.returned,
+        )
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The symbolic inputs shared by all paths: parameters, vectors, lengths, s."""
+
+    scalars: dict[str, Pair]
+    vectors: dict[str, tuple[object, object]]  # name -> (values fn, distance fn)
+    lengths: dict[str, Term]
+    background: tuple[Term, ...]
+    output: Term | None  # the fixed output s of the pointwise rule
+    claim: Term
+
+
+LoopHandler = Callable[["Product", While, list[Path]], list[Path]]
+
+
+class Product:
+    """Symbolic execution of the product program for one choice of alignments."""
+
+    def __init__(
+        self, info: MechanismInfo, inputs: Inputs, alignments: dict[int, Alignment], loop_handler: LoopHandler
+    ) -> None:
+        self.info = info
+        self.inputs = inputs
+        self.alignments = alignments
+        self.loop_handler = loop_handler
+        self.site_of = {id(site.noise): site for site in info.draws}
+
+    # ------------------------------------------------------------ entry
+
+    def initial_path(self) -> Path:
+        values = dict(self.inputs.scalars)
+        budgets = {
+            name: Budget(z.number(1), z.number(-1, integral=True), z.number(0))
+            for name, norm in self.info.vectors.items()
+            if norm == "1"
+        }
+        return Path(values, z.number(0), list(self.inputs.background), budgets=budgets)
+
+    def run(self) -> list[Path]:
+        paths = self.exec_block(self.info.decl.body, [self.initial_path()])
+        for path in paths:
+            self.finish(path)
+        return paths
+
+    def finish(self, path: Path) -> None:
+        self._resolve_all_pending(path)
+        span = self.info.decl.privacy.span
+        path.obligations.append(Obligation("cost", path.cost <= self.inputs.claim, span, "cost <= claim"))
+
+    # ------------------------------------------------------------ statements
+
+    def exec_block(self, body: tuple[Stmt, ...], paths: list[Path]) -> list[Path]:
+        for stmt in body:
+            live = [p for p in paths if not p.returned]
+            done = [p for p in paths if p.returned]
+            paths = done + self.exec_stmt(stmt, live) if live else paths
+        return paths
+
+    def exec_stmt(self, stmt: Stmt, paths: list[Path]) -> list[Path]:
+        if isinstance(stmt, While):
+            return self.loop_handler(self, stmt, paths)
+        result: list[Path] = []
+        for path in paths:
+            result.extend(self._exec_one(stmt, path))
+        return result
+
+    def _exec_one(self, stmt: Stmt, path: Path) -> list[Path]:
+        if isinstance(stmt, (VarDecl, Assign)):
+            value = self.eval(stmt.expr, path)
+            path.values[stmt.name] = self._coerce(stmt.name, value)
+            return [path]
+        if isinstance(stmt, Output):
+            value = self.eval(stmt.expr, path)
+            path.obligations.append(Obligation("release", _equal(value), stmt.span, "released values agree"))
+            return [path]
+        if isinstance(stmt, ReturnStmt):
+            value = self.eval(stmt.expr, path)
+            self._resolve_all_pending(path)
+            path.obligations.append(self._release_obligation(value, stmt))
+            path.returned = True
+            return [path]
+        if isinstance(stmt, IfStmt):
+            return self._exec_if(stmt, path)
+        raise Unsupported(f"statement {type(stmt).__name__}")
+
+    def _release_obligation(self, value: Pair, stmt: ReturnStmt) -> Obligation:
+        s = self.inputs.output
+        if s is None:
+            return Obligation("release", _equal(value), stmt.span, "returned values agree")
+        formula = z.implies(value.one == s, value.two == s)
+        return Obligation("release", formula, stmt.span, "out = s implies out' = s")
+
+    def _exec_if(self, stmt: IfStmt, path: Path) -> list[Path]:
+        cond = self.eval(stmt.cond, path)
+        self.resolve_pending(id(stmt), cond.one, path)
+        if block_is_pure(stmt.then) and block_is_pure(stmt.orelse):
+            return [self._merge_pure(stmt, cond, path)]
+        path.obligations.append(
+            Obligation("branch", cond.one == cond.two, stmt.cond.span, "both runs take the same branch")
+        )
+        then_path, else_path = path.fork(), path
+        then_path.facts.append(cond.one)
+        else_path.facts.append(z.neg(cond.one))
+        return self.exec_block(stmt.then, [then_path]) + self.exec_block(stmt.orelse, [else_path])
+
+    def _merge_pure(self, stmt: IfStmt, cond: Pair, path: Path) -> Path:
+        """Assignment-only branches may differ between the runs: merge with if-then-else."""
+        then_path = self.exec_block(stmt.then, [path.fork()])[0]
+        else_path = self.exec_block(stmt.orelse, [path.fork()])[0]
+        merged = path
+        base_facts, base_obligations = len(path.facts), len(path.obligations)
+        some_then = z.disj(cond.one, cond.two)
+        some_else = z.disj(z.neg(cond.one), z.neg(cond.two))
+        merged.facts = path.facts + [
+            z.implies(some_then, f) for f in then_path.facts[base_facts:]
+        ] + [z.implies(some_else, f) for f in else_path.facts[base_facts:]]
+        merged.obligations = path.obligations + [
+            replace(o, formula=z.implies(some_then, o.formula)) for o in then_path.obligations[base_obligations:]
+        ] + [replace(o, formula=z.implies(some_else, o.formula)) for o in else_path.obligations[base_obligations:]]
+        if then_path.budgets != path.budgets or else_path.budgets != path.budgets:
+            raise Unsupported("a vec[1] input is read inside a branch the two runs may disagree on")
+        for name in set(then_path.values) | set(else_path.values):
+            if name in then_path.values and name in else_path.values:
+                a, b = then_path.values[name], else_path.values[name]
+                merged.values[name] = Pair(z.ite(cond.one, a.one, b.one), z.ite(cond.two, a.two, b.two))
+        return merged
+
+    def _coerce(self, name: str, value: Pair) -> Pair:
+        if self.info.locals.get(name) == "num":
+            return Pair(z.to_real(value.one), z.to_real(value.two))
+        return value
+
+    # ------------------------------------------------------------ selectors
+
+    def resolve_pending(self, node_id: int, cond_one: Term, path: Path) -> None:
+        for shift, then, orelse in path.pending.pop(node_id, []):
+            path.facts.append(shift == z.ite(cond_one, then, orelse))
+
+    def _resolve_all_pending(self, path: Path) -> None:
+        for entries in path.pending.values():
+            for shift, _then, orelse in entries:
+                path.facts.append(shift == orelse)
+        path.pending.clear()
+
+    # ------------------------------------------------------------ expressions
+
+    def eval(self, expr: Expr, path: Path) -> Pair:
+        if isinstance(expr, NumLit):
+            term = z.number(expr.value, integral=expr.is_int)
+            return Pair(term, term)
+        if isinstance(expr, BoolLit):
+            term = z.boolean(expr.value)
+            return Pair(term, term)
+        if isinstance(expr, Var):
+            if expr.name not in path.values:
+                raise Unsupported(f"`{expr.name}` is read before it is assigned on some path")
+            return path.values[expr.name]
+        if isinstance(expr, Binary):
+            return self._binary(expr, path)
+        if isinstance(expr, Unary):
+            inner = self.eval(expr.operand, path)
+            if expr.op == "-":
+                return Pair(-inner.one, -inner.two)
+            return Pair(z.neg(inner.one), z.neg(inner.two))
+        if isinstance(expr, If):
+            cond, then, orelse = (self.eval(e, path) for e in (expr.cond, expr.then, expr.orelse))
+            return Pair(z.ite(cond.one, then.one, orelse.one), z.ite(cond.two, then.two, orelse.two))
+        if isinstance(expr, Index):
+            return self.read(expr, path)
+        if isinstance(expr, Call):
+            return self._call(expr, path)
+        if isinstance(expr, Noise):
+            return self.draw(expr, path)
+        raise Unsupported(f"expression {type(expr).__name__}")
+
+    def _binary(self, expr: Binary, path: Path) -> Pair:
+        left, right = self.eval(expr.left, path), self.eval(expr.right, path)
+        op = BINARY[expr.op]
+        return Pair(op(left.one, right.one), op(left.two, right.two))
+
+    def _call(self, expr: Call, path: Path) -> Pair:
+        if expr.func == "len":
+            base = expr.args[0]
+            if not (isinstance(base, Var) and base.name in self.inputs.lengths):
+                raise Unsupported("len() of something that is not a vector parameter")
+            n = self.inputs.lengths[base.name]
+            return Pair(n, n)
+        args = [self.eval(a, path) for a in expr.args]
+        if expr.func == "abs" and len(args) == 1:
+            return Pair(z.absolute(args[0].one), z.absolute(args[0].two))
+        if expr.func in ("max", "min") and len(args) == 2:
+            fn = z.maximum if expr.func == "max" else z.minimum
+            return Pair(fn(args[0].one, args[1].one), fn(args[0].two, args[1].two))
+        raise Unsupported(f"call of `{expr.func}` with {len(args)} arguments")
+
+    def read(self, expr: Index, path: Path) -> Pair:
+        if not isinstance(expr.base, Var) or expr.base.name not in self.inputs.vectors:
+            raise Unsupported("indexing something that is not a vector parameter")
+        name = expr.base.name
+        index = self.eval(expr.index, path)
+        path.obligations.append(
+            Obligation("guard", index.one == index.two, expr.index.span, "both runs read the same entry")
+        )
+        k = index.one
+        values, dists = self.inputs.vectors[name]
+        n = self.inputs.lengths[name]
+        path.facts.append(z.conj(k >= 0, k < n))
+        if name in path.budgets:
+            d = self._read_budgeted(name, k, dists, path, expr)
+        else:
+            d = dists(k)  # type: ignore[operator]
+            path.facts.append(z.conj(d <= 1, d >= -1))
+        for fact in self.forall_facts(name, k, d):
+            path.facts.append(fact)
+        one = values(k)  # type: ignore[operator]
+        return Pair(one, one + d)
+
+    def _read_budgeted(self, name: str, k: Term, dists: object, path: Path, expr: Index) -> Term:
+        """`vec[1]`: each entry read is charged once against the unit distance budget.
+
+        Reads must visit indices in increasing order (a re-read of the last index
+        is free); then the distances charged are those of distinct entries, whose
+        absolute values sum to at most 1.
+        """
+        budget = path.budgets[name]
+        fresh = dists(k)  # type: ignore[operator]
+        same = k == budget.last_index
+        path.obligations.append(
+            Obligation("order", z.disj(same, k > budget.last_index), expr.span,
+                       "a vec[1] input is read in increasing index order")
+        )
+        path.facts.append(z.implies(z.neg(same), z.absolute(fresh) <= budget.remaining))
+        d = z.ite(same, budget.last_dist, fresh)
+        remaining = z.ite(same, budget.remaining, budget.remaining - z.absolute(fresh))
+        path.budgets[name] = Budget(remaining, k, d)
+        return d
+
+    def forall_facts(self, vector: str, k: Term, d: Term) -> list[Term]:
+        """Instances at index k of `requires forall i. ...dist(q[i])...`."""
+        facts = []
+        for req in self.info.decl.requires:
+            if isinstance(req, Forall):
+                facts.append(relational(req.body, {req.var: k}, {vector: d}, self.inputs))
+        return facts
+
+    # ------------------------------------------------------------ noise
+
+    def draw(self, noise: Noise, path: Path) -> Pair:
+        site = self.site_of[id(noise)]
+        scale = self.eval(noise.scale, path)
+        eta = z.fresh_real(f"eta{site.index}")
+        shift = z.fresh_real(f"shift{site.index}")
+        span = noise.span
+        path.obligations.append(Obligation("scale", scale.one == scale.two, noise.scale.span,
+                                           "the noise scale is the same in both runs"))
+        path.obligations.append(Obligation("scale", z.to_real(scale.one) > 0, noise.scale.span,
+                                           "the noise scale is positive"))
+        alignment = self.alignments[site.index]
+        env = DrawEnv(self, site, path)
+        then = alignment.then.term(env)
+        if alignment.selector is None:
+            path.facts.append(shift == then)
+        else:
+            orelse = alignment.orelse.term(env) if alignment.orelse is not None else z.number(0)
+            selected = alignment.selector.now(env)
+            if selected is not None:
+                path.facts.append(shift == z.ite(selected, then, orelse))
+            else:
+                node_id = id(alignment.selector.node)
+                path.pending.setdefault(node_id, []).append((shift, then, orelse))
+        if noise.kind == "lapplus":
+            # one-sided noise: only non-negative shifts keep the support (cost a / b)
+            path.obligations.append(Obligation("support", shift >= 0, span, "one-sided noise is shifted up"))
+            path.cost = path.cost + z.divide(shift, scale.one)
+        else:
+            path.cost = path.cost + z.divide(z.absolute(shift), scale.one)
+        path.draws.append(DrawRecord(site.index, shift, scale.one, noise.kind))
+        return Pair(eta, eta + shift)
+
+
+def relational(expr: Expr, bound: dict[str, Term], dists: dict[str, Term], inputs: Inputs) -> Term:
+    """Translate a precondition: variables mean this run, dist(x) the difference."""
+
+    def go(e: Expr) -> Term:
+        if isinstance(e, NumLit):
+            return z.number(e.value, integral=e.is_int)
+        if isinstance(e, BoolLit):
+            return z.boolean(e.value)
+        if isinstance(e, Var):
+            if e.name in bound:
+                return bound[e.name]
+            if e.name in inputs.scalars:
+                return inputs.scalars[e.name].one
+            raise Unsupported(f"`{e.name}` in a precondition")
+        if isinstance(e, Dist):
+            inner = e.expr
+            if isinstance(inner, Var) and inner.name in inputs.scalars:
+                return inputs.scalars[inner.name].dist
+            if isinstance(inner, Index) and isinstance(inner.base, Var) and inner.base.name in dists:
+                return dists[inner.base.name]
+            raise Unsupported("dist() of this expression in a precondition")
+        if isinstance(e, Binary):
+            return BINARY[e.op](go(e.left), go(e.right))
+        if isinstance(e, Unary):
+            return -go(e.operand) if e.op == "-" else z.neg(go(e.operand))
+        if isinstance(e, Call) and e.func == "abs" and len(e.args) == 1:
+            return z.absolute(go(e.args[0]))
+        if isinstance(e, Call) and e.func == "len" and isinstance(e.args[0], Var):
+            return inputs.lengths[e.args[0].name]
+        raise Unsupported(f"{type(e).__name__} in a precondition")
+
+    return go(expr)
+
+
+def _equal(value: Pair) -> Term:
+    return value.one == value.two
+
+
+BINARY: dict[str, Callable[[Term, Term], Term]] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": z.divide,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "&&": lambda a, b: z.conj(a, b),
+    "||": lambda a, b: z.disj(a, b),
+}

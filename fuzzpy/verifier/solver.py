@@ -1,0 +1,187 @@
+"""The verifier's only door to z3: term constructors and validity checks.
+
+Every other verifier module builds terms through these functions (z3's own
+operator overloading does the arithmetic), so the solver could be swapped by
+rewriting this module alone.
+
+Soundness rule (verifier.md): an `unknown` or a timeout from z3 is never read
+as "valid"; callers get ``Outcome.status == "unknown"`` and must give up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from itertools import count
+import re
+
+import z3
+
+Term = z3.ExprRef
+_fresh_ids = count()
+
+
+def fresh_real(stem: str) -> Term:
+    return z3.Real(f"{stem}!{next(_fresh_ids)}")
+
+
+def fresh_int(stem: str) -> Term:
+    return z3.Int(f"{stem}!{next(_fresh_ids)}")
+
+
+def fresh_bool(stem: str) -> Term:
+    return z3.Bool(f"{stem}!{next(_fresh_ids)}")
+
+
+def fresh_of_sort(stem: str, like: Term) -> Term:
+    """A fresh constant of the same sort as ``like``."""
+    if is_bool(like):
+        return fresh_bool(stem)
+    if is_int(like):
+        return fresh_int(stem)
+    return fresh_real(stem)
+
+
+def fresh_array(stem: str) -> z3.FuncDeclRef:
+    """An uninterpreted function Int -> Real (a private vector or its distances)."""
+    return z3.Function(f"{stem}!{next(_fresh_ids)}", z3.IntSort(), z3.RealSort())
+
+
+def number(value: Fraction | int, integral: bool = False) -> Term:
+    value = Fraction(value)
+    if integral and value.denominator == 1:
+        return z3.IntVal(value.numerator)
+    return z3.RealVal(value)
+
+
+def boolean(value: bool) -> Term:
+    return z3.BoolVal(value)
+
+
+def is_bool(term: Term) -> bool:
+    return z3.is_bool(term)
+
+
+def is_int(term: Term) -> bool:
+    return z3.is_int(term)
+
+
+def to_real(term: Term) -> Term:
+    return z3.ToReal(term) if z3.is_int(term) else term
+
+
+def ite(cond: Term, then: Term, orelse: Term) -> Term:
+    if z3.is_int(then) != z3.is_int(orelse):
+        then, orelse = to_real(then), to_real(orelse)
+    return z3.If(cond, then, orelse)
+
+
+def conj(*terms: Term) -> Term:
+    return z3.And(*terms) if terms else z3.BoolVal(True)
+
+
+def disj(*terms: Term) -> Term:
+    return z3.Or(*terms) if terms else z3.BoolVal(False)
+
+
+def neg(term: Term) -> Term:
+    return z3.Not(term)
+
+
+def implies(left: Term, right: Term) -> Term:
+    return z3.Implies(left, right)
+
+
+def absolute(term: Term) -> Term:
+    return z3.If(term >= 0, term, -term)
+
+
+def maximum(left: Term, right: Term) -> Term:
+    return ite(left >= right, left, right)
+
+
+def minimum(left: Term, right: Term) -> Term:
+    return ite(left <= right, left, right)
+
+
+def divide(left: Term, right: Term) -> Term:
+    """Real division (the mechanism language has no integer division)."""
+    return to_real(left) / to_real(right)
+
+
+def simplify(term: Term) -> Term:
+    return z3.simplify(term)
+
+
+def is_true(term: Term) -> bool:
+    return z3.is_true(z3.simplify(term))
+
+
+def is_false(term: Term) -> bool:
+    return z3.is_false(z3.simplify(term))
+
+
+def as_fraction(term: Term) -> Fraction | None:
+    """The rational value of a ground numeric term, or None."""
+    value = z3.simplify(to_real(term))
+    if z3.is_rational_value(value):
+        return Fraction(value.numerator_as_long(), value.denominator_as_long())
+    return None
+
+
+def mentions(term: Term, names: set[str]) -> bool:
+    """Whether any constant whose name starts with one of ``names`` occurs in term."""
+    stack, seen = [term], set()
+    while stack:
+        node = stack.pop()
+        if node.get_id() in seen:
+            continue
+        seen.add(node.get_id())
+        if z3.is_const(node) and node.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            if node.decl().name().split("!")[0] in names:
+                return True
+        stack.extend(node.children())
+    return False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Result of a validity check: "valid", "invalid" (with a model) or "unknown"."""
+
+    status: str
+    model: z3.ModelRef | None = None
+    reason: str = ""
+
+    def value(self, term: Term) -> Term:
+        assert self.model is not None
+        return self.model.eval(term, model_completion=True)
+
+    def holds(self, formula: Term) -> bool:
+        return z3.is_true(self.value(formula))
+
+
+def check_valid(assumptions: Sequence[Term], goal: Term, timeout_ms: int = 4000) -> Outcome:
+    """Is ``assumptions => goal`` valid? Searches for a model of its negation."""
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(*assumptions)
+    solver.add(z3.Not(goal))
+    result = solver.check()
+    if result == z3.unsat:
+        return Outcome("valid")
+    if result == z3.sat:
+        return Outcome("invalid", solver.model())
+    return Outcome("unknown", reason=solver.reason_unknown())
+
+
+def satisfiable(assumptions: Sequence[Term], timeout_ms: int = 4000) -> Outcome:
+    """A model of the assumptions ("invalid" carries it), "valid" when there is none."""
+    return check_valid(assumptions, z3.BoolVal(False), timeout_ms)
+
+
+def pretty(term: Term) -> str:
+    """A readable rendering of a (simplified) term, with fresh-name suffixes removed."""
+    text = str(z3.simplify(term, som=False))
+    text = re.sub(r"!\d+", "", text)
+    return text.replace("ToReal(", "(").replace("\n", " ")

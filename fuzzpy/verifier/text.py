@@ -1,0 +1,62 @@
+"""Mechanism expressions back to source-like text, for proofs and messages."""
+
+from __future__ import annotations
+
+from fuzzpy.syntax import (
+    Binary,
+    BoolLit,
+    Call,
+    Dist,
+    Expr,
+    Forall,
+    If,
+    Index,
+    Noise,
+    NumLit,
+    Unary,
+    Var,
+)
+
+_PRECEDENCE = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3,
+               "+": 4, "-": 4, "*": 5, "/": 5}
+
+
+def show(expr: Expr, outer: int = 0) -> str:
+    if isinstance(expr, NumLit):
+        return expr.text
+    if isinstance(expr, BoolLit):
+        return "true" if expr.value else "false"
+    if isinstance(expr, Var):
+        return expr.name
+    if isinstance(expr, Binary):
+        level = _PRECEDENCE.get(expr.op, 0)
+        text = f"{show(expr.left, level)} {expr.op} {show(expr.right, level + 1)}"
+        return f"({text})" if level < outer else text
+    if isinstance(expr, Unary):
+        op = "-" if expr.op == "-" else "!"
+        return f"{op}{show(expr.operand, 6)}"
+    if isinstance(expr, If):
+        text = f"{show(expr.cond, 1)} ? {show(expr.then, 1)} : {show(expr.orelse, 1)}"
+        return f"({text})" if outer else text
+    if isinstance(expr, Index):
+        return f"{show(expr.base, 7)}[{show(expr.index)}]"
+    if isinstance(expr, Call):
+        return f"{expr.func}({', '.join(show(a) for a in expr.args)})"
+    if isinstance(expr, Noise):
+        return f"{expr.kind}({show(expr.scale)})"
+    if isinstance(expr, Dist):
+        return f"dist({show(expr.expr)})"
+    if isinstance(expr, Forall):
+        return f"forall {expr.var}. {show(expr.body)}"
+    return type(expr).__name__
+
+
+def show_signed_sum(terms: list[tuple[int, str]]) -> str:
+    """`a - b + c` from signed pieces, `0` when empty."""
+    text = ""
+    for sign, piece in terms:
+        if not text:
+            text = piece if sign > 0 else f"-{piece}"
+        else:
+            text += f" + {piece}" if sign > 0 else f" - {piece}"
+    return text or "0"
