@@ -66,20 +66,29 @@ def _not_built(phase: str) -> Callable[[argparse.Namespace], int]:
 
 
 def _add_parse(sub: argparse._SubParsersAction) -> None:
+    from fuzzpy.parse_command import run_parse
+
     p = sub.add_parser("parse", help="parse files and print them back (pretty-printed)")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.set_defaults(handler=_not_built("parse"))
+    p.set_defaults(handler=run_parse)
 
 
 # ---------------------------------------------------------------- check
 
 
 def _add_check(sub: argparse._SubParsersAction) -> None:
+    from fuzzpy.checker.cli_check import delta_arg, run_check
+
     p = sub.add_parser("check", help="type-check programs; report sensitivities and privacy")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.set_defaults(handler=_not_built("check"))
+    p.add_argument(
+        "--delta", type=delta_arg, default=None, metavar="D",
+        help="report every definition's smallest epsilon at this delta",
+    )
+    p.add_argument("--explain", metavar="DEF", help="print the derivation of one definition, rule by rule")
+    p.set_defaults(handler=run_check)
 
 
 # ---------------------------------------------------------------- verify
@@ -117,6 +126,19 @@ def _add_ledger(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_ledger_command)
 
 
+# ---------------------------------------------------------------- budget
+
+
+def _add_budget(sub: argparse._SubParsersAction) -> None:
+    from fuzzpy.accounting.budget_command import add_arguments, run
+
+    p = sub.add_parser(
+        "budget", help="what a program or a series of releases costs; calibrate noise; plot"
+    )
+    add_arguments(p)
+    p.set_defaults(handler=run)
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -128,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"fuzzpy {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
     sub.required = True
-    for add in (_add_parse, _add_check, _add_verify, _add_run, _add_ledger):
+    for add in (_add_parse, _add_check, _add_verify, _add_run, _add_ledger, _add_budget):
         add(sub)
     return parser
 

@@ -17,6 +17,14 @@ CODES: dict[str, str] = {
     "FZ104": "unclosed bracket",
     "FZ105": "unmatched closing bracket",
     "FZ106": "unterminated comment or string",
+    "FZ107": "missing `;` at the end of a declaration or statement",
+    "FZ108": "a reserved word is used as a name",
+    "FZ109": "an expression or type is nested too deeply",
+    "FZ110": "the arms of a `case` do not fit together",
+    "FZ111": "a record field is named twice",
+    "FZ112": "a vector norm other than 1, 2 or inf",
+    "FZ113": "comparisons written as a chain (`a < b < c`)",
+    "FZ114": "the file contains no declarations",
     # --- FZ2xx: types (checker) ---
     # --- FZ3xx: sensitivity and privacy (checker) ---
     # --- FZ4xx: mechanism verification (verifier) ---

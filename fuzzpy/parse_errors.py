@@ -1,222 +1,288 @@
 """Syntax errors in words a user knows.
 
-lark reports what went wrong in its own vocabulary (terminal names such as
-``RPAR`` or ``__ANON_3``, parser states). This module turns one lark error into
-one `Diagnostic`: it names tokens as they are written (`` `)` ``), groups what
-was expected ("an expression", "a type", "a name"), recognises the common
+lark reports a parse error in its own vocabulary (terminal names such as
+``RPAR`` or ``__ANON_3``, parser states). This module turns one error into one
+`Diagnostic`: it names tokens as they are written (`` `)` ``), groups what was
+expected ("an expression", "a type", "a name"), recognises the common
 mistakes (a missing `;`, an unclosed or stray bracket, an unterminated comment
-or string) and points at the place to fix.
+or string, a reserved word used as a name) and points at the place to fix.
 
-The parser's value stack tells which brackets are open at the error (every
-bracket token still on the stack is unclosed) and which declaration is being
-parsed (the first token on the stack).
+Three sources of evidence:
+
+* the exact set of tokens the parser could accept at the error, found by
+  running the LALR automaton on a copy of its state stack for each candidate
+  (the table's own lookahead sets are merged by LALR and too generous);
+* the parser's value stack, which holds the unreduced tokens: the brackets
+  still open and the declaration being parsed;
+* a bracket-matching pass over the whole text (`match_brackets`), which says
+  whether an open bracket is closed later on, or never.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any
 
-from lark import Lark, Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark import Lark
+from lark.exceptions import UnexpectedToken
+from lark.parsers.lalr_analysis import Shift
 
 from fuzzpy.diagnostics import Diagnostic, Label
+from fuzzpy.lexer import RESERVED, LexError, Tok
 from fuzzpy.source import Source, Span
 
 OPENERS = {"(": ")", "[": "]", "{": "}", "-[": "]"}
-CLOSERS = {")", "]", "}"}
+CLOSERS = {")": "(", "]": "[", "}": "{"}
 
-_EXPRESSION_STARTS = {"NAME", "NUMBER", "LPAR"}
-_TYPE_STARTS = {"NAME", "LPAR", "LIST", "BAG", "VEC", "FUZZY"}
-_REGEX_WORDS = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string", "$END": "the end of the file"}
+# What may follow a complete expression or type and extend it: listed only
+# when nothing else was expected.
+_CONTINUATIONS = {
+    "||", "&&", "==", "!=", "<", "<=", ">", ">=", "::", "+", "-", "*", "/", ".", "?",
+    "->", "-o", "-[", "align",
+}
+_EXPRESSION_STARTS = {
+    "NAME", "NUMBER", "STRING", "(", "[", "{", "<", "true", "false", "inf", "not", "-", "!",
+    "fun", "if", "case", "let", "return", "lap", "lapplus", "dist", "forall",
+    "laplace", "gauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "subsample",
+}
+_TYPE_STARTS = {"NAME", "(", "<", "{", "list", "bag", "vec", "fuzzy"}
+_NAMED = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string", "$END": "the end of the file"}
 _DECLARATION_WORDS = {"def": "the definition of", "let": "the constant", "type": "the type",
                       "mechanism": "the mechanism"}
-_DECLARATION_STARTS = {"def", "let", "type", "mechanism"}
-
+_STATEMENT_STARTS = {"def", "let", "type", "mechanism", "sample", "var", "while", "output",
+                     "return", "if"}
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*[\s\S]*?\*/|"(?:[^"\\\n]|\\.)*"')
+_BRACKET_SCAN = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"(?:[^"\\\n]|\\.)*"?|-\[|[()\[\]{}]')
 
 
-def syntax_error(error: UnexpectedInput, source: Source, parser: Lark) -> Diagnostic:
-    """The diagnostic for one lark parse error."""
+def syntax_error(error: UnexpectedToken | LexError, source: Source, parser: Lark) -> Diagnostic:
+    """The diagnostic for one parse error (from the parser or the lexer)."""
     unterminated = _unterminated(source, _error_offset(error, source))
     if unterminated is not None:
         return unterminated
-    if isinstance(error, UnexpectedToken):
-        return _unexpected_token(error, source, _TokenWords(parser))
-    if isinstance(error, UnexpectedCharacters):
+    if isinstance(error, LexError):
         return _unexpected_character(error, source)
-    offset = _error_offset(error, source)
-    return Diagnostic("FZ102", "this is not valid here", source.span(offset, offset + 1))
+    return _Explainer(error, source, parser).diagnose()
 
 
-# ---------------------------------------------------------------- words for tokens
+class _Explainer:
+    """Everything known at one unexpected token, and the rules that use it."""
 
+    def __init__(self, error: UnexpectedToken, source: Source, parser: Lark) -> None:
+        self.source = source
+        self.token = error.token
+        self.text = "" if error.token.type == "$END" else str(error.token)
+        self.words = {t.name: t.pattern.value for t in parser.terminals if t.pattern.type == "str"}
+        state = error.interactive_parser.parser_state if error.interactive_parser else None
+        self.stack: list[Any] = list(state.value_stack) if state is not None else []
+        self.expected = _acceptable(state) if state is not None else set(error.expected)
+        self.previous = _last_positioned(self.stack)
+        self.here = _token_span(source, self.token)
 
-class _TokenWords:
-    """Terminal names -> the text a user writes (`` `;` ``, "a name")."""
+    def written(self, names: set[str]) -> set[str]:
+        """Terminal names -> how they are written (regex terminals keep their name)."""
+        return {self.words.get(name, name) for name in names}
 
-    def __init__(self, parser: Lark) -> None:
-        self.words = dict(_REGEX_WORDS)
-        for terminal in parser.terminals:
-            if terminal.pattern.type == "str":
-                self.words[terminal.name] = f"`{terminal.pattern.value}`"
-
-    def word(self, name: str) -> str:
-        return self.words.get(name, name.lower())
-
-    def expected(self, names: Iterable[str]) -> str:
-        names = set(names)
-        if _EXPRESSION_STARTS <= names:
-            return "an expression"
-        if _TYPE_STARTS <= names:
-            return "a type"
-        words = sorted(self.word(name) for name in names if name not in {"$END"})
-        if not words:
-            return "the end of the file"
-        if len(words) > 5:
-            return ""
-        if len(words) == 1:
-            return words[0]
-        return ", ".join(words[:-1]) + " or " + words[-1]
-
-
-def _shown(token: Token) -> str:
-    if token.type == "$END":
-        return "the end of the file"
-    return f"`{token}`"
-
-
-# ---------------------------------------------------------------- unexpected tokens
-
-
-def _unexpected_token(error: UnexpectedToken, source: Source, words: _TokenWords) -> Diagnostic:
-    token = error.token
-    expected = set(error.expected)
-    stack = _value_stack(error)
-    previous = _last_positioned(stack)
-    open_brackets = [item for item in stack if isinstance(item, Token) and str(item) in OPENERS]
-    here = _token_span(source, token)
-
-    if ";" in {words.word(name).strip("`") for name in expected} and _ends_statement(token, previous):
-        return _missing_semicolon(source, stack, previous, open_brackets)
-    if open_brackets:
-        opener = open_brackets[-1]
-        closer = OPENERS[str(opener)]
-        closer_expected = f"`{closer}`" in {words.word(name) for name in expected}
-        if str(token) in CLOSERS and token.type != "$END" and str(token) != closer:
-            return _mismatched_closer(source, token, opener)
-        if closer_expected and (token.type == "$END" or str(token) in _DECLARATION_STARTS
-                                or str(token) in CLOSERS or str(token) == ";"):
-            return _unclosed(source, token, opener, here)
-    elif str(token) in CLOSERS and token.type != "$END":
-        return Diagnostic(
-            "FZ105", f"unexpected `{token}`: there is no `{_opener_of(str(token))}` to close",
-            here, hint="remove it, or add the opening bracket it belongs to",
+    def diagnose(self) -> Diagnostic:
+        return (
+            self.bracket_problem()
+            or self.reserved_word()
+            or self.missing_semicolon()
+            or self.generic()
         )
-    return _generic(source, token, expected, previous, words, here)
+
+    # -------------------------------------------------------- rules
+
+    def bracket_problem(self) -> Diagnostic | None:
+        open_brackets = _open_brackets(self.stack)
+        if self.text in CLOSERS:
+            if not open_brackets:
+                return Diagnostic(
+                    "FZ105", f"unexpected `{self.text}`: there is no `{CLOSERS[self.text]}` to close",
+                    self.here, hint="remove it, or add the opening bracket it belongs to",
+                )
+            if OPENERS[str(open_brackets[-1])] != self.text:
+                return self.mismatched(open_brackets[-1])
+        if open_brackets:
+            innermost = open_brackets[-1]
+            closes = match_brackets(self.source.text)
+            if closes.get(innermost.start_pos) is None:
+                return self.unclosed(innermost)
+        return None
+
+    def reserved_word(self) -> Diagnostic | None:
+        if self.text in RESERVED and "NAME" in self.expected and "NUMBER" not in self.expected:
+            return Diagnostic(
+                "FZ108", f"`{self.text}` is a reserved word and cannot be used as a name",
+                self.here, hint=f"choose another name, such as `{self.text}_`",
+            )
+        return None
+
+    def missing_semicolon(self) -> Diagnostic | None:
+        if "SEMICOLON" not in self.expected or not self.ends_statement():
+            return None
+        where = _after(self.source, self.previous)
+        first = next((item for item in self.stack if isinstance(item, Tok)), None)
+        if first is not None and first.value in _DECLARATION_WORDS and not _open_brackets(self.stack):
+            name = next((i for i in self.stack if isinstance(i, Tok) and i.type == "NAME"), None)
+            what = _DECLARATION_WORDS[first.value] + (f" `{name}`" if name is not None else "")
+            return Diagnostic("FZ107", f"expected `;` after {what}", where,
+                              hint="every declaration ends with `;`")
+        return Diagnostic("FZ107", "expected `;` at the end of this statement", where,
+                          hint="statements are separated by `;`")
+
+    def ends_statement(self) -> bool:
+        """True when the unexpected token cannot continue what came before."""
+        if self.token.type == "$END" or self.text in _STATEMENT_STARTS or self.text in CLOSERS:
+            return True
+        end = _end_line(self.previous)
+        return end is not None and self.token.line is not None and self.token.line > end
+
+    def generic(self) -> Diagnostic:
+        code = "FZ103" if self.token.type == "$END" else "FZ102"
+        hint = self.hint()
+        what = self.describe_expected()
+        unexpected = "the end of the file" if self.token.type == "$END" else f"`{self.text}`"
+        if what and isinstance(self.previous, Tok) and what.startswith(("an expression", "a type")):
+            return Diagnostic(code, f"expected {what} after `{self.previous}`", self.here, hint=hint)
+        message = f"unexpected {unexpected}" + (f": expected {what}" if what else "")
+        return Diagnostic(code, message, self.here, hint=hint)
+
+    def describe_expected(self) -> str:
+        written = self.written(self.expected)
+        after_expression = bool(written & {"+", "*", "&&"})
+        after_type = bool(written & {"->", "-o"})
+        if {"NAME", "NUMBER", "("} <= written and not after_expression:
+            return "an expression"
+        if {"NAME", "list", "bag"} <= written and not after_type:
+            return "a type"
+        core = written
+        if after_expression or after_type:  # leave out what would extend it
+            closing_pair = {">"} if "<" not in written else set()  # `>` closes `<a, b>`
+            core = written - (_CONTINUATIONS - closing_pair) - _EXPRESSION_STARTS
+        core = core or written
+        if len(core) > 5:
+            return ""
+        shown = sorted(_NAMED.get(w, f"`{w}`") for w in core)
+        return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+
+    def hint(self) -> str | None:
+        written = self.written(self.expected)
+        previous = self.previous
+        if self.text == "=" and "==" in written:
+            return "to compare two values, write `==`"
+        if isinstance(previous, Tok) and written == {"["}:
+            return f"`{previous}` takes its static arguments in brackets, as in `{previous}[...] e`"
+        if self.text == "->" and ":" in written and "=" in written:
+            return "the result type follows a colon: `def f (x : num) : num = ...`"
+        if self.text == "}" and {"NAME", "NUMBER"} <= written:
+            return "a block ends with the expression it returns, as in `{ let y = x; y }`"
+        if "privacy" in written and "requires" in written:
+            return "a mechanism states its claim before its body: `privacy eps { ... }`"
+        if written == {"("} and isinstance(previous, Tok) and previous.value in ("if", "while"):
+            return f"a mechanism's `{previous}` takes its condition in parentheses"
+        return None
+
+    # -------------------------------------------------------- bracket messages
+
+    def unclosed(self, opener: Tok) -> Diagnostic:
+        opened = _token_span(self.source, opener)
+        bracket = "[" if opener.value == "-[" else opener.value
+        closer = OPENERS[opener.value]
+        ending = "the file ends here" if self.token.type == "$END" else f"before `{self.text}`"
+        return Diagnostic(
+            "FZ104", f"unclosed `{bracket}` opened at {opened.line}:{opened.col}", self.here,
+            labels=(Label(opened, "opened here"),),
+            hint=f"add `{closer}` ({ending})",
+        )
+
+    def mismatched(self, opener: Tok) -> Diagnostic:
+        opened = _token_span(self.source, opener)
+        bracket = "[" if opener.value == "-[" else opener.value
+        return Diagnostic(
+            "FZ105",
+            f"unexpected `{self.text}`: the innermost open bracket is the `{bracket}` opened at "
+            f"{opened.line}:{opened.col}",
+            self.here,
+            labels=(Label(opened, "still open"),),
+            hint=f"close it with `{OPENERS[opener.value]}` first",
+        )
 
 
-def _generic(
-    source: Source, token: Token, expected: set[str], previous: Any,
-    words: _TokenWords, here: Span,
-) -> Diagnostic:
-    what = words.expected(expected)
-    code = "FZ103" if token.type == "$END" else "FZ102"
-    hint = _hint(token, expected, previous, words)
-    if isinstance(previous, Token) and what in ("an expression", "a type", "a name"):
-        message = f"expected {what} after `{previous}`"
-        if token.type == "$END":
-            message += ", but the file ends"
-        return Diagnostic(code, message, here, hint=hint)
-    if token.type == "$END":
-        message = "unexpected end of file" + (f": expected {what}" if what else "")
-        return Diagnostic(code, message, here, hint=hint)
-    message = f"unexpected `{token}`" + (f": expected {what}" if what else " here")
-    return Diagnostic(code, message, here, hint=hint)
+# ---------------------------------------------------------------- the automaton
 
 
-def _hint(token: Token, expected: set[str], previous: Any, words: _TokenWords) -> str | None:
-    written = {words.word(name) for name in expected}
-    if str(token) == "=" and "`==`" in written:
-        return "to compare two values, write `==`"
-    if isinstance(previous, Token) and written == {"`[`"}:
-        return f"`{previous}` takes its static arguments in brackets, as in `{previous}[...] e`"
-    if token.type == "NAME" and "`->`" in written and "`(`" in written:
-        return "a parameter with a type is written in parentheses: `fun (x : num) -> e`"
-    if str(token) in ("<", "<=", ">", ">=", "==", "!=") and previous is not None:
-        return "comparisons do not chain: write `a < b && b < c`"
-    return None
+def _acceptable(state: Any) -> set[str]:
+    """The terminals the parser can really accept next (exact, unlike LALR lookaheads)."""
+    states = state.parse_conf.states
+    stack = state.state_stack
+    return {name for name in states[stack[-1]] if name.isupper() and _accepts(states, stack, name)}
 
 
-def _ends_statement(token: Token, previous: Any) -> bool:
-    """True when `token` cannot continue the statement `previous` ended."""
-    if token.type == "$END" or str(token) in _DECLARATION_STARTS or str(token) in CLOSERS:
-        return True
-    if str(token) in ("sample", "var", "while", "output", "return", "if"):
-        return True
-    end = _end_line(previous)
-    return end is not None and token.line is not None and token.line > end
+def _accepts(states: Any, stack: list[int], terminal: str) -> bool:
+    stack = list(stack)
+    while True:
+        action = states[stack[-1]].get(terminal)
+        if action is None:
+            return False
+        kind, argument = action
+        if kind is Shift:
+            return True
+        size = len(argument.expansion)
+        if size:
+            del stack[-size:]
+        goto = states[stack[-1]].get(argument.origin.name)
+        if goto is None:
+            return terminal == "$END"
+        stack.append(goto[1])
 
 
-def _missing_semicolon(
-    source: Source, stack: list[Any], previous: Any, open_brackets: list[Token]
-) -> Diagnostic:
-    where = _after(source, previous)
-    first = next((item for item in stack if isinstance(item, Token)), None)
-    if not open_brackets and first is not None and str(first) in _DECLARATION_WORDS:
-        name = next((item for item in stack if isinstance(item, Token) and item.type == "NAME"), None)
-        what = _DECLARATION_WORDS[str(first)] + (f" `{name}`" if name is not None else "")
-        return Diagnostic("FZ107", f"expected `;` after {what}", where,
-                          hint="every declaration ends with `;`")
-    return Diagnostic("FZ107", "expected `;` at the end of this statement", where,
-                      hint="statements in a block are separated by `;`")
+def _open_brackets(stack: list[Any]) -> list[Tok]:
+    """The brackets among the unreduced tokens that are still open, outermost first."""
+    opened: list[Tok] = []
+    for item in stack:
+        if not isinstance(item, Tok):
+            continue
+        if item.value in OPENERS:
+            opened.append(item)
+        elif item.value in CLOSERS and opened:
+            opened.pop()
+    return opened
 
 
-def _unclosed(source: Source, token: Token, opener: Token, here: Span) -> Diagnostic:
-    closer = OPENERS[str(opener)]
-    opened = _token_span(source, opener)
-    bracket = "[" if str(opener) == "-[" else str(opener)
-    ending = "the file ends here" if token.type == "$END" else f"expected `{closer}` before this"
-    return Diagnostic(
-        "FZ104", f"unclosed `{bracket}` opened at {opened.line}:{opened.col}", here,
-        labels=(Label(opened, "opened here"),),
-        hint=f"add `{closer}` ({ending})",
-    )
+def match_brackets(text: str) -> dict[int, int | None]:
+    """Offset of every opening bracket -> offset of its closer (None if never closed).
 
-
-def _mismatched_closer(source: Source, token: Token, opener: Token) -> Diagnostic:
-    opened = _token_span(source, opener)
-    bracket = "[" if str(opener) == "-[" else str(opener)
-    return Diagnostic(
-        "FZ105",
-        f"unexpected `{token}`: the innermost open bracket is the `{bracket}` opened at "
-        f"{opened.line}:{opened.col}",
-        _token_span(source, token),
-        labels=(Label(opened, "still open"),),
-        hint=f"close it with `{OPENERS[str(opener)]}` first",
-    )
-
-
-def _opener_of(closer: str) -> str:
-    return {")": "(", "]": "[", "}": "{"}[closer]
+    Comments and strings are skipped; a closer of the wrong kind ends the
+    innermost bracket (as a reader would assume) and is otherwise ignored.
+    """
+    closes: dict[int, int | None] = {}
+    opened: list[tuple[str, int]] = []
+    for found in _BRACKET_SCAN.finditer(text):
+        piece = found.group()
+        if piece in OPENERS:
+            opened.append((piece, found.start()))
+            closes[found.start()] = None
+        elif piece in CLOSERS and opened:
+            _, start = opened.pop()
+            closes[start] = found.start()
+    return closes
 
 
 # ---------------------------------------------------------------- characters, comments, strings
 
 
-def _unexpected_character(error: UnexpectedCharacters, source: Source) -> Diagnostic:
-    offset = error.pos_in_stream
+def _unexpected_character(error: LexError, source: Source) -> Diagnostic:
+    offset = error.offset
     char = source.text[offset] if offset < len(source.text) else ""
     shown = char if char.isprintable() else f"U+{ord(char):04X}"
     hints = {
         "'": "strings are written in double quotes: \"text\"",
+        "#": "comments start with `//`",
         "%": "there is no `%` operator",
         "\\": "`fun x -> e` writes an anonymous function",
-        "=": "to compare two values, write `==`",
         "&": "`&&` is logical and; `&` only appears in the type `<A & B>`",
         "|": "`||` is logical or; `|` separates the arms of a `case`",
-        "!": "`not e` negates in definitions (`!e` is for mechanisms)",
     }
     return Diagnostic(
         "FZ101", f"unexpected character `{shown}`", source.span(offset, offset + 1),
@@ -225,27 +291,25 @@ def _unexpected_character(error: UnexpectedCharacters, source: Source) -> Diagno
 
 
 def _unterminated(source: Source, limit: int) -> Diagnostic | None:
-    """An unclosed `/*` or `"` before `limit` (they make everything after them wrong)."""
+    """An unclosed `/*` or `"` at or before `limit` (it makes everything after it wrong)."""
     text = source.text
     position = 0
     while True:
-        comment = text.find("/*", position, limit + 2)
-        quote = text.find('"', position, limit + 1)
-        line_comment = text.find("//", position, limit + 1)
-        starts = [p for p in (comment, quote, line_comment) if p != -1]
+        starts = [p for p in (text.find("/*", position, limit + 2), text.find('"', position, limit + 1),
+                              text.find("//", position, limit + 1)) if p != -1]
         if not starts:
             return None
         start = min(starts)
-        match = _COMMENT_OR_STRING.match(text, start)
-        if match is None:
-            if start == comment:
+        found = _COMMENT_OR_STRING.match(text, start)
+        if found is None:
+            if text.startswith("/*", start):
                 return Diagnostic("FZ106", "this comment is never closed",
                                   source.span(start, start + 2), hint="end it with `*/`")
             end_of_line = text.find("\n", start)
             end = len(text) if end_of_line == -1 else end_of_line
             return Diagnostic("FZ106", "this string is never closed", source.span(start, end),
                               hint="close it with `\"` on the same line")
-        position = match.end()
+        position = found.end()
         if position > limit:
             return None
 
@@ -253,21 +317,13 @@ def _unterminated(source: Source, limit: int) -> Diagnostic | None:
 # ---------------------------------------------------------------- positions
 
 
-def _error_offset(error: UnexpectedInput, source: Source) -> int:
-    if isinstance(error, UnexpectedToken):
-        token = error.token
-        if token.type == "$END" or token.start_pos is None:
-            return len(source.text)
-        return int(token.start_pos)
-    position = getattr(error, "pos_in_stream", None)
-    return len(source.text) if position is None else int(position)
-
-
-def _value_stack(error: UnexpectedToken) -> list[Any]:
-    interactive = getattr(error, "interactive_parser", None)
-    if interactive is None:
-        return []
-    return list(interactive.parser_state.value_stack)
+def _error_offset(error: UnexpectedToken | LexError, source: Source) -> int:
+    if isinstance(error, LexError):
+        return error.offset
+    token = error.token
+    if token.type == "$END" or token.start_pos is None:
+        return len(source.text)
+    return int(token.start_pos)
 
 
 def _last_positioned(stack: list[Any]) -> Any:
@@ -280,20 +336,23 @@ def _last_positioned(stack: list[Any]) -> Any:
 
 
 def _positioned(item: Any) -> Any:
-    if isinstance(item, Token) or hasattr(item, "span"):
+    if isinstance(item, Tok) or hasattr(item, "span"):
         return item
     if isinstance(item, (list, tuple)):
         for inner in reversed(item):
             found = _positioned(inner)
             if found is not None:
                 return found
+    children = getattr(item, "children", None)  # a lark helper tree (repetitions)
+    if isinstance(children, list):
+        return _positioned(children)
     return None
 
 
 def _end_line(item: Any) -> int | None:
     if item is None:
         return None
-    if isinstance(item, Token):
+    if isinstance(item, Tok):
         return item.end_line
     return int(item.span.end_line)
 
@@ -302,12 +361,12 @@ def _after(source: Source, item: Any) -> Span:
     """A one-character span just after `item` (where a missing token belongs)."""
     if item is None:
         return source.span(0, 0)
-    end = item.end_pos if isinstance(item, Token) else item.span.end
+    end = item.end_pos if isinstance(item, Tok) else item.span.end
     line, col = source.position(end)
     return Span(source.name, line, col, line, col + 1, end, end)
 
 
-def _token_span(source: Source, token: Token) -> Span:
+def _token_span(source: Source, token: Any) -> Span:
     if token.type == "$END" or token.start_pos is None:
         end = len(source.text)
         line, col = source.position(end)

@@ -15,12 +15,14 @@ and nesting too deep for the later (recursive) phases.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from lark import Token, Transformer
+from lark import Transformer
 
 from fuzzpy import syntax as ast
 from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.lexer import Tok
 from fuzzpy.source import Span
 
 # Deepest nesting of syntax nodes accepted. The LALR parser itself never
@@ -30,16 +32,26 @@ MAX_DEPTH = 200
 
 Children = list[Any]
 
+# Binding strength of the binary operators (higher binds tighter).
+COMPARISON = 3
+PRECEDENCE = {
+    "||": 1, "&&": 2,
+    "==": COMPARISON, "!=": COMPARISON, "<": COMPARISON, "<=": COMPARISON,
+    ">": COMPARISON, ">=": COMPARISON,
+    "::": 4, "+": 5, "-": 5, "*": 6, "/": 6,
+}
+RIGHT_ASSOCIATIVE = {4}
+
 
 def _start(item: Any) -> tuple[int, int, int]:
-    if isinstance(item, Token):
+    if isinstance(item, Tok):
         return item.line, item.column, item.start_pos  # type: ignore[return-value]
     span = item.span
     return span.line, span.col, span.start
 
 
 def _end(item: Any) -> tuple[int, int, int]:
-    if isinstance(item, Token):
+    if isinstance(item, Tok):
         return item.end_line, item.end_column, item.end_pos  # type: ignore[return-value]
     span = item.span
     return span.end_line, span.end_col, span.end
@@ -60,7 +72,7 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
         end_line, end_col, end = _end(last)
         return Span(self.file, line, col, end_line, end_col, start, end)
 
-    def token_span(self, token: Token) -> Span:
+    def token_span(self, token: Tok) -> Span:
         return self.span(token, token)
 
     def fail(self, code: str, message: str, span: Span, hint: str | None = None) -> FuzzError:
@@ -90,15 +102,15 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
         return ast.Program(tuple(c), self.file)
 
     def let_decl(self, c: Children) -> ast.LetDecl:
-        return ast.LetDecl(str(c[1]), c[3], self.span(c[0], c[4]))
+        return ast.LetDecl(c[1].value, c[3], self.span(c[0], c[4]))
 
     def type_decl(self, c: Children) -> ast.TypeDecl:
-        return ast.TypeDecl(str(c[1]), c[3], self.span(c[0], c[4]))
+        return ast.TypeDecl(c[1].value, c[3], self.span(c[0], c[4]))
 
     def def_decl(self, c: Children) -> ast.DefDecl:
         _, recursive, name, params, result, _, body, semi = c
         return ast.DefDecl(
-            str(name), tuple(params), result, body, recursive,
+            name.value, tuple(params), result, body, recursive,
             self.span(c[0], semi), self.token_span(name),
         )
 
@@ -109,10 +121,10 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
         return c
 
     def def_param(self, c: Children) -> ast.Param:
-        return ast.Param(str(c[1]), c[3], None, self.span(c[0], c[4]))
+        return ast.Param(c[1].value, c[3], None, self.span(c[0], c[4]))
 
     def def_param_sens(self, c: Children) -> ast.Param:
-        return ast.Param(str(c[1]), c[6], c[4], self.span(c[0], c[7]))
+        return ast.Param(c[1].value, c[6], c[4], self.span(c[0], c[7]))
 
     def ret_type(self, c: Children) -> Any:
         return c[1] if c else None
@@ -123,7 +135,7 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
         name, params, result, requires, privacy = c[1], c[3], c[6], c[7], c[9]
         body, closing = c[10]
         return ast.MechanismDecl(
-            str(name), tuple(params), result, tuple(requires),
+            name.value, tuple(params), result, tuple(requires),
             privacy, body, self.span(c[0], closing), self.token_span(name),
         )
 
@@ -131,22 +143,22 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
         return c[0::2]
 
     def mech_param(self, c: Children) -> ast.Param:
-        return ast.Param(str(c[0]), c[2], None, self.span(c[0], c[2]))
+        return ast.Param(c[0].value, c[2], None, self.span(c[0], c[2]))
 
     def mech_requires(self, c: Children) -> Children:
         return c[1::2]
 
-    def mech_body(self, c: Children) -> tuple[tuple[ast.Stmt, ...], Token]:
+    def mech_body(self, c: Children) -> tuple[tuple[ast.Stmt, ...], Tok]:
         return tuple(c[1:-1]), c[-1]
 
     def var_stmt(self, c: Children) -> ast.VarDecl:
-        return ast.VarDecl(str(c[1]), c[3], self.span(c[0], c[4]))
+        return ast.VarDecl(c[1].value, c[3], self.span(c[0], c[4]))
 
     def assign_stmt(self, c: Children) -> ast.Assign:
-        return ast.Assign(str(c[0]), None, c[2], self.span(c[0], c[3]))
+        return ast.Assign(c[0].value, None, c[2], self.span(c[0], c[3]))
 
     def assign_index_stmt(self, c: Children) -> ast.Assign:
-        return ast.Assign(str(c[0]), c[2], c[5], self.span(c[0], c[6]))
+        return ast.Assign(c[0].value, c[2], c[5], self.span(c[0], c[6]))
 
     def if_stmt(self, c: Children) -> ast.IfStmt:
         then, closing = c[4]
@@ -178,15 +190,17 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
     # ------------------------------------------------------------ mechanism expressions
 
     def m_forall(self, c: Children) -> ast.Forall:
-        node = ast.Forall(str(c[1]), c[3], self.span(c[0], c[3]))
+        node = ast.Forall(c[1].value, c[3], self.span(c[0], c[3]))
         return self.nest(node, c[3])
 
     def m_ternary(self, c: Children) -> ast.If:
         return self.nest(ast.If(c[0], c[2], c[4], self.span(c[0], c[4])), c[0], c[2], c[4])
 
-    def m_binary(self, c: Children) -> ast.Binary:
-        left, op, right = c
-        return self.nest(ast.Binary(str(op), left, right, self.span(left, right)), left, right)
+    def m_opseq(self, c: Children) -> Any:
+        return self.opseq(c)
+
+    def m_binop(self, c: Children) -> Tok:
+        return c[0]  # type: ignore[no-any-return]
 
     def m_neg(self, c: Children) -> ast.Unary:
         return self.nest(ast.Unary("-", c[1], self.span(c[0], c[1])), c[1])
@@ -198,11 +212,11 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
         return self.nest(ast.Index(c[0], c[2], self.span(c[0], c[3])), c[0], c[2])
 
     def m_var(self, c: Children) -> ast.Var:
-        return ast.Var(str(c[0]), self.token_span(c[0]))
+        return ast.Var(c[0].value, self.token_span(c[0]))
 
     def m_call(self, c: Children) -> ast.Call:
         args = tuple(c[2])
-        return self.nest(ast.Call(str(c[0]), args, self.span(c[0], c[3])), *args)
+        return self.nest(ast.Call(c[0].value, args, self.span(c[0], c[3])), *args)
 
     def m_args(self, c: Children) -> Children:
         return c[0::2]
@@ -227,7 +241,7 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
     # ------------------------------------------------------------ types
 
     def ty_arrow(self, c: Children) -> ast.TyFun:
-        node = ast.TyFun(c[0], c[2], str(c[1]), None, self.span(c[0], c[2]))
+        node = ast.TyFun(c[0], c[2], c[1].value, None, self.span(c[0], c[2]))
         return self.nest(node, c[0], c[2])
 
     def ty_sens_arrow(self, c: Children) -> ast.TyFun:
@@ -247,7 +261,7 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
         return self.nest(ast.TyFuzzy(c[1], self.span(c[0], c[1])), c[1])
 
     def ty_vec(self, c: Children) -> ast.TyVec:
-        norm = str(c[2])
+        norm = c[2].value
         if norm not in ("1", "2", "inf"):
             raise self.fail(
                 "FZ112",
@@ -257,11 +271,11 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
             )
         return self.nest(ast.TyVec(norm, c[4], self.span(c[0], c[4])), c[4])
 
-    def vec_norm(self, c: Children) -> Token:
+    def vec_norm(self, c: Children) -> Tok:
         return c[0]  # type: ignore[no-any-return]
 
     def ty_name(self, c: Children) -> ast.TyName:
-        return ast.TyName(str(c[0]), self.token_span(c[0]))
+        return ast.TyName(c[0].value, self.token_span(c[0]))
 
     def ty_tuple(self, c: Children) -> ast.TyTuple:
         items = tuple(c[1:-1:2])
@@ -281,7 +295,7 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
         fields = []
         for index in range(1, len(c) - 1, 4):
             token = c[index]
-            field_name = str(token)
+            field_name = token.value
             if field_name in seen:
                 raise self.fail(
                     "FZ111", f"the field `{field_name}` is named twice", self.token_span(token)
@@ -293,7 +307,11 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
     # ------------------------------------------------------------ functional expressions
 
     def paren(self, c: Children) -> Any:
-        return c[1]
+        """`(e)` is e, its span widened to the parentheses (so enclosing spans cover them)."""
+        inner = c[1]
+        node = replace(inner, span=self.span(c[0], c[2]))
+        self.depth[id(node)] = self.depth.get(id(inner), 0)
+        return node
 
     def lambda_(self, c: Children) -> ast.Lambda:
         params, body = c[1], c[3]
@@ -307,10 +325,10 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
     def lam_params(self, c: Children) -> Children:
         return c
 
-    def lam_param(self, c: Children) -> tuple[str, Any, Token]:
+    def lam_param(self, c: Children) -> tuple[str, Any, Tok]:
         if len(c) == 1:
-            return str(c[0]), None, c[0]
-        return str(c[1]), c[3], c[0]
+            return c[0].value, None, c[0]
+        return c[1].value, c[3], c[0]
 
     def if_expr(self, c: Children) -> ast.If:
         return self.nest(ast.If(c[1], c[3], c[5], self.span(c[0], c[5])), c[1], c[3], c[5])
@@ -338,20 +356,20 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
     def case_bar(self, c: Children) -> None:
         return None
 
-    def arm_inl(self, c: Children) -> tuple[str, str, Any, Token]:
-        return "inl", str(c[1]), c[3], c[0]
+    def arm_inl(self, c: Children) -> tuple[str, str, Any, Tok]:
+        return "inl", c[1].value, c[3], c[0]
 
-    def arm_inr(self, c: Children) -> tuple[str, str, Any, Token]:
-        return "inr", str(c[1]), c[3], c[0]
+    def arm_inr(self, c: Children) -> tuple[str, str, Any, Tok]:
+        return "inr", c[1].value, c[3], c[0]
 
-    def arm_nil(self, c: Children) -> tuple[str, None, Any, Token]:
+    def arm_nil(self, c: Children) -> tuple[str, None, Any, Tok]:
         return "nil", None, c[3], c[0]
 
-    def arm_cons(self, c: Children) -> tuple[str, tuple[str, str], Any, Token]:
-        return "cons", (str(c[0]), str(c[2])), c[4], c[0]
+    def arm_cons(self, c: Children) -> tuple[str, tuple[str, str], Any, Tok]:
+        return "cons", (c[0].value, c[2].value), c[4], c[0]
 
     def let_in(self, c: Children) -> ast.Block:
-        stmt = ast.LetStmt(str(c[1]), c[2], c[4], self.span(c[0], c[4]))
+        stmt = ast.LetStmt(c[1].value, c[2], c[4], self.span(c[0], c[4]))
         return self.nest(ast.Block((stmt,), c[6], self.span(c[0], c[6])), c[4], c[6], c[2])
 
     def let_tuple_in(self, c: Children) -> ast.Block:
@@ -362,17 +380,66 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
         return c[1] if c else None
 
     def tuple_names(self, c: Children) -> tuple[str, ...]:
-        return tuple(str(token) for token in c[1:-1:2])
+        return tuple(token.value for token in c[1:-1:2])
 
     def return_expr(self, c: Children) -> ast.Return:
         return self.nest(ast.Return(c[1], self.span(c[0], c[1])), c[1])
 
-    def binary(self, c: Children) -> ast.Binary:
-        left, op, right = c
-        return self.nest(ast.Binary(str(op), left, right, self.span(left, right)), left, right)
+    def binop(self, c: Children) -> Tok:
+        return c[0]  # type: ignore[no-any-return]
 
-    def cons(self, c: Children) -> ast.Cons:
-        return self.nest(ast.Cons(c[0], c[2], self.span(c[0], c[2])), c[0], c[2])
+    def arith_op(self, c: Children) -> Tok:
+        return c[0]  # type: ignore[no-any-return]
+
+    def opseq(self, c: Children) -> Any:
+        """`e1 op e2 op e3 ...` -> a tree, by precedence climbing (see PRECEDENCE).
+
+        Recursion goes one level per precedence level, never per operand, so
+        long chains (`1 :: 2 :: ... :: []`) cannot exhaust Python's stack.
+        """
+        self.operands = c
+        self.position = 1
+        return self._climb(c[0], 0)
+
+    def _climb(self, left: Any, minimum: int) -> Any:
+        items = self.operands
+        while self.position < len(items) and PRECEDENCE[items[self.position].value] >= minimum:
+            op = items[self.position]
+            level = PRECEDENCE[op.value]
+            operators, operands = [op], [left, self._operand(level)]
+            if level in RIGHT_ASSOCIATIVE:
+                while self.position < len(items) and PRECEDENCE[items[self.position].value] == level:
+                    operators.append(items[self.position])
+                    operands.append(self._operand(level))
+                right = operands[-1]
+                for index in range(len(operators) - 1, -1, -1):
+                    right = self._combine(operands[index], operators[index], right)
+                left = right
+                continue
+            if level == COMPARISON and self.position < len(items):
+                after = items[self.position]
+                if PRECEDENCE[after.value] == COMPARISON:
+                    raise self.fail(
+                        "FZ113", "comparisons do not chain", self.token_span(after),
+                        hint="write `a < b && b < c`, or add parentheses",
+                    )
+            left = self._combine(left, op, operands[1])
+        return left
+
+    def _operand(self, level: int) -> Any:
+        """The operand after the operator at `position`, with every tighter operator applied."""
+        items = self.operands
+        right = items[self.position + 1]
+        self.position += 2
+        while self.position < len(items) and PRECEDENCE[items[self.position].value] > level:
+            right = self._climb(right, PRECEDENCE[items[self.position].value])
+        return right
+
+    def _combine(self, left: Any, op: Tok, right: Any) -> Any:
+        span = self.span(left, right)
+        if op.value == "::":
+            return self.nest(ast.Cons(left, right, span), left, right)
+        return self.nest(ast.Binary(op.value, left, right, span), left, right)
 
     def neg(self, c: Children) -> ast.Unary:
         return self.nest(ast.Unary("-", c[1], self.span(c[0], c[1])), c[1])
@@ -387,16 +454,16 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
         return self.nest(ast.WithPair(c[1], c[3], self.span(c[0], c[4])), c[1], c[3])
 
     def field(self, c: Children) -> ast.Field:
-        return self.nest(ast.Field(c[0], str(c[2]), self.span(c[0], c[2])), c[0])
+        return self.nest(ast.Field(c[0], c[2].value, self.span(c[0], c[2])), c[0])
 
     def var(self, c: Children) -> ast.Var:
-        return ast.Var(str(c[0]), self.token_span(c[0]))
+        return ast.Var(c[0].value, self.token_span(c[0]))
 
     def number(self, c: Children) -> ast.NumLit:
-        return ast.NumLit(str(c[0]), self.token_span(c[0]))
+        return ast.NumLit(c[0].value, self.token_span(c[0]))
 
     def string(self, c: Children) -> ast.StringLit:
-        return ast.StringLit(unescape(str(c[0])[1:-1]), self.token_span(c[0]))
+        return ast.StringLit(unescape(c[0].value[1:-1]), self.token_span(c[0]))
 
     def true(self, c: Children) -> ast.BoolLit:
         return ast.BoolLit(True, self.token_span(c[0]))
@@ -427,26 +494,26 @@ class TreeBuilder(Transformer):  # type: ignore[type-arg]
         return self.nest(node, *(value for _, value in fields))
 
     def block(self, c: Children) -> ast.Block:
-        inner = [item for item in c[1:-1] if not isinstance(item, Token)]
+        inner = [item for item in c[1:-1] if not isinstance(item, Tok)]
         stmts, result = tuple(inner[:-1]), inner[-1]
         node = ast.Block(stmts, result, self.span(c[0], c[-1]))
         return self.nest(node, result, *(stmt.expr for stmt in stmts))
 
     def let_stmt(self, c: Children) -> ast.LetStmt:
-        return ast.LetStmt(str(c[1]), c[2], c[4], self.span(c[0], c[4]))
+        return ast.LetStmt(c[1].value, c[2], c[4], self.span(c[0], c[4]))
 
     def let_tuple_stmt(self, c: Children) -> ast.LetTuple:
         return ast.LetTuple(c[1], c[3], self.span(c[0], c[3]))
 
     def sample_stmt(self, c: Children) -> ast.SampleStmt:
-        return ast.SampleStmt(str(c[1]), c[3], self.span(c[0], c[3]))
+        return ast.SampleStmt(c[1].value, c[3], self.span(c[0], c[3]))
 
-    def prim_name(self, c: Children) -> Token:
+    def prim_name(self, c: Children) -> Tok:
         return c[0]  # type: ignore[no-any-return]
 
     def prim(self, c: Children) -> ast.Prim:
         args = tuple(c[2:-1:2])
-        return self.nest(ast.Prim(str(c[0]), args, self.span(c[0], c[-1])), *args)
+        return self.nest(ast.Prim(c[0].value, args, self.span(c[0], c[-1])), *args)
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}

@@ -9,14 +9,16 @@ diagnostics in words a user knows (`parse_errors`).
 
 from __future__ import annotations
 
+import gc
 import threading
 from importlib import resources
 from pathlib import Path
 
 from lark import Lark
-from lark.exceptions import UnexpectedInput
+from lark.exceptions import UnexpectedToken
 
-from fuzzpy.diagnostics import FuzzError
+from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.lexer import FuzzLexer, LexError
 from fuzzpy.parse_errors import syntax_error
 from fuzzpy.parse_tree import TreeBuilder
 from fuzzpy.source import Source
@@ -48,7 +50,7 @@ def _get_parser() -> tuple[Lark, TreeBuilder]:
         _parser = Lark(
             grammar_text(),
             parser="lalr",
-            lexer="contextual",
+            lexer=FuzzLexer,
             keep_all_tokens=True,
             transformer=_builder,
             maybe_placeholders=False,
@@ -62,10 +64,27 @@ def parse_program(text: str, filename: str = "<input>") -> Program:
         parser, builder = _get_parser()
         builder.file = filename
         builder.depth.clear()
+        # The parse allocates many small acyclic objects; the cyclic garbage
+        # collector would rescan them again and again (quadratic on big files).
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             program = parser.parse(text)
-        except UnexpectedInput as error:
+        except (UnexpectedToken, LexError) as error:
             raise FuzzError((syntax_error(error, Source(filename, text), parser),)) from None
         finally:
             builder.depth.clear()
+            if collecting:
+                gc.enable()
+    if not program.decls:
+        raise FuzzError((_empty_program(filename, text),))
     return program  # type: ignore[no-any-return]
+
+
+def _empty_program(filename: str, text: str) -> Diagnostic:
+    source = Source(filename, text)
+    end = len(text)
+    return Diagnostic(
+        "FZ114", "the file contains no declarations", source.span(end, end),
+        hint="write at least one `let`, `type`, `def` or `mechanism`",
+    )

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 from fuzzpy.accounting.events import Gaussian, Laplace
-from fuzzpy.accounting.ledger import Budget, Ledger
+from fuzzpy.accounting.ledger import Budget, Ledger, dataset_key
 from fuzzpy.cli import main
 
 
@@ -89,3 +90,31 @@ def test_environment_variable_names_the_default_ledger(
     monkeypatch.setenv("FUZZPY_LEDGER", str(filled))
     assert main(["ledger", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["ledger"] == str(filled)
+
+
+def test_data_file_selects_its_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "people.csv"
+    data.write_text("age\n30\n")
+    path = str(tmp_path / "l.sqlite")
+    assert main(["ledger", "--ledger", path, "--data", str(data), "--set-budget", "2"]) == 0
+    capsys.readouterr()
+    assert main(["ledger", "--ledger", path, "--data", str(data), "--json"]) == 0
+    (dataset,) = json.loads(capsys.readouterr().out)["datasets"]
+    assert dataset["dataset"] == dataset_key(data)
+    assert main(["ledger", "--ledger", path, "--data", str(tmp_path / "missing.csv")]) == 2
+
+
+def test_audit_recomputes_charges_from_stored_events(
+    filled: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ledger", "--ledger", str(filled), "--audit", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["ok"] and len(document["releases"]) == 4
+    first = document["releases"][0]
+    assert first["recomputed"]["exact"] == first["charged"]["exact"]
+    connection = sqlite3.connect(filled)  # make release 2 look undercharged
+    connection.execute("UPDATE releases SET spend_epsilon = '1/20' WHERE id = 2")
+    connection.commit()
+    connection.close()
+    assert main(["ledger", "--ledger", str(filled), "--audit"]) == 1
+    assert "UNDERCHARGED" in capsys.readouterr().out

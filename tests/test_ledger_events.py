@@ -52,7 +52,7 @@ events = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=100, deadline=None, derandomize=True)
 @given(events)
 def test_events_round_trip_through_json(original: tuple[Event, ...]) -> None:
     text = events_to_json(original)

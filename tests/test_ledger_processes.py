@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import fuzzpy.accounting.accountant  # noqa: F401 - imported once, before the forks
 from fuzzpy.accounting.events import Laplace
 from fuzzpy.accounting.ledger import Budget, Ledger
 from fuzzpy.diagnostics import FuzzError

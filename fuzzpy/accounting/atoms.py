@@ -122,11 +122,13 @@ def count_atoms(atoms: Atoms) -> int:
 class Flattener:
     """Turns an event tree into atoms. ``summarise(body, delta)`` gives the
     epsilon of a composite body at ``delta`` (the accountant's `tightest`);
-    ``delta_share`` is the share of delta a composite body may use."""
+    ``delta_share`` is the delta each composite body may use in total, over
+    all the times it is repeated."""
 
     def __init__(self, summarise: Summariser | None = None, delta_share: float = 0.0) -> None:
         self._summarise = summarise
         self._delta_share = delta_share
+        self._multiplicity = 1  # product of the enclosing repeat counts
 
     def flatten(self, events: Iterable[Event]) -> Atoms:
         atoms: Atoms = Counter()
@@ -146,8 +148,14 @@ class Flattener:
         if isinstance(event, Verified):
             return Counter({_verified_atom(event): 1})
         if isinstance(event, Repeat):
-            body = self.flatten(event.body)
-            return Counter({atom: n * event.count for atom, n in body.items() if event.count > 0})
+            if event.count <= 0:
+                return Counter()
+            self._multiplicity *= event.count
+            try:
+                body = self.flatten(event.body)
+            finally:
+                self._multiplicity //= event.count
+            return Counter({atom: n * event.count for atom, n in body.items()})
         if isinstance(event, Group):
             return self._group(Fraction(event.size), event.body)
         if isinstance(event, Subsample):
@@ -181,11 +189,26 @@ class Flattener:
         """A composite body as one (eps, delta)-DP atom (its tightest guarantee)."""
         if self._summarise is None or self._delta_share <= 0:
             raise NotSummarisable("a composite body needs a delta to be summarised")
-        delta = Fraction(self._delta_share)
+        delta = Fraction(self._delta_share) / self._multiplicity
         epsilon = self._summarise(body, float(delta))
         if not math.isfinite(epsilon):
             raise NotSummarisable("the composite body has no finite epsilon")
         return ApproxAtom(_fraction_up(epsilon), delta)
+
+    def _group_summary(self, atom: SubsampledAtom, k: int) -> ApproxAtom:
+        """Group privacy of a subsampled (eps, delta) summary: the summary's delta
+        is chosen so that the grown delta k e^{(k-1) eps} delta fits the share."""
+        if self._summarise is None or self._delta_share <= 0:
+            raise NotSummarisable("a grouped subsample needs a delta to be summarised")
+        share = Fraction(self._delta_share) / self._multiplicity
+        inner = share / k
+        for _ in range(4):  # fixed point: a smaller inner delta gives a larger eps
+            epsilon = self._summarise(Counter({atom: 1}), float(inner))
+            if not math.isfinite(epsilon):
+                raise NotSummarisable("the grouped body has no finite epsilon")
+            inner = share / _fraction_up(k * math.exp((k - 1) * epsilon))
+        epsilon = self._summarise(Counter({atom: 1}), float(inner))
+        return _approx_group(_fraction_up(epsilon), inner, k)
 
 
 class NotSummarisable(ValueError):
@@ -226,8 +249,7 @@ def _group_atom(atom: Atom, size: Fraction, flattener: Flattener) -> Atom:
     epsilon = subsampled_pure_epsilon(atom)
     if epsilon is not None:
         return PureAtom(epsilon * whole)
-    summary = flattener._summary(Counter({atom: 1}))
-    return _approx_group(summary.epsilon, summary.delta, whole)
+    return flattener._group_summary(atom, whole)
 
 
 def _approx_group(epsilon: Fraction, delta: Fraction, k: int) -> ApproxAtom:

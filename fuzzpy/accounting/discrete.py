@@ -41,7 +41,8 @@ def epsilon_for_delta(
     # delta(l_j) = p_inf + tail[j+1] - e^{l_j} tail_weighted[j+1]
     next_tail = np.append(tail[1:], 0.0)
     next_weighted = np.append(tail_weighted[1:], 0.0)
-    at_nodes = infinity_mass + next_tail - np.exp(losses) * next_weighted
+    with np.errstate(divide="ignore"):
+        at_nodes = infinity_mass + next_tail - np.exp(losses + np.log(next_weighted))
     j = int(np.argmax(at_nodes <= delta)) if np.any(at_nodes <= delta) else losses.size - 1
     if at_nodes[j] > delta:
         return math.inf

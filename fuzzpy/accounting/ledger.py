@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import NamedTuple
 
 from fuzzpy.accounting.events import Event
 from fuzzpy.accounting.ledger_costs import CostUnavailable
@@ -61,12 +62,14 @@ from fuzzpy.accounting.ledger_store import (
     read_budget_row,
     read_budget_rows,
     read_release_rows,
+    read_spend_groups,
     utc_now,
 )
 from fuzzpy.diagnostics import FuzzError
 
 __all__ = [
     "Budget",
+    "DatasetState",
     "Entry",
     "Ledger",
     "Quote",
@@ -104,6 +107,16 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 def dataset_key(path: str | os.PathLike[str]) -> str:
     """A dataset key from a file's content: ``sha256:<hex>``."""
     return f"sha256:{file_sha256(path)}"
+
+
+class DatasetState(NamedTuple):
+    """A dataset's budget, what its releases spent and what remains
+    (in the budget rule's currency)."""
+
+    dataset: str
+    budget: Budget
+    spent: Spend
+    remaining: Spend
 
 
 @dataclass(frozen=True)
@@ -172,7 +185,7 @@ class Ledger:
         _check_dataset(dataset, self.path)
         with self._store.reading() as connection:
             fixed = self._fixed(connection, dataset, budget)
-            spent = _spent(connection, dataset)
+            spent = _spent(connection, dataset, self.path)
         cost = self._cost(events, fixed.budget, release_delta)
         return self._checked_quote(dataset, fixed, cost, spent)
 
@@ -216,7 +229,9 @@ class Ledger:
             for (dataset, events, _given), (expected, cost) in zip(requests, costs, strict=True):
                 # re-read under the lock: the budget must still be the one costed
                 fixed = self._fixed(connection, dataset, expected)
-                quote = self._checked_quote(dataset, fixed, cost, _spent(connection, dataset))
+                quote = self._checked_quote(
+                    dataset, fixed, cost, _spent(connection, dataset, self.path)
+                )
                 if not fixed.stored:
                     self._store_budget(connection, dataset, fixed)
                 row = {
@@ -249,16 +264,33 @@ class Ledger:
                 entries.append(_entry(row, _budget_of(budget_row), spend, remaining))
         return entries
 
-    def datasets(self) -> list[tuple[str, Budget, Spend, Spend]]:
+    def audit(self, dataset: str | None = None) -> list[tuple[Entry, ReleaseCost | None]]:
+        """Recompute every release's charge from its stored events under its
+        dataset's rule with today's accountant, beside the stored charge.
+
+        The filter's state is the charges it recorded (the sum of what it
+        admitted); this checks that the stored events still justify them.
+        A recomputed cost of None means the events can no longer be costed.
+        """
+        checked = []
+        for entry in self.history(dataset):
+            rule = rule_named(entry.budget.rule)
+            try:
+                delta = entry.cost.spend.delta or None
+                checked.append((entry, rule.cost(entry.events, entry.budget, delta)))
+            except CostUnavailable:
+                checked.append((entry, None))
+        return checked
+
+    def datasets(self) -> list[DatasetState]:
         """Each dataset with its budget, what is spent and what remains."""
         with self._store.reading() as connection, _decoding(self.path):
-            rows = read_budget_rows(connection)
-            spent = {row["dataset"]: _spent(connection, row["dataset"]) for row in rows}
-            return [
-                (name, _budget_of(row), spent[name], _capacity_of(row) - spent[name])
-                for row in rows
-                for name in [row["dataset"]]
-            ]
+            states = []
+            for row in read_budget_rows(connection):
+                spent = _spent(connection, row["dataset"], self.path)
+                remaining = _capacity_of(row) - spent
+                states.append(DatasetState(row["dataset"], _budget_of(row), spent, remaining))
+            return states
 
     # ------------------------------------------------------------ internals
 
@@ -362,27 +394,29 @@ def _spend_of(row: sqlite3.Row, prefix: str) -> Spend:
     )
 
 
-def _spent(connection: sqlite3.Connection, dataset: str) -> Spend:
+def _spent(connection: sqlite3.Connection, dataset: str, path: Path) -> Spend:
     """The exact sum of the charges recorded for ``dataset``. Each charge is
     the rule's cost of the stored events, computed in the transaction that
     stored them; summing it here is recomputing without re-running the
     accountant once per past release."""
     total = Spend()
-    with _decoding(None):
-        for row in read_release_rows(connection, dataset):
-            total = total + _spend_of(row, "spend_")
+    with _decoding(path):
+        for row in read_spend_groups(connection, dataset):
+            spend = _spend_of(row, "spend_")
+            times = row["times"]
+            total = total + Spend(times * spend.epsilon, times * spend.delta, times * spend.rho)
     return total
 
 
 @contextmanager
-def _decoding(path: Path | None) -> Iterator[None]:
+def _decoding(path: Path) -> Iterator[None]:
     """Rows that do not decode mean a damaged ledger (FZ710), not a bug."""
     try:
         yield
     except (ValueError, KeyError, ZeroDivisionError, EventFormatError, FuzzError) as exc:
         if isinstance(exc, FuzzError) and exc.diagnostics[0].code != INVALID_BUDGET:
             raise
-        message = f"the ledger {path or ''} holds a record that cannot be read: {exc}"
+        message = f"the ledger {path} holds a record that cannot be read: {exc}"
         raise ledger_error(NOT_A_DATABASE, message, path) from exc
 
 

@@ -11,24 +11,51 @@ import json
 import sys
 from pathlib import Path
 
-from fuzzpy.accounting.ledger import Ledger, default_ledger_path
+from fuzzpy.accounting.ledger import DatasetState, Ledger, dataset_key, default_ledger_path
 from fuzzpy.accounting.ledger_errors import NO_BUDGET, ledger_error
 from fuzzpy.accounting.ledger_quotes import Entry, amount_json, describe_amount
-from fuzzpy.accounting.ledger_rules import RULES, Budget, Spend, format_number, rule_named
+from fuzzpy.accounting.ledger_rules import RULES, Budget, ReleaseCost, format_number, rule_named
+
+DESCRIPTION = """\
+Show each dataset's privacy budget, its composition rule, and every release
+charged to it (time, program, definition, cost, remaining).
+
+The ledger file is --ledger FILE, else $FUZZPY_LEDGER, else
+$XDG_DATA_HOME/fuzzpy/ledger.sqlite (~/.local/share/fuzzpy/ledger.sqlite).
+
+Rules: basic sums epsilons and deltas (exactly); zcdp converts an (eps, delta)
+budget once to zCDP rho and sums each release's rho (a privacy filter, valid
+for adaptively chosen runs). A budget is fixed by its dataset's first release,
+or beforehand with --dataset NAME --set-budget EPS[,DELTA] [--rule RULE].
+"""
 
 
 def add_ledger_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = DESCRIPTION
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "--ledger",
         metavar="FILE",
         help="the ledger file (default: $FUZZPY_LEDGER, else ~/.local/share/fuzzpy/ledger.sqlite)",
     )
-    parser.add_argument("--dataset", metavar="NAME", help="show only this dataset")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--dataset", metavar="NAME", help="show only this dataset")
+    which.add_argument(
+        "--data",
+        metavar="FILE",
+        help="show only the dataset of this data file (keyed by its SHA-256, as `run` does)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument(
         "--set-budget",
         metavar="EPS[,DELTA]",
         help="fix the dataset's total budget before its first release (needs --dataset)",
+    )
+    parser.add_argument(
+        "--audit",
+        action="store_true",
+        help="recompute each release's charge from its stored events; exit 1 if one "
+        "now costs more than was charged",
     )
     parser.add_argument(
         "--rule",
@@ -40,27 +67,74 @@ def add_ledger_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_ledger_command(args: argparse.Namespace) -> int:
     path = Path(args.ledger).expanduser() if args.ledger else default_ledger_path()
+    dataset = _chosen_dataset(args)
     if args.set_budget is not None:
-        if not args.dataset:
-            raise ledger_error("FZ714", "--set-budget needs --dataset NAME", None)
+        if dataset is None:
+            raise ledger_error("FZ714", "--set-budget needs --dataset NAME or --data FILE", None)
         budget = Budget.parse(args.set_budget, args.rule)
         with Ledger(path) as ledger:
-            ledger.set_budget(args.dataset, budget)
+            ledger.set_budget(dataset, budget)
     if not path.exists():
         _print_missing(path, args.json)
         return 0
     with Ledger(path, create=False) as ledger:
+        if args.audit:
+            return _print_audit(ledger.audit(dataset), args.json)
         datasets = ledger.datasets()
-        history = ledger.history(args.dataset)
-    if args.dataset is not None:
-        datasets = [d for d in datasets if d[0] == args.dataset]
+        history = ledger.history(dataset)
+    if dataset is not None:
+        datasets = [d for d in datasets if d.dataset == dataset]
         if not datasets:
-            raise ledger_error(NO_BUDGET, f"the ledger has no dataset {args.dataset!r}", path)
+            raise ledger_error(NO_BUDGET, f"the ledger has no dataset {dataset!r}", path)
     if args.json:
         sys.stdout.write(json.dumps(_document(path, datasets, history), indent=2) + "\n")
     else:
         sys.stdout.write(_text(path, datasets, history))
     return 0
+
+
+def _chosen_dataset(args: argparse.Namespace) -> str | None:
+    if args.data is None:
+        return args.dataset
+    try:
+        return dataset_key(args.data)
+    except OSError as exc:
+        message = f"cannot read data file {args.data}: {exc.strerror or exc}"
+        raise ledger_error("FZ701", message, args.data) from exc
+
+
+def _print_audit(checked: list[tuple[Entry, ReleaseCost | None]], as_json: bool) -> int:
+    undercharged = [entry.id for entry, cost in checked if not _covers(entry.cost, cost)]
+    if as_json:
+        releases = [
+            {
+                "id": entry.id,
+                "dataset": entry.dataset,
+                "charged": amount_json(entry.cost.spend, entry.budget),
+                "recomputed": None if cost is None else amount_json(cost.spend, entry.budget),
+                "ok": entry.id not in undercharged,
+            }
+            for entry, cost in checked
+        ]
+        sys.stdout.write(
+            json.dumps({"ok": not undercharged, "releases": releases}, indent=2) + "\n"
+        )
+    else:
+        for entry, cost in checked:
+            now = "cannot be costed" if cost is None else describe_amount(cost.spend, entry.budget)
+            verdict = "UNDERCHARGED" if entry.id in undercharged else "ok"
+            charged = describe_amount(entry.cost.spend, entry.budget)
+            sys.stdout.write(
+                f"#{entry.id} {entry.dataset}: charged {charged}, now {now}: {verdict}\n"
+            )
+    return 1 if undercharged else 0
+
+
+def _covers(stored: ReleaseCost, recomputed: ReleaseCost | None) -> bool:
+    if recomputed is None:
+        return False
+    now, then = recomputed.spend, stored.spend
+    return now.epsilon <= then.epsilon and now.delta <= then.delta and now.rho <= then.rho
 
 
 def _print_missing(path: Path, as_json: bool) -> None:
@@ -70,10 +144,7 @@ def _print_missing(path: Path, as_json: bool) -> None:
         sys.stdout.write(f"no ledger at {path} yet: nothing has been charged\n")
 
 
-Dataset = tuple[str, Budget, Spend, Spend]
-
-
-def _document(path: Path, datasets: list[Dataset], history: list[Entry]) -> dict[str, object]:
+def _document(path: Path, datasets: list[DatasetState], history: list[Entry]) -> dict[str, object]:
     return {
         "ledger": str(path),
         "exists": True,
@@ -90,7 +161,7 @@ def _document(path: Path, datasets: list[Dataset], history: list[Entry]) -> dict
     }
 
 
-def _text(path: Path, datasets: list[Dataset], history: list[Entry]) -> str:
+def _text(path: Path, datasets: list[DatasetState], history: list[Entry]) -> str:
     lines = [f"ledger {path}"]
     if not datasets:
         lines.append("  (no datasets yet)")

@@ -17,6 +17,11 @@ Each rule below is such a filter, with the theorem that proves it valid:
   filter (2021) at every order a at once (budget a * rho), hence a
   rho-zCDP filter; Whitehouse, Ramdas, Rogers & Wu 2023 extend such filters
   to fully adaptive composition. It needs every event to have a zCDP bound.
+
+A refused release is not run, and later, cheaper ones may still fit: that is
+the same filter, with the refused step counted as a mechanism of cost 0 (its
+cost is a function of earlier, public choices), so the theorems' condition
+"the costs of what ran sum to at most the budget, always" still holds.
 """
 
 from __future__ import annotations
@@ -233,8 +238,8 @@ class ZcdpRule(Rule):
         return spent.rho + cost.rho <= capacity.rho
 
     def as_guarantee(self, amount: Spend, budget: Budget) -> tuple[Fraction, Fraction]:
-        if amount.rho < 0:
-            return Fraction(0), budget.delta
+        if amount.rho <= 0:
+            return Fraction(0), Fraction(0)
         return zcdp_epsilon(amount.rho, budget.delta), budget.delta
 
 

@@ -83,6 +83,7 @@ class LedgerStore:
         try:
             # isolation_level=None: no implicit transactions; we BEGIN ourselves.
             self.connection = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
+            self.connection.row_factory = sqlite3.Row
         except sqlite3.Error as exc:
             raise sqlite_failure(exc, path) from exc
         try:
@@ -202,12 +203,10 @@ class LedgerStore:
 
 
 def read_budget_row(connection: sqlite3.Connection, dataset: str) -> sqlite3.Row | None:
-    connection.row_factory = sqlite3.Row
     return connection.execute("SELECT * FROM budgets WHERE dataset = ?", (dataset,)).fetchone()
 
 
 def read_budget_rows(connection: sqlite3.Connection) -> list[sqlite3.Row]:
-    connection.row_factory = sqlite3.Row
     return connection.execute("SELECT * FROM budgets ORDER BY dataset").fetchall()
 
 
@@ -218,11 +217,20 @@ def insert_budget_row(connection: sqlite3.Connection, values: dict[str, str]) ->
 
 
 def read_release_rows(connection: sqlite3.Connection, dataset: str | None) -> list[sqlite3.Row]:
-    connection.row_factory = sqlite3.Row
     if dataset is None:
         return connection.execute("SELECT * FROM releases ORDER BY id").fetchall()
     return connection.execute(
         "SELECT * FROM releases WHERE dataset = ? ORDER BY id", (dataset,)
+    ).fetchall()
+
+
+def read_spend_groups(connection: sqlite3.Connection, dataset: str) -> list[sqlite3.Row]:
+    """The distinct charges recorded for ``dataset``, each with its count
+    (SQL groups the text; the caller adds the exact fractions)."""
+    return connection.execute(
+        "SELECT spend_epsilon, spend_delta, spend_rho, count(*) AS times FROM releases"
+        " WHERE dataset = ? GROUP BY spend_epsilon, spend_delta, spend_rho",
+        (dataset,),
     ).fetchall()
 
 

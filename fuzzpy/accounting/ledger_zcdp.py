@@ -22,6 +22,8 @@ from fractions import Fraction
 # Relative slack for floating-point error when deciding "delta(rho) <= target"
 # (the terms are sums of a few products; their rounding error is ~1e-15).
 _LOG_SLACK = 1e-9
+# Bisections stop within this relative distance of the optimum, on the safe side.
+_RELATIVE_PRECISION = 1e-12
 
 
 def _log_delta_at(order: float, rho: float, epsilon: float) -> tuple[float, float]:
@@ -42,7 +44,7 @@ def _best_order(rho: float, epsilon: float) -> float:
     high = low + 1.0
     while slope(high) < 0:
         high = low + 2 * (high - low)
-    for _ in range(200):
+    while high - low > 1e-9 * high:  # the bound is flat near its minimum
         middle = (low + high) / 2
         if slope(middle) < 0:
             low = middle
@@ -69,7 +71,7 @@ def zcdp_epsilon(rho: Fraction, delta: Fraction) -> Fraction:
     high = rho_f + 2 * math.sqrt(rho_f * math.log(1 / float(delta)))
     high = high * (1 + 1e-12) + 1e-300
     low = 0.0
-    for _ in range(200):
+    while high - low > _RELATIVE_PRECISION * high:
         middle = (low + high) / 2
         if zcdp_log_delta(rho_f, middle) <= target:
             high = middle
@@ -85,7 +87,7 @@ def zcdp_rho_budget(epsilon: Fraction, delta: Fraction) -> Fraction:
     """
     eps_f, target = float(epsilon), math.log(float(delta))
     low, high = 0.0, eps_f
-    for _ in range(200):
+    while high - low > _RELATIVE_PRECISION * high:
         middle = (low + high) / 2
         if zcdp_log_delta(middle, eps_f) <= target:
             low = middle

@@ -27,7 +27,6 @@ from functools import lru_cache
 
 import numpy as np
 from scipy import fft
-from scipy.special import logsumexp
 
 from fuzzpy.accounting import discrete
 from fuzzpy.accounting.atoms import (
@@ -46,7 +45,9 @@ from fuzzpy.accounting.pld_pairs import (
     RandomizedResponsePair,
 )
 
-DEFAULT_INTERVAL = 5e-5
+DEFAULT_INTERVAL = 1e-4  # the coarsest grid chosen by default (dp-accounting's default)
+MIN_INTERVAL = 1e-6
+TARGET_POINTS = 1 << 19  # default grid: about this many points in the composed window
 MAX_POINTS = 1 << 22
 TAIL_BOUND = 1e-18  # mass allowed above the composed window (added to delta)
 _CHERNOFF_ORDERS = np.array([0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
@@ -66,7 +67,16 @@ class DiscretePLD:
         losses = (self.offset + np.arange(self.probs.size)) * self.interval
         with np.errstate(divide="ignore"):
             log_probs = np.log(self.probs)
-        return logsumexp(log_probs[None, :] + orders[:, None] * losses[None, :], axis=1)
+        result = np.empty(len(orders))
+        for i, t in enumerate(orders):
+            exponent = log_probs + t * losses
+            top = float(np.max(exponent))
+            result[i] = top + math.log(float(np.sum(np.exp(exponent - top))))
+        return result
+
+    def as_composed(self) -> ComposedPLD:
+        losses = (self.offset + np.arange(self.probs.size)) * self.interval
+        return ComposedPLD(losses, self.probs, self.infinity_mass)
 
 
 @lru_cache(maxsize=512)
@@ -164,6 +174,8 @@ class WindowTooLarge(Exception):
 
 
 def compose(parts: Sequence[tuple[DiscretePLD, int]]) -> ComposedPLD:
+    if len(parts) == 1 and parts[0][1] == 1:
+        return parts[0][0].as_composed()
     interval = parts[0][0].interval
     finite = math.prod((1 - p.infinity_mass) ** n for p, n in parts)
     low, high = _window(parts)
@@ -173,13 +185,25 @@ def compose(parts: Sequence[tuple[DiscretePLD, int]]) -> ComposedPLD:
     spectrum = np.ones(size // 2 + 1, dtype=complex)
     offset = 0
     for part, n in parts:
-        spectrum *= fft.rfft(_fold(part.probs, size), size) ** n
+        spectrum *= _power(fft.rfft(_fold(part.probs, size), size, workers=-1), n)
         offset += n * part.offset
-    circular = fft.irfft(spectrum, size)
+    circular = fft.irfft(spectrum, size, workers=-1)
     masses = np.roll(circular, -((low - offset) % size))
     losses = (low + np.arange(size)) * interval
     # TAIL_BOUND bounds the true mass above the window (Chernoff, `_window`)
     return ComposedPLD(losses, np.clip(masses, 0.0, None), (1 - finite) + TAIL_BOUND)
+
+
+def _power(z: np.ndarray, n: int) -> np.ndarray:
+    """z**n by repeated squaring (faster and more accurate than exp(n log z))."""
+    result: np.ndarray | None = None
+    while n:
+        if n & 1:
+            result = z.copy() if result is None else result * z
+        n >>= 1
+        if n:
+            z = z * z
+    return np.ones_like(z) if result is None else result
 
 
 def _fold(probs: np.ndarray, size: int) -> np.ndarray:
@@ -202,8 +226,15 @@ def _window(parts: Sequence[tuple[DiscretePLD, int]]) -> tuple[int, int]:
     return max(support_low, math.floor(low)), min(support_high, math.ceil(high))
 
 
-def composed(atoms: Atoms, interval: float = DEFAULT_INTERVAL) -> list[ComposedPLD]:
-    """The composed PLD of each direction, coarsening the grid if needed."""
+def composed(atoms: Atoms, interval: float | None = None) -> list[ComposedPLD]:
+    """The composed PLD of each direction. Without ``interval`` the grid is
+    chosen so that the composed window holds about TARGET_POINTS points (finer
+    than DEFAULT_INTERVAL for small losses, where the grid error would be a
+    large share of epsilon); always coarse enough to fit MAX_POINTS."""
+    width, span = _window_width(atoms)
+    if interval is None:
+        interval = min(DEFAULT_INTERVAL, max(width / TARGET_POINTS, MIN_INTERVAL))
+    interval = max(interval, width / (MAX_POINTS / 2), span / MAX_POINTS)
     while True:
         try:
             return [
@@ -215,13 +246,28 @@ def composed(atoms: Atoms, interval: float = DEFAULT_INTERVAL) -> list[ComposedP
             interval *= 2
 
 
-def epsilon(atoms: Atoms, delta: float, interval: float = DEFAULT_INTERVAL) -> float:
+def _window_width(atoms: Atoms) -> tuple[float, float]:
+    """The widest composed window over the directions, and the widest single
+    loss range, estimated on a coarse grid."""
+    width = span = 0.0
+    for direction in directions(atoms):
+        if not direction:
+            continue
+        spans = [max(t.loss_range()[1] - t.loss_range()[0], 1e-3) for t, _ in direction]
+        rough = max(max(spans) / 4096, MIN_INTERVAL)
+        low, high = _window([(discretise(t, rough), n) for t, n in direction])
+        width = max(width, (high - low + 2) * rough)
+        span = max(span, max(spans))
+    return width, span
+
+
+def epsilon(atoms: Atoms, delta: float, interval: float | None = None) -> float:
     if not atoms:
         return 0.0
     return max(p.epsilon(delta) for p in composed(atoms, interval))
 
 
-def delta(atoms: Atoms, eps: float, interval: float = DEFAULT_INTERVAL) -> float:
+def delta(atoms: Atoms, eps: float, interval: float | None = None) -> float:
     if not atoms:
         return 0.0
     return max(p.delta(eps) for p in composed(atoms, interval))

@@ -88,7 +88,9 @@ class RandomizedResponsePair:
 
     def cdf(self, c: Array, which: int) -> Array:
         top, high, low, bottom = self._masses(which)
-        return bottom + np.where(c >= -self.epsilon, low, 0.0) + np.where(c >= self.epsilon, high, 0.0)
+        return (
+            bottom + np.where(c >= -self.epsilon, low, 0.0) + np.where(c >= self.epsilon, high, 0.0)
+        )
 
     def loss_range(self) -> tuple[float, float]:
         return -self.epsilon, self.epsilon

@@ -29,10 +29,15 @@ from fuzzpy.accounting.atoms import (
 )
 
 # Dense near 1 (where large deltas and long compositions need it), integers
-# up to 256 (where subsampled Gaussians are exact sums), then a few large orders.
+# up to 128 (where subsampled Gaussians are exact finite sums), then a
+# geometric tail of integers up to 1024 (for short compositions at small deltas).
 ORDERS = np.unique(
     np.concatenate(
-        [1 + np.geomspace(1e-3, 0.99, 48), np.arange(2, 257), np.geomspace(300, 1e5, 24)]
+        [
+            1 + np.geomspace(1e-3, 0.99, 48),
+            np.arange(2, 129),
+            np.round(2 ** np.arange(7.25, 10.25, 0.25)),
+        ]
     )
 )
 

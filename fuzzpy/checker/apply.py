@@ -73,11 +73,11 @@ def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) ->
     given = args[:n]
     judgments = [
         ck.check(arg, ty, f"the parameter `{pname}` of `{sig.name}` has type `{ty}`")
-        for (pname, ty), arg in zip(sig.params, given)
+        for (pname, ty), arg in zip(sig.params, given, strict=False)
     ]
     if len(given) < n or not sig.is_fuzzy:
         ctx: U.Ctx = {}
-        for (pname, _), sens, j in zip(sig.params, sig.sens, judgments):
+        for (pname, _), sens, j in zip(sig.params, sig.sens, judgments, strict=False):
             ctx = U.plus(ctx, _scale_arg(sig, pname, sens, j, whole))
         result: Judgment = Judgment(sig.curried(len(given)), ctx)
         if given:
@@ -107,7 +107,16 @@ def _scale_arg(sig: DefSig, pname: str, sens: object, j: Judgment, whole: S.Expr
 
 def _call_cost(ck: Inferencer, sig: DefSig, judgments: list[Judgment], whole: S.Expr) -> C.CostCtx:
     cost: C.CostCtx = {}
-    for (pname, _), param_cost, j in zip(sig.params, sig.costs, judgments):
+    for (pname, _), param_cost, j in zip(sig.params, sig.costs, judgments, strict=True):
+        if sig.recursive_stub:
+            param_cost = C.infinite(
+                C.Blame(
+                    "FZ307",
+                    whole.span,
+                    f"the recursive call of `{sig.name}` may release its argument `{pname}` an unbounded number of times",
+                    hint="recursion may only pass public data along; use `loop[k]` for a bounded number of releases",
+                )
+            )
         if param_cost is None:
             continue
         for var, usage in j.ctx.items():

@@ -130,7 +130,7 @@ class BinderRules:
             binding = Binding(j.type, static=j.static, length=j.length, cost=j.cost if j.is_fuzzy else None)
             return [(stmt.name, ck.bind(stmt.name, binding))]
         assert isinstance(j.type, T.TTuple)
-        return [(name, ck.bind(name, Binding(ty))) for name, ty in zip(stmt.names, j.type.items)]
+        return [(name, ck.bind(name, Binding(ty))) for name, ty in zip(stmt.names, j.type.items, strict=True)]
 
     def _fold_let(
         self,
@@ -154,10 +154,16 @@ class BinderRules:
             scaled = U.scale_ctx(bound.ctx, r, stmt.span, f"{label} is used with sensitivity {r}")
             return U.plus(ctx, scaled), cost
         own: C.Cost | None = None
+        # Parts of a tuple of bags (from `split`) move by whole rows whose
+        # total is the tuple's distance: between neighbours only one part
+        # changes, so their costs join (parallel composition). Other parts
+        # may all move a little at once: their costs compose.
+        parallel = isinstance(bound.type, T.TTuple) and all(isinstance(t, T.TBag) for t in bound.type.items)
+        combine = C.join if parallel else C.then
         for name in names:
             ctx.pop(name, None)
             popped = cost.pop(name, None)
-            own = popped if own is None else C.then(own, popped)
+            own = popped if own is None else combine(own, popped)
         if own is None:
             return ctx, cost
         for var, usage in bound.ctx.items():

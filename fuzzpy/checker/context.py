@@ -82,7 +82,7 @@ class DefSig:
 
     def curried(self, start: int = 0) -> T.Type:
         result = self.result
-        for (_, ty), sens in zip(reversed(self.params[start:]), reversed(self.sens[start:])):
+        for (_, ty), sens in zip(reversed(self.params[start:]), reversed(self.sens[start:]), strict=True):
             result = T.TFun(ty, sens, result)
         return result
 
@@ -95,3 +95,5 @@ class Globals:
     mechanisms: dict[str, S.MechanismDecl] = field(default_factory=dict)
     sigs: dict[str, DefSig] = field(default_factory=dict)
     broken: set[str] = field(default_factory=set)
+    program: S.Program | None = None
+    verdicts: dict[str, tuple[str, str]] = field(default_factory=dict)  # mechanism -> (status, reason)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from fuzzpy import syntax as S
 from fuzzpy import types as T
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
@@ -62,7 +63,15 @@ def size(ck: Inferencer, call: PrimCall) -> Judgment:
     return _scaled(ck, call, j, Sens.of(1), T.NUM, "one row more or less changes the count by 1")
 
 
+def _is_infinite_bound(expr: S.Expr) -> bool:
+    if isinstance(expr, S.Unary) and expr.op == "-":
+        expr = expr.operand
+    return isinstance(expr, S.InfLit) or (isinstance(expr, S.Var) and expr.name == "inf")
+
+
 def clamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:
+    if any(_is_infinite_bound(bound) for bound in call.statics):
+        return unclamped_sum(ck, call)
     lo = require_static(call.statics[0], ck.globals.constants, "the lower bound of `sum`")
     hi = require_static(call.statics[1], ck.globals.constants, "the upper bound of `sum`")
     if lo > hi:
@@ -80,7 +89,7 @@ def unclamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:
         j,
         INF,
         T.NUM,
-        "`sum` without bounds: one row can move the sum arbitrarily far (write `sum[lo, hi]` to clamp the rows)",
+        "`sum` with an infinite bound: one row can move the sum arbitrarily far (clamp the rows with finite bounds)",
         "FZ304",
     )
 

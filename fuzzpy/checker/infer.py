@@ -276,7 +276,7 @@ class Inferencer:
                     "FZ302",
                     span,
                     f"which distribution is released is chosen by {construct} on data that depends on `{name}`",
-                    hint=f"add noise to the condition (e.g. `sample` a noisy value first) or branch on public data only",
+                    hint="add noise to the condition (e.g. `sample` a noisy value first) or branch on public data only",
                 )
             )
 

@@ -88,7 +88,7 @@ class LiteralRules:
         elem_hint = hint.elem if isinstance(hint, T.TList) else None
         items = [ck.infer(item, elem_hint) for item in expr.items]
         elem: T.Type | None = elem_hint
-        for item_expr, item in zip(expr.items, items):
+        for item_expr, item in zip(expr.items, items, strict=True):
             joined = item.type if elem is None else join_types(elem, item.type)
             if joined is None:
                 from fuzzpy.checker.infer import type_mismatch
@@ -137,10 +137,7 @@ class LiteralRules:
                 trees[name] = U.add(trees.get(name), usage)
         ctx: U.Ctx = {}
         for name, square in squares.items():
-            if square.value is None:
-                total = square
-            else:
-                total = Sens(sqrt_upper(square.value))
+            total = square if square.value is None else Sens(sqrt_upper(square.value))
             tree = trees[name]
             factor = ONE if tree.sens.value in (None, 0) or total.value is None else Sens(total.value / tree.sens.value)  # type: ignore[operator]
             ctx[name] = U.Usage(total, "scale", expr.span, "L2 norm of the entries", left=tree, factor=factor)
@@ -164,7 +161,7 @@ class LiteralRules:
     def tuple_lit(self, expr: S.Expr, hint: T.Type | None) -> Judgment:
         assert isinstance(expr, S.Tuple)
         hints = hint.items if isinstance(hint, T.TTuple) and len(hint.items) == len(expr.items) else (None,) * len(expr.items)
-        items = [self._component(item, h) for item, h in zip(expr.items, hints)]
+        items = [self._component(item, h) for item, h in zip(expr.items, hints, strict=True)]
         ctx: U.Ctx = {}
         for item in items:
             ctx = U.plus(ctx, item.ctx)

@@ -77,7 +77,7 @@ def join_types(a: T.Type, b: T.Type) -> T.Type | None:
 
 def _components(a: T.Type, b: T.Type) -> list[tuple[T.Type, T.Type]] | None:
     if isinstance(a, T.TTuple) and isinstance(b, T.TTuple) and len(a.items) == len(b.items):
-        return list(zip(a.items, b.items))
+        return list(zip(a.items, b.items, strict=True))
     if isinstance(a, T.TWith) and isinstance(b, T.TWith):
         return [(a.left, b.left), (a.right, b.right)]
     if isinstance(a, T.TSum) and isinstance(b, T.TSum):
@@ -85,7 +85,7 @@ def _components(a: T.Type, b: T.Type) -> list[tuple[T.Type, T.Type]] | None:
     if isinstance(a, T.TRecord) and isinstance(b, T.TRecord):
         if [n for n, _ in a.fields] != [n for n, _ in b.fields]:
             return None
-        return [(x, y) for (_, x), (_, y) in zip(a.fields, b.fields)]
+        return [(x, y) for (_, x), (_, y) in zip(a.fields, b.fields, strict=True)]
     for kind in (T.TList, T.TBag):
         if isinstance(a, kind) and isinstance(b, kind):
             return [(a.elem, b.elem)]

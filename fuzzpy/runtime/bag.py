@@ -118,7 +118,9 @@ class Bag:
 def row_at(column: Column, i: int) -> Value:
     if isinstance(column, np.ndarray):
         item = column[i]
-        return item.astype(np.float64) if isinstance(item, np.ndarray) else item.item()
+        if isinstance(item, np.ndarray):
+            return item.astype(np.float64)
+        return item.item() if isinstance(item, np.generic) else item
     if isinstance(column, Record):
         return Record({k: row_at(v, i) for k, v in column.fields.items()})
     return tuple(row_at(c, i) for c in column)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -32,6 +33,11 @@ from fuzzpy.runtime.values import (
 )
 
 Env = dict[str, Value]
+
+#: How many `if`/`case`s whose rows disagree one column evaluation may take
+#: both branches of (a recursion that branches on per-row data would otherwise
+#: unfold for every row at once); past it, the caller goes row by row.
+MAX_SPLIT_BRANCHES = 256
 
 _ARITH: dict[str, Callable[[Value, Value], Value]] = {
     "+": operator.add,
@@ -66,6 +72,7 @@ class Interpreter:
         self.globals: Env = {}
         self._builtins = builtin_functions(self)
         self._warned: set[str] = set()
+        self.split_branches_left = MAX_SPLIT_BRANCHES
         self._load_declarations()
 
     # ------------------------------------------------------------ declarations
@@ -190,11 +197,21 @@ class Interpreter:
     def _eval_If(self, expr: S.If, env: Env) -> Value:
         cond = self.eval(expr.cond, env)
         if isinstance(cond, np.ndarray):
-            then, orelse = self.eval(expr.then, env), self.eval(expr.orelse, env)
-            if not _is_columnar(then) or not _is_columnar(orelse):
-                raise NotVectorisable
-            return np.where(cond, then, orelse)
+            if cond.all() or not cond.any():  # every row takes the same branch
+                return self.eval(expr.then if cond.all() else expr.orelse, env)
+            return self._both_branches(expr, cond, env)
         return self.eval(expr.then if cond else expr.orelse, env)
+
+    def _both_branches(self, expr: S.If, cond: np.ndarray, env: Env) -> Value:
+        """Rows disagree: compute both branches for every row and pick per row."""
+        self._spend_split()
+        then, orelse = self.eval(expr.then, env), self.eval(expr.orelse, env)
+        return select_rows(cond, then, orelse)
+
+    def _spend_split(self) -> None:
+        if self.split_branches_left <= 0:
+            raise NotVectorisable
+        self.split_branches_left -= 1
 
     def _eval_ListLit(self, expr: S.ListLit, env: Env) -> Value:
         return [self.eval(item, env) for item in expr.items]
@@ -245,9 +262,20 @@ class Interpreter:
         if isinstance(value, bool):  # `bool` is unit + unit: inl = true
             body, var = (expr.left_body, expr.left_var) if value else (expr.right_body, expr.right_var)
             return self.eval(body, {**env, var: None})
+        if isinstance(value, SumColumn):
+            return self._case_over_rows(expr, value, env)
         raise NotVectorisable if _is_columnar(value) else RuntimeFailure(
             "FZ514", "`case ... of inl | inr` on a value that is not a sum"
         )
+
+    def _case_over_rows(self, expr: S.CaseSum, value: SumColumn, env: Env) -> Value:
+        """`case` over a column of sums: both branches over all rows, picked per row."""
+        if value.left is None or value.right is None:
+            raise NotVectorisable
+        self._spend_split()
+        left = self.eval(expr.left_body, {**env, expr.left_var: value.left})
+        right = self.eval(expr.right_body, {**env, expr.right_var: value.right})
+        return select_rows(value.is_left, left, right)
 
     def _eval_CaseList(self, expr: S.CaseList, env: Env) -> Value:
         value = self.eval(expr.scrutinee, env)
@@ -315,6 +343,51 @@ class _Deferred:
             self._value = self._compute()
             self._done = True
         return self._value
+
+
+@dataclass(frozen=True)
+class SumColumn:
+    """A column of sum values: `is_left[i]` says whether row i is `inl`; the
+    left and right columns hold every row's payload for either side (rows of
+    the other side carry values that are computed but never used)."""
+
+    is_left: np.ndarray
+    left: Value
+    right: Value
+
+
+def _as_sum(value: Value) -> SumColumn | None:
+    if isinstance(value, SumColumn):
+        return value
+    if isinstance(value, Inl):
+        return SumColumn(np.asarray(True), value.value, None)
+    if isinstance(value, Inr):
+        return SumColumn(np.asarray(False), None, value.value)
+    return None
+
+
+def select_rows(cond: np.ndarray, then: Value, orelse: Value) -> Value:
+    """Row i of the result is row i of `then` where cond[i], else of `orelse`."""
+    if _is_columnar(then) and _is_columnar(orelse):
+        return np.where(cond, then, orelse)
+    if isinstance(then, Record) and isinstance(orelse, Record) and then.fields.keys() == orelse.fields.keys():
+        return Record({k: select_rows(cond, v, orelse.get(k)) for k, v in then.fields.items()})
+    if isinstance(then, tuple) and isinstance(orelse, tuple) and len(then) == len(orelse):
+        return tuple(select_rows(cond, a, b) for a, b in zip(then, orelse, strict=True))
+    first, second = _as_sum(then), _as_sum(orelse)
+    if first is None or second is None:
+        raise NotVectorisable
+    return SumColumn(
+        np.where(cond, first.is_left, second.is_left),
+        _select_side(cond, first.left, second.left),
+        _select_side(cond, first.right, second.right),
+    )
+
+
+def _select_side(cond: np.ndarray, a: Value, b: Value) -> Value:
+    if a is None or b is None:
+        return b if a is None else a
+    return select_rows(cond, a, b)
 
 
 def sample(value: Value) -> Value:

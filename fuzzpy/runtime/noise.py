@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -124,21 +125,25 @@ def gauss_release(values: np.ndarray, sigma: Fraction, source: RandomSource) -> 
     return _from_units(total, e).reshape(values.shape)
 
 
+@lru_cache(maxsize=256)
+def _scalar_grid(scale: Fraction) -> tuple[int, int]:
+    e = grid_exponent(scale, 1, False)
+    return e, _grid_units(scale / Fraction(2) ** e)
+
+
 def lap_draw(scale: Fraction, source: RandomSource) -> float:
     """One Laplace(scale) draw on the grid g = 2^(floor(log2 b) - 32), for mechanisms.
 
     Shifting the draw by a multiple a of g costs |a| / (g t) <= |a| / b: the
     coupling proofs of the verifier carry over for grid-multiple alignments.
     """
-    e = grid_exponent(scale, 1, False)
-    t = _grid_units(scale / Fraction(2) ** e)
+    e, t = _scalar_grid(scale)
     return float(np.ldexp(float(discrete_laplace(t, 1, source)[0]), e))
 
 
 def lapplus_draw(scale: Fraction, source: RandomSource) -> float:
     """One one-sided (exponential, scale b) draw on the same grid as `lap_draw`."""
-    e = grid_exponent(scale, 1, False)
-    t = _grid_units(scale / Fraction(2) ** e)
+    e, t = _scalar_grid(scale)
     return float(np.ldexp(float(geometric(t, 1, source)[0]), e))
 
 

@@ -39,12 +39,18 @@ if TYPE_CHECKING:
 
 def apply_to_rows(interp: Interpreter, func: Value, bag: Bag, what: str) -> Column:
     """`func` applied to every row of `bag`, as a column of results."""
+    from fuzzpy.runtime.interpreter import MAX_SPLIT_BRANCHES
+
     n = len(bag)
+    saved = interp.split_branches_left
+    interp.split_branches_left = MAX_SPLIT_BRANCHES
     try:
         with np.errstate(all="ignore"):
             return as_column(func(bag.view()), n)
-    except (NotVectorisable, TypeError, ValueError, AttributeError, IndexError):
-        pass
+    except (NotVectorisable, RuntimeFailure, TypeError, ValueError, AttributeError, IndexError, RecursionError):
+        pass  # retried row by row below, where a genuine error is raised again
+    finally:
+        interp.split_branches_left = saved
     interp.warn_once(
         f"rows:{what}:{getattr(func, 'name', '')}",
         f"warning: the function given to `{what}` could not be evaluated over whole "

@@ -36,6 +36,7 @@ class RandomSource(ABC):
     def __init__(self) -> None:
         self._buffer = np.zeros(0, dtype=np.uint64)
         self._position = 0
+        self._scalar_words: list[int] = []
 
     @abstractmethod
     def _generate(self, count: int) -> np.ndarray:
@@ -79,6 +80,23 @@ class RandomSource(ABC):
             out[filled : filled + draws.size] = draws
             filled += draws.size
         return out
+
+    def word(self) -> int:
+        """One uniform 64-bit word as a Python int (the scalar samplers' path)."""
+        if not self._scalar_words:
+            self._scalar_words = self._generate(_BUFFER_WORDS).tolist()
+        return self._scalar_words.pop()
+
+    def below_one(self, bound: int) -> int:
+        """One exact uniform integer in [0, bound), any bound >= 1."""
+        nbits = (bound - 1).bit_length()
+        if nbits > 64:
+            return self.big_below(bound)
+        shift = 64 - nbits
+        while True:
+            value = self.word() >> shift
+            if value < bound:
+                return value
 
     def big_below(self, bound: int) -> int:
         """One exact uniform integer in [0, bound) for an arbitrarily large bound."""

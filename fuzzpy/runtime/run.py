@@ -2,8 +2,9 @@
 
 The order is what makes a run safe (language design, section 6):
 
-1. parse and check the program; refuse what the checker or the verifier did
-   not accept (exit 1);
+1. parse and check the program; refuse what the checker did not accept
+   (exit 1) -- the checker also refuses every call of a mechanism that the
+   coupling verifier has not proved (FZ310);
 2. take the definition's privacy events per `bag` parameter and quote them
    against each dataset's ledger budget, refusing (exit 3) before the data
    is read;
@@ -23,7 +24,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fuzzpy import syntax as S
 from fuzzpy.accounting.events import Event
 from fuzzpy.checker.result import CheckedDef, CheckedProgram
 from fuzzpy.diagnostics import Diagnostic, FuzzError
@@ -124,58 +124,6 @@ def refuse_unsafe_release(definition: CheckedDef) -> None:
             )
 
 
-def refuse_unproved_mechanisms(checked: CheckedProgram, definition: CheckedDef) -> None:
-    used = _mechanisms_used(checked, definition.decl)
-    if not used:
-        return
-    try:
-        from fuzzpy.verifier import verify_mechanism
-    except ImportError:
-        raise _refuse(EXIT_REJECTED, "FZ523", "the coupling verifier is not available to prove the mechanisms used") from None
-    for name in sorted(used):
-        decl = checked.mechanisms[name]
-        verdict = verify_mechanism(decl, checked.program)
-        if getattr(verdict, "status", None) != "proved":
-            reason = getattr(verdict, "reason", None) or "no proof was found"
-            raise _refuse(
-                EXIT_REJECTED,
-                "FZ523",
-                f"mechanism `{name}` is not proved private ({getattr(verdict, 'status', 'unknown')}): {reason}",
-                span=decl.name_span,
-            )
-
-
-def _mechanisms_used(checked: CheckedProgram, root: S.DefDecl) -> set[str]:
-    """Mechanisms reachable from `root` through the names its body mentions."""
-    defs = {name: d.decl for name, d in checked.definitions.items()}
-    seen_defs: set[str] = set()
-    found: set[str] = set()
-    pending = [root]
-    while pending:
-        decl = pending.pop()
-        for name in _names(decl.body):
-            if name in checked.mechanisms:
-                found.add(name)
-            elif name in defs and name not in seen_defs:
-                seen_defs.add(name)
-                pending.append(defs[name])
-    return found
-
-
-def _names(node: object) -> set[str]:
-    if isinstance(node, S.Var):
-        return {node.name}
-    names: set[str] = set()
-    if isinstance(node, tuple):
-        for item in node:
-            names |= _names(item)
-    elif hasattr(node, "__dataclass_fields__"):
-        for attr in node.__dataclass_fields__:
-            if attr != "span":
-                names |= _names(getattr(node, attr))
-    return names
-
-
 def privacy_events(definition: CheckedDef) -> dict[str, tuple[Event, ...]]:
     from fuzzpy.runtime.noise import check_discretisable
 
@@ -196,7 +144,7 @@ def public_arguments(definition: CheckedDef, request: RunRequest) -> dict[str, V
     bag_names = {p.name for p in definition.params if isinstance(p.type, TBag)}
     known = {p.name for p in definition.params}
     for name in [*request.data, *request.args, *request.datasets]:
-        if name not in known:
+        if name and name not in known:
             raise _refuse(EXIT_USAGE, "FZ508", f"`{definition.name}` has no parameter `{name}`",
                           "its parameters: " + ", ".join(p.name for p in definition.params))
     values: dict[str, Value] = {}
@@ -253,7 +201,6 @@ def execute(request: RunRequest, warn=lambda message: None) -> RunResult:  # typ
     checked = check(source)
     definition = find_definition(checked, request.definition)
     refuse_unsafe_release(definition)
-    refuse_unproved_mechanisms(checked, definition)
     events = privacy_events(definition)
     public = public_arguments(definition, request)
     keys = dataset_keys(request, list(events))

@@ -98,6 +98,8 @@ def _one_sided(t: int, count: int, source: RandomSource) -> np.ndarray:
 def geometric(t: int, count: int, source: RandomSource) -> np.ndarray:
     """`count` draws with P(X = x) proportional to exp(-x/t) on x >= 0."""
     _check_scale(t)
+    if count <= _SCALAR_COUNT:
+        return np.array([_one_sided_scalar(t, source) for _ in range(count)], dtype=np.int64)
     return _fill(count, lambda need: _one_sided(t, need, source))
 
 
@@ -108,6 +110,8 @@ def discrete_laplace(t: int, count: int, source: RandomSource) -> np.ndarray:
     rejecting (B = negative, X = 0) so that zero is not counted twice.
     """
     _check_scale(t)
+    if count <= _SCALAR_COUNT:
+        return np.array([_laplace_scalar(t, source) for _ in range(count)], dtype=np.int64)
 
     def batch(need: int) -> np.ndarray:
         x = _one_sided(t, need, source)
@@ -130,6 +134,40 @@ def _fill(count: int, batch) -> np.ndarray:  # type: ignore[no-untyped-def]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
+# ---------------------------------------------------------------- one draw at a time
+# The same algorithms on Python integers: for a handful of draws (mechanism
+# bodies, scalar releases) this avoids numpy's per-call overhead.
+
+_SCALAR_COUNT = 16
+
+
+def _bernoulli_exp_unit_scalar(num: int, den: int, source: RandomSource) -> bool:
+    """Bernoulli(exp(-num/den)) for 0 <= num <= den (CKS Algorithm 1)."""
+    k = 1
+    while source.below_one(den * k) < num:
+        k += 1
+    return k % 2 == 1
+
+
+def _one_sided_scalar(t: int, source: RandomSource) -> int:
+    while True:
+        u = source.below_one(t)
+        if not _bernoulli_exp_unit_scalar(u, t, source):
+            continue
+        v = 0
+        while _bernoulli_exp_unit_scalar(1, 1, source):
+            v += 1
+        return u + t * v
+
+
+def _laplace_scalar(t: int, source: RandomSource) -> int:
+    while True:
+        x = _one_sided_scalar(t, source)
+        negative = source.below_one(2) == 1
+        if not (negative and x == 0):
+            return -x if negative else x
+
+
 def _check_scale(t: int) -> None:
     if not 1 <= t < 2**58:
         raise ValueError(f"discrete noise scale {t} outside [1, 2^58)")
@@ -150,12 +188,7 @@ def bernoulli_exp_fraction(gamma: Fraction, source: RandomSource) -> bool:
 
 
 def _bernoulli_exp_fraction_unit(gamma: Fraction, source: RandomSource) -> bool:
-    k = 1
-    while True:
-        bound = gamma.denominator * k
-        if source.big_below(bound) >= gamma.numerator:  # A ~ Bernoulli(gamma / k) is 0
-            return k % 2 == 1
-        k += 1
+    return _bernoulli_exp_unit_scalar(gamma.numerator, gamma.denominator, source)
 
 
 def discrete_gaussian(sigma2: Fraction, count: int, source: RandomSource) -> list[int]:

@@ -157,8 +157,8 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
     if site.noise.align is not None:
         return [(0, Alignment(Shift("hint", hint=site.noise.align)))]
     scored: list[tuple[int, Alignment]] = []
-    usable = [i for i, c in enumerate(site.contexts) if not any(has_noise(e) for _, e in c.rest)
-              and (c.other is None or not has_noise(c.other))]
+    known = site.visible | set(info.scalars) | set(info.vectors)
+    usable = [i for i, c in enumerate(site.contexts) if _evaluable(c, known)]
     releases = [i for i in usable if site.contexts[i].kind == "release"]
     compares = [i for i in usable if site.contexts[i].kind == "compare"]
     carries = [i for i in usable if site.contexts[i].kind == "carry"]
@@ -168,6 +168,8 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
     for i in releases:
         scored.append((0, Alignment(Shift("target", context=i, target="zero"))))
     for i in carries:
+        if _public(site.contexts[i], info):
+            continue  # the carrier's other summands never differ: same as the constants
         scored.append((2, Alignment(Shift("target", context=i, target="zero"))))
         scored.append((3, Alignment(Shift("target", context=i, target="one"))))
     for i in compares:
@@ -186,10 +188,36 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
             point = Selector("pointwise", variable=variable)
             for i in compares + carries:
                 scored.append((1, Alignment(Shift("target", context=i, target="one"), point, zero)))
+            for i in compares:
                 scored.append((3, Alignment(Shift("target", context=i, target="other"), point, zero)))
             scored.append((3, Alignment(Shift("const", Fraction(1)), point, zero)))
     scored.sort(key=lambda pair: pair[0])
     return scored
+
+
+def _public(context: DrawContext, info: MechanismInfo) -> bool:
+    """Every summand next to the draw is a literal or a public scalar parameter."""
+    from fuzzpy.verifier.prover import private_scalars
+
+    private = private_scalars(info)
+    for _, expr in context.rest:
+        for sub in sub_expressions(expr):
+            if isinstance(sub, Var) and (sub.name in private or sub.name not in info.scalars):
+                return False
+            if isinstance(sub, Index):
+                return False
+    return True
+
+
+def _evaluable(context: DrawContext, known: frozenset[str] | set[str]) -> bool:
+    """The context's other summands and other side can be computed at the draw."""
+    exprs = [e for _, e in context.rest] + ([context.other] if context.other is not None else [])
+    for expr in exprs:
+        if has_noise(expr):
+            return False
+        if any(isinstance(e, Var) and e.name not in known for e in sub_expressions(expr)):
+            return False
+    return True
 
 
 def _index_variables(info: MechanismInfo, site: DrawSite, usable: list[int]) -> list[str]:

@@ -69,6 +69,7 @@ class DrawSite:
     contexts: list[DrawContext] = field(default_factory=list)
     in_loop: bool = False
     carrier_var: str | None = None
+    visible: frozenset[str] = frozenset()  # locals declared before the draw
 
 
 @dataclass
@@ -397,24 +398,26 @@ def _sort_fits(got: str, wanted: str) -> bool:
 
 def _draw_sites(body: tuple[Stmt, ...]) -> list[DrawSite]:
     sites: list[DrawSite] = []
-    _collect_draws(body, sites, in_loop=False)
+    _collect_draws(body, sites, in_loop=False, declared=set())
     return sites
 
 
-def _collect_draws(body: tuple[Stmt, ...], sites: list[DrawSite], in_loop: bool) -> None:
+def _collect_draws(body: tuple[Stmt, ...], sites: list[DrawSite], in_loop: bool, declared: set[str]) -> None:
     for position, stmt in enumerate(body):
         for top in stmt_expressions(stmt):
             for expr in sub_expressions(top):
                 if isinstance(expr, Noise):
-                    site = DrawSite(expr, len(sites), in_loop=in_loop)
+                    site = DrawSite(expr, len(sites), in_loop=in_loop, visible=frozenset(declared))
                     _contexts_in_statement(site, stmt, top)
                     _contexts_after_assignment(site, stmt, top, body[position + 1 :])
                     sites.append(site)
+        if isinstance(stmt, VarDecl):
+            declared.add(stmt.name)
         if isinstance(stmt, IfStmt):
-            _collect_draws(stmt.then, sites, in_loop)
-            _collect_draws(stmt.orelse, sites, in_loop)
+            _collect_draws(stmt.then, sites, in_loop, set(declared))
+            _collect_draws(stmt.orelse, sites, in_loop, set(declared))
         elif isinstance(stmt, While):
-            _collect_draws(stmt.body, sites, True)
+            _collect_draws(stmt.body, sites, True, set(declared))
 
 
 def _chain_holding(expr: Expr, target: Expr) -> tuple[Expr, int, list[tuple[int, Expr]]] | None:
@@ -461,7 +464,7 @@ def _contexts_after_assignment(site: DrawSite, stmt: Stmt, top: Expr, following:
         return
     carry = site.contexts[-1]
     for later in following:
-        for inner in [later, *statements((later,))]:
+        for inner in statements((later,)):
             for expr in stmt_expressions(inner):
                 _context_through_var(site, carry, inner, expr)
         if isinstance(later, (VarDecl, Assign)) and later.name == site.carrier_var:

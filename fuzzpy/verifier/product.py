@@ -353,7 +353,6 @@ class Product:
         site = self.site_of[id(noise)]
         scale = self.eval(noise.scale, path)
         eta = z.fresh_real(f"eta{site.index}")
-        shift = z.fresh_real(f"shift{site.index}")
         span = noise.span
         path.obligations.append(Obligation("scale", scale.one == scale.two, noise.scale.span,
                                            "the noise scale is the same in both runs"))
@@ -363,13 +362,15 @@ class Product:
         env = DrawEnv(self, site, path)
         then = alignment.then.term(env)
         if alignment.selector is None:
-            path.facts.append(shift == then)
+            shift = z.simplify(then)
         else:
             orelse = alignment.orelse.term(env) if alignment.orelse is not None else z.number(0)
             selected = alignment.selector.now(env)
             if selected is not None:
-                path.facts.append(shift == z.ite(selected, then, orelse))
+                shift = z.ite(selected, then, orelse)
             else:
+                # decided by a branch evaluated later in this run: a name fixed then
+                shift = z.fresh_real(f"shift{site.index}")
                 node_id = id(alignment.selector.node)
                 path.pending.setdefault(node_id, []).append((shift, then, orelse))
         if noise.kind == "lapplus":

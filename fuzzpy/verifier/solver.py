@@ -78,7 +78,14 @@ def ite(cond: Term, then: Term, orelse: Term) -> Term:
 
 
 def conj(*terms: Term) -> Term:
-    return z3.And(*terms) if terms else z3.BoolVal(True)
+    """Conjunction, built through the C API (z3.And's Python coercions are slow)."""
+    if not terms:
+        return z3.BoolVal(True)
+    if len(terms) == 1:
+        return terms[0]
+    ctx = terms[0].ctx
+    asts = (z3.Ast * len(terms))(*(t.as_ast() for t in terms))
+    return z3.BoolRef(z3.Z3_mk_and(ctx.ref(), len(terms), asts), ctx)
 
 
 def disj(*terms: Term) -> Term:
@@ -185,3 +192,18 @@ def pretty(term: Term) -> str:
     text = str(z3.simplify(term, som=False))
     text = re.sub(r"!\d+", "", text)
     return text.replace("ToReal(", "(").replace("\n", " ")
+
+
+def constant_names(term: Term) -> set[str]:
+    """Stems (before the `!` suffix) of the uninterpreted constants in a term."""
+    names: set[str] = set()
+    stack, seen = [term], set()
+    while stack:
+        node = stack.pop()
+        if node.get_id() in seen:
+            continue
+        seen.add(node.get_id())
+        if z3.is_const(node) and node.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            names.add(node.decl().name().split("!")[0])
+        stack.extend(node.children())
+    return names

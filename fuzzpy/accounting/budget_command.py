@@ -1,0 +1,351 @@
+"""`fuzzpy budget`: what does a program or a series of releases cost?
+
+    fuzzpy budget FILE [DEF] [--delta D]                 a program's definitions
+    fuzzpy budget --gaussian SIGMA --rounds K --delta D  k Gaussian releases
+    fuzzpy budget --laplace EPS0 --rounds K [--delta D]  k Laplace releases
+        [--subsample Q] [--sensitivity S]                (Poisson-subsampled)
+    fuzzpy budget --calibrate gaussian|laplace --epsilon E --delta D --rounds K
+    ... --plot out.png                                    eps against rounds
+    ... --json                                            one JSON document
+
+Exit codes: 0 done, 1 the program is rejected, 2 bad arguments or input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from fractions import Fraction
+
+from fuzzpy.accounting.accountant import DESCRIPTIONS, Guarantee, guarantees, pure_epsilon, tightest
+from fuzzpy.accounting.calibrate import (
+    Calibration,
+    calibrate_gaussian,
+    calibrate_laplace,
+    gaussian_events,
+    laplace_events,
+)
+from fuzzpy.accounting.events import Event
+
+EXIT_OK, EXIT_USAGE = 0, 2
+DEFAULT_DELTA = 1e-6  # the language design's default for approximate costs (section 7)
+
+
+class UsageError(Exception):
+    """Bad arguments: reported in one line, exit code 2."""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", metavar="FILE", help="a .fz program")
+    p.add_argument("definition", nargs="?", metavar="DEF", help="one definition of FILE")
+    p.add_argument("--delta", type=_probability, metavar="D", help="the delta to report epsilon at")
+    mech = p.add_mutually_exclusive_group()
+    mech.add_argument(
+        "--gaussian", type=_positive, metavar="SIGMA", help="Gaussian releases of std SIGMA"
+    )
+    mech.add_argument(
+        "--laplace", type=_positive, metavar="EPS0", help="Laplace releases, EPS0-DP each"
+    )
+    p.add_argument(
+        "--rounds", type=_count, default=None, metavar="K", help="number of releases (default 1)"
+    )
+    p.add_argument(
+        "--subsample", type=_rate, metavar="Q", help="each release on a Poisson subsample of rate Q"
+    )
+    p.add_argument(
+        "--sensitivity",
+        type=_positive,
+        default=1.0,
+        metavar="S",
+        help="L2 (Gaussian) / L1 sensitivity",
+    )
+    p.add_argument(
+        "--calibrate", choices=("gaussian", "laplace"), help="find the noise for --epsilon"
+    )
+    p.add_argument("--epsilon", type=_positive, metavar="E", help="target epsilon for --calibrate")
+    p.add_argument("--plot", metavar="OUT.png", help="draw epsilon against the number of rounds")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+# ---------------------------------------------------------------- argument types
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(Fraction(text))
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
+
+def _positive(text: str) -> float:
+    value = _number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def _probability(text: str) -> float:
+    value = _number(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1): {text!r}")
+    return value
+
+
+def _rate(text: str) -> float:
+    value = _number(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"a sampling rate lies in (0, 1]: {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1 or value > 10**7:
+        raise argparse.ArgumentTypeError(f"must lie in 1..10^7: {text!r}")
+    return value
+
+
+# ---------------------------------------------------------------- the command
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _dispatch(args)
+    except UsageError as exc:
+        sys.stderr.write(f"fuzzpy budget: error: {exc}\n")
+        return EXIT_USAGE
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.calibrate:
+        return _calibrate(args)
+    if args.gaussian is not None or args.laplace is not None:
+        if args.file:
+            raise UsageError("give either FILE or --gaussian/--laplace, not both")
+        return _releases(args)
+    if args.file:
+        return _program(args)
+    raise UsageError(
+        "nothing to account: give FILE, --gaussian SIGMA, --laplace EPS0 or --calibrate"
+    )
+
+
+def _release_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
+    if args.gaussian is not None:
+        return gaussian_events(args.gaussian, rounds, args.sensitivity, args.subsample)
+    # --laplace EPS0: scale sensitivity / EPS0, so each release is EPS0-DP
+    return laplace_events(args.sensitivity / args.laplace, rounds, args.sensitivity, args.subsample)
+
+
+def _release_label(args: argparse.Namespace) -> str:
+    what = (
+        f"Gaussian sigma={args.gaussian:g}"
+        if args.gaussian is not None
+        else f"Laplace eps0={args.laplace:g}"
+    )
+    if args.sensitivity != 1:
+        what += f", sensitivity {args.sensitivity:g}"
+    if args.subsample is not None and args.subsample < 1:
+        what += f", Poisson subsampling q={args.subsample:g}"
+    return what
+
+
+def _releases(args: argparse.Namespace) -> int:
+    rounds = args.rounds or 1
+    if args.gaussian is not None and not args.delta:
+        raise UsageError("Gaussian releases need --delta D > 0")
+    delta = args.delta if args.delta is not None else 0.0
+    events = _release_events(args, rounds)
+    found = guarantees(events, delta)
+    best = tightest(events, delta)
+    label = f"{rounds} x {_release_label(args)}"
+    if args.plot:
+        _plot(args, label, delta, rounds)
+    if args.json:
+        _print_json(
+            {
+                "releases": label,
+                "rounds": rounds,
+                "delta": delta,
+                "tightest": _guarantee_json(best),
+                "methods": [_guarantee_json(g) for g in found],
+            }
+        )
+        return EXIT_OK
+    print(f"{label}, at delta = {delta:g}:")
+    _print_table(found, best)
+    return EXIT_OK
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    if args.epsilon is None:
+        raise UsageError("--calibrate needs --epsilon E")
+    delta = args.delta if args.delta is not None else 0.0
+    rounds = args.rounds or 1
+    try:
+        if args.calibrate == "gaussian":
+            result = calibrate_gaussian(
+                args.epsilon, delta, rounds, args.sensitivity, args.subsample
+            )
+        else:
+            result = calibrate_laplace(
+                args.epsilon, delta, rounds, args.sensitivity, args.subsample
+            )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    _print_calibration(args, result, rounds)
+    return EXIT_OK
+
+
+def _print_calibration(args: argparse.Namespace, result: Calibration, rounds: int) -> None:
+    g = result.guarantee
+    name = "sigma" if result.mechanism == "gaussian" else "scale"
+    if args.json:
+        _print_json(
+            {
+                "mechanism": result.mechanism,
+                name: result.scale,
+                "rounds": rounds,
+                "sensitivity": args.sensitivity,
+                "subsample": args.subsample,
+                "guarantee": _guarantee_json(g),
+            }
+        )
+        return
+    sampled = f" on Poisson subsamples (q={args.subsample:g})" if args.subsample else ""
+    print(
+        f"{result.mechanism} {name} = {result.scale:.6g} for {rounds} round(s){sampled} "
+        f"at sensitivity {args.sensitivity:g}"
+    )
+    print(f"  proves ({g.epsilon:.6g}, {g.delta:g})-DP by {DESCRIPTIONS[g.method]}")
+
+
+# ---------------------------------------------------------------- programs
+
+
+def _program(args: argparse.Namespace) -> int:
+    from fuzzpy.accounting.program_costs import CostsUnavailable, program_costs
+
+    try:
+        costs = program_costs(args.file, args.definition)
+    except CostsUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    rows = []
+    for name, param, events in costs:
+        rows.append((name, param, _program_guarantee(events, args.delta), pure_epsilon(events)))
+    if args.plot:
+        if len(rows) != 1:
+            raise UsageError("--plot on a program needs one DEF with one database parameter")
+        _plot_events(args, f"{rows[0][0]} in {rows[0][1]}", rows[0][2].delta, costs[0][2])
+    if args.json:
+        _print_json(
+            {
+                "file": args.file,
+                "definitions": [
+                    {"name": n, "privacy": {p: _program_json(g, pure)}} for n, p, g, pure in rows
+                ],
+            }
+        )
+        return EXIT_OK
+    if not rows:
+        print(f"{args.file}: no definition releases a private value")
+    for name, param, g, _ in rows:
+        print(f"{name:20} {_describe(g)} in {param}   [{g.method}: {DESCRIPTIONS[g.method]}]")
+    return EXIT_OK
+
+
+def _program_guarantee(events: Sequence[Event], delta: float | None) -> Guarantee:
+    """Without --delta, a pure definition reports its pure epsilon and an
+    approximate one epsilon at 1e-6 (language design, section 7)."""
+    if delta is None:
+        pure = pure_epsilon(events)
+        if pure is not None:
+            return Guarantee(float(pure), 0.0, "pure")
+        delta = DEFAULT_DELTA
+    return tightest(events, delta)
+
+
+def _program_json(g: Guarantee, pure: Fraction | None) -> dict[str, object]:
+    entry = _guarantee_json(g)
+    if pure is not None:
+        entry["pure_epsilon"] = float(pure)
+    return entry
+
+
+# ---------------------------------------------------------------- output
+
+
+def _describe(g: Guarantee) -> str:
+    if math.isinf(g.epsilon):
+        return f"not private at delta={g.delta:g}"
+    if g.delta == 0:
+        return f"{g.epsilon:.6g}-DP"
+    return f"({g.epsilon:.6g}, {g.delta:g})-DP"
+
+
+def _guarantee_json(g: Guarantee) -> dict[str, object]:
+    return {
+        "epsilon": g.epsilon if math.isfinite(g.epsilon) else "inf",
+        "delta": g.delta,
+        "method": g.method,
+        "description": DESCRIPTIONS[g.method],
+    }
+
+
+def _print_table(found: Sequence[Guarantee], best: Guarantee) -> None:
+    for g in found:
+        mark = "  <- tightest" if g.method == best.method else ""
+        eps = f"{g.epsilon:.6g}" if math.isfinite(g.epsilon) else "inf"
+        print(f"  {g.method:15} eps = {eps:>12}   {DESCRIPTIONS[g.method]}{mark}")
+    if math.isinf(best.epsilon):
+        print("  no method proves a finite epsilon at this delta")
+
+
+def _print_json(document: object) -> None:
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
+def _plot(args: argparse.Namespace, label: str, delta: float, rounds: int) -> None:
+    from fuzzpy.accounting.plot import plot_rounds
+
+    if delta <= 0:
+        raise UsageError("--plot needs --delta D > 0 (it compares (eps, delta) methods)")
+    try:
+        plot_rounds(
+            lambda k: _release_events(args, k), max(rounds, 2), delta, args.plot, title=label
+        )
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.plot}: {exc.strerror or exc}") from None
+    if not args.json:
+        print(f"wrote {args.plot}")
+
+
+def _plot_events(
+    args: argparse.Namespace, label: str, delta: float, events: Sequence[Event]
+) -> None:
+    from fuzzpy.accounting.events import Repeat
+    from fuzzpy.accounting.plot import plot_rounds
+
+    rounds = args.rounds or 100
+    plot_delta = delta or DEFAULT_DELTA
+    try:
+        plot_rounds(
+            lambda k: (Repeat(k, tuple(events)),),
+            max(rounds, 2),
+            plot_delta,
+            args.plot,
+            title=f"{label}, run k times",
+        )
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.plot}: {exc.strerror or exc}") from None
+    if not args.json:
+        print(f"wrote {args.plot}")

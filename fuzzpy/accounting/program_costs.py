@@ -1,0 +1,31 @@
+"""The privacy events of a program's definitions, from the checker."""
+
+from __future__ import annotations
+
+from fuzzpy.accounting.events import Event
+
+
+class CostsUnavailable(LookupError):
+    """No such definition, or the checker is not available."""
+
+
+def program_costs(
+    path: str, definition: str | None = None
+) -> list[tuple[str, str, tuple[Event, ...]]]:
+    """(definition, database parameter, events) for every private release in
+    the file, or in ``definition`` only. Parse and type errors raise FuzzError."""
+    try:
+        from fuzzpy.checker import check_program
+        from fuzzpy.pipeline import load_source, parse
+    except ImportError as exc:  # the checker is built by another phase
+        raise CostsUnavailable(f"the checker is not available: {exc}") from None
+    checked = check_program(parse(load_source(path)))
+    if definition is not None and definition not in checked.definitions:
+        known = ", ".join(sorted(checked.definitions)) or "none"
+        raise CostsUnavailable(f"no definition `{definition}` in {path} (definitions: {known})")
+    names = [definition] if definition is not None else list(checked.definitions)
+    return [
+        (name, param, tuple(events))
+        for name in names
+        for param, events in checked.definitions[name].privacy.items()
+    ]

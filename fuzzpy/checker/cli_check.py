@@ -1,0 +1,77 @@
+"""The `fuzzpy check` subcommand's work: load, parse, check, print.
+
+Exit codes (cli.py): 0 every file accepted, 1 a file rejected, 2 a usage or
+I/O problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from fuzzpy.checker.driver import check_program, explain_definition
+from fuzzpy.checker.report import json_definitions, text_report
+from fuzzpy.diagnostics import Diagnostic, FuzzError, render_all
+from fuzzpy.source import Source
+
+
+def delta_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--delta takes a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"--delta must be strictly between 0 and 1, got {text}")
+    return value
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from fuzzpy.cli import exit_code_for
+    from fuzzpy.pipeline import load_source, parse
+
+    delta: float | None = args.delta
+    diagnostics: list[Diagnostic] = []
+    sources: dict[str, Source] = {}
+    definitions: list[dict[str, object]] = []
+    texts: list[str] = []
+    explanations: list[str] = []
+    for path in args.files:
+        try:
+            source = load_source(path)
+            sources[source.name] = source
+            program = parse(source)
+            checked = check_program(program)
+            if args.explain:
+                explanations.append(explain_definition(program, args.explain, source.text))
+        except FuzzError as err:
+            diagnostics.extend(err.diagnostics)
+            continue
+        file_defs = json_definitions(checked, delta)
+        if len(args.files) > 1:
+            for d in file_defs:
+                d["file"] = source.name
+        definitions.extend(file_defs)
+        report = text_report(checked, delta)
+        texts.append(f"{source.name}:\n{_indent(report)}" if len(args.files) > 1 else report)
+    code = exit_code_for(diagnostics)
+    if args.json:
+        document: dict[str, object] = {
+            "ok": code == 0,
+            "definitions": definitions,
+            "diagnostics": [d.to_json() for d in diagnostics],
+        }
+        if explanations:
+            document["explanation"] = "\n\n".join(explanations)
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    else:
+        out = explanations if args.explain else texts
+        if out:
+            sys.stdout.write("\n\n".join(out) + "\n")
+        if diagnostics:
+            sys.stderr.write(render_all(diagnostics, sources) + "\n")
+    return code
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())

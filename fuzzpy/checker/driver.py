@@ -1,0 +1,337 @@
+"""`check_program`: the checker's driver.
+
+1. Collect the top-level declarations: static constants (evaluated exactly),
+   type aliases, definitions, mechanisms.
+2. Check every definition, each at most once and callees first (lazily, when
+   a call needs the callee's signature): infer its body, read off each
+   parameter's sensitivity (plain result) or privacy cost (result `fuzzy A`),
+   compare with declared bounds, and reject infinite costs in databases.
+3. Report every error found, or return the `CheckedProgram`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from fuzzpy import syntax as S
+from fuzzpy import types as T
+from fuzzpy.checker import costs as C
+from fuzzpy.checker import usage as U
+from fuzzpy.checker.context import Binding, DefSig, Globals, Judgment
+from fuzzpy.checker.elaborate import (
+    elaborate,
+    require_static,
+    static_sens,
+    static_value,
+    with_alias,
+)
+from fuzzpy.checker.errors import CheckError, SilentAbort
+from fuzzpy.checker.explain import Tracer
+from fuzzpy.checker.infer import Inferencer
+from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
+from fuzzpy.diagnostics import Diagnostic, FuzzError, Label
+from fuzzpy.sensitivity import INF, ZERO, Sens
+from fuzzpy.source import Span
+
+
+def check_program(program: S.Program) -> CheckedProgram:
+    """Type-check a program; raise `FuzzError` with every error found."""
+    return ProgramChecker(program).run()
+
+
+def explain_definition(program: S.Program, name: str, source_text: str | None = None) -> str:
+    """The derivation of one definition, rule by rule (`check --explain`)."""
+    checker = ProgramChecker(program)
+    checker.collect()
+    if name not in checker.globals.defs:
+        known = ", ".join(checker.globals.defs) or "none"
+        raise FuzzError((Diagnostic("FZ217", f"no definition named `{name}` (definitions: {known})", Span(program.file, 1, 1, 1, 1)),))
+    for other, decl in checker.globals.defs.items():
+        if other != name and other not in checker.checked and other not in checker.globals.broken:
+            checker.check_def(decl)
+    tracer = Tracer(source_text)
+    checker.ck.tracer = tracer
+    checker.check_def(checker.globals.defs[name])
+    checker.ck.tracer = None
+    if checker.errors:
+        raise FuzzError(tuple(checker.errors))
+    checked = checker.checked[name]
+    title = f"Derivation of `{name}` : {signature_text(checked)}"
+    return tracer.render(title) + "\n\n" + _conclusion(checked)
+
+
+class ProgramChecker:
+    def __init__(self, program: S.Program) -> None:
+        self.program = program
+        self.globals = Globals(program=program)
+        self.ck = Inferencer(self.globals, self.signature_of)
+        self.errors: list[Diagnostic] = []
+        self.checked: dict[str, CheckedDef] = {}
+        self._in_progress: list[str] = []
+        self._collected = False
+
+    # ------------------------------------------------------------ phase 1
+
+    def collect(self) -> None:
+        if self._collected:
+            return
+        self._collected = True
+        seen: dict[str, Span] = {}
+        for decl in self.program.decls:
+            name = decl.name
+            if name in seen and not isinstance(decl, S.TypeDecl):
+                self.errors.append(
+                    Diagnostic("FZ210", f"`{name}` is defined twice", _name_span(decl), labels=(Label(seen[name], "first defined here"),))
+                )
+                continue
+            seen[name] = _name_span(decl)
+            try:
+                self._collect_one(decl)
+            except CheckError as err:
+                self.errors.append(err.diagnostic)
+
+    def _collect_one(self, decl: S.Decl) -> None:
+        g = self.globals
+        if isinstance(decl, S.LetDecl):
+            value = static_value(decl.expr, g.constants)
+            if value is None:
+                raise CheckError(
+                    "FZ212",
+                    f"the top-level `let {decl.name}` must be a static number (a literal or arithmetic over constants)",
+                    decl.expr.span,
+                )
+            g.constants[decl.name] = value
+        elif isinstance(decl, S.TypeDecl):
+            g.aliases[decl.name] = with_alias(elaborate(decl.type, g.aliases, g.constants), decl.name)
+        elif isinstance(decl, S.DefDecl):
+            g.defs[decl.name] = decl
+        else:
+            g.mechanisms[decl.name] = decl
+
+    # ------------------------------------------------------------ phase 2
+
+    def run(self) -> CheckedProgram:
+        self.collect()
+        for name, decl in self.globals.defs.items():
+            if name not in self.globals.broken and name not in self.checked:
+                self.check_def(decl)
+        if self.errors:
+            raise FuzzError(tuple(_dedupe(self.errors)))
+        return CheckedProgram(
+            program=self.program,
+            definitions=dict(self.checked),
+            mechanisms=dict(self.globals.mechanisms),
+            constants=dict(self.globals.constants),
+        )
+
+    def signature_of(self, name: str, span: Span) -> DefSig:
+        g = self.globals
+        if name in g.broken:
+            raise SilentAbort()
+        if name in g.sigs:
+            return g.sigs[name]
+        if name in self._in_progress:
+            raise CheckError(
+                "FZ211",
+                f"`{name}` is used before its own definition is checked (mutual recursion is not supported)",
+                span,
+                hint="declare a self-recursive function with `def rec` and full type annotations",
+            )
+        self.check_def(g.defs[name])
+        if name in g.broken:
+            raise SilentAbort()
+        return g.sigs[name]
+
+    def check_def(self, decl: S.DefDecl) -> None:
+        self._in_progress.append(decl.name)
+        env_saved = self.ck.env
+        from fuzzpy.checker.context import Env
+
+        self.ck.env = Env()  # a definition sees only globals and its parameters
+        first_soft = len(self.ck.soft_errors)
+        first_error = len(self.errors)
+        try:
+            self._check_def(decl)
+        except CheckError as err:
+            self.errors.append(err.diagnostic)
+            self.globals.broken.add(decl.name)
+        except SilentAbort:
+            self.globals.broken.add(decl.name)
+        finally:
+            self.ck.env = env_saved
+            self._in_progress.pop()
+            soft = self.ck.soft_errors[first_soft:]
+            del self.ck.soft_errors[first_soft:]
+            if soft:  # errors found while inferring come before the conclusions drawn from them
+                self.errors[first_error:first_error] = soft
+
+    def _check_def(self, decl: S.DefDecl) -> None:
+        ck, g = self.ck, self.globals
+        params = [(p.name, ck.elaborate(p.type)) for p in decl.params]
+        for param, (_, ty) in zip(decl.params, params, strict=True):
+            if isinstance(ty, T.TFuzzy):
+                raise CheckError("FZ213", f"the parameter `{param.name}` cannot be a distribution: pass data and sample inside", param.span)
+        declared_result = ck.elaborate(decl.result) if decl.result is not None else None
+        if decl.recursive:
+            g.sigs[decl.name] = self._recursive_stub(decl, params, declared_result)
+        for name, ty in params:
+            ck.bind(name, Binding(ty, is_param=True))
+        try:
+            if declared_result is not None:
+                body = ck.check(decl.body, declared_result, f"`{decl.name}` is declared to return `{declared_result}`")
+            else:
+                body = ck.infer(decl.body)
+        finally:
+            g.sigs.pop(decl.name, None)
+        self._conclude(decl, params, body)
+
+    def _recursive_stub(self, decl: S.DefDecl, params: list[tuple[str, T.Type]], result: T.Type | None) -> DefSig:
+        if result is None:
+            raise CheckError(
+                "FZ211",
+                f"`def rec {decl.name}` needs its result type: recursion is checked against its declared signature",
+                decl.name_span,
+            )
+        sens = tuple(
+            static_sens(p.sens, self.globals.constants, "a sensitivity bound") if p.sens is not None else INF for p in decl.params
+        )
+        costs: tuple[C.Cost | None, ...] = tuple(None for _ in params)
+        return DefSig(decl.name, tuple(params), result, sens, costs, recursive_stub=True)
+
+    # ------------------------------------------------------------ phase 2b: conclusions
+
+    def _conclude(self, decl: S.DefDecl, params: list[tuple[str, T.Type]], body: Judgment) -> None:
+        infos: list[ParamInfo] = []
+        sens_list: list[Sens] = []
+        costs: list[C.Cost | None] = []
+        privacy: dict[str, tuple] = {}
+        for param, (name, ty) in zip(decl.params, params, strict=True):
+            if body.cost is not None:
+                cost = body.cost.get(name)
+                costs.append(cost)
+                sens = _cost_as_sens(cost)
+                if isinstance(ty, T.TBag):
+                    self._check_private(decl, name, cost)
+                    if cost is not None and not cost.is_infinite:
+                        privacy[name] = cost.events()
+                    elif cost is None:
+                        privacy[name] = ()
+                self._check_declared_cost(decl, param, cost)
+            else:
+                usage = body.ctx.get(name)
+                sens = ZERO if usage is None else usage.sens
+                self._check_declared(decl, param, usage)
+            sens_list.append(sens)
+            infos.append(ParamInfo(name, ty, sens))
+        sig = DefSig(decl.name, tuple(params), body.type, tuple(sens_list), tuple(costs))
+        self.globals.sigs[decl.name] = sig
+        self.checked[decl.name] = CheckedDef(decl.name, decl, tuple(infos), body.type, privacy)
+
+    def _check_private(self, decl: S.DefDecl, name: str, cost: C.Cost | None) -> None:
+        if cost is None or cost.blame is None:
+            return
+        blame = cost.blame
+        self.errors.append(
+            Diagnostic(
+                blame.code,
+                f"`{decl.name}` is not differentially private in `{name}`: {blame.message}",
+                blame.span,
+                labels=(Label(decl.name_span, f"`{decl.name}` releases a distribution"),) if decl.name_span.file == blame.span.file else (),
+                hint=blame.hint,
+            )
+        )
+
+    def _declared(self, param: S.Param) -> Sens | None:
+        if param.sens is None:
+            return None
+        try:
+            return static_sens(param.sens, self.globals.constants, "a sensitivity bound")
+        except CheckError as err:
+            self.errors.append(err.diagnostic)
+            return None
+
+    def _check_declared(self, decl: S.DefDecl, param: S.Param, usage: U.Usage | None) -> None:
+        declared = self._declared(param)
+        if declared is None or usage is None or usage.sens <= declared:
+            return
+        uses = U.contributions(usage)
+        phrase = " and ".join(f"here ({share})" for _, share in uses[:6])
+        message = f"{param.name} is used {phrase}: {usage.sens} > declared {declared}" if uses else (
+            f"{param.name} has sensitivity {usage.sens} > declared {declared}"
+        )
+        notes: list[str] = []
+        source = U.infinity_source(usage)
+        if source is not None:
+            notes.append(f"it is scaled by infinity at {source.span}: {source.reason}")
+        labels = tuple(Label(span, f"`{param.name}` used here ({share})") for span, share in uses)
+        self.errors.append(
+            Diagnostic("FZ305", message, param.span, labels=labels, notes=tuple(notes), hint=_bound_hint(usage.sens))
+        )
+
+    def _check_declared_cost(self, decl: S.DefDecl, param: S.Param, cost: C.Cost | None) -> None:
+        declared = self._declared(param)
+        if declared is None or cost is None or cost.is_infinite:
+            return
+        eps = C.pure_epsilon(cost.events())
+        if eps is not None and Sens(eps) <= declared:
+            return
+        shown = "an approximate (eps, delta) cost" if eps is None else f"{Sens(eps)}-DP"
+        self.errors.append(
+            Diagnostic(
+                "FZ312",
+                f"`{decl.name}` is {shown} in `{param.name}`, but `{param.name}` is declared at most {declared}-DP",
+                param.span,
+                notes=(f"events: {C.describe_events(cost.events())}",),
+            )
+        )
+
+
+def _cost_as_sens(cost: C.Cost | None) -> Sens:
+    """A parameter's sensitivity in the max-divergence metric of `fuzzy`:
+    its pure epsilon; infinite when the cost is infinite or not pure."""
+    if cost is None:
+        return ZERO
+    if cost.is_infinite:
+        return INF
+    eps = C.pure_epsilon(cost.events())
+    return INF if eps is None else Sens(eps)
+
+
+def _bound_hint(found: Sens) -> str:
+    if found.is_inf:
+        return "the variable is scaled by infinity (see the note); restructure the computation or drop the bound"
+    return f"raise the declared bound to {found} or use the variable less"
+
+
+def _name_span(decl: S.Decl) -> Span:
+    return getattr(decl, "name_span", None) or decl.span
+
+
+def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    seen: set[tuple[str, str, int, int]] = set()
+    out = []
+    for d in diagnostics:
+        key = (d.code, d.span.file, d.span.line, d.span.col)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def signature_text(checked: CheckedDef) -> str:
+    parts = [f"({p.name} :[{p.sensitivity}] {p.type})" for p in checked.params]
+    return " -> ".join([*parts, str(checked.result)])
+
+
+def _conclusion(checked: CheckedDef) -> str:
+    lines = ["Conclusion:"]
+    for p in checked.params:
+        lines.append(f"  `{p.name}`: sensitivity {p.sensitivity}")
+    for name, events in checked.privacy.items():
+        eps = C.pure_epsilon(events)
+        total = f" = {Sens(eps)}-DP by basic composition" if eps is not None else ""
+        lines.append(f"  privacy in `{name}`: [{C.describe_events(events)}]{total}")
+    return "\n".join(lines)
+
+
+__all__ = ["check_program", "explain_definition", "ProgramChecker", "require_static", "Fraction"]

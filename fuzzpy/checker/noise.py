@@ -1,0 +1,187 @@
+"""Primitives that release: the privacy map's leaves and combinators.
+
+* `laplace[eps] e`: Laplace noise of scale 1/eps on an L1 query of
+  sensitivity s: (eps * s)-DP (Dwork, McSherry, Nissim & Smith 2006).
+* `gauss[sigma] e`: Gaussian noise on an L2 query of sensitivity s:
+  s^2 / (2 sigma^2)-zCDP (Bun & Steinke 2016, Prop. 1.6).
+* `expmech[eps] cands score db`: (eps * s)-DP for a score s-sensitive in the
+  data, uniformly over candidates (McSherry & Talwar 2007; the language's
+  exp(eps * score / 2) weighting).
+* `loop[k] x0 f`: k adaptive runs of the body; each round reads the captured
+  data again (a `Repeat` of the body's events, composed by the accountant);
+  the state is what the previous round released, so the initial state is read
+  by the first round only (post-processing).
+* `subsample[q] f db`: f runs on a Poisson subsample of db (amplification by
+  subsampling, e.g. Balle, Barthe & Gaboardi 2018; a `Subsample` event).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from fuzzpy import syntax as S
+from fuzzpy import types as T
+from fuzzpy.accounting.events import ExpMech, Gaussian, Laplace, Repeat, Subsample
+from fuzzpy.checker import costs as C
+from fuzzpy.checker import usage as U
+from fuzzpy.checker.blocks import BinderRules, LambdaResult
+from fuzzpy.checker.context import Judgment
+from fuzzpy.checker.elaborate import positive_static, require_static
+from fuzzpy.checker.errors import CheckError
+from fuzzpy.checker.typerel import is_number_list, is_numeric, subtype
+from fuzzpy.sensitivity import INF
+
+if TYPE_CHECKING:
+    from fuzzpy.checker.infer import Inferencer
+    from fuzzpy.checker.primitives import PrimCall
+
+
+def _noise_arg(ck: Inferencer, call: PrimCall, norm: str) -> Judgment:
+    """The noised value: a number, a `vec[norm]` (other norms converted), or
+    for Laplace a list of numbers (its metric, the sum, is L1)."""
+    arg = call.args[0]
+    inner = call.hint.inner if isinstance(call.hint, T.TFuzzy) else None
+    j = ck.infer(arg, inner)
+    if is_numeric(j.type):
+        return ck.coerce(j, T.NUM, arg.span, "")
+    if isinstance(j.type, T.TVec):
+        return ck.coerce(j, T.TVec(norm, T.NUM), arg.span, "")
+    if norm == "1" and is_number_list(j.type):
+        return j
+    wanted = "a number or a `vec[1] num`" if norm == "1" else "a number or a `vec[2] num`"
+    raise CheckError("FZ201", f"expected {wanted} but found `{j.type}`: `{call.name}` adds noise to numbers", arg.span)
+
+
+def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
+    eps = positive_static(call.statics[0], ck.globals.constants, "the epsilon of `laplace`")
+    j = _noise_arg(ck, call, "1")
+    scale = 1 / eps
+    cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: Laplace(s, scale))
+    ck.note(f"`laplace[{eps}]`: scale {scale}; costs eps x the sensitivity in each variable")
+    return Judgment(T.TFuzzy(j.type), {}, cost=cost)
+
+
+def gauss(ck: Inferencer, call: PrimCall) -> Judgment:
+    sigma = positive_static(call.statics[0], ck.globals.constants, "the sigma of `gauss`")
+    j = _noise_arg(ck, call, "2")
+    cost = ck.noise_cost(j.ctx, call.span, "the value given to `gauss`", lambda s: Gaussian(s, sigma))
+    ck.note(f"`gauss[{sigma}]`: one Gaussian event per variable, with its L2 sensitivity")
+    return Judgment(T.TFuzzy(j.type), {}, cost=cost)
+
+
+def expmech(ck: Inferencer, call: PrimCall) -> Judgment:
+    eps = positive_static(call.statics[0], ck.globals.constants, "the epsilon of `expmech`")
+    cands_expr, score_expr, data_expr = call.args
+    cands = ck.infer(cands_expr)
+    if not isinstance(cands.type, T.TList):
+        from fuzzpy.checker.infer import type_mismatch
+
+        raise type_mismatch(T.TList(T.NUM), cands.type, cands_expr.span, "`expmech` chooses among a list of candidates")
+    data = ck.infer(data_expr)
+    cand_type, data_type = cands.type.elem, data.type
+    captured, data_sens = _score(ck, score_expr, cand_type, data_type)
+    delta = U.plus(captured, U.scale_ctx(data.ctx, data_sens, data_expr.span, f"the score is {data_sens}-sensitive in its data"))
+    public = U.scale_ctx(cands.ctx, INF, cands_expr.span, "the candidates of `expmech` are released: they must be public")
+    delta = U.plus(delta, public)
+    cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: ExpMech(eps * s))
+    ck.note(f"`expmech[{eps}]`: costs eps x the score's sensitivity in each variable")
+    return Judgment(T.TFuzzy(cand_type), {}, cost=cost)
+
+
+def _score(ck: Inferencer, score: S.Expr, cand_type: T.Type, data_type: T.Type) -> tuple[U.Ctx, object]:
+    """Check `score : C -> D -[s]-> num`; return what it captures and s."""
+    inner_hint = T.TFun(data_type, INF, T.NUM)
+    if isinstance(score, S.Lambda):
+        lam = BinderRules(ck).with_param(score, cand_type, inner_hint)
+        fn_type, captured = lam.body.type, lam.body.ctx
+    else:
+        j = ck.infer(score, T.TFun(cand_type, INF, inner_hint))
+        if not isinstance(j.type, T.TFun):
+            raise CheckError("FZ201", f"expected a scoring function but found `{j.type}`", score.span)
+        ck.coerce(Judgment(cand_type), j.type.param, score.span, "`expmech` passes it each candidate")
+        fn_type, captured = j.type.result, j.ctx
+    if not isinstance(fn_type, T.TFun) or not is_numeric(fn_type.result):
+        raise CheckError(
+            "FZ201",
+            f"expected `{cand_type} -> {data_type} -> num` but found a function returning `{fn_type}`: "
+            "the score takes a candidate and the data",
+            score.span,
+        )
+    ck.coerce(Judgment(data_type), fn_type.param, score.span, "`expmech` passes it the data")
+    return captured, fn_type.sens
+
+
+def _function(ck: Inferencer, fn: S.Expr, param_type: T.Type, result_hint: T.Type | None) -> LambdaResult:
+    """A function argument that returns a distribution, eta-expanded if it
+    is not a lambda (`loop[k] x0 (step db)` is `fun s -> step db s`)."""
+    if not isinstance(fn, S.Lambda):
+        fn = S.Lambda("state", None, S.App(fn, S.Var("state", span=fn.span), span=fn.span), span=fn.span)
+    lam = BinderRules(ck).with_param(fn, param_type, result_hint)
+    if not lam.body.is_fuzzy:
+        raise CheckError(
+            "FZ201",
+            f"expected a function returning a distribution but it returns `{lam.body.type}`",
+            fn.span,
+            hint="end the body with a noise primitive or `return`",
+        )
+    return lam
+
+
+def loop(ck: Inferencer, call: PrimCall) -> Judgment:
+    k = require_static(call.statics[0], ck.globals.constants, "the number of rounds of `loop`")
+    if k.denominator != 1 or k < 0:
+        raise CheckError("FZ202", f"`loop[{k}]`: the number of rounds must be a whole number", call.statics[0].span)
+    init_expr, fn = call.args
+    init = ck.infer(init_expr)
+    lam = _function(ck, fn, init.type, T.TFuzzy(init.type))
+    assert isinstance(lam.body.type, T.TFuzzy)
+    state = lam.body.type.inner
+    if state != lam.param_type:
+        init = ck.check(init_expr, state, f"the state of `loop` is `{state}` (what the body returns)")
+        lam = _function(ck, fn, state, lam.body.type)
+    if not subtype(lam.body.type.inner, lam.param_type):  # type: ignore[union-attr]
+        from fuzzpy.checker.infer import type_mismatch
+
+        raise type_mismatch(lam.param_type, lam.body.type.inner, fn.span, "the body of `loop` returns the next state")  # type: ignore[union-attr]
+    assert lam.body.cost is not None
+    rounds = int(k)
+    cost: C.CostCtx = {}
+    for name, body_cost in lam.body.cost.items():
+        if body_cost.is_infinite:
+            cost[name] = body_cost
+        elif rounds > 0 and body_cost.events():
+            cost[name] = C.Cost((Repeat(rounds, body_cost.events()),))
+    if lam.param_cost is not None and rounds > 0:
+        for name, usage in init.ctx.items():
+            blame = ck.blame_for(name, usage, init_expr.span, "the initial state of `loop`")
+            scaled = C.scale_cost(lam.param_cost, usage.sens, blame)
+            if scaled is not None:
+                cost[name] = C.then(scaled, cost.get(name))
+    ck.note(f"`loop[{rounds}]`: the body's cost in what it captures, repeated {rounds} times")
+    return Judgment(T.TFuzzy(lam.param_type), {}, cost=cost)
+
+
+def subsample(ck: Inferencer, call: PrimCall) -> Judgment:
+    q = positive_static(call.statics[0], ck.globals.constants, "the sampling rate of `subsample`")
+    if q > 1:
+        raise CheckError("FZ202", f"`subsample[{q}]`: the rate is a probability, at most 1", call.statics[0].span)
+    fn, data_expr = call.args
+    data = ck.infer(data_expr)
+    if not isinstance(data.type, T.TBag):
+        from fuzzpy.checker.infer import type_mismatch
+
+        raise type_mismatch(T.TBag(T.NUM), data.type, data_expr.span, "`subsample` samples the rows of a bag")
+    lam = _function(ck, fn, data.type, call.hint)
+    assert lam.body.cost is not None
+    cost: C.CostCtx = dict(lam.body.cost)
+    inner = lam.param_cost
+    if inner is not None:
+        amplified = inner if inner.is_infinite else C.Cost((Subsample(Fraction(q), inner.events()),))
+        for name, usage in data.ctx.items():
+            blame = ck.blame_for(name, usage, data_expr.span, "the bag given to `subsample`")
+            scaled = C.scale_cost(amplified, usage.sens, blame)
+            if scaled is not None:
+                cost[name] = C.then(cost.get(name), scaled)
+    ck.note(f"`subsample[{q}]`: the body's cost in the sampled bag, amplified by subsampling")
+    return Judgment(lam.body.type, {}, cost=cost)

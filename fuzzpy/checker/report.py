@@ -1,0 +1,164 @@
+"""What `fuzzpy check` prints (language design, sections 4 and 7).
+
+Text: one line per definition, its type with each parameter's sensitivity,
+and for a definition returning a distribution its privacy in each database:
+
+    count_over  : (t :[inf] num) -> (db :[1] bag Row) -> num
+    noisy_count : (db :[0.1] bag Row) -> fuzzy num         0.1-DP in db
+
+Pure costs are exact sums of the events' epsilons. Approximate costs
+(Gaussian, subsampling, approximate verified claims) come from the
+accountant's tightest valid bound at the requested delta (1e-6 by default).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from fuzzpy.accounting.events import Event
+from fuzzpy.checker.costs import pure_epsilon
+from fuzzpy.checker.result import CheckedDef, CheckedProgram
+from fuzzpy.sensitivity import Sens
+
+DEFAULT_DELTA = 1e-6
+
+
+@dataclass(frozen=True)
+class PrivacyFigure:
+    """The guarantee reported for one database of one definition."""
+
+    epsilon: Fraction | float | None  # None: could not be computed
+    delta: Fraction | float
+    method: str
+    pure_epsilon: Fraction | None
+    note: str | None = None
+
+    def text(self) -> str:
+        if self.epsilon is None:
+            return f"cost unavailable ({self.note})"
+        eps = _show(self.epsilon)
+        if self.delta == 0:
+            return f"{eps}-DP"
+        return f"({eps}, {_show(self.delta)})-DP"
+
+    def to_json(self) -> dict[str, object]:
+        doc: dict[str, object] = {
+            "epsilon": None if self.epsilon is None else _upper_float(self.epsilon),
+            "delta": _upper_float(self.delta),
+            "method": self.method,
+        }
+        if self.pure_epsilon is not None:
+            doc["pure_epsilon"] = _upper_float(self.pure_epsilon)
+        if self.note:
+            doc["note"] = self.note
+        return doc
+
+
+def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFigure:
+    pure = pure_epsilon(events)
+    if not events:
+        return PrivacyFigure(Fraction(0), 0, "no release", Fraction(0))
+    if delta is None and pure is not None:
+        return PrivacyFigure(pure, 0, "pure (basic composition)", None)
+    target = DEFAULT_DELTA if delta is None else delta
+    try:
+        from fuzzpy.accounting.accountant import tightest  # type: ignore[import-not-found]
+    except ImportError:
+        if pure is not None:
+            return PrivacyFigure(pure, 0, "pure (basic composition)", pure)
+        return PrivacyFigure(None, target, "none", None, note="the accountant is not available")
+    guarantee = tightest(events, target)
+    epsilon: Fraction | float = float(guarantee.epsilon)
+    method = str(guarantee.method)
+    if pure is not None and pure <= Fraction(epsilon):
+        epsilon, method = pure, "pure (basic composition)"
+    return PrivacyFigure(epsilon, target, method, pure if delta is not None else None)
+
+
+# ---------------------------------------------------------------- definitions
+
+
+def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[str]:
+    parts = []
+    for p in checked.params:
+        sens: str = str(p.sensitivity)
+        figure = figures.get(p.name)
+        if figure is not None and figure.pure_epsilon is None and figure.delta != 0 and figure.epsilon is not None:
+            sens = _show(figure.epsilon)  # an approximate cost: show the epsilon at this delta
+        parts.append(f"({p.name} :[{sens}] {p.type})")
+    return parts
+
+
+def signature(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> str:
+    return " -> ".join([*param_text(checked, figures), str(checked.result)])
+
+
+def figures_for(checked: CheckedDef, delta: float | None) -> dict[str, PrivacyFigure]:
+    return {name: privacy_figure(events, delta) for name, events in checked.privacy.items()}
+
+
+def text_report(checked: CheckedProgram, delta: float | None) -> str:
+    rows = []
+    for d in checked.definitions.values():
+        figures = figures_for(d, delta)
+        privacy = ", ".join(f"{fig.text()} in {name}" for name, fig in figures.items())
+        approx = [f for f in figures.values() if f.delta != 0 and f.epsilon is not None]
+        if approx and delta is None:
+            privacy += f"  (at delta = {_show(approx[0].delta)}, by {approx[0].method})"
+        elif approx:
+            privacy += f"  (by {approx[0].method})"
+        rows.append((d.name, signature(d, figures), privacy))
+    if not rows:
+        return "(no definitions)"
+    name_width = max(len(n) for n, _, _ in rows)
+    sig_width = max((len(s) for _, s, p in rows if p), default=0)
+    lines = []
+    for name, sig, privacy in rows:
+        line = f"{name.ljust(name_width)} : {sig}"
+        if privacy:
+            line = f"{name.ljust(name_width)} : {sig.ljust(sig_width)}  {privacy}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def json_definitions(checked: CheckedProgram, delta: float | None) -> list[dict[str, object]]:
+    out = []
+    for d in checked.definitions.values():
+        figures = figures_for(d, delta)
+        out.append(
+            {
+                "name": d.name,
+                "type": signature(d, figures),
+                "params": [
+                    {"name": p.name, "type": str(p.type), "sensitivity": p.sensitivity.to_json()} for p in d.params
+                ],
+                "result": str(d.result),
+                "privacy": {name: fig.to_json() for name, fig in figures.items()},
+            }
+        )
+    return out
+
+
+# ---------------------------------------------------------------- numbers
+
+
+def _show(x: Fraction | float) -> str:
+    if isinstance(x, Fraction):
+        return str(Sens(x)) if x >= 0 else str(x)
+    if x == 0:
+        return "0"
+    return f"{x:.6g}" if abs(x) >= 1e-4 else f"{x:.3g}"
+
+
+def _upper_float(x: Fraction | float) -> float | int:
+    """A JSON number never below the exact value (privacy costs round up)."""
+    if isinstance(x, float):
+        return x
+    if x.denominator == 1:
+        return int(x)
+    approx = float(x)
+    if Fraction(approx) < x:
+        approx = math.nextafter(approx, math.inf)
+    return approx

@@ -1,0 +1,237 @@
+"""Candidate loop invariants, drawn from the small family the benchmarks need.
+
+verifier.md, "Loops without hints": distances that stay constant or bounded;
+the privacy cost as an affine function of counters (v <= V0 + B * c, with V0
+the cost on entry and B from the claim and the counter's bound); counter
+bounds from the guard; for the pointwise rule the split on i < s / i = s /
+i > s; for `vec[1]` inputs a ghost budget of distance already used. Each
+candidate is a formula over one loop-head state; `prover.houdini` keeps the
+largest inductive conjunction of them (Flanagan & Leino's Houdini, FME 2001).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fuzzpy.syntax import Binary, Expr, While
+from fuzzpy.verifier import solver as z
+from fuzzpy.verifier.model import MechanismInfo, statements, stmt_expressions, sub_expressions
+from fuzzpy.verifier.solver import Term
+from fuzzpy.verifier.text import show
+
+
+@dataclass
+class View:
+    """One state at the loop head, or after one trip through the body."""
+
+    values: dict  # name -> Pair
+    cost: Term
+    entry_cost: Term
+    budgets: dict  # name -> Budget
+    bounds: dict[str, Term]  # text of a guard bound -> its value (loop constant)
+
+
+@dataclass(frozen=True)
+class Atom:
+    label: str
+    build: Callable[[View], Term]
+    user: bool = False
+
+
+def guard_conjuncts(cond: Expr) -> list[Expr]:
+    if isinstance(cond, Binary) and cond.op == "&&":
+        return guard_conjuncts(cond.left) + guard_conjuncts(cond.right)
+    return [cond]
+
+
+def guard_bounds(loop: While) -> list[Expr]:
+    """Right-hand sides of `x < E` / `x <= E` in the guard: the counters' limits."""
+    found: list[Expr] = []
+    for conj in guard_conjuncts(loop.cond):
+        if isinstance(conj, Binary) and conj.op in ("<", "<="):
+            found.append(conj.right)
+        if isinstance(conj, Binary) and conj.op in (">", ">="):
+            found.append(conj.left)
+    return found
+
+
+def build_pool(
+    info: MechanismInfo,
+    loop: While,
+    names: list[str],
+    claim: Term,
+    output: Term | None,
+    prices: list[Term],
+    guard_terms: list[tuple[str, Callable[[View], Term]]],
+    bounds: list[str],
+    entry_constant: Term | None,
+) -> list[Atom]:
+    """All candidate atoms for one loop (guarded and unguarded)."""
+    ints = [n for n in names if info.locals.get(n) == "int"]
+    nums = [n for n in names if info.locals.get(n) == "num"]
+    bools = [n for n in names if info.locals.get(n) == "bool"]
+    assigned = {s.name for s in statements(loop.body) if hasattr(s, "name") and not hasattr(s, "body")}
+    distance = _distance_atoms(ints + nums) + [
+        Atom(f"{b}' == {b}", lambda v, b=b: v.values[b].one == v.values[b].two) for b in bools
+    ]
+    budget = _budget_atoms(info, ints, nums, claim, prices)
+    counters = _counter_atoms(ints, claim, bounds)
+    relations = _int_relations(info, ints, assigned)
+    pointwise = _pointwise_atoms(ints, output) if output is not None and z.is_int(output) else []
+    costs = _cost_atoms(claim)
+    if entry_constant is not None:
+        costs.append(Atom(f"V0 == {z.pretty(entry_constant)}", lambda v: v.entry_cost == entry_constant))
+    unguarded = distance + budget + counters + relations + pointwise + costs
+    guards = list(guard_terms)
+    if output is not None and z.is_int(output):
+        for n in ints:
+            guards += [
+                (f"{n} < s", lambda v, n=n: v.values[n].one < output),
+                (f"{n} == s", lambda v, n=n: v.values[n].one == output),
+                (f"{n} > s", lambda v, n=n: v.values[n].one > output),
+            ]
+            guards += [
+                (f"{n} == s != {c}", lambda v, n=n, c=c: z.conj(v.values[n].one == output, output != c))
+                for c in sorted(info.int_constants) if c < 0
+            ]
+    guarded = [
+        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), a.build(v)))
+        for label, g in guards
+        for atom in distance + costs + counters + pointwise
+    ]
+    return unguarded + guarded
+
+
+def _distance_atoms(names: list[str]) -> list[Atom]:
+    atoms: list[Atom] = []
+    for n in names:
+        def d(v: View, n: str = n) -> Term:
+            return z.to_real(v.values[n].two) - z.to_real(v.values[n].one)
+
+        atoms += [
+            Atom(f"dist({n}) == 0", lambda v, d=d: d(v) == 0),
+            Atom(f"dist({n}) == 1", lambda v, d=d: d(v) == 1),
+            Atom(f"dist({n}) == -1", lambda v, d=d: d(v) == -1),
+            Atom(f"dist({n}) <= 1", lambda v, d=d: d(v) <= 1),
+            Atom(f"dist({n}) >= -1", lambda v, d=d: d(v) >= -1),
+            Atom(f"dist({n}) >= 1", lambda v, d=d: d(v) >= 1),
+            Atom(f"dist({n}) >= 0", lambda v, d=d: d(v) >= 0),
+            Atom(f"dist({n}) <= 0", lambda v, d=d: d(v) <= 0),
+        ]
+    return atoms
+
+
+def _budget_atoms(info: MechanismInfo, ints: list[str], nums: list[str], claim: Term, prices: list[Term]) -> list[Atom]:
+    atoms: list[Atom] = []
+    for q, norm in info.vectors.items():
+        if norm != "1":
+            continue
+
+        def used(v: View, q: str = q) -> Term:
+            return 1 - v.budgets[q].remaining
+
+        for n in ints:
+            atoms.append(Atom(f"last read of {q} < {n}", lambda v, q=q, n=n: v.budgets[q].last_index < v.values[n].one))
+        atoms.append(Atom(f"used({q}) <= 1", lambda v, u=used: u(v) <= 1))
+        atoms.append(Atom(f"used({q}) >= 0", lambda v, u=used: u(v) >= 0))
+        atoms.append(Atom(f"cost <= V0 + ({z.pretty(claim)}) * used({q})",
+                          lambda v, u=used: v.cost <= v.entry_cost + claim * u(v)))
+        for n in nums:
+            def d(v: View, n: str = n) -> Term:
+                return v.values[n].two - v.values[n].one
+
+            atoms.append(Atom(f"|dist({n})| <= used({q})", lambda v, d=d, u=used: z.absolute(d(v)) <= u(v)))
+            for price in prices:
+                atoms.append(Atom(
+                    f"cost + ({z.pretty(price)}) * |dist({n})| <= V0 + ({z.pretty(claim)}) * used({q})",
+                    lambda v, d=d, u=used, p=price: v.cost + p * z.absolute(d(v)) <= v.entry_cost + claim * u(v),
+                ))
+    return atoms
+
+
+def _counter_atoms(ints: list[str], claim: Term, bounds: list[str]) -> list[Atom]:
+    atoms: list[Atom] = []
+    for n in ints:
+        atoms.append(Atom(f"{n} >= 0", lambda v, n=n: v.values[n].one >= 0))
+        atoms.append(Atom(f"{n} >= -1", lambda v, n=n: v.values[n].one >= -1))
+        atoms.append(Atom(f"{n} >= 1", lambda v, n=n: v.values[n].one >= 1))
+
+    def bound_atoms(n: str, text: str) -> list[Atom]:
+        def x(v: View) -> Term:
+            return z.to_real(v.values[n].one)
+
+        def k(v: View) -> Term:
+            return z.to_real(v.bounds[text])
+
+        return [
+            Atom(f"{n} <= {text}", lambda v: x(v) <= k(v)),
+            Atom(f"{n} < {text}", lambda v: x(v) < k(v)),
+            Atom(f"cost <= V0 + (claim - V0) * {n} / ({text})",
+                 lambda v: v.cost <= v.entry_cost + (claim - v.entry_cost) * x(v) / k(v)),
+            Atom(f"cost <= V0 + claim * {n} / ({text})",
+                 lambda v: v.cost <= v.entry_cost + claim * x(v) / k(v)),
+        ]
+
+    for n in ints:
+        for text in bounds:
+            atoms += bound_atoms(n, text)
+    return atoms
+
+
+def _int_relations(info: MechanismInfo, ints: list[str], assigned: set[str]) -> list[Atom]:
+    atoms: list[Atom] = []
+    for a in ints:
+        for b in ints:
+            if a == b:
+                continue
+            atoms.append(Atom(f"{a} < {b}", lambda v, a=a, b=b: v.values[a].one < v.values[b].one))
+            atoms.append(Atom(f"{a} <= {b}", lambda v, a=a, b=b: v.values[a].one <= v.values[b].one))
+            atoms.append(Atom(f"{a}' < {b}'", lambda v, a=a, b=b: v.values[a].two < v.values[b].two))
+        for c in sorted(info.int_constants):
+            atoms.append(Atom(
+                f"({a} == {c}) == ({a}' == {c})",
+                lambda v, a=a, c=c: (v.values[a].one == c) == (v.values[a].two == c),
+            ))
+    return atoms
+
+
+def _pointwise_atoms(ints: list[str], s: Term) -> list[Atom]:
+    atoms: list[Atom] = []
+    for n in ints:
+        atoms += [
+            Atom(f"{n} < s", lambda v, n=n: v.values[n].one < s),
+            Atom(f"{n} <= s", lambda v, n=n: v.values[n].one <= s),
+            Atom(f"{n} != s", lambda v, n=n: v.values[n].one != s),
+            Atom(f"{n}' < s", lambda v, n=n: v.values[n].two < s),
+            Atom(f"{n}' == s", lambda v, n=n: v.values[n].two == s),
+            Atom(f"{n} == s ==> {n}' == s", lambda v, n=n: z.implies(v.values[n].one == s, v.values[n].two == s)),
+        ]
+    return atoms
+
+
+def _cost_atoms(claim: Term) -> list[Atom]:
+    return [
+        Atom("cost <= claim", lambda v: v.cost <= claim),
+        Atom("cost == 0", lambda v: v.cost == 0),
+        Atom("cost == V0", lambda v: v.cost == v.entry_cost),
+        Atom("cost <= V0", lambda v: v.cost <= v.entry_cost),
+        Atom("cost >= V0", lambda v: v.cost >= v.entry_cost),
+        Atom("V0 <= claim", lambda v: v.entry_cost <= claim),
+        Atom("V0 >= 0", lambda v: v.entry_cost >= 0),
+    ]
+
+
+def bound_expressions(loop: While) -> list[Expr]:
+    return guard_bounds(loop)
+
+
+def bound_text(expr: Expr) -> str:
+    return show(expr)
+
+
+def noises_in(loop: While) -> list:
+    from fuzzpy.syntax import Noise
+
+    return [e for s in statements(loop.body) for top in stmt_expressions(s) for e in sub_expressions(top)
+            if isinstance(e, Noise)]

@@ -1,0 +1,403 @@
+"""Proof search: alignments by counterexample-guided enumeration, invariants by Houdini.
+
+For each choice of alignments (simplest first, `alignment.combinations`) we
+first run the product program with loops unrolled a few times and the
+parameters fixed (a cheap bounded check, linear arithmetic); a choice that
+survives is then proved for symbolic parameters and unbounded length: every
+loop gets the strongest inductive conjunction of candidate invariants
+(`invariants.build_pool`), and every obligation of every path is checked
+valid with z3. An `unknown` from z3 stops the attempt (never read as valid).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from fuzzpy.syntax import Dist, Expr, Forall, Var, While
+from fuzzpy.verifier import solver as z
+from fuzzpy.verifier.alignment import Alignment, candidates, combinations
+from fuzzpy.verifier.invariants import Atom, View, build_pool, guard_bounds, guard_conjuncts, noises_in
+from fuzzpy.verifier.model import MechanismInfo, sub_expressions
+from fuzzpy.verifier.product import Inputs, Obligation, Pair, Path, Product, Unsupported, relational
+from fuzzpy.verifier.solver import Term
+from fuzzpy.verifier.text import show
+
+UNROLL = 5
+MAX_SCREENED = 400
+MAX_PROOF_ATTEMPTS = 4
+
+
+class ProofFailed(Exception):
+    """This choice of alignments does not lead to a proof; the message says why."""
+
+
+@dataclass
+class LoopProof:
+    line: int
+    guard: str
+    invariant: list[str]
+
+
+@dataclass
+class ProofTrace:
+    alignments: list[tuple[int, str, str, str]]  # (line, draw text, alignment, cost rule)
+    loops: list[LoopProof]
+    paths: list[str]
+    pointwise: bool
+    claim: str
+
+
+@dataclass
+class SearchResult:
+    proved: bool
+    trace: ProofTrace | None = None
+    reason: str = ""
+    tried: int = 0
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def private_scalars(info: MechanismInfo) -> set[str]:
+    names = set()
+    for req in info.decl.requires:
+        for e in sub_expressions(req):
+            if isinstance(e, Dist) and isinstance(e.expr, Var) and e.expr.name in info.scalars:
+                names.add(e.expr.name)
+    return names
+
+
+def make_inputs(info: MechanismInfo, fixed: dict[str, Fraction] | None = None) -> Inputs:
+    private = private_scalars(info)
+    scalars: dict[str, Pair] = {}
+    for name, sort in info.scalars.items():
+        one = {"int": z.fresh_int, "bool": z.fresh_bool}.get(sort, z.fresh_real)(f"param_{name}")
+        two = one + {"int": z.fresh_int}.get(sort, z.fresh_real)(f"dparam_{name}") if name in private else one
+        scalars[name] = Pair(one, two)
+    vectors = {q: (z.fresh_array(f"vec_{q}"), z.fresh_array(f"dvec_{q}")) for q in info.vectors}
+    lengths = {q: z.fresh_int(f"param_len_{q}") for q in info.vectors}
+    output = None
+    if info.pointwise:
+        output = z.fresh_int("out_s") if info.result_sort == "int" else z.fresh_bool("out_s")
+    bare = Inputs(scalars, vectors, lengths, (), output, z.number(0))
+    background = [n >= 0 for n in lengths.values()]
+    background += [relational(req, {}, {}, bare) for req in info.decl.requires if not isinstance(req, Forall)]
+    for name, value in (fixed or {}).items():
+        background.append(scalars[name].one == z.number(value, integral=info.scalars[name] == "int"))
+    claim = z.to_real(relational(info.decl.privacy, {}, {}, bare))
+    return Inputs(scalars, vectors, lengths, tuple(background), output, claim)
+
+
+def screening_values(info: MechanismInfo, small_ints: bool = False) -> dict[str, Fraction] | None:
+    """Concrete values for the numeric parameters (so the bounded check is linear).
+
+    Integer parameters get 2 (branches on counters are exercised) or, with
+    ``small_ints``, 1 (so that costs per answer are largest).
+    """
+    ints = [Fraction(1), Fraction(2), Fraction(3)] if small_ints else [Fraction(2), Fraction(1), Fraction(3)]
+    choices = {"num": [Fraction(1), Fraction(2), Fraction(1, 2)], "int": ints}
+    fixed: dict[str, Fraction] = {}
+    for name, sort in info.scalars.items():
+        if sort not in choices:
+            continue
+        for value in choices[sort]:
+            trial = dict(fixed, **{name: value})
+            if z.satisfiable(list(make_inputs(info, trial).background), 2000).status == "invalid":
+                fixed = trial
+                break
+    return fixed
+
+
+# ---------------------------------------------------------------- loops: unrolling
+
+
+def unrolled(depth: int):  # noqa: ANN201 - returns a LoopHandler
+    def handle(product: Product, loop: While, paths: list[Path]) -> list[Path]:
+        finished = [p for p in paths if p.returned]
+        current = [p for p in paths if not p.returned]
+        for trip in range(depth + 1):
+            staying = []
+            for path in current:
+                guard = product.eval(loop.cond, path)
+                path.obligations.append(Obligation("guard", guard.one == guard.two, loop.cond.span,
+                                                   "both runs agree on the loop condition"))
+                leaving = path.fork()
+                leaving.facts.append(z.neg(guard.one))
+                finished.append(leaving)
+                if trip < depth:
+                    path.facts.append(guard.one)
+                    staying.append(path)
+            after = product.exec_block(loop.body, staying)
+            finished += [p for p in after if p.returned]
+            current = [p for p in after if not p.returned]
+        return finished
+
+    return handle
+
+
+def screen(info: MechanismInfo, alignments: dict[int, Alignment],
+           fixed: tuple[dict[str, Fraction], dict[str, Fraction]]) -> bool:
+    """Bounded check: no violated obligation within 1, then `UNROLL` loop trips.
+
+    Most wrong alignments already fail in the first trip, where the check is cheap.
+    """
+    for depth, values in ((1, fixed[0]), (UNROLL, fixed[1])):
+        inputs = make_inputs(info, values)
+        product = Product(info, inputs, alignments, unrolled(depth))
+        for path in product.run():
+            bad = z.conj(*path.facts, z.neg(z.conj(*(o.formula for o in path.obligations))))
+            if z.satisfiable([bad], 3000).status != "valid":
+                return False
+    return True
+
+
+# ---------------------------------------------------------------- loops: invariants
+
+
+@dataclass
+class InvariantLoops:
+    """Loop handler that infers each loop's invariant with Houdini."""
+
+    info: MechanismInfo
+    inputs: Inputs
+    deadline: float
+    proofs: list[LoopProof] = field(default_factory=list)
+    side_paths: list[Path] = field(default_factory=list)
+
+    def handle(self, product: Product, loop: While, paths: list[Path]) -> list[Path]:
+        done = [p for p in paths if p.returned]
+        live = [p for p in paths if not p.returned]
+        if not live:
+            return done
+        for path in live:
+            for entries in path.pending.values():
+                for shift, _then, orelse in entries:
+                    path.facts.append(shift == orelse)
+            path.pending.clear()
+        names = sorted(set.intersection(*(set(p.values) for p in live)) - set(self.info.scalars))
+        head = self._havoc(live[0], names)
+        entry_cost = z.fresh_real("entry_cost")
+        atoms = self._pool(product, loop, head, live, names)
+        entries = [(p.facts + [entry_cost == p.cost], self._view(product, loop, p, entry_cost)) for p in live]
+        guard = product.eval(loop.cond, head)
+        body_start = head.fork()
+        body_start.facts.append(guard.one)
+        body = product.exec_block(loop.body, [body_start])
+        for path in body:
+            product._resolve_all_pending(path)
+        head_view = self._view(product, loop, head, entry_cost)
+        active = self._houdini(product, loop, atoms, entries, head_view, body, entry_cost)
+        invariant = z.conj(*(atoms[i].build(head_view) for i in active))
+        for atom_index, atom in enumerate(atoms):
+            if atom.user and atom_index not in active:
+                raise ProofFailed(f"the loop invariant `{atom.label}` (line {loop.span.line}) is not inductive")
+        self.proofs.append(LoopProof(loop.span.line, show(loop.cond), _readable([atoms[i].label for i in active])))
+        head.obligations.append(Obligation("guard", guard.one == guard.two, loop.cond.span,
+                                           "both runs agree on the loop condition"))
+        for path in body:
+            path.facts.append(invariant)
+            (done if path.returned else self.side_paths).append(path)
+        exit_path = head.fork()
+        exit_path.facts += [invariant, z.neg(guard.one)]
+        self.side_paths.append(_obligations_only(head, invariant))
+        exit_path.obligations = []
+        return done + [exit_path]
+
+    def _havoc(self, template: Path, names: list[str]) -> Path:
+        values = dict(template.values)
+        for name in names:
+            old = values[name]
+            values[name] = Pair(z.fresh_of_sort(f"{name}", old.one), z.fresh_of_sort(f"{name}_2", old.two))
+        budgets = {
+            q: type(b)(z.fresh_real(f"remaining_{q}"), z.fresh_int(f"last_{q}"), z.fresh_real(f"lastd_{q}"))
+            for q, b in template.budgets.items()
+        }
+        facts = list(self.inputs.background)
+        return Path(values, z.fresh_real("cost"), facts, budgets=budgets)
+
+    def _view(self, product: Product, loop: While, path: Path, entry_cost: Term) -> View:
+        bounds = {}
+        for expr in guard_bounds(loop):
+            scratch = path.fork()
+            try:
+                bounds[show(expr)] = product.eval(expr, scratch).one
+            except Unsupported:
+                continue
+        return View(path.values, path.cost, entry_cost, path.budgets, bounds)
+
+    def _pool(self, product: Product, loop: While, head: Path, live: list[Path], names: list[str]) -> list[Atom]:
+        prices = []
+        for noise in noises_in(loop):
+            try:
+                prices.append(1 / z.to_real(product.eval(noise.scale, head.fork()).one))
+            except Unsupported:
+                continue
+        guards = []
+        for conj in guard_conjuncts(loop.cond):
+            def g(v: View, conj: Expr = conj) -> Term:
+                return product.eval(conj, Path(dict(v.values), v.cost, budgets=dict(v.budgets))).one
+
+            guards.append((show(conj), g))
+            guards.append((f"!({show(conj)})", lambda v, g=g: z.neg(g(v))))
+        bounds = [show(e) for e in guard_bounds(loop)]
+        costs = {z.simplify(p.cost).sexpr() for p in live}
+        entry_constant = None
+        if len(costs) == 1 and all(n.startswith("param_") for n in z.constant_names(live[0].cost)):
+            entry_constant = z.simplify(live[0].cost)
+        atoms = build_pool(self.info, loop, names, self.inputs.claim, self.inputs.output, prices, guards,
+                           bounds, entry_constant)
+        for hint in loop.invariants:
+            atoms.append(Atom(show(hint), lambda v, h=hint: _hint_term(product, h, v), user=True))
+        return atoms
+
+    def _houdini(self, product: Product, loop: While, atoms: list[Atom], entries: list, head: View,
+                 body: list[Path], entry_cost: Term) -> set[int]:
+        active = set(range(len(atoms)))
+        for facts, view in entries:
+            terms = [a.build(view) for a in atoms]
+            self._weed(facts, terms, active)
+        head_terms = [a.build(head) for a in atoms]
+        posts = [(p, [a.build(self._view(product, loop, p, entry_cost)) for a in atoms])
+                 for p in body if not p.returned]
+        changed = True
+        while changed:
+            changed = False
+            for path, terms in posts:
+                assumption = z.conj(*(head_terms[i] for i in active))
+                if self._weed(path.facts + [assumption], terms, active):
+                    changed = True
+        return active
+
+    def _weed(self, facts: list[Term], terms: list[Term], active: set[int]) -> bool:
+        """Drop the candidates a counterexample falsifies, until the rest is valid."""
+        dropped = False
+        while active:
+            if time.monotonic() > self.deadline:
+                raise ProofFailed("time limit reached while inferring loop invariants")
+            order = sorted(active)
+            outcome = z.check_valid(facts, z.conj(*(terms[i] for i in order)), 4000)
+            if outcome.status == "valid":
+                return dropped
+            if outcome.status == "unknown":
+                raise ProofFailed(f"z3 could not decide an invariant check ({outcome.reason})")
+            falsified = {i for i in order if not outcome.holds(terms[i])}
+            if not falsified:
+                raise ProofFailed("invariant inference did not converge")
+            active -= falsified
+            dropped = True
+        return dropped
+
+
+def _obligations_only(head: Path, invariant: Term) -> Path:
+    side = head.fork()
+    side.facts.append(invariant)
+    return side
+
+
+def _hint_term(product: Product, hint: Expr, view: View) -> Term:
+    from fuzzpy.verifier.alignment import _relational_hint
+
+    class _Env:
+        pass
+
+    env = _Env()
+    env.product = product  # type: ignore[attr-defined]
+    env.path = Path(dict(view.values), view.cost, budgets=dict(view.budgets))  # type: ignore[attr-defined]
+
+    def dist_of(expr: Expr) -> Term:
+        value = product.eval(expr, env.path)  # type: ignore[attr-defined]
+        return z.to_real(value.two) - z.to_real(value.one)
+
+    env.dist_of = dist_of  # type: ignore[attr-defined]
+    return _relational_hint(hint, env)  # type: ignore[arg-type]
+
+
+def _readable(labels: list[str]) -> list[str]:
+    """Drop guarded atoms that also hold unguarded, and weaker distance facts."""
+    plain = {label for label in labels if "==>" not in label}
+    kept = [label for label in labels if "==>" not in label or label.split(" ==> ", 1)[1] not in plain]
+    exact = {label.split(" == ")[0] for label in kept if label.startswith("dist(") and " == " in label}
+    return [
+        label for label in kept
+        if not (label.startswith("dist(") and " == " not in label and label.split(" ")[0] in exact)
+    ]
+
+
+# ---------------------------------------------------------------- search
+
+
+def prove_with(info: MechanismInfo, alignments: dict[int, Alignment], deadline: float) -> ProofTrace:
+    inputs = make_inputs(info)
+    loops = InvariantLoops(info, inputs, deadline)
+    product = Product(info, inputs, alignments, loops.handle)
+    paths = product.run()
+    for path in paths + loops.side_paths:
+        _discharge(path)
+    return _trace(info, alignments, loops, paths, inputs)
+
+
+def _discharge(path: Path) -> None:
+    if not path.obligations:
+        return
+    goal = z.conj(*(o.formula for o in path.obligations))
+    outcome = z.check_valid(path.facts, goal, 6000)
+    if outcome.status == "valid":
+        return
+    if outcome.status == "unknown":
+        raise ProofFailed(f"z3 could not decide a proof obligation ({outcome.reason})")
+    for obligation in path.obligations:
+        if not outcome.holds(obligation.formula):
+            raise ProofFailed(f"{obligation.text} fails (line {obligation.where.line})")  # type: ignore[attr-defined]
+    raise ProofFailed("a proof obligation fails")
+
+
+def _trace(info: MechanismInfo, alignments: dict[int, Alignment], loops: InvariantLoops,
+           paths: list[Path], inputs: Inputs) -> ProofTrace:
+    rows = []
+    for site in info.draws:
+        rule = "one-sided: shift >= 0, pays shift / scale" if site.noise.kind == "lapplus" else "pays |shift| / scale"
+        rows.append((site.noise.span.line, f"{site.noise.kind}({show(site.noise.scale)})",
+                     alignments[site.index].describe(site), rule))
+    path_lines = []
+    for number, path in enumerate(loops.side_paths + paths, start=1):
+        if not path.draws:
+            continue
+        pieces = [f"|a{d.site + 1}| / ({show(info.draws[d.site].noise.scale)})" for d in path.draws]
+        path_lines.append(f"path {number}: cost += " + " + ".join(pieces))
+    return ProofTrace(rows, loops.proofs, path_lines, inputs.output is not None, show(info.decl.privacy))
+
+
+def search(info: MechanismInfo, seconds: float) -> SearchResult:
+    deadline = time.monotonic() + seconds
+    options = [candidates(info, site) for site in info.draws]
+    first, second = screening_values(info), screening_values(info, small_ints=True)
+    fixed = (first, second) if first is not None and second is not None else None
+    last_reason = "no alignment passed the bounded check"
+    attempts = tried = 0
+    try:
+        for _score, choice in combinations(options):
+            if time.monotonic() > deadline or tried >= MAX_SCREENED:
+                break
+            tried += 1
+            alignments = dict(enumerate(choice))
+            try:
+                if fixed is None or not screen(info, alignments, fixed):
+                    continue
+            except Unsupported as exc:
+                last_reason = f"unsupported in the product program: {exc}"
+                continue
+            attempts += 1
+            try:
+                trace = prove_with(info, alignments, deadline)
+                return SearchResult(True, trace, tried=tried)
+            except ProofFailed as failure:
+                last_reason = str(failure)
+            if attempts >= MAX_PROOF_ATTEMPTS:
+                break
+    except Unsupported as exc:
+        return SearchResult(False, reason=f"unsupported in the product program: {exc}", tried=tried)
+    if time.monotonic() > deadline:
+        last_reason = f"time limit reached ({last_reason})"
+    return SearchResult(False, reason=last_reason, tried=tried)
