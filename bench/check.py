@@ -34,12 +34,14 @@ def release_{i} (db : bag Row) : fuzzy (num, num) = {{
 
 def long_block(name: str, lines: int) -> str:
     """One definition whose body is a block of ``lines`` statements."""
-    body = ["  let x0 = size db;"]
+    body = ["  let x0 = size db;", "  sample y0 = laplace[eps] x0;"]
     for k in range(1, lines - 3):
         if k % 4 == 0:
-            body.append(f"  sample y{k} = laplace[eps] (x{k - 1} / {k});")
+            body.append(f"  sample y{k} = laplace[eps] (x{k - 1} / 4 + y{k - 4});")
+        elif k % 4 == 1:
+            body.append(f"  let x{k} = clip[0, 1] y{k - 1} + size (filter (fun r -> r.zip == {k}) db) / 8;")
         else:
-            body.append(f"  let x{k} = x{k - 1} / 2 + size (filter (fun r -> r.zip == {k}) db) / {k + 1};")
+            body.append(f"  let x{k} = (x{k - 1} + 3 * x{k - 1}) / 4;")
         if k % 4 == 0:
             body.append(f"  let x{k} = x{k - 1};")
     text = "\n".join(body[: lines - 3])

@@ -1,4 +1,4 @@
-"""The lexer handed to lark's LALR parser (a lark custom lexer).
+"""The lexer: text -> `Tok`s, for the LALR driver (`lalr.Tables.parse`).
 
 One compiled regular expression recognises every token; the parser state
 decides the few context-dependent cases, as lark's contextual lexer would:
@@ -11,17 +11,14 @@ decides the few context-dependent cases, as lark's contextual lexer would:
 
 Tokens are small `Tok` objects rather than lark Tokens (a third of the cost);
 they carry the positions the tree builder turns into spans. Positions count
-lines and columns from 1; `end_column` is exclusive.
+lines and columns from 1; `end_col` is exclusive.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
-
-from lark.common import LexerConf
-from lark.lexer import Lexer
 
 # Words that are keywords wherever they stand (see grammar/fuzz.lark, NAME).
 RESERVED = frozenset({
@@ -42,72 +39,69 @@ _CONTEXTUAL_ARROWS = ("-o", "-[")
 
 
 class Tok:
-    """A token: its terminal name, text and position."""
+    """A token: its terminal name, text and position (named as in `Span`)."""
 
-    __slots__ = ("type", "value", "start_pos", "end_pos", "line", "column", "end_line", "end_column")
+    __slots__ = ("type", "value", "start", "end", "line", "col", "end_line", "end_col")
 
-    def __init__(self, type_: str, value: str, start: int, end: int, line: int, column: int) -> None:
+    def __init__(self, type_: str, value: str, start: int, end: int, line: int, col: int) -> None:
         self.type = type_
         self.value = value
-        self.start_pos = start
-        self.end_pos = end
+        self.start = start
+        self.end = end
         self.line = line
-        self.column = column
+        self.col = col
         self.end_line = line
-        self.end_column = column + (end - start)
+        self.end_col = col + (end - start)
 
     def __str__(self) -> str:
         return self.value
 
     def __repr__(self) -> str:
-        return f"Tok({self.type}, {self.value!r}, {self.line}:{self.column})"
+        return f"Tok({self.type}, {self.value!r}, {self.line}:{self.col})"
 
 
 class LexError(Exception):
     """No token starts at `offset` (an unknown character, or an unclosed comment or string)."""
 
-    def __init__(self, offset: int, line: int, column: int, last: Tok | None) -> None:
-        super().__init__(f"no token at {line}:{column}")
+    def __init__(self, offset: int, line: int, col: int, last: Tok | None) -> None:
+        super().__init__(f"no token at {line}:{col}")
         self.offset = offset
         self.line = line
-        self.column = column
+        self.col = col
         self.last = last
 
 
-class FuzzLexer(Lexer):
-    """lark custom lexer (interface 2): `lex(lexer_state, parser_state)`."""
+class Scanner:
+    """Compiled once from the grammar's terminals (lark `TerminalDef`s)."""
 
-    __future_interface__ = 2
-
-    def __init__(self, conf: LexerConf) -> None:
+    def __init__(self, terminals: Iterable[Any]) -> None:
+        terminals = list(terminals)
         self.keywords: dict[str, str] = {}
         punctuation: dict[str, str] = {}
-        for terminal in conf.terminals:
+        self.arrows: dict[str, str] = {}
+        for terminal in terminals:
             if terminal.pattern.type != "str":
                 continue
             text = terminal.pattern.value
             if _WORD.match(text):
                 self.keywords[text] = terminal.name
-            elif text not in _CONTEXTUAL_ARROWS:
+            elif text in _CONTEXTUAL_ARROWS:
+                self.arrows[text] = terminal.name
+            else:
                 punctuation[text] = terminal.name
         self.punctuation = punctuation
-        self.arrows = {text: self._terminal(conf, text) for text in _CONTEXTUAL_ARROWS}
-        regex_terminals = {t.name: t.pattern.value for t in conf.terminals if t.pattern.type == "re"}
+        regex_terminals = {t.name: t.pattern.value for t in terminals if t.pattern.type == "re"}
         operators = "|".join(re.escape(p) for p in sorted(punctuation, key=len, reverse=True))
+        # Blanks before a token are consumed by the same match (one match per token).
         self.scanner = re.compile(
-            r"(?P<SPACE>[ \t\r\f]+)|(?P<NEWLINE>\n)|(?P<LINE_COMMENT>//[^\n]*)"
+            r"[ \t\r\f]*(?:(?P<NEWLINE>\n)|(?P<LINE_COMMENT>//[^\n]*)"
             r"|(?P<BLOCK_COMMENT>/\*[\s\S]*?\*/)"
             rf"|(?P<NUMBER>{regex_terminals['NUMBER']})|(?P<WORD>[A-Za-z_][A-Za-z0-9_]*)"
-            rf"|(?P<STRING>{regex_terminals['STRING']})|(?P<PUNCT>{operators})"
+            rf"|(?P<STRING>{regex_terminals['STRING']})|(?P<PUNCT>{operators})|(?P<END>\Z))"
         )
 
-    @staticmethod
-    def _terminal(conf: LexerConf, text: str) -> str:
-        return next(t.name for t in conf.terminals if t.pattern.type == "str" and t.pattern.value == text)
-
-    def lex(self, lexer_state: Any, parser_state: Any) -> Iterator[Tok]:
-        text: str = lexer_state.text.text
-        states = parser_state.parse_conf.states
+    def tokens(self, text: str, accepted: Callable[[], dict[str, int]]) -> Iterator[Tok]:
+        """The tokens of `text`; `accepted()` is what the parser accepts next."""
         keywords, punctuation, arrows = self.keywords, self.punctuation, self.arrows
         match = self.scanner.match
         position, line, line_start = 0, 1, 0
@@ -116,10 +110,12 @@ class FuzzLexer(Lexer):
         while position < length:
             found = match(text, position)
             if found is None:
+                while position < length and text[position] in " \t\r\f":
+                    position += 1
                 raise LexError(position, line, position - line_start + 1, last)
             kind = found.lastgroup
             end = found.end()
-            if kind == "SPACE" or kind == "LINE_COMMENT":
+            if kind == "LINE_COMMENT" or kind == "END":
                 position = end
                 continue
             if kind == "NEWLINE":
@@ -133,12 +129,11 @@ class FuzzLexer(Lexer):
                     line_start = text.rfind("\n", position, end) + 1
                 position = end
                 continue
-            value = found.group()
+            start = found.start(kind)
+            value = found.group(kind)
             if kind == "WORD":
                 keyword = keywords.get(value)
-                if keyword is None:
-                    kind = "NAME"
-                elif value in RESERVED or keyword in states[parser_state.position]:
+                if keyword is not None and (value in RESERVED or keyword in accepted()):
                     kind = keyword
                 else:
                     kind = "NAME"
@@ -146,9 +141,8 @@ class FuzzLexer(Lexer):
                 kind = punctuation[value]
                 if value == "-" and end < length and text[end] in "o[":
                     arrow = arrows["-" + text[end]]
-                    if arrow in states[parser_state.position]:
+                    if arrow in accepted():
                         kind, value, end = arrow, value + text[end], end + 1
-            last = Tok(kind, value, position, end, line, position - line_start + 1)
+            last = Tok(kind, value, start, end, line, start - line_start + 1)
             yield last
             position = end
-        lexer_state.last_token = last

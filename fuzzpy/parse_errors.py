@@ -9,9 +9,9 @@ or string, a reserved word used as a name) and points at the place to fix.
 
 Three sources of evidence:
 
-* the exact set of tokens the parser could accept at the error, found by
-  running the LALR automaton on a copy of its state stack for each candidate
-  (the table's own lookahead sets are merged by LALR and too generous);
+* the exact set of tokens the parser could accept at the error
+  (`Tables.acceptable`; the table's own lookahead sets are merged by LALR
+  and too generous);
 * the parser's value stack, which holds the unreduced tokens: the brackets
   still open and the declaration being parsed;
 * a bracket-matching pass over the whole text (`match_brackets`), which says
@@ -24,10 +24,9 @@ import re
 from typing import Any
 
 from lark import Lark
-from lark.exceptions import UnexpectedToken
-from lark.parsers.lalr_analysis import Shift
 
 from fuzzpy.diagnostics import Diagnostic, Label
+from fuzzpy.lalr import ParseError, Tables
 from fuzzpy.lexer import RESERVED, LexError, Tok
 from fuzzpy.source import Source, Span
 
@@ -55,27 +54,28 @@ _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*[\s\S]*?\*/|"(?:[^"\\\n]|\\.)*"')
 _BRACKET_SCAN = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"(?:[^"\\\n]|\\.)*"?|-\[|[()\[\]{}]')
 
 
-def syntax_error(error: UnexpectedToken | LexError, source: Source, parser: Lark) -> Diagnostic:
+def syntax_error(
+    error: ParseError | LexError, source: Source, parser: Lark, tables: Tables
+) -> Diagnostic:
     """The diagnostic for one parse error (from the parser or the lexer)."""
     unterminated = _unterminated(source, _error_offset(error, source))
     if unterminated is not None:
         return unterminated
     if isinstance(error, LexError):
         return _unexpected_character(error, source)
-    return _Explainer(error, source, parser).diagnose()
+    return _Explainer(error, source, parser, tables).diagnose()
 
 
 class _Explainer:
     """Everything known at one unexpected token, and the rules that use it."""
 
-    def __init__(self, error: UnexpectedToken, source: Source, parser: Lark) -> None:
+    def __init__(self, error: ParseError, source: Source, parser: Lark, tables: Tables) -> None:
         self.source = source
         self.token = error.token
         self.text = "" if error.token.type == "$END" else str(error.token)
         self.words = {t.name: t.pattern.value for t in parser.terminals if t.pattern.type == "str"}
-        state = error.interactive_parser.parser_state if error.interactive_parser else None
-        self.stack: list[Any] = list(state.value_stack) if state is not None else []
-        self.expected = _acceptable(state) if state is not None else set(error.expected)
+        self.stack: list[Any] = list(error.values)
+        self.expected = tables.acceptable(error.states)
         self.previous = _last_positioned(self.stack)
         self.here = _token_span(source, self.token)
 
@@ -106,7 +106,7 @@ class _Explainer:
         if open_brackets:
             innermost = open_brackets[-1]
             closes = match_brackets(self.source.text)
-            if closes.get(innermost.start_pos) is None:
+            if closes.get(innermost.start) is None:
                 return self.unclosed(innermost)
         return None
 
@@ -209,32 +209,7 @@ class _Explainer:
         )
 
 
-# ---------------------------------------------------------------- the automaton
-
-
-def _acceptable(state: Any) -> set[str]:
-    """The terminals the parser can really accept next (exact, unlike LALR lookaheads)."""
-    states = state.parse_conf.states
-    stack = state.state_stack
-    return {name for name in states[stack[-1]] if name.isupper() and _accepts(states, stack, name)}
-
-
-def _accepts(states: Any, stack: list[int], terminal: str) -> bool:
-    stack = list(stack)
-    while True:
-        action = states[stack[-1]].get(terminal)
-        if action is None:
-            return False
-        kind, argument = action
-        if kind is Shift:
-            return True
-        size = len(argument.expansion)
-        if size:
-            del stack[-size:]
-        goto = states[stack[-1]].get(argument.origin.name)
-        if goto is None:
-            return terminal == "$END"
-        stack.append(goto[1])
+# ---------------------------------------------------------------- brackets
 
 
 def _open_brackets(stack: list[Any]) -> list[Tok]:
@@ -317,13 +292,13 @@ def _unterminated(source: Source, limit: int) -> Diagnostic | None:
 # ---------------------------------------------------------------- positions
 
 
-def _error_offset(error: UnexpectedToken | LexError, source: Source) -> int:
+def _error_offset(error: ParseError | LexError, source: Source) -> int:
     if isinstance(error, LexError):
         return error.offset
     token = error.token
-    if token.type == "$END" or token.start_pos is None:
+    if token.type == "$END":
         return len(source.text)
-    return int(token.start_pos)
+    return int(token.start)
 
 
 def _last_positioned(stack: list[Any]) -> Any:
@@ -361,14 +336,14 @@ def _after(source: Source, item: Any) -> Span:
     """A one-character span just after `item` (where a missing token belongs)."""
     if item is None:
         return source.span(0, 0)
-    end = item.end_pos if isinstance(item, Tok) else item.span.end
+    end = item.end if isinstance(item, Tok) else item.span.end
     line, col = source.position(end)
     return Span(source.name, line, col, line, col + 1, end, end)
 
 
 def _token_span(source: Source, token: Any) -> Span:
-    if token.type == "$END" or token.start_pos is None:
+    if token.type == "$END":
         end = len(source.text)
         line, col = source.position(end)
         return Span(source.name, line, col, line, col + 1, end, end)
-    return source.span(int(token.start_pos), int(token.end_pos))
+    return source.span(token.start, token.end)

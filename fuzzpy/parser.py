@@ -1,24 +1,27 @@
 """Text -> syntax tree: `parse_program`.
 
 The grammar is grammar/fuzz.lark (shipped inside the installed package as
-fuzzpy/grammar/fuzz.lark). It is compiled once, lazily, into a lark LALR(1)
-parser with a contextual lexer whose transformer (`parse_tree.TreeBuilder`)
-builds the syntax tree during the parse. Syntax errors become FZ1xx
-diagnostics in words a user knows (`parse_errors`).
+fuzzpy/grammar/fuzz.lark). lark compiles it once, lazily, into an LALR(1)
+table and tree-building callbacks (`parse_tree.TreeBuilder` builds the syntax
+tree during the parse); `lalr.Tables` drives that table over the tokens of
+`lexer.Scanner`. Syntax errors become FZ1xx diagnostics in words a user knows
+(`parse_errors`).
 """
 
 from __future__ import annotations
 
 import gc
 import threading
+from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
 from lark import Lark
-from lark.exceptions import UnexpectedToken
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
-from fuzzpy.lexer import FuzzLexer, LexError
+from fuzzpy.lalr import ParseError, Tables
+from fuzzpy.lexer import LexError, Scanner
 from fuzzpy.parse_errors import syntax_error
 from fuzzpy.parse_tree import TreeBuilder
 from fuzzpy.source import Source
@@ -27,8 +30,19 @@ from fuzzpy.syntax import Program
 _REPO_GRAMMAR = Path(__file__).resolve().parent.parent / "grammar" / "fuzz.lark"
 
 _lock = threading.Lock()
-_parser: Lark | None = None
-_builder: TreeBuilder | None = None
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """The grammar compiled once: lark's tables and callbacks, our scanner."""
+
+    lark: Lark
+    tables: Tables
+    scanner: Scanner
+    builder: TreeBuilder
+
+
+_compiled: Compiled | None = None
 
 
 def grammar_text() -> str:
@@ -42,26 +56,28 @@ def grammar_text() -> str:
     return _REPO_GRAMMAR.read_text(encoding="utf-8")
 
 
-def _get_parser() -> tuple[Lark, TreeBuilder]:
+def compiled() -> Compiled:
     """Compile the grammar on first use (callers hold `_lock`)."""
-    global _parser, _builder
-    if _parser is None or _builder is None:
-        _builder = TreeBuilder()
-        _parser = Lark(
+    global _compiled
+    if _compiled is None:
+        builder = TreeBuilder()
+        parser = Lark(
             grammar_text(),
             parser="lalr",
-            lexer=FuzzLexer,
+            lexer="basic",
             keep_all_tokens=True,
-            transformer=_builder,
+            transformer=builder,
             maybe_placeholders=False,
         )
-    return _parser, _builder
+        _compiled = Compiled(parser, Tables.from_lark(parser), Scanner(parser.terminals), builder)
+    return _compiled
 
 
 def parse_program(text: str, filename: str = "<input>") -> Program:
     """Parse a whole file; raise `FuzzError` (FZ1xx) if it is not a program."""
     with _lock:
-        parser, builder = _get_parser()
+        grammar = compiled()
+        builder = grammar.builder
         builder.file = filename
         builder.depth.clear()
         # The parse allocates many small acyclic objects; the cyclic garbage
@@ -69,9 +85,10 @@ def parse_program(text: str, filename: str = "<input>") -> Program:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            program = parser.parse(text)
-        except (UnexpectedToken, LexError) as error:
-            raise FuzzError((syntax_error(error, Source(filename, text), parser),)) from None
+            program = grammar.tables.parse(partial(grammar.scanner.tokens, text))
+        except (ParseError, LexError) as error:
+            source = Source(filename, text)
+            raise FuzzError((syntax_error(error, source, grammar.lark, grammar.tables),)) from None
         finally:
             builder.depth.clear()
             if collecting:

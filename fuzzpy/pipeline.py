@@ -9,10 +9,14 @@ returns its result or raises `FuzzError` with that phase's diagnostics.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.source import NO_SPAN, Source, Span
 from fuzzpy.syntax import Program
+
+if TYPE_CHECKING:
+    from fuzzpy.checker.result import CheckedProgram
 
 
 def load_source(path: str | Path) -> Source:
@@ -49,3 +53,23 @@ def parse(source: Source) -> Program:
     from fuzzpy.parser import parse_program
 
     return parse_program(source.text, source.name)
+
+
+def run(
+    checked: CheckedProgram,
+    definition: str,
+    arguments: dict[str, object],
+    seed: int | None = None,
+) -> object:
+    """Apply a checked definition to its arguments (bags from
+    `fuzzpy.runtime.loader.load_bag`, public values as Python numbers) and
+    sample its `fuzzy` result with the exact samplers (`seed`: reproducible,
+    not private). Charges no budget: `fuzzpy run` (`fuzzpy.runtime.run`)
+    puts the ledger around this phase. Raises FuzzError (FZ5xx) on failure."""
+    from fuzzpy.runtime.randomness import SecureSource, SeededSource
+    from fuzzpy.runtime.run import compute
+
+    if definition not in checked.definitions:
+        raise FuzzError((Diagnostic("FZ521", f"the program has no definition `{definition}`", NO_SPAN),))
+    source = SecureSource() if seed is None else SeededSource(seed)
+    return compute(checked, checked.definitions[definition], arguments, source, lambda message: None)

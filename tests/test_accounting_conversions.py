@@ -25,10 +25,9 @@ def test_bun_steinke_conversion(rho, delta):
 def test_cks_conversion_is_the_infimum_of_the_published_formula(rho, delta):
     # Canonne, Kamath & Steinke 2020, Cor. 13, minimised by brute force on a fine grid
     alphas = 1 + np.geomspace(1e-4, 1e4, 200_000)
-    published = (
-        alphas * rho
-        + (np.log(1 / delta) + (alphas - 1) * np.log(1 - 1 / alphas) - np.log(alphas)) / (alphas - 1)
-    )
+    published = alphas * rho + (
+        np.log(1 / delta) + (alphas - 1) * np.log(1 - 1 / alphas) - np.log(alphas)
+    ) / (alphas - 1)
     found = zcdp.epsilon_cks(rho, delta)
     assert found <= published.min() + 1e-9
     assert found >= published.min() - 1e-6
@@ -42,7 +41,9 @@ def test_cks_delta_at_the_returned_epsilon_is_within_target():
     eps = zcdp.epsilon_cks(rho, delta)
     alphas = 1 + np.geomspace(1e-3, 1e3, 100_000)
     with np.errstate(over="ignore"):
-        deltas = np.exp((alphas - 1) * (alphas * rho - eps)) / (alphas - 1) * (1 - 1 / alphas) ** alphas
+        deltas = (
+            np.exp((alphas - 1) * (alphas * rho - eps)) / (alphas - 1) * (1 - 1 / alphas) ** alphas
+        )
     assert deltas.min() <= delta * (1 + 1e-6)
 
 
@@ -87,7 +88,7 @@ def test_subsampled_gaussian_curve_is_mironov_talwar_zhang_at_integer_orders(alp
         math.comb(alpha, k) * (1 - q) ** (alpha - k) * q**k * math.exp((k * k - k) / (2 * sigma**2))
         for k in range(alpha + 1)
     )
-    index = int(np.flatnonzero(rdp.ORDERS == alpha)[0])
+    index = int(np.flatnonzero(alpha == rdp.ORDERS)[0])
     atom = SubsampledAtom(Fraction(1, 20), GaussianAtom(Fraction(1) / (2 * Fraction(13, 10) ** 2)))
     curve, delta = rdp.atom_curve(atom)
     assert delta == 0

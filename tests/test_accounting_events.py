@@ -9,6 +9,7 @@ import pytest
 
 from fuzzpy.accounting.accountant import (
     FILTER_METHODS,
+    atoms_of,
     atoms_summary,
     compose_releases,
     pure_epsilon,
@@ -85,13 +86,17 @@ def test_composite_subsampled_body_is_summarised_within_delta():
     best = tightest(events, 1e-6)
     assert math.isfinite(best.epsilon)
     # the summary's delta over all 50 repeats is half of the target
-    atoms = [a for a in atoms_summary(events)]
-    assert atoms == []  or True  # summaries need a delta: atoms_summary has none
-    from fuzzpy.accounting.accountant import atoms_of
-
     ((atom, count),) = atoms_of(events, 1e-6).items()
     assert count == 50 and isinstance(atom.inner, ApproxAtom)
     assert float(atom.inner.delta) * 50 == pytest.approx(0.5e-6)
+
+
+def test_composite_body_needs_a_delta():
+    assert pure_epsilon([Subsample(F(1, 10), (Laplace(F(1), F(1)), Gaussian(F(1), F(1))))]) is None
+    assert (
+        tightest([Subsample(F(1, 10), (Gaussian(F(1), F(1)), Laplace(F(1), F(1))))], 0).method
+        == "none"
+    )
 
 
 def test_approximate_events_at_delta_zero_have_no_finite_epsilon():

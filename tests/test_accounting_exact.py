@@ -31,7 +31,13 @@ def reference_gaussian_epsilon(sigma: float, k: int, delta: float) -> float:
     return brentq(gap, 0.0, 200.0, xtol=1e-13)
 
 
-GAUSSIAN_CASES = [(1.0, 1, 1e-5), (2.0, 10, 1e-6), (5.0, 100, 1e-5), (10.0, 1000, 1e-7), (0.7, 3, 1e-3)]
+GAUSSIAN_CASES = [
+    (1.0, 1, 1e-5),
+    (2.0, 10, 1e-6),
+    (5.0, 100, 1e-5),
+    (10.0, 1000, 1e-7),
+    (0.7, 3, 1e-3),
+]
 
 
 @pytest.mark.parametrize(("sigma", "k", "delta"), GAUSSIAN_CASES)
@@ -48,7 +54,14 @@ def test_every_method_is_at_least_the_exact_gaussian_value(sigma, k, delta):
     events = [Repeat(k, (Gaussian(Fraction(1), Fraction(sigma)),))]
     exact = reference_gaussian_epsilon(sigma, k, delta)
     found = guarantees(events, delta)
-    assert {g.method for g in found} >= {"exact-gaussian", "pld", "rdp", "zcdp", "zcdp-cks", "basic"}
+    assert {g.method for g in found} >= {
+        "exact-gaussian",
+        "pld",
+        "rdp",
+        "zcdp",
+        "zcdp-cks",
+        "basic",
+    }
     for g in found:
         assert g.epsilon >= exact - 1e-9, g.method
 
@@ -76,7 +89,7 @@ def kov_published_points(eps0: float, k: int) -> list[tuple[float, float]]:
     for i in range(k // 2 + 1):
         total = sum(
             math.comb(k, l) * (math.exp((k - l) * eps0) - math.exp((k - 2 * i + l) * eps0))
-            for l in range(i)
+            for l in range(i)  # noqa: E741 (the paper's index)
         )
         points.append(((k - 2 * i) * eps0, total / (1 + math.exp(eps0)) ** k))
     return points

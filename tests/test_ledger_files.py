@@ -120,3 +120,18 @@ def test_damaged_record_is_reported_by_history(tmp_path: Path) -> None:
     with Ledger(path) as ledger, pytest.raises(FuzzError) as error:
         ledger.history()
     assert [d.code for d in error.value.diagnostics] == ["FZ710"]
+
+
+def test_a_ledger_locked_too_long_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite"
+    Ledger(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with Ledger(path, timeout=0.05) as ledger, pytest.raises(FuzzError) as error:
+            ledger.charge("d", TENTH, Budget(1))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert [d.code for d in error.value.diagnostics] == ["FZ716"]
+    assert exit_code_for(error.value.diagnostics) == 2

@@ -79,6 +79,7 @@ def _kill_after_line(child: subprocess.Popen[str]) -> str:
     line = child.stdout.readline().strip()
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=30)
+    child.stdout.close()
     assert child.returncode == -signal.SIGKILL
     return line
 

@@ -243,3 +243,12 @@ def test_deep_nesting_is_refused_with_a_diagnostic() -> None:
         parse_program("def f = " + " + ".join(["1"] * 1000) + ";")
     assert caught.value.diagnostics[0].code == "FZ109"
     assert parse_program("def f = " + "(" * 500 + "1" + ")" * 500 + ";").decls
+
+
+def test_the_wheel_ships_the_grammar_the_parser_loads() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    shipped = config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
+    assert shipped["grammar/fuzz.lark"] == "fuzzpy/grammar/fuzz.lark"
+    assert grammar_text() == (ROOT / "grammar" / "fuzz.lark").read_text(encoding="utf-8")

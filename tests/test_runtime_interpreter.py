@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fuzzpy.parser import parse_program
 from fuzzpy.runtime.bag import Bag
 from fuzzpy.runtime.interpreter import Interpreter
+from fuzzpy.runtime.primitives import apply_to_rows
 from fuzzpy.runtime.randomness import SeededSource
 from fuzzpy.runtime.values import Fuzzy, Inl, Inr, Record, RuntimeFailure, WithPair
 
@@ -225,13 +228,13 @@ def test_case_on_per_row_sums_is_vectorised() -> None:
 
 def test_vectorised_if_matches_row_by_row() -> None:
     src = """
-    def rec steps (n : num) : num = if n <= 0 then 0 else 1 + steps (n - 1);
+    def rec steps (n : num) : num = if n <= 0 then 0 else 1 + steps (n - 0.125);
     def f (db : bag Row) : num = sum[0, 100] (map (fun r -> if r.age > 40 then r.age else 0 - r.age) db);
-    def g (db : bag Row) : num = sum[0, 100] (map (fun r -> steps r.age) db);
+    def g (db : bag Row) : num = sum[0, 1000] (map (fun r -> steps r.age) db);
     """
     assert run(src, "f", people()) == pytest.approx(41 + 67 + 52)
     warnings: list[str] = []
-    expected = sum(int(np.ceil(a)) for a in AGES)
+    expected = sum(min(int(a * 8), 1000) for a in AGES)
     assert run(src, "g", people(), warnings=warnings) == expected
     assert len(warnings) == 1 and "row by row" in warnings[0]  # recursion too deep for columns
 
@@ -240,3 +243,39 @@ def test_runtime_errors_carry_codes() -> None:
     with pytest.raises(RuntimeFailure) as failure:
         run("def f (x : num) : num = { let r = { a = x }; r.b };", "f", 1)
     assert failure.value.code == "FZ510"
+
+
+# ---------------------------------------------------------------- columns = rows
+
+
+_COLUMN_PROGRAM = parse_program(
+    PRELUDE
+    + """
+    def score (t : num) (r : Row) : num =
+      if r.age > t && not (r.dept == 1) then clip[0, 50] (r.income / 1000) else abs (r.age - t);
+    """,
+    "<columns>",
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    ages=st.lists(st.floats(0, 100, allow_nan=False), min_size=1, max_size=40),
+    t=st.floats(0, 100, allow_nan=False),
+)
+def test_column_evaluation_equals_row_by_row(ages: list[float], t: float) -> None:
+    """A function evaluated once over whole columns gives, row for row, what
+    it gives on each row alone."""
+    n = len(ages)
+    rng = np.random.default_rng(n)
+    bag = Bag(Record({
+        "age": np.array(ages),
+        "income": rng.uniform(-1000, 100000, n),
+        "dept": rng.integers(0, 3, n),
+        "name": np.array(["x"] * n, dtype=object),
+    }))
+    interp = Interpreter(_COLUMN_PROGRAM, SeededSource(0))
+    func = interp.definition("score")(t)
+    over_columns = apply_to_rows(interp, func, bag, "map")
+    row_by_row = [func(row) for row in bag.rows()]
+    assert np.allclose(over_columns, row_by_row)

@@ -100,3 +100,8 @@ def test_content_hash_depends_on_the_bytes(tmp_path: Path) -> None:
     assert a == content_hash(_write(tmp_path, "b.csv", "x\n1\n"))
     assert a != content_hash(_write(tmp_path, "c.csv", "x\n2\n"))
     assert a.startswith("sha256:")
+
+
+def test_non_finite_numbers_are_rejected(tmp_path: Path) -> None:
+    code, message, _ = _error(_write(tmp_path, "p.csv", "age,income\n30,1\n31,inf\n"))
+    assert code == "FZ504" and "row 2" in message and "`income`" in message

@@ -93,8 +93,13 @@ def _bisect(
 ) -> Calibration:
     build = gaussian_events if mechanism == "gaussian" else laplace_events
 
+    # the search uses the methods that can win here (any subset is a valid
+    # bound); the final check in `_verified` uses them all
+    methods = ("pure", "pld", "rdp", "kov") if delta > 0 else ("pure",)
+
     def excess(log_scale: float) -> float:
-        found = tightest(build(math.exp(log_scale), rounds, sensitivity, rate), delta).epsilon
+        events = build(math.exp(log_scale), rounds, sensitivity, rate)
+        found = tightest(events, delta, methods).epsilon
         return min(found, 1e9) - epsilon
 
     lo, hi = math.log(sensitivity) - 3.0, math.log(sensitivity) + 3.0

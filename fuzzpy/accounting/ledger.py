@@ -27,10 +27,8 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 from typing import NamedTuple
 
@@ -41,11 +39,19 @@ from fuzzpy.accounting.ledger_errors import (
     COST_UNAVAILABLE,
     INVALID_BUDGET,
     NO_BUDGET,
-    NOT_A_DATABASE,
     ledger_error,
 )
-from fuzzpy.accounting.ledger_events import EventFormatError, events_from_json, events_to_json
+from fuzzpy.accounting.ledger_events import events_to_json
 from fuzzpy.accounting.ledger_quotes import Entry, Quote, Receipt, over_budget_error
+from fuzzpy.accounting.ledger_records import (
+    budget_of,
+    capacity_of,
+    decoding,
+    entry_of,
+    spend_columns,
+    spend_of,
+    spent_on,
+)
 from fuzzpy.accounting.ledger_rules import (
     Budget,
     Exact,
@@ -62,10 +68,8 @@ from fuzzpy.accounting.ledger_store import (
     read_budget_row,
     read_budget_rows,
     read_release_rows,
-    read_spend_groups,
     utc_now,
 )
-from fuzzpy.diagnostics import FuzzError
 
 __all__ = [
     "Budget",
@@ -156,7 +160,7 @@ class Ledger:
         """The budget fixed for ``dataset``, if any."""
         with self._store.reading() as connection:
             row = read_budget_row(connection, dataset)
-        return None if row is None else _budget_of(row)
+        return None if row is None else budget_of(row)
 
     def set_budget(self, dataset: str, budget: Budget) -> Budget:
         """Fix ``dataset``'s budget (no-op if the same one is already fixed)."""
@@ -185,7 +189,7 @@ class Ledger:
         _check_dataset(dataset, self.path)
         with self._store.reading() as connection:
             fixed = self._fixed(connection, dataset, budget)
-            spent = _spent(connection, dataset, self.path)
+            spent = spent_on(connection, dataset, self.path)
         cost = self._cost(events, fixed.budget, release_delta)
         return self._checked_quote(dataset, fixed, cost, spent)
 
@@ -230,7 +234,7 @@ class Ledger:
                 # re-read under the lock: the budget must still be the one costed
                 fixed = self._fixed(connection, dataset, expected)
                 quote = self._checked_quote(
-                    dataset, fixed, cost, _spent(connection, dataset, self.path)
+                    dataset, fixed, cost, spent_on(connection, dataset, self.path)
                 )
                 if not fixed.stored:
                     self._store_budget(connection, dataset, fixed)
@@ -241,7 +245,7 @@ class Ledger:
                     "program_sha256": program_hash,
                     "definition": definition,
                     "events": events_to_json(events),
-                    **_spend_columns(cost),
+                    **spend_columns(cost),
                 }
                 release_id = insert_release_row(connection, row)
                 receipts.append(Receipt(**vars(quote), id=release_id, time=time))
@@ -255,13 +259,13 @@ class Ledger:
             rows = read_release_rows(connection, dataset)
         spent: dict[str, Spend] = {}
         entries = []
-        with _decoding(self.path):
+        with decoding(self.path):
             for row in rows:
                 budget_row = budgets[row["dataset"]]
-                spend = _spend_of(row, "spend_")
+                spend = spend_of(row, "spend_")
                 total = spent[row["dataset"]] = spent.get(row["dataset"], Spend()) + spend
-                remaining = _capacity_of(budget_row) - total
-                entries.append(_entry(row, _budget_of(budget_row), spend, remaining))
+                remaining = capacity_of(budget_row) - total
+                entries.append(entry_of(row, budget_of(budget_row), spend, remaining))
         return entries
 
     def audit(self, dataset: str | None = None) -> list[tuple[Entry, ReleaseCost | None]]:
@@ -284,12 +288,12 @@ class Ledger:
 
     def datasets(self) -> list[DatasetState]:
         """Each dataset with its budget, what is spent and what remains."""
-        with self._store.reading() as connection, _decoding(self.path):
+        with self._store.reading() as connection, decoding(self.path):
             states = []
             for row in read_budget_rows(connection):
-                spent = _spent(connection, row["dataset"], self.path)
-                remaining = _capacity_of(row) - spent
-                states.append(DatasetState(row["dataset"], _budget_of(row), spent, remaining))
+                spent = spent_on(connection, row["dataset"], self.path)
+                remaining = capacity_of(row) - spent
+                states.append(DatasetState(row["dataset"], budget_of(row), spent, remaining))
             return states
 
     # ------------------------------------------------------------ internals
@@ -297,8 +301,8 @@ class Ledger:
     def _fixed(self, connection: sqlite3.Connection, dataset: str, budget: Budget | None) -> _Fixed:
         row = read_budget_row(connection, dataset)
         if row is not None:
-            with _decoding(self.path):
-                stored, capacity = _budget_of(row), _capacity_of(row)
+            with decoding(self.path):
+                stored, capacity = budget_of(row), capacity_of(row)
             if budget is not None and budget != stored:
                 raise _mismatch(dataset, stored, budget, self.path)
             return _Fixed(stored, capacity, stored=True)
@@ -375,75 +379,6 @@ def _mismatch(dataset: str, stored: Budget, given: Budget, path: Path) -> Except
         path,
         notes=("a dataset's budget is fixed by its first release and cannot change",),
         hint=f"run with --budget matching {stored.describe()}, or without --budget",
-    )
-
-
-def _budget_of(row: sqlite3.Row) -> Budget:
-    return Budget(Fraction(row["epsilon"]), Fraction(row["delta"]), row["rule"])
-
-
-def _capacity_of(row: sqlite3.Row) -> Spend:
-    return _spend_of(row, "capacity_")
-
-
-def _spend_of(row: sqlite3.Row, prefix: str) -> Spend:
-    return Spend(
-        Fraction(row[prefix + "epsilon"]),
-        Fraction(row[prefix + "delta"]),
-        Fraction(row[prefix + "rho"]),
-    )
-
-
-def _spent(connection: sqlite3.Connection, dataset: str, path: Path) -> Spend:
-    """The exact sum of the charges recorded for ``dataset``. Each charge is
-    the rule's cost of the stored events, computed in the transaction that
-    stored them; summing it here is recomputing without re-running the
-    accountant once per past release."""
-    total = Spend()
-    with _decoding(path):
-        for row in read_spend_groups(connection, dataset):
-            spend = _spend_of(row, "spend_")
-            times = row["times"]
-            total = total + Spend(times * spend.epsilon, times * spend.delta, times * spend.rho)
-    return total
-
-
-@contextmanager
-def _decoding(path: Path) -> Iterator[None]:
-    """Rows that do not decode mean a damaged ledger (FZ710), not a bug."""
-    try:
-        yield
-    except (ValueError, KeyError, ZeroDivisionError, EventFormatError, FuzzError) as exc:
-        if isinstance(exc, FuzzError) and exc.diagnostics[0].code != INVALID_BUDGET:
-            raise
-        message = f"the ledger {path} holds a record that cannot be read: {exc}"
-        raise ledger_error(NOT_A_DATABASE, message, path) from exc
-
-
-def _spend_columns(cost: ReleaseCost) -> dict[str, str | None]:
-    return {
-        "spend_epsilon": str(cost.spend.epsilon),
-        "spend_delta": str(cost.spend.delta),
-        "spend_rho": str(cost.spend.rho),
-        "epsilon": str(cost.epsilon),
-        "delta": str(cost.delta),
-        "method": cost.method,
-    }
-
-
-def _entry(row: sqlite3.Row, budget: Budget, spend: Spend, remaining: Spend) -> Entry:
-    cost = ReleaseCost(spend, Fraction(row["epsilon"]), Fraction(row["delta"]), row["method"])
-    return Entry(
-        id=row["id"],
-        dataset=row["dataset"],
-        time=row["time"],
-        program=row["program"],
-        program_sha256=row["program_sha256"],
-        definition=row["definition"],
-        events=events_from_json(row["events"]),
-        budget=budget,
-        cost=cost,
-        remaining=remaining,
     )
 
 

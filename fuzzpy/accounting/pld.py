@@ -48,7 +48,7 @@ from fuzzpy.accounting.pld_pairs import (
 DEFAULT_INTERVAL = 1e-4  # the coarsest grid chosen by default (dp-accounting's default)
 MIN_INTERVAL = 1e-6
 TARGET_POINTS = 1 << 19  # default grid: about this many points in the composed window
-MAX_POINTS = 1 << 22
+MAX_POINTS = 1 << 21
 TAIL_BOUND = 1e-18  # mass allowed above the composed window (added to delta)
 _CHERNOFF_ORDERS = np.array([0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
 

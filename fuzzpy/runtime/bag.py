@@ -189,8 +189,10 @@ class LazyGroups(Sequence[Bag]):
 
     def sizes(self) -> np.ndarray:
         keys = self._keys
+        if keys.size and keys.min() >= 0 and keys.max() < 4 * self.k + 1024:
+            return np.bincount(keys, minlength=self.k)[: self.k].astype(np.int64, copy=False)
         inside = keys[(keys >= 0) & (keys < self.k)]
-        return np.bincount(inside, minlength=self.k).astype(np.int64)
+        return np.bincount(inside, minlength=self.k).astype(np.int64, copy=False)
 
     def _materialise(self) -> list[Bag]:
         if self._buckets is None:

@@ -12,6 +12,7 @@ the row variable is bound to the bag's columns, and arithmetic, comparisons,
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -38,6 +39,7 @@ Env = dict[str, Value]
 #: both branches of (a recursion that branches on per-row data would otherwise
 #: unfold for every row at once); past it, the caller goes row by row.
 MAX_SPLIT_BRANCHES = 256
+RECURSION_LIMIT = 20_000
 
 _ARITH: dict[str, Callable[[Value, Value], Value]] = {
     "+": operator.add,
@@ -65,6 +67,8 @@ class Interpreter:
     ) -> None:
         from fuzzpy.runtime.primitives import builtin_functions
 
+        # Each level of a `def rec` takes a dozen Python frames: allow deep ones.
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
         self.program = program
         self.source = source
         self.warn = warn or (lambda message: None)

@@ -158,7 +158,11 @@ def _column(table: pa.Table, name: str, kind: Type, path: str) -> np.ndarray:
         column = _cast(column, kind, target, name, path)
     if isinstance(kind, TString):
         return column.to_numpy(zero_copy_only=False).astype(object)
-    return column.to_numpy()
+    values = column.to_numpy()
+    if isinstance(kind, TNum) and not np.isfinite(values).all():
+        row = int(np.flatnonzero(~np.isfinite(values))[0])
+        raise data_error("FZ504", f"{_where(path, row, name)}: `{values[row]}` is not a finite number", path)
+    return values
 
 
 def _cast(column: pa.ChunkedArray, kind: Type, target: pa.DataType, name: str, path: str) -> pa.ChunkedArray:

@@ -7,8 +7,13 @@ of a draw by a multiple a of the grid costs at most |a| / b, so the verifier's
 alignment proofs carry over whenever the shifts are grid multiples (integer
 queries and thresholds). Proof hints (`align`, `invariant`, `dist`, `forall`)
 and `requires` clauses that mention distances are for the verifier only.
-A scale computed in floating point may be off by a relative 2^-52; the grid's
-slack factor (1 + 2^-8) on the noise scale absorbs that.
+
+Arithmetic in a mechanism body is exact: numbers are `Fraction`s (the
+arguments' floats are read as the dyadic rationals they are, noise draws are
+grid multiples), so comparisons such as `q[i] + eta >= tt` decide exactly as
+in the verifier's model of the reals, never by a floating-point rounding.
+The released value is converted back to an `int` or `float` at the end
+(post-processing).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fuzzpy import syntax as S
-from fuzzpy.runtime.interpreter import binary, divide, index_value
+from fuzzpy.runtime.interpreter import binary, index_value
 from fuzzpy.runtime.noise import lap_draw, lapplus_draw
 from fuzzpy.runtime.values import Function, Fuzzy, RuntimeFailure, Value
 
@@ -52,9 +57,7 @@ def mechanism_function(decl: S.MechanismDecl, interp: Interpreter) -> Value:
 
 
 def run_mechanism(decl: S.MechanismDecl, args: tuple[Value, ...], interp: Interpreter) -> Value:
-    env: dict[str, Value] = {}
-    for param, arg in zip(decl.params, args, strict=True):
-        env[param.name] = np.array(arg, dtype=np.float64) if isinstance(arg, (list, np.ndarray)) else arg
+    env = {param.name: exact(arg) for param, arg in zip(decl.params, args, strict=True)}
     runner = _Runner(interp, env)
     for condition in decl.requires:
         if not _mentions_distance(condition) and not runner.expr(condition):
@@ -62,8 +65,32 @@ def run_mechanism(decl: S.MechanismDecl, args: tuple[Value, ...], interp: Interp
     try:
         runner.block(decl.body)
     except _Returned as done:
-        return done.value
-    return list(runner.outputs)
+        return released(done.value)
+    except ZeroDivisionError:
+        raise RuntimeFailure("FZ512", f"division by zero in mechanism `{decl.name}`") from None
+    return released(list(runner.outputs))
+
+
+def exact(value: Value) -> Value:
+    """Numbers (and vectors, lists of them) as exact rationals."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return Fraction(value.item() if isinstance(value, np.generic) else value)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [exact(v) for v in (value.tolist() if isinstance(value, np.ndarray) else value)]
+    return value
+
+
+def released(value: Value) -> Value:
+    """Exact rationals back to ints and floats for the output."""
+    if isinstance(value, Fraction):
+        return int(value) if value.denominator == 1 else float(value)
+    if isinstance(value, list):
+        return [released(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(released(v) for v in value)
+    return value
 
 
 def _mentions_distance(expr: object) -> bool:
@@ -114,9 +141,7 @@ class _Runner:
             return
         target = self.env.get(stmt.name)
         position = int(self.expr(stmt.index))
-        if isinstance(target, np.ndarray):
-            target = target.copy()
-        elif isinstance(target, list):
+        if isinstance(target, list):
             target = list(target)
         else:
             raise RuntimeFailure("FZ515", f"`{stmt.name}` is not a vector")
@@ -128,15 +153,19 @@ class _Runner:
     # -- expressions
 
     def expr(self, expr: S.Expr) -> Value:
+        if isinstance(expr, S.NumLit):
+            return expr.value
         if isinstance(expr, S.Var):
             if expr.name in self.env:
                 return self.env[expr.name]
-            return self.interp.eval(expr, {})
+            return exact(self.interp.eval(expr, {}))
         if isinstance(expr, S.Binary):
             return self._binary(expr)
         if isinstance(expr, S.Unary):
             value = self.expr(expr.operand)
             return -value if expr.op == "-" else not value
+        if isinstance(expr, S.BoolLit):
+            return expr.value
         if isinstance(expr, S.Noise):
             scale = Fraction(self.expr(expr.scale))
             if scale <= 0:
@@ -153,7 +182,7 @@ class _Runner:
             return [self.expr(e) for e in expr.items]
         if isinstance(expr, S.Tuple):
             return tuple(self.expr(e) for e in expr.items)
-        return self.interp.eval(expr, dict(self.env))
+        return exact(self.interp.eval(expr, dict(self.env)))
 
     def _binary(self, expr: S.Binary) -> Value:
         if expr.op == "&&":
@@ -162,7 +191,7 @@ class _Runner:
             return bool(self.expr(expr.left)) or bool(self.expr(expr.right))
         left, right = self.expr(expr.left), self.expr(expr.right)
         if expr.op == "/":
-            return divide(left, right)
+            return left / right
         return binary(expr.op, left, right)
 
     def _call(self, expr: S.Call) -> Value:
@@ -172,5 +201,5 @@ class _Runner:
             return result.item() if isinstance(result, np.generic) else result
         func: Value = self.interp.eval(S.Var(expr.func), {})
         for arg in args:
-            func = func(arg)
-        return func
+            func = func(released(arg))
+        return exact(func)

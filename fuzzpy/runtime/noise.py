@@ -131,20 +131,21 @@ def _scalar_grid(scale: Fraction) -> tuple[int, int]:
     return e, _grid_units(scale / Fraction(2) ** e)
 
 
-def lap_draw(scale: Fraction, source: RandomSource) -> float:
-    """One Laplace(scale) draw on the grid g = 2^(floor(log2 b) - 32), for mechanisms.
+def lap_draw(scale: Fraction, source: RandomSource) -> Fraction:
+    """One Laplace(scale) draw on the grid g = 2^(floor(log2 b) - 32), for
+    mechanisms, as the exact rational g * Z.
 
     Shifting the draw by a multiple a of g costs |a| / (g t) <= |a| / b: the
     coupling proofs of the verifier carry over for grid-multiple alignments.
     """
     e, t = _scalar_grid(scale)
-    return float(np.ldexp(float(discrete_laplace(t, 1, source)[0]), e))
+    return Fraction(int(discrete_laplace(t, 1, source)[0])) * Fraction(2) ** e
 
 
-def lapplus_draw(scale: Fraction, source: RandomSource) -> float:
+def lapplus_draw(scale: Fraction, source: RandomSource) -> Fraction:
     """One one-sided (exponential, scale b) draw on the same grid as `lap_draw`."""
     e, t = _scalar_grid(scale)
-    return float(np.ldexp(float(geometric(t, 1, source)[0]), e))
+    return Fraction(int(geometric(t, 1, source)[0])) * Fraction(2) ** e
 
 
 def check_discretisable(events: tuple[Event, ...]) -> str | None:

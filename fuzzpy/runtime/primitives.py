@@ -177,6 +177,8 @@ def _numeric(value: Value, what: str) -> np.ndarray:
     array = np.asarray(value)
     if array.dtype.kind not in "iuf" or isinstance(value, bool):
         raise RuntimeFailure("FZ516", f"`{what}` adds noise to numbers or vectors of numbers")
+    if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+        raise RuntimeFailure("FZ524", f"`{what}` was given a value that is not a finite number")
     return array
 
 
@@ -194,7 +196,12 @@ def _sum(interp: Interpreter, args: list[Fraction]) -> Function:
         if not isinstance(column, np.ndarray) or column.ndim != 1:
             raise RuntimeFailure("FZ516", "`sum` expects a bag of numbers")
         clamped = np.clip(column, _number(lo, column), _number(hi, column))
-        return clamped.sum().item()
+        total = clamped.sum()
+        if column.dtype.kind == "f" and np.isnan(total):
+            # a NaN row (0/0 in a map) counts as 0: moving one row still moves
+            # the sum by at most max(|lo|, |hi|), and no error reveals the NaN
+            total = np.nansum(clamped)
+        return total.item()
 
     return Function("sum", 1, total)
 
@@ -259,7 +266,7 @@ def _group(interp: Interpreter, args: list[Fraction]) -> Function:
         keys = apply_to_rows(interp, f, bag, "group")
         if not isinstance(keys, np.ndarray) or keys.dtype.kind not in "iub":
             raise RuntimeFailure("FZ516", "the key given to `group` must be an int")
-        return LazyGroups(bag, keys.astype(np.int64), int(k))
+        return LazyGroups(bag, keys.astype(np.int64, copy=False), int(k))
 
     return Function("group", 2, group)
 

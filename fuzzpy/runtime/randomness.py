@@ -56,27 +56,36 @@ class RandomSource(ABC):
     # -- derived exact draws
 
     def bits(self, count: int) -> np.ndarray:
-        """`count` fair bits as a bool array."""
-        return (self.words(count) >> np.uint64(63)).astype(bool)
+        """`count` fair bits as a bool array (64 from each word)."""
+        words = self.words((count + 63) // 64)
+        return np.unpackbits(words.view(np.uint8))[:count].astype(bool)
 
     def below(self, bound: int, count: int) -> np.ndarray:
         """`count` exact uniform integers in [0, bound) as int64 (1 <= bound < 2^62).
 
-        Rejection from the top ``bound.bit_length()`` bits of each word: every
-        accepted value is equally likely, and a draw is accepted with
-        probability >= 1/2, so the expected number of rounds is <= 2.
+        Rejection from the top ``bound.bit_length()`` bits of a uniform chunk:
+        every accepted value is equally likely, and a draw is accepted with
+        probability bound / 2^bits >= 1/2. Small bounds take 8-, 16- or 32-bit
+        chunks of a word (each chunk is itself uniform and independent), so
+        that a coin flip does not spend 64 random bits.
         """
         if not 1 <= bound < 2**62:
             raise ValueError(f"bound {bound} outside [1, 2^62)")
         if bound == 1:
             return np.zeros(count, dtype=np.int64)
-        shift = np.uint64(_WORD_BITS - (bound - 1).bit_length())
+        nbits = (bound - 1).bit_length()
+        chunk = next(c for c in (np.uint8, np.uint16, np.uint32, np.uint64) if np.iinfo(c).bits >= nbits)
+        chunk_bits = np.iinfo(chunk).bits
+        per_word = 64 // chunk_bits
+        shift = chunk(chunk_bits - nbits)
+        accept = bound / 2.0**nbits
         out = np.empty(count, dtype=np.int64)
         filled = 0
         while filled < count:
             need = count - filled
-            draws = (self.words(need + need // 2 + 8) >> shift).astype(np.int64)
-            draws = draws[draws < bound][:need]
+            wanted = int(need / accept * 1.05) + 16
+            chunks = self.words(-(-wanted // per_word)).view(chunk) >> shift
+            draws = chunks[chunks < bound][:need].astype(np.int64)
             out[filled : filled + draws.size] = draws
             filled += draws.size
         return out

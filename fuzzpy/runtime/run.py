@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -27,10 +28,11 @@ from typing import TYPE_CHECKING, Any
 from fuzzpy.accounting.events import Event
 from fuzzpy.checker.result import CheckedDef, CheckedProgram
 from fuzzpy.diagnostics import Diagnostic, FuzzError
-from fuzzpy.source import NO_SPAN, Source
+from fuzzpy.source import NO_SPAN, Source, Span
 from fuzzpy.types import TBag, TBool, TFuzzy, TInt, TList, TNum, TString, TVec, Type
 
 if TYPE_CHECKING:  # the runtime's numeric modules load only when a run starts
+    from fuzzpy.accounting.ledger import Receipt
     from fuzzpy.runtime.bag import Bag
     from fuzzpy.runtime.randomness import RandomSource
 
@@ -48,7 +50,7 @@ class Refusal(Exception):
         self.diagnostics = diagnostics
 
 
-def _refuse(exit_code: int, code: str, message: str, hint: str | None = None, span=NO_SPAN) -> Refusal:  # type: ignore[no-untyped-def]
+def _refuse(exit_code: int, code: str, message: str, hint: str | None = None, span: Span = NO_SPAN) -> Refusal:
     return Refusal(exit_code, (Diagnostic(code, message, span, hint=hint),))
 
 
@@ -69,9 +71,10 @@ class RunRequest:
 @dataclass
 class RunResult:
     value: Value
-    receipts: list  # list[Receipt]
+    receipts: list[Receipt]
     private: bool
     warnings: list[str]
+    files: dict[str, str] = field(default_factory=dict)  # dataset key -> data file
 
     def to_json(self) -> dict[str, object]:
         from fuzzpy.runtime.values import to_json
@@ -192,7 +195,10 @@ def dataset_keys(request: RunRequest, bag_params: list[str]) -> dict[str, str]:
 # ---------------------------------------------------------------- the whole run
 
 
-def execute(request: RunRequest, warn=lambda message: None) -> RunResult:  # type: ignore[no-untyped-def]
+Warn = Callable[[str], None]
+
+
+def execute(request: RunRequest, warn: Warn = lambda message: None) -> RunResult:
     from fuzzpy.accounting.ledger import Budget, Ledger
     from fuzzpy.pipeline import load_source
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
@@ -225,7 +231,8 @@ def execute(request: RunRequest, warn=lambda message: None) -> RunResult:  # typ
         warn(message)
 
     value = compute(checked, definition, {**public, **bags}, source_of_noise, record)
-    return RunResult(value, receipts, source_of_noise.private, warnings)
+    files = {keys[name]: request.data[name] for name in events}
+    return RunResult(value, receipts, source_of_noise.private, warnings, files)
 
 
 def _load_all(definition: CheckedDef, request: RunRequest) -> dict[str, Bag]:
@@ -238,8 +245,9 @@ def _load_all(definition: CheckedDef, request: RunRequest) -> dict[str, Bag]:
     }
 
 
-def compute(checked: CheckedProgram, definition: CheckedDef, arguments: dict[str, Value],
-            source: RandomSource, warn) -> Value:  # type: ignore[no-untyped-def]
+def compute(
+    checked: CheckedProgram, definition: CheckedDef, arguments: dict[str, Value], source: RandomSource, warn: Warn
+) -> Value:
     """Apply the definition to its arguments and sample its `fuzzy` result."""
     from fuzzpy.runtime.interpreter import Interpreter
     from fuzzpy.runtime.values import Fuzzy, RuntimeFailure
@@ -251,11 +259,14 @@ def compute(checked: CheckedProgram, definition: CheckedDef, arguments: dict[str
             value = value(arguments[param.name])
         return value.sample() if isinstance(value, Fuzzy) else value
     except RuntimeFailure as failure:
-        raise _refuse(EXIT_USAGE, failure.code, failure.message,
-                      "the release was charged to the ledger; nothing was released") from None
+        raise _failed(failure.code, failure.message) from None
     except RecursionError:
-        raise _refuse(EXIT_USAGE, "FZ519", "the program recursed too deeply",
-                      "the release was charged to the ledger; nothing was released") from None
+        raise _failed("FZ519", "the program recursed too deeply") from None
+
+
+def _failed(code: str, message: str) -> FuzzError:
+    note = "if a budget was charged for this run, the charge stands; nothing was released"
+    return FuzzError((Diagnostic(code, message, NO_SPAN, notes=(note,)),))
 
 
 # ---------------------------------------------------------------- the command
@@ -296,7 +307,9 @@ def _text(result: RunResult) -> str:
 
     lines = [f"released:  {render(result.value)}"]
     for receipt in result.receipts:
-        lines.append(f"charged:   {describe_amount(receipt.cost.spend, receipt.budget)}  (dataset {receipt.dataset})")
+        origin = result.files.get(receipt.dataset)
+        dataset = f"{receipt.dataset}, {origin}" if origin and origin not in receipt.dataset else receipt.dataset
+        lines.append(f"charged:   {describe_amount(receipt.cost.spend, receipt.budget)}  (dataset {dataset})")
         lines.append(
             f"remaining: {describe_amount(receipt.remaining, receipt.budget)} of {receipt.budget.describe()}"
         )

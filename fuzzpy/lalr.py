@@ -1,0 +1,153 @@
+"""A lean driver for the LALR(1) automaton lark builds from grammar/fuzz.lark.
+
+lark compiles the grammar into a parse table and into one tree-building
+callback per rule (which call `parse_tree.TreeBuilder`). Its own parsing
+loop is general (interactive parsing, error recovery, any token class) and
+spends much of its time hashing rule objects. This module re-encodes the
+same table with plain integers and strings, and runs the textbook LALR loop
+over it, with the lexer's context-dependent choices made from the current
+state. The automaton, the grammar and the callbacks are lark's, unchanged.
+
+Encoding: ``actions[state][terminal]`` is a state number to shift to
+(>= 0) or ``-1 - r`` to reduce by rule r; ``gotos[state][nonterminal]`` is
+the state after a reduction; ``rules[r]`` is (length, nonterminal, callback).
+A rule that only passes its one child up (``?rule: other``, most of the
+precedence chain) has no callback: its reduction just changes the state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from lark import Lark
+from lark.parse_tree_builder import ExpandSingleChild
+from lark.parsers.lalr_analysis import Shift
+
+from fuzzpy.lexer import Tok
+
+Rule = tuple[int, str, Callable[[list[Any]], Any] | None]
+
+
+class ParseError(Exception):
+    """The automaton cannot continue at `token`; the stacks are as they were then."""
+
+    def __init__(self, token: Tok, states: list[int], values: list[Any]) -> None:
+        super().__init__(f"unexpected {token.type} at {token.line}:{token.col}")
+        self.token = token
+        self.states = states
+        self.values = values
+
+
+@dataclass(frozen=True)
+class Tables:
+    start: int
+    accept: int
+    actions: dict[int, dict[str, int]]
+    gotos: dict[int, dict[str, int]]
+    rules: tuple[Rule, ...]
+
+    @classmethod
+    def from_lark(cls, parser: Lark) -> Tables:
+        inner = parser.parser.parser.parser  # frontend -> LALR_Parser -> _Parser
+        table, callbacks = inner.parse_table, inner.callbacks
+        rule_index: dict[Any, int] = {}
+        rules: list[Rule] = []
+        actions: dict[int, dict[str, int]] = {}
+        gotos: dict[int, dict[str, int]] = {}
+        for state, row in table.states.items():
+            shifts: dict[str, int] = {}
+            jumps: dict[str, int] = {}
+            for symbol, (action, argument) in row.items():
+                name = str(symbol)
+                if action is Shift:
+                    (shifts if name.isupper() else jumps)[name] = argument
+                    continue
+                if argument not in rule_index:
+                    rule_index[argument] = len(rules)
+                    size, callback = len(argument.expansion), callbacks[argument]
+                    passes_child_up = size == 1 and type(callback) is ExpandSingleChild
+                    rules.append((size, str(argument.origin.name), None if passes_child_up else callback))
+                shifts[name] = -1 - rule_index[argument]
+            actions[state], gotos[state] = shifts, jumps
+        return cls(table.start_states["start"], table.end_states["start"], actions, gotos, tuple(rules))
+
+    def parse(self, tokens: Callable[[Callable[[], dict[str, int]]], Iterator[Tok]]) -> Any:
+        """Run the automaton over `tokens(current_actions)`; the accepted value, or ParseError."""
+        actions, gotos, rules = self.actions, self.gotos, self.rules
+        states: list[int] = [self.start]
+        values: list[Any] = []
+
+        def current() -> dict[str, int]:
+            return actions[states[-1]]
+
+        token = Tok("$END", "", 0, 0, 1, 1)
+        for token in tokens(current):
+            kind = token.type
+            while True:
+                action = actions[states[-1]].get(kind)
+                if action is None:
+                    raise ParseError(token, states, values)
+                if action >= 0:
+                    states.append(action)
+                    values.append(token)
+                    break
+                size, origin, callback = rules[-1 - action]
+                if callback is None:  # a unit rule: the value stays, the state changes
+                    states[-1] = gotos[states[-2]][origin]
+                    continue
+                if size:
+                    children = values[-size:]
+                    del states[-size:]
+                    del values[-size:]
+                else:
+                    children = []
+                values.append(callback(children))
+                states.append(gotos[states[-1]][origin])
+        end = Tok("$END", "", token.end, token.end, token.end_line, token.end_col)
+        accept = self.accept
+        while True:
+            action = actions[states[-1]].get("$END")
+            if action is None:
+                raise ParseError(end, states, values)
+            if action >= 0:  # lark shifts $END only into the accepting state
+                return values[-1]
+            size, origin, callback = rules[-1 - action]
+            if callback is None:
+                states[-1] = gotos[states[-2]][origin]
+                continue
+            if size:
+                children = values[-size:]
+                del states[-size:]
+                del values[-size:]
+            else:
+                children = []
+            values.append(callback(children))
+            states.append(gotos[states[-1]][origin])
+            if states[-1] == accept:
+                return values[-1]
+
+    def acceptable(self, states: list[int]) -> set[str]:
+        """The terminals the automaton can really shift next from `states`.
+
+        LALR merges lookaheads, so a state's table row may list terminals
+        that would fail after a few reductions; running the reductions on a
+        copy of the state stack tells them apart.
+        """
+        return {name for name in self.actions[states[-1]] if self._accepts(states, name)}
+
+    def _accepts(self, states: list[int], terminal: str) -> bool:
+        stack = list(states)
+        while True:
+            action = self.actions[stack[-1]].get(terminal)
+            if action is None:
+                return False
+            if action >= 0 or stack[-1] == self.accept:
+                return True
+            size, origin, _ = self.rules[-1 - action]
+            if size:
+                del stack[-size:]
+            stack.append(self.gotos[stack[-1]][origin])
+            if stack[-1] == self.accept:
+                return terminal == "$END"

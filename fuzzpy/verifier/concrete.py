@@ -1,0 +1,266 @@
+"""Run a mechanism on concrete inputs with the noise left symbolic.
+
+Every noise draw becomes a variable; numeric values are `Linear` forms over
+the draws; a comparison whose sides depend on draws splits the run into two
+paths, each remembering the linear constraint it assumed. The result is the
+list of all paths with their outputs, ready for `integrate.path_mass`.
+Equalities between continuous values have probability zero and are taken to
+be false. Everything is exact (Fractions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from fuzzpy.syntax import (
+    Assign,
+    Binary,
+    BoolLit,
+    Call,
+    Expr,
+    If,
+    IfStmt,
+    Index,
+    Noise,
+    NumLit,
+    Output,
+    ReturnStmt,
+    Stmt,
+    Unary,
+    Var,
+    VarDecl,
+    While,
+)
+from fuzzpy.verifier.integrate import Linear, NoiseDraw
+from fuzzpy.verifier.model import MechanismInfo
+
+Value = Fraction | bool | Linear
+MAX_TRIPS = 200
+
+
+class Stuck(Exception):
+    """The run cannot be represented exactly (non-linear noise, bad index, ...)."""
+
+
+@dataclass
+class Run:
+    values: dict[str, Value]
+    draws: list[NoiseDraw] = field(default_factory=list)
+    constraints: list[Linear] = field(default_factory=list)  # each means ">= 0"
+    outputs: list[Value] = field(default_factory=list)
+    result: Value | None = None
+    done: bool = False
+
+    def fork(self) -> Run:
+        return Run(dict(self.values), list(self.draws), list(self.constraints), list(self.outputs),
+                   self.result, self.done)
+
+    @property
+    def released(self) -> tuple[Value, ...]:
+        return tuple(self.outputs) if self.result is None else (self.result,)
+
+
+def run_all(
+    info: MechanismInfo,
+    scalars: dict[str, Value],
+    vectors: dict[str, list[Fraction]],
+    target: tuple[object, ...] | None = None,
+) -> list[Run]:
+    """Every path of the mechanism on these inputs (only those that can release
+    ``target``, when it is given: paths are cut as soon as an output differs)."""
+    executor = _Executor(info, vectors, target)
+    start = Run(dict(scalars))
+    return list(executor.block(info.decl.body, start))
+
+
+def _linear(value: Value) -> Linear:
+    if isinstance(value, Linear):
+        return value
+    if isinstance(value, bool):
+        raise Stuck("a boolean used as a number")
+    return Linear.of(value)
+
+
+def _normal(value: Linear) -> Value:
+    return value.const if value.is_constant else value
+
+
+class _Executor:
+    def __init__(self, info: MechanismInfo, vectors: dict[str, list[Fraction]],
+                 target: tuple[object, ...] | None) -> None:
+        self.info = info
+        self.vectors = vectors
+        self.target = target
+
+    def _may_release(self, position: int, value: Value) -> bool:
+        if self.target is None:
+            return True
+        if position >= len(self.target):
+            return False
+        expected = self.target[position]
+        if isinstance(value, Linear):
+            return isinstance(expected, Fraction)
+        if isinstance(value, bool) or isinstance(expected, bool):
+            return isinstance(value, bool) and isinstance(expected, bool) and value == expected
+        return isinstance(expected, Fraction) and value == expected
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, body: tuple[Stmt, ...], run: Run) -> Iterator[Run]:
+        runs = [run]
+        for stmt in body:
+            nxt: list[Run] = []
+            for r in runs:
+                if r.done:
+                    nxt.append(r)
+                else:
+                    nxt.extend(self.stmt(stmt, r))
+            runs = nxt
+        yield from runs
+
+    def stmt(self, stmt: Stmt, run: Run) -> Iterator[Run]:
+        if isinstance(stmt, (VarDecl, Assign)):
+            for r, value in self.eval(stmt.expr, run):
+                r.values[stmt.name] = value
+                yield r
+        elif isinstance(stmt, Output):
+            for r, value in self.eval(stmt.expr, run):
+                if self._may_release(len(r.outputs), value):
+                    r.outputs.append(value)
+                    yield r
+        elif isinstance(stmt, ReturnStmt):
+            for r, value in self.eval(stmt.expr, run):
+                if self._may_release(0, value):
+                    r.result, r.done = value, True
+                    yield r
+        elif isinstance(stmt, IfStmt):
+            for r, cond in self.eval(stmt.cond, run):
+                yield from self.block(stmt.then if cond else stmt.orelse, r)
+        elif isinstance(stmt, While):
+            yield from self.loop(stmt, run, 0)
+        else:
+            raise Stuck(type(stmt).__name__)
+
+    def loop(self, stmt: While, run: Run, trips: int) -> Iterator[Run]:
+        if trips > MAX_TRIPS:
+            raise Stuck("the loop runs too long on a short input")
+        for r, cond in self.eval(stmt.cond, run):
+            if not cond or r.done:
+                yield r
+                continue
+            for after in self.block(stmt.body, r):
+                yield from (after,) if after.done else self.loop(stmt, after, trips + 1)
+
+    # ------------------------------------------------------------ expressions
+
+    def eval(self, expr: Expr, run: Run) -> Iterator[tuple[Run, Value]]:
+        if isinstance(expr, NumLit):
+            yield run, expr.value
+        elif isinstance(expr, BoolLit):
+            yield run, expr.value
+        elif isinstance(expr, Var):
+            if expr.name not in run.values:
+                raise Stuck(f"`{expr.name}` read before assignment")
+            yield run, run.values[expr.name]
+        elif isinstance(expr, Binary):
+            yield from self.binary(expr, run)
+        elif isinstance(expr, Unary):
+            for r, v in self.eval(expr.operand, run):
+                yield r, (not v) if expr.op != "-" else _normal(-_linear(v))
+        elif isinstance(expr, If):
+            for r, cond in self.eval(expr.cond, run):
+                yield from self.eval(expr.then if cond else expr.orelse, r)
+        elif isinstance(expr, Index):
+            yield from self.index(expr, run)
+        elif isinstance(expr, Call):
+            yield from self.call(expr, run)
+        elif isinstance(expr, Noise):
+            for r, scale in self.eval(expr.scale, run):
+                if isinstance(scale, (Linear, bool)) or scale <= 0:
+                    raise Stuck("the noise scale is not a positive number here")
+                r.draws.append(NoiseDraw(expr.kind, scale))
+                yield r, Linear.draw(len(r.draws) - 1)
+        else:
+            raise Stuck(type(expr).__name__)
+
+    def binary(self, expr: Binary, run: Run) -> Iterator[tuple[Run, Value]]:
+        op = expr.op
+        if op in ("&&", "||"):
+            for r, left in self.eval(expr.left, run):
+                if (op == "&&" and not left) or (op == "||" and left):
+                    yield r, bool(left)
+                else:
+                    yield from self.eval(expr.right, r)
+            return
+        for r1, left in self.eval(expr.left, run):
+            for r2, right in self.eval(expr.right, r1):
+                yield from self.combine(op, left, right, r2)
+
+    def combine(self, op: str, left: Value, right: Value, run: Run) -> Iterator[tuple[Run, Value]]:
+        if op in ("==", "!=") and (isinstance(left, bool) or isinstance(right, bool)):
+            yield run, (left == right) if op == "==" else (left != right)
+            return
+        a, b = _linear(left), _linear(right)
+        if op == "+":
+            yield run, _normal(a + b)
+        elif op == "-":
+            yield run, _normal(a - b)
+        elif op == "*":
+            if not a.is_constant and not b.is_constant:
+                raise Stuck("a product of two noisy values")
+            yield run, _normal(a.scale(b.const) if b.is_constant else b.scale(a.const))
+        elif op == "/":
+            if not b.is_constant or b.const == 0:
+                raise Stuck("division by a noisy value or by zero")
+            yield run, _normal(a.scale(1 / b.const))
+        else:
+            yield from self.compare(op, a - b, run)
+
+    def compare(self, op: str, diff: Linear, run: Run) -> Iterator[tuple[Run, Value]]:
+        """Split on the sign of ``left - right``; ties have probability zero."""
+        if diff.is_constant:
+            d = diff.const
+            yield run, {"<": d < 0, "<=": d <= 0, ">": d > 0, ">=": d >= 0, "==": d == 0, "!=": d != 0}[op]
+            return
+        if op in ("==", "!="):
+            yield run, op == "!="
+            return
+        positive, negative = run.fork(), run
+        positive.constraints.append(diff)
+        negative.constraints.append(-diff)
+        truth = op in (">", ">=")
+        yield positive, truth
+        yield negative, not truth
+
+    def index(self, expr: Index, run: Run) -> Iterator[tuple[Run, Value]]:
+        if not isinstance(expr.base, Var) or expr.base.name not in self.vectors:
+            raise Stuck("indexing something that is not a vector parameter")
+        vector = self.vectors[expr.base.name]
+        for r, k in self.eval(expr.index, run):
+            if isinstance(k, (Linear, bool)) or k.denominator != 1 or not 0 <= k < len(vector):
+                raise Stuck("an index outside the vector")
+            yield r, vector[int(k)]
+
+    def call(self, expr: Call, run: Run) -> Iterator[tuple[Run, Value]]:
+        if expr.func == "len":
+            base = expr.args[0]
+            if not isinstance(base, Var) or base.name not in self.vectors:
+                raise Stuck("len() of something that is not a vector")
+            yield run, Fraction(len(self.vectors[base.name]))
+            return
+        if expr.func == "abs":
+            for r, v in self.eval(expr.args[0], run):
+                a = _linear(v)
+                for r2, nonneg in self.compare(">=", a, r):
+                    yield r2, _normal(a if nonneg else -a)
+            return
+        if expr.func in ("max", "min"):
+            for r1, left in self.eval(expr.args[0], run):
+                for r2, right in self.eval(expr.args[1], r1):
+                    a, b = _linear(left), _linear(right)
+                    for r3, first in self.compare(">=" if expr.func == "max" else "<=", a - b, r2):
+                        yield r3, _normal(a if first else b)
+            return
+        raise Stuck(f"call of `{expr.func}`")

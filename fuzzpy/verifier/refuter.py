@@ -1,0 +1,365 @@
+"""Counterexamples: two neighbouring short inputs and an output whose exact
+probabilities differ by more than e^eps.
+
+Search order (verifier.md, "Refuting"): input lengths 1, 2, 3, 4; 0/1
+patterns; their worst neighbours (every entry moved by +1 or -1, or a single
+entry moved, as the norm allows); outputs enumerated from the paths of the
+first run (discrete values as they are, continuous values at a few points
+around the noise-free value). Parameters get small concrete values (the ones
+in the claim first 1, then 2). Probabilities come from `integrate.path_mass`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+import mpmath
+
+from fuzzpy.syntax import Dist, Expr, Forall, Index, Var
+from fuzzpy.verifier.concrete import Run, Stuck, Value, run_all
+from fuzzpy.verifier.integrate import ZERO, Linear, Mass, Unsupported, path_mass
+from fuzzpy.verifier.model import MechanismInfo, sub_expressions
+
+MAX_LENGTH = 6
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    params: dict[str, Fraction]
+    neighbour_params: dict[str, Fraction]
+    inputs: dict[str, list[Fraction]]
+    neighbour: dict[str, list[Fraction]]
+    output: tuple[object, ...]
+    eps: Fraction
+    p_inputs: mpmath.mpf
+    p_neighbour: mpmath.mpf
+    density: bool  # probabilities are densities (continuous output)
+    infinite: bool  # the neighbour cannot produce the output at all
+
+    @property
+    def ratio(self) -> float:
+        if self.infinite:
+            return math.inf
+        return float(self.p_inputs / self.p_neighbour)
+
+    @property
+    def log_ratio(self) -> float:
+        if self.infinite:
+            return math.inf
+        return float(mpmath.log(self.p_inputs) - mpmath.log(self.p_neighbour))
+
+
+# ---------------------------------------------------------------- concrete expressions
+
+
+def _evaluate(expr: Expr, env: dict[str, Fraction], dists: dict[str, Fraction]) -> Fraction | bool:
+    """Evaluate a precondition or claim with concrete values (dist(x) from ``dists``)."""
+    from fuzzpy.syntax import Binary, BoolLit, Call, NumLit, Unary
+
+    if isinstance(expr, NumLit):
+        return expr.value
+    if isinstance(expr, BoolLit):
+        return expr.value
+    if isinstance(expr, Var):
+        return env[expr.name]
+    if isinstance(expr, Dist):
+        key = expr.expr.name if isinstance(expr.expr, Var) else "__index__"
+        return dists.get(key, Fraction(0))
+    if isinstance(expr, Unary):
+        inner = _evaluate(expr.operand, env, dists)
+        return -inner if expr.op == "-" else not inner
+    if isinstance(expr, Call) and expr.func == "abs":
+        return abs(_evaluate(expr.args[0], env, dists))
+    if isinstance(expr, Binary):
+        a, b = _evaluate(expr.left, env, dists), _evaluate(expr.right, env, dists)
+        ops = {
+            "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+            "/": lambda: a / b if b != 0 else Fraction(10**9),
+            "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b,
+            "==": lambda: a == b, "!=": lambda: a != b, "&&": lambda: a and b, "||": lambda: a or b,
+        }
+        return ops[expr.op]()
+    raise KeyError(type(expr).__name__)
+
+
+def _claim_params(info: MechanismInfo) -> set[str]:
+    return {e.name for e in sub_expressions(info.decl.privacy) if isinstance(e, Var)}
+
+
+def parameter_choices(info: MechanismInfo) -> list[tuple[dict[str, Fraction], dict[str, Fraction]]]:
+    """Small concrete parameter values satisfying `requires` (with neighbour distances).
+
+    Every claim parameter (eps) at 1, then at 1/2 or 2 one at a time; integers
+    at 1 (fewest answers: the shortest counterexamples) and other numbers at 0.
+    """
+    from fuzzpy.verifier.prover import private_scalars
+
+    claim = _claim_params(info)
+    private = private_scalars(info)
+    names = list(info.scalars)
+    base: dict[str, Fraction] = {}
+    variations: list[tuple[str, Fraction]] = []
+    for name in names:
+        sort = info.scalars[name]
+        if name in claim:
+            base[name] = Fraction(1)
+            variations += [(name, Fraction(1, 2)), (name, Fraction(2))]
+        elif sort == "int":
+            base[name] = Fraction(1)
+        elif sort == "bool":
+            base[name] = Fraction(1)
+        else:
+            base[name] = Fraction(0)
+    found = []
+    for change in [None, *variations]:
+        env = dict(base)
+        if change is not None:
+            env[change[0]] = change[1]
+        for shifts in itertools.product(*([Fraction(-1), Fraction(0), Fraction(1)] if n in private else [Fraction(0)]
+                                          for n in names)):
+            dists = dict(zip(names, shifts))
+            if _requires_hold(info, env, dists):
+                found.append((env, {n: env[n] + dists[n] for n in names}))
+    return found
+
+
+def _requires_hold(info: MechanismInfo, env: dict[str, Fraction], dists: dict[str, Fraction]) -> bool:
+    try:
+        return all(bool(_evaluate(r, env, dists)) for r in info.decl.requires if not isinstance(r, Forall))
+    except (KeyError, ZeroDivisionError, TypeError):
+        return False
+
+
+def _vector_ok(info: MechanismInfo, name: str, delta: tuple[Fraction, ...]) -> bool:
+    """Neighbour distance allowed by the norm and by `requires forall i. ...`."""
+    norm = info.vectors[name]
+    if norm == "1" and sum(abs(d) for d in delta) > 1:
+        return False
+    if norm == "2" and sum(d * d for d in delta) > 1:
+        return False
+    if any(abs(d) > 1 for d in delta):
+        return False
+    for req in info.decl.requires:
+        if isinstance(req, Forall):
+            for d in delta:
+                body = req.body
+                if any(isinstance(e, Dist) and isinstance(e.expr, Index) for e in sub_expressions(body)):
+                    try:
+                        if not _evaluate(body, {req.var: Fraction(0)}, {"__index__": d}):
+                            return False
+                    except (KeyError, TypeError):
+                        return False
+    return True
+
+
+def _patterns(length: int) -> list[tuple[Fraction, ...]]:
+    """0/1 vectors; from length 3 on only the constant and alternating ones."""
+    every = [tuple(Fraction(b) for b in bits) for bits in itertools.product((0, 1), repeat=length)]
+    if length <= 2:
+        return every
+    if length >= 5:
+        return [every[0]]
+    alternating = tuple(Fraction(i % 2) for i in range(length))
+    return [every[0], every[-1], alternating]
+
+
+def _deltas(length: int) -> list[tuple[Fraction, ...]]:
+    signs = [tuple(Fraction(s) for s in combo) for combo in itertools.product((1, -1), repeat=length)]
+    singles = []
+    for i in range(length):
+        for s in (1, -1):
+            singles.append(tuple(Fraction(s) if j == i else Fraction(0) for j in range(length)))
+    return signs + [d for d in singles if d not in signs]
+
+
+# ---------------------------------------------------------------- masses
+
+
+def _signature(value: Value) -> object:
+    return "*" if isinstance(value, Linear) else value
+
+
+def _output_mass(runs: list[Run], output: tuple[object, ...]) -> Mass:
+    total = ZERO
+    for run in runs:
+        released = run.released
+        if len(released) != len(output):
+            continue
+        equations = []
+        matched = True
+        for value, target in zip(released, output):
+            if isinstance(value, Linear):
+                if isinstance(target, bool) or not isinstance(target, Fraction):
+                    matched = False
+                    break
+                equations.append((value, target))
+            elif isinstance(target, Fraction) and not isinstance(value, bool) and equations is not None:
+                if value != target:
+                    matched = False
+                    break
+            elif value != target:
+                matched = False
+                break
+        if matched:
+            total = total.plus(path_mass(run.draws, run.constraints, equations))
+    return total
+
+
+def _output_points(runs: list[Run]) -> list[tuple[object, ...]]:
+    points: list[tuple[object, ...]] = []
+    for run in runs:
+        released = run.released
+        if not any(isinstance(v, Linear) for v in released):
+            point = tuple(released)
+            if point not in points:
+                points.append(point)
+            continue
+        for k in (-3, 0, 3):
+            point = tuple(_place(v, run, k) for v in released)
+            if point not in points:
+                points.append(point)
+    return points
+
+
+def _place(value: Value, run: Run, k: int) -> object:
+    if not isinstance(value, Linear):
+        return value
+    spread = max(run.draws[i].scale * abs(c) for i, c in value.coeffs)
+    return value.const + k * spread
+
+
+# ---------------------------------------------------------------- search
+
+
+class _Search:
+    def __init__(self, info: MechanismInfo, deadline: float) -> None:
+        self.info = info
+        self.deadline = deadline
+        self.cache: dict[tuple, list[Run]] = {}
+        self.masses: dict[tuple, Mass] = {}
+        self.point_cache: dict[tuple, list[tuple[object, ...]]] = {}
+
+    def runs(self, params: dict[str, Fraction], vectors: dict[str, tuple[Fraction, ...]]) -> list[Run]:
+        key = (tuple(sorted(params.items())), tuple(sorted(vectors.items())))
+        if key not in self.cache:
+            self.cache[key] = run_all(self.info, dict(params), {k: list(v) for k, v in vectors.items()})
+        return self.cache[key]
+
+    def mass(self, params: dict[str, Fraction], vectors: dict, point: tuple[object, ...]) -> Mass:
+        key = (tuple(sorted(params.items())), tuple(sorted(vectors.items())), point)
+        if key not in self.masses:
+            runs = run_all(self.info, dict(params), {k: list(v) for k, v in vectors.items()}, target=point)
+            self.masses[key] = _output_mass(runs, point)
+        return self.masses[key]
+
+    def points(self, params: dict[str, Fraction], vectors: dict) -> list[tuple[object, ...]]:
+        key = (tuple(sorted(params.items())), tuple(sorted(vectors.items())))
+        if key not in self.point_cache:
+            self.point_cache[key] = _output_points(self.runs(params, vectors))
+        return self.point_cache[key]
+
+    def compare(self, p1: dict, v1: dict, p2: dict, v2: dict, point: tuple[object, ...],
+                eps: Fraction) -> Counterexample | None:
+        """A counterexample at ``point`` in either direction, if the ratio exceeds e^eps."""
+        m1, m2 = self.mass(p1, v1, point), self.mass(p2, v2, point)
+        for (pa, va, ma), (pb, vb, mb) in (((p1, v1, m1), (p2, v2, m2)), ((p2, v2, m2), (p1, v1, m1))):
+            if ma.value == 0:
+                continue
+            infinite = mb.value == 0 or mb.atoms < ma.atoms
+            if not infinite and (ma.atoms > mb.atoms or ma.value <= mb.value * mpmath.exp(_mp(eps)) * _SLACK):
+                continue
+            density = any(isinstance(x, Fraction) for x in point) and _has_density(self.runs(p1, v1))
+            return Counterexample(pa, pb, {k: list(v) for k, v in va.items()}, {k: list(v) for k, v in vb.items()},
+                                  point, eps, ma.value, mb.value, density, infinite)
+        return None
+
+
+_SLACK = 1 + mpmath.mpf(10) ** -20  # far above the 50-digit rounding of the closed forms
+
+
+def _has_density(runs: list[Run]) -> bool:
+    return any(isinstance(v, Linear) for run in runs for v in run.released)
+
+
+def _mp(value: Fraction) -> mpmath.mpf:
+    return mpmath.mpf(value.numerator) / value.denominator
+
+
+def refute(info: MechanismInfo, seconds: float) -> tuple[Counterexample | None, str]:
+    """Search for a confirmed counterexample; the string says why none was found."""
+    deadline = time.monotonic() + seconds
+    search = _Search(info, deadline)
+    skipped = 0
+    names = list(info.vectors)
+    lengths = range(1, MAX_LENGTH + 1) if names else range(0, 1)
+    for params, neighbour_params in parameter_choices(info):
+        eps = _claim_value(info, params)
+        if eps is None or eps <= 0:
+            continue
+        for length in lengths:
+            for base in _patterns(length) if names else [()]:
+                v1 = {n: base if i == 0 else tuple(Fraction(0) for _ in base) for i, n in enumerate(names)}
+                try:
+                    points = search.points(params, v1)
+                except (Stuck, Unsupported):
+                    skipped += 1
+                    continue
+                for tier in range(4):
+                    best: Counterexample | None = None
+                    for point in points:
+                        for delta in _deltas_for(info, names, point, length, tier):
+                            if time.monotonic() > deadline:
+                                return None, "time limit reached while searching for a counterexample"
+                            v2 = dict(v1)
+                            if names:
+                                v2[names[0]] = tuple(b + d for b, d in zip(base, delta))
+                            try:
+                                found = search.compare(params, v1, neighbour_params, v2, point, eps)
+                            except (Stuck, Unsupported):
+                                skipped += 1
+                                continue
+                            if found is not None and (best is None or found.log_ratio > best.log_ratio):
+                                best = found
+                    if best is not None:
+                        return best, ""
+    note = f" ({skipped} candidates could not be evaluated exactly)" if skipped else ""
+    return None, f"no counterexample among inputs of length up to {MAX_LENGTH}{note}"
+
+
+def _deltas_for(info: MechanismInfo, names: list[str], point: tuple[object, ...], length: int,
+                tier: int) -> list[tuple]:
+    """Neighbour moves worth trying for this output, in tiers, most promising first.
+
+    0: for a stream with one answer per entry, move "positive" answers (true or
+    a released number) down and the others up, and the reverse; 1: uniform
+    moves; 2: single-entry moves; 3: every sign pattern (short inputs only).
+    """
+    if not names:
+        return [()] if tier == 0 else []
+    one, minus = Fraction(1), Fraction(-1)
+    moves: list[tuple[Fraction, ...]] = []
+    if tier == 0 and len(point) == length and length > 0:
+        guided = tuple(minus if (c is True or (isinstance(c, Fraction) and c != 0)) else one for c in point)
+        moves += [guided, tuple(-d for d in guided)]
+    elif tier == 1:
+        moves += [tuple(one for _ in range(length)), tuple(minus for _ in range(length))]
+    elif tier == 2:
+        for i in range(length):
+            for sign in (one, minus):
+                moves.append(tuple(sign if j == i else Fraction(0) for j in range(length)))
+    elif tier == 3 and length <= 3:
+        moves += [tuple(Fraction(s) for s in signs) for signs in itertools.product((1, -1), repeat=length)]
+    unique = list(dict.fromkeys(moves))
+    return [d for d in unique if _vector_ok(info, names[0], d)]
+
+
+def _claim_value(info: MechanismInfo, params: dict[str, Fraction]) -> Fraction | None:
+    try:
+        value = _evaluate(info.decl.privacy, params, {})
+    except (KeyError, ZeroDivisionError, TypeError):
+        return None
+    return value if isinstance(value, Fraction) and not isinstance(value, bool) else None

@@ -1,0 +1,82 @@
+"""What `verify` concludes about one mechanism, and its JSON form (language.md §7)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from fuzzpy.syntax import Expr
+from fuzzpy.verifier.prover import ProofTrace
+from fuzzpy.verifier.refuter import Counterexample
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``status`` is "proved", "refuted" or "unknown".
+
+    ``claim`` is the mechanism's privacy expression over its parameters (what
+    a caller is charged once the parameters are known); ``claim_text`` its
+    source text. ``proof`` is set when proved, ``counterexample`` when refuted,
+    ``reason`` says why a mechanism is not proved.
+    """
+
+    name: str
+    status: str
+    claim: Expr
+    claim_text: str
+    reason: str | None = None
+    proof: ProofTrace | None = None
+    counterexample: Counterexample | None = None
+    seconds: float = 0.0
+
+    @property
+    def proved(self) -> bool:
+        return self.status == "proved"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "claim": self.claim_text,
+            "verdict": self.status,
+            "counterexample": counterexample_json(self.counterexample) if self.counterexample else None,
+            "reason": self.reason,
+        }
+
+
+def number_json(value: Fraction | float) -> float | int | str:
+    """Numbers as JSON numbers (integers stay integers); infinity as "inf"."""
+    if isinstance(value, Fraction):
+        return value.numerator if value.denominator == 1 else float(value)
+    if math.isinf(value):
+        return "inf"
+    return value
+
+
+def _vector_json(vectors: dict[str, list[Fraction]], scalars: dict[str, Fraction]) -> dict[str, object]:
+    document: dict[str, object] = {name: [number_json(x) for x in values] for name, values in vectors.items()}
+    document.update({name: number_json(value) for name, value in scalars.items()})
+    return document
+
+
+def output_json(value: object) -> object:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, Fraction):
+        return number_json(value)
+    return str(value)
+
+
+def counterexample_json(cx: Counterexample) -> dict[str, object]:
+    output = [output_json(v) for v in cx.output]
+    return {
+        "inputs": _vector_json(cx.inputs, cx.params),
+        "neighbour": _vector_json(cx.neighbour, cx.neighbour_params),
+        "output": output if len(output) != 1 else output[0],
+        "eps": number_json(cx.eps),
+        "ratio": number_json(cx.ratio),
+        "log_ratio": number_json(cx.log_ratio),
+        "p_inputs": float(cx.p_inputs),
+        "p_neighbour": float(cx.p_neighbour),
+        "density": cx.density,
+    }

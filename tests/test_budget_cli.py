@@ -1,0 +1,138 @@
+"""`fuzzpy budget`: releases, calibration, programs, plots, JSON and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fuzzpy.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_gaussian_releases_json(capsys):
+    code, out, _ = run(
+        capsys, "budget", "--gaussian", "2", "--rounds", "50", "--delta", "1e-6", "--json"
+    )
+    assert code == 0
+    document = json.loads(out)
+    assert document["tightest"]["method"] == "exact-gaussian"
+    methods = {m["method"]: m["epsilon"] for m in document["methods"]}
+    assert {"pld", "rdp", "zcdp-cks", "basic"} <= set(methods)
+    assert min(methods.values()) == document["tightest"]["epsilon"]
+
+
+def test_laplace_releases_without_delta_are_pure(capsys):
+    code, out, _ = run(capsys, "budget", "--laplace", "0.5", "--rounds", "10", "--json")
+    assert code == 0
+    document = json.loads(out)
+    assert document["tightest"] == {
+        "epsilon": 5.0,
+        "delta": 0.0,
+        "method": "pure",
+        "description": document["tightest"]["description"],
+    }
+
+
+def test_subsampled_releases_text(capsys):
+    code, out, _ = run(
+        capsys,
+        "budget",
+        "--gaussian",
+        "1.1",
+        "--subsample",
+        "0.01",
+        "--rounds",
+        "100",
+        "--delta",
+        "1e-5",
+    )
+    assert code == 0
+    assert "pld" in out and "tightest" in out
+
+
+def test_calibration_json(capsys):
+    code, out, _ = run(
+        capsys,
+        "budget",
+        "--calibrate",
+        "gaussian",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--rounds",
+        "100",
+        "--json",
+    )
+    assert code == 0
+    document = json.loads(out)
+    assert document["guarantee"]["epsilon"] <= 1.0
+    assert document["sigma"] == pytest.approx(37.3063, rel=1e-4)
+
+
+def test_plot_writes_a_png(capsys, tmp_path):
+    out_file = tmp_path / "rounds.png"
+    code, out, _ = run(
+        capsys,
+        "budget",
+        "--laplace",
+        "0.5",
+        "--rounds",
+        "20",
+        "--delta",
+        "1e-6",
+        "--plot",
+        str(out_file),
+    )
+    assert code == 0
+    assert out_file.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["budget"],
+        ["budget", "--gaussian", "-1", "--delta", "1e-5"],
+        ["budget", "--gaussian", "1"],
+        ["budget", "--laplace", "1", "--rounds", "0"],
+        ["budget", "--laplace", "1", "--subsample", "2"],
+        ["budget", "--calibrate", "gaussian", "--delta", "1e-5"],
+        ["budget", "--calibrate", "gaussian", "--epsilon", "1"],
+        ["budget", "--gaussian", "1", "--delta", "abc"],
+        ["budget", "--laplace", "1", "--delta", "1e-6", "--plot", "/nonexistent/dir/x.png"],
+        ["budget", "missing-file.fz"],
+    ],
+)
+def test_bad_arguments_exit_2(capsys, argv):
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert "Traceback" not in err and err.strip()
+
+
+def test_program_costs(capsys):
+    example = EXAMPLES / "gaussian_centroid.fz"
+    if not example.exists():
+        pytest.skip("example not present")
+    code, out, _ = run(capsys, "budget", str(example), "--delta", "1e-5", "--json")
+    assert code == 0
+    document = json.loads(out)
+    for definition in document["definitions"]:
+        for cost in definition["privacy"].values():
+            assert cost["delta"] == 1e-5 and cost["epsilon"] > 0
+
+
+def test_unknown_definition_exits_2(capsys):
+    example = EXAMPLES / "noisy_count.fz"
+    if not example.exists():
+        pytest.skip("example not present")
+    code, _, err = run(capsys, "budget", str(example), "no_such_def")
+    assert code == 2 and "no_such_def" in err

@@ -1,0 +1,163 @@
+"""`fuzzpy run` end to end: examples on their data, refusals and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fuzzpy.accounting.ledger import Ledger
+from fuzzpy.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+DATA = EXAMPLES / "data"
+
+#: Every accepted example's released definitions, with the data file of its bag.
+RUNS = [
+    ("age_brackets_svt", "first_large_bracket", "people"),
+    ("census_report", "report", "people"),
+    ("clamped_mean", "total_income", "people"),
+    ("clamped_mean", "mean_income", "people"),
+    ("gaussian_centroid", "centroid", "points"),
+    ("noisy_count", "noisy_count", "people"),
+    ("parallel_split", "young_and_old", "people"),
+    ("pension_sums", "total_score", "people"),
+    ("private_median", "median_income", "people"),
+    ("subsampled_count", "sampled_count", "people"),
+    ("threshold_search", "search", "visits"),
+    ("visit_summary", "mean_cost", "visits"),
+    ("ward_histogram", "ward_histogram", "visits"),
+]
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["run", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize(("example", "definition", "data"), RUNS)
+def test_every_accepted_example_runs_on_its_data(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, example: str, definition: str, data: str
+) -> None:
+    code, out, err = _run(
+        capsys, str(EXAMPLES / f"{example}.fz"), definition, "--data", f"db={DATA / data}.csv",
+        "--budget", "10,1e-3", "--ledger", str(tmp_path / "l.sqlite"), "--seed", "1", "--json",
+    )
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["released"] is not None
+    assert document["charged"]["epsilon"] > 0
+    assert document["private"] is False
+    assert document["remaining"]["epsilon"] == pytest.approx(10 - document["charged"]["epsilon"])
+
+
+def test_public_only_definition_runs_without_data(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = _run(
+        capsys, str(EXAMPLES / "list_recursion.fz"), "noisy_total", "--arg", "scores=[1, 2, 300]",
+        "--ledger", str(tmp_path / "l.sqlite"), "--json", "--seed", "2",
+    )
+    assert code == 0 and isinstance(json.loads(out)["released"], float)
+
+
+def _noisy_count(tmp_path: Path, *extra: str, data: str | None = None) -> list[str]:
+    return [
+        str(EXAMPLES / "noisy_count.fz"), "noisy_count", "--data", f"db={data or DATA / 'people.csv'}",
+        "--ledger", str(tmp_path / "l.sqlite"), "--dataset", "census", *extra,
+    ]
+
+
+def test_text_output_and_charges_add_up(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    for _ in range(3):
+        code, out, _ = _run(capsys, *_noisy_count(tmp_path, "--budget", "1"))
+        assert code == 0 and out.startswith("released:")
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        assert len(ledger.history("census")) == 3
+    code, out, _ = _run(capsys, *_noisy_count(tmp_path, "--json"))
+    assert json.loads(out)["remaining"]["epsilon"] == pytest.approx(0.6)
+    assert json.loads(out)["private"] is True
+
+
+def test_over_budget_is_refused_before_the_data_is_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken.csv"
+    broken.write_text("age\nnot a number\n")
+    code, out, err = _run(capsys, *_noisy_count(tmp_path, "--budget", "0.05", data=str(broken)))
+    assert code == 3 and out == "" and "FZ601" in err  # a data error would have been exit 2
+
+
+def test_data_errors_exit_2_and_charge_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("age,income,hours,zip,married\n30,1,2,10115,true\nforty,1,2,10115,false\n")
+    code, out, err = _run(capsys, *_noisy_count(tmp_path, "--budget", "1", data=str(bad)))
+    assert code == 2 and out == "" and "FZ504" in err and "row 2" in err and "`age`" in err
+    missing = tmp_path / "missing.csv"
+    missing.write_text("age,income\n30,1\n")
+    code, _, err = _run(capsys, *_noisy_count(tmp_path, "--budget", "1", data=str(missing)))
+    assert code == 2 and "FZ503" in err and "`hours`" in err
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        assert ledger.history() == []
+
+
+def test_rejected_program_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rejected = sorted((EXAMPLES / "rejected").glob("*.fz"))
+    assert rejected
+    code, out, _ = _run(capsys, str(rejected[0]), "anything", "--data", f"db={DATA / 'people.csv'}",
+                        "--ledger", str(tmp_path / "l.sqlite"))
+    assert code == 1 and out == ""
+
+
+def test_a_result_without_noise_is_not_released(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = _run(
+        capsys, str(EXAMPLES / "noisy_count.fz"), "count_older", "--arg", "t=40",
+        "--data", f"db={DATA / 'people.csv'}", "--budget", "1", "--ledger", str(tmp_path / "l.sqlite"),
+    )
+    assert code == 1 and out == "" and "FZ522" in err
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    ledger = str(tmp_path / "l.sqlite")
+    noisy = str(EXAMPLES / "noisy_count.fz")
+    assert _run(capsys, noisy, "no_such_def", "--ledger", ledger)[0] == 2
+    assert _run(capsys, noisy, "noisy_count", "--budget", "1", "--ledger", ledger)[0] == 2  # no --data
+    code, _, err = _run(capsys, str(EXAMPLES / "list_recursion.fz"), "noisy_total",
+                        "--arg", "scores=[1, x]", "--ledger", ledger)
+    assert code == 2 and "FZ509" in err
+
+
+def test_a_run_killed_after_the_charge_keeps_the_charge(tmp_path: Path) -> None:
+    """The process dies (SIGKILL) right after charging, before computing or
+    printing: the release is recorded, nothing was shown."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, signal, sys\n"
+        "import fuzzpy.runtime.run as run\n"
+        "run.compute = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
+        "from fuzzpy.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    argv = ["run", *_noisy_count(tmp_path, "--budget", "1")]
+    done = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -9 and done.stdout == ""
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        (entry,) = ledger.history("census")
+    assert entry.definition == "noisy_count"
+
+
+def test_nan_rows_count_as_zero_in_a_clamped_sum(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    program = tmp_path / "ratio.fz"
+    program.write_text(
+        "type R = { a : num, b : num };\n"
+        "def f (db : bag R) : fuzzy num = laplace[1000] (sum[0, 10] (map (fun r -> r.a / r.b) db));\n"
+    )
+    data = tmp_path / "r.csv"
+    data.write_text("a,b\n0,0\n4,2\n")
+    code, out, err = _run(capsys, str(program), "f", "--data", f"db={data}", "--budget", "20000",
+                          "--ledger", str(tmp_path / "l.sqlite"), "--json", "--seed", "3")
+    assert code == 0, err
+    assert json.loads(out)["released"] == pytest.approx(2.0, abs=0.05)
