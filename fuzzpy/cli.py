@@ -68,9 +68,14 @@ def _not_built(phase: str) -> Callable[[argparse.Namespace], int]:
 def _add_parse(sub: argparse._SubParsersAction) -> None:
     from fuzzpy.parse_command import run_parse
 
-    p = sub.add_parser("parse", help="parse files and print them back (pretty-printed)")
-    p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p = sub.add_parser(
+        "parse", help="parse files and print them back (pretty-printed)",
+        description="Parse fuzzpy programs and print them back, pretty-printed. "
+        "Exit 0 if every file parses, 1 on a syntax error, 2 if a file cannot be read.",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="fuzzpy source files (.fz)")
+    p.add_argument("--json", action="store_true",
+                   help='print one JSON document: {"ok", "diagnostics", "files"}')
     p.set_defaults(handler=run_parse)
 
 
@@ -98,7 +103,15 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("verify", help="prove or refute the privacy claims of mechanisms")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.set_defaults(handler=_not_built("verify"))
+    p.add_argument("--explain", action="store_true",
+                   help="show each proof: alignments, invariants, cost per path")
+    p.set_defaults(handler=_run_verify)
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    from fuzzpy.verifier.command import run_verify
+
+    return run_verify(args)
 
 
 # ---------------------------------------------------------------- run

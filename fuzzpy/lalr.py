@@ -44,8 +44,8 @@ class ParseError(Exception):
 class Tables:
     start: int
     accept: int
-    actions: dict[int, dict[str, int]]
-    gotos: dict[int, dict[str, int]]
+    actions: list[dict[str, int]]  # indexed by state number
+    gotos: list[dict[str, int]]
     rules: tuple[Rule, ...]
 
     @classmethod
@@ -71,7 +71,13 @@ class Tables:
                     rules.append((size, str(argument.origin.name), None if passes_child_up else callback))
                 shifts[name] = -1 - rule_index[argument]
             actions[state], gotos[state] = shifts, jumps
-        return cls(table.start_states["start"], table.end_states["start"], actions, gotos, tuple(rules))
+        count = max(actions) + 1
+        return cls(
+            table.start_states["start"], table.end_states["start"],
+            [actions.get(state, {}) for state in range(count)],
+            [gotos.get(state, {}) for state in range(count)],
+            tuple(rules),
+        )
 
     def parse(self, tokens: Callable[[Callable[[], dict[str, int]]], Iterator[Tok]]) -> Any:
         """Run the automaton over `tokens(current_actions)`; the accepted value, or ParseError."""
@@ -86,9 +92,10 @@ class Tables:
         for token in tokens(current):
             kind = token.type
             while True:
-                action = actions[states[-1]].get(kind)
-                if action is None:
-                    raise ParseError(token, states, values)
+                try:
+                    action = actions[states[-1]][kind]
+                except KeyError:
+                    raise ParseError(token, states, values) from None
                 if action >= 0:
                     states.append(action)
                     values.append(token)

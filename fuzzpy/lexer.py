@@ -25,8 +25,9 @@ RESERVED = frozenset({
     # declarations, binders and control
     "let", "in", "type", "def", "rec", "mechanism", "fun", "if", "then", "else", "case",
     "of", "sample", "return",
-    # literals and operators
-    "true", "false", "not", "inf",
+    # literals and operators (`and`, `or` are reserved so that `a and b` gets a clear
+    # error: the operators are written `&&` and `||`)
+    "true", "false", "not", "inf", "and", "or",
     # bracketed primitives
     "laplace", "gauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "subsample",
     # mechanisms
@@ -105,6 +106,8 @@ class Scanner:
         keywords, punctuation, arrows = self.keywords, self.punctuation, self.arrows
         match = self.scanner.match
         position, line, line_start = 0, 1, 0
+        if text.startswith("\ufeff"):  # a byte-order mark, as some editors write
+            position = line_start = 1
         last: Tok | None = None
         length = len(text)
         while position < length:
@@ -135,6 +138,8 @@ class Scanner:
                 keyword = keywords.get(value)
                 if keyword is not None and (value in RESERVED or keyword in accepted()):
                     kind = keyword
+                elif value in RESERVED:  # reserved without a grammar rule: never valid
+                    kind = "RESERVED"
                 else:
                     kind = "NAME"
             elif kind == "PUNCT":

@@ -21,6 +21,7 @@ Three sources of evidence:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from lark import Lark
@@ -44,7 +45,6 @@ _EXPRESSION_STARTS = {
     "fun", "if", "case", "let", "return", "lap", "lapplus", "dist", "forall",
     "laplace", "gauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "subsample",
 }
-_TYPE_STARTS = {"NAME", "(", "<", "{", "list", "bag", "vec", "fuzzy"}
 _NAMED = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string", "$END": "the end of the file"}
 _DECLARATION_WORDS = {"def": "the definition of", "let": "the constant", "type": "the type",
                       "mechanism": "the mechanism"}
@@ -142,6 +142,8 @@ class _Explainer:
         code = "FZ103" if self.token.type == "$END" else "FZ102"
         hint = self.hint()
         what = self.describe_expected()
+        if self.text in ("and", "or"):
+            return Diagnostic(code, f"`{self.text}` is not an operator", self.here, hint=hint)
         unexpected = "the end of the file" if self.token.type == "$END" else f"`{self.text}`"
         if what and isinstance(self.previous, Tok) and what.startswith(("an expression", "a type")):
             return Diagnostic(code, f"expected {what} after `{self.previous}`", self.here, hint=hint)
@@ -167,21 +169,27 @@ class _Explainer:
         return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
 
     def hint(self) -> str | None:
-        written = self.written(self.expected)
-        previous = self.previous
-        if self.text == "=" and "==" in written:
-            return "to compare two values, write `==`"
-        if isinstance(previous, Tok) and written == {"["}:
-            return f"`{previous}` takes its static arguments in brackets, as in `{previous}[...] e`"
-        if self.text == "->" and ":" in written and "=" in written:
-            return "the result type follows a colon: `def f (x : num) : num = ...`"
-        if self.text == "}" and {"NAME", "NUMBER"} <= written:
-            return "a block ends with the expression it returns, as in `{ let y = x; y }`"
-        if "privacy" in written and "requires" in written:
-            return "a mechanism states its claim before its body: `privacy eps { ... }`"
-        if written == {"("} and isinstance(previous, Tok) and previous.value in ("if", "while"):
-            return f"a mechanism's `{previous}` takes its condition in parentheses"
+        """The first of `_HINTS` that recognises this mistake."""
+        for recognises, advice in _HINTS:
+            if recognises(self):
+                previous = self.previous.value if isinstance(self.previous, Tok) else ""
+                return advice.replace("{previous}", previous)
         return None
+
+    @property
+    def following(self) -> str:
+        """The character just after the unexpected token."""
+        return self.source.text[self.token.end:self.token.end + 1]
+
+    @property
+    def previous_text(self) -> str | None:
+        return self.previous.value if isinstance(self.previous, Tok) else None
+
+    @property
+    def in_def_header(self) -> bool:
+        """Between `def` and its `=`."""
+        tokens = [item.value for item in self.stack if isinstance(item, Tok)]
+        return bool(tokens) and tokens[0] == "def" and "=" not in tokens
 
     # -------------------------------------------------------- bracket messages
 
@@ -207,6 +215,36 @@ class _Explainer:
             labels=(Label(opened, "still open"),),
             hint=f"close it with `{OPENERS[opener.value]}` first",
         )
+
+
+# Common mistakes: (recognises(explainer), advice); the first that recognises wins.
+_Rule = Callable[[_Explainer], bool]
+_HINTS: list[tuple[_Rule, str]] = [
+    (lambda e: e.text in ("and", "or"),
+     "logical and is written `&&`, logical or `||`"),
+    (lambda e: e.text == "=" and e.following == ">" and "->" in e.written(e.expected),
+     "functions and case arms use `->`, not `=>`"),
+    (lambda e: e.text == "=" and "==" in e.written(e.expected),
+     "to compare two values, write `==`"),
+    (lambda e: e.previous_text == "vec" and e.written(e.expected) == {"["},
+     "a vector type names its norm: `vec[1] num`, `vec[2] num` or `vec[inf] num`"),
+    (lambda e: e.previous_text is not None and e.written(e.expected) == {"["},
+     "`{previous}` takes its static arguments in brackets, as in `{previous}[...] e`"),
+    (lambda e: e.text == "->" and {":", "="} <= e.written(e.expected),
+     "the result type follows a colon: `def f (x : num) : num = ...`"),
+    (lambda e: e.text == "," and e.in_def_header and e.written(e.expected) == {")"},
+     "each parameter of a `def` has its own parentheses: `(x : num) (y : num)`"),
+    (lambda e: e.text not in ("(", ":", "=") and {"(", ":", "="} <= e.written(e.expected),
+     "parameters are written with their types: `def f (x : num) (db : bag Row) : num = ...`"),
+    (lambda e: e.text == "->" and "->" not in e.written(e.expected),
+     "`->` belongs to `fun x -> e` and to `case e of [] -> a | h :: t -> b`"),
+    (lambda e: e.text == "}" and {"NAME", "NUMBER"} <= e.written(e.expected),
+     "a block ends with the expression it returns, as in `{ let y = x; y }`"),
+    (lambda e: {"privacy", "requires"} <= e.written(e.expected),
+     "a mechanism states its claim before its body: `privacy eps { ... }`"),
+    (lambda e: e.written(e.expected) == {"("} and e.previous_text in ("if", "while"),
+     "in a mechanism, `{previous}` takes its condition in parentheses"),
+]
 
 
 # ---------------------------------------------------------------- brackets

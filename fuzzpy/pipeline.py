@@ -55,6 +55,14 @@ def parse(source: Source) -> Program:
     return parse_program(source.text, source.name)
 
 
+def check(program: Program) -> CheckedProgram:
+    """Types, sensitivities and privacy costs; FuzzError (FZ2xx/FZ3xx) with
+    every error found."""
+    from fuzzpy.checker import check_program
+
+    return check_program(program)
+
+
 def run(
     checked: CheckedProgram,
     definition: str,

@@ -16,6 +16,8 @@ section 3) need:
 
 from __future__ import annotations
 
+import decimal
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import total_ordering
@@ -79,7 +81,12 @@ class Sens:
             return "inf"
         if self.value.denominator == 1:
             return int(self.value)
-        return float(self.value)
+        approx = float(self.value)
+        # JSON numbers are decimal text: "0.1" is exact; otherwise never print
+        # a bound below the exact value
+        if Fraction(repr(approx)) != self.value and Fraction(approx) < self.value:
+            approx = math.nextafter(approx, math.inf)
+        return approx
 
     def __str__(self) -> str:
         if self.value is None:
@@ -89,7 +96,18 @@ class Sens:
         as_float = float(self.value)
         if Fraction(repr(as_float)) == self.value:
             return repr(as_float)
-        return f"{self.value.numerator}/{self.value.denominator}"
+        text = f"{self.value.numerator}/{self.value.denominator}"
+        if len(text) <= 9:
+            return text
+        return _decimal_upward(self.value)
+
+
+def _decimal_upward(value: Fraction, digits: int = 6) -> str:
+    """A short decimal at least ``value`` (rounded up, so a printed bound
+    is never below the exact one)."""
+    context = decimal.Context(prec=digits, rounding=decimal.ROUND_CEILING)
+    quotient = context.divide(decimal.Decimal(value.numerator), decimal.Decimal(value.denominator))
+    return format(quotient, "f") if quotient.adjusted() >= -5 else format(quotient, "e")
 
 
 ZERO = Sens(Fraction(0))

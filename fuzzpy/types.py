@@ -171,7 +171,7 @@ UNIT = TUnit()
 
 def _atom(t: Type) -> str:
     text = str(t)
-    if isinstance(t, (TFun, TSum)) or (isinstance(t, (TList, TVec, TBag, TFuzzy))):
+    if isinstance(t, (TFun, TSum, TList, TVec, TBag, TFuzzy)):
         return f"({text})"
     return text
 

@@ -15,7 +15,7 @@ import pytest
 from dp_accounting.pld import privacy_loss_distribution as dpa_pld
 
 from fuzzpy.accounting.accountant import guarantees, tightest
-from fuzzpy.accounting.events import Gaussian, Repeat, Subsample
+from fuzzpy.accounting.events import Gaussian, Laplace, Repeat, Subsample
 
 DELTA = 1e-5
 STEPS = (1000, 10000)
@@ -74,3 +74,20 @@ def test_generic_amplification_and_rdp_are_upper_bounds_of_the_pld():
     found = {g.method: g.epsilon for g in guarantees(events(0.01, 1.1, 1000), DELTA)}
     assert found["pld"] <= found["rdp"] <= found["basic"]
     assert found["rdp"] < 1.2 * found["pld"]
+
+
+@pytest.mark.parametrize(("q", "steps"), [(1.0, 100), (0.1, 200)])
+def test_laplace_pld_agrees_with_dp_accounting(q, steps):
+    """Laplace eps0 = 0.5 (plain and Poisson-subsampled) against dp-accounting's
+    pessimistic PLD at its default grid (an upper bound) and its optimistic
+    one (a lower bound)."""
+    logging.getLogger().setLevel(logging.ERROR)
+    kwargs = {"sampling_prob": q, "value_discretization_interval": 1e-4}
+    upper = dpa_pld.from_laplace_mechanism(2.0, **kwargs).self_compose(steps)
+    lower = dpa_pld.from_laplace_mechanism(2.0, pessimistic_estimate=False, **kwargs)
+    lower = lower.self_compose(steps)
+    step = Laplace(Fraction(1), Fraction(2))
+    found = tightest([Repeat(steps, (Subsample(Fraction(q), (step,)) if q < 1 else step,))], 1e-6)
+    assert found.method == "pld"
+    assert found.epsilon <= upper.get_epsilon_for_delta(1e-6) * (1 + 1e-6)
+    assert found.epsilon >= lower.get_epsilon_for_delta(1e-6)

@@ -102,3 +102,20 @@ def test_non_utf8_bytes_through_load_source(tmp_path: Path) -> None:
         load_source(path)
     diagnostic = caught.value.diagnostics[0]
     assert (diagnostic.code, diagnostic.span.line, diagnostic.span.col) == ("FZ100", 2, 1)
+
+
+@settings(max_examples=100, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=40), st.integers(0, 2000))
+def test_random_bytes_in_a_file(tmp_path: Path, noise: bytes, where: int) -> None:
+    """Bytes spliced into an example, read from disk: FZ100, a program, or FZ1xx diagnostics."""
+    data = EXAMPLE_TEXTS[where % len(EXAMPLE_TEXTS)].encode("utf-8")
+    where %= len(data) + 1
+    path = tmp_path / "noisy.fz"
+    path.write_bytes(data[:where] + noise + data[where:])
+    try:
+        source = load_source(path)
+    except FuzzError as error:
+        assert [d.code for d in error.diagnostics] == ["FZ100"]
+        return
+    outcome(source.text)

@@ -252,3 +252,12 @@ def test_the_wheel_ships_the_grammar_the_parser_loads() -> None:
     shipped = config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
     assert shipped["grammar/fuzz.lark"] == "fuzzpy/grammar/fuzz.lark"
     assert grammar_text() == (ROOT / "grammar" / "fuzz.lark").read_text(encoding="utf-8")
+
+
+def test_windows_line_endings_and_byte_order_mark() -> None:
+    program = parse_program("\ufefflet x = 1;\r\nlet y = x;\r\n")
+    assert program == parse_program("let x = 1;\nlet y = x;\n")
+    second = program.decls[1]
+    assert (second.span.line, second.span.col) == (2, 1)
+    first = program.decls[0]
+    assert (first.span.line, first.span.col) == (1, 1)

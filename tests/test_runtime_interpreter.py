@@ -279,3 +279,44 @@ def test_column_evaluation_equals_row_by_row(ages: list[float], t: float) -> Non
     over_columns = apply_to_rows(interp, func, bag, "map")
     row_by_row = [func(row) for row in bag.rows()]
     assert np.allclose(over_columns, row_by_row)
+
+
+def test_falling_back_to_rows_does_not_depend_on_the_data() -> None:
+    """The warning (and the column types) must be the same for any data:
+    rows that all take one branch and rows that disagree are treated alike."""
+    src = """
+    def rec steps (n : num) : num = if n <= 0 then 0 else 1 + steps (n - 1);
+    def f (db : bag Row) : num = sum[0, 1000] (map (fun r -> steps r.dept) db);
+    def g (db : bag Row) : num = sum[0, 1000] (map (fun r -> if r.age > 40 then 1 else 0.5) db);
+    """
+    uniform = Bag(Record({"age": np.full(4, 50.0), "income": np.zeros(4), "dept": np.zeros(4, dtype=np.int64),
+                          "name": np.array(["a"] * 4, dtype=object)}))
+    outcomes = []
+    for db in (uniform, people()):
+        warnings: list[str] = []
+        f_value = run(src, "f", db, warnings=warnings)
+        g_value = run(src, "g", db, warnings=warnings)
+        outcomes.append((len(warnings), type(f_value), type(g_value)))
+    assert outcomes[0] == outcomes[1] == (1, float, float)
+
+
+def test_vectors_per_row_are_not_confused_with_a_shared_vector() -> None:
+    """Three rows and a three-entry model: `r.x * theta` is a vector per row,
+    not an entrywise product of the column with theta."""
+    src = """
+    type P = { x : num, y : num };
+    def grad (theta : vec[2] num) (p : P) : vec[2] num =
+      (sigmoid (dot theta [1, p.x, p.y]) - p.y) * [1, p.x, p.y] + p.x * theta;
+    def total (theta : vec[2] num) (db : bag P) : vec[2] num = vsum[100] (map (grad theta) db);
+    """
+    xs, ys = [0.5, -1.0, 2.0], [1.0, 0.0, 1.0]
+    theta = [0.1, -0.2, 0.3]
+    db = Bag(Record({"x": np.array(xs), "y": np.array(ys)}))
+    warnings: list[str] = []
+    got = run(src, "total", theta, db, warnings=warnings)
+    expected = np.zeros(3)
+    for x, y in zip(xs, ys, strict=True):
+        f = np.array([1, x, y])
+        expected += (1 / (1 + np.exp(-(f @ theta))) - y) * f + x * np.array(theta)
+    assert warnings == []
+    assert np.allclose(got, expected)

@@ -29,6 +29,8 @@ RUNS = [
     ("threshold_search", "search", "visits"),
     ("visit_summary", "mean_cost", "visits"),
     ("ward_histogram", "ward_histogram", "visits"),
+    ("gradient_descent", "train", "logistic"),
+    ("dpsgd", "train", "logistic"),
 ]
 
 
@@ -161,3 +163,30 @@ def test_nan_rows_count_as_zero_in_a_clamped_sum(capsys: pytest.CaptureFixture[s
                           "--ledger", str(tmp_path / "l.sqlite"), "--json", "--seed", "3")
     assert code == 0, err
     assert json.loads(out)["released"] == pytest.approx(2.0, abs=0.05)
+
+
+def test_two_databases_are_charged_separately(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    program = tmp_path / "two.fz"
+    program.write_text(
+        "type R = { a : num };\n"
+        "def f (x : bag R) (y : bag R) : fuzzy (num, num) = {\n"
+        "  sample m = laplace[0.5] (size x);\n  sample n = laplace[0.25] (size y);\n  return (m, n)\n};\n"
+    )
+    data = tmp_path / "r.csv"
+    data.write_text("a\n1\n2\n")
+    code, out, err = _run(capsys, str(program), "f", "--data", f"x={data}", "--data", f"y={data}",
+                          "--dataset", "x=first", "--dataset", "y=second", "--budget", "1",
+                          "--ledger", str(tmp_path / "l.sqlite"), "--json")
+    assert code == 0, err
+    charged = {d["dataset"]: d["charged"]["epsilon"] for d in json.loads(out)["datasets"]}
+    assert charged == {"first": 0.5, "second": 0.25}
+
+
+def test_releases_too_small_for_the_grid_are_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    program = tmp_path / "tiny.fz"
+    program.write_text("type R = { a : num };\ndef f (x : bag R) : fuzzy num = laplace[1e-9] (size x);\n")
+    data = tmp_path / "r.csv"
+    data.write_text("a\n1\n")
+    code, out, err = _run(capsys, str(program), "f", "--data", f"x={data}", "--budget", "1",
+                          "--ledger", str(tmp_path / "l.sqlite"))
+    assert code == 1 and out == "" and "FZ520" in err

@@ -20,6 +20,7 @@ from fuzzpy.runtime.expmech import exponential_mechanism
 from fuzzpy.runtime.noise import (
     SLACK,
     _grid_units,
+    gauss_release,
     grid_exponent,
     lap_draw,
     laplace_release,
@@ -197,3 +198,14 @@ def test_one_at_a_time_paths_match_the_pmf(t: int) -> None:
     support = np.arange(0, 15 * t)
     observed = np.array([np.count_nonzero(one_sided == x) for x in support])
     assert _chi_square_pvalue(observed, (1 - q) * q**support) > ALPHA
+
+
+@settings(max_examples=30, deadline=None)
+@given(x=_finite, sigma=st.sampled_from(["0.5", "3", "100"]), seed=st.integers(0, 2**32))
+def test_gaussian_releases_land_on_a_grid_fixed_by_sigma(x: float, sigma: str, seed: int) -> None:
+    """Every output is a multiple of the grid g (fixed by sigma and the
+    dimension, not the data); the discrete Gaussian charges every grid point,
+    so whatever one database produces, its neighbour can produce too."""
+    e = grid_exponent(Fraction(sigma), 1, integer_valued=False)
+    y = float(gauss_release(np.array([x]), Fraction(sigma), SeededSource(seed))[0])
+    assert (Fraction(y) / Fraction(2) ** e).denominator == 1

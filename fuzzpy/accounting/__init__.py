@@ -1,1 +1,15 @@
-"""Privacy accounting: mechanism events, composition, conversions, the ledger."""
+"""Privacy accounting: mechanism events, composition, conversions, the ledger.
+
+Module map (the accountant; the ledger lives in ``ledger*.py``):
+
+* `events`        -- what the checker emits: Laplace, Gaussian, ExpMech, ...
+* `atoms`         -- the events flattened to single mechanisms with counts
+* `accountant`    -- `tightest`, `guarantees`, `pure_epsilon`, `rho`,
+                     `compose_releases`: the minimum over every valid method
+* `composition`   -- basic, advanced (DRV) and optimal (KOV) composition
+* `gaussian`      -- the analytic Gaussian and its exact composition
+* `zcdp`, `rdp`   -- concentrated and Renyi DP, with their conversions
+* `pld`, `pld_pairs`, `discrete` -- privacy loss distributions
+* `calibrate`     -- the noise needed for (eps, delta) over k rounds
+* `budget_command`, `program_costs`, `plot` -- `fuzzpy budget`
+"""

@@ -53,9 +53,9 @@ DESCRIPTIONS: dict[str, str] = {
 
 # Methods whose guarantee also holds when later releases (and their privacy
 # parameters) are chosen adaptively, as a privacy filter: basic composition
-# (Rogers, Roth, Ullman & Vadhan 2016, Thm 3.6) and zCDP with the simple
-# conversion (Whitehouse, Ramdas, Rogers & Wu 2023, Thm 3.2 with a fixed
-# conversion); pure eps is a filter trivially.
+# (Rogers, Roth, Ullman & Vadhan 2016, privacy filters) and zCDP (a zCDP
+# filter: Whitehouse, Ramdas, Rogers & Wu 2023, "Fully adaptive composition"),
+# converted once at the end; pure epsilon is basic composition with delta 0.
 FILTER_METHODS: tuple[str, ...] = ("pure", "basic", "zcdp")
 
 
@@ -103,7 +103,13 @@ class _SiteCounter:
 
 def _pure(atoms: Atoms, delta: float) -> float | None:
     total = exact_pure(atoms)
-    return None if total is None else float(total)
+    return None if total is None else float_up(total)
+
+
+def float_up(value: Fraction) -> float:
+    """The smallest float >= an exact value (a float() may round down)."""
+    rounded = float(value)
+    return rounded if Fraction(rounded) >= value else math.nextafter(rounded, math.inf)
 
 
 def exact_pure(atoms: Atoms) -> Fraction | None:
@@ -125,14 +131,17 @@ def _exact_gaussian(atoms: Atoms, delta: float) -> float | None:
     return gaussian.epsilon_for_delta(math.sqrt(2 * rho), delta)
 
 
-def _needs_delta(method: Callable[[Atoms, float], float | None]):
+Method = Callable[[Atoms, float], "float | None"]
+
+
+def _needs_delta(method: Method) -> Method:
     def guarded(atoms: Atoms, delta: float) -> float | None:
         return None if delta <= 0 else method(atoms, delta)
 
     return guarded
 
 
-METHODS: dict[str, Callable[[Atoms, float], float | None]] = {
+METHODS: dict[str, Method] = {
     "exact-gaussian": _needs_delta(_exact_gaussian),
     "pure": _pure,
     "basic": _needs_delta(composition.basic),

@@ -71,7 +71,7 @@ class LaplaceAtom:
 class PureAtom:
     """A generic pure epsilon-DP mechanism. ``bounded_range`` marks the
     exponential mechanism, which is also epsilon-bounded-range and hence
-    epsilon^2/8-zCDP (Cesar & Rogers 2021, Lemma 3.2)."""
+    epsilon^2/8-zCDP (Cesar & Rogers 2021)."""
 
     epsilon: Fraction
     bounded_range: bool = False
@@ -103,20 +103,11 @@ Atoms = Counter  # Counter[Atom]: atom -> how many (adaptive) times it runs
 Summariser = Callable[[Counter, float], float]
 
 
-def is_pure(atom: Atom) -> bool:
-    inner = atom.inner if isinstance(atom, SubsampledAtom) else atom
-    return isinstance(inner, LaplaceAtom | PureAtom)
-
-
 def pure_part(atom: Atom) -> Fraction | None:
     """The epsilon of a non-subsampled pure atom (exact), else None."""
     if isinstance(atom, LaplaceAtom | PureAtom):
         return atom.epsilon
     return None
-
-
-def count_atoms(atoms: Atoms) -> int:
-    return sum(atoms.values())
 
 
 class Flattener:
@@ -265,7 +256,7 @@ def _fraction_up(x: float) -> Fraction:
 
 def subsampled_pure_epsilon(atom: SubsampledAtom) -> Fraction | None:
     """Amplification by Poisson subsampling of a pure eps-DP mechanism:
-    log(1 + q (e^eps - 1)) (Balle, Barthe & Gaboardi 2018, Thm 8), as an exact
+    log(1 + q (e^eps - 1)) (Balle, Barthe & Gaboardi 2018, Poisson subsampling), as an exact
     Fraction rounded up, never above eps."""
     if not isinstance(atom.inner, LaplaceAtom | PureAtom):
         return None

@@ -20,7 +20,14 @@ import sys
 from collections.abc import Sequence
 from fractions import Fraction
 
-from fuzzpy.accounting.accountant import DESCRIPTIONS, Guarantee, guarantees, pure_epsilon, tightest
+from fuzzpy.accounting.accountant import (
+    DESCRIPTIONS,
+    Guarantee,
+    float_up,
+    guarantees,
+    pure_epsilon,
+    tightest,
+)
 from fuzzpy.accounting.calibrate import (
     Calibration,
     calibrate_gaussian,
@@ -269,7 +276,7 @@ def _program_guarantee(events: Sequence[Event], delta: float | None) -> Guarante
     if delta is None:
         pure = pure_epsilon(events)
         if pure is not None:
-            return Guarantee(float(pure), 0.0, "pure")
+            return Guarantee(float_up(pure), 0.0, "pure")
         delta = DEFAULT_DELTA
     return tightest(events, delta)
 
@@ -277,7 +284,7 @@ def _program_guarantee(events: Sequence[Event], delta: float | None) -> Guarante
 def _program_json(g: Guarantee, pure: Fraction | None) -> dict[str, object]:
     entry = _guarantee_json(g)
     if pure is not None:
-        entry["pure_epsilon"] = float(pure)
+        entry["pure_epsilon"] = float_up(pure)
     return entry
 
 

@@ -57,7 +57,7 @@ def flexible_epsilon(atom: Atom, delta: float) -> float:
 
 def amplify(q: float, epsilon: float, delta: float) -> tuple[float, float]:
     """Poisson subsampling at rate q of an (eps, delta)-DP mechanism is
-    (log(1 + q (e^eps - 1)), q delta)-DP (Balle, Barthe & Gaboardi 2018, Thm 8)."""
+    (log(1 + q (e^eps - 1)), q delta)-DP (Balle, Barthe & Gaboardi 2018)."""
     if math.isinf(epsilon):
         return math.inf, q * delta
     return math.log1p(q * math.expm1(epsilon)), q * delta

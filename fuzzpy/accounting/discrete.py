@@ -6,7 +6,7 @@ smallest delta for a given eps is the hockey-stick divergence
 
     delta(eps) = p_inf + sum_{l_i > eps} p_i (1 - e^{eps - l_i})
 
-(Sommer, Meiser & Mohammadi 2019, Thm 1; Koskela et al. 2020). Between two
+(Sommer, Meiser & Mohammadi 2019; Koskela, Jalko & Honkela 2020). Between two
 consecutive losses it is affine in e^eps, so the smallest eps with
 delta(eps) <= target is found exactly from suffix sums.
 """
@@ -51,7 +51,7 @@ def epsilon_for_delta(
     numerator = infinity_mass + tail[j] - delta
     if tail_weighted[j] <= 0 or numerator <= 0:
         return float(losses[j])
-    epsilon = math.log(numerator / tail_weighted[j])
+    epsilon = math.log(numerator) - math.log(tail_weighted[j])
     epsilon = min(max(epsilon, lower), float(losses[j]))
     return epsilon + 1e-12 * (1 + abs(epsilon))  # absorb rounding: stay an upper bound
 

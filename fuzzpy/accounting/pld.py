@@ -233,7 +233,7 @@ def composed(atoms: Atoms, interval: float | None = None) -> list[ComposedPLD]:
     large share of epsilon); always coarse enough to fit MAX_POINTS."""
     width, span = _window_width(atoms)
     if interval is None:
-        interval = min(DEFAULT_INTERVAL, max(width / TARGET_POINTS, MIN_INTERVAL))
+        interval = _default_interval(width)
     interval = max(interval, width / (MAX_POINTS / 2), span / MAX_POINTS)
     while True:
         try:
@@ -244,6 +244,16 @@ def composed(atoms: Atoms, interval: float | None = None) -> list[ComposedPLD]:
             ]
         except WindowTooLarge:
             interval *= 2
+
+
+def _default_interval(width: float) -> float:
+    """DEFAULT_INTERVAL halved until the window holds about TARGET_POINTS
+    points (halving keeps losses on the grid that were on it, such as a
+    Laplace epsilon of 0.5)."""
+    desired = max(width / TARGET_POINTS, MIN_INTERVAL)
+    if desired >= DEFAULT_INTERVAL:
+        return DEFAULT_INTERVAL
+    return DEFAULT_INTERVAL / 2 ** math.ceil(math.log2(DEFAULT_INTERVAL / desired))
 
 
 def _window_width(atoms: Atoms) -> tuple[float, float]:

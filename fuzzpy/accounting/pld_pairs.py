@@ -1,7 +1,7 @@
 """Dominating pairs of the atoms, as privacy-loss tail functions.
 
 A pair (P, Q) dominates a mechanism when its hockey-stick divergence bounds
-the mechanism's for every eps (Zhu, Dong & Wang 2022, Def. 7). Each base pair
+the mechanism's for every eps (Zhu, Dong & Wang 2022). Each base pair
 here has a privacy loss l = log(dP1/dP0) that is increasing in the outcome,
 and gives P_b(l > c) and P_b(l <= c) for b in {0, 1}, accurately in both tails.
 
@@ -10,7 +10,7 @@ and gives P_b(l > c) and P_b(l <= c) for b in {0, 1}, accurately in both tails.
 * Pure eps-DP: randomized response, l = +-eps (Kairouz, Oh & Viswanath 2015).
 * (eps, delta)-DP: the four-point pair of KOV15 with losses +inf, +-eps, -inf.
 
-Poisson subsampling at rate q (Zhu, Dong & Wang 2022, Thm 11): under removal
+Poisson subsampling at rate q (Zhu, Dong & Wang 2022, dominating pairs of Poisson subsampling): under removal
 the pair is ((1-q) P0 + q P1, P0), with loss L = log(1 - q + q e^l); under
 addition (P0, (1-q) P0 + q P1), with L = -log(1 - q + q e^l). Both are
 monotone in l, so the tails of L are tails of l at a transformed threshold.

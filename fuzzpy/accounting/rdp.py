@@ -43,12 +43,12 @@ ORDERS = np.unique(
 
 
 def gaussian_curve(rho: float) -> np.ndarray:
-    """Gaussian mechanism: D_alpha = alpha rho (Mironov 2017, Prop. 7)."""
+    """Gaussian mechanism: D_alpha = alpha rho (Mironov 2017, Table II)."""
     return ORDERS * rho
 
 
 def laplace_curve(epsilon: float) -> np.ndarray:
-    """Laplace mechanism (Mironov 2017, Prop. 6): for alpha > 1,
+    """Laplace mechanism (Mironov 2017, Table II): for alpha > 1,
     1/(alpha-1) log(alpha/(2alpha-1) e^{(alpha-1)eps} + (alpha-1)/(2alpha-1) e^{-alpha eps})."""
     a = ORDERS
     terms = np.logaddexp(
@@ -60,7 +60,7 @@ def laplace_curve(epsilon: float) -> np.ndarray:
 
 def randomized_response_curve(epsilon: float) -> np.ndarray:
     """Any pure eps-DP pair is a post-processing of randomized response with
-    P(true) = e^eps/(1+e^eps) (Kairouz, Oh & Viswanath 2015, Thm 2.4), so by
+    P(true) = e^eps/(1+e^eps) (Kairouz, Oh & Viswanath 2015, Sec. 2), so by
     data processing its D_alpha is at most that of randomized response:
     1/(alpha-1) log(p^alpha (1-p)^{1-alpha} + (1-p)^alpha p^{1-alpha})."""
     a = ORDERS
@@ -72,7 +72,7 @@ def randomized_response_curve(epsilon: float) -> np.ndarray:
 
 def pure_curve(atom: PureAtom) -> np.ndarray:
     curve = randomized_response_curve(float(atom.epsilon))
-    if atom.bounded_range:  # eps^2/8-zCDP (Cesar & Rogers 2021, Lemma 3.2)
+    if atom.bounded_range:  # eps^2/8-zCDP (Cesar & Rogers 2021)
         curve = np.minimum(curve, ORDERS * float(atom.epsilon) ** 2 / 8)
     return curve
 
@@ -91,7 +91,7 @@ def subsampled_gaussian_curve(rate: float, mu: float) -> np.ndarray:
 def atom_curve(atom: Atom) -> tuple[np.ndarray, float]:
     """(RDP curve, delta): the atom is delta-approximately RDP with the curve
     (an (eps, delta) atom is delta-approximately eps-DP; deltas add, as for
-    approximate zCDP, Bun & Steinke 2016, Lemma 8.3)."""
+    approximate zCDP, Bun & Steinke 2016, Sec. 8)."""
     if isinstance(atom, GaussianAtom):
         return gaussian_curve(float(atom.rho)), 0.0
     if isinstance(atom, LaplaceAtom):
@@ -107,7 +107,7 @@ def _subsampled_curve(atom: SubsampledAtom) -> tuple[np.ndarray, float]:
     if isinstance(atom.inner, GaussianAtom):
         return subsampled_gaussian_curve(float(atom.rate), atom.inner.mu), 0.0
     amplified = subsampled_pure_epsilon(atom)
-    if amplified is not None:  # Balle, Barthe & Gaboardi 2018, Thm 8
+    if amplified is not None:  # Balle, Barthe & Gaboardi 2018
         return randomized_response_curve(float(amplified)), 0.0
     assert isinstance(atom.inner, ApproxAtom)
     q = float(atom.rate)

@@ -1,10 +1,10 @@
 """Zero-concentrated DP: rho of each atom, and conversions to (eps, delta).
 
 rho-zCDP (Bun & Steinke 2016): D_alpha(P || Q) <= alpha rho for all alpha > 1.
-Costs add under composition (BS16, Lemma 2.3). A delta-approximate
-rho-zCDP mechanism (BS16, Def. 1.8) is rho-zCDP except with probability
+Costs add under composition (BS16, composition lemma). A delta-approximate
+rho-zCDP mechanism (BS16, Sec. 8) is rho-zCDP except with probability
 delta; (eps, delta)-DP implies delta-approximate eps^2/2-zCDP, and the deltas
-of approximate zCDP add under composition (BS16, Lemma 8.3).
+of approximate zCDP add under composition (BS16, Sec. 8).
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ def atom_rho(atom: Atom) -> tuple[Fraction, Fraction]:
     if isinstance(atom, GaussianAtom):
         return atom.rho, Fraction(0)  # BS16, Prop. 1.6
     if isinstance(atom, PureAtom) and atom.bounded_range:
-        return atom.epsilon**2 / 8, Fraction(0)  # Cesar & Rogers 2021, Lemma 3.2
+        return atom.epsilon**2 / 8, Fraction(0)  # bounded range: Cesar & Rogers 2021
     if isinstance(atom, LaplaceAtom | PureAtom):
         return atom.epsilon**2 / 2, Fraction(0)  # BS16, Prop. 1.4
     if isinstance(atom, ApproxAtom):
-        return atom.epsilon**2 / 2, atom.delta  # BS16, Prop. 1.4 + Def. 1.8
+        return atom.epsilon**2 / 2, atom.delta  # BS16, Prop. 1.4 and Sec. 8
     return _subsampled_rho(atom)
 
 
@@ -45,12 +45,12 @@ def _subsampled_rho(atom: SubsampledAtom) -> tuple[Fraction, Fraction]:
     if amplified is not None:
         return amplified**2 / 2, Fraction(0)
     if isinstance(atom.inner, ApproxAtom):
-        # (log(1 + q(e^eps - 1)), q delta) (Balle, Barthe & Gaboardi 2018, Thm 8)
+        # (log(1 + q(e^eps - 1)), q delta) (Balle, Barthe & Gaboardi 2018)
         pure = SubsampledAtom(atom.rate, PureAtom(atom.inner.epsilon))
         amplified = subsampled_pure_epsilon(pure)
         return amplified**2 / 2, atom.rate * atom.inner.delta  # type: ignore[operator]
     # Subsampling never increases a Renyi divergence: D_alpha is jointly
-    # quasi-convex (van Erven & Harremoes 2014, Thm 13), and both directions
+    # quasi-convex (van Erven & Harremoes 2014), and both directions
     # of the subsampled pair are mixtures with the unsubsampled pair.
     return atom_rho(atom.inner)
 

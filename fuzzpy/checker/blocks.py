@@ -84,14 +84,20 @@ class BinderRules:
                 assert cost is not None and j.cost is not None
                 cost.pop(stmt.name, None)
                 cost = C.then_into(cost, j.cost)
+                note = f"`{stmt.name}` is a released value, free to use; the costs compose (events concatenate)"
             elif isinstance(stmt, S.LetStmt):
                 if j.is_fuzzy:
-                    continue  # a distribution bound by name: each use charged itself
-                ctx, cost = self._fold_let((stmt.name,), j, stmt, ctx, cost)
+                    note = f"`{stmt.name}` names a distribution: each `sample` of it was charged where it was used"
+                else:
+                    ctx, cost = self._fold_let((stmt.name,), j, stmt, ctx, cost)
+                    note = f"let: the value bound to `{stmt.name}` counts as often as `{stmt.name}` is used after it"
             else:
                 ctx, cost = self._fold_let(stmt.names, j, stmt, ctx, cost)
+                note = "let (x, y): the pair counts as much as its most used component"
+            if ck.tracer is not None:
+                ck.tracer.statement(stmt, Judgment(result.type, ctx, cost=cost), note)
         if done:
-            ck.note("block: each `let` scaled by the use of its variable, `sample`s composed")
+            ck.note("block: the statements folded back from the end, as above")
         return Judgment(result.type, ctx, cost=cost, static=result.static, length=result.length)
 
     def _statement(self, stmt: S.BlockStmt) -> Judgment:

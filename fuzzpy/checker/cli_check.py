@@ -11,7 +11,7 @@ import json
 import sys
 
 from fuzzpy.checker.driver import check_program, explain_definition
-from fuzzpy.checker.report import json_definitions, text_report
+from fuzzpy.checker.report import json_definitions, json_mechanisms, text_report
 from fuzzpy.diagnostics import Diagnostic, FuzzError, render_all
 from fuzzpy.source import Source
 
@@ -34,6 +34,7 @@ def run_check(args: argparse.Namespace) -> int:
     diagnostics: list[Diagnostic] = []
     sources: dict[str, Source] = {}
     definitions: list[dict[str, object]] = []
+    mechanisms: list[dict[str, object]] = []
     texts: list[str] = []
     explanations: list[str] = []
     for path in args.files:
@@ -41,9 +42,9 @@ def run_check(args: argparse.Namespace) -> int:
             source = load_source(path)
             sources[source.name] = source
             program = parse(source)
-            checked = check_program(program)
-            if args.explain:
+            if args.explain:  # shown also for a rejected definition: it helps to see why
                 explanations.append(explain_definition(program, args.explain, source.text))
+            checked = check_program(program)
         except FuzzError as err:
             diagnostics.extend(err.diagnostics)
             continue
@@ -52,6 +53,7 @@ def run_check(args: argparse.Namespace) -> int:
             for d in file_defs:
                 d["file"] = source.name
         definitions.extend(file_defs)
+        mechanisms.extend(json_mechanisms(checked))
         report = text_report(checked, delta)
         texts.append(f"{source.name}:\n{_indent(report)}" if len(args.files) > 1 else report)
     code = exit_code_for(diagnostics)
@@ -59,6 +61,7 @@ def run_check(args: argparse.Namespace) -> int:
         document: dict[str, object] = {
             "ok": code == 0,
             "definitions": definitions,
+            "mechanisms": mechanisms,
             "diagnostics": [d.to_json() for d in diagnostics],
         }
         if explanations:

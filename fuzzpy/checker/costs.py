@@ -27,6 +27,7 @@ from fuzzpy.accounting.events import (
     Subsample,
     Verified,
 )
+from fuzzpy.diagnostics import Label
 from fuzzpy.sensitivity import ONE, Sens
 from fuzzpy.source import Span
 
@@ -39,6 +40,7 @@ class Blame:
     span: Span
     message: str
     hint: str | None = None
+    labels: tuple[Label, ...] = ()
 
 
 class _Cat:

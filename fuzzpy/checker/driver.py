@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import gc
 from fractions import Fraction
 
 from fuzzpy import syntax as S
@@ -35,8 +36,19 @@ from fuzzpy.source import Span
 
 
 def check_program(program: S.Program) -> CheckedProgram:
-    """Type-check a program; raise `FuzzError` with every error found."""
-    return ProgramChecker(program).run()
+    """Type-check a program; raise `FuzzError` with every error found.
+
+    The cyclic garbage collector is paused meanwhile: the checker builds only
+    acyclic data (freed by reference counting), and full collections that
+    walk a large syntax tree again and again would make checking superlinear.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return ProgramChecker(program).run()
+    finally:
+        if paused:
+            gc.enable()
 
 
 def explain_definition(program: S.Program, name: str, source_text: str | None = None) -> str:
@@ -51,13 +63,22 @@ def explain_definition(program: S.Program, name: str, source_text: str | None = 
             checker.check_def(decl)
     tracer = Tracer(source_text)
     checker.ck.tracer = tracer
+    before = len(checker.errors)
+    checker.globals.broken.discard(name)
     checker.check_def(checker.globals.defs[name])
     checker.ck.tracer = None
-    if checker.errors:
-        raise FuzzError(tuple(checker.errors))
+    own_errors = checker.errors[before:]
+    if own_errors or name not in checker.checked:
+        codes = ", ".join(sorted({d.code for d in own_errors})) or "see the errors"
+        return tracer.render(f"Derivation of `{name}`, up to where it is rejected") + (
+            f"\n\nThe definition is rejected ({codes}); the diagnostics below say why."
+        )
+    from fuzzpy.checker.report import figures_for, signature
+
     checked = checker.checked[name]
-    title = f"Derivation of `{name}` : {signature_text(checked)}"
-    return tracer.render(title) + "\n\n" + _conclusion(checked)
+    figures = figures_for(checked, None)
+    title = f"Derivation of `{name}` : {signature(checked, figures)}"
+    return tracer.render(title) + "\n\n" + _conclusion(checked, figures)
 
 
 class ProgramChecker:
@@ -183,6 +204,8 @@ class ProgramChecker:
                 body = ck.infer(decl.body)
         finally:
             g.sigs.pop(decl.name, None)
+        if declared_result is not None:
+            body.type = declared_result  # the declared type is the interface
         self._conclude(decl, params, body)
 
     def _recursive_stub(self, decl: S.DefDecl, params: list[tuple[str, T.Type]], result: T.Type | None) -> DefSig:
@@ -236,7 +259,7 @@ class ProgramChecker:
                 blame.code,
                 f"`{decl.name}` is not differentially private in `{name}`: {blame.message}",
                 blame.span,
-                labels=(Label(decl.name_span, f"`{decl.name}` releases a distribution"),) if decl.name_span.file == blame.span.file else (),
+                labels=blame.labels,
                 hint=blame.hint,
             )
         )
@@ -255,7 +278,7 @@ class ProgramChecker:
         if declared is None or usage is None or usage.sens <= declared:
             return
         uses = U.contributions(usage)
-        phrase = " and ".join(f"here ({share})" for _, share in uses[:6])
+        phrase = " and ".join(f"here ({share})" for _, share in uses[:6]) + (" and elsewhere" if len(uses) > 6 else "")
         message = f"{param.name} is used {phrase}: {usage.sens} > declared {declared}" if uses else (
             f"{param.name} has sensitivity {usage.sens} > declared {declared}"
         )
@@ -263,7 +286,9 @@ class ProgramChecker:
         source = U.infinity_source(usage)
         if source is not None:
             notes.append(f"it is scaled by infinity at {source.span}: {source.reason}")
-        labels = tuple(Label(span, f"`{param.name}` used here ({share})") for span, share in uses)
+        labels = tuple(Label(span, f"`{param.name}` used here ({share})") for span, share in uses[:8])
+        if len(uses) > 8:
+            notes.append(f"and {len(uses) - 8} more uses")
         self.errors.append(
             Diagnostic("FZ305", message, param.span, labels=labels, notes=tuple(notes), hint=_bound_hint(usage.sens))
         )
@@ -323,14 +348,17 @@ def signature_text(checked: CheckedDef) -> str:
     return " -> ".join([*parts, str(checked.result)])
 
 
-def _conclusion(checked: CheckedDef) -> str:
+def _conclusion(checked: CheckedDef, figures: dict) -> str:
     lines = ["Conclusion:"]
     for p in checked.params:
+        if p.name in figures:
+            continue
         lines.append(f"  `{p.name}`: sensitivity {p.sensitivity}")
     for name, events in checked.privacy.items():
-        eps = C.pure_epsilon(events)
-        total = f" = {Sens(eps)}-DP by basic composition" if eps is not None else ""
-        lines.append(f"  privacy in `{name}`: [{C.describe_events(events)}]{total}")
+        figure = figures[name]
+        how = "basic composition" if figure.delta == 0 else figure.method
+        lines.append(f"  privacy in `{name}`: [{C.describe_events(events)}]")
+        lines.append(f"    = {figure.text()} by {how}")
     return "\n".join(lines)
 
 

@@ -16,8 +16,6 @@ from fuzzpy import types as T
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.sensitivity import INF, ONE, Sens
 
-StaticValue = Fraction
-
 
 def static_value(expr: S.Expr, constants: Mapping[str, Fraction]) -> Fraction | None:
     """The exact value of a static expression, or None if it is not static."""

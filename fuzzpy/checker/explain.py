@@ -81,6 +81,19 @@ class Tracer:
             )
         )
 
+    def statement(self, stmt: S.BlockStmt, judgment: Judgment, note: str) -> None:
+        """A block statement folded into the context of what follows it."""
+        self.steps.append(
+            Step(
+                depth=len(self._frames),
+                rule={S.LetStmt: "let", S.LetTuple: "let pair", S.SampleStmt: "sample"}[type(stmt)],
+                text=self._snippet(stmt),  # type: ignore[arg-type]
+                type=str(judgment.type),
+                context=format_judgment(judgment),
+                notes=[note],
+            )
+        )
+
     def _snippet(self, expr: S.Expr) -> str:
         span = expr.span
         text = ""
@@ -92,7 +105,13 @@ class Tracer:
         return text if len(text) <= 64 else text[:61] + "..."
 
     def render(self, title: str) -> str:
-        lines = [title, ""]
+        lines = [
+            title,
+            "Read from the leaves up: each step applies one rule; `context` says how far the",
+            "expression moves per unit change of each variable (its sensitivity) or, for a",
+            "distribution, what releasing it costs in each variable (the mechanism events).",
+            "",
+        ]
         for number, step in enumerate(self.steps, 1):
             pad = "  " * min(step.depth, 12)
             lines.append(f"{number:>4}. {pad}[{step.rule}] {step.text}  : {step.type}")

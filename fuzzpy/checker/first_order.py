@@ -27,7 +27,6 @@ from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.elaborate import positive_static, require_static
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.checker.typerel import is_numeric
 from fuzzpy.sensitivity import INF, Sens
 
 if TYPE_CHECKING:
@@ -208,5 +207,16 @@ def inr(ck: Inferencer, call: PrimCall) -> Judgment:
     return _inject(ck, call, False)
 
 
-def is_number_type(t: T.Type) -> bool:
-    return is_numeric(t)
+
+def length(ck: Inferencer, call: PrimCall) -> Judgment:
+    """Lists at finite distance have equal lengths (the list metric is
+    infinite across lengths) and vectors have a fixed length: the length moves
+    only when the list moves infinitely far."""
+    j = ck.infer(call.args[0])
+    if not isinstance(j.type, (T.TList, T.TVec)):
+        from fuzzpy.checker.infer import type_mismatch
+
+        raise type_mismatch(T.TList(T.NUM), j.type, call.args[0].span, "`len` measures a list or a vector")
+    ctx = {} if isinstance(j.type, T.TVec) else {n: u for n, u in j.ctx.items() if u.sens.is_inf}
+    ck.note("`len`: constant unless the list moves infinitely far")
+    return Judgment(T.INT, ctx)

@@ -30,8 +30,8 @@ from fuzzpy.checker.costs import Blame, Cost, CostCtx, infinite
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.explain import Tracer
 from fuzzpy.checker.typerel import is_numeric, join_types, norm_factor, subtype
-from fuzzpy.diagnostics import Diagnostic
-from fuzzpy.sensitivity import INF, ONE, Sens, case_scale
+from fuzzpy.diagnostics import Diagnostic, Label
+from fuzzpy.sensitivity import INF, ZERO, Sens, case_scale
 from fuzzpy.source import Span
 
 Handler = Callable[[S.Expr, "T.Type | None"], Judgment]
@@ -258,7 +258,7 @@ class Inferencer:
             self.note("branches join; any variable the condition depends on gets infinite cost")
             return Judgment(joined, {}, cost=cost)
         ctx = U.join_ctx(then.ctx, orelse.ctx)
-        scrutinee = U.scale_ctx(cond.ctx, case_scale(Sens.of(0)), expr.cond.span, "the condition of `if`")
+        scrutinee = U.scale_ctx(cond.ctx, case_scale(ZERO), expr.cond.span, "the condition of `if`")
         self.note("branches join (max); the condition's context is added")
         return Judgment(joined, U.plus(ctx, scrutinee))
 
@@ -310,12 +310,15 @@ class Inferencer:
 
     # ------------------------------------------------------------ costs from contexts
 
-    def blame_for(self, name: str, usage: U.Usage, span: Span, what: str) -> Blame:
+    def blame_for(self, name: str, usage: U.Usage, span: Span, what: str, label: str | None = None) -> Blame:
         """Why ``what`` costs infinity in ``name``: the rule that scaled it by inf."""
         source = U.infinity_source(usage)
+        labels = (Label(span, label),) if label else ()
         if source is None or source.span is None:
-            return Blame("FZ306", span, f"{what} is infinitely sensitive in `{name}`")
-        return Blame(source.code or "FZ306", source.span, f"{what} is infinitely sensitive in `{name}`: {source.reason}")
+            return Blame("FZ306", span, f"{what} is infinitely sensitive in `{name}`", _HINTS["FZ306"], labels)
+        code = source.code or "FZ306"
+        message = f"{what} depends on `{name}` with infinite sensitivity: {source.reason}"
+        return Blame(code, source.span, message, _HINTS.get(code), labels if span != source.span else ())
 
     def noise_cost(self, ctx: U.Ctx, span: Span, what: str, make: Callable[[Fraction], object]) -> CostCtx:
         """The privacy context of a noise primitive: one event per variable,
@@ -325,11 +328,20 @@ class Inferencer:
             if usage.sens.is_zero:
                 continue
             if usage.sens.is_inf:
-                cost[name] = infinite(self.blame_for(name, usage, span, what))
+                cost[name] = infinite(self.blame_for(name, usage, span, what, "released here"))
             else:
                 assert usage.sens.value is not None
                 cost[name] = Cost((make(usage.sens.value),))  # type: ignore[arg-type]
         return cost
+
+
+_HINTS = {
+    "FZ303": "pass the database through the primitive's bag argument instead of capturing it",
+    "FZ304": "clamp the rows with finite bounds, e.g. `sum[0, 100]`, and scale the noise to match",
+    "FZ306": "noise cannot hide an infinitely sensitive value: compare or multiply only public or "
+    "already released (sampled) values, or clamp first",
+    "FZ307": "recursion may only pass public data along; use `loop[k]` for a bounded number of releases",
+}
 
 
 def type_mismatch(expected: T.Type, found: T.Type, span: Span, why: str) -> CheckError:
@@ -351,4 +363,4 @@ def _kind(expr: S.Expr) -> str:
     }.get(type(expr), type(expr).__name__)
 
 
-__all__ = ["Inferencer", "type_mismatch", "ONE"]
+__all__ = ["Inferencer", "type_mismatch"]

@@ -19,7 +19,7 @@ from fuzzpy import types as T
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.checker.typerel import contains_fuzzy, is_numeric, join_types, sqrt_upper
+from fuzzpy.checker.typerel import contains_fuzzy, join_types, sqrt_upper
 from fuzzpy.sensitivity import ONE, Sens
 
 if TYPE_CHECKING:
@@ -213,7 +213,3 @@ class LiteralRules:
             raise CheckError("FZ205", f"`{record.type}` has no field `{expr.name}` (it has: {fields})", expr.span)
         ck.note(f"field `.{expr.name}`: a projection, 1-sensitive")
         return Judgment(ty, record.ctx)
-
-
-def is_vector_or_number(t: T.Type) -> bool:
-    return is_numeric(t) or isinstance(t, T.TVec)

@@ -30,7 +30,7 @@ from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.elaborate import positive_static, require_static
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.typerel import is_number_list, is_numeric, subtype
-from fuzzpy.sensitivity import INF
+from fuzzpy.sensitivity import INF, Sens
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
@@ -58,7 +58,7 @@ def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
     j = _noise_arg(ck, call, "1")
     scale = 1 / eps
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: Laplace(s, scale))
-    ck.note(f"`laplace[{eps}]`: scale {scale}; costs eps x the sensitivity in each variable")
+    ck.note(f"`laplace[{Sens(eps)}]`: noise of scale {Sens(scale)}; costs eps x the sensitivity in each variable")
     return Judgment(T.TFuzzy(j.type), {}, cost=cost)
 
 
@@ -66,7 +66,7 @@ def gauss(ck: Inferencer, call: PrimCall) -> Judgment:
     sigma = positive_static(call.statics[0], ck.globals.constants, "the sigma of `gauss`")
     j = _noise_arg(ck, call, "2")
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `gauss`", lambda s: Gaussian(s, sigma))
-    ck.note(f"`gauss[{sigma}]`: one Gaussian event per variable, with its L2 sensitivity")
+    ck.note(f"`gauss[{Sens(sigma)}]`: one Gaussian event per variable, with its L2 sensitivity")
     return Judgment(T.TFuzzy(j.type), {}, cost=cost)
 
 
@@ -85,7 +85,7 @@ def expmech(ck: Inferencer, call: PrimCall) -> Judgment:
     public = U.scale_ctx(cands.ctx, INF, cands_expr.span, "the candidates of `expmech` are released: they must be public")
     delta = U.plus(delta, public)
     cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: ExpMech(eps * s))
-    ck.note(f"`expmech[{eps}]`: costs eps x the score's sensitivity in each variable")
+    ck.note(f"`expmech[{Sens(eps)}]`: costs eps x the score's sensitivity in each variable")
     return Judgment(T.TFuzzy(cand_type), {}, cost=cost)
 
 
@@ -183,5 +183,5 @@ def subsample(ck: Inferencer, call: PrimCall) -> Judgment:
             scaled = C.scale_cost(amplified, usage.sens, blame)
             if scaled is not None:
                 cost[name] = C.then(cost.get(name), scaled)
-    ck.note(f"`subsample[{q}]`: the body's cost in the sampled bag, amplified by subsampling")
+    ck.note(f"`subsample[{Sens(q)}]`: the body's cost in the sampled bag, amplified by subsampling")
     return Judgment(lam.body.type, {}, cost=cost)

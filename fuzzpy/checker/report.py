@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from fuzzpy import syntax as S
 from fuzzpy.accounting.events import Event
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram
@@ -110,8 +111,11 @@ def text_report(checked: CheckedProgram, delta: float | None) -> str:
         elif approx:
             privacy += f"  (by {approx[0].method})"
         rows.append((d.name, signature(d, figures), privacy))
-    if not rows:
-        return "(no definitions)"
+    blocks = [_align(group) for group in (rows, _mechanism_rows(checked)) if group]
+    return "\n".join(blocks) if blocks else "(no definitions)"
+
+
+def _align(rows: list[tuple[str, str, str]]) -> str:
     name_width = max(len(n) for n, _, _ in rows)
     sig_width = max((len(s) for _, s, p in rows if p), default=0)
     lines = []
@@ -121,6 +125,34 @@ def text_report(checked: CheckedProgram, delta: float | None) -> str:
             line = f"{name.ljust(name_width)} : {sig.ljust(sig_width)}  {privacy}"
         lines.append(line)
     return "\n".join(lines)
+
+
+def _mechanism_rows(checked: CheckedProgram) -> list[tuple[str, str, str]]:
+    """Mechanisms are listed with their claim; `fuzzpy verify` proves it."""
+    rows = []
+    for name, mech in checked.mechanisms.items():
+        params = " -> ".join(f"({p.name} : {_type_text(p.type)})" for p in mech.params)
+        rows.append((name, f"mechanism {params} -> {_type_text(mech.result)}", f"claims {claim_text(mech)}-DP (see `fuzzpy verify`)"))
+    return rows
+
+
+def claim_text(mech: S.MechanismDecl) -> str:
+    from fuzzpy.printer import expr
+
+    claim = mech.privacy
+    if isinstance(claim, S.Tuple):
+        return "(" + ", ".join(expr(item) for item in claim.items) + ")"
+    return expr(claim)
+
+
+def _type_text(ty: S.TypeExpr) -> str:
+    from fuzzpy.printer import type_text
+
+    return type_text(ty)
+
+
+def json_mechanisms(checked: CheckedProgram) -> list[dict[str, object]]:
+    return [{"name": name, "claim": claim_text(mech)} for name, mech in checked.mechanisms.items()]
 
 
 def json_definitions(checked: CheckedProgram, delta: float | None) -> list[dict[str, object]]:
@@ -159,6 +191,6 @@ def _upper_float(x: Fraction | float) -> float | int:
     if x.denominator == 1:
         return int(x)
     approx = float(x)
-    if Fraction(approx) < x:
+    if Fraction(repr(approx)) != x and Fraction(approx) < x:  # "0.1" is exact as JSON text
         approx = math.nextafter(approx, math.inf)
     return approx

@@ -84,13 +84,6 @@ def single(name: str, span: Span) -> Ctx:
     return {name: use(span)}
 
 
-def add_into(target: Ctx, source: Ctx) -> Ctx:
-    """target + source, updating ``target`` in place (returns it)."""
-    for name, usage in source.items():
-        target[name] = add(target.get(name), usage)
-    return target
-
-
 def plus(a: Ctx, b: Ctx) -> Ctx:
     """a + b, reusing the larger dict (both are consumed)."""
     if len(a) < len(b):
@@ -123,20 +116,6 @@ def scale_ctx(
     for name, usage in ctx.items():
         ctx[name] = scale(usage, factor, span, reason, code)
     return ctx
-
-
-def drop_zero(ctx: Ctx) -> Ctx:
-    for name in [n for n, u in ctx.items() if u.sens == ZERO]:
-        del ctx[name]
-    return ctx
-
-
-def sens_of(ctx: Ctx, name: str) -> Sens:
-    usage = ctx.get(name)
-    return ZERO if usage is None else usage.sens
-
-
-# ---------------------------------------------------------------- explaining a number
 
 
 def contributions(usage: Usage) -> list[tuple[Span, Sens]]:
@@ -188,32 +167,18 @@ def _breadth_first(queue: list[Usage]) -> Iterator[Usage]:
                 queue.append(child)
 
 
-def describe_uses(name: str, usage: Usage, limit: int = 6) -> str:
-    """`db is used here (1) and here (1)` as one phrase, without locations."""
-    parts = contributions(usage)
-    if not parts:
-        return f"{name} has sensitivity {usage.sens}"
-    shares = ", ".join(f"({share})" for _, share in parts[:limit])
-    more = "" if len(parts) <= limit else f" and {len(parts) - limit} more"
-    return f"{name} is used {len(parts)} time{'s' if len(parts) != 1 else ''} {shares}{more}"
-
-
 __all__ = [
     "Ctx",
     "INF",
     "Usage",
     "add",
-    "add_into",
     "contributions",
-    "describe_uses",
-    "drop_zero",
     "infinity_source",
     "join",
     "join_ctx",
     "plus",
     "scale",
     "scale_ctx",
-    "sens_of",
     "single",
     "use",
 ]

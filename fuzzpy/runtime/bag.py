@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from fuzzpy.runtime.values import NotVectorisable, Record, RuntimeFailure, Value
+from fuzzpy.runtime.vectors import Vector, VectorColumn
 
 Column = Any  # np.ndarray | Record | tuple
 
@@ -139,8 +140,12 @@ def column_from_rows(values: Sequence[Value]) -> Column:
         return np.array([np.asarray(v, dtype=np.float64) for v in values])
     if isinstance(first, str):
         return np.array(values, dtype=object)
+    if all(isinstance(v, (bool, np.bool_)) for v in values):
+        return np.array(values, dtype=bool)
     if isinstance(first, (bool, int, float, np.generic)):
-        return np.array(values)
+        # always float: a function may give an int on some rows and a float on
+        # others, and the column's type must not depend on which rows exist
+        return np.array(values, dtype=np.float64)
     raise RuntimeFailure("FZ511", f"a bag cannot hold values of kind {type(first).__name__}")
 
 
@@ -150,6 +155,10 @@ def as_column(value: Value, n: int) -> Column:
     Constants broadcast; lists of per-row values become an (n, d) array; a
     value that is neither raises `NotVectorisable`.
     """
+    if isinstance(value, VectorColumn):
+        return value.rows
+    if isinstance(value, Vector):  # one vector, the same for every row
+        return np.broadcast_to(value.view(np.ndarray), (n, value.size)).copy()
     if isinstance(value, np.ndarray):
         if value.ndim >= 1 and value.shape[0] == n:
             return value

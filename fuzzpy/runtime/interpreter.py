@@ -11,15 +11,22 @@ the row variable is bound to the bag's columns, and arithmetic, comparisons,
 
 from __future__ import annotations
 
-import operator
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from fuzzpy import syntax as S
+from fuzzpy.runtime.operations import (
+    ARITH,
+    SumColumn,
+    as_vector,
+    binary,
+    index_value,
+    is_columnar,
+    select_rows,
+)
 from fuzzpy.runtime.randomness import RandomSource
 from fuzzpy.runtime.values import (
     Function,
@@ -32,6 +39,7 @@ from fuzzpy.runtime.values import (
     Value,
     WithPair,
 )
+from fuzzpy.runtime.vectors import is_per_row_number, vector_column
 
 Env = dict[str, Value]
 
@@ -40,20 +48,6 @@ Env = dict[str, Value]
 #: unfold for every row at once); past it, the caller goes row by row.
 MAX_SPLIT_BRANCHES = 256
 RECURSION_LIMIT = 20_000
-
-_ARITH: dict[str, Callable[[Value, Value], Value]] = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-}
-_COMPARE: dict[str, Callable[[Value, Value], Value]] = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
 
 
 class Interpreter:
@@ -77,6 +71,8 @@ class Interpreter:
         self._builtins = builtin_functions(self)
         self._warned: set[str] = set()
         self.split_branches_left = MAX_SPLIT_BRANCHES
+        #: The number of rows while a function runs over columns, else None.
+        self.column_rows: int | None = None
         self._load_declarations()
 
     # ------------------------------------------------------------ declarations
@@ -128,7 +124,7 @@ class Interpreter:
                 if right == 0:
                     raise RuntimeFailure("FZ512", "division by zero in a static number")
                 return left / right
-            return _ARITH[expr.op](left, right)
+            return ARITH[expr.op](left, right)
         if isinstance(expr, S.Ann):
             return self.static(expr.expr)
         value = self.eval(expr, {})
@@ -193,7 +189,7 @@ class Interpreter:
     def _eval_Unary(self, expr: S.Unary, env: Env) -> Value:
         value = self.eval(expr.operand, env)
         if expr.op == "-":
-            return -_vector(value)
+            return -as_vector(value)
         if isinstance(value, np.ndarray):
             return np.logical_not(value)
         return not value
@@ -201,8 +197,9 @@ class Interpreter:
     def _eval_If(self, expr: S.If, env: Env) -> Value:
         cond = self.eval(expr.cond, env)
         if isinstance(cond, np.ndarray):
-            if cond.all() or not cond.any():  # every row takes the same branch
-                return self.eval(expr.then if cond.all() else expr.orelse, env)
+            # Both branches even when every row agrees: whether a function runs
+            # over columns or row by row (which the user is told) must not
+            # depend on the data.
             return self._both_branches(expr, cond, env)
         return self.eval(expr.then if cond else expr.orelse, env)
 
@@ -218,7 +215,11 @@ class Interpreter:
         self.split_branches_left -= 1
 
     def _eval_ListLit(self, expr: S.ListLit, env: Env) -> Value:
-        return [self.eval(item, env) for item in expr.items]
+        items = [self.eval(item, env) for item in expr.items]
+        n = self.column_rows
+        if n is not None and any(is_per_row_number(item) and item.shape[0] == n for item in items):
+            return vector_column(items, n)  # `[1, r.x, r.y]` over columns: a vector per row
+        return items
 
     def _eval_Tuple(self, expr: S.Tuple, env: Env) -> Value:
         return tuple(self.eval(item, env) for item in expr.items)
@@ -268,7 +269,7 @@ class Interpreter:
             return self.eval(body, {**env, var: None})
         if isinstance(value, SumColumn):
             return self._case_over_rows(expr, value, env)
-        raise NotVectorisable if _is_columnar(value) else RuntimeFailure(
+        raise NotVectorisable if is_columnar(value) else RuntimeFailure(
             "FZ514", "`case ... of inl | inr` on a value that is not a sum"
         )
 
@@ -349,100 +350,10 @@ class _Deferred:
         return self._value
 
 
-@dataclass(frozen=True)
-class SumColumn:
-    """A column of sum values: `is_left[i]` says whether row i is `inl`; the
-    left and right columns hold every row's payload for either side (rows of
-    the other side carry values that are computed but never used)."""
-
-    is_left: np.ndarray
-    left: Value
-    right: Value
-
-
-def _as_sum(value: Value) -> SumColumn | None:
-    if isinstance(value, SumColumn):
-        return value
-    if isinstance(value, Inl):
-        return SumColumn(np.asarray(True), value.value, None)
-    if isinstance(value, Inr):
-        return SumColumn(np.asarray(False), None, value.value)
-    return None
-
-
-def select_rows(cond: np.ndarray, then: Value, orelse: Value) -> Value:
-    """Row i of the result is row i of `then` where cond[i], else of `orelse`."""
-    if _is_columnar(then) and _is_columnar(orelse):
-        return np.where(cond, then, orelse)
-    if isinstance(then, Record) and isinstance(orelse, Record) and then.fields.keys() == orelse.fields.keys():
-        return Record({k: select_rows(cond, v, orelse.get(k)) for k, v in then.fields.items()})
-    if isinstance(then, tuple) and isinstance(orelse, tuple) and len(then) == len(orelse):
-        return tuple(select_rows(cond, a, b) for a, b in zip(then, orelse, strict=True))
-    first, second = _as_sum(then), _as_sum(orelse)
-    if first is None or second is None:
-        raise NotVectorisable
-    return SumColumn(
-        np.where(cond, first.is_left, second.is_left),
-        _select_side(cond, first.left, second.left),
-        _select_side(cond, first.right, second.right),
-    )
-
-
-def _select_side(cond: np.ndarray, a: Value, b: Value) -> Value:
-    if a is None or b is None:
-        return b if a is None else a
-    return select_rows(cond, a, b)
-
-
 def sample(value: Value) -> Value:
     if not isinstance(value, Fuzzy):
         raise RuntimeFailure("FZ514", "`sample` expects a `fuzzy` value")
     return value.sample()
-
-
-def binary(op: str, left: Value, right: Value) -> Value:
-    """Arithmetic and comparisons on numbers, vectors and columns alike."""
-    if op in _COMPARE:
-        if isinstance(left, list) or isinstance(right, list):
-            return _COMPARE[op](list(left), list(right))
-        result = _COMPARE[op](left, right)
-        return result.item() if isinstance(result, np.generic) else result
-    left, right = _vector(left), _vector(right)
-    if op in _ARITH:
-        return _ARITH[op](left, right)
-    if op == "/":
-        return divide(left, right)
-    raise RuntimeFailure("FZ514", f"unknown operator `{op}`")
-
-
-def divide(left: Value, right: Value) -> Value:
-    if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.true_divide(left, right)
-    if right == 0:
-        if left == 0:
-            return float("nan")
-        return float("inf") if left > 0 else float("-inf")
-    return left / right
-
-
-def index_value(base: Value, index: Value) -> Value:
-    try:
-        item = base[int(index)]
-    except (IndexError, TypeError, ValueError):
-        raise RuntimeFailure("FZ515", f"index {index} is out of range") from None
-    return item.item() if isinstance(item, np.generic) else item
-
-
-def _vector(value: Value) -> Value:
-    """Lists of numbers act as vectors under arithmetic."""
-    if isinstance(value, list):
-        return np.asarray(value, dtype=np.float64)
-    return value
-
-
-def _is_columnar(value: Value) -> bool:
-    return isinstance(value, (np.ndarray, int, float, bool, np.generic))
 
 
 def _number(value: Fraction) -> int | float:

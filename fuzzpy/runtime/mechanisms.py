@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fuzzpy import syntax as S
-from fuzzpy.runtime.interpreter import binary, index_value
 from fuzzpy.runtime.noise import lap_draw, lapplus_draw
+from fuzzpy.runtime.operations import binary, index_value
 from fuzzpy.runtime.values import Function, Fuzzy, RuntimeFailure, Value
 
 if TYPE_CHECKING:

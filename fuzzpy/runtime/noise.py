@@ -16,16 +16,21 @@ for queries with |x - x'|_1 <= s over d coordinates,
 Statement (what the runtime guarantees): the grid is g = 2^e with
 e = floor(log2 b) - 32 - ceil(log2 d), so d g <= b 2^-32, and the release is
 at most (eps s)-DP -- the cost the checker charged -- whenever
-eps s >= 2^-24 (then s >= d g / SLACK). Integer-valued queries (counts,
-histograms, clamped sums of int columns) are multiples of g <= 1 already and
-are never rounded: for them the bound s/(g t) <= eps s holds unconditionally.
+eps s >= 2^-23 (then d g <= s 2^-9 = s SLACK / 2). The other half of the
+slack covers floating-point error in computing x itself: a query whose
+computed value moves by up to s (1 + 2^-9) between neighbours still meets
+the bound. (numpy's pairwise summation of n clamped floats errs by at most
+about log2(n) 2^-53 n s, below s 2^-9 for any n under 10^11.) Integer-valued queries (counts,
+histograms, clamped sums of int columns) get the grid g = min(b 2^-20, 1),
+are multiples of it already and are never rounded: for them the bound
+s/(g t) <= eps s / (1 + SLACK) holds unconditionally.
 `run` refuses, before charging, a program whose Laplace or Gaussian events
 fall below that floor (`check_discretisable`).
 
 The Gaussian is the same with the discrete Gaussian (CKS Thm. 14/15: adding
 N_Z(0, sigma_u^2) to an integer query of L2 sensitivity D is
 D^2/(2 sigma_u^2)-zCDP): sigma_u = ceil(sigma (1 + SLACK) / g), L2 rounding
-error <= sqrt(d) g, so rho <= s^2 / (2 sigma^2) whenever s / sigma >= 2^-24.
+error <= sqrt(d) g, so rho <= s^2 / (2 sigma^2) whenever s / sigma >= 2^-23.
 
 The final conversion of the integer g * N to a float is post-processing of
 an exactly private integer, so it cannot weaken the guarantee.
@@ -44,9 +49,12 @@ from fuzzpy.runtime.randomness import RandomSource
 from fuzzpy.runtime.samplers import discrete_gaussian, discrete_laplace, geometric
 
 GRID_BITS = 32
+#: Integer queries are never rounded, so a coarser grid loses nothing and
+#: keeps every draw within 32-bit integers (half the random bits).
+INTEGER_GRID_BITS = 20
 SLACK = Fraction(1, 256)
 #: Smallest eps * s (Laplace) or s / sigma (Gaussian) the grid serves exactly.
-MIN_RELATIVE_COST = Fraction(1, 2**24)
+MIN_RELATIVE_COST = Fraction(1, 2**23)
 _INT64_SAFE = 2**62
 
 
@@ -62,9 +70,9 @@ def _ceil_log2(n: int) -> int:
 def grid_exponent(scale: Fraction, spread: int, integer_valued: bool) -> int:
     """e with g = 2^e and spread * g <= scale * 2^-32, where `spread` bounds the
     rounding error in grid units (d for L1, ceil(sqrt d) for L2); integer
-    queries are never rounded and get g = min(scale 2^-32, 1)."""
+    queries are never rounded and get g = min(scale 2^-20, 1)."""
     if integer_valued:
-        return min(_floor_log2(scale) - GRID_BITS, 0)
+        return min(_floor_log2(scale) - INTEGER_GRID_BITS, 0)
     return _floor_log2(scale) - GRID_BITS - _ceil_log2(spread)
 
 

@@ -18,6 +18,7 @@ from fuzzpy import syntax as S
 from fuzzpy.runtime.bag import Bag, Column, LazyGroups, as_column, column_from_rows
 from fuzzpy.runtime.expmech import exponential_mechanism
 from fuzzpy.runtime.noise import gauss_release, laplace_release
+from fuzzpy.runtime.operations import as_vector
 from fuzzpy.runtime.samplers import bernoulli
 from fuzzpy.runtime.values import (
     Function,
@@ -29,6 +30,7 @@ from fuzzpy.runtime.values import (
     Value,
     WithPair,
 )
+from fuzzpy.runtime.vectors import VectorColumn, clip_l2, dot, vector
 
 if TYPE_CHECKING:
     from fuzzpy.runtime.interpreter import Interpreter
@@ -42,25 +44,30 @@ def apply_to_rows(interp: Interpreter, func: Value, bag: Bag, what: str) -> Colu
     from fuzzpy.runtime.interpreter import MAX_SPLIT_BRANCHES
 
     n = len(bag)
-    saved = interp.split_branches_left
-    interp.split_branches_left = MAX_SPLIT_BRANCHES
+    saved = interp.split_branches_left, interp.column_rows
+    interp.split_branches_left, interp.column_rows = MAX_SPLIT_BRANCHES, n
     try:
+        view = bag.view()
+        if isinstance(view, np.ndarray) and view.ndim == 2:  # a bag of vectors
+            view = VectorColumn(view)
         with np.errstate(all="ignore"):
-            return as_column(func(bag.view()), n)
+            return as_column(func(view), n)
     except (NotVectorisable, RuntimeFailure, TypeError, ValueError, AttributeError, IndexError, RecursionError):
         pass  # retried row by row below, where a genuine error is raised again
     finally:
-        interp.split_branches_left = saved
-    interp.warn_once(
+        interp.split_branches_left, interp.column_rows = saved
+    interp.warn_once(  # says nothing about the data: not even how many rows
         f"rows:{what}:{getattr(func, 'name', '')}",
         f"warning: the function given to `{what}` could not be evaluated over whole "
-        f"columns; evaluating it row by row ({n} rows), which is slower",
+        "columns; evaluating it row by row, which is slower",
     )
     return column_from_rows([func(row) for row in bag.rows()])
 
 
 def _mask(interp: Interpreter, func: Value, bag: Bag, what: str) -> np.ndarray:
     column = apply_to_rows(interp, func, bag, what)
+    if isinstance(column, np.ndarray) and column.size == 0:
+        return np.zeros(0, dtype=bool)
     if not isinstance(column, np.ndarray) or column.dtype != bool:
         raise RuntimeFailure("FZ516", f"the function given to `{what}` must return a bool")
     return column
@@ -98,8 +105,8 @@ def builtin_functions(interp: Interpreter) -> dict[str, Function]:
         "filter": fn("filter", 2, filter_),
         "split": fn("split", 2, split),
         "counts": fn("counts", 1, counts),
-        "tabulate": fn("tabulate", 2, lambda ts, f: np.array([f(t) for t in ts], dtype=np.float64)),
-        "dot": fn("dot", 2, lambda u, v: float(np.dot(_vec(u), _vec(v)))),
+        "tabulate": fn("tabulate", 2, lambda ts, f: vector(np.array([f(t) for t in ts], dtype=np.float64))),
+        "dot": fn("dot", 2, dot),
         "abs": fn("abs", 1, lambda x: np.abs(x) if isinstance(x, np.ndarray) else abs(x)),
         "fst": fn("fst", 1, lambda p: _pair(p)[0]),
         "snd": fn("snd", 1, lambda p: _pair(p)[1]),
@@ -107,17 +114,43 @@ def builtin_functions(interp: Interpreter) -> dict[str, Function]:
         "inr": fn("inr", 1, Inr),
         "len": fn("len", 1, lambda v: len(v)),
         "not": fn("not", 1, lambda b: np.logical_not(b) if isinstance(b, np.ndarray) else not b),
+        "min": fn("min", 2, lambda a, b: _pick(np.minimum, a, b)),
+        "max": fn("max", 2, lambda a, b: _pick(np.maximum, a, b)),
+        "sigmoid": fn("sigmoid", 1, lambda x: _float_math(_sigmoid, x)),
+        "exp": fn("exp", 1, lambda x: _float_math(np.exp, x)),
+        "log": fn("log", 1, lambda x: _float_math(np.log, x)),
+        "sqrt": fn("sqrt", 1, lambda x: _float_math(np.sqrt, x)),
+        "floor": fn("floor", 1, lambda x: _float_math(np.floor, x)),
     }
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + e^-x), without overflow for large |x|."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _float_math(func: Callable[[np.ndarray], np.ndarray], x: Value) -> Value:
+    """A float function on a number or a column; never raises on bad input
+    (log of a negative is nan), so no error can depend on the data."""
+    with np.errstate(all="ignore"):
+        result = func(np.asarray(x, dtype=np.float64))
+    return result if isinstance(x, np.ndarray) else float(result)
+
+
+def _pick(func: Callable[[Value, Value], Value], a: Value, b: Value) -> Value:
+    """min / max; the result is a float if either side is (whichever wins)."""
+    result = func(a, b)
+    if isinstance(result, np.ndarray) and result.ndim > 0:
+        return result
+    as_float = isinstance(a, float) or isinstance(b, float)
+    return float(result) if as_float else result.item() if isinstance(result, np.generic) else result
 
 
 def counts(groups: Value) -> np.ndarray:
     if isinstance(groups, LazyGroups):
-        return groups.sizes()
-    return np.array([len(_bag(b, "counts")) for b in groups], dtype=np.int64)
-
-
-def _vec(value: Value) -> np.ndarray:
-    return np.asarray(value, dtype=np.float64)
+        return vector(groups.sizes())
+    return vector(np.array([len(_bag(b, "counts")) for b in groups], dtype=np.int64))
 
 
 def _pair(value: Value) -> tuple[Value, Value]:
@@ -185,7 +218,7 @@ def _numeric(value: Value, what: str) -> np.ndarray:
 def _shape_like(original: Value, noisy: np.ndarray) -> Value:
     if np.ndim(original) == 0 and not isinstance(original, list):
         return float(noisy)
-    return noisy
+    return vector(noisy)
 
 
 def _sum(interp: Interpreter, args: list[Fraction]) -> Function:
@@ -213,7 +246,9 @@ def _clip(interp: Interpreter, args: list[Fraction]) -> Function:
         if isinstance(x, (np.ndarray, list)):
             return np.clip(np.asarray(x), float(lo), float(hi))
         low, high = _number(lo, x), _number(hi, x)
-        return min(max(x, low), high)
+        clipped = min(max(x, low), high)
+        # the result's type follows x and the bounds, never which bound applied
+        return float(clipped) if isinstance(low, float) or isinstance(x, float) else clipped
 
     return Function("clip", 1, clip)
 
@@ -233,17 +268,9 @@ def _number(bound: Fraction, like: Value) -> int | float:
     return int(bound) if is_int and bound.denominator == 1 else float(bound)
 
 
-def clip_l2(rows: np.ndarray, c: float) -> np.ndarray:
-    """Scale each row (or the one vector) down to L2 norm at most c."""
-    norms = np.linalg.norm(rows, axis=-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(norms > c, c / norms, 1.0)
-    return rows * factor
-
-
 def _clip2(interp: Interpreter, args: list[Fraction]) -> Function:
     (c,) = args
-    return Function("clip2", 1, lambda v: clip_l2(_vec(v), float(c)))
+    return Function("clip2", 1, lambda v: clip_l2(as_vector(v), float(c)))
 
 
 def _vsum(interp: Interpreter, args: list[Fraction]) -> Function:
@@ -253,7 +280,7 @@ def _vsum(interp: Interpreter, args: list[Fraction]) -> Function:
         rows = _bag(db, "vsum").view()
         if not isinstance(rows, np.ndarray) or rows.ndim != 2:
             raise RuntimeFailure("FZ516", "`vsum` expects a bag of vectors")
-        return clip_l2(rows.astype(np.float64), float(c)).sum(axis=0)
+        return vector(clip_l2(rows.astype(np.float64), float(c)).sum(axis=0))
 
     return Function("vsum", 1, total)
 
@@ -264,8 +291,10 @@ def _group(interp: Interpreter, args: list[Fraction]) -> Function:
     def group(f: Value, db: Value) -> LazyGroups:
         bag = _bag(db, "group")
         keys = apply_to_rows(interp, f, bag, "group")
-        if not isinstance(keys, np.ndarray) or keys.dtype.kind not in "iub":
+        if not isinstance(keys, np.ndarray) or keys.dtype.kind not in "iubf":
             raise RuntimeFailure("FZ516", "the key given to `group` must be an int")
+        if keys.dtype.kind == "f":  # keys computed row by row come back as floats
+            keys = np.where(np.isfinite(keys), keys, -1).astype(np.int64)
         return LazyGroups(bag, keys.astype(np.int64, copy=False), int(k))
 
     return Function("group", 2, group)

@@ -138,7 +138,7 @@ def privacy_events(definition: CheckedDef) -> dict[str, tuple[Event, ...]]:
                 EXIT_REJECTED,
                 "FZ520",
                 f"the release in `{name}` is too small for the exact noise grid: {reason}",
-                "releases must cost at least eps = 2^-24 (6e-8) each",
+                "each Laplace release must cost at least eps = 2^-23 (1.2e-7)",
             )
     return events
 

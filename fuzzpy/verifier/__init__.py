@@ -1,0 +1,81 @@
+"""The coupling verifier for `mechanism` declarations (language.md §5, verifier.md).
+
+    verify_mechanism(decl, program) -> Verdict
+
+first looks for a proof (randomness alignments and loop invariants, checked
+with z3, epsilon symbolic, any input length); failing that, for a
+counterexample on short inputs with exactly computed probabilities; failing
+both within the time limits, the verdict is "unknown" with the reason.
+Verdicts are cached per mechanism within a process (the checker asks again
+for every call site).
+"""
+
+from __future__ import annotations
+
+import time
+
+from fuzzpy.syntax import MechanismDecl, Program
+from fuzzpy.verifier.model import MechanismInfo, analyse, static_constants
+from fuzzpy.verifier.prover import search
+from fuzzpy.verifier.refuter import Counterexample, refute
+from fuzzpy.verifier.text import show
+from fuzzpy.verifier.verdict import Verdict
+
+__all__ = ["Verdict", "verify_mechanism", "PROOF_SECONDS", "REFUTE_SECONDS"]
+
+PROOF_SECONDS = 6.0
+REFUTE_SECONDS = 8.0
+QUICK_REFUTE_SECONDS = 0.4
+_cache: dict[tuple[MechanismDecl, tuple[tuple[str, object], ...]], Verdict] = {}
+
+
+def verify_mechanism(
+    decl: MechanismDecl,
+    program: Program | None = None,
+    proof_seconds: float = PROOF_SECONDS,
+    refute_seconds: float = REFUTE_SECONDS,
+) -> Verdict:
+    """Prove, refute, or give up on the mechanism's privacy claim.
+
+    Raises `FuzzError` (FZ4xx) when the mechanism is malformed.
+    """
+    constants = static_constants(program)
+    key = (decl, tuple(sorted(constants.items())))
+    if key in _cache:
+        return _cache[key]
+    started = time.monotonic()
+    info = analyse(decl, constants)
+    claim_text = show(decl.privacy)
+    quick, _ = refute(info, QUICK_REFUTE_SECONDS, max_length=2)  # most bugs show on tiny inputs
+    if quick is not None:
+        verdict = _refuted(info, claim_text, quick)
+        verdict = _timed(verdict, time.monotonic() - started)
+        _cache[key] = verdict
+        return verdict
+    result = search(info, proof_seconds)
+    if result.proved:
+        verdict = Verdict(decl.name, "proved", decl.privacy, claim_text, None, result.trace,
+                          stream=info.result_sort == "stream")
+    else:
+        counterexample, why = refute(info, refute_seconds)
+        if counterexample is not None:
+            verdict = _refuted(info, claim_text, counterexample)
+        else:
+            reason = f"no proof found ({result.reason}); {why}"
+            verdict = Verdict(decl.name, "unknown", decl.privacy, claim_text, reason,
+                              stream=info.result_sort == "stream")
+    verdict = _timed(verdict, time.monotonic() - started)
+    _cache[key] = verdict
+    return verdict
+
+
+def _refuted(info: MechanismInfo, claim_text: str, counterexample: Counterexample) -> Verdict:
+    decl = info.decl
+    return Verdict(decl.name, "refuted", decl.privacy, claim_text, f"the claim `privacy {claim_text}` is false",
+                   None, counterexample, stream=info.result_sort == "stream")
+
+
+def _timed(verdict: Verdict, seconds: float) -> Verdict:
+    from dataclasses import replace
+
+    return replace(verdict, seconds=seconds)

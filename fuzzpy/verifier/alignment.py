@@ -85,11 +85,22 @@ class Shift:
         if goal is None:
             assert ctx.other is not None
             goal = f"dist({show(ctx.other)})"
+        if goal.startswith("dist(") and _constant_text(goal[5:-1]):
+            goal = ""
         pieces = [(1, goal)] if goal else []
-        pieces += [(-s * ctx.sign, f"dist({show(e)})") for s, e in ctx.rest]
+        pieces += [(-s * ctx.sign, f"dist({show(e)})") for s, e in ctx.rest if not _constant_text(show(e))]
         if ctx.sign < 0:
             pieces = [(-s, p) for s, p in pieces]
         return show_signed_sum(pieces)
+
+
+def _constant_text(text: str) -> bool:
+    """A literal never differs between the runs: its dist() is left out of the text."""
+    try:
+        Fraction(text)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -163,10 +174,12 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
     compares = [i for i in usable if site.contexts[i].kind == "compare"]
     carries = [i for i in usable if site.contexts[i].kind == "carry"]
     zero = Shift("const")
+    guarded = {i for i in releases if any(_inside(site.contexts[i].node, site.contexts[c].node) for c in compares)}
     scored.append((3 if releases else 0, Alignment(zero)))
     scored += [(1, Alignment(Shift("const", Fraction(1)))), (2, Alignment(Shift("const", Fraction(-1))))]
     for i in releases:
-        scored.append((0, Alignment(Shift("target", context=i, target="zero"))))
+        # a release under a branch on the same draw is better served by a selector
+        scored.append((2 if i in guarded else 0, Alignment(Shift("target", context=i, target="zero"))))
     for i in carries:
         if _public(site.contexts[i], info):
             continue  # the carrier's other summands never differ: same as the constants
@@ -193,6 +206,14 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
             scored.append((3, Alignment(Shift("const", Fraction(1)), point, zero)))
     scored.sort(key=lambda pair: pair[0])
     return scored
+
+
+def _inside(stmt: object, branch: object) -> bool:
+    """Whether ``stmt`` is one of the statements of ``branch`` (an `IfStmt`)."""
+    from fuzzpy.verifier.model import statements
+
+    body = getattr(branch, "then", ()) + getattr(branch, "orelse", ())
+    return any(s is stmt for s in statements(body))
 
 
 def _public(context: DrawContext, info: MechanismInfo) -> bool:

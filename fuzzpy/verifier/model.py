@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.syntax import (
@@ -25,10 +26,12 @@ from fuzzpy.syntax import (
     If,
     IfStmt,
     Index,
+    LetDecl,
     MechanismDecl,
     Noise,
     NumLit,
     Output,
+    Program,
     ReturnStmt,
     Stmt,
     TyList,
@@ -81,6 +84,7 @@ class MechanismInfo:
     result_sort: str  # "int" | "num" | "bool" | "stream"
     draws: list[DrawSite]
     int_constants: set[int]
+    constants: dict[str, Fraction] = field(default_factory=dict)  # top-level `let`s used here
 
     def sort_of(self, name: str) -> str | None:
         return self.locals.get(name) or self.scalars.get(name)
@@ -255,11 +259,51 @@ def _result_sort(ty: TypeExpr) -> str | None:
 # ---------------------------------------------------------------- analysis
 
 
-def analyse(decl: MechanismDecl) -> MechanismInfo:
-    """Classify, sort-check and index a mechanism; raise FuzzError when malformed."""
+def static_constants(program: Program | None) -> dict[str, Fraction]:
+    """Top-level `let` constants with a numeric value (language.md §1)."""
+    values: dict[str, Fraction] = {}
+    for decl in program.decls if program is not None else ():
+        if isinstance(decl, LetDecl):
+            value = _static_value(decl.expr, values)
+            if value is not None:
+                values[decl.name] = value
+    return values
+
+
+def _static_value(expr: Expr, env: dict[str, Fraction]) -> Fraction | None:
+    if isinstance(expr, NumLit):
+        return expr.value
+    if isinstance(expr, Var):
+        return env.get(expr.name)
+    if isinstance(expr, Unary) and expr.op == "-":
+        inner = _static_value(expr.operand, env)
+        return None if inner is None else -inner
+    if isinstance(expr, Binary) and expr.op in ("+", "-", "*", "/"):
+        a, b = _static_value(expr.left, env), _static_value(expr.right, env)
+        if a is None or b is None or (expr.op == "/" and b == 0):
+            return None
+        return {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else a}[expr.op]
+    return None
+
+
+def analyse(decl: MechanismDecl, constants: dict[str, Fraction] | None = None) -> MechanismInfo:
+    """Classify, sort-check and index a mechanism; raise FuzzError when malformed.
+
+    ``constants`` are the program's static `let`s; those the mechanism uses
+    become fixed public scalars.
+    """
     diagnostics: list[Diagnostic] = []
     vectors: dict[str, str] = {}
     scalars: dict[str, str] = {}
+    params = {p.name for p in decl.params}
+    used = {
+        e.name
+        for s in statements(decl.body)
+        for top in stmt_expressions(s)
+        for e in sub_expressions(top)
+        if isinstance(e, Var)
+    } | {e.name for top in (*decl.requires, decl.privacy) for e in sub_expressions(top) if isinstance(e, Var)}
+    fixed = {name: value for name, value in (constants or {}).items() if name in used and name not in params}
     for param in decl.params:
         if isinstance(param.type, TyVec):
             vectors[param.name] = param.type.norm
@@ -276,7 +320,9 @@ def analyse(decl: MechanismDecl) -> MechanismInfo:
         diagnostics.append(
             _error("FZ403", "a mechanism returns `num`, `int`, `bool`, or `list T` for a stream of outputs", decl.result.span)
         )
-    info = MechanismInfo(decl, vectors, scalars, {}, result, [], set())
+    for name, value in fixed.items():
+        scalars[name] = "int" if value.denominator == 1 else "num"
+    info = MechanismInfo(decl, vectors, scalars, {}, result, [], set(), fixed)
     _infer_locals(info, diagnostics)
     sorter = _Sorter(info, diagnostics)
     for req in decl.requires:

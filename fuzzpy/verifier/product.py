@@ -202,6 +202,11 @@ class Product:
         path.obligations.append(
             Obligation("branch", cond.one == cond.two, stmt.cond.span, "both runs take the same branch")
         )
+        decided = z.simplify(z.conj(cond.one, cond.two))
+        if z.is_true(decided):
+            return self.exec_block(stmt.then, [path])
+        if z.is_false(z.simplify(z.disj(cond.one, cond.two))):
+            return self.exec_block(stmt.orelse, [path])
         then_path, else_path = path.fork(), path
         then_path.facts.append(cond.one)
         else_path.facts.append(z.neg(cond.one))

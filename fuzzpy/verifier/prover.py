@@ -25,6 +25,8 @@ from fuzzpy.verifier.solver import Term
 from fuzzpy.verifier.text import show
 
 UNROLL = 5
+MAX_UNROLLED_PATHS = 32
+MAX_SNAPSHOTS = 16
 MAX_SCREENED = 400
 MAX_PROOF_ATTEMPTS = 4
 
@@ -38,6 +40,27 @@ class LoopProof:
     line: int
     guard: str
     invariant: list[str]
+    terms: list[Term] = field(default_factory=list, repr=False)
+    facts: list[Term] = field(default_factory=list, repr=False)
+
+    def essential(self) -> list[str]:
+        """A non-redundant subset of the invariant, equivalent to all of it.
+
+        Greedily drops every atom that the remaining ones imply (under the
+        preconditions); guarded atoms are tried first.
+        """
+        plain = {label for label in self.invariant if "==>" not in label}
+        kept = [k for k, label in enumerate(self.invariant) if label.rpartition(" ==> ")[2] not in plain
+                or "==>" not in label]
+        for index in reversed(list(kept)):
+            others = [self.terms[k] for k in kept if k != index]
+            if z.check_valid(self.facts + others, self.terms[index], rlimit=300_000).status == "valid":
+                kept.remove(index)
+        return [_display(self.invariant[k]) for k in kept]
+
+
+def _display(label: str) -> str:
+    return label.replace("V0", "entry cost").replace("param_", "")
 
 
 @dataclass
@@ -70,9 +93,15 @@ def private_scalars(info: MechanismInfo) -> set[str]:
 
 
 def make_inputs(info: MechanismInfo, fixed: dict[str, Fraction] | None = None) -> Inputs:
+    z.reset_names()
     private = private_scalars(info)
     scalars: dict[str, Pair] = {}
     for name, sort in info.scalars.items():
+        if name in info.constants or name in (fixed or {}):
+            value = info.constants[name] if name in info.constants else (fixed or {})[name]
+            term = z.number(value, integral=sort == "int")
+            scalars[name] = Pair(term, term)
+            continue
         one = {"int": z.fresh_int, "bool": z.fresh_bool}.get(sort, z.fresh_real)(f"param_{name}")
         two = one + {"int": z.fresh_int}.get(sort, z.fresh_real)(f"dparam_{name}") if name in private else one
         scalars[name] = Pair(one, two)
@@ -84,8 +113,6 @@ def make_inputs(info: MechanismInfo, fixed: dict[str, Fraction] | None = None) -
     bare = Inputs(scalars, vectors, lengths, (), output, z.number(0))
     background = [n >= 0 for n in lengths.values()]
     background += [relational(req, {}, {}, bare) for req in info.decl.requires if not isinstance(req, Forall)]
-    for name, value in (fixed or {}).items():
-        background.append(scalars[name].one == z.number(value, integral=info.scalars[name] == "int"))
     claim = z.to_real(relational(info.decl.privacy, {}, {}, bare))
     return Inputs(scalars, vectors, lengths, tuple(background), output, claim)
 
@@ -100,7 +127,7 @@ def screening_values(info: MechanismInfo, small_ints: bool = False) -> dict[str,
     choices = {"num": [Fraction(1), Fraction(2), Fraction(1, 2)], "int": ints}
     fixed: dict[str, Fraction] = {}
     for name, sort in info.scalars.items():
-        if sort not in choices:
+        if sort not in choices or name in info.constants:
             continue
         for value in choices[sort]:
             trial = dict(fixed, **{name: value})
@@ -113,13 +140,26 @@ def screening_values(info: MechanismInfo, small_ints: bool = False) -> dict[str,
 # ---------------------------------------------------------------- loops: unrolling
 
 
-def unrolled(depth: int):  # noqa: ANN201 - returns a LoopHandler
+@dataclass
+class Snapshot:
+    """A loop-head state met while unrolling, with the cost on entering the loop."""
+
+    loop: While
+    path: Path
+    entry_cost: Term
+    names: list[str]
+
+
+def unrolled(depth: int, snapshots: list[Snapshot] | None = None):  # noqa: ANN201 - returns a LoopHandler
     def handle(product: Product, loop: While, paths: list[Path]) -> list[Path]:
         finished = [p for p in paths if p.returned]
-        current = [p for p in paths if not p.returned]
+        current = [(p, p.cost) for p in paths if not p.returned]
+        names = _loop_names(product.info, [p for p, _ in current])
         for trip in range(depth + 1):
             staying = []
-            for path in current:
+            for path, entry in current:
+                if snapshots is not None:
+                    snapshots.append(Snapshot(loop, path.fork(), entry, names))
                 guard = product.eval(loop.cond, path)
                 path.obligations.append(Obligation("guard", guard.one == guard.two, loop.cond.span,
                                                    "both runs agree on the loop condition"))
@@ -128,29 +168,71 @@ def unrolled(depth: int):  # noqa: ANN201 - returns a LoopHandler
                 finished.append(leaving)
                 if trip < depth:
                     path.facts.append(guard.one)
-                    staying.append(path)
-            after = product.exec_block(loop.body, staying)
-            finished += [p for p in after if p.returned]
-            current = [p for p in after if not p.returned]
+                    staying.append((path, entry))
+            if len(staying) > MAX_UNROLLED_PATHS:  # bounded check: longer runs are not explored
+                staying = []
+            current = []
+            for path, entry in staying:
+                for after in product.exec_block(loop.body, [path]):
+                    if after.returned:
+                        finished.append(after)
+                    else:
+                        current.append((after, entry))
         return finished
 
     return handle
 
 
+def _loop_names(info: MechanismInfo, live: list[Path]) -> list[str]:
+    if not live:
+        return []
+    return sorted(set.intersection(*(set(p.values) for p in live)) - set(info.scalars))
+
+
 def screen(info: MechanismInfo, alignments: dict[int, Alignment],
-           fixed: tuple[dict[str, Fraction], dict[str, Fraction]]) -> bool:
+           fixed: tuple[dict[str, Fraction], dict[str, Fraction]]) -> dict[int, set[str]] | None:
     """Bounded check: no violated obligation within 1, then `UNROLL` loop trips.
 
-    Most wrong alignments already fail in the first trip, where the check is cheap.
+    Most wrong alignments already fail in the first trip, where the check is
+    cheap. On success, returns for each loop the labels of the candidate
+    invariants that some unrolled state falsifies (so Houdini can skip them);
+    on failure, None.
     """
-    for depth, values in ((1, fixed[0]), (UNROLL, fixed[1])):
+    snapshots: list[Snapshot] = []
+    products = []
+    for depth, values in ((1, fixed[0]), (UNROLL, fixed[1]), (UNROLL, fixed[0])):
         inputs = make_inputs(info, values)
-        product = Product(info, inputs, alignments, unrolled(depth))
+        product = Product(info, inputs, alignments, unrolled(depth, snapshots if depth > 1 else None))
         for path in product.run():
             bad = z.conj(*path.facts, z.neg(z.conj(*(o.formula for o in path.obligations))))
             if z.satisfiable([bad], 3000).status != "valid":
-                return False
-    return True
+                return None
+        products.append((product, len(snapshots)))
+    return _falsified_labels(info, products, snapshots)
+
+
+def _falsified_labels(info: MechanismInfo, products: list, snapshots: list[Snapshot]) -> dict[int, set[str]]:
+    """Candidate invariants that fail on a concrete state of a bounded run."""
+    dead: dict[int, set[str]] = {}
+    start = 0
+    for product, end in products:
+        pools: dict[int, list[Atom]] = {}
+        for snap in snapshots[start:end][:MAX_SNAPSHOTS]:
+            key = id(snap.loop)
+            if key not in pools:
+                pools[key] = loop_pool(info, product.inputs, product, snap.loop, snap.path, snap.names)
+            outcome = z.satisfiable(snap.path.facts, 1000)
+            if outcome.status != "invalid":
+                continue
+            view = loop_view(product, snap.loop, snap.path, snap.entry_cost)
+            try:
+                dead.setdefault(key, set()).update(
+                    a.label for a in pools[key] if not a.user and not outcome.holds(a.build(view))
+                )
+            except KeyError:
+                continue  # a variable missing on this path: no information
+        start = end
+    return dead
 
 
 # ---------------------------------------------------------------- loops: invariants
@@ -163,6 +245,7 @@ class InvariantLoops:
     info: MechanismInfo
     inputs: Inputs
     deadline: float
+    dead: dict[int, set[str]] = field(default_factory=dict)  # labels refuted by bounded runs
     proofs: list[LoopProof] = field(default_factory=list)
     side_paths: list[Path] = field(default_factory=list)
 
@@ -176,24 +259,28 @@ class InvariantLoops:
                 for shift, _then, orelse in entries:
                     path.facts.append(shift == orelse)
             path.pending.clear()
-        names = sorted(set.intersection(*(set(p.values) for p in live)) - set(self.info.scalars))
+        names = _loop_names(self.info, live)
         head = self._havoc(live[0], names)
         entry_cost = z.fresh_real("entry_cost")
-        atoms = self._pool(product, loop, head, live, names)
-        entries = [(p.facts + [entry_cost == p.cost], self._view(product, loop, p, entry_cost)) for p in live]
+        atoms = loop_pool(self.info, self.inputs, product, loop, live[0], names, live)
+        entries = [(p.facts + [entry_cost == p.cost], loop_view(product, loop, p, entry_cost)) for p in live]
         guard = product.eval(loop.cond, head)
         body_start = head.fork()
         body_start.facts.append(guard.one)
         body = product.exec_block(loop.body, [body_start])
         for path in body:
             product._resolve_all_pending(path)
-        head_view = self._view(product, loop, head, entry_cost)
-        active = self._houdini(product, loop, atoms, entries, head_view, body, entry_cost)
+        head_view = loop_view(product, loop, head, entry_cost)
+        dead = self.dead.get(id(loop), set())
+        active = {i for i, a in enumerate(atoms) if a.label not in dead}
+        active = self._houdini(product, loop, atoms, entries, head_view, body, entry_cost, active)
         invariant = z.conj(*(atoms[i].build(head_view) for i in active))
         for atom_index, atom in enumerate(atoms):
             if atom.user and atom_index not in active:
                 raise ProofFailed(f"the loop invariant `{atom.label}` (line {loop.span.line}) is not inductive")
-        self.proofs.append(LoopProof(loop.span.line, show(loop.cond), _readable([atoms[i].label for i in active])))
+        ordered = sorted(active)
+        self.proofs.append(LoopProof(loop.span.line, show(loop.cond), [atoms[i].label for i in ordered],
+                                     [atoms[i].build(head_view) for i in ordered], list(self.inputs.background)))
         head.obligations.append(Obligation("guard", guard.one == guard.two, loop.cond.span,
                                            "both runs agree on the loop condition"))
         for path in body:
@@ -217,49 +304,14 @@ class InvariantLoops:
         facts = list(self.inputs.background)
         return Path(values, z.fresh_real("cost"), facts, budgets=budgets)
 
-    def _view(self, product: Product, loop: While, path: Path, entry_cost: Term) -> View:
-        bounds = {}
-        for expr in guard_bounds(loop):
-            scratch = path.fork()
-            try:
-                bounds[show(expr)] = product.eval(expr, scratch).one
-            except Unsupported:
-                continue
-        return View(path.values, path.cost, entry_cost, path.budgets, bounds)
-
-    def _pool(self, product: Product, loop: While, head: Path, live: list[Path], names: list[str]) -> list[Atom]:
-        prices = []
-        for noise in noises_in(loop):
-            try:
-                prices.append(1 / z.to_real(product.eval(noise.scale, head.fork()).one))
-            except Unsupported:
-                continue
-        guards = []
-        for conj in guard_conjuncts(loop.cond):
-            def g(v: View, conj: Expr = conj) -> Term:
-                return product.eval(conj, Path(dict(v.values), v.cost, budgets=dict(v.budgets))).one
-
-            guards.append((show(conj), g))
-            guards.append((f"!({show(conj)})", lambda v, g=g: z.neg(g(v))))
-        bounds = [show(e) for e in guard_bounds(loop)]
-        costs = {z.simplify(p.cost).sexpr() for p in live}
-        entry_constant = None
-        if len(costs) == 1 and all(n.startswith("param_") for n in z.constant_names(live[0].cost)):
-            entry_constant = z.simplify(live[0].cost)
-        atoms = build_pool(self.info, loop, names, self.inputs.claim, self.inputs.output, prices, guards,
-                           bounds, entry_constant)
-        for hint in loop.invariants:
-            atoms.append(Atom(show(hint), lambda v, h=hint: _hint_term(product, h, v), user=True))
-        return atoms
-
     def _houdini(self, product: Product, loop: While, atoms: list[Atom], entries: list, head: View,
-                 body: list[Path], entry_cost: Term) -> set[int]:
-        active = set(range(len(atoms)))
+                 body: list[Path], entry_cost: Term, active: set[int]) -> set[int]:
         for facts, view in entries:
             terms = [a.build(view) for a in atoms]
+            active -= {i for i in active if z.is_false(terms[i])}  # decided without the solver
             self._weed(facts, terms, active)
         head_terms = [a.build(head) for a in atoms]
-        posts = [(p, [a.build(self._view(product, loop, p, entry_cost)) for a in atoms])
+        posts = [(p, [a.build(loop_view(product, loop, p, entry_cost)) for a in atoms])
                  for p in body if not p.returned]
         changed = True
         while changed:
@@ -290,6 +342,44 @@ class InvariantLoops:
         return dropped
 
 
+def loop_view(product: Product, loop: While, path: Path, entry_cost: Term) -> View:
+    bounds = {}
+    for expr in guard_bounds(loop):
+        try:
+            bounds[show(expr)] = product.eval(expr, path.fork()).one
+        except Unsupported:
+            continue
+    return View(path.values, path.cost, entry_cost, path.budgets, bounds)
+
+
+def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While, sample: Path,
+              names: list[str], live: list[Path] | None = None) -> list[Atom]:
+    """The candidate invariants of one loop (see `invariants.build_pool`)."""
+    prices = []
+    for noise in noises_in(loop):
+        try:
+            prices.append(1 / z.to_real(product.eval(noise.scale, sample.fork()).one))
+        except Unsupported:
+            continue
+    guards = []
+    for conj in guard_conjuncts(loop.cond):
+        def g(v: View, conj: Expr = conj) -> Term:
+            return product.eval(conj, Path(dict(v.values), v.cost, budgets=dict(v.budgets))).one
+
+        guards.append((show(conj), g))
+        guards.append((f"!({show(conj)})", lambda v, g=g: z.neg(g(v))))
+    bounds = [show(e) for e in guard_bounds(loop)]
+    entry_constant = None
+    entering = live or [sample]
+    costs = {z.simplify(p.cost).sexpr() for p in entering}
+    if len(costs) == 1 and all(n.startswith("param_") for n in z.constant_names(entering[0].cost)):
+        entry_constant = z.simplify(entering[0].cost)
+    atoms = build_pool(info, loop, names, inputs.claim, inputs.output, prices, guards, bounds, entry_constant)
+    for hint in loop.invariants:
+        atoms.append(Atom(show(hint), lambda v, h=hint: _hint_term(product, h, v), user=True))
+    return atoms
+
+
 def _obligations_only(head: Path, invariant: Term) -> Path:
     side = head.fork()
     side.facts.append(invariant)
@@ -314,23 +404,13 @@ def _hint_term(product: Product, hint: Expr, view: View) -> Term:
     return _relational_hint(hint, env)  # type: ignore[arg-type]
 
 
-def _readable(labels: list[str]) -> list[str]:
-    """Drop guarded atoms that also hold unguarded, and weaker distance facts."""
-    plain = {label for label in labels if "==>" not in label}
-    kept = [label for label in labels if "==>" not in label or label.split(" ==> ", 1)[1] not in plain]
-    exact = {label.split(" == ")[0] for label in kept if label.startswith("dist(") and " == " in label}
-    return [
-        label for label in kept
-        if not (label.startswith("dist(") and " == " not in label and label.split(" ")[0] in exact)
-    ]
-
-
 # ---------------------------------------------------------------- search
 
 
-def prove_with(info: MechanismInfo, alignments: dict[int, Alignment], deadline: float) -> ProofTrace:
+def prove_with(info: MechanismInfo, alignments: dict[int, Alignment], deadline: float,
+               dead: dict[int, set[str]] | None = None) -> ProofTrace:
     inputs = make_inputs(info)
-    loops = InvariantLoops(info, inputs, deadline)
+    loops = InvariantLoops(info, inputs, deadline, dict(dead or {}))
     product = Product(info, inputs, alignments, loops.handle)
     paths = product.run()
     for path in paths + loops.side_paths:
@@ -383,14 +463,15 @@ def search(info: MechanismInfo, seconds: float) -> SearchResult:
             tried += 1
             alignments = dict(enumerate(choice))
             try:
-                if fixed is None or not screen(info, alignments, fixed):
-                    continue
+                dead = screen(info, alignments, fixed) if fixed is not None else None
             except Unsupported as exc:
                 last_reason = f"unsupported in the product program: {exc}"
                 continue
+            if dead is None:
+                continue
             attempts += 1
             try:
-                trace = prove_with(info, alignments, deadline)
+                trace = prove_with(info, alignments, deadline, dead)
                 return SearchResult(True, trace, tried=tried)
             except ProofFailed as failure:
                 last_reason = str(failure)

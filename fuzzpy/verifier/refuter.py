@@ -105,7 +105,9 @@ def parameter_choices(info: MechanismInfo) -> list[tuple[dict[str, Fraction], di
     variations: list[tuple[str, Fraction]] = []
     for name in names:
         sort = info.scalars[name]
-        if name in claim:
+        if name in info.constants:
+            base[name] = info.constants[name]
+        elif name in claim:
             base[name] = Fraction(1)
             variations += [(name, Fraction(1, 2)), (name, Fraction(2))]
         elif sort == "int":
@@ -289,13 +291,13 @@ def _mp(value: Fraction) -> mpmath.mpf:
     return mpmath.mpf(value.numerator) / value.denominator
 
 
-def refute(info: MechanismInfo, seconds: float) -> tuple[Counterexample | None, str]:
+def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH) -> tuple[Counterexample | None, str]:
     """Search for a confirmed counterexample; the string says why none was found."""
     deadline = time.monotonic() + seconds
     search = _Search(info, deadline)
     skipped = 0
     names = list(info.vectors)
-    lengths = range(1, MAX_LENGTH + 1) if names else range(0, 1)
+    lengths = range(1, max_length + 1) if names else range(0, 1)
     for params, neighbour_params in parameter_choices(info):
         eps = _claim_value(info, params)
         if eps is None or eps <= 0:
@@ -327,7 +329,7 @@ def refute(info: MechanismInfo, seconds: float) -> tuple[Counterexample | None, 
                     if best is not None:
                         return best, ""
     note = f" ({skipped} candidates could not be evaluated exactly)" if skipped else ""
-    return None, f"no counterexample among inputs of length up to {MAX_LENGTH}{note}"
+    return None, f"no counterexample among inputs of length up to {max_length}{note}"
 
 
 def _deltas_for(info: MechanismInfo, names: list[str], point: tuple[object, ...], length: int,

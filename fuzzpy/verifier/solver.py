@@ -22,6 +22,13 @@ Term = z3.ExprRef
 _fresh_ids = count()
 
 
+def reset_names() -> None:
+    """Restart fresh-name numbering, so that each proof attempt builds the same
+    terms (z3's search depends on names); terms of different attempts never meet."""
+    global _fresh_ids
+    _fresh_ids = count()
+
+
 def fresh_real(stem: str) -> Term:
     return z3.Real(f"{stem}!{next(_fresh_ids)}")
 
@@ -168,10 +175,19 @@ class Outcome:
         return z3.is_true(self.value(formula))
 
 
-def check_valid(assumptions: Sequence[Term], goal: Term, timeout_ms: int = 4000) -> Outcome:
-    """Is ``assumptions => goal`` valid? Searches for a model of its negation."""
+def check_valid(
+    assumptions: Sequence[Term], goal: Term, timeout_ms: int = 4000, rlimit: int | None = None
+) -> Outcome:
+    """Is ``assumptions => goal`` valid? Searches for a model of its negation.
+
+    ``rlimit`` (z3's deterministic resource limit) replaces the timeout where
+    the answer must not depend on the machine's load.
+    """
     solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
+    if rlimit is not None:
+        solver.set("rlimit", rlimit)
+    else:
+        solver.set("timeout", timeout_ms)
     solver.add(*assumptions)
     solver.add(z3.Not(goal))
     result = solver.check()

@@ -28,6 +28,7 @@ class Verdict:
     reason: str | None = None
     proof: ProofTrace | None = None
     counterexample: Counterexample | None = None
+    stream: bool = False  # the mechanism releases a list of outputs
     seconds: float = 0.0
 
     @property
@@ -39,7 +40,9 @@ class Verdict:
             "name": self.name,
             "claim": self.claim_text,
             "verdict": self.status,
-            "counterexample": counterexample_json(self.counterexample) if self.counterexample else None,
+            "counterexample": (
+                counterexample_json(self.counterexample, self.stream) if self.counterexample else None
+            ),
             "reason": self.reason,
         }
 
@@ -67,12 +70,12 @@ def output_json(value: object) -> object:
     return str(value)
 
 
-def counterexample_json(cx: Counterexample) -> dict[str, object]:
+def counterexample_json(cx: Counterexample, stream: bool) -> dict[str, object]:
     output = [output_json(v) for v in cx.output]
     return {
         "inputs": _vector_json(cx.inputs, cx.params),
         "neighbour": _vector_json(cx.neighbour, cx.neighbour_params),
-        "output": output if len(output) != 1 else output[0],
+        "output": output if stream else output[0],
         "eps": number_json(cx.eps),
         "ratio": number_json(cx.ratio),
         "log_ratio": number_json(cx.log_ratio),

@@ -1,0 +1,56 @@
+"""Tree-building rules for types."""
+
+from __future__ import annotations
+
+from fuzzpy import syntax as ast
+from fuzzpy.parse_tree_base import BuilderBase, Children
+
+
+class TypeRules(BuilderBase):
+    """Types: one method per rule of grammar/fuzz.lark."""
+
+    def ty_arrow(self, c: Children) -> ast.TyFun:
+        node = ast.TyFun(c[0], c[2], c[1].value, None, self.span(c[0], c[2]))
+        return self.nest(node, c[0], c[2])
+
+    def ty_sens_arrow(self, c: Children) -> ast.TyFun:
+        node = ast.TyFun(c[0], c[5], "-[]->", c[2], self.span(c[0], c[5]))
+        return self.nest(node, c[0], c[2], c[5])
+
+    def ty_sum(self, c: Children) -> ast.TySum:
+        return self.nest(ast.TySum(c[0], c[2], self.span(c[0], c[2])), c[0], c[2])
+
+    def ty_list(self, c: Children) -> ast.TyList:
+        return self.nest(ast.TyList(c[1], self.span(c[0], c[1])), c[1])
+
+    def ty_bag(self, c: Children) -> ast.TyBag:
+        return self.nest(ast.TyBag(c[1], self.span(c[0], c[1])), c[1])
+
+    def ty_fuzzy(self, c: Children) -> ast.TyFuzzy:
+        return self.nest(ast.TyFuzzy(c[1], self.span(c[0], c[1])), c[1])
+
+    def ty_vec(self, c: Children) -> ast.TyVec:
+        norm = c[2].value
+        if norm not in ("1", "2", "inf"):
+            raise self.fail(
+                "FZ112",
+                f"`vec[{norm}]` is not a vector type: the norm must be 1, 2 or inf",
+                self.token_span(c[2]),
+                hint="write `vec[1]`, `vec[2]` or `vec[inf]`",
+            )
+        return self.nest(ast.TyVec(norm, c[4], self.span(c[0], c[4])), c[4])
+
+    def ty_name(self, c: Children) -> ast.TyName:
+        return ast.TyName(c[0].value, self.token_span(c[0]))
+
+    def ty_tuple(self, c: Children) -> ast.TyTuple:
+        items = tuple(c[1:-1:2])
+        return self.nest(ast.TyTuple(items, self.span(c[0], c[-1])), *items)
+
+    def ty_with(self, c: Children) -> ast.TyWith:
+        return self.nest(ast.TyWith(c[1], c[3], self.span(c[0], c[4])), c[1], c[3])
+
+    def ty_record(self, c: Children) -> ast.TyRecord:
+        fields = self._fields(c)
+        node = ast.TyRecord(fields, self.span(c[0], c[-1]))
+        return self.nest(node, *(value for _, value in fields))
