@@ -1,6 +1,6 @@
 """Speed of `fuzzpy run`'s engine against hand-written numpy.
 
-    python bench/run.py [--rows 10000000] [--repeat 3]
+    python bench/run.py [--rows 10000000] [--repeat 5]
 
 Generates a CSV of `--rows` people (once, in bench/_data/), prints the time to
 load it with the runtime's loader, then for three releases the interpreter's
@@ -88,7 +88,7 @@ def best_time(func: Callable[[], object], repeat: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
     path = ROOT / "bench" / "_data" / f"people_{args.rows}.csv"

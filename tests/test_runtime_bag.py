@@ -15,7 +15,7 @@ def _bag(values: list[int]) -> Bag:
     return Bag(Record({"v": column, "w": column * 2.0}))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(
     values=st.lists(st.integers(-5, 12), max_size=50),
     cut1=st.integers(-5, 12),

@@ -118,7 +118,7 @@ def test_exponential_mechanism_matches_distribution() -> None:
     assert _chi_square_pvalue(counts, weights / weights.sum()) > ALPHA
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50, deadline=None, derandomize=True)
 @given(st.integers(1, 2**61), st.integers(1, 200), st.integers(0, 2**32))
 def test_uniform_below_stays_in_range(bound: int, count: int, seed: int) -> None:
     draws = SeededSource(seed).below(bound, count)
@@ -126,7 +126,7 @@ def test_uniform_below_stays_in_range(bound: int, count: int, seed: int) -> None
     assert draws.min() >= 0 and draws.max() < bound
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30, deadline=None, derandomize=True)
 @given(st.integers(1, 10**40), st.integers(0, 2**32))
 def test_big_uniform_below_stays_in_range(bound: int, seed: int) -> None:
     assert 0 <= SeededSource(seed).big_below(bound) < bound
@@ -143,7 +143,7 @@ def test_secure_source_is_private_and_seeded_is_not() -> None:
 _finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(x=_finite, shift=st.floats(0, 1), eps=st.sampled_from(["0.1", "0.5", "1", "3"]), seed=st.integers(0, 2**32))
 def test_every_output_of_one_database_is_possible_on_its_neighbour(
     x: float, shift: float, eps: str, seed: int
@@ -200,7 +200,7 @@ def test_one_at_a_time_paths_match_the_pmf(t: int) -> None:
     assert _chi_square_pvalue(observed, (1 - q) * q**support) > ALPHA
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30, deadline=None, derandomize=True)
 @given(x=_finite, sigma=st.sampled_from(["0.5", "3", "100"]), seed=st.integers(0, 2**32))
 def test_gaussian_releases_land_on_a_grid_fixed_by_sigma(x: float, sigma: str, seed: int) -> None:
     """Every output is a multiple of the grid g (fixed by sigma and the

@@ -279,6 +279,7 @@ class InvariantLoops:
             if atom.user and atom_index not in active:
                 raise ProofFailed(f"the loop invariant `{atom.label}` (line {loop.span.line}) is not inductive")
         ordered = sorted(active)
+        self.dead.setdefault(id(loop), set()).update(a.label for i, a in enumerate(atoms) if i not in active)
         self.proofs.append(LoopProof(loop.span.line, show(loop.cond), [atoms[i].label for i in ordered],
                                      [atoms[i].build(head_view) for i in ordered], list(self.inputs.background)))
         head.obligations.append(Obligation("guard", guard.one == guard.two, loop.cond.span,
@@ -408,14 +409,21 @@ def _hint_term(product: Product, hint: Expr, view: View) -> Term:
 
 
 def prove_with(info: MechanismInfo, alignments: dict[int, Alignment], deadline: float,
-               dead: dict[int, set[str]] | None = None) -> ProofTrace:
-    inputs = make_inputs(info)
-    loops = InvariantLoops(info, inputs, deadline, dict(dead or {}))
+               dead: dict[int, set[str]] | None = None, fixed: dict[str, Fraction] | None = None,
+               ) -> tuple[ProofTrace, dict[int, set[str]]]:
+    """Prove with these alignments; returns the trace and, per loop, the
+    candidate invariants Houdini dropped. With ``fixed`` parameter values the
+    queries are linear: a proof for symbolic parameters specialises to one
+    for the fixed values, so what fails there fails everywhere, and what is
+    dropped there is dropped everywhere (the maximal inductive subset only
+    grows when parameters are fixed)."""
+    inputs = make_inputs(info, fixed)
+    loops = InvariantLoops(info, inputs, deadline, {k: set(v) for k, v in (dead or {}).items()})
     product = Product(info, inputs, alignments, loops.handle)
     paths = product.run()
     for path in paths + loops.side_paths:
         _discharge(path)
-    return _trace(info, alignments, loops, paths, inputs)
+    return _trace(info, alignments, loops, paths, inputs), loops.dead
 
 
 def _discharge(path: Path) -> None:
@@ -469,9 +477,15 @@ def search(info: MechanismInfo, seconds: float) -> SearchResult:
                 continue
             if dead is None:
                 continue
+            try:
+                for values in fixed:
+                    _trace_fixed, dead = prove_with(info, alignments, deadline, dead, values)
+            except ProofFailed as failure:
+                last_reason = str(failure)
+                continue
             attempts += 1
             try:
-                trace = prove_with(info, alignments, deadline, dead)
+                trace, _dead = prove_with(info, alignments, deadline, dead)
                 return SearchResult(True, trace, tried=tried)
             except ProofFailed as failure:
                 last_reason = str(failure)
