@@ -136,3 +136,16 @@ def test_unknown_definition_exits_2(capsys):
         pytest.skip("example not present")
     code, _, err = run(capsys, "budget", str(example), "no_such_def")
     assert code == 2 and "no_such_def" in err
+
+
+def test_one_definition_lists_every_method(capsys):
+    example = EXAMPLES / "dpsgd.fz"
+    if not example.exists():
+        pytest.skip("example not present")
+    code, out, _ = run(capsys, "budget", str(example), "train", "--delta", "1e-6", "--json")
+    assert code == 0
+    (definition,) = json.loads(out)["definitions"]
+    cost = definition["privacy"]["db"]
+    assert cost["method"] == "pld"
+    methods = {m["method"]: m["epsilon"] for m in cost["methods"]}
+    assert methods["pld"] == cost["epsilon"] < methods["rdp"]

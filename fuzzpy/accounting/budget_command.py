@@ -254,20 +254,32 @@ def _program(args: argparse.Namespace) -> int:
             raise UsageError("--plot on a program needs one DEF with one database parameter")
         _plot_events(args, f"{rows[0][0]} in {rows[0][1]}", rows[0][2].delta, costs[0][2])
     if args.json:
-        _print_json(
-            {
-                "file": args.file,
-                "definitions": [
-                    {"name": n, "privacy": {p: _program_json(g, pure)}} for n, p, g, pure in rows
-                ],
-            }
-        )
+        _print_json({"file": args.file, "definitions": _definitions_json(rows, costs, args)})
         return EXIT_OK
     if not rows:
         print(f"{args.file}: no definition releases a private value")
-    for name, param, g, _ in rows:
+    for (name, param, g, _), (_, _, events) in zip(rows, costs, strict=True):
         print(f"{name:20} {_describe(g)} in {param}   [{g.method}: {DESCRIPTIONS[g.method]}]")
+        if args.definition and g.delta > 0:  # one definition: every method, side by side
+            _print_table(guarantees(events, g.delta), g)
     return EXIT_OK
+
+
+def _definitions_json(
+    rows: list[tuple[str, str, Guarantee, Fraction | None]],
+    costs: list[tuple[str, str, tuple[Event, ...]]],
+    args: argparse.Namespace,
+) -> list[dict[str, object]]:
+    """One entry per definition, with a `privacy` entry per database parameter
+    (the field names of `fuzzpy check --json`, language design section 7)."""
+    definitions: dict[str, dict[str, object]] = {}
+    for (name, param, g, pure), (_, _, events) in zip(rows, costs, strict=True):
+        entry = definitions.setdefault(name, {"name": name, "privacy": {}})
+        privacy = _program_json(g, pure)
+        if args.definition and g.delta > 0:
+            privacy["methods"] = [_guarantee_json(m) for m in guarantees(events, g.delta)]
+        entry["privacy"][param] = privacy  # type: ignore[index]
+    return list(definitions.values())
 
 
 def _program_guarantee(events: Sequence[Event], delta: float | None) -> Guarantee:

@@ -23,7 +23,7 @@ from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.checker.static_eval import evaluate, free_names, mentions_dist, private_bound
+from fuzzpy.checker.static_eval import evaluate, free_names, length_key, mentions_dist, private_bound
 from fuzzpy.sensitivity import Sens
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
         ty = ck.elaborate(param.type)
         j = ck.check(arg, ty, f"the parameter `{param.name}` of mechanism `{mech.name}` has type `{ty}`")
         judgments.append(j)
+        if j.length is not None:
+            statics[length_key(param.name)] = Fraction(j.length)
         if param.name not in bounds and j.static is not None:
             statics[param.name] = j.static
         elif param.name in needed_static and param.name not in bounds:

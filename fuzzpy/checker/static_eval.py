@@ -39,12 +39,19 @@ def evaluate(expr: S.Expr, env: Mapping[str, Fraction]) -> Value:
         if expr.op in ("not", "!") and isinstance(inner, bool):
             return not inner
         return None
+    if isinstance(expr, S.Call) and expr.func == "len" and len(expr.args) == 1 and isinstance(expr.args[0], S.Var):
+        return env.get(length_key(expr.args[0].name))
     if isinstance(expr, S.Call) and expr.func == "abs" and len(expr.args) == 1:
         inner = evaluate(expr.args[0], env)
         return abs(inner) if isinstance(inner, Fraction) else None
     if isinstance(expr, S.Binary):
         return _binary(expr, env)
     return None
+
+
+def length_key(name: str) -> str:
+    """Where a vector argument's static length is kept in the environment."""
+    return f"len({name})"
 
 
 def _binary(expr: S.Binary, env: Mapping[str, Fraction]) -> Value:

@@ -26,7 +26,6 @@ from fuzzpy.verifier.text import show
 
 UNROLL = 5
 MAX_UNROLLED_PATHS = 32
-MAX_SNAPSHOTS = 16
 MAX_SCREENED = 400
 MAX_PROOF_ATTEMPTS = 4
 
@@ -140,26 +139,13 @@ def screening_values(info: MechanismInfo, small_ints: bool = False) -> dict[str,
 # ---------------------------------------------------------------- loops: unrolling
 
 
-@dataclass
-class Snapshot:
-    """A loop-head state met while unrolling, with the cost on entering the loop."""
-
-    loop: While
-    path: Path
-    entry_cost: Term
-    names: list[str]
-
-
-def unrolled(depth: int, snapshots: list[Snapshot] | None = None):  # noqa: ANN201 - returns a LoopHandler
+def unrolled(depth: int):  # noqa: ANN201 - returns a LoopHandler
     def handle(product: Product, loop: While, paths: list[Path]) -> list[Path]:
         finished = [p for p in paths if p.returned]
         current = [(p, p.cost) for p in paths if not p.returned]
-        names = _loop_names(product.info, [p for p, _ in current])
         for trip in range(depth + 1):
             staying = []
             for path, entry in current:
-                if snapshots is not None:
-                    snapshots.append(Snapshot(loop, path.fork(), entry, names))
                 guard = product.eval(loop.cond, path)
                 path.obligations.append(Obligation("guard", guard.one == guard.two, loop.cond.span,
                                                    "both runs agree on the loop condition"))
@@ -190,49 +176,19 @@ def _loop_names(info: MechanismInfo, live: list[Path]) -> list[str]:
 
 
 def screen(info: MechanismInfo, alignments: dict[int, Alignment],
-           fixed: tuple[dict[str, Fraction], dict[str, Fraction]]) -> dict[int, set[str]] | None:
+           fixed: tuple[dict[str, Fraction], dict[str, Fraction]]) -> bool:
     """Bounded check: no violated obligation within 1, then `UNROLL` loop trips.
 
-    Most wrong alignments already fail in the first trip, where the check is
-    cheap. On success, returns for each loop the labels of the candidate
-    invariants that some unrolled state falsifies (so Houdini can skip them);
-    on failure, None.
+    Most wrong alignments already fail in the first trip, where the check is cheap.
     """
-    snapshots: list[Snapshot] = []
-    products = []
     for depth, values in ((1, fixed[0]), (UNROLL, fixed[1]), (UNROLL, fixed[0])):
         inputs = make_inputs(info, values)
-        product = Product(info, inputs, alignments, unrolled(depth, snapshots if depth > 1 else None))
+        product = Product(info, inputs, alignments, unrolled(depth))
         for path in product.run():
             bad = z.conj(*path.facts, z.neg(z.conj(*(o.formula for o in path.obligations))))
             if z.satisfiable([bad], 3000).status != "valid":
-                return None
-        products.append((product, len(snapshots)))
-    return _falsified_labels(info, products, snapshots)
-
-
-def _falsified_labels(info: MechanismInfo, products: list, snapshots: list[Snapshot]) -> dict[int, set[str]]:
-    """Candidate invariants that fail on a concrete state of a bounded run."""
-    dead: dict[int, set[str]] = {}
-    start = 0
-    for product, end in products:
-        pools: dict[int, list[Atom]] = {}
-        for snap in snapshots[start:end][:MAX_SNAPSHOTS]:
-            key = id(snap.loop)
-            if key not in pools:
-                pools[key] = loop_pool(info, product.inputs, product, snap.loop, snap.path, snap.names)
-            outcome = z.satisfiable(snap.path.facts, 1000)
-            if outcome.status != "invalid":
-                continue
-            view = loop_view(product, snap.loop, snap.path, snap.entry_cost)
-            try:
-                dead.setdefault(key, set()).update(
-                    a.label for a in pools[key] if not a.user and not outcome.holds(a.build(view))
-                )
-            except KeyError:
-                continue  # a variable missing on this path: no information
-        start = end
-    return dead
+                return False
+    return True
 
 
 # ---------------------------------------------------------------- loops: invariants
@@ -471,12 +427,12 @@ def search(info: MechanismInfo, seconds: float) -> SearchResult:
             tried += 1
             alignments = dict(enumerate(choice))
             try:
-                dead = screen(info, alignments, fixed) if fixed is not None else None
+                if fixed is None or not screen(info, alignments, fixed):
+                    continue
             except Unsupported as exc:
                 last_reason = f"unsupported in the product program: {exc}"
                 continue
-            if dead is None:
-                continue
+            dead: dict[int, set[str]] = {}
             try:
                 for values in fixed:
                     _trace_fixed, dead = prove_with(info, alignments, deadline, dead, values)

@@ -104,7 +104,8 @@ def neg(term: Term) -> Term:
 
 
 def implies(left: Term, right: Term) -> Term:
-    return z3.Implies(left, right)
+    ctx = left.ctx
+    return z3.BoolRef(z3.Z3_mk_implies(ctx.ref(), left.as_ast(), right.as_ast()), ctx)
 
 
 def absolute(term: Term) -> Term:
