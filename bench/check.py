@@ -74,7 +74,7 @@ def main() -> int:
     for target in (1_000, 10_000, 100_000):
         text = program(target)
         n_lines = text.count("\n")
-        seconds = time_check(text, repeats=5 if target < 100_000 else 2)
+        seconds = time_check(text, repeats=7 if target < 100_000 else 3)
         times[target] = seconds
         print(f"{n_lines:>8} {seconds:>9.3f} {1 / seconds:>11.2f} {n_lines / seconds:>10.0f}")
     ratio = times[100_000] / times[10_000]

@@ -35,7 +35,7 @@ CODES: dict[str, str] = {
     "FZ207": "unknown variable",
     "FZ208": "wrong number of arguments, or applying something that is not a function",
     "FZ209": "cannot infer a type here: add an annotation",
-    "FZ210": "a name is defined twice",
+    "FZ210": "a name is defined twice (or two parameters share a name)",
     "FZ211": "recursion needs `def rec` with a declared signature (no mutual recursion)",
     "FZ212": "a top-level `let` must be a static number",
     "FZ213": "a distribution (`fuzzy`) used where a value is needed, or the reverse",
@@ -43,6 +43,7 @@ CODES: dict[str, str] = {
     "FZ215": "mechanism-only syntax used in a `def`",
     "FZ216": "unknown operator",
     "FZ217": "no definition with the name given to `check --explain`",
+    "FZ218": "a definition nested too deeply to check",
     # --- FZ3xx: sensitivity and privacy (checker) ---
     "FZ301": "`return` releases private data without noise (infinite privacy cost)",
     "FZ302": "a release chosen by a branch on private data (infinite privacy cost)",

@@ -93,13 +93,29 @@ class Sens:
             return "inf"
         if self.value.denominator == 1:
             return str(self.value.numerator)
-        as_float = float(self.value)
-        if Fraction(repr(as_float)) == self.value:
-            return repr(as_float)
+        exact = _exact_decimal(self.value)
+        if exact is not None:
+            return exact
         text = f"{self.value.numerator}/{self.value.denominator}"
         if len(text) <= 9:
             return text
         return _decimal_upward(self.value)
+
+
+def _exact_decimal(value: Fraction, max_digits: int = 12) -> str | None:
+    """`0.125` for 1/8: the exact decimal, when it is short."""
+    rest, places = value.denominator, 0
+    for prime in (2, 5):
+        count = 0
+        while rest % prime == 0:
+            rest //= prime
+            count += 1
+        places = max(places, count)
+    if rest != 1 or places > max_digits:
+        return None
+    digits = str(abs(value.numerator) * 10**places // value.denominator).rjust(places + 1, "0")
+    sign = "-" if value < 0 else ""
+    return f"{sign}{digits[:-places]}.{digits[-places:]}".rstrip("0").rstrip(".")
 
 
 def _decimal_upward(value: Fraction, digits: int = 6) -> str:
@@ -118,10 +134,11 @@ INF = Sens(None)
 def case_scale(r: Sens) -> Sens:
     """Fuzz's case rule scales the scrutinee by r, but never by 0: a branch
     that ignores its bound variable still reveals which branch was taken.
-    We use max(r, 1) for the positive floor; any positive floor is sound for
-    finite contexts and keeps 0 * inf (an infinitely sensitive scrutinee
-    used discretely) infinite."""
-    return r.join(ONE) if r.is_zero else r
+    So r = 0 becomes 1 and any other r stays r. Any positive floor is sound:
+    a scrutinee at finite distance stays on its branch (sums and lists of
+    other lengths are infinitely far), and a positive factor keeps an
+    infinitely sensitive scrutinee (0 * inf = 0 otherwise) infinite."""
+    return ONE if r.is_zero else r
 
 
 def total(values: list[Sens]) -> Sens:

@@ -309,3 +309,20 @@ def test_group_privacy_for_a_verified_mechanism(verifier: FakeVerifier) -> None:
         "def f (db : bag Row) : fuzzy int = g (2 * counts_over db);"
     )
     assert events(text, "f") == (Group(Fraction(2), (Verified("above", Fraction(1, 2)),)),)
+
+
+def test_claims_may_use_the_static_length_of_a_private_vector(verifier: FakeVerifier) -> None:
+    text = SVT.replace("privacy eps", "privacy eps * len(q) / 3") + (
+        "def f (db : bag Row) : fuzzy int = above (counts_over db) 100 0.5;"
+    )
+    assert events(text, "f") == (Verified("above", Fraction(1, 2)),)
+
+
+def test_explaining_a_rejected_definition_shows_the_derivation(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # noqa: ANN001
+    from fuzzpy.cli import main
+
+    path = tmp_path / "leak.fz"
+    path.write_text(ROW + "def leak (db : bag Row) : fuzzy num = return (size db);\n")
+    assert main(["check", str(path), "--explain", "leak"]) == 1
+    out, err = capsys.readouterr()
+    assert "[return] return (size db)" in out and "rejected (FZ301)" in out and "error[FZ301]" in err

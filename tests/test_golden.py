@@ -4,10 +4,15 @@
   beside it must check with exactly that output (`fuzzpy check X.fz`).
 * Every `.fz` file in a `rejected/` folder must be rejected, and each
   `// expect: FZnnn` comment names a code that must be reported at that line.
+
+`FUZZPY_UPDATE_GOLDEN=1 pytest tests/test_golden.py` writes the expected
+files afresh; review every number in the diff against the rules before
+keeping it.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -49,8 +54,10 @@ def _check_text(path: Path) -> str:
 
 @pytest.mark.parametrize("path", _files(_with_expected), ids=_id)
 def test_checked_output_matches(path: Path) -> None:
-    expected = path.with_suffix(".check.expected").read_text(encoding="utf-8")
-    assert _check_text(path) == expected
+    golden = path.with_suffix(".check.expected")
+    if os.environ.get("FUZZPY_UPDATE_GOLDEN"):
+        golden.write_text(_check_text(path), encoding="utf-8")
+    assert _check_text(path) == golden.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("path", _files(_rejected), ids=_id)
@@ -70,9 +77,9 @@ def test_rejected_with_expected_codes(path: Path) -> None:
 
 def test_every_example_is_golden_or_rejected() -> None:
     """No example is left without an expectation."""
-    loose = [
-        _id(p)
-        for p in _files(lambda p: not _rejected(p) and not _with_expected(p))
-        if not p.name.startswith("_")
-    ]
-    assert loose == []
+    loose = [p for p in _files(lambda p: not _rejected(p) and not _with_expected(p)) if not p.name.startswith("_")]
+    if os.environ.get("FUZZPY_UPDATE_GOLDEN"):
+        for path in loose:
+            path.with_suffix(".check.expected").write_text(_check_text(path), encoding="utf-8")
+        return
+    assert [_id(p) for p in loose] == []

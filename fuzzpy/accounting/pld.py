@@ -90,9 +90,12 @@ def discretise(tails: LossTails, interval: float) -> DiscretePLD:
     cell_q = _cell_masses(q_sf, q_cdf)
     # the share y of a cell's P-mass moved to its upper end keeps the Q-mass:
     # y e^{-l_j} + (a - y) e^{-l_{j-1}} = b  <=>  y = (a - b e^{l_{j-1}}) / (1 - e^{-interval})
-    with np.errstate(over="ignore", invalid="ignore"):
-        upper = (cell_p - cell_q * np.exp(nodes[:-1])) / -math.expm1(-interval)
-    upper = np.clip(np.nan_to_num(upper, nan=0.0, posinf=0.0), 0.0, cell_p)
+    # (b e^{l} in log space; where rounding leaves it undefined, all the mass
+    # goes up, which is pessimistic)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        q_scaled = np.exp(np.log(cell_q) + nodes[:-1])
+        upper = (cell_p - q_scaled) / -math.expm1(-interval)
+    upper = np.clip(np.where(np.isfinite(upper), upper, cell_p), 0.0, cell_p)
     probs = np.zeros(nodes.size)
     probs[:-1] += cell_p - upper
     probs[1:] += upper

@@ -79,7 +79,8 @@ def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) ->
         ctx: U.Ctx = {}
         for (pname, _), sens, j in zip(sig.params, sig.sens, judgments, strict=False):
             ctx = U.plus(ctx, _scale_arg(sig, pname, sens, j, whole))
-        result: Judgment = Judgment(sig.curried(len(given)), ctx)
+        length = sig.length if len(given) == n else None
+        result: Judgment = Judgment(sig.curried(len(given)), ctx, length=length)
         if given:
             ck.note(f"call of `{sig.name}`: each argument's context scaled by its parameter's sensitivity")
     else:

@@ -75,6 +75,7 @@ class DefSig:
     sens: tuple[Sens, ...]
     costs: tuple[Cost | None, ...] = ()
     recursive_stub: bool = False  # the declared signature of a `def rec` being checked
+    length: int | None = None  # the result's static length (a vector or list), if known
 
     @property
     def is_fuzzy(self) -> bool:

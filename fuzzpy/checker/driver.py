@@ -178,6 +178,9 @@ class ProgramChecker:
             self.globals.broken.add(decl.name)
         except SilentAbort:
             self.globals.broken.add(decl.name)
+        except RecursionError:
+            self.errors.append(Diagnostic("FZ218", f"`{decl.name}` is nested too deeply to check", decl.name_span))
+            self.globals.broken.add(decl.name)
         finally:
             self.ck.env = env_saved
             self._in_progress.pop()
@@ -188,6 +191,10 @@ class ProgramChecker:
 
     def _check_def(self, decl: S.DefDecl) -> None:
         ck, g = self.ck, self.globals
+        names = [p.name for p in decl.params]
+        for param in decl.params:
+            if names.count(param.name) > 1:
+                raise CheckError("FZ210", f"`{decl.name}` has two parameters named `{param.name}`", param.span)
         params = [(p.name, ck.elaborate(p.type)) for p in decl.params]
         for param, (_, ty) in zip(decl.params, params, strict=True):
             if isinstance(ty, T.TFuzzy):
@@ -246,7 +253,7 @@ class ProgramChecker:
                 self._check_declared(decl, param, usage)
             sens_list.append(sens)
             infos.append(ParamInfo(name, ty, sens))
-        sig = DefSig(decl.name, tuple(params), body.type, tuple(sens_list), tuple(costs))
+        sig = DefSig(decl.name, tuple(params), body.type, tuple(sens_list), tuple(costs), length=body.length)
         self.globals.sigs[decl.name] = sig
         self.checked[decl.name] = CheckedDef(decl.name, decl, tuple(infos), body.type, privacy)
 

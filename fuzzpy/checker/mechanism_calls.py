@@ -23,7 +23,13 @@ from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.checker.static_eval import evaluate, free_names, length_key, mentions_dist, private_bound
+from fuzzpy.checker.static_eval import (
+    evaluate,
+    free_names,
+    length_key,
+    mentions_dist,
+    private_bound,
+)
 from fuzzpy.sensitivity import Sens
 
 if TYPE_CHECKING:

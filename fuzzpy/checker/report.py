@@ -70,7 +70,12 @@ def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFig
         if pure is not None:
             return PrivacyFigure(pure, 0, "pure (basic composition)", pure)
         return PrivacyFigure(None, target, "none", None, note="the accountant is not available")
-    guarantee = tightest(events, target)
+    try:
+        guarantee = tightest(events, target)
+    except Exception as exc:  # an accountant failure must not hide the exact pure cost
+        if pure is not None:
+            return PrivacyFigure(pure, 0, "pure (basic composition)", pure)
+        return PrivacyFigure(None, target, "none", None, note=f"the accountant failed: {exc}")
     epsilon: Fraction | float = float(guarantee.epsilon)
     method = str(guarantee.method)
     if pure is not None and pure <= Fraction(epsilon):

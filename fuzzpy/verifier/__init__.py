@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import time
 
+from fuzzpy.diagnostics import FuzzError
 from fuzzpy.syntax import MechanismDecl, Program
 from fuzzpy.verifier.model import MechanismInfo, analyse, static_constants
-from fuzzpy.verifier.prover import search
+from fuzzpy.verifier.prover import scale_diagnostics, search
 from fuzzpy.verifier.refuter import Counterexample, refute
 from fuzzpy.verifier.text import show
 from fuzzpy.verifier.verdict import Verdict
@@ -45,6 +46,9 @@ def verify_mechanism(
         return _cache[key]
     started = time.monotonic()
     info = analyse(decl, constants)
+    bad_scales = scale_diagnostics(info)
+    if bad_scales:
+        raise FuzzError(tuple(bad_scales))
     claim_text = show(decl.privacy)
     quick, _ = refute(info, QUICK_REFUTE_SECONDS, max_length=2)  # most bugs show on tiny inputs
     if quick is not None:

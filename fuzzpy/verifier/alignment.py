@@ -247,9 +247,10 @@ def _index_variables(info: MechanismInfo, site: DrawSite, usable: list[int]) -> 
     for i in usable:
         for _, expr in site.contexts[i].rest:
             for sub in sub_expressions(expr):
-                if isinstance(sub, Index) and isinstance(sub.index, Var) and info.sort_of(sub.index.name) == "int":
-                    if sub.index.name not in names:
-                        names.append(sub.index.name)
+                is_counter = isinstance(sub, Index) and isinstance(sub.index, Var) \
+                    and info.sort_of(sub.index.name) == "int"
+                if is_counter and sub.index.name not in names:
+                    names.append(sub.index.name)
     return names
 
 

@@ -156,9 +156,7 @@ class _Executor:
     # ------------------------------------------------------------ expressions
 
     def eval(self, expr: Expr, run: Run) -> Iterator[tuple[Run, Value]]:
-        if isinstance(expr, NumLit):
-            yield run, expr.value
-        elif isinstance(expr, BoolLit):
+        if isinstance(expr, (NumLit, BoolLit)):
             yield run, expr.value
         elif isinstance(expr, Var):
             if expr.name not in run.values:

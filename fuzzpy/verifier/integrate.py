@@ -200,7 +200,7 @@ def _pivot_integral(draws: list[NoiseDraw], pivot: int, constraints: list[Linear
         return mpmath.mpf(0)
     points = _breakpoints(lower, upper, x_low, x_high)
     total = mpmath.mpf(0)
-    for lo, hi in zip(points, points[1:]):
+    for lo, hi in zip(points, points[1:], strict=False):
         total += _piece(draws, pivot, lower, upper, lo, hi)
     return total
 

@@ -94,11 +94,14 @@ class Path:
     budgets: dict[str, Budget] = field(default_factory=dict)
     draws: list[DrawRecord] = field(default_factory=list)
     returned: bool = False
+    trail: list[tuple[object, bool]] = field(default_factory=list)  # (IfStmt, branch taken)
+    label: str = ""  # how a proof explanation names this path
 
     def fork(self) -> Path:
         return Path(
             dict(self.values), self.cost, list(self.facts), list(self.obligations),
             {k: list(v) for k, v in self.pending.items()}, dict(self.budgets), list(self.draws), self.returned,
+            list(self.trail), self.label,
         )
 
 
@@ -204,12 +207,16 @@ class Product:
         )
         decided = z.simplify(z.conj(cond.one, cond.two))
         if z.is_true(decided):
+            path.trail.append((stmt, True))
             return self.exec_block(stmt.then, [path])
         if z.is_false(z.simplify(z.disj(cond.one, cond.two))):
+            path.trail.append((stmt, False))
             return self.exec_block(stmt.orelse, [path])
         then_path, else_path = path.fork(), path
         then_path.facts.append(cond.one)
         else_path.facts.append(z.neg(cond.one))
+        then_path.trail.append((stmt, True))
+        else_path.trail.append((stmt, False))
         return self.exec_block(stmt.then, [then_path]) + self.exec_block(stmt.orelse, [else_path])
 
     def _merge_pure(self, stmt: IfStmt, cond: Pair, path: Path) -> Path:

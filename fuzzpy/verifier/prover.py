@@ -15,10 +15,18 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from fuzzpy.diagnostics import Diagnostic
 from fuzzpy.syntax import Dist, Expr, Forall, Var, While
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.alignment import Alignment, candidates, combinations
-from fuzzpy.verifier.invariants import Atom, View, build_pool, guard_bounds, guard_conjuncts, noises_in
+from fuzzpy.verifier.invariants import (
+    Atom,
+    View,
+    build_pool,
+    guard_bounds,
+    guard_conjuncts,
+    noises_in,
+)
 from fuzzpy.verifier.model import MechanismInfo, sub_expressions
 from fuzzpy.verifier.product import Inputs, Obligation, Pair, Path, Product, Unsupported, relational
 from fuzzpy.verifier.solver import Term
@@ -242,6 +250,10 @@ class InvariantLoops:
                                            "both runs agree on the loop condition"))
         for path in body:
             path.facts.append(invariant)
+            if not path.returned:
+                path.draws = path.draws[len(head.draws):]
+                path.trail = path.trail[len(head.trail):]
+                path.label = f"each trip of the loop at line {loop.span.line}"
             (done if path.returned else self.side_paths).append(path)
         exit_path = head.fork()
         exit_path.facts += [invariant, z.neg(guard.one)]
@@ -259,7 +271,8 @@ class InvariantLoops:
             for q, b in template.budgets.items()
         }
         facts = list(self.inputs.background)
-        return Path(values, z.fresh_real("cost"), facts, budgets=budgets)
+        return Path(values, z.fresh_real("cost"), facts, budgets=budgets, draws=list(template.draws),
+                    trail=list(template.trail))
 
     def _houdini(self, product: Product, loop: While, atoms: list[Atom], entries: list, head: View,
                  body: list[Path], entry_cost: Term, active: set[int]) -> set[int]:
@@ -405,12 +418,38 @@ def _trace(info: MechanismInfo, alignments: dict[int, Alignment], loops: Invaria
         rows.append((site.noise.span.line, f"{site.noise.kind}({show(site.noise.scale)})",
                      alignments[site.index].describe(site), rule))
     path_lines = []
-    for number, path in enumerate(loops.side_paths + paths, start=1):
-        if not path.draws:
-            continue
-        pieces = [f"|a{d.site + 1}| / ({show(info.draws[d.site].noise.scale)})" for d in path.draws]
-        path_lines.append(f"path {number}: cost += " + " + ".join(pieces))
+    seen: set[str] = set()
+    for path in loops.side_paths + paths:
+        line = _path_line(info, alignments, path)
+        if line is not None and line not in seen:
+            seen.add(line)
+            path_lines.append(line)
     return ProofTrace(rows, loops.proofs, path_lines, inputs.output is not None, show(info.decl.privacy))
+
+
+def _path_line(info: MechanismInfo, alignments: dict[int, Alignment], path: Path) -> str | None:
+    """`[branches taken] a2 = dist(tt) - dist(q[i]): pays |a2| / (4 / eps)`."""
+    if not path.draws:
+        return None
+    taken = {id(stmt): branch for stmt, branch in path.trail}
+    where = ", ".join(show(stmt.cond) if branch else f"!({show(stmt.cond)})" for stmt, branch in path.trail)
+    shifts, costs = [], []
+    for record in path.draws:
+        site = info.draws[record.site]
+        alignment = alignments[record.site]
+        shift = alignment.describe(site)
+        selector = alignment.selector
+        if selector is not None and selector.kind == "branch" and id(selector.node) in taken:
+            chosen = alignment.then if taken[id(selector.node)] else alignment.orelse
+            shift = chosen.describe(site) if chosen is not None else "0"
+        name = f"a{record.site + 1}"
+        shifts.append(f"{name} = {shift}")
+        if shift != "0":
+            bar = name if record.kind == "lapplus" else f"|{name}|"
+            costs.append(f"{bar} / ({show(site.noise.scale)})")
+    label = path.label or "outside loops"
+    head = f"{label}, when {where}: " if where else f"{label}: "
+    return f"{head}{'; '.join(shifts)}; pays {' + '.join(costs) or 'nothing'}"
 
 
 def search(info: MechanismInfo, seconds: float) -> SearchResult:
@@ -452,3 +491,25 @@ def search(info: MechanismInfo, seconds: float) -> SearchResult:
     if time.monotonic() > deadline:
         last_reason = f"time limit reached ({last_reason})"
     return SearchResult(False, reason=last_reason, tried=tried)
+
+
+def scale_diagnostics(info: MechanismInfo) -> list[Diagnostic]:
+    """FZ402 for every noise scale (over the parameters) that `requires` does not keep positive."""
+    inputs = make_inputs(info)
+    found = []
+    for site in info.draws:
+        scale = site.noise.scale
+        names = {e.name for e in sub_expressions(scale) if isinstance(e, Var)}
+        if not names <= set(info.scalars):
+            continue  # depends on local state: checked as a proof obligation instead
+        try:
+            term = z.to_real(relational(scale, {}, {}, inputs))
+        except Unsupported:
+            continue
+        outcome = z.check_valid(list(inputs.background), term > 0, 2000)
+        if outcome.status == "invalid":
+            found.append(Diagnostic(
+                "FZ402", f"the noise scale `{show(scale)}` is not positive for every parameter value allowed",
+                scale.span, hint="add a precondition such as `requires eps > 0`, or fix the scale",
+            ))
+    return found

@@ -110,9 +110,7 @@ def parameter_choices(info: MechanismInfo) -> list[tuple[dict[str, Fraction], di
         elif name in claim:
             base[name] = Fraction(1)
             variations += [(name, Fraction(1, 2)), (name, Fraction(2))]
-        elif sort == "int":
-            base[name] = Fraction(1)
-        elif sort == "bool":
+        elif sort == "int" or sort == "bool":
             base[name] = Fraction(1)
         else:
             base[name] = Fraction(0)
@@ -123,7 +121,7 @@ def parameter_choices(info: MechanismInfo) -> list[tuple[dict[str, Fraction], di
             env[change[0]] = change[1]
         for shifts in itertools.product(*([Fraction(-1), Fraction(0), Fraction(1)] if n in private else [Fraction(0)]
                                           for n in names)):
-            dists = dict(zip(names, shifts))
+            dists = dict(zip(names, shifts, strict=False))
             if _requires_hold(info, env, dists):
                 found.append((env, {n: env[n] + dists[n] for n in names}))
     return found
@@ -193,7 +191,7 @@ def _output_mass(runs: list[Run], output: tuple[object, ...]) -> Mass:
             continue
         equations = []
         matched = True
-        for value, target in zip(released, output):
+        for value, target in zip(released, output, strict=False):
             if isinstance(value, Linear):
                 if isinstance(target, bool) or not isinstance(target, Fraction):
                     matched = False
@@ -318,7 +316,7 @@ def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH) ->
                                 return None, "time limit reached while searching for a counterexample"
                             v2 = dict(v1)
                             if names:
-                                v2[names[0]] = tuple(b + d for b, d in zip(base, delta))
+                                v2[names[0]] = tuple(b + d for b, d in zip(base, delta, strict=False))
                             try:
                                 found = search.compare(params, v1, neighbour_params, v2, point, eps)
                             except (Stuck, Unsupported):

@@ -10,11 +10,11 @@ as "valid"; callers get ``Outcome.status == "unknown"`` and must give up.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import count
-import re
 
 import z3
 
@@ -143,21 +143,6 @@ def as_fraction(term: Term) -> Fraction | None:
     if z3.is_rational_value(value):
         return Fraction(value.numerator_as_long(), value.denominator_as_long())
     return None
-
-
-def mentions(term: Term, names: set[str]) -> bool:
-    """Whether any constant whose name starts with one of ``names`` occurs in term."""
-    stack, seen = [term], set()
-    while stack:
-        node = stack.pop()
-        if node.get_id() in seen:
-            continue
-        seen.add(node.get_id())
-        if z3.is_const(node) and node.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            if node.decl().name().split("!")[0] in names:
-                return True
-        stack.extend(node.children())
-    return False
 
 
 @dataclass(frozen=True)
