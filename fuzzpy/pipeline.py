@@ -63,6 +63,15 @@ def check(program: Program) -> CheckedProgram:
     return check_program(program)
 
 
+def verify(program: Program) -> list:
+    """A `Verdict` for every `mechanism` of the program, in order (cached per
+    mechanism). Raises FuzzError (FZ4xx) when a mechanism is malformed."""
+    from fuzzpy.syntax import MechanismDecl
+    from fuzzpy.verifier import verify_mechanism
+
+    return [verify_mechanism(d, program) for d in program.decls if isinstance(d, MechanismDecl)]
+
+
 def run(
     checked: CheckedProgram,
     definition: str,

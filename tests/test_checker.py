@@ -326,3 +326,14 @@ def test_explaining_a_rejected_definition_shows_the_derivation(capsys: pytest.Ca
     assert main(["check", str(path), "--explain", "leak"]) == 1
     out, err = capsys.readouterr()
     assert "[return] return (size db)" in out and "rejected (FZ301)" in out and "error[FZ301]" in err
+
+
+def test_mechanisms_are_verified_only_when_called(verifier: FakeVerifier) -> None:
+    check(SVT + "def f (db : bag Row) : fuzzy num = laplace[1] (size db);")
+    assert verifier.calls == []
+
+
+def test_lengths_never_lose_an_infinite_move() -> None:
+    text = "def f (xs : list num) (v : vec[1] num) (db : bag Row) : num = len xs + len v + len (counts (group[3] (fun r -> r.zip) db));"
+    assert sens(text, "f") == {"xs": S(1), "v": S(1), "db": S(1)}
+    assert sens("def f (x : num) : num = len [x * x, 1];", "f") == {"x": INF}

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import gc
-from fractions import Fraction
 
 from fuzzpy import syntax as S
 from fuzzpy import types as T
@@ -21,7 +20,6 @@ from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Globals, Judgment
 from fuzzpy.checker.elaborate import (
     elaborate,
-    require_static,
     static_sens,
     static_value,
     with_alias,
@@ -350,11 +348,6 @@ def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def signature_text(checked: CheckedDef) -> str:
-    parts = [f"({p.name} :[{p.sensitivity}] {p.type})" for p in checked.params]
-    return " -> ".join([*parts, str(checked.result)])
-
-
 def _conclusion(checked: CheckedDef, figures: dict) -> str:
     lines = ["Conclusion:"]
     for p in checked.params:
@@ -369,4 +362,4 @@ def _conclusion(checked: CheckedDef, figures: dict) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["check_program", "explain_definition", "ProgramChecker", "require_static", "Fraction"]
+__all__ = ["ProgramChecker", "check_program", "explain_definition"]

@@ -210,13 +210,13 @@ def inr(ck: Inferencer, call: PrimCall) -> Judgment:
 
 def length(ck: Inferencer, call: PrimCall) -> Judgment:
     """Lists at finite distance have equal lengths (the list metric is
-    infinite across lengths) and vectors have a fixed length: the length moves
-    only when the list moves infinitely far."""
+    infinite across lengths), so the length moves only when the list moves
+    infinitely far. Like a case on the list, it is scaled by the positive
+    floor 1 (never by 0, so that an infinite move stays infinite)."""
     j = ck.infer(call.args[0])
     if not isinstance(j.type, (T.TList, T.TVec)):
         from fuzzpy.checker.infer import type_mismatch
 
         raise type_mismatch(T.TList(T.NUM), j.type, call.args[0].span, "`len` measures a list or a vector")
-    ctx = {} if isinstance(j.type, T.TVec) else {n: u for n, u in j.ctx.items() if u.sens.is_inf}
-    ck.note("`len`: constant unless the list moves infinitely far")
-    return Judgment(T.INT, ctx)
+    ck.note("`len`: constant at finite distance; 1-sensitive (the positive floor of a case)")
+    return Judgment(T.INT, j.ctx)

@@ -62,7 +62,7 @@ _TABLE = [
     Primitive("counts", (), 1, "list (bag A) -o vec[1] num", F.counts),
     Primitive("clip2", ("c",), 1, "vec[2] num -o vec[2] num  (projects onto the L2 ball of radius c)", F.clip2),
     Primitive("vsum", ("c",), 1, "bag (vec[2] num) -[c]-> vec[2] num  (rows clipped to L2 norm c)", F.vsum),
-    Primitive("len", (), 1, "list A -[0 or inf]-> int  (vec[p] num -[0]-> int)", F.length),
+    Primitive("len", (), 1, "list A -o int  (also vec[p] num; constant at finite distance)", F.length),
     Primitive("dot", (), 2, "vec[p] num -> vec[p] num -> num", F.dot),
     Primitive("fst", (), 1, "<A & B> -o A  (also (A, B) -o A)", F.fst),
     Primitive("snd", (), 1, "<A & B> -o B  (also (A, B) -o B)", F.snd),

@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING
 
 from fuzzpy.syntax import Dist, Expr, Index, Var
 from fuzzpy.verifier import solver as z
-from fuzzpy.verifier.model import DrawContext, DrawSite, MechanismInfo, has_noise, sub_expressions
+from fuzzpy.verifier.draws import DrawContext, DrawSite
+from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.solver import Term
 from fuzzpy.verifier.text import show, show_signed_sum
+from fuzzpy.verifier.walk import has_noise, sub_expressions
 
 if TYPE_CHECKING:
     from fuzzpy.verifier.product import Path, Product
@@ -119,8 +121,7 @@ class Selector:
     def describe(self) -> str:
         if self.kind == "pointwise":
             return f"{self.variable} == s"
-        cond = getattr(self.node, "cond", None)
-        return show(cond) if cond is not None else "?"
+        return show(self.node)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,8 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
     compares = [i for i in usable if site.contexts[i].kind == "compare"]
     carries = [i for i in usable if site.contexts[i].kind == "carry"]
     zero = Shift("const")
-    guarded = {i for i in releases if any(_inside(site.contexts[i].node, site.contexts[c].node) for c in compares)}
+    guarded = {i for i in releases if any(_inside(site.contexts[i].node, site.contexts[c].branch)
+                                          for c in compares if site.contexts[c].branch is not None)}
     scored.append((3 if releases else 0, Alignment(zero)))
     scored += [(1, Alignment(Shift("const", Fraction(1)))), (2, Alignment(Shift("const", Fraction(-1))))]
     for i in releases:
@@ -189,8 +191,7 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
         scored.append((2, Alignment(Shift("target", context=i, target="other"))))
         scored.append((3, Alignment(Shift("target", context=i, target="one"))))
     for i in compares:
-        node = site.contexts[i].node
-        branch = Selector("branch", node=node)
+        branch = Selector("branch", node=site.contexts[i].node)
         scored.append((1, Alignment(Shift("target", context=i, target="other"), branch, zero)))
         scored.append((2, Alignment(Shift("target", context=i, target="one"), branch, zero)))
         scored.append((4, Alignment(Shift("target", context=i, target="other"), branch,
@@ -210,7 +211,7 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
 
 def _inside(stmt: object, branch: object) -> bool:
     """Whether ``stmt`` is one of the statements of ``branch`` (an `IfStmt`)."""
-    from fuzzpy.verifier.model import statements
+    from fuzzpy.verifier.walk import statements
 
     body = getattr(branch, "then", ()) + getattr(branch, "orelse", ())
     return any(s is stmt for s in statements(body))

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 from fuzzpy.syntax import Binary, Expr, While
 from fuzzpy.verifier import solver as z
-from fuzzpy.verifier.model import MechanismInfo, statements, stmt_expressions, sub_expressions
+from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.solver import Term
 from fuzzpy.verifier.text import show
+from fuzzpy.verifier.walk import statements, stmt_expressions, sub_expressions
 
 
 @dataclass

@@ -10,7 +10,6 @@ declared result type, unsupported statements.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -43,36 +42,12 @@ from fuzzpy.syntax import (
     VarDecl,
     While,
 )
+from fuzzpy.verifier.draws import DrawSite, draw_sites
+from fuzzpy.verifier.walk import statements, stmt_expressions, sub_expressions
 
 SORTS = {"num": "num", "int": "int", "bool": "bool"}
 COMPARISONS = {"<", "<=", ">", ">=", "==", "!="}
 BUILTINS = {"len", "abs", "max", "min"}
-
-
-@dataclass(frozen=True)
-class DrawContext:
-    """One place where a draw's value is used: compared with ``other`` or released.
-
-    ``rest`` are the other summands (sign, expression) of the additive chain
-    that carries the draw there; ``sign`` is the draw's own sign in the chain.
-    ``node`` is the `IfStmt`/`While` whose condition holds the comparison.
-    """
-
-    kind: str  # "compare" | "release"
-    sign: int
-    rest: tuple[tuple[int, Expr], ...]
-    other: Expr | None
-    node: object | None
-
-
-@dataclass
-class DrawSite:
-    noise: Noise
-    index: int
-    contexts: list[DrawContext] = field(default_factory=list)
-    in_loop: bool = False
-    carrier_var: str | None = None
-    visible: frozenset[str] = frozenset()  # locals declared before the draw
 
 
 @dataclass
@@ -97,83 +72,6 @@ class MechanismInfo:
 
 def _error(code: str, message: str, span: object, hint: str | None = None) -> Diagnostic:
     return Diagnostic(code, message, span, hint=hint)  # type: ignore[arg-type]
-
-
-# ---------------------------------------------------------------- traversal helpers
-
-
-def sub_expressions(expr: Expr) -> Iterator[Expr]:
-    """Every sub-expression of a mechanism expression, the expression first."""
-    yield expr
-    children: tuple[Expr, ...] = ()
-    if isinstance(expr, Binary):
-        children = (expr.left, expr.right)
-    elif isinstance(expr, Unary):
-        children = (expr.operand,)
-    elif isinstance(expr, If):
-        children = (expr.cond, expr.then, expr.orelse)
-    elif isinstance(expr, Call):
-        children = expr.args
-    elif isinstance(expr, Index):
-        children = (expr.base, expr.index)
-    elif isinstance(expr, Noise):
-        children = (expr.scale,) + ((expr.align,) if expr.align is not None else ())
-    elif isinstance(expr, (Dist,)):
-        children = (expr.expr,)
-    elif isinstance(expr, Forall):
-        children = (expr.body,)
-    for child in children:
-        yield from sub_expressions(child)
-
-
-def statements(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, IfStmt):
-            yield from statements(stmt.then)
-            yield from statements(stmt.orelse)
-        elif isinstance(stmt, While):
-            yield from statements(stmt.body)
-
-
-def stmt_expressions(stmt: Stmt) -> tuple[Expr, ...]:
-    if isinstance(stmt, (VarDecl, Output, ReturnStmt)):
-        return (stmt.expr,)
-    if isinstance(stmt, Assign):
-        return (stmt.expr,) + ((stmt.index,) if stmt.index is not None else ())
-    if isinstance(stmt, IfStmt):
-        return (stmt.cond,)
-    if isinstance(stmt, While):
-        return (stmt.cond,) + stmt.invariants
-    return ()
-
-
-def has_noise(expr: Expr) -> bool:
-    return any(isinstance(e, Noise) for e in sub_expressions(expr))
-
-
-def block_is_pure(body: tuple[Stmt, ...]) -> bool:
-    """No noise, no release, no loop: branches like this may differ between runs."""
-    for stmt in statements(body):
-        if isinstance(stmt, (Output, ReturnStmt, While)):
-            return False
-        if any(has_noise(e) for e in stmt_expressions(stmt)):
-            return False
-    return True
-
-
-def assigned_names(body: tuple[Stmt, ...]) -> set[str]:
-    return {s.name for s in statements(body) if isinstance(s, (VarDecl, Assign))}
-
-
-def additive_terms(expr: Expr, sign: int = 1) -> list[tuple[int, Expr]]:
-    """Flatten a chain of `+`/`-` into signed summands."""
-    if isinstance(expr, Binary) and expr.op in ("+", "-"):
-        right_sign = sign if expr.op == "+" else -sign
-        return additive_terms(expr.left, sign) + additive_terms(expr.right, right_sign)
-    if isinstance(expr, Unary) and expr.op == "-":
-        return additive_terms(expr.operand, -sign)
-    return [(sign, expr)]
 
 
 # ---------------------------------------------------------------- sorts
@@ -330,7 +228,7 @@ def analyse(decl: MechanismDecl, constants: dict[str, Fraction] | None = None) -
     sorter.sort(decl.privacy)
     _check_statements(info, sorter, decl.body, diagnostics, in_loop=False)
     _check_result_form(info, diagnostics)
-    info.draws = _draw_sites(decl.body)
+    info.draws = draw_sites(decl.body)
     info.int_constants = {
         int(e.value)
         for s in statements(decl.body)
@@ -439,96 +337,3 @@ def _sort_fits(got: str, wanted: str) -> bool:
     return got == wanted or (got == "int" and wanted == "num")
 
 
-# ---------------------------------------------------------------- draw sites
-
-
-def _draw_sites(body: tuple[Stmt, ...]) -> list[DrawSite]:
-    sites: list[DrawSite] = []
-    _collect_draws(body, sites, in_loop=False, declared=set())
-    return sites
-
-
-def _collect_draws(body: tuple[Stmt, ...], sites: list[DrawSite], in_loop: bool, declared: set[str]) -> None:
-    for position, stmt in enumerate(body):
-        for top in stmt_expressions(stmt):
-            for expr in sub_expressions(top):
-                if isinstance(expr, Noise):
-                    site = DrawSite(expr, len(sites), in_loop=in_loop, visible=frozenset(declared))
-                    _contexts_in_statement(site, stmt, top)
-                    _contexts_after_assignment(site, stmt, top, body[position + 1 :])
-                    sites.append(site)
-        if isinstance(stmt, VarDecl):
-            declared.add(stmt.name)
-        if isinstance(stmt, IfStmt):
-            _collect_draws(stmt.then, sites, in_loop, set(declared))
-            _collect_draws(stmt.orelse, sites, in_loop, set(declared))
-        elif isinstance(stmt, While):
-            _collect_draws(stmt.body, sites, True, set(declared))
-
-
-def _chain_holding(expr: Expr, target: Expr) -> tuple[Expr, int, list[tuple[int, Expr]]] | None:
-    """The maximal additive chain inside ``expr`` that has ``target`` as a summand."""
-    for candidate in sub_expressions(expr):
-        terms = additive_terms(candidate)
-        hits = [(s, t) for s, t in terms if t is target]
-        if hits:
-            sign = hits[0][0]
-            rest = [(s, t) for s, t in terms if t is not target]
-            return candidate, sign, rest
-    return None
-
-
-def _comparison_with(expr: Expr, chain: Expr) -> tuple[Expr, int] | None:
-    """If ``chain`` is one side of a comparison in ``expr``: (other side, orientation)."""
-    for candidate in sub_expressions(expr):
-        if isinstance(candidate, Binary) and candidate.op in COMPARISONS:
-            if candidate.left is chain:
-                return candidate.right, 1
-            if candidate.right is chain:
-                return candidate.left, -1
-    return None
-
-
-def _contexts_in_statement(site: DrawSite, stmt: Stmt, top: Expr) -> None:
-    found = _chain_holding(top, site.noise)
-    if found is None:
-        return
-    chain, sign, rest = found
-    comparison = _comparison_with(top, chain)
-    if comparison is not None and isinstance(stmt, (IfStmt, While)):
-        site.contexts.append(DrawContext("compare", sign, tuple(rest), comparison[0], stmt))
-    elif isinstance(stmt, (Output, ReturnStmt)) and chain is top:
-        site.contexts.append(DrawContext("release", sign, tuple(rest), None, stmt))
-    elif isinstance(stmt, (VarDecl, Assign)) and chain is top:
-        site.carrier_var = stmt.name
-        site.contexts.append(DrawContext("carry", sign, tuple(rest), None, stmt))
-
-
-def _contexts_after_assignment(site: DrawSite, stmt: Stmt, top: Expr, following: tuple[Stmt, ...]) -> None:
-    """`var v = q[i] + lap(b); if (v > best) ...`: follow v into later comparisons."""
-    if site.carrier_var is None or not isinstance(stmt, (VarDecl, Assign)) or top is not stmt.expr:
-        return
-    carry = site.contexts[-1]
-    for later in following:
-        for inner in statements((later,)):
-            for expr in stmt_expressions(inner):
-                _context_through_var(site, carry, inner, expr)
-        if isinstance(later, (VarDecl, Assign)) and later.name == site.carrier_var:
-            break
-
-
-def _context_through_var(site: DrawSite, carry: DrawContext, stmt: Stmt, top: Expr) -> None:
-    for expr in sub_expressions(top):
-        if not (isinstance(expr, Var) and expr.name == site.carrier_var):
-            continue
-        found = _chain_holding(top, expr)
-        if found is None:
-            continue
-        chain, sign, rest = found
-        combined = tuple(rest) + tuple((sign * s, e) for s, e in carry.rest)
-        comparison = _comparison_with(top, chain)
-        if comparison is not None and isinstance(stmt, (IfStmt, While)):
-            site.contexts.append(DrawContext("compare", sign * carry.sign, combined, comparison[0], stmt))
-        elif isinstance(stmt, (Output, ReturnStmt)) and chain is top:
-            site.contexts.append(DrawContext("release", sign * carry.sign, combined, None, stmt))
-        return

@@ -41,8 +41,9 @@ from fuzzpy.syntax import (
 )
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.alignment import Alignment, DrawEnv
-from fuzzpy.verifier.model import MechanismInfo, block_is_pure
+from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.solver import Term
+from fuzzpy.verifier.walk import block_is_pure
 
 
 class Unsupported(Exception):
@@ -292,7 +293,10 @@ class Product:
     def _binary(self, expr: Binary, path: Path) -> Pair:
         left, right = self.eval(expr.left, path), self.eval(expr.right, path)
         op = BINARY[expr.op]
-        return Pair(op(left.one, right.one), op(left.two, right.two))
+        result = Pair(op(left.one, right.one), op(left.two, right.two))
+        if id(expr) in path.pending:  # a comparison that selects a draw's alignment
+            self.resolve_pending(id(expr), result.one, path)
+        return result
 
     def _call(self, expr: Call, path: Path) -> Pair:
         if expr.func == "len":

@@ -22,7 +22,8 @@ import mpmath
 from fuzzpy.syntax import Dist, Expr, Forall, Index, Var
 from fuzzpy.verifier.concrete import Run, Stuck, Value, run_all
 from fuzzpy.verifier.integrate import ZERO, Linear, Mass, Unsupported, path_mass
-from fuzzpy.verifier.model import MechanismInfo, sub_expressions
+from fuzzpy.verifier.model import MechanismInfo
+from fuzzpy.verifier.walk import sub_expressions
 
 MAX_LENGTH = 6
 

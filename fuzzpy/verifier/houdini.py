@@ -1,0 +1,240 @@
+"""Loop invariants by Houdini over the candidate family of `invariants`.
+
+`InvariantLoops` is the product program's loop handler for proofs: it havocs
+the loop-head state (fresh values for every local, the cost, the `vec[1]`
+budgets), keeps the largest conjunction of candidate invariants that holds on
+entry and is preserved by every path through the body (Flanagan & Leino,
+"Houdini", FME 2001; each round drops the candidates a z3 counterexample
+falsifies), and continues after the loop from the invariant and the negated
+guard. User `invariant` hints are candidates that must survive.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from fuzzpy.syntax import Expr, While
+from fuzzpy.verifier import solver as z
+from fuzzpy.verifier.invariants import (
+    Atom,
+    View,
+    build_pool,
+    guard_bounds,
+    guard_conjuncts,
+    noises_in,
+)
+from fuzzpy.verifier.model import MechanismInfo
+from fuzzpy.verifier.product import Inputs, Obligation, Pair, Path, Product, Unsupported
+from fuzzpy.verifier.solver import Term
+from fuzzpy.verifier.text import show
+
+
+class ProofFailed(Exception):
+    """This choice of alignments does not lead to a proof; the message says why."""
+
+
+@dataclass
+class LoopProof:
+    line: int
+    guard: str
+    invariant: list[str]
+    terms: list[Term] = field(default_factory=list, repr=False)
+    facts: list[Term] = field(default_factory=list, repr=False)
+
+    def essential(self) -> list[str]:
+        """A non-redundant subset of the invariant, equivalent to all of it.
+
+        Greedily drops every atom that the remaining ones imply (under the
+        preconditions); guarded atoms are tried first.
+        """
+        plain = {label for label in self.invariant if "==>" not in label}
+        kept = [k for k, label in enumerate(self.invariant) if label.rpartition(" ==> ")[2] not in plain
+                or "==>" not in label]
+        for index in reversed(list(kept)):
+            others = [self.terms[k] for k in kept if k != index]
+            if z.check_valid(self.facts + others, self.terms[index], rlimit=300_000).status == "valid":
+                kept.remove(index)
+        return [_display(self.invariant[k]) for k in kept]
+
+
+def _display(label: str) -> str:
+    return label.replace("V0", "entry cost").replace("param_", "")
+
+
+def _loop_names(info: MechanismInfo, live: list[Path]) -> list[str]:
+    if not live:
+        return []
+    return sorted(set.intersection(*(set(p.values) for p in live)) - set(info.scalars))
+
+
+@dataclass
+class InvariantLoops:
+    """Loop handler that infers each loop's invariant with Houdini."""
+
+    info: MechanismInfo
+    inputs: Inputs
+    deadline: float
+    dead: dict[int, set[str]] = field(default_factory=dict)  # labels refuted by bounded runs
+    proofs: list[LoopProof] = field(default_factory=list)
+    side_paths: list[Path] = field(default_factory=list)
+
+    def handle(self, product: Product, loop: While, paths: list[Path]) -> list[Path]:
+        done = [p for p in paths if p.returned]
+        live = [p for p in paths if not p.returned]
+        if not live:
+            return done
+        for path in live:
+            for entries in path.pending.values():
+                for shift, _then, orelse in entries:
+                    path.facts.append(shift == orelse)
+            path.pending.clear()
+        names = _loop_names(self.info, live)
+        head = self._havoc(live[0], names)
+        entry_cost = z.fresh_real("entry_cost")
+        atoms = loop_pool(self.info, self.inputs, product, loop, live[0], names, live)
+        entries = [(p.facts + [entry_cost == p.cost], loop_view(product, loop, p, entry_cost)) for p in live]
+        guard = product.eval(loop.cond, head)
+        body_start = head.fork()
+        body_start.facts.append(guard.one)
+        body = product.exec_block(loop.body, [body_start])
+        for path in body:
+            product._resolve_all_pending(path)
+        head_view = loop_view(product, loop, head, entry_cost)
+        dead = self.dead.get(id(loop), set())
+        active = {i for i, a in enumerate(atoms) if a.label not in dead}
+        active = self._houdini(product, loop, atoms, entries, head_view, body, entry_cost, active)
+        invariant = z.conj(*(atoms[i].build(head_view) for i in active))
+        for atom_index, atom in enumerate(atoms):
+            if atom.user and atom_index not in active:
+                raise ProofFailed(f"the loop invariant `{atom.label}` (line {loop.span.line}) is not inductive")
+        ordered = sorted(active)
+        self.dead.setdefault(id(loop), set()).update(a.label for i, a in enumerate(atoms) if i not in active)
+        self.proofs.append(LoopProof(loop.span.line, show(loop.cond), [atoms[i].label for i in ordered],
+                                     [atoms[i].build(head_view) for i in ordered], list(self.inputs.background)))
+        head.obligations.append(Obligation("guard", guard.one == guard.two, loop.cond.span,
+                                           "both runs agree on the loop condition"))
+        for path in body:
+            path.facts.append(invariant)
+            if not path.returned:
+                path.draws = path.draws[len(head.draws):]
+                path.trail = path.trail[len(head.trail):]
+                path.label = f"each trip of the loop at line {loop.span.line}"
+            (done if path.returned else self.side_paths).append(path)
+        exit_path = head.fork()
+        exit_path.facts += [invariant, z.neg(guard.one)]
+        self.side_paths.append(_obligations_only(head, invariant))
+        exit_path.obligations = []
+        return done + [exit_path]
+
+    def _havoc(self, template: Path, names: list[str]) -> Path:
+        values = dict(template.values)
+        for name in names:
+            old = values[name]
+            values[name] = Pair(z.fresh_of_sort(f"{name}", old.one), z.fresh_of_sort(f"{name}_2", old.two))
+        budgets = {
+            q: type(b)(z.fresh_real(f"remaining_{q}"), z.fresh_int(f"last_{q}"), z.fresh_real(f"lastd_{q}"))
+            for q, b in template.budgets.items()
+        }
+        facts = list(self.inputs.background)
+        return Path(values, z.fresh_real("cost"), facts, budgets=budgets, draws=list(template.draws),
+                    trail=list(template.trail))
+
+    def _houdini(self, product: Product, loop: While, atoms: list[Atom], entries: list, head: View,
+                 body: list[Path], entry_cost: Term, active: set[int]) -> set[int]:
+        for facts, view in entries:
+            terms = [a.build(view) for a in atoms]
+            active -= {i for i in active if z.is_false(terms[i])}  # decided without the solver
+            self._weed(facts, terms, active)
+        head_terms = [a.build(head) for a in atoms]
+        posts = [(p, [a.build(loop_view(product, loop, p, entry_cost)) for a in atoms])
+                 for p in body if not p.returned]
+        changed = True
+        while changed:
+            changed = False
+            for path, terms in posts:
+                assumption = z.conj(*(head_terms[i] for i in active))
+                if self._weed(path.facts + [assumption], terms, active):
+                    changed = True
+        return active
+
+    def _weed(self, facts: list[Term], terms: list[Term], active: set[int]) -> bool:
+        """Drop the candidates a counterexample falsifies, until the rest is valid."""
+        dropped = False
+        while active:
+            if time.monotonic() > self.deadline:
+                raise ProofFailed("time limit reached while inferring loop invariants")
+            order = sorted(active)
+            outcome = z.check_valid(facts, z.conj(*(terms[i] for i in order)), 4000)
+            if outcome.status == "valid":
+                return dropped
+            if outcome.status == "unknown":
+                raise ProofFailed(f"z3 could not decide an invariant check ({outcome.reason})")
+            falsified = {i for i in order if not outcome.holds(terms[i])}
+            if not falsified:
+                raise ProofFailed("invariant inference did not converge")
+            active -= falsified
+            dropped = True
+        return dropped
+
+
+def loop_view(product: Product, loop: While, path: Path, entry_cost: Term) -> View:
+    bounds = {}
+    for expr in guard_bounds(loop):
+        try:
+            bounds[show(expr)] = product.eval(expr, path.fork()).one
+        except Unsupported:
+            continue
+    return View(path.values, path.cost, entry_cost, path.budgets, bounds)
+
+
+def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While, sample: Path,
+              names: list[str], live: list[Path] | None = None) -> list[Atom]:
+    """The candidate invariants of one loop (see `invariants.build_pool`)."""
+    prices = []
+    for noise in noises_in(loop):
+        try:
+            prices.append(1 / z.to_real(product.eval(noise.scale, sample.fork()).one))
+        except Unsupported:
+            continue
+    guards = []
+    for conj in guard_conjuncts(loop.cond):
+        def g(v: View, conj: Expr = conj) -> Term:
+            return product.eval(conj, Path(dict(v.values), v.cost, budgets=dict(v.budgets))).one
+
+        guards.append((show(conj), g))
+        guards.append((f"!({show(conj)})", lambda v, g=g: z.neg(g(v))))
+    bounds = [show(e) for e in guard_bounds(loop)]
+    entry_constant = None
+    entering = live or [sample]
+    costs = {z.simplify(p.cost).sexpr() for p in entering}
+    if len(costs) == 1 and all(n.startswith("param_") for n in z.constant_names(entering[0].cost)):
+        entry_constant = z.simplify(entering[0].cost)
+    atoms = build_pool(info, loop, names, inputs.claim, inputs.output, prices, guards, bounds, entry_constant)
+    for hint in loop.invariants:
+        atoms.append(Atom(show(hint), lambda v, h=hint: _hint_term(product, h, v), user=True))
+    return atoms
+
+
+def _obligations_only(head: Path, invariant: Term) -> Path:
+    side = head.fork()
+    side.facts.append(invariant)
+    return side
+
+
+def _hint_term(product: Product, hint: Expr, view: View) -> Term:
+    from fuzzpy.verifier.alignment import _relational_hint
+
+    class _Env:
+        pass
+
+    env = _Env()
+    env.product = product  # type: ignore[attr-defined]
+    env.path = Path(dict(view.values), view.cost, budgets=dict(view.budgets))  # type: ignore[attr-defined]
+
+    def dist_of(expr: Expr) -> Term:
+        value = product.eval(expr, env.path)  # type: ignore[attr-defined]
+        return z.to_real(value.two) - z.to_real(value.one)
+
+    env.dist_of = dist_of  # type: ignore[attr-defined]
+    return _relational_hint(hint, env)  # type: ignore[arg-type]

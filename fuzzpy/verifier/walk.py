@@ -1,0 +1,98 @@
+"""Walking mechanism syntax: sub-expressions, nested statements, additive chains."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fuzzpy.syntax import (
+    Assign,
+    Binary,
+    Call,
+    Dist,
+    Expr,
+    Forall,
+    If,
+    IfStmt,
+    Index,
+    Noise,
+    Output,
+    ReturnStmt,
+    Stmt,
+    Unary,
+    VarDecl,
+    While,
+)
+
+
+def sub_expressions(expr: Expr) -> Iterator[Expr]:
+    """Every sub-expression of a mechanism expression, the expression first."""
+    yield expr
+    children: tuple[Expr, ...] = ()
+    if isinstance(expr, Binary):
+        children = (expr.left, expr.right)
+    elif isinstance(expr, Unary):
+        children = (expr.operand,)
+    elif isinstance(expr, If):
+        children = (expr.cond, expr.then, expr.orelse)
+    elif isinstance(expr, Call):
+        children = expr.args
+    elif isinstance(expr, Index):
+        children = (expr.base, expr.index)
+    elif isinstance(expr, Noise):
+        children = (expr.scale,) + ((expr.align,) if expr.align is not None else ())
+    elif isinstance(expr, (Dist,)):
+        children = (expr.expr,)
+    elif isinstance(expr, Forall):
+        children = (expr.body,)
+    for child in children:
+        yield from sub_expressions(child)
+
+
+def statements(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, IfStmt):
+            yield from statements(stmt.then)
+            yield from statements(stmt.orelse)
+        elif isinstance(stmt, While):
+            yield from statements(stmt.body)
+
+
+def stmt_expressions(stmt: Stmt) -> tuple[Expr, ...]:
+    if isinstance(stmt, (VarDecl, Output, ReturnStmt)):
+        return (stmt.expr,)
+    if isinstance(stmt, Assign):
+        return (stmt.expr,) + ((stmt.index,) if stmt.index is not None else ())
+    if isinstance(stmt, IfStmt):
+        return (stmt.cond,)
+    if isinstance(stmt, While):
+        return (stmt.cond,) + stmt.invariants
+    return ()
+
+
+def has_noise(expr: Expr) -> bool:
+    return any(isinstance(e, Noise) for e in sub_expressions(expr))
+
+
+def block_is_pure(body: tuple[Stmt, ...]) -> bool:
+    """No noise, no release, no loop: branches like this may differ between runs."""
+    for stmt in statements(body):
+        if isinstance(stmt, (Output, ReturnStmt, While)):
+            return False
+        if any(has_noise(e) for e in stmt_expressions(stmt)):
+            return False
+    return True
+
+
+def assigned_names(body: tuple[Stmt, ...]) -> set[str]:
+    return {s.name for s in statements(body) if isinstance(s, (VarDecl, Assign))}
+
+
+def additive_terms(expr: Expr, sign: int = 1) -> list[tuple[int, Expr]]:
+    """Flatten a chain of `+`/`-` into signed summands."""
+    if isinstance(expr, Binary) and expr.op in ("+", "-"):
+        right_sign = sign if expr.op == "+" else -sign
+        return additive_terms(expr.left, sign) + additive_terms(expr.right, right_sign)
+    if isinstance(expr, Unary) and expr.op == "-":
+        return additive_terms(expr.operand, -sign)
+    return [(sign, expr)]
