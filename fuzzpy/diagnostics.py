@@ -76,12 +76,13 @@ def render_text(
     pad = " " * gutter
     if source is not None:
         lines.append(f"{pad} |")
-        lines.extend(_snippet(source, span, "", gutter))
+        marks = [_Mark(span, "^", "")]
         for label in diagnostic.labels:
             if label.span.file == span.file:
-                lines.extend(_snippet(source, label.span, label.message, gutter, "-"))
+                marks.append(_Mark(label.span, "-", label.message))
             else:
                 lines.append(f"{pad} = {label.span}: {label.message}")
+        lines.extend(_snippets(source, marks, gutter))
     for note in diagnostic.notes:
         lines.append(f"{pad} = note: {note}")
     if diagnostic.hint:
@@ -89,21 +90,74 @@ def render_text(
     return "\n".join(lines)
 
 
-def _snippet(
-    source: Source, span: Span, message: str, gutter: int, mark: str = "^"
-) -> list[str]:
-    text = source.line_text(span.line).replace("\t", " ")
-    start = max(span.col, 1)
+@dataclass(frozen=True)
+class _Mark:
+    span: Span
+    char: str
+    message: str
+
+
+def _snippets(source: Source, marks: list[_Mark], gutter: int) -> list[str]:
+    """Each source line once, in order, with every mark on it underlined.
+
+    Marks that do not overlap share an underline row (the primary mark's row
+    first); the rightmost mark's message follows its underline and the others'
+    go on lines of their own below, starting at their column (rustc style).
+    """
+    by_line: dict[int, list[_Mark]] = {}
+    for mark in marks:
+        by_line.setdefault(mark.span.line, []).append(mark)
+    out: list[str] = []
+    for number in sorted(by_line):
+        text = source.line_text(number).replace("\t", " ")
+        out.append(f"{number:>{gutter}} | {text}")
+        for row in _rows(by_line[number], text):
+            out.extend(_underline_row(row, text, gutter))
+    return out
+
+
+def _rows(marks: list[_Mark], text: str) -> list[list[_Mark]]:
+    rows: list[list[_Mark]] = []
+    for mark in marks:  # primary first, labels in their given order
+        start, width = _extent(mark.span, text)
+        for row in rows:
+            if all(_disjoint((start, width), _extent(m.span, text)) for m in row):
+                row.append(mark)
+                break
+        else:
+            rows.append([mark])
+    return rows
+
+
+def _disjoint(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] + a[1] <= b[0] or b[0] + b[1] <= a[0]
+
+
+def _underline_row(row: list[_Mark], text: str, gutter: int) -> list[str]:
+    on_row = sorted(row, key=lambda m: m.span.col)
+    underline: list[str] = []
+    for mark in on_row:
+        start, width = _extent(mark.span, text)
+        underline.extend(" " * max(0, start + width - len(underline)))
+        underline[start : start + width] = mark.char * width
+    last = on_row[-1]
+    suffix = f" {last.message}" if last.message else ""
+    lines = [f"{' ' * gutter} | {''.join(underline).rstrip()}{suffix}"]
+    for mark in reversed(on_row[:-1]):
+        if mark.message:
+            start, _ = _extent(mark.span, text)
+            lines.append(f"{' ' * gutter} | {' ' * start}{mark.message}")
+    return lines
+
+
+def _extent(span: Span, text: str) -> tuple[int, int]:
+    """0-based start column and width of a span's underline on its first line."""
+    start = max(span.col, 1) - 1
     if span.end_line == span.line:
         width = max(span.end_col - span.col, 1)
     else:
-        width = max(len(text) - start + 1, 1)
-    underline = " " * (start - 1) + mark * width
-    suffix = f" {message}" if message else ""
-    return [
-        f"{span.line:>{gutter}} | {text}",
-        f"{' ' * gutter} | {underline}{suffix}",
-    ]
+        width = max(len(text) - start, 1)
+    return start, width
 
 
 def render_all(

@@ -42,7 +42,6 @@ CODES: dict[str, str] = {
     "FZ214": "a vector norm conversion needs the vector's static length",
     "FZ215": "mechanism-only syntax used in a `def`",
     "FZ216": "unknown operator",
-    "FZ217": "no definition with the name given to `check --explain`",
     "FZ218": "a definition nested too deeply to check",
     # --- FZ3xx: sensitivity and privacy (checker) ---
     "FZ301": "`return` releases private data without noise (infinite privacy cost)",
@@ -97,6 +96,7 @@ CODES: dict[str, str] = {
     # --- FZ7xx: command-line usage (cli) ---
     "FZ700": "this phase is not built yet",
     "FZ701": "file not found or unreadable",
+    "FZ702": "no definition with the name given on the command line",
     # ledger file and budget arguments (accounting/ledger*; exit 2)
     "FZ710": "the ledger file is not a SQLite database, or is damaged",
     "FZ711": "the file is a SQLite database of another application, not a fuzzpy ledger",

@@ -81,4 +81,4 @@ def test_explain_prints_the_derivation(capsys: pytest.CaptureFixture[str]) -> No
     assert "context: cost db: [Laplace(sensitivity 1, scale 10)]" in out
     assert "0.1-DP by basic composition" in out
     code, _, err = run(capsys, "check", NOISY, "--explain", "nothing_here")
-    assert code == 1 and "FZ217" in err
+    assert code == 2 and "FZ702" in err

@@ -202,3 +202,12 @@ def test_explain_builds_the_proof_like_a_lecture() -> None:
 def test_verdicts_are_cached_per_mechanism() -> None:
     decl, program = _decl((ROOT / "partial_sum.fz").read_text())
     assert verify_mechanism(decl, program) is verify_mechanism(decl, program)
+
+
+def test_symbolic_number_of_answers_in_the_claim() -> None:
+    """Lee & Clifton's SVT is private at its true cost (1 + 6N) eps / 4, N symbolic."""
+    text = (ROOT / "buggy" / "svt_lee_clifton.fz").read_text().replace(
+        "  privacy eps\n", "  privacy (1 + 6 * N) * eps / 4\n"
+    )
+    decl, program = _decl(text)
+    assert verify_mechanism(decl, program).status == "proved"

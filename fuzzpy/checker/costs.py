@@ -207,33 +207,12 @@ def scale_event(event: Event, factor: Sens) -> Event:
 
 
 def pure_epsilon(events: tuple[Event, ...]) -> Fraction | None:
-    """The exact pure epsilon of a sequence under basic composition, or None
-    if some event is not pure (Gaussian, subsampled, approximate)."""
-    total = Fraction(0)
-    for event in events:
-        eps = _pure_event(event)
-        if eps is None:
-            return None
-        total += eps
-    return total
+    """The exact pure epsilon of a sequence of events, or None if some event
+    is not pure; the accountant owns the rule (basic composition, with
+    subsampled pure events amplified and rounded up)."""
+    from fuzzpy.accounting.accountant import pure_epsilon as accountant_pure_epsilon
 
-
-def _pure_event(event: Event) -> Fraction | None:
-    if isinstance(event, Laplace):
-        return event.epsilon
-    if isinstance(event, ExpMech):
-        return event.epsilon
-    if isinstance(event, Verified):
-        return event.epsilon if event.delta == 0 else None
-    if isinstance(event, Repeat):
-        inner = pure_epsilon(event.body)
-        return None if inner is None else inner * event.count
-    if isinstance(event, Group):
-        inner = pure_epsilon(event.body)
-        return None if inner is None else inner * Fraction(event.size)
-    if isinstance(event, (Gaussian, Subsample)):
-        return None
-    return None
+    return accountant_pure_epsilon(events)
 
 
 def describe_event(event: Event) -> str:

@@ -55,7 +55,7 @@ def explain_definition(program: S.Program, name: str, source_text: str | None = 
     checker.collect()
     if name not in checker.globals.defs:
         known = ", ".join(checker.globals.defs) or "none"
-        raise FuzzError((Diagnostic("FZ217", f"no definition named `{name}` (definitions: {known})", Span(program.file, 1, 1, 1, 1)),))
+        raise FuzzError((Diagnostic("FZ702", f"no definition named `{name}` in {program.file} (definitions: {known})", Span("<command line>", 1, 1, 1, 1)),))
     for other, decl in checker.globals.defs.items():
         if other != name and other not in checker.checked and other not in checker.globals.broken:
             checker.check_def(decl)

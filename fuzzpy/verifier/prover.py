@@ -12,7 +12,7 @@ valid with z3. An `unknown` from z3 stops the attempt (never read as valid).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from fuzzpy.diagnostics import Diagnostic
@@ -38,6 +38,7 @@ class ProofTrace:
     paths: list[str]
     pointwise: bool
     claim: str
+    split_on: list[str] = field(default_factory=list)  # counters compared with s (pointwise rule)
 
 
 @dataclass
@@ -204,14 +205,16 @@ def _trace(info: MechanismInfo, alignments: dict[int, Alignment], loops: Invaria
         if line is not None and line not in seen:
             seen.add(line)
             path_lines.append(line)
-    return ProofTrace(rows, loops.proofs, path_lines, inputs.output is not None, show(info.decl.privacy))
+    split = sorted({a.selector.variable for a in alignments.values()
+                    if a.selector is not None and a.selector.kind == "pointwise"})
+    return ProofTrace(rows, loops.proofs, path_lines, inputs.output is not None, show(info.decl.privacy), split)
 
 
 def _path_line(info: MechanismInfo, alignments: dict[int, Alignment], path: Path) -> str | None:
     """`[branches taken] a2 = dist(tt) - dist(q[i]): pays |a2| / (4 / eps)`."""
     if not path.draws:
         return None
-    taken = {id(stmt): branch for stmt, branch in path.trail}
+    taken = {id(getattr(stmt, "cond", stmt)): branch for stmt, branch in path.trail}
     where = ", ".join(show(stmt.cond) if branch else f"!({show(stmt.cond)})" for stmt, branch in path.trail)
     shifts, costs = [], []
     for record in path.draws:

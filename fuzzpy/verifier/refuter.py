@@ -108,6 +108,9 @@ def parameter_choices(info: MechanismInfo) -> list[tuple[dict[str, Fraction], di
         sort = info.scalars[name]
         if name in info.constants:
             base[name] = info.constants[name]
+        elif name in claim and sort == "int":
+            base[name] = Fraction(1)
+            variations.append((name, Fraction(2)))
         elif name in claim:
             base[name] = Fraction(1)
             variations += [(name, Fraction(1, 2)), (name, Fraction(2))]

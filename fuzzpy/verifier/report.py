@@ -32,6 +32,9 @@ def proof_lines(proof: ProofTrace) -> list[str]:
     if proof.pointwise:
         lines.append("    rule: pointwise equality: fix an output s; show out = s implies out' = s,")
         lines.append("          with alignments that may depend on s")
+        for name in proof.split_on:
+            lines.append(f"    case split: {name} < s (before the output's draw), {name} == s (its draw is"
+                         f" shifted), {name} > s (after it)")
     lines.append("    draws:")
     for number, (line, draw, alignment, rule) in enumerate(proof.alignments, start=1):
         lines.append(f"      a{number}  line {line:<3} {draw:<18} align {alignment}")
