@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from lark import Lark
-from lark.parse_tree_builder import ExpandSingleChild
+from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
 from fuzzpy.lexer import Tok
@@ -68,7 +69,7 @@ class Tables:
                     rule_index[argument] = len(rules)
                     size, callback = len(argument.expansion), callbacks[argument]
                     passes_child_up = size == 1 and type(callback) is ExpandSingleChild
-                    rules.append((size, str(argument.origin.name), None if passes_child_up else callback))
+                    rules.append((size, str(argument.origin.name), None if passes_child_up else _lean(argument, callback)))
                 shifts[name] = -1 - rule_index[argument]
             actions[state], gotos[state] = shifts, jumps
         count = max(actions) + 1
@@ -158,3 +159,44 @@ class Tables:
             stack.append(self.gotos[stack[-1]][origin])
             if stack[-1] == self.accept:
                 return terminal == "$END"
+
+
+def _lean(rule: Any, callback: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+    """`rule`'s callback, with lark's trees for repetitions replaced by Python lists.
+
+    lark rewrites `x*` and `x+` into helper rules (named `__<rule>_star_<n>`
+    or `__<rule>_plus_<n>`) that build a lark `Tree`, and wraps the parent
+    rule's callback in a filter that splices that tree's children in place.
+    A list spliced the same way gives the parent the same children, without
+    building and discarding a tree at every repetition.
+    """
+    if rule.origin.name.startswith("__"):
+        return _append_items if rule.expansion[0] == rule.origin else _start_items
+    if type(callback) is ChildFilterLALR_NoPlaceholders:
+        return partial(_splice, tuple(callback.to_include), callback.node_builder)
+    return callback
+
+
+def _start_items(children: list[Any]) -> list[Any]:
+    """`__rep: items` -> the items (a fresh list from the driver)."""
+    return children
+
+
+def _append_items(children: list[Any]) -> list[Any]:
+    """`__rep: __rep items` -> the list so far, extended."""
+    items: list[Any] = children[0]
+    items.extend(children[1:])
+    return items
+
+
+def _splice(
+    to_include: tuple[tuple[int, bool], ...], build: Callable[[list[Any]], Any], children: list[Any],
+) -> Any:
+    """Call `build` with `children`, the repetition lists (`expand` set) spliced in."""
+    flat: list[Any] = []
+    for index, expand in to_include:
+        if expand:
+            flat.extend(children[index])
+        else:
+            flat.append(children[index])
+    return build(flat)

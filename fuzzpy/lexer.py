@@ -117,37 +117,42 @@ class Scanner:
                     position += 1
                 raise LexError(position, line, position - line_start + 1, last)
             kind = found.lastgroup
-            end = found.end()
-            if kind == "LINE_COMMENT" or kind == "END":
-                position = end
-                continue
-            if kind == "NEWLINE":
-                line += 1
-                position = line_start = end
-                continue
-            if kind == "BLOCK_COMMENT":
-                newlines = text.count("\n", position, end)
-                if newlines:
-                    line += newlines
-                    line_start = text.rfind("\n", position, end) + 1
-                position = end
-                continue
-            start = found.start(kind)
-            value = found.group(kind)
+            # The commonest kinds first; `span` + slicing is one call where
+            # `group` + `start` + `end` would be three.
             if kind == "WORD":
+                start, end = found.span(kind)
+                value = text[start:end]
                 keyword = keywords.get(value)
-                if keyword is not None and (value in RESERVED or keyword in accepted()):
+                if keyword is None:  # reserved without a grammar rule: never valid
+                    kind = "RESERVED" if value in RESERVED else "NAME"
+                elif value in RESERVED or keyword in accepted():
                     kind = keyword
-                elif value in RESERVED:  # reserved without a grammar rule: never valid
-                    kind = "RESERVED"
                 else:
                     kind = "NAME"
             elif kind == "PUNCT":
+                start, end = found.span(kind)
+                value = text[start:end]
                 kind = punctuation[value]
                 if value == "-" and end < length and text[end] in "o[":
                     arrow = arrows["-" + text[end]]
                     if arrow in accepted():
                         kind, value, end = arrow, value + text[end], end + 1
+            elif kind == "NEWLINE":
+                line += 1
+                position = line_start = found.end()
+                continue
+            elif kind == "NUMBER" or kind == "STRING":
+                start, end = found.span(kind)
+                value = text[start:end]
+            else:  # a comment, or blanks up to the end of the text
+                end = found.end()
+                if kind == "BLOCK_COMMENT":
+                    newlines = text.count("\n", position, end)
+                    if newlines:
+                        line += newlines
+                        line_start = text.rfind("\n", position, end) + 1
+                position = end
+                continue
             last = Tok(kind, value, start, end, line, start - line_start + 1)
             yield last
             position = end

@@ -11,7 +11,6 @@ long chains such as `1 :: 2 :: ... :: []` cannot exhaust Python's stack.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from lark import Transformer
@@ -22,7 +21,7 @@ from fuzzpy.lexer import Tok
 from fuzzpy.source import Span
 
 Children = list[Any]
-_new_span = object.__new__
+_new_instance = object.__new__
 _set = object.__setattr__
 
 # Deepest nesting of syntax nodes accepted. The LALR parser itself never
@@ -76,7 +75,7 @@ class BuilderBase(Transformer):  # type: ignore[type-arg]
         # Span is a frozen dataclass without __post_init__; filling its
         # __dict__ directly builds the same value about four times faster
         # than its generated __init__ (this is the parser's hottest line).
-        span = _new_span(Span)
+        span = _new_instance(Span)
         _set(span, "__dict__", {
             "file": self.file, "line": first.line, "col": first.col, "end_line": last.end_line,
             "end_col": last.end_col, "start": first.start, "end": last.end,
@@ -84,7 +83,13 @@ class BuilderBase(Transformer):  # type: ignore[type-arg]
         return span  # type: ignore[no-any-return]
 
     def token_span(self, token: Tok) -> Span:
-        return self.span(token, token)
+        """The span of one token (built as in `span`, without its type tests)."""
+        span = _new_instance(Span)
+        _set(span, "__dict__", {
+            "file": self.file, "line": token.line, "col": token.col, "end_line": token.end_line,
+            "end_col": token.end_col, "start": token.start, "end": token.end,
+        })
+        return span  # type: ignore[no-any-return]
 
     def fail(self, code: str, message: str, span: Span, hint: str | None = None) -> FuzzError:
         return FuzzError((Diagnostic(code, message, span, hint=hint),))
@@ -115,7 +120,11 @@ class BuilderBase(Transformer):  # type: ignore[type-arg]
     def paren(self, c: Children) -> Any:
         """`(e)` is e, its span widened to the parentheses (so enclosing spans cover them)."""
         inner = c[1]
-        node = replace(inner, span=self.span(c[0], c[2]))
+        # `dataclasses.replace(inner, span=...)`, without its generic field
+        # walk: syntax nodes are plain frozen dataclasses (no __post_init__,
+        # no init=False fields), so copying the fields is the same value.
+        node = _new_instance(type(inner))
+        _set(node, "__dict__", {**inner.__dict__, "span": self.span(c[0], c[2])})
         # `inner` is dropped now and its id may be reused: move its depth over.
         self.depth[id(node)] = self.depth.pop(id(inner), 0)
         return node
@@ -158,7 +167,10 @@ class BuilderBase(Transformer):  # type: ignore[type-arg]
         Recursion goes one level per precedence level, never per operand, so
         long chains (`1 :: 2 :: ... :: []`) cannot exhaust Python's stack.
         """
-        return self._climb_all(c[0])
+        sequence = c[0]
+        if len(sequence) == 3:  # the common case: one operator, nothing to climb
+            return self._combine(sequence[0], sequence[1], sequence[2])
+        return self._climb_all(sequence)
 
     def arith(self, c: Children) -> Any:
         """The components of a with-pair: `e1 op e2 ...` with op in + - * /."""

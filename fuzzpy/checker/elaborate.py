@@ -70,7 +70,8 @@ def static_sens(expr: S.Expr, constants: Mapping[str, Fraction], what: str) -> S
 def positive_static(expr: S.Expr, constants: Mapping[str, Fraction], what: str) -> Fraction:
     value = require_static(expr, constants, what)
     if value <= 0:
-        raise CheckError("FZ202", f"{what} must be positive, got {Sens.of(abs(value)) if value else 0}", expr.span)
+        shown = f"-{Sens.of(-value)}" if value < 0 else "0"
+        raise CheckError("FZ202", f"{what} must be positive, got {shown}", expr.span)
     return value
 
 

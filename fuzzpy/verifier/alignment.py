@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.syntax import Dist, Expr, Index, Var
+from fuzzpy.syntax import Dist, Expr, Index, NumLit, Var
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.draws import DrawContext, DrawSite
 from fuzzpy.verifier.model import MechanismInfo
@@ -109,13 +109,15 @@ def _constant_text(text: str) -> bool:
 class Selector:
     kind: str  # "branch" | "pointwise"
     node: object | None = None
-    variable: str = ""
+    variable: str = ""  # pointwise: the index expression's text (`i`, `0`)
+    index: Expr | None = None  # pointwise: "this draw is the one at the output s"
 
     def now(self, env: DrawEnv) -> Term | None:
         """The selector's value at the draw, or None when it is decided later."""
         if self.kind == "branch":
             return None
-        value = env.path.values[self.variable].one
+        assert self.index is not None
+        value = env.product.eval(self.index, env.path).one
         return value == env.product.inputs.output
 
     def describe(self) -> str:
@@ -197,9 +199,9 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
         scored.append((4, Alignment(Shift("target", context=i, target="other"), branch,
                                     Shift("target", context=i, target="zero"))))
         scored.append((4, Alignment(Shift("const", Fraction(1)), branch, zero)))
-    if info.result_sort == "int" and site.in_loop:
-        for variable in _index_variables(info, site, usable):
-            point = Selector("pointwise", variable=variable)
+    if info.result_sort == "int":
+        for index in _indices(info, site, usable):
+            point = Selector("pointwise", variable=show(index), index=index)
             for i in compares + carries:
                 scored.append((1, Alignment(Shift("target", context=i, target="one"), point, zero)))
             for i in compares:
@@ -242,17 +244,22 @@ def _evaluable(context: DrawContext, known: frozenset[str] | set[str]) -> bool:
     return True
 
 
-def _index_variables(info: MechanismInfo, site: DrawSite, usable: list[int]) -> list[str]:
-    """Integer variables used as vector indices next to the draw: `q[i]` gives i."""
-    names: list[str] = []
+def _indices(info: MechanismInfo, site: DrawSite, usable: list[int]) -> list[Expr]:
+    """Integer indices of the vector entries next to the draw (`q[i]` gives i,
+    `q[0]` gives 0): under the pointwise rule, "the draw at index s"."""
+    found: dict[str, Expr] = {}
     for i in usable:
         for _, expr in site.contexts[i].rest:
             for sub in sub_expressions(expr):
-                is_counter = isinstance(sub, Index) and isinstance(sub.index, Var) \
-                    and info.sort_of(sub.index.name) == "int"
-                if is_counter and sub.index.name not in names:
-                    names.append(sub.index.name)
-    return names
+                if not isinstance(sub, Index):
+                    continue
+                index = sub.index
+                integral = (isinstance(index, Var) and info.sort_of(index.name) == "int") or (
+                    isinstance(index, NumLit) and index.is_int
+                )
+                if integral:
+                    found.setdefault(show(index), index)
+    return list(found.values())
 
 
 def combinations(options: list[list[tuple[int, Alignment]]]) -> Iterator[tuple[int, tuple[Alignment, ...]]]:

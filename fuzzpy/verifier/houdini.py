@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from fuzzpy.syntax import Expr, While
+from fuzzpy.syntax import Binary, Expr, IfStmt, Var, While
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.invariants import (
     Atom,
@@ -28,6 +28,7 @@ from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.product import Inputs, Obligation, Pair, Path, Product, Unsupported
 from fuzzpy.verifier.solver import Term
 from fuzzpy.verifier.text import show
+from fuzzpy.verifier.walk import has_noise, statements, sub_expressions
 
 
 class ProofFailed(Exception):
@@ -99,7 +100,7 @@ class InvariantLoops:
         body_start.facts.append(guard.one)
         body = product.exec_block(loop.body, [body_start])
         for path in body:
-            product._resolve_all_pending(path)
+            product.resolve_all_pending(path)
         head_view = loop_view(product, loop, head, entry_cost)
         dead = self.dead.get(id(loop), set())
         active = {i for i, a in enumerate(atoms) if a.label not in dead}
@@ -197,23 +198,42 @@ def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While
             prices.append(1 / z.to_real(product.eval(noise.scale, sample.fork()).one))
         except Unsupported:
             continue
-    guards = []
-    for conj in guard_conjuncts(loop.cond):
+    guards, cases = [], []
+    for conj in guard_conjuncts(loop.cond) + _counter_tests(info, loop, names):
         def g(v: View, conj: Expr = conj) -> Term:
             return product.eval(conj, Path(dict(v.values), v.cost, budgets=dict(v.budgets))).one
 
-        guards.append((show(conj), g))
-        guards.append((f"!({show(conj)})", lambda v, g=g: z.neg(g(v))))
+        both = [(show(conj), g), (f"!({show(conj)})", lambda v, g=g: z.neg(g(v)))]
+        (guards if conj in guard_conjuncts(loop.cond) else cases).extend(both)
     bounds = [show(e) for e in guard_bounds(loop)]
     entry_constant = None
     entering = live or [sample]
     costs = {z.simplify(p.cost).sexpr() for p in entering}
     if len(costs) == 1 and all(n.startswith("param_") for n in z.constant_names(entering[0].cost)):
         entry_constant = z.simplify(entering[0].cost)
-    atoms = build_pool(info, loop, names, inputs.claim, inputs.output, prices, guards, bounds, entry_constant)
+    atoms = build_pool(info, loop, names, inputs.claim, inputs.output, prices, guards, bounds, entry_constant,
+                       cases)
     for hint in loop.invariants:
         atoms.append(Atom(show(hint), lambda v, h=hint: _hint_term(product, h, v), user=True))
     return atoms
+
+
+def _counter_tests(info: MechanismInfo, loop: While, names: list[str]) -> list[Expr]:
+    """Comparisons of integer loop variables with constants tested in the body
+    (`i == 0`, `best == -1`): the first or "nothing yet" cases, used as guards."""
+    found: dict[str, Expr] = {}
+    for stmt in statements(loop.body):
+        if not isinstance(stmt, IfStmt):
+            continue
+        for expr in sub_expressions(stmt.cond):
+            if not (isinstance(expr, Binary) and expr.op in ("==", "!=")):
+                continue
+            sides = (expr.left, expr.right)
+            variables = [e for e in sides if isinstance(e, Var)]
+            if len(variables) == 1 and variables[0].name in names \
+                    and info.locals.get(variables[0].name) == "int" and not has_noise(expr):
+                found.setdefault(show(expr), expr)
+    return list(found.values())
 
 
 def _obligations_only(head: Path, invariant: Term) -> Path:

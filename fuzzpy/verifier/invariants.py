@@ -18,7 +18,6 @@ from fuzzpy.syntax import Binary, Expr, While
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.solver import Term
-from fuzzpy.verifier.text import show
 from fuzzpy.verifier.walk import statements, stmt_expressions, sub_expressions
 
 
@@ -67,18 +66,21 @@ def build_pool(
     guard_terms: list[tuple[str, Callable[[View], Term]]],
     bounds: list[str],
     entry_constant: Term | None,
+    case_guards: list[tuple[str, Callable[[View], Term]]] = (),  # type: ignore[assignment]
 ) -> list[Atom]:
-    """All candidate atoms for one loop (guarded and unguarded)."""
+    """All candidate atoms for one loop (guarded and unguarded).
+
+    ``case_guards`` (tests like `i == 0` in the body) also guard the relations
+    between integer variables ("after the first trip, best < i")."""
     ints = [n for n in names if info.locals.get(n) == "int"]
     nums = [n for n in names if info.locals.get(n) == "num"]
     bools = [n for n in names if info.locals.get(n) == "bool"]
-    assigned = {s.name for s in statements(loop.body) if hasattr(s, "name") and not hasattr(s, "body")}
     distance = _distance_atoms(ints + nums) + [
         Atom(f"{b}' == {b}", lambda v, b=b: v.values[b].one == v.values[b].two) for b in bools
     ]
     budget = _budget_atoms(info, ints, nums, claim, prices)
     counters = _counter_atoms(ints, claim, bounds)
-    relations = _int_relations(info, ints, assigned)
+    relations = _int_relations(info, ints)
     pointwise = _pointwise_atoms(ints, output) if output is not None and z.is_int(output) else []
     costs = _cost_atoms(claim)
     if entry_constant is not None:
@@ -96,10 +98,18 @@ def build_pool(
                 (f"{n} == s != {c}", lambda v, n=n, c=c: z.conj(v.values[n].one == output, output != c))
                 for c in sorted(info.int_constants) if c < 0
             ]
+            guards += [
+                (f"{n} == s < {m}", lambda v, n=n, m=m: z.conj(v.values[n].one == output, output < v.values[m].one))
+                for m in ints if m != n and case_guards
+            ]
     guarded = [
         Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), a.build(v)))
-        for label, g in guards
+        for label, g in guards + list(case_guards)
         for atom in distance + costs + counters + pointwise
+    ] + [
+        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), a.build(v)))
+        for label, g in case_guards
+        for atom in relations
     ]
     return unguarded + guarded
 
@@ -180,7 +190,7 @@ def _counter_atoms(ints: list[str], claim: Term, bounds: list[str]) -> list[Atom
     return atoms
 
 
-def _int_relations(info: MechanismInfo, ints: list[str], assigned: set[str]) -> list[Atom]:
+def _int_relations(info: MechanismInfo, ints: list[str]) -> list[Atom]:
     atoms: list[Atom] = []
     for a in ints:
         for b in ints:
@@ -223,12 +233,8 @@ def _cost_atoms(claim: Term) -> list[Atom]:
     ]
 
 
-def bound_expressions(loop: While) -> list[Expr]:
-    return guard_bounds(loop)
 
 
-def bound_text(expr: Expr) -> str:
-    return show(expr)
 
 
 def noises_in(loop: While) -> list:

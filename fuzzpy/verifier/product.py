@@ -151,7 +151,7 @@ class Product:
         return paths
 
     def finish(self, path: Path) -> None:
-        self._resolve_all_pending(path)
+        self.resolve_all_pending(path)
         span = self.info.decl.privacy.span
         path.obligations.append(Obligation("cost", path.cost <= self.inputs.claim, span, "cost <= claim"))
 
@@ -183,7 +183,7 @@ class Product:
             return [path]
         if isinstance(stmt, ReturnStmt):
             value = self.eval(stmt.expr, path)
-            self._resolve_all_pending(path)
+            self.resolve_all_pending(path)
             path.obligations.append(self._release_obligation(value, stmt))
             path.returned = True
             return [path]
@@ -253,7 +253,7 @@ class Product:
         for shift, then, orelse in path.pending.pop(node_id, []):
             path.facts.append(shift == z.ite(cond_one, then, orelse))
 
-    def _resolve_all_pending(self, path: Path) -> None:
+    def resolve_all_pending(self, path: Path) -> None:
         for entries in path.pending.values():
             for shift, _then, orelse in entries:
                 path.facts.append(shift == orelse)
@@ -296,6 +296,10 @@ class Product:
         result = Pair(op(left.one, right.one), op(left.two, right.two))
         if id(expr) in path.pending:  # a comparison that selects a draw's alignment
             self.resolve_pending(id(expr), result.one, path)
+            # the selector must be preserved by the coupling: then each region is
+            # translated into itself and the alignment is injective
+            path.obligations.append(Obligation("branch", result.one == result.two, expr.span,
+                                               "the comparison selecting an alignment agrees in both runs"))
         return result
 
     def _call(self, expr: Call, path: Path) -> Pair:

@@ -27,7 +27,7 @@ from fuzzpy.verifier.walk import sub_expressions
 
 UNROLL = 5
 MAX_UNROLLED_PATHS = 32
-MAX_SCREENED = 160
+MAX_SCREENED = 120
 MAX_PROOF_ATTEMPTS = 4
 
 
@@ -130,6 +130,7 @@ def unrolled(depth: int):  # noqa: ANN201 - returns a LoopHandler
             current = []
             for path, entry in staying:
                 for after in product.exec_block(loop.body, [path]):
+                    product.resolve_all_pending(after)  # selectors of this trip only
                     if after.returned:
                         finished.append(after)
                     else:
@@ -145,7 +146,7 @@ def screen(info: MechanismInfo, alignments: dict[int, Alignment],
 
     Most wrong alignments already fail in the first trip, where the check is cheap.
     """
-    for depth, values in ((1, fixed[0]), (UNROLL, fixed[1]), (UNROLL, fixed[0])):
+    for depth, values in ((1, fixed[0]), (UNROLL, fixed[1])):
         inputs = make_inputs(info, values)
         product = Product(info, inputs, alignments, unrolled(depth))
         for path in product.run():
@@ -205,8 +206,8 @@ def _trace(info: MechanismInfo, alignments: dict[int, Alignment], loops: Invaria
         if line is not None and line not in seen:
             seen.add(line)
             path_lines.append(line)
-    split = sorted({a.selector.variable for a in alignments.values()
-                    if a.selector is not None and a.selector.kind == "pointwise"})
+    split = sorted({a.selector.variable for a in alignments.values() if a.selector is not None
+                    and a.selector.kind == "pointwise" and isinstance(a.selector.index, Var)})
     return ProofTrace(rows, loops.proofs, path_lines, inputs.output is not None, show(info.decl.privacy), split)
 
 
@@ -236,41 +237,36 @@ def _path_line(info: MechanismInfo, alignments: dict[int, Alignment], path: Path
 
 
 def search(info: MechanismInfo, seconds: float) -> SearchResult:
+    """Try alignments simplest first: bounded check, then a proof with the
+    parameters fixed (linear, cheap, and it prunes the invariant candidates),
+    then the proof for symbolic parameters. Never proves on an exception."""
     deadline = time.monotonic() + seconds
     options = [candidates(info, site) for site in info.draws]
     first, second = screening_values(info), screening_values(info, small_ints=True)
-    fixed = (first, second) if first is not None and second is not None else None
+    if first is None or second is None:
+        return SearchResult(False, reason="the preconditions admit no small parameter values to test with")
     last_reason = "no alignment passed the bounded check"
     attempts = tried = 0
-    try:
-        for _score, choice in combinations(options):
-            if time.monotonic() > deadline or tried >= MAX_SCREENED:
-                break
-            tried += 1
-            alignments = dict(enumerate(choice))
-            try:
-                if fixed is None or not screen(info, alignments, fixed):
-                    continue
-            except Unsupported as exc:
-                last_reason = f"unsupported in the product program: {exc}"
+    for _score, choice in combinations(options):
+        if time.monotonic() > deadline or tried >= MAX_SCREENED or attempts >= MAX_PROOF_ATTEMPTS:
+            break
+        tried += 1
+        alignments = dict(enumerate(choice))
+        try:
+            if not screen(info, alignments, (first, second)):
                 continue
             dead: dict[int, set[str]] = {}
-            try:
-                for values in fixed:
-                    _trace_fixed, dead = prove_with(info, alignments, deadline, dead, values)
-            except ProofFailed as failure:
-                last_reason = str(failure)
-                continue
+            for values in (first, second):
+                _trace_fixed, dead = prove_with(info, alignments, deadline, dead, values)
             attempts += 1
-            try:
-                trace, _dead = prove_with(info, alignments, deadline, dead)
-                return SearchResult(True, trace, tried=tried)
-            except ProofFailed as failure:
-                last_reason = str(failure)
-            if attempts >= MAX_PROOF_ATTEMPTS:
-                break
-    except Unsupported as exc:
-        return SearchResult(False, reason=f"unsupported in the product program: {exc}", tried=tried)
+            trace, _dead = prove_with(info, alignments, deadline, dead)
+            return SearchResult(True, trace, tried=tried)
+        except ProofFailed as failure:
+            last_reason = str(failure)
+        except Unsupported as exc:
+            last_reason = f"unsupported in the product program: {exc}"
+        except Exception as exc:  # a verifier bug must not stop the search, nor prove anything
+            last_reason = f"internal error in the prover: {type(exc).__name__}: {exc}"
     if time.monotonic() > deadline:
         last_reason = f"time limit reached ({last_reason})"
     return SearchResult(False, reason=last_reason, tried=tried)

@@ -309,7 +309,7 @@ def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH) ->
                 v1 = {n: base if i == 0 else tuple(Fraction(0) for _ in base) for i, n in enumerate(names)}
                 try:
                     points = search.points(params, v1)
-                except (Stuck, Unsupported):
+                except (Stuck, Unsupported, ArithmeticError, RecursionError):
                     skipped += 1
                     continue
                 for tier in range(4):
@@ -323,7 +323,7 @@ def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH) ->
                                 v2[names[0]] = tuple(b + d for b, d in zip(base, delta, strict=False))
                             try:
                                 found = search.compare(params, v1, neighbour_params, v2, point, eps)
-                            except (Stuck, Unsupported):
+                            except (Stuck, Unsupported, ArithmeticError, RecursionError):
                                 skipped += 1
                                 continue
                             if found is not None and (best is None or found.log_ratio > best.log_ratio):

@@ -137,12 +137,6 @@ def is_false(term: Term) -> bool:
     return z3.is_false(z3.simplify(term))
 
 
-def as_fraction(term: Term) -> Fraction | None:
-    """The rational value of a ground numeric term, or None."""
-    value = z3.simplify(to_real(term))
-    if z3.is_rational_value(value):
-        return Fraction(value.numerator_as_long(), value.denominator_as_long())
-    return None
 
 
 @dataclass(frozen=True)

@@ -84,8 +84,6 @@ def block_is_pure(body: tuple[Stmt, ...]) -> bool:
     return True
 
 
-def assigned_names(body: tuple[Stmt, ...]) -> set[str]:
-    return {s.name for s in statements(body) if isinstance(s, (VarDecl, Assign))}
 
 
 def additive_terms(expr: Expr, sign: int = 1) -> list[tuple[int, Expr]]:
