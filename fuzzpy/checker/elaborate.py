@@ -90,7 +90,37 @@ _BASE: dict[str, T.Type] = {
 def elaborate(
     ty: S.TypeExpr, aliases: Mapping[str, T.Type], constants: Mapping[str, Fraction]
 ) -> T.Type:
-    """Resolve a surface type."""
+    """Resolve a surface type. A distribution may only be the result of a
+    definition or function: inside data (a tuple, record, sum, list, bag, or
+    another distribution) its cost would travel with a value that is charged
+    nothing, so such types are refused."""
+    resolved = _elaborate(ty, aliases, constants)
+    for component in _data_components(resolved):
+        if isinstance(component, T.TFuzzy):
+            raise CheckError(
+                "FZ213",
+                f"`{resolved}` stores a distribution inside data: only a definition or function may return one",
+                ty.span,
+                hint="`sample` the distribution and store the value, or return the distribution itself",
+            )
+    return resolved
+
+
+def _data_components(ty: T.Type) -> list[T.Type]:
+    if isinstance(ty, T.TTuple):
+        return list(ty.items)
+    if isinstance(ty, (T.TWith, T.TSum)):
+        return [ty.left, ty.right]
+    if isinstance(ty, T.TRecord):
+        return [t for _, t in ty.fields]
+    if isinstance(ty, (T.TList, T.TBag)):
+        return [ty.elem]
+    if isinstance(ty, T.TFuzzy):
+        return [ty.inner]
+    return []
+
+
+def _elaborate(ty: S.TypeExpr, aliases: Mapping[str, T.Type], constants: Mapping[str, Fraction]) -> T.Type:
     if isinstance(ty, S.TyName):
         if ty.name in _BASE:
             return _BASE[ty.name]

@@ -195,6 +195,8 @@ def _inject(ck: Inferencer, call: PrimCall, left: bool) -> Judgment:
         )
     side = hint.left if left else hint.right
     j = ck.check(call.args[0], side, f"`{call.name}` builds the {'left' if left else 'right'} side of `{hint}`")
+    if j.is_fuzzy:
+        raise CheckError("FZ213", "a distribution cannot be stored in a data structure: `sample` it first", call.span)
     ck.note(f"`{call.name}` is 1-sensitive")
     return Judgment(hint, j.ctx)
 
