@@ -13,6 +13,7 @@ accountant's tightest valid bound at the requested delta (1e-6 by default).
 
 from __future__ import annotations
 
+import decimal
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -186,7 +187,12 @@ def _show(x: Fraction | float) -> str:
         return str(Sens(x)) if x >= 0 else str(x)
     if x == 0:
         return "0"
-    return f"{x:.6g}" if abs(x) >= 1e-4 else f"{x:.3g}"
+    digits = 6 if abs(x) >= 1e-4 else 3
+    text = f"{x:.{digits}g}"
+    if float(text) < x:  # a printed cost is never below the computed one: round up
+        upward = decimal.Context(prec=digits, rounding=decimal.ROUND_CEILING).plus(decimal.Decimal(x))
+        text = f"{float(upward):.{digits}g}"
+    return text
 
 
 def _upper_float(x: Fraction | float) -> float | int:

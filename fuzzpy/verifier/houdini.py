@@ -163,7 +163,7 @@ class InvariantLoops:
         """Drop the candidates a counterexample falsifies, until the rest is valid."""
         dropped = False
         while active:
-            if time.monotonic() > self.deadline:
+            if time.process_time() > self.deadline:
                 raise ProofFailed("time limit reached while inferring loop invariants")
             order = sorted(active)
             outcome = z.check_valid(facts, z.conj(*(terms[i] for i in order)), 4000)

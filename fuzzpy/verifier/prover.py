@@ -240,7 +240,7 @@ def search(info: MechanismInfo, seconds: float) -> SearchResult:
     """Try alignments simplest first: bounded check, then a proof with the
     parameters fixed (linear, cheap, and it prunes the invariant candidates),
     then the proof for symbolic parameters. Never proves on an exception."""
-    deadline = time.monotonic() + seconds
+    deadline = time.process_time() + seconds  # CPU time: verdicts must not depend on machine load
     options = [candidates(info, site) for site in info.draws]
     first, second = screening_values(info), screening_values(info, small_ints=True)
     if first is None or second is None:
@@ -248,7 +248,7 @@ def search(info: MechanismInfo, seconds: float) -> SearchResult:
     last_reason = "no alignment passed the bounded check"
     attempts = tried = 0
     for _score, choice in combinations(options):
-        if time.monotonic() > deadline or tried >= MAX_SCREENED or attempts >= MAX_PROOF_ATTEMPTS:
+        if time.process_time() > deadline or tried >= MAX_SCREENED or attempts >= MAX_PROOF_ATTEMPTS:
             break
         tried += 1
         alignments = dict(enumerate(choice))
@@ -267,7 +267,7 @@ def search(info: MechanismInfo, seconds: float) -> SearchResult:
             last_reason = f"unsupported in the product program: {exc}"
         except Exception as exc:  # a verifier bug must not stop the search, nor prove anything
             last_reason = f"internal error in the prover: {type(exc).__name__}: {exc}"
-    if time.monotonic() > deadline:
+    if time.process_time() > deadline:
         last_reason = f"time limit reached ({last_reason})"
     return SearchResult(False, reason=last_reason, tried=tried)
 
