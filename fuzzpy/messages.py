@@ -88,6 +88,7 @@ CODES: dict[str, str] = {
     "FZ520": "a release is too small for the exact noise grid",
     "FZ521": "`run` names a definition the program does not have",
     "FZ522": "the definition's result is not `fuzzy` but depends on a database",
+    "FZ523": "an option of `run` has a value it cannot use (--seed)",
     "FZ524": "noise was to be added to a value that is not a finite number",
     # --- FZ6xx: budget ledger (accounting) ---
     "FZ601": "the release would exceed the dataset's remaining privacy budget",

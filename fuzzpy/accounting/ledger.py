@@ -54,6 +54,7 @@ from fuzzpy.accounting.ledger_records import (
 )
 from fuzzpy.accounting.ledger_rules import (
     Budget,
+    BudgetError,
     Exact,
     ReleaseCost,
     Spend,
@@ -331,7 +332,10 @@ class Ledger:
     ) -> ReleaseCost:
         delta = None
         if release_delta is not None:
-            delta = exact_number(release_delta, "the release's delta")
+            try:
+                delta = exact_number(release_delta, "the release's delta")
+            except BudgetError as exc:
+                raise ledger_error(INVALID_BUDGET, str(exc), self.path) from None
             if not 0 < delta < 1:
                 message = f"a release's delta must be in (0, 1), not {format_number(delta)}"
                 raise ledger_error(INVALID_BUDGET, message, self.path)

@@ -23,6 +23,7 @@ from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import DefSig, Judgment
 from fuzzpy.checker.errors import CheckError
+from fuzzpy.sensitivity import INF
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Handler, Inferencer
@@ -64,7 +65,19 @@ def apply_spine(ck: Inferencer, head: S.Expr, args: list[S.Expr], whole: S.Expr,
         if name in PRIMITIVES:
             return apply_primitive(ck, name, head, (), args, whole, hint)
         raise CheckError("FZ207", f"unknown variable `{name}`", head.span)
+    if isinstance(head, S.Lambda) and head.param_type is None and args:
+        return _apply_lambda(ck, head, args, whole)
     return apply_value(ck, ck.infer(head), head, args, whole)
+
+
+def _apply_lambda(ck: Inferencer, head: S.Lambda, args: list[S.Expr], whole: S.Expr) -> Judgment:
+    """`(fun x y -> e) a b`: the unannotated parameters take the types of the
+    arguments, which are inferred first (once), as ML infers them."""
+    judgments = [ck.infer(arg) for arg in args]
+    hint: T.Type | None = None
+    for j in reversed(judgments):
+        hint = T.TFun(j.type, INF, hint)  # type: ignore[arg-type]  # the innermost result is unknown
+    return apply_value(ck, ck.infer(head, hint), head, args, whole, judgments)
 
 
 def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) -> Judgment:
@@ -128,10 +141,18 @@ def _call_cost(ck: Inferencer, sig: DefSig, judgments: list[Judgment], whole: S.
     return cost
 
 
-def apply_value(ck: Inferencer, fn: Judgment, head: S.Expr, args: list[S.Expr], whole: S.Expr) -> Judgment:
-    """Fuzz's application rule for a function value: Γ_f + s·Γ_arg."""
+def apply_value(
+    ck: Inferencer,
+    fn: Judgment,
+    head: S.Expr,
+    args: list[S.Expr],
+    whole: S.Expr,
+    inferred: list[Judgment] | None = None,
+) -> Judgment:
+    """Fuzz's application rule for a function value: Γ_f + s·Γ_arg.
+    ``inferred`` holds the arguments' judgments when they are already known."""
     result = fn
-    for arg in args:
+    for index, arg in enumerate(args):
         if not isinstance(result.type, T.TFun):
             raise CheckError(
                 "FZ208",
@@ -139,7 +160,11 @@ def apply_value(ck: Inferencer, fn: Judgment, head: S.Expr, args: list[S.Expr], 
                 head.span,
             )
         fun_type = result.type
-        j = ck.check(arg, fun_type.param, f"the function takes `{fun_type.param}`")
+        why = f"the function takes `{fun_type.param}`"
+        if inferred is None:
+            j = ck.check(arg, fun_type.param, why)
+        else:
+            j = ck.coerce(inferred[index], fun_type.param, arg.span, why)
         scaled = U.scale_ctx(j.ctx, fun_type.sens, arg.span, f"passed to a {fun_type.sens}-sensitive function")
         if isinstance(fun_type.result, T.TFuzzy):
             result = Judgment(fun_type.result, {}, cost=_generic_cost(ck, U.plus(result.ctx, scaled), arg))

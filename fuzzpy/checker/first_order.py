@@ -12,12 +12,14 @@ Why each constant (x, x' at distance d):
 * `counts`: a row moves at most one bucket, so the L1 distance of the counts
   is the bag distance.
 * `sigmoid`: its derivative is at most 1/4.
-* `dot`, `exp`, `log`, `sqrt`, `floor`: not Lipschitz with a constant the
-  checker knows: infinite.
+* `dot` with a literal of static numbers w: ||w||_q (Hoelder, q the dual
+  norm); `dot` of two non-constant vectors, `exp`, `log`, `sqrt`, `floor`:
+  not Lipschitz with a constant the checker knows: infinite.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -25,8 +27,9 @@ from fuzzpy import syntax as S
 from fuzzpy import types as T
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
-from fuzzpy.checker.elaborate import positive_static, require_static
+from fuzzpy.checker.elaborate import positive_static, require_static, static_value
 from fuzzpy.checker.errors import CheckError
+from fuzzpy.checker.typerel import sqrt_upper
 from fuzzpy.sensitivity import INF, Sens
 
 if TYPE_CHECKING:
@@ -148,16 +151,58 @@ def vsum(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def dot(ck: Inferencer, call: PrimCall) -> Judgment:
-    left = ck.infer(call.args[0])
-    if not isinstance(left.type, T.TVec):
-        from fuzzpy.checker.infer import type_mismatch
-
-        raise type_mismatch(VEC2, left.type, call.args[0].span, "`dot` takes two vectors")
-    right = ck.check(call.args[1], left.type, "both vectors of `dot` use the same norm")
+    """`dot u v`. A list literal may stand for either vector (it takes the
+    other's norm). With one side a literal of static numbers w, the product
+    is Lipschitz in the other by Hoelder's inequality, |w . (v - v')| <=
+    ||w||_q ||v - v'||_p with 1/p + 1/q = 1; otherwise it multiplies two
+    non-constant values and is infinitely sensitive in both."""
+    first, second = call.args
+    if isinstance(first, S.ListLit) and not isinstance(second, S.ListLit):
+        right = _vector_operand(ck, ck.infer(second), second)
+        left = ck.check(first, right.type, "both vectors of `dot` use the same norm")
+    else:
+        first_j = ck.check(first, VEC2, "`dot` of two literals reads them as L2 vectors") if isinstance(first, S.ListLit) else ck.infer(first)
+        left = _vector_operand(ck, first_j, first)
+        right = ck.check(second, left.type, "both vectors of `dot` use the same norm")
+    assert isinstance(left.type, T.TVec)
+    norm = left.type.norm
+    for weights, other in ((first, right), (second, left)):
+        factor = _dual_norm(_static_entries(weights, ck.globals.constants), norm)
+        if factor is not None:
+            ck.note(f"`dot` with a constant vector: Lipschitz with its dual norm, sensitivity x {factor}")
+            return Judgment(T.NUM, U.scale_ctx(other.ctx, factor, call.span, "`dot` with a constant vector"))
     why = "`dot` multiplies two non-constant vectors: not Lipschitz"
     ck.note("`dot`: a product of non-constants, infinitely sensitive in both")
     ctx = U.plus(U.scale_ctx(left.ctx, INF, call.span, why), U.scale_ctx(right.ctx, INF, call.span, why))
     return Judgment(T.NUM, ctx)
+
+
+def _vector_operand(ck: Inferencer, j: Judgment, expr: S.Expr) -> Judgment:
+    if not isinstance(j.type, T.TVec):
+        from fuzzpy.checker.infer import type_mismatch
+
+        raise type_mismatch(VEC2, j.type, expr.span, "`dot` takes two vectors")
+    return j
+
+
+def _static_entries(expr: S.Expr, constants: Mapping[str, Fraction]) -> list[Fraction] | None:
+    if not isinstance(expr, S.ListLit):
+        return None
+    values = [static_value(item, constants) for item in expr.items]
+    return None if any(v is None for v in values) else [v for v in values if v is not None]
+
+
+def _dual_norm(weights: list[Fraction] | None, norm: str) -> Sens | None:
+    """||w||_q for the norm q dual to the vector's p (1 <-> inf, 2 <-> 2),
+    rounded up when irrational."""
+    if weights is None:
+        return None
+    sizes = [abs(w) for w in weights]
+    if norm == "1":
+        return Sens(max(sizes, default=Fraction(0)))
+    if norm == "inf":
+        return Sens(sum(sizes, Fraction(0)))
+    return Sens(sqrt_upper(sum((w * w for w in sizes), Fraction(0))))
 
 
 def _projection(ck: Inferencer, call: PrimCall, first: bool) -> Judgment:

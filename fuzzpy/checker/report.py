@@ -13,8 +13,11 @@ accountant's tightest valid bound at the requested delta (1e-6 by default).
 
 from __future__ import annotations
 
+import contextlib
 import decimal
+import logging
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -61,7 +64,7 @@ class PrivacyFigure:
 def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFigure:
     pure = pure_epsilon(events)
     if not events:
-        return PrivacyFigure(Fraction(0), 0, "no release", Fraction(0))
+        return PrivacyFigure(Fraction(0), 0, "no release", Fraction(0) if delta is not None else None)
     if delta is None and pure is not None:
         return PrivacyFigure(pure, 0, "pure (basic composition)", None)
     target = DEFAULT_DELTA if delta is None else delta
@@ -72,7 +75,8 @@ def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFig
             return PrivacyFigure(pure, 0, "pure (basic composition)", pure)
         return PrivacyFigure(None, target, "none", None, note="the accountant is not available")
     try:
-        guarantee = tightest(events, target)
+        with _quiet_library_warnings():
+            guarantee = tightest(events, target)
     except Exception as exc:  # an accountant failure must not hide the exact pure cost
         if pure is not None:
             return PrivacyFigure(pure, 0, "pure (basic composition)", pure)
@@ -82,6 +86,20 @@ def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFig
     if pure is not None and pure <= Fraction(epsilon):
         epsilon, method = pure, "pure (basic composition)"
     return PrivacyFigure(epsilon, target, method, pure if delta is not None else None)
+
+
+@contextlib.contextmanager
+def _quiet_library_warnings() -> Iterator[None]:
+    """dp-accounting logs (through absl) every Renyi order it skips; the
+    accountant already takes the tightest valid bound over the others, so
+    these lines are noise on a user's terminal."""
+    logger = logging.getLogger("absl")
+    previous = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
 
 
 # ---------------------------------------------------------------- definitions

@@ -78,7 +78,7 @@ def _read_table(path: Path, wanted: dict[str, pa.DataType] | None) -> tuple[pa.T
     try:
         if path.stat().st_size == 0:
             raise _empty(name)
-        if path.suffix.lower() in (".parquet", ".pq"):
+        if _is_parquet(path):
             table = pq.read_table(path)
             return table, table.column_names
         header = pacsv.open_csv(path).schema.names
@@ -129,6 +129,14 @@ def _columns(table: pa.Table, header: list[str], row: Type, path: str) -> Column
                     path,
                     hint="the file's columns are: " + ", ".join(f"`{n}`" for n in header),
                 )
+            if header.count(field_name) > 1:
+                raise data_error(
+                    "FZ505",
+                    f"data file `{path}` has {header.count(field_name)} columns named `{field_name}`: "
+                    "which one the row type means is ambiguous",
+                    path,
+                    hint="rename or drop the duplicates",
+                )
             fields[field_name] = _column(table, field_name, field_type, path)
         return Record(fields)
     if isinstance(row, TVec):
@@ -171,7 +179,7 @@ def _cast(column: pa.ChunkedArray, kind: Type, target: pa.DataType, name: str, p
         pattern = _PATTERNS.get(type(kind))
         if pattern is not None:
             valid = pc.match_substring_regex(column, pattern.pattern, ignore_case=True)
-            if not pc.all(valid).as_py():
+            if not pc.all(valid, min_count=0).as_py():
                 row = _first_index(pc.invert(valid))
                 value = column[row].as_py()
                 raise data_error(
@@ -184,11 +192,29 @@ def _cast(column: pa.ChunkedArray, kind: Type, target: pa.DataType, name: str, p
     try:
         return column.cast(target, safe=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        row = _first_uncastable(column, target)
+        if row is not None:  # e.g. an int beyond 64 bits: name the cell
+            value = column[row].as_py()
+            raise data_error(
+                "FZ504",
+                f"{_where(path, row, name)}: `{value}` does not fit {_article(_TYPE_NAMES[type(kind)])}",
+                path,
+            ) from None
         raise data_error(
             "FZ504",
             f"data file `{path}`, column `{name}`: values of type {column.type} are not {_TYPE_NAMES[type(kind)]}s",
             path,
         ) from None
+
+
+def _first_uncastable(column: pa.ChunkedArray, target: pa.DataType) -> int | None:
+    """The first cell that will not convert (only on the error path, cell by cell)."""
+    for row, cell in enumerate(column):
+        try:
+            cell.cast(target, safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return row
+    return None
 
 
 def _article(word: str) -> str:
@@ -200,5 +226,11 @@ def _first_index(mask: pa.ChunkedArray | pa.Array) -> int:
 
 
 def _where(path: str, row: int, column: str) -> str:
-    """Row numbers count data rows from 1; the header is line 1 of a CSV file."""
-    return f"data file `{path}`, row {row + 1} (line {row + 2}), column `{column}`"
+    """Row numbers count data rows from 1; the header is line 1 of a CSV file
+    (a Parquet file has no lines to count)."""
+    line = "" if _is_parquet(Path(path)) else f" (line {row + 2})"
+    return f"data file `{path}`, row {row + 1}{line}, column `{column}`"
+
+
+def _is_parquet(path: Path) -> bool:
+    return path.suffix.lower() in (".parquet", ".pq")

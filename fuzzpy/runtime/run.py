@@ -169,15 +169,16 @@ def parse_argument(name: str, kind: Type, text: str) -> Value:
             return int(text)
         if isinstance(kind, TNum):
             value = Fraction(text.strip())
+            float(value)  # OverflowError (refused below) beyond the largest double
             return int(value) if value.denominator == 1 else float(value)
-        if isinstance(kind, TBool) and text.strip().lower() in ("true", "false"):
-            return text.strip().lower() == "true"
+        if isinstance(kind, TBool) and text.strip().lower() in ("true", "false", "1", "0"):
+            return text.strip().lower() in ("true", "1")  # spelled as data files may spell it
         if isinstance(kind, TString):
             return text
         if isinstance(kind, (TList, TVec)):
             items = json.loads(text if text.strip().startswith("[") else f"[{text}]")
             return [parse_argument(name, kind.elem, json.dumps(i) if not isinstance(i, str) else i) for i in items]
-    except (ValueError, json.JSONDecodeError, ZeroDivisionError):
+    except (ValueError, json.JSONDecodeError, ZeroDivisionError, OverflowError):
         pass
     raise _refuse(EXIT_USAGE, "FZ509", f"`{text}` is not a value of type `{kind}` for parameter `{name}`")
 
@@ -185,9 +186,17 @@ def parse_argument(name: str, kind: Type, text: str) -> Value:
 def dataset_keys(request: RunRequest, bag_params: list[str]) -> dict[str, str]:
     from fuzzpy.runtime.loader import content_hash
 
+    if "" in request.datasets and len(bag_params) != 1:
+        raise _refuse(
+            EXIT_USAGE,
+            "FZ508",
+            f"--dataset {request.datasets['']} names no parameter, but the definition reads "
+            f"{len(bag_params)} databases",
+            "name each one: " + " ".join(f"--dataset {name}=NAME" for name in bag_params),
+        )
     keys = {}
     for name in bag_params:
-        given = request.datasets.get(name) or (request.datasets.get("") if len(bag_params) == 1 else None)
+        given = request.datasets.get(name) or request.datasets.get("")
         keys[name] = given if given else content_hash(request.data[name])
     return keys
 
@@ -213,8 +222,8 @@ def execute(request: RunRequest, warn: Warn = lambda message: None) -> RunResult
     budget = Budget.parse(request.budget, request.rule) if request.budget else None
     delta = request.delta
     with Ledger(request.ledger) as ledger:
-        for name, evs in events.items():  # refuse before the data is touched
-            ledger.quote(keys[name], evs, budget, release_delta=delta)
+        for key, evs in _events_by_dataset(events, keys).items():  # refuse before the data is touched
+            ledger.quote(key, evs, budget, release_delta=delta)
         bags = _load_all(definition, request)
         receipts = ledger.charge_many(
             [(keys[name], evs, budget) for name, evs in events.items()],
@@ -233,6 +242,15 @@ def execute(request: RunRequest, warn: Warn = lambda message: None) -> RunResult
     value = compute(checked, definition, {**public, **bags}, source_of_noise, record)
     files = {keys[name]: request.data[name] for name in events}
     return RunResult(value, receipts, source_of_noise.private, warnings, files)
+
+
+def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str]) -> dict[str, tuple[Event, ...]]:
+    """Two parameters given the same dataset both spend its budget (sequential
+    composition), so the quote must cover their events together."""
+    combined: dict[str, tuple[Event, ...]] = {}
+    for name, evs in events.items():
+        combined[keys[name]] = combined.get(keys[name], ()) + evs
+    return combined
 
 
 def _load_all(definition: CheckedDef, request: RunRequest) -> dict[str, Bag]:
@@ -324,16 +342,19 @@ def _pairs(items: list[str] | None, option: str, allow_bare: bool = False) -> di
     pairs: dict[str, str] = {}
     for item in items or []:
         name, sep, value = item.partition("=")
-        if not sep:
-            if allow_bare:
-                pairs[""] = item
-                continue
+        if not sep and allow_bare:
+            name, value = "", item
+        elif not sep:
             raise _refuse(EXIT_USAGE, "FZ508", f"{option} expects NAME=VALUE, not `{item}`")
+        if name.strip() in pairs:  # the last one silently winning would hide a slip
+            raise _refuse(EXIT_USAGE, "FZ508", f"{option} gives `{name.strip() or item}` twice")
         pairs[name.strip()] = value
     return pairs
 
 
 def _request(args: argparse.Namespace) -> RunRequest:
+    if args.seed is not None and args.seed < 0:
+        raise _refuse(EXIT_USAGE, "FZ523", f"--seed must be a non-negative integer, not {args.seed}")
     return RunRequest(
         file=args.file,
         definition=args.definition,
