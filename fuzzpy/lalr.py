@@ -18,7 +18,7 @@ precedence chain) has no callback: its reduction just changes the state.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -48,6 +48,10 @@ class Tables:
     actions: list[dict[str, int]]  # indexed by state number
     gotos: list[dict[str, int]]
     rules: tuple[Rule, ...]
+    # Chains of unit reductions (`?expr: opseq`, `?opseq: unary_e`, ...)
+    # depend only on the state below, the state on top and the lookahead:
+    # the state each such triple ends in, filled in as the parser meets them.
+    unit_chains: dict[tuple[int, int, str], int] = field(default_factory=dict, compare=False)
 
     @classmethod
     def from_lark(cls, parser: Lark) -> Tables:
@@ -80,40 +84,68 @@ class Tables:
             tuple(rules),
         )
 
-    def parse(self, tokens: Callable[[Callable[[], dict[str, int]]], Iterator[Tok]]) -> Any:
-        """Run the automaton over `tokens(current_actions)`; the accepted value, or ParseError."""
+    def parse(self, batches: Callable[[Callable[[], dict[str, int]]], Iterator[list[Tok]]]) -> Any:
+        """Run the automaton over `batches(current_actions)` (lists of tokens).
+
+        The accepted value, or ParseError.
+        """
         actions, gotos, rules = self.actions, self.gotos, self.rules
-        states: list[int] = [self.start]
+        state = self.start
+        states: list[int] = [state]
         values: list[Any] = []
+        unit_chains = self.unit_chains
 
         def current() -> dict[str, int]:
             return actions[states[-1]]
 
         token = Tok("$END", "", 0, 0, 1, 1)
-        for token in tokens(current):
-            kind = token.type
-            while True:
-                try:
-                    action = actions[states[-1]][kind]
-                except KeyError:
-                    raise ParseError(token, states, values) from None
-                if action >= 0:
-                    states.append(action)
-                    values.append(token)
-                    break
-                size, origin, callback = rules[-1 - action]
-                if callback is None:  # a unit rule: the value stays, the state changes
-                    states[-1] = gotos[states[-2]][origin]
-                    continue
-                if size:
-                    children = values[-size:]
-                    del states[-size:]
-                    del values[-size:]
-                else:
-                    children = []
-                values.append(callback(children))
-                states.append(gotos[states[-1]][origin])
-        end = Tok("$END", "", token.end, token.end, token.end_line, token.end_col)
+        for batch in batches(current):
+            for token in batch:
+                kind = token.type
+                while True:
+                    try:
+                        action = actions[state][kind]
+                    except KeyError:
+                        raise ParseError(token, states, values) from None
+                    if action >= 0:
+                        state = action
+                        states.append(state)
+                        values.append(token)
+                        break
+                    size, origin, callback = rules[-1 - action]
+                    if callback is None:  # a unit rule: the value stays, the state changes
+                        chain = (states[-2], state, kind)
+                        state = unit_chains.get(chain, -1)
+                        if state < 0:
+                            state = unit_chains[chain] = self._unit_chain(*chain)
+                        states[-1] = state
+                        continue
+                    if size:
+                        children = values[-size:]
+                        del states[-size:]
+                        del values[-size:]
+                    else:
+                        children = []
+                    values.append(callback(children))
+                    state = gotos[states[-1]][origin]
+                    states.append(state)
+        return self._finish(states, values, token)
+
+    def _unit_chain(self, below: int, state: int, kind: str) -> int:
+        """The state after every unit reduction that `kind` causes on top of `below`."""
+        while True:
+            action = self.actions[state].get(kind, 0)
+            if action >= 0:
+                return state
+            size, origin, callback = self.rules[-1 - action]
+            if callback is not None:
+                return state
+            state = self.gotos[below][origin]
+
+    def _finish(self, states: list[int], values: list[Any], last: Tok) -> Any:
+        """Reduce at the end of the input until the automaton accepts (or cannot)."""
+        actions, gotos, rules = self.actions, self.gotos, self.rules
+        end = Tok("$END", "", last.end, last.end, last.end_line, last.end_col)
         accept = self.accept
         while True:
             action = actions[states[-1]].get("$END")

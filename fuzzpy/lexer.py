@@ -39,6 +39,35 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _CONTEXTUAL_ARROWS = ("-o", "-[")
 
 
+def without_captures(pattern: str) -> str:
+    """`pattern` with each plain group `(...)` made non-capturing `(?:...)`.
+
+    Escapes (`\\(`), character classes (`[(]`) and `(?...)` groups are left
+    alone; the result matches exactly the same strings.
+    """
+    out: list[str] = []
+    index, in_class = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        step = 1
+        if char == "\\":
+            step = 2
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            step = 2 if pattern.startswith("[^", index) else 1
+            if pattern.startswith("]", index + step):  # a `]` first in a class is a literal
+                step += 1
+        elif char == "(" and not pattern.startswith("(?", index):
+            out.append("(?:")
+            index += 1
+            continue
+        out.append(pattern[index:index + step])
+        index += step
+    return "".join(out)
+
+
 class Tok:
     """A token: its terminal name, text and position (named as in `Span`)."""
 
@@ -91,28 +120,53 @@ class Scanner:
             else:
                 punctuation[text] = terminal.name
         self.punctuation = punctuation
+        # A word's kind: NAME unless listed; None for a contextual keyword
+        # (a keyword where the parser accepts it, a name elsewhere).
+        self.word_kinds: dict[str, str | None] = {word: None for word in self.keywords}
+        self.word_kinds.update(
+            {word: self.keywords.get(word, "RESERVED") for word in RESERVED}
+        )
         regex_terminals = {t.name: t.pattern.value for t in terminals if t.pattern.type == "re"}
         operators = "|".join(re.escape(p) for p in sorted(punctuation, key=len, reverse=True))
+        # The grammar's own groups in NUMBER and STRING would only slow every
+        # match down (the engine saves and restores their marks at each
+        # alternative, roughly doubling the cost of a match).
+        number = without_captures(regex_terminals["NUMBER"])
+        string = without_captures(regex_terminals["STRING"])
         # Blanks before a token are consumed by the same match (one match per token).
         self.scanner = re.compile(
             r"[ \t\r\f]*(?:(?P<NEWLINE>\n)|(?P<LINE_COMMENT>//[^\n]*)"
             r"|(?P<BLOCK_COMMENT>/\*[\s\S]*?\*/)"
-            rf"|(?P<NUMBER>{regex_terminals['NUMBER']})|(?P<WORD>[A-Za-z_][A-Za-z0-9_]*)"
-            rf"|(?P<STRING>{regex_terminals['STRING']})|(?P<PUNCT>{operators})|(?P<END>\Z))"
+            rf"|(?P<NUMBER>{number})|(?P<WORD>[A-Za-z_][A-Za-z0-9_]*)"
+            rf"|(?P<STRING>{string})|(?P<PUNCT>{operators})|(?P<END>\Z))"
         )
 
-    def tokens(self, text: str, accepted: Callable[[], dict[str, int]]) -> Iterator[Tok]:
-        """The tokens of `text`; `accepted()` is what the parser accepts next."""
+    def batches(self, text: str, accepted: Callable[[], dict[str, int]]) -> Iterator[list[Tok]]:
+        """The tokens of `text`, in lists; `accepted()` is what the parser accepts next.
+
+        A batch ends just before a token whose kind depends on the parser's
+        state (a contextual keyword, or a `-` that may start an arrow): that
+        token is lexed when the parser asks for the next batch, having taken
+        every token before it, so `accepted()` is exactly what it would be
+        token by token. Lexing in batches spares a generator switch per token.
+        A lexical error is raised only after the tokens before it are parsed
+        (a syntax error among them is reported first).
+        """
         keywords, punctuation, arrows = self.keywords, self.punctuation, self.arrows
+        word_kind = self.word_kinds.get
         match = self.scanner.match
         position, line, line_start = 0, 1, 0
         if text.startswith("\ufeff"):  # a byte-order mark, as some editors write
             position = line_start = 1
         last: Tok | None = None
+        batch: list[Tok] = []
         length = len(text)
         while position < length:
             found = match(text, position)
             if found is None:
+                if batch:
+                    yield batch
+                    batch = []
                 while position < length and text[position] in " \t\r\f":
                     position += 1
                 raise LexError(position, line, position - line_start + 1, last)
@@ -122,18 +176,21 @@ class Scanner:
             if kind == "WORD":
                 start, end = found.span(kind)
                 value = text[start:end]
-                keyword = keywords.get(value)
-                if keyword is None:  # reserved without a grammar rule: never valid
-                    kind = "RESERVED" if value in RESERVED else "NAME"
-                elif value in RESERVED or keyword in accepted():
-                    kind = keyword
-                else:
-                    kind = "NAME"
+                kind = word_kind(value, "NAME")
+                if kind is None:  # a keyword only where the parser accepts it
+                    if batch:
+                        yield batch
+                        batch = []
+                    keyword = keywords[value]
+                    kind = keyword if keyword in accepted() else "NAME"
             elif kind == "PUNCT":
                 start, end = found.span(kind)
                 value = text[start:end]
                 kind = punctuation[value]
                 if value == "-" and end < length and text[end] in "o[":
+                    if batch:
+                        yield batch
+                        batch = []
                     arrow = arrows["-" + text[end]]
                     if arrow in accepted():
                         kind, value, end = arrow, value + text[end], end + 1
@@ -154,5 +211,7 @@ class Scanner:
                 position = end
                 continue
             last = Tok(kind, value, start, end, line, start - line_start + 1)
-            yield last
+            batch.append(last)
             position = end
+        if batch:
+            yield batch

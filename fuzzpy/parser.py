@@ -85,7 +85,7 @@ def parse_program(text: str, filename: str = "<input>") -> Program:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            program = grammar.tables.parse(partial(grammar.scanner.tokens, text))
+            program = grammar.tables.parse(partial(grammar.scanner.batches, text))
         except (ParseError, LexError) as error:
             source = Source(filename, text)
             raise FuzzError((syntax_error(error, source, grammar.lark, grammar.tables),)) from None

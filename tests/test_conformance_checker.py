@@ -324,3 +324,51 @@ def test_no_release_reports_zero_without_pure_epsilon_field(tmp_path: Path, caps
     assert main(["check", str(src), "--json", "--delta", "1e-6"]) == 0
     (definition,) = json.loads(capsys.readouterr().out)["definitions"]
     assert definition["privacy"]["db"]["pure_epsilon"] == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        # comparing two distributions dropped their cost: db :[0] and "0-DP"
+        ("def f (db : bag Row) : bool = laplace[1] (size db) == laplace[1] (size db);", "FZ213"),
+        ("def f (db : bag Row) : fuzzy bool = return (laplace[1] (size db) != laplace[1] (size db));", "FZ213"),
+        ("def f (g : num -> num) : bool = g == g;", "FZ201"),
+    ],
+)
+def test_equality_is_on_data_only(text: str, code: str) -> None:
+    assert codes(text)[0][0] == code
+
+
+def test_equality_of_data_is_discrete() -> None:
+    assert sens("def f (x : num) : bool = (x, 1) == (x, 2);", "f") == {"x": INF}
+    assert sens("def f (db : bag Row) : bool = db != db;", "f") == {"db": INF}
+
+
+def test_loop_state_from_integer_literals_holds_noisy_reals() -> None:
+    # the state (0, 0) is read as (num, num): the body returns a noisy sum
+    body = "{ let (i, acc) = s; sample n = laplace[1] (size db); return (i + 1, acc + n) }"
+    assert eps(f"def f (db : bag Row) : fuzzy (num, num) = loop[3] (0, 0) (fun s -> {body});", "f") == Fraction(3)
+    assert eps("def f (db : bag Row) : fuzzy int = loop[3] 0 (fun i -> return (i + 1));", "f") == Fraction(0)
+    text = "def f (db : bag Row) : fuzzy int = { sample k = loop[3] 0 (fun i -> return (i + 1)); return k };"
+    assert str(check(text).definitions["f"].result) == "fuzzy int"
+    body = "{ let (i, acc) = s; sample n = laplace[1] (size (filter (fun r -> r.age > size db) db)); return (i + 1, acc + n) }"
+    assert [c for c, _, _ in codes(f"def f (db : bag Row) : fuzzy (num, num) = loop[3] (0, 0) (fun s -> {body});")] == ["FZ303"]
+    body = "{ let (raw, acc) = s; sample n = laplace[1] raw; return (raw, acc + n) }"
+    assert codes(f"def f (db : bag Row) : fuzzy (num, num) = loop[9] (size db, 0) (fun s -> {body});")[0][0] == "FZ301"
+
+
+def test_if_with_opposite_injections_infers_the_sum() -> None:
+    text = "def f (z : num) (w : num) : num = case (if z > 0 then inl (2 * w) else inr true) of inl x -> x | inr y -> 1;"
+    assert sens(text, "f") == {"z": INF, "w": S(2)}
+    text = "def f (z : num) (w : num) : num = case (if z > 0 then inr w else inl true) of inl x -> 1 | inr y -> y;"
+    assert sens(text, "f") == {"z": INF, "w": S(1)}
+    text = "def f (z : bool) (db : bag Row) : num = case (if z then inl (laplace[1] (size db)) else inr 1) of inl x -> 1 | inr y -> y;"
+    assert codes(text)[0][0] == "FZ213"
+
+
+def test_case_on_private_sum_joins_the_branches_parts() -> None:
+    # only one branch runs: the costs carried by x and y join, they do not add
+    text = "def f (e : num + num) : fuzzy num = case e of inl x -> laplace[1] x | inr y -> laplace[1] y;"
+    assert sens(text, "f") == {"e": S(1)}
+    text = "def f (xs : list num) : fuzzy num = case xs of [] -> return 0 | h :: t -> { sample a = laplace[1] h; laplace[1] (h + 1) };"
+    assert sens(text, "f") == {"xs": S(2)}

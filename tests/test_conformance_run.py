@@ -271,3 +271,65 @@ def test_an_option_given_twice_for_one_parameter_is_a_usage_error(
     code, out, err = _run(capsys, program, "n", *twice, "--budget", "1", "--ledger", ledger)
     assert (code, out, _codes(err)) == (2, "", ["FZ508"])
     assert Ledger(ledger).history() == []
+
+
+# Input: `return (a * 1e308 * 10)` after `sample a = laplace[1] (size db)`:
+# `--json` printed `"released": Infinity`, which is not JSON.
+def test_a_non_finite_release_stays_valid_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    program = _write(tmp_path, "p.fz", """
+type R = { age : num };
+def big (db : bag R) : fuzzy (num, num) = {
+  sample a = laplace[1] (size db);
+  return (abs a * 1e308 * 10 + 1e308, 0 - (abs a * 1e308 * 10 + 1e308))
+};
+""")
+    data = _write(tmp_path, "d.csv", "age\n1\n")
+    code, out, err = _run(capsys, program, "big", "--data", f"db={data}", "--budget", "5", "--seed", "1", "--json")
+    assert code == 0, err
+    assert json.loads(out, parse_constant=lambda name: pytest.fail(f"non-JSON {name}"))["released"] == ["inf", "-inf"]
+
+
+# Input: `fuzzpy budget --laplace 1e308 --rounds 10 --delta 1e-6` and
+# `--gaussian 1e-300`: "internal error: OverflowError" / "ValueError: NaN".
+@pytest.mark.parametrize("release", [["--laplace", "1e308", "--rounds", "10"], ["--gaussian", "1e-300"]])
+def test_budget_of_extreme_releases_reports_infinity_not_a_crash(
+    capsys: pytest.CaptureFixture[str], release: list[str]
+) -> None:
+    code = main(["budget", *release, "--delta", "1e-6", "--json"])
+    document = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert document["tightest"]["epsilon"] == "inf"
+
+
+# Input: a `bag (vec[2] num)` file with 3 columns and `dot v [1, 0]` / `v + [1, 0]`
+# in `map`: "internal error: ValueError: shapes (3,) and (2,) not aligned".
+@pytest.mark.parametrize("body", ["dot v [1, 0]", "dot (v + [1, 0]) [1, 1]"])
+def test_vectors_of_different_lengths_are_a_runtime_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, body: str
+) -> None:
+    program = _write(tmp_path, "p.fz", f"""
+def f (db : bag (vec[2] num)) : fuzzy num = laplace[1] (sum[0, 1] (map (fun v -> {body}) db));
+""")
+    wide = _write(tmp_path, "wide.csv", "a,b,c\n0.3,0.4,1\n")
+    code, out, err = _run(capsys, program, "f", "--data", f"db={wide}", "--budget", "5", "--seed", "1")
+    assert (code, out, _codes(err)) == (2, "", ["FZ514"])
+    narrow = _write(tmp_path, "narrow.csv", "a,b\n0.3,0.4\n")
+    code, out, err = _run(capsys, program, "f", "--data", f"db={narrow}", "--budget", "5", "--seed", "1")
+    assert code == 0, err
+
+
+# Input: an int column with `+5` and ` 7 ` (the loader's own patterns accept
+# them) -> refused as "not an int"; a string column `01234` keeps its zero.
+def test_signed_and_padded_numbers_load(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    program = _write(tmp_path, "p.fz", """
+type R = { zip : string, kids : int };
+def z (db : bag R) : fuzzy (num, num) = {
+  sample a = laplace[1000] (size (filter (fun r -> r.zip == "01234") db));
+  sample b = laplace[1000 / 10] (sum[0, 10] (map (fun r -> r.kids) db));
+  return (a, b)
+};
+""")
+    data = _write(tmp_path, "z.csv", 'zip,kids\n01234,+5\n1234, 7 \n"01234",-1\n')
+    code, out, err = _run(capsys, program, "z", "--data", f"db={data}", "--budget", "1e6", "--seed", "1", "--json")
+    assert code == 0, err
+    assert json.loads(out)["released"] == pytest.approx([2, 12], abs=0.1)

@@ -48,6 +48,20 @@ Choices made where the language design is silent:
   `CheckedDef.privacy` (`check` prints the epsilon at the reported delta).
 * Math: `sigmoid` is 1/4-Lipschitz, `min`/`max` 1 in each argument; `exp`,
   `log`, `sqrt`, `floor`, `dot` and products of non-constants are infinite.
+  `dot w v` with `w` a list literal of static numbers is ||w||_q in `v`
+  (Hoelder, q dual to v's norm); a list literal there takes the other
+  vector's norm (L2 when both are literals).
+* A distribution is never part of data: types such as `(fuzzy num, num)`,
+  `list (fuzzy A)`, `fuzzy num + B` or `fuzzy (fuzzy A)` are refused
+  (FZ213), and `==` / `!=` compare data only (not distributions, FZ213;
+  not functions, FZ201). A function may return a distribution.
+* `(fun x y -> e) a b`: unannotated parameters take the arguments' types.
+  `if c then inl a else inr b` infers the sum from its two branches.
+* `loop[k] x0 f`: the state has the expected result's type when known,
+  else x0's type with integers read as `num` (`loop[k] (0, 0) f` may carry
+  noisy reals).
+* Printed approximate epsilons (floats from the accountant) are rounded up
+  to 6 significant digits, never down.
 """
 
 from fuzzpy.checker.driver import check_program, explain_definition

@@ -309,9 +309,12 @@ class BinderRules:
         parts: C.Cost | None = None
         for j, names in branches:
             assert j.cost is not None
-            for name in names:
+            branch_parts: C.Cost | None = None
+            for name in names:  # the parts of one branch (h and t) may all move
                 popped = j.cost.pop(name, None)
-                parts = popped if parts is None else C.then(parts, popped)
+                branch_parts = popped if branch_parts is None else C.then(branch_parts, popped)
+            if branch_parts is not None:  # only one branch runs: the branches join
+                parts = C.join(parts, branch_parts)
             cost = C.join_ctx(cost, j.cost)
         infinite_part: U.Ctx = {n: u for n, u in scrutinee.ctx.items() if u.sens.is_inf}
         ck.branch_on_private(cost, infinite_part, expr.span, construct)

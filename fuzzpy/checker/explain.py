@@ -62,6 +62,14 @@ class Tracer:
     def enter(self) -> None:
         self._frames.append([])
 
+    def mark(self) -> tuple[int, int]:
+        """Where the trace is now, to forget a failed attempt (see `reset`)."""
+        return len(self.steps), len(self._frames)
+
+    def reset(self, mark: tuple[int, int]) -> None:
+        del self.steps[mark[0] :]
+        del self._frames[mark[1] :]
+
     def note(self, text: str) -> None:
         if self._frames:
             self._frames[-1].append(text)

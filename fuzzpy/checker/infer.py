@@ -29,7 +29,14 @@ from fuzzpy.checker.context import Binding, DefSig, Env, Globals, Judgment
 from fuzzpy.checker.costs import Blame, Cost, CostCtx, infinite
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.explain import Tracer
-from fuzzpy.checker.typerel import is_numeric, join_types, norm_factor, subtype
+from fuzzpy.checker.typerel import (
+    contains_function,
+    contains_fuzzy,
+    is_numeric,
+    join_types,
+    norm_factor,
+    subtype,
+)
 from fuzzpy.diagnostics import Diagnostic, Label
 from fuzzpy.sensitivity import INF, ZERO, Sens, case_scale
 from fuzzpy.source import Span
@@ -89,6 +96,16 @@ class Inferencer:
         if self.tracer is not None:
             self.tracer.note(text)
 
+    def checkpoint(self) -> tuple[int, tuple[int, int] | None]:
+        """The diagnostics and trace so far, for an attempt that may be retried."""
+        return len(self.soft_errors), (self.tracer.mark() if self.tracer is not None else None)
+
+    def rollback(self, point: tuple[int, tuple[int, int] | None]) -> None:
+        """Forget what a failed attempt reported (bindings restore themselves)."""
+        del self.soft_errors[point[0] :]
+        if self.tracer is not None and point[1] is not None:
+            self.tracer.reset(point[1])
+
     def soft_error(self, diagnostic: Diagnostic) -> None:
         self.soft_errors.append(diagnostic)
 
@@ -138,6 +155,8 @@ class Inferencer:
             return self._discrete(expr, left, right, T.BOOL, f"combined with `{op}`")
         left, right = self._operands(expr, hint)
         if op in ("==", "!="):
+            for side, j in ((expr.left, left), (expr.right, right)):
+                self._comparable(side, j, op)
             if join_types(left.type, right.type) is None:
                 raise type_mismatch(left.type, right.type, expr.right.span, f"both sides of `{op}` must have the same type")
             return self._discrete(expr, left, right, T.BOOL, f"compared with `{op}`")
@@ -151,6 +170,16 @@ class Inferencer:
         if op in ("*", "/"):
             return self._multiplicative(expr, left, right)
         raise CheckError("FZ216", f"unknown operator `{op}`", expr.span)
+
+    @staticmethod
+    def _comparable(side: S.Expr, j: Judgment, op: str) -> None:
+        """`==` compares data. A distribution compared as a value would drop
+        its privacy cost (its judgment carries the cost, not a context), and
+        functions have no computable equality."""
+        if j.is_fuzzy or contains_fuzzy(j.type):
+            raise CheckError("FZ213", f"`{op}` compares values, not distributions: `sample` it first", side.span)
+        if contains_function(j.type):
+            raise CheckError("FZ201", f"`{op}` cannot compare functions (found `{j.type}`)", side.span)
 
     def _operands(self, expr: S.Binary, hint: T.Type | None) -> tuple[Judgment, Judgment]:
         """Infer both sides; a list literal next to a vector is read as one."""
@@ -241,8 +270,12 @@ class Inferencer:
         condition on private data costs infinity in that data."""
         assert isinstance(expr, S.If)
         cond = self.check(expr.cond, T.BOOL, "the condition of `if` must be a boolean")
-        then = self.infer(expr.then, hint)
-        orelse = self.infer(expr.orelse, hint if hint is not None else then.type)
+        sides = self._opposite_injections(expr.then, expr.orelse) if hint is None else None
+        if sides is not None:
+            then, orelse = sides
+        else:
+            then = self.infer(expr.then, hint)
+            orelse = self.infer(expr.orelse, hint if hint is not None else then.type)
         joined = join_types(then.type, orelse.type)
         if joined is None:
             then = self._retry_against(expr.then, then, orelse.type)
@@ -261,6 +294,31 @@ class Inferencer:
         scrutinee = U.scale_ctx(cond.ctx, case_scale(ZERO), expr.cond.span, "the condition of `if`")
         self.note("branches join (max); the condition's context is added")
         return Judgment(joined, U.plus(ctx, scrutinee))
+
+    def _opposite_injections(self, a: S.Expr, b: S.Expr) -> tuple[Judgment, Judgment] | None:
+        """`if c then inl x else inr y` (or the reverse) with no expected
+        type: each branch fixes one side of the sum, as ML infers it."""
+        first, second = self._injection(a), self._injection(b)
+        if first is None or second is None or first[0] == second[0]:
+            return None
+        payloads = []
+        for _, payload in (first, second):
+            j = self.infer(payload)
+            if j.is_fuzzy or contains_fuzzy(j.type):
+                raise CheckError("FZ213", "a distribution cannot be stored in a data structure: `sample` it first", payload.span)
+            payloads.append(j)
+        left, right = (payloads[0], payloads[1]) if first[0] == "inl" else (payloads[1], payloads[0])
+        sum_type = T.TSum(left.type, right.type)
+        self.note(f"`inl` / `inr` in the two branches: the sum `{sum_type}`, each injection 1-sensitive")
+        return Judgment(sum_type, payloads[0].ctx), Judgment(sum_type, payloads[1].ctx)
+
+    def _injection(self, expr: S.Expr) -> tuple[str, S.Expr] | None:
+        if not (isinstance(expr, S.App) and isinstance(expr.func, S.Var) and expr.func.name in ("inl", "inr")):
+            return None
+        name = expr.func.name
+        if self.env.lookup(name) is not None or name in self.globals.defs:
+            return None  # a user's own `inl`
+        return name, expr.arg
 
     def _retry_against(self, expr: S.Expr, j: Judgment, other: T.Type) -> Judgment:
         if isinstance(other, T.TVec) and isinstance(expr, S.ListLit):

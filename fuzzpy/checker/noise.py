@@ -134,7 +134,21 @@ def loop(ck: Inferencer, call: PrimCall) -> Judgment:
         raise CheckError("FZ202", f"`loop[{k}]`: the number of rounds must be a whole number", call.statics[0].span)
     init_expr, fn = call.args
     init = ck.infer(init_expr)
-    lam = _function(ck, fn, init.type, T.TFuzzy(init.type))
+    start = call.hint.inner if isinstance(call.hint, T.TFuzzy) and subtype(init.type, call.hint.inner) else init.type
+    init = ck.coerce(init, start, init_expr.span, f"the state of `loop` is `{start}`")
+    point = ck.checkpoint()
+    try:
+        lam = _function(ck, fn, start, T.TFuzzy(start))
+    except CheckError as error:
+        # `loop[k] (0, 0) f` whose body returns noisy reals: integers in the
+        # initial state are read as numbers (int <: num) and the body retried
+        widened = _widen_ints(start)
+        if error.diagnostic.code != "FZ201" or widened == start:
+            raise
+        ck.rollback(point)
+        start = widened
+        init = ck.coerce(init, start, init_expr.span, f"the state of `loop` is `{start}`")
+        lam = _function(ck, fn, start, T.TFuzzy(start))
     assert isinstance(lam.body.type, T.TFuzzy)
     state = lam.body.type.inner
     if state != lam.param_type:
@@ -160,6 +174,18 @@ def loop(ck: Inferencer, call: PrimCall) -> Judgment:
                 cost[name] = C.then(scaled, cost.get(name))
     ck.note(f"`loop[{rounds}]`: the body's cost in what it captures, repeated {rounds} times")
     return Judgment(T.TFuzzy(lam.param_type), {}, cost=cost)
+
+
+def _widen_ints(t: T.Type) -> T.Type:
+    if isinstance(t, T.TInt):
+        return T.NUM
+    if isinstance(t, T.TTuple):
+        return T.TTuple(tuple(_widen_ints(item) for item in t.items))
+    if isinstance(t, T.TRecord):
+        return T.TRecord(tuple((name, _widen_ints(ty)) for name, ty in t.fields), alias=t.alias)
+    if isinstance(t, T.TList):
+        return T.TList(_widen_ints(t.elem))
+    return t
 
 
 def subsample(ck: Inferencer, call: PrimCall) -> Judgment:

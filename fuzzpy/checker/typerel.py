@@ -107,3 +107,10 @@ def contains_fuzzy(t: T.Type) -> bool:
         return True
     pairs = _components(t, t)
     return pairs is not None and any(contains_fuzzy(a) for a, _ in pairs)
+
+
+def contains_function(t: T.Type) -> bool:
+    if isinstance(t, T.TFun):
+        return True
+    pairs = _components(t, t)
+    return pairs is not None and any(contains_function(a) for a, _ in pairs)

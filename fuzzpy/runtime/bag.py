@@ -119,8 +119,10 @@ class Bag:
 def row_at(column: Column, i: int) -> Value:
     if isinstance(column, np.ndarray):
         item = column[i]
-        if isinstance(item, np.ndarray):
-            return item.astype(np.float64)
+        if isinstance(item, np.ndarray):  # one row of a bag of vectors: a vector, not a column
+            from fuzzpy.runtime.vectors import vector
+
+            return vector(item.astype(np.float64))
         return item.item() if isinstance(item, np.generic) else item
     if isinstance(column, Record):
         return Record({k: row_at(v, i) for k, v in column.fields.items()})

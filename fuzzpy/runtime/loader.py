@@ -189,6 +189,8 @@ def _cast(column: pa.ChunkedArray, kind: Type, target: pa.DataType, name: str, p
                 )
         if isinstance(kind, TBool):
             column = pc.is_in(pc.utf8_lower(pc.utf8_trim_whitespace(column)), value_set=pa.array(["true", "1"]))
+        elif isinstance(kind, (TInt, TNum)):  # the patterns allow ` 7 ` and `+5`; Arrow's cast does not
+            column = pc.replace_substring_regex(pc.utf8_trim_whitespace(column), r"^\+", "")
     try:
         return column.cast(target, safe=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from fuzzpy.runtime.values import Inl, Inr, NotVectorisable, Record, RuntimeFailure, Value
-from fuzzpy.runtime.vectors import VectorColumn, involves_vectors, vector, vector_arithmetic
+from fuzzpy.runtime.vectors import (
+    Vector,
+    VectorColumn,
+    involves_vectors,
+    same_length,
+    vector,
+    vector_arithmetic,
+)
 
 ARITH: dict[str, Callable[[Value, Value], Value]] = {
     "+": operator.add,
@@ -90,6 +97,8 @@ def binary(op: str, left: Value, right: Value) -> Value:
     left, right = as_vector(left), as_vector(right)
     if involves_vectors(left, right):
         return vector_arithmetic(op, left, right)
+    if op in ("+", "-") and isinstance(left, Vector) and isinstance(right, Vector):
+        same_length(left, right, f"`{op}`")
     if op in ARITH:
         return ARITH[op](left, right)
     if op == "/":

@@ -8,6 +8,7 @@ tuples Python tuples, lists Python lists, vectors 1-d float arrays, databases
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,11 +99,11 @@ def to_json(value: Value) -> object:
     if isinstance(value, (bool, str, int)):
         return value
     if isinstance(value, float):
-        return value
+        return value if math.isfinite(value) else _non_finite(value)
     if isinstance(value, np.generic):
-        return value.item()
+        return to_json(value.item())
     if isinstance(value, np.ndarray):
-        return value.tolist()
+        return [to_json(v) for v in value.tolist()]
     if isinstance(value, (tuple, list, LazyGroups)):
         return [to_json(v) for v in value]
     if isinstance(value, Record):
@@ -116,6 +117,14 @@ def to_json(value: Value) -> object:
     if isinstance(value, Bag):
         return {"bag_size": len(value)}
     return repr(value)
+
+
+def _non_finite(value: float) -> str:
+    """JSON has no infinities or NaN: they are the strings "inf", "-inf", "nan"
+    (as section 7 spells an infinite sensitivity), so the document stays valid."""
+    if math.isnan(value):
+        return "nan"
+    return "inf" if value > 0 else "-inf"
 
 
 def render(value: Value) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fuzzpy.runtime.values import NotVectorisable, Value
+from fuzzpy.runtime.values import NotVectorisable, RuntimeFailure, Value
 
 
 class Vector(np.ndarray):
@@ -54,6 +54,7 @@ def vector_arithmetic(op: str, left: Value, right: Value) -> Value:
     """`op` when either side is a vector per row, or a vector meets a number per row."""
     if op in ("+", "-"):
         a, b = _as_rows_or_vector(left), _as_rows_or_vector(right)
+        same_length(left, right, f"`{op}`")
         return VectorColumn(a + b if op == "+" else a - b)
     if op == "*":
         if isinstance(left, (VectorColumn, Vector)):
@@ -96,7 +97,24 @@ def involves_vectors(left: Value, right: Value) -> bool:
     )
 
 
+def same_length(u: Value, v: Value, what: str) -> None:
+    """Vectors of different lengths (a data file with more columns than the
+    program's vectors have entries) cannot meet: say so instead of crashing."""
+    lengths = [_length(x) for x in (u, v)]
+    if None not in lengths and lengths[0] != lengths[1]:
+        raise RuntimeFailure("FZ514", f"{what} of vectors of lengths {lengths[0]} and {lengths[1]}")
+
+
+def _length(value: Value) -> int | None:
+    if isinstance(value, VectorColumn):
+        return int(value.rows.shape[-1])
+    if isinstance(value, (Vector, list)):
+        return len(value)
+    return None
+
+
 def dot(u: Value, v: Value) -> Value:
+    same_length(u, v, "`dot`")
     if isinstance(u, VectorColumn) and isinstance(v, VectorColumn):
         return np.einsum("ij,ij->i", u.rows, v.rows)
     if isinstance(u, VectorColumn):
