@@ -55,6 +55,10 @@ class FuzzError(Exception):
         super().__init__("; ".join(d.message for d in self.diagnostics))
 
 
+#: Pseudo-files of diagnostics that point at no source (usage, internal).
+_NOWHERE = frozenset({"<builtin>", "<command line>"})
+
+
 def render_text(
     diagnostic: Diagnostic, sources: Mapping[str, Source] | None = None
 ) -> str:
@@ -70,7 +74,8 @@ def render_text(
     """
     span = diagnostic.span
     lines = [f"{diagnostic.severity}[{diagnostic.code}]: {diagnostic.message}"]
-    lines.append(f"  --> {span.file}:{span.line}:{span.col}")
+    if span.file not in _NOWHERE:
+        lines.append(f"  --> {span.file}:{span.line}:{span.col}")
     source = (sources or {}).get(span.file)
     gutter = len(str(max([span.line, *(lab.span.line for lab in diagnostic.labels)])))
     pad = " " * gutter

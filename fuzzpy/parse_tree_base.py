@@ -11,7 +11,6 @@ long chains such as `1 :: 2 :: ... :: []` cannot exhaust Python's stack.
 
 from __future__ import annotations
 
-from itertools import repeat
 from typing import Any
 
 from lark import Transformer
@@ -87,7 +86,11 @@ class BuilderBase(Transformer):  # type: ignore[type-arg]
     def nest(self, node: Any, *children: Any) -> Any:
         """Record `node`'s nesting depth; refuse trees deeper than MAX_DEPTH."""
         depth_of = self.depth
-        deepest = max(map(depth_of.get, map(id, children), repeat(0)), default=0)
+        deepest = 0
+        for child in children:
+            child_depth = depth_of.get(id(child), 0)
+            if child_depth > deepest:
+                deepest = child_depth
         if deepest >= MAX_DEPTH:
             whole = node.span  # point at where it starts: the whole may be very long
             start = Span(whole.file, whole.line, whole.col, whole.line, whole.col + 1,

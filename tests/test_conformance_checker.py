@@ -372,3 +372,25 @@ def test_case_on_private_sum_joins_the_branches_parts() -> None:
     assert sens(text, "f") == {"e": S(1)}
     text = "def f (xs : list num) : fuzzy num = case xs of [] -> return 0 | h :: t -> { sample a = laplace[1] h; laplace[1] (h + 1) };"
     assert sens(text, "f") == {"xs": S(2)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a local name hides the top-level constant: a static position cannot name it
+        "let e = 2;\ndef f (db : bag Row) (e : num) : fuzzy num = laplace[e] (size db);",
+        "let e = 2;\ndef f (db : bag Row) : fuzzy num = { let e = size db; laplace[e] (size db) };",
+        "let c = 2;\ndef f (db : bag Row) (c : num) : num = sum[0, c] (map (fun r -> r.age) db);",
+        "let e = 2;\ndef f (db : bag Row) : fuzzy num = loop[3] 0 (fun e -> laplace[e] (size db));",
+    ],
+)
+def test_shadowed_constants_are_not_static(text: str) -> None:
+    assert codes(text)[0][0] == "FZ202"
+
+
+def test_dot_weights_that_are_shadowed_constants_are_not_static() -> None:
+    # the runtime multiplies by the local `w`, so the weights are not the constant 2
+    text = "let w = 2;\ndef f (v : vec[2] num) (w : num) : num = dot [w, w] v;"
+    assert sens(text, "f") == {"v": INF, "w": INF}
+    text = "let w = 3;\ndef f (v : vec[2] num) : num = dot [w, 4] v;"
+    assert sens(text, "f") == {"v": S(5)}

@@ -333,3 +333,12 @@ def z (db : bag R) : fuzzy (num, num) = {
     code, out, err = _run(capsys, program, "z", "--data", f"db={data}", "--budget", "1e6", "--seed", "1", "--json")
     assert code == 0, err
     assert json.loads(out)["released"] == pytest.approx([2, 12], abs=0.1)
+
+
+# Input: `--budget 1e400` -> "internal error: OverflowError".
+def test_a_budget_beyond_a_double_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, rows: str
+) -> None:
+    program = _write(tmp_path, "p.fz", COUNTS)
+    code, out, err = _run(capsys, program, "n", "--data", f"db={rows}", "--budget", "1e400")
+    assert (code, out, _codes(err)) == (2, "", ["FZ714"])

@@ -27,6 +27,7 @@ cost is a function of earlier, public choices), so the theorems' condition
 from __future__ import annotations
 
 import math
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -93,6 +94,8 @@ class Budget:
         object.__setattr__(self, "delta", delta)
         if epsilon <= 0:
             raise BudgetError(f"epsilon must be positive, not {format_number(epsilon)}")
+        if epsilon > Fraction(sys.float_info.max):  # shown and converted as a double
+            raise BudgetError("epsilon is too large to be a number fuzzpy can show")
         if not 0 <= delta < 1:
             raise BudgetError(f"delta must be in [0, 1), not {format_number(delta)}")
         rule = rule_named(self.rule)

@@ -74,8 +74,8 @@ def _is_infinite_bound(expr: S.Expr) -> bool:
 def clamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:
     if any(_is_infinite_bound(bound) for bound in call.statics):
         return unclamped_sum(ck, call)
-    lo = require_static(call.statics[0], ck.globals.constants, "the lower bound of `sum`")
-    hi = require_static(call.statics[1], ck.globals.constants, "the upper bound of `sum`")
+    lo = require_static(call.statics[0], ck.visible_constants(), "the lower bound of `sum`")
+    hi = require_static(call.statics[1], ck.visible_constants(), "the upper bound of `sum`")
     if lo > hi:
         raise CheckError("FZ202", f"`sum[{lo}, {hi}]`: the lower bound is above the upper bound", call.statics[0].span)
     j = _bag(ck, call, elem=T.NUM)
@@ -97,8 +97,8 @@ def unclamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def clip(ck: Inferencer, call: PrimCall) -> Judgment:
-    lo = require_static(call.statics[0], ck.globals.constants, "the lower bound of `clip`")
-    hi = require_static(call.statics[1], ck.globals.constants, "the upper bound of `clip`")
+    lo = require_static(call.statics[0], ck.visible_constants(), "the lower bound of `clip`")
+    hi = require_static(call.statics[1], ck.visible_constants(), "the upper bound of `clip`")
     if lo > hi:
         raise CheckError("FZ202", f"`clip[{lo}, {hi}]`: the lower bound is above the upper bound", call.statics[0].span)
     j = _number(ck, call)
@@ -138,13 +138,13 @@ def counts(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def clip2(ck: Inferencer, call: PrimCall) -> Judgment:
-    positive_static(call.statics[0], ck.globals.constants, "the radius of `clip2`")
+    positive_static(call.statics[0], ck.visible_constants(), "the radius of `clip2`")
     j = ck.check(call.args[0], VEC2, "`clip2` clips a vector in the L2 norm")
     return _scaled(ck, call, j, Sens.of(1), VEC2, "projection onto an L2 ball is 1-Lipschitz")
 
 
 def vsum(ck: Inferencer, call: PrimCall) -> Judgment:
-    c = positive_static(call.statics[0], ck.globals.constants, "the clipping norm of `vsum`")
+    c = positive_static(call.statics[0], ck.visible_constants(), "the clipping norm of `vsum`")
     j = ck.check(call.args[0], T.TBag(VEC2), "`vsum` sums rows that are L2 vectors")
     result = Judgment(VEC2, j.ctx)
     return _scaled(ck, call, result, Sens(c), VEC2, f"rows clipped to L2 norm {c}: one row moves the sum by at most {c}")
@@ -167,7 +167,7 @@ def dot(ck: Inferencer, call: PrimCall) -> Judgment:
     assert isinstance(left.type, T.TVec)
     norm = left.type.norm
     for weights, other in ((first, right), (second, left)):
-        factor = _dual_norm(_static_entries(weights, ck.globals.constants), norm)
+        factor = _dual_norm(_static_entries(weights, ck.visible_constants()), norm)
         if factor is not None:
             ck.note(f"`dot` with a constant vector: Lipschitz with its dual norm, sensitivity x {factor}")
             return Judgment(T.NUM, U.scale_ctx(other.ctx, factor, call.span, "`dot` with a constant vector"))

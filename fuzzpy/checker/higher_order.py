@@ -115,7 +115,7 @@ def split(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def group(ck: Inferencer, call: PrimCall) -> Judgment:
-    k = require_static(call.statics[0], ck.globals.constants, "the number of buckets of `group`")
+    k = require_static(call.statics[0], ck.visible_constants(), "the number of buckets of `group`")
     if k.denominator != 1 or k < 1:
         raise CheckError("FZ202", f"`group[{k}]`: the number of buckets must be a positive integer", call.statics[0].span)
     bag, bag_type = _bag_arg(ck, call, 1)

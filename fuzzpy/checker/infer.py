@@ -96,6 +96,12 @@ class Inferencer:
         if self.tracer is not None:
             self.tracer.note(text)
 
+    def visible_constants(self) -> dict[str, Fraction]:
+        """The top-level constants a static position may name here: a local
+        variable of the same name (a parameter, a `let`) hides the constant,
+        so `laplace[e]` under `fun e -> ...` is not the constant `e`."""
+        return {name: value for name, value in self.globals.constants.items() if self.env.lookup(name) is None}
+
     def checkpoint(self) -> tuple[int, tuple[int, int] | None]:
         """The diagnostics and trace so far, for an attempt that may be retried."""
         return len(self.soft_errors), (self.tracer.mark() if self.tracer is not None else None)

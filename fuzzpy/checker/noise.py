@@ -31,6 +31,7 @@ from fuzzpy.checker.elaborate import positive_static, require_static
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.typerel import is_number_list, is_numeric, subtype
 from fuzzpy.sensitivity import INF, Sens
+from fuzzpy.source import Span
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
@@ -54,7 +55,7 @@ def _noise_arg(ck: Inferencer, call: PrimCall, norm: str) -> Judgment:
 
 
 def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
-    eps = positive_static(call.statics[0], ck.globals.constants, "the epsilon of `laplace`")
+    eps = positive_static(call.statics[0], ck.visible_constants(), "the epsilon of `laplace`")
     j = _noise_arg(ck, call, "1")
     scale = 1 / eps
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: Laplace(s, scale))
@@ -63,7 +64,7 @@ def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def gauss(ck: Inferencer, call: PrimCall) -> Judgment:
-    sigma = positive_static(call.statics[0], ck.globals.constants, "the sigma of `gauss`")
+    sigma = positive_static(call.statics[0], ck.visible_constants(), "the sigma of `gauss`")
     j = _noise_arg(ck, call, "2")
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `gauss`", lambda s: Gaussian(s, sigma))
     ck.note(f"`gauss[{Sens(sigma)}]`: one Gaussian event per variable, with its L2 sensitivity")
@@ -71,7 +72,7 @@ def gauss(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def expmech(ck: Inferencer, call: PrimCall) -> Judgment:
-    eps = positive_static(call.statics[0], ck.globals.constants, "the epsilon of `expmech`")
+    eps = positive_static(call.statics[0], ck.visible_constants(), "the epsilon of `expmech`")
     cands_expr, score_expr, data_expr = call.args
     cands = ck.infer(cands_expr)
     if not isinstance(cands.type, T.TList):
@@ -129,7 +130,7 @@ def _function(ck: Inferencer, fn: S.Expr, param_type: T.Type, result_hint: T.Typ
 
 
 def loop(ck: Inferencer, call: PrimCall) -> Judgment:
-    k = require_static(call.statics[0], ck.globals.constants, "the number of rounds of `loop`")
+    k = require_static(call.statics[0], ck.visible_constants(), "the number of rounds of `loop`")
     if k.denominator != 1 or k < 0:
         raise CheckError("FZ202", f"`loop[{k}]`: the number of rounds must be a whole number", call.statics[0].span)
     init_expr, fn = call.args
@@ -166,7 +167,9 @@ def loop(ck: Inferencer, call: PrimCall) -> Judgment:
             cost[name] = body_cost
         elif rounds > 0 and body_cost.events():
             cost[name] = C.Cost((Repeat(rounds, body_cost.events()),))
-    if lam.param_cost is not None and rounds > 0:
+    if rounds == 0:  # `loop[0] x0 f` is `return x0`: the state is released as it is
+        _release_unnoised(init, init_expr.span, cost)
+    elif lam.param_cost is not None:
         for name, usage in init.ctx.items():
             blame = ck.blame_for(name, usage, init_expr.span, "the initial state of `loop`")
             scaled = C.scale_cost(lam.param_cost, usage.sens, blame)
@@ -174,6 +177,22 @@ def loop(ck: Inferencer, call: PrimCall) -> Judgment:
                 cost[name] = C.then(scaled, cost.get(name))
     ck.note(f"`loop[{rounds}]`: the body's cost in what it captures, repeated {rounds} times")
     return Judgment(T.TFuzzy(lam.param_type), {}, cost=cost)
+
+
+def _release_unnoised(init: Judgment, span: Span, cost: C.CostCtx) -> None:
+    """Zero rounds release the initial state itself: infinite cost in every
+    variable it depends on, as for `return` (Fuzz's monadic unit is free only
+    on public values)."""
+    for name, usage in init.ctx.items():
+        if not usage.sens.is_zero:
+            cost[name] = C.infinite(
+                C.Blame(
+                    "FZ301",
+                    span,
+                    f"`loop[0]` runs no round, so it releases its initial state, which depends on `{name}`, without noise",
+                    hint="use at least one round, or start the loop from a public value",
+                )
+            )
 
 
 def _widen_ints(t: T.Type) -> T.Type:
@@ -189,7 +208,7 @@ def _widen_ints(t: T.Type) -> T.Type:
 
 
 def subsample(ck: Inferencer, call: PrimCall) -> Judgment:
-    q = positive_static(call.statics[0], ck.globals.constants, "the sampling rate of `subsample`")
+    q = positive_static(call.statics[0], ck.visible_constants(), "the sampling rate of `subsample`")
     if q > 1:
         raise CheckError("FZ202", f"`subsample[{q}]`: the rate is a probability, at most 1", call.statics[0].span)
     fn, data_expr = call.args

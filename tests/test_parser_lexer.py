@@ -1,0 +1,69 @@
+"""The lexer's contracts: context-dependent tokens, error order, the master regex."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from fuzzpy import syntax as ast
+from fuzzpy.diagnostics import FuzzError
+from fuzzpy.lexer import without_captures
+from fuzzpy.parser import parse_program
+
+
+def _first_diagnostic(text: str) -> tuple[str, int, int]:
+    with pytest.raises(FuzzError) as caught:
+        parse_program(text, "t.fz")
+    diagnostic = caught.value.diagnostics[0]
+    return diagnostic.code, diagnostic.span.line, diagnostic.span.col
+
+
+def test_contextual_keyword_is_a_name_where_no_keyword_fits() -> None:
+    program = parse_program("let list = 1;\nlet y = list + 1;", "t.fz")
+    assert [decl.name for decl in program.decls] == ["list", "y"]
+    assert isinstance(program.decls[1].expr, ast.Binary)
+
+
+def test_contextual_keyword_is_a_keyword_where_the_parser_takes_it() -> None:
+    program = parse_program("def f (xs : list num) : num = 0;", "t.fz")
+    decl = program.decls[0]
+    assert isinstance(decl, ast.DefDecl)
+    assert isinstance(decl.params[0].type, ast.TyList)
+
+
+def test_minus_before_bracket_is_an_arrow_only_in_a_type() -> None:
+    program = parse_program("type F = num -[2]-> num;\nlet y = x -[1];", "t.fz")
+    fun_type, subtraction = program.decls[0].type, program.decls[1].expr
+    assert isinstance(fun_type, ast.TyFun)
+    assert isinstance(subtraction, ast.Binary) and subtraction.op == "-"
+
+
+def test_positions_follow_lines_and_block_comments() -> None:
+    program = parse_program("/* one\n two */ let a = 1;\n\n  let b = 2;", "t.fz")
+    assert (program.decls[0].span.line, program.decls[0].span.col) == (2, 9)
+    assert (program.decls[1].span.line, program.decls[1].span.col) == (4, 3)
+    assert program.decls[1].span.end_col == 13
+
+
+def test_a_syntax_error_before_a_bad_character_is_reported_first() -> None:
+    assert _first_diagnostic("let = 1; $") == ("FZ102", 1, 5)
+    assert _first_diagnostic("let x = 1 $;") == ("FZ101", 1, 11)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "samples"),
+    [
+        (r"[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?", ["1", "1.5", "2e10", "3.0E-2", "1.", "e5"]),
+        (r'"([^"\\\n]|\\.)*"', ['""', '"a\\"b"', '"open', '"a\nb"']),
+        (r"[(]x(a)\(", ["(xa(", "(xa", "xa("]),
+        (r"[]()](b)", ["]b", "(b", "b"]),
+        (r"[^]()](c)", ["xc", "]c", "(c"]),
+    ],
+)
+def test_without_captures_matches_the_same_strings(pattern: str, samples: list[str]) -> None:
+    plain = without_captures(pattern)
+    assert re.compile(plain).groups == 0
+    for sample in samples:
+        original, rewritten = re.fullmatch(pattern, sample), re.fullmatch(plain, sample)
+        assert (original is None) == (rewritten is None), sample
