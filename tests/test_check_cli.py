@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from fuzzpy.accounting.events import Gaussian
-from fuzzpy.checker.report import privacy_figure
 from fuzzpy.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,12 +61,6 @@ def test_delta_reports_the_tightest_epsilon(capsys: pytest.CaptureFixture[str]) 
 def test_approximate_costs_default_to_delta_1e_6(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "check", GAUSS)
     assert code == 0 and "1e-06)-DP in db" in out and "at delta = 1e-06" in out
-
-
-def test_without_an_accountant_approximate_costs_are_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "fuzzpy.accounting.accountant", None)
-    figure = privacy_figure((Gaussian(1, 2),), None)
-    assert figure.epsilon is None and "unavailable" in figure.text()
 
 
 def test_explain_prints_the_derivation(capsys: pytest.CaptureFixture[str]) -> None:
