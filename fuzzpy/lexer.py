@@ -28,14 +28,20 @@ RESERVED = frozenset({
     # literals and operators (`and`, `or` are reserved so that `a and b` gets a clear
     # error: the operators are written `&&` and `||`)
     "true", "false", "not", "inf", "and", "or",
-    # bracketed primitives
-    "laplace", "gauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "subsample",
     # mechanisms
     "var", "while", "invariant", "requires", "privacy", "output", "align", "forall",
     "lap", "lapplus", "dist",
 })
 
+# The bracketed primitives are keywords only where the parser accepts them
+# *and* a `[` follows (`sum[0, 1] xs`); elsewhere they are names, so a user
+# may call a variable `sum` or `group` (in mechanisms, or in a `def`).
+PRIMITIVES = frozenset({
+    "laplace", "gauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "subsample",
+})
+
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_BRACKET_AHEAD = re.compile(r"[ \t\r\f\n]*\[")
 _CONTEXTUAL_ARROWS = ("-o", "-[")
 
 
@@ -182,7 +188,10 @@ class Scanner:
                         yield batch
                         batch = []
                     keyword = keywords[value]
-                    kind = keyword if keyword in accepted() else "NAME"
+                    is_keyword = keyword in accepted()
+                    if is_keyword and value in PRIMITIVES:
+                        is_keyword = _BRACKET_AHEAD.match(text, end) is not None
+                    kind = keyword if is_keyword else "NAME"
             elif kind == "PUNCT":
                 start, end = found.span(kind)
                 value = text[start:end]

@@ -67,3 +67,30 @@ def test_without_captures_matches_the_same_strings(pattern: str, samples: list[s
     for sample in samples:
         original, rewritten = re.fullmatch(pattern, sample), re.fullmatch(plain, sample)
         assert (original is None) == (rewritten is None), sample
+
+
+def test_primitive_names_are_keywords_only_before_a_bracket() -> None:
+    program = parse_program(
+        "def f (db : bag num) : fuzzy num = { let sum = sum [0, 1] db; laplace[1] sum };\n"
+        "mechanism m (q : vec[1] num, eps : num) : num privacy eps {\n"
+        "  var sum = q[0]; return sum + lap(1 / eps);\n}\n",
+        "t.fz",
+    )
+    block = program.decls[0].body
+    assert isinstance(block, ast.Block)
+    bound = block.stmts[0]
+    assert isinstance(bound, ast.LetStmt) and bound.name == "sum"
+    assert isinstance(bound.expr, ast.App) and bound.expr.func == ast.Prim(
+        "sum", (ast.NumLit("0"), ast.NumLit("1"))
+    )
+    assert block.result.arg == ast.Var("sum")
+    assert program.decls[1].body[0] == ast.VarDecl("sum", ast.Index(ast.Var("q"), ast.NumLit("0")))
+
+
+def test_a_primitive_without_its_brackets_is_a_checker_error() -> None:
+    from fuzzpy.checker import check_program
+
+    program = parse_program("def f (db : bag num) : fuzzy num = laplace 0.1 (size db);\n", "t.fz")
+    with pytest.raises(FuzzError) as info:
+        check_program(program)
+    assert [(d.code, d.span.line, d.span.col) for d in info.value.diagnostics] == [("FZ208", 1, 36)]

@@ -204,6 +204,9 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
             point = Selector("pointwise", variable=show(index), index=index)
             for i in compares + carries:
                 scored.append((1, Alignment(Shift("target", context=i, target="one"), point, zero)))
+            for i in compares + carries:
+                # "the draw at s is the smallest" (argmin): its carrier moves down by 1
+                scored.append((2, Alignment(Shift("target", context=i, target="minus_one"), point, zero)))
             for i in compares:
                 scored.append((3, Alignment(Shift("target", context=i, target="other"), point, zero)))
             scored.append((3, Alignment(Shift("const", Fraction(1)), point, zero)))

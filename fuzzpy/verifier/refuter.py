@@ -19,11 +19,11 @@ from fractions import Fraction
 
 import mpmath
 
-from fuzzpy.syntax import Dist, Expr, Forall, Index, Var
+from fuzzpy.syntax import Dist, Expr, Forall, Index, NumLit, Var
 from fuzzpy.verifier.concrete import Run, Stuck, Value, run_all
 from fuzzpy.verifier.integrate import ZERO, Linear, Mass, Unsupported, path_mass
 from fuzzpy.verifier.model import MechanismInfo
-from fuzzpy.verifier.walk import sub_expressions
+from fuzzpy.verifier.walk import statements, stmt_expressions, sub_expressions
 
 MAX_LENGTH = 6
 
@@ -118,17 +118,41 @@ def parameter_choices(info: MechanismInfo) -> list[tuple[dict[str, Fraction], di
             base[name] = Fraction(1)
         else:
             base[name] = Fraction(0)
+            if name in private:
+                # a private number compared with a literal (`x >= 3`) differs from
+                # its neighbour only next to that literal: try the literals too
+                variations += [(name, value) for value in _body_literals(info) if value != 0]
     found = []
     for change in [None, *variations]:
         env = dict(base)
         if change is not None:
             env[change[0]] = change[1]
-        for shifts in itertools.product(*([Fraction(-1), Fraction(0), Fraction(1)] if n in private else [Fraction(0)]
-                                          for n in names)):
-            dists = dict(zip(names, shifts, strict=False))
+        for dists in _scalar_shifts(names, private):
             if _requires_hold(info, env, dists):
                 found.append((env, {n: env[n] + dists[n] for n in names}))
     return found
+
+
+def _scalar_shifts(names: list[str], private: set[str]) -> list[dict[str, Fraction]]:
+    """Neighbour distances of the private scalars: moves by 1 first, then by 2
+    (`requires abs(dist(x)) <= 2` allows them; the precondition filters)."""
+    small = [Fraction(-1), Fraction(0), Fraction(1)]
+    large = [Fraction(-2), *small, Fraction(2)]
+    first = list(itertools.product(*(small if n in private else [Fraction(0)] for n in names)))
+    second = [s for s in itertools.product(*(large if n in private else [Fraction(0)] for n in names))
+              if any(abs(d) == 2 for d in s)]
+    return [dict(zip(names, shifts, strict=True)) for shifts in first + second]
+
+
+def _body_literals(info: MechanismInfo) -> list[Fraction]:
+    """The numeric literals of the mechanism's statements, in order, without repeats."""
+    seen: dict[Fraction, None] = {}
+    for stmt in statements(info.decl.body):
+        for expr in stmt_expressions(stmt):
+            for e in sub_expressions(expr):
+                if isinstance(e, NumLit):
+                    seen.setdefault(e.value, None)
+    return list(seen)
 
 
 def _requires_hold(info: MechanismInfo, env: dict[str, Fraction], dists: dict[str, Fraction]) -> bool:
