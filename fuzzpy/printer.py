@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fuzzpy import syntax as ast
+from fuzzpy.lexer import PRIMITIVES
 
 INDENT = "  "
 
@@ -147,7 +148,8 @@ def _expr(e: ast.Expr, indent: str) -> tuple[str, int]:
 
 def _literal(e: ast.Expr) -> str | None:
     if isinstance(e, ast.Var):
-        return e.name
+        # `(sum) [1, 2]` stays an application: `sum [` would start a primitive
+        return f"({e.name})" if e.name in PRIMITIVES else e.name
     if isinstance(e, ast.NumLit):
         return e.text
     if isinstance(e, ast.InfLit):

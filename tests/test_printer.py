@@ -144,3 +144,11 @@ programs = st.lists(declarations, min_size=1, max_size=3).map(lambda ds: ast.Pro
 def test_generated_programs_round_trip(program: ast.Program) -> None:
     printed = print_program(program)
     assert parse_program(printed) == program, printed
+
+
+def test_a_variable_named_like_a_primitive_prints_back_as_a_variable() -> None:
+    from fuzzpy.parser import parse_program
+    from fuzzpy.printer import print_program
+
+    program = parse_program("def f (sum : list num -> num) : num = sum [1, 2] + sum [3];\n", "t.fz")
+    assert parse_program(print_program(program), "t.fz") == program
