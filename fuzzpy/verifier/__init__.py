@@ -16,6 +16,7 @@ import time
 
 from fuzzpy.diagnostics import FuzzError
 from fuzzpy.syntax import MechanismDecl, Program
+from fuzzpy.verifier.mirror import mirrored
 from fuzzpy.verifier.model import MechanismInfo, analyse, static_constants
 from fuzzpy.verifier.prover import scale_diagnostics, search
 from fuzzpy.verifier.refuter import Counterexample, refute
@@ -50,22 +51,33 @@ def verify_mechanism(
     if bad_scales:
         raise FuzzError(tuple(bad_scales))
     claim_text = show(decl.privacy)
-    quick, _ = refute(info, QUICK_REFUTE_SECONDS, max_length=2)  # most bugs show on tiny inputs
-    if quick is not None:
-        verdict = _refuted(info, claim_text, quick)
-        verdict = _timed(verdict, time.monotonic() - started)
-        _cache[key] = verdict
-        return verdict
-    result = search(info, proof_seconds)
-    if result.proved:
-        verdict = Verdict(decl.name, "proved", decl.privacy, claim_text, None, result.trace,
+    # both orientations of a one-sided neighbour relation (mirror.py)
+    mirror = mirrored(decl)
+    infos = [info] + ([analyse(mirror, constants)] if mirror is not None else [])
+    for each in infos:
+        quick, _ = refute(each, QUICK_REFUTE_SECONDS, max_length=2)  # most bugs show on tiny inputs
+        if quick is not None:
+            verdict = _refuted(info, claim_text, quick)
+            verdict = _timed(verdict, time.monotonic() - started)
+            _cache[key] = verdict
+            return verdict
+    results = [search(each, proof_seconds) for each in infos]
+    failed = next((r for r in results if not r.proved), None)
+    if failed is None:
+        verdict = Verdict(decl.name, "proved", decl.privacy, claim_text, None, results[0].trace,
                           stream=info.result_sort == "stream")
     else:
-        counterexample, why = refute(info, refute_seconds)
+        why = ""
+        counterexample = None
+        for each in infos:
+            counterexample, why = refute(each, refute_seconds / len(infos))
+            if counterexample is not None:
+                break
         if counterexample is not None:
             verdict = _refuted(info, claim_text, counterexample)
         else:
-            reason = f"no proof found ({result.reason}); {why}"
+            side = "" if failed is results[0] else " for the neighbour relation reversed"
+            reason = f"no proof found{side} ({failed.reason}); {why}"
             verdict = Verdict(decl.name, "unknown", decl.privacy, claim_text, reason,
                               stream=info.result_sort == "stream")
     verdict = _timed(verdict, time.monotonic() - started)

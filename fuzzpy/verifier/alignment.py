@@ -207,6 +207,8 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
             for i in compares + carries:
                 # "the draw at s is the smallest" (argmin): its carrier moves down by 1
                 scored.append((2, Alignment(Shift("target", context=i, target="minus_one"), point, zero)))
+                # monotone queries: holding the draw at s in place can be enough
+                scored.append((3, Alignment(Shift("target", context=i, target="zero"), point, zero)))
             for i in compares:
                 scored.append((3, Alignment(Shift("target", context=i, target="other"), point, zero)))
             scored.append((3, Alignment(Shift("const", Fraction(1)), point, zero)))

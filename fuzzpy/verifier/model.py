@@ -43,7 +43,7 @@ from fuzzpy.syntax import (
     While,
 )
 from fuzzpy.verifier.draws import DrawSite, draw_sites
-from fuzzpy.verifier.walk import statements, stmt_expressions, sub_expressions
+from fuzzpy.verifier.walk import children, statements, stmt_expressions, sub_expressions
 
 SORTS = {"num": "num", "int": "int", "bool": "bool"}
 COMPARISONS = {"<", "<=", ">", ">=", "==", "!="}
@@ -292,6 +292,13 @@ def _check_statements(
     for stmt in body:
         for expr in stmt_expressions(stmt):
             sorter.sort(expr)
+        program_exprs = (stmt.cond,) if isinstance(stmt, While) else stmt_expressions(stmt)
+        for expr in program_exprs:
+            for stray in _dist_outside_hints(expr):
+                diagnostics.append(_error(
+                    "FZ404", "`dist(...)` may appear only in `requires`, `align` and `invariant`", stray.span,
+                    hint="an `align` hint takes one term: parenthesise it, as in `align (0 - dist(x))`",
+                ))
         if isinstance(stmt, Assign):
             if stmt.index is not None:
                 diagnostics.append(_error("FZ404", "assigning to a vector entry is not supported in mechanisms", stmt.span))
@@ -308,6 +315,18 @@ def _check_statements(
             if in_loop:
                 diagnostics.append(_error("FZ404", "nested loops are not supported by the verifier", stmt.span))
             _check_statements(info, sorter, stmt.body, diagnostics, True)
+
+
+def _dist_outside_hints(expr: Expr) -> list[Dist]:
+    """`dist(e)` nodes in program code (not inside a draw's `align` hint)."""
+    if isinstance(expr, Dist):
+        return [expr]
+    if isinstance(expr, Noise):
+        return _dist_outside_hints(expr.scale)
+    found: list[Dist] = []
+    for child in children(expr):
+        found += _dist_outside_hints(child)
+    return found
 
 
 def _check_result_form(info: MechanismInfo, diagnostics: list[Diagnostic]) -> None:

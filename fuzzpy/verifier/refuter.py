@@ -95,7 +95,8 @@ def parameter_choices(info: MechanismInfo) -> list[tuple[dict[str, Fraction], di
     """Small concrete parameter values satisfying `requires` (with neighbour distances).
 
     Every claim parameter (eps) at 1, then at 1/2 or 2 one at a time; integers
-    at 1 (fewest answers: the shortest counterexamples) and other numbers at 0.
+    at 1 (fewest answers: the shortest counterexamples), then 2, and other
+    numbers at 0 (a private one also at the literals of the body).
     """
     from fuzzpy.verifier.prover import private_scalars
 
@@ -114,10 +115,14 @@ def parameter_choices(info: MechanismInfo) -> list[tuple[dict[str, Fraction], di
         elif name in claim:
             base[name] = Fraction(1)
             variations += [(name, Fraction(1, 2)), (name, Fraction(2))]
-        elif sort == "int" or sort == "bool":
+        elif sort == "int":
+            base[name] = Fraction(1)
+            variations.append((name, Fraction(2)))  # N = 2: two answers may cost twice
+        elif sort == "bool":
             base[name] = Fraction(1)
         else:
             base[name] = Fraction(0)
+            variations.append((name, Fraction(1)))  # when `requires x > 0` rules out 0
             if name in private:
                 # a private number compared with a literal (`x >= 3`) differs from
                 # its neighbour only next to that literal: try the literals too
@@ -326,7 +331,7 @@ def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH) ->
     lengths = range(1, max_length + 1) if names else range(0, 1)
     for params, neighbour_params in parameter_choices(info):
         eps = _claim_value(info, params)
-        if eps is None or eps <= 0:
+        if eps is None or eps < 0:  # a claim of 0 is refuted by any ratio above 1
             continue
         for length in lengths:
             for base in _patterns(length) if names else [()]:

@@ -27,25 +27,29 @@ from fuzzpy.syntax import (
 def sub_expressions(expr: Expr) -> Iterator[Expr]:
     """Every sub-expression of a mechanism expression, the expression first."""
     yield expr
-    children: tuple[Expr, ...] = ()
-    if isinstance(expr, Binary):
-        children = (expr.left, expr.right)
-    elif isinstance(expr, Unary):
-        children = (expr.operand,)
-    elif isinstance(expr, If):
-        children = (expr.cond, expr.then, expr.orelse)
-    elif isinstance(expr, Call):
-        children = expr.args
-    elif isinstance(expr, Index):
-        children = (expr.base, expr.index)
-    elif isinstance(expr, Noise):
-        children = (expr.scale,) + ((expr.align,) if expr.align is not None else ())
-    elif isinstance(expr, (Dist,)):
-        children = (expr.expr,)
-    elif isinstance(expr, Forall):
-        children = (expr.body,)
-    for child in children:
+    for child in children(expr):
         yield from sub_expressions(child)
+
+
+def children(expr: Expr) -> tuple[Expr, ...]:
+    """The direct sub-expressions of ``expr`` (a draw's `align` hint included)."""
+    if isinstance(expr, Binary):
+        return (expr.left, expr.right)
+    if isinstance(expr, Unary):
+        return (expr.operand,)
+    if isinstance(expr, If):
+        return (expr.cond, expr.then, expr.orelse)
+    if isinstance(expr, Call):
+        return tuple(expr.args)
+    if isinstance(expr, Index):
+        return (expr.base, expr.index)
+    if isinstance(expr, Noise):
+        return (expr.scale,) + ((expr.align,) if expr.align is not None else ())
+    if isinstance(expr, Dist):
+        return (expr.expr,)
+    if isinstance(expr, Forall):
+        return (expr.body,)
+    return ()
 
 
 def statements(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
