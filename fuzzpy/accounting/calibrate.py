@@ -33,16 +33,17 @@ class Calibration:
 def gaussian_events(
     sigma: float, rounds: int, sensitivity: float = 1.0, rate: float | None = None
 ) -> tuple[Event, ...]:
-    step: Event = Gaussian(Fraction(sensitivity), Fraction(sigma))
-    if rate is not None and rate < 1:
-        step = Subsample(Fraction(rate), (step,))
-    return (Repeat(rounds, (step,)),)
+    return _rounds_of(Gaussian(Fraction(sensitivity), Fraction(sigma)), rounds, rate)
 
 
 def laplace_events(
     scale: float, rounds: int, sensitivity: float = 1.0, rate: float | None = None
 ) -> tuple[Event, ...]:
-    step: Event = Laplace(Fraction(sensitivity), Fraction(scale))
+    return _rounds_of(Laplace(Fraction(sensitivity), Fraction(scale)), rounds, rate)
+
+
+def _rounds_of(step: Event, rounds: int, rate: float | None) -> tuple[Event, ...]:
+    """`rounds` repetitions of `step`, each on a Poisson subsample when rate < 1."""
     if rate is not None and rate < 1:
         step = Subsample(Fraction(rate), (step,))
     return (Repeat(rounds, (step,)),)
