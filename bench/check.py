@@ -14,7 +14,7 @@ import sys
 import time
 
 from fuzzpy.checker import check_program
-from fuzzpy.parser import parse_program
+from fuzzpy.frontend.parser import parse_program
 
 HEADER = """let eps = 0.01;
 type Row = { age : num, income : num, zip : int };

@@ -16,7 +16,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from fuzzpy.accounting.events import Gaussian, Laplace
-from fuzzpy.accounting.ledger import Budget, Ledger
+from fuzzpy.ledger.book import Budget, Ledger
 
 SMALL = (Laplace(Fraction(1), Fraction(10**6)),)  # 1e-6-DP: the budget never runs out
 GAUSS = (Gaussian(Fraction(1), Fraction(1000)),)

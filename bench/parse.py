@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 import time
 
-from fuzzpy.parser import parse_program
+from fuzzpy.frontend.parser import parse_program
 
 _CHUNK = """\
 // group {i}: statistics over the visits table

@@ -28,7 +28,7 @@ import pyarrow.csv as pacsv
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fuzzpy.parser import parse_program  # noqa: E402
+from fuzzpy.frontend.parser import parse_program  # noqa: E402
 from fuzzpy.runtime.interpreter import Interpreter  # noqa: E402
 from fuzzpy.runtime.loader import load_bag  # noqa: E402
 from fuzzpy.runtime.noise import laplace_release  # noqa: E402

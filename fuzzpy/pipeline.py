@@ -50,7 +50,7 @@ def _file_span(name: str) -> Span:
 
 
 def parse(source: Source) -> Program:
-    from fuzzpy.parser import parse_program
+    from fuzzpy.frontend.parser import parse_program
 
     return parse_program(source.text, source.name)
 

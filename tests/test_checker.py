@@ -11,7 +11,7 @@ from fuzzpy.checker import check_program
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedProgram
 from fuzzpy.diagnostics import FuzzError
-from fuzzpy.parser import parse_program
+from fuzzpy.frontend.parser import parse_program
 from fuzzpy.sensitivity import INF, Sens
 
 ROW = "type Row = { age : num, income : num, zip : int };\n"

@@ -7,7 +7,7 @@ from fractions import Fraction
 from fuzzpy.checker import check_program
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.diagnostics import FuzzError
-from fuzzpy.parser import parse_program
+from fuzzpy.frontend.parser import parse_program
 
 ROW = "type R = { a : num };\n"
 

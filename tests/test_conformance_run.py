@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzzpy.accounting.ledger import Ledger
 from fuzzpy.cli import main
+from fuzzpy.ledger.book import Ledger
 
 COUNTS = """
 type Row = { age : num, name : string, ok : bool, kids : int };

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from fuzzpy.accounting.events import Gaussian, Laplace, Verified
-from fuzzpy.accounting.ledger import Budget, Ledger, dataset_key, default_ledger_path
-from fuzzpy.accounting.ledger_rules import RULES, Spend, rule_named
-from fuzzpy.cli import exit_code_for
+from fuzzpy.commands.common import exit_code_for
 from fuzzpy.diagnostics import FuzzError
+from fuzzpy.ledger.book import Budget, Ledger, dataset_key, default_ledger_path
+from fuzzpy.ledger.rules import RULES, Spend, rule_named
 
 TENTH = (Laplace(Fraction(1), Fraction(10)),)  # 0.1-DP
 

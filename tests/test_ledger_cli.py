@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from fuzzpy.accounting.events import Gaussian, Laplace
-from fuzzpy.accounting.ledger import Budget, Ledger, dataset_key
 from fuzzpy.cli import main
+from fuzzpy.ledger.book import Budget, Ledger, dataset_key
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from fuzzpy.accounting.events import (
     Subsample,
     Verified,
 )
-from fuzzpy.accounting.ledger_events import (
+from fuzzpy.ledger.event_codec import (
     EventFormatError,
     events_from_json,
     events_to_json,

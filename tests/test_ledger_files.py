@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from fuzzpy.accounting.events import Laplace
-from fuzzpy.accounting.ledger import Budget, Ledger
-from fuzzpy.accounting.ledger_store import APPLICATION_ID
-from fuzzpy.cli import exit_code_for, main
+from fuzzpy.cli import main
+from fuzzpy.commands.common import exit_code_for
 from fuzzpy.diagnostics import FuzzError
+from fuzzpy.ledger.book import Budget, Ledger
+from fuzzpy.ledger.store import APPLICATION_ID
 
 TENTH = (Laplace(Fraction(1), Fraction(10)),)
 

@@ -15,8 +15,8 @@ import pytest
 
 import fuzzpy.accounting.accountant  # noqa: F401 - imported once, before the forks
 from fuzzpy.accounting.events import Laplace
-from fuzzpy.accounting.ledger import Budget, Ledger
 from fuzzpy.diagnostics import FuzzError
+from fuzzpy.ledger.book import Budget, Ledger
 
 TENTH = (Laplace(Fraction(1), Fraction(10)),)
 WORKERS = 20
@@ -64,7 +64,7 @@ def _run_child(script: str, path: Path) -> subprocess.Popen[str]:
         import sys, time
         from fractions import Fraction
         from fuzzpy.accounting.events import Laplace
-        from fuzzpy.accounting.ledger import Budget, Ledger
+        from fuzzpy.ledger.book import Budget, Ledger
         ledger = Ledger({str(path)!r})
         events = (Laplace(Fraction(1), Fraction(10)),)
         """

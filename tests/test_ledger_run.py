@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzzpy.accounting.ledger import Ledger
 from fuzzpy.cli import main
+from fuzzpy.ledger.book import Ledger
 
 checker = pytest.importorskip("fuzzpy.checker")
 if not hasattr(checker, "check_program"):

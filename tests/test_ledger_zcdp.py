@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 from scipy.stats import norm
 
-from fuzzpy.accounting.ledger_zcdp import zcdp_epsilon, zcdp_log_delta, zcdp_rho_budget
+from fuzzpy.ledger.zcdp import zcdp_epsilon, zcdp_log_delta, zcdp_rho_budget
 
 CASES = [(0.1, 1e-6), (1.0, 1e-6), (1.0, 1e-10), (3.0, 1e-5), (10.0, 1e-8)]
 

@@ -14,8 +14,8 @@ import pytest
 
 from fuzzpy.cli import main
 from fuzzpy.diagnostics import FuzzError
+from fuzzpy.frontend.parser import parse_program
 from fuzzpy.messages import CODES
-from fuzzpy.parser import parse_program
 
 MALFORMED = sorted((Path(__file__).resolve().parent / "malformed").glob("*.fz"))
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzzpy.diagnostics import FuzzError, render_text
+from fuzzpy.frontend.parser import parse_program
 from fuzzpy.messages import CODES
-from fuzzpy.parser import parse_program
 from fuzzpy.pipeline import load_source
 from fuzzpy.source import Source
 

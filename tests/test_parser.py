@@ -9,8 +9,8 @@ import pytest
 
 from fuzzpy import syntax as ast
 from fuzzpy.diagnostics import FuzzError
-from fuzzpy.lexer import RESERVED
-from fuzzpy.parser import grammar_text, parse_program
+from fuzzpy.frontend.lexer import RESERVED
+from fuzzpy.frontend.parser import grammar_text, parse_program
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").rglob("*.fz"))

@@ -8,8 +8,8 @@ import pytest
 
 from fuzzpy import syntax as ast
 from fuzzpy.diagnostics import FuzzError
-from fuzzpy.lexer import without_captures
-from fuzzpy.parser import parse_program
+from fuzzpy.frontend.lexer import without_captures
+from fuzzpy.frontend.parser import parse_program
 
 
 def _first_diagnostic(text: str) -> tuple[str, int, int]:

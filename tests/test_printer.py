@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzzpy import syntax as ast
-from fuzzpy.parser import parse_program
-from fuzzpy.printer import print_program
+from fuzzpy.frontend.parser import parse_program
+from fuzzpy.frontend.printer import print_program
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").rglob("*.fz"))
@@ -147,8 +147,8 @@ def test_generated_programs_round_trip(program: ast.Program) -> None:
 
 
 def test_a_variable_named_like_a_primitive_prints_back_as_a_variable() -> None:
-    from fuzzpy.parser import parse_program
-    from fuzzpy.printer import print_program
+    from fuzzpy.frontend.parser import parse_program
+    from fuzzpy.frontend.printer import print_program
 
     program = parse_program("def f (sum : list num -> num) : num = sum [1, 2] + sum [3];\n", "t.fz")
     assert parse_program(print_program(program), "t.fz") == program

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzpy.parser import parse_program
+from fuzzpy.frontend.parser import parse_program
 from fuzzpy.runtime.bag import Bag
 from fuzzpy.runtime.interpreter import Interpreter
 from fuzzpy.runtime.primitives import apply_to_rows

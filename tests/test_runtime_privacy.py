@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fuzzpy.parser import parse_program
+from fuzzpy.frontend.parser import parse_program
 from fuzzpy.runtime.bag import Bag
 from fuzzpy.runtime.interpreter import Interpreter
 from fuzzpy.runtime.randomness import SeededSource

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzzpy.accounting.ledger import Ledger
 from fuzzpy.cli import main
+from fuzzpy.ledger.book import Ledger
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

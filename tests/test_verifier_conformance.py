@@ -13,7 +13,7 @@ import mpmath
 import pytest
 
 from fuzzpy.diagnostics import FuzzError
-from fuzzpy.parser import parse_program
+from fuzzpy.frontend.parser import parse_program
 from fuzzpy.syntax import MechanismDecl
 from fuzzpy.verifier import Verdict, verify_mechanism
 

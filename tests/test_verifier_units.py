@@ -16,7 +16,7 @@ from scipy import integrate
 
 from fuzzpy.cli import main
 from fuzzpy.diagnostics import FuzzError
-from fuzzpy.parser import parse_program
+from fuzzpy.frontend.parser import parse_program
 from fuzzpy.syntax import MechanismDecl
 from fuzzpy.verifier import verify_mechanism
 from fuzzpy.verifier.concrete import run_all

@@ -1,6 +1,7 @@
 """Privacy accounting: mechanism events, composition, conversions, the ledger.
 
-Module map (the accountant; the ledger lives in ``ledger*.py``):
+Module map (the ledger lives beside it in `fuzzpy.ledger`, the `fuzzpy budget`
+command in `fuzzpy.commands.budget`):
 
 * `events`        -- what the checker emits: Laplace, Gaussian, ExpMech, ...
 * `atoms`         -- the events flattened to single mechanisms with counts
@@ -11,5 +12,5 @@ Module map (the accountant; the ledger lives in ``ledger*.py``):
 * `zcdp`, `rdp`   -- concentrated and Renyi DP, with their conversions
 * `pld`, `pld_pairs`, `discrete` -- privacy loss distributions
 * `calibrate`     -- the noise needed for (eps, delta) over k rounds
-* `budget_command`, `program_costs`, `plot` -- `fuzzpy budget`
+* `plot`          -- epsilon against rounds, for `fuzzpy budget --plot`
 """

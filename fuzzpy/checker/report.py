@@ -161,7 +161,7 @@ def _mechanism_rows(checked: CheckedProgram) -> list[tuple[str, str, str]]:
 
 
 def claim_text(mech: S.MechanismDecl) -> str:
-    from fuzzpy.printer import expr
+    from fuzzpy.frontend.printer import expr
 
     claim = mech.privacy
     if isinstance(claim, S.Tuple):
@@ -170,7 +170,7 @@ def claim_text(mech: S.MechanismDecl) -> str:
 
 
 def _type_text(ty: S.TypeExpr) -> str:
-    from fuzzpy.printer import type_text
+    from fuzzpy.frontend.printer import type_text
 
     return type_text(ty)
 

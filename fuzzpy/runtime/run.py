@@ -1,4 +1,6 @@
-"""`fuzzpy run`: release a checked definition's result on data, under a budget.
+"""A run: release a checked definition's result on data, under a budget.
+
+`execute(RunRequest)` is what `fuzzpy run` (`fuzzpy.commands.run`) calls.
 
 The order is what makes a run safe (language design, section 6):
 
@@ -15,14 +17,10 @@ The order is what makes a run safe (language design, section 6):
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import json
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fuzzpy.accounting.events import Event
@@ -32,7 +30,7 @@ from fuzzpy.source import NO_SPAN, Source, Span
 from fuzzpy.types import TBag, TBool, TFuzzy, TInt, TList, TNum, TString, TVec, Type
 
 if TYPE_CHECKING:  # the runtime's numeric modules load only when a run starts
-    from fuzzpy.accounting.ledger import Receipt
+    from fuzzpy.ledger.book import Receipt
     from fuzzpy.runtime.bag import Bag
     from fuzzpy.runtime.randomness import RandomSource
 
@@ -50,7 +48,7 @@ class Refusal(Exception):
         self.diagnostics = diagnostics
 
 
-def _refuse(exit_code: int, code: str, message: str, hint: str | None = None, span: Span = NO_SPAN) -> Refusal:
+def refuse(exit_code: int, code: str, message: str, hint: str | None = None, span: Span = NO_SPAN) -> Refusal:
     return Refusal(exit_code, (Diagnostic(code, message, span, hint=hint),))
 
 
@@ -107,7 +105,7 @@ def check(source: Source) -> CheckedProgram:
 def find_definition(checked: CheckedProgram, name: str) -> CheckedDef:
     if name not in checked.definitions:
         known = ", ".join(sorted(checked.definitions)) or "none"
-        raise _refuse(EXIT_USAGE, "FZ521", f"the program has no definition `{name}`", f"its definitions: {known}")
+        raise refuse(EXIT_USAGE, "FZ521", f"the program has no definition `{name}`", f"its definitions: {known}")
     return checked.definitions[name]
 
 
@@ -117,7 +115,7 @@ def refuse_unsafe_release(definition: CheckedDef) -> None:
         return
     for param in definition.params:
         if isinstance(param.type, TBag) and not param.sensitivity.is_zero:
-            raise _refuse(
+            raise refuse(
                 EXIT_REJECTED,
                 "FZ522",
                 f"`{definition.name}` returns `{definition.result}`, not a `fuzzy` value: releasing it "
@@ -134,7 +132,7 @@ def privacy_events(definition: CheckedDef) -> dict[str, tuple[Event, ...]]:
     for name, evs in events.items():
         reason = check_discretisable(evs)
         if reason:
-            raise _refuse(
+            raise refuse(
                 EXIT_REJECTED,
                 "FZ520",
                 f"the release in `{name}` is too small for the exact noise grid: {reason}",
@@ -148,15 +146,15 @@ def public_arguments(definition: CheckedDef, request: RunRequest) -> dict[str, V
     known = {p.name for p in definition.params}
     for name in [*request.data, *request.args, *request.datasets]:
         if name and name not in known:
-            raise _refuse(EXIT_USAGE, "FZ508", f"`{definition.name}` has no parameter `{name}`",
+            raise refuse(EXIT_USAGE, "FZ508", f"`{definition.name}` has no parameter `{name}`",
                           "its parameters: " + ", ".join(p.name for p in definition.params))
     values: dict[str, Value] = {}
     for param in definition.params:
         if param.name in bag_names:
             if param.name not in request.data:
-                raise _refuse(EXIT_USAGE, "FZ508", f"no data for `{param.name}`", f"give --data {param.name}=FILE.csv")
+                raise refuse(EXIT_USAGE, "FZ508", f"no data for `{param.name}`", f"give --data {param.name}=FILE.csv")
         elif param.name not in request.args:
-            raise _refuse(EXIT_USAGE, "FZ508", f"no value for parameter `{param.name} : {param.type}`",
+            raise refuse(EXIT_USAGE, "FZ508", f"no value for parameter `{param.name} : {param.type}`",
                           f"give --arg {param.name}=VALUE")
         else:
             values[param.name] = parse_argument(param.name, param.type, request.args[param.name])
@@ -180,14 +178,14 @@ def parse_argument(name: str, kind: Type, text: str) -> Value:
             return [parse_argument(name, kind.elem, json.dumps(i) if not isinstance(i, str) else i) for i in items]
     except (ValueError, json.JSONDecodeError, ZeroDivisionError, OverflowError):
         pass
-    raise _refuse(EXIT_USAGE, "FZ509", f"`{text}` is not a value of type `{kind}` for parameter `{name}`")
+    raise refuse(EXIT_USAGE, "FZ509", f"`{text}` is not a value of type `{kind}` for parameter `{name}`")
 
 
 def dataset_keys(request: RunRequest, bag_params: list[str]) -> dict[str, str]:
     from fuzzpy.runtime.loader import content_hash
 
     if "" in request.datasets and len(bag_params) != 1:
-        raise _refuse(
+        raise refuse(
             EXIT_USAGE,
             "FZ508",
             f"--dataset {request.datasets['']} names no parameter, but the definition reads "
@@ -208,7 +206,7 @@ Warn = Callable[[str], None]
 
 
 def execute(request: RunRequest, warn: Warn = lambda message: None) -> RunResult:
-    from fuzzpy.accounting.ledger import Budget, Ledger
+    from fuzzpy.ledger.book import Budget, Ledger
     from fuzzpy.pipeline import load_source
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
 
@@ -285,101 +283,3 @@ def compute(
 def _failed(code: str, message: str) -> FuzzError:
     note = "if a budget was charged for this run, the charge stands; nothing was released"
     return FuzzError((Diagnostic(code, message, NO_SPAN, notes=(note,)),))
-
-
-# ---------------------------------------------------------------- the command
-
-
-def run_command(args: argparse.Namespace) -> int:
-    from fuzzpy.cli import exit_code_for, print_json
-
-    try:
-        request = _request(args)
-        result = execute(request, warn=lambda m: sys.stderr.write(m + "\n"))
-    except Refusal as refusal:
-        _report(args, refusal.diagnostics)
-        return refusal.exit_code
-    except FuzzError as exc:
-        _report(args, exc.diagnostics)
-        return exit_code_for(exc.diagnostics)
-    if args.json:
-        print_json(result.to_json())
-    else:
-        sys.stdout.write(_text(result))
-    return EXIT_OK
-
-
-def _report(args: argparse.Namespace, diagnostics: tuple[Diagnostic, ...]) -> None:
-    """Diagnostics go to stderr (with the source lines when we have them)."""
-    from fuzzpy.cli import print_diagnostics
-
-    sources = {}
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        sources[args.file] = Source(args.file, Path(args.file).read_text(encoding="utf-8"))
-    print_diagnostics(diagnostics, sources)
-
-
-def _text(result: RunResult) -> str:
-    from fuzzpy.accounting.ledger_quotes import describe_amount
-    from fuzzpy.runtime.values import render
-
-    lines = [f"released:  {render(result.value)}"]
-    for receipt in result.receipts:
-        origin = result.files.get(receipt.dataset)
-        dataset = f"{receipt.dataset}, {origin}" if origin and origin not in receipt.dataset else receipt.dataset
-        lines.append(f"charged:   {describe_amount(receipt.cost.spend, receipt.budget)}  (dataset {dataset})")
-        lines.append(
-            f"remaining: {describe_amount(receipt.remaining, receipt.budget)} of {receipt.budget.describe()}"
-        )
-    if not result.receipts:
-        lines.append("charged:   nothing (the result does not depend on any database)")
-    if not result.private:
-        lines.append("note: --seed makes the noise reproducible: this run is NOT differentially private")
-    return "\n".join(lines) + "\n"
-
-
-def _pairs(items: list[str] | None, option: str, allow_bare: bool = False) -> dict[str, str]:
-    pairs: dict[str, str] = {}
-    for item in items or []:
-        name, sep, value = item.partition("=")
-        if not sep and allow_bare:
-            name, value = "", item
-        elif not sep:
-            raise _refuse(EXIT_USAGE, "FZ508", f"{option} expects NAME=VALUE, not `{item}`")
-        if name.strip() in pairs:  # the last one silently winning would hide a slip
-            raise _refuse(EXIT_USAGE, "FZ508", f"{option} gives `{name.strip() or item}` twice")
-        pairs[name.strip()] = value
-    return pairs
-
-
-def _request(args: argparse.Namespace) -> RunRequest:
-    if args.seed is not None and args.seed < 0:
-        raise _refuse(EXIT_USAGE, "FZ523", f"--seed must be a non-negative integer, not {args.seed}")
-    return RunRequest(
-        file=args.file,
-        definition=args.definition,
-        data=_pairs(args.data, "--data"),
-        args=_pairs(args.arg, "--arg"),
-        budget=args.budget,
-        rule=args.rule,
-        ledger=args.ledger,
-        datasets=_pairs(args.dataset, "--dataset", allow_bare=True),
-        seed=args.seed,
-        delta=args.delta,
-    )
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", action="append", metavar="PARAM=FILE",
-                        help="CSV or Parquet file for a bag parameter (repeatable)")
-    parser.add_argument("--arg", action="append", metavar="PARAM=VALUE",
-                        help="value of a public (non-bag) parameter (repeatable)")
-    parser.add_argument("--budget", metavar="EPS[,DELTA]",
-                        help="the dataset's total budget (fixed by its first release)")
-    parser.add_argument("--rule", default="basic", choices=("basic", "zcdp"),
-                        help="how releases compose in the ledger (default: basic)")
-    parser.add_argument("--ledger", metavar="FILE", help="the budget ledger (SQLite)")
-    parser.add_argument("--dataset", action="append", metavar="[PARAM=]NAME",
-                        help="ledger key of a dataset (default: the file's SHA-256)")
-    parser.add_argument("--seed", type=int, help="reproducible noise (the run is then NOT private)")
-    parser.add_argument("--delta", metavar="D", help="delta at which approximate releases are charged")

@@ -26,7 +26,7 @@ from lark import Lark
 from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
-from fuzzpy.lexer import Tok
+from fuzzpy.frontend.lexer import Tok
 
 Rule = tuple[int, str, Callable[[list[Any]], Any] | None]
 

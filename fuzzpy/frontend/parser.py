@@ -20,14 +20,14 @@ from pathlib import Path
 from lark import Lark
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
-from fuzzpy.lalr import ParseError, Tables
-from fuzzpy.lexer import LexError, Scanner
-from fuzzpy.parse_errors import syntax_error
-from fuzzpy.parse_tree import TreeBuilder
+from fuzzpy.frontend.lalr import ParseError, Tables
+from fuzzpy.frontend.lexer import LexError, Scanner
+from fuzzpy.frontend.syntax_errors import syntax_error
+from fuzzpy.frontend.tree import TreeBuilder
 from fuzzpy.source import Source
 from fuzzpy.syntax import Program
 
-_REPO_GRAMMAR = Path(__file__).resolve().parent.parent / "grammar" / "fuzz.lark"
+_REPO_GRAMMAR = Path(__file__).resolve().parents[2] / "grammar" / "fuzz.lark"
 
 _lock = threading.Lock()
 

@@ -41,6 +41,14 @@ EXIT_OK, EXIT_USAGE = 0, 2
 DEFAULT_DELTA = 1e-6  # the language design's default for approximate costs (section 7)
 
 
+HELP = "what a program or a series of releases costs; calibrate noise; plot"
+DESCRIPTION = (
+    "Say what releases cost in privacy: a program's definitions (FILE [DEF]), or K rounds of "
+    "Gaussian or Laplace noise (optionally subsampled), at a delta, with the tightest valid "
+    "accounting method named; calibrate the noise for a target epsilon; plot epsilon against rounds."
+)
+
+
 class UsageError(Exception):
     """Bad arguments: reported in one line, exit code 2."""
 
@@ -240,7 +248,7 @@ def _print_calibration(args: argparse.Namespace, result: Calibration, rounds: in
 
 
 def _program(args: argparse.Namespace) -> int:
-    from fuzzpy.accounting.program_costs import CostsUnavailable, program_costs
+    from fuzzpy.commands.program_costs import CostsUnavailable, program_costs
 
     try:
         costs = program_costs(args.file, args.definition)

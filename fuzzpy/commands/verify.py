@@ -5,18 +5,35 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
+from fuzzpy.commands.common import EXIT_OK, EXIT_REJECTED, exit_code_for
 from fuzzpy.diagnostics import Diagnostic, FuzzError, render_all
 from fuzzpy.source import Source
 from fuzzpy.syntax import MechanismDecl
-from fuzzpy.verifier import verify_mechanism
-from fuzzpy.verifier.report import render
-from fuzzpy.verifier.verdict import Verdict
+
+if TYPE_CHECKING:
+    from fuzzpy.verifier.verdict import Verdict
+
+HELP = "prove or refute the privacy claims of mechanisms"
+DESCRIPTION = (
+    "Prove each `mechanism`'s privacy claim by randomness alignments (approximate couplings) "
+    "solved with z3, or refute it with a concrete counterexample and its exact probabilities. "
+    "Exit 0 only when every mechanism is proved, 1 otherwise."
+)
 
 
-def run_verify(args: argparse.Namespace) -> int:
-    from fuzzpy.cli import EXIT_OK, EXIT_REJECTED, exit_code_for
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE", help="fuzzpy source files (.fz)")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.add_argument("--explain", action="store_true",
+                   help="show each proof: alignments, invariants, cost per path")
+
+
+def run(args: argparse.Namespace) -> int:
     from fuzzpy.pipeline import load_source, parse
+    from fuzzpy.verifier import verify_mechanism
+    from fuzzpy.verifier.report import render
 
     verdicts: list[Verdict] = []
     diagnostics: list[Diagnostic] = []

@@ -10,10 +10,16 @@ import argparse
 import json
 import sys
 
-from fuzzpy.checker.driver import check_program, explain_definition
-from fuzzpy.checker.report import json_definitions, json_mechanisms, text_report
+from fuzzpy.commands.common import exit_code_for
 from fuzzpy.diagnostics import Diagnostic, FuzzError, render_all
 from fuzzpy.source import Source
+
+HELP = "type-check programs; report sensitivities and privacy"
+DESCRIPTION = (
+    "Type-check fuzzpy programs: infer every definition's type with the sensitivity of each "
+    "parameter, and the privacy cost of each `fuzzy` result in each database. "
+    "Exit 0 if every file is accepted, 1 if one is rejected, 2 on a usage or I/O error."
+)
 
 
 def delta_arg(text: str) -> float:
@@ -26,8 +32,19 @@ def delta_arg(text: str) -> float:
     return value
 
 
-def run_check(args: argparse.Namespace) -> int:
-    from fuzzpy.cli import exit_code_for
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE", help="fuzzpy source files (.fz)")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.add_argument(
+        "--delta", type=delta_arg, default=None, metavar="D",
+        help="report every definition's smallest epsilon at this delta",
+    )
+    p.add_argument("--explain", metavar="DEF", help="print the derivation of one definition, rule by rule")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fuzzpy.checker.driver import check_program, explain_definition
+    from fuzzpy.checker.report import json_definitions, json_mechanisms, text_report
     from fuzzpy.pipeline import load_source, parse
 
     delta: float | None = args.delta

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from fuzzpy import syntax as ast
-from fuzzpy.lexer import Tok
-from fuzzpy.parse_tree_base import BuilderBase, Children, _append, _extend
+from fuzzpy.frontend.lexer import Tok
+from fuzzpy.frontend.tree_base import BuilderBase, Children, _append, _extend
 
 
 class MechanismRules(BuilderBase):

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from fuzzpy.accounting.ledger_errors import (
+from fuzzpy.ledger.errors import (
     CANNOT_OPEN,
     FOREIGN_DATABASE,
     NEWER_FORMAT,
@@ -55,7 +55,7 @@ _SCHEMA = (
         program TEXT,
         program_sha256 TEXT,
         definition TEXT,
-        events TEXT NOT NULL,       -- JSON, fuzzpy.accounting.ledger_events
+        events TEXT NOT NULL,       -- JSON, fuzzpy.ledger.event_codec
         spend_epsilon TEXT NOT NULL,  -- the charge in the rule's currency
         spend_delta TEXT NOT NULL,
         spend_rho TEXT NOT NULL,

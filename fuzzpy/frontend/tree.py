@@ -22,10 +22,10 @@ from __future__ import annotations
 from typing import Any
 
 from fuzzpy import syntax as ast
-from fuzzpy.lexer import Tok
-from fuzzpy.parse_tree_base import MAX_DEPTH, Children, _append
-from fuzzpy.parse_tree_mechanisms import MechanismRules
-from fuzzpy.parse_tree_types import TypeRules
+from fuzzpy.frontend.lexer import Tok
+from fuzzpy.frontend.tree_base import MAX_DEPTH, Children, _append
+from fuzzpy.frontend.tree_mechanisms import MechanismRules
+from fuzzpy.frontend.tree_types import TypeRules
 
 __all__ = ["MAX_DEPTH", "TreeBuilder", "unescape"]
 

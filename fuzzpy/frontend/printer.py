@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fuzzpy import syntax as ast
-from fuzzpy.lexer import PRIMITIVES
+from fuzzpy.frontend.lexer import PRIMITIVES
 
 INDENT = "  "
 

@@ -7,16 +7,16 @@ from fractions import Fraction
 from pathlib import Path
 
 from fuzzpy.accounting.events import Event
-from fuzzpy.accounting.ledger_errors import OVER_BUDGET, ledger_error
-from fuzzpy.accounting.ledger_events import events_to_data
-from fuzzpy.accounting.ledger_rules import (
+from fuzzpy.diagnostics import FuzzError
+from fuzzpy.ledger.errors import OVER_BUDGET, ledger_error
+from fuzzpy.ledger.event_codec import events_to_data
+from fuzzpy.ledger.rules import (
     Budget,
     ReleaseCost,
     Spend,
     format_number,
     rule_named,
 )
-from fuzzpy.diagnostics import FuzzError
 
 
 def amount_json(amount: Spend, budget: Budget) -> dict[str, object]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fuzzpy import syntax as ast
-from fuzzpy.parse_tree_base import BuilderBase, Children
+from fuzzpy.frontend.tree_base import BuilderBase, Children
 
 
 class TypeRules(BuilderBase):

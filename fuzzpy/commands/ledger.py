@@ -11,10 +11,10 @@ import json
 import sys
 from pathlib import Path
 
-from fuzzpy.accounting.ledger import DatasetState, Ledger, dataset_key, default_ledger_path
-from fuzzpy.accounting.ledger_errors import NO_BUDGET, ledger_error
-from fuzzpy.accounting.ledger_quotes import Entry, amount_json, describe_amount
-from fuzzpy.accounting.ledger_rules import RULES, Budget, ReleaseCost, format_number, rule_named
+from fuzzpy.ledger.book import DatasetState, Ledger, dataset_key, default_ledger_path
+from fuzzpy.ledger.errors import NO_BUDGET, ledger_error
+from fuzzpy.ledger.quotes import Entry, amount_json, describe_amount
+from fuzzpy.ledger.rules import RULES, Budget, ReleaseCost, format_number, rule_named
 
 DESCRIPTION = """\
 Show each dataset's privacy budget, its composition rule, and every release
@@ -30,7 +30,10 @@ or beforehand with --dataset NAME --set-budget EPS[,DELTA] [--rule RULE].
 """
 
 
-def add_ledger_arguments(parser: argparse.ArgumentParser) -> None:
+HELP = "show privacy budgets and the history of releases"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
@@ -65,7 +68,7 @@ def add_ledger_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_ledger_command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     path = Path(args.ledger).expanduser() if args.ledger else default_ledger_path()
     dataset = _chosen_dataset(args)
     if args.set_budget is not None:

@@ -33,17 +33,17 @@ from pathlib import Path
 from typing import NamedTuple
 
 from fuzzpy.accounting.events import Event
-from fuzzpy.accounting.ledger_costs import CostUnavailable
-from fuzzpy.accounting.ledger_errors import (
+from fuzzpy.ledger.costs import CostUnavailable
+from fuzzpy.ledger.errors import (
     BUDGET_MISMATCH,
     COST_UNAVAILABLE,
     INVALID_BUDGET,
     NO_BUDGET,
     ledger_error,
 )
-from fuzzpy.accounting.ledger_events import events_to_json
-from fuzzpy.accounting.ledger_quotes import Entry, Quote, Receipt, over_budget_error
-from fuzzpy.accounting.ledger_records import (
+from fuzzpy.ledger.event_codec import events_to_json
+from fuzzpy.ledger.quotes import Entry, Quote, Receipt, over_budget_error
+from fuzzpy.ledger.records import (
     budget_of,
     capacity_of,
     decoding,
@@ -52,7 +52,7 @@ from fuzzpy.accounting.ledger_records import (
     spend_of,
     spent_on,
 )
-from fuzzpy.accounting.ledger_rules import (
+from fuzzpy.ledger.rules import (
     Budget,
     BudgetError,
     Exact,
@@ -62,7 +62,7 @@ from fuzzpy.accounting.ledger_rules import (
     format_number,
     rule_named,
 )
-from fuzzpy.accounting.ledger_store import (
+from fuzzpy.ledger.store import (
     LedgerStore,
     insert_budget_row,
     insert_release_row,

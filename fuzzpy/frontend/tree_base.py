@@ -17,7 +17,7 @@ from lark import Transformer
 
 from fuzzpy import syntax as ast
 from fuzzpy.diagnostics import Diagnostic, FuzzError
-from fuzzpy.lexer import Tok
+from fuzzpy.frontend.lexer import Tok
 from fuzzpy.source import Span, make_span
 
 Children = list[Any]

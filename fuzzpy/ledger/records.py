@@ -12,12 +12,12 @@ from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 
-from fuzzpy.accounting.ledger_errors import INVALID_BUDGET, NOT_A_DATABASE, ledger_error
-from fuzzpy.accounting.ledger_events import EventFormatError, events_from_json
-from fuzzpy.accounting.ledger_quotes import Entry
-from fuzzpy.accounting.ledger_rules import Budget, ReleaseCost, Spend
-from fuzzpy.accounting.ledger_store import read_spend_groups
 from fuzzpy.diagnostics import FuzzError
+from fuzzpy.ledger.errors import INVALID_BUDGET, NOT_A_DATABASE, ledger_error
+from fuzzpy.ledger.event_codec import EventFormatError, events_from_json
+from fuzzpy.ledger.quotes import Entry
+from fuzzpy.ledger.rules import Budget, ReleaseCost, Spend
+from fuzzpy.ledger.store import read_spend_groups
 
 
 def budget_of(row: sqlite3.Row) -> Budget:

@@ -27,8 +27,8 @@ from typing import Any
 from lark import Lark
 
 from fuzzpy.diagnostics import Diagnostic, Label
-from fuzzpy.lalr import ParseError, Tables
-from fuzzpy.lexer import RESERVED, LexError, Tok
+from fuzzpy.frontend.lalr import ParseError, Tables
+from fuzzpy.frontend.lexer import RESERVED, LexError, Tok
 from fuzzpy.source import Source, Span
 
 OPENERS = {"(": ")", "[": "]", "{": "}", "-[": "]"}

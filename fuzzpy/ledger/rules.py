@@ -35,14 +35,14 @@ from decimal import Decimal
 from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
-from fuzzpy.accounting.ledger_costs import (
+from fuzzpy.ledger.costs import (
     CostUnavailable,
     approximate_epsilon,
     pure_epsilon,
     zcdp_rho,
 )
-from fuzzpy.accounting.ledger_errors import INVALID_BUDGET, ledger_error
-from fuzzpy.accounting.ledger_zcdp import zcdp_epsilon, zcdp_rho_budget
+from fuzzpy.ledger.errors import INVALID_BUDGET, ledger_error
+from fuzzpy.ledger.zcdp import zcdp_epsilon, zcdp_rho_budget
 
 Exact = Fraction | float | int | str | Decimal
 

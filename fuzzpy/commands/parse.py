@@ -12,14 +12,26 @@ import argparse
 import json
 import sys
 
+from fuzzpy.commands.common import exit_code_for
 from fuzzpy.diagnostics import Diagnostic, FuzzError, render_all
-from fuzzpy.pipeline import load_source, parse
-from fuzzpy.printer import print_program
 from fuzzpy.source import Source
 
+HELP = "parse files and print them back (pretty-printed)"
+DESCRIPTION = (
+    "Parse fuzzpy programs and print them back, pretty-printed. "
+    "Exit 0 if every file parses, 1 on a syntax error, 2 if a file cannot be read."
+)
 
-def run_parse(args: argparse.Namespace) -> int:
-    from fuzzpy.cli import exit_code_for
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE", help="fuzzpy source files (.fz)")
+    p.add_argument("--json", action="store_true",
+                   help='print one JSON document: {"ok", "diagnostics", "files"}')
+
+
+def run(args: argparse.Namespace) -> int:
+    from fuzzpy.frontend.printer import print_program
+    from fuzzpy.pipeline import load_source, parse
 
     diagnostics: list[Diagnostic] = []
     sources: dict[str, Source] = {}

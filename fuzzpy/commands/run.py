@@ -1,0 +1,124 @@
+"""`fuzzpy run FILE DEF --data PARAM=FILE ...`: release a checked definition's
+result on data, under a budget (the steps are in `fuzzpy.runtime.run`)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fuzzpy.commands.common import EXIT_OK, EXIT_USAGE, exit_code_for, print_diagnostics, print_json
+from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.source import Source
+
+if TYPE_CHECKING:
+    from fuzzpy.runtime.run import RunRequest, RunResult
+
+HELP = "run a checked definition on data under a budget"
+DESCRIPTION = (
+    "Check the program, quote the definition's privacy cost against each dataset's budget "
+    "(refusing with exit 3 before the data is read), load the data, charge the ledger, then "
+    "compute and release the result with exact noise samplers."
+)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fuzzpy.runtime.run import Refusal, execute
+
+    try:
+        request = _request(args)
+        result = execute(request, warn=lambda m: sys.stderr.write(m + "\n"))
+    except Refusal as refusal:
+        _report(args, refusal.diagnostics)
+        return refusal.exit_code
+    except FuzzError as exc:
+        _report(args, exc.diagnostics)
+        return exit_code_for(exc.diagnostics)
+    if args.json:
+        print_json(result.to_json())
+    else:
+        sys.stdout.write(_text(result))
+    return EXIT_OK
+
+
+def _report(args: argparse.Namespace, diagnostics: tuple[Diagnostic, ...]) -> None:
+    """Diagnostics go to stderr (with the source lines when we have them)."""
+    sources = {}
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        sources[args.file] = Source(args.file, Path(args.file).read_text(encoding="utf-8"))
+    print_diagnostics(diagnostics, sources)
+
+
+def _text(result: RunResult) -> str:
+    from fuzzpy.ledger.quotes import describe_amount
+    from fuzzpy.runtime.values import render
+
+    lines = [f"released:  {render(result.value)}"]
+    for receipt in result.receipts:
+        origin = result.files.get(receipt.dataset)
+        dataset = f"{receipt.dataset}, {origin}" if origin and origin not in receipt.dataset else receipt.dataset
+        lines.append(f"charged:   {describe_amount(receipt.cost.spend, receipt.budget)}  (dataset {dataset})")
+        lines.append(
+            f"remaining: {describe_amount(receipt.remaining, receipt.budget)} of {receipt.budget.describe()}"
+        )
+    if not result.receipts:
+        lines.append("charged:   nothing (the result does not depend on any database)")
+    if not result.private:
+        lines.append("note: --seed makes the noise reproducible: this run is NOT differentially private")
+    return "\n".join(lines) + "\n"
+
+
+def _pairs(items: list[str] | None, option: str, allow_bare: bool = False) -> dict[str, str]:
+    from fuzzpy.runtime.run import refuse
+
+    pairs: dict[str, str] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep and allow_bare:
+            name, value = "", item
+        elif not sep:
+            raise refuse(EXIT_USAGE, "FZ508", f"{option} expects NAME=VALUE, not `{item}`")
+        if name.strip() in pairs:  # the last one silently winning would hide a slip
+            raise refuse(EXIT_USAGE, "FZ508", f"{option} gives `{name.strip() or item}` twice")
+        pairs[name.strip()] = value
+    return pairs
+
+
+def _request(args: argparse.Namespace) -> RunRequest:
+    from fuzzpy.runtime.run import RunRequest, refuse
+
+    if args.seed is not None and args.seed < 0:
+        raise refuse(EXIT_USAGE, "FZ523", f"--seed must be a non-negative integer, not {args.seed}")
+    return RunRequest(
+        file=args.file,
+        definition=args.definition,
+        data=_pairs(args.data, "--data"),
+        args=_pairs(args.arg, "--arg"),
+        budget=args.budget,
+        rule=args.rule,
+        ledger=args.ledger,
+        datasets=_pairs(args.dataset, "--dataset", allow_bare=True),
+        seed=args.seed,
+        delta=args.delta,
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="the fuzzpy program (.fz)")
+    parser.add_argument("definition", metavar="DEF", help="the definition whose result is released")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--data", action="append", metavar="PARAM=FILE",
+                        help="CSV or Parquet file for a bag parameter (repeatable)")
+    parser.add_argument("--arg", action="append", metavar="PARAM=VALUE",
+                        help="value of a public (non-bag) parameter (repeatable)")
+    parser.add_argument("--budget", metavar="EPS[,DELTA]",
+                        help="the dataset's total budget (fixed by its first release)")
+    parser.add_argument("--rule", default="basic", choices=("basic", "zcdp"),
+                        help="how releases compose in the ledger (default: basic)")
+    parser.add_argument("--ledger", metavar="FILE", help="the budget ledger (SQLite)")
+    parser.add_argument("--dataset", action="append", metavar="[PARAM=]NAME",
+                        help="ledger key of a dataset (default: the file's SHA-256)")
+    parser.add_argument("--seed", type=int, help="reproducible noise (the run is then NOT private)")
+    parser.add_argument("--delta", metavar="D", help="delta at which approximate releases are charged")

@@ -1,0 +1,11 @@
+"""The persistent privacy-budget ledger (SQLite), beside the accountant.
+
+* `book`         -- `Ledger`: quote, charge, history; dataset keys; where the file lives
+* `rules`        -- budgets, spends and the composition rules (`basic`, `zcdp`)
+* `costs`        -- a release's cost in a rule's currency (asks the accountant)
+* `zcdp`         -- zCDP <-> (epsilon, delta) for the `zcdp` rule
+* `quotes`       -- quotes, receipts, history entries and their wording
+* `store`, `records` -- the SQLite schema and row conversions
+* `event_codec`  -- mechanism events to and from JSON, exactly
+* `errors`       -- ledger diagnostics
+"""
