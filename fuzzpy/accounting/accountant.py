@@ -134,7 +134,7 @@ def _exact_gaussian(atoms: Atoms, delta: float) -> float | None:
     if not atoms or not all(isinstance(atom, GaussianAtom) for atom in atoms):
         return None
     rho = sum((atom.rho * n for atom, n in atoms.items()), Fraction(0))
-    return gaussian.epsilon_for_delta(math.sqrt(2 * rho), delta)
+    return gaussian.epsilon_for_delta(GaussianAtom(rho).mu, delta)  # mu rounded up
 
 
 Method = Callable[[Atoms, float], "float | None"]
