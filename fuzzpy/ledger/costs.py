@@ -15,7 +15,6 @@ from fractions import Fraction
 from types import ModuleType
 
 from fuzzpy.accounting.events import Event
-from fuzzpy.accounting.rounding import float_down
 
 
 class CostUnavailable(Exception):
@@ -51,6 +50,8 @@ def approximate_epsilon(events: Sequence[Event], delta: Fraction) -> tuple[Fract
     """The smallest epsilon any valid method proves for this one release at
     ``delta`` (the release's events have fixed parameters, so every method of
     the accountant applies within it), and the method's name."""
+    from fuzzpy.accounting.rounding import float_down
+
     # the guarantee is proved at a float no larger than the delta charged
     # (float() rounds to nearest, which may be above it)
     guarantee = _accountant().tightest(tuple(events), float_down(delta))
