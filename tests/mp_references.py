@@ -38,16 +38,20 @@ def _bisect(holds: Callable[[mpf], bool], lo: mpf, hi: mpf, tol: mpf) -> mpf:
 
 def rr_delta(eps0: float, k: int, eps: float | mpf) -> mpf:
     """delta(eps) of k-fold randomized response: sum over j of
-    C(k, j) p^(k-j) (1-p)^j (1 - e^(eps - (k - 2j) eps0))_+, p = e^eps0 / (1 + e^eps0)."""
+    C(k, j) p^(k-j) (1-p)^j (1 - e^(eps - (k - 2j) eps0))_+, p = e^eps0 / (1 + e^eps0),
+    every term summed (masses by the ratio m_(j+1) / m_j = (k-j)/(j+1) * (1-p)/p)."""
     with mp.workprec(PREC):
         e0, e = mpf(eps0), mpf(eps)
         p = mpmath.exp(e0) / (1 + mpmath.exp(e0))
+        ratio = (1 - p) / p
+        mass = p**k
         total = mpf(0)
         for j in range(k + 1):
             loss = (k - 2 * j) * e0
             if loss <= e:
                 break
-            total += mpmath.binomial(k, j) * p ** (k - j) * (1 - p) ** j * -mpmath.expm1(e - loss)
+            total += mass * -mpmath.expm1(e - loss)
+            mass = mass * (k - j) / (j + 1) * ratio
         return total
 
 

@@ -42,10 +42,12 @@ def epsilon_for_delta(
 
     ``losses`` must be sorted ascending; only losses > 0 matter for eps >= 0.
     """
-    masses = np.clip(np.asarray(masses, dtype=float), 0.0, None)
+    losses = np.asarray(losses, dtype=float)
+    first = int(np.searchsorted(losses, 0.0, side="right"))
+    masses = np.clip(np.asarray(masses, dtype=float)[first:], 0.0, None)
     with np.errstate(divide="ignore"):
         log_masses = np.log(masses)
-    return epsilon_for_delta_log(losses, log_masses, infinity_mass, delta)
+    return _solve(losses[first:], log_masses, infinity_mass, delta)
 
 
 def epsilon_for_delta_log(
@@ -54,12 +56,15 @@ def epsilon_for_delta_log(
     """`epsilon_for_delta` with the masses given by their logarithms (-inf
     for a zero mass), for masses below the float range."""
     losses = np.asarray(losses, dtype=float)
-    log_masses = np.asarray(log_masses, dtype=float)
+    first = int(np.searchsorted(losses, 0.0, side="right"))
+    return _solve(losses[first:], np.asarray(log_masses, dtype=float)[first:], infinity_mass, delta)
+
+
+def _solve(losses: np.ndarray, log_masses: np.ndarray, infinity_mass: float, delta: float) -> float:
+    """The search on the positive losses (ascending) and their log masses."""
     if infinity_mass > delta:
         return math.inf
-    keep = losses > 0
-    losses, log_masses = losses[keep], log_masses[keep]
-    if losses.size == 0 or delta_upper(losses, log_masses, infinity_mass, 0.0) <= delta:
+    if losses.size == 0:
         return 0.0
     candidate = _candidate(losses, log_masses, infinity_mass, delta)
     return _certified(losses, log_masses, infinity_mass, delta, candidate)
@@ -70,7 +75,9 @@ def _candidate(losses: np.ndarray, log_masses: np.ndarray, infinity_mass: float,
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         # tail[j] = sum_{i >= j} p_i ; log_weighted[j] = log sum_{i >= j} p_i e^{-l_i}
         tail = np.cumsum(np.exp(log_masses)[::-1])[::-1]
-        log_weighted = np.logaddexp.accumulate((log_masses - losses)[::-1])[::-1]
+        log_weighted = _suffix_logsumexp(log_masses - losses)
+        if infinity_mass + tail[0] - math.exp(log_weighted[0]) <= delta:
+            return 0.0  # delta at eps = 0 uses every positive loss
         next_tail = np.append(tail[1:], 0.0)
         next_log_weighted = np.append(log_weighted[1:], -np.inf)
         # delta(l_j) = p_inf + tail[j+1] - e^{l_j + log_weighted[j+1]}; the
@@ -89,16 +96,37 @@ def _candidate(losses: np.ndarray, log_masses: np.ndarray, infinity_mass: float,
     return min(max(epsilon, lower), float(losses[j]))
 
 
+def _suffix_logsumexp(values: np.ndarray) -> np.ndarray:
+    """log sum_{i >= j} e^{values_i} for every j: cumulative sums scaled by the
+    largest value, and log-space accumulation (slower) only for the suffixes
+    whose scaled sum is too small to keep its digits."""
+    backwards = values[::-1]
+    top = float(np.max(backwards))
+    if top == -math.inf:
+        return np.full(values.size, -np.inf)
+    with np.errstate(divide="ignore", under="ignore"):
+        scaled = np.cumsum(np.exp(backwards - top))
+        result = top + np.log(scaled)
+    small = int(np.searchsorted(scaled, 1e-280))  # scaled is non-decreasing
+    if small:
+        result[:small] = np.logaddexp.accumulate(backwards[:small])
+    return result[::-1]
+
+
 def _certified(
     losses: np.ndarray, log_masses: np.ndarray, infinity_mass: float, delta: float, epsilon: float
 ) -> float:
     """Raise ``epsilon`` until `delta_upper` proves delta(eps) <= delta.
 
-    Each raise is twice the Newton step (delta is decreasing with slope
-    -sum_{l_i > eps} p_i e^{eps - l_i}), and at least a few ulps. At the
-    largest loss the sum is empty and delta_upper = p_inf <= delta, so the
-    search ends there at the latest."""
+    A nonzero candidate is first raised by 2^-40 relative (the proof's
+    rounding margin is ~1e-13 of delta, so an exact candidate usually passes
+    then at the first check); each further raise is twice the Newton step
+    (delta decreases with slope -sum_{l_i > eps} p_i e^{eps - l_i}), and at
+    least a few ulps. At the largest loss the sum is empty and delta_upper =
+    p_inf <= delta, so the search ends there at the latest."""
     top = float(losses[-1])
+    if epsilon > 0:
+        epsilon += (1 + epsilon) * 2.0**-40
     minimum = max(abs(epsilon), 1.0) * 2.0**-48
     for _ in range(_MAX_RAISES):
         if epsilon >= top:
@@ -115,9 +143,9 @@ def _certified(
 
 def _slope(losses: np.ndarray, log_masses: np.ndarray, epsilon: float) -> float:
     """-d delta / d eps = sum_{l_i > eps} p_i e^{eps - l_i} (an estimate)."""
-    above = losses > epsilon
+    first = int(np.searchsorted(losses, epsilon, side="right"))
     with np.errstate(over="ignore", under="ignore"):
-        values = log_masses[above] + (epsilon - losses[above])
+        values = log_masses[first:] + (epsilon - losses[first:])
         return float(np.exp(np.logaddexp.reduce(values))) if values.size else 0.0
 
 
@@ -135,12 +163,13 @@ def delta_upper(
     + |t_i| + |t_i - M| + 4) in the exponent. Terms that underflow lose less
     than TINY each. The sum of n non-negative terms in any order is within a
     factor 1 + n U. Everything is multiplied into one relative margin."""
-    above = losses > epsilon
-    if not np.any(above):
+    first = int(np.searchsorted(losses, epsilon, side="right"))  # losses sorted ascending
+    if first == losses.size:
         return float(infinity_mass)
+    above_masses = log_masses[first:]
     with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
-        log_factor = np.log(-np.expm1(epsilon - losses[above]))
-        terms = log_masses[above] + log_factor
+        log_factor = np.log(-np.expm1(epsilon - losses[first:]))
+        terms = above_masses + log_factor
         top = float(np.max(terms))
         if top == -math.inf:
             return float(infinity_mass)
@@ -149,7 +178,7 @@ def delta_upper(
         total = float(np.sum(scaled)) + count * TINY
         finite = np.isfinite(terms)
         magnitude = (
-            float(np.max(np.abs(log_masses[above][finite]), initial=0.0))
+            float(np.max(np.abs(above_masses[finite]), initial=0.0))
             + float(np.max(np.abs(log_factor[finite]), initial=0.0))
             + 2 * float(np.max(np.abs(terms[finite]), initial=0.0))
             + 2 * abs(top)
@@ -167,7 +196,8 @@ def delta_for_epsilon(
 ) -> float:
     """An upper bound on delta(eps) (proved against rounding, see `delta_upper`)."""
     losses = np.asarray(losses, dtype=float)
-    masses = np.clip(np.asarray(masses, dtype=float), 0.0, None)
+    first = int(np.searchsorted(losses, epsilon, side="right"))
+    masses = np.clip(np.asarray(masses, dtype=float)[first:], 0.0, None)
     with np.errstate(divide="ignore"):
         log_masses = np.log(masses)
-    return delta_upper(losses, log_masses, infinity_mass, epsilon)
+    return delta_upper(losses[first:], log_masses, infinity_mass, epsilon)

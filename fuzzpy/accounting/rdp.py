@@ -58,10 +58,10 @@ ORDERS = np.unique(
 Curve = tuple[np.ndarray, np.ndarray]  # (values, absolute error bound)
 
 # Where the subsampled Gaussian is computed (the others follow by
-# monotonicity): every 4th order below 2 (by quadrature, the slow part) and
+# monotonicity): every 6th order below 2 (by quadrature, the slow part) and
 # every order from 2 up (where the curve turns steeply upwards it changes by
 # several percent from one order to the next).
-_SUBSAMPLED_ORDERS = np.concatenate([ORDERS[ORDERS < 2][::4], ORDERS[ORDERS >= 2]])
+_SUBSAMPLED_ORDERS = np.concatenate([ORDERS[ORDERS < 2][::6], ORDERS[ORDERS >= 2]])
 
 # dp-accounting's subsampled-Gaussian series are float computations without
 # an error bound of their own; tests/test_accounting_tight.py checks them
