@@ -232,7 +232,8 @@ def pure_epsilon(events: Iterable[Event]) -> Fraction | None:
 
 
 def rho(events: Iterable[Event]) -> Fraction | None:
-    """The events' total rho-zCDP (Bun & Steinke 2016), exact, or None when an
+    """The events' total rho-zCDP (Bun & Steinke 2016), exact or rounded up
+    (the tight pure and Laplace values, `zcdp.atom_rho`), or None when an
     event is only approximately DP (delta > 0)."""
     try:
         total, delta = zcdp.total_rho(atoms_of(events))
