@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from fuzzpy.commands.common import EXIT_OK, EXIT_REJECTED, print_diagnostics, print_json
+from fuzzpy.diagnostics import Diagnostic
 from fuzzpy.ledger.book import Ledger, default_ledger_path
 from fuzzpy.ledger.datasets import (
     BAD_POLICY,
     KINDS,
+    REFUSED_CELLS,
     UNKNOWN_DATASET,
     Column,
     Policy,
@@ -35,6 +37,7 @@ from fuzzpy.ledger.datasets import (
 from fuzzpy.ledger.quotes import describe_amount
 from fuzzpy.ledger.rules import RULES, Budget
 from fuzzpy.ledger.store import utc_now
+from fuzzpy.source import NO_SPAN
 
 HELP = "register, validate and audit datasets (the data owner's commands)"
 DESCRIPTION = """\
@@ -215,7 +218,7 @@ def _print_validation(
             "inferred": list(validation.inferred),
             "notes": list(validation.notes),
             "counts": validation.counts,
-            "problems": [d.to_json() for d in validation.problems],
+            "problems": [d.to_json() for d in _with_refusal(validation)],
             "unlisted": validation.unlisted,
         })
         return
@@ -226,14 +229,21 @@ def _print_validation(
     lines.extend(_column_lines(registration.columns, validation.inferred))
     lines.append("  rows     " + _counts_text(validation.counts))
     lines.extend(f"  note: {note}" for note in validation.notes)
-    if validation.refused:
-        lines.append(f"  {validation.refused} cell(s) of `refuse` columns do not fit: fix the file or change "
-                     "the policy (--missing COL=drop)")
     sys.stdout.write("\n".join(lines) + "\n")
-    print_diagnostics(validation.problems, {registration.file: validation.shown_lines,
-                                            validation.shown_lines.name: validation.shown_lines})
+    print_diagnostics(_with_refusal(validation), {registration.file: validation.shown_lines,
+                                                  validation.shown_lines.name: validation.shown_lines})
     if validation.unlisted:
         sys.stderr.write(f"... and {validation.unlisted} more (--limit N lists more)\n")
+
+
+def _with_refusal(validation: Any) -> tuple[Diagnostic, ...]:
+    if not validation.refused:
+        return validation.problems
+    refusal = Diagnostic(
+        REFUSED_CELLS, f"{validation.refused} cell(s) of `refuse` columns do not fit: the file is not accepted",
+        NO_SPAN, hint="fix the file, or choose another policy (--missing COL=drop or COL=value:V)",
+    )
+    return (*validation.problems, refusal)
 
 
 def _column_lines(columns: tuple[Column, ...], inferred: tuple[str, ...]) -> list[str]:

@@ -30,9 +30,8 @@ OK, MISSING, NOT_UTF8, WRONG_TYPE, OUT_OF_RANGE = 0, 1, 2, 3, 4
 
 _INT_TEXT = r"^[+-]?[0-9]+$"
 _NUM_TEXT = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
-_NOT_FINITE_TEXT = r"(?i)^[+-]?(inf|infinity|nan)$"
 _BOOL_WORDS = {"true": True, "false": False, "1": True, "0": False}
-_SAFE_DIGITS = 18  # every integer of at most 18 digits fits in 64 bits
+_SAFE_DIGITS = 18  # every integer spelled in at most 18 characters fits in 64 bits
 
 
 def reason(problem: int, kind: str) -> str:
@@ -154,24 +153,33 @@ def _typed(text: pa.Array, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 def _ints(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     fits = _numpy_bool(pc.match_substring_regex(text, _INT_TEXT))
-    unsigned = pc.replace_substring_regex(text, r"^[+-]", "")
-    digits = np.asarray(pc.utf8_length(pc.replace_substring_regex(unsigned, "^0+", "")).to_numpy(
-        zero_copy_only=False))
-    in_range = ~fits | (digits <= _SAFE_DIGITS)
-    for row in np.flatnonzero(~in_range):  # the rare long ones, one by one
+    lengths = np.asarray(pc.utf8_length(text).to_numpy(zero_copy_only=False))
+    in_range = ~fits | (lengths <= _SAFE_DIGITS)  # a sign and 17 digits, or 18 digits, always fit
+    for row in np.flatnonzero(~in_range):  # the rare long ones (leading zeros, or too big), one by one
         in_range[row] = abs(int(text[row].as_py())) <= INT_LIMIT
     usable = fits & in_range
-    cleaned = pc.if_else(pa.array(usable), pc.replace_substring_regex(text, r"^\+", ""), "0")
+    cleaned = pc.if_else(pa.array(usable), _without_plus(text), "0")
     return cleaned.cast(pa.int64()).to_numpy(zero_copy_only=False), fits, in_range
 
 
 def _nums(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     spelled = _numpy_bool(pc.match_substring_regex(text, _NUM_TEXT))
-    not_finite = _numpy_bool(pc.match_substring_regex(text, _NOT_FINITE_TEXT))
-    cleaned = pc.if_else(pa.array(spelled), pc.replace_substring_regex(text, r"^\+", ""), "0")
+    not_finite = np.zeros(len(text), dtype=bool)
+    if not spelled.all():
+        words = pc.utf8_lower(pc.utf8_ltrim(text, characters="+-"))
+        not_finite = _numpy_bool(pc.is_in(words, value_set=pa.array(["inf", "infinity", "nan"])))
+    cleaned = pc.if_else(pa.array(spelled), _without_plus(text), "0")
     values = cleaned.cast(pa.float64()).to_numpy(zero_copy_only=False) + 0.0  # -0 reads as 0
     finite = np.isfinite(values) & ~not_finite  # 1e400 overflows to inf: not finite either
     return np.where(finite, values, 0.0), spelled | not_finite, finite
+
+
+def _without_plus(text: pa.Array) -> pa.Array:
+    """Arrow's integer cast rejects a leading `+`; the data may have one."""
+    plus = pc.starts_with(text, "+")
+    if not pc.any(plus).as_py():
+        return text
+    return pc.if_else(plus, pc.utf8_slice_codeunits(text, 1), text)
 
 
 def _from_floats(column: pa.Array, kind: str) -> Cells:

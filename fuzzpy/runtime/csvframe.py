@@ -112,17 +112,36 @@ def _header_names(line: bytes, path: str, number: int) -> tuple[str, ...]:
 
 
 def _well_formed(data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Whether each of the chosen lines is a well-formed CSV line. Every line
-    runs from its start to the next line's start, so the lines are the
-    elements of one binary array over `data` itself (no copy)."""
-    if rows.size == 0:
-        return np.zeros(0, dtype=bool)
+    """Whether each of the chosen lines is a well-formed CSV line. A line
+    without a quote or an inner carriage return is one; the others are
+    matched against `WELL_FORMED_LINE`. Every line runs from its start to
+    the next line's start, so the lines are the elements of one binary array
+    over `data` itself (no copy)."""
+    result = np.ones(rows.size, dtype=bool)
+    suspect = rows[_has_quote_or_inner_cr(data, starts, ends)[rows]]
+    if suspect.size == 0:
+        return result
     offsets = np.concatenate((starts, ends[-1:])).astype(np.int64)
     lines = pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), starts.size, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     )
-    matches = pc.match_substring_regex(lines.take(pa.array(rows)), WELL_FORMED_LINE)
-    return np.asarray(matches.to_numpy(zero_copy_only=False), dtype=bool)
+    matches = pc.match_substring_regex(lines.take(pa.array(suspect)), WELL_FORMED_LINE)
+    result[np.searchsorted(rows, suspect)] = np.asarray(matches.to_numpy(zero_copy_only=False), dtype=bool)
+    return result
+
+
+def _has_quote_or_inner_cr(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per line: does it hold a quote, or a carriage return not just before its newline?"""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    flagged = np.zeros(starts.size, dtype=bool)
+    quotes = np.flatnonzero(raw == 34)
+    flagged[np.searchsorted(starts, quotes, side="right") - 1] = True
+    returns = np.flatnonzero(raw == 13)
+    before_newline = (returns + 1 < raw.size) & (raw[np.minimum(returns + 1, raw.size - 1)] == 10)
+    at_end = returns + 1 == raw.size
+    inner = returns[~(before_newline | at_end)]
+    flagged[np.searchsorted(starts, inner, side="right") - 1] = True
+    return flagged
 
 
 def _without(data: bytes, begin: int, starts: np.ndarray, ends: np.ndarray) -> bytes:
