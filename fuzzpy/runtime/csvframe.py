@@ -32,6 +32,7 @@ _FIELD = r'(?:"(?:[^"\r\n]|"")*"|[^",\r\n][^,\r\n]*|)'
 #: with its line end. Unquoted fields may hold quotes after their first
 #: character (`5'11"`), as pyarrow reads them.
 WELL_FORMED_LINE = rf"^{_FIELD}(?:,{_FIELD})*\r?\n?$"
+_QUOTED_FIELD = r'(^|,)"(?:[^"]|"")*"'  # in a well-formed line, a quoted value starts a field
 
 
 def schema_error(
@@ -46,9 +47,11 @@ class CsvFrame:
 
     names: tuple[str, ...]  # the header's column names, whitespace trimmed
     header_line: int
-    body: bytes  # the well-formed data lines, in order (blank lines may remain)
+    body: bytes  # the records' lines, in order (blank lines may remain)
     record_lines: np.ndarray  # 1-based line of each record of `body`
     malformed_lines: np.ndarray  # 1-based lines dropped as malformed
+    ragged_lines: np.ndarray  # 1-based lines dropped for another number of fields than the header's
+    ragged_fields: np.ndarray  # the number of fields of each
     _data: bytes = field(repr=False)
     _starts: np.ndarray = field(repr=False)
     _stops: np.ndarray = field(repr=False)
@@ -68,15 +71,20 @@ def frame(data: bytes, path: str) -> CsvFrame:
     header = int(nonblank[0])
     names = _header_names(data[starts[header] : ends[header]], path, header + 1)
     rows = nonblank[1:]
-    well_formed = _well_formed(data, starts, ends, rows)
+    suspect = _has_quote_or_inner_cr(data, starts, ends)
+    well_formed = _well_formed(data, starts, ends, rows, suspect)
     malformed = rows[~well_formed]
     kept = rows[well_formed]
+    fields = _field_counts(data, starts, ends, kept, suspect)
+    ragged = fields != len(names)
+    dropped = np.sort(np.concatenate((malformed, kept[ragged])))
     body_start = int(ends[header])
-    if malformed.size == 0:
+    if dropped.size == 0:
         body = data[body_start:]
     else:
-        body = _without(data, body_start, starts[malformed], ends[malformed])
-    return CsvFrame(names, header + 1, body, kept + 1, malformed + 1, data, starts, stops)
+        body = _without(data, body_start, starts[dropped], ends[dropped])
+    return CsvFrame(names, header + 1, body, kept[~ragged] + 1, malformed + 1, kept[ragged] + 1, fields[ragged],
+                    data, starts, stops)
 
 
 def _lines(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -111,23 +119,46 @@ def _header_names(line: bytes, path: str, number: int) -> tuple[str, ...]:
     return tuple(name.strip() for name in row) or ("",)
 
 
-def _well_formed(data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Whether each of the chosen lines is a well-formed CSV line. A line
-    without a quote or an inner carriage return is one; the others are
-    matched against `WELL_FORMED_LINE`. Every line runs from its start to
-    the next line's start, so the lines are the elements of one binary array
-    over `data` itself (no copy)."""
-    result = np.ones(rows.size, dtype=bool)
-    suspect = rows[_has_quote_or_inner_cr(data, starts, ends)[rows]]
-    if suspect.size == 0:
-        return result
+def _line_array(data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> pa.Array:
+    """The chosen lines as a binary array. Every line runs from its start to
+    the next line's start, so all lines are the elements of one array over
+    `data` itself (no copy), from which the chosen ones are taken."""
     offsets = np.concatenate((starts, ends[-1:])).astype(np.int64)
     lines = pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), starts.size, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     )
-    matches = pc.match_substring_regex(lines.take(pa.array(suspect)), WELL_FORMED_LINE)
-    result[np.searchsorted(rows, suspect)] = np.asarray(matches.to_numpy(zero_copy_only=False), dtype=bool)
+    return lines.take(pa.array(rows))
+
+
+def _well_formed(
+    data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray, suspect: np.ndarray
+) -> np.ndarray:
+    """Whether each chosen line is a well-formed CSV line. A line without a
+    quote or an inner carriage return is one; the others are matched
+    against `WELL_FORMED_LINE`."""
+    result = np.ones(rows.size, dtype=bool)
+    checked = rows[suspect[rows]]
+    if checked.size:
+        matches = pc.match_substring_regex(_line_array(data, starts, ends, checked), WELL_FORMED_LINE)
+        result[np.searchsorted(rows, checked)] = np.asarray(matches.to_numpy(zero_copy_only=False), dtype=bool)
     return result
+
+
+def _field_counts(
+    data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray, suspect: np.ndarray
+) -> np.ndarray:
+    """The number of fields of each chosen well-formed line: its commas plus
+    one, not counting the commas inside quoted values."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    commas = np.flatnonzero(raw == 44)
+    per_line = np.bincount(np.searchsorted(starts, commas, side="right") - 1, minlength=starts.size)
+    counts = per_line[rows] + 1
+    quoted = np.flatnonzero(suspect[rows])
+    if quoted.size:
+        lines = _line_array(data, starts, ends, rows[quoted])
+        unquoted = pc.replace_substring_regex(lines, _QUOTED_FIELD, r"\1")  # each quoted value emptied
+        counts[quoted] = np.asarray(pc.count_substring(unquoted, ",").to_numpy(zero_copy_only=False)) + 1
+    return counts
 
 
 def _has_quote_or_inner_cr(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -26,6 +26,7 @@ row. Extra columns are ignored.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 from dataclasses import dataclass
@@ -261,18 +262,28 @@ def read_records(header: Header, reads: tuple[tuple[int, str], ...]) -> Records:
 def _csv_records(framed: CsvFrame, reads: tuple[tuple[int, str], ...]) -> Records:
     names = [f"c{i}" for i in range(len(framed.names))]
     wanted = sorted({names[i] for i, _ in reads})
-    ragged: list[int] = []
-    fields: list[int] = []
+    table, unexpected = _csv_table(framed, names, wanted)
+    lines = np.delete(framed.record_lines, unexpected)
+    ragged = np.concatenate((framed.ragged_lines, framed.record_lines[unexpected]))
+    fields = np.concatenate((framed.ragged_fields, np.full(unexpected.size, -1, dtype=np.int64)))
+    cells = tuple(parse_text(table.column(names[i]), kind) for i, kind in reads)
+    return Records(cells, int(lines.size), lines, framed.malformed_lines, ragged, fields)
+
+
+def _csv_table(framed: CsvFrame, names: list[str], wanted: list[str]) -> tuple[pa.Table, np.ndarray]:
+    """The framed records' wanted columns as bytes, and the positions of any
+    records pyarrow did not take (none, when the framing and pyarrow agree,
+    as the tests check). If pyarrow fails anyway, every record is split on
+    its own (`_split_each_line`): loading stays total."""
+    if framed.record_lines.size == 0:
+        return pa.table({name: pa.array([], pa.binary()) for name in wanted}), np.zeros(0, dtype=np.int64)
+    skipped: list[int] = []
 
     def skip(row: pacsv.InvalidRow) -> str:
-        ragged.append(row.number - 1)  # pyarrow numbers the records from 1
-        fields.append(row.actual_columns)
+        skipped.append(row.number - 1)  # pyarrow numbers the records from 1
         return "skip"
 
-    if framed.record_lines.size == 0:
-        empty = pa.array([], pa.binary())
-        table = pa.table({name: empty for name in wanted}) if wanted else None
-    else:
+    try:
         table = pacsv.read_csv(
             io.BytesIO(framed.body),
             read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
@@ -282,11 +293,27 @@ def _csv_records(framed: CsvFrame, reads: tuple[tuple[int, str], ...]) -> Record
                 strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[],
             ),
         )
-    skipped = np.asarray(ragged, dtype=np.int64)
-    lines = np.delete(framed.record_lines, skipped)
-    cells = tuple(parse_text(table.column(names[i]), kind) for i, kind in reads) if table is not None else ()
-    return Records(cells, int(lines.size), lines, framed.malformed_lines, framed.record_lines[skipped],
-                   np.asarray(fields, dtype=np.int64))
+    except (pa.ArrowException, UnicodeDecodeError):
+        return _split_each_line(framed, names, wanted)
+    return table, np.asarray(skipped, dtype=np.int64)
+
+
+def _split_each_line(framed: CsvFrame, names: list[str], wanted: list[str]) -> tuple[pa.Table, np.ndarray]:
+    """Each record's line split by Python's csv module on its own; a line
+    that does not give the header's number of fields is dropped."""
+    columns: dict[str, list[bytes]] = {name: [] for name in wanted}
+    dropped = []
+    for position, line in enumerate(framed.record_lines.tolist()):
+        try:
+            fields = next(csv.reader([framed.line_bytes(line).decode("utf-8", "surrogateescape")]), [])
+        except csv.Error:
+            fields = []
+        if len(fields) != len(names):
+            dropped.append(position)
+            continue
+        for name in wanted:
+            columns[name].append(fields[names.index(name)].encode("utf-8", "surrogateescape"))
+    return pa.table({n: pa.array(v, pa.binary()) for n, v in columns.items()}), np.asarray(dropped, dtype=np.int64)
 
 
 def load(header: Header, plan: Plan) -> tuple[Bag, dict[str, object]]:
