@@ -118,7 +118,7 @@ def test_whitespace_after_commas_is_trimmed(capsys: pytest.CaptureFixture[str], 
     assert spaced == _run(capsys, tmp_path, "clean", CLEAN)
 
 
-def test_group_keys_outside_the_range_are_counted_for_the_owner_only(
+def test_rows_a_group_drops_are_counted_for_the_owner_only(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     program = tmp_path / "p.fz"
