@@ -281,3 +281,26 @@ def test_framing_agrees_with_pyarrow_on_what_a_record_is(lines: list[bytes]) -> 
         text = framed.line_bytes(int(line))
         assert text.startswith(a) or text.startswith(b'"')  # each row's first field is on its own line
         assert b is not None
+
+
+CELL = st.one_of(
+    st.binary(max_size=12),
+    st.sampled_from([b"", b" ", b"+5", b"-0", b"1e400", b"nan", b"-inf", b"TRUE", b"0", b"1.5", b"+1.5e3",
+                     b"9223372036854775807", b"-9223372036854775807", b"9223372036854775808",
+                     b"0000000000000000000042", b"\xff"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(cells=st.lists(CELL, min_size=1, max_size=8), kind=st.sampled_from(["int", "num", "bool", "string"]))
+def test_a_cell_reads_the_same_whatever_the_other_cells(cells: list[bytes], kind: str) -> None:
+    """Whether a cell fits, and its value, depend on that cell alone (the
+    column is parsed whole, but no fast path may change a cell's reading)."""
+    from fuzzpy.runtime.cells import parse_text
+
+    together = parse_text(pa.array(cells, pa.binary()), kind)
+    for i, cell in enumerate(cells):
+        alone = parse_text(pa.array([cell], pa.binary()), kind)
+        assert together.problems[i] == alone.problems[0]
+        if alone.problems[0] == 0:
+            assert together.values[i] == alone.values[0]

@@ -133,6 +133,9 @@ def _check(args: argparse.Namespace, path: Path) -> int:
     if path.exists():
         with Ledger(path, create=False) as ledger:
             registered = ledger.registration(args.target)
+            if registered is None and Path(args.target).exists():  # a registered dataset's file, by its path
+                held = ledger.registrations_holding(str(Path(args.target).resolve()))
+                registered = held[0] if held else None
     if registered is None and not Path(args.target).exists():
         raise dataset_error(UNKNOWN_DATASET, f"`{args.target}` is neither a registered dataset nor a file",
                             hint="register a dataset with `fuzzpy dataset register NAME FILE --budget EPS`")

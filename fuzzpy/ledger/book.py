@@ -39,19 +39,6 @@ from typing import NamedTuple
 
 from fuzzpy.accounting.events import Event
 from fuzzpy.ledger.costs import CostUnavailable
-from fuzzpy.ledger.datasets import (
-    ALREADY_REGISTERED,
-    UNKNOWN_DATASET,
-    Registration,
-    changed_file_error,
-    dataset_error,
-    other_datasets_file_error,
-    read_log,
-    read_registration,
-    read_registrations,
-    registrations_holding,
-    write_registration,
-)
 from fuzzpy.ledger.errors import (
     BUDGET_MISMATCH,
     COST_UNAVAILABLE,
@@ -70,6 +57,7 @@ from fuzzpy.ledger.records import (
     spend_of,
     spent_on,
 )
+from fuzzpy.ledger.registry import DataUse, Registry, confirm_registration
 from fuzzpy.ledger.rules import (
     Budget,
     BudgetError,
@@ -146,18 +134,6 @@ class DatasetState(NamedTuple):
 
 
 @dataclass(frozen=True)
-class DataUse:
-    """What one charge read: the dataset's registration as the run saw it
-    (a first run's own when `implicit`: recorded with the charge unless the
-    dataset was registered meanwhile with the same file), and what the row
-    rules dropped or replaced (kept for the data owner)."""
-
-    registration: Registration
-    implicit: bool = False
-    row_rules: dict[str, object] | None = None
-
-
-@dataclass(frozen=True)
 class _Fixed:
     """A dataset's budget with its capacity in the rule's currency."""
 
@@ -166,7 +142,7 @@ class _Fixed:
     stored: bool
 
 
-class Ledger:
+class Ledger(Registry):
     """A ledger file; see the module docstring. Usable as a context manager."""
 
     def __init__(
@@ -286,7 +262,7 @@ class Ledger:
                 if not fixed.stored:
                     self._store_budget(connection, dataset, fixed)
                 if use is not None:
-                    _confirm_registration(connection, dataset, use)
+                    confirm_registration(connection, dataset, use)
                 row = {
                     "dataset": dataset,
                     "time": time,
@@ -324,58 +300,6 @@ class Ledger:
                     "released": text,
                     "row_rules": json.dumps(rules, sort_keys=True) if rules else row["row_rules"],
                 })
-
-    # ------------------------------------------------------------ registered datasets
-
-    def registration(self, name: str) -> Registration | None:
-        with self._store.reading() as connection, decoding(self.path):
-            return read_registration(connection, name)
-
-    def registrations(self) -> list[Registration]:
-        with self._store.reading() as connection, decoding(self.path):
-            return read_registrations(connection)
-
-    def registrations_holding(self, file: str, sha256: str | None = None) -> list[Registration]:
-        """The datasets registered with this file (by path or by content)."""
-        with self._store.reading() as connection, decoding(self.path):
-            return registrations_holding(connection, file, sha256)
-
-    def register(self, registration: Registration, budget: Budget | None) -> Budget:
-        """Register a dataset with its budget (or the one already fixed for
-        its name), atomically. Refused if the name is registered, or the
-        file is another dataset's."""
-        name = registration.name
-        _check_dataset(name, self.path)
-        with self._store.writing() as connection:
-            if read_registration(connection, name) is not None:
-                raise dataset_error(ALREADY_REGISTERED, f"dataset `{name}` is already registered",
-                                    hint=f"change it with `fuzzpy dataset update {name}`")
-            holders = registrations_holding(connection, registration.file, registration.sha256)
-            if holders:
-                raise other_datasets_file_error(name, holders[0])
-            fixed = self._fixed(connection, name, budget)
-            if not fixed.stored:
-                self._store_budget(connection, name, fixed)
-            write_registration(connection, registration, "registered")
-        return fixed.budget
-
-    def update_registration(self, registration: Registration) -> None:
-        """Record a registered dataset's new file, hash, schema or policies
-        (its budget and history stay)."""
-        name = registration.name
-        with self._store.writing() as connection:
-            if read_registration(connection, name) is None:
-                raise dataset_error(UNKNOWN_DATASET, f"no dataset `{name}` is registered",
-                                    hint=f"register it with `fuzzpy dataset register {name} FILE --budget EPS`")
-            for holder in registrations_holding(connection, registration.file, registration.sha256):
-                if holder.name != name:
-                    raise other_datasets_file_error(name, holder)
-            write_registration(connection, registration, "updated")
-
-    def dataset_log(self, name: str) -> list[dict[str, object]]:
-        """When the dataset was registered and updated, with which file."""
-        with self._store.reading() as connection:
-            return [dict(row) for row in read_log(connection, name)]
 
     def history(self, dataset: str | None = None) -> list[Entry]:
         """Every release (of ``dataset``, or all), oldest first, each with
@@ -494,22 +418,6 @@ class Ledger:
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def _confirm_registration(connection: sqlite3.Connection, dataset: str, use: DataUse) -> None:
-    """Under the write lock: the data read is still the dataset's registered
-    file, or (a first run) becomes it."""
-    seen = use.registration
-    current = read_registration(connection, dataset)
-    if current is None and use.implicit:
-        holders = registrations_holding(connection, seen.file, seen.sha256)
-        if holders:
-            raise other_datasets_file_error(dataset, holders[0])
-        write_registration(connection, seen, "registered")
-    elif current is None:
-        raise dataset_error(UNKNOWN_DATASET, f"no dataset `{dataset}` is registered")
-    elif (current.sha256, current.file) != (seen.sha256, seen.file):
-        raise changed_file_error(current)
 
 
 def _check_dataset(dataset: str, path: Path) -> None:

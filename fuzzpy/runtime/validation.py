@@ -184,11 +184,17 @@ def _problems(
 def _line_problems(file: DataFile, header: Header, records: Records) -> Iterator[Diagnostic]:
     malformed = [(line, "a quoted value does not close on the line, or a carriage return is inside it")
                  for line in records.malformed_lines.tolist()]
-    ragged = [(line, f"it has {fields} field{'s' if fields != 1 else ''}; the header has {len(header.names)}")
+    ragged = [(line, _fields_text(fields, len(header.names)))
               for line, fields in zip(records.ragged_lines.tolist(), records.ragged_fields.tolist(), strict=True)]
     for line, why in sorted(malformed + ragged):
         yield Diagnostic("FZ505", f"line {line} is not one record: {why}: the line is dropped",
                          Span(file.path, line, 1, line, 1), severity="warning")
+
+
+def _fields_text(fields: int, wanted: int) -> str:
+    if fields < 0:  # a line the CSV reader would not take (see `loader._csv_table`)
+        return f"it does not split into the header's {wanted} fields"
+    return f"it has {fields} field{'s' if fields != 1 else ''}; the header has {wanted}"
 
 
 def _cell_problems(
