@@ -144,6 +144,7 @@ def test_rows_a_group_drops_are_counted_for_the_owner_only(
 SCHEMA_PROBLEMS = {
     "empty file": (b"", "FZ502"),
     "blank lines only": (b"\n\n", "FZ502"),
+    "a byte-order mark only": (b"\xef\xbb\xbf", "FZ502"),
     "missing column": (b"n,x,ok\n1,2,true\n", "FZ503"),
     "duplicate column": (b"n,x,ok,s,x\n1,2,true,a,3\n", "FZ505"),
     "header not UTF-8": (b"n,x,ok,\xff\n1,2,true,a\n", "FZ505"),
@@ -304,3 +305,25 @@ def test_a_cell_reads_the_same_whatever_the_other_cells(cells: list[bytes], kind
         assert together.problems[i] == alone.problems[0]
         if alone.problems[0] == 0:
             assert together.values[i] == alone.values[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=60) | LINE.map(lambda line: b"n,x,ok,s\r\n" + line + b"\r\n" + line))
+def test_any_bytes_are_refused_by_schema_or_loaded(data: bytes) -> None:
+    """Whatever a file holds, only the schema steps may refuse it (FZ50x,
+    from its header); loading its rows never fails."""
+    import tempfile
+
+    from fuzzpy.diagnostics import FuzzError
+
+    with tempfile.NamedTemporaryFile(suffix=".csv") as handle:
+        handle.write(data)
+        handle.flush()
+        try:
+            file = read_data_file(handle.name)
+            header = read_header(file)
+            loading = plan(header, TBag(NUM), handle.name) if len(header.names) == 1 else plan(header, ROW, handle.name)
+        except FuzzError as refused:
+            assert refused.diagnostics[0].code in ("FZ502", "FZ503", "FZ505")
+            return
+        load(header, loading)

@@ -149,10 +149,7 @@ def _field_counts(
 ) -> np.ndarray:
     """The number of fields of each chosen well-formed line: its commas plus
     one, not counting the commas inside quoted values."""
-    raw = np.frombuffer(data, dtype=np.uint8)
-    commas = np.flatnonzero(raw == 44)
-    per_line = np.bincount(np.searchsorted(starts, commas, side="right") - 1, minlength=starts.size)
-    counts = per_line[rows] + 1
+    counts = _per_line(np.frombuffer(data, dtype=np.uint8) == 44, starts)[rows] + 1
     quoted = np.flatnonzero(suspect[rows])
     if quoted.size:
         lines = _line_array(data, starts, ends, rows[quoted])
@@ -164,15 +161,20 @@ def _field_counts(
 def _has_quote_or_inner_cr(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Per line: does it hold a quote, or a carriage return not just before its newline?"""
     raw = np.frombuffer(data, dtype=np.uint8)
-    flagged = np.zeros(starts.size, dtype=bool)
-    quotes = np.flatnonzero(raw == 34)
-    flagged[np.searchsorted(starts, quotes, side="right") - 1] = True
-    returns = np.flatnonzero(raw == 13)
-    before_newline = (returns + 1 < raw.size) & (raw[np.minimum(returns + 1, raw.size - 1)] == 10)
-    at_end = returns + 1 == raw.size
-    inner = returns[~(before_newline | at_end)]
-    flagged[np.searchsorted(starts, inner, side="right") - 1] = True
-    return flagged
+    if raw.size == 0 or starts.size == 0:
+        return np.zeros(starts.size, dtype=bool)
+    quotes = _per_line(raw == 34, starts)
+    returns = _per_line(raw == 13, starts)
+    last = raw[ends - 1]
+    before_last = raw[np.maximum(ends - 2, starts)]
+    final_return = (last == 13) | ((last == 10) & (ends - 2 >= starts) & (before_last == 13))
+    return (quotes > 0) | (returns > final_return)
+
+
+def _per_line(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """How many bytes of each line the mask marks (every line is non-empty:
+    it holds at least its newline, or it is the last and holds text)."""
+    return np.add.reduceat(mask, starts, dtype=np.int64)
 
 
 def _without(data: bytes, begin: int, starts: np.ndarray, ends: np.ndarray) -> bytes:
