@@ -149,7 +149,7 @@ def _field_counts(
 ) -> np.ndarray:
     """The number of fields of each chosen well-formed line: its commas plus
     one, not counting the commas inside quoted values."""
-    counts = _per_line(np.frombuffer(data, dtype=np.uint8) == 44, starts)[rows] + 1
+    counts = _per_line(np.frombuffer(data, dtype=np.uint8) == 44, starts[rows], ends[rows]) + 1
     quoted = np.flatnonzero(suspect[rows])
     if quoted.size:
         lines = _line_array(data, starts, ends, rows[quoted])
@@ -163,18 +163,18 @@ def _has_quote_or_inner_cr(data: bytes, starts: np.ndarray, ends: np.ndarray) ->
     raw = np.frombuffer(data, dtype=np.uint8)
     if raw.size == 0 or starts.size == 0:
         return np.zeros(starts.size, dtype=bool)
-    quotes = _per_line(raw == 34, starts)
-    returns = _per_line(raw == 13, starts)
+    quotes = _per_line(raw == 34, starts, ends)
+    returns = _per_line(raw == 13, starts, ends)
     last = raw[ends - 1]
     before_last = raw[np.maximum(ends - 2, starts)]
     final_return = (last == 13) | ((last == 10) & (ends - 2 >= starts) & (before_last == 13))
     return (quotes > 0) | (returns > final_return)
 
 
-def _per_line(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """How many bytes of each line the mask marks (every line is non-empty:
-    it holds at least its newline, or it is the last and holds text)."""
-    return np.add.reduceat(mask, starts, dtype=np.int64)
+def _per_line(mask: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """How many bytes of each line [start, end) the mask marks."""
+    marked = np.flatnonzero(mask)
+    return np.searchsorted(marked, ends) - np.searchsorted(marked, starts)
 
 
 def _without(data: bytes, begin: int, starts: np.ndarray, ends: np.ndarray) -> bytes:
