@@ -90,6 +90,15 @@ CODES: dict[str, str] = {
     "FZ522": "the definition's result is not `fuzzy` but depends on a database",
     "FZ523": "an option of `run` has a value it cannot use (--seed)",
     "FZ524": "noise was to be added to a value that is not a finite number",
+    # datasets (fuzzpy.ledger.datasets, fuzzpy dataset; exit 2)
+    "FZ540": "no dataset of that name is registered",
+    "FZ541": "a dataset's file is not the one its owner validated (changed, or another file)",
+    "FZ542": "the row type reads a column as a type its schema does not allow",
+    "FZ543": "an invalid policy, replacement value or column type for a dataset",
+    "FZ544": "the dataset is already registered",
+    "FZ545": "the file is another dataset's file",
+    "FZ546": "cells of a `refuse` column do not fit: the file is not accepted",
+    "FZ547": "an invalid dataset name",
     # --- FZ6xx: budget ledger (accounting) ---
     "FZ601": "the release would exceed the dataset's remaining privacy budget",
     "FZ602": "the budget given differs from the one fixed for this dataset",

@@ -7,6 +7,10 @@
 * `randomness`, `samplers`, `noise`, `expmech`: exact discrete Laplace and
   Gaussian samplers (Canonne, Kamath & Steinke 2020) and the grid on which
   releases are made, safe against floating-point attacks (Mironov 2012).
-* `loader`: CSV / Parquet files to bags, with coded errors (FZ5xx).
+* `loader`, `csvframe`, `cells`: CSV / Parquet files to bags. The schema is
+  public (refused with FZ5xx before any charge); the rows are private (a row
+  that does not fit is handled by its column's row rule, never reported).
+* `datasets`: which dataset (and file) each `bag` parameter of a run reads.
+* `validation`: the data owner's report on a file (`fuzzpy dataset check`).
 * `run`: the `fuzzpy run` command (check, quote, load, charge, compute, print).
 """

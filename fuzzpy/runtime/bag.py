@@ -11,6 +11,8 @@ reads it, so `size (filter p db)` is a comparison and a count.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -185,6 +187,23 @@ def as_column(value: Value, n: int) -> Column:
     raise NotVectorisable
 
 
+#: Rows whose `group[k]` key fell outside 0..k-1 (the language drops them),
+#: counted for the data owner's audit while a run computes, never shown.
+_GROUP_AUDIT: ContextVar[list[int] | None] = ContextVar("group_audit", default=None)
+
+
+@contextmanager
+def auditing_groups() -> Iterator[list[int]]:
+    """Count, in the yielded one-element list, the rows every `group` of
+    the computation drops for a key outside its range."""
+    counter = [0]
+    token = _GROUP_AUDIT.set(counter)
+    try:
+        yield counter
+    finally:
+        _GROUP_AUDIT.reset(token)
+
+
 class LazyGroups(Sequence[Bag]):
     """`group[k] f db`: k buckets by integer key, materialised on demand.
 
@@ -197,6 +216,9 @@ class LazyGroups(Sequence[Bag]):
         self.k = k
         self._keys = keys
         self._buckets: list[Bag] | None = None
+        audit = _GROUP_AUDIT.get()
+        if audit is not None:
+            audit[0] += int(np.count_nonzero((keys < 0) | (keys >= k)))
 
     def sizes(self) -> np.ndarray:
         keys = self._keys
