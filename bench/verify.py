@@ -3,7 +3,7 @@
     python bench/verify.py                  # the examples, then the literature suite
     python bench/verify.py --examples       # examples/mechanisms only
     python bench/verify.py --suite          # tests/mechanism_suite only
-    python bench/verify.py --suite --json results.json
+    python bench/verify.py --suite --json results.json --reasons
     python bench/verify.py FILE...          # these files (truth from the suite's
                                             # manifest, or buggy/ = not private)
 
@@ -70,7 +70,7 @@ def _truths() -> dict[Path, str]:
 
 
 def _label(path: Path) -> str:
-    for root in (SUITE, EXAMPLES.parent):
+    for root in (SUITE, REPO):
         if path.resolve().is_relative_to(root):
             return str(path.resolve().relative_to(root))
     return str(path)
@@ -125,7 +125,7 @@ def summary(rows: list[Row]) -> list[str]:
     return lines
 
 
-def run(title: str, files: list[Path], truths: dict[Path, str]) -> list[Row]:
+def run(title: str, files: list[Path], truths: dict[Path, str], reasons: bool) -> list[Row]:
     print(f"== {title}")
     print(f"{'mechanism':64} {'truth':11} {'verdict':8} {'match':7} {'cpu s':>7} {'wall s':>7}")
     rows: list[Row] = []
@@ -135,6 +135,8 @@ def run(title: str, files: list[Path], truths: dict[Path, str]) -> list[Row]:
             rows.append(row)
             print(f"{row.path:64} {row.truth:11} {row.verdict:8} {row.match:7} {row.cpu:7.2f} {row.wall:7.2f}",
                   flush=True)
+            if reasons and row.match != "yes" and row.reason:
+                print(f"    {row.reason}")
     for line in summary(rows):
         print(line)
     return rows
@@ -146,6 +148,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--examples", action="store_true", help="examples/mechanisms only")
     parser.add_argument("--suite", action="store_true", help="tests/mechanism_suite only")
     parser.add_argument("--json", type=Path, help="also write every row to this file")
+    parser.add_argument("--reasons", action="store_true", help="print the verifier's reason under each undecided row")
     args = parser.parse_args(argv)
     truths = _truths()
     groups: list[tuple[str, list[Path]]] = []
@@ -158,7 +161,7 @@ def main(argv: list[str]) -> int:
             groups.append(("tests/mechanism_suite", sorted(SUITE.glob("*/*.fz"))))
     rows: list[Row] = []
     for title, files in groups:
-        rows += run(title, files, truths)
+        rows += run(title, files, truths, args.reasons)
         print()
     if args.json:
         args.json.write_text(json.dumps([{**row.__dict__, "match": row.match} for row in rows], indent=1) + "\n")
