@@ -20,10 +20,12 @@ continues the previous value):
     // via:     cli (also run through `fuzzpy run` and its ledger)
     // seconds: the case's time limit (it runs in a forked child)
     // vector:  the length of the vectors of a `bag (vec[p] num)`
+    // seeds:   the noise seeds to run every pair with (default: one)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -35,7 +37,7 @@ FOLDER = Path(__file__).resolve().parent / "adversarial"
 _KEY = re.compile(r"^//\s*([a-z]+):\s?(.*)$")
 _MORE = re.compile(r"^//\s?(.*)$")
 KEYS = {"attack", "right", "expect", "run", "rows", "fill", "add", "charge", "catalogue", "bisect", "via", "seconds",
-        "vector"}
+        "vector", "seeds"}
 
 
 def header(text: str) -> dict[str, str]:
@@ -97,6 +99,8 @@ def load(path: Path) -> Case:
         via_cli=fields.get("via", "") == "cli",
         seconds=float(fields.get("seconds", "120")),
     )
+    if "seeds" in fields:
+        case = dataclasses.replace(case, seeds=tuple(int(n) for n in fields["seeds"].split()))
     if case.expect not in ("safe", "rejected", "accepted"):
         raise ValueError(f"{path.name}: unknown expectation {case.expect!r}")
     return case

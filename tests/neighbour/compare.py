@@ -40,6 +40,7 @@ Gaussian's statement is the same with L2 distances.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -169,7 +170,18 @@ def normalise(value: Any, ty: T.Type) -> Any:
         return (side, normalise(inner, ty.left if side == "inl" else ty.right))
     if isinstance(ty, (T.TList, T.TVec)):
         return tuple(normalise(v, ty.elem) for v in _items(value))
+    if isinstance(ty, T.TBag):
+        rows = value.rows() if hasattr(value, "rows") else _items(value)
+        return Counter(_hashable(normalise(row, ty.elem)) for row in rows)
     raise IllTyped(f"a released value of type {ty} cannot be compared")
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, tuple):
+        return tuple(_hashable(v) for v in value)
+    return value
 
 
 def non_finite(value: Any) -> bool:
@@ -227,6 +239,8 @@ def distance(ty: T.Type, a: Any, b: Any) -> Fraction | None:
         for x, y in zip(a, b, strict=True):
             total = _add(total, distance(ty.elem, x, y))
         return total
+    if isinstance(ty, T.TBag):  # the size of the symmetric difference
+        return Fraction(sum(((a - b) + (b - a)).values()))
     if isinstance(ty, T.TVec):
         if len(a) != len(b):
             return Infinite
@@ -379,7 +393,7 @@ def judge(claim: Claim, model: str, first: Outcome, second: Outcome) -> Violatio
     if non_finite(a) or non_finite(b):
         if bound is None and claim.fuzzy:
             return None
-        return Violation("non-finite", f"a non-finite number was computed: {first.value!r} / {second.value!r}")
+        return Violation("non-finite", f"a non-finite number was computed: {_brief(first.value)} / {_brief(second.value)}")
     if bound is None:
         return None
     gap = distance(claim.result, a, b)
@@ -390,7 +404,8 @@ def judge(claim: Claim, model: str, first: Outcome, second: Outcome) -> Violatio
         kind = "identical" if bound == 0 else "distance"
         return Violation(
             kind,
-            f"releases {first.value!r} and {second.value!r} are {shown} apart; the checker allows {_show(bound)}",
+            f"releases {_brief(first.value)} and {_brief(second.value)} are {shown} apart; "
+            f"the checker allows {_show(bound)}",
         )
     return None
 
@@ -398,6 +413,11 @@ def judge(claim: Claim, model: str, first: Outcome, second: Outcome) -> Violatio
 def _other(outcome: Outcome, first: Outcome, second: Outcome) -> str:
     other = second if outcome is first else first
     return other.describe()
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 160 else text[:150] + "..."
 
 
 def _show(x: Fraction) -> str:

@@ -201,15 +201,17 @@ def _bisect(checked: Any, case: Case, definition: str, model: str, claim: C.Clai
 @dataclass
 class Tally:
     """What a batch of generated programs did: programs checked, rejected,
-    definition/neighbour pairs run, and the violations found by kind (with
-    the shortest program that showed each)."""
+    program/neighbour pairs and definition/neighbour pairs run, and the
+    violations found by kind (with the shortest program that showed each)."""
 
     programs: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
     refused: int = 0
     pairs: int = 0
+    runs: int = 0
     violations: dict[str, tuple[str, str]] = field(default_factory=dict)  # kind -> (program, message)
     counts: dict[str, int] = field(default_factory=dict)
+    rejections: dict[str, tuple[str, str]] = field(default_factory=dict)  # code -> (program, message)
 
     def record(self, kind: str, source: str, message: str) -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -219,13 +221,20 @@ class Tally:
 
     def summary(self) -> str:
         lines = [f"{self.programs} programs ({sum(self.rejected.values())} rejected: {self.rejected}; "
-                 f"{self.refused} releases below the noise floor), {self.pairs} definition/neighbour pairs"]
+                 f"{self.refused} releases below the noise floor), {self.pairs} program/neighbour pairs, "
+                 f"{self.runs} definition/neighbour pairs"]
+        for code, (source, message) in sorted(self.rejections.items()):
+            lines.append(f"--- rejected with {code}, e.g.:\n{source}=> {message}")
         for kind, (source, message) in sorted(self.violations.items()):
             lines.append(f"--- {kind}: {self.counts[kind]} times; the shortest program:\n{source}=> {message}")
         return "\n".join(lines)
 
 
 _CHECKED: dict[str, Checked] = {}
+
+
+def clear_cache() -> None:
+    _CHECKED.clear()
 
 
 def _checked(source: str) -> Checked:
@@ -264,7 +273,10 @@ def examine_generated(source: str, models: dict[str, str], pairs: list[Pair], sc
             tally.record(f"check {result.outcome.kind}", source, result.outcome.describe())
         key = " ".join(result.outcome.codes) or result.outcome.kind
         tally.rejected[key] = tally.rejected.get(key, 0) + 1
+        if key not in tally.rejections or len(source) < len(tally.rejections[key][0]):
+            tally.rejections[key] = (source, result.outcome.detail)
         return
+    tally.pairs += len(pairs)
     for definition, model in models.items():
         claim = C.Claim.of(result.program, definition)
         if claim.fuzzy and below_noise_floor(claim.events):
@@ -272,7 +284,7 @@ def examine_generated(source: str, models: dict[str, str], pairs: list[Pair], sc
             continue
         for pair in pairs:
             first, second = run_pair(result.program, definition, pair, schema, folder, seed)
-            tally.pairs += 1
+            tally.runs += 1
             violation = C.judge(claim, model, first, second)
             if violation is not None:
                 where = f"{definition} ({model}) on {pair.describe()}"

@@ -75,7 +75,8 @@ class Outcome:
 
     def describe(self) -> str:
         if self.kind == "released":
-            return f"released {self.value!r}"
+            text = repr(self.value)
+            return f"released {text if len(text) <= 160 else text[:150] + '...'}"
         return f"{self.kind} {' '.join(self.codes)} {self.detail}".strip()
 
 
