@@ -43,6 +43,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -81,23 +82,20 @@ class NonFinite:
 
 
 def number(value: Any) -> Fraction | NonFinite:
-    """An exact rational for a released number (int, float, Fraction,
-    numpy scalar, or anything with a numerator/denominator)."""
-    if isinstance(value, bool):
+    """An exact rational for a released number: int, float, Fraction,
+    Decimal, a numpy scalar, or anything with an exact numerator and
+    denominator (an exact runtime may return any of these)."""
+    if type(value).__name__ in ("bool", "bool_"):
         raise IllTyped(f"a boolean {value!r} where a number was expected")
+    if hasattr(value, "item") and not hasattr(value, "__len__"):  # a numpy scalar
+        value = value.item()
     if isinstance(value, (int, Fraction)):
         return Fraction(value)
-    try:
-        as_float = float(value)
-    except (TypeError, ValueError):
-        raise IllTyped(f"{value!r} where a number was expected") from None
-    if hasattr(value, "numerator") and hasattr(value, "denominator") and not isinstance(value, float):
+    if isinstance(value, (float, Decimal)):
+        return Fraction(value) if math.isfinite(value) else NonFinite(str(value))
+    if hasattr(value, "numerator") and hasattr(value, "denominator"):
         return Fraction(int(value.numerator), int(value.denominator))
-    if not math.isfinite(as_float):
-        return NonFinite(repr(as_float))
-    if hasattr(value, "item"):  # numpy scalar
-        value = value.item()
-    return Fraction(value) if isinstance(value, (int, float)) else Fraction(as_float)
+    raise IllTyped(f"{value!r} where a number was expected")
 
 
 def _items(value: Any) -> list[Any]:

@@ -27,8 +27,9 @@ from fuzzpy.source import Source
 
 from .datasets import Pair, Schema, write_csv
 
-#: One run may take this long before it counts as a hang (a data-dependent
-#: hang is a different outcome too). Generous: the machine is shared.
+#: One run may take this much CPU time before it counts as a hang (a
+#: data-dependent hang is a different outcome too). CPU time, not wall time,
+#: so that a loaded machine does not turn slow runs into hangs.
 RUN_SECONDS = 30.0
 
 
@@ -39,9 +40,9 @@ class TimedOut(BaseException):
 
 @contextlib.contextmanager
 def deadline(seconds: float) -> Iterator[None]:
-    """Interrupt the block after `seconds` (main thread only; elsewhere the
-    block just runs). Cannot interrupt one long C call (a huge power): use
-    `isolated` for those."""
+    """Interrupt the block after `seconds` of CPU time (main thread only;
+    elsewhere the block just runs). Cannot interrupt one long C call (a huge
+    power): `isolated` handles those."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         yield
         return
@@ -49,13 +50,13 @@ def deadline(seconds: float) -> Iterator[None]:
     def ring(signum: int, frame: object) -> None:
         raise TimedOut
 
-    previous = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, ring)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 @dataclass(frozen=True)
@@ -243,10 +244,11 @@ def warm_up() -> None:
 
 
 def isolated(work: Callable[[], R], seconds: float) -> R | Outcome:
-    """`work()` in a forked child (it inherits monkeypatches), killed after
-    `seconds`; a hang becomes Outcome("timed out") and a child that dies an
-    Outcome("crashed"). Memory is capped so a huge literal cannot take the
-    machine. Without fork, `work` runs here."""
+    """`work()` in a forked child (it inherits monkeypatches), stopped after
+    `seconds` of CPU time (or ten times that of wall time, for a child that
+    waits forever); a hang becomes Outcome("timed out") and a child that
+    dies an Outcome("crashed"). Memory is capped so a huge literal cannot
+    take the machine. Without fork, `work` runs here."""
     if not hasattr(os, "fork"):
         return work()
     warm_up()
@@ -255,7 +257,7 @@ def isolated(work: Callable[[], R], seconds: float) -> R | Outcome:
     if pid == 0:  # the child: never returns into pytest
         try:
             os.close(read_end)
-            _cap_memory()
+            _cap_resources(seconds)
             try:
                 result: Any = work()
             except BaseException as exc:  # reported, not raised: the parent decides
@@ -265,15 +267,19 @@ def isolated(work: Callable[[], R], seconds: float) -> R | Outcome:
         finally:
             os._exit(0)
     os.close(write_end)
-    return _collect(pid, read_end, seconds)
+    return _collect(pid, read_end, 10 * seconds)
 
 
-def _cap_memory() -> None:
+def _cap_resources(seconds: float) -> None:
     try:
+        import math
         import resource
 
         limit = 3 << 30
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU would dump core
+        cpu = math.ceil(seconds)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))  # SIGXCPU, then SIGKILL
     except (ImportError, ValueError, OSError):
         pass
 
@@ -300,7 +306,9 @@ def _collect(pid: int, read_end: int, seconds: float) -> Any:
     finally:
         selector.close()
         os.close(read_end)
-    os.waitpid(pid, 0)
+    _, status = os.waitpid(pid, 0)
     if not chunks:
+        if os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
+            return Outcome("timed out")
         return Outcome("crashed", detail="the child process died")
     return pickle.loads(b"".join(chunks))
