@@ -52,7 +52,6 @@ FAILING: dict[str, str] = {
     "runtime_overflow_in_row_function": FLOAT_SUMS,
     "runtime_int64_sum_wraps": INT64,
     "runtime_int64_sum_wraps_small": INT64,
-    "runtime_int_bound_beyond_int64": INT64,
     "runtime_big_integer_constant_in_rows": "whole-number constants beyond int64 crash column arithmetic",
     "runtime_nan_row_escapes_vector_clipping": "NaN / infinite row vectors escape vsum and clip2",
     "runtime_vector_clipping_rounding": "L2 clipping in doubles overshoots the norm bound",
