@@ -17,6 +17,9 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
 
 from fuzzpy import types as T
 
@@ -214,3 +217,37 @@ def write_csv(schema: Schema, rows: Iterable[Row], folder: Path) -> Path:
     if not path.exists():
         path.write_text(text, encoding="utf-8")
     return path
+
+
+# ---------------------------------------------------------------- generated data (hypothesis)
+
+
+def _cells(kind: str) -> st.SearchStrategy[Any]:
+    edges = EDGES[kind]
+    plain = {
+        "num": st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
+        "int": st.integers(-1000, 1000),
+        "bool": st.booleans(),
+        "string": st.sampled_from(["x", "a b", ""]),
+    }[kind]
+    return st.one_of(st.sampled_from(list(edges)), plain)
+
+
+def rows(schema: Schema) -> st.SearchStrategy[Row]:
+    return st.tuples(*(_cells(kind) for kind in schema.kinds))
+
+
+@st.composite
+def neighbour_pairs(draw: Any, schema: Schema) -> Pair:
+    """A dataset (usually small; sometimes hundreds or thousands of rows for
+    rounding effects) and a neighbour: one row inserted at some position."""
+    row_of = rows(schema)
+    size = draw(st.sampled_from([0, 0, 1, 1, 2, 3, 4, 5, 8, 700, 3000]))
+    if size <= 8:
+        base = draw(st.lists(row_of, min_size=size, max_size=size))
+    else:
+        pattern = draw(st.lists(row_of, min_size=1, max_size=4))
+        base = [pattern[i % len(pattern)] for i in range(size)]
+    row = draw(row_of)
+    at = draw(st.integers(0, len(base)))
+    return Pair(f"generated-{size}", tuple(base), row, at)

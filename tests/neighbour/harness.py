@@ -1,6 +1,6 @@
 """Run one checked program's definitions on neighbour pairs and collect violations.
 
-`Case` says which definitions to run, under which `Model` (see `compare`),
+`Case` says which definitions to run, under which model (see `compare`),
 on which pairs; `examine` checks the source once and returns every
 violation found, as sentences (picklable, so a forked child can send them).
 """
@@ -134,7 +134,8 @@ def _examine_cli(case: Case, definition: str, model: str, claim: C.Claim, schema
     program = folder / f"{case.name}.fz"
     program.write_text(case.source, encoding="utf-8")
     found: list[str] = []
-    for pair in sized(schema, case.sizes, case.fill, case.extra) + case.pairs(schema)[:3]:
+    few = catalogue(schema)[:3] if case.use_catalogue else []
+    for pair in sized(schema, case.sizes, case.fill, case.extra) + few:
         ends = []
         for rows in (pair.smaller, pair.larger):
             data = write_csv(schema, rows, folder)

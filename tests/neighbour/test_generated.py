@@ -21,8 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from .counting import counting_programs
+from .datasets import neighbour_pairs
 from .harness import Tally, examine_generated
-from .programs import SCHEMA, Generated, counting_programs, neighbour_pairs, programs
+from .programs import SCHEMA, Generated, programs
 
 #: fuzzpy raises the recursion limit while a test runs; hypothesis warns about it.
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
@@ -40,7 +42,7 @@ def run_generated(examples: int, folder: Path, strategy: st.SearchStrategy[Gener
 
     @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
-    @given(strategy, st.lists(neighbour_pairs(), min_size=PAIRS_PER_PROGRAM, max_size=PAIRS_PER_PROGRAM),
+    @given(strategy, st.lists(neighbour_pairs(SCHEMA), min_size=PAIRS_PER_PROGRAM, max_size=PAIRS_PER_PROGRAM),
            st.integers(0, 2**32))
     def one(program, pairs, seed):  # type: ignore[no-untyped-def]
         examine_generated(program.source, program.models, pairs, SCHEMA, seed, folder, tally)
