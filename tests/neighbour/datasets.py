@@ -55,7 +55,7 @@ INT_EDGES: tuple[int, ...] = (
     1,
     -1,
     2**63 - 1,
-    -(2**63),
+    -(2**63 - 1),  # the loader accepts |n| <= 2^63 - 1 (runtime/cells.py INT_LIMIT)
     2**53,
     2**53 + 1,
     10**15,
@@ -67,10 +67,10 @@ INT_EDGES: tuple[int, ...] = (
 BOOL_EDGES: tuple[bool, ...] = (True, False)
 STRING_EDGES: tuple[str, ...] = (
     "x",
-    "",
-    " ",
+    # The loader trims cells and reads an empty one as missing (docs/semantics.md,
+    # data loading), so the catalogue holds strings that survive it unchanged.
     "a b",
-    "  leading and trailing  ",
+    "inner  two  spaces",
     "héllo wörld",
     "日本語 テキスト",
     'comma, "quote"',
