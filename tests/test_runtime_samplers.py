@@ -173,7 +173,7 @@ def test_grid_slack_makes_noise_no_narrower_than_asked() -> None:
 
 def test_integer_releases_scale_and_spread() -> None:
     values = np.arange(200_000, dtype=np.int64) * 0
-    noisy = laplace_release(values, Fraction(2), SeededSource(9))
+    noisy = laplace_release(values, Fraction(2), SeededSource(9)).astype(np.float64)  # exact values, printed
     assert abs(np.mean(np.abs(noisy)) - 2) < 0.05  # E|Lap(b)| = b
     assert abs(np.median(noisy)) < 0.05
 

@@ -75,17 +75,27 @@ def clamped_sum(column: np.ndarray, lo: Fraction, hi: Fraction) -> Fraction:
     with np.errstate(all="ignore"):
         for start in range(0, column.size, _CHUNK):
             chunk = column[start : start + _CHUNK]
-            k = chunk.size
-            b, u = buffer[:k], units[:k]
-            np.multiply(chunk, factors[0], out=b, casting="unsafe")  # exact scaling by a power of 2
-            for factor in factors[1:]:
-                np.multiply(b, factor, out=b)
-            # clamp in units, NaN-proof (fmax(NaN, low) = low); then the cast truncates toward zero
-            np.fmax(b, low, out=b)
-            np.fmin(b, high, out=b)
-            np.copyto(u, b, casting="unsafe")
-            total += int(u.sum())
+            total += _chunk_units(chunk, factors, low, high, buffer[: chunk.size], units[: chunk.size])
     return total * Fraction(2) ** e
+
+
+def _chunk_units(
+    chunk: np.ndarray, factors: tuple[float, ...], low: float, high: float, b: np.ndarray, u: np.ndarray
+) -> int:
+    """The sum of clip(trunc(x * 2^-e), low, high) over a chunk, exactly."""
+    np.multiply(chunk, factors[0], out=b)  # exact scaling by a power of 2 (an int64 row: its nearest double)
+    for factor in factors[1:]:
+        np.multiply(b, factor, out=b)
+    np.clip(b, low, high, out=b)
+    np.copyto(u, b, casting="unsafe")  # truncates toward zero; low, high are integers
+    part = int(u.sum())
+    if not low * u.size <= part <= high * u.size:
+        # only a NaN can land outside [low, high]; per-row results and loaded
+        # data are finite, so this never runs: a NaN would count as 0
+        np.clip(np.nan_to_num(b, nan=0.0), low, high, out=b)
+        np.copyto(u, b, casting="unsafe")
+        part = int(u.sum())
+    return part
 
 
 def vector_sum(rows: np.ndarray, c: Fraction, width: int) -> list[Fraction]:

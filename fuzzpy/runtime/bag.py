@@ -149,7 +149,7 @@ def conform(value: Value, template: Value) -> Value:
     """A row's result brought to the template's shape: a vector of another
     length is cut or padded with zeros (the rule for a mismatched row, never
     a failure); records, tuples and pairs part by part."""
-    if is_vector(template) and (is_vector(value) or isinstance(value, list)):
+    if _vector_like(template) and (is_vector(value) or isinstance(value, list)):
         width = len(template)
         row = np.asarray([R.as_row(v) for v in value] if isinstance(value, list) else value, dtype=np.float64)
         row = row[:width] if row.size >= width else np.pad(row, (0, width - row.size))
@@ -161,6 +161,13 @@ def conform(value: Value, template: Value) -> Value:
     if isinstance(template, WithPair) and isinstance(value, WithPair):
         return WithPair(conform(value.left, template.left), conform(value.right, template.right))
     return value
+
+
+def _vector_like(value: Value) -> bool:
+    """A vector, or a list of numbers (stored as a vector per row)."""
+    if isinstance(value, list):
+        return all(R.is_row(v) or isinstance(v, (int, float, Fraction)) for v in value)
+    return is_vector(value)
 
 
 def column_from_rows(values: Sequence[Value], template: Value = None) -> Column:
@@ -191,7 +198,7 @@ def _empty_like(template: Value) -> Column:
         return Record({k: _empty_like(v) for k, v in template.fields.items()})
     if isinstance(template, tuple):
         return tuple(_empty_like(v) for v in template)
-    if is_vector(template):
+    if _vector_like(template):
         return np.zeros((0, len(template)))
     if isinstance(template, (bool, np.bool_)):
         return np.zeros(0, dtype=bool)

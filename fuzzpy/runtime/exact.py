@@ -49,12 +49,13 @@ def to_exact(value: object) -> object:
     return value
 
 
-def _float_to_exact(x: float) -> Exact:
+def _float_to_exact(x: float) -> Fraction:
+    """A `num`: always a Fraction, so the kind of a value never depends on it."""
     if math.isnan(x):
-        return 0
+        return Fraction(0)
     if math.isinf(x):
         return EXACT_DBL_MAX if x > 0 else -EXACT_DBL_MAX
-    return int(x) if x.is_integer() and abs(x) < 2**53 else Fraction(x)
+    return Fraction(x)
 
 
 def to_float(value: Exact) -> float:
@@ -66,10 +67,10 @@ def to_float(value: Exact) -> float:
         return DBL_MAX if value > 0 else -DBL_MAX
 
 
-def divide(left: Exact, right: Exact) -> Exact:
-    """Exact division, total: x / 0 = 0."""
+def divide(left: Exact, right: Exact) -> Fraction:
+    """Exact division, total: x / 0 = 0 (a `num` either way)."""
     if right == 0:
-        return 0
+        return Fraction(0)
     return Fraction(left) / right
 
 
@@ -83,10 +84,8 @@ def arith(op: str, left: Exact, right: Exact) -> Exact:
     return divide(left, right)
 
 
-def _from_double(x: float) -> Exact:
-    if math.isnan(x):
-        return 0
-    return _float_to_exact(max(-DBL_MAX, min(DBL_MAX, x)))
+def _from_double(x: float) -> Fraction:
+    return _float_to_exact(max(-DBL_MAX, min(DBL_MAX, x)) if not math.isnan(x) else x)
 
 
 def exp(x: Exact) -> Exact:
@@ -99,13 +98,13 @@ def exp(x: Exact) -> Exact:
 def log(x: Exact) -> Exact:
     """log |x|, and log 0 = 0 (also for inputs whose nearest double is 0)."""
     near = abs(to_float(x))
-    return 0 if near == 0 else _from_double(math.log(near))
+    return Fraction(0) if near == 0 else _from_double(math.log(near))
 
 
 def sqrt(x: Exact) -> Exact:
     """sqrt x, and 0 for x <= 0."""
     near = to_float(x)
-    return 0 if near <= 0 else _from_double(math.sqrt(near))
+    return Fraction(0) if near <= 0 else _from_double(math.sqrt(near))
 
 
 def floor(x: Exact) -> int:

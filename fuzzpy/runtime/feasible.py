@@ -110,7 +110,7 @@ def _check_prim(prim: S.Prim, constants: dict[str, Fraction]) -> list[Diagnostic
     if prim.name in _RANGED:
         for arg, value in zip(prim.static_args, values, strict=True):
             if value is not None and value != 0 and not SMALLEST_STATIC <= abs(value) <= EXACT_DBL_MAX:
-                out.append(_out_of_range(prim, arg.span, f"{_RANGED[prim.name]} {float(value):.3g}",
+                out.append(_out_of_range(prim, arg.span, f"{_RANGED[prim.name]} {_show(value)}",
                                          "it must be 0 or lie between 2^-1022 (2.2e-308) and 1.8e308 in size"))
     elif prim.name == "group" and values and values[0] is not None and not 0 <= values[0] <= MAX_RELEASE_ENTRIES:
         out.append(_out_of_range(prim, prim.static_args[0].span, f"{values[0]} buckets",
@@ -119,6 +119,14 @@ def _check_prim(prim: S.Prim, constants: dict[str, Fraction]) -> list[Diagnostic
         out.append(_out_of_range(prim, prim.static_args[0].span, f"{values[0]} rounds",
                                  f"at most {MAX_LOOP_ROUNDS} rounds are run"))
     return out
+
+
+def _show(value: Fraction) -> str:
+    """A number for a message, even one beyond the range of doubles."""
+    if SMALLEST_STATIC / 2**60 <= abs(value) <= EXACT_DBL_MAX:
+        return f"{float(value):.3g}"
+    digits = len(str(abs(value.numerator))) - len(str(value.denominator))
+    return f"{'-' if value < 0 else ''}about 1e{digits}"
 
 
 def _out_of_range(prim: S.Prim, span: Span, what: str, hint: str) -> Diagnostic:

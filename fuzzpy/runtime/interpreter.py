@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
-from typing import Iterator
 
 import numpy as np
 
@@ -92,7 +91,10 @@ class Interpreter:
         self.mode = MACRO
         #: The number of rows while a function runs over columns, else None.
         self.column_rows: int | None = None
-        self.calls_left = MAX_RECURSIVE_CALLS
+        #: `def rec` calls left: per run at macro level, per row (or per
+        #: column evaluation) inside a per-row function.
+        self.macro_calls_left = MAX_RECURSIVE_CALLS
+        self.row_calls_left = MAX_RECURSIVE_CALLS
         self._recursion_depth = 0
         self._load_declarations()
         self.statics = StaticNumbers(program, self.constants)
@@ -114,7 +116,7 @@ class Interpreter:
 
     def _def_value(self, decl: S.DefDecl) -> Value:
         if not decl.params:
-            return _Deferred(lambda: self.eval(decl.body, {}))
+            return _Deferred(lambda: self._at_macro_level(lambda: self.eval(decl.body, {})))
         names = [p.name for p in decl.params]
 
         def call(*args: Value) -> Value:
@@ -126,13 +128,16 @@ class Interpreter:
 
     def _recursive(self, decl: S.DefDecl, call: Callable[..., Value]) -> Callable[..., Value]:
         def counted(*args: Value) -> Value:
-            if self.calls_left <= 0:
-                if self.mode == MACRO:
+            if self.mode == MACRO:
+                if self.macro_calls_left <= 0:
                     raise RuntimeFailure(
                         "FZ519", f"`{decl.name}` made more than {MAX_RECURSIVE_CALLS} recursive calls"
                     )
+                self.macro_calls_left -= 1
+                return call(*args)
+            if self.row_calls_left <= 0:
                 raise Exhausted
-            self.calls_left -= 1
+            self.row_calls_left -= 1
             if self.mode != ROW or self._recursion_depth > 0:
                 self._recursion_depth += 1
                 try:
@@ -167,17 +172,25 @@ class Interpreter:
     @contextmanager
     def per_row(self, mode: str, rows: int | None) -> Iterator[None]:
         """Run a per-row function over COLUMNS (`rows` of them) or one ROW."""
-        saved = (self.mode, self.column_rows, self.split_branches_left, self.calls_left, self._recursion_depth)
+        saved = (self.mode, self.column_rows, self.split_branches_left, self.row_calls_left, self._recursion_depth)
         self.mode, self.column_rows = mode, rows
-        self.split_branches_left, self.calls_left, self._recursion_depth = MAX_SPLIT_BRANCHES, MAX_RECURSIVE_CALLS, 0
+        self.split_branches_left, self.row_calls_left, self._recursion_depth = MAX_SPLIT_BRANCHES, MAX_RECURSIVE_CALLS, 0
         try:
             yield
         finally:
-            self.mode, self.column_rows, self.split_branches_left, self.calls_left, self._recursion_depth = saved
+            self.mode, self.column_rows, self.split_branches_left, self.row_calls_left, self._recursion_depth = saved
+
+    def _at_macro_level(self, work: Callable[[], Value]) -> Value:
+        saved = self.mode, self.column_rows
+        self.mode, self.column_rows = MACRO, None
+        try:
+            return work()
+        finally:
+            self.mode, self.column_rows = saved
 
     def fresh_row(self) -> None:
         """Each row has its own budget of recursive calls."""
-        self.calls_left, self._recursion_depth = MAX_RECURSIVE_CALLS, 0
+        self.row_calls_left, self._recursion_depth = MAX_RECURSIVE_CALLS, 0
 
     # ------------------------------------------------------------ static numbers
 
@@ -219,7 +232,21 @@ class Interpreter:
             return self.eval(expr, env)
         if isinstance(expr, S.Var) and expr.name in env:
             return env[expr.name]  # shares the binding's thunk
-        return Thunk(lambda: self.eval(expr, env))
+        mode, rows = self.mode, self.column_rows
+
+        def compute() -> Value:
+            if self.mode == mode:
+                return self.eval(expr, env)
+            # a macro-level binding first used inside a per-row function is
+            # still evaluated with the macro-level semantics (and budget)
+            saved = self.mode, self.column_rows
+            self.mode, self.column_rows = mode, rows
+            try:
+                return self.eval(expr, env)
+            finally:
+                self.mode, self.column_rows = saved
+
+        return Thunk(compute)
 
     def _eval_NumLit(self, expr: S.NumLit, env: Env) -> Value:
         return int(expr.value) if expr.is_int else expr.value

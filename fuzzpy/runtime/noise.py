@@ -105,12 +105,25 @@ def _to_units(values: np.ndarray, e: int) -> np.ndarray | list[int]:
 
 
 def _from_units(units: np.ndarray | list[int], e: int) -> np.ndarray:
-    """g * N, exactly: doubles when every entry is one exactly, else Fractions."""
-    if isinstance(units, np.ndarray) and (units.size == 0 or int(np.abs(units).max()) < 2**53) and -1074 <= e <= 971:
-        return np.ldexp(units.astype(np.float64), e)
-    grid = Fraction(2) ** e
-    out = np.empty(len(units), dtype=object)
-    out[:] = [int(u) * grid for u in (units.tolist() if isinstance(units, np.ndarray) else units)]
+    """g * N, exactly: a double array when every entry is one exactly, else an
+    object array of exact values (doubles where they are exact, Fractions
+    for the rest)."""
+    if not isinstance(units, np.ndarray):
+        units = np.array(units, dtype=object)
+    if not -1074 <= e <= 971:
+        return _fractions(units.tolist(), e)
+    big = np.flatnonzero(np.abs(units) >= 2**53) if units.size else np.zeros(0, dtype=np.int64)
+    doubles = np.ldexp(units.astype(np.float64), e)
+    if big.size == 0:
+        return doubles
+    out = doubles.astype(object)
+    out[big] = _fractions(units[big].tolist(), e)
+    return out
+
+
+def _fractions(items: list[int], e: int) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = [Fraction(int(u) << e) if e >= 0 else Fraction(int(u), 1 << -e) for u in items]
     return out
 
 

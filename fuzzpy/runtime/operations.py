@@ -95,6 +95,8 @@ def binary(op: str, left: Value, right: Value) -> Value:
     left, right = as_vector(left), as_vector(right)
     if is_vector(left) or is_vector(right):
         return vector_arithmetic(op, left, right)
+    if isinstance(left, list) or isinstance(right, list):  # [] as a vector
+        raise RuntimeFailure("FZ514", f"`{op}` of a list")
     if op not in ("+", "-", "*", "/"):
         raise RuntimeFailure("FZ514", f"unknown operator `{op}`")
     left, right = _macro_number(left), _macro_number(right)
@@ -112,14 +114,26 @@ def compare(op: str, left: Value, right: Value) -> Value:
     if isinstance(left, list) or isinstance(right, list):
         return _COMPARE[op](list(left), list(right))
     if isinstance(left, Vector) and isinstance(right, Vector):
-        equal = left.shape == right.shape and all(
-            X.to_exact(a) == X.to_exact(b) for a, b in zip(left.tolist(), right.tolist(), strict=True)
-        )
-        return equal if op == "==" else not equal if op == "!=" else _COMPARE[op](left.tolist(), right.tolist())
+        from fuzzpy.runtime.vectors import entries
+
+        return _COMPARE[op](entries(left), entries(right))
+    if op in ("==", "!=") and (is_vector(left) or is_vector(right)):
+        return _vectors_equal(left, right) if op == "==" else np.logical_not(_vectors_equal(left, right))
     left, right = _macro_number(left), _macro_number(right)
     if R.is_row(left) or R.is_row(right):
         return R.compare(_COMPARE[op], left, right)
     return _COMPARE[op](left, right)
+
+
+def _vectors_equal(left: Value, right: Value) -> Value:
+    """Per-row vectors are equal when every entry is (as if the shorter were
+    padded with zeros); over columns, one answer per row."""
+    from fuzzpy.runtime.vectors import _doubles, _pad
+
+    a, b = _pad(np.atleast_1d(_doubles(as_vector(left))), np.atleast_1d(_doubles(as_vector(right))))
+    if a.ndim == 2 or b.ndim == 2:
+        return np.all(a == b, axis=-1)
+    return np.bool_(np.array_equal(a, b))
 
 
 def index_value(base: Value, index: Value) -> Value:

@@ -20,7 +20,15 @@ from fuzzpy import syntax as S
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.aggregates import clamped_sum, vector_sum
-from fuzzpy.runtime.bag import Bag, Column, LazyGroups, as_column, column_from_rows, conform, dummy_row
+from fuzzpy.runtime.bag import (
+    Bag,
+    Column,
+    LazyGroups,
+    as_column,
+    column_from_rows,
+    conform,
+    dummy_row,
+)
 from fuzzpy.runtime.expmech import exponential_mechanism
 from fuzzpy.runtime.noise import gauss_release, laplace_release
 from fuzzpy.runtime.samplers import bernoulli
@@ -37,13 +45,11 @@ from fuzzpy.runtime.values import (
     WithPair,
 )
 from fuzzpy.runtime.vectors import (
-    RowVector,
     Vector,
     VectorColumn,
     as_vector,
     clip_l2,
     dot,
-    is_vector,
     vector,
 )
 
@@ -241,7 +247,7 @@ def _numeric(value: Value, what: str) -> np.ndarray:
 
 def _shape_like(original: Value, noisy: np.ndarray) -> Value:
     if X.is_exact(original):
-        return X.to_exact(noisy[0]) if noisy.dtype != object else noisy[0]
+        return Fraction(X.to_exact(noisy[0]))  # a `num`
     return noisy.view(Vector)
 
 

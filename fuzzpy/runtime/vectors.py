@@ -130,7 +130,13 @@ def _wrap(result: np.ndarray, level: str) -> Value:
 
 
 def vector_arithmetic(op: str, left: Value, right: Value) -> Value:
-    """`+`/`-` of two vectors, `*` of a number and a vector, vector `/` number."""
+    """`+`/`-` of two vectors, `*` of a number and a vector, vector `/` number.
+    The number 0 standing for a vector (`0 * v` with a static 0 is 0,
+    unevaluated v) is that vector's zero in `+` and `-`."""
+    if op in ("+", "-") and _is_zero_number(left) and is_vector(right):
+        return right if op == "+" else negate(right)
+    if op in ("+", "-") and _is_zero_number(right) and is_vector(left):
+        return left
     level = _level(left, right)
     if level == "exact":
         return _exact_arithmetic(op, left, right)
@@ -153,20 +159,31 @@ def vector_arithmetic(op: str, left: Value, right: Value) -> Value:
         return _wrap(out, level)
 
 
+def entries(v: Vector) -> list[object]:
+    """A macro-level vector's entries as exact numbers (a double entry stands
+    for the dyadic rational it is)."""
+    return [X.to_exact(x) for x in v.tolist()]
+
+
+def _is_zero_number(value: Value) -> bool:
+    return X.is_exact(value) and value == 0
+
+
 def _exact_arithmetic(op: str, left: Value, right: Value) -> Vector:
     if op in ("+", "-"):
         if not (isinstance(left, Vector) and isinstance(right, Vector)):
             raise RuntimeFailure("FZ514", f"`{op}` of a vector and a number")
         same_length(left, right, f"`{op}`")
-        return vector(left + right if op == "+" else left - right)
+        pairs = zip(entries(left), entries(right), strict=True)
+        return vector([a + b if op == "+" else a - b for a, b in pairs])
     if op == "*":
         vec, num = (left, right) if isinstance(left, Vector) else (right, left)
         if isinstance(num, Vector):
             raise RuntimeFailure("FZ514", "`*` of two vectors")
-        return vector([num * v for v in vec.tolist()])
+        return vector([num * v for v in entries(vec)])
     if not isinstance(left, Vector) or isinstance(right, Vector):
         raise RuntimeFailure("FZ514", "`/` divides a vector by a number")
-    return vector([X.divide(v, right) for v in left.tolist()])
+    return vector([X.divide(v, right) for v in entries(left)])
 
 
 def same_length(u: Value, v: Value, what: str) -> None:
@@ -180,18 +197,20 @@ def negate(value: Value) -> Value:
     if isinstance(value, VectorColumn):
         return -value
     if isinstance(value, Vector):
-        return vector([-v for v in value.tolist()])
+        return vector([-v for v in entries(value)])
     if isinstance(value, RowVector):
         return (-np.asarray(value)).view(RowVector)
     return value
 
 
 def dot(u: Value, v: Value) -> Value:
+    if _is_zero_number(u) or _is_zero_number(v):
+        return 0  # `0 * w` standing for the zero vector
     u, v = as_vector(u), as_vector(v)
     level = _level(u, v)
     if level == "exact":
         same_length(u, v, "`dot`")
-        return sum((a * b for a, b in zip(u.tolist(), v.tolist(), strict=True)), 0)
+        return sum((a * b for a, b in zip(entries(u), entries(v), strict=True)), 0)
     a, b = _pad(_doubles(u), _doubles(v))
     with np.errstate(all="ignore"):
         if a.ndim == 2 and b.ndim == 2:
@@ -290,7 +309,7 @@ def psi(r: Fraction) -> Fraction:
 
 
 def exact_clip_l2(v: Vector, c: Fraction) -> Vector:
-    entries = v.tolist()
-    squared = sum((x * x for x in entries), Fraction(0))
+    items = entries(v)
+    squared = sum((x * x for x in items), Fraction(0))
     factor = psi(squared / (Fraction(c) * c)) if c > 0 else Fraction(0)
-    return vector([factor * x for x in entries])
+    return vector([factor * x for x in items])
