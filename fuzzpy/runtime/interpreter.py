@@ -63,6 +63,7 @@ MAX_SPLIT_BRANCHES = 256
 MAX_RECURSIVE_CALLS = 10_000
 #: Python frames one level of recursion may take, and the stack they need.
 _FRAMES_PER_CALL = 40
+_NESTING_FRAMES = 20_000
 _STACK_BYTES = 512 * 1024 * 1024
 
 MACRO, COLUMNS, ROW = "macro", "columns", "row"
@@ -79,7 +80,12 @@ class Interpreter:
     ) -> None:
         from fuzzpy.runtime.primitives import builtin_functions
 
+        # Nested expressions take a few Python frames per level (the parser
+        # bounds the nesting); recursion runs on a large stack instead.
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), _NESTING_FRAMES))
         self.program = program
+        #: Only `def rec` can go deep: other programs run on the caller's stack.
+        self.recursive = any(isinstance(d, S.DefDecl) and d.recursive for d in program.decls)
         self.source = source
         self.warn = warn or (lambda message: None)
         self.constants: dict[str, Fraction] = {}
@@ -162,7 +168,8 @@ class Interpreter:
     def definition(self, name: str) -> Value:
         """A definition's value for a caller outside the interpreter: calling
         it and sampling what it returns run on the large stack."""
-        return _outside(self._lookup(name, {}))
+        value = self._lookup(name, {})
+        return _outside(value) if self.recursive else value
 
     def warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
@@ -478,7 +485,7 @@ class Interpreter:
                 value = value(exact_value(argument))
             return sample(value) if isinstance(value, Fuzzy) else value
 
-        return on_large_stack(work)
+        return on_large_stack(work) if self.recursive else work()
 
 
 def _component(whole: Value, index: int, size: int) -> Callable[[], Value]:
