@@ -89,7 +89,7 @@ class StaticNumbers:
             return None
         if isinstance(expr, S.ListLit):
             items = [self._walk(item, scope) for item in expr.items]
-            if items and all(v == 0 for v in items):
+            if all(v == 0 for v in items):  # also []: its dual norm is 0
                 self._zero_vectors.add(id(expr))
             return None
         self._children(expr, scope)
