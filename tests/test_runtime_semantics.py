@@ -398,9 +398,23 @@ def test_vsum_rows_never_exceed_the_clipping_norm(rows_: list[list[float]], c: F
 _exact_vectors = st.lists(st.fractions(min_value=-1000, max_value=1000, max_denominator=2**40), min_size=2, max_size=2)
 
 
+_tiny_gaps = st.lists(st.fractions(min_value=-1, max_value=1, max_denominator=2**80), min_size=2, max_size=2)
+
+
 @settings(max_examples=300, deadline=None, derandomize=True)
-@given(u=_exact_vectors, v=_exact_vectors, c=st.fractions(min_value=Fraction(1, 100), max_value=100, max_denominator=128))
-def test_exact_clip2_is_one_lipschitz_and_within_the_ball(u: list[Fraction], v: list[Fraction], c: Fraction) -> None:
+@given(
+    u=_exact_vectors,
+    v=_exact_vectors,
+    gaps=_tiny_gaps,
+    near=st.booleans(),
+    c=st.fractions(min_value=Fraction(1, 100), max_value=100, max_denominator=128),
+)
+def test_exact_clip2_is_one_lipschitz_and_within_the_ball(
+    u: list[Fraction], v: list[Fraction], gaps: list[Fraction], near: bool, c: Fraction
+) -> None:
+    """Also for two inputs far closer together than an ulp (near: v = u + gap / 2^40)."""
+    if near:
+        v = [a + g / 2**40 for a, g in zip(u, gaps, strict=True)]
     pu, pv = (X_entries(exact_clip_l2(vector(w), c)) for w in (u, v))
     assert sum(x * x for x in pu) <= c * c
     moved = sum((a - b) ** 2 for a, b in zip(pu, pv, strict=True))
