@@ -23,7 +23,6 @@ What each construct computes is docs/semantics.md; in short:
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
@@ -35,6 +34,7 @@ from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.operations import SumColumn, binary, index_value, is_columnar, select_rows
 from fuzzpy.runtime.randomness import RandomSource
+from fuzzpy.runtime.stack import on_large_stack, outside
 from fuzzpy.runtime.statics import StaticNumbers
 from fuzzpy.runtime.values import (
     Exhausted,
@@ -61,8 +61,7 @@ MAX_SPLIT_BRANCHES = 256
 #: The data-independent limit on `def rec` calls: per run at macro level,
 #: per row (or per column evaluation) inside a per-row function.
 MAX_RECURSIVE_CALLS = 10_000
-#: Python frames one level of recursion may take, and the stack they need.
-_FRAMES_PER_CALL = 40
+#: Python frames nested expressions may take (the parser bounds the nesting).
 _NESTING_FRAMES = 20_000
 _STACK_BYTES = 512 * 1024 * 1024
 
@@ -169,7 +168,7 @@ class Interpreter:
         """A definition's value for a caller outside the interpreter: calling
         it and sampling what it returns run on the large stack."""
         value = self._lookup(name, {})
-        return _outside(value) if self.recursive else value
+        return outside(value) if self.recursive else value
 
     def warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
@@ -536,52 +535,3 @@ def exact_value(value: Value) -> Value:
     if isinstance(value, np.ndarray) and not isinstance(value, Vector) and value.ndim == 1 and value.dtype.kind in "iuf":
         return vector(value)
     return value
-
-
-def _outside(value: Value) -> Value:
-    if isinstance(value, Fuzzy):
-        return Fuzzy(lambda: on_large_stack(value.sample))
-    if isinstance(value, Function):
-        return Function(value.name, value.arity - len(value.args),
-                        lambda *args: _outside(on_large_stack(lambda: _apply(value, args))))
-    return value
-
-
-def _apply(func: Function, args: tuple[Value, ...]) -> Value:
-    for arg in args:
-        func = func(arg)
-    return func
-
-
-_STACK = threading.local()
-
-
-def on_large_stack(work: Callable[[], Value]) -> Value:
-    """Run `work` on a thread with a large stack and a matching recursion
-    limit (at once if this is that thread already); its exception, if any,
-    is raised here."""
-    if getattr(_STACK, "large", False):
-        return work()
-    result: list[Value] = []
-    error: list[BaseException] = []
-
-    def target() -> None:
-        _STACK.large = True
-        try:
-            result.append(work())
-        except BaseException as exc:  # noqa: BLE001  # re-raised in the caller's thread
-            error.append(exc)
-
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, MAX_RECURSIVE_CALLS * _FRAMES_PER_CALL + 10_000))
-    previous = threading.stack_size(_STACK_BYTES)
-    try:
-        thread = threading.Thread(target=target, name="fuzzpy-run")
-        thread.start()
-        thread.join()
-    finally:
-        threading.stack_size(previous)
-        sys.setrecursionlimit(limit)
-    if error:
-        raise error[0]
-    return result[0]
