@@ -42,7 +42,9 @@ def norm_factor(source: str, target: str, length: int | None) -> Sens | None:
         return ONE
     if length is None:
         return None
-    n = Fraction(length)
+    # Never 0, even for the empty vector: what the checker scales by 0 is not
+    # evaluated at run time (docs/semantics.md), and a coercion is invisible there.
+    n = Fraction(max(length, 1))
     if (source, target) == ("inf", "1"):
         return Sens(n)
     return Sens(sqrt_upper(n))  # inf -> 2, 2 -> 1

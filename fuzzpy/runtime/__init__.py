@@ -2,6 +2,11 @@
 
 * `interpreter`, `operations`, `primitives`, `values`: the functional language;
   functions given to `map`/`filter`/`split`/`group` run over whole columns.
+  What every construct computes is docs/semantics.md: `exact` (macro-level
+  numbers), `rowops` (per-row numbers, total), `aggregates` (exact sums),
+  `sigmoid`, `vectors`, `statics` (static zeros: what is not evaluated),
+  `defaults` (a row's value when its recursion runs out of calls),
+  `feasible` (what `run` refuses before charging).
 * `bag`: columnar databases (numpy columns, lazy row selections).
 * `mechanisms`: the imperative `mechanism` bodies, in exact rational arithmetic.
 * `randomness`, `samplers`, `noise`, `expmech`: exact discrete Laplace and

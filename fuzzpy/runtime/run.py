@@ -150,6 +150,16 @@ def privacy_events(definition: CheckedDef) -> dict[str, tuple[Event, ...]]:
     return events
 
 
+def refuse_unrunnable(checked: CheckedProgram, definition: CheckedDef) -> None:
+    """What the runtime could not carry out exactly is refused before the
+    ledger is touched (fuzzpy.runtime.feasible)."""
+    from fuzzpy.runtime.feasible import refusals
+
+    found = refusals(checked, definition)
+    if found:
+        raise Refusal(EXIT_REJECTED, tuple(found))
+
+
 def public_arguments(definition: CheckedDef, request: RunRequest) -> dict[str, Value]:
     bag_names = {p.name for p in definition.params if isinstance(p.type, TBag)}
     known = {p.name for p in definition.params}
@@ -177,7 +187,7 @@ def parse_argument(name: str, kind: Type, text: str) -> Value:
         if isinstance(kind, TNum):
             value = Fraction(text.strip())
             float(value)  # OverflowError (refused below) beyond the largest double
-            return int(value) if value.denominator == 1 else float(value)
+            return value  # exact, as every macro-level number (docs/semantics.md)
         if isinstance(kind, TBool) and text.strip().lower() in ("true", "false", "1", "0"):
             return text.strip().lower() in ("true", "1")  # spelled as data files may spell it
         if isinstance(kind, TString):
@@ -208,6 +218,7 @@ def execute(request: RunRequest, warn: Warn = lambda message: None) -> RunResult
     checked = check(source)
     definition = find_definition(checked, request.definition)
     refuse_unsafe_release(definition)
+    refuse_unrunnable(checked, definition)
     events = privacy_events(definition)
     public = public_arguments(definition, request)
     budget = Budget.parse(request.budget, request.rule) if request.budget else None
@@ -287,14 +298,11 @@ def compute(
 ) -> Value:
     """Apply the definition to its arguments and sample its `fuzzy` result."""
     from fuzzpy.runtime.interpreter import Interpreter
-    from fuzzpy.runtime.values import Fuzzy, RuntimeFailure
+    from fuzzpy.runtime.values import RuntimeFailure
 
     interp = Interpreter(checked.program, source, warn)
     try:
-        value = interp.definition(definition.name)
-        for param in definition.params:
-            value = value(arguments[param.name])
-        return value.sample() if isinstance(value, Fuzzy) else value
+        return interp.call_definition(definition.name, [arguments[p.name] for p in definition.params])
     except RuntimeFailure as failure:
         raise _failed(failure.code, failure.message) from None
     except RecursionError:
