@@ -245,7 +245,10 @@ def _group_atom(atom: Atom, size: Fraction, flattener: Flattener) -> Atom:
 
 def _approx_group(epsilon: Fraction, delta: Fraction, k: int) -> ApproxAtom:
     # (k eps, k e^{(k-1) eps} delta), Vadhan 2017, Lemma 2.2; delta rounded up
-    grown = _fraction_up(k * math.exp((k - 1) * float(epsilon)) * float(delta))
+    exponent = (k - 1) * epsilon
+    if exponent > 700:  # e^exponent overflows a double; delta is at most 1 anyway
+        return ApproxAtom(epsilon * k, Fraction(1))
+    grown = _fraction_up(k * math.exp(float(exponent)) * float(delta))
     return ApproxAtom(epsilon * k, min(grown, Fraction(1)))
 
 
@@ -261,5 +264,11 @@ def subsampled_pure_epsilon(atom: SubsampledAtom) -> Fraction | None:
     if not isinstance(atom.inner, LaplaceAtom | PureAtom):
         return None
     epsilon = atom.inner.epsilon
-    amplified = math.log1p(float(atom.rate) * math.expm1(float(epsilon)))
+    if epsilon > 1e300:
+        return epsilon
+    eps, q = float(epsilon), float(atom.rate)
+    if eps > 700:  # e^eps overflows: log(1 + q (e^eps - 1)) = eps + log(q + (1 - q) e^-eps)
+        amplified = eps + math.log(q + (1 - q) * math.exp(-eps))
+    else:
+        amplified = math.log1p(q * math.expm1(eps))
     return min(epsilon, _fraction_up(amplified))

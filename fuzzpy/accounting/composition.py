@@ -169,6 +169,11 @@ def randomized_response_composition(epsilon0: float, k: int) -> tuple[np.ndarray
     return (k - 2 * j) * epsilon0, masses
 
 
+#: KOV's exact composition holds k + 1 points in memory; beyond this many
+#: compositions it is skipped (PLD, RDP and the closed forms still apply).
+KOV_MAX_COUNT = 1_000_000
+
+
 def kov(atoms: Atoms, delta: float) -> float | None:
     """KOV for a homogeneous composition (every atom gives the same pair, or a
     single flexible atom repeated k times); None when it does not apply."""
@@ -177,6 +182,8 @@ def kov(atoms: Atoms, delta: float) -> float | None:
         if fixed or len(flexible) != 1:
             return None
         atom, k = flexible[0]
+        if k > KOV_MAX_COUNT:  # its exact distribution has k + 1 atoms: other methods bound it
+            return None
         best = math.inf
         for fraction in _SPLITS:
             delta0 = fraction * delta / k
@@ -186,4 +193,5 @@ def kov(atoms: Atoms, delta: float) -> float | None:
     if len(pairs) != 1:
         return None
     ((epsilon0, delta0),) = pairs
-    return kov_epsilon(epsilon0, delta0, sum(n for _, _, n in fixed), delta)
+    count = sum(n for _, _, n in fixed)
+    return None if count > KOV_MAX_COUNT else kov_epsilon(epsilon0, delta0, count, delta)

@@ -270,11 +270,9 @@ class BinderRules:
         ck = self.ck
         result_type = branches[0][0].type
         for j, _ in branches[1:]:
-            joined = join_types(result_type, j.type)
+            joined = join_types(result_type, j.type, ck.lengths)
             if joined is None:
-                from fuzzpy.checker.infer import type_mismatch
-
-                raise type_mismatch(result_type, j.type, expr.span, "all branches of `case` must have the same type")
+                raise ck.mismatch(result_type, j.type, expr.span, "all branches of `case` must have the same type")
             result_type = joined
         if isinstance(result_type, T.TFuzzy):
             return self._case_fuzzy(expr, scrutinee, branches, construct, result_type)

@@ -17,8 +17,10 @@ from fractions import Fraction
 from fuzzpy import syntax as S
 from fuzzpy import types as T
 from fuzzpy.checker.costs import Cost, CostCtx
+from fuzzpy.checker.result import VectorLength
 from fuzzpy.checker.usage import Ctx
 from fuzzpy.sensitivity import Sens
+from fuzzpy.source import Span
 
 
 @dataclass
@@ -27,7 +29,7 @@ class Judgment:
     ctx: Ctx = field(default_factory=dict)
     cost: CostCtx | None = None  # set exactly when type is `fuzzy A`
     static: Fraction | None = None  # the value, when the expression is a static number
-    length: int | None = None  # statically known length of a list or vector
+    length: int | None = None  # statically known length of a list (a vector's is in its type)
 
     @property
     def is_fuzzy(self) -> bool:
@@ -75,7 +77,7 @@ class DefSig:
     sens: tuple[Sens, ...]
     costs: tuple[Cost | None, ...] = ()
     recursive_stub: bool = False  # the declared signature of a `def rec` being checked
-    length: int | None = None  # the result's static length (a vector or list), if known
+    length: int | None = None  # the result's static length (a list), if known
 
     @property
     def is_fuzzy(self) -> bool:
@@ -98,3 +100,4 @@ class Globals:
     broken: set[str] = field(default_factory=set)
     program: S.Program | None = None
     verdicts: dict[str, tuple[str, str]] = field(default_factory=dict)  # mechanism -> (status, reason)
+    vsum_lengths: dict[Span, VectorLength] = field(default_factory=dict)  # see `CheckedProgram`

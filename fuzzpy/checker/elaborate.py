@@ -14,13 +14,16 @@ from fractions import Fraction
 from fuzzpy import syntax as S
 from fuzzpy import types as T
 from fuzzpy.checker.errors import CheckError
+from fuzzpy.limits import MAX_STATIC_BITS, in_static_range
 from fuzzpy.sensitivity import INF, ONE, Sens
+from fuzzpy.source import Span
 
 
 def static_value(expr: S.Expr, constants: Mapping[str, Fraction]) -> Fraction | None:
-    """The exact value of a static expression, or None if it is not static."""
+    """The exact value of a static expression, or None if it is not static.
+    Every intermediate value is within `fuzzpy.limits` (FZ217 otherwise)."""
     if isinstance(expr, S.NumLit):
-        return expr.value
+        return in_range(expr.value, expr.span)
     if isinstance(expr, S.Var):
         return constants.get(expr.name)
     if isinstance(expr, S.Unary) and expr.op == "-":
@@ -33,16 +36,40 @@ def static_value(expr: S.Expr, constants: Mapping[str, Fraction]) -> Fraction | 
         right = static_value(expr.right, constants)
         if left is None or right is None:
             return None
-        if expr.op == "+":
-            return left + right
-        if expr.op == "-":
-            return left - right
-        if expr.op == "*":
-            return left * right
-        if right == 0:
-            raise CheckError("FZ203", "division by zero in a static expression", expr.span)
-        return left / right
+        return static_arith(expr.op, left, right, expr)
     return None
+
+
+def static_arith(op: str, left: Fraction, right: Fraction, expr: S.Expr) -> Fraction:
+    """`left op right` on static numbers, exactly, refused out of range
+    (operands in range have at most 1000 bits, so this is always cheap)."""
+    if op == "/" and right == 0:
+        raise CheckError("FZ203", "division by zero in a static expression", expr.span)
+    if op == "+":
+        value = left + right
+    elif op == "-":
+        value = left - right
+    elif op == "*":
+        value = left * right
+    else:
+        value = left / right
+    return in_range(value, expr.span)
+
+
+def in_range(value: Fraction, span: Span | None) -> Fraction:
+    if not in_static_range(value):
+        raise _out_of_range(span)
+    return value
+
+
+def _out_of_range(span: Span | None) -> CheckError:
+    return CheckError(
+        "FZ217",
+        "this static value is out of range: a static number is zero or lies between 2.2e-308 and 1.8e308 in "
+        f"magnitude (the range of doubles), with a numerator and denominator of at most {MAX_STATIC_BITS} bits",
+        span,
+        hint="`run` computes with doubles, which cannot carry such a number; use smaller constants",
+    )
 
 
 def require_static(expr: S.Expr, constants: Mapping[str, Fraction], what: str) -> Fraction:

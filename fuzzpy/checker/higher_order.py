@@ -22,6 +22,7 @@ from fuzzpy.checker.blocks import BinderRules
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.elaborate import require_static
 from fuzzpy.checker.errors import CheckError
+from fuzzpy.checker.first_order import static_length
 from fuzzpy.checker.typerel import is_numeric
 from fuzzpy.diagnostics import Diagnostic, Label
 from fuzzpy.sensitivity import INF
@@ -136,8 +137,9 @@ def tabulate(ck: Inferencer, call: PrimCall) -> Judgment:
         from fuzzpy.checker.infer import type_mismatch
 
         raise type_mismatch(T.TList(T.NUM), keys.type, call.args[0].span, "`tabulate` takes a public list of keys")
+    length = static_length(keys, call.args[0], "`tabulate` makes one entry per key")
     result, captured = function_arg(ck, call.args[1], keys.type.elem, T.NUM, "`tabulate`")
     ck.coerce(Judgment(result), T.NUM, call.args[1].span, "`tabulate` builds a vector of numbers")
     public = U.scale_ctx(keys.ctx, INF, call.args[0].span, "the keys of `tabulate` are public: each picks an entry")
     ck.note("`tabulate`: in the L-inf metric the entries' contexts join, so captures keep their sensitivity")
-    return Judgment(T.TVec("inf", T.NUM), U.plus(captured, public), length=keys.length)
+    return Judgment(T.TVec("inf", T.NUM, length), U.plus(captured, public))
