@@ -32,6 +32,11 @@ MAX_LITERAL_EXPONENT = 2000
 MAX_MAGNITUDE = Fraction(sys.float_info.max)
 MIN_MAGNITUDE = Fraction(sys.float_info.min)
 
+#: The most rounds of `loop[k]` and buckets of `group[k]`: `run` carries out
+#: every round and allocates every bucket, and the accountant's exact methods
+#: hold a point per composition; beyond this a count is refused (FZ217).
+MAX_STATIC_COUNT = 1_000_000
+
 _SCALE = 1 << MAX_STATIC_BITS
 _EXPONENT = re.compile(r"[eE]([+-]?)0*(\d+)\Z")
 
@@ -67,6 +72,7 @@ def bounded_sensitivity(value: Fraction) -> Fraction | None:
 
 
 __all__ = [
+    "MAX_STATIC_COUNT",
     "MAX_LITERAL_CHARS",
     "MAX_LITERAL_EXPONENT",
     "MAX_STATIC_BITS",

@@ -43,6 +43,12 @@ class Binding:
     length: int | None = None
     cost: CostCtx | None = None  # a `let`-bound distribution: what each use of it costs
     is_param: bool = False
+    #: The name its uses are recorded under in contexts and costs: the
+    #: variable's own name, or a fresh one (`db#3`) when it shadows another
+    #: variable, so that a context or cost made in an outer scope (a
+    #: `let`-bound distribution's cost, replayed at each `sample` of it)
+    #: never confuses the two (Barendregt's convention).
+    key: str = ""
 
 
 class Env:
@@ -50,16 +56,28 @@ class Env:
 
     def __init__(self) -> None:
         self._vars: dict[str, Binding] = {}
+        self._keys: dict[str, Binding] = {}
 
     def lookup(self, name: str) -> Binding | None:
         return self._vars.get(name)
 
+    def by_key(self, key: str) -> Binding | None:
+        """The binding whose uses are recorded under ``key``."""
+        return self._keys.get(key)
+
     def bind(self, name: str, binding: Binding) -> Binding | None:
+        from fuzzpy.checker.terms import fresh_name
+
         previous = self._vars.get(name)
+        binding.key = name if previous is None and name not in self._keys else fresh_name(name, set(self._keys))
         self._vars[name] = binding
+        self._keys[binding.key] = binding
         return previous
 
     def unbind(self, name: str, previous: Binding | None) -> None:
+        current = self._vars.get(name)
+        if current is not None:
+            self._keys.pop(current.key, None)
         if previous is None:
             self._vars.pop(name, None)
         else:

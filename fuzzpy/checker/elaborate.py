@@ -14,7 +14,7 @@ from fractions import Fraction
 from fuzzpy import syntax as S
 from fuzzpy import types as T
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.limits import MAX_STATIC_BITS, in_static_range
+from fuzzpy.limits import MAX_STATIC_BITS, MAX_STATIC_COUNT, in_static_range
 from fuzzpy.sensitivity import INF, ONE, Sens
 from fuzzpy.source import Span
 
@@ -82,6 +82,22 @@ def require_static(expr: S.Expr, constants: Mapping[str, Fraction], what: str) -
             hint="move the value into a top-level `let` or write it as a literal",
         )
     return value
+
+
+def static_count(expr: S.Expr, constants: Mapping[str, Fraction], what: str, least: int) -> int:
+    """A whole number of rounds or buckets, at least ``least`` and at most
+    `MAX_STATIC_COUNT` (run carries out each one)."""
+    k = require_static(expr, constants, what)
+    if k.denominator != 1 or k < least:
+        raise CheckError("FZ202", f"{what} must be a whole number of at least {least}, got {Sens.of(abs(k)) if k >= 0 else k}", expr.span)
+    if k > MAX_STATIC_COUNT:
+        raise CheckError(
+            "FZ217",
+            f"{what} is {k}, more than the {MAX_STATIC_COUNT:,} that `run` carries out",
+            expr.span,
+            hint="use fewer rounds or buckets",
+        )
+    return int(k)
 
 
 def static_sens(expr: S.Expr, constants: Mapping[str, Fraction], what: str) -> Sens:

@@ -20,9 +20,10 @@ from fuzzpy import types as T
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.blocks import BinderRules
 from fuzzpy.checker.context import Judgment
-from fuzzpy.checker.elaborate import require_static
+from fuzzpy.checker.elaborate import static_count
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.first_order import static_length
+from fuzzpy.checker.terms import source_name
 from fuzzpy.checker.typerel import is_numeric
 from fuzzpy.diagnostics import Diagnostic, Label
 from fuzzpy.sensitivity import INF
@@ -52,8 +53,8 @@ def function_arg(
 def capture_infinitely(ck: Inferencer, captured: U.Ctx, fn: S.Expr, what: str) -> U.Ctx:
     """Scale a closure's captured context by infinity; a captured database
     is reported at once."""
-    for name, usage in captured.items():
-        binding = ck.env.lookup(name)
+    for key, usage in captured.items():
+        binding, name = ck.env.by_key(key), source_name(key)
         if binding is not None and isinstance(binding.type, T.TBag) and not usage.sens.is_zero:
             uses = [Label(span, f"`{name}` used here") for span, _ in U.contributions(usage)]
             ck.soft_error(
@@ -116,9 +117,7 @@ def split(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def group(ck: Inferencer, call: PrimCall) -> Judgment:
-    k = require_static(call.statics[0], ck.visible_constants(), "the number of buckets of `group`")
-    if k.denominator != 1 or k < 1:
-        raise CheckError("FZ202", f"`group[{k}]`: the number of buckets must be a positive integer", call.statics[0].span)
+    k = static_count(call.statics[0], ck.visible_constants(), "the number of buckets of `group`", 1)
     bag, bag_type = _bag_arg(ck, call, 1)
     what = "`group`"
     result, captured = function_arg(ck, call.args[0], bag_type.elem, T.INT, what)

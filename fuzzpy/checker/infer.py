@@ -31,6 +31,7 @@ from fuzzpy.checker.elaborate import static_arith
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.explain import Tracer
 from fuzzpy.checker.lengths import Lengths
+from fuzzpy.checker.terms import source_name
 from fuzzpy.checker.typerel import (
     contains_function,
     contains_fuzzy,
@@ -365,7 +366,7 @@ class Inferencer:
                 Blame(
                     "FZ302",
                     span,
-                    f"which distribution is released is chosen by {construct} on data that depends on `{name}`",
+                    f"which distribution is released is chosen by {construct} on data that depends on `{source_name(name)}`",
                     hint="add noise to the condition (e.g. `sample` a noisy value first) or branch on public data only",
                 )
             )
@@ -386,7 +387,7 @@ class Inferencer:
                     Blame(
                         "FZ301",
                         expr.span,
-                        f"`return` releases a value that depends on `{name}` without noise",
+                        f"`return` releases a value that depends on `{source_name(name)}` without noise",
                         hint="add noise (laplace, gauss) before releasing, or return only sampled values",
                     )
                 )
@@ -400,8 +401,9 @@ class Inferencer:
 
     # ------------------------------------------------------------ costs from contexts
 
-    def blame_for(self, name: str, usage: U.Usage, span: Span, what: str, label: str | None = None) -> Blame:
-        """Why ``what`` costs infinity in ``name``: the rule that scaled it by inf."""
+    def blame_for(self, key: str, usage: U.Usage, span: Span, what: str, label: str | None = None) -> Blame:
+        """Why ``what`` costs infinity in the variable ``key``: the rule that scaled it by inf."""
+        name = source_name(key)
         source = U.infinity_source(usage)
         labels = (Label(span, label),) if label else ()
         if source is None or source.span is None:

@@ -71,7 +71,7 @@ class LiteralRules:
             if binding.static is not None:
                 return Judgment(binding.type, {}, static=binding.static)
             ck.note(f"variable: 1-sensitive in `{expr.name}`")
-            return Judgment(binding.type, U.single(expr.name, expr.span), length=binding.length)
+            return Judgment(binding.type, U.single(binding.key, expr.span), length=binding.length)
         if expr.name in ck.globals.constants:
             return Judgment(T.NUM, {}, static=ck.globals.constants[expr.name])
         from fuzzpy.checker.apply import apply_spine

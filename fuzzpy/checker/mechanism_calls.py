@@ -37,7 +37,7 @@ from fuzzpy.checker.static_eval import (
     mentions_dist,
     private_bound_shape,
 )
-from fuzzpy.checker.terms import free_vars
+from fuzzpy.checker.terms import free_vars, source_name
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
@@ -77,7 +77,7 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
                 continue
             if bound is None:
                 cost[name] = C.infinite(
-                    C.Blame("FZ309", arg.span, f"the public argument `{param.name}` of `{mech.name}` depends on `{name}`")
+                    C.Blame("FZ309", arg.span, f"the public argument `{param.name}` of `{mech.name}` depends on `{source_name(name)}`")
                 )
             elif not all(b.admits(usage.sens) for b in bound):
                 cost[name] = C.infinite(_too_sensitive(mech, param, name, usage, bound, arg))
@@ -230,6 +230,6 @@ def _too_sensitive(
     return C.Blame(
         "FZ308",
         arg.span,
-        f"the argument for `{param.name}` of `{mech.name}` is {usage.sens}-sensitive in `{name}`, "
+        f"the argument for `{param.name}` of `{mech.name}` is {usage.sens}-sensitive in `{source_name(name)}`, "
         f"but the mechanism is proved private only for inputs that move by {failed}",
     )

@@ -27,9 +27,9 @@ from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.blocks import BinderRules, LambdaResult
 from fuzzpy.checker.context import Judgment
-from fuzzpy.checker.elaborate import positive_static, require_static
+from fuzzpy.checker.elaborate import positive_static, static_count
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.checker.terms import eta_expand
+from fuzzpy.checker.terms import eta_expand, source_name
 from fuzzpy.checker.typerel import is_number_list, is_numeric, same_type, subtype
 from fuzzpy.sensitivity import INF, Sens
 from fuzzpy.source import Span
@@ -132,9 +132,7 @@ def _function(ck: Inferencer, fn: S.Expr, param_type: T.Type, result_hint: T.Typ
 
 
 def loop(ck: Inferencer, call: PrimCall) -> Judgment:
-    k = require_static(call.statics[0], ck.visible_constants(), "the number of rounds of `loop`")
-    if k.denominator != 1 or k < 0:
-        raise CheckError("FZ202", f"`loop[{k}]`: the number of rounds must be a whole number", call.statics[0].span)
+    k = static_count(call.statics[0], ck.visible_constants(), "the number of rounds of `loop`", 0)
     init_expr, fn = call.args
     init = ck.infer(init_expr)
     start = call.hint.inner if isinstance(call.hint, T.TFuzzy) and subtype(init.type, call.hint.inner, ck.lengths) else init.type
@@ -192,7 +190,7 @@ def _release_unnoised(init: Judgment, span: Span, cost: C.CostCtx) -> None:
                 C.Blame(
                     "FZ301",
                     span,
-                    f"`loop[0]` runs no round, so it releases its initial state, which depends on `{name}`, without noise",
+                    f"`loop[0]` runs no round, so it releases its initial state, which depends on `{source_name(name)}`, without noise",
                     hint="use at least one round, or start the loop from a public value",
                 )
             )

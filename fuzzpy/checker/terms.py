@@ -39,6 +39,11 @@ def fresh_name(base: str, avoid: set[str] | frozenset[str] = frozenset()) -> str
             return name
 
 
+def source_name(key: str) -> str:
+    """The name a user wrote for a variable recorded under ``key``."""
+    return key.split(_SEPARATOR, 1)[0]
+
+
 def free_vars(expr: object) -> set[str]:
     """The free variables of a term of the functional language (and of the
     static expressions inside it)."""
@@ -87,4 +92,4 @@ def eta_expand(fn: S.Expr, base: str = "state") -> S.Lambda:
     return S.Lambda(name, None, S.App(fn, S.Var(name, span=fn.span), span=fn.span), span=fn.span)
 
 
-__all__ = ["eta_expand", "free_vars", "fresh_name"]
+__all__ = ["eta_expand", "free_vars", "fresh_name", "source_name"]
