@@ -25,7 +25,7 @@ from fuzzpy.checker.context import Binding, Judgment
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.terms import source_name
 from fuzzpy.checker.typerel import contains_fuzzy, join_types
-from fuzzpy.sensitivity import ZERO, Sens, case_scale
+from fuzzpy.sensitivity import ONE, ZERO, Sens, case_scale
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Handler, Inferencer
@@ -207,9 +207,12 @@ class BinderRules:
     def with_param(self, expr: S.Lambda, param_type: T.Type, result_hint: T.Type | None) -> LambdaResult:
         """Check a lambda's body with its parameter bound to ``param_type``."""
         ck = self.ck
+        factor = ONE
         if expr.param_type is not None:
             declared = ck.elaborate(expr.param_type)
-            ck.coerce(Judgment(param_type), declared, expr.span, f"`{expr.param}` is annotated `{declared}`")
+            # the values passed in are measured in `param_type`'s metric: a
+            # body s-sensitive in the declared metric is s * factor in it
+            factor = ck.conversion_factor(param_type, declared, expr.span, f"`{expr.param}` is annotated `{declared}`")
             param_type = declared
         if contains_fuzzy(param_type):
             raise CheckError("FZ213", "a function cannot take a distribution as its parameter", expr.span)
@@ -221,7 +224,11 @@ class BinderRules:
             ck.unbind(expr.param, previous)
         usage = body.ctx.pop(binding.key, None)
         param_cost = body.cost.pop(binding.key, None) if body.cost is not None else None
-        return LambdaResult(param_type, ZERO if usage is None else usage.sens, param_cost, body)
+        if factor != ONE and param_cost is not None:
+            blame = C.Blame("FZ306", expr.span, f"`{expr.param}` is read in another vector norm")
+            param_cost = C.scale_cost(param_cost, factor, blame)
+        sens = ZERO if usage is None else usage.sens * factor
+        return LambdaResult(param_type, sens, param_cost, body)
 
     # ------------------------------------------------------------ case
 

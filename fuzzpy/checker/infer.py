@@ -41,7 +41,7 @@ from fuzzpy.checker.typerel import (
     subtype,
 )
 from fuzzpy.diagnostics import Diagnostic, Label
-from fuzzpy.sensitivity import INF, ZERO, Sens, case_scale
+from fuzzpy.sensitivity import INF, ONE, ZERO, Sens, case_scale
 from fuzzpy.source import Span
 
 Handler = Callable[[S.Expr, "T.Type | None"], Judgment]
@@ -126,28 +126,38 @@ class Inferencer:
         self.soft_errors.append(diagnostic)
 
     def coerce(self, j: Judgment, expected: T.Type, span: Span, why: str) -> Judgment:
-        """Check that ``j`` fits ``expected``, converting vector norms."""
-        if subtype(j.type, expected, self.lengths):
-            if isinstance(j.type, T.TInt) and isinstance(expected, T.TNum):
-                j.type = expected
-            return j
-        if isinstance(j.type, T.TVec) and isinstance(expected, T.TVec):
-            if not self.lengths.unify(j.type.length, expected.length):
-                raise self.mismatch(expected, j.type, span, why)
-            factor = norm_factor(j.type.norm, expected.norm, self.lengths.static(j.type.length))
+        """Check that ``j`` fits ``expected``, converting vector norms (the
+        context is scaled by the conversion's factor)."""
+        factor = self.conversion_factor(j.type, expected, span, why)
+        if factor != ONE:
+            assert isinstance(j.type, T.TVec) and isinstance(expected, T.TVec)
+            self.note(f"read vec[{j.type.norm}] in the vec[{expected.norm}] metric: sensitivity x {factor}")
+            U.scale_ctx(j.ctx, factor, span, f"converted from vec[{j.type.norm}] to vec[{expected.norm}]")
+        if isinstance(j.type, T.TVec) and isinstance(expected, T.TVec) or isinstance(j.type, T.TInt) and isinstance(expected, T.TNum):
+            j.type = expected  # read in the expected metric from here on
+        return j
+
+    def conversion_factor(self, actual: T.Type, expected: T.Type, span: Span, why: str) -> Sens:
+        """How much farther a value of type ``actual`` moves when read as an
+        ``expected``: 1 for a subtype, a norm conversion's factor for a vector
+        (sqrt(n) or n, `typerel.norm_factor`), a type error otherwise. Whoever
+        reads a value in another type's metric must scale by it."""
+        if subtype(actual, expected, self.lengths):
+            return ONE
+        if isinstance(actual, T.TVec) and isinstance(expected, T.TVec):
+            if not self.lengths.unify(actual.length, expected.length):
+                raise self.mismatch(expected, actual, span, why)
+            factor = norm_factor(actual.norm, expected.norm, self.lengths.static(actual.length))
             if factor is None:
                 raise CheckError(
                     "FZ214",
-                    f"converting `{j.type}` to `{expected}` multiplies the sensitivity by the "
+                    f"converting `{actual}` to `{expected}` multiplies the sensitivity by the "
                     "vector's length, which is not known here",
                     span,
                     hint="build the vector with a list literal, `tabulate` or `counts`, whose length is static",
                 )
-            self.note(f"read vec[{j.type.norm}] in the vec[{expected.norm}] metric: sensitivity x {factor}")
-            U.scale_ctx(j.ctx, factor, span, f"converted from vec[{j.type.norm}] to vec[{expected.norm}]")
-            j.type = expected
-            return j
-        raise self.mismatch(expected, j.type, span, why)
+            return factor
+        raise self.mismatch(expected, actual, span, why)
 
     def mismatch(self, expected: T.Type, found: T.Type, span: Span, why: str) -> CheckError:
         """A type mismatch; vectors' lengths are spelled out when they are

@@ -110,8 +110,10 @@ def _score(ck: Inferencer, score: S.Expr, cand_type: T.Type, data_type: T.Type) 
             "the score takes a candidate and the data",
             score.span,
         )
-    ck.coerce(Judgment(data_type), fn_type.param, score.span, "`expmech` passes it the data")
-    return captured, fn_type.sens
+    # the data is measured in its own type's metric: reading it in the
+    # score's parameter type (another vector norm) scales the sensitivity
+    factor = ck.conversion_factor(data_type, fn_type.param, score.span, "`expmech` passes it the data")
+    return captured, fn_type.sens * factor
 
 
 def _function(ck: Inferencer, fn: S.Expr, param_type: T.Type, result_hint: T.Type | None) -> LambdaResult:
