@@ -333,3 +333,24 @@ def test_a_lambda_annotated_with_another_norm_pays_the_conversion() -> None:
     score = f"def f (db : bag Row) : fuzzy num = expmech[1] [1, 2] (fun c (v : vec[1] num) -> dot [1, 1, 1] v) ({vec3});"
     for text in (loop, direct, score):
         assert check(text).definitions["f"].params[0].sensitivity == Sens(Fraction(1732051, 1000000))  # sqrt(3), up
+
+
+def test_names_resolve_as_run_resolves_them() -> None:
+    # a constant named like a primitive is the constant wherever it stands
+    # (it was the primitive when applied: `run` then failed after charging)
+    assert codes("let size = 3;\ndef f (db : bag Row) : fuzzy num = laplace[1] (size db);") == ["FZ208"]
+    assert sens("let size = 3;\ndef f (x : num) : num = size * x;", "f") == {"x": Sens.of(3)}
+
+
+def test_a_per_entry_bound_that_varies_with_the_entry_is_refused(proved: None) -> None:
+    mech = """
+let i = 5;
+mechanism v (q : vec[inf] num) : int
+  requires forall i. abs(dist(q[i])) <= i
+  privacy 1
+{
+  return 0;
+}
+"""
+    tab = "tabulate [1, 2] (fun t -> size (filter (fun r -> r.age > t) db))"
+    assert codes(mech + f"def f (db : bag Row) : fuzzy int = v ({tab});") == ["FZ311"]

@@ -57,6 +57,13 @@ def apply_spine(ck: Inferencer, head: S.Expr, args: list[S.Expr], whole: S.Expr,
         return apply_primitive(ck, head.name, head, head.static_args, args, whole, hint)
     if isinstance(head, S.Var) and ck.env.lookup(head.name) is None:
         name = head.name
+        if name in ck.globals.constants and args:  # names resolve as `run` resolves them: constants first
+            raise CheckError(
+                "FZ208",
+                f"`{name}` is the constant {ck.globals.constants[name]}, not a function, but it is applied to an argument",
+                head.span,
+                hint=f"rename the constant if `{name}` is meant to be the primitive",
+            )
         if name in ck.globals.defs:
             return apply_def(ck, head, args, whole)
         if name in ck.globals.mechanisms:

@@ -55,8 +55,9 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
     statics: dict[str, Fraction] = {}
     lengths: dict[str, int] = {}
     judgments: list[Judgment] = []
+    top_level = {n: v for n, v in ck.globals.constants.items() if n not in {p.name for p in mech.params}}
     for param, arg in zip(mech.params, args, strict=True):
-        ty = ck.elaborate(param.type)
+        ty = ck.elaborate(param.type, constants=top_level)  # the mechanism's own scope, not the caller's
         j = ck.check(arg, ty, f"the parameter `{param.name}` of mechanism `{mech.name}` has type `{ty}`")
         judgments.append(j)
         if isinstance(j.type, T.TVec) and (n := ck.lengths.static(j.type.length)) is not None:
@@ -84,7 +85,7 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
             elif name not in cost:
                 cost[name] = C.Cost((Verified(mech.name, epsilon, delta),))
     ck.note(f"call of mechanism `{mech.name}`: its proved claim ({epsilon}) in each variable of its private inputs")
-    result = ck.elaborate(mech.result, rigid=True)  # a vector result's length is known only at run time
+    result = ck.elaborate(mech.result, rigid=True, constants=top_level)  # a vector result's length is known only at run time
     return Judgment(T.TFuzzy(result), {}, cost=cost)
 
 

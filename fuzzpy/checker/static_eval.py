@@ -19,6 +19,7 @@ from fractions import Fraction
 
 from fuzzpy import syntax as S
 from fuzzpy.checker.elaborate import in_range, static_arith
+from fuzzpy.checker.terms import free_vars
 from fuzzpy.sensitivity import Sens
 
 Value = Fraction | bool | None
@@ -96,20 +97,6 @@ def _binary(expr: S.Binary, env: Mapping[str, Fraction]) -> Value:
     return None
 
 
-def free_names(expr: S.Expr) -> set[str]:
-    names: set[str] = set()
-    stack: list[object] = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, S.Var):
-            names.add(node.name)
-        elif isinstance(node, tuple):
-            stack.extend(node)
-        elif hasattr(node, "__dataclass_fields__"):
-            stack.extend(getattr(node, f) for f in node.__dataclass_fields__ if f != "span")
-    return names
-
-
 def mentions_dist(expr: S.Expr) -> bool:
     stack: list[object] = [expr]
     while stack:
@@ -159,8 +146,9 @@ def private_bound_shape(req: S.Expr) -> tuple[str, S.Expr, bool] | None:
     `c >= abs(dist(x))`, `c > abs(dist(x))`, and the same under
     `forall i.` with `q[i]` for x. Returns (x, c, strict); c is evaluated at
     each call, in the call's scope."""
+    index = None
     if isinstance(req, S.Forall):
-        req = req.body
+        index, req = req.var, req.body
     if not isinstance(req, S.Binary):
         return None
     if req.op in _UPPER:
@@ -177,6 +165,8 @@ def private_bound_shape(req: S.Expr) -> tuple[str, S.Expr, bool] | None:
         return None
     if not isinstance(target, S.Dist) or mentions_dist(bound):
         return None
+    if index is not None and index in free_vars(bound):
+        return None  # a bound that varies with the entry: not one sensitivity bound
     inner = target.expr
     if isinstance(inner, S.Index):
         inner = inner.base
