@@ -191,13 +191,22 @@ def test_vectors_from_lists_of_unknown_length_are_refused() -> None:
     assert codes("def f (bs : list (bag Row)) : vec[1] num = counts bs;") == ["FZ214"]
 
 
-def test_vsum_lengths_are_exposed_for_run() -> None:
+def test_vector_lengths_are_exposed_for_run() -> None:
     text = "def f (db : bag Row) : fuzzy (vec[2] num) = gauss[1] (vsum[1] (map (fun r -> [r.age, r.income]) db));"
-    assert list(check(text).vsum_lengths.values()) == [2]
+    lengths = check(text).vector_lengths
+    assert sorted((span.col, n) for span, n in lengths.items()) == [(55, 2), (64, 2)]  # `vsum[1]` and `map`
+    # a callee summing a bag parameter reads its width; the caller's `map` records it for an empty bag
+    text = (
+        "def total (b : bag (vec[2] num)) : fuzzy (vec[2] num) = gauss[1] (vsum[1] b);\n"
+        "def f (db : bag Row) : fuzzy (vec[2] num) = total (map (fun r -> [r.age]) (filter (fun r -> r.age > 200) db));"
+    )
+    assert sorted(check(text).vector_lengths.values(), key=str) == [1, LengthOf("b", ("rows",))]
+    text = "def f (mk : num -> vec[2] num) (db : bag Row) : num = size (map (fun r -> mk r.age) db);"
+    assert codes(text) == ["FZ214"]
     text = "def f (db : bag (vec[2] num)) : fuzzy (vec[2] num) = gauss[1] (vsum[1] db);"
-    assert list(check(text).vsum_lengths.values()) == [LengthOf("db", ("rows",))]
+    assert list(check(text).vector_lengths.values()) == [LengthOf("db", ("rows",))]
     text = "def f (w : { a : vec[2] num }) (db : bag Row) : fuzzy (vec[2] num) = gauss[1] (vsum[1] (map (fun r -> w.a) db));"
-    assert list(check(text).vsum_lengths.values()) == [LengthOf("w", ("a",))]
+    assert list(check(text).vector_lengths.values()) == [LengthOf("w", ("a",))] * 2
     text = "def f (mk : num -> vec[2] num) (db : bag Row) : fuzzy (vec[2] num) = gauss[1] (vsum[1] (map (fun r -> mk r.age) db));"
     assert codes(text) == ["FZ214"]
     checked = check("def f (u : vec[2] num) (v : vec[2] num) (db : bag Row) : num = dot u v;").definitions["f"]

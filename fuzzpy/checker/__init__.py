@@ -90,9 +90,10 @@ Decisions of issue 9 (soundness of the checker's own logic):
   vector type have one length and `len` of a vector is public (a static
   number when the length is). `tabulate` and `counts` need lists of static
   length (FZ214). A mechanism's vector result has a length known only at run
-  time (rigid: equal only to itself). Every `vsum` records its length for
-  `run` (`CheckedProgram.vsum_lengths`): a number, or `LengthOf(param,
-  path)` read off an argument; neither known: FZ214.
+  time (rigid: equal only to itself). Every `vsum`, and every `map` whose
+  rows are vectors, records their length for `run`, which needs it when the
+  bag is empty (`CheckedProgram.vector_lengths`): a number, or
+  `LengthOf(param, path)` read off an argument; neither known: FZ214.
 * A precondition `abs(dist(x)) < c` is strict: a sensitivity s meets it only
   if s < c (`<=`: s <= c); `c > abs(dist(x))` and `c >= abs(dist(x))` read
   the same way, `&&` splits preconditions, other relations are FZ311.

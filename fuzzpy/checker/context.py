@@ -118,4 +118,4 @@ class Globals:
     broken: set[str] = field(default_factory=set)
     program: S.Program | None = None
     verdicts: dict[str, tuple[str, str]] = field(default_factory=dict)  # mechanism -> (status, reason)
-    vsum_lengths: dict[Span, VectorLength] = field(default_factory=dict)  # see `CheckedProgram`
+    vector_lengths: dict[Span, VectorLength] = field(default_factory=dict)  # see `CheckedProgram`

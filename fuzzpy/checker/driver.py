@@ -142,7 +142,7 @@ class ProgramChecker:
             definitions=dict(self.checked),
             mechanisms=dict(self.globals.mechanisms),
             constants=dict(self.globals.constants),
-            vsum_lengths=dict(self.globals.vsum_lengths),
+            vector_lengths=dict(self.globals.vector_lengths),
         )
 
     def signature_of(self, name: str, span: Span) -> DefSig:
@@ -169,7 +169,7 @@ class ProgramChecker:
         from fuzzpy.checker.context import Env
 
         self.ck.env = Env()  # a definition sees only globals and its parameters
-        sites_saved, self.ck.vsum_sites = self.ck.vsum_sites, {}
+        sites_saved, self.ck.vector_sites = self.ck.vector_sites, {}
         first_soft = len(self.ck.soft_errors)
         first_error = len(self.errors)
         try:
@@ -184,7 +184,7 @@ class ProgramChecker:
             self.globals.broken.add(decl.name)
         finally:
             self.ck.env = env_saved
-            self.ck.vsum_sites = sites_saved
+            self.ck.vector_sites = sites_saved
             self._in_progress.pop()
             soft = self.ck.soft_errors[first_soft:]
             del self.ck.soft_errors[first_soft:]
@@ -236,7 +236,7 @@ class ProgramChecker:
         lengths = self.ck.lengths
         params = [(name, lengths.zonk(ty)) for name, ty in params]  # the signature, generalised
         body.type = lengths.zonk(body.type)
-        self._resolve_vsums(params)
+        self._resolve_vector_lengths(params)
         infos: list[ParamInfo] = []
         sens_list: list[Sens] = []
         costs: list[C.Cost | None] = []
@@ -263,26 +263,26 @@ class ProgramChecker:
         self.globals.sigs[decl.name] = sig
         self.checked[decl.name] = CheckedDef(decl.name, decl, tuple(infos), body.type, privacy)
 
-    def _resolve_vsums(self, params: list[tuple[str, T.Type]]) -> None:
-        """Each `vsum` of the definition with the length of what it sums: a
-        number, or read off a parameter (a length variable of the signature);
-        FZ214 when neither is known, since `run` could not tell the length of
-        the sum of an empty bag."""
-        for span, length in self.ck.vsum_sites.items():
+    def _resolve_vector_lengths(self, params: list[tuple[str, T.Type]]) -> None:
+        """Each `vsum` and vector-valued `map` of the definition with its
+        vectors' length: a number, or read off a parameter (a length variable
+        of the signature); FZ214 when neither is known, since `run` could not
+        tell the length for an empty bag."""
+        for span, length in self.ck.vector_sites.items():
             found = self.ck.lengths.resolve(length)
             if isinstance(found, int):
-                self.globals.vsum_lengths[span] = found
+                self.globals.vector_lengths[span] = found
                 continue
             witness = next((w for name, ty in params if (w := length_witness(name, ty, found)) is not None), None)
             if witness is None:
                 raise CheckError(
                     "FZ214",
-                    "the length of the vectors `vsum` sums is not known before the data is read: it is neither "
-                    "static nor the length of a parameter's vectors",
+                    "the length of these vectors is not known before the data is read: it is neither static "
+                    "nor the length of a parameter's vectors, so it is unknown when the bag is empty",
                     span,
                     hint="build the rows with a list literal, or take the vectors' length from a parameter (`vec[2] num`)",
                 )
-            self.globals.vsum_lengths[span] = witness
+            self.globals.vector_lengths[span] = witness
 
     def _check_private(self, decl: S.DefDecl, name: str, cost: C.Cost | None) -> None:
         if cost is None or cost.blame is None:

@@ -157,11 +157,11 @@ def clip2(ck: Inferencer, call: PrimCall) -> Judgment:
 def vsum(ck: Inferencer, call: PrimCall) -> Judgment:
     """The sum's length is its rows' (part of their type), so that the sum
     of an empty bag is the zero vector of that length: `run` reads it from
-    `CheckedProgram.vsum_lengths` (see `driver`)."""
+    `CheckedProgram.vector_lengths` (see `driver`)."""
     c = positive_static(call.statics[0], ck.visible_constants(), "the clipping norm of `vsum`")
     row = ck.lengths.vec("2")
     j = ck.check(call.args[0], T.TBag(row), "`vsum` sums rows that are L2 vectors")
-    ck.vsum_sites[call.head.span] = row.length
+    ck.vector_sites[call.head.span] = row.length
     result = Judgment(row, j.ctx)
     return _scaled(ck, call, result, Sens(c), row, f"rows clipped to L2 norm {c}: one row moves the sum by at most {c}")
 

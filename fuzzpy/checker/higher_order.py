@@ -89,6 +89,8 @@ def map_(ck: Inferencer, call: PrimCall) -> Judgment:
         ck.coerce(Judgment(result), row_hint, call.args[0].span, "the rows must have the expected type")
         result = row_hint
     captured = capture_infinitely(ck, captured, call.args[0], "`map`")
+    if isinstance(result, T.TVec):  # `run` needs the rows' length when the bag is empty
+        ck.vector_sites[call.head.span] = result.length
     ck.note("`map`: 1-sensitive in the bag; the function's captures scaled by inf")
     return Judgment(T.TBag(result), U.plus(bag.ctx, captured))
 

@@ -62,9 +62,10 @@ class Inferencer:
         self.tracer = tracer
         self.soft_errors: list[Diagnostic] = []
         self.lengths = Lengths()
-        #: the `vsum`s of the definition being checked: the span of `vsum[c]`
-        #: and the length of the vectors it sums (resolved when it concludes)
-        self.vsum_sites: dict[Span, T.Length | None] = {}
+        #: the `vsum`s and vector-valued `map`s of the definition being
+        #: checked: the node's span and the vectors' length (resolved when the
+        #: definition concludes; see `CheckedProgram.vector_lengths`)
+        self.vector_sites: dict[Span, T.Length | None] = {}
         from fuzzpy.checker import apply, blocks, literals
 
         self._handlers: dict[type, Handler] = {

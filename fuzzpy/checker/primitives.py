@@ -35,7 +35,7 @@ class PrimCall:
     args: list[S.Expr]
     whole: S.Expr
     hint: T.Type | None
-    head: S.Expr  # the primitive's own node (`vsum[c]`), whose span keys `vsum_lengths`
+    head: S.Expr  # the primitive's own node (`vsum[c]`), whose span keys `vector_lengths`
 
     @property
     def span(self) -> Span:

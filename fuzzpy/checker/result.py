@@ -28,7 +28,7 @@ class LengthOf:
     path: tuple[str | int, ...] = ()
 
 
-#: The length of the vectors a `vsum` sums: a number, or read off an argument.
+#: The length of the vectors a `vsum` sums or a `map` makes: a number, or read off an argument.
 VectorLength = int | LengthOf
 
 
@@ -65,7 +65,10 @@ class CheckedProgram:
     mechanisms: dict[str, MechanismDecl]
     constants: dict[str, object]  # static `let` constants: name -> Fraction
     warnings: tuple[Diagnostic, ...] = ()
-    #: For every `vsum[c]` of an accepted definition, keyed by the span of
-    #: its `vsum[c]` node: the length of the vectors it sums (and of the sum,
-    #: which for an empty bag is that many zeros).
-    vsum_lengths: dict[Span, VectorLength] = field(default_factory=dict)
+    #: What `run` needs to know of vector lengths when a bag is empty, keyed
+    #: by the span of the node: for every `vsum[c]` node, the length of the
+    #: vectors it sums (the sum of an empty bag is that many zeros); for every
+    #: `map` node whose rows are vectors, their length (the width of the
+    #: result when the bag is empty). Bags of vectors that are parameters
+    #: carry their width (a data file's columns; a caller's `map`).
+    vector_lengths: dict[Span, VectorLength] = field(default_factory=dict)
