@@ -18,6 +18,7 @@ from fuzzpy import syntax as S
 from fuzzpy import types as T
 from fuzzpy.checker.costs import Cost, CostCtx
 from fuzzpy.checker.result import VectorLength
+from fuzzpy.checker.terms import fresh_name
 from fuzzpy.checker.usage import Ctx
 from fuzzpy.sensitivity import Sens
 from fuzzpy.source import Span
@@ -66,8 +67,6 @@ class Env:
         return self._keys.get(key)
 
     def bind(self, name: str, binding: Binding) -> Binding | None:
-        from fuzzpy.checker.terms import fresh_name
-
         previous = self._vars.get(name)
         binding.key = name if previous is None and name not in self._keys else fresh_name(name, set(self._keys))
         self._vars[name] = binding
