@@ -25,6 +25,7 @@ CODES: dict[str, str] = {
     "FZ112": "a vector norm other than 1, 2 or inf",
     "FZ113": "comparisons written as a chain (`a < b < c`)",
     "FZ114": "the file contains no declarations",
+    "FZ115": "a numeric literal out of range (zero or magnitude 2.2e-308 to 1.8e308, at most 400 characters)",
     # --- FZ2xx: types (checker) ---
     "FZ201": "type mismatch: the expected type, what was found, and why it was expected",
     "FZ202": "a static number is required here (or a static bound is invalid)",
@@ -42,6 +43,7 @@ CODES: dict[str, str] = {
     "FZ214": "a vector norm conversion needs the vector's static length",
     "FZ215": "mechanism-only syntax used in a `def`",
     "FZ216": "unknown operator",
+    "FZ217": "a static value out of range (zero or magnitude 2.2e-308 to 1.8e308, at most 1100 bits)",
     "FZ218": "a definition nested too deeply to check",
     # --- FZ3xx: sensitivity and privacy (checker) ---
     "FZ301": "`return` releases private data without noise (infinite privacy cost)",

@@ -181,6 +181,11 @@ def kov_candidate(epsilon0: float, delta0: float, k: int, delta: float) -> float
     return discrete.epsilon_for_delta_log(losses, log_masses, 0.0, inner)
 
 
+#: KOV's exact composition holds k + 1 points in memory; beyond this many
+#: compositions it is skipped (PLD, RDP and the closed forms still apply).
+KOV_MAX_COUNT = 1_000_000
+
+
 def kov(atoms: Atoms, delta: float) -> float | None:
     """KOV for a homogeneous composition (every atom gives the same pair, or a
     single flexible atom repeated k times); None when it does not apply. Of a
@@ -190,6 +195,8 @@ def kov(atoms: Atoms, delta: float) -> float | None:
         if fixed or len(flexible) != 1:
             return None
         atom, k = flexible[0]
+        if k > KOV_MAX_COUNT:  # its exact distribution has k + 1 atoms: other methods bound it
+            return None
         options = []
         for fraction in _SPLITS:
             delta0 = fraction * delta / k  # any delta0: the pair below is valid for it
@@ -204,4 +211,7 @@ def kov(atoms: Atoms, delta: float) -> float | None:
     if len(pairs) != 1:
         return None
     ((epsilon0, delta0),) = pairs
-    return kov_epsilon(epsilon0, float_up(delta0), sum(n for _, _, n in fixed), delta)
+    count = sum(n for _, _, n in fixed)
+    if count > KOV_MAX_COUNT:
+        return None
+    return kov_epsilon(epsilon0, float_up(delta0), count, delta)
