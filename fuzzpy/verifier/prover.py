@@ -81,8 +81,8 @@ def make_inputs(info: MechanismInfo, fixed: dict[str, Fraction] | None = None) -
         output = z.fresh_int("out_s") if info.result_sort == "int" else z.fresh_bool("out_s")
     bare = Inputs(scalars, vectors, lengths, (), output, z.number(0))
     background = [n >= 0 for n in lengths.values()]
-    background += [relational(req, {}, {}, bare) for req in info.decl.requires if not isinstance(req, Forall)]
-    claim = z.to_real(relational(info.decl.privacy, {}, {}, bare))
+    background += [relational(req, {}, bare) for req in info.decl.requires if not isinstance(req, Forall)]
+    claim = z.to_real(relational(info.decl.privacy, {}, bare))
     return Inputs(scalars, vectors, lengths, tuple(background), output, claim)
 
 
@@ -282,7 +282,7 @@ def scale_diagnostics(info: MechanismInfo) -> list[Diagnostic]:
         if not names <= set(info.scalars):
             continue  # depends on local state: checked as a proof obligation instead
         try:
-            term = z.to_real(relational(scale, {}, {}, inputs))
+            term = z.to_real(relational(scale, {}, inputs))
         except Unsupported:
             continue
         outcome = z.check_valid(list(inputs.background), term > 0, 2000)
