@@ -236,6 +236,10 @@ class Product:
         ] + [replace(o, formula=z.implies(some_else, o.formula)) for o in else_path.obligations[base_obligations:]]
         if then_path.budgets != path.budgets or else_path.budgets != path.budgets:
             raise Unsupported("a vec[1] input is read inside a branch the two runs may disagree on")
+        if _pending_count(then_path) != _pending_count(path) or _pending_count(else_path) != _pending_count(path):
+            # the selector would be decided in one run's branch only: the
+            # alignment could stop being injective
+            raise Unsupported("a comparison that selects a draw's alignment sits in a branch the runs may disagree on")
         for name in set(then_path.values) | set(else_path.values):
             if name in then_path.values and name in else_path.values:
                 a, b = then_path.values[name], else_path.values[name]
@@ -466,6 +470,10 @@ def relational(expr: Expr, bound: dict[str, Term], inputs: Inputs,
         raise Unsupported(f"{type(e).__name__} in a precondition")
 
     return go(expr)
+
+
+def _pending_count(path: Path) -> int:
+    return sum(len(entries) for entries in path.pending.values())
 
 
 def _signed(sign: int, term: Term) -> Term:
