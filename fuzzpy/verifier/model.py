@@ -115,7 +115,9 @@ class _Sorter:
             then, orelse = self.sort(expr.then, bound), self.sort(expr.orelse, bound)
             return then if then == orelse else "num"
         if isinstance(expr, Index):
-            self.sort(expr.index, bound)
+            if self.sort(expr.index, bound) != "int":
+                self.diagnostics.append(_error("FZ404", "a vector index must be an integer expression", expr.index.span,
+                                               hint="index with an `int` counter, such as `q[i]` with `var i = 0;`"))
             if not (isinstance(expr.base, Var) and expr.base.name in info.vectors):
                 self.diagnostics.append(_error("FZ404", "only vector parameters can be indexed", expr.span))
             return "num"
