@@ -397,3 +397,11 @@ def test_reads_outside_the_vector_have_distance_zero_in_a_proof() -> None:
     text = PREVIOUS.format(body="output q[len(q) + i * i];")
     assert _verify(text).status == "proved"
     assert _mechanism_output(text, ([4, 5], 0, Fraction(1))) == [0]
+
+
+@pytest.mark.parametrize("claim", ["abs(x) * eps + eps", "eps + dist(x)", "eps + 0 * lap(1)"])
+def test_a_claim_depending_on_private_data_is_refused(claim: str) -> None:
+    text = ONE_SIDED.format(relation="abs(dist(x)) <= 1").replace("privacy eps", f"privacy {claim}")
+    with pytest.raises(FuzzError) as caught:
+        _verify(text)
+    assert "FZ404" in {d.code for d in caught.value.diagnostics}

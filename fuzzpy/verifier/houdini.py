@@ -100,10 +100,10 @@ class InvariantLoops:
         # draws are paid on each evaluation (a trip's cost includes them)
         guarded = head.fork()
         guard = product.eval(loop.cond, guarded)
-        guarded.obligations.append(Obligation("guard", guard.one == guard.two, loop.cond.span,
-                                              "both runs agree on the loop condition"))
         body_start = guarded.fork()
         body_start.facts.append(guard.one)
+        guarded.obligations.append(Obligation("guard", guard.one == guard.two, loop.cond.span,
+                                              "both runs agree on the loop condition"))
         body = product.exec_block(loop.body, [body_start])
         for path in body:
             product.resolve_all_pending(path)
