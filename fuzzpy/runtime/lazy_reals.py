@@ -67,9 +67,13 @@ class Draw:
         self.negative = two_sided and source.below_one(2) == 1
 
     def interval(self) -> tuple[Fraction, Fraction]:
-        low = self.whole + Fraction(self.digits, 1 << self.known)
-        high = low + Fraction(1, 1 << self.known)
-        return (-high, -low) if self.negative else (low, high)
+        low, high, known = self.bounds()
+        return Fraction(low, 1 << known), Fraction(high, 1 << known)
+
+    def bounds(self) -> tuple[int, int, int]:
+        """(low, high, k): the draw lies in [low / 2^k, high / 2^k]."""
+        low = (self.whole << self.known) + self.digits
+        return (-low - 1, -low, self.known) if self.negative else (low, low + 1, self.known)
 
     def refine(self, more: int) -> None:
         if self.known >= MAX_DIGITS:
@@ -179,18 +183,39 @@ def negate(a: Number) -> Number:
 
 
 def _interval(terms: Terms, draws: dict[int, Draw]) -> tuple[Fraction, Fraction]:
+    """Exact bounds of a polynomial over the draws' current intervals.
+
+    Affine terms (the common case) are summed as integers over a common
+    power-of-two denominator per coefficient denominator; other monomials by
+    interval products of Fractions.
+    """
     low = high = Fraction(0)
+    bounds = {serial: draw_.bounds() for serial, draw_ in draws.items()}
+    top = max((b[2] for b in bounds.values()), default=0)
+    sums: dict[int, list[int]] = {}  # coefficient denominator -> [low, high] numerators over it * 2^top
     for mono, c in terms.items():
-        if len(mono) == 1:  # the common, affine case
-            a, b = draws[mono[0]].interval()
-            lo, hi = (c * a, c * b) if c > 0 else (c * b, c * a)
-        else:
-            lo = hi = c
-            for serial in mono:
-                a, b = draws[serial].interval()
-                products = (lo * a, lo * b, hi * a, hi * b)
-                lo, hi = min(products), max(products)
+        if len(mono) == 1:
+            a, b, known = bounds[mono[0]]
+            shift = top - known
+            a, b = a << shift, b << shift
+            p = c.numerator
+            entry = sums.setdefault(c.denominator, [0, 0])
+            if p > 0:
+                entry[0] += p * a
+                entry[1] += p * b
+            else:
+                entry[0] += p * b
+                entry[1] += p * a
+            continue
+        lo = hi = c
+        for serial in mono:
+            a, b = draws[serial].interval()
+            products = (lo * a, lo * b, hi * a, hi * b)
+            lo, hi = min(products), max(products)
         low, high = low + lo, high + hi
+    for q, (lo_num, hi_num) in sums.items():
+        low += Fraction(lo_num, q << top)
+        high += Fraction(hi_num, q << top)
     return low, high
 
 
@@ -206,9 +231,17 @@ def _sign_of_terms(terms: Terms, draws: dict[int, Draw]) -> int:
             return 1
         if high < 0:
             return -1
-        for serial in {s for mono in terms for s in mono}:
-            draws[serial].refine(step)
+        _refine_least_known([draws[s] for s in {s for mono in terms for s in mono}], step)
         step = min(2 * step, MAX_STEP)
+
+
+def _refine_least_known(draws: list[Draw], step: int) -> None:
+    """Bring every draw up to `step` more digits than the least precise one
+    has (draws already refined further, by earlier decisions, wait)."""
+    target = min(d.known for d in draws) + step
+    for d in draws:
+        if d.known < target:
+            d.refine(target - d.known)
 
 
 def sign(value: Number) -> int:
@@ -248,8 +281,7 @@ def to_float(value: Noisy) -> float:
             low, high = _nearest(min(ends)), _nearest(max(ends))
             if low == high:
                 return low
-        for draw_ in value.draws.values():
-            draw_.refine(MAX_STEP)  # a double needs about 53 digits: take them at once
+        _refine_least_known(list(value.draws.values()), MAX_STEP)  # a double needs about 53 digits
 
 
 def _nearest(x: Fraction) -> float:
