@@ -65,6 +65,7 @@ CODES: dict[str, str] = {
     "FZ403": "the released values do not match the mechanism's result type",
     "FZ404": "a construct the verifier does not support in mechanisms",
     "FZ405": "a mechanism parameter is redeclared as a local variable",
+    "FZ406": "a mechanism's preconditions contradict each other: its proof is vacuous (warning)",
     "FZ410": "the mechanism's privacy claim was refuted by a counterexample",
     "FZ411": "the mechanism's privacy claim could not be proved",
     # --- FZ5xx: running and data (runtime) ---
