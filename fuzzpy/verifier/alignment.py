@@ -179,8 +179,12 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
     zero = Shift("const")
     guarded = {i for i in releases if any(_inside(site.contexts[i].node, site.contexts[c].branch)
                                           for c in compares if site.contexts[c].branch is not None)}
-    scored.append((3 if releases else 0, Alignment(zero)))
-    scored += [(1, Alignment(Shift("const", Fraction(1)))), (2, Alignment(Shift("const", Fraction(-1))))]
+    # a threshold (drawn once, only compared, never released) is shifted by 1 in
+    # every SVT proof (Lyu, Su & Li 2017): try that first
+    threshold = site.compared and not site.in_loop and not releases and not compares
+    scored.append((3 if releases else 1 if threshold else 0, Alignment(zero)))
+    scored += [(0 if threshold else 1, Alignment(Shift("const", Fraction(1)))),
+               (2, Alignment(Shift("const", Fraction(-1))))]
     for i in releases:
         # a release under a branch on the same draw is better served by a selector
         scored.append((2 if i in guarded else 0, Alignment(Shift("target", context=i, target="zero"))))
@@ -199,6 +203,9 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
         scored.append((4, Alignment(Shift("target", context=i, target="other"), branch,
                                     Shift("target", context=i, target="zero"))))
         scored.append((4, Alignment(Shift("const", Fraction(1)), branch, zero)))
+        # the comparison's false side is the one that pays (`while (... && q[i] + lap(b) < tt)`)
+        scored.append((1, Alignment(zero, branch, Shift("target", context=i, target="other"))))
+        scored.append((2, Alignment(zero, branch, Shift("target", context=i, target="one"))))
     if info.result_sort == "int":
         for index in _indices(info, site, usable):
             point = Selector("pointwise", variable=show(index), index=index)

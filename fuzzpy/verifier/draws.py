@@ -74,6 +74,7 @@ class DrawSite:
     in_loop: bool = False
     carrier_var: str | None = None
     visible: frozenset[str] = frozenset()  # locals declared before the draw
+    compared: bool = False  # the draw's value reaches a comparison (usable as a context or not)
 
 
 def draw_sites(body: tuple[Stmt, ...]) -> list[DrawSite]:
@@ -210,6 +211,8 @@ def _uses_in(site: DrawSite, flow: _Flow, stmt: Stmt, top: Expr) -> None:
         if found is None:
             continue
         chain, sign, rest = found
+        if _comparison_with(top, chain) is not None:
+            site.compared = True
         inner_sign, inner_rest = flow.tracked[expr.name]
         rewritten = _rewritten_terms(rest, flow)
         if rewritten is None:
@@ -222,6 +225,7 @@ def _use(site: DrawSite, flow: _Flow, stmt: Stmt, top: Expr, chain: Expr, sign: 
          rest: tuple[tuple[int, Expr], ...], own: bool) -> None:
     comparison = _comparison_with(top, chain)
     if comparison is not None:
+        site.compared = True
         other = comparison[0] if own else _rewrite(comparison[0], flow)
         if other is None or _mentions(other, set(flow.tracked)):
             return

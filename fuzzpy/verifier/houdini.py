@@ -16,6 +16,14 @@ from dataclasses import dataclass, field
 
 from fuzzpy.syntax import Binary, Expr, IfStmt, Var, While
 from fuzzpy.verifier import solver as z
+from fuzzpy.verifier.counters import (
+    Counter,
+    counter_atoms,
+    flag_atoms,
+    flag_tests,
+    loop_constants,
+    loop_counters,
+)
 from fuzzpy.verifier.invariants import (
     Atom,
     View,
@@ -93,9 +101,13 @@ class InvariantLoops:
         names = _loop_names(self.info, live)
         head = self._havoc(live, names)  # the loop-head state, before the guard is evaluated
         entry_cost = z.fresh_real("entry_cost")
-        atoms = loop_pool(self.info, self.inputs, product, loop, live[0], names, live)
-        entries = [(p.facts + [entry_cost == p.cost], loop_view(product, loop, p, entry_cost)) for p in live]
-        head_view = loop_view(product, loop, head, entry_cost)
+        counters = [c for c in loop_counters(self.info, loop) if c.name in names]
+        ghosts = {c.name: z.fresh_of_sort(f"entry_{c.name}", head.values[c.name].one) for c in counters}
+        atoms = loop_pool(self.info, self.inputs, product, loop, live[0], names, live, counters)
+        extra = loop_constants(counters)
+        entries = [(p.facts + [entry_cost == p.cost] + [g == p.values[c].one for c, g in ghosts.items()],
+                    loop_view(product, loop, p, entry_cost, ghosts, extra)) for p in live]
+        head_view = loop_view(product, loop, head, entry_cost, ghosts, extra)
         # the guard is evaluated on every trip and once more on exit: its
         # draws are paid on each evaluation (a trip's cost includes them)
         guarded = head.fork()
@@ -109,7 +121,8 @@ class InvariantLoops:
             product.resolve_all_pending(path)
         dead = self.dead.get(id(loop), set())
         active = {i for i, a in enumerate(atoms) if a.label not in dead}
-        active = self._houdini(product, loop, atoms, entries, head_view, body, entry_cost, active)
+        active = self._houdini(product, loop, atoms, entries, head_view, body,
+                               lambda p: loop_view(product, loop, p, entry_cost, ghosts, extra), active)
         invariant = z.conj(*(atoms[i].build(head_view) for i in active))
         for atom_index, atom in enumerate(atoms):
             if atom.user and atom_index not in active:
@@ -138,6 +151,10 @@ class InvariantLoops:
         values = {n: v for n, v in template.values.items() if all(n in p.values for p in live)}
         for name in names:
             old = values[name]
+            if name in self.info.whole:
+                # a `num` local that only ever holds whole numbers (model.whole_locals)
+                values[name] = Pair(z.to_real(z.fresh_int(name)), z.to_real(z.fresh_int(f"{name}_2")))
+                continue
             values[name] = Pair(z.fresh_of_sort(f"{name}", old.one), z.fresh_of_sort(f"{name}_2", old.two))
         budgets = {
             q: type(b)(z.fresh_real(f"remaining_{q}"), z.fresh_int(f"last_{q}"), z.fresh_real(f"lastd_{q}"))
@@ -148,13 +165,13 @@ class InvariantLoops:
                     trail=list(template.trail))
 
     def _houdini(self, product: Product, loop: While, atoms: list[Atom], entries: list, head: View,
-                 body: list[Path], entry_cost: Term, active: set[int]) -> set[int]:
+                 body: list[Path], view_of, active: set[int]) -> set[int]:  # noqa: ANN001
         for facts, view in entries:
             terms = [a.build(view) for a in atoms]
             active -= {i for i in active if z.is_false(terms[i])}  # decided without the solver
             self._weed(facts, terms, active)
         head_terms = [a.build(head) for a in atoms]
-        posts = [(p, [a.build(loop_view(product, loop, p, entry_cost)) for a in atoms])
+        posts = [(p, [a.build(view_of(p)) for a in atoms])
                  for p in body if not p.returned]
         changed = True
         while changed:
@@ -185,18 +202,19 @@ class InvariantLoops:
         return dropped
 
 
-def loop_view(product: Product, loop: While, path: Path, entry_cost: Term) -> View:
+def loop_view(product: Product, loop: While, path: Path, entry_cost: Term, entries: dict[str, Term] | None = None,
+              extra: list[Expr] = ()) -> View:  # type: ignore[assignment]
     bounds = {}
-    for expr in guard_bounds(loop):
+    for expr in list(guard_bounds(loop)) + list(extra):
         try:
             bounds[show(expr)] = product.eval(expr, path.fork()).one
         except Unsupported:
             continue
-    return View(path.values, path.cost, entry_cost, path.budgets, bounds)
+    return View(path.values, path.cost, entry_cost, path.budgets, bounds, dict(entries or {}))
 
 
 def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While, sample: Path,
-              names: list[str], live: list[Path] | None = None) -> list[Atom]:
+              names: list[str], live: list[Path] | None = None, counters: list[Counter] = ()) -> list[Atom]:  # type: ignore[assignment]
     """The candidate invariants of one loop (see `invariants.build_pool`)."""
     prices = []
     for noise in noises_in(loop):
@@ -219,9 +237,40 @@ def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While
         entry_constant = z.simplify(entering[0].cost)
     atoms = build_pool(info, loop, names, inputs.claim, inputs.output, prices, guards, bounds, entry_constant,
                        cases)
+    atoms += counter_atoms(info, [c for c in counters if all(show(e) in _bound_texts(product, sample, c)
+                                                             for e in c.steps + c.limits)], inputs.claim)
+    for counter in counters:
+        start = _common_entry(entering, counter.name)
+        if start is not None:
+            atoms.append(Atom(f"{counter.name} at entry == {z.pretty(start)}",
+                              lambda v, c=counter.name, t=start: v.entries[c] == t))
+    flags = [f for f in flag_tests(info, loop) if f.flag in names]
+    atoms += flag_atoms(flags, lambda e, v: product.eval(e, Path(dict(v.values), v.cost, budgets=dict(v.budgets))).one)
     for hint in loop.invariants:
         atoms.append(Atom(show(hint), lambda v, h=hint: _hint_term(product, h, v), user=True))
     return atoms
+
+
+def _common_entry(entering: list[Path], name: str) -> Term | None:
+    """The value a local has on every path into the loop, when it is one term over the parameters."""
+    terms = [z.simplify(p.values[name].one) for p in entering if name in p.values]
+    if len(terms) != len(entering) or len({t.sexpr() for t in terms}) != 1:
+        return None
+    if not all(n.startswith("param_") for n in z.constant_names(terms[0])):
+        return None
+    return terms[0]
+
+
+def _bound_texts(product: Product, sample: Path, counter: Counter) -> set[str]:
+    """The counter's steps and limits that evaluate (a loop constant over locals may not)."""
+    texts = set()
+    for expr in counter.steps + counter.limits:
+        try:
+            product.eval(expr, sample.fork())
+            texts.add(show(expr))
+        except Unsupported:
+            continue
+    return texts
 
 
 def _counter_tests(info: MechanismInfo, loop: While, names: list[str]) -> list[Expr]:

@@ -12,7 +12,7 @@ largest inductive conjunction of them (Flanagan & Leino's Houdini, FME 2001).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fuzzpy.syntax import Binary, Expr, While
 from fuzzpy.verifier import solver as z
@@ -30,6 +30,7 @@ class View:
     entry_cost: Term
     budgets: dict  # name -> Budget
     bounds: dict[str, Term]  # text of a guard bound -> its value (loop constant)
+    entries: dict[str, Term] = field(default_factory=dict)  # counter -> its value at loop entry (a ghost)
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,8 @@ def build_pool(
 
     ``case_guards`` (tests like `i == 0` in the body) also guard the relations
     between integer variables ("after the first trip, best < i")."""
-    ints = [n for n in names if info.locals.get(n) == "int"]
-    nums = [n for n in names if info.locals.get(n) == "num"]
+    ints = [n for n in names if info.locals.get(n) == "int" or n in info.whole]
+    nums = [n for n in names if info.locals.get(n) == "num" and n not in info.whole]
     bools = [n for n in names if info.locals.get(n) == "bool"]
     distance = _distance_atoms(ints + nums) + [
         Atom(f"{b}' == {b}", lambda v, b=b: v.values[b].one == v.values[b].two) for b in bools

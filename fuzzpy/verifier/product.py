@@ -280,9 +280,11 @@ class Product:
             return self._binary(expr, path)
         if isinstance(expr, Unary):
             inner = self.eval(expr.operand, path)
-            if expr.op == "-":
-                return Pair(-inner.one, -inner.two)
-            return Pair(z.neg(inner.one), z.neg(inner.two))
+            fn = (lambda t: -t) if expr.op == "-" else z.neg
+            if inner.one is inner.two:
+                same = fn(inner.one)
+                return Pair(same, same)
+            return Pair(fn(inner.one), fn(inner.two))
         if isinstance(expr, If):
             cond, then, orelse = (self.eval(e, path) for e in (expr.cond, expr.then, expr.orelse))
             return Pair(z.ite(cond.one, then.one, orelse.one), z.ite(cond.two, then.two, orelse.two))
@@ -297,7 +299,11 @@ class Product:
     def _binary(self, expr: Binary, path: Path) -> Pair:
         left, right = self.eval(expr.left, path), self.eval(expr.right, path)
         op = BINARY[expr.op]
-        result = Pair(op(left.one, right.one), op(left.two, right.two))
+        if left.one is left.two and right.one is right.two:  # the same in both runs: build it once
+            same = op(left.one, right.one)
+            result = Pair(same, same)
+        else:
+            result = Pair(op(left.one, right.one), op(left.two, right.two))
         if id(expr) in path.pending:  # a comparison that selects a draw's alignment
             self.resolve_pending(id(expr), result.one, path)
             # the selector must be preserved by the coupling: then each region is
