@@ -36,6 +36,7 @@ from fuzzpy.syntax import (
     VarDecl,
     While,
 )
+from fuzzpy.verifier.text import show
 from fuzzpy.verifier.walk import (
     additive_terms,
     has_noise,
@@ -75,32 +76,76 @@ class DrawSite:
     carrier_var: str | None = None
     visible: frozenset[str] = frozenset()  # locals declared before the draw
     compared: bool = False  # the draw's value reaches a comparison (usable as a context or not)
+    next_guards: tuple[Expr, ...] = ()  # in a loop: the guard's tests as they will read after this trip
 
 
 def draw_sites(body: tuple[Stmt, ...]) -> list[DrawSite]:
     sites: list[DrawSite] = []
-    _collect_draws(body, (), sites, in_loop=False, declared=set())
+    _collect_draws(body, (), sites, None, declared=set())
     return sites
 
 
-def _collect_draws(body: tuple[Stmt, ...], after: tuple[Stmt, ...], sites: list[DrawSite], in_loop: bool,
+def _collect_draws(body: tuple[Stmt, ...], after: tuple[Stmt, ...], sites: list[DrawSite], loop: While | None,
                    declared: set[str]) -> None:
-    """``after``: the statements that run after ``body`` ends (outside loops)."""
+    """``after``: the statements that run after ``body`` ends (up to the end of
+    the loop's trip, inside a loop)."""
     for position, stmt in enumerate(body):
         following = body[position + 1:] + after
         for top in stmt_expressions(stmt):
             for expr in sub_expressions(top):
                 if isinstance(expr, Noise):
-                    site = DrawSite(expr, len(sites), in_loop=in_loop, visible=frozenset(declared))
+                    site = DrawSite(expr, len(sites), in_loop=loop is not None, visible=frozenset(declared))
                     _follow_draw(site, stmt, top, following)
+                    if loop is not None and not isinstance(stmt, While):
+                        site.next_guards = _next_guards(loop, stmt, following)
                     sites.append(site)
         if isinstance(stmt, VarDecl):
             declared.add(stmt.name)
         if isinstance(stmt, IfStmt):
-            _collect_draws(stmt.then, following, sites, in_loop, set(declared))
-            _collect_draws(stmt.orelse, following, sites, in_loop, set(declared))
+            _collect_draws(stmt.then, following, sites, loop, set(declared))
+            _collect_draws(stmt.orelse, following, sites, loop, set(declared))
         elif isinstance(stmt, While):
-            _collect_draws(stmt.body, (), sites, True, set(declared))
+            _collect_draws(stmt.body, (), sites, stmt, set(declared))
+
+
+def _next_guards(loop: While, stmt: Stmt, following: tuple[Stmt, ...]) -> tuple[Expr, ...]:
+    """The loop guard's noise-free tests, rewritten to the state at the draw as
+    they will read at the next guard evaluation: "is there another trip?".
+
+    Only straight-line updates are followed (`count = count + 1` after the
+    draw gives `count + 1 < N`); a test over a variable assigned in a branch
+    after the draw is dropped. A draw whose value is never used again after
+    the last trip (Dwork & Roth's Sparse redraws the threshold after every
+    hit, the last included) can be aligned by such a test.
+    """
+    flow = _Flow()
+    if isinstance(stmt, (VarDecl, Assign)):
+        flow.forget(stmt.name)
+    for later in following:
+        if isinstance(later, (VarDecl, Assign)) and (isinstance(later, VarDecl) or later.index is None):
+            value = None if has_noise(later.expr) else _rewrite(later.expr, flow)
+            flow.values[later.name] = value
+        else:
+            for name in _assigned((later,)):
+                flow.forget(name)
+    tests: dict[str, Expr] = {}
+    conjuncts = _conjuncts(loop.cond)
+    rewritten = [_rewrite(c, flow) for c in conjuncts if not has_noise(c)]
+    for test in rewritten:
+        if test is not None:
+            tests.setdefault(show(test), test)
+    if len(tests) > 1 and all(t is not None for t in rewritten) and len(rewritten) == len(conjuncts):
+        whole = rewritten[0]
+        for test in rewritten[1:]:
+            whole = Binary("&&", whole, test, loop.cond.span)  # type: ignore[arg-type]
+        tests.setdefault(show(whole), whole)  # type: ignore[arg-type]
+    return tuple(tests.values())
+
+
+def _conjuncts(cond: Expr) -> list[Expr]:
+    if isinstance(cond, Binary) and cond.op == "&&":
+        return _conjuncts(cond.left) + _conjuncts(cond.right)
+    return [cond]
 
 
 # ---------------------------------------------------------------- following a draw
@@ -159,6 +204,10 @@ def _follow_block(site: DrawSite, flow: _Flow, body: tuple[Stmt, ...]) -> None:
                 flow.forget(name)
         elif isinstance(stmt, While):
             changed = _assigned(stmt.body)
+            if any(isinstance(e, Binary) and e.op in COMPARISONS and _mentions(e, set(flow.tracked))
+                   for top in (stmt.cond, *(t for s in statements(stmt.body) for t in stmt_expressions(s)))
+                   for e in sub_expressions(top)):
+                site.compared = True  # at least on the first trip, before any reassignment
             inner = flow.copy()
             for name in changed:
                 inner.forget(name)
