@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from fuzzpy.syntax import Binary, Expr, IfStmt, Var, While
+from fuzzpy.syntax import Assign, Binary, Expr, IfStmt, Index, Var, VarDecl, While
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.counters import (
     Counter,
@@ -36,7 +36,7 @@ from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.product import Inputs, Obligation, Pair, Path, Product, Unsupported
 from fuzzpy.verifier.solver import Term
 from fuzzpy.verifier.text import show
-from fuzzpy.verifier.walk import has_noise, statements, sub_expressions
+from fuzzpy.verifier.walk import has_noise, statements, stmt_expressions, sub_expressions
 
 
 class ProofFailed(Exception):
@@ -71,10 +71,22 @@ def _display(label: str) -> str:
     return label.replace("V0", "entry cost").replace("param_", "")
 
 
-def _loop_names(info: MechanismInfo, live: list[Path]) -> list[str]:
+def _loop_names(info: MechanismInfo, loop: While, live: list[Path]) -> list[str]:
+    """The locals the loop head must forget: those the loop assigns, and
+    those whose value differs between the entering paths."""
     if not live:
         return []
-    return sorted(set.intersection(*(set(p.values) for p in live)) - set(info.scalars))
+    common = set.intersection(*(set(p.values) for p in live)) - set(info.scalars)
+    assigned = {s.name for s in statements(loop.body) if isinstance(s, (VarDecl, Assign))}
+    differing = {n for n in common if any(not z.same(p.values[n].one, live[0].values[n].one)
+                                          or not z.same(p.values[n].two, live[0].values[n].two) for p in live)}
+    return sorted(common & (assigned | differing))
+
+
+def _vectors_read(loop: While) -> set[str]:
+    tops = [loop.cond] + [t for s in statements(loop.body) for t in stmt_expressions(s)]
+    return {e.base.name for top in tops for e in sub_expressions(top)
+            if isinstance(e, Index) and isinstance(e.base, Var)}
 
 
 @dataclass
@@ -98,11 +110,11 @@ class InvariantLoops:
             # what the paths owe before the loop (releases, branch agreement,
             # shifts) is proved on those paths, for every parameter value
             self.side_paths.append(_before_loop(path))
-        names = _loop_names(self.info, live)
-        head = self._havoc(live, names)  # the loop-head state, before the guard is evaluated
+        names = _loop_names(self.info, loop, live)
         entry_cost = z.fresh_real("entry_cost")
         counters = [c for c in loop_counters(self.info, loop) if c.name in names]
-        ghosts = {c.name: z.fresh_of_sort(f"entry_{c.name}", head.values[c.name].one) for c in counters}
+        ghosts = {c.name: z.fresh_of_sort(f"entry_{c.name}", live[0].values[c.name].one) for c in counters}
+        head = self._havoc(loop, live, names, entry_cost, ghosts)  # the loop-head state, before the guard
         atoms = loop_pool(self.info, self.inputs, product, loop, live[0], names, live, counters)
         extra = loop_constants(counters)
         entries = [(p.facts + [entry_cost == p.cost] + [g == p.values[c].one for c, g in ghosts.items()],
@@ -144,9 +156,15 @@ class InvariantLoops:
         exit_path.obligations = []
         return done + [exit_path]
 
-    def _havoc(self, live: list[Path], names: list[str]) -> Path:
-        """Fresh values for the loop's variables; a local that some entering
-        path lacks is dropped (reading it is then unsupported, never guessed)."""
+    def _havoc(self, loop: While, live: list[Path], names: list[str], entry_cost: Term,
+               ghosts: dict[str, Term]) -> Path:
+        """The loop head: fresh values for the variables the loop changes
+        (``names``), the others as they enter; a local that some entering path
+        lacks is dropped (reading it is then unsupported, never guessed).
+
+        What is known on entry stays known: the facts of the entering paths
+        (a disjunction when several enter) hold in every run that reaches the
+        loop, together with the entry ghosts' values (cost and counters)."""
         template = live[0]
         values = {n: v for n, v in template.values.items() if all(n in p.values for p in live)}
         for name in names:
@@ -156,11 +174,15 @@ class InvariantLoops:
                 values[name] = Pair(z.to_real(z.fresh_int(name)), z.to_real(z.fresh_int(f"{name}_2")))
                 continue
             values[name] = Pair(z.fresh_of_sort(f"{name}", old.one), z.fresh_of_sort(f"{name}_2", old.two))
+        read = _vectors_read(loop)
         budgets = {
             q: type(b)(z.fresh_real(f"remaining_{q}"), z.fresh_int(f"last_{q}"), z.fresh_real(f"lastd_{q}"))
+            if q in read or any(p.budgets[q] != b for p in live) else b
             for q, b in template.budgets.items()
         }
-        facts = list(self.inputs.background)
+        entry = [z.conj(*p.facts, entry_cost == p.cost, *(g == p.values[c].one for c, g in ghosts.items()))
+                 for p in live]
+        facts = list(self.inputs.background) + [z.disj(*entry) if len(entry) > 1 else entry[0]]
         return Path(values, z.fresh_real("cost"), facts, budgets=budgets, draws=list(template.draws),
                     trail=list(template.trail))
 

@@ -88,6 +88,16 @@ def build_pool(
         costs.append(Atom(f"V0 == {z.pretty(entry_constant)}", lambda v: v.entry_cost == entry_constant))
     unguarded = distance + budget + counters + relations + pointwise + costs
     guards = list(guard_terms)
+    for q, norm in info.vectors.items():
+        if norm != "1":
+            continue
+        for n in ints:
+            # before the first read of a new pass over q, and after it
+            def ahead(v: View, q: str = q, n: str = n) -> Term:
+                return v.budgets[q].last_index < v.values[n].one
+
+            guards += [(f"last read of {q} < {n}", ahead),
+                       (f"!(last read of {q} < {n})", lambda v, a=ahead: z.neg(a(v)))]
     if output is not None and z.is_int(output):
         for n in ints:
             guards += [
@@ -145,10 +155,16 @@ def _budget_atoms(info: MechanismInfo, ints: list[str], nums: list[str], claim: 
 
         for n in ints:
             atoms.append(Atom(f"last read of {q} < {n}", lambda v, q=q, n=n: v.budgets[q].last_index < v.values[n].one))
+        atoms.append(Atom(f"|distance of the last read of {q}| <= used({q})",
+                          lambda v, q=q, u=used: z.absolute(v.budgets[q].last_dist) <= u(v)))
         atoms.append(Atom(f"used({q}) <= 1", lambda v, u=used: u(v) <= 1))
         atoms.append(Atom(f"used({q}) >= 0", lambda v, u=used: u(v) >= 0))
         atoms.append(Atom(f"cost <= V0 + ({z.pretty(claim)}) * used({q})",
                           lambda v, u=used: v.cost <= v.entry_cost + claim * u(v)))
+        if len(nums) > 1:
+            atoms.append(Atom(" + ".join(f"|dist({n})|" for n in nums) + f" <= used({q})",
+                              lambda v, u=used: z.sum_of(*(z.absolute(v.values[n].two - v.values[n].one)
+                                                           for n in nums)) <= u(v)))
         for n in nums:
             def d(v: View, n: str = n) -> Term:
                 return v.values[n].two - v.values[n].one

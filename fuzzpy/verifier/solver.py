@@ -98,6 +98,10 @@ def conj(*terms: Term) -> Term:
     return z3.BoolRef(z3.Z3_mk_and(ctx.ref(), len(terms), asts), ctx)
 
 
+def sum_of(*terms: Term) -> Term:
+    return z3.Sum(*terms) if terms else z3.RealVal(0)
+
+
 def disj(*terms: Term) -> Term:
     return z3.Or(*terms) if terms else z3.BoolVal(False)
 
