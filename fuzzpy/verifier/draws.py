@@ -94,7 +94,8 @@ def _collect_draws(body: tuple[Stmt, ...], after: tuple[Stmt, ...], sites: list[
         for top in stmt_expressions(stmt):
             for expr in sub_expressions(top):
                 if isinstance(expr, Noise):
-                    site = DrawSite(expr, len(sites), in_loop=loop is not None, visible=frozenset(declared))
+                    in_loop = loop is not None or isinstance(stmt, While)  # a guard draws on every trip
+                    site = DrawSite(expr, len(sites), in_loop=in_loop, visible=frozenset(declared))
                     _follow_draw(site, stmt, top, following)
                     if loop is not None and not isinstance(stmt, While):
                         site.next_guards = _next_guards(loop, stmt, following)
