@@ -22,14 +22,15 @@ loop guard. Houdini keeps whichever candidates are inductive.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
-from fuzzpy.syntax import Assign, Binary, BoolLit, Expr, IfStmt, Unary, Var, VarDecl, While
+from fuzzpy.syntax import Assign, Binary, BoolLit, Expr, IfStmt, NumLit, Unary, Var, VarDecl, While
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.invariants import Atom, View, guard_conjuncts
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.solver import Term
-from fuzzpy.verifier.text import show
-from fuzzpy.verifier.walk import has_noise, statements, sub_expressions
+from fuzzpy.verifier.text import show, show_signed_sum
+from fuzzpy.verifier.walk import additive_terms, has_noise, statements, sub_expressions
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
@@ -146,9 +147,9 @@ def counter_atoms(info: MechanismInfo, counters: list[Counter], claim: Term) -> 
                   Atom(f"{c} <= {c} at entry", lambda v, x=value, s=start: x(v) <= s(v))]
         for limit in counter.limits:
             for step in counter.steps:
-                ends = [(f"{show(limit)} + {show(step)}", 0)]
+                ends = [(_sum_text(limit, step, 0), 0)]
                 if whole:
-                    ends += [(f"{show(limit)} - 1 + {show(step)}", -1), (f"{show(limit)} + 1 + {show(step)}", 1)]
+                    ends += [(_sum_text(limit, step, -1), -1), (_sum_text(limit, step, 1), 1)]
                 for text, shift in ends:
                     def end(v: View, b: str = show(limit), d: str = show(step), k: int = shift) -> Term:
                         return z.to_real(v.bounds[b]) + z.to_real(v.bounds[d]) + k
@@ -156,12 +157,34 @@ def counter_atoms(info: MechanismInfo, counters: list[Counter], claim: Term) -> 
                     atoms += [
                         Atom(f"{c} <= {text}", lambda v, x=value, e=end: x(v) <= e(v)),
                         Atom(f"{c} >= {text}", lambda v, x=value, e=end: x(v) >= e(v)),
-                        Atom(f"cost <= entry cost + (claim - entry cost) * ({c} - {c} at entry)"
-                             f" / ({text} - {c} at entry)",
+                        Atom(_progress_text(c, text, show(step).startswith("-")),
                              lambda v, x=value, s=start, e=end: v.cost <= v.entry_cost
                              + (claim - v.entry_cost) * (x(v) - s(v)) / (e(v) - s(v))),
                     ]
     return atoms
+
+
+def _progress_text(c: str, end: str, down: bool) -> str:
+    """The cost atom's label: the counter's progress as a fraction of its range."""
+    if down:
+        span = f"{c} at entry" if end == "0" else f"{c} at entry - ({end})"
+        return f"COST <= V0 + (claim - V0) * ({c} at entry - {c}) / ({span})"
+    span = f"{end}" if end == "0" else f"{end} - {c} at entry"
+    return f"COST <= V0 + (claim - V0) * ({c} - {c} at entry) / ({span})"
+
+
+def _sum_text(limit: Expr, step: Expr, extra: int) -> str:
+    """`limit + step + extra` as a reader would write it (`N`, `4 * N * eps`, `len(q) + 1`)."""
+    constant = Fraction(extra)
+    pieces: list[tuple[int, str]] = []
+    for sign, term in additive_terms(limit) + additive_terms(step):
+        if isinstance(term, NumLit):
+            constant += sign * term.value
+        else:
+            pieces.append((sign, show(term, 4)))
+    if constant:
+        pieces.append((1 if constant > 0 else -1, str(abs(constant))))
+    return show_signed_sum(pieces)
 
 
 def flag_atoms(flags: list[FlagTest], evaluate) -> list[Atom]:  # noqa: ANN001 - (Expr, View) -> Term

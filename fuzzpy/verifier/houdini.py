@@ -14,7 +14,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from fuzzpy.syntax import Assign, Binary, Expr, IfStmt, Index, Var, VarDecl, While
+from fuzzpy.syntax import (
+    Assign,
+    Binary,
+    Expr,
+    IfStmt,
+    Index,
+    Output,
+    ReturnStmt,
+    Var,
+    VarDecl,
+    While,
+)
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.counters import (
     Counter,
@@ -26,6 +37,7 @@ from fuzzpy.verifier.counters import (
 )
 from fuzzpy.verifier.invariants import (
     Atom,
+    Relevance,
     View,
     build_pool,
     guard_bounds,
@@ -50,6 +62,7 @@ class LoopProof:
     invariant: list[str]
     terms: list[Term] = field(default_factory=list, repr=False)
     facts: list[Term] = field(default_factory=list, repr=False)
+    clash: bool = False  # the mechanism has a variable named `cost`
 
     def essential(self) -> list[str]:
         """A non-redundant subset of the invariant, equivalent to all of it.
@@ -64,11 +77,15 @@ class LoopProof:
             others = [self.terms[k] for k in kept if k != index]
             if z.check_valid(self.facts + others, self.terms[index], rlimit=300_000).status == "valid":
                 kept.remove(index)
-        return [_display(self.invariant[k]) for k in kept]
+        return [_display(self.invariant[k], self.clash) for k in kept]
 
 
-def _display(label: str) -> str:
-    return label.replace("V0", "entry cost").replace("param_", "")
+def _display(label: str, clash: bool = False) -> str:
+    """A candidate's label as the proof shows it: COST is the privacy cost paid
+    so far, V0 its value at loop entry (named apart from a program variable `cost`)."""
+    cost = "privacy cost" if clash else "cost"
+    entry = "privacy cost at entry" if clash else "entry cost"
+    return label.replace("COST", cost).replace("V0", entry).replace("param_", "")
 
 
 def _loop_names(info: MechanismInfo, loop: While, live: list[Path]) -> list[str]:
@@ -141,8 +158,10 @@ class InvariantLoops:
                 raise ProofFailed(f"the loop invariant `{atom.label}` (line {loop.span.line}) is not inductive")
         ordered = sorted(active)
         self.dead.setdefault(id(loop), set()).update(a.label for i, a in enumerate(atoms) if i not in active)
+        clash = "cost" in self.info.locals or "cost" in self.info.scalars
         self.proofs.append(LoopProof(loop.span.line, show(loop.cond), [atoms[i].label for i in ordered],
-                                     [atoms[i].build(head_view) for i in ordered], list(self.inputs.background)))
+                                     [atoms[i].build(head_view) for i in ordered], list(self.inputs.background),
+                                     clash))
         for path in body:
             path.facts.append(invariant)
             if not path.returned:
@@ -258,7 +277,7 @@ def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While
     if len(costs) == 1 and all(n.startswith("param_") for n in z.constant_names(entering[0].cost)):
         entry_constant = z.simplify(entering[0].cost)
     atoms = build_pool(info, loop, names, inputs.claim, inputs.output, prices, guards, bounds, entry_constant,
-                       cases)
+                       cases, _relevance(info, loop, product))
     atoms += counter_atoms(info, [c for c in counters if all(show(e) in _bound_texts(product, sample, c)
                                                              for e in c.steps + c.limits)], inputs.claim)
     for counter in counters:
@@ -271,6 +290,21 @@ def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While
     for hint in loop.invariants:
         atoms.append(Atom(show(hint), lambda v, h=hint: _hint_term(product, h, v), user=True))
     return atoms
+
+
+def _relevance(info: MechanismInfo, loop: While, product: Product) -> Relevance:
+    """Variables worth a case split: under the pointwise rule, those returned and
+    those a draw's alignment compares with s; those indexing a `vec[1]` input."""
+    returned = {e.name for s in statements(info.decl.body) if isinstance(s, (ReturnStmt, Output))
+                for e in sub_expressions(s.expr) if isinstance(e, Var)}
+    selected = {e.name for a in product.alignments.values() if a.selector is not None
+                and a.selector.kind == "pointwise" and a.selector.index is not None
+                for e in sub_expressions(a.selector.index) if isinstance(e, Var)}
+    tops = [loop.cond] + [t for s in statements(loop.body) for t in stmt_expressions(s)]
+    indices = {v.name for top in tops for e in sub_expressions(top)
+               if isinstance(e, Index) and isinstance(e.base, Var) and info.vectors.get(e.base.name) == "1"
+               for v in sub_expressions(e.index) if isinstance(v, Var)}
+    return Relevance(frozenset(returned), frozenset(selected), frozenset(indices))
 
 
 def _common_entry(entering: list[Path], name: str) -> Term | None:
