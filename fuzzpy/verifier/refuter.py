@@ -112,7 +112,8 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
     order = sorted(names, key=lambda n: (0 if info.scalars[n] == "int" and n not in claim
                                          else 1 if n in literals else 2 if n in claim else 3))
     found = []
-    for env in _combinations(order, options, limit):
+    for varied in _combinations(order, options, limit):
+        env = {n: varied[n] for n in names}  # declaration order, as the counterexample shows them
         for dists in _scalar_shifts(names, private):
             if _requires_hold(info, env, dists):
                 found.append((env, {n: env[n] + dists[n] for n in names}))
@@ -241,21 +242,21 @@ def _output_mass(runs: list[Run], output: tuple[object, ...]) -> Mass:
             continue
         equations = []
         matched = True
+        exact = 0  # values released without noise: point masses, like constant equations
         for value, target in zip(released, output, strict=False):
             if isinstance(value, Linear):
                 if isinstance(target, bool) or not isinstance(target, Fraction):
                     matched = False
                     break
                 equations.append((value, target))
-            elif isinstance(target, Fraction) and not isinstance(value, bool) and equations is not None:
-                if value != target:
-                    matched = False
-                    break
-            elif value != target:
+            elif value != target or isinstance(value, bool) != isinstance(target, bool):
                 matched = False
                 break
+            else:
+                exact += 1
         if matched:
-            total = total.plus(path_mass(run.draws, run.constraints, equations))
+            mass = path_mass(run.draws, run.constraints, equations)
+            total = total.plus(Mass(mass.atoms + exact, mass.value) if mass.value else mass)
     return total
 
 
