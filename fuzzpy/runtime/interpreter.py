@@ -12,7 +12,13 @@ What each construct computes is docs/semantics.md; in short:
 * Call by need: `let`-bound expressions and function arguments are
   evaluated when first used, so what the checker scales by 0 (an unused or
   0-sensitive binding) is never evaluated; nor is e in `0 * e`, `e * 0`
-  (static zero), `dot` with a literal of static zeros, or `sum[0, 0] e`.
+  (static zero: the result is the zero of e's type, a vector of the length
+  the checker recorded), `dot` with a literal of static zeros, or `sum[0, 0] e`.
+* Vector lengths the checker could not fix as numbers are variables of a
+  definition's signature: each call passes their values to the callee
+  (`CheckedProgram.call_lengths`), `run` reads them off the arguments
+  (`fuzzpy.runtime.lengths`); the current values live in the environment
+  under `FRAME`, a name no program can write.
 * `def rec` calls draw on a data-independent budget (`MAX_RECURSIVE_CALLS`
   per run at macro level, per row inside a per-row function). Exhausting it
   is an error at macro level (the same on every dataset: docs/semantics.md,
@@ -30,6 +36,7 @@ from fractions import Fraction
 import numpy as np
 
 from fuzzpy import syntax as S
+from fuzzpy.checker.result import CheckedProgram, RunLength
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.operations import SumColumn, binary, index_value, is_columnar, select_rows
@@ -51,8 +58,11 @@ from fuzzpy.runtime.values import (
     force,
 )
 from fuzzpy.runtime.vectors import Vector, is_per_row_number, negate, vector, vector_column
+from fuzzpy.types import LenVar
 
 Env = dict[str, Value]
+#: The values of a definition's signature's length variables.
+Frame = dict[LenVar, int]
 
 #: How many `if`/`case`s whose rows disagree one column evaluation may take
 #: both branches of (a recursion that branches on per-row data would otherwise
@@ -66,6 +76,8 @@ _NESTING_FRAMES = 20_000
 _STACK_BYTES = 512 * 1024 * 1024
 
 MACRO, COLUMNS, ROW = "macro", "columns", "row"
+#: The environment's entry for the lengths of the current definition's signature.
+FRAME = "#lengths"
 
 
 class Interpreter:
@@ -76,7 +88,12 @@ class Interpreter:
         program: S.Program,
         source: RandomSource,
         warn: Callable[[str], None] | None = None,
+        checked: CheckedProgram | None = None,
     ) -> None:
+        """``checked``: the checker's result for ``program``, whose
+        annotations say which products are scaled by 0 and which vector
+        lengths each call passes. Without it (tests of the bare evaluator)
+        a product with a static 0 found by `statics` is the number 0."""
         from fuzzpy.runtime.primitives import builtin_functions
 
         # Nested expressions take a few Python frames per level (the parser
@@ -101,6 +118,9 @@ class Interpreter:
         self.macro_calls_left = MAX_RECURSIVE_CALLS
         self.row_calls_left = MAX_RECURSIVE_CALLS
         self._recursion_depth = 0
+        self.zero_products = checked.zero_products if checked is not None else None
+        self.call_lengths = checked.call_lengths if checked is not None else {}
+        self._defs: dict[str, S.DefDecl] = {}
         self._load_declarations()
         self.statics = StaticNumbers(program, self.constants)
 
@@ -115,17 +135,19 @@ class Interpreter:
                 self.constants[decl.name] = exact
                 self.globals[decl.name] = exact
             elif isinstance(decl, S.DefDecl):
-                self.globals[decl.name] = self._def_value(decl)
+                self._defs[decl.name] = decl
+                self.globals[decl.name] = self._def_value(decl, {})
             elif isinstance(decl, S.MechanismDecl):
                 self.globals[decl.name] = mechanism_function(decl, self)
 
-    def _def_value(self, decl: S.DefDecl) -> Value:
+    def _def_value(self, decl: S.DefDecl, frame: Frame) -> Value:
+        """A definition as a value, its signature's lengths given by ``frame``."""
         if not decl.params:
-            return _Deferred(lambda: self._at_macro_level(lambda: self.eval(decl.body, {})))
+            return _Deferred(lambda: self._at_macro_level(lambda: self.eval(decl.body, {FRAME: frame})))
         names = [p.name for p in decl.params]
 
         def call(*args: Value) -> Value:
-            return self.eval(decl.body, dict(zip(names, args, strict=True)))
+            return self.eval(decl.body, {**dict(zip(names, args, strict=True)), FRAME: frame})
 
         if decl.recursive:
             return Function(decl.name, len(names), self._recursive(decl, call), lazy=True)
@@ -164,10 +186,11 @@ class Interpreter:
 
         return row_default(decl.result, self.program)
 
-    def definition(self, name: str) -> Value:
-        """A definition's value for a caller outside the interpreter: calling
-        it and sampling what it returns run on the large stack."""
-        value = self._lookup(name, {})
+    def definition(self, name: str, frame: Frame | None = None) -> Value:
+        """A definition's value for a caller outside the interpreter (its
+        signature's lengths in ``frame``): calling it and sampling what it
+        returns run on the large stack."""
+        value = self._def_value(self._defs[name], frame) if frame and name in self._defs else self._lookup(name, {})
         return outside(value) if self.recursive else value
 
     def warn_once(self, key: str, message: str) -> None:
@@ -270,7 +293,22 @@ class Interpreter:
         return None
 
     def _eval_Var(self, expr: S.Var, env: Env) -> Value:
+        passed = self.call_lengths.get(expr.span)
+        if passed is not None and expr.name not in env and expr.name in self._defs:
+            # a use of a definition whose body needs lengths: pass their values
+            frame = {var: self.length(n, env) for var, n in passed.items()}
+            return self._def_value(self._defs[expr.name], frame)
         return self._lookup(expr.name, env)
+
+    def length(self, n: RunLength, env: Env) -> int:
+        """A length the checker recorded: a number, or a variable of the
+        current definition's signature."""
+        if isinstance(n, int):
+            return n
+        frame = env.get(FRAME, {})
+        if n not in frame:
+            raise RuntimeFailure("FZ514", "a vector length the checker left to `run` is not known here")
+        return frame[n]
 
     def _lookup(self, name: str, env: Env) -> Value:
         if name in env:
@@ -286,10 +324,18 @@ class Interpreter:
         op = expr.op
         if op in ("&&", "||"):
             return self._logical(op, expr, env)
-        if op == "*" and (self.statics.is_zero(expr.left) or self.statics.is_zero(expr.right)):
-            return 0  # the checker scaled the other side by 0: it is not evaluated
+        if op == "*" and self._zero_product(expr):
+            # the checker scaled the other side by 0: it is not evaluated, the
+            # result is the zero of its type
+            length = self.zero_products.get(expr.span) if self.zero_products is not None else None
+            return 0 if length is None else vector([0] * self.length(length, env))
         left, right = self.eval(expr.left, env), self.eval(expr.right, env)
         return binary(op, left, right)
+
+    def _zero_product(self, expr: S.Binary) -> bool:
+        if self.zero_products is not None:
+            return expr.span in self.zero_products
+        return self.statics.is_zero(expr.left) or self.statics.is_zero(expr.right)
 
     def _logical(self, op: str, expr: S.Binary, env: Env) -> Value:
         left = self.eval(expr.left, env)
@@ -473,13 +519,14 @@ class Interpreter:
 
     # ------------------------------------------------------------ running a definition
 
-    def call_definition(self, name: str, arguments: list[Value]) -> Value:
-        """Apply a definition to its arguments and sample a `fuzzy` result, on
+    def call_definition(self, name: str, arguments: list[Value], frame: Frame | None = None) -> Value:
+        """Apply a definition to its arguments (its signature's lengths in
+        ``frame``, `fuzzpy.runtime.lengths`) and sample a `fuzzy` result, on
         a thread whose stack holds `MAX_RECURSIVE_CALLS` levels of recursion
         (so the limit is the documented one, not Python's stack)."""
 
         def work() -> Value:
-            value = self._lookup(name, {})
+            value = self._def_value(self._defs[name], frame) if frame and name in self._defs else self._lookup(name, {})
             for argument in arguments:
                 value = value(exact_value(argument))
             return sample(value) if isinstance(value, Fuzzy) else value
