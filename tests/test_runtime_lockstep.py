@@ -40,6 +40,8 @@ def f9 (r : R) : bool = even r.k || r.a < 0;
 def f10 (r : R) : num = if spin r.a > 0 then 1 else (if r.b > 5 then down (r.b * 100) else r.k);
 """
 NAMES = [f"f{i}" for i in range(1, 11)]
+#: fuzzpy raises the recursion limit while a test runs; hypothesis warns about it.
+pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
 CHECKED = pipeline.check(pipeline.parse(Source("lockstep.fz", PROGRAM)))
 
 
