@@ -73,17 +73,6 @@ def test_generated_counting_programs_keep_their_claims() -> None:
     assert not tally.violations, tally.summary()
 
 
-#: The full language still shows the violation classes of the adversarial
-#: set (each has a case there, `test_adversarial.FAILING`); remove this marker
-#: when they are fixed.
-KNOWN_VIOLATIONS = pytest.mark.xfail(
-    strict=False,
-    reason="issue 9: 0 * inf evaluated, doubles for private scalars and sums, int64 sums, "
-    "non-finite row vectors in vsum, big static constants, recursion in unused code",
-)
-
-
-@KNOWN_VIOLATIONS
 def test_generated_programs_keep_their_claims() -> None:
     with tempfile.TemporaryDirectory(prefix="neighbour-") as tmp:
         tally = run_generated(EXAMPLES, Path(tmp))
