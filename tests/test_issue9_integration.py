@@ -136,6 +136,21 @@ def test_argument_lengths_are_checked_before_anything_is_charged(
         assert _releases(tmp_path) == 1
 
 
+def test_argument_lengths_are_checked_before_the_data_is_named_or_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file that does not exist is not even looked for: the wrong length is
+    refused first (FZ525), and with the right length the file is (FZ501)."""
+    missing = str(tmp_path / "absent.csv")
+    code, _ = _run(tmp_path, "two", missing, "--arg", "u=[1,2,3]")
+    wrong_length = capsys.readouterr().err
+    assert code == 2 and "FZ525" in wrong_length and "FZ501" not in wrong_length
+    code, _ = _run(tmp_path, "two", missing, "--arg", "u=[1,2]")
+    right_length = capsys.readouterr().err
+    assert code == 2 and "FZ501" in right_length and "FZ525" not in right_length
+    assert _releases(tmp_path) == 0
+
+
 @pytest.mark.parametrize(("header", "exit_code"), [("x,y", 0), ("x,y,z", 2)])
 def test_a_bag_of_vectors_is_as_wide_as_its_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], header: str, exit_code: int
