@@ -322,7 +322,11 @@ def _as_text(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
     column = _decoded(column)
     everywhere = np.ones(len(column), dtype=bool)
     if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        return column.fill_null(""), everywhere
+        try:  # a Parquet writer need not have checked its strings
+            column.validate(full=True)
+            return column.fill_null(""), everywhere
+        except pa.ArrowInvalid:
+            column = column.view(pa.binary() if pa.types.is_string(column.type) else pa.large_binary())
     binary = column.cast(pa.large_binary()) if not pa.types.is_large_binary(column.type) else column
     try:
         return binary.cast(pa.large_string()).fill_null(""), everywhere
