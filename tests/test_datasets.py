@@ -229,8 +229,9 @@ def test_a_version_1_ledger_is_migrated_and_keeps_its_budgets(
     assert json.loads(out)["datasets"][0]["dataset"] == legacy
     assert json.loads(out)["remaining"]["epsilon"] == pytest.approx(0.25)
     assert call(capsys, *argv)[0] == 0  # now by its registered path
-    code, out, err = call(capsys, *argv)
-    assert (code, codes(err)) == (3, ["FZ601"])
+    code, out, err = call(capsys, *argv)  # --json: the refusal is a JSON document on stdout
+    assert (code, err) == (3, "")
+    assert [d["code"] for d in json.loads(out)["diagnostics"]] == ["FZ601"]
     named = [*argv[:5], "--dataset", "census", *argv[5:]]
     code, out, _ = call(capsys, *named[:-1], "--json")
     assert code == 2  # `census` was charged on this very file, which is now dataset `sha256:...`'s

@@ -182,7 +182,7 @@ def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = 
     # the exact value cannot be beaten by any valid bound: stop there
     if "exact-gaussian" in names:
         exact = _run(atoms, delta, ["exact-gaussian"])
-        if exact:
+        if exact and math.isfinite(exact[0].epsilon):  # inf: it overflowed, the others may not
             return exact[0]
         names.remove("exact-gaussian")
     found = [g for g in _run(atoms, delta, names) if math.isfinite(g.epsilon)]
