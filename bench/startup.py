@@ -18,13 +18,16 @@ beside this Python, else `python -m fuzzpy`), as a user's shell would:
   of a plain count on the same data (noisy_count.fz): the difference is
   the mechanism's cost beyond the data                   goal <= 1 s
 
-Every case uses its own cache directory ($FUZZPY_CACHE) and ledger, in a
+Wall time is what the goals are about; CPU time (user + system of the
+process) is printed beside it, since on a loaded machine the wall time
+measures the other processes as much as fuzzpy. Every case uses its own cache directory ($FUZZPY_CACHE) and ledger, in a
 temporary directory, so the user's files are not touched.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -47,24 +50,33 @@ def command() -> list[str]:
     return [str(script)] if script.exists() and not USE_MODULE else [sys.executable, "-m", "fuzzpy"]
 
 
-def wall(argv: list[str], env: dict[str, str]) -> float:
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process: user + system)."""
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command() + argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     elapsed = time.perf_counter() - started
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"fuzzpy {' '.join(argv)} failed ({done.returncode}):\n{done.stderr}")
-    return elapsed
+    cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
+    return elapsed, cpu
 
 
-def median_of(runs: int, argv: list[str], env: dict[str, str], before: Callable[[], None] = lambda: None) -> float:
-    times = []
+def median_of(runs: int, argv: list[str], env: dict[str, str],
+              before: Callable[[], None] = lambda: None) -> tuple[float, float]:
+    """Medians of wall and CPU time."""
+    walls, cpus = [], []
     for _ in range(runs):
         before()
-        times.append(wall(argv, env))
-    return statistics.median(times)
+        elapsed, cpu = timed(argv, env)
+        walls.append(elapsed)
+        cpus.append(cpu)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def main(runs: int) -> None:
+    load = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="fuzzpy-startup-"))
     try:
         cache, ledger = work / "cache", work / "ledger.sqlite"
@@ -76,7 +88,7 @@ def main(runs: int) -> None:
         small = str(EXAMPLES / "noisy_count.fz")
         mechanism = str(EXAMPLES / "mechanisms" / "above_threshold.fz")
         caller = str(EXAMPLES / "age_brackets_svt.fz")
-        rows: list[tuple[str, float, str]] = []
+        rows: list[tuple[str, tuple[float, float], str]] = []
         rows.append(("fuzzpy --help", median_of(runs, ["--help"], env), "<= 0.3 s"))
         rows.append(("check (cold cache)", median_of(runs, ["check", small], env, cold), ""))
         rows.append(("check", median_of(runs, ["check", small], env), "<= 0.6 s"))
@@ -88,10 +100,12 @@ def main(runs: int) -> None:
         svt = median_of(runs, ["run", caller, "first_large_bracket", *data], env)
         rows.append(("run, a count (the data's cost)", count, ""))
         rows.append(("run, calls a proved mechanism", svt, ""))
-        rows.append(("  beyond the data", svt - count, "<= 1 s"))
-        print(f"median of {runs} runs, wall time, {' '.join(command())}")
-        for name, seconds, goal in rows:
-            print(f"  {name:34} {seconds:7.3f} s   {goal}")
+        rows.append(("  beyond the data", (svt[0] - count[0], svt[1] - count[1]), "<= 1 s"))
+        print(f"median of {runs} runs, {' '.join(command())}")
+        print(f"load average at the start: {' '.join(f'{x:.1f}' for x in load)} on {os.cpu_count()} CPUs")
+        print(f"  {'':34} {'wall':>9} {'CPU':>9}   goal (wall)")
+        for name, (seconds, cpu), goal in rows:
+            print(f"  {name:34} {seconds:7.3f} s {cpu:7.3f} s   {goal}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
