@@ -182,3 +182,11 @@ def test_a_refusal_says_which_delta_or_budget_would_work(capsys: pytest.CaptureF
     assert code == 0, err  # what the hint said works
     code, _, err = run(capsys, *argv, "--budget", "2,0", "--dataset", "pure")
     assert (code, codes(err)) == (3, ["FZ603"]) and "--budget" in err.split("hint:")[1]
+
+
+def test_every_code_in_the_source_is_described() -> None:
+    from fuzzpy.messages import CODES
+
+    source = Path(__file__).resolve().parent.parent / "fuzzpy"
+    used = {code for path in source.rglob("*.py") for code in re.findall(r'"(FZ\d{3})"', path.read_text())}
+    assert used and used <= set(CODES), sorted(used - set(CODES))

@@ -134,7 +134,7 @@ def report_failure(
 def interrupted_diagnostic(stop: Interrupted) -> Diagnostic:
     """FZ720: stopped by a signal; what had happened already, in one line."""
     what = "Ctrl-C (SIGINT)" if stop.signal_name == "SIGINT" else stop.signal_name
-    note = stop.note or "nothing was changed"
+    note = stop.note or "the command stopped"
     return Diagnostic(INTERRUPTED_CODE, f"interrupted by {what}: {note}", NO_SPAN)
 
 
