@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -80,9 +81,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def entry() -> None:
     """The console script. After an interrupt the process ends at once:
     a computation still running on another thread (the large stack of
-    `fuzzpy.runtime.stack`) must not keep it alive."""
+    `fuzzpy.runtime.stack`) must not keep it alive. A signal that comes
+    once the command has finished is ignored (the process is exiting)."""
     code = main()
-    if code in (128 + 2, 128 + 15):
+    for signum in interrupts.SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    if code in (128 + signal.SIGINT, 128 + signal.SIGTERM):
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()

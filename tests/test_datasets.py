@@ -84,7 +84,8 @@ def test_a_changed_file_is_refused_before_reading_and_never_a_new_dataset(
     for given in (setup["data"], "people"):
         code, out, err = run(capsys, setup, given)
         assert (code, out, codes(err)) == (2, "", ["FZ541"])
-        assert "30" not in err and "income" not in err  # nothing read from the file
+        shown = err.replace(str(Path(setup["data"]).parent), "DIR")  # the temporary path may hold "30"
+        assert "30" not in shown and "income" not in shown  # nothing read from the file
     assert ledger.read_bytes() == before
     code, out, _ = call(capsys, "dataset", "check", "people", "--ledger", setup["ledger"], "--json")
     assert code == 1 and json.loads(out)["status"] == "changed since it was validated"
