@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -231,3 +233,23 @@ def test_verify_explain_proves_afresh(cache: Path, monkeypatch: pytest.MonkeyPat
     assert main(["verify", program]) == 0  # the cached proof
     verifier_package._cache.clear()
     assert main(["verify", "--explain", program]) == 1  # shows a proof, so it must find one
+
+
+def test_a_cached_proof_loads_neither_the_prover_nor_z3(cache: Path) -> None:
+    """The point of the cache is start-up: `verify` and `check` of a proved
+    mechanism read the entry and never import the prover (nor z3)."""
+    program = str(EXAMPLES / "age_brackets_svt.fz")
+    env = {**os.environ, "FUZZPY_CACHE": str(cache.parent)}
+    script = (
+        "import sys\n"
+        "from fuzzpy.cli import main\n"
+        "codes = [main(['verify', sys.argv[1]]), main(['check', sys.argv[1]])]\n"
+        "print(codes, sorted(m for m in ('z3', 'fuzzpy.verifier.prover', 'fuzzpy.verifier.refuter')"
+        " if m in sys.modules))\n"
+    )
+    first = subprocess.run([sys.executable, "-c", script, program], env=env, capture_output=True, text=True,
+                           timeout=300)
+    assert first.stdout.splitlines()[-1] == "[0, 0] ['fuzzpy.verifier.prover', 'fuzzpy.verifier.refuter', 'z3']"
+    again = subprocess.run([sys.executable, "-c", script, program], env=env, capture_output=True, text=True,
+                           timeout=300)
+    assert again.stdout.splitlines()[-1] == "[0, 0] []", again.stderr
