@@ -99,6 +99,18 @@ def test_a_changed_file_is_refused_before_reading_and_never_a_new_dataset(
     assert len({release["data_sha256"] for release in shown["releases"]}) == 2
 
 
+def test_dataset_name_with_another_file_is_refused(capsys: pytest.CaptureFixture[str], setup: dict[str, str]) -> None:
+    """`--dataset NAME` used to accept any file: the name's budget then paid for other data."""
+    assert call(capsys, "dataset", "register", "people", setup["data"], "--budget", "1",
+                "--ledger", setup["ledger"])[0] == 0
+    other = Path(setup["dir"]) / "other.csv"
+    other.write_text("age,income\n1,2\n")
+    before = Path(setup["ledger"]).read_bytes()
+    code, out, err = run(capsys, setup, str(other), "--dataset", "people")
+    assert (code, out, codes(err)) == (2, "", ["FZ541"])
+    assert Path(setup["ledger"]).read_bytes() == before
+
+
 def test_the_unregistered_flow_registers_on_the_first_budget(
     capsys: pytest.CaptureFixture[str], setup: dict[str, str]
 ) -> None:
