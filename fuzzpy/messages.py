@@ -59,6 +59,7 @@ CODES: dict[str, str] = {
     "FZ311": "a mechanism precondition on neighbouring inputs that sensitivity cannot establish",
     "FZ312": "inferred privacy cost exceeds the declared bound",
     "FZ313": "a function returning a distribution captures private data",
+    "FZ314": "no accounting method proves a finite epsilon at this delta",
     # --- FZ4xx: mechanism verification (verifier) ---
     "FZ401": "unknown variable or function in a mechanism",
     "FZ402": "a noise scale that is not positive",

@@ -326,8 +326,9 @@ def test_huge_costs_are_reported_not_crashed(capsys: pytest.CaptureFixture[str],
         + "def s (db : bag Row) : fuzzy num = gauss[1e-300] (size db);\n"
     )
     for extra in ([], ["--delta", "1e-6"]):
-        assert main(["check", str(path), "--json", *extra]) == 0
+        assert main(["check", str(path), "--json", *extra]) == 1  # `s`: no finite epsilon at any delta (FZ314)
         doc = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+        assert [(d["code"], d["span"]["line"]) for d in doc["diagnostics"]] == [("FZ314", 4)]
         privacy = {d["name"]: d["privacy"]["db"] for d in doc["definitions"]}
         assert privacy["g"]["epsilon"] == "inf" and privacy["s"]["epsilon"] == "inf"
         assert 999 < privacy["k"]["epsilon"] <= 1000  # log(1 + q (e^1000 - 1)) ~ 1000 + log q
@@ -364,3 +365,16 @@ mechanism v (q : vec[inf] num) : int
     tab = "tabulate [1, 2] (fun t -> size (filter (fun r -> r.age > t) db))"
     assert codes(mech + f"def f (db : bag Row) : fuzzy int = v ({tab});") == ["FZ311"]
 
+
+
+def test_check_refuses_a_definition_no_method_bounds_at_the_delta(tmp_path, capsys) -> None:  # noqa: ANN001
+    """`run` refuses an infinite epsilon; `check` must not accept it (FZ314;
+    adversarial review of issue 9, F5)."""
+    from fuzzpy.cli import main
+
+    program = tmp_path / "p.fz"
+    program.write_text("def p (db : bag (vec[2] num)) : fuzzy (vec[2] num) = gauss[1e-300] (vsum[1e300] db);\n"
+                       "def q (db : bag (vec[2] num)) : fuzzy (vec[2] num) = gauss[1] (vsum[1] db);\n")
+    assert main(["check", str(program), "--json"]) != 0
+    document = __import__("json").loads(capsys.readouterr().out)
+    assert [d["code"] for d in document["diagnostics"]] == ["FZ314"]

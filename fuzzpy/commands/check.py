@@ -43,7 +43,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from fuzzpy.checker.driver import check_program, explain_definition
-    from fuzzpy.checker.report import json_definitions, json_mechanisms, text_report
+    from fuzzpy.checker.report import (
+        infinite_at_delta,
+        json_definitions,
+        json_mechanisms,
+        text_report,
+    )
     from fuzzpy.diagnostics import FuzzError, render_all
     from fuzzpy.pipeline import load_source, parse
 
@@ -65,6 +70,7 @@ def _check(args: argparse.Namespace) -> int:
         except FuzzError as err:
             diagnostics.extend(err.diagnostics)
             continue
+        diagnostics.extend(infinite_at_delta(checked, delta))
         file_defs = json_definitions(checked, delta)
         if len(args.files) > 1:
             for d in file_defs:
