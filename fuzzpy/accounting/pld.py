@@ -16,8 +16,9 @@ Every approximation only increases delta:
   is moved up to it (`pld_grid`), and every bound (Chernoff, FFT error,
   rounding) is computed in the pessimistic direction.
 
-Below DELTA_FLOOR the PLD does not answer (the tilted masses would leave
-the range of doubles); the accountant's other methods do.
+Below DELTA_FLOOR, or for losses beyond LOSS_LIMIT, the PLD does not
+answer (the tilted masses would leave the range of doubles); the
+accountant's other methods do.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from fuzzpy.accounting.pld_pairs import (
 from fuzzpy.accounting.pld_plan import Plan, Planner, summary
 
 DELTA_FLOOR = 1e-200
+LOSS_LIMIT = 1e5  # pairs with larger losses are left to the other methods
 Direction = list[tuple[LossTails, int]]
 
 
@@ -138,7 +140,8 @@ def _bound(direction: Direction, plan: Plan) -> DeltaBound:
     losses = (composition.first + np.arange(composition.masses.size)) * h
     above, below = _window_tails(parts, plan)
     infinity = _infinity_mass(parts)
-    masses = np.minimum(composition.masses, 1.0)
+    # no single loss carries more than all the mass (NaN from overflow included)
+    masses = np.nan_to_num(np.minimum(composition.masses, 1.0), nan=1.0)
     return DeltaBound(losses, masses, min(infinity + above, 1.0), below, plan.low * h, shift)
 
 
@@ -182,6 +185,14 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
         return None
     if delta >= 1:
         return 0.0
+    if any(
+        not LOSS_LIMIT > abs(bound)
+        for d in directions(atoms)
+        for tails, _ in d
+        for bound in tails.loss_range()
+        if math.isfinite(bound) or bound != -math.inf
+    ):
+        return None
     planners = sorted(
         ((Planner(d, delta), d) for d in directions(atoms) if d),
         key=lambda pd: -pd[0].renyi_epsilon,

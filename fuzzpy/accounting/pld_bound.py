@@ -43,7 +43,8 @@ class DeltaBound:
         terms = self.masses[start:] * -np.expm1(e0 - self.losses[start:])
         window = float(np.sum(terms)) * (1 + (terms.size + 8) * ULP)
         below = self.below if e0 < self.window_low else 0.0
-        return (self.infinity + below + window) * (1 + 4 * ULP)
+        total = (self.infinity + below + window) * (1 + 4 * ULP)
+        return total if total == total else math.inf  # NaN proves nothing
 
     def epsilon(self, delta: float) -> float:
         """The smallest eps >= 0 (up to a relative 1e-12) whose bound is at most delta."""

@@ -122,8 +122,9 @@ def compose(
     losses = (low + start + np.arange(size - start)) * interval
     exponent = log_scale - tilt * losses
     # exp(exponent) rounds within (|exponent| + 2) ulp; (1 - rho)^-n from `rounding`
-    factor = np.exp(exponent + rounding) * (1 + 4 * ULP * (np.abs(exponent) + 2))
-    masses = np.maximum(tilted_masses + error, 0.0) * factor
+    with np.errstate(over="ignore", invalid="ignore"):  # inf / NaN: capped by the caller
+        factor = np.exp(exponent + rounding) * (1 + 4 * ULP * (np.abs(exponent) + 2))
+        masses = np.maximum(tilted_masses + error, 0.0) * factor
     shift = sum(c * p.shift for p, c in parts)
     return TiltedComposition(interval, low + start, masses, shift, error)
 
