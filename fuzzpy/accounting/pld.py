@@ -186,7 +186,7 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
     if delta >= 1:
         return 0.0
     if any(
-        not LOSS_LIMIT > abs(bound)
+        not abs(bound) < LOSS_LIMIT
         for d in directions(atoms)
         for tails, _ in d
         for bound in tails.loss_range()

@@ -21,9 +21,10 @@ plus the mass at +inf, for S the sum of the independent losses.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import mpmath as mp
 
@@ -61,7 +62,10 @@ def subsampled_response(epsilon: Fraction, rate: Fraction, count: int, remove: b
     else:  # P = P0, and the loss is negated
         p_high, high, low = 1 - p, -high, -low
     return [
-        (j * high + (count - j) * low, mp.binomial(count, j) * p_high**j * (1 - p_high) ** (count - j))
+        (
+            j * high + (count - j) * low,
+            mp.binomial(count, j) * p_high**j * (1 - p_high) ** (count - j),
+        )
         for j in range(count + 1)
     ]
 
@@ -77,8 +81,8 @@ def convolve(a: Discrete, b: Discrete) -> Discrete:
     return list(merged.values())
 
 
-def discrete_delta(points: Discrete, epsilon: mp.mpf, infinity: mp.mpf = mp.mpf(0)) -> mp.mpf:
-    return infinity + mp.fsum(p * (1 - mp.exp(epsilon - l)) for l, p in points if l > epsilon)
+def discrete_delta(points: Discrete, epsilon: mp.mpf, infinity: float = 0.0) -> mp.mpf:
+    return infinity + mp.fsum(p * (1 - mp.exp(epsilon - x)) for x, p in points if x > epsilon)
 
 
 # ---------------------------------------------------------------- Gaussian
@@ -92,7 +96,7 @@ def gaussian_delta(mu: mp.mpf, epsilon: mp.mpf) -> mp.mpf:
 
 def gaussian_mixture_delta(mu: mp.mpf, points: Discrete, epsilon: mp.mpf) -> mp.mpf:
     """A Gaussian composed with a discrete loss: E over the discrete part."""
-    return mp.fsum(p * gaussian_delta(mu, epsilon - l) for l, p in points)
+    return mp.fsum(p * gaussian_delta(mu, epsilon - x) for x, p in points)
 
 
 # ---------------------------------------------------------------- Laplace
@@ -133,7 +137,9 @@ class LaplaceComposition:
         for j in range(k + 1):
             for a in range(k - j + 1):
                 b = k - j - a
-                coefficient = mp.factorial(k) / (mp.factorial(a) * mp.factorial(b) * mp.factorial(j))
+                coefficient = mp.factorial(k) / (
+                    mp.factorial(a) * mp.factorial(b) * mp.factorial(j)
+                )
                 key = (j, a - b)
                 weights[key] = weights.get(key, 0) + coefficient * up**a * down**b * density**j
         return weights
@@ -146,7 +152,7 @@ class LaplaceComposition:
             total += factor * _gamma_tails(j, x)[j]
         return total
 
-    @lru_cache(maxsize=None)  # noqa: B019 - a handful of instances
+    @cache  # noqa: B019 - a handful of instances
     def _factors(self, j: int) -> tuple[mp.mpf, ...]:
         """(-1)^i C(J, i) e^{-i w/2} 2^J for i = 0..J."""
         return tuple(
@@ -158,8 +164,9 @@ class LaplaceComposition:
         whole = (2 * (1 - mp.exp(-self.w / 2))) ** j
         return mp.exp(j * self.w / 2) * (whole - self._box_lower(j, j * self.w - threshold))
 
-    def delta(self, epsilon: mp.mpf, shifts: Discrete = ((mp.mpf(0), mp.mpf(1)),)) -> mp.mpf:
+    def delta(self, epsilon: mp.mpf, shifts: Discrete | None = None) -> mp.mpf:
         """delta(eps) of the composition with a discrete loss (``shifts``)."""
+        shifts = shifts if shifts is not None else [(mp.mpf(0), mp.mpf(1))]
         with mp.workdps(self.dps):
             total = mp.mpf(0)
             for (j, m), weight in self.weights.items():
@@ -190,7 +197,7 @@ def solve_epsilon(
 
     def gap(eps: mp.mpf) -> mp.mpf:
         value = delta_of(eps)
-        return (mp.log(value) if value > 0 else mp.mpf(-10**6)) - target
+        return (mp.log(value) if value > 0 else mp.mpf(-(10**6))) - target
 
     lo, g_lo = mp.mpf(0), gap(mp.mpf(0))
     if g_lo <= 0:
@@ -218,17 +225,21 @@ def solve_epsilon(
             if side == 1:
                 g_lo /= 2
             side = 1
-    return float(mp.nstr(lo, 20)), float(mp.nstr(top, 20))
+    # rounded outwards: lo down, hi up
+    return (
+        math.nextafter(float(mp.nstr(lo, 20)), -math.inf),
+        math.nextafter(float(mp.nstr(top, 20)), math.inf),
+    )
 
 
-def discrete_epsilon(points: Discrete, delta: float, infinity: mp.mpf = mp.mpf(0)) -> float:
+def discrete_epsilon(points: Discrete, delta: float, infinity: float = 0.0) -> float:
     """The exact smallest eps >= 0 for a discrete loss (solved on each piece,
     where delta is affine in e^eps)."""
     target = mp.mpf(delta)
     if infinity > target:
         return float("inf")
     ordered = sorted(points, key=lambda lp: lp[0])
-    losses = [l for l, _ in ordered]
+    losses = [x for x, _ in ordered]
     masses = [p for _, p in ordered]
     tail, weighted = mp.mpf(0), mp.mpf(0)
     # walk down from the top: for eps in [l_{j-1}, l_j), delta = inf + tail - e^eps weighted

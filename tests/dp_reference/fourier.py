@@ -136,3 +136,40 @@ def alias_period(components: Sequence[Component], epsilon: float) -> float:
     lower ones are below e^{-cT}, the upper ones below Chernoff's bound."""
     c = _best_tilt(components, epsilon)
     return max(80.0 / c, 10.0)
+
+
+def subsampled_response(rate: float, epsilon: float, remove: bool) -> LogMgf:
+    """Poisson-subsampled randomized response: a two-point loss (`exact`)."""
+    q, e = LD(rate), LD(epsilon)
+    p = 1 / (1 + np.exp(-e))
+    high, low = np.log1p(q * np.expm1(e)), np.log1p(q * np.expm1(-e))
+    p_high = (1 - q) * (1 - p) + q * p if remove else 1 - p
+    if not remove:
+        high, low = -high, -low
+    log_a, log_b = np.log(p_high), np.log1p(-p_high)
+    return lambda z: _rr_pair(np.asarray(z, dtype=CLD), log_a, high, log_b, low)
+
+
+def _rr_pair(z: np.ndarray, log_a: LD, high: LD, log_b: LD, low: LD) -> np.ndarray:
+    a = log_a + z * high
+    b = log_b + z * low
+    top = np.where(a.real > b.real, a, b)
+    return top + np.log(np.exp(a - top) + np.exp(b - top))
+
+
+def converged_delta(components: Sequence[Component], epsilon: float) -> float:
+    """delta(eps) by the trapezoidal rule at two tilts and periods (the tilt
+    halved and a third of the least-cancelling one, the period 80/c and
+    twice that); the smaller (aliasing only adds), after checking that they
+    agree to 1e-7."""
+    best = _best_tilt(components, epsilon)
+    values = []
+    for c, scale in ((best / 2, 1.0), (best / 3, 2.0)):
+        period = max(80.0 / c, 20.0) * scale
+        values.append(delta(components, epsilon, 2 * math.pi / period, tilt=c))
+    low, high = min(values), max(values)
+    if high < 1e-40:  # far below any delta asked for: zero, up to rounding
+        return max(high, 0.0)
+    if high - low > 1e-7 * high:
+        raise RuntimeError(f"the inversion did not converge: {values}")
+    return low
