@@ -21,7 +21,7 @@ from fuzzpy.source import NO_SPAN
 
 #: The subcommands, in the order `fuzzpy --help` lists them; each names its
 #: module in `fuzzpy.commands`.
-COMMANDS = ("parse", "check", "verify", "run", "ledger", "budget")
+COMMANDS = ("parse", "check", "verify", "run", "ledger", "dataset", "budget")
 
 
 def build_parser() -> argparse.ArgumentParser:

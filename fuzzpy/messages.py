@@ -25,6 +25,7 @@ CODES: dict[str, str] = {
     "FZ112": "a vector norm other than 1, 2 or inf",
     "FZ113": "comparisons written as a chain (`a < b < c`)",
     "FZ114": "the file contains no declarations",
+    "FZ115": "a numeric literal out of range (zero or magnitude 2.2e-308 to 1.8e308, at most 400 characters)",
     # --- FZ2xx: types (checker) ---
     "FZ201": "type mismatch: the expected type, what was found, and why it was expected",
     "FZ202": "a static number is required here (or a static bound is invalid)",
@@ -42,6 +43,7 @@ CODES: dict[str, str] = {
     "FZ214": "a vector norm conversion needs the vector's static length",
     "FZ215": "mechanism-only syntax used in a `def`",
     "FZ216": "unknown operator",
+    "FZ217": "a static value out of range (zero or magnitude 2.2e-308 to 1.8e308, at most 1100 bits)",
     "FZ218": "a definition nested too deeply to check",
     # --- FZ3xx: sensitivity and privacy (checker) ---
     "FZ301": "`return` releases private data without noise (infinite privacy cost)",
@@ -63,6 +65,7 @@ CODES: dict[str, str] = {
     "FZ403": "the released values do not match the mechanism's result type",
     "FZ404": "a construct the verifier does not support in mechanisms",
     "FZ405": "a mechanism parameter is redeclared as a local variable",
+    "FZ406": "a mechanism's preconditions contradict each other: its proof is vacuous (warning)",
     "FZ410": "the mechanism's privacy claim was refuted by a counterexample",
     "FZ411": "the mechanism's privacy claim could not be proved",
     # --- FZ5xx: running and data (runtime) ---
@@ -90,6 +93,15 @@ CODES: dict[str, str] = {
     "FZ522": "the definition's result is not `fuzzy` but depends on a database",
     "FZ523": "an option of `run` has a value it cannot use (--seed)",
     "FZ524": "noise was to be added to a value that is not a finite number",
+    # datasets (fuzzpy.ledger.datasets, fuzzpy dataset; exit 2)
+    "FZ540": "no dataset of that name is registered",
+    "FZ541": "a dataset's file is not the one its owner validated (changed, or another file)",
+    "FZ542": "the row type reads a column as a type its schema does not allow",
+    "FZ543": "an invalid policy, replacement value or column type for a dataset",
+    "FZ544": "the dataset is already registered",
+    "FZ545": "the file is another dataset's file",
+    "FZ546": "cells of a `refuse` column do not fit: the file is not accepted",
+    "FZ547": "an invalid dataset name",
     # --- FZ6xx: budget ledger (accounting) ---
     "FZ601": "the release would exceed the dataset's remaining privacy budget",
     "FZ602": "the budget given differs from the one fixed for this dataset",

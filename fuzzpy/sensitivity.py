@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import total_ordering
 
+from fuzzpy.limits import MAX_MAGNITUDE, MAX_STATIC_BITS, bounded_sensitivity
+
 
 @total_ordering
 @dataclass(frozen=True)
@@ -29,6 +31,16 @@ class Sens:
     """A sensitivity: a non-negative exact rational, or infinity."""
 
     value: Fraction | None  # None encodes infinity
+
+    def __post_init__(self) -> None:
+        # derived sensitivities are rounded up into the static range (sound:
+        # a larger sensitivity is a weaker claim); see `fuzzpy.limits`
+        value = self.value
+        if value is None:
+            return
+        size = value.numerator.bit_length() - value.denominator.bit_length()  # about log2(value)
+        if value.denominator.bit_length() > MAX_STATIC_BITS or (size >= 1023 and value > MAX_MAGNITUDE):
+            object.__setattr__(self, "value", bounded_sensitivity(value))
 
     # -- construction
     @staticmethod
@@ -81,7 +93,7 @@ class Sens:
             return "inf"
         if self.value.denominator == 1:
             return int(self.value)
-        approx = float(self.value)
+        approx = float(self.value)  # within range: see __post_init__
         # JSON numbers are decimal text: "0.1" is exact; otherwise never print
         # a bound below the exact value
         if Fraction(repr(approx)) != self.value and Fraction(approx) < self.value:

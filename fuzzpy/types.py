@@ -6,6 +6,7 @@ expressions evaluated; the parser's `TypeExpr`s are only their surface form.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fuzzpy.sensitivity import INF, ONE, Sens
@@ -111,11 +112,38 @@ class TList:
 
 
 @dataclass(frozen=True)
+class LenVar:
+    """A vector length not known as a number while checking.
+
+    Flexible variables stand for the length of a public parameter's vectors
+    (or of a database's vector rows): fixed before the data is read, the same
+    for both neighbours; they unify within a definition and are generalised
+    in its signature. A *rigid* variable is a length known only at run time
+    (a mechanism's vector result): equal to itself only."""
+
+    id: int
+    rigid: bool = False
+
+    def __str__(self) -> str:
+        return f"n{self.id}"
+
+
+Length = int | LenVar
+
+
+@dataclass(frozen=True)
 class TVec:
-    """Fixed-length numeric vectors under the L1, L2 or L-infinity norm."""
+    """Numeric vectors under the L1, L2 or L-infinity norm, of one length.
+
+    ``length`` is an index the user does not write (`vec[2] num`): a static
+    integer or a `LenVar` (None only in an unelaborated type alias, before a
+    use gives it a fresh variable). Values of one vector type have one
+    length, so `len` is public; vectors of different lengths are infinitely
+    far apart, as lists are."""
 
     norm: str  # "1" | "2" | "inf"
     elem: Type
+    length: Length | None = None
 
     def __str__(self) -> str:
         return f"vec[{self.norm}] {_atom(self.elem)}"
@@ -174,6 +202,36 @@ def _atom(t: Type) -> str:
     if isinstance(t, (TFun, TSum, TList, TVec, TBag, TFuzzy)):
         return f"({text})"
     return text
+
+
+def map_lengths(t: Type, f: Callable[[Length | None], Length | None]) -> Type:
+    """``t`` with every vector length replaced by ``f(length)``."""
+    if isinstance(t, TVec):
+        return TVec(t.norm, t.elem, f(t.length))
+    if isinstance(t, TTuple):
+        return TTuple(tuple(map_lengths(item, f) for item in t.items))
+    if isinstance(t, TWith):
+        return TWith(map_lengths(t.left, f), map_lengths(t.right, f))
+    if isinstance(t, TSum):
+        return TSum(map_lengths(t.left, f), map_lengths(t.right, f))
+    if isinstance(t, TRecord):
+        return TRecord(tuple((n, map_lengths(ty, f)) for n, ty in t.fields), alias=t.alias)
+    if isinstance(t, TList):
+        return TList(map_lengths(t.elem, f))
+    if isinstance(t, TBag):
+        return TBag(map_lengths(t.elem, f))
+    if isinstance(t, TFun):
+        return TFun(map_lengths(t.param, f), t.sens, map_lengths(t.result, f))
+    if isinstance(t, TFuzzy):
+        return TFuzzy(map_lengths(t.inner, f))
+    return t
+
+
+def vector_lengths(t: Type) -> list[Length | None]:
+    """The lengths of the vector types inside ``t``, in order."""
+    found: list[Length | None] = []
+    map_lengths(t, lambda n: found.append(n) or n)  # type: ignore[func-returns-value]
+    return found
 
 
 def is_discrete(t: Type) -> bool:

@@ -97,5 +97,9 @@ def test_subsampled_gaussian_curve_is_mironov_talwar_zhang_at_integer_orders(alp
 
 def test_zcdp_costs_of_atoms():
     assert zcdp.atom_rho(GaussianAtom(Fraction(1, 8))) == (Fraction(1, 8), 0)
-    assert zcdp.atom_rho(LaplaceAtom(Fraction(1, 2))) == (Fraction(1, 8), 0)
+    laplace, delta = zcdp.atom_rho(LaplaceAtom(Fraction(1, 2)))
+    assert delta == 0 and Fraction(1, 8) * 0.85 < laplace < Fraction(1, 8) * 0.86
     assert zcdp.atom_rho(PureAtom(Fraction(1, 2), bounded_range=True)) == (Fraction(1, 32), 0)
+    # bounded range above eps = 8: the pure bound eps tanh(eps/2) is smaller than eps^2/8
+    big, _ = zcdp.atom_rho(PureAtom(Fraction(12), bounded_range=True))
+    assert big == zcdp.pure_rho(Fraction(12)) < Fraction(144, 8)

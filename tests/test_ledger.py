@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
+import mpmath
 import pytest
 
 from fuzzpy.accounting.events import Gaussian, Laplace, Verified
@@ -160,15 +161,40 @@ def test_zcdp_rule_admits_exactly_floor_capacity_over_rho(ledger: Ledger) -> Non
 
 def test_zcdp_rule_beats_basic_for_many_small_releases(ledger: Ledger) -> None:
     """The filter's point: over 100 releases of 0.02-DP each fit (eps=1,
-    delta=1e-6) under zCDP (eps^2/2 each), where basic composition stops at 50."""
+    delta=1e-6) under zCDP, where basic composition stops at 50."""
     budget = Budget(1, 1e-6, "zcdp")
     small = (Laplace(Fraction(1), Fraction(50)),)
-    fitting = int(rule_named("zcdp").capacity(budget).rho / (Fraction(1, 50) ** 2 / 2))
+    charged = ledger.quote("d", small, budget).cost.spend.rho
+    fitting = int(rule_named("zcdp").capacity(budget).rho / charged)
     assert fitting > 100
     for _ in range(fitting):
         ledger.charge("d", small, budget)
     with pytest.raises(FuzzError):
         ledger.charge("d", small, budget)
+
+
+def test_zcdp_rule_charges_the_tight_laplace_rho(ledger: Ledger) -> None:
+    """A Laplace release with sensitivity/scale 1/2 is charged
+    rho = eps + e^-eps - 1 (Harrison & Manurangsi 2025), rounded up, not
+    BS16's eps^2/2: 15% less, so more releases fit."""
+    budget = Budget(10, 1e-6, "zcdp")
+    half = (Laplace(Fraction(1), Fraction(2)),)
+    charged = ledger.quote("d", half, budget).cost.spend.rho
+    with mpmath.workprec(200):
+        exact = mpmath.mpf(0.5) + mpmath.exp(-0.5) - 1
+        assert exact <= fraction_to_mp(charged) <= exact * (1 + mpmath.mpf(2) ** -50)
+    capacity = rule_named("zcdp").capacity(budget).rho
+    fitting = int(capacity / charged)
+    assert fitting > int(capacity / Fraction(1, 8))  # more than at eps^2/2 = 1/8
+    for _ in range(fitting):
+        ledger.charge("d", half, budget)
+    with pytest.raises(FuzzError) as refused:
+        ledger.charge("d", half, budget)
+    assert codes(refused) == ["FZ601"]
+
+
+def fraction_to_mp(value: Fraction) -> mpmath.mpf:
+    return mpmath.mpf(value.numerator) / value.denominator
 
 
 def test_zcdp_refuses_events_without_a_zcdp_bound(ledger: Ledger) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -152,7 +154,7 @@ def test_sample_return_and_laplace_are_seeded_and_noisy() -> None:
     first = run(src, "noisy", people(), seed=3)
     assert first == run(src, "noisy", people(), seed=3)
     assert first != run(src, "noisy", people(), seed=4)
-    assert all(isinstance(x, float) for x in first)
+    assert all(isinstance(x, Fraction) for x in first)  # releases are exact (docs/semantics.md)
 
 
 def test_vector_laplace_and_gauss() -> None:
@@ -162,7 +164,7 @@ def test_vector_laplace_and_gauss() -> None:
     """
     hist = run(src, "h", people())
     assert hist.shape == (3,)
-    assert isinstance(run(src, "g", people()), float)
+    assert isinstance(run(src, "g", people()), Fraction)
 
 
 def test_expmech_loop_and_subsample() -> None:
@@ -297,7 +299,7 @@ def test_falling_back_to_rows_does_not_depend_on_the_data() -> None:
         f_value = run(src, "f", db, warnings=warnings)
         g_value = run(src, "g", db, warnings=warnings)
         outcomes.append((len(warnings), type(f_value), type(g_value)))
-    assert outcomes[0] == outcomes[1] == (1, float, float)
+    assert outcomes[0] == outcomes[1] == (1, Fraction, Fraction)
 
 
 def test_vectors_per_row_are_not_confused_with_a_shared_vector() -> None:

@@ -157,7 +157,7 @@ def _exact_gaussian(atoms: Atoms, delta: float) -> float | None:
     if not atoms or not all(isinstance(atom, GaussianAtom) for atom in atoms):
         return None
     rho = sum((atom.rho * n for atom, n in atoms.items()), Fraction(0))
-    return gaussian.epsilon_for_delta(math.sqrt(2 * rho), delta)
+    return gaussian.epsilon_for_delta(GaussianAtom(rho).mu, delta)  # mu rounded up
 
 
 def _exact_single(atoms: Atoms, delta: float) -> float | None:
@@ -304,7 +304,8 @@ def pure_epsilon(events: Iterable[Event]) -> Fraction | None:
 
 
 def rho(events: Iterable[Event]) -> Fraction | None:
-    """The events' total rho-zCDP (Bun & Steinke 2016), exact, or None when an
+    """The events' total rho-zCDP (Bun & Steinke 2016), exact or rounded up
+    (the tight pure and Laplace values, `zcdp.atom_rho`), or None when an
     event is only approximately DP (delta > 0)."""
     try:
         total, delta = zcdp.total_rho(atoms_of(events))

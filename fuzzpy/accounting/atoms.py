@@ -36,6 +36,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
+import mpmath
+from mpmath import mp
+
 from fuzzpy.accounting.events import (
     Event,
     ExpMech,
@@ -46,6 +49,7 @@ from fuzzpy.accounting.events import (
     Subsample,
     Verified,
 )
+from fuzzpy.accounting.rounding import MP_PREC, float_down, float_up, fraction_up_mp, mp_of
 
 
 @dataclass(frozen=True)
@@ -56,8 +60,9 @@ class GaussianAtom:
 
     @property
     def mu(self) -> float:
-        """The Gaussian-DP parameter s / sigma (Dong, Roth & Su 2022)."""
-        return math.sqrt(2 * self.rho)
+        """The Gaussian-DP parameter s / sigma (Dong, Roth & Su 2022), rounded
+        up (a larger mu is a less private Gaussian: every bound stays valid)."""
+        return mu_up(self.rho)
 
 
 @dataclass(frozen=True)
@@ -180,11 +185,12 @@ class Flattener:
         """A composite body as one (eps, delta)-DP atom (its tightest guarantee)."""
         if self._summarise is None or self._delta_share <= 0:
             raise NotSummarisable("a composite body needs a delta to be summarised")
-        delta = Fraction(self._delta_share) / self._multiplicity
-        epsilon = self._summarise(body, float(delta))
+        # proved at a float delta no larger than the share, and charged that float
+        delta = float_down(Fraction(self._delta_share) / self._multiplicity)
+        epsilon = self._summarise(body, delta)
         if not math.isfinite(epsilon):
             raise NotSummarisable("the composite body has no finite epsilon")
-        return ApproxAtom(_fraction_up(epsilon), delta)
+        return ApproxAtom(_fraction_up(epsilon), Fraction(delta))
 
     def _group_summary(self, atom: SubsampledAtom, k: int) -> ApproxAtom:
         """Group privacy of a subsampled (eps, delta) summary: the summary's delta
@@ -194,12 +200,15 @@ class Flattener:
         share = Fraction(self._delta_share) / self._multiplicity
         inner = share / k
         for _ in range(4):  # fixed point: a smaller inner delta gives a larger eps
-            epsilon = self._summarise(Counter({atom: 1}), float(inner))
+            epsilon = self._summarise(Counter({atom: 1}), float_down(inner))
             if not math.isfinite(epsilon):
                 raise NotSummarisable("the grouped body has no finite epsilon")
-            inner = share / _fraction_up(k * math.exp((k - 1) * epsilon))
-        epsilon = self._summarise(Counter({atom: 1}), float(inner))
-        return _approx_group(_fraction_up(epsilon), inner, k)
+            growth = k * math.exp(min((k - 1) * epsilon, 700.0))  # any inner delta is valid
+            inner = share / _fraction_up(growth)
+        # the summary is proved at a float delta at most `inner`, and charged that float
+        proved_at = float_down(inner)
+        epsilon = self._summarise(Counter({atom: 1}), proved_at)
+        return _approx_group(_fraction_up(epsilon), Fraction(proved_at), k)
 
 
 class NotSummarisable(ValueError):
@@ -245,13 +254,35 @@ def _group_atom(atom: Atom, size: Fraction, flattener: Flattener) -> Atom:
 
 def _approx_group(epsilon: Fraction, delta: Fraction, k: int) -> ApproxAtom:
     # (k eps, k e^{(k-1) eps} delta), Vadhan 2017, Lemma 2.2; delta rounded up
-    grown = _fraction_up(k * math.exp((k - 1) * float(epsilon)) * float(delta))
-    return ApproxAtom(epsilon * k, min(grown, Fraction(1)))
+    # (in mpmath: e^{(k-1) eps} leaves the float range from (k-1) eps = 710)
+    with mp.workprec(MP_PREC):
+        grown = k * mpmath.exp((k - 1) * mp_of(epsilon)) * mp_of(delta)
+        bounded = Fraction(1) if grown >= 1 else fraction_up_mp(grown)
+    return ApproxAtom(epsilon * k, min(bounded, Fraction(1)))
 
 
 def _fraction_up(x: float) -> Fraction:
     """An exact Fraction at least x (x is a float computed with ~1 ulp error)."""
     return Fraction(math.nextafter(math.nextafter(x, math.inf), math.inf))
+
+
+def mu_up(rho: Fraction) -> float:
+    """sqrt(2 rho) rounded up: the float 2 rho rounded up, then sqrt (correctly
+    rounded) moved one float up."""
+    return math.nextafter(math.sqrt(float_up(2 * rho)), math.inf)
+
+
+def amplified_epsilon_up(rate: Fraction, epsilon: Fraction) -> Fraction:
+    """log(1 + q (e^eps - 1)) for Poisson subsampling at rate q of an eps-DP
+    mechanism (Balle, Barthe & Gaboardi 2018), as a Fraction rounded up, never
+    above eps. In mpmath from the exact inputs: in floats the rounding of q
+    and eps is amplified by e^eps / (e^eps - 1) and can exceed a few ulps of
+    a small result."""
+    if rate >= 1:
+        return epsilon
+    with mp.workprec(MP_PREC):
+        value = mpmath.log1p(mp_of(rate) * mpmath.expm1(mp_of(epsilon)))
+        return min(epsilon, fraction_up_mp(value))
 
 
 def subsampled_pure_epsilon(atom: SubsampledAtom) -> Fraction | None:
@@ -260,6 +291,4 @@ def subsampled_pure_epsilon(atom: SubsampledAtom) -> Fraction | None:
     Fraction rounded up, never above eps."""
     if not isinstance(atom.inner, LaplaceAtom | PureAtom):
         return None
-    epsilon = atom.inner.epsilon
-    amplified = math.log1p(float(atom.rate) * math.expm1(float(epsilon)))
-    return min(epsilon, _fraction_up(amplified))
+    return amplified_epsilon_up(atom.rate, atom.inner.epsilon)

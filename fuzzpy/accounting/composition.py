@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 
-import numpy as np
-from scipy.special import gammaln
-
-from fuzzpy.accounting import discrete, gaussian
+from fuzzpy.accounting import discrete, gaussian, optimal
 from fuzzpy.accounting.atoms import (
     ApproxAtom,
     Atom,
@@ -24,46 +22,49 @@ from fuzzpy.accounting.atoms import (
     LaplaceAtom,
     PureAtom,
     SubsampledAtom,
+    amplified_epsilon_up,
 )
+from fuzzpy.accounting.rounding import float_down, float_up, up
 
 _SPLITS: Sequence[float] = (0.02, 0.1, 0.25, 0.5, 0.75, 0.9, 0.98)
+
+# Rounding: every epsilon below is rounded up and every delta an atom uses is
+# an exact Fraction (or a float that bounds it from above), so the delta left
+# for the rest is computed exactly and rounded down (`rounding`).
 
 
 # ---------------------------------------------------------------- one atom
 
 
-def fixed_pair(atom: Atom) -> tuple[float, float] | None:
-    """(eps, delta) of an atom whose guarantee does not depend on a delta share."""
+def fixed_pair(atom: Atom) -> tuple[float, Fraction] | None:
+    """(eps rounded up, exact delta) of an atom whose guarantee does not
+    depend on a delta share."""
     if isinstance(atom, LaplaceAtom | PureAtom):
-        return float(atom.epsilon), 0.0
+        return float_up(atom.epsilon), Fraction(0)
     if isinstance(atom, ApproxAtom):
-        return float(atom.epsilon), float(atom.delta)
+        return float_up(atom.epsilon), atom.delta
     if isinstance(atom, SubsampledAtom) and not isinstance(atom.inner, GaussianAtom):
-        epsilon, delta = fixed_pair(atom.inner)  # type: ignore[misc]
-        return amplify(float(atom.rate), epsilon, delta)
+        # (log(1 + q(e^eps - 1)), q delta) (Balle, Barthe & Gaboardi 2018), exact inputs
+        delta = atom.inner.delta if isinstance(atom.inner, ApproxAtom) else Fraction(0)
+        return float_up(amplified_epsilon_up(atom.rate, atom.inner.epsilon)), atom.rate * delta
     return None
 
 
 def flexible_epsilon(atom: Atom, delta: float) -> float:
-    """eps of a Gaussian-based atom at its delta share."""
+    """eps of a Gaussian-based atom that uses at most ``delta``, rounded up."""
     if isinstance(atom, GaussianAtom):
         return gaussian.epsilon_for_delta(atom.mu, delta)
     if isinstance(atom, SubsampledAtom) and isinstance(atom.inner, GaussianAtom):
-        q = float(atom.rate)
-        inner = gaussian.epsilon_for_delta(atom.inner.mu, delta / q)
-        return amplify(q, inner, delta / q)[0]
+        # the inner delta is rounded down, so rate * inner <= delta exactly
+        inner_delta = min(float_down(Fraction(delta) / atom.rate), 1.0)
+        inner = gaussian.epsilon_for_delta(atom.inner.mu, inner_delta)
+        if math.isinf(inner):
+            return math.inf
+        return float_up(amplified_epsilon_up(atom.rate, Fraction(inner)))
     raise TypeError(f"not a flexible atom: {atom!r}")
 
 
-def amplify(q: float, epsilon: float, delta: float) -> tuple[float, float]:
-    """Poisson subsampling at rate q of an (eps, delta)-DP mechanism is
-    (log(1 + q (e^eps - 1)), q delta)-DP (Balle, Barthe & Gaboardi 2018)."""
-    if math.isinf(epsilon):
-        return math.inf, q * delta
-    return math.log1p(q * math.expm1(epsilon)), q * delta
-
-
-def _split(atoms: Atoms) -> tuple[list[tuple[float, float, int]], list[tuple[Atom, int]]]:
+def _split(atoms: Atoms) -> tuple[list[tuple[float, Fraction, int]], list[tuple[Atom, int]]]:
     fixed, flexible = [], []
     for atom, n in atoms.items():
         pair = fixed_pair(atom)
@@ -74,19 +75,24 @@ def _split(atoms: Atoms) -> tuple[list[tuple[float, float, int]], list[tuple[Ato
     return fixed, flexible
 
 
-def _pairs_at(atoms: Atoms, share: float) -> tuple[list[tuple[float, int]], float] | None:
-    """Every atom's eps (with multiplicity) when each flexible atom gets `share`
-    of delta; also the total delta they use. None if a flexible share is 0."""
+def _free_delta(atoms: Atoms, delta: float) -> Fraction:
+    """delta minus what the fixed atoms use, exactly."""
+    return Fraction(delta) - sum((d * n for _, d, n in _split(atoms)[0]), Fraction(0))
+
+
+def _share(free: Fraction, count: int) -> float:
+    """Each of ``count`` flexible atoms' share of ``free``, rounded down so
+    the shares never add up to more than ``free``."""
+    return float_down(free / count) if count else 0.0
+
+
+def _epsilons_at(atoms: Atoms, share: float) -> list[tuple[float, int]] | None:
+    """Every atom's eps (with multiplicity) when each flexible atom gets
+    ``share`` of delta; None if a flexible share is 0."""
     fixed, flexible = _split(atoms)
     if flexible and share <= 0:
         return None
-    eps = [(e, n) for e, _, n in fixed] + [(flexible_epsilon(a, share), n) for a, n in flexible]
-    used = sum(d * n for _, d, n in fixed) + share * sum(n for _, n in flexible)
-    return eps, used
-
-
-def _fixed_delta(atoms: Atoms) -> float:
-    return sum(d * n for _, d, n in _split(atoms)[0])
+    return [(e, n) for e, _, n in fixed] + [(flexible_epsilon(a, share), n) for a, n in flexible]
 
 
 def _flexible_count(atoms: Atoms) -> int:
@@ -99,14 +105,15 @@ def _flexible_count(atoms: Atoms) -> int:
 def basic(atoms: Atoms, delta: float) -> float:
     """Basic composition: eps and delta add (Dwork, Kenthapadi, McSherry,
     Mironov & Naor 2006; Dwork & Roth 2014, Thm 3.16)."""
-    free = delta - _fixed_delta(atoms)
+    free = _free_delta(atoms, delta)
     if free < 0:
         return math.inf
-    count = _flexible_count(atoms)
-    result = _pairs_at(atoms, free / count if count else 0.0)
-    if result is None:
+    pairs = _epsilons_at(atoms, _share(free, _flexible_count(atoms)))
+    if pairs is None:
         return math.inf
-    return math.fsum(e * n for e, n in result[0])
+    # n products rounded once each, then one correctly rounded sum (fsum) of
+    # non-negative numbers: within 2 ulps relative
+    return up(math.fsum(e * n for e, n in pairs), 4)
 
 
 # ---------------------------------------------------------------- advanced
@@ -118,22 +125,23 @@ def advanced(atoms: Atoms, delta: float) -> float:
     (eps_i, delta_i)-DP steps and any delta' > 0 the composition is
     (sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^eps_i - 1),
      delta' + sum delta_i)-DP. The best of several delta splits is kept."""
-    free = delta - _fixed_delta(atoms)
+    free = _free_delta(atoms, delta)
     if free <= 0:
         return math.inf
     count = _flexible_count(atoms)
     best = math.inf
     for fraction in _SPLITS if count else (1.0,):
-        slack = fraction * free
-        result = _pairs_at(atoms, (free - slack) / count if count else 0.0)
-        if result is None:
+        slack = float_down(free * Fraction(fraction))
+        if slack <= 0:
             continue
-        pairs = result[0]
-        if any(math.isinf(e) for e, _ in pairs):
+        pairs = _epsilons_at(atoms, _share(free - Fraction(slack), count))
+        if pairs is None or any(math.isinf(e) for e, _ in pairs):
             continue
+        # sums of non-negative terms and a few roundings each: 16 ulps cover them
         squares = math.fsum(e * e * n for e, n in pairs)
         drift = math.fsum(e * math.expm1(e) * n for e, n in pairs)
-        best = min(best, math.sqrt(2 * math.log(1 / slack) * squares) + drift)
+        bound = math.sqrt(2 * -math.log(slack) * squares) + drift
+        best = min(best, up(bound, 16))
     return best
 
 
@@ -145,45 +153,65 @@ def kov_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float:
     the k-fold composition of (eps0, delta0)-DP mechanisms is (eps, delta)-DP
     iff 1 - (1 - delta0)^k (1 - delta_k(eps)) <= delta, where delta_k is the
     hockey-stick curve of k-fold randomized response: loss (k - 2j) eps0 with
-    probability C(k, j) e^{(k-j) eps0} / (1 + e^eps0)^k. Solved exactly between
-    its atoms (the theorem's grid points i = 0..k/2 are special cases)."""
-    if k == 0:
+    probability C(k, j) e^{(k-j) eps0} / (1 + e^eps0)^k. Solved between its
+    atoms in floating point (the theorem's grid points are special cases),
+    then certified in extended precision (`optimal.certified`)."""
+    if k == 0 or delta >= 1:
         return 0.0
-    survive = (1 - delta0) ** k
-    if survive <= 0:
-        return math.inf
-    inner_delta = 1 - (1 - delta) / survive
-    if inner_delta < 0:
-        return math.inf
-    losses, masses = randomized_response_composition(epsilon0, k)
-    return discrete.epsilon_for_delta(losses, masses, 0.0, inner_delta)
+    candidate = kov_candidate(epsilon0, delta0, k, delta)
+    return optimal.certified(epsilon0, delta0, k, delta, candidate)
 
 
-def randomized_response_composition(epsilon0: float, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Losses (ascending) and probabilities of k-fold randomized response."""
-    j = np.arange(k, -1, -1, dtype=float)  # j "flips": loss (k - 2j) eps0, ascending
-    log_p = -np.logaddexp(0.0, -epsilon0)  # log(e^eps0 / (1 + e^eps0))
-    log_1mp = -np.logaddexp(0.0, epsilon0)
-    log_binomial = gammaln(k + 1) - gammaln(j + 1) - gammaln(k - j + 1)
-    masses = np.exp(log_binomial + (k - j) * log_p + j * log_1mp)
-    return (k - 2 * j) * epsilon0, masses
+def kov_candidate(epsilon0: float, delta0: float, k: int, delta: float) -> float:
+    """KOV's epsilon in floating point: accurate, but not yet a proven bound.
+
+    The inner delta 1 - (1 - delta)/(1 - delta0)^k is computed as
+    (delta - a)/(1 - a) with a = 1 - (1 - delta0)^k = -expm1(k log1p(-delta0)):
+    no difference of two numbers near 1, which in the form 1 - (1 - delta)
+    lost every digit of a delta near 1e-16 (and rounded it up)."""
+    if k == 0 or delta >= 1:
+        return 0.0
+    if delta0 >= 1:
+        return math.inf
+    used = -math.expm1(k * math.log1p(-delta0))
+    if used >= delta:
+        return math.inf
+    inner = (delta - used) / (1 - used)
+    losses, log_masses = optimal.randomized_response(epsilon0, k)
+    return discrete.epsilon_for_delta_log(losses, log_masses, 0.0, inner)
+
+
+#: KOV's exact composition holds k + 1 points in memory; beyond this many
+#: compositions it is skipped (PLD, RDP and the closed forms still apply).
+KOV_MAX_COUNT = 1_000_000
 
 
 def kov(atoms: Atoms, delta: float) -> float | None:
     """KOV for a homogeneous composition (every atom gives the same pair, or a
-    single flexible atom repeated k times); None when it does not apply."""
+    single flexible atom repeated k times); None when it does not apply. Of a
+    flexible atom's delta splits, the best candidate is certified."""
     fixed, flexible = _split(atoms)
     if flexible:
         if fixed or len(flexible) != 1:
             return None
         atom, k = flexible[0]
-        best = math.inf
+        if k > KOV_MAX_COUNT:  # its exact distribution has k + 1 atoms: other methods bound it
+            return None
+        options = []
         for fraction in _SPLITS:
-            delta0 = fraction * delta / k
-            best = min(best, kov_epsilon(flexible_epsilon(atom, delta0), delta0, k, delta))
-        return best
+            delta0 = fraction * delta / k  # any delta0: the pair below is valid for it
+            epsilon0 = flexible_epsilon(atom, delta0)
+            if math.isfinite(epsilon0):
+                options.append((kov_candidate(epsilon0, delta0, k, delta), epsilon0, delta0))
+        if not options:
+            return math.inf
+        candidate, epsilon0, delta0 = min(options)
+        return optimal.certified(epsilon0, delta0, k, delta, candidate)
     pairs = {(e, d) for e, d, _ in fixed}
     if len(pairs) != 1:
         return None
     ((epsilon0, delta0),) = pairs
-    return kov_epsilon(epsilon0, delta0, sum(n for _, _, n in fixed), delta)
+    count = sum(n for _, _, n in fixed)
+    if count > KOV_MAX_COUNT:
+        return None
+    return kov_epsilon(epsilon0, float_up(delta0), count, delta)

@@ -16,15 +16,23 @@ sigma / sqrt(k): no bound can be smaller than this one.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
+import mpmath
+from mpmath import mp, mpf
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
+from fuzzpy.accounting.rounding import MP_PREC, float_up_mp
+
 _EPS_CEILING = 1e6
+_MAX_PREC = 4096
+_MAX_RAISES = 60
 
 
 def log_delta(mu: float, epsilon: float) -> float:
-    """log delta(eps) of the analytic Gaussian, computed in log space."""
+    """log delta(eps) of the analytic Gaussian in floating point (log space):
+    accurate, but not a proven bound (see `delta_bounds`)."""
     if mu <= 0:
         return -math.inf
     a = log_ndtr(-epsilon / mu + mu / 2)
@@ -34,17 +42,79 @@ def log_delta(mu: float, epsilon: float) -> float:
     return a + math.log1p(-math.exp(b - a))
 
 
+def delta_bounds(mu: float, epsilon: float, precision: int = MP_PREC) -> tuple[mpf, mpf, mpf]:
+    """(lower, upper) bounds on delta(eps) and its slope -d delta/d eps = B,
+    in mpmath at ``precision`` bits.
+
+    delta = A - B with A = Phi(x1), B = e^eps Phi(x2), x1 = -eps/mu + mu/2,
+    x2 = -eps/mu - mu/2 (mu and eps exact floats). Each of A and B is
+    within a relative 2^-(precision - 8) (1 + x^2 + eps) of its value: the
+    arguments carry a relative rounding of 2^-precision, which moves
+    log Phi(x) by at most x phi(x)/Phi(x) <= 1 + x^2 times it, and e^eps by
+    eps times it; erfc and exp add a few units in the last place. Their
+    difference is then within the sum of those errors: when A and B nearly
+    cancel (small mu), the caller raises the precision until the interval
+    decides."""
+    with mp.workprec(precision):
+        m, e = mpf(mu), mpf(epsilon)
+        x1, x2 = -e / m + m / 2, -e / m - m / 2
+        a = mpmath.ncdf(x1)
+        b = mpmath.exp(e) * mpmath.ncdf(x2)
+        unit = mpf(2) ** -(precision - 8)
+        error = unit * (a * (1 + x1 * x1) + b * (1 + x2 * x2 + abs(e)))
+        return a - b - error, a - b + error, b
+
+
 def delta_for_epsilon(mu: float, epsilon: float) -> float:
-    return math.exp(log_delta(mu, epsilon))
+    """An upper bound on delta(eps) (proved, see `delta_bounds`), as a float."""
+    if mu <= 0:
+        return 0.0
+    return max(0.0, float_up_mp(delta_bounds(mu, epsilon)[1]))
 
 
 def epsilon_for_delta(mu: float, delta: float) -> float:
-    """The smallest eps >= 0 with delta(eps) <= delta, rounded up (the bracket's
-    upper end is returned, so the result is never below the exact value)."""
+    """The smallest eps >= 0 with delta(eps) <= delta, rounded up: a float
+    search gives a candidate, raised until `delta_bounds` proves it."""
     if delta >= 1 or mu <= 0:
         return 0.0
     if delta <= 0:
         return math.inf
+    return _certified_epsilon(float(mu), float(delta))
+
+
+@lru_cache(maxsize=4096)
+def _certified_epsilon(mu: float, delta: float) -> float:
+    if _decide(mu, 0.0, delta)[0]:
+        return 0.0
+    candidate = _candidate(mu, delta)
+    if math.isinf(candidate):
+        return math.inf
+    minimum = max(candidate, 1.0) * 2.0**-48
+    for _ in range(_MAX_RAISES):
+        proved, excess, slope = _decide(mu, candidate, delta)
+        if proved:
+            return candidate
+        newton = 2 * excess / slope if slope > 0 else 0.0
+        candidate += max(newton, minimum)
+        minimum *= 2
+    return math.inf
+
+
+def _decide(mu: float, epsilon: float, delta: float) -> tuple[bool, float, float]:
+    """(whether delta(eps) <= delta is proved, the excess of the upper bound,
+    the slope), raising the precision while the interval cannot decide."""
+    precision = MP_PREC
+    target = mpf(delta)
+    while True:
+        lower, upper, slope = delta_bounds(mu, epsilon, precision)
+        if upper <= target:
+            return True, 0.0, float(slope)
+        if lower > target or precision >= _MAX_PREC:
+            return False, float(upper - target), float(slope)
+        precision *= 2
+
+
+def _candidate(mu: float, delta: float) -> float:
     target = math.log(delta)
     if log_delta(mu, 0.0) <= target:
         return 0.0
@@ -53,13 +123,13 @@ def epsilon_for_delta(mu: float, delta: float) -> float:
         hi *= 2
         if hi > _EPS_CEILING:
             return math.inf
-    root = brentq(lambda e: log_delta(mu, e) - target, 0.0, hi, xtol=1e-14, rtol=1e-14)
-    return _upper_end(lambda e: log_delta(mu, e) <= target, root, hi)
+    return brentq(lambda e: log_delta(mu, e) - target, 0.0, hi, xtol=1e-14, rtol=1e-14)
 
 
 def mu_for(epsilon: float, delta: float) -> float:
     """The largest mu for which the analytic Gaussian is (eps, delta)-DP
-    (delta(eps) is increasing in mu), rounded down."""
+    (delta(eps) is increasing in mu), rounded down; the calibration that uses
+    it checks its answer with the accountant."""
     target = math.log(delta)
     lo, hi = 1e-9, 1.0
     while log_delta(hi, epsilon) <= target:
@@ -68,16 +138,4 @@ def mu_for(epsilon: float, delta: float) -> float:
     candidate = root
     while log_delta(candidate, epsilon) > target:
         candidate = math.nextafter(candidate, 0.0) * (1 - 1e-12)
-    return candidate
-
-
-def _upper_end(holds, root: float, hi: float) -> float:
-    """Step up from a root until the (monotone) condition provably holds."""
-    candidate = root
-    step = max(abs(root), 1e-12) * 1e-12
-    while not holds(candidate):
-        candidate += step
-        step *= 2
-        if candidate >= hi:
-            return hi
     return candidate

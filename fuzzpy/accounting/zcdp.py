@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import mpmath
 import numpy as np
+from mpmath import mp
 from scipy.optimize import minimize_scalar
 
 from fuzzpy.accounting.atoms import (
@@ -25,34 +27,80 @@ from fuzzpy.accounting.atoms import (
     SubsampledAtom,
     subsampled_pure_epsilon,
 )
+from fuzzpy.accounting.rounding import MP_PREC, U, float_down, float_up, fraction_up_mp, mp_of, up
+
+
+def pure_rho(epsilon: Fraction) -> Fraction:
+    """The tight zCDP of pure eps-DP: rho = eps tanh(eps/2) = eps (e^eps - 1)/(e^eps + 1)
+    (Steinke 2024, "Sharp RDP & zCDP from pure DP", differentialprivacy.org,
+    Thm 5, via the Kearns-Saul inequality; first noted by Yu-Xiang Wang 2022).
+    Randomized response attains it as alpha -> 1, where D_alpha / alpha tends
+    to its KL divergence eps (p - q) = eps tanh(eps/2). At most eps^2/2 (Bun &
+    Steinke 2016, Prop. 3.3) and at most eps. Rounded up to a Fraction."""
+    if epsilon <= 0:
+        return Fraction(0)
+    with mp.workprec(MP_PREC):
+        e = mp_of(epsilon)
+        return min(fraction_up_mp(e * mpmath.tanh(e / 2)), epsilon**2 / 2, epsilon)
+
+
+def laplace_rho(epsilon: Fraction) -> Fraction:
+    """The tight zCDP of the Laplace mechanism with sensitivity / scale = eps:
+    rho = eps + e^-eps - 1 (Harrison & Manurangsi 2025, "Exact zCDP
+    characterizations for fundamental differentially private mechanisms",
+    FORC 2026, arXiv:2510.25746; conjectured by Yu-Xiang Wang 2022).
+
+    Why this value: rho-zCDP means D_alpha <= alpha rho for every alpha > 1,
+    so the tight rho is sup_alpha D_alpha / alpha. As alpha -> 1, D_alpha
+    tends to the KL divergence: for P = Lap(0, 1), Q = Lap(eps, 1),
+    KL = E_P[|X - eps| - |X|] = (eps + e^-eps) - 1, using E|X - c| = c + e^-c
+    for X ~ Lap(0, 1) and c >= 0. So rho >= eps + e^-eps - 1; Harrison &
+    Manurangsi prove D_alpha / alpha never exceeds that limit (it is
+    decreasing in alpha), which tests/test_accounting_tight.py checks against
+    sup_alpha D_alpha / alpha computed by quadrature. Rounded up to a Fraction;
+    in mpmath with extra bits for small eps (eps + e^-eps - 1 ~ eps^2/2 cancels)."""
+    if epsilon <= 0:
+        return Fraction(0)
+    extra = max(0, -2 * math.floor(math.log2(epsilon))) if epsilon < 1 else 0
+    with mp.workprec(MP_PREC + extra):
+        e = mp_of(epsilon)
+        return min(fraction_up_mp(e + mpmath.expm1(-e)), pure_rho(epsilon))
 
 
 def atom_rho(atom: Atom) -> tuple[Fraction, Fraction]:
-    """(rho, delta): the atom is delta-approximately rho-zCDP."""
+    """(rho, delta): the atom is delta-approximately rho-zCDP (rho rounded up)."""
     if isinstance(atom, GaussianAtom):
         return atom.rho, Fraction(0)  # BS16, Prop. 1.6
     if isinstance(atom, PureAtom) and atom.bounded_range:
-        return atom.epsilon**2 / 8, Fraction(0)  # bounded range: Cesar & Rogers 2021
-    if isinstance(atom, LaplaceAtom | PureAtom):
-        return atom.epsilon**2 / 2, Fraction(0)  # BS16, Prop. 1.4
+        # bounded range: eps^2/8 (Cesar & Rogers 2021), or the pure bound if smaller (eps > ~8)
+        return min(atom.epsilon**2 / 8, pure_rho(atom.epsilon)), Fraction(0)
+    if isinstance(atom, LaplaceAtom):
+        return laplace_rho(atom.epsilon), Fraction(0)
+    if isinstance(atom, PureAtom):
+        return pure_rho(atom.epsilon), Fraction(0)
     if isinstance(atom, ApproxAtom):
-        return atom.epsilon**2 / 2, atom.delta  # BS16, Prop. 1.4 and Sec. 8
+        # (eps, delta)-DP is delta-approximately zCDP with the rho of an eps-DP
+        # pair (BS16, Sec. 8: the decomposition leaves a pair whose likelihood
+        # ratio is within e^{+-eps}, the only hypothesis of Steinke's Thm 5)
+        return pure_rho(atom.epsilon), atom.delta
     return _subsampled_rho(atom)
 
 
 def _subsampled_rho(atom: SubsampledAtom) -> tuple[Fraction, Fraction]:
+    # Subsampling never increases a Renyi divergence: D_alpha is jointly
+    # quasi-convex (van Erven & Harremoes 2014), and both directions
+    # of the subsampled pair are mixtures with the unsubsampled pair; so the
+    # inner atom's rho is valid, and so is that of the amplified epsilon.
+    inner_rho, inner_delta = atom_rho(atom.inner)
     amplified = subsampled_pure_epsilon(atom)
     if amplified is not None:
-        return amplified**2 / 2, Fraction(0)
+        return min(pure_rho(amplified), inner_rho), Fraction(0)
     if isinstance(atom.inner, ApproxAtom):
         # (log(1 + q(e^eps - 1)), q delta) (Balle, Barthe & Gaboardi 2018)
         pure = SubsampledAtom(atom.rate, PureAtom(atom.inner.epsilon))
         amplified = subsampled_pure_epsilon(pure)
-        return amplified**2 / 2, atom.rate * atom.inner.delta  # type: ignore[operator]
-    # Subsampling never increases a Renyi divergence: D_alpha is jointly
-    # quasi-convex (van Erven & Harremoes 2014), and both directions
-    # of the subsampled pair are mixtures with the unsubsampled pair.
-    return atom_rho(atom.inner)
+        return pure_rho(amplified), atom.rate * atom.inner.delta  # type: ignore[arg-type]
+    return inner_rho, inner_delta
 
 
 def total_rho(atoms: Atoms) -> tuple[Fraction, Fraction]:
@@ -65,26 +113,33 @@ def total_rho(atoms: Atoms) -> tuple[Fraction, Fraction]:
 
 
 def epsilon_simple(rho: float, delta: float) -> float:
-    """BS16, Prop. 1.3: rho-zCDP implies (rho + 2 sqrt(rho log(1/delta)), delta)-DP."""
+    """BS16, Prop. 1.3: rho-zCDP implies (rho + 2 sqrt(rho log(1/delta)), delta)-DP.
+    A sum of non-negative terms, each a few roundings: 8 ulps up cover it."""
     if delta <= 0:
         return math.inf
     if delta >= 1:
         return 0.0
-    return rho + 2 * math.sqrt(rho * math.log(1 / delta))
+    return up(rho + 2 * math.sqrt(rho * -math.log(delta)), 8)
 
 
 def epsilon_at_order(rho: float, delta: float, alpha: float) -> float:
     """Canonne, Kamath & Steinke 2020 (Prop. 12 / Cor. 13): rho-zCDP is
     (eps, delta)-DP for every alpha > 1 with
-    eps = alpha rho + (log(1/delta) + (alpha - 1) log(1 - 1/alpha) - log(alpha)) / (alpha - 1)."""
-    return alpha * rho + (
-        math.log(1 / delta) + (alpha - 1) * math.log1p(-1 / alpha) - math.log(alpha)
-    ) / (alpha - 1)
+    eps = alpha rho + (log(1/delta) + (alpha - 1) log(1 - 1/alpha) - log(alpha)) / (alpha - 1).
+    Rounded up: each term carries a few roundings, and dividing by alpha - 1
+    scales the numerator's absolute error with it; 16 U times the sum of the
+    terms' magnitudes bounds the total."""
+    log_inverse = -math.log(delta)
+    shrink = (alpha - 1) * math.log1p(-1 / alpha)
+    log_alpha = math.log(alpha)
+    value = alpha * rho + (log_inverse + shrink - log_alpha) / (alpha - 1)
+    magnitude = alpha * rho + (log_inverse + abs(shrink) + abs(log_alpha)) / (alpha - 1)
+    return value + 16 * U * magnitude
 
 
 def epsilon_cks(rho: float, delta: float) -> float:
     """The CKS20 conversion minimised over alpha (any alpha is valid, so an
-    imprecise minimiser only loosens the bound)."""
+    imprecise minimiser only loosens the bound; each value is rounded up)."""
     if delta <= 0:
         return math.inf
     if delta >= 1 or rho <= 0:
@@ -104,10 +159,11 @@ def epsilon_cks(rho: float, delta: float) -> float:
 
 
 def approximate_epsilon(atoms: Atoms, delta: float, tight: bool) -> float:
-    """eps at delta from the atoms' total (approximate) zCDP cost."""
+    """eps at delta from the atoms' total (approximate) zCDP cost: rho rounded
+    up, the delta left over computed exactly and rounded down."""
     rho, used = total_rho(atoms)
-    remaining = delta - float(used)
+    remaining = Fraction(delta) - used
     if remaining <= 0:
         return math.inf
     convert = epsilon_cks if tight else epsilon_simple
-    return convert(float(rho), remaining)
+    return convert(float_up(rho), float_down(remaining))

@@ -11,6 +11,8 @@ with every error found. Module map:
 * `primitives`  -- the table of primitive signatures; rules in
                    `first_order`, `higher_order`, `noise`
 * `mechanism_calls`, `static_eval` -- calling verified mechanisms
+* `lengths`     -- vector lengths as type indices (unification, generalisation)
+* `terms`       -- fresh names and free variables for the terms the checker builds
 * `usage`       -- sensitivity contexts with provenance (the sensitivity map)
 * `costs`       -- privacy contexts as mechanism events (the privacy map)
 * `typerel`     -- subtyping, norm conversions; `elaborate` -- static values, types
@@ -62,6 +64,50 @@ Choices made where the language design is silent:
   noisy reals).
 * Printed approximate epsilons (floats from the accountant) are rounded up
   to 6 significant digits, never down.
+
+Decisions of issue 9 (soundness of the checker's own logic):
+
+* Static positions are read in the scope their meaning was proved in. A
+  mechanism's `requires` and `privacy` are evaluated at each call with the
+  mechanism's parameters standing for the call's arguments; a parameter
+  hides a top-level constant of the same name, and an expression that needs
+  a non-static argument refuses the call (FZ309). A `def`'s signature (its
+  bounds `(db :[c] bag Row)`, function types `-[k]->`, result type) cannot
+  name a constant hidden by one of its parameters, and a type written in a
+  body is read where it stands (FZ202).
+* Terms the checker builds are capture-avoiding: `loop`/`subsample` given a
+  function that is not a lambda check `fun s#1 -> f s#1`, a name no user can
+  write (`terms.eta_expand`). A binder that shadows another variable has its
+  uses recorded under a fresh key (`db#3`), so a `let`-bound distribution,
+  whose cost is replayed at each `sample` of it, is charged to the
+  variables it read, not to whatever bears their names at the `sample`.
+* `vec[p] num` carries its length as a type index the user does not write:
+  an integer (list literals, `tabulate`, `counts`) or a variable (a
+  parameter's vectors; generalised in the signature, instantiated at each
+  call). `+`, `-`, `dot`, both branches of `if`/`case` and an argument and
+  its parameter must have equal lengths (FZ201, the lengths in the message).
+  The metric across lengths is infinite (as for lists), so values of one
+  vector type have one length and `len` of a vector is public (a static
+  number when the length is). `tabulate` and `counts` need lists of static
+  length (FZ214). A mechanism's vector result has a length known only at run
+  time (rigid: equal only to itself). Every `vsum`, and every `map` whose
+  rows are vectors, records their length for `run`, which needs it when the
+  bag is empty (`CheckedProgram.vector_lengths`): a number, or
+  `LengthOf(param, path)` read off an argument; neither known: FZ214.
+* A precondition `abs(dist(x)) < c` is strict: a sensitivity s meets it only
+  if s < c (`<=`: s <= c); `c > abs(dist(x))` and `c >= abs(dist(x))` read
+  the same way, `&&` splits preconditions, other relations are FZ311.
+* Static numbers are zero or between 2.2e-308 and 1.8e308 in magnitude with
+  at most 1100-bit numerators and denominators: literals beyond are FZ115
+  (refused on the text, before any big number is built), static arithmetic
+  beyond is FZ217 (located at the operation). `loop[k]` and `group[k]` take
+  at most 10^6 rounds or buckets (FZ217). Derived sensitivities are rounded
+  up: beyond the largest double they are infinite. JSON prints costs beyond
+  doubles as "inf".
+* A value read in another vector norm is scaled by the conversion factor
+  wherever it is read, including a lambda parameter annotated with another
+  norm (`loop[k] v (fun (s : vec[1] num) -> ...)` with `v : vec[2] num`) and
+  the data given to an `expmech` score.
 """
 
 from fuzzpy.checker.driver import check_program, explain_definition

@@ -13,6 +13,7 @@ primitives, definitions and mechanisms see all their arguments at once.
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,13 @@ def apply_spine(ck: Inferencer, head: S.Expr, args: list[S.Expr], whole: S.Expr,
         return apply_primitive(ck, head.name, head, head.static_args, args, whole, hint)
     if isinstance(head, S.Var) and ck.env.lookup(head.name) is None:
         name = head.name
+        if name in ck.globals.constants and args:  # names resolve as `run` resolves them: constants first
+            raise CheckError(
+                "FZ208",
+                f"`{name}` is the constant {ck.globals.constants[name]}, not a function, but it is applied to an argument",
+                head.span,
+                hint=f"rename the constant if `{name}` is meant to be the primitive",
+            )
         if name in ck.globals.defs:
             return apply_def(ck, head, args, whole)
         if name in ck.globals.mechanisms:
@@ -81,7 +89,7 @@ def _apply_lambda(ck: Inferencer, head: S.Lambda, args: list[S.Expr], whole: S.E
 
 
 def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) -> Judgment:
-    sig = ck.signature_of(head.name, head.span)
+    sig = instantiate(ck, ck.signature_of(head.name, head.span))
     n = len(sig.params)
     given = args[:n]
     judgments = [
@@ -101,6 +109,16 @@ def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) ->
         ck.note(f"call of `{sig.name}`: its cost in each parameter, re-expressed in the arguments' variables")
     rest = args[n:]
     return apply_value(ck, result, head, rest, whole) if rest else result
+
+
+def instantiate(ck: Inferencer, sig: DefSig) -> DefSig:
+    """A definition's signature with fresh length variables (each call may
+    use other lengths); a `def rec` calls itself at its own lengths."""
+    if sig.recursive_stub:
+        return sig
+    types = ck.lengths.instantiate([ty for _, ty in sig.params] + [sig.result])
+    params = tuple((name, ty) for (name, _), ty in zip(sig.params, types, strict=False))
+    return dataclasses.replace(sig, params=params, result=types[-1])
 
 
 def _scale_arg(sig: DefSig, pname: str, sens: object, j: Judgment, whole: S.Expr) -> U.Ctx:

@@ -23,8 +23,9 @@ from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, Judgment
 from fuzzpy.checker.errors import CheckError
+from fuzzpy.checker.terms import source_name
 from fuzzpy.checker.typerel import contains_fuzzy, join_types
-from fuzzpy.sensitivity import ZERO, Sens, case_scale
+from fuzzpy.sensitivity import ONE, ZERO, Sens, case_scale
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Handler, Inferencer
@@ -59,7 +60,7 @@ class BinderRules:
     def block(self, expr: S.Expr, hint: T.Type | None) -> Judgment:
         assert isinstance(expr, S.Block)
         ck = self.ck
-        done: list[tuple[S.BlockStmt, Judgment, list[tuple[str, Binding | None]]]] = []
+        done: list[tuple[S.BlockStmt, Judgment, list[tuple[str, Binding | None, str]]]] = []
         try:
             for stmt in expr.stmts:
                 j = self._statement(stmt)
@@ -67,7 +68,7 @@ class BinderRules:
             result = ck.infer(expr.result, hint)
         finally:
             for _, _, shadowed in reversed(done):
-                for name, previous in reversed(shadowed):
+                for name, previous, _key in reversed(shadowed):
                     ck.unbind(name, previous)
         fuzzy = result.is_fuzzy
         for stmt, _, _ in done:
@@ -79,20 +80,21 @@ class BinderRules:
                     hint="end the block with `return e` or a noise primitive",
                 )
         ctx, cost = result.ctx, result.cost
-        for stmt, j, _ in reversed(done):
+        for stmt, j, bound in reversed(done):
+            keys = tuple(key for _, _, key in bound)  # what uses of the bound names are recorded under
             if isinstance(stmt, S.SampleStmt):
                 assert cost is not None and j.cost is not None
-                cost.pop(stmt.name, None)
+                cost.pop(keys[0], None)
                 cost = C.then_into(cost, j.cost)
                 note = f"`{stmt.name}` is a released value, free to use; the costs compose (events concatenate)"
             elif isinstance(stmt, S.LetStmt):
                 if j.is_fuzzy:
                     note = f"`{stmt.name}` names a distribution: each `sample` of it was charged where it was used"
                 else:
-                    ctx, cost = self._fold_let((stmt.name,), j, stmt, ctx, cost)
+                    ctx, cost = self._fold_let(keys, j, stmt, ctx, cost)
                     note = f"let: the value bound to `{stmt.name}` counts as often as `{stmt.name}` is used after it"
             else:
-                ctx, cost = self._fold_let(stmt.names, j, stmt, ctx, cost)
+                ctx, cost = self._fold_let(keys, j, stmt, ctx, cost)
                 note = "let (x, y): the pair counts as much as its most used component"
             if ck.tracer is not None:
                 ck.tracer.statement(stmt, Judgment(result.type, ctx, cost=cost), note)
@@ -127,16 +129,19 @@ class BinderRules:
             )
         return j
 
-    def _bind_statement(self, stmt: S.BlockStmt, j: Judgment) -> list[tuple[str, Binding | None]]:
-        ck = self.ck
+    def _bind_statement(self, stmt: S.BlockStmt, j: Judgment) -> list[tuple[str, Binding | None, str]]:
+        """Bring the statement's names into scope: (name, what it shadowed, key)."""
         if isinstance(stmt, S.SampleStmt):
             assert isinstance(j.type, T.TFuzzy)
-            return [(stmt.name, ck.bind(stmt.name, Binding(j.type.inner)))]
+            return [self._bind(stmt.name, Binding(j.type.inner))]
         if isinstance(stmt, S.LetStmt):
-            binding = Binding(j.type, static=j.static, length=j.length, cost=j.cost if j.is_fuzzy else None)
-            return [(stmt.name, ck.bind(stmt.name, binding))]
+            return [self._bind(stmt.name, Binding(j.type, static=j.static, length=j.length, cost=j.cost if j.is_fuzzy else None))]
         assert isinstance(j.type, T.TTuple)
-        return [(name, ck.bind(name, Binding(ty))) for name, ty in zip(stmt.names, j.type.items, strict=True)]
+        return [self._bind(name, Binding(ty)) for name, ty in zip(stmt.names, j.type.items, strict=True)]
+
+    def _bind(self, name: str, binding: Binding) -> tuple[str, Binding | None, str]:
+        previous = self.ck.bind(name, binding)
+        return name, previous, binding.key
 
     def _fold_let(
         self,
@@ -148,7 +153,7 @@ class BinderRules:
     ) -> tuple[U.Ctx, C.CostCtx | None]:
         """Fuzz's let: the bound expression's context, scaled by the use of
         the bound variable(s) in what follows."""
-        label = ", ".join(f"`{n}`" for n in names)
+        label = ", ".join(f"`{source_name(n)}`" for n in names)
         if cost is None:
             r = ZERO
             for name in names:
@@ -202,20 +207,28 @@ class BinderRules:
     def with_param(self, expr: S.Lambda, param_type: T.Type, result_hint: T.Type | None) -> LambdaResult:
         """Check a lambda's body with its parameter bound to ``param_type``."""
         ck = self.ck
+        factor = ONE
         if expr.param_type is not None:
             declared = ck.elaborate(expr.param_type)
-            ck.coerce(Judgment(param_type), declared, expr.span, f"`{expr.param}` is annotated `{declared}`")
+            # the values passed in are measured in `param_type`'s metric: a
+            # body s-sensitive in the declared metric is s * factor in it
+            factor = ck.conversion_factor(param_type, declared, expr.span, f"`{expr.param}` is annotated `{declared}`")
             param_type = declared
         if contains_fuzzy(param_type):
             raise CheckError("FZ213", "a function cannot take a distribution as its parameter", expr.span)
-        previous = ck.bind(expr.param, Binding(param_type, is_param=True))
+        binding = Binding(param_type, is_param=True)
+        previous = ck.bind(expr.param, binding)
         try:
             body = ck.infer(expr.body, result_hint)
         finally:
             ck.unbind(expr.param, previous)
-        usage = body.ctx.pop(expr.param, None)
-        param_cost = body.cost.pop(expr.param, None) if body.cost is not None else None
-        return LambdaResult(param_type, ZERO if usage is None else usage.sens, param_cost, body)
+        usage = body.ctx.pop(binding.key, None)
+        param_cost = body.cost.pop(binding.key, None) if body.cost is not None else None
+        if factor != ONE and param_cost is not None:
+            blame = C.Blame("FZ306", expr.span, f"`{expr.param}` is read in another vector norm")
+            param_cost = C.scale_cost(param_cost, factor, blame)
+        sens = ZERO if usage is None else usage.sens * factor
+        return LambdaResult(param_type, sens, param_cost, body)
 
     # ------------------------------------------------------------ case
 
@@ -231,8 +244,8 @@ class BinderRules:
             )
         nil = ck.infer(expr.nil_body, hint)
         bindings = [(expr.head_var, scrutinee.type.elem), (expr.tail_var, scrutinee.type)]
-        cons = self._branch(expr.cons_body, bindings, hint or nil.type)
-        return self._case(expr, scrutinee, [(nil, ()), (cons, (expr.head_var, expr.tail_var))], "`case`")
+        cons, keys = self._branch(expr.cons_body, bindings, hint or nil.type)
+        return self._case(expr, scrutinee, [(nil, ()), (cons, keys)], "`case`")
 
     def case_sum(self, expr: S.Expr, hint: T.Type | None) -> Judgment:
         assert isinstance(expr, S.CaseSum)
@@ -244,18 +257,18 @@ class BinderRules:
                 f"expected a sum type `A + B` but found `{scrutinee.type}`: `case ... of inl x -> ... | inr y -> ...` takes a sum apart",
                 expr.scrutinee.span,
             )
-        left = self._branch(expr.left_body, [(expr.left_var, scrutinee.type.left)], hint)
-        right = self._branch(expr.right_body, [(expr.right_var, scrutinee.type.right)], hint or left.type)
-        return self._case(expr, scrutinee, [(left, (expr.left_var,)), (right, (expr.right_var,))], "`case`")
+        left, left_keys = self._branch(expr.left_body, [(expr.left_var, scrutinee.type.left)], hint)
+        right, right_keys = self._branch(expr.right_body, [(expr.right_var, scrutinee.type.right)], hint or left.type)
+        return self._case(expr, scrutinee, [(left, left_keys), (right, right_keys)], "`case`")
 
-    def _branch(self, body: S.Expr, bindings: list[tuple[str, T.Type]], hint: T.Type | None) -> Judgment:
-        ck = self.ck
-        shadowed = [(name, ck.bind(name, Binding(ty))) for name, ty in bindings]
+    def _branch(self, body: S.Expr, bindings: list[tuple[str, T.Type]], hint: T.Type | None) -> tuple[Judgment, tuple[str, ...]]:
+        """A branch checked with its binders in scope, and the keys their uses are recorded under."""
+        shadowed = [self._bind(name, Binding(ty)) for name, ty in bindings]
         try:
-            return ck.infer(body, hint)
+            return self.ck.infer(body, hint), tuple(key for _, _, key in shadowed)
         finally:
-            for name, previous in reversed(shadowed):
-                ck.unbind(name, previous)
+            for name, previous, _key in reversed(shadowed):
+                self.ck.unbind(name, previous)
 
     def _case(
         self,
@@ -270,11 +283,9 @@ class BinderRules:
         ck = self.ck
         result_type = branches[0][0].type
         for j, _ in branches[1:]:
-            joined = join_types(result_type, j.type)
+            joined = join_types(result_type, j.type, ck.lengths)
             if joined is None:
-                from fuzzpy.checker.infer import type_mismatch
-
-                raise type_mismatch(result_type, j.type, expr.span, "all branches of `case` must have the same type")
+                raise ck.mismatch(result_type, j.type, expr.span, "all branches of `case` must have the same type")
             result_type = joined
         if isinstance(result_type, T.TFuzzy):
             return self._case_fuzzy(expr, scrutinee, branches, construct, result_type)

@@ -17,8 +17,11 @@ from fractions import Fraction
 from fuzzpy import syntax as S
 from fuzzpy import types as T
 from fuzzpy.checker.costs import Cost, CostCtx
+from fuzzpy.checker.result import VectorLength
+from fuzzpy.checker.terms import fresh_name
 from fuzzpy.checker.usage import Ctx
 from fuzzpy.sensitivity import Sens
+from fuzzpy.source import Span
 
 
 @dataclass
@@ -27,7 +30,7 @@ class Judgment:
     ctx: Ctx = field(default_factory=dict)
     cost: CostCtx | None = None  # set exactly when type is `fuzzy A`
     static: Fraction | None = None  # the value, when the expression is a static number
-    length: int | None = None  # statically known length of a list or vector
+    length: int | None = None  # statically known length of a list (a vector's is in its type)
 
     @property
     def is_fuzzy(self) -> bool:
@@ -41,6 +44,12 @@ class Binding:
     length: int | None = None
     cost: CostCtx | None = None  # a `let`-bound distribution: what each use of it costs
     is_param: bool = False
+    #: The name its uses are recorded under in contexts and costs: the
+    #: variable's own name, or a fresh one (`db#3`) when it shadows another
+    #: variable, so that a context or cost made in an outer scope (a
+    #: `let`-bound distribution's cost, replayed at each `sample` of it)
+    #: never confuses the two (Barendregt's convention).
+    key: str = ""
 
 
 class Env:
@@ -48,16 +57,26 @@ class Env:
 
     def __init__(self) -> None:
         self._vars: dict[str, Binding] = {}
+        self._keys: dict[str, Binding] = {}
 
     def lookup(self, name: str) -> Binding | None:
         return self._vars.get(name)
 
+    def by_key(self, key: str) -> Binding | None:
+        """The binding whose uses are recorded under ``key``."""
+        return self._keys.get(key)
+
     def bind(self, name: str, binding: Binding) -> Binding | None:
         previous = self._vars.get(name)
+        binding.key = name if previous is None and name not in self._keys else fresh_name(name, set(self._keys))
         self._vars[name] = binding
+        self._keys[binding.key] = binding
         return previous
 
     def unbind(self, name: str, previous: Binding | None) -> None:
+        current = self._vars.get(name)
+        if current is not None:
+            self._keys.pop(current.key, None)
         if previous is None:
             self._vars.pop(name, None)
         else:
@@ -75,7 +94,7 @@ class DefSig:
     sens: tuple[Sens, ...]
     costs: tuple[Cost | None, ...] = ()
     recursive_stub: bool = False  # the declared signature of a `def rec` being checked
-    length: int | None = None  # the result's static length (a vector or list), if known
+    length: int | None = None  # the result's static length (a list), if known
 
     @property
     def is_fuzzy(self) -> bool:
@@ -98,3 +117,4 @@ class Globals:
     broken: set[str] = field(default_factory=set)
     program: S.Program | None = None
     verdicts: dict[str, tuple[str, str]] = field(default_factory=dict)  # mechanism -> (status, reason)
+    vector_lengths: dict[Span, VectorLength] = field(default_factory=dict)  # see `CheckedProgram`

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import gc
+from fractions import Fraction
 
 from fuzzpy import syntax as S
 from fuzzpy import types as T
@@ -27,7 +28,7 @@ from fuzzpy.checker.elaborate import (
 from fuzzpy.checker.errors import CheckError, SilentAbort
 from fuzzpy.checker.explain import Tracer
 from fuzzpy.checker.infer import Inferencer
-from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
+from fuzzpy.checker.result import CheckedDef, CheckedProgram, LengthOf, ParamInfo
 from fuzzpy.diagnostics import Diagnostic, FuzzError, Label
 from fuzzpy.sensitivity import INF, ZERO, Sens
 from fuzzpy.source import Span
@@ -141,6 +142,7 @@ class ProgramChecker:
             definitions=dict(self.checked),
             mechanisms=dict(self.globals.mechanisms),
             constants=dict(self.globals.constants),
+            vector_lengths=dict(self.globals.vector_lengths),
         )
 
     def signature_of(self, name: str, span: Span) -> DefSig:
@@ -167,6 +169,7 @@ class ProgramChecker:
         from fuzzpy.checker.context import Env
 
         self.ck.env = Env()  # a definition sees only globals and its parameters
+        sites_saved, self.ck.vector_sites = self.ck.vector_sites, {}
         first_soft = len(self.ck.soft_errors)
         first_error = len(self.errors)
         try:
@@ -181,6 +184,7 @@ class ProgramChecker:
             self.globals.broken.add(decl.name)
         finally:
             self.ck.env = env_saved
+            self.ck.vector_sites = sites_saved
             self._in_progress.pop()
             soft = self.ck.soft_errors[first_soft:]
             del self.ck.soft_errors[first_soft:]
@@ -193,11 +197,12 @@ class ProgramChecker:
         for param in decl.params:
             if names.count(param.name) > 1:
                 raise CheckError("FZ210", f"`{decl.name}` has two parameters named `{param.name}`", param.span)
-        params = [(p.name, ck.elaborate(p.type)) for p in decl.params]
+        scope = self._signature_scope(decl)
+        params = [(p.name, ck.elaborate(p.type, constants=scope)) for p in decl.params]
         for param, (_, ty) in zip(decl.params, params, strict=True):
             if isinstance(ty, T.TFuzzy):
                 raise CheckError("FZ213", f"the parameter `{param.name}` cannot be a distribution: pass data and sample inside", param.span)
-        declared_result = ck.elaborate(decl.result) if decl.result is not None else None
+        declared_result = ck.elaborate(decl.result, constants=scope) if decl.result is not None else None
         if decl.recursive:
             g.sigs[decl.name] = self._recursive_stub(decl, params, declared_result)
         for name, ty in params:
@@ -220,15 +225,18 @@ class ProgramChecker:
                 f"`def rec {decl.name}` needs its result type: recursion is checked against its declared signature",
                 decl.name_span,
             )
-        sens = tuple(
-            static_sens(p.sens, self.globals.constants, "a sensitivity bound") if p.sens is not None else INF for p in decl.params
-        )
+        scope = self._signature_scope(decl)
+        sens = tuple(static_sens(p.sens, scope, "a sensitivity bound") if p.sens is not None else INF for p in decl.params)
         costs: tuple[C.Cost | None, ...] = tuple(None for _ in params)
         return DefSig(decl.name, tuple(params), result, sens, costs, recursive_stub=True)
 
     # ------------------------------------------------------------ phase 2b: conclusions
 
     def _conclude(self, decl: S.DefDecl, params: list[tuple[str, T.Type]], body: Judgment) -> None:
+        lengths = self.ck.lengths
+        params = [(name, lengths.zonk(ty)) for name, ty in params]  # the signature, generalised
+        body.type = lengths.zonk(body.type)
+        self._resolve_vector_lengths(params)
         infos: list[ParamInfo] = []
         sens_list: list[Sens] = []
         costs: list[C.Cost | None] = []
@@ -255,6 +263,27 @@ class ProgramChecker:
         self.globals.sigs[decl.name] = sig
         self.checked[decl.name] = CheckedDef(decl.name, decl, tuple(infos), body.type, privacy)
 
+    def _resolve_vector_lengths(self, params: list[tuple[str, T.Type]]) -> None:
+        """Each `vsum` and vector-valued `map` of the definition with its
+        vectors' length: a number, or read off a parameter (a length variable
+        of the signature); FZ214 when neither is known, since `run` could not
+        tell the length for an empty bag."""
+        for span, length in self.ck.vector_sites.items():
+            found = self.ck.lengths.resolve(length)
+            if isinstance(found, int):
+                self.globals.vector_lengths[span] = found
+                continue
+            witness = next((w for name, ty in params if (w := length_witness(name, ty, found)) is not None), None)
+            if witness is None:
+                raise CheckError(
+                    "FZ214",
+                    "the length of these vectors is not known before the data is read: it is neither static "
+                    "nor the length of a parameter's vectors, so it is unknown when the bag is empty",
+                    span,
+                    hint="build the rows with a list literal, or take the vectors' length from a parameter (`vec[2] num`)",
+                )
+            self.globals.vector_lengths[span] = witness
+
     def _check_private(self, decl: S.DefDecl, name: str, cost: C.Cost | None) -> None:
         if cost is None or cost.blame is None:
             return
@@ -269,17 +298,25 @@ class ProgramChecker:
             )
         )
 
-    def _declared(self, param: S.Param) -> Sens | None:
+    def _signature_scope(self, decl: S.DefDecl) -> dict[str, Fraction]:
+        """The constants a definition's signature (its parameters' bounds and
+        types) may name: a parameter's name means the parameter, so it hides
+        the constant of that name (`(c : num) (db :[c] bag Row)` is refused,
+        not read as the constant `c`)."""
+        names = {p.name for p in decl.params}
+        return {name: value for name, value in self.globals.constants.items() if name not in names}
+
+    def _declared(self, decl: S.DefDecl, param: S.Param) -> Sens | None:
         if param.sens is None:
             return None
         try:
-            return static_sens(param.sens, self.globals.constants, "a sensitivity bound")
+            return static_sens(param.sens, self._signature_scope(decl), "a sensitivity bound")
         except CheckError as err:
             self.errors.append(err.diagnostic)
             return None
 
     def _check_declared(self, decl: S.DefDecl, param: S.Param, usage: U.Usage | None) -> None:
-        declared = self._declared(param)
+        declared = self._declared(decl, param)
         if declared is None or usage is None or usage.sens <= declared:
             return
         uses = U.contributions(usage)
@@ -299,7 +336,7 @@ class ProgramChecker:
         )
 
     def _check_declared_cost(self, decl: S.DefDecl, param: S.Param, cost: C.Cost | None) -> None:
-        declared = self._declared(param)
+        declared = self._declared(decl, param)
         if declared is None or cost is None or cost.is_infinite:
             return
         eps = C.pure_epsilon(cost.events())
@@ -314,6 +351,27 @@ class ProgramChecker:
                 notes=(f"events: {C.describe_events(cost.events())}",),
             )
         )
+
+
+def length_witness(name: str, ty: T.Type, length: object, path: tuple[str | int, ...] = ()) -> LengthOf | None:
+    """Where a parameter of type ``ty`` shows a vector of ``length``: the
+    parameter itself, a record field or tuple component of it, or the rows
+    of a bag of vectors (not inside lists, sums or functions, which may hold
+    no vector at run time)."""
+    if isinstance(ty, T.TVec):
+        return LengthOf(name, path) if ty.length == length else None
+    if isinstance(ty, T.TBag) and isinstance(ty.elem, T.TVec):
+        return LengthOf(name, (*path, "rows")) if ty.elem.length == length else None
+    parts: list[tuple[str | int, T.Type]] = []
+    if isinstance(ty, T.TRecord):
+        parts = list(ty.fields)
+    elif isinstance(ty, T.TTuple):
+        parts = list(enumerate(ty.items))
+    for step, part in parts:
+        found = length_witness(name, part, length, (*path, step))
+        if found is not None:
+            return found
+    return None
 
 
 def _cost_as_sens(cost: C.Cost | None) -> Sens:

@@ -14,13 +14,16 @@ from fractions import Fraction
 from fuzzpy import syntax as S
 from fuzzpy import types as T
 from fuzzpy.checker.errors import CheckError
+from fuzzpy.limits import MAX_STATIC_BITS, MAX_STATIC_COUNT, in_static_range
 from fuzzpy.sensitivity import INF, ONE, Sens
+from fuzzpy.source import Span
 
 
 def static_value(expr: S.Expr, constants: Mapping[str, Fraction]) -> Fraction | None:
-    """The exact value of a static expression, or None if it is not static."""
+    """The exact value of a static expression, or None if it is not static.
+    Every intermediate value is within `fuzzpy.limits` (FZ217 otherwise)."""
     if isinstance(expr, S.NumLit):
-        return expr.value
+        return in_range(expr.value, expr.span)
     if isinstance(expr, S.Var):
         return constants.get(expr.name)
     if isinstance(expr, S.Unary) and expr.op == "-":
@@ -33,16 +36,40 @@ def static_value(expr: S.Expr, constants: Mapping[str, Fraction]) -> Fraction | 
         right = static_value(expr.right, constants)
         if left is None or right is None:
             return None
-        if expr.op == "+":
-            return left + right
-        if expr.op == "-":
-            return left - right
-        if expr.op == "*":
-            return left * right
-        if right == 0:
-            raise CheckError("FZ203", "division by zero in a static expression", expr.span)
-        return left / right
+        return static_arith(expr.op, left, right, expr)
     return None
+
+
+def static_arith(op: str, left: Fraction, right: Fraction, expr: S.Expr) -> Fraction:
+    """`left op right` on static numbers, exactly, refused out of range
+    (operands in range have at most 1000 bits, so this is always cheap)."""
+    if op == "/" and right == 0:
+        raise CheckError("FZ203", "division by zero in a static expression", expr.span)
+    if op == "+":
+        value = left + right
+    elif op == "-":
+        value = left - right
+    elif op == "*":
+        value = left * right
+    else:
+        value = left / right
+    return in_range(value, expr.span)
+
+
+def in_range(value: Fraction, span: Span | None) -> Fraction:
+    if not in_static_range(value):
+        raise _out_of_range(span)
+    return value
+
+
+def _out_of_range(span: Span | None) -> CheckError:
+    return CheckError(
+        "FZ217",
+        "this static value is out of range: a static number is zero or lies between 2.2e-308 and 1.8e308 in "
+        f"magnitude (the range of doubles), with a numerator and denominator of at most {MAX_STATIC_BITS} bits",
+        span,
+        hint="`run` computes with doubles, which cannot carry such a number; use smaller constants",
+    )
 
 
 def require_static(expr: S.Expr, constants: Mapping[str, Fraction], what: str) -> Fraction:
@@ -55,6 +82,22 @@ def require_static(expr: S.Expr, constants: Mapping[str, Fraction], what: str) -
             hint="move the value into a top-level `let` or write it as a literal",
         )
     return value
+
+
+def static_count(expr: S.Expr, constants: Mapping[str, Fraction], what: str, least: int) -> int:
+    """A whole number of rounds or buckets, at least ``least`` and at most
+    `MAX_STATIC_COUNT` (run carries out each one)."""
+    k = require_static(expr, constants, what)
+    if k.denominator != 1 or k < least:
+        raise CheckError("FZ202", f"{what} must be a whole number of at least {least}, got {Sens.of(abs(k)) if k >= 0 else k}", expr.span)
+    if k > MAX_STATIC_COUNT:
+        raise CheckError(
+            "FZ217",
+            f"{what} is {k}, more than the {MAX_STATIC_COUNT:,} that `run` carries out",
+            expr.span,
+            hint="use fewer rounds or buckets",
+        )
+    return int(k)
 
 
 def static_sens(expr: S.Expr, constants: Mapping[str, Fraction], what: str) -> Sens:

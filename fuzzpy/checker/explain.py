@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from fuzzpy import syntax as S
 from fuzzpy.checker.costs import describe_events
+from fuzzpy.checker.terms import source_name
 
 if TYPE_CHECKING:
     from fuzzpy.checker.context import Judgment
@@ -137,13 +138,13 @@ def format_judgment(judgment: Judgment) -> str:
         parts = []
         for name, cost in judgment.cost.items():
             if cost.is_infinite:
-                parts.append(f"{name}: infinite cost")
+                parts.append(f"{source_name(name)}: infinite cost")
             else:
-                parts.append(f"{name}: [{describe_events(cost.events())}]")
+                parts.append(f"{source_name(name)}: [{describe_events(cost.events())}]")
         return "cost " + "; ".join(parts)
     if not judgment.ctx:
         return "depends on no variable"
-    return ", ".join(f"{name}: {usage.sens}" for name, usage in judgment.ctx.items())
+    return ", ".join(f"{source_name(name)}: {usage.sens}" for name, usage in judgment.ctx.items())
 
 
 def _describe(expr: S.Expr) -> str:

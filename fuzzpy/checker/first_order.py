@@ -36,12 +36,9 @@ if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
     from fuzzpy.checker.primitives import PrimCall
 
-VEC2 = T.TVec("2", T.NUM)
-
-
 def _scaled(ck: Inferencer, call: PrimCall, j: Judgment, factor: Sens, result: T.Type, why: str, code: str = "FZ306") -> Judgment:
     ck.note(f"`{call.name}`: {why}; sensitivity x {factor}")
-    return Judgment(result, U.scale_ctx(j.ctx, factor, call.span, why, code), length=j.length)
+    return Judgment(result, U.scale_ctx(j.ctx, factor, call.span, why, code))
 
 
 def _bag(ck: Inferencer, call: PrimCall, index: int = 0, elem: T.Type | None = None) -> Judgment:
@@ -133,21 +130,40 @@ def counts(ck: Inferencer, call: PrimCall) -> Judgment:
         from fuzzpy.checker.infer import type_mismatch
 
         raise type_mismatch(T.TList(T.TBag(T.NUM)), j.type, arg.span, "`counts` takes the buckets made by `group`")
+    length = static_length(j, arg, "`counts` makes one entry per bucket")
     ck.note("`counts`: a row moves at most one bucket, so the counts move by 1 in L1")
-    return Judgment(T.TVec("1", T.NUM), j.ctx, length=j.length)
+    return Judgment(T.TVec("1", T.NUM, length), j.ctx)
+
+
+def static_length(j: Judgment, expr: S.Expr, what: str) -> int:
+    """The static length of a list, which a vector built from it takes as
+    its length in the type (FZ214 when it is not known)."""
+    if j.length is None:
+        raise CheckError(
+            "FZ214",
+            f"{what}, so the vector's length is this list's, which is not known statically",
+            expr.span,
+            hint="use a list literal (or `group[k]`), so that the vector's length is part of its type",
+        )
+    return j.length
 
 
 def clip2(ck: Inferencer, call: PrimCall) -> Judgment:
     positive_static(call.statics[0], ck.visible_constants(), "the radius of `clip2`")
-    j = ck.check(call.args[0], VEC2, "`clip2` clips a vector in the L2 norm")
-    return _scaled(ck, call, j, Sens.of(1), VEC2, "projection onto an L2 ball is 1-Lipschitz")
+    j = ck.check(call.args[0], ck.lengths.vec("2"), "`clip2` clips a vector in the L2 norm")
+    return _scaled(ck, call, j, Sens.of(1), j.type, "projection onto an L2 ball is 1-Lipschitz")
 
 
 def vsum(ck: Inferencer, call: PrimCall) -> Judgment:
+    """The sum's length is its rows' (part of their type), so that the sum
+    of an empty bag is the zero vector of that length: `run` reads it from
+    `CheckedProgram.vector_lengths` (see `driver`)."""
     c = positive_static(call.statics[0], ck.visible_constants(), "the clipping norm of `vsum`")
-    j = ck.check(call.args[0], T.TBag(VEC2), "`vsum` sums rows that are L2 vectors")
-    result = Judgment(VEC2, j.ctx)
-    return _scaled(ck, call, result, Sens(c), VEC2, f"rows clipped to L2 norm {c}: one row moves the sum by at most {c}")
+    row = ck.lengths.vec("2")
+    j = ck.check(call.args[0], T.TBag(row), "`vsum` sums rows that are L2 vectors")
+    ck.vector_sites[call.head.span] = row.length
+    result = Judgment(row, j.ctx)
+    return _scaled(ck, call, result, Sens(c), row, f"rows clipped to L2 norm {c}: one row moves the sum by at most {c}")
 
 
 def dot(ck: Inferencer, call: PrimCall) -> Judgment:
@@ -157,13 +173,15 @@ def dot(ck: Inferencer, call: PrimCall) -> Judgment:
     ||w||_q ||v - v'||_p with 1/p + 1/q = 1; otherwise it multiplies two
     non-constant values and is infinitely sensitive in both."""
     first, second = call.args
+    same = "both vectors of `dot` use the same norm and have the same length"
     if isinstance(first, S.ListLit) and not isinstance(second, S.ListLit):
         right = _vector_operand(ck, ck.infer(second), second)
-        left = ck.check(first, right.type, "both vectors of `dot` use the same norm")
+        left = ck.check(first, right.type, same)
     else:
-        first_j = ck.check(first, VEC2, "`dot` of two literals reads them as L2 vectors") if isinstance(first, S.ListLit) else ck.infer(first)
+        literal = "`dot` of two literals reads them as L2 vectors"
+        first_j = ck.check(first, ck.lengths.vec("2"), literal) if isinstance(first, S.ListLit) else ck.infer(first)
         left = _vector_operand(ck, first_j, first)
-        right = ck.check(second, left.type, "both vectors of `dot` use the same norm")
+        right = ck.check(second, left.type, same)
     assert isinstance(left.type, T.TVec)
     norm = left.type.norm
     for weights, other in ((first, right), (second, left)):
@@ -181,7 +199,7 @@ def _vector_operand(ck: Inferencer, j: Judgment, expr: S.Expr) -> Judgment:
     if not isinstance(j.type, T.TVec):
         from fuzzpy.checker.infer import type_mismatch
 
-        raise type_mismatch(VEC2, j.type, expr.span, "`dot` takes two vectors")
+        raise type_mismatch(T.TVec("2", T.NUM), j.type, expr.span, "`dot` takes two vectors")
     return j
 
 
@@ -256,14 +274,26 @@ def inr(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def length(ck: Inferencer, call: PrimCall) -> Judgment:
-    """Lists at finite distance have equal lengths (the list metric is
-    infinite across lengths), so the length moves only when the list moves
-    infinitely far. Like a case on the list, it is scaled by the positive
-    floor 1 (never by 0, so that an infinite move stays infinite)."""
+    """`len` of a vector: its length is part of its type, so two values of
+    the type (neighbours among them) have the same length and `len` depends
+    on no variable; a static length makes it a static number. A length
+    known only at run time (a mechanism's result), and `len` of a list, keep
+    the old rule: lists at finite distance have equal lengths (the list
+    metric is infinite across lengths), so the length moves only when the
+    list moves infinitely far; like a case on the list it is scaled by the
+    positive floor 1 (never by 0, so that an infinite move stays infinite)."""
     j = ck.infer(call.args[0])
     if not isinstance(j.type, (T.TList, T.TVec)):
         from fuzzpy.checker.infer import type_mismatch
 
         raise type_mismatch(T.TList(T.NUM), j.type, call.args[0].span, "`len` measures a list or a vector")
+    if isinstance(j.type, T.TVec):
+        n = ck.lengths.resolve(j.type.length)
+        if isinstance(n, int):
+            ck.note(f"`len`: the vector's length {n} is part of its type: a static number")
+            return Judgment(T.INT, {}, static=Fraction(n))
+        if isinstance(n, T.LenVar) and not n.rigid:
+            ck.note("`len`: the vector's length is part of its type (fixed before the data is read): public")
+            return Judgment(T.INT, {})
     ck.note("`len`: constant at finite distance; 1-sensitive (the positive floor of a case)")
     return Judgment(T.INT, j.ctx)

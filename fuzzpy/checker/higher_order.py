@@ -20,8 +20,10 @@ from fuzzpy import types as T
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.blocks import BinderRules
 from fuzzpy.checker.context import Judgment
-from fuzzpy.checker.elaborate import require_static
+from fuzzpy.checker.elaborate import static_count
 from fuzzpy.checker.errors import CheckError
+from fuzzpy.checker.first_order import static_length
+from fuzzpy.checker.terms import source_name
 from fuzzpy.checker.typerel import is_numeric
 from fuzzpy.diagnostics import Diagnostic, Label
 from fuzzpy.sensitivity import INF
@@ -51,8 +53,8 @@ def function_arg(
 def capture_infinitely(ck: Inferencer, captured: U.Ctx, fn: S.Expr, what: str) -> U.Ctx:
     """Scale a closure's captured context by infinity; a captured database
     is reported at once."""
-    for name, usage in captured.items():
-        binding = ck.env.lookup(name)
+    for key, usage in captured.items():
+        binding, name = ck.env.by_key(key), source_name(key)
         if binding is not None and isinstance(binding.type, T.TBag) and not usage.sens.is_zero:
             uses = [Label(span, f"`{name}` used here") for span, _ in U.contributions(usage)]
             ck.soft_error(
@@ -87,6 +89,8 @@ def map_(ck: Inferencer, call: PrimCall) -> Judgment:
         ck.coerce(Judgment(result), row_hint, call.args[0].span, "the rows must have the expected type")
         result = row_hint
     captured = capture_infinitely(ck, captured, call.args[0], "`map`")
+    if isinstance(result, T.TVec):  # `run` needs the rows' length when the bag is empty
+        ck.vector_sites[call.head.span] = result.length
     ck.note("`map`: 1-sensitive in the bag; the function's captures scaled by inf")
     return Judgment(T.TBag(result), U.plus(bag.ctx, captured))
 
@@ -115,9 +119,7 @@ def split(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def group(ck: Inferencer, call: PrimCall) -> Judgment:
-    k = require_static(call.statics[0], ck.visible_constants(), "the number of buckets of `group`")
-    if k.denominator != 1 or k < 1:
-        raise CheckError("FZ202", f"`group[{k}]`: the number of buckets must be a positive integer", call.statics[0].span)
+    k = static_count(call.statics[0], ck.visible_constants(), "the number of buckets of `group`", 1)
     bag, bag_type = _bag_arg(ck, call, 1)
     what = "`group`"
     result, captured = function_arg(ck, call.args[0], bag_type.elem, T.INT, what)
@@ -136,8 +138,9 @@ def tabulate(ck: Inferencer, call: PrimCall) -> Judgment:
         from fuzzpy.checker.infer import type_mismatch
 
         raise type_mismatch(T.TList(T.NUM), keys.type, call.args[0].span, "`tabulate` takes a public list of keys")
+    length = static_length(keys, call.args[0], "`tabulate` makes one entry per key")
     result, captured = function_arg(ck, call.args[1], keys.type.elem, T.NUM, "`tabulate`")
     ck.coerce(Judgment(result), T.NUM, call.args[1].span, "`tabulate` builds a vector of numbers")
     public = U.scale_ctx(keys.ctx, INF, call.args[0].span, "the keys of `tabulate` are public: each picks an entry")
     ck.note("`tabulate`: in the L-inf metric the entries' contexts join, so captures keep their sensitivity")
-    return Judgment(T.TVec("inf", T.NUM), U.plus(captured, public), length=keys.length)
+    return Judgment(T.TVec("inf", T.NUM, length), U.plus(captured, public))

@@ -27,8 +27,11 @@ from fuzzpy import types as T
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Env, Globals, Judgment
 from fuzzpy.checker.costs import Blame, Cost, CostCtx, infinite
+from fuzzpy.checker.elaborate import static_arith
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.explain import Tracer
+from fuzzpy.checker.lengths import Lengths
+from fuzzpy.checker.terms import source_name
 from fuzzpy.checker.typerel import (
     contains_function,
     contains_fuzzy,
@@ -38,7 +41,7 @@ from fuzzpy.checker.typerel import (
     subtype,
 )
 from fuzzpy.diagnostics import Diagnostic, Label
-from fuzzpy.sensitivity import INF, ZERO, Sens, case_scale
+from fuzzpy.sensitivity import INF, ONE, ZERO, Sens, case_scale
 from fuzzpy.source import Span
 
 Handler = Callable[[S.Expr, "T.Type | None"], Judgment]
@@ -58,6 +61,11 @@ class Inferencer:
         self.env = Env()
         self.tracer = tracer
         self.soft_errors: list[Diagnostic] = []
+        self.lengths = Lengths()
+        #: the `vsum`s and vector-valued `map`s of the definition being
+        #: checked: the node's span and the vectors' length (resolved when the
+        #: definition concludes; see `CheckedProgram.vector_lengths`)
+        self.vector_sites: dict[Span, T.Length | None] = {}
         from fuzzpy.checker import apply, blocks, literals
 
         self._handlers: dict[type, Handler] = {
@@ -102,40 +110,64 @@ class Inferencer:
         so `laplace[e]` under `fun e -> ...` is not the constant `e`."""
         return {name: value for name, value in self.globals.constants.items() if self.env.lookup(name) is None}
 
-    def checkpoint(self) -> tuple[int, tuple[int, int] | None]:
-        """The diagnostics and trace so far, for an attempt that may be retried."""
-        return len(self.soft_errors), (self.tracer.mark() if self.tracer is not None else None)
+    def checkpoint(self) -> tuple[int, tuple[int, int] | None, int]:
+        """The diagnostics, trace and length unifications so far, for an
+        attempt that may be retried."""
+        return len(self.soft_errors), (self.tracer.mark() if self.tracer is not None else None), self.lengths.mark()
 
-    def rollback(self, point: tuple[int, tuple[int, int] | None]) -> None:
-        """Forget what a failed attempt reported (bindings restore themselves)."""
+    def rollback(self, point: tuple[int, tuple[int, int] | None, int]) -> None:
+        """Forget what a failed attempt reported and unified (bindings of
+        variables restore themselves)."""
         del self.soft_errors[point[0] :]
         if self.tracer is not None and point[1] is not None:
             self.tracer.reset(point[1])
+        self.lengths.undo(point[2])
 
     def soft_error(self, diagnostic: Diagnostic) -> None:
         self.soft_errors.append(diagnostic)
 
     def coerce(self, j: Judgment, expected: T.Type, span: Span, why: str) -> Judgment:
-        """Check that ``j`` fits ``expected``, converting vector norms."""
-        if subtype(j.type, expected):
-            if isinstance(j.type, T.TInt) and isinstance(expected, T.TNum):
-                j.type = expected
-            return j
-        if isinstance(j.type, T.TVec) and isinstance(expected, T.TVec):
-            factor = norm_factor(j.type.norm, expected.norm, j.length)
+        """Check that ``j`` fits ``expected``, converting vector norms (the
+        context is scaled by the conversion's factor)."""
+        factor = self.conversion_factor(j.type, expected, span, why)
+        if factor != ONE:
+            assert isinstance(j.type, T.TVec) and isinstance(expected, T.TVec)
+            self.note(f"read vec[{j.type.norm}] in the vec[{expected.norm}] metric: sensitivity x {factor}")
+            U.scale_ctx(j.ctx, factor, span, f"converted from vec[{j.type.norm}] to vec[{expected.norm}]")
+        if isinstance(j.type, T.TVec) and isinstance(expected, T.TVec) or isinstance(j.type, T.TInt) and isinstance(expected, T.TNum):
+            j.type = expected  # read in the expected metric from here on
+        return j
+
+    def conversion_factor(self, actual: T.Type, expected: T.Type, span: Span, why: str) -> Sens:
+        """How much farther a value of type ``actual`` moves when read as an
+        ``expected``: 1 for a subtype, a norm conversion's factor for a vector
+        (sqrt(n) or n, `typerel.norm_factor`), a type error otherwise. Whoever
+        reads a value in another type's metric must scale by it."""
+        if subtype(actual, expected, self.lengths):
+            return ONE
+        if isinstance(actual, T.TVec) and isinstance(expected, T.TVec):
+            if not self.lengths.unify(actual.length, expected.length):
+                raise self.mismatch(expected, actual, span, why)
+            factor = norm_factor(actual.norm, expected.norm, self.lengths.static(actual.length))
             if factor is None:
                 raise CheckError(
                     "FZ214",
-                    f"converting `{j.type}` to `{expected}` multiplies the sensitivity by the "
+                    f"converting `{actual}` to `{expected}` multiplies the sensitivity by the "
                     "vector's length, which is not known here",
                     span,
                     hint="build the vector with a list literal, `tabulate` or `counts`, whose length is static",
                 )
-            self.note(f"read vec[{j.type.norm}] in the vec[{expected.norm}] metric: sensitivity x {factor}")
-            U.scale_ctx(j.ctx, factor, span, f"converted from vec[{j.type.norm}] to vec[{expected.norm}]")
-            j.type = expected
-            return j
-        raise type_mismatch(expected, j.type, span, why)
+            return factor
+        raise self.mismatch(expected, actual, span, why)
+
+    def mismatch(self, expected: T.Type, found: T.Type, span: Span, why: str) -> CheckError:
+        """A type mismatch; vectors' lengths are spelled out when they are
+        what differs (they are not written in the source)."""
+        if str(expected) == str(found):
+            expected_text, found_text = self.lengths.show(expected), self.lengths.show(found)
+            note = "the length of a vector is part of its type: vectors of different lengths are infinitely far apart"
+            return CheckError("FZ201", f"expected {expected_text} but found {found_text}: {why}", span, notes=(note,))
+        return type_mismatch(expected, found, span, why)
 
     # ------------------------------------------------------------ scoping helpers
 
@@ -145,10 +177,15 @@ class Inferencer:
     def unbind(self, name: str, previous: Binding | None) -> None:
         self.env.unbind(name, previous)
 
-    def elaborate(self, ty: S.TypeExpr) -> T.Type:
+    def elaborate(self, ty: S.TypeExpr, rigid: bool = False, constants: dict[str, Fraction] | None = None) -> T.Type:
+        """A type written in a definition, its static numbers read in the
+        scope where it stands (``constants``, by default those no local name
+        hides); each vector gets a fresh length variable (rigid: a length
+        known only at run time)."""
         from fuzzpy.checker.elaborate import elaborate
 
-        return elaborate(ty, self.globals.aliases, self.globals.constants)
+        scope = self.visible_constants() if constants is None else constants
+        return self.lengths.freshen(elaborate(ty, self.globals.aliases, scope), rigid)
 
     # ------------------------------------------------------------ operators
 
@@ -163,8 +200,8 @@ class Inferencer:
         if op in ("==", "!="):
             for side, j in ((expr.left, left), (expr.right, right)):
                 self._comparable(side, j, op)
-            if join_types(left.type, right.type) is None:
-                raise type_mismatch(left.type, right.type, expr.right.span, f"both sides of `{op}` must have the same type")
+            if join_types(left.type, right.type, self.lengths) is None:
+                raise self.mismatch(left.type, right.type, expr.right.span, f"both sides of `{op}` must have the same type")
             return self._discrete(expr, left, right, T.BOOL, f"compared with `{op}`")
         if op in ("<", "<=", ">", ">="):
             for side, j in ((expr.left, left), (expr.right, right)):
@@ -209,43 +246,44 @@ class Inferencer:
         result = self._arith_type(expr, left, right)
         static = None
         if left.static is not None and right.static is not None:
-            static = left.static + right.static if expr.op == "+" else left.static - right.static
+            static = static_arith(expr.op, left.static, right.static, expr)
         self.note(f"`{expr.op}` is 1-sensitive in each side: the contexts add")
-        return Judgment(result, U.plus(left.ctx, right.ctx), static=static, length=left.length or right.length)
+        return Judgment(result, U.plus(left.ctx, right.ctx), static=static)
 
     def _multiplicative(self, expr: S.Binary, left: Judgment, right: Judgment) -> Judgment:
         result = self._arith_type(expr, left, right)
         if expr.op == "/":
             result = T.NUM if isinstance(result, T.TInt) else result
         if left.static is not None and right.static is not None:
-            if expr.op == "/" and right.static == 0:
-                raise CheckError("FZ203", "division by zero", expr.right.span)
-            value = left.static * right.static if expr.op == "*" else left.static / right.static
-            return Judgment(result, {}, static=value)
+            value = static_arith(expr.op, left.static, right.static, expr)
+            return Judgment(result, U.plus(left.ctx, right.ctx), static=value)
         if expr.op == "/" and right.static is not None:
             if right.static == 0:
                 raise CheckError("FZ203", "division by zero", expr.right.span)
             factor = Sens(abs(1 / right.static))
             self.note(f"divided by the constant {right.static}: sensitivity x {factor}")
-            return Judgment(result, U.scale_ctx(left.ctx, factor, expr.span, f"divided by {right.static}"), length=left.length)
+            scaled = U.scale_ctx(left.ctx, factor, expr.span, f"divided by {right.static}")
+            return Judgment(result, U.plus(scaled, right.ctx))
         if expr.op == "*" and (left.static is not None or right.static is not None):
             constant, other = (left, right) if left.static is not None else (right, left)
             assert constant.static is not None
             factor = Sens(abs(constant.static))
             self.note(f"multiplied by the constant {constant.static}: sensitivity x {factor}")
-            return Judgment(result, U.scale_ctx(other.ctx, factor, expr.span, f"multiplied by {constant.static}"), length=other.length)
+            scaled = U.scale_ctx(other.ctx, factor, expr.span, f"multiplied by {constant.static}")
+            return Judgment(result, U.plus(scaled, constant.ctx))
         reason = f"`{expr.op}` of two non-constant values is not Lipschitz (x * y can change without bound)"
         self.note(f"`{expr.op}` of two non-constants: infinitely sensitive in both sides")
         ctx = U.plus(U.scale_ctx(left.ctx, INF, expr.span, reason), U.scale_ctx(right.ctx, INF, expr.span, reason))
-        return Judgment(result, ctx, length=left.length or right.length)
+        return Judgment(result, ctx)
 
     def _arith_type(self, expr: S.Binary, left: Judgment, right: Judgment) -> T.Type:
         lt, rt = left.type, right.type
         if is_numeric(lt) and is_numeric(rt):
             return T.INT if isinstance(lt, T.TInt) and isinstance(rt, T.TInt) else T.NUM
         if isinstance(lt, T.TVec) and isinstance(rt, T.TVec) and expr.op in ("+", "-"):
-            if lt.norm != rt.norm:
-                raise type_mismatch(lt, rt, expr.right.span, f"both vectors of `{expr.op}` must use the same norm")
+            if lt.norm != rt.norm or not self.lengths.unify(lt.length, rt.length):
+                why = f"both vectors of `{expr.op}` must use the same norm and have the same length"
+                raise self.mismatch(lt, rt, expr.right.span, why)
             return lt
         if expr.op == "*" and is_numeric(lt) and isinstance(rt, T.TVec):
             return rt
@@ -264,7 +302,7 @@ class Inferencer:
             raise type_mismatch(T.NUM, inner.type, expr.operand.span, "`-` negates a number")
         self.note("negation is 1-sensitive")
         static = None if inner.static is None else -inner.static
-        return Judgment(inner.type, inner.ctx, static=static, length=inner.length)
+        return Judgment(inner.type, inner.ctx, static=static)
 
     # ------------------------------------------------------------ if / return / annotation
 
@@ -282,12 +320,12 @@ class Inferencer:
         else:
             then = self.infer(expr.then, hint)
             orelse = self.infer(expr.orelse, hint if hint is not None else then.type)
-        joined = join_types(then.type, orelse.type)
+        joined = join_types(then.type, orelse.type, self.lengths)
         if joined is None:
             then = self._retry_against(expr.then, then, orelse.type)
-            joined = join_types(then.type, orelse.type)
+            joined = join_types(then.type, orelse.type, self.lengths)
         if joined is None:
-            raise type_mismatch(then.type, orelse.type, expr.orelse.span, "both branches of `if` must have the same type")
+            raise self.mismatch(then.type, orelse.type, expr.orelse.span, "both branches of `if` must have the same type")
         if isinstance(joined, T.TFuzzy):
             assert then.cost is not None and orelse.cost is not None
             from fuzzpy.checker import costs as C
@@ -339,7 +377,7 @@ class Inferencer:
                 Blame(
                     "FZ302",
                     span,
-                    f"which distribution is released is chosen by {construct} on data that depends on `{name}`",
+                    f"which distribution is released is chosen by {construct} on data that depends on `{source_name(name)}`",
                     hint="add noise to the condition (e.g. `sample` a noisy value first) or branch on public data only",
                 )
             )
@@ -360,7 +398,7 @@ class Inferencer:
                     Blame(
                         "FZ301",
                         expr.span,
-                        f"`return` releases a value that depends on `{name}` without noise",
+                        f"`return` releases a value that depends on `{source_name(name)}` without noise",
                         hint="add noise (laplace, gauss) before releasing, or return only sampled values",
                     )
                 )
@@ -374,8 +412,9 @@ class Inferencer:
 
     # ------------------------------------------------------------ costs from contexts
 
-    def blame_for(self, name: str, usage: U.Usage, span: Span, what: str, label: str | None = None) -> Blame:
-        """Why ``what`` costs infinity in ``name``: the rule that scaled it by inf."""
+    def blame_for(self, key: str, usage: U.Usage, span: Span, what: str, label: str | None = None) -> Blame:
+        """Why ``what`` costs infinity in the variable ``key``: the rule that scaled it by inf."""
+        name = source_name(key)
         source = U.infinity_source(usage)
         labels = (Label(span, label),) if label else ()
         if source is None or source.span is None:

@@ -71,7 +71,7 @@ class LiteralRules:
             if binding.static is not None:
                 return Judgment(binding.type, {}, static=binding.static)
             ck.note(f"variable: 1-sensitive in `{expr.name}`")
-            return Judgment(binding.type, U.single(expr.name, expr.span), length=binding.length)
+            return Judgment(binding.type, U.single(binding.key, expr.span), length=binding.length)
         if expr.name in ck.globals.constants:
             return Judgment(T.NUM, {}, static=ck.globals.constants[expr.name])
         from fuzzpy.checker.apply import apply_spine
@@ -89,11 +89,9 @@ class LiteralRules:
         items = [ck.infer(item, elem_hint) for item in expr.items]
         elem: T.Type | None = elem_hint
         for item_expr, item in zip(expr.items, items, strict=True):
-            joined = item.type if elem is None else join_types(elem, item.type)
+            joined = item.type if elem is None else join_types(elem, item.type, ck.lengths)
             if joined is None:
-                from fuzzpy.checker.infer import type_mismatch
-
-                raise type_mismatch(elem, item.type, item_expr.span, "all elements of a list have one type")  # type: ignore[arg-type]
+                raise ck.mismatch(elem, item.type, item_expr.span, "all elements of a list have one type")  # type: ignore[arg-type]
             elem = joined
         if elem is None:
             raise CheckError(
@@ -125,7 +123,10 @@ class LiteralRules:
         else:
             ctx = self._l2_combine(items, expr)
             ck.note("vec[2] literal: per variable, the root of the sum of squares (rounded up)")
-        return Judgment(target, ctx, length=len(items))
+        found = T.TVec(target.norm, T.NUM, len(items))
+        if not ck.lengths.unify(target.length, found.length):
+            raise ck.mismatch(target, found, expr.span, f"this list literal has {len(items)} entries")
+        return Judgment(found, ctx)
 
     @staticmethod
     def _l2_combine(items: list[Judgment], expr: S.ListLit) -> U.Ctx:

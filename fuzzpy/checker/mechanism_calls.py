@@ -3,12 +3,17 @@
 A mechanism is a black box whose claim the coupling verifier has proved for
 neighbouring private inputs: `vec[inf] num` moving by at most 1 per entry,
 `vec[1] num` by at most 1 in total, scalars within their `requires
-abs(dist(x)) <= c`. A call is private in the database when (1) the verifier
-proved the claim, (2) every private argument moves within that bound when the
-database changes by one row (its sensitivity is at most the bound), (3) the
-public arguments do not depend on private data, and those that appear in the
-claim or a precondition are static, so that the claim can be evaluated. The
-call then costs the claim at those static values: a `Verified` event.
+abs(dist(x)) <= c` (or `< c`). A call is private in the database when (1) the
+verifier proved the claim, (2) every private argument moves within that
+bound when the database changes by one row (its sensitivity s meets the
+bound: s <= c, or s < c for a strict one), (3) the public arguments do not
+depend on private data, and those that appear in the claim, a precondition
+or a bound are static, so that these can be evaluated. The call then costs
+the claim at those static values: a `Verified` event.
+
+Every expression of the mechanism's interface is evaluated in the scope the
+proof used (`static_eval.call_scope`): the mechanism's parameters stand for
+this call's arguments and hide top-level constants of the same names.
 """
 
 from __future__ import annotations
@@ -24,13 +29,15 @@ from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.static_eval import (
+    Bound,
+    Value,
+    call_scope,
+    conjuncts,
     evaluate,
-    free_names,
-    length_key,
     mentions_dist,
-    private_bound,
+    private_bound_shape,
 )
-from fuzzpy.sensitivity import Sens
+from fuzzpy.checker.terms import free_vars, source_name
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
@@ -45,28 +52,23 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
             f"but is given {len(args)}",
             whole.span,
         )
-    bounds = _private_bounds(ck, mech)
-    needed_static = free_names(mech.privacy) | set().union(*(free_names(r) for r in mech.requires if not mentions_dist(r)))
-    statics: dict[str, Fraction] = dict(ck.globals.constants)
+    statics: dict[str, Fraction] = {}
+    lengths: dict[str, int] = {}
     judgments: list[Judgment] = []
+    top_level = {n: v for n, v in ck.globals.constants.items() if n not in {p.name for p in mech.params}}
     for param, arg in zip(mech.params, args, strict=True):
-        ty = ck.elaborate(param.type)
+        ty = ck.elaborate(param.type, constants=top_level)  # the mechanism's own scope, not the caller's
         j = ck.check(arg, ty, f"the parameter `{param.name}` of mechanism `{mech.name}` has type `{ty}`")
         judgments.append(j)
-        if j.length is not None:
-            statics[length_key(param.name)] = Fraction(j.length)
-        if param.name not in bounds and j.static is not None:
+        if isinstance(j.type, T.TVec) and (n := ck.lengths.static(j.type.length)) is not None:
+            lengths[param.name] = n
+        if j.static is not None:
             statics[param.name] = j.static
-        elif param.name in needed_static and param.name not in bounds:
-            raise CheckError(
-                "FZ309",
-                f"the argument for `{param.name}` must be static: it appears in the privacy claim or a "
-                f"precondition of `{mech.name}`, which is evaluated at the call",
-                arg.span,
-                hint="pass a literal or a top-level `let` constant",
-            )
-    _check_public_preconditions(ck, mech, statics, whole)
-    epsilon, delta = _claim(ck, mech, statics, whole)
+    scope = call_scope(ck.globals.constants, mech.params, statics, lengths)
+    call = _Call(mech, args, scope, whole)
+    bounds = _private_bounds(call)
+    _check_public_preconditions(call)
+    epsilon, delta = _claim(call)
     _require_proof(ck, mech, head)
     cost: C.CostCtx = {}
     for param, arg, j in zip(mech.params, args, judgments, strict=True):
@@ -76,69 +78,112 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
                 continue
             if bound is None:
                 cost[name] = C.infinite(
-                    C.Blame("FZ309", arg.span, f"the public argument `{param.name}` of `{mech.name}` depends on `{name}`")
+                    C.Blame("FZ309", arg.span, f"the public argument `{param.name}` of `{mech.name}` depends on `{source_name(name)}`")
                 )
-            elif usage.sens > bound:
+            elif not all(b.admits(usage.sens) for b in bound):
                 cost[name] = C.infinite(_too_sensitive(mech, param, name, usage, bound, arg))
             elif name not in cost:
                 cost[name] = C.Cost((Verified(mech.name, epsilon, delta),))
     ck.note(f"call of mechanism `{mech.name}`: its proved claim ({epsilon}) in each variable of its private inputs")
-    result = ck.elaborate(mech.result)
+    result = ck.elaborate(mech.result, rigid=True, constants=top_level)  # a vector result's length is known only at run time
     return Judgment(T.TFuzzy(result), {}, cost=cost)
 
 
-def _private_bounds(ck: Inferencer, mech: S.MechanismDecl) -> dict[str, Sens]:
-    """The private parameters and how far each may move between neighbours."""
-    bounds: dict[str, Sens] = {}
+class _Call:
+    """One call: the mechanism, its arguments and the scope they make."""
+
+    def __init__(self, mech: S.MechanismDecl, args: list[S.Expr], scope: dict[str, Fraction], whole: S.Expr) -> None:
+        self.mech = mech
+        self.args = args
+        self.scope = scope
+        self.whole = whole
+
+    def value(self, expr: S.Expr, what: str) -> Value:
+        """``expr`` evaluated at this call; refused (FZ309) when it needs an
+        argument that is not static."""
+        value = evaluate(expr, self.scope)
+        if value is not None:
+            return value
+        params = [p.name for p in self.mech.params]
+        missing = [n for n in params if n in free_vars(expr) and n not in self.scope]
+        if missing:
+            name = missing[0]
+            arg = self.args[params.index(name)]
+            raise CheckError(
+                "FZ309",
+                f"the argument for `{name}` must be static: it appears in {what} of `{self.mech.name}`, "
+                "which is evaluated at the call",
+                arg.span,
+                notes=(f"{what} at {expr.span}",),
+                hint="pass a literal or a top-level `let` constant",
+            )
+        raise CheckError(
+            "FZ309",
+            f"{what} of `{self.mech.name}` cannot be evaluated at this call's static arguments",
+            self.whole.span,
+            notes=(f"{what} at {expr.span}",),
+        )
+
+
+def _private_bounds(call: _Call) -> dict[str, list[Bound]]:
+    """The private parameters and how far each may move between neighbours,
+    every bound evaluated at this call."""
+    mech = call.mech
+    names = {p.name for p in mech.params}
+    bounds: dict[str, list[Bound]] = {}
     for param in mech.params:
         if isinstance(param.type, S.TyVec):
-            bounds[param.name] = Sens.of(1)
-    for req in mech.requires:
+            bounds[param.name] = [Bound(Fraction(1))]  # the vector's own neighbour relation
+    for req in (part for whole in mech.requires for part in conjuncts(whole)):
         if not mentions_dist(req):
             continue
-        found = private_bound(req, ck.globals.constants)
-        if found is None:
+        shape = private_bound_shape(req)
+        if shape is None or shape[0] not in names:
             raise CheckError(
                 "FZ311",
                 f"`{mech.name}` requires a relation between neighbouring inputs that sensitivity "
-                "cannot establish (only `abs(dist(x)) <= c` bounds are understood)",
+                "cannot establish (only bounds `abs(dist(x)) <= c` and `abs(dist(x)) < c` are understood)",
                 req.span,
             )
-        name, bound = found
-        bounds[name] = bound if name not in bounds else min(bounds[name], bound)
+        name, bound_expr, strict = shape
+        value = call.value(bound_expr, "a bound on how far a private input moves")
+        if not isinstance(value, Fraction):
+            raise CheckError("FZ311", f"the distance bound of `{mech.name}` is not a number", req.span)
+        bounds.setdefault(name, []).append(Bound(value, strict))
     return bounds
 
 
-def _check_public_preconditions(ck: Inferencer, mech: S.MechanismDecl, statics: dict[str, Fraction], whole: S.Expr) -> None:
-    for req in mech.requires:
+def _check_public_preconditions(call: _Call) -> None:
+    for req in (part for whole in call.mech.requires for part in conjuncts(whole)):
         if mentions_dist(req):
             continue
-        value = evaluate(req, statics)
+        value = call.value(req, "a precondition")
         if value is not True:
             raise CheckError(
                 "FZ309",
-                f"the call of `{mech.name}` does not meet its precondition" + ("" if value is False else " (it could not be evaluated)"),
-                whole.span,
+                f"the call of `{call.mech.name}` does not meet its precondition",
+                call.whole.span,
                 notes=(f"precondition at {req.span}",),
             )
 
 
-def _claim(ck: Inferencer, mech: S.MechanismDecl, statics: dict[str, Fraction], whole: S.Expr) -> tuple[Fraction, Fraction]:
+def _claim(call: _Call) -> tuple[Fraction, Fraction]:
+    mech = call.mech
     claim = mech.privacy
     parts = claim.items if isinstance(claim, S.Tuple) else (claim,)
-    values = [evaluate(part, statics) for part in parts]
+    values = [call.value(part, "the privacy claim") for part in parts]
     if any(not isinstance(v, Fraction) for v in values) or len(values) > 2:
         raise CheckError(
             "FZ309",
-            f"the privacy claim of `{mech.name}` cannot be evaluated at this call's static arguments",
-            whole.span,
+            f"the privacy claim of `{mech.name}` is not one or two numbers at this call",
+            call.whole.span,
             notes=(f"claim at {claim.span}",),
         )
     epsilon = values[0]
     delta = values[1] if len(values) == 2 else Fraction(0)
     assert isinstance(epsilon, Fraction) and isinstance(delta, Fraction)
     if epsilon < 0 or delta < 0:
-        raise CheckError("FZ309", f"the privacy claim of `{mech.name}` is negative at this call", whole.span)
+        raise CheckError("FZ309", f"the privacy claim of `{mech.name}` is negative at this call", call.whole.span)
     return epsilon, delta
 
 
@@ -179,10 +224,13 @@ def _verify(mech: S.MechanismDecl, program: S.Program | None) -> tuple[str, str]
     return status, str(reason)
 
 
-def _too_sensitive(mech: S.MechanismDecl, param: S.Param, name: str, usage: U.Usage, bound: Sens, arg: S.Expr) -> C.Blame:
+def _too_sensitive(
+    mech: S.MechanismDecl, param: S.Param, name: str, usage: U.Usage, bounds: list[Bound], arg: S.Expr
+) -> C.Blame:
+    failed = next(b for b in bounds if not b.admits(usage.sens))
     return C.Blame(
         "FZ308",
         arg.span,
-        f"the argument for `{param.name}` of `{mech.name}` is {usage.sens}-sensitive in `{name}`, "
-        f"but the mechanism is proved private only for inputs that move by at most {bound}",
+        f"the argument for `{param.name}` of `{mech.name}` is {usage.sens}-sensitive in `{source_name(name)}`, "
+        f"but the mechanism is proved private only for inputs that move by {failed}",
     )

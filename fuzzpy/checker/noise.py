@@ -27,9 +27,10 @@ from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.blocks import BinderRules, LambdaResult
 from fuzzpy.checker.context import Judgment
-from fuzzpy.checker.elaborate import positive_static, require_static
+from fuzzpy.checker.elaborate import positive_static, static_count
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.checker.typerel import is_number_list, is_numeric, subtype
+from fuzzpy.checker.terms import eta_expand, source_name
+from fuzzpy.checker.typerel import is_number_list, is_numeric, same_type, subtype
 from fuzzpy.sensitivity import INF, Sens
 from fuzzpy.source import Span
 
@@ -47,7 +48,7 @@ def _noise_arg(ck: Inferencer, call: PrimCall, norm: str) -> Judgment:
     if is_numeric(j.type):
         return ck.coerce(j, T.NUM, arg.span, "")
     if isinstance(j.type, T.TVec):
-        return ck.coerce(j, T.TVec(norm, T.NUM), arg.span, "")
+        return ck.coerce(j, T.TVec(norm, T.NUM, j.type.length), arg.span, "")
     if norm == "1" and is_number_list(j.type):
         return j
     wanted = "a number or a `vec[1] num`" if norm == "1" else "a number or a `vec[2] num`"
@@ -109,15 +110,18 @@ def _score(ck: Inferencer, score: S.Expr, cand_type: T.Type, data_type: T.Type) 
             "the score takes a candidate and the data",
             score.span,
         )
-    ck.coerce(Judgment(data_type), fn_type.param, score.span, "`expmech` passes it the data")
-    return captured, fn_type.sens
+    # the data is measured in its own type's metric: reading it in the
+    # score's parameter type (another vector norm) scales the sensitivity
+    factor = ck.conversion_factor(data_type, fn_type.param, score.span, "`expmech` passes it the data")
+    return captured, fn_type.sens * factor
 
 
 def _function(ck: Inferencer, fn: S.Expr, param_type: T.Type, result_hint: T.Type | None) -> LambdaResult:
     """A function argument that returns a distribution, eta-expanded if it
-    is not a lambda (`loop[k] x0 (step db)` is `fun s -> step db s`)."""
+    is not a lambda (`loop[k] x0 (step db)` is `fun s -> step db s`, with s
+    a fresh name, so that no variable of `step db` is captured)."""
     if not isinstance(fn, S.Lambda):
-        fn = S.Lambda("state", None, S.App(fn, S.Var("state", span=fn.span), span=fn.span), span=fn.span)
+        fn = eta_expand(fn)
     lam = BinderRules(ck).with_param(fn, param_type, result_hint)
     if not lam.body.is_fuzzy:
         raise CheckError(
@@ -130,12 +134,10 @@ def _function(ck: Inferencer, fn: S.Expr, param_type: T.Type, result_hint: T.Typ
 
 
 def loop(ck: Inferencer, call: PrimCall) -> Judgment:
-    k = require_static(call.statics[0], ck.visible_constants(), "the number of rounds of `loop`")
-    if k.denominator != 1 or k < 0:
-        raise CheckError("FZ202", f"`loop[{k}]`: the number of rounds must be a whole number", call.statics[0].span)
+    k = static_count(call.statics[0], ck.visible_constants(), "the number of rounds of `loop`", 0)
     init_expr, fn = call.args
     init = ck.infer(init_expr)
-    start = call.hint.inner if isinstance(call.hint, T.TFuzzy) and subtype(init.type, call.hint.inner) else init.type
+    start = call.hint.inner if isinstance(call.hint, T.TFuzzy) and subtype(init.type, call.hint.inner, ck.lengths) else init.type
     init = ck.coerce(init, start, init_expr.span, f"the state of `loop` is `{start}`")
     point = ck.checkpoint()
     try:
@@ -152,10 +154,11 @@ def loop(ck: Inferencer, call: PrimCall) -> Judgment:
         lam = _function(ck, fn, start, T.TFuzzy(start))
     assert isinstance(lam.body.type, T.TFuzzy)
     state = lam.body.type.inner
-    if state != lam.param_type:
+    if not same_type(state, lam.param_type, ck.lengths):
+        ck.rollback(point)  # checked again with the state the body returns
         init = ck.check(init_expr, state, f"the state of `loop` is `{state}` (what the body returns)")
         lam = _function(ck, fn, state, lam.body.type)
-    if not subtype(lam.body.type.inner, lam.param_type):  # type: ignore[union-attr]
+    if not subtype(lam.body.type.inner, lam.param_type, ck.lengths):  # type: ignore[union-attr]
         from fuzzpy.checker.infer import type_mismatch
 
         raise type_mismatch(lam.param_type, lam.body.type.inner, fn.span, "the body of `loop` returns the next state")  # type: ignore[union-attr]
@@ -189,7 +192,7 @@ def _release_unnoised(init: Judgment, span: Span, cost: C.CostCtx) -> None:
                 C.Blame(
                     "FZ301",
                     span,
-                    f"`loop[0]` runs no round, so it releases its initial state, which depends on `{name}`, without noise",
+                    f"`loop[0]` runs no round, so it releases its initial state, which depends on `{source_name(name)}`, without noise",
                     hint="use at least one round, or start the loop from a public value",
                 )
             )

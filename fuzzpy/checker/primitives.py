@@ -35,6 +35,7 @@ class PrimCall:
     args: list[S.Expr]
     whole: S.Expr
     hint: T.Type | None
+    head: S.Expr  # the primitive's own node (`vsum[c]`), whose span keys `vector_lengths`
 
     @property
     def span(self) -> Span:
@@ -105,7 +106,7 @@ def apply_primitive(
     if prim is None:
         raise CheckError("FZ207", f"unknown primitive `{name}`", head.span)
     if name == "sum" and not statics and args:
-        return F.unclamped_sum(ck, PrimCall(name, statics, args[:1], _rebuild(head, args[:1], whole), hint))
+        return F.unclamped_sum(ck, PrimCall(name, statics, args[:1], _rebuild(head, args[:1], whole), hint, head))
     if len(statics) != len(prim.statics):
         wanted = f"`{name}[{', '.join(prim.statics)}]`" if prim.statics else f"`{name}` (no brackets)"
         raise CheckError("FZ208", f"`{name}` takes {len(prim.statics)} static argument(s): write {wanted}", head.span)
@@ -117,7 +118,7 @@ def apply_primitive(
             hint="primitives must be applied to all their arguments (wrap in `fun x -> ...` to pass one as a function)",
         )
     own, rest = args[: prim.arity], args[prim.arity :]
-    call = PrimCall(name, statics, own, _rebuild(head, own, whole) if rest else whole, hint if not rest else None)
+    call = PrimCall(name, statics, own, _rebuild(head, own, whole) if rest else whole, hint if not rest else None, head)
     result = prim.rule(ck, call)
     if rest:
         from fuzzpy.checker.apply import apply_value

@@ -17,6 +17,7 @@ import contextlib
 import decimal
 import logging
 import math
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -83,7 +84,7 @@ def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFig
         return PrivacyFigure(None, target, "none", None, note=f"the accountant failed: {exc}")
     epsilon: Fraction | float = float(guarantee.epsilon)
     method = str(guarantee.method)
-    if pure is not None and pure <= Fraction(epsilon):
+    if pure is not None and (math.isinf(epsilon) or pure <= Fraction(epsilon)):
         epsilon, method = pure, "pure (basic composition)"
     return PrivacyFigure(epsilon, target, method, pure if delta is not None else None)
 
@@ -213,13 +214,19 @@ def _show(x: Fraction | float) -> str:
     return text
 
 
-def _upper_float(x: Fraction | float) -> float | int:
-    """A JSON number never below the exact value (privacy costs round up)."""
+def _upper_float(x: Fraction | float) -> float | int | str:
+    """A JSON number never below the exact value (privacy costs round up);
+    "inf" (language design, section 7) for a value beyond the largest double."""
     if isinstance(x, float):
-        return x
+        return x if math.isfinite(x) else "inf"
+    if x > _LARGEST:
+        return "inf"
     if x.denominator == 1:
         return int(x)
     approx = float(x)
     if Fraction(repr(approx)) != x and Fraction(approx) < x:  # "0.1" is exact as JSON text
         approx = math.nextafter(approx, math.inf)
     return approx
+
+
+_LARGEST = Fraction(sys.float_info.max)

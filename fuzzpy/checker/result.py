@@ -11,8 +11,25 @@ from dataclasses import dataclass, field
 from fuzzpy.accounting.events import Event
 from fuzzpy.diagnostics import Diagnostic
 from fuzzpy.sensitivity import Sens
+from fuzzpy.source import Span
 from fuzzpy.syntax import DefDecl, MechanismDecl, Program
 from fuzzpy.types import Type
+
+
+@dataclass(frozen=True)
+class LengthOf:
+    """A vector length known once the arguments of the definition that
+    contains it are: the length of the vector found in the argument for
+    ``param`` by following ``path``, whose steps are a record field's name,
+    a tuple component's index (an int), or "rows" (the width of a bag of
+    vectors: its number of columns, known even when the bag is empty)."""
+
+    param: str
+    path: tuple[str | int, ...] = ()
+
+
+#: The length of the vectors a `vsum` sums or a `map` makes: a number, or read off an argument.
+VectorLength = int | LengthOf
 
 
 @dataclass(frozen=True)
@@ -28,6 +45,10 @@ class CheckedDef:
 
     ``privacy`` maps every `bag` parameter of a definition whose result is
     `fuzzy` to the mechanism events it performs on that database.
+
+    Vector types carry their length (`types.TVec.length`): an int, or a
+    `types.LenVar` shared by the parameters whose vectors must have the same
+    length (`run` checks the arguments against them before reading data).
     """
 
     name: str
@@ -44,3 +65,10 @@ class CheckedProgram:
     mechanisms: dict[str, MechanismDecl]
     constants: dict[str, object]  # static `let` constants: name -> Fraction
     warnings: tuple[Diagnostic, ...] = ()
+    #: What `run` needs to know of vector lengths when a bag is empty, keyed
+    #: by the span of the node: for every `vsum[c]` node, the length of the
+    #: vectors it sums (the sum of an empty bag is that many zeros); for every
+    #: `map` node whose rows are vectors, their length (the width of the
+    #: result when the bag is empty). Bags of vectors that are parameters
+    #: carry their width (a data file's columns; a caller's `map`).
+    vector_lengths: dict[Span, VectorLength] = field(default_factory=dict)

@@ -16,6 +16,7 @@ import math
 from fractions import Fraction
 
 from fuzzpy import types as T
+from fuzzpy.checker.lengths import Lengths
 from fuzzpy.sensitivity import ONE, Sens
 
 _SQRT_DIGITS = 10**6
@@ -42,35 +43,60 @@ def norm_factor(source: str, target: str, length: int | None) -> Sens | None:
         return ONE
     if length is None:
         return None
-    n = Fraction(length)
+    # Never 0, even for the empty vector: what the checker scales by 0 is not
+    # evaluated at run time (docs/semantics.md), and a coercion is invisible there.
+    n = Fraction(max(length, 1))
     if (source, target) == ("inf", "1"):
         return Sens(n)
     return Sens(sqrt_upper(n))  # inf -> 2, 2 -> 1
 
 
-def subtype(actual: T.Type, expected: T.Type) -> bool:
-    if actual == expected:
+def subtype(actual: T.Type, expected: T.Type, lengths: Lengths) -> bool:
+    """Whether ``actual`` fits ``expected``; vector lengths are unified (and
+    the unifications undone when the answer is no)."""
+    mark = lengths.mark()
+    if _subtype(actual, expected, lengths):
         return True
+    lengths.undo(mark)
+    return False
+
+
+def same_type(a: T.Type, b: T.Type, lengths: Lengths) -> bool:
+    mark = lengths.mark()
+    if _subtype(a, b, lengths) and _subtype(b, a, lengths):
+        return True
+    lengths.undo(mark)
+    return False
+
+
+def _subtype(actual: T.Type, expected: T.Type, lengths: Lengths) -> bool:
+    if isinstance(actual, T.TVec) and isinstance(expected, T.TVec):
+        return actual.norm == expected.norm and lengths.unify(actual.length, expected.length)
     if isinstance(actual, T.TInt) and isinstance(expected, T.TNum):
         return True
     if isinstance(actual, T.TFun) and isinstance(expected, T.TFun):
         return (
-            subtype(expected.param, actual.param)
+            _subtype(expected.param, actual.param, lengths)
             and actual.sens <= expected.sens
-            and subtype(actual.result, expected.result)
+            and _subtype(actual.result, expected.result, lengths)
         )
+    if isinstance(actual, _BASE) or isinstance(expected, _BASE):
+        return type(actual) is type(expected)
     pairs = _components(actual, expected)
-    return pairs is not None and all(subtype(a, e) for a, e in pairs)
+    return pairs is not None and all(_subtype(a, e, lengths) for a, e in pairs)
 
 
-def join_types(a: T.Type, b: T.Type) -> T.Type | None:
+_BASE = (T.TNum, T.TInt, T.TBool, T.TString, T.TUnit)
+
+
+def join_types(a: T.Type, b: T.Type, lengths: Lengths) -> T.Type | None:
     """The least type both branches fit in, if any."""
-    if subtype(a, b):
+    if subtype(a, b, lengths):
         return b
-    if subtype(b, a):
+    if subtype(b, a, lengths):
         return a
-    if isinstance(a, T.TFun) and isinstance(b, T.TFun) and a.param == b.param:
-        result = join_types(a.result, b.result)
+    if isinstance(a, T.TFun) and isinstance(b, T.TFun) and same_type(a.param, b.param, lengths):
+        result = join_types(a.result, b.result, lengths)
         return None if result is None else T.TFun(a.param, a.sens.join(b.sens), result)
     return None
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from fuzzpy.ledger.book import DatasetState, Ledger, dataset_key, default_ledger_path
+from fuzzpy.ledger.datasets import LEGACY_PREFIX, Registration, name_from_path
 from fuzzpy.ledger.errors import NO_BUDGET, ledger_error
 from fuzzpy.ledger.quotes import Entry, amount_json, describe_amount
 from fuzzpy.ledger.rules import RULES, Budget, ReleaseCost, format_number, rule_named
@@ -26,7 +27,12 @@ $XDG_DATA_HOME/fuzzpy/ledger.sqlite (~/.local/share/fuzzpy/ledger.sqlite).
 Rules: basic sums epsilons and deltas (exactly); zcdp converts an (eps, delta)
 budget once to zCDP rho and sums each release's rho (a privacy filter, valid
 for adaptively chosen runs). A budget is fixed by its dataset's first release,
-or beforehand with --dataset NAME --set-budget EPS[,DELTA] [--rule RULE].
+or beforehand with --dataset NAME --set-budget EPS[,DELTA] [--rule RULE], or
+by registering the dataset (`fuzzpy dataset register`).
+
+Each release shows its released value, and is marked when it was seeded
+(--seed: reproducible noise, not differentially private) or charged but not
+released (the run stopped before showing it).
 """
 
 
@@ -46,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument(
         "--data",
         metavar="FILE",
-        help="show only the dataset of this data file (keyed by its SHA-256, as `run` does)",
+        help="show only the dataset of this data file (the one `run --data PARAM=FILE` would charge)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument(
@@ -70,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     path = Path(args.ledger).expanduser() if args.ledger else default_ledger_path()
-    dataset = _chosen_dataset(args)
+    dataset = _chosen_dataset(args, path)
     if args.set_budget is not None:
         if dataset is None:
             raise ledger_error("FZ714", "--set-budget needs --dataset NAME or --data FILE", None)
@@ -85,25 +91,38 @@ def run(args: argparse.Namespace) -> int:
             return _print_audit(ledger.audit(dataset), args.json)
         datasets = ledger.datasets()
         history = ledger.history(dataset)
+        files = {r.name: r for r in ledger.registrations()}
     if dataset is not None:
         datasets = [d for d in datasets if d.dataset == dataset]
         if not datasets:
             raise ledger_error(NO_BUDGET, f"the ledger has no dataset {dataset!r}", path)
     if args.json:
-        sys.stdout.write(json.dumps(_document(path, datasets, history), indent=2) + "\n")
+        sys.stdout.write(json.dumps(_document(path, datasets, history, files), indent=2) + "\n")
     else:
-        sys.stdout.write(_text(path, datasets, history))
+        sys.stdout.write(_text(path, datasets, history, files))
     return 0
 
 
-def _chosen_dataset(args: argparse.Namespace) -> str | None:
+def _chosen_dataset(args: argparse.Namespace, path: Path) -> str | None:
+    """--dataset NAME, or the dataset a run would charge for --data FILE: the
+    one registered with the file, else one keyed by its hash by an older
+    fuzzpy, else the name a first run would give it."""
     if args.data is None:
         return args.dataset
     try:
-        return dataset_key(args.data)
+        absolute = str(Path(args.data).resolve())
+        legacy = dataset_key(args.data)
     except OSError as exc:
         message = f"cannot read data file {args.data}: {exc.strerror or exc}"
         raise ledger_error("FZ701", message, args.data) from exc
+    if path.exists():
+        with Ledger(path, create=False) as ledger:
+            holders = ledger.registrations_holding(absolute, legacy.removeprefix(LEGACY_PREFIX))
+            if holders:
+                return holders[0].name
+            if ledger.budget(legacy) is not None:
+                return legacy
+    return name_from_path(args.data)
 
 
 def _print_audit(checked: list[tuple[Entry, ReleaseCost | None]], as_json: bool) -> int:
@@ -147,13 +166,16 @@ def _print_missing(path: Path, as_json: bool) -> None:
         sys.stdout.write(f"no ledger at {path} yet: nothing has been charged\n")
 
 
-def _document(path: Path, datasets: list[DatasetState], history: list[Entry]) -> dict[str, object]:
+def _document(
+    path: Path, datasets: list[DatasetState], history: list[Entry], files: dict[str, Registration]
+) -> dict[str, object]:
     return {
         "ledger": str(path),
         "exists": True,
         "datasets": [
             {
                 "dataset": name,
+                "registration": files[name].public_json() if name in files else None,
                 "budget": {**budget.to_json(), "rule_summary": rule_named(budget.rule).summary},
                 "spent": amount_json(spent, budget),
                 "remaining": amount_json(remaining, budget),
@@ -164,13 +186,17 @@ def _document(path: Path, datasets: list[DatasetState], history: list[Entry]) ->
     }
 
 
-def _text(path: Path, datasets: list[DatasetState], history: list[Entry]) -> str:
+def _text(
+    path: Path, datasets: list[DatasetState], history: list[Entry], files: dict[str, Registration]
+) -> str:
     lines = [f"ledger {path}"]
     if not datasets:
         lines.append("  (no datasets yet)")
     for name, budget, spent, remaining in datasets:
         lines.append("")
         lines.append(f"dataset {name}")
+        if name in files:
+            lines.append(f"  file       {files[name].file} ({files[name].format}, sha256 {files[name].sha256[:16]}…)")
         lines.append(f"  budget     {_budget_text(budget)}")
         lines.append(f"  rule       {budget.rule}: {rule_named(budget.rule).summary}")
         lines.append(f"  spent      {describe_amount(spent, budget)}")
@@ -186,13 +212,14 @@ def _budget_text(budget: Budget) -> str:
 
 
 def _table(entries: list[Entry]) -> list[str]:
-    header = ("#", "time (UTC)", "program", "definition", "cost", "remaining")
+    header = ("#", "time (UTC)", "program", "definition", "released", "cost", "remaining")
     rows = [header] + [
         (
             str(e.id),
             e.time,
             _program_text(e),
             e.definition or "-",
+            _released_text(e),
             describe_amount(e.cost.spend, e.budget),
             describe_amount(e.remaining, e.budget),
         )
@@ -203,6 +230,19 @@ def _table(entries: list[Entry]) -> list[str]:
         "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
+
+
+def _released_text(entry: Entry, width: int = 32) -> str:
+    """The released value, marked when seeded (not private); a release
+    charged but never shown says so."""
+    if entry.status is None:
+        text = "-"  # recorded before the ledger kept values
+    elif entry.status != "released":
+        text = "(charged, not released)"
+    else:
+        text = json.dumps(entry.released)
+        text = text if len(text) <= width else text[: width - 1] + "…"
+    return text + (" [seeded: not private]" if entry.seeded else "")
 
 
 def _program_text(entry: Entry) -> str:

@@ -19,8 +19,10 @@ if TYPE_CHECKING:
 HELP = "run a checked definition on data under a budget"
 DESCRIPTION = (
     "Check the program, quote the definition's privacy cost against each dataset's budget "
-    "(refusing with exit 3 before the data is read), load the data, charge the ledger, then "
-    "compute and release the result with exact noise samplers."
+    "(refusing with exit 3 before the data is read), check what is public about the data (the "
+    "file is its dataset's, unchanged; its format, header and column types; exit 2), load the "
+    "rows under the dataset's row rules (a row that does not fit is dropped or its cell replaced, "
+    "silently), charge the ledger, then compute and release the result with exact noise samplers."
 )
 
 
@@ -109,16 +111,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the fuzzpy program (.fz)")
     parser.add_argument("definition", metavar="DEF", help="the definition whose result is released")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.add_argument("--data", action="append", metavar="PARAM=FILE",
-                        help="CSV or Parquet file for a bag parameter (repeatable)")
+    parser.add_argument("--data", action="append", metavar="PARAM=FILE|NAME",
+                        help="a registered dataset's name, or a CSV or Parquet file, for a bag parameter "
+                        "(repeatable)")
     parser.add_argument("--arg", action="append", metavar="PARAM=VALUE",
                         help="value of a public (non-bag) parameter (repeatable)")
     parser.add_argument("--budget", metavar="EPS[,DELTA]",
-                        help="the dataset's total budget (fixed by its first release)")
+                        help="the dataset's total budget (fixed by its registration or first release)")
     parser.add_argument("--rule", default="basic", choices=("basic", "zcdp"),
                         help="how releases compose in the ledger (default: basic)")
     parser.add_argument("--ledger", metavar="FILE", help="the budget ledger (SQLite)")
     parser.add_argument("--dataset", action="append", metavar="[PARAM=]NAME",
-                        help="ledger key of a dataset (default: the file's SHA-256)")
+                        help="the dataset a file is (default: the one registered with the file, else "
+                        "the file's name without its extension); registered on its first release")
     parser.add_argument("--seed", type=int, help="reproducible noise (the run is then NOT private)")
     parser.add_argument("--delta", metavar="D", help="delta at which approximate releases are charged")

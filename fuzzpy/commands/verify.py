@@ -56,9 +56,14 @@ def run(args: argparse.Namespace) -> int:
                 diagnostics.extend(error.diagnostics)
                 continue
             verdicts.append(verdict)
+            if verdict.vacuous:
+                diagnostics.append(Diagnostic(
+                    "FZ406", f"the proof of `{decl.name}` is {verdict.reason}", decl.name_span, severity="warning",
+                    hint="check the preconditions: a mechanism proved for no inputs tells nothing"))
             if not args.json:
                 sys.stdout.write(render(verdict, args.explain) + "\n")
-    ok = not diagnostics and all(v.proved for v in verdicts)
+    errors = [d for d in diagnostics if d.severity == "error"]
+    ok = not errors and all(v.proved for v in verdicts)
     if args.json:
         document = {
             "ok": ok,
@@ -68,6 +73,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     elif diagnostics:
         sys.stderr.write(render_all(diagnostics, sources) + "\n")
-    if diagnostics:
-        return max(exit_code_for(diagnostics), EXIT_REJECTED)
+    if errors:
+        return max(exit_code_for(errors), EXIT_REJECTED)
     return EXIT_OK if ok else EXIT_REJECTED

@@ -18,6 +18,7 @@ from lark import Transformer
 from fuzzpy import syntax as ast
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.frontend.lexer import Tok
+from fuzzpy.limits import MAX_LITERAL_CHARS, literal_value
 from fuzzpy.source import Span, make_span
 
 Children = list[Any]
@@ -117,6 +118,14 @@ class BuilderBase(Transformer):  # type: ignore[type-arg]
         return node
 
     def number(self, c: Children) -> ast.NumLit:
+        if literal_value(c[0].value) is None:
+            raise self.fail(
+                "FZ115",
+                "this number is out of range: a number is zero or lies between 2.2e-308 and 1.8e308 in "
+                f"magnitude (the range of doubles), written in at most {MAX_LITERAL_CHARS} characters",
+                self.token_span(c[0]),
+                hint="write a smaller number; `run` computes with doubles, which cannot carry it",
+            )
         return ast.NumLit(c[0].value, self.token_span(c[0]))
 
     def true(self, c: Children) -> ast.BoolLit:

@@ -1,6 +1,8 @@
 """The persistent privacy-budget ledger (SQLite), beside the accountant.
 
 * `book`         -- `Ledger`: quote, charge, history; dataset keys; where the file lives
+* `datasets`, `registry` -- registered datasets: name, file and its hash,
+                    public schema and row rules (`fuzzpy dataset`)
 * `rules`        -- budgets, spends and the composition rules (`basic`, `zcdp`)
 * `costs`        -- a release's cost in a rule's currency (asks the accountant)
 * `zcdp`         -- zCDP <-> (epsilon, delta) for the `zcdp` rule

@@ -5,10 +5,14 @@
     ledger.charge(dataset, events, budget, program=..., definition=...)
     ledger.history(dataset)
 
-A dataset is any key the caller chooses: a name the user gives, or
-`dataset_key(path)`, the SHA-256 of the file's content. Its budget (total
-epsilon, delta and composition rule, see `ledger_rules`) is fixed by the first
-charge (or `set_budget`); a later, different budget is refused (FZ602).
+A dataset is a name. Its budget (total epsilon, delta and composition rule,
+see `ledger_rules`) is fixed by the first charge (or `set_budget`, or its
+registration); a later, different budget is refused (FZ602). A registered
+dataset (`fuzzpy.ledger.datasets`) also has a data file, whose hash each
+charge re-checks under the write lock; a run registers the file it reads on
+the dataset's first charge, in the same transaction. Ledgers written before
+registration keyed unnamed datasets `sha256:<hex of the file>`
+(`dataset_key`); those keys keep their budgets.
 
 Each release is stored with its mechanism events (JSON, exact), the charge in
 the rule's currency and its own (epsilon, delta), the time, the program (path
@@ -25,6 +29,7 @@ Where the file lives: ``--ledger FILE``; else ``$FUZZPY_LEDGER``; else
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 from collections.abc import Sequence
@@ -52,6 +57,7 @@ from fuzzpy.ledger.records import (
     spend_of,
     spent_on,
 )
+from fuzzpy.ledger.registry import DataUse, Registry, confirm_registration
 from fuzzpy.ledger.rules import (
     Budget,
     BudgetError,
@@ -68,12 +74,15 @@ from fuzzpy.ledger.store import (
     insert_release_row,
     read_budget_row,
     read_budget_rows,
+    read_release_row,
     read_release_rows,
+    update_release_row,
     utc_now,
 )
 
 __all__ = [
     "Budget",
+    "DataUse",
     "DatasetState",
     "Entry",
     "Ledger",
@@ -133,7 +142,7 @@ class _Fixed:
     stored: bool
 
 
-class Ledger:
+class Ledger(Registry):
     """A ledger file; see the module docstring. Usable as a context manager."""
 
     def __init__(
@@ -204,6 +213,8 @@ class Ledger:
         definition: str | None = None,
         program_source: str | None = None,
         release_delta: Exact | None = None,
+        use: DataUse | None = None,
+        seeded: bool | None = None,
     ) -> Receipt:
         """Re-check and record the release atomically; committed on return."""
         (receipt,) = self.charge_many(
@@ -212,6 +223,8 @@ class Ledger:
             definition=definition,
             program_source=program_source,
             release_delta=release_delta,
+            uses=None if use is None else [use],
+            seeded=seeded,
         )
         return receipt
 
@@ -223,15 +236,24 @@ class Ledger:
         definition: str | None = None,
         program_source: str | None = None,
         release_delta: Exact | None = None,
+        uses: Sequence[DataUse | None] | None = None,
+        seeded: bool | None = None,
     ) -> list[Receipt]:
         """Charge one release to several datasets (a definition with several
-        `bag` parameters): all charges are recorded, or none."""
+        `bag` parameters): all charges are recorded, or none.
+
+        ``uses[i]`` is the data request i read (its registration is checked,
+        or recorded, in the same transaction); ``seeded`` marks a run whose
+        noise came from ``--seed`` (not private). Each release is recorded
+        as "charged"; `record_release` marks it released with its value.
+        """
         costs = [self._precompute(request, release_delta) for request in requests]
         program_text, program_hash = _program_identity(program, program_source)
         time = utc_now()
         receipts = []
+        uses = list(uses) if uses is not None else [None] * len(requests)
         with self._store.writing() as connection:
-            for (dataset, events, _given), (expected, cost) in zip(requests, costs, strict=True):
+            for (dataset, events, _given), (expected, cost), use in zip(requests, costs, uses, strict=True):
                 # re-read under the lock: the budget must still be the one costed
                 fixed = self._fixed(connection, dataset, expected)
                 quote = self._checked_quote(
@@ -239,6 +261,8 @@ class Ledger:
                 )
                 if not fixed.stored:
                     self._store_budget(connection, dataset, fixed)
+                if use is not None:
+                    confirm_registration(connection, dataset, use)
                 row = {
                     "dataset": dataset,
                     "time": time,
@@ -247,10 +271,35 @@ class Ledger:
                     "definition": definition,
                     "events": events_to_json(events),
                     **spend_columns(cost),
+                    "data_sha256": None if use is None else use.registration.sha256,
+                    "seeded": None if seeded is None else int(seeded),
+                    "status": "charged",
+                    "row_rules": None if use is None or use.row_rules is None else json.dumps(use.row_rules),
                 }
                 release_id = insert_release_row(connection, row)
                 receipts.append(Receipt(**vars(quote), id=release_id, time=time))
         return receipts
+
+    def record_release(
+        self, release_ids: Sequence[int], released: object, audit: dict[str, object] | None = None
+    ) -> None:
+        """Mark charged releases as released, with the value shown (JSON data)
+        and any counts the computation adds for the owner (merged into the
+        row rules' counts)."""
+        text = json.dumps(released, sort_keys=True)
+        with self._store.writing() as connection:
+            for release_id in release_ids:
+                row = read_release_row(connection, release_id)
+                if row is None:
+                    continue
+                rules = json.loads(row["row_rules"]) if row["row_rules"] else {}
+                if audit:
+                    rules.update(audit)
+                update_release_row(connection, release_id, {
+                    "status": "released",
+                    "released": text,
+                    "row_rules": json.dumps(rules, sort_keys=True) if rules else row["row_rules"],
+                })
 
     def history(self, dataset: str | None = None) -> list[Entry]:
         """Every release (of ``dataset``, or all), oldest first, each with

@@ -50,7 +50,11 @@ def approximate_epsilon(events: Sequence[Event], delta: Fraction) -> tuple[Fract
     """The smallest epsilon any valid method proves for this one release at
     ``delta`` (the release's events have fixed parameters, so every method of
     the accountant applies within it), and the method's name."""
-    guarantee = _accountant().tightest(tuple(events), float(delta))
+    from fuzzpy.accounting.rounding import float_down
+
+    # the guarantee is proved at a float no larger than the delta charged
+    # (float() rounds to nearest, which may be above it)
+    guarantee = _accountant().tightest(tuple(events), float_down(delta))
     epsilon = _exact(guarantee.epsilon)
     if epsilon is None:
         raise CostUnavailable(f"no method proves a finite epsilon at delta={float(delta):g}")

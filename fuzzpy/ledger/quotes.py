@@ -100,8 +100,15 @@ class Entry:
     budget: Budget
     cost: ReleaseCost
     remaining: Spend
+    data_sha256: str | None = None
+    seeded: bool | None = None  # None: recorded before the ledger kept it
+    status: str | None = None  # "charged" (nothing shown yet) or "released"; None: not recorded
+    released: object = None  # the released value as JSON data, once released
+    row_rules: dict[str, object] | None = None  # what the row rules did: for the data owner only
 
     def to_json(self) -> dict[str, object]:
+        """Everything but the row rules' counts, which are the owner's
+        (`fuzzpy dataset show`)."""
         charged = amount_json(self.cost.spend, self.budget)
         charged["method"] = self.cost.method
         return {
@@ -110,6 +117,11 @@ class Entry:
             "program": self.program,
             "program_sha256": self.program_sha256,
             "definition": self.definition,
+            "data_sha256": self.data_sha256,
+            "seeded": self.seeded,
+            "private": None if self.seeded is None else not self.seeded,
+            "status": self.status,
+            "released": self.released,
             "charged": charged,
             "remaining": amount_json(self.remaining, self.budget),
             "events": events_to_data(self.events),

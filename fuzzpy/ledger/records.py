@@ -6,6 +6,7 @@ decode means a damaged ledger (FZ710), reported, never repaired.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,7 +56,7 @@ def decoding(path: Path) -> Iterator[None]:
     """Rows that do not decode mean a damaged ledger (FZ710), not a bug."""
     try:
         yield
-    except (ValueError, KeyError, ZeroDivisionError, EventFormatError, FuzzError) as exc:
+    except (ValueError, KeyError, IndexError, ZeroDivisionError, EventFormatError, FuzzError) as exc:
         if isinstance(exc, FuzzError) and exc.diagnostics[0].code != INVALID_BUDGET:
             raise
         message = f"the ledger {path} holds a record that cannot be read: {exc}"
@@ -75,6 +76,7 @@ def spend_columns(cost: ReleaseCost) -> dict[str, str | None]:
 
 def entry_of(row: sqlite3.Row, budget: Budget, spend: Spend, remaining: Spend) -> Entry:
     cost = ReleaseCost(spend, Fraction(row["epsilon"]), Fraction(row["delta"]), row["method"])
+    seeded = row["seeded"]
     return Entry(
         id=row["id"],
         dataset=row["dataset"],
@@ -86,4 +88,9 @@ def entry_of(row: sqlite3.Row, budget: Budget, spend: Spend, remaining: Spend) -
         budget=budget,
         cost=cost,
         remaining=remaining,
+        data_sha256=row["data_sha256"],
+        seeded=None if seeded is None else bool(seeded),
+        status=row["status"],
+        released=None if row["released"] is None else json.loads(row["released"]),
+        row_rules=None if row["row_rules"] is None else json.loads(row["row_rules"]),
     )

@@ -9,6 +9,11 @@ concurrent first runs agree on one schema.
 
 Writes run in ``BEGIN IMMEDIATE`` transactions (the write lock is taken before
 anything is read) with ``synchronous=FULL``: a commit that returned is on disk.
+
+Format versions: 1 (budgets and releases), 2 (registered datasets, and per
+release the data file's hash, whether it was seeded, its status and released
+value, and the row rules' counts). A version-1 file is migrated in place, in
+one write transaction, when it is opened: it keeps every budget and release.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+from fuzzpy.ledger.datasets import SCHEMA as DATASETS
 from fuzzpy.ledger.errors import (
     CANNOT_OPEN,
     FOREIGN_DATABASE,
@@ -30,10 +36,19 @@ from fuzzpy.ledger.errors import (
 )
 
 APPLICATION_ID = 0x46757A4C  # "FuzL" in the SQLite header marks a fuzzpy ledger
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 FORMAT_NAME = "fuzzpy-ledger"
 
-_SCHEMA = (
+#: The columns version 2 added to `releases` (NULL in releases made before).
+_RELEASE_COLUMNS_V2 = (
+    "data_sha256 TEXT",  # the data file's bytes, for audit
+    "seeded INTEGER",  # 1: --seed (not private); 0: private
+    "status TEXT",  # charged, then released once the value is shown
+    "released TEXT",  # the released value (JSON)
+    "row_rules TEXT",  # JSON: what the row rules dropped or replaced (owner only)
+)
+
+_SCHEMA_V1 = (
     """CREATE TABLE meta (
         key TEXT PRIMARY KEY,
         value TEXT NOT NULL
@@ -65,6 +80,16 @@ _SCHEMA = (
     )""",
     "CREATE INDEX releases_by_dataset ON releases (dataset, id)",
 )
+
+
+def _migration_to_2() -> tuple[str, ...]:
+    added = tuple(f"ALTER TABLE releases ADD COLUMN {column}" for column in _RELEASE_COLUMNS_V2)
+    return added + DATASETS
+
+
+#: Version n -> n + 1, applied in order inside one write transaction. A new
+#: file is made at version 1 and migrated, so new and migrated files agree.
+_MIGRATIONS = {1: _migration_to_2}
 
 
 def utc_now() -> str:
@@ -123,6 +148,22 @@ class LedgerStore:
                     self._initialise()
                     return
         self._check_format(*header)
+        if header[1] < FORMAT_VERSION:
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring an older ledger to this version, all steps or none."""
+        with self.writing():
+            version = self._header()[1]  # again, under the lock: another run may have done it
+            for step in range(version, FORMAT_VERSION):
+                for statement in _MIGRATIONS[step]():
+                    self.connection.execute(statement)
+            if version < FORMAT_VERSION:
+                self._set_version(FORMAT_VERSION)
+
+    def _set_version(self, version: int) -> None:
+        self.connection.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(version),))
+        self.connection.execute(f"PRAGMA user_version = {version}")
 
     def _check_format(self, application_id: int, version: int, objects: int) -> None:
         hint = unusable_file_hint(self.path)
@@ -150,13 +191,17 @@ class LedgerStore:
                     "SELECT value FROM meta WHERE key = 'format'"
                 ).fetchone()
                 marker = row[0] if row else None
-        if version < 1 or marker != FORMAT_NAME or not {"budgets", "releases"} <= tables:
+        needed = {"budgets", "releases"} | ({"datasets", "dataset_log"} if version >= 2 else set())
+        if version < 1 or marker != FORMAT_NAME or not needed <= tables:
             message = f"{self.path} is marked as a fuzzpy ledger but its tables are damaged"
             raise ledger_error(NOT_A_DATABASE, message, self.path, hint=hint)
 
     def _initialise(self) -> None:
-        for statement in _SCHEMA:
+        for statement in _SCHEMA_V1:
             self.connection.execute(statement)
+        for step in range(1, FORMAT_VERSION):
+            for statement in _MIGRATIONS[step]():
+                self.connection.execute(statement)
         self.connection.executemany(
             "INSERT INTO meta (key, value) VALUES (?, ?)",
             [("format", FORMAT_NAME), ("version", str(FORMAT_VERSION)), ("created", utc_now())],
@@ -241,3 +286,14 @@ def insert_release_row(connection: sqlite3.Connection, values: dict[str, str | N
         f"INSERT INTO releases ({columns}) VALUES ({marks})", tuple(values.values())
     )
     return int(cursor.lastrowid or 0)
+
+
+def update_release_row(connection: sqlite3.Connection, release_id: int, values: dict[str, str | None]) -> None:
+    assignments = ", ".join(f"{column} = ?" for column in values)
+    connection.execute(
+        f"UPDATE releases SET {assignments} WHERE id = ?", (*values.values(), release_id)
+    )
+
+
+def read_release_row(connection: sqlite3.Connection, release_id: int) -> sqlite3.Row | None:
+    return connection.execute("SELECT * FROM releases WHERE id = ?", (release_id,)).fetchone()

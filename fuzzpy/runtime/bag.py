@@ -11,12 +11,16 @@ reads it, so `size (filter p db)` is a comparison and a count.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from fuzzpy.runtime.values import NotVectorisable, Record, RuntimeFailure, Value
-from fuzzpy.runtime.vectors import Vector, VectorColumn
+from fuzzpy.runtime import rowops as R
+from fuzzpy.runtime.values import NotVectorisable, Record, RuntimeFailure, Value, WithPair
+from fuzzpy.runtime.vectors import RowVector, Vector, VectorColumn, is_vector
 
 Column = Any  # np.ndarray | Record | tuple
 
@@ -117,38 +121,92 @@ class Bag:
 
 
 def row_at(column: Column, i: int) -> Value:
+    """Row i as per-row values: numpy scalars, a `RowVector` for a vector."""
     if isinstance(column, np.ndarray):
         item = column[i]
-        if isinstance(item, np.ndarray):  # one row of a bag of vectors: a vector, not a column
-            from fuzzpy.runtime.vectors import vector
-
-            return vector(item.astype(np.float64))
-        return item.item() if isinstance(item, np.generic) else item
+        if isinstance(item, np.ndarray):  # one row of a bag of vectors
+            return np.asarray(item, dtype=np.float64).view(RowVector)
+        return item
     if isinstance(column, Record):
         return Record({k: row_at(v, i) for k, v in column.fields.items()})
     return tuple(row_at(c, i) for c in column)
 
 
-def column_from_rows(values: Sequence[Value]) -> Column:
-    """Rows computed one by one, stacked back into a column."""
+def dummy_row(column: Column) -> Value:
+    """A row of zeros shaped like the column's rows (0, 0.0, false, "", the
+    zero vector): a public stand-in from which a per-row function's result
+    shape is read, whatever the data (docs/semantics.md, "Vectors")."""
+    if isinstance(column, np.ndarray):
+        if column.ndim == 2:
+            return np.zeros(column.shape[1]).view(RowVector)
+        if column.dtype == object:
+            return ""
+        return np.zeros(1, dtype=column.dtype)[0]
+    if isinstance(column, Record):
+        return Record({k: dummy_row(v) for k, v in column.fields.items()})
+    return tuple(dummy_row(c) for c in column)
+
+
+def conform(value: Value, template: Value) -> Value:
+    """A row's result brought to the template's shape: a vector of another
+    length is cut or padded with zeros (the rule for a mismatched row, never
+    a failure); records, tuples and pairs part by part."""
+    if _vector_like(template) and (is_vector(value) or isinstance(value, list)):
+        width = len(template)
+        row = np.asarray([R.as_row(v) for v in value] if isinstance(value, list) else value, dtype=np.float64)
+        row = row[:width] if row.size >= width else np.pad(row, (0, width - row.size))
+        return row.view(RowVector)
+    if isinstance(template, Record) and isinstance(value, Record):
+        return Record({k: conform(value.fields.get(k, t), t) for k, t in template.fields.items()})
+    if isinstance(template, tuple) and isinstance(value, tuple) and len(template) == len(value):
+        return tuple(conform(v, t) for v, t in zip(value, template, strict=True))
+    if isinstance(template, WithPair) and isinstance(value, WithPair):
+        return WithPair(conform(value.left, template.left), conform(value.right, template.right))
+    return value
+
+
+def _vector_like(value: Value) -> bool:
+    """A vector, or a list of numbers (stored as a vector per row)."""
+    if isinstance(value, list):
+        return all(R.is_row(v) or isinstance(v, (int, float, Fraction)) for v in value)
+    return is_vector(value)
+
+
+def column_from_rows(values: Sequence[Value], template: Value = None) -> Column:
+    """Rows computed one by one, stacked back into a column; with no rows,
+    an empty column shaped like `template` (a result for the dummy row)."""
     if not values:
-        return np.zeros(0, dtype=np.float64)
+        return _empty_like(template)
     first = values[0]
     if isinstance(first, Record):
         return Record({k: column_from_rows([v.get(k) for v in values]) for k in first.fields})
     if isinstance(first, tuple):
         return tuple(column_from_rows([v[i] for v in values]) for i in range(len(first)))
-    if isinstance(first, (np.ndarray, list)):
-        return np.array([np.asarray(v, dtype=np.float64) for v in values])
+    if isinstance(first, (np.ndarray, list)) and not isinstance(first, np.generic):
+        return np.array([np.asarray([R.as_row(x) for x in v] if isinstance(v, list) else v, dtype=np.float64) for v in values])
     if isinstance(first, str):
         return np.array(values, dtype=object)
     if all(isinstance(v, (bool, np.bool_)) for v in values):
         return np.array(values, dtype=bool)
-    if isinstance(first, (bool, int, float, np.generic)):
+    if isinstance(first, (bool, int, float, np.generic, Fraction)):
         # always float: a function may give an int on some rows and a float on
         # others, and the column's type must not depend on which rows exist
-        return np.array(values, dtype=np.float64)
+        return np.array([np.float64(R.as_row(v)) for v in values], dtype=np.float64)
     raise RuntimeFailure("FZ511", f"a bag cannot hold values of kind {type(first).__name__}")
+
+
+def _empty_like(template: Value) -> Column:
+    if isinstance(template, Record):
+        return Record({k: _empty_like(v) for k, v in template.fields.items()})
+    if isinstance(template, tuple):
+        return tuple(_empty_like(v) for v in template)
+    if _vector_like(template):
+        return np.zeros((0, len(template)))
+    if isinstance(template, (bool, np.bool_)):
+        return np.zeros(0, dtype=bool)
+    if isinstance(template, str):
+        return np.zeros(0, dtype=object)
+    return np.zeros(0, dtype=np.float64)
 
 
 def as_column(value: Value, n: int) -> Column:
@@ -157,17 +215,17 @@ def as_column(value: Value, n: int) -> Column:
     Constants broadcast; lists of per-row values become an (n, d) array; a
     value that is neither raises `NotVectorisable`.
     """
+    from fuzzpy.runtime.vectors import _doubles
+
     if isinstance(value, VectorColumn):
         return value.rows
-    if isinstance(value, Vector):  # one vector, the same for every row
-        return np.broadcast_to(value.view(np.ndarray), (n, value.size)).copy()
+    if isinstance(value, (Vector, RowVector)):  # one vector, the same for every row
+        return np.broadcast_to(_doubles(value), (n, len(value))).copy()
     if isinstance(value, np.ndarray):
         if value.ndim >= 1 and value.shape[0] == n:
             return value
         if value.ndim == 0:
             return np.full(n, value.item())
-        if value.ndim == 1:  # one vector, the same for every row
-            return np.broadcast_to(value, (n, value.size)).copy()
         raise NotVectorisable
     if isinstance(value, Record):
         return Record({k: as_column(v, n) for k, v in value.fields.items()})
@@ -176,13 +234,32 @@ def as_column(value: Value, n: int) -> Column:
     if isinstance(value, list):
         parts = [as_column(v, n) for v in value]
         if all(isinstance(p, np.ndarray) and p.ndim == 1 for p in parts):
-            return np.column_stack(parts) if parts else np.zeros((n, 0))
+            return np.column_stack(parts).astype(np.float64) if parts else np.zeros((n, 0))
         raise NotVectorisable
     if isinstance(value, str):
         return np.full(n, value, dtype=object)
-    if isinstance(value, (bool, int, float, np.generic)):
-        return np.full(n, value)
+    if isinstance(value, (bool, np.bool_)):
+        return np.full(n, bool(value))
+    if R.is_row(value) or isinstance(value, (int, float, Fraction)):
+        return np.full(n, R.as_row(value))
     raise NotVectorisable
+
+
+#: Rows whose `group[k]` key fell outside 0..k-1 (the language drops them),
+#: counted for the data owner's audit while a run computes, never shown.
+_GROUP_AUDIT: ContextVar[list[int] | None] = ContextVar("group_audit", default=None)
+
+
+@contextmanager
+def auditing_groups() -> Iterator[list[int]]:
+    """Count, in the yielded one-element list, the rows every `group` of
+    the computation drops for a key outside its range."""
+    counter = [0]
+    token = _GROUP_AUDIT.set(counter)
+    try:
+        yield counter
+    finally:
+        _GROUP_AUDIT.reset(token)
 
 
 class LazyGroups(Sequence[Bag]):
@@ -197,6 +274,9 @@ class LazyGroups(Sequence[Bag]):
         self.k = k
         self._keys = keys
         self._buckets: list[Bag] | None = None
+        audit = _GROUP_AUDIT.get()
+        if audit is not None:
+            audit[0] += int(np.count_nonzero((keys < 0) | (keys >= k)))
 
     def sizes(self) -> np.ndarray:
         keys = self._keys

@@ -3,8 +3,8 @@
 `expmech[eps]` picks candidate i with probability proportional to
 exp(eps * q_i / 2) (McSherry & Talwar 2007). The usual float implementations
 (softmax, or the Gumbel-max trick) round the probabilities and are not exact.
-Here every score, a float, is read as the exact rational it denotes, and the
-choice is made by rejection:
+Here every score is an exact rational (macro-level numbers are exact), and
+the choice is made by rejection:
 
     repeat: draw i uniformly; accept with probability exp(-eps (m - q_i) / 2),
 
@@ -26,9 +26,9 @@ from fuzzpy.runtime.samplers import bernoulli_exp_fraction
 from fuzzpy.runtime.values import RuntimeFailure
 
 
-def exponential_mechanism(scores: Sequence[float], eps: Fraction, source: RandomSource) -> int:
+def exponential_mechanism(scores: Sequence[int | Fraction | float], eps: Fraction, source: RandomSource) -> int:
     """The index chosen with probability proportional to exp(eps * score / 2)."""
-    if any(not math.isfinite(s) for s in scores):
+    if any(isinstance(s, float) and not math.isfinite(s) for s in scores):
         raise RuntimeFailure("FZ518", "`expmech` scores must be finite numbers")
     exact = [Fraction(s) for s in scores]
     best = max(exact)

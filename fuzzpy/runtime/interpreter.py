@@ -1,34 +1,43 @@
 """The interpreter of the functional language (`def`s, blocks, lambdas...).
 
-Call-by-value with curried functions (`Function`). `fuzzy` values are
-samplers (`Fuzzy`): `laplace[eps] e` evaluates e now and returns a sampler;
-`sample x = m;` runs it. The same evaluator serves single values and whole
-columns: when `map`, `filter`, `split` or `group` apply a function to a bag,
-the row variable is bound to the bag's columns, and arithmetic, comparisons,
-`&&`, `if` and field access become numpy operations over every row at once
-(see `fuzzpy.runtime.primitives.apply_to_rows`).
+What each construct computes is docs/semantics.md; in short:
+
+* Macro-level numbers are exact (`exact`), per-row numbers numpy values made
+  total (`rowops`). The same evaluator serves both: when `map`, `filter`,
+  `split` or `group` apply a function to a bag, the row variable is bound to
+  the bag's columns, and arithmetic, comparisons, `&&`, `if` and field access
+  become numpy operations over every row at once
+  (`fuzzpy.runtime.primitives.apply_to_rows`); what cannot run over columns
+  runs row by row with the same per-row semantics.
+* Call by need: `let`-bound expressions and function arguments are
+  evaluated when first used, so what the checker scales by 0 (an unused or
+  0-sensitive binding) is never evaluated; nor is e in `0 * e`, `e * 0`
+  (static zero), `dot` with a literal of static zeros, or `sum[0, 0] e`.
+* `def rec` calls draw on a data-independent budget (`MAX_RECURSIVE_CALLS`
+  per run at macro level, per row inside a per-row function). Exhausting it
+  is an error at macro level (the same on every dataset: docs/semantics.md,
+  "Recursion") and gives the row the default value of the function's result
+  type inside a per-row function.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 
 import numpy as np
 
 from fuzzpy import syntax as S
-from fuzzpy.runtime.operations import (
-    ARITH,
-    SumColumn,
-    as_vector,
-    binary,
-    index_value,
-    is_columnar,
-    select_rows,
-)
+from fuzzpy.runtime import exact as X
+from fuzzpy.runtime import rowops as R
+from fuzzpy.runtime.operations import SumColumn, binary, index_value, is_columnar, select_rows
 from fuzzpy.runtime.randomness import RandomSource
+from fuzzpy.runtime.stack import on_large_stack, outside
+from fuzzpy.runtime.statics import StaticNumbers
 from fuzzpy.runtime.values import (
+    Exhausted,
     Function,
     Fuzzy,
     Inl,
@@ -36,10 +45,12 @@ from fuzzpy.runtime.values import (
     NotVectorisable,
     Record,
     RuntimeFailure,
+    Thunk,
     Value,
     WithPair,
+    force,
 )
-from fuzzpy.runtime.vectors import is_per_row_number, vector_column
+from fuzzpy.runtime.vectors import Vector, is_per_row_number, negate, vector, vector_column
 
 Env = dict[str, Value]
 
@@ -47,7 +58,14 @@ Env = dict[str, Value]
 #: both branches of (a recursion that branches on per-row data would otherwise
 #: unfold for every row at once); past it, the caller goes row by row.
 MAX_SPLIT_BRANCHES = 256
-RECURSION_LIMIT = 20_000
+#: The data-independent limit on `def rec` calls: per run at macro level,
+#: per row (or per column evaluation) inside a per-row function.
+MAX_RECURSIVE_CALLS = 10_000
+#: Python frames nested expressions may take (the parser bounds the nesting).
+_NESTING_FRAMES = 20_000
+_STACK_BYTES = 512 * 1024 * 1024
+
+MACRO, COLUMNS, ROW = "macro", "columns", "row"
 
 
 class Interpreter:
@@ -61,9 +79,12 @@ class Interpreter:
     ) -> None:
         from fuzzpy.runtime.primitives import builtin_functions
 
-        # Each level of a `def rec` takes a dozen Python frames: allow deep ones.
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+        # Nested expressions take a few Python frames per level (the parser
+        # bounds the nesting); recursion runs on a large stack instead.
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), _NESTING_FRAMES))
         self.program = program
+        #: Only `def rec` can go deep: other programs run on the caller's stack.
+        self.recursive = any(isinstance(d, S.DefDecl) and d.recursive for d in program.decls)
         self.source = source
         self.warn = warn or (lambda message: None)
         self.constants: dict[str, Fraction] = {}
@@ -71,9 +92,17 @@ class Interpreter:
         self._builtins = builtin_functions(self)
         self._warned: set[str] = set()
         self.split_branches_left = MAX_SPLIT_BRANCHES
+        #: MACRO, or how a per-row function runs: over COLUMNS or one ROW at a time.
+        self.mode = MACRO
         #: The number of rows while a function runs over columns, else None.
         self.column_rows: int | None = None
+        #: `def rec` calls left: per run at macro level, per row (or per
+        #: column evaluation) inside a per-row function.
+        self.macro_calls_left = MAX_RECURSIVE_CALLS
+        self.row_calls_left = MAX_RECURSIVE_CALLS
+        self._recursion_depth = 0
         self._load_declarations()
+        self.statics = StaticNumbers(program, self.constants)
 
     # ------------------------------------------------------------ declarations
 
@@ -84,7 +113,7 @@ class Interpreter:
             if isinstance(decl, S.LetDecl):
                 exact = self.static(decl.expr)
                 self.constants[decl.name] = exact
-                self.globals[decl.name] = _number(exact)
+                self.globals[decl.name] = exact
             elif isinstance(decl, S.DefDecl):
                 self.globals[decl.name] = self._def_value(decl)
             elif isinstance(decl, S.MechanismDecl):
@@ -92,43 +121,105 @@ class Interpreter:
 
     def _def_value(self, decl: S.DefDecl) -> Value:
         if not decl.params:
-            return _Deferred(lambda: self.eval(decl.body, {}))
+            return _Deferred(lambda: self._at_macro_level(lambda: self.eval(decl.body, {})))
         names = [p.name for p in decl.params]
 
         def call(*args: Value) -> Value:
             return self.eval(decl.body, dict(zip(names, args, strict=True)))
 
-        return Function(decl.name, len(names), call)
+        if decl.recursive:
+            return Function(decl.name, len(names), self._recursive(decl, call), lazy=True)
+        return Function(decl.name, len(names), call, lazy=True)
+
+    def _recursive(self, decl: S.DefDecl, call: Callable[..., Value]) -> Callable[..., Value]:
+        def counted(*args: Value) -> Value:
+            if self.mode == MACRO:
+                if self.macro_calls_left <= 0:
+                    raise RuntimeFailure(
+                        "FZ519", f"`{decl.name}` made more than {MAX_RECURSIVE_CALLS} recursive calls"
+                    )
+                self.macro_calls_left -= 1
+                return call(*args)
+            if self.row_calls_left <= 0:
+                raise Exhausted
+            self.row_calls_left -= 1
+            if self.mode != ROW or self._recursion_depth > 0:
+                self._recursion_depth += 1
+                try:
+                    return call(*args)
+                finally:
+                    self._recursion_depth -= 1
+            self._recursion_depth = 1
+            try:  # the outermost recursive call of a row: a documented default on exhaustion
+                return call(*args)
+            except Exhausted:
+                return self._default_of(decl)
+            finally:
+                self._recursion_depth = 0
+
+        return counted
+
+    def _default_of(self, decl: S.DefDecl) -> Value:
+        from fuzzpy.runtime.defaults import row_default
+
+        return row_default(decl.result, self.program)
 
     def definition(self, name: str) -> Value:
-        return self._lookup(name, {}, S.Var(name))
+        """A definition's value for a caller outside the interpreter: calling
+        it and sampling what it returns run on the large stack."""
+        value = self._lookup(name, {})
+        return outside(value) if self.recursive else value
 
     def warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
             self._warned.add(key)
             self.warn(message)
 
+    @contextmanager
+    def per_row(self, mode: str, rows: int | None) -> Iterator[None]:
+        """Run a per-row function over COLUMNS (`rows` of them) or one ROW."""
+        saved = (self.mode, self.column_rows, self.split_branches_left, self.row_calls_left, self._recursion_depth)
+        self.mode, self.column_rows = mode, rows
+        self.split_branches_left, self.row_calls_left, self._recursion_depth = MAX_SPLIT_BRANCHES, MAX_RECURSIVE_CALLS, 0
+        try:
+            yield
+        finally:
+            self.mode, self.column_rows, self.split_branches_left, self.row_calls_left, self._recursion_depth = saved
+
+    def _at_macro_level(self, work: Callable[[], Value]) -> Value:
+        saved = self.mode, self.column_rows
+        self.mode, self.column_rows = MACRO, None
+        try:
+            return work()
+        finally:
+            self.mode, self.column_rows = saved
+
+    def fresh_row(self) -> None:
+        """Each row has its own budget of recursive calls."""
+        self.row_calls_left, self._recursion_depth = MAX_RECURSIVE_CALLS, 0
+
     # ------------------------------------------------------------ static numbers
 
     def static(self, expr: S.Expr) -> Fraction:
-        """An exact static number (`laplace[..]`, `sum[..]`, `let` constants)."""
+        """An exact static number (`laplace[..]`, `sum[..]`, `let` constants);
+        `inf` (a bound of `sum`) is read as the largest double."""
         if isinstance(expr, S.NumLit):
             return expr.value
+        if isinstance(expr, S.InfLit) or (isinstance(expr, S.Var) and expr.name == "inf" and "inf" not in self.constants):
+            return X.EXACT_DBL_MAX
         if isinstance(expr, S.Var) and expr.name in self.constants:
             return self.constants[expr.name]
         if isinstance(expr, S.Unary) and expr.op == "-":
             return -self.static(expr.operand)
         if isinstance(expr, S.Binary) and expr.op in ("+", "-", "*", "/"):
             left, right = self.static(expr.left), self.static(expr.right)
-            if expr.op == "/":
-                if right == 0:
-                    raise RuntimeFailure("FZ512", "division by zero in a static number")
-                return left / right
-            return ARITH[expr.op](left, right)
+            if expr.op == "/" and right == 0:
+                raise RuntimeFailure("FZ512", "division by zero in a static number")
+            return Fraction(X.arith(expr.op, left, right))
         if isinstance(expr, S.Ann):
             return self.static(expr.expr)
         value = self.eval(expr, {})
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if X.is_exact(value):
             return Fraction(value)
         raise RuntimeFailure("FZ513", "a static number was expected here")
 
@@ -140,11 +231,34 @@ class Interpreter:
             raise RuntimeFailure("FZ514", f"`{type(expr).__name__}` cannot be evaluated in a def")
         return method(expr, env)
 
+    def delay(self, expr: S.Expr, env: Env) -> Value:
+        """The value of `expr` when it is needed (call by need); what cannot
+        fail or take time is evaluated at once."""
+        if isinstance(expr, (S.NumLit, S.BoolLit, S.StringLit, S.UnitLit, S.Lambda)):
+            return self.eval(expr, env)
+        if isinstance(expr, S.Var) and expr.name in env:
+            return env[expr.name]  # shares the binding's thunk
+        mode, rows = self.mode, self.column_rows
+
+        def compute() -> Value:
+            if self.mode == mode:
+                return self.eval(expr, env)
+            # a macro-level binding first used inside a per-row function is
+            # still evaluated with the macro-level semantics (and budget)
+            saved = self.mode, self.column_rows
+            self.mode, self.column_rows = mode, rows
+            try:
+                return self.eval(expr, env)
+            finally:
+                self.mode, self.column_rows = saved
+
+        return Thunk(compute)
+
     def _eval_NumLit(self, expr: S.NumLit, env: Env) -> Value:
-        return int(expr.value) if expr.is_int else float(expr.value)
+        return int(expr.value) if expr.is_int else expr.value
 
     def _eval_InfLit(self, expr: S.InfLit, env: Env) -> Value:
-        return float("inf")
+        return X.EXACT_DBL_MAX  # the checker allows `inf` only in static positions
 
     def _eval_BoolLit(self, expr: S.BoolLit, env: Env) -> Value:
         return expr.value
@@ -156,11 +270,11 @@ class Interpreter:
         return None
 
     def _eval_Var(self, expr: S.Var, env: Env) -> Value:
-        return self._lookup(expr.name, env, expr)
+        return self._lookup(expr.name, env)
 
-    def _lookup(self, name: str, env: Env, expr: S.Expr) -> Value:
+    def _lookup(self, name: str, env: Env) -> Value:
         if name in env:
-            return env[name]
+            return force(env[name])
         if name in self.globals:
             value = self.globals[name]
             return value.force() if isinstance(value, _Deferred) else value
@@ -172,6 +286,8 @@ class Interpreter:
         op = expr.op
         if op in ("&&", "||"):
             return self._logical(op, expr, env)
+        if op == "*" and (self.statics.is_zero(expr.left) or self.statics.is_zero(expr.right)):
+            return 0  # the checker scaled the other side by 0: it is not evaluated
         left, right = self.eval(expr.left, env), self.eval(expr.right, env)
         return binary(op, left, right)
 
@@ -189,7 +305,11 @@ class Interpreter:
     def _eval_Unary(self, expr: S.Unary, env: Env) -> Value:
         value = self.eval(expr.operand, env)
         if expr.op == "-":
-            return -as_vector(value)
+            if X.is_exact(value):
+                return -value
+            if isinstance(value, list):
+                value = vector(value) if all(X.is_exact(v) for v in value) else value
+            return R.negate(value) if R.is_row(value) and not isinstance(value, Vector) else negate(value)
         if isinstance(value, np.ndarray):
             return np.logical_not(value)
         return not value
@@ -217,7 +337,7 @@ class Interpreter:
     def _eval_ListLit(self, expr: S.ListLit, env: Env) -> Value:
         items = [self.eval(item, env) for item in expr.items]
         n = self.column_rows
-        if n is not None and any(is_per_row_number(item) and item.shape[0] == n for item in items):
+        if self.mode == COLUMNS and n is not None and any(is_per_row_number(i) and i.shape[0] == n for i in items):
             return vector_column(items, n)  # `[1, r.x, r.y]` over columns: a vector per row
         return items
 
@@ -230,17 +350,33 @@ class Interpreter:
         return primitive(self, expr, [self.static(a) for a in expr.static_args])
 
     def _eval_App(self, expr: S.App, env: Env) -> Value:
+        if self._is_dot_with_static_zero(expr, env):
+            return 0  # `dot` with a literal of static zeros: the other side is not evaluated
+        if self._is_zero_sum(expr.func):
+            return 0  # `sum[0, 0] e`: e is scaled by 0 and not evaluated
         func = self.eval(expr.func, env)
-        arg = self.eval(expr.arg, env)
         if not callable(func):
             raise RuntimeFailure("FZ514", "a value that is not a function is applied")
-        return func(arg)
+        return func(self.delay(expr.arg, env))
+
+    def _is_dot_with_static_zero(self, expr: S.App, env: Env) -> bool:
+        head = expr.func
+        if not (isinstance(head, S.App) and isinstance(head.func, S.Var) and head.func.name == "dot"):
+            return False
+        if "dot" in env or "dot" in self.globals:
+            return False  # a user's own `dot`
+        return self.statics.is_zero_vector(head.arg) or self.statics.is_zero_vector(expr.arg)
+
+    def _is_zero_sum(self, func: S.Expr) -> bool:
+        if not (isinstance(func, S.Prim) and func.name == "sum" and len(func.static_args) == 2):
+            return False
+        return all(self.statics.is_zero(a) for a in func.static_args)
 
     def _eval_Lambda(self, expr: S.Lambda, env: Env) -> Value:
         def body(arg: Value) -> Value:
             return self.eval(expr.body, {**env, expr.param: arg})
 
-        return Function("fun", 1, body)
+        return Function("fun", 1, body, lazy=True)
 
     def _eval_Field(self, expr: S.Field, env: Env) -> Value:
         record = self.eval(expr.expr, env)
@@ -264,7 +400,7 @@ class Interpreter:
             return self.eval(expr.left_body, {**env, expr.left_var: value.value})
         if isinstance(value, Inr):
             return self.eval(expr.right_body, {**env, expr.right_var: value.value})
-        if isinstance(value, bool):  # `bool` is unit + unit: inl = true
+        if isinstance(value, (bool, np.bool_)):  # `bool` is unit + unit: inl = true
             body, var = (expr.left_body, expr.left_var) if value else (expr.right_body, expr.right_var)
             return self.eval(body, {**env, var: None})
         if isinstance(value, SumColumn):
@@ -285,7 +421,9 @@ class Interpreter:
     def _eval_CaseList(self, expr: S.CaseList, env: Env) -> Value:
         value = self.eval(expr.scrutinee, env)
         if isinstance(value, np.ndarray) and value.ndim == 1:
-            value = value.tolist()
+            if self.mode == COLUMNS and not isinstance(value, Vector):
+                raise NotVectorisable  # a list per row
+            value = list(value)
         items = list(value)
         if not items:
             return self.eval(expr.nil_body, env)
@@ -312,16 +450,15 @@ class Interpreter:
     def _run_statements(self, stmts: tuple[S.BlockStmt, ...], env: Env) -> Env:
         env = dict(env)
         for stmt in stmts:
-            value = self.eval(stmt.expr, env)
             if isinstance(stmt, S.SampleStmt):
-                env[stmt.name] = sample(value)
+                # strict: its cost is charged whether or not the value is used
+                env[stmt.name] = sample(self.eval(stmt.expr, env))
             elif isinstance(stmt, S.LetTuple):
-                parts = tuple(value)
-                if len(parts) != len(stmt.names):
-                    raise RuntimeFailure("FZ514", "`let (...)` takes apart a tuple of another size")
-                env.update(zip(stmt.names, parts, strict=True))
+                whole = self.delay(stmt.expr, env)
+                for index, name in enumerate(stmt.names):
+                    env[name] = Thunk(_component(whole, index, len(stmt.names)))
             else:
-                env[stmt.name] = value
+                env[stmt.name] = self.delay(stmt.expr, env)
         return env
 
     def _eval_Index(self, expr: S.Index, env: Env) -> Value:
@@ -329,10 +466,35 @@ class Interpreter:
         return index_value(base, index)
 
     def _eval_Call(self, expr: S.Call, env: Env) -> Value:
-        func: Value = self._lookup(expr.func, env, expr)
+        func: Value = self._lookup(expr.func, env)
         for arg in expr.args:
             func = func(self.eval(arg, env))
         return func
+
+    # ------------------------------------------------------------ running a definition
+
+    def call_definition(self, name: str, arguments: list[Value]) -> Value:
+        """Apply a definition to its arguments and sample a `fuzzy` result, on
+        a thread whose stack holds `MAX_RECURSIVE_CALLS` levels of recursion
+        (so the limit is the documented one, not Python's stack)."""
+
+        def work() -> Value:
+            value = self._lookup(name, {})
+            for argument in arguments:
+                value = value(exact_value(argument))
+            return sample(value) if isinstance(value, Fuzzy) else value
+
+        return on_large_stack(work) if self.recursive else work()
+
+
+def _component(whole: Value, index: int, size: int) -> Callable[[], Value]:
+    def get() -> Value:
+        parts = tuple(force(whole))
+        if len(parts) != size:
+            raise RuntimeFailure("FZ514", "`let (...)` takes apart a tuple of another size")
+        return parts[index]
+
+    return get
 
 
 class _Deferred:
@@ -351,10 +513,25 @@ class _Deferred:
 
 
 def sample(value: Value) -> Value:
+    """Run a distribution; what it releases is a macro-level value, exact
+    (a mechanism's float result is read as the rational it is)."""
+    value = force(value)
     if not isinstance(value, Fuzzy):
         raise RuntimeFailure("FZ514", "`sample` expects a `fuzzy` value")
-    return value.sample()
+    return exact_value(value.sample())
 
 
-def _number(value: Fraction) -> int | float:
-    return int(value) if value.denominator == 1 else float(value)
+def exact_value(value: Value) -> Value:
+    """Floats and numpy numbers (from mechanisms, arguments) as exact values,
+    inside tuples, lists and records too."""
+    if isinstance(value, (float, np.generic)):
+        return X.to_exact(value)
+    if isinstance(value, tuple):
+        return tuple(exact_value(v) for v in value)
+    if isinstance(value, list):
+        return [exact_value(v) for v in value]
+    if isinstance(value, Record):
+        return Record({k: exact_value(v) for k, v in value.fields.items()})
+    if isinstance(value, np.ndarray) and not isinstance(value, Vector) and value.ndim == 1 and value.dtype.kind in "iuf":
+        return vector(value)
+    return value

@@ -1,238 +1,372 @@
-"""Loading a `bag` parameter's data from CSV or Parquet (pyarrow), as columns.
+"""A `bag` parameter's data from a CSV or Parquet file, as columns.
+
+What is public and what is private (docs/semantics.md, "Data loading and
+the order of a run"):
+
+* public -- the schema: the file's existence and format, its header (column
+  names; a Parquet file's column types) and the types the row type reads.
+  `read_data_file`, `read_header` and `plan` check these, and refuse with an
+  FZ5xx diagnostic (exit 2) naming the file and column, before anything is
+  charged;
+* private -- the rows. `load` never fails and never reports because of a row:
+  a cell that does not fit its column (missing, not a number, beyond 64
+  bits, not finite, not a boolean, not UTF-8) is handled by its column's
+  policy -- drop the row, or replace the cell by a declared value -- and a
+  CSV line that is not one well-formed record (ragged, or with a quote that
+  does not close) is dropped. Both are 1-stable row transformations
+  (McSherry, PINQ, SIGMOD 2009): one row changes at most one row of the
+  result, so they compose with the noisy release at no extra cost. What
+  they did is counted for the data owner (`report`), never shown by `run`.
 
 Columns are matched to the row type by name: a `bag { age : num, ... }` reads
-the columns `age`, ...; a bag of a base type (`bag num`) reads the file's
-only column; a `bag (vec[p] num)` reads every column, in order, as one
-vector per row. Extra columns are ignored. Every problem is a `FuzzError`
-with an FZ5xx code (exit 2), raised before anything is charged: an
-unreadable or empty file, a missing column (named, with the file's columns
-listed), a missing value or a value of the wrong type (row and column named).
+the columns `age`, ...; a bag of a base type (`bag num`) reads the file's only
+column; a `bag (vec[p] num)` reads every column, in order, as one vector per
+row. Extra columns are ignored.
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
-import re
+import io
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.ledger.datasets import DEFAULT_POLICY, SCHEMA_MISMATCH, Policy, Registration
 from fuzzpy.runtime.bag import Bag, Column
+from fuzzpy.runtime.cells import (
+    Cells,
+    kind_of_arrow,
+    parse_text,
+    parse_typed,
+    parse_value,
+    readable_from,
+)
+from fuzzpy.runtime.csvframe import CsvFrame, field_column, frame, schema_error
 from fuzzpy.runtime.values import Record
-from fuzzpy.source import Span
-from fuzzpy.types import TBag, TBool, TInt, TNum, TString, TVec, Type
+from fuzzpy.types import TBag, TBool, TInt, TNum, TRecord, TString, TVec, Type
 
-_ARROW_TYPES: dict[type, pa.DataType] = {
-    TNum: pa.float64(),
-    TInt: pa.int64(),
-    TBool: pa.bool_(),
-    TString: pa.string(),
-}
-_TYPE_NAMES = {TNum: "num", TInt: "int", TBool: "bool", TString: "string"}
-_INT_TEXT = re.compile(r"^\s*[+-]?\d+\s*$")
-_NUM_TEXT = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$|^\s*[+-]?(inf|nan)\s*$", re.I)
-_BOOL_TEXT = re.compile(r"^\s*(true|false|1|0)\s*$", re.I)
-_PATTERNS = {TInt: _INT_TEXT, TNum: _NUM_TEXT, TBool: _BOOL_TEXT}
+_KIND_OF_TYPE: dict[type, str] = {TNum: "num", TInt: "int", TBool: "bool", TString: "string"}
+_DTYPES = {"num": np.float64, "int": np.int64, "bool": np.bool_, "string": object}
+_BAD_POLICY = "FZ543"
 
 
-def data_error(code: str, message: str, path: str, hint: str | None = None) -> FuzzError:
-    return FuzzError((Diagnostic(code, message, Span(str(path), 1, 1, 1, 1), hint=hint),))
+# ---------------------------------------------------------------- the file and its header (public)
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A data file's bytes, read once: they are hashed and parsed as one."""
+
+    path: str  # as given
+    absolute: str
+    format: str  # csv | parquet
+    data: bytes
+    sha256: str  # hex digest
+
+
+def read_data_file(path: str | Path) -> DataFile:
+    name = str(path)
+    try:
+        data = Path(path).read_bytes()
+        absolute = str(Path(path).resolve())
+    except OSError as exc:
+        raise schema_error("FZ501", f"cannot read data file `{name}`: {exc.strerror or exc}", name) from None
+    return DataFile(name, absolute, file_format(name), data, hashlib.sha256(data).hexdigest())
+
+
+def file_format(path: str) -> str:
+    return "parquet" if Path(path).suffix.lower() in (".parquet", ".pq") else "csv"
 
 
 def content_hash(path: str | Path) -> str:
-    """sha256 of the file's bytes: the dataset's default ledger key."""
-    digest = hashlib.sha256()
+    """``sha256:<hex>`` of the file's bytes: how ledgers written before
+    registration keyed a dataset."""
+    return "sha256:" + read_data_file(path).sha256
+
+
+@dataclass(frozen=True)
+class Header:
+    """The public part of a data file: its column names (and, for Parquet,
+    their types), with what is needed to read its records."""
+
+    names: tuple[str, ...]
+    arrow_types: tuple[pa.DataType, ...] | None  # Parquet only
+    csv: CsvFrame | None
+    table: pa.Table | None  # Parquet: the whole file, decoded
+
+
+def read_header(file: DataFile) -> Header:
+    """The file's header; refused (FZ502, FZ505) if it has none. A Parquet
+    file is decoded whole here: a file that does not decode is a format
+    problem (a Parquet writer makes a decodable file of any rows)."""
+    if not file.data:
+        raise schema_error("FZ502", f"data file `{file.path}` is empty", file.path,
+                           hint="the first line must name the columns")
+    if file.format == "csv":
+        framed = frame(file.data, file.path)
+        return Header(framed.names, None, framed, None)
     try:
-        with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    except OSError as exc:
-        raise data_error("FZ501", f"cannot read data file `{path}`: {exc.strerror or exc}", str(path)) from None
-    return "sha256:" + digest.hexdigest()
-
-
-def load_bag(path: str | Path, bag_type: Type) -> Bag:
-    """The file's rows as a columnar `Bag` of the given `bag` type."""
-    if not isinstance(bag_type, TBag):
-        raise data_error("FZ507", f"only `bag` parameters read data files, not `{bag_type}`", str(path))
-    table, header = _read_table(Path(path), _wanted_columns(bag_type.elem))
-    return Bag(_columns(table, header, bag_type.elem, str(path)))
-
-
-def _wanted_columns(row: Type) -> dict[str, pa.DataType] | None:
-    from fuzzpy.types import TRecord
-
-    if isinstance(row, TRecord):
-        return {name: _ARROW_TYPES[type(t)] for name, t in row.fields if type(t) in _ARROW_TYPES}
-    return None
-
-
-def _read_table(path: Path, wanted: dict[str, pa.DataType] | None) -> tuple[pa.Table, list[str]]:
-    """The table (only the wanted columns, typed when possible) and the file's column names."""
-    name = str(path)
-    try:
-        if path.stat().st_size == 0:
-            raise _empty(name)
-        if _is_parquet(path):
-            table = pq.read_table(path)
-            return table, table.column_names
-        header = pacsv.open_csv(path).schema.names
-        try:
-            return _read_csv(path, wanted, header), header
-        except pa.ArrowInvalid as exc:
-            if wanted is None or "conversion error" not in str(exc).lower():
-                raise
-            return _read_csv(path, None, header), header  # read as text to name the bad cell
-    except pa.ArrowInvalid as exc:
-        if "empty csv" in str(exc).lower():
-            raise _empty(name) from None
-        raise data_error("FZ505", f"cannot parse data file `{name}`: {_first_line(exc)}", name) from None
-    except (OSError, pa.ArrowException) as exc:
-        reason = getattr(exc, "strerror", None) or _first_line(exc)
-        raise data_error("FZ501", f"cannot read data file `{name}`: {reason}", name) from None
-
-
-def _empty(name: str) -> FuzzError:
-    return data_error("FZ502", f"data file `{name}` is empty", name, hint="the first line must name the columns")
-
-
-def _read_csv(path: Path, wanted: dict[str, pa.DataType] | None, header: list[str]) -> pa.Table:
-    if wanted is None:
-        types = dict.fromkeys(header, pa.string())
-        convert = pacsv.ConvertOptions(column_types=types, strings_can_be_null=True)
-        return pacsv.read_csv(path, convert_options=convert)
-    types = {k: v for k, v in wanted.items() if k in header}
-    convert = pacsv.ConvertOptions(column_types=types, include_columns=list(types), strings_can_be_null=False)
-    return pacsv.read_csv(path, convert_options=convert)
+        table = pq.read_table(io.BytesIO(file.data))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        message = f"data file `{file.path}` is not a readable Parquet file: {_first_line(exc)}"
+        raise schema_error("FZ505", message, file.path) from None
+    return Header(tuple(table.column_names), tuple(table.schema.types), None, table)
 
 
 def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _columns(table: pa.Table, header: list[str], row: Type, path: str) -> Column:
-    from fuzzpy.types import TRecord
+# ---------------------------------------------------------------- the plan (public)
 
-    names = table.column_names
+
+@dataclass(frozen=True)
+class ColumnRead:
+    """How a run reads one column: as which kind, under which policy."""
+
+    name: str
+    index: int  # position in the header
+    kind: str  # int | num | bool | string
+    policy: Policy
+    replacement: object = None  # the parsed `value:` replacement
+
+
+@dataclass(frozen=True)
+class Plan:
+    shape: str  # "record" | "single" | "vector"
+    fields: tuple[str, ...]  # the record's field names (shape "record")
+    columns: tuple[ColumnRead, ...]
+
+
+def plan(header: Header, bag_type: Type, path: str, registration: Registration | None = None) -> Plan:
+    """Which columns the row type reads, checked against the header and the
+    registered schema: every refusal here depends only on public things."""
+    if not isinstance(bag_type, TBag):
+        raise schema_error("FZ507", f"only `bag` parameters read data files, not `{bag_type}`", path)
+    row = bag_type.elem
     if isinstance(row, TRecord):
-        fields = {}
-        for field_name, field_type in row.fields:
-            if field_name not in names:
-                raise data_error(
-                    "FZ503",
-                    f"data file `{path}` has no column `{field_name}` (the row type needs it)",
-                    path,
-                    hint="the file's columns are: " + ", ".join(f"`{n}`" for n in header),
-                )
-            if header.count(field_name) > 1:
-                raise data_error(
-                    "FZ505",
-                    f"data file `{path}` has {header.count(field_name)} columns named `{field_name}`: "
-                    "which one the row type means is ambiguous",
-                    path,
-                    hint="rename or drop the duplicates",
-                )
-            fields[field_name] = _column(table, field_name, field_type, path)
-        return Record(fields)
+        reads = [(_column_index(header, name, path), _kind(t, name, path)) for name, t in row.fields]
+        columns = tuple(_read(header, i, kind, path, registration) for i, kind in reads)
+        return Plan("record", tuple(name for name, _ in row.fields), columns)
     if isinstance(row, TVec):
-        parts = [_column(table, n, TNum(), path) for n in names]
-        return np.column_stack(parts) if parts else np.zeros((table.num_rows, 0))
-    if len(names) != 1:
-        raise data_error(
-            "FZ503",
-            f"a bag of `{row}` reads a file with exactly one column; `{path}` has {len(names)}",
-            path,
-            hint="the file's columns are: " + ", ".join(f"`{n}`" for n in names),
+        columns = tuple(_read(header, i, "num", path, registration) for i in range(len(header.names)))
+        return Plan("vector", (), columns)
+    if len(header.names) != 1:
+        raise schema_error(
+            "FZ503", f"a bag of `{row}` reads a file with exactly one column; `{path}` has {len(header.names)}",
+            path, hint="the file's columns are: " + _listed(header.names),
         )
-    return _column(table, names[0], row, path)
+    return Plan("single", (), (_read(header, 0, _kind(row, header.names[0], path), path, registration),))
 
 
-def _column(table: pa.Table, name: str, kind: Type, path: str) -> np.ndarray:
-    if type(kind) not in _ARROW_TYPES:
-        raise data_error("FZ507", f"column `{name}` has type `{kind}`, which cannot be read from a data file", path)
-    column = table.column(name)
-    target = _ARROW_TYPES[type(kind)]
-    if column.null_count and isinstance(kind, TString):
-        column = pc.fill_null(column, "")
-    if column.null_count:
-        row = _first_index(pc.is_null(column))
-        raise data_error("FZ506", f"{_where(path, row, name)}: the value is missing", path)
-    if not column.type.equals(target):
-        column = _cast(column, kind, target, name, path)
-    if isinstance(kind, TString):
-        return column.to_numpy(zero_copy_only=False).astype(object)
-    values = column.to_numpy()
-    if isinstance(kind, TNum) and not np.isfinite(values).all():
-        row = int(np.flatnonzero(~np.isfinite(values))[0])
-        raise data_error("FZ504", f"{_where(path, row, name)}: `{values[row]}` is not a finite number", path)
-    return values
+def _kind(kind: Type, column: str, path: str) -> str:
+    if type(kind) not in _KIND_OF_TYPE:
+        raise schema_error("FZ507", f"column `{column}` has type `{kind}`, which cannot be read from a data file",
+                           path)
+    return _KIND_OF_TYPE[type(kind)]
 
 
-def _cast(column: pa.ChunkedArray, kind: Type, target: pa.DataType, name: str, path: str) -> pa.ChunkedArray:
-    """Convert a column read as text (or of another type) and name the first bad cell."""
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        pattern = _PATTERNS.get(type(kind))
-        if pattern is not None:
-            valid = pc.match_substring_regex(column, pattern.pattern, ignore_case=True)
-            if not pc.all(valid, min_count=0).as_py():
-                row = _first_index(pc.invert(valid))
-                value = column[row].as_py()
-                raise data_error(
-                    "FZ504",
-                    f"{_where(path, row, name)}: `{value}` is not {_article(_TYPE_NAMES[type(kind)])}",
-                    path,
-                )
-        if isinstance(kind, TBool):
-            column = pc.is_in(pc.utf8_lower(pc.utf8_trim_whitespace(column)), value_set=pa.array(["true", "1"]))
-        elif isinstance(kind, (TInt, TNum)):  # the patterns allow ` 7 ` and `+5`; Arrow's cast does not
-            column = pc.replace_substring_regex(pc.utf8_trim_whitespace(column), r"^\+", "")
+def _column_index(header: Header, name: str, path: str) -> int:
+    count = header.names.count(name)
+    if count == 0:
+        raise schema_error("FZ503", f"data file `{path}` has no column `{name}` (the row type needs it)", path,
+                           hint="the file's columns are: " + _listed(header.names))
+    if count > 1:
+        second = header.names.index(name, header.names.index(name) + 1)
+        raise schema_error(
+            "FZ505", f"data file `{path}` has {count} columns named `{name}`: which one the row type means "
+            "is ambiguous", path, hint="rename or drop the duplicates", **_where(header, second),
+        )
+    return header.names.index(name)
+
+
+def _where(header: Header, index: int) -> dict[str, int]:
+    """Where a column's name is in a CSV header (a Parquet file has no lines)."""
+    if header.csv is None:
+        return {}
+    line = header.csv.header_line
+    return {"line": line, "col": field_column(header.csv.line_bytes(line), index)}
+
+
+def _read(header: Header, index: int, kind: str, path: str, registration: Registration | None) -> ColumnRead:
+    name = header.names[index]
+    registered = registration.column(name) if registration is not None else None
+    if registered is not None and registered.kind is not None and not compatible(kind, registered.kind):
+        raise schema_error(
+            SCHEMA_MISMATCH, f"column `{name}` of dataset `{registration.name}` is registered as "  # type: ignore[union-attr]
+            f"`{registered.kind}`; the row type reads it as `{kind}`", path,
+            hint="a column is read as its registered type, an int column also as num, any column as string",
+            **_where(header, index),
+        )
+    if header.arrow_types is not None and not readable_from(header.arrow_types[index], kind):
+        raise schema_error(SCHEMA_MISMATCH, f"column `{name}` of `{path}` holds {header.arrow_types[index]} "
+                           f"values, which cannot be read as `{kind}`", path)  # Parquet: no header line
+    policy = registered.policy if registered is not None else DEFAULT_POLICY
+    replacement = None
+    if policy.kind == "value":
+        replacement = parse_value(policy.value or "", kind)
+        if replacement is None:
+            raise schema_error(_BAD_POLICY, f"the replacement value `{policy.value}` declared for column "
+                               f"`{name}` is not {'an' if kind == 'int' else 'a'} {kind}", path,
+                               **_where(header, index))
+    return ColumnRead(name, index, kind, policy, replacement)
+
+
+def compatible(read: str, registered: str) -> bool:
+    """Whether a column registered as `registered` may be read as `read`."""
+    return read == registered or (read, registered) == ("num", "int") or read == "string"
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+# ---------------------------------------------------------------- the records (private)
+
+
+@dataclass(frozen=True)
+class Records:
+    """The cells of the columns read, over the records that have every field
+    (a CSV line that is not one is dropped before any column is read)."""
+
+    cells: tuple[Cells, ...]
+    count: int
+    lines: np.ndarray | None  # CSV: the line of each record
+    malformed_lines: np.ndarray  # CSV: lines that are not one CSV record (dropped)
+    ragged_lines: np.ndarray  # CSV: records with another number of fields than the header (dropped)
+    ragged_fields: np.ndarray  # how many fields each of those has
+
+    @property
+    def dropped_lines(self) -> np.ndarray:
+        return np.sort(np.concatenate((self.malformed_lines, self.ragged_lines)))
+
+
+def read_records(header: Header, reads: tuple[tuple[int, str], ...]) -> Records:
+    """Every record's cells in the given (column index, kind) pairs; total:
+    no record can make this fail."""
+    if header.table is not None:
+        cells = tuple(parse_typed(header.table.column(i), kind) for i, kind in reads)
+        none = np.zeros(0, dtype=np.int64)
+        return Records(cells, header.table.num_rows, None, none, none, none)
+    assert header.csv is not None
+    return _csv_records(header.csv, reads)
+
+
+def _csv_records(framed: CsvFrame, reads: tuple[tuple[int, str], ...]) -> Records:
+    names = [f"c{i}" for i in range(len(framed.names))]
+    wanted = sorted({names[i] for i, _ in reads})
+    table, unexpected = _csv_table(framed, names, wanted)
+    lines = np.delete(framed.record_lines, unexpected)
+    ragged = np.concatenate((framed.ragged_lines, framed.record_lines[unexpected]))
+    fields = np.concatenate((framed.ragged_fields, np.full(unexpected.size, -1, dtype=np.int64)))
+    cells = tuple(parse_text(table.column(names[i]), kind) for i, kind in reads)
+    return Records(cells, int(lines.size), lines, framed.malformed_lines, ragged, fields)
+
+
+def _csv_table(framed: CsvFrame, names: list[str], wanted: list[str]) -> tuple[pa.Table, np.ndarray]:
+    """The framed records' wanted columns as bytes, and the positions of any
+    records pyarrow did not take (none, when the framing and pyarrow agree,
+    as the tests check). If pyarrow fails anyway, every record is split on
+    its own (`_split_each_line`): loading stays total."""
+    if framed.record_lines.size == 0:
+        return pa.table({name: pa.array([], pa.binary()) for name in wanted}), np.zeros(0, dtype=np.int64)
+    skipped: list[int] = []
+
+    def skip(row: pacsv.InvalidRow) -> str:
+        skipped.append(row.number - 1)  # pyarrow numbers the records from 1
+        return "skip"
+
     try:
-        return column.cast(target, safe=True)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        row = _first_uncastable(column, target)
-        if row is not None:  # e.g. an int beyond 64 bits: name the cell
-            value = column[row].as_py()
-            raise data_error(
-                "FZ504",
-                f"{_where(path, row, name)}: `{value}` does not fit {_article(_TYPE_NAMES[type(kind)])}",
-                path,
-            ) from None
-        raise data_error(
-            "FZ504",
-            f"data file `{path}`, column `{name}`: values of type {column.type} are not {_TYPE_NAMES[type(kind)]}s",
-            path,
-        ) from None
+        table = pacsv.read_csv(
+            io.BytesIO(framed.body),
+            read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
+            parse_options=pacsv.ParseOptions(invalid_row_handler=skip),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict.fromkeys(names, pa.binary()), include_columns=wanted,
+                strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[],
+            ),
+        )
+    except (pa.ArrowException, UnicodeDecodeError):
+        return _split_each_line(framed, names, wanted)
+    return table, np.asarray(skipped, dtype=np.int64)
 
 
-def _first_uncastable(column: pa.ChunkedArray, target: pa.DataType) -> int | None:
-    """The first cell that will not convert (only on the error path, cell by cell)."""
-    for row, cell in enumerate(column):
+def _split_each_line(framed: CsvFrame, names: list[str], wanted: list[str]) -> tuple[pa.Table, np.ndarray]:
+    """Each record's line split by Python's csv module on its own; a line
+    that does not give the header's number of fields is dropped."""
+    columns: dict[str, list[bytes]] = {name: [] for name in wanted}
+    dropped = []
+    for position, line in enumerate(framed.record_lines.tolist()):
         try:
-            cell.cast(target, safe=True)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return row
-    return None
+            fields = next(csv.reader([framed.line_bytes(line).decode("utf-8", "surrogateescape")]), [])
+        except csv.Error:
+            fields = []
+        if len(fields) != len(names):
+            dropped.append(position)
+            continue
+        for name in wanted:
+            columns[name].append(fields[names.index(name)].encode("utf-8", "surrogateescape"))
+    return pa.table({n: pa.array(v, pa.binary()) for n, v in columns.items()}), np.asarray(dropped, dtype=np.int64)
 
 
-def _article(word: str) -> str:
-    return ("an " if word[0] in "aeiou" else "a ") + word
+def load(header: Header, plan: Plan) -> tuple[Bag, dict[str, object]]:
+    """The bag the plan reads, after the row rules, and what they did (for
+    the data owner's audit, never for the analyst). Total: it cannot fail
+    because of what a row holds."""
+    records = read_records(header, tuple((c.index, c.kind) for c in plan.columns))
+    keep = np.ones(records.count, dtype=bool)
+    columns: list[np.ndarray] = []
+    counts: dict[str, dict[str, object]] = {}
+    replaced_total = 0
+    for read, cells in zip(plan.columns, records.cells, strict=True):
+        bad = ~cells.fits
+        values = np.asarray(cells.values, dtype=_DTYPES[read.kind])
+        if read.policy.kind == "value":
+            values = values.copy()
+            values[bad] = read.replacement
+            replaced_total += int(bad.sum())
+        else:  # drop; `refuse` was checked when the owner validated, and drops here
+            keep &= ~bad
+        columns.append(values)
+        if bad.any():
+            counts[read.name] = {"policy": str(read.policy), "cells": int(bad.sum())}
+    kept = [values[keep] for values in columns]
+    report = {
+        "rows_dropped": int((~keep).sum()) + int(records.dropped_lines.size),
+        "malformed_lines": int(records.dropped_lines.size),
+        "cells_replaced": replaced_total,
+        "columns": counts,
+    }
+    return Bag(_column(plan, kept)), report
 
 
-def _first_index(mask: pa.ChunkedArray | pa.Array) -> int:
-    return int(np.flatnonzero(np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool))[0])
+def _column(plan: Plan, kept: list[np.ndarray]) -> Column:
+    if plan.shape == "record":
+        return Record(dict(zip(plan.fields, kept, strict=True)))
+    if plan.shape == "vector":
+        n = kept[0].shape[0] if kept else 0
+        return np.column_stack(kept).astype(np.float64) if kept else np.zeros((n, 0))
+    return kept[0]
 
 
-def _where(path: str, row: int, column: str) -> str:
-    """Row numbers count data rows from 1; the header is line 1 of a CSV file
-    (a Parquet file has no lines to count)."""
-    line = "" if _is_parquet(Path(path)) else f" (line {row + 2})"
-    return f"data file `{path}`, row {row + 1}{line}, column `{column}`"
+def load_bag(path: str | Path, bag_type: Type, registration: Registration | None = None) -> Bag:
+    """The file's rows as a `Bag` (the default row rules unless a
+    registration gives others): for tests and benchmarks."""
+    file = read_data_file(path)
+    header = read_header(file)
+    bag, _ = load(header, plan(header, bag_type, file.path, registration))
+    return bag
 
 
-def _is_parquet(path: Path) -> bool:
-    return path.suffix.lower() in (".parquet", ".pq")
+def kind_of_parquet_column(header: Header, index: int) -> str | None:
+    """The kind a Parquet column holds as stored (None for CSV or other types)."""
+    return None if header.arrow_types is None else kind_of_arrow(header.arrow_types[index])
+
+

@@ -1,19 +1,22 @@
 """Running imperative `mechanism` bodies (language design, section 5).
 
 A mechanism called from a `def` collects its arguments in order and returns a
-`fuzzy` value; sampling it runs the body. Noise `lap(b)` and `lapplus(b)`
-comes from the exact grid samplers (`fuzzpy.runtime.noise.lap_draw`): a shift
-of a draw by a multiple a of the grid costs at most |a| / b, so the verifier's
-alignment proofs carry over whenever the shifts are grid multiples (integer
-queries and thresholds). Proof hints (`align`, `invariant`, `dist`, `forall`)
-and `requires` clauses that mention distances are for the verifier only.
+`fuzzy` value; sampling it runs the body. The body means what the verifier's
+product program takes it to mean (docs/semantics.md, "Mechanisms"):
 
-Arithmetic in a mechanism body is exact: numbers are `Fraction`s (the
-arguments' floats are read as the dyadic rationals they are, noise draws are
-grid multiples), so comparisons such as `q[i] + eta >= tt` decide exactly as
-in the verifier's model of the reals, never by a floating-point rounding.
-The released value is converted back to an `int` or `float` at the end
-(post-processing).
+* arithmetic is exact: numbers are `Fraction`s (the arguments' floats are
+  read as the dyadic rationals they are), a division by zero gives 0;
+* noise `lap(b)` / `lapplus(b)` is exact continuous noise
+  (`fuzzpy.runtime.lazy_reals`): a real number, refined only as far as a
+  comparison or the final rounding needs, so that the verifier's alignments
+  (shifts by any real amount) carry over to what runs;
+* `q[k]` is entry k of q, or 0 when k is outside the vector (zero padding:
+  a read never fails); `&&` and `||` short-circuit;
+* the released value is converted to an `int` or the nearest `float` at the
+  end (post-processing).
+
+Proof hints (`align`, `invariant`, `dist`, `forall`) and `requires` clauses
+that mention distances are for the verifier only.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fuzzpy import syntax as S
-from fuzzpy.runtime.noise import lap_draw, lapplus_draw
-from fuzzpy.runtime.operations import binary, index_value
+from fuzzpy.runtime import lazy_reals as R
+from fuzzpy.runtime.operations import binary
 from fuzzpy.runtime.values import Function, Fuzzy, RuntimeFailure, Value
 
 if TYPE_CHECKING:
@@ -35,11 +38,12 @@ if TYPE_CHECKING:
 MAX_ITERATIONS = 100_000_000
 
 _CALLS = {
-    "len": lambda v: len(v),
-    "abs": abs,
-    "max": max,
-    "min": min,
+    "len": lambda v: Fraction(len(v)),
+    "abs": R.absolute,
+    "max": R.maximum,
+    "min": R.minimum,
 }
+_ARITHMETIC = {"+": lambda a, b: R.add(a, b), "-": lambda a, b: R.add(a, b, -1), "*": R.multiply, "/": R.divide}
 
 
 class _Returned(Exception):
@@ -66,8 +70,6 @@ def run_mechanism(decl: S.MechanismDecl, args: tuple[Value, ...], interp: Interp
         runner.block(decl.body)
     except _Returned as done:
         return released(done.value)
-    except ZeroDivisionError:
-        raise RuntimeFailure("FZ512", f"division by zero in mechanism `{decl.name}`") from None
     return released(list(runner.outputs))
 
 
@@ -83,7 +85,9 @@ def exact(value: Value) -> Value:
 
 
 def released(value: Value) -> Value:
-    """Exact rationals back to ints and floats for the output."""
+    """Exact numbers back to ints and (nearest) floats for the output."""
+    if isinstance(value, R.Noisy):
+        return R.to_float(value)
     if isinstance(value, Fraction):
         return int(value) if value.denominator == 1 else float(value)
     if isinstance(value, list):
@@ -158,22 +162,20 @@ class _Runner:
         if isinstance(expr, S.Var):
             if expr.name in self.env:
                 return self.env[expr.name]
+            if expr.name in self.interp.constants:  # the exact value the verifier used
+                return self.interp.constants[expr.name]
             return exact(self.interp.eval(expr, {}))
         if isinstance(expr, S.Binary):
             return self._binary(expr)
         if isinstance(expr, S.Unary):
             value = self.expr(expr.operand)
-            return -value if expr.op == "-" else not value
+            return R.negate(value) if expr.op == "-" else not value
         if isinstance(expr, S.BoolLit):
             return expr.value
         if isinstance(expr, S.Noise):
-            scale = Fraction(self.expr(expr.scale))
-            if scale <= 0:
-                raise RuntimeFailure("FZ517", "noise needs a positive scale")
-            draw = lap_draw if expr.kind == "lap" else lapplus_draw
-            return draw(scale, self.interp.source)
+            return R.draw(expr.kind, self.expr(expr.scale), self.interp.source)
         if isinstance(expr, S.Index):
-            return index_value(self.expr(expr.base), self.expr(expr.index))
+            return _entry(self.expr(expr.base), self.expr(expr.index))
         if isinstance(expr, S.Call):
             return self._call(expr)
         if isinstance(expr, S.If):
@@ -190,8 +192,11 @@ class _Runner:
         if expr.op == "||":
             return bool(self.expr(expr.left)) or bool(self.expr(expr.right))
         left, right = self.expr(expr.left), self.expr(expr.right)
-        if expr.op == "/":
-            return left / right
+        if _number(left) and _number(right):
+            if expr.op in _ARITHMETIC:
+                return _ARITHMETIC[expr.op](left, right)
+            if expr.op in ("<", "<=", ">", ">=", "==", "!="):
+                return R.compare(expr.op, left, right)
         return binary(expr.op, left, right)
 
     def _call(self, expr: S.Call) -> Value:
@@ -203,3 +208,17 @@ class _Runner:
         for arg in args:
             func = func(released(arg))
         return exact(func)
+
+
+def _number(value: Value) -> bool:
+    return isinstance(value, (Fraction, R.Noisy)) and not isinstance(value, bool)
+
+
+def _entry(vector: Value, index: Value) -> Value:
+    """Entry ``index`` of the vector, or 0 outside it (zero padding: never fails)."""
+    if not isinstance(vector, list):
+        raise RuntimeFailure("FZ514", "only a vector can be indexed")
+    if isinstance(index, bool) or not isinstance(index, Fraction) or index.denominator != 1:
+        return Fraction(0)
+    k = int(index)
+    return vector[k] if 0 <= k < len(vector) else Fraction(0)

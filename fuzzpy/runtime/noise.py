@@ -2,38 +2,40 @@
 
 Mironov (CCS 2012) showed that adding textbook floating-point Laplace noise
 leaks the input through the set of representable outputs. Here noise never
-touches a float: a release of x at Laplace scale b is
+touches a float: a release of the exact value x at Laplace scale b is
 
     g * (round(x / g) + Z),   Z ~ DLap(t): P(Z = z) proportional to exp(-|z| / t),
 
-with a power-of-two granularity g fixed by b (never by the data) and the
+with a power-of-two granularity g fixed by b and the number of coordinates d
+(never by the data, nor by whether x happens to be an integer) and the
 integer t = ceil(b (1 + SLACK) / g), drawn by the exact sampler of Canonne,
-Kamath & Steinke (2020). Rounding to the nearest grid point is monotone, so
-for queries with |x - x'|_1 <= s over d coordinates,
+Kamath & Steinke (2020). Rounding to the nearest grid point (half to even)
+is monotone, so for queries with |x - x'|_1 <= s over d coordinates,
 |round(x/g) - round(x'/g)|_1 <= s/g + d, and the release is
 (s/g + d)/t <= eps (s + d g) / (1 + SLACK)-DP with eps = 1/b.
 
-Statement (what the runtime guarantees): the grid is g = 2^e with
+Statement (what the runtime guarantees): the query x is computed exactly --
+macro-level arithmetic is exact, aggregates are exact integer sums of per-row
+contributions bounded by their clamps, and `sigmoid` and `clip2` are exactly
+as Lipschitz as the checker claims (docs/semantics.md) -- so x moves by at
+most the sensitivity s the checker derived. The grid is g = 2^e with
 e = floor(log2 b) - 32 - ceil(log2 d), so d g <= b 2^-32, and the release is
 at most (eps s)-DP -- the cost the checker charged -- whenever
-eps s >= 2^-23 (then d g <= s 2^-9 = s SLACK / 2). The other half of the
-slack covers floating-point error in computing x itself: a query whose
-computed value moves by up to s (1 + 2^-9) between neighbours still meets
-the bound. (numpy's pairwise summation of n clamped floats errs by at most
-about log2(n) 2^-53 n s, below s 2^-9 for any n under 10^11.) Integer-valued queries (counts,
-histograms, clamped sums of int columns) get the grid g = min(b 2^-20, 1),
-are multiples of it already and are never rounded: for them the bound
-s/(g t) <= eps s / (1 + SLACK) holds unconditionally.
-`run` refuses, before charging, a program whose Laplace or Gaussian events
-fall below that floor (`check_discretisable`).
+eps s >= 2^-23 (then d g <= s 2^-9 <= s SLACK / 2). (Half of SLACK once
+covered floating-point error in computing x; queries are exact now, and it
+is kept as margin.) `run` refuses, before charging, a program whose Laplace
+or Gaussian events fall below that floor, or whose static numbers the
+runtime cannot carry out (`refusals`); t < 2^58 (the samplers' range) holds
+for every release of at most 2^24 coordinates, and a longer one is refused.
 
 The Gaussian is the same with the discrete Gaussian (CKS Thm. 14/15: adding
 N_Z(0, sigma_u^2) to an integer query of L2 sensitivity D is
 D^2/(2 sigma_u^2)-zCDP): sigma_u = ceil(sigma (1 + SLACK) / g), L2 rounding
 error <= sqrt(d) g, so rho <= s^2 / (2 sigma^2) whenever s / sigma >= 2^-23.
 
-The final conversion of the integer g * N to a float is post-processing of
-an exactly private integer, so it cannot weaken the guarantee.
+The released value g * N is exact (a dyadic rational); printing it as a
+double is post-processing of an exactly private value, so it cannot weaken
+the guarantee.
 """
 
 from __future__ import annotations
@@ -47,14 +49,14 @@ import numpy as np
 from fuzzpy.accounting.events import Event, Gaussian, Group, Laplace, Repeat, Subsample
 from fuzzpy.runtime.randomness import RandomSource
 from fuzzpy.runtime.samplers import discrete_gaussian, discrete_laplace, geometric
+from fuzzpy.runtime.values import RuntimeFailure
 
 GRID_BITS = 32
-#: Integer queries are never rounded, so a coarser grid loses nothing and
-#: keeps every draw within 32-bit integers (half the random bits).
-INTEGER_GRID_BITS = 20
 SLACK = Fraction(1, 256)
 #: Smallest eps * s (Laplace) or s / sigma (Gaussian) the grid serves exactly.
 MIN_RELATIVE_COST = Fraction(1, 2**23)
+#: The most coordinates one release may have (keeps t below 2^58).
+MAX_RELEASE_ENTRIES = 2**24
 _INT64_SAFE = 2**62
 
 
@@ -67,12 +69,9 @@ def _ceil_log2(n: int) -> int:
     return (n - 1).bit_length() if n > 1 else 0
 
 
-def grid_exponent(scale: Fraction, spread: int, integer_valued: bool) -> int:
+def grid_exponent(scale: Fraction, spread: int) -> int:
     """e with g = 2^e and spread * g <= scale * 2^-32, where `spread` bounds the
-    rounding error in grid units (d for L1, ceil(sqrt d) for L2); integer
-    queries are never rounded and get g = min(scale 2^-20, 1)."""
-    if integer_valued:
-        return min(_floor_log2(scale) - INTEGER_GRID_BITS, 0)
+    rounding error in grid units (d for L1, ceil(sqrt d) for L2)."""
     return _floor_log2(scale) - GRID_BITS - _ceil_log2(spread)
 
 
@@ -80,26 +79,52 @@ def _grid_units(scale_over_g: Fraction) -> int:
     return math.ceil(scale_over_g * (1 + SLACK))
 
 
+def _check_entries(d: int) -> None:
+    if d > MAX_RELEASE_ENTRIES:
+        raise RuntimeFailure("FZ520", f"a release of {d} numbers is longer than the exact noise grid serves ({MAX_RELEASE_ENTRIES})")
+
+
 def _to_units(values: np.ndarray, e: int) -> np.ndarray | list[int]:
-    """round(x / 2^e) exactly: int64 when safe, Python integers otherwise."""
+    """round(x / 2^e) exactly (half to even): int64 when safe, Python
+    integers otherwise. int64 and float64 entries stand for their exact
+    values; object arrays hold exact ints and Fractions."""
     if values.dtype.kind in "iub" and e <= 0:
         ints = values.astype(np.int64)
         if ints.size == 0 or int(np.abs(ints).max()) < _INT64_SAFE >> (-e):
             return ints << np.int64(-e)
         return [int(v) << (-e) for v in ints.tolist()]
-    floats = values.astype(np.float64)
-    if not np.all(np.isfinite(floats)):
-        raise ValueError("cannot add noise to a value that is not a finite number")
-    scaled = np.rint(np.ldexp(floats, -e))  # exact scaling; round half to even (monotone)
-    if scaled.size == 0 or float(np.abs(scaled).max()) < _INT64_SAFE:
-        return scaled.astype(np.int64)
-    return [round(Fraction(v) / Fraction(2) ** e) for v in floats.tolist()]
+    if values.dtype.kind in "iufb":
+        floats = values.astype(np.float64)
+        with np.errstate(all="ignore"):
+            scaled = np.rint(np.ldexp(floats, -e))  # exact scaling; round half to even (monotone)
+        if scaled.size == 0 or (np.all(np.isfinite(scaled)) and float(np.abs(scaled).max()) < _INT64_SAFE):
+            return scaled.astype(np.int64)
+        values = np.array([Fraction(v) for v in floats.tolist()], dtype=object)
+    grid = Fraction(2) ** e
+    return [round(Fraction(v) / grid) for v in values.tolist()]
 
 
 def _from_units(units: np.ndarray | list[int], e: int) -> np.ndarray:
-    if isinstance(units, np.ndarray):
-        return np.ldexp(units.astype(np.float64), e)
-    return np.array([float(Fraction(u) * Fraction(2) ** e) for u in units], dtype=np.float64)
+    """g * N, exactly: a double array when every entry is one exactly, else an
+    object array of exact values (doubles where they are exact, Fractions
+    for the rest)."""
+    if not isinstance(units, np.ndarray):
+        units = np.array(units, dtype=object)
+    if not -1074 <= e <= 971:
+        return _fractions(units.tolist(), e)
+    big = np.flatnonzero(np.abs(units) >= 2**53) if units.size else np.zeros(0, dtype=np.int64)
+    doubles = np.ldexp(units.astype(np.float64), e)
+    if big.size == 0:
+        return doubles
+    out = doubles.astype(object)
+    out[big] = _fractions(units[big].tolist(), e)
+    return out
+
+
+def _fractions(items: list[int], e: int) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = [Fraction(int(u) << e) if e >= 0 else Fraction(int(u), 1 << -e) for u in items]
+    return out
 
 
 def _add(units: np.ndarray | list[int], noise: np.ndarray | list[int]) -> np.ndarray | list[int]:
@@ -113,8 +138,8 @@ def _add(units: np.ndarray | list[int], noise: np.ndarray | list[int]) -> np.nda
 def laplace_release(values: np.ndarray, scale: Fraction, source: RandomSource) -> np.ndarray:
     """values + Laplace(scale) noise on the grid (module docstring), elementwise."""
     values = np.asarray(values)
-    integer_valued = values.dtype.kind in "iub"
-    e = grid_exponent(scale, max(values.size, 1), integer_valued)
+    _check_entries(values.size)
+    e = grid_exponent(scale, max(values.size, 1))
     t = _grid_units(scale / Fraction(2) ** e)
     noise = discrete_laplace(t, values.size, source)
     return _from_units(_add(_to_units(values.ravel(), e), noise), e).reshape(values.shape)
@@ -123,9 +148,9 @@ def laplace_release(values: np.ndarray, scale: Fraction, source: RandomSource) -
 def gauss_release(values: np.ndarray, sigma: Fraction, source: RandomSource) -> np.ndarray:
     """values + Gaussian(sigma) noise on the grid, elementwise (discrete Gaussian)."""
     values = np.asarray(values)
-    integer_valued = values.dtype.kind in "iub"
+    _check_entries(values.size)
     spread = math.isqrt(max(values.size, 1) - 1) + 1  # ceil(sqrt(d)): L2 rounding error
-    e = grid_exponent(sigma, spread, integer_valued)
+    e = grid_exponent(sigma, spread)
     sigma_units = _grid_units(sigma / Fraction(2) ** e)
     noise = discrete_gaussian(Fraction(sigma_units) ** 2, values.size, source)
     units = _to_units(values.ravel(), e)
@@ -135,7 +160,7 @@ def gauss_release(values: np.ndarray, sigma: Fraction, source: RandomSource) -> 
 
 @lru_cache(maxsize=256)
 def _scalar_grid(scale: Fraction) -> tuple[int, int]:
-    e = grid_exponent(scale, 1, False)
+    e = grid_exponent(scale, 1)
     return e, _grid_units(scale / Fraction(2) ** e)
 
 
@@ -158,13 +183,20 @@ def lapplus_draw(scale: Fraction, source: RandomSource) -> Fraction:
 
 def check_discretisable(events: tuple[Event, ...]) -> str | None:
     """Why the grid cannot serve these events exactly, or None when it can."""
+    found = undiscretisable(events)
+    return found[1] if found else None
+
+
+def undiscretisable(events: tuple[Event, ...]) -> tuple[Event, str] | None:
+    """The first event the grid cannot serve exactly, and why."""
     for event in events:
         if isinstance(event, Laplace) and 0 < event.epsilon < MIN_RELATIVE_COST:
-            return f"a Laplace release costs only eps = {float(event.epsilon):.3g}"
+            return event, f"a Laplace release costs only eps = {float(event.epsilon):.3g}"
         if isinstance(event, Gaussian) and 0 < event.sensitivity / event.sigma < MIN_RELATIVE_COST:
-            return f"a Gaussian release has sensitivity / sigma = {float(event.sensitivity / event.sigma):.3g}"
+            ratio = float(event.sensitivity / event.sigma)
+            return event, f"a Gaussian release has sensitivity / sigma = {ratio:.3g}"
         if isinstance(event, (Repeat, Subsample, Group)):
-            reason = check_discretisable(event.body)
-            if reason:
-                return reason
+            found = undiscretisable(event.body)
+            if found:
+                return found
     return None

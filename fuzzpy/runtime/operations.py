@@ -1,9 +1,11 @@
-"""Operations shared by single values and whole columns.
+"""Operations shared by macro-level values, single rows and whole columns.
 
-Arithmetic and comparisons work unchanged on Python numbers and numpy arrays
-(one value per row); `select_rows` is `if` over columns: both branches are
-computed for every row and each row keeps its own. A column of sum values
-(`inl`/`inr` chosen per row) is a `SumColumn`.
+`binary` dispatches on what its operands are: exact macro-level numbers
+(`exact`), per-row numpy values (`rowops`), or vectors (`vectors`); the
+result is total in every case (docs/semantics.md). `select_rows` is `if`
+over columns: both branches are computed for every row and each row keeps
+its own. A column of sum values (`inl`/`inr` chosen per row) is a
+`SumColumn`.
 """
 
 from __future__ import annotations
@@ -14,21 +16,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fuzzpy.runtime import exact as X
+from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.values import Inl, Inr, NotVectorisable, Record, RuntimeFailure, Value
 from fuzzpy.runtime.vectors import (
     Vector,
     VectorColumn,
-    involves_vectors,
-    same_length,
-    vector,
+    as_vector,
+    is_vector,
     vector_arithmetic,
 )
 
-ARITH: dict[str, Callable[[Value, Value], Value]] = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-}
 _COMPARE: dict[str, Callable[[Value, Value], Value]] = {
     "==": operator.eq,
     "!=": operator.ne,
@@ -63,14 +61,17 @@ def _as_sum(value: Value) -> SumColumn | None:
 def select_rows(cond: np.ndarray, then: Value, orelse: Value) -> Value:
     """Row i of the result is row i of `then` where cond[i], else of `orelse`."""
     if is_columnar(then) and is_columnar(orelse):
-        return np.where(cond, then, orelse)
+        return np.where(cond, R.as_row(then), R.as_row(orelse))
     if isinstance(then, Record) and isinstance(orelse, Record) and then.fields.keys() == orelse.fields.keys():
         return Record({k: select_rows(cond, v, orelse.get(k)) for k, v in then.fields.items()})
     if isinstance(then, tuple) and isinstance(orelse, tuple) and len(then) == len(orelse):
         return tuple(select_rows(cond, a, b) for a, b in zip(then, orelse, strict=True))
-    if isinstance(then, VectorColumn) or isinstance(orelse, VectorColumn):
-        rows = [v.rows if isinstance(v, VectorColumn) else np.asarray(v, dtype=np.float64) for v in (then, orelse)]
-        return VectorColumn(np.where(np.asarray(cond)[:, None], rows[0], rows[1]))
+    if is_vector(then) or is_vector(orelse) or isinstance(then, list) or isinstance(orelse, list):
+        from fuzzpy.runtime.vectors import _doubles, _pad
+
+        a, b = (_doubles(as_vector(v)) if not isinstance(v, VectorColumn) else v.rows for v in (then, orelse))
+        a, b = _pad(np.atleast_2d(a), np.atleast_2d(b))
+        return VectorColumn(np.where(np.asarray(cond)[:, None], a, b))
     first, second = _as_sum(then), _as_sum(orelse)
     if first is None or second is None:
         raise NotVectorisable
@@ -90,31 +91,49 @@ def _select_side(cond: np.ndarray, a: Value, b: Value) -> Value:
 def binary(op: str, left: Value, right: Value) -> Value:
     """Arithmetic and comparisons on numbers, vectors and columns alike."""
     if op in _COMPARE:
-        if isinstance(left, list) or isinstance(right, list):
-            return _COMPARE[op](list(left), list(right))
-        result = _COMPARE[op](left, right)
-        return result.item() if isinstance(result, np.generic) else result
+        return compare(op, left, right)
     left, right = as_vector(left), as_vector(right)
-    if involves_vectors(left, right):
+    if is_vector(left) or is_vector(right):
         return vector_arithmetic(op, left, right)
-    if op in ("+", "-") and isinstance(left, Vector) and isinstance(right, Vector):
-        same_length(left, right, f"`{op}`")
-    if op in ARITH:
-        return ARITH[op](left, right)
-    if op == "/":
-        return divide(left, right)
-    raise RuntimeFailure("FZ514", f"unknown operator `{op}`")
+    if isinstance(left, list) or isinstance(right, list):  # [] as a vector
+        raise RuntimeFailure("FZ514", f"`{op}` of a list")
+    if op not in ("+", "-", "*", "/"):
+        raise RuntimeFailure("FZ514", f"unknown operator `{op}`")
+    left, right = _macro_number(left), _macro_number(right)
+    if X.is_exact(left) and X.is_exact(right):
+        return X.arith(op, left, right)
+    return R.arith(op, left, right)
 
 
-def divide(left: Value, right: Value) -> Value:
-    if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.true_divide(left, right)
-    if right == 0:
-        if left == 0:
-            return float("nan")
-        return float("inf") if left > 0 else float("-inf")
-    return left / right
+def _macro_number(value: Value) -> Value:
+    """A Python float (never a per-row value) is read exactly."""
+    return X.to_exact(value) if type(value) is float else value
+
+
+def compare(op: str, left: Value, right: Value) -> Value:
+    if isinstance(left, list) or isinstance(right, list):
+        return _COMPARE[op](list(left), list(right))
+    if isinstance(left, Vector) and isinstance(right, Vector):
+        from fuzzpy.runtime.vectors import entries
+
+        return _COMPARE[op](entries(left), entries(right))
+    if op in ("==", "!=") and (is_vector(left) or is_vector(right)):
+        return _vectors_equal(left, right) if op == "==" else np.logical_not(_vectors_equal(left, right))
+    left, right = _macro_number(left), _macro_number(right)
+    if R.is_row(left) or R.is_row(right):
+        return R.compare(_COMPARE[op], left, right)
+    return _COMPARE[op](left, right)
+
+
+def _vectors_equal(left: Value, right: Value) -> Value:
+    """Per-row vectors are equal when every entry is (as if the shorter were
+    padded with zeros); over columns, one answer per row."""
+    from fuzzpy.runtime.vectors import _doubles, _pad
+
+    a, b = _pad(np.atleast_1d(_doubles(as_vector(left))), np.atleast_1d(_doubles(as_vector(right))))
+    if a.ndim == 2 or b.ndim == 2:
+        return np.all(a == b, axis=-1)
+    return np.bool_(np.array_equal(a, b))
 
 
 def index_value(base: Value, index: Value) -> Value:
@@ -122,15 +141,11 @@ def index_value(base: Value, index: Value) -> Value:
         item = base[int(index)]
     except (IndexError, TypeError, ValueError):
         raise RuntimeFailure("FZ515", f"index {index} is out of range") from None
-    return item.item() if isinstance(item, np.generic) else item
-
-
-def as_vector(value: Value) -> Value:
-    """Lists of numbers act as vectors under arithmetic."""
-    if isinstance(value, list):
-        return vector(value)
-    return value
+    return X.to_exact(item) if isinstance(item, (np.generic, float)) else item
 
 
 def is_columnar(value: Value) -> bool:
-    return isinstance(value, (np.ndarray, int, float, bool, np.generic))
+    """A per-row number (or boolean, or string) or a constant one."""
+    if is_vector(value):
+        return False
+    return isinstance(value, (np.ndarray, int, float, bool, np.generic)) or X.is_exact(value)

@@ -3,7 +3,9 @@ and bracketed ones with static arguments (`laplace[eps]`, `sum[lo, hi]`...).
 
 Functions given to `map`, `filter`, `split` and `group` run once over whole
 columns (`apply_to_rows`); only when that fails (a `case` on per-row data, a
-list built per row...) do they run row by row, and the user is told.
+list built per row, a recursion that branches per row...) do they run row by
+row, with the same per-row semantics, and the user is told. What each
+primitive computes on every input is docs/semantics.md.
 """
 
 from __future__ import annotations
@@ -15,12 +17,24 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fuzzpy import syntax as S
-from fuzzpy.runtime.bag import Bag, Column, LazyGroups, as_column, column_from_rows
+from fuzzpy.runtime import exact as X
+from fuzzpy.runtime import rowops as R
+from fuzzpy.runtime.aggregates import clamped_sum, vector_sum
+from fuzzpy.runtime.bag import (
+    Bag,
+    Column,
+    LazyGroups,
+    as_column,
+    column_from_rows,
+    conform,
+    dummy_row,
+)
 from fuzzpy.runtime.expmech import exponential_mechanism
 from fuzzpy.runtime.noise import gauss_release, laplace_release
-from fuzzpy.runtime.operations import as_vector
 from fuzzpy.runtime.samplers import bernoulli
+from fuzzpy.runtime.sigmoid import sigmoid_exact, sigmoid_rows
 from fuzzpy.runtime.values import (
+    Exhausted,
     Function,
     Fuzzy,
     Inl,
@@ -30,7 +44,14 @@ from fuzzpy.runtime.values import (
     Value,
     WithPair,
 )
-from fuzzpy.runtime.vectors import VectorColumn, clip_l2, dot, vector
+from fuzzpy.runtime.vectors import (
+    Vector,
+    VectorColumn,
+    as_vector,
+    clip_l2,
+    dot,
+    vector,
+)
 
 if TYPE_CHECKING:
     from fuzzpy.runtime.interpreter import Interpreter
@@ -41,27 +62,31 @@ if TYPE_CHECKING:
 
 def apply_to_rows(interp: Interpreter, func: Value, bag: Bag, what: str) -> Column:
     """`func` applied to every row of `bag`, as a column of results."""
-    from fuzzpy.runtime.interpreter import MAX_SPLIT_BRANCHES
+    from fuzzpy.runtime.interpreter import COLUMNS, ROW
 
     n = len(bag)
-    saved = interp.split_branches_left, interp.column_rows
-    interp.split_branches_left, interp.column_rows = MAX_SPLIT_BRANCHES, n
+    view = bag.view()
     try:
-        view = bag.view()
-        if isinstance(view, np.ndarray) and view.ndim == 2:  # a bag of vectors
-            view = VectorColumn(view)
-        with np.errstate(all="ignore"):
-            return as_column(func(view), n)
-    except (NotVectorisable, RuntimeFailure, TypeError, ValueError, AttributeError, IndexError, RecursionError):
+        with interp.per_row(COLUMNS, n), np.errstate(all="ignore"):
+            return as_column(func(VectorColumn(view) if _is_vector_bag(view) else view), n)
+    except (NotVectorisable, Exhausted, RuntimeFailure, TypeError, ValueError, AttributeError, IndexError, RecursionError):
         pass  # retried row by row below, where a genuine error is raised again
-    finally:
-        interp.split_branches_left, interp.column_rows = saved
     interp.warn_once(  # says nothing about the data: not even how many rows
         f"rows:{what}:{getattr(func, 'name', '')}",
         f"warning: the function given to `{what}` could not be evaluated over whole "
         "columns; evaluating it row by row, which is slower",
     )
-    return column_from_rows([func(row) for row in bag.rows()])
+    with interp.per_row(ROW, 1), np.errstate(all="ignore"):
+        template = func(dummy_row(bag.source))  # the result's shape, whatever the data
+        results = []
+        for row in bag.rows():
+            interp.fresh_row()
+            results.append(conform(func(row), template))
+    return column_from_rows(results, template)
+
+
+def _is_vector_bag(view: Column) -> bool:
+    return isinstance(view, np.ndarray) and view.ndim == 2
 
 
 def _mask(interp: Interpreter, func: Value, bag: Bag, what: str) -> np.ndarray:
@@ -105,52 +130,51 @@ def builtin_functions(interp: Interpreter) -> dict[str, Function]:
         "filter": fn("filter", 2, filter_),
         "split": fn("split", 2, split),
         "counts": fn("counts", 1, counts),
-        "tabulate": fn("tabulate", 2, lambda ts, f: vector(np.array([f(t) for t in ts], dtype=np.float64))),
+        "tabulate": fn("tabulate", 2, lambda ts, f: as_vector([f(t) for t in ts])),
         "dot": fn("dot", 2, dot),
-        "abs": fn("abs", 1, lambda x: np.abs(x) if isinstance(x, np.ndarray) else abs(x)),
+        "abs": fn("abs", 1, lambda x: abs(x) if X.is_exact(x) else R.absolute(R.as_row(x))),
         "fst": fn("fst", 1, lambda p: _pair(p)[0]),
         "snd": fn("snd", 1, lambda p: _pair(p)[1]),
         "inl": fn("inl", 1, Inl),
         "inr": fn("inr", 1, Inr),
-        "len": fn("len", 1, lambda v: len(v)),
+        "len": fn("len", 1, _length),
         "not": fn("not", 1, lambda b: np.logical_not(b) if isinstance(b, np.ndarray) else not b),
-        "min": fn("min", 2, lambda a, b: _pick(np.minimum, a, b)),
-        "max": fn("max", 2, lambda a, b: _pick(np.maximum, a, b)),
-        "sigmoid": fn("sigmoid", 1, lambda x: _float_math(_sigmoid, x)),
-        "exp": fn("exp", 1, lambda x: _float_math(np.exp, x)),
-        "log": fn("log", 1, lambda x: _float_math(np.log, x)),
-        "sqrt": fn("sqrt", 1, lambda x: _float_math(np.sqrt, x)),
-        "floor": fn("floor", 1, lambda x: _float_math(np.floor, x)),
+        "min": fn("min", 2, lambda a, b: _pick(min, np.minimum, a, b)),
+        "max": fn("max", 2, lambda a, b: _pick(max, np.maximum, a, b)),
+        "sigmoid": fn("sigmoid", 1, lambda x: _math(lambda v: sigmoid_exact(v), sigmoid_rows, x)),
+        "exp": fn("exp", 1, lambda x: _math(X.exp, R.exp, x)),
+        "log": fn("log", 1, lambda x: _math(X.log, R.log, x)),
+        "sqrt": fn("sqrt", 1, lambda x: _math(X.sqrt, R.sqrt, x)),
+        "floor": fn("floor", 1, lambda x: _math(lambda v: Fraction(X.floor(v)), R.floor, x)),
     }
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + e^-x), without overflow for large |x|."""
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+def _math(exact: Callable[[Value], Value], rows: Callable[[Value], Value], x: Value) -> Value:
+    """A function of one number: exact at macro level, per row otherwise."""
+    if X.is_exact(x):
+        return exact(x)
+    return rows(R.as_row(x))
 
 
-def _float_math(func: Callable[[np.ndarray], np.ndarray], x: Value) -> Value:
-    """A float function on a number or a column; never raises on bad input
-    (log of a negative is nan), so no error can depend on the data."""
-    with np.errstate(all="ignore"):
-        result = func(np.asarray(x, dtype=np.float64))
-    return result if isinstance(x, np.ndarray) else float(result)
+def _pick(exact: Callable[..., Value], rows: Callable[..., Value], a: Value, b: Value) -> Value:
+    """min / max; at macro level a `num` (Fraction) if either side is one,
+    whichever wins, so the result's kind never depends on the values."""
+    if X.is_exact(a) and X.is_exact(b):
+        result = exact(a, b)
+        return Fraction(result) if isinstance(a, Fraction) or isinstance(b, Fraction) else result
+    return R.pick(rows, a, b)
 
 
-def _pick(func: Callable[[Value, Value], Value], a: Value, b: Value) -> Value:
-    """min / max; the result is a float if either side is (whichever wins)."""
-    result = func(a, b)
-    if isinstance(result, np.ndarray) and result.ndim > 0:
-        return result
-    as_float = isinstance(a, float) or isinstance(b, float)
-    return float(result) if as_float else result.item() if isinstance(result, np.generic) else result
+def _length(v: Value) -> int:
+    if isinstance(v, VectorColumn):
+        return int(v.rows.shape[1])
+    return len(v)
 
 
-def counts(groups: Value) -> np.ndarray:
+def counts(groups: Value) -> Vector:
     if isinstance(groups, LazyGroups):
         return vector(groups.sizes())
-    return vector(np.array([len(_bag(b, "counts")) for b in groups], dtype=np.int64))
+    return vector([len(_bag(b, "counts")) for b in groups])
 
 
 def _pair(value: Value) -> tuple[Value, Value]:
@@ -207,18 +231,24 @@ def _gauss(interp: Interpreter, args: list[Fraction]) -> Function:
 
 
 def _numeric(value: Value, what: str) -> np.ndarray:
-    array = np.asarray(value)
-    if array.dtype.kind not in "iuf" or isinstance(value, bool):
-        raise RuntimeFailure("FZ516", f"`{what}` adds noise to numbers or vectors of numbers")
-    if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
-        raise RuntimeFailure("FZ524", f"`{what}` was given a value that is not a finite number")
-    return array
+    """The exact numbers to release: int64 / float64 arrays stand for the
+    exact values of their entries; anything else becomes an object array of
+    exact numbers."""
+    if X.is_exact(value):
+        array = np.empty(1, dtype=object)
+        array[0] = value
+        return array
+    if isinstance(value, (list, Vector)):
+        array = as_vector(list(value) if isinstance(value, list) else value)
+        if isinstance(array, Vector):
+            return np.asarray(array) if array.dtype.kind in "iuf" else np.asarray(vector(array.tolist()))
+    raise RuntimeFailure("FZ516", f"`{what}` adds noise to numbers or vectors of numbers")
 
 
 def _shape_like(original: Value, noisy: np.ndarray) -> Value:
-    if np.ndim(original) == 0 and not isinstance(original, list):
-        return float(noisy)
-    return vector(noisy)
+    if X.is_exact(original):
+        return Fraction(X.to_exact(noisy[0]))  # a `num`
+    return noisy.view(Vector)
 
 
 def _sum(interp: Interpreter, args: list[Fraction]) -> Function:
@@ -226,15 +256,9 @@ def _sum(interp: Interpreter, args: list[Fraction]) -> Function:
 
     def total(db: Value) -> Value:
         column = _bag(db, "sum").view()
-        if not isinstance(column, np.ndarray) or column.ndim != 1:
+        if not isinstance(column, np.ndarray) or column.ndim != 1 or column.dtype.kind not in "iufb":
             raise RuntimeFailure("FZ516", "`sum` expects a bag of numbers")
-        clamped = np.clip(column, _number(lo, column), _number(hi, column))
-        total = clamped.sum()
-        if column.dtype.kind == "f" and np.isnan(total):
-            # a NaN row (0/0 in a map) counts as 0: moving one row still moves
-            # the sum by at most max(|lo|, |hi|), and no error reveals the NaN
-            total = np.nansum(clamped)
-        return total.item()
+        return clamped_sum(column, lo, hi)
 
     return Function("sum", 1, total)
 
@@ -243,12 +267,12 @@ def _clip(interp: Interpreter, args: list[Fraction]) -> Function:
     lo, hi = _bounds(args, "clip")
 
     def clip(x: Value) -> Value:
-        if isinstance(x, (np.ndarray, list)):
-            return np.clip(np.asarray(x), float(lo), float(hi))
-        low, high = _number(lo, x), _number(hi, x)
-        clipped = min(max(x, low), high)
-        # the result's type follows x and the bounds, never which bound applied
-        return float(clipped) if isinstance(low, float) or isinstance(x, float) else clipped
+        if X.is_exact(x):
+            return Fraction(X.clamp(x, lo, hi))  # a `num`, whichever bound applied
+        x = R.as_row(x)
+        if R._is_int(x) and lo.denominator == 1 and hi.denominator == 1:
+            return np.clip(x, R.as_row(int(lo)), R.as_row(int(hi)))
+        return np.clip(np.asarray(x, dtype=np.float64), X.to_float(lo), X.to_float(hi))[()]
 
     return Function("clip", 1, clip)
 
@@ -260,27 +284,19 @@ def _bounds(args: list[Fraction], what: str) -> tuple[Fraction, Fraction]:
     return lo, hi
 
 
-def _number(bound: Fraction, like: Value) -> int | float:
-    """A bound as an int when both it and the data are integers (exact sums)."""
-    is_int = (
-        like.dtype.kind in "iu" if isinstance(like, np.ndarray) else isinstance(like, int)
-    )
-    return int(bound) if is_int and bound.denominator == 1 else float(bound)
-
-
 def _clip2(interp: Interpreter, args: list[Fraction]) -> Function:
     (c,) = args
-    return Function("clip2", 1, lambda v: clip_l2(as_vector(v), float(c)))
+    return Function("clip2", 1, lambda v: clip_l2(v, c))
 
 
 def _vsum(interp: Interpreter, args: list[Fraction]) -> Function:
     (c,) = args
 
-    def total(db: Value) -> np.ndarray:
+    def total(db: Value) -> Vector:
         rows = _bag(db, "vsum").view()
         if not isinstance(rows, np.ndarray) or rows.ndim != 2:
             raise RuntimeFailure("FZ516", "`vsum` expects a bag of vectors")
-        return vector(clip_l2(rows.astype(np.float64), float(c)).sum(axis=0))
+        return vector(vector_sum(rows, c, rows.shape[1]))
 
     return Function("vsum", 1, total)
 
@@ -293,8 +309,9 @@ def _group(interp: Interpreter, args: list[Fraction]) -> Function:
         keys = apply_to_rows(interp, f, bag, "group")
         if not isinstance(keys, np.ndarray) or keys.dtype.kind not in "iubf":
             raise RuntimeFailure("FZ516", "the key given to `group` must be an int")
-        if keys.dtype.kind == "f":  # keys computed row by row come back as floats
-            keys = np.where(np.isfinite(keys), keys, -1).astype(np.int64)
+        if keys.dtype.kind == "f":  # keys computed row by row come back as doubles: truncated
+            inside = (keys > -1) & (keys < int(k))
+            keys = np.where(inside, np.trunc(np.where(inside, keys, 0)), -1).astype(np.int64)
         return LazyGroups(bag, keys.astype(np.int64, copy=False), int(k))
 
     return Function("group", 2, group)
@@ -307,7 +324,7 @@ def _expmech(interp: Interpreter, args: list[Fraction]) -> Function:
         options = list(cands)
         if not options:
             raise RuntimeFailure("FZ517", "`expmech` needs at least one candidate")
-        scores = [float(score(c)(db)) for c in options]
+        scores = [X.to_exact(score(c)(db)) for c in options]
         return Fuzzy(lambda: options[exponential_mechanism(scores, eps, interp.source)])
 
     return Function("expmech", 3, choose)
@@ -318,12 +335,14 @@ def _loop(interp: Interpreter, args: list[Fraction]) -> Function:
 
     def run(x0: Value, body: Value) -> Fuzzy:
         def draw() -> Value:
+            from fuzzpy.runtime.interpreter import exact_value
+
             state = x0
             for _ in range(int(k)):
                 step = body(state)
                 if not isinstance(step, Fuzzy):
                     raise RuntimeFailure("FZ516", "the body of `loop` must be `fuzzy`")
-                state = step.sample()
+                state = exact_value(step.sample())
             return state
 
         return Fuzzy(draw)

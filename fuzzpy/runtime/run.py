@@ -2,17 +2,27 @@
 
 `execute(RunRequest)` is what `fuzzpy run` (`fuzzpy.commands.run`) calls.
 
-The order is what makes a run safe (language design, section 6):
+The order is what makes a run safe (language design, section 6, and
+docs/semantics.md, "Data loading and the order of a run"):
 
 1. parse and check the program; refuse what the checker did not accept
    (exit 1) -- the checker also refuses every call of a mechanism that the
    coupling verifier has not proved (FZ310);
-2. take the definition's privacy events per `bag` parameter and quote them
-   against each dataset's ledger budget, refusing (exit 3) before the data
-   is read;
-3. load and validate the data (exit 2 on any problem, nothing charged);
-4. charge the ledger (committed before anything is computed or shown);
-5. compute, sample with the exact samplers, print.
+2. name each `bag` parameter's dataset (`fuzzpy.runtime.datasets`), take
+   the definition's privacy events per dataset and quote them against its
+   budget, refusing (exit 3) before the data is read;
+3. read each data file and check what is public about it: it is the file
+   registered for its dataset (unchanged), its format and header, and the
+   columns and types the row type reads (exit 2, nothing charged);
+4. load the rows under the row rules: this cannot fail, whatever the rows
+   hold (a row that does not fit is dropped or its cell replaced);
+5. charge the ledger (committed before anything is computed or shown),
+   recording the data file's hash, whether the run is seeded and what the
+   row rules did (for the data owner);
+6. compute, sample with the exact samplers, record the released value in
+   the ledger, print.
+
+Nothing after step 3 depends on the rows except the release itself.
 """
 
 from __future__ import annotations
@@ -31,7 +41,6 @@ from fuzzpy.types import TBag, TBool, TFuzzy, TInt, TList, TNum, TString, TVec, 
 
 if TYPE_CHECKING:  # the runtime's numeric modules load only when a run starts
     from fuzzpy.ledger.book import Receipt
-    from fuzzpy.runtime.bag import Bag
     from fuzzpy.runtime.randomness import RandomSource
 
 Value = Any
@@ -141,6 +150,16 @@ def privacy_events(definition: CheckedDef) -> dict[str, tuple[Event, ...]]:
     return events
 
 
+def refuse_unrunnable(checked: CheckedProgram, definition: CheckedDef) -> None:
+    """What the runtime could not carry out exactly is refused before the
+    ledger is touched (fuzzpy.runtime.feasible)."""
+    from fuzzpy.runtime.feasible import refusals
+
+    found = refusals(checked, definition)
+    if found:
+        raise Refusal(EXIT_REJECTED, tuple(found))
+
+
 def public_arguments(definition: CheckedDef, request: RunRequest) -> dict[str, Value]:
     bag_names = {p.name for p in definition.params if isinstance(p.type, TBag)}
     known = {p.name for p in definition.params}
@@ -168,7 +187,7 @@ def parse_argument(name: str, kind: Type, text: str) -> Value:
         if isinstance(kind, TNum):
             value = Fraction(text.strip())
             float(value)  # OverflowError (refused below) beyond the largest double
-            return int(value) if value.denominator == 1 else float(value)
+            return value  # exact, as every macro-level number (docs/semantics.md)
         if isinstance(kind, TBool) and text.strip().lower() in ("true", "false", "1", "0"):
             return text.strip().lower() in ("true", "1")  # spelled as data files may spell it
         if isinstance(kind, TString):
@@ -181,24 +200,6 @@ def parse_argument(name: str, kind: Type, text: str) -> Value:
     raise refuse(EXIT_USAGE, "FZ509", f"`{text}` is not a value of type `{kind}` for parameter `{name}`")
 
 
-def dataset_keys(request: RunRequest, bag_params: list[str]) -> dict[str, str]:
-    from fuzzpy.runtime.loader import content_hash
-
-    if "" in request.datasets and len(bag_params) != 1:
-        raise refuse(
-            EXIT_USAGE,
-            "FZ508",
-            f"--dataset {request.datasets['']} names no parameter, but the definition reads "
-            f"{len(bag_params)} databases",
-            "name each one: " + " ".join(f"--dataset {name}=NAME" for name in bag_params),
-        )
-    keys = {}
-    for name in bag_params:
-        given = request.datasets.get(name) or request.datasets.get("")
-        keys[name] = given if given else content_hash(request.data[name])
-    return keys
-
-
 # ---------------------------------------------------------------- the whole run
 
 
@@ -206,29 +207,39 @@ Warn = Callable[[str], None]
 
 
 def execute(request: RunRequest, warn: Warn = lambda message: None) -> RunResult:
-    from fuzzpy.ledger.book import Budget, Ledger
+    from fuzzpy.ledger.book import Budget, DataUse, Ledger
     from fuzzpy.pipeline import load_source
+    from fuzzpy.runtime.bag import auditing_groups
+    from fuzzpy.runtime.datasets import name_sources, open_source
+    from fuzzpy.runtime.loader import load
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
 
     source = load_source(request.file)
     checked = check(source)
     definition = find_definition(checked, request.definition)
     refuse_unsafe_release(definition)
+    refuse_unrunnable(checked, definition)
     events = privacy_events(definition)
     public = public_arguments(definition, request)
-    keys = dataset_keys(request, list(events))
     budget = Budget.parse(request.budget, request.rule) if request.budget else None
-    delta = request.delta
+    types = {p.name: p.type for p in definition.params}
     with Ledger(request.ledger) as ledger:
-        for key, evs in _events_by_dataset(events, keys).items():  # refuse before the data is touched
-            ledger.quote(key, evs, budget, release_delta=delta)
-        bags = _load_all(definition, request)
+        sources = name_sources(ledger, request.data, request.datasets, list(events))
+        keys = {name: s.dataset for name, s in sources.items()}
+        for key, evs in _events_by_dataset(events, keys).items():  # refuse before the data is read
+            ledger.quote(key, evs, budget, release_delta=request.delta)
+        opened = {name: open_source(ledger, s, types[name]) for name, s in sources.items()}
+        _one_file_per_dataset(opened)
+        loaded = {name: load(o.header, o.plan) for name, o in opened.items()}  # total: no refusal after this
+        uses = [DataUse(opened[name].registration, opened[name].implicit, loaded[name][1]) for name in events]
         receipts = ledger.charge_many(
             [(keys[name], evs, budget) for name, evs in events.items()],
             program=request.file,
             definition=definition.name,
             program_source=source.text,
-            release_delta=delta,
+            release_delta=request.delta,
+            uses=uses,
+            seeded=request.seed is not None,
         ) if events else []
     source_of_noise: RandomSource = SecureSource() if request.seed is None else SeededSource(request.seed)
     warnings: list[str] = []
@@ -237,9 +248,40 @@ def execute(request: RunRequest, warn: Warn = lambda message: None) -> RunResult
         warnings.append(message)
         warn(message)
 
-    value = compute(checked, definition, {**public, **bags}, source_of_noise, record)
-    files = {keys[name]: request.data[name] for name in events}
+    bags = {name: bag for name, (bag, _) in loaded.items()}
+    with auditing_groups() as outside:
+        value = compute(checked, definition, {**public, **bags}, source_of_noise, record)
+    if receipts:
+        _record_release(request.ledger, receipts, value, outside[0], record)
+    files = {keys[name]: opened[name].file.path for name in events}
     return RunResult(value, receipts, source_of_noise.private, warnings, files)
+
+
+def _one_file_per_dataset(opened: dict[str, Any]) -> None:
+    """Two parameters read one dataset only from one file, and one file only
+    as one dataset (its data has one budget, whatever it is called)."""
+    files: dict[str, str] = {}
+    datasets: dict[str, str] = {}
+    for name, data in opened.items():
+        dataset, digest = data.source.dataset, data.file.sha256
+        if files.setdefault(dataset, digest) != digest or datasets.setdefault(digest, dataset) != dataset:
+            raise refuse(EXIT_USAGE, "FZ545", f"`{name}` reads {data.file.path} as dataset `{dataset}`, but "
+                         "another parameter reads this dataset from another file, or this file as another "
+                         "dataset", "one dataset has one file, and one file is one dataset")
+
+
+def _record_release(ledger_path: str | None, receipts: list[Receipt], value: Value, outside: int, warn: Warn) -> None:
+    """Mark the charged releases released, with the value (public: it is
+    being shown) and, for the data owner, the rows `group` dropped."""
+    from fuzzpy.ledger.book import Ledger
+    from fuzzpy.runtime.values import to_json
+
+    audit = {"group_keys_outside": outside} if outside else None
+    try:
+        with Ledger(ledger_path) as ledger:
+            ledger.record_release([r.id for r in receipts], to_json(value), audit)
+    except FuzzError as exc:  # the charge stands; the release is still shown
+        warn(f"warning: the ledger could not mark this release as released: {exc}")
 
 
 def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str]) -> dict[str, tuple[Event, ...]]:
@@ -251,29 +293,16 @@ def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str
     return combined
 
 
-def _load_all(definition: CheckedDef, request: RunRequest) -> dict[str, Bag]:
-    from fuzzpy.runtime.loader import load_bag
-
-    return {
-        p.name: load_bag(request.data[p.name], p.type)
-        for p in definition.params
-        if isinstance(p.type, TBag)
-    }
-
-
 def compute(
     checked: CheckedProgram, definition: CheckedDef, arguments: dict[str, Value], source: RandomSource, warn: Warn
 ) -> Value:
     """Apply the definition to its arguments and sample its `fuzzy` result."""
     from fuzzpy.runtime.interpreter import Interpreter
-    from fuzzpy.runtime.values import Fuzzy, RuntimeFailure
+    from fuzzpy.runtime.values import RuntimeFailure
 
     interp = Interpreter(checked.program, source, warn)
     try:
-        value = interp.definition(definition.name)
-        for param in definition.params:
-            value = value(arguments[param.name])
-        return value.sample() if isinstance(value, Fuzzy) else value
+        return interp.call_definition(definition.name, [arguments[p.name] for p in definition.params])
     except RuntimeFailure as failure:
         raise _failed(failure.code, failure.message) from None
     except RecursionError:

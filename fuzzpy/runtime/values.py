@@ -1,9 +1,13 @@
 """Runtime values of the functional language.
 
-Numbers are Python `int`/`float` (or numpy arrays when a function is evaluated
-over a whole column), booleans `bool`, strings `str`, unit `None`, tensor
-tuples Python tuples, lists Python lists, vectors 1-d float arrays, databases
-`Bag`s. The classes below cover the rest.
+Macro-level numbers are exact: Python `int`s and `Fraction`s
+(`fuzzpy.runtime.exact`); inside per-row functions numbers are numpy values
+(`fuzzpy.runtime.rowops`). Booleans are `bool`, strings `str`, unit `None`,
+tensor tuples Python tuples, lists Python lists, vectors
+`fuzzpy.runtime.vectors.Vector`s, databases `Bag`s. The classes below cover
+the rest. A variable may be bound to a `Thunk` (an expression not evaluated
+yet: `let` and arguments are evaluated only when used, see
+docs/semantics.md).
 """
 
 from __future__ import annotations
@@ -11,9 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
+
+from fuzzpy.runtime.exact import to_float
 
 Value = Any
 
@@ -29,6 +36,34 @@ class RuntimeFailure(Exception):
 
 class NotVectorisable(Exception):
     """Raised while evaluating over columns: retry the function row by row."""
+
+
+class Exhausted(Exception):
+    """A per-row evaluation ran out of recursive calls (the data-independent
+    limit): over columns, retry row by row; row by row, the row gets the
+    default value of the recursive function's result type."""
+
+
+class Thunk:
+    """An expression bound but not evaluated yet (call by need)."""
+
+    __slots__ = ("_compute", "_done", "_value")
+
+    def __init__(self, compute: Callable[[], Value]) -> None:
+        self._compute = compute
+        self._done = False
+        self._value: Value = None
+
+    def force(self) -> Value:
+        if not self._done:
+            self._value = self._compute()
+            self._done = True
+            self._compute = None  # type: ignore[assignment]  # free the environment
+        return self._value
+
+
+def force(value: Value) -> Value:
+    return value.force() if isinstance(value, Thunk) else value
 
 
 @dataclass(frozen=True)
@@ -65,19 +100,22 @@ class Function:
     """A callable value: a closure, a builtin or a partially applied one.
 
     ``arity`` arguments are collected (currying) before ``apply`` runs.
-    ``name`` is for messages only.
+    ``name`` is for messages only. A ``lazy`` function (a lambda, a `def`)
+    takes its arguments as they come, possibly unevaluated `Thunk`s; the
+    others (builtins) get them evaluated.
     """
 
     name: str
     arity: int
     apply: Callable[..., Value]
     args: tuple[Value, ...] = field(default=())
+    lazy: bool = False
 
     def __call__(self, arg: Value) -> Value:
-        args = (*self.args, arg)
+        args = (*self.args, arg if self.lazy else force(arg))
         if len(args) == self.arity:
             return self.apply(*args)
-        return Function(self.name, self.arity, self.apply, args)
+        return Function(self.name, self.arity, self.apply, args, self.lazy)
 
 
 @dataclass(frozen=True)
@@ -98,6 +136,8 @@ def to_json(value: Value) -> object:
         return None
     if isinstance(value, (bool, str, int)):
         return value
+    if isinstance(value, Fraction):
+        return to_float(value)  # the nearest double: post-processing of the exact release
     if isinstance(value, float):
         return value if math.isfinite(value) else _non_finite(value)
     if isinstance(value, np.generic):
@@ -139,6 +179,8 @@ def render(value: Value) -> str:
         return render(value.item())
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, Fraction):
+        return repr(to_float(value))
     if isinstance(value, str):
         return '"' + value.replace('"', '\\"') + '"'
     if isinstance(value, tuple):

@@ -1,38 +1,45 @@
-"""Vectors (`vec[p] num`) alone and one per row.
+"""Vectors (`vec[p] num`) at macro level, per row, and one per row of a column.
 
-Over columns, a function's per-row numbers are plain 1-d arrays (one entry
-per row). A vector that is the same for every row (a model `theta`, a
-released histogram) must not be mistaken for one of them when the bag
-happens to have as many rows as the vector has entries, so vector values are
-`Vector`s (a marked 1-d array), and a vector per row is a `VectorColumn`
-(an (n, d) array). Arithmetic between them follows the language's types:
-`+`/`-` join two vectors, `*`/`/` scale a vector by a number.
+* `Vector`: a macro-level vector, exact like every macro-level number (a
+  numpy object array of Python ints and Fractions). A vector that is the same
+  for every row (a model `theta`, a released histogram) must not be mistaken
+  for a column of per-row numbers when the bag happens to have as many rows
+  as the vector has entries: hence the marked class.
+* `RowVector`: one row's vector while a function runs row by row (doubles).
+* `VectorColumn`: one vector per row while a function runs over columns
+  (an (n, d) array of doubles).
+
+Per-row vectors follow the per-row rules (`rowops`): doubles, saturating,
+total. Two per-row vectors of different lengths meet as if the shorter were
+padded with zeros (defence in depth: the checker keeps lengths static), and
+aggregates bring every row to the static length (`primitives`). Macro-level
+vectors are exact; lengths there are public, and a mismatch is an error
+that is the same on every dataset.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
+from fuzzpy.runtime import exact as X
+from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.values import NotVectorisable, RuntimeFailure, Value
 
 
 class Vector(np.ndarray):
-    """A `vec[p] num` value: a 1-d float array marked as one vector."""
+    """A macro-level `vec[p] num` value: exact entries (object array)."""
 
 
-def vector(values: Value) -> Vector:
-    """A vector value; integer entries (counts) stay integers."""
-    array = np.asarray(values)
-    if array.dtype.kind not in "iuf":
-        array = array.astype(np.float64)
-    return array.view(Vector)
+class RowVector(np.ndarray):
+    """One row's vector, in doubles."""
 
 
 @dataclass(frozen=True)
 class VectorColumn:
-    """One vector per row: ``rows`` is an (n, d) array."""
+    """One vector per row: ``rows`` is an (n, d) array of doubles."""
 
     rows: np.ndarray
 
@@ -40,96 +47,269 @@ class VectorColumn:
         return VectorColumn(-self.rows)
 
 
+def vector(values: Value) -> Vector:
+    """An exact vector from numbers (ints, Fractions, floats read exactly)."""
+    items = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    out = np.empty(len(items), dtype=object)
+    out[:] = [X.to_exact(v) for v in items]
+    return out.view(Vector)
+
+
+def row_vector(values: Value) -> RowVector:
+    return np.asarray(R.finite(np.asarray(values, dtype=np.float64))).reshape(-1).view(RowVector)
+
+
 def is_per_row_number(value: Value) -> bool:
-    return isinstance(value, np.ndarray) and not isinstance(value, Vector) and value.ndim == 1
+    """A column of per-row numbers (not a vector)."""
+    return isinstance(value, np.ndarray) and not isinstance(value, (Vector, RowVector)) and value.ndim == 1
+
+
+def is_vector(value: Value) -> bool:
+    return isinstance(value, (Vector, RowVector, VectorColumn))
+
+
+def as_vector(value: Value) -> Value:
+    """A list of numbers where a vector is expected: exact if its entries
+    are, else one row's vector, or a vector column if an entry is a column."""
+    if not isinstance(value, list):
+        return value
+    if any(is_per_row_number(v) for v in value):
+        n = next(v.shape[0] for v in value if is_per_row_number(v))
+        return vector_column(value, n)
+    if any(R.is_row(v) for v in value):
+        return row_vector([R.as_row(v) for v in value])
+    return vector(value)
 
 
 def vector_column(items: list[Value], n: int) -> VectorColumn:
     """`[e1, ..., ed]` over n rows, where some ei differ per row."""
-    parts = [np.broadcast_to(np.asarray(item, dtype=np.float64), (n,)) for item in items]
+    parts = [np.broadcast_to(np.asarray(R.as_row(item), dtype=np.float64), (n,)) for item in items]
     return VectorColumn(np.column_stack(parts) if parts else np.zeros((n, 0)))
 
 
+# ---------------------------------------------------------------- levels
+
+
+def _level(*values: Value) -> str:
+    """'column' if anything differs per row of a column, 'row' if anything is
+    a per-row value, else 'exact'."""
+    if any(isinstance(v, VectorColumn) or is_per_row_number(v) for v in values):
+        return "column"
+    if any(isinstance(v, RowVector) or R.is_row(v) and not isinstance(v, Vector) for v in values):
+        return "row"
+    return "exact"
+
+
+def _doubles(value: Value) -> np.ndarray:
+    if isinstance(value, VectorColumn):
+        return value.rows
+    if isinstance(value, Vector):
+        return np.array([X.to_float(v) for v in value.tolist()], dtype=np.float64)
+    return np.asarray(R.as_row(value), dtype=np.float64)
+
+
+def _pad(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row vectors of different lengths: the shorter padded with zeros."""
+    wa, wb = a.shape[-1], b.shape[-1]
+    if wa == wb:
+        return a, b
+    width = max(wa, wb)
+
+    def widen(x: np.ndarray) -> np.ndarray:
+        pad = [(0, 0)] * (x.ndim - 1) + [(0, width - x.shape[-1])]
+        return np.pad(x, pad)
+
+    return widen(a), widen(b)
+
+
+def _wrap(result: np.ndarray, level: str) -> Value:
+    result = R.finite(result)
+    if level == "column":
+        return VectorColumn(result if result.ndim == 2 else result[None, :])
+    return result.view(RowVector)
+
+
 def vector_arithmetic(op: str, left: Value, right: Value) -> Value:
-    """`op` when either side is a vector per row, or a vector meets a number per row."""
+    """`+`/`-` of two vectors, `*` of a number and a vector, vector `/` number.
+    The number 0 standing for a vector (`0 * v` with a static 0 is 0,
+    unevaluated v) is that vector's zero in `+` and `-`."""
+    if op in ("+", "-") and _is_zero_number(left) and is_vector(right):
+        return right if op == "+" else negate(right)
+    if op in ("+", "-") and _is_zero_number(right) and is_vector(left):
+        return left
+    level = _level(left, right)
+    if level == "exact":
+        return _exact_arithmetic(op, left, right)
+    with np.errstate(all="ignore"):
+        if op in ("+", "-"):
+            if not (is_vector(left) and is_vector(right)):
+                raise NotVectorisable  # a number added to a vector: not a well-typed program
+            a, b = _pad(_doubles(left), _doubles(right))
+            return _wrap(a + b if op == "+" else a - b, level)
+        vec, num = (left, right) if is_vector(left) else (right, left)
+        if is_vector(num) or (op == "/" and not is_vector(left)):
+            raise NotVectorisable  # a product of two vectors is not in the language
+        rows, factor = _doubles(vec), _doubles(num)
+        if factor.ndim == 1 and level == "column":
+            factor = factor[:, None]  # one number per row
+        if op == "*":
+            return _wrap(rows * factor, level)
+        out = np.zeros(np.broadcast(rows, factor).shape)
+        np.divide(rows, factor, out=out, where=factor != 0)
+        return _wrap(out, level)
+
+
+def entries(v: Vector) -> list[object]:
+    """A macro-level vector's entries as exact numbers (a double entry stands
+    for the dyadic rational it is)."""
+    return [X.to_exact(x) for x in v.tolist()]
+
+
+def _is_zero_number(value: Value) -> bool:
+    return X.is_exact(value) and value == 0
+
+
+def _exact_arithmetic(op: str, left: Value, right: Value) -> Vector:
     if op in ("+", "-"):
-        a, b = _as_rows_or_vector(left), _as_rows_or_vector(right)
+        if not (isinstance(left, Vector) and isinstance(right, Vector)):
+            raise RuntimeFailure("FZ514", f"`{op}` of a vector and a number")
         same_length(left, right, f"`{op}`")
-        return VectorColumn(a + b if op == "+" else a - b)
+        pairs = zip(entries(left), entries(right), strict=True)
+        return vector([a + b if op == "+" else a - b for a, b in pairs])
     if op == "*":
-        if isinstance(left, (VectorColumn, Vector)):
-            return VectorColumn(_as_rows(left, right) * _as_factor(right))
-        return VectorColumn(_as_factor(left) * _as_rows(right, left))
-    if op == "/" and isinstance(left, (VectorColumn, Vector)):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return VectorColumn(_as_rows(left, right) / _as_factor(right))
-    raise NotVectorisable
-
-
-def _as_rows_or_vector(value: Value) -> np.ndarray:
-    if isinstance(value, VectorColumn):
-        return value.rows
-    if isinstance(value, (Vector, list)):
-        return np.asarray(value, dtype=np.float64)
-    raise NotVectorisable  # a number added to a vector: not a well-typed program
-
-
-def _as_rows(value: Value, other: Value) -> np.ndarray:
-    if isinstance(value, VectorColumn):
-        return value.rows
-    return np.asarray(value, dtype=np.float64)[None, :]
-
-
-def _as_factor(value: Value) -> Value:
-    if is_per_row_number(value):
-        return np.asarray(value, dtype=np.float64)[:, None]
-    if isinstance(value, (VectorColumn, Vector, list)):
-        raise NotVectorisable  # a product of two vectors is not in the language
-    return value
-
-
-def involves_vectors(left: Value, right: Value) -> bool:
-    """Whether `left op right` needs the rules above rather than numpy's."""
-    if isinstance(left, VectorColumn) or isinstance(right, VectorColumn):
-        return True
-    return (isinstance(left, Vector) and is_per_row_number(right)) or (
-        isinstance(right, Vector) and is_per_row_number(left)
-    )
+        vec, num = (left, right) if isinstance(left, Vector) else (right, left)
+        if isinstance(num, Vector):
+            raise RuntimeFailure("FZ514", "`*` of two vectors")
+        return vector([num * v for v in entries(vec)])
+    if not isinstance(left, Vector) or isinstance(right, Vector):
+        raise RuntimeFailure("FZ514", "`/` divides a vector by a number")
+    return vector([X.divide(v, right) for v in entries(left)])
 
 
 def same_length(u: Value, v: Value, what: str) -> None:
-    """Vectors of different lengths (a data file with more columns than the
-    program's vectors have entries) cannot meet: say so instead of crashing."""
-    lengths = [_length(x) for x in (u, v)]
-    if None not in lengths and lengths[0] != lengths[1]:
-        raise RuntimeFailure("FZ514", f"{what} of vectors of lengths {lengths[0]} and {lengths[1]}")
+    """Macro-level vectors of different lengths: lengths there are public, so
+    this error is the same on every dataset."""
+    if len(u) != len(v):
+        raise RuntimeFailure("FZ514", f"{what} of vectors of lengths {len(u)} and {len(v)}")
 
 
-def _length(value: Value) -> int | None:
+def negate(value: Value) -> Value:
     if isinstance(value, VectorColumn):
-        return int(value.rows.shape[-1])
-    if isinstance(value, (Vector, list)):
-        return len(value)
-    return None
+        return -value
+    if isinstance(value, Vector):
+        return vector([-v for v in entries(value)])
+    if isinstance(value, RowVector):
+        return (-np.asarray(value)).view(RowVector)
+    return value
 
 
 def dot(u: Value, v: Value) -> Value:
-    same_length(u, v, "`dot`")
-    if isinstance(u, VectorColumn) and isinstance(v, VectorColumn):
-        return np.einsum("ij,ij->i", u.rows, v.rows)
-    if isinstance(u, VectorColumn):
-        return u.rows @ np.asarray(v, dtype=np.float64)
-    if isinstance(v, VectorColumn):
-        return v.rows @ np.asarray(u, dtype=np.float64)
-    return float(np.dot(np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)))
+    if _is_zero_number(u) or _is_zero_number(v):
+        return 0  # `0 * w` standing for the zero vector
+    u, v = as_vector(u), as_vector(v)
+    level = _level(u, v)
+    if level == "exact":
+        same_length(u, v, "`dot`")
+        return sum((a * b for a, b in zip(entries(u), entries(v), strict=True)), 0)
+    a, b = _pad(_doubles(u), _doubles(v))
+    with np.errstate(all="ignore"):
+        if a.ndim == 2 and b.ndim == 2:
+            result = np.einsum("ij,ij->i", a, b)
+        elif a.ndim == 2 or b.ndim == 2:
+            rows, single = (a, b) if a.ndim == 2 else (b, a)
+            result = rows @ single
+        else:
+            result = np.float64(np.dot(a, b))
+    return R.finite(result)
 
 
-def clip_l2(value: Value, c: float) -> Value:
-    """Scale each vector down to L2 norm at most c (per row for a column)."""
-    rows = value.rows if isinstance(value, VectorColumn) else np.asarray(value, dtype=np.float64)
-    norms = np.linalg.norm(rows, axis=-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        clipped = rows * np.where(norms > c, c / norms, 1.0)
+# ---------------------------------------------------------------- L2 clipping
+
+
+def clip_l2_rows(rows: np.ndarray, c: float) -> np.ndarray:
+    """Each row (last axis) scaled down to L2 norm at most c, in doubles and
+    without overflow: a row x with m = max |x_i| is (x / m) min(m, c / ||x / m||)."""
+    rows = np.asarray(R.finite(np.asarray(rows, dtype=np.float64)))
+    with np.errstate(all="ignore"):
+        m = np.max(np.abs(rows), axis=-1, keepdims=True) if rows.shape[-1] else np.zeros(rows.shape[:-1] + (1,))
+        unit = np.divide(rows, m, out=np.zeros_like(rows), where=m > 0)
+        norm = np.sqrt(np.sum(unit * unit, axis=-1, keepdims=True))
+        scale = np.minimum(m, np.divide(c, norm, out=np.full_like(norm, np.inf), where=norm > 0))
+        return unit * scale
+
+
+def clip_l2(value: Value, c: Fraction) -> Value:
+    """`clip2[c]`: exact and exactly 1-Lipschitz at macro level
+    (`exact_clip_l2`), in doubles per row."""
+    value = as_vector(value)
     if isinstance(value, VectorColumn):
-        return VectorColumn(clipped)
-    return clipped.view(Vector) if clipped.ndim == 1 else clipped
+        return VectorColumn(clip_l2_rows(value.rows, X.to_float(c)))
+    if isinstance(value, RowVector):
+        return clip_l2_rows(np.asarray(value), X.to_float(c)).view(RowVector)
+    if isinstance(value, Vector):
+        return exact_clip_l2(value, c)
+    raise RuntimeFailure("FZ516", "`clip2` clips a vector")
+
+
+# Exact L2 clipping. The projection v -> v min(1, c / ||v||) needs an
+# irrational factor. What runs is v -> psi(r) v with r = ||v||^2 / c^2, where
+# psi = 1 for r <= 1 and psi is piecewise linear in r between the nodes
+# r = 2^a (1 + b 2^-K) (a >= 0, 0 <= b < 2^K), with node values 1 at r = 1
+# and floor_M((1 - 2^-2K) / sqrt(r)) elsewhere (floor_M: rounded down to a
+# multiple of 2^-M). Why this is exactly 1-Lipschitz with norm <= c:
+# * F(v) = psi(r) v is continuous and piecewise smooth; its Jacobian
+#   psi I + (2 psi' / c^2) v v^T is symmetric with eigenvalues psi
+#   (tangential) and psi + 2 r psi' (radial), so ||DF|| <= 1 when
+#   0 <= psi <= 1 and -1 <= psi + 2 r psi' <= 1. Node values are
+#   non-increasing (floor of a decreasing function), so psi' <= 0 and
+#   psi <= 1. On a segment of width Delta <= r_j 2^-K the chord slope is at
+#   most (1/2) r_j^(-3/2) + 2^-M / Delta in size, so 2 r |psi'| <=
+#   r_j^(-1/2) (1 + 2^-K) + 2^(1-M) (2^K + 1), while psi >= r_j^(-1/2)
+#   (1 - 2^-K) - 2^-M: psi + 2 r psi' >= -2^(2-K) > -1.
+# * ||F(v)|| / c = f(r) = psi(r) sqrt(r), concave on each segment (psi linear
+#   non-increasing, sqrt concave increasing). At the nodes f <= 1 - 2^-2K;
+#   inside a segment f exceeds its chord by at most Delta^2 max|f''| / 8
+#   <= (3/32) 2^-2K (1 + o(1)), so f < 1. On the first segment [1, 1 + 2^-K],
+#   f(1) = 1 and f'(1+) = psi' + 1/2 < 0 (the chord slope is below -1/2), so
+#   f <= 1 by concavity.
+_CLIP_K = 12
+_CLIP_M = 64
+
+
+def _floor_log2(x: Fraction) -> int:
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    return e - 1 if Fraction(2) ** e > x else e
+
+
+def _psi_node(a: int, b: int) -> Fraction:
+    """psi at r = 2^a (1 + b 2^-K) (a >= 0, 0 <= b <= 2^K)."""
+    if a == 0 and b == 0:
+        return Fraction(1)
+    r = Fraction(2) ** a * (1 + Fraction(b, 1 << _CLIP_K))
+    shrink = 1 - Fraction(1, 1 << (2 * _CLIP_K))
+    square = (shrink * shrink * (1 << (2 * _CLIP_M))) / r
+    return Fraction(_isqrt_floor(square), 1 << _CLIP_M)
+
+
+def _isqrt_floor(x: Fraction) -> int:
+    import math
+
+    return math.isqrt(x.numerator // x.denominator)
+
+
+def psi(r: Fraction) -> Fraction:
+    """The scaling factor of exact L2 clipping at r = ||v||^2 / c^2."""
+    if r <= 1:
+        return Fraction(1)
+    a = _floor_log2(r)
+    position = (r / Fraction(2) ** a - 1) * (1 << _CLIP_K)
+    b = int(position)  # floor: position >= 0
+    low, high = _psi_node(a, b), _psi_node(a, b + 1)
+    return low + (position - b) * (high - low)
+
+
+def exact_clip_l2(v: Vector, c: Fraction) -> Vector:
+    items = entries(v)
+    squared = sum((x * x for x in items), Fraction(0))
+    factor = psi(squared / (Fraction(c) * c)) if c > 0 else Fraction(0)
+    return vector([factor * x for x in items])

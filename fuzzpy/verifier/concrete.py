@@ -5,7 +5,8 @@ the draws; a comparison whose sides depend on draws splits the run into two
 paths, each remembering the linear constraint it assumed. The result is the
 list of all paths with their outputs, ready for `integrate.path_mass`.
 Equalities between continuous values have probability zero and are taken to
-be false. Everything is exact (Fractions).
+be false. Everything is exact (Fractions). Reads outside a vector give 0 and
+a division by 0 gives 0, as at run time (docs/semantics.md).
 """
 
 from __future__ import annotations
@@ -210,9 +211,9 @@ class _Executor:
                 raise Stuck("a product of two noisy values")
             yield run, _normal(a.scale(b.const) if b.is_constant else b.scale(a.const))
         elif op == "/":
-            if not b.is_constant or b.const == 0:
-                raise Stuck("division by a noisy value or by zero")
-            yield run, _normal(a.scale(1 / b.const))
+            if not b.is_constant:
+                raise Stuck("division by a noisy value")
+            yield run, _normal(a.scale(1 / b.const)) if b.const != 0 else Fraction(0)  # x / 0 = 0, as at run time
         else:
             yield from self.compare(op, a - b, run)
 
@@ -237,9 +238,10 @@ class _Executor:
             raise Stuck("indexing something that is not a vector parameter")
         vector = self.vectors[expr.base.name]
         for r, k in self.eval(expr.index, run):
-            if isinstance(k, (Linear, bool)) or k.denominator != 1 or not 0 <= k < len(vector):
-                raise Stuck("an index outside the vector")
-            yield r, vector[int(k)]
+            if isinstance(k, (Linear, bool)):
+                raise Stuck("a noisy index")
+            inside = k.denominator == 1 and 0 <= k < len(vector)
+            yield r, vector[int(k)] if inside else Fraction(0)  # zero padding, as at run time
 
     def call(self, expr: Call, run: Run) -> Iterator[tuple[Run, Value]]:
         if expr.func == "len":

@@ -86,22 +86,27 @@ class InvariantLoops:
         if not live:
             return done
         for path in live:
-            for entries in path.pending.values():
-                for shift, _then, orelse in entries:
-                    path.facts.append(shift == orelse)
-            path.pending.clear()
+            product.resolve_all_pending(path)
+            # what the paths owe before the loop (releases, branch agreement,
+            # shifts) is proved on those paths, for every parameter value
+            self.side_paths.append(_before_loop(path))
         names = _loop_names(self.info, live)
-        head = self._havoc(live[0], names)
+        head = self._havoc(live, names)  # the loop-head state, before the guard is evaluated
         entry_cost = z.fresh_real("entry_cost")
         atoms = loop_pool(self.info, self.inputs, product, loop, live[0], names, live)
         entries = [(p.facts + [entry_cost == p.cost], loop_view(product, loop, p, entry_cost)) for p in live]
-        guard = product.eval(loop.cond, head)
-        body_start = head.fork()
+        head_view = loop_view(product, loop, head, entry_cost)
+        # the guard is evaluated on every trip and once more on exit: its
+        # draws are paid on each evaluation (a trip's cost includes them)
+        guarded = head.fork()
+        guard = product.eval(loop.cond, guarded)
+        body_start = guarded.fork()
         body_start.facts.append(guard.one)
+        guarded.obligations.append(Obligation("guard", guard.one == guard.two, loop.cond.span,
+                                              "both runs agree on the loop condition"))
         body = product.exec_block(loop.body, [body_start])
         for path in body:
             product.resolve_all_pending(path)
-        head_view = loop_view(product, loop, head, entry_cost)
         dead = self.dead.get(id(loop), set())
         active = {i for i, a in enumerate(atoms) if a.label not in dead}
         active = self._houdini(product, loop, atoms, entries, head_view, body, entry_cost, active)
@@ -113,8 +118,6 @@ class InvariantLoops:
         self.dead.setdefault(id(loop), set()).update(a.label for i, a in enumerate(atoms) if i not in active)
         self.proofs.append(LoopProof(loop.span.line, show(loop.cond), [atoms[i].label for i in ordered],
                                      [atoms[i].build(head_view) for i in ordered], list(self.inputs.background)))
-        head.obligations.append(Obligation("guard", guard.one == guard.two, loop.cond.span,
-                                           "both runs agree on the loop condition"))
         for path in body:
             path.facts.append(invariant)
             if not path.returned:
@@ -122,14 +125,17 @@ class InvariantLoops:
                 path.trail = path.trail[len(head.trail):]
                 path.label = f"each trip of the loop at line {loop.span.line}"
             (done if path.returned else self.side_paths).append(path)
-        exit_path = head.fork()
+        self.side_paths.append(_obligations_only(guarded, invariant))
+        exit_path = guarded.fork()
         exit_path.facts += [invariant, z.neg(guard.one)]
-        self.side_paths.append(_obligations_only(head, invariant))
         exit_path.obligations = []
         return done + [exit_path]
 
-    def _havoc(self, template: Path, names: list[str]) -> Path:
-        values = dict(template.values)
+    def _havoc(self, live: list[Path], names: list[str]) -> Path:
+        """Fresh values for the loop's variables; a local that some entering
+        path lacks is dropped (reading it is then unsupported, never guessed)."""
+        template = live[0]
+        values = {n: v for n, v in template.values.items() if all(n in p.values for p in live)}
         for name in names:
             old = values[name]
             values[name] = Pair(z.fresh_of_sort(f"{name}", old.one), z.fresh_of_sort(f"{name}_2", old.two))
@@ -234,6 +240,14 @@ def _counter_tests(info: MechanismInfo, loop: While, names: list[str]) -> list[E
                     and info.locals.get(variables[0].name) == "int" and not has_noise(expr):
                 found.setdefault(show(expr), expr)
     return list(found.values())
+
+
+def _before_loop(path: Path) -> Path:
+    """The obligations of a path entering a loop, to be proved on that path
+    (its draws are shown with the paths that continue, not here)."""
+    side = path.fork()
+    side.draws = []
+    return side
 
 
 def _obligations_only(head: Path, invariant: Term) -> Path:

@@ -233,12 +233,9 @@ def _cost_atoms(claim: Term) -> list[Atom]:
     ]
 
 
-
-
-
-
 def noises_in(loop: While) -> list:
+    """The draws of one loop trip: in the guard and in the body."""
     from fuzzpy.syntax import Noise
 
-    return [e for s in statements(loop.body) for top in stmt_expressions(s) for e in sub_expressions(top)
-            if isinstance(e, Noise)]
+    tops = [loop.cond] + [top for s in statements(loop.body) for top in stmt_expressions(s)]
+    return [e for top in tops for e in sub_expressions(top) if isinstance(e, Noise)]

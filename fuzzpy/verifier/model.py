@@ -115,7 +115,9 @@ class _Sorter:
             then, orelse = self.sort(expr.then, bound), self.sort(expr.orelse, bound)
             return then if then == orelse else "num"
         if isinstance(expr, Index):
-            self.sort(expr.index, bound)
+            if self.sort(expr.index, bound) != "int":
+                self.diagnostics.append(_error("FZ404", "a vector index must be an integer expression", expr.index.span,
+                                               hint="index with an `int` counter, such as `q[i]` with `var i = 0;`"))
             if not (isinstance(expr.base, Var) and expr.base.name in info.vectors):
                 self.diagnostics.append(_error("FZ404", "only vector parameters can be indexed", expr.span))
             return "num"
@@ -228,6 +230,7 @@ def analyse(decl: MechanismDecl, constants: dict[str, Fraction] | None = None) -
     sorter.sort(decl.privacy)
     _check_statements(info, sorter, decl.body, diagnostics, in_loop=False)
     _check_result_form(info, diagnostics)
+    _check_claim(info, diagnostics)
     info.draws = draw_sites(decl.body)
     info.int_constants = {
         int(e.value)
@@ -327,6 +330,22 @@ def _dist_outside_hints(expr: Expr) -> list[Dist]:
     for child in children(expr):
         found += _dist_outside_hints(child)
     return found
+
+
+def _check_claim(info: MechanismInfo, diagnostics: list[Diagnostic]) -> None:
+    """The claim is a number over public parameters and lengths: a privacy cost
+    that depended on private data (or on distances, or on noise) would itself
+    leak, and `check` could not charge it."""
+    private = {
+        e.expr.name for req in info.decl.requires for e in sub_expressions(req)
+        if isinstance(e, Dist) and isinstance(e.expr, Var)
+    }
+    for e in sub_expressions(info.decl.privacy):
+        bad = isinstance(e, (Dist, Noise, Index)) or (isinstance(e, Var) and e.name in private)
+        if bad:
+            diagnostics.append(_error(
+                "FZ404", "the privacy claim may mention only public parameters and `len` of a vector", e.span))
+            return
 
 
 def _check_result_form(info: MechanismInfo, diagnostics: list[Diagnostic]) -> None:

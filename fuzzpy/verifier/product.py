@@ -236,6 +236,10 @@ class Product:
         ] + [replace(o, formula=z.implies(some_else, o.formula)) for o in else_path.obligations[base_obligations:]]
         if then_path.budgets != path.budgets or else_path.budgets != path.budgets:
             raise Unsupported("a vec[1] input is read inside a branch the two runs may disagree on")
+        if _pending_count(then_path) != _pending_count(path) or _pending_count(else_path) != _pending_count(path):
+            # the selector would be decided in one run's branch only: the
+            # alignment could stop being injective
+            raise Unsupported("a comparison that selects a draw's alignment sits in a branch the runs may disagree on")
         for name in set(then_path.values) | set(else_path.values):
             if name in then_path.values and name in else_path.values:
                 a, b = then_path.values[name], else_path.values[name]
@@ -318,24 +322,34 @@ class Product:
         raise Unsupported(f"call of `{expr.func}` with {len(args)} arguments")
 
     def read(self, expr: Index, path: Path) -> Pair:
+        """`q[k]`: entry k, or 0 (in both runs) when k is outside the vector.
+
+        Reads are total (docs/semantics.md, "Mechanisms"): the runtime pads
+        every vector with zeros on both sides, so an index outside
+        0 <= k < len(q) reads 0 and never fails. The out-of-range case is
+        a fact about the padding, never an assumption that the index is in range.
+        """
         if not isinstance(expr.base, Var) or expr.base.name not in self.inputs.vectors:
             raise Unsupported("indexing something that is not a vector parameter")
         name = expr.base.name
         index = self.eval(expr.index, path)
+        if not (z.is_int(index.one) and z.is_int(index.two)):
+            raise Unsupported("a vector index that is not an integer expression")
         path.obligations.append(
             Obligation("guard", index.one == index.two, expr.index.span, "both runs read the same entry")
         )
         k = index.one
         values, dists = self.inputs.vectors[name]
         n = self.inputs.lengths[name]
-        path.facts.append(z.conj(k >= 0, k < n))
+        inside = z.conj(k >= 0, k < n)
+        path.facts.append(z.implies(z.neg(inside), z.conj(values(k) == 0, dists(k) == 0)))  # type: ignore[operator]
         if name in path.budgets:
             d = self._read_budgeted(name, k, dists, path, expr)
         else:
             d = dists(k)  # type: ignore[operator]
             path.facts.append(z.conj(d <= 1, d >= -1))
         for fact in self.forall_facts(name, k, d):
-            path.facts.append(fact)
+            path.facts.append(z.implies(inside, fact))
         one = values(k)  # type: ignore[operator]
         return Pair(one, one + d)
 
@@ -360,12 +374,18 @@ class Product:
         return d
 
     def forall_facts(self, vector: str, k: Term, d: Term) -> list[Term]:
-        """Instances at index k of `requires forall i. ...dist(q[i])...`."""
-        facts = []
-        for req in self.info.decl.requires:
-            if isinstance(req, Forall):
-                facts.append(relational(req.body, {req.var: k}, {vector: d}, self.inputs))
-        return facts
+        """Instances at index k of every `requires forall i. ...`.
+
+        `dist(q[i])` at the index just read is the distance the read uses
+        (``d``); any other entry `dist(q[e])` is that entry's distance.
+        """
+        def entry(name: str, index: Term) -> Term:
+            if name == vector and z.same(index, k):
+                return d
+            return self.inputs.vectors[name][1](index)  # type: ignore[operator]
+
+        return [relational(req.body, {req.var: k}, self.inputs, entry)
+                for req in self.info.decl.requires if isinstance(req, Forall)]
 
     # ------------------------------------------------------------ noise
 
@@ -403,8 +423,14 @@ class Product:
         return Pair(eta, eta + shift)
 
 
-def relational(expr: Expr, bound: dict[str, Term], dists: dict[str, Term], inputs: Inputs) -> Term:
-    """Translate a precondition: variables mean this run, dist(x) the difference."""
+def relational(expr: Expr, bound: dict[str, Term], inputs: Inputs,
+               entry: Callable[[str, Term], Term] | None = None, sign: int = 1) -> Term:
+    """Translate a precondition: variables mean this run, dist(x) the difference.
+
+    `dist(q[e])` is the distance of entry e of vector q (``entry`` gives it;
+    by default the vector's distance function at e). ``sign = -1`` negates
+    every distance: the relation with the neighbours' roles swapped.
+    """
 
     def go(e: Expr) -> Term:
         if isinstance(e, NumLit):
@@ -420,9 +446,14 @@ def relational(expr: Expr, bound: dict[str, Term], dists: dict[str, Term], input
         if isinstance(e, Dist):
             inner = e.expr
             if isinstance(inner, Var) and inner.name in inputs.scalars:
-                return inputs.scalars[inner.name].dist
-            if isinstance(inner, Index) and isinstance(inner.base, Var) and inner.base.name in dists:
-                return dists[inner.base.name]
+                return _signed(sign, inputs.scalars[inner.name].dist)
+            if isinstance(inner, Index) and isinstance(inner.base, Var) and inner.base.name in inputs.vectors:
+                index = go(inner.index)
+                if not z.is_int(index):
+                    raise Unsupported("dist() of a vector entry at an index that is not an integer")
+                name = inner.base.name
+                found = entry(name, index) if entry is not None else inputs.vectors[name][1](index)  # type: ignore[operator]
+                return _signed(sign, found)
             raise Unsupported("dist() of this expression in a precondition")
         if isinstance(e, Binary):
             return BINARY[e.op](go(e.left), go(e.right))
@@ -430,11 +461,23 @@ def relational(expr: Expr, bound: dict[str, Term], dists: dict[str, Term], input
             return -go(e.operand) if e.op == "-" else z.neg(go(e.operand))
         if isinstance(e, Call) and e.func == "abs" and len(e.args) == 1:
             return z.absolute(go(e.args[0]))
-        if isinstance(e, Call) and e.func == "len" and isinstance(e.args[0], Var):
+        if isinstance(e, Call) and e.func in ("max", "min") and len(e.args) == 2:
+            fn = z.maximum if e.func == "max" else z.minimum
+            return fn(go(e.args[0]), go(e.args[1]))
+        if isinstance(e, Call) and e.func == "len" and len(e.args) == 1 and isinstance(e.args[0], Var) \
+                and e.args[0].name in inputs.lengths:
             return inputs.lengths[e.args[0].name]
         raise Unsupported(f"{type(e).__name__} in a precondition")
 
     return go(expr)
+
+
+def _pending_count(path: Path) -> int:
+    return sum(len(entries) for entries in path.pending.values())
+
+
+def _signed(sign: int, term: Term) -> Term:
+    return term if sign == 1 else -term
 
 
 def _equal(value: Pair) -> Term:

@@ -81,8 +81,8 @@ def make_inputs(info: MechanismInfo, fixed: dict[str, Fraction] | None = None) -
         output = z.fresh_int("out_s") if info.result_sort == "int" else z.fresh_bool("out_s")
     bare = Inputs(scalars, vectors, lengths, (), output, z.number(0))
     background = [n >= 0 for n in lengths.values()]
-    background += [relational(req, {}, {}, bare) for req in info.decl.requires if not isinstance(req, Forall)]
-    claim = z.to_real(relational(info.decl.privacy, {}, {}, bare))
+    background += [relational(req, {}, bare) for req in info.decl.requires if not isinstance(req, Forall)]
+    claim = z.to_real(relational(info.decl.privacy, {}, bare))
     return Inputs(scalars, vectors, lengths, tuple(background), output, claim)
 
 
@@ -242,7 +242,10 @@ def search(info: MechanismInfo, seconds: float) -> SearchResult:
     then the proof for symbolic parameters. Never proves on an exception."""
     deadline = time.process_time() + seconds  # CPU time: verdicts must not depend on machine load
     options = [candidates(info, site) for site in info.draws]
-    first, second = screening_values(info), screening_values(info, small_ints=True)
+    try:
+        first, second = screening_values(info), screening_values(info, small_ints=True)
+    except Unsupported as exc:
+        return SearchResult(False, reason=f"unsupported in a precondition or the claim: {exc}")
     if first is None or second is None:
         return SearchResult(False, reason="the preconditions admit no small parameter values to test with")
     last_reason = "no alignment passed the bounded check"
@@ -272,9 +275,39 @@ def search(info: MechanismInfo, seconds: float) -> SearchResult:
     return SearchResult(False, reason=last_reason, tried=tried)
 
 
+def vacuity(info: MechanismInfo) -> str | None:
+    """Why a proof would be vacuous: the `requires` admit no parameters, or no
+    neighbouring inputs with non-empty vectors. None when they admit some (or
+    when z3 cannot tell)."""
+    try:
+        inputs = make_inputs(info)
+    except Unsupported:
+        return None
+    background = list(inputs.background)
+    if z.satisfiable(background, 4000).status == "valid":
+        return "vacuous: no parameter values satisfy the `requires` (they contradict each other)"
+    entries = []
+    for name, n in inputs.lengths.items():
+        k = z.fresh_int(f"index_{name}")
+        d = inputs.vectors[name][1](k)  # type: ignore[operator]
+        entries += [n >= 1, k >= 0, k < n, d <= 1, d >= -1]
+        for req in info.decl.requires:
+            if isinstance(req, Forall):
+                try:
+                    entries.append(relational(req.body, {req.var: k}, inputs))
+                except Unsupported:
+                    continue
+    if entries and z.satisfiable(background + entries, 4000).status == "valid":
+        return "vacuous: no neighbouring inputs with non-empty vectors satisfy the `requires`"
+    return None
+
+
 def scale_diagnostics(info: MechanismInfo) -> list[Diagnostic]:
     """FZ402 for every noise scale (over the parameters) that `requires` does not keep positive."""
-    inputs = make_inputs(info)
+    try:
+        inputs = make_inputs(info)
+    except Unsupported:
+        return []  # the proof search reports the unsupported precondition
     found = []
     for site in info.draws:
         scale = site.noise.scale
@@ -282,7 +315,7 @@ def scale_diagnostics(info: MechanismInfo) -> list[Diagnostic]:
         if not names <= set(info.scalars):
             continue  # depends on local state: checked as a proof obligation instead
         try:
-            term = z.to_real(relational(scale, {}, {}, inputs))
+            term = z.to_real(relational(scale, {}, inputs))
         except Unsupported:
             continue
         outcome = z.check_valid(list(inputs.background), term > 0, 2000)

@@ -19,10 +19,11 @@ from fractions import Fraction
 
 import mpmath
 
-from fuzzpy.syntax import Dist, Expr, Forall, Index, NumLit, Var
+from fuzzpy.syntax import Expr, Forall, NumLit, Var
 from fuzzpy.verifier.concrete import Run, Stuck, Value, run_all
 from fuzzpy.verifier.integrate import ZERO, Linear, Mass, Unsupported, path_mass
 from fuzzpy.verifier.model import MechanismInfo
+from fuzzpy.verifier.relation import evaluate, neighbours, within_norm
 from fuzzpy.verifier.walk import statements, stmt_expressions, sub_expressions
 
 MAX_LENGTH = 6
@@ -58,33 +59,8 @@ class Counterexample:
 
 
 def _evaluate(expr: Expr, env: dict[str, Fraction], dists: dict[str, Fraction]) -> Fraction | bool:
-    """Evaluate a precondition or claim with concrete values (dist(x) from ``dists``)."""
-    from fuzzpy.syntax import Binary, BoolLit, Call, NumLit, Unary
-
-    if isinstance(expr, NumLit):
-        return expr.value
-    if isinstance(expr, BoolLit):
-        return expr.value
-    if isinstance(expr, Var):
-        return env[expr.name]
-    if isinstance(expr, Dist):
-        key = expr.expr.name if isinstance(expr.expr, Var) else "__index__"
-        return dists.get(key, Fraction(0))
-    if isinstance(expr, Unary):
-        inner = _evaluate(expr.operand, env, dists)
-        return -inner if expr.op == "-" else not inner
-    if isinstance(expr, Call) and expr.func == "abs":
-        return abs(_evaluate(expr.args[0], env, dists))
-    if isinstance(expr, Binary):
-        a, b = _evaluate(expr.left, env, dists), _evaluate(expr.right, env, dists)
-        ops = {
-            "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-            "/": lambda: a / b if b != 0 else Fraction(10**9),
-            "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b,
-            "==": lambda: a == b, "!=": lambda: a != b, "&&": lambda: a and b, "||": lambda: a or b,
-        }
-        return ops[expr.op]()
-    raise KeyError(type(expr).__name__)
+    """A precondition or claim at concrete parameters (no vectors known yet)."""
+    return evaluate(expr, env, dists)  # type: ignore[arg-type]
 
 
 def _claim_params(info: MechanismInfo) -> set[str]:
@@ -168,24 +144,18 @@ def _requires_hold(info: MechanismInfo, env: dict[str, Fraction], dists: dict[st
 
 
 def _vector_ok(info: MechanismInfo, name: str, delta: tuple[Fraction, ...]) -> bool:
-    """Neighbour distance allowed by the norm and by `requires forall i. ...`."""
-    norm = info.vectors[name]
-    if norm == "1" and sum(abs(d) for d in delta) > 1:
+    """Neighbour distance allowed by the norm and by `requires forall i. ...`
+    (a first filter; `relation.neighbours` decides on the whole pair)."""
+    if not within_norm(info.vectors[name], list(delta)):
         return False
-    if norm == "2" and sum(d * d for d in delta) > 1:
-        return False
-    if any(abs(d) > 1 for d in delta):
-        return False
+    zeros = {n: [Fraction(0)] * len(delta) for n in info.vectors}
     for req in info.decl.requires:
         if isinstance(req, Forall):
-            for d in delta:
-                body = req.body
-                if any(isinstance(e, Dist) and isinstance(e.expr, Index) for e in sub_expressions(body)):
-                    try:
-                        if not _evaluate(body, {req.var: Fraction(0)}, {"__index__": d}):
-                            return False
-                    except (KeyError, TypeError):
-                        return False
+            try:
+                if not evaluate(req, {}, {}, zeros, {**zeros, name: list(delta)}):
+                    return False
+            except (KeyError, TypeError):
+                return False
     return True
 
 
@@ -350,6 +320,10 @@ def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH) ->
                             v2 = dict(v1)
                             if names:
                                 v2[names[0]] = tuple(b + d for b, d in zip(base, delta, strict=False))
+                            if not neighbours(info, params, neighbour_params,
+                                              {k: list(v) for k, v in v1.items()},
+                                              {k: list(v) for k, v in v2.items()}):
+                                continue  # not a pair the claim speaks about
                             try:
                                 found = search.compare(params, v1, neighbour_params, v2, point, eps)
                             except (Stuck, Unsupported, ArithmeticError, RecursionError):

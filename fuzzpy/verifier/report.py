@@ -15,6 +15,8 @@ def summary(verdict: Verdict) -> str:
     head = f"{verdict.name}: {verdict.status}, privacy {verdict.claim_text}"
     if verdict.status == "unknown":
         return f"{head}\n  reason: {verdict.reason}"
+    if verdict.vacuous:
+        return f"{head}\n  note: {verdict.reason}"
     return head
 
 

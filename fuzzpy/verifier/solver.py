@@ -125,6 +125,11 @@ def divide(left: Term, right: Term) -> Term:
     return to_real(left) / to_real(right)
 
 
+def same(left: Term, right: Term) -> bool:
+    """Structurally the same term (no solver involved)."""
+    return left.eq(right)
+
+
 def simplify(term: Term) -> Term:
     return z3.simplify(term)
 

@@ -18,7 +18,8 @@ class Verdict:
     ``claim`` is the mechanism's privacy expression over its parameters (what
     a caller is charged once the parameters are known); ``claim_text`` its
     source text. ``proof`` is set when proved, ``counterexample`` when refuted,
-    ``reason`` says why a mechanism is not proved.
+    ``reason`` says why a mechanism is not proved, or, for a vacuous proof
+    (contradictory `requires`), that it is vacuous.
     """
 
     name: str
@@ -30,6 +31,7 @@ class Verdict:
     counterexample: Counterexample | None = None
     stream: bool = False  # the mechanism releases a list of outputs
     seconds: float = 0.0
+    vacuous: bool = False  # proved only because no inputs satisfy the `requires` (reason says which)
 
     @property
     def proved(self) -> bool:

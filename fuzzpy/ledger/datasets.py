@@ -1,0 +1,247 @@
+"""Registered datasets: a name, its file, its public schema and row rules.
+
+A dataset is a named thing with one budget (the `budgets` row of the same
+name). Its registration records the data file (absolute path, format and the
+SHA-256 of its bytes when its owner last validated it), its columns -- each
+with a type (or none: "as each program's row type says") and the policy for
+a cell that does not fit (drop the row, replace the cell by a declared value,
+or refuse, which is checked when the owner validates) -- and the counts of
+that validation, for the owner.
+
+Everything here is public except `report` (counts about the rows, for the
+data owner: `fuzzpy dataset show`, never `fuzzpy run`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.source import NO_SPAN
+
+KINDS = ("int", "num", "bool", "string")
+FORMATS = ("csv", "parquet")
+LEGACY_PREFIX = "sha256:"  # the keys of datasets charged before registration existed
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+UNKNOWN_DATASET = "FZ540"
+CHANGED_FILE = "FZ541"
+SCHEMA_MISMATCH = "FZ542"
+BAD_POLICY = "FZ543"
+ALREADY_REGISTERED = "FZ544"
+OTHER_DATASETS_FILE = "FZ545"
+REFUSED_CELLS = "FZ546"
+BAD_NAME = "FZ547"
+
+
+def dataset_error(code: str, message: str, hint: str | None = None, notes: tuple[str, ...] = ()) -> FuzzError:
+    return FuzzError((Diagnostic(code, message, NO_SPAN, notes=notes, hint=hint),))
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a row rule does with a cell that does not fit its column: `drop`
+    the row, `value` (replace the cell by a declared value) or `refuse`
+    (the owner's validation fails while such a cell exists). Each is a
+    1-stable transformation of the rows (McSherry, PINQ, SIGMOD 2009)."""
+
+    kind: str = "drop"
+    value: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Policy:
+        text = text.strip()
+        if text in ("drop", "refuse"):
+            return cls(text)
+        if text.startswith("value:"):
+            return cls("value", text.removeprefix("value:"))
+        raise dataset_error(BAD_POLICY, f"`{text}` is not a policy for bad cells",
+                            hint="a policy is drop, refuse or value:V (replace the cell by V)")
+
+    def __str__(self) -> str:
+        return f"value:{self.value}" if self.kind == "value" else self.kind
+
+
+DEFAULT_POLICY = Policy("drop")
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of the file: its name, its type (None: as each program reads
+    it) and the policy for its cells that do not fit."""
+
+    name: str
+    kind: str | None = None
+    policy: Policy = DEFAULT_POLICY
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "type": self.kind, "policy": str(self.policy)}
+
+
+@dataclass(frozen=True)
+class Registration:
+    name: str
+    file: str  # absolute path
+    format: str  # csv | parquet
+    sha256: str  # hex digest of the file's bytes when validated
+    size: int
+    columns: tuple[Column, ...]
+    explicit: bool  # registered by its owner; False: by a first run (`--budget`)
+    registered: str = ""
+    validated: str = ""
+    report: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def column(self, name: str) -> Column | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+    def public_json(self) -> dict[str, object]:
+        """What anyone may see: everything but the owner's counts."""
+        return {
+            "name": self.name,
+            "file": self.file,
+            "format": self.format,
+            "sha256": self.sha256,
+            "columns": [c.to_json() for c in self.columns],
+            "registered_by": "owner" if self.explicit else "first run",
+            "registered": self.registered,
+            "validated": self.validated,
+        }
+
+
+def is_name(text: str) -> bool:
+    return bool(_NAME.match(text))
+
+
+def check_name(name: str) -> None:
+    if not is_name(name):
+        raise dataset_error(
+            BAD_NAME, f"`{name}` cannot name a dataset",
+            hint="a name is letters, digits, `_`, `.` and `-`, starting with a letter or digit",
+        )
+
+
+def name_from_path(path: str) -> str:
+    """The name a file's dataset gets when a run registers it: its file name
+    without the extension (so `people.csv` and `people.parquet` are one
+    dataset), with any other character made `_`."""
+    stem = path.replace("\\", "/").rsplit("/", 1)[-1].split(".", 1)[0]
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", stem).lstrip("_.-")
+    return name[:128] or "data"
+
+
+# ---------------------------------------------------------------- rows
+
+SCHEMA = (
+    """CREATE TABLE datasets (
+        name TEXT PRIMARY KEY REFERENCES budgets(dataset),
+        file TEXT NOT NULL,         -- absolute path of the data file
+        format TEXT NOT NULL,       -- csv | parquet
+        sha256 TEXT NOT NULL,       -- of the file's bytes when last validated
+        size INTEGER NOT NULL,
+        columns TEXT NOT NULL,      -- JSON: [{name, type, policy}], the public schema
+        explicit INTEGER NOT NULL,  -- 1: registered by its owner; 0: by a first run
+        registered TEXT NOT NULL,
+        validated TEXT NOT NULL,
+        report TEXT NOT NULL        -- JSON: the owner's validation counts
+    )""",
+    "CREATE INDEX datasets_by_file ON datasets (file)",
+    "CREATE INDEX datasets_by_sha256 ON datasets (sha256)",
+    """CREATE TABLE dataset_log (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        time TEXT NOT NULL,
+        action TEXT NOT NULL,       -- registered | updated
+        file TEXT NOT NULL,
+        sha256 TEXT NOT NULL
+    )""",
+)
+
+
+def read_registration(connection: sqlite3.Connection, name: str) -> Registration | None:
+    row = connection.execute("SELECT * FROM datasets WHERE name = ?", (name,)).fetchone()
+    return None if row is None else _registration_of(row)
+
+
+def read_registrations(connection: sqlite3.Connection) -> list[Registration]:
+    return [_registration_of(r) for r in connection.execute("SELECT * FROM datasets ORDER BY name")]
+
+
+def registrations_holding(
+    connection: sqlite3.Connection, file: str, sha256: str | None = None
+) -> list[Registration]:
+    """The datasets registered with this file, by path or (if given) by content."""
+    rows = connection.execute(
+        "SELECT * FROM datasets WHERE file = ? OR sha256 = ? ORDER BY name", (file, sha256 or "-")
+    ).fetchall()
+    return [_registration_of(r) for r in rows]
+
+
+def changed_file_error(registration: Registration) -> FuzzError:
+    """A registered dataset's file is not the one its owner validated. The
+    message names only the registration, never anything read from the file."""
+    return dataset_error(
+        CHANGED_FILE,
+        f"the file of dataset `{registration.name}` ({registration.file}) is not the file its "
+        "owner validated: it has changed, or another file was given",
+        notes=("nothing was charged; a changed file stays the same dataset, with the same budget",),
+        hint=f"its owner can review it with `fuzzpy dataset check {registration.name}` and accept it "
+        f"with `fuzzpy dataset update {registration.name}`",
+    )
+
+
+def other_datasets_file_error(name: str, holder: Registration) -> FuzzError:
+    return dataset_error(
+        OTHER_DATASETS_FILE,
+        f"this file is the file of dataset `{holder.name}` ({holder.file}); it cannot also be "
+        f"dataset `{name}`",
+        notes=("a file's data has one budget, whatever it is called",),
+        hint=f"use the dataset by its name: --data PARAM={holder.name}",
+    )
+
+
+def write_registration(connection: sqlite3.Connection, registration: Registration, action: str) -> None:
+    values = {
+        "name": registration.name,
+        "file": registration.file,
+        "format": registration.format,
+        "sha256": registration.sha256,
+        "size": registration.size,
+        "columns": json.dumps([c.to_json() for c in registration.columns]),
+        "explicit": int(registration.explicit),
+        "registered": registration.registered,
+        "validated": registration.validated,
+        "report": json.dumps(registration.report, sort_keys=True),
+    }
+    columns = ", ".join(values)
+    marks = ", ".join("?" for _ in values)
+    connection.execute(f"INSERT OR REPLACE INTO datasets ({columns}) VALUES ({marks})", tuple(values.values()))
+    connection.execute(
+        "INSERT INTO dataset_log (name, time, action, file, sha256) VALUES (?, ?, ?, ?, ?)",
+        (registration.name, registration.validated, action, registration.file, registration.sha256),
+    )
+
+
+def read_log(connection: sqlite3.Connection, name: str) -> list[sqlite3.Row]:
+    return connection.execute("SELECT * FROM dataset_log WHERE name = ? ORDER BY id", (name,)).fetchall()
+
+
+def _registration_of(row: sqlite3.Row) -> Registration:
+    columns = tuple(
+        Column(c["name"], c["type"], Policy.parse(c["policy"])) for c in json.loads(row["columns"])
+    )
+    return Registration(
+        name=row["name"],
+        file=row["file"],
+        format=row["format"],
+        sha256=row["sha256"],
+        size=int(row["size"]),
+        columns=columns,
+        explicit=bool(row["explicit"]),
+        registered=row["registered"],
+        validated=row["validated"],
+        report=json.loads(row["report"]),
+    )

@@ -1,0 +1,127 @@
+"""The ledger's registry of datasets: register, update, look up.
+
+`Registry` is a part of `fuzzpy.ledger.book.Ledger` (its datasets' names,
+files and schemas live in the same SQLite file as their budgets, so a
+registration and its budget, or a first run's registration and its charge,
+are written in one transaction). `confirm_registration` is the check a
+charge makes under the write lock.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fuzzpy.ledger.datasets import (
+    ALREADY_REGISTERED,
+    UNKNOWN_DATASET,
+    Registration,
+    changed_file_error,
+    dataset_error,
+    other_datasets_file_error,
+    read_log,
+    read_registration,
+    read_registrations,
+    registrations_holding,
+    write_registration,
+)
+from fuzzpy.ledger.errors import INVALID_BUDGET, ledger_error
+from fuzzpy.ledger.records import decoding
+
+if TYPE_CHECKING:
+    from fuzzpy.ledger.rules import Budget
+    from fuzzpy.ledger.store import LedgerStore
+
+
+@dataclass(frozen=True)
+class DataUse:
+    """What one charge read: the dataset's registration as the run saw it
+    (a first run's own when `implicit`: recorded with the charge unless the
+    dataset was registered meanwhile with the same file), and what the row
+    rules dropped or replaced (kept for the data owner)."""
+
+    registration: Registration
+    implicit: bool = False
+    row_rules: dict[str, object] | None = None
+
+
+class Registry:
+    """The registered datasets of a ledger (mixed into `Ledger`)."""
+
+    path: Path
+    _store: LedgerStore
+
+    def _fixed(self, connection: sqlite3.Connection, dataset: str, budget: Budget | None) -> Any:
+        raise NotImplementedError
+
+    def _store_budget(self, connection: sqlite3.Connection, dataset: str, fixed: Any) -> None:
+        raise NotImplementedError
+
+    def registration(self, name: str) -> Registration | None:
+        with self._store.reading() as connection, decoding(self.path):
+            return read_registration(connection, name)
+
+    def registrations(self) -> list[Registration]:
+        with self._store.reading() as connection, decoding(self.path):
+            return read_registrations(connection)
+
+    def registrations_holding(self, file: str, sha256: str | None = None) -> list[Registration]:
+        """The datasets registered with this file (by path or by content)."""
+        with self._store.reading() as connection, decoding(self.path):
+            return registrations_holding(connection, file, sha256)
+
+    def register(self, registration: Registration, budget: Budget | None) -> Budget:
+        """Register a dataset with its budget (or the one already fixed for
+        its name), atomically. Refused if the name is registered, or the
+        file is another dataset's."""
+        name = registration.name
+        if not name.strip():
+            raise ledger_error(INVALID_BUDGET, "a dataset needs a non-empty name", self.path)
+        with self._store.writing() as connection:
+            if read_registration(connection, name) is not None:
+                raise dataset_error(ALREADY_REGISTERED, f"dataset `{name}` is already registered",
+                                    hint=f"change it with `fuzzpy dataset update {name}`")
+            holders = registrations_holding(connection, registration.file, registration.sha256)
+            if holders:
+                raise other_datasets_file_error(name, holders[0])
+            fixed = self._fixed(connection, name, budget)
+            if not fixed.stored:
+                self._store_budget(connection, name, fixed)
+            write_registration(connection, registration, "registered")
+        return fixed.budget
+
+    def update_registration(self, registration: Registration) -> None:
+        """Record a registered dataset's new file, hash, schema or policies
+        (its budget and history stay)."""
+        name = registration.name
+        with self._store.writing() as connection:
+            if read_registration(connection, name) is None:
+                raise dataset_error(UNKNOWN_DATASET, f"no dataset `{name}` is registered",
+                                    hint=f"register it with `fuzzpy dataset register {name} FILE --budget EPS`")
+            for holder in registrations_holding(connection, registration.file, registration.sha256):
+                if holder.name != name:
+                    raise other_datasets_file_error(name, holder)
+            write_registration(connection, registration, "updated")
+
+    def dataset_log(self, name: str) -> list[dict[str, object]]:
+        """When the dataset was registered and updated, with which file."""
+        with self._store.reading() as connection:
+            return [dict(row) for row in read_log(connection, name)]
+
+
+def confirm_registration(connection: sqlite3.Connection, dataset: str, use: DataUse) -> None:
+    """Under the write lock: the data read is still the dataset's registered
+    file, or (a first run) becomes it."""
+    seen = use.registration
+    current = read_registration(connection, dataset)
+    if current is None and use.implicit:
+        holders = registrations_holding(connection, seen.file, seen.sha256)
+        if holders:
+            raise other_datasets_file_error(dataset, holders[0])
+        write_registration(connection, seen, "registered")
+    elif current is None:
+        raise dataset_error(UNKNOWN_DATASET, f"no dataset `{dataset}` is registered")
+    elif (current.sha256, current.file) != (seen.sha256, seen.file):
+        raise changed_file_error(current)

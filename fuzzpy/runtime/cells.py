@@ -1,0 +1,263 @@
+"""Data cells to typed values, and which cells do not fit their column's type.
+
+Every cell is parsed on its own, from its own text (or Parquet value) and the
+column's public type: whether a cell fits never depends on another row. A
+cell that does not fit is not an error here; it is marked with its problem
+and the column's policy (`fuzzpy.runtime.loader`) decides what happens to
+its row. Columns are processed whole, with pyarrow compute kernels.
+
+Kinds are the row types a file can hold: `int` (64-bit, see `INT_LIMIT`),
+`num` (finite doubles), `bool` (`true`/`false`/`1`/`0`, any case) and
+`string` (valid UTF-8). Text is trimmed of surrounding whitespace first, so
+`a, b` reads `b`, not ` b`; an empty cell is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+KINDS = ("int", "num", "bool", "string")
+
+#: The ints the runtime accepts from data: signed 64-bit (the width of its
+#: int columns); a larger value is a cell that does not fit.
+INT_LIMIT = 2**63 - 1
+
+OK, MISSING, NOT_UTF8, WRONG_TYPE, OUT_OF_RANGE = 0, 1, 2, 3, 4
+
+_INT_TEXT = r"^[+-]?[0-9]+$"
+_NUM_TEXT = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+_BOOL_WORDS = {"true": True, "false": False, "1": True, "0": False}
+_SAFE_DIGITS = 18  # every integer spelled in at most 18 characters fits in 64 bits
+
+
+def reason(problem: int, kind: str) -> str:
+    """What is wrong with a cell, in words (for the data owner)."""
+    if problem == MISSING:
+        return "the value is missing"
+    if problem == NOT_UTF8:
+        return "the value is not valid UTF-8 text"
+    if problem == OUT_OF_RANGE:
+        return "the number is beyond 64 bits" if kind == "int" else "the number is not finite"
+    return f"the value is not {'an' if kind == 'int' else 'a'} {kind}"
+
+
+@dataclass(frozen=True)
+class Cells:
+    """One column's values (a placeholder where a cell does not fit) and each
+    cell's problem (`OK` when it fits)."""
+
+    values: np.ndarray
+    problems: np.ndarray  # uint8
+
+    @property
+    def fits(self) -> np.ndarray:
+        return self.problems == OK
+
+
+def parse_text(column: pa.Array, kind: str) -> Cells:
+    """Cells read as text (a CSV column, or a Parquet column of strings)."""
+    text, valid_utf8 = _as_text(column)
+    text = pc.utf8_trim_whitespace(text)
+    problems = np.where(valid_utf8, OK, NOT_UTF8).astype(np.uint8)
+    missing = _numpy_bool(pc.equal(pc.utf8_length(text), 0)) & valid_utf8
+    problems[missing] = MISSING
+    values, fits_kind, range_ok = _typed(text, kind)
+    open_cells = problems == OK
+    problems[open_cells & ~fits_kind] = WRONG_TYPE
+    problems[open_cells & fits_kind & ~range_ok] = OUT_OF_RANGE
+    return Cells(values, problems)
+
+
+def parse_typed(column: pa.Array, kind: str) -> Cells:
+    """Cells of a Parquet column with a non-text type (`readable_from` allowed it)."""
+    column = _decoded(column)
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type) or _is_binary(column.type):
+        return parse_text(column, kind)
+    if pa.types.is_decimal(column.type) or (kind == "string" and not pa.types.is_boolean(column.type)):
+        return parse_text(column.cast(pa.string()), kind)
+    missing = _numpy_bool(column.is_null())
+    if kind == "string":  # a boolean column read as text
+        text = pc.if_else(column, "true", "false")
+        return _with_missing(parse_text(text.fill_null(""), kind), missing)
+    if pa.types.is_boolean(column.type):
+        values = _numpy_bool(column.fill_null(False))
+        return _with_missing(Cells(values, np.zeros(len(column), dtype=np.uint8)), missing)
+    if pa.types.is_floating(column.type):
+        return _with_missing(_from_floats(column.fill_null(0).cast(pa.float64()), kind), missing)
+    return _with_missing(_from_integers(column.fill_null(0), kind), missing)
+
+
+def readable_from(arrow_type: pa.DataType, kind: str) -> bool:
+    """Whether a Parquet column of `arrow_type` can be read as `kind` (public)."""
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    text = pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or _is_binary(arrow_type)
+    number = pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type)
+    if kind in ("int", "num"):
+        return text or number
+    if kind == "bool":
+        return text or pa.types.is_boolean(arrow_type) or pa.types.is_integer(arrow_type)
+    return text or number or pa.types.is_boolean(arrow_type)
+
+
+def kind_of_arrow(arrow_type: pa.DataType) -> str | None:
+    """The kind a Parquet column's type holds as it is, if any."""
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    if pa.types.is_integer(arrow_type):
+        return "int"
+    if pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type):
+        return "num"
+    if pa.types.is_boolean(arrow_type):
+        return "bool"
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return "string"
+    return None
+
+
+def parse_value(text: str, kind: str) -> object | None:
+    """One value spelled as a data file would spell it (a declared
+    replacement value), or None if it is not a `kind`. A replacement for a
+    string column may be empty."""
+    if kind == "string":
+        return text.strip()
+    cells = parse_text(pa.array([text.encode("utf-8")], pa.binary()), kind)
+    if cells.problems[0] != OK:
+        return None
+    value = cells.values[0]
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# ---------------------------------------------------------------- kinds
+
+
+def _typed(text: pa.Array, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The values, whether each cell spells a `kind`, and whether it is in range."""
+    n = len(text)
+    everywhere = np.ones(n, dtype=bool)
+    if kind == "string":
+        return text.to_numpy(zero_copy_only=False).astype(object), everywhere, everywhere
+    if kind == "bool":
+        lowered = pc.utf8_lower(text)
+        values = _numpy_bool(pc.is_in(lowered, value_set=pa.array(["true", "1"])))
+        fits = _numpy_bool(pc.is_in(lowered, value_set=pa.array(list(_BOOL_WORDS))))
+        return values, fits, everywhere
+    if kind == "int":
+        return _ints(text)
+    return _nums(text)
+
+
+def _ints(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    fits = _numpy_bool(pc.match_substring_regex(text, _INT_TEXT))
+    lengths = np.asarray(pc.utf8_length(text).to_numpy(zero_copy_only=False))
+    in_range = ~fits | (lengths <= _SAFE_DIGITS)  # a sign and 17 digits, or 18 digits, always fit
+    for row in np.flatnonzero(~in_range):  # the rare long ones (leading zeros, or too big), one by one
+        in_range[row] = abs(int(text[row].as_py())) <= INT_LIMIT
+    usable = fits & in_range
+    cleaned = pc.if_else(pa.array(usable), _without_plus(text), "0")
+    return cleaned.cast(pa.int64()).to_numpy(zero_copy_only=False), fits, in_range
+
+
+def _nums(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    spelled = _numpy_bool(pc.match_substring_regex(text, _NUM_TEXT))
+    not_finite = np.zeros(len(text), dtype=bool)
+    if not spelled.all():
+        words = pc.utf8_lower(pc.utf8_ltrim(text, characters="+-"))
+        not_finite = _numpy_bool(pc.is_in(words, value_set=pa.array(["inf", "infinity", "nan"])))
+    cleaned = pc.if_else(pa.array(spelled), _without_plus(text), "0")
+    values = cleaned.cast(pa.float64()).to_numpy(zero_copy_only=False) + 0.0  # -0 reads as 0
+    finite = np.isfinite(values) & ~not_finite  # 1e400 overflows to inf: not finite either
+    return np.where(finite, values, 0.0), spelled | not_finite, finite
+
+
+def _without_plus(text: pa.Array) -> pa.Array:
+    """Arrow's integer cast rejects a leading `+`; the data may have one."""
+    plus = pc.starts_with(text, "+")
+    if not pc.any(plus).as_py():
+        return text
+    return pc.if_else(plus, pc.utf8_slice_codeunits(text, 1), text)
+
+
+def _from_floats(column: pa.Array, kind: str) -> Cells:
+    values = column.to_numpy(zero_copy_only=False).astype(np.float64)
+    finite = np.isfinite(values)
+    problems = np.zeros(values.size, dtype=np.uint8)
+    if kind == "num":
+        problems[~finite] = OUT_OF_RANGE
+        return Cells(np.where(finite, values, 0.0) + 0.0, problems)
+    if kind == "bool":  # not offered by `readable_from`; kept total all the same
+        return Cells(np.zeros(values.size, dtype=bool), np.full(values.size, WRONG_TYPE, np.uint8))
+    whole = finite & (np.floor(np.where(finite, values, 0.0)) == np.where(finite, values, 0.0))
+    in_range = whole & (np.abs(np.where(whole, values, 0.0)) < 2.0**63)
+    problems[~whole] = WRONG_TYPE
+    problems[whole & ~in_range] = OUT_OF_RANGE
+    return Cells(np.where(in_range, values, 0.0).astype(np.int64), problems)
+
+
+def _from_integers(column: pa.Array, kind: str) -> Cells:
+    problems = np.zeros(len(column), dtype=np.uint8)
+    if pa.types.is_unsigned_integer(column.type) and column.type.bit_width == 64:
+        too_big = _numpy_bool(pc.greater(column, pa.scalar(INT_LIMIT, pa.uint64())))
+        problems[too_big] = OUT_OF_RANGE
+        column = pc.if_else(pa.array(too_big), pa.scalar(0, pa.uint64()), column)
+    values = column.cast(pa.int64()).to_numpy(zero_copy_only=False)
+    if kind == "num":
+        return Cells(values.astype(np.float64), problems)
+    if kind == "bool":
+        problems[(problems == OK) & (values != 0) & (values != 1)] = WRONG_TYPE
+        return Cells(values == 1, problems)
+    return Cells(values, problems)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _as_text(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """The column as UTF-8 strings (null and invalid cells emptied: a null
+    is then missing) and which cells were valid UTF-8."""
+    column = _decoded(column)
+    everywhere = np.ones(len(column), dtype=bool)
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        return column.fill_null(""), everywhere
+    binary = column.cast(pa.large_binary()) if not pa.types.is_large_binary(column.type) else column
+    try:
+        return binary.cast(pa.large_string()).fill_null(""), everywhere
+    except pa.ArrowInvalid:  # some cell is not UTF-8: find which, one by one
+        cells = [cell or b"" for cell in binary.to_pylist()]
+        valid = np.array([_utf8(cell) for cell in cells], dtype=bool)
+        cleaned = pa.array([cell if ok else b"" for cell, ok in zip(cells, valid, strict=True)], pa.large_binary())
+        return cleaned.cast(pa.large_string()), valid
+
+
+def _utf8(cell: bytes) -> bool:
+    try:
+        cell.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _decoded(column: pa.Array) -> pa.Array:
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_dictionary(column.type):
+        column = column.dictionary_decode()
+    return column
+
+
+def _is_binary(arrow_type: pa.DataType) -> bool:
+    return pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type)
+
+
+def _numpy_bool(array: pa.Array) -> np.ndarray:
+    return np.asarray(array.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _with_missing(cells: Cells, missing: np.ndarray) -> Cells:
+    problems = cells.problems.copy()
+    problems[missing] = MISSING
+    return Cells(cells.values, problems)

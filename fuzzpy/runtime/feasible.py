@@ -1,0 +1,150 @@
+"""What `run` refuses before charging: what it could not carry out exactly.
+
+A run must never fail after the ledger was charged for a reason the program
+already shows (issue 9). `refusals(checked, definition)` runs before the
+quote and the charge and returns located diagnostics for:
+
+* a Laplace or Gaussian release too small for the exact noise grid
+  (`noise.undiscretisable`, FZ520);
+* a static number in brackets outside what the runtime computes exactly:
+  noise parameters, clamp bounds and clipping radii must be 0 or lie in the
+  range of normal doubles [2^-1022, DBL_MAX] (per-row work compares rows
+  with them as doubles, and the aggregates' grids are derived from them);
+  `group[k]` at most 2^24 buckets (a release of every count must fit the
+  noise grid); `loop[k]` at most 2^20 rounds (FZ517).
+
+Only the definitions the run reaches are inspected.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from fuzzpy import syntax as S
+from fuzzpy.accounting.events import Gaussian, Laplace
+from fuzzpy.checker.result import CheckedDef, CheckedProgram
+from fuzzpy.diagnostics import Diagnostic
+from fuzzpy.runtime.exact import EXACT_DBL_MAX
+from fuzzpy.runtime.noise import MAX_RELEASE_ENTRIES, undiscretisable
+from fuzzpy.source import Span
+
+SMALLEST_STATIC = Fraction(2) ** -1022
+MAX_LOOP_ROUNDS = 2**20
+#: Noise parameters, bounds and radii (positions where 0 is allowed get it).
+_RANGED = {"laplace": "eps", "gauss": "sigma", "expmech": "eps", "sum": "bound", "clip": "bound", "clip2": "radius", "vsum": "radius"}
+
+
+def refusals(checked: CheckedProgram, definition: CheckedDef) -> list[Diagnostic]:
+    constants = {k: v for k, v in checked.constants.items() if isinstance(v, Fraction)}
+    prims = [p for body in _reachable_bodies(checked.program, definition.name) for p in _prims(body)]
+    diagnostics = [d for prim in prims for d in _check_prim(prim, constants)]
+    for name, events in definition.privacy.items():
+        found = undiscretisable(tuple(events))
+        if found is not None:
+            event, reason = found
+            diagnostics.append(
+                Diagnostic(
+                    "FZ520",
+                    f"the release in `{name}` is too small for the exact noise grid: {reason}",
+                    _span_of_event(event, prims, constants, definition.decl.name_span),
+                    hint="each Laplace release must cost at least eps = 2^-23 (1.2e-7) "
+                    "(a Gaussian one needs sensitivity / sigma >= 2^-23)",
+                )
+            )
+    return diagnostics
+
+
+def _reachable_bodies(program: S.Program, root: str) -> list[S.Expr]:
+    defs = {d.name: d for d in program.decls if isinstance(d, S.DefDecl)}
+    seen, todo, bodies = {root}, [root], []
+    while todo:
+        decl = defs.get(todo.pop())
+        if decl is None:
+            continue
+        bodies.append(decl.body)
+        for name in _names(decl.body):
+            if name in defs and name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return bodies
+
+
+def _nodes(expr: object) -> list[object]:
+    out, stack = [], [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend(node)
+        elif hasattr(node, "__dataclass_fields__"):
+            out.append(node)
+            stack.extend(getattr(node, f) for f in node.__dataclass_fields__ if f != "span")
+    return out
+
+
+def _names(expr: S.Expr) -> set[str]:
+    return {n.name for n in _nodes(expr) if isinstance(n, S.Var)}
+
+
+def _prims(expr: S.Expr) -> list[S.Prim]:
+    return [n for n in _nodes(expr) if isinstance(n, S.Prim)]
+
+
+def _static(expr: S.Expr, constants: dict[str, Fraction]) -> Fraction | None:
+    from fuzzpy.checker.elaborate import static_value
+    from fuzzpy.checker.errors import CheckError
+
+    if isinstance(expr, S.InfLit) or (isinstance(expr, S.Var) and expr.name == "inf" and "inf" not in constants):
+        return EXACT_DBL_MAX
+    if isinstance(expr, S.Unary) and expr.op == "-":
+        inner = _static(expr.operand, constants)
+        return None if inner is None else -inner
+    try:
+        return static_value(expr, constants)
+    except CheckError:
+        return None
+
+
+def _check_prim(prim: S.Prim, constants: dict[str, Fraction]) -> list[Diagnostic]:
+    values = [_static(a, constants) for a in prim.static_args]
+    out: list[Diagnostic] = []
+    if prim.name in _RANGED:
+        for arg, value in zip(prim.static_args, values, strict=True):
+            if value is not None and value != 0 and not SMALLEST_STATIC <= abs(value) <= EXACT_DBL_MAX:
+                out.append(_out_of_range(prim, arg.span, f"{_RANGED[prim.name]} {_show(value)}",
+                                         "it must be 0 or lie between 2^-1022 (2.2e-308) and 1.8e308 in size"))
+    elif prim.name == "group" and values and values[0] is not None and not 0 <= values[0] <= MAX_RELEASE_ENTRIES:
+        out.append(_out_of_range(prim, prim.static_args[0].span, f"{values[0]} buckets",
+                                 f"at most {MAX_RELEASE_ENTRIES} buckets can be counted and released"))
+    elif prim.name == "loop" and values and values[0] is not None and not 0 <= values[0] <= MAX_LOOP_ROUNDS:
+        out.append(_out_of_range(prim, prim.static_args[0].span, f"{values[0]} rounds",
+                                 f"at most {MAX_LOOP_ROUNDS} rounds are run"))
+    return out
+
+
+def _show(value: Fraction) -> str:
+    """A number for a message, even one beyond the range of doubles."""
+    if SMALLEST_STATIC / 2**60 <= abs(value) <= EXACT_DBL_MAX:
+        return f"{float(value):.3g}"
+    digits = len(str(abs(value.numerator))) - len(str(value.denominator))
+    return f"{'-' if value < 0 else ''}about 1e{digits}"
+
+
+def _out_of_range(prim: S.Prim, span: Span, what: str, hint: str) -> Diagnostic:
+    return Diagnostic(
+        "FZ517",
+        f"`{prim.name}[..]` with {what}: the runtime cannot carry this out exactly",
+        span if span.line else prim.span,
+        hint=hint,
+    )
+
+
+def _span_of_event(event: object, prims: list[S.Prim], constants: dict[str, Fraction], fallback: Span) -> Span:
+    for prim in prims:
+        value = _static(prim.static_args[0], constants) if prim.static_args else None
+        if value is None or value == 0:
+            continue
+        if isinstance(event, Laplace) and prim.name == "laplace" and 1 / value == event.scale:
+            return prim.span
+        if isinstance(event, Gaussian) and prim.name == "gauss" and value == event.sigma:
+            return prim.span
+    return fallback

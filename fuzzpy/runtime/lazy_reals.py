@@ -1,0 +1,291 @@
+"""Exact continuous noise for mechanisms: draws as lazily refined real numbers.
+
+The verifier proves a mechanism for real-valued noise (`lap(b)` has density
+e^(-|x|/b) / 2b, `lapplus(b)` density e^(-x/b) / b on x >= 0) and real
+inputs: a shift of a draw by any real a costs |a| / b. A grid sampler only
+supports shifts by grid multiples, and real-valued queries move by other
+amounts (then neighbours' outputs fall on different cosets of the grid). So a
+mechanism's draws are exact reals instead, known through intervals with
+dyadic ends that shrink when a decision needs it:
+
+* E ~ Exp(1) is K + F with K and F independent (memorylessness): P(K = k) =
+  (1 - 1/e) e^-k (count successes of Bernoulli(1/e)), and F in [0, 1) with
+  density proportional to e^-f. Given F's first m binary digits, its next j
+  digits J satisfy P(J = u) proportional to exp(-u / 2^(m+j)) (the density
+  is e^-f again inside the known cell), drawn by rejection: U uniform in
+  [0, 2^j), kept with probability exp(-U / 2^(m+j)), an exact Bernoulli
+  (Canonne, Kamath & Steinke 2020, Alg. 1, `samplers.bernoulli_exp_fraction`).
+  The digits not yet drawn are uniform given the ones drawn and the
+  decisions taken so far, so refining later never biases anything.
+* `lap(b)` is b S E with a fair sign S, `lapplus(b)` is b E.
+
+Values computed from draws are kept exactly, as quotients of polynomials in
+the draws with rational coefficients. A comparison refines the draws until
+the interval of the difference excludes 0. The draws have a joint density,
+so a polynomial that is not identically zero vanishes with probability 0:
+refinement ends with probability 1, and an equality between values that are
+not the same polynomial is false (an event of probability 1). A released
+number is the nearest double to the exact real: post-processing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from itertools import count
+
+from fuzzpy.runtime.randomness import RandomSource
+from fuzzpy.runtime.samplers import bernoulli_exp_fraction
+from fuzzpy.runtime.values import RuntimeFailure
+
+#: Digits added to a draw per refinement round (doubling up to the maximum).
+FIRST_STEP, MAX_STEP = 8, 64
+#: A decision still open after this many digits per draw has probability
+#: below 2^-4000: reported rather than looped on.
+MAX_DIGITS = 4096
+
+_serials = count()
+Monomial = tuple[int, ...]  # serial numbers of draws, sorted, with repeats for powers
+Terms = dict[Monomial, Fraction]
+ONE: Monomial = ()
+
+
+class Draw:
+    """One exact Exp(1) variate (times a fair sign for Laplace), refined on demand."""
+
+    __slots__ = ("serial", "source", "whole", "digits", "known", "negative")
+
+    def __init__(self, source: RandomSource, two_sided: bool) -> None:
+        self.serial = next(_serials)
+        self.source = source
+        self.whole = 0
+        while bernoulli_exp_fraction(Fraction(1), source):
+            self.whole += 1
+        self.digits = 0  # the first `known` binary digits of F, as an integer
+        self.known = 0
+        self.negative = two_sided and source.below_one(2) == 1
+
+    def interval(self) -> tuple[Fraction, Fraction]:
+        low, high, known = self.bounds()
+        return Fraction(low, 1 << known), Fraction(high, 1 << known)
+
+    def bounds(self) -> tuple[int, int, int]:
+        """(low, high, k): the draw lies in [low / 2^k, high / 2^k]."""
+        low = (self.whole << self.known) + self.digits
+        return (-low - 1, -low, self.known) if self.negative else (low, low + 1, self.known)
+
+    def refine(self, more: int) -> None:
+        if self.known >= MAX_DIGITS:
+            raise RuntimeFailure("FZ519", "a comparison of noisy values could not be decided")
+        while True:
+            block = self.source.below_one(1 << more)
+            if bernoulli_exp_fraction(Fraction(block, 1 << (self.known + more)), self.source):
+                break
+        self.digits = (self.digits << more) | block
+        self.known += more
+
+
+@dataclass(frozen=True)
+class Noisy:
+    """numerator / denominator, polynomials in the draws (never a constant)."""
+
+    num: Terms
+    den: Terms
+    draws: dict[int, Draw]
+
+    def __hash__(self) -> int:  # identity: values are compared by `compare`
+        return id(self)
+
+
+Number = Fraction | Noisy
+
+
+def draw(kind: str, scale: Number, source: RandomSource) -> Number:
+    """`lap(scale)` or `lapplus(scale)`; the scale must be positive."""
+    if sign(scale) <= 0:
+        raise RuntimeFailure("FZ517", "noise needs a positive scale")
+    unit = Draw(source, two_sided=kind == "lap")
+    return multiply(scale, Noisy({(unit.serial,): Fraction(1)}, {ONE: Fraction(1)}, {unit.serial: unit}))
+
+
+# ---------------------------------------------------------------- arithmetic
+
+
+def _parts(value: Number) -> tuple[Terms, Terms, dict[int, Draw]]:
+    if isinstance(value, Noisy):
+        return value.num, value.den, value.draws
+    return ({ONE: Fraction(value)} if value else {}), {ONE: Fraction(1)}, {}
+
+
+def _add_terms(a: Terms, b: Terms, factor: int = 1) -> Terms:
+    out = dict(a)
+    for mono, c in b.items():
+        out[mono] = out.get(mono, Fraction(0)) + factor * c
+    return {m: c for m, c in out.items() if c != 0}
+
+
+def _mul_terms(a: Terms, b: Terms) -> Terms:
+    out: Terms = {}
+    for m1, c1 in a.items():
+        for m2, c2 in b.items():
+            mono = tuple(sorted(m1 + m2))
+            out[mono] = out.get(mono, Fraction(0)) + c1 * c2
+    return {m: c for m, c in out.items() if c != 0}
+
+
+def _make(num: Terms, den: Terms, draws: dict[int, Draw]) -> Number:
+    if not num:
+        return Fraction(0)
+    if set(den) == {ONE}:
+        c = den[ONE]
+        num, den = {m: v / c for m, v in num.items()}, {ONE: Fraction(1)}
+        if set(num) == {ONE}:
+            return num[ONE]
+    used = {s for terms in (num, den) for mono in terms for s in mono}
+    return Noisy(num, den, {s: d for s, d in draws.items() if s in used})
+
+
+def add(a: Number, b: Number, factor: int = 1) -> Number:
+    """a + b (or a - b with factor -1)."""
+    if not isinstance(a, Noisy) and not isinstance(b, Noisy):
+        return a + factor * b
+    an, ad, adr = _parts(a)
+    bn, bd, bdr = _parts(b)
+    if ad == bd:
+        return _make(_add_terms(an, bn, factor), ad, {**adr, **bdr})
+    num = _add_terms(_mul_terms(an, bd), _mul_terms(bn, ad), factor)
+    return _make(num, _mul_terms(ad, bd), {**adr, **bdr})
+
+
+def multiply(a: Number, b: Number) -> Number:
+    if not isinstance(a, Noisy) and not isinstance(b, Noisy):
+        return a * b
+    an, ad, adr = _parts(a)
+    bn, bd, bdr = _parts(b)
+    return _make(_mul_terms(an, bn), _mul_terms(ad, bd), {**adr, **bdr})
+
+
+def divide(a: Number, b: Number) -> Number:
+    """a / b, where a division by zero gives 0 (docs/semantics.md)."""
+    if not isinstance(b, Noisy):
+        return Fraction(0) if b == 0 else multiply(a, 1 / Fraction(b))
+    an, ad, adr = _parts(a)
+    bn, bd, bdr = _parts(b)
+    return _make(_mul_terms(an, bd), _mul_terms(ad, bn), {**adr, **bdr})
+
+
+def negate(a: Number) -> Number:
+    return add(Fraction(0), a, -1)
+
+
+# ---------------------------------------------------------------- decisions
+
+
+def _interval(terms: Terms, draws: dict[int, Draw]) -> tuple[Fraction, Fraction]:
+    """Exact bounds of a polynomial over the draws' current intervals.
+
+    Affine terms (the common case) are summed as integers over a common
+    power-of-two denominator per coefficient denominator; other monomials by
+    interval products of Fractions.
+    """
+    low = high = Fraction(0)
+    bounds = {serial: draw_.bounds() for serial, draw_ in draws.items()}
+    top = max((b[2] for b in bounds.values()), default=0)
+    sums: dict[int, list[int]] = {}  # coefficient denominator -> [low, high] numerators over it * 2^top
+    for mono, c in terms.items():
+        if len(mono) == 1:
+            a, b, known = bounds[mono[0]]
+            shift = top - known
+            a, b = a << shift, b << shift
+            p = c.numerator
+            entry = sums.setdefault(c.denominator, [0, 0])
+            if p > 0:
+                entry[0] += p * a
+                entry[1] += p * b
+            else:
+                entry[0] += p * b
+                entry[1] += p * a
+            continue
+        lo = hi = c
+        for serial in mono:
+            a, b = draws[serial].interval()
+            products = (lo * a, lo * b, hi * a, hi * b)
+            lo, hi = min(products), max(products)
+        low, high = low + lo, high + hi
+    for q, (lo_num, hi_num) in sums.items():
+        low += Fraction(lo_num, q << top)
+        high += Fraction(hi_num, q << top)
+    return low, high
+
+
+def _sign_of_terms(terms: Terms, draws: dict[int, Draw]) -> int:
+    if not terms:
+        return 0
+    if set(terms) == {ONE}:
+        return 1 if terms[ONE] > 0 else -1
+    step = FIRST_STEP
+    while True:
+        low, high = _interval(terms, draws)
+        if low > 0:
+            return 1
+        if high < 0:
+            return -1
+        _refine_least_known([draws[s] for s in {s for mono in terms for s in mono}], step)
+        step = min(2 * step, MAX_STEP)
+
+
+def _refine_least_known(draws: list[Draw], step: int) -> None:
+    """Bring every draw up to `step` more digits than the least precise one
+    has (draws already refined further, by earlier decisions, wait)."""
+    target = min(d.known for d in draws) + step
+    for d in draws:
+        if d.known < target:
+            d.refine(target - d.known)
+
+
+def sign(value: Number) -> int:
+    """-1, 0 or 1: exact for constants, by refinement for noisy values."""
+    if not isinstance(value, Noisy):
+        return (value > 0) - (value < 0)
+    return _sign_of_terms(value.num, value.draws) * _sign_of_terms(value.den, value.draws)
+
+
+def compare(op: str, a: Number, b: Number) -> bool:
+    difference = add(a, b, -1)
+    if isinstance(difference, Noisy) and op in ("==", "!="):
+        return op == "!="  # not the same polynomial: equal with probability 0
+    s = sign(difference)
+    return {"<": s < 0, "<=": s <= 0, ">": s > 0, ">=": s >= 0, "==": s == 0, "!=": s != 0}[op]
+
+
+def absolute(a: Number) -> Number:
+    return negate(a) if sign(a) < 0 else a
+
+
+def maximum(a: Number, b: Number) -> Number:
+    return a if compare(">=", a, b) else b
+
+
+def minimum(a: Number, b: Number) -> Number:
+    return a if compare("<=", a, b) else b
+
+
+def to_float(value: Noisy) -> float:
+    """The double nearest to the exact value (rounding is monotone, so an
+    interval whose ends round alike decides it)."""
+    while True:
+        num, den = _interval(value.num, value.draws), _interval(value.den, value.draws)
+        if den[0] > 0 or den[1] < 0:
+            ends = [n / d for n in num for d in den]
+            low, high = _nearest(min(ends)), _nearest(max(ends))
+            if low == high:
+                return low
+        _refine_least_known(list(value.draws.values()), MAX_STEP)  # a double needs about 53 digits
+
+
+def _nearest(x: Fraction) -> float:
+    try:
+        return float(x)
+    except OverflowError:
+        return math.copysign(math.inf, x)

@@ -1,0 +1,243 @@
+"""A data owner's validation of a dataset: its schema, and every row that
+does not fit it, located (file:line:col) and with what the row rules do.
+
+This is the only place that reports anything about rows, and it reports to
+the data owner (`fuzzpy dataset register/check/update`), never to a run. It
+reads every column of the file under its registered type (declared, or
+inferred from the data here and shown to the owner before it becomes the
+public schema), so `refuse` can be checked: a column whose policy is
+`refuse` must have no cell that does not fit, or the validation fails and
+the dataset cannot be registered (or updated) with this file.
+"""
+
+from __future__ import annotations
+
+import csv
+import heapq
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fuzzpy.diagnostics import Diagnostic
+from fuzzpy.ledger.datasets import BAD_POLICY, DEFAULT_POLICY, Column, Policy, dataset_error
+from fuzzpy.runtime.cells import MISSING, NOT_UTF8, OK, kind_of_arrow, parse_value, reason
+from fuzzpy.runtime.csvframe import field_column, schema_error
+from fuzzpy.runtime.loader import DataFile, Header, Records, read_records
+from fuzzpy.source import Source, Span
+
+INFERENCE_ORDER = ("int", "num", "bool")
+
+
+@dataclass(frozen=True)
+class DataLines(Source):
+    """The lines of a data file that diagnostics show (a data file may be
+    large: only these are kept)."""
+
+    lines: dict[int, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_line_starts", (0,))
+
+    def line_text(self, line: int) -> str:
+        return self.lines.get(line, "")
+
+
+@dataclass(frozen=True)
+class Validation:
+    columns: tuple[Column, ...]  # the schema: each column's type and policy
+    inferred: tuple[str, ...]  # the columns whose type was inferred from the data
+    notes: tuple[str, ...]  # about inferences the owner may want to fix
+    records: int  # records with every field (CSV: malformed and ragged lines apart)
+    counts: dict[str, object]  # what the row rules do: the owner's report
+    problems: tuple[Diagnostic, ...]  # the first `limit`, located
+    unlisted: int  # problems beyond `limit`
+    refused: int  # cells of `refuse` columns that do not fit
+    shown_lines: DataLines
+
+
+def validate(
+    file: DataFile,
+    header: Header,
+    declared: dict[str, str],
+    policies: dict[str, Policy],
+    default: Policy = DEFAULT_POLICY,
+    limit: int = 20,
+) -> Validation:
+    """Type every column (declared, else inferred), check the policies, and
+    locate every cell that does not fit."""
+    names = header.names
+    for name in [*declared, *policies]:
+        if name not in names:
+            raise schema_error("FZ503", f"data file `{file.path}` has no column `{name}`", file.path,
+                               hint="the file's columns are: " + ", ".join(f"`{n}`" for n in names))
+    unique = [i for i, n in enumerate(names) if names.count(n) == 1]
+    kinds, inferred, notes = _kinds(header, unique, declared)
+    columns = tuple(Column(names[i], kinds[i], policies.get(names[i], default)) for i in unique)
+    for column in columns:
+        if column.policy.kind == "value" and parse_value(column.policy.value or "", column.kind or "string") is None:
+            raise dataset_error(BAD_POLICY, f"the replacement value `{column.policy.value}` of column "
+                                f"`{column.name}` is not {'an' if column.kind == 'int' else 'a'} {column.kind}")
+    records = read_records(header, tuple((i, kinds[i] or "string") for i in unique))
+    return _report(file, header, columns, unique, inferred, notes, records, limit)
+
+
+def _kinds(
+    header: Header, unique: list[int], declared: dict[str, str]
+) -> tuple[dict[int, str | None], tuple[str, ...], tuple[str, ...]]:
+    """Each column's type (declared, a Parquet column's own, else inferred),
+    the columns inferred, and notes on inferences the owner may want to fix."""
+    kinds: dict[int, str | None] = {}
+    for i in unique:
+        name = header.names[i]
+        if name in declared:
+            kinds[i] = declared[name]
+        elif header.arrow_types is not None:
+            kinds[i] = kind_of_arrow(header.arrow_types[i])
+        else:
+            kinds[i] = None
+    open_columns = [i for i in unique if kinds[i] is None and header.arrow_types is None]
+    chosen, notes = _infer(header, open_columns) if open_columns else ([], ())
+    kinds.update(zip(open_columns, chosen, strict=True))
+    return kinds, tuple(header.names[i] for i in open_columns), notes
+
+
+def _infer(header: Header, indices: list[int]) -> tuple[list[str], tuple[str, ...]]:
+    """The narrowest of int, num, bool that every present cell of a column
+    fits, else string; the owner sees the result and may declare another.
+    A column inferred as string though most of its cells are numbers gets a
+    note naming the first cell that is not."""
+    chosen = ["string"] * len(indices)
+    notes = []
+    undecided = list(range(len(indices)))
+    for kind in INFERENCE_ORDER:
+        records = read_records(header, tuple((indices[j], kind) for j in undecided))
+        still = []
+        for j, cells in zip(undecided, records.cells, strict=True):
+            present = (cells.problems != MISSING) & (cells.problems != NOT_UTF8)
+            fitting = int((cells.problems[present] == OK).sum())
+            if present.any() and fitting == int(present.sum()):
+                chosen[j] = kind
+                continue
+            still.append(j)
+            if kind == "num" and 2 * fitting >= int(present.sum()) > 0:
+                first = int(np.flatnonzero(present & (cells.problems != OK))[0])
+                where = f"line {records.lines[first]}" if records.lines is not None else f"row {first + 1}"
+                name = header.names[indices[j]]
+                notes.append(f"column `{name}` is inferred as string though {fitting} of its "
+                             f"{int(present.sum())} cells are numbers (the first that is not: {where}); "
+                             f"declare --type {name}=num (or int) to read it as numbers and apply its "
+                             "policy to the others")
+        undecided = still
+        if not undecided:
+            break
+    return chosen, tuple(notes)
+
+
+def _report(
+    file: DataFile, header: Header, columns: tuple[Column, ...], indices: list[int],
+    inferred: tuple[str, ...], notes: tuple[str, ...], records: Records, limit: int,
+) -> Validation:
+    keep = np.ones(records.count, dtype=bool)
+    per_column: dict[str, object] = {}
+    refused = replaced = 0
+    for column, cells in zip(columns, records.cells, strict=True):
+        bad = ~cells.fits
+        count = int(bad.sum())
+        if column.policy.kind == "value":
+            replaced += count
+        else:
+            keep &= ~bad
+        refused += count if column.policy.kind == "refuse" else 0
+        if count:
+            reasons = np.bincount(cells.problems[bad], minlength=5)
+            per_column[column.name] = {
+                "policy": str(column.policy), "cells": count,
+                "missing": int(reasons[MISSING]), "not_utf8": int(reasons[NOT_UTF8]),
+                "wrong_type": int(reasons[3]), "out_of_range": int(reasons[4]),
+            }
+    counts = {
+        "records": records.count,
+        "rows_dropped": int((~keep).sum()) + int(records.dropped_lines.size),
+        "malformed_lines": int(records.dropped_lines.size),
+        "cells_replaced": replaced,
+        "cells_refused": refused,
+        "columns": per_column,
+    }
+    total = int(records.dropped_lines.size) + sum(int((~c.fits).sum()) for c in records.cells)
+    shown = DataLines(file.path, "", {})
+    first = itertools.islice(_problems(file, header, columns, indices, records), limit)
+    listed = tuple(_located(diagnostic, header, shown) for diagnostic in first)
+    return Validation(columns, inferred, notes, records.count, counts, listed, total - len(listed), refused,
+                      shown)
+
+
+def _problems(
+    file: DataFile, header: Header, columns: tuple[Column, ...], indices: list[int], records: Records
+) -> Iterator[Diagnostic]:
+    """Every problem, in file order."""
+    return heapq.merge(_line_problems(file, header, records), _cell_problems(file, columns, indices, records),
+                       key=lambda diagnostic: diagnostic.span.line)
+
+
+def _line_problems(file: DataFile, header: Header, records: Records) -> Iterator[Diagnostic]:
+    malformed = [(line, "a quoted value does not close on the line, or a carriage return is inside it")
+                 for line in records.malformed_lines.tolist()]
+    ragged = [(line, _fields_text(fields, len(header.names)))
+              for line, fields in zip(records.ragged_lines.tolist(), records.ragged_fields.tolist(), strict=True)]
+    for line, why in sorted(malformed + ragged):
+        yield Diagnostic("FZ505", f"line {line} is not one record: {why}: the line is dropped",
+                         Span(file.path, line, 1, line, 1), severity="warning")
+
+
+def _fields_text(fields: int, wanted: int) -> str:
+    if fields < 0:  # a line the CSV reader would not take (see `loader._csv_table`)
+        return f"it does not split into the header's {wanted} fields"
+    return f"it has {fields} field{'s' if fields != 1 else ''}; the header has {wanted}"
+
+
+def _cell_problems(
+    file: DataFile, columns: tuple[Column, ...], indices: list[int], records: Records
+) -> Iterator[Diagnostic]:
+    bad_rows = np.zeros(records.count, dtype=bool)
+    for cells in records.cells:
+        bad_rows |= ~cells.fits
+    for row in np.flatnonzero(bad_rows).tolist():
+        for column, index, cells in zip(columns, indices, records.cells, strict=True):
+            problem = int(cells.problems[row])
+            if problem == OK:
+                continue
+            outcome = {"drop": "the row is dropped", "refuse": "refused: the policy is `refuse`",
+                       "value": f"the cell is replaced by `{column.policy.value}`"}[column.policy.kind]
+            code = "FZ506" if problem == MISSING else "FZ504"
+            where = f"row {row + 1}, " if records.lines is None else ""
+            line = row + 1 if records.lines is None else int(records.lines[row])
+            yield Diagnostic(
+                code, f"{where}column `{column.name}`: {reason(problem, column.kind or 'string')}: {outcome}",
+                Span(file.path, line, index + 1, line, index + 2),
+                severity="error" if column.policy.kind == "refuse" else "warning",
+            )
+
+
+def _located(diagnostic: Diagnostic, header: Header, shown: DataLines) -> Diagnostic:
+    """Point a CSV problem at its cell's character column and keep its line
+    to show (a Parquet file has no lines: its spans are row, column)."""
+    if header.csv is None:
+        return diagnostic
+    span = diagnostic.span
+    text = header.csv.line_bytes(span.line)
+    if diagnostic.code == "FZ505":
+        index, width = 0, len(text)
+    else:
+        index = span.col - 1
+        width = max(_field_width(text, index), 1)
+    col = field_column(text, index) if index else 1
+    shown.lines[span.line] = text.decode("utf-8", errors="replace")
+    return Diagnostic(diagnostic.code, diagnostic.message, Span(span.file, span.line, col, span.line, col + width),
+                      severity=diagnostic.severity)
+
+
+def _field_width(line: bytes, index: int) -> int:
+    fields = next(csv.reader([line.decode("utf-8", errors="replace")]), [])
+    return len(fields[index]) if index < len(fields) else 1

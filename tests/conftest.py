@@ -1,0 +1,30 @@
+"""Shared pytest hooks: the literature suite's rates at the end of a run.
+
+tests/test_mechanism_suite.py records each verdict as a user property (which
+also travels from pytest-xdist workers); the rates are reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    rows: dict[str, dict[str, str]] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for key, value in getattr(report, "user_properties", ()):
+                if key == "mechanism_suite":
+                    row = json.loads(value)
+                    rows[row["file"]] = row
+    if not rows:
+        return
+    private = [r["verdict"] for r in rows.values() if r["truth"] == "private"]
+    leaky = [r["verdict"] for r in rows.values() if r["truth"] != "private"]
+    terminalreporter.write_sep("-", "mechanism suite (tests/mechanism_suite)")
+    terminalreporter.write_line(
+        f"{len(rows)} verified: private {len(private)} (proved {private.count('proved')}, "
+        f"unknown {private.count('unknown')}, refuted {private.count('refuted')}); "
+        f"not private {len(leaky)} (refuted {leaky.count('refuted')}, unknown {leaky.count('unknown')}, "
+        f"proved {leaky.count('proved')})"
+    )

@@ -1,0 +1,86 @@
+"""Generated programs on generated neighbour pairs (hypothesis).
+
+Every example is one program (a deterministic query `q` and a release `m`
+built on it, see `programs.py`) and a few neighbour pairs of adversarial
+rows; both definitions run on every pair with one seed. Violations are
+collected over the whole run rather than stopping at the first, so that
+the failure message lists every class found, each with the shortest
+program that showed it.
+
+The number of examples: NEIGHBOUR_EXAMPLES (environment) for long local
+runs, e.g. `NEIGHBOUR_EXAMPLES=20000 python -m pytest tests/neighbour -k generated`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from .counting import counting_programs
+from .datasets import neighbour_pairs
+from .harness import Tally, examine_generated
+from .programs import SCHEMA, Generated, programs
+
+#: fuzzpy raises the recursion limit while a test runs; hypothesis warns about it.
+pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
+
+EXAMPLES = int(os.environ.get("NEIGHBOUR_EXAMPLES", "400"))
+#: Each example is one program on this many neighbour pairs (both of its
+#: definitions on each): 400 full-language and 200 counting programs make
+#: 2,400 program/neighbour pairs (4,800 definition runs on both neighbours).
+PAIRS_PER_PROGRAM = 4
+
+
+def run_generated(examples: int, folder: Path, strategy: st.SearchStrategy[Generated] | None = None) -> Tally:
+    tally = Tally()
+    strategy = programs() if strategy is None else strategy
+
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(strategy, st.lists(neighbour_pairs(SCHEMA), min_size=PAIRS_PER_PROGRAM, max_size=PAIRS_PER_PROGRAM),
+           st.integers(0, 2**32))
+    def one(program, pairs, seed):  # type: ignore[no-untyped-def]
+        examine_generated(program.source, program.models, pairs, SCHEMA, seed, folder, tally)
+
+    one()
+    return tally
+
+
+def run_counting(examples: int, folder: Path) -> Tally:
+    return run_generated(examples, folder, counting_programs())
+
+
+def test_generated_counting_programs_keep_their_claims() -> None:
+    """Integer-valued queries (counts, clamped sums of an int column,
+    histograms) are exact today: no violation may appear."""
+    with tempfile.TemporaryDirectory(prefix="neighbour-") as tmp:
+        tally = run_counting(max(EXAMPLES // 2, 20), Path(tmp))
+    print(tally.summary())
+    assert tally.pairs >= tally.programs * PAIRS_PER_PROGRAM * 3 // 4, tally.summary()
+    assert sum(tally.rejected.values()) <= tally.programs // 4, tally.summary()
+    assert not tally.violations, tally.summary()
+
+
+#: The full language still shows the violation classes of the adversarial
+#: set (each has a case there, `test_adversarial.FAILING`); remove this marker
+#: when they are fixed.
+KNOWN_VIOLATIONS = pytest.mark.xfail(
+    strict=False,
+    reason="issue 9: 0 * inf evaluated, doubles for private scalars and sums, int64 sums, "
+    "non-finite row vectors in vsum, big static constants, recursion in unused code",
+)
+
+
+@KNOWN_VIOLATIONS
+def test_generated_programs_keep_their_claims() -> None:
+    with tempfile.TemporaryDirectory(prefix="neighbour-") as tmp:
+        tally = run_generated(EXAMPLES, Path(tmp))
+    print(tally.summary())
+    assert tally.pairs >= tally.programs * PAIRS_PER_PROGRAM * 3 // 4, tally.summary()
+    assert sum(tally.rejected.values()) <= tally.programs // 4, tally.summary()
+    assert not tally.violations, tally.summary()
