@@ -24,13 +24,12 @@ Methods (ids are stable; DESCRIPTIONS gives the reference):
     rdp             Renyi DP over an order grid (dp-accounting's subsampled
                     Gaussian), Balle et al. conversion
 
-Closed forms computed in a few float operations (basic, advanced, zcdp,
-zcdp-cks, exact-gaussian) are proven by evaluating them at delta (1 - 1e-10)
-and rounding epsilon up by a relative 1e-12: their float error is far
-smaller (a few ulp per operation; scipy's log_ndtr is within 1e-12 relative,
-checked in tests/test_accounting_rigour.py), and every method is monotone
-in delta. KOV and the grid RDP are listed but not proven (issue 14: KOV's
-delta arithmetic; dp-accounting's RDP series carries no error bound).
+The composition theorems, the zCDP conversions, KOV and the analytic
+Gaussian round in the safe direction (`rounding`, issue 14); the PLD, the
+closed forms and rdp-sharp carry their own proofs (their modules). The grid
+RDP is listed but not proven: its fractional subsampled-Gaussian orders come
+from dp-accounting's series, whose truncation carries no error bound
+(rdp-sharp computes the same bound with one).
 """
 
 from __future__ import annotations
@@ -176,27 +175,11 @@ def _exact_single(atoms: Atoms, delta: float) -> float | None:
 
 Method = Callable[[Atoms, float], "float | None"]
 
-_DELTA_SLACK = 1e-10  # closed forms are evaluated at delta (1 - this) ...
-_EPSILON_SLACK = 1e-12  # ... and rounded up by this relative amount
-
-
 def _needs_delta(method: Method) -> Method:
     def guarded(atoms: Atoms, delta: float) -> float | None:
         return None if delta <= 0 else method(atoms, delta)
 
     return guarded
-
-
-def _rounded_safely(method: Method) -> Method:
-    """A closed form made proven (module docstring): slack on delta and epsilon."""
-
-    def safe(atoms: Atoms, delta: float) -> float | None:
-        eps = method(atoms, delta * (1 - _DELTA_SLACK))
-        if eps is None or not math.isfinite(eps):
-            return eps
-        return math.nextafter(eps * (1 + _EPSILON_SLACK), math.inf)
-
-    return safe
 
 
 @dataclass(frozen=True)
@@ -206,22 +189,16 @@ class _Entry:
 
 
 METHODS: dict[str, _Entry] = {
-    "exact-gaussian": _Entry(_needs_delta(_rounded_safely(_exact_gaussian)), True),
+    "exact-gaussian": _Entry(_needs_delta(_exact_gaussian), True),
     "pure": _Entry(_pure, True),
     "exact-single": _Entry(_needs_delta(_exact_single), True),
-    "basic": _Entry(_needs_delta(_rounded_safely(composition.basic)), True),
-    "advanced": _Entry(_needs_delta(_rounded_safely(composition.advanced)), True),
-    "zcdp": _Entry(
-        _needs_delta(_rounded_safely(lambda a, d: zcdp.approximate_epsilon(a, d, tight=False))),
-        True,
-    ),
-    "zcdp-cks": _Entry(
-        _needs_delta(_rounded_safely(lambda a, d: zcdp.approximate_epsilon(a, d, tight=True))),
-        True,
-    ),
+    "basic": _Entry(_needs_delta(composition.basic), True),
+    "advanced": _Entry(_needs_delta(composition.advanced), True),
+    "kov": _Entry(_needs_delta(composition.kov), True),
+    "zcdp": _Entry(_needs_delta(lambda a, d: zcdp.approximate_epsilon(a, d, tight=False)), True),
+    "zcdp-cks": _Entry(_needs_delta(lambda a, d: zcdp.approximate_epsilon(a, d, tight=True)), True),
     "rdp-sharp": _Entry(_needs_delta(renyi.epsilon), True),
     "pld": _Entry(_needs_delta(pld.epsilon), True),
-    "kov": _Entry(_needs_delta(composition.kov), False),
     "rdp": _Entry(_needs_delta(rdp.epsilon), False),
 }
 # the order `tightest` tries them in: exact answers first, then cheap bounds,
