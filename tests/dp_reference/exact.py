@@ -184,6 +184,40 @@ class LaplaceComposition:
         return upper - lower
 
 
+def subsampled_laplace_delta(epsilon0: Fraction, rate: Fraction, epsilon: mp.mpf, remove: bool) -> mp.mpf:
+    """One Poisson-subsampled Laplace mechanism (scale b = 1/eps0, sensitivity 1),
+    one direction, exactly. With f0 = Lap(0, b), f1 = Lap(1, b), the ratio
+    f1/f0 = e^{l(x)}, l(x) = (|x| - |x - 1|)/b, is non-decreasing in x, so the
+    set where the hockey-stick integrand is positive is a half-line cut at
+    the x where l(x) reaches a threshold (Zhu, Dong & Wang 2022 for the pairs):
+    removal, P = (1-q) f0 + q f1, Q = f0: delta = q S1(t) - (e^eps - 1 + q) S0(t)
+    on x > t with l(t) = log((e^eps - 1 + q)/q); addition, P = f0,
+    Q = (1-q) f0 + q f1: delta = (1 - e^eps (1-q)) F0(t) - e^eps q F1(t) on
+    x < t with l(t) = log((1 - e^eps (1-q)) / (e^eps q))."""
+    b, q, e = 1 / mpf(epsilon0), mpf(rate), mp.exp(epsilon)
+
+    def cut(level: mp.mpf) -> mp.mpf:  # the x in [0, 1] where l(x) = level, clamped
+        return min(max((b * level + 1) / 2, mp.mpf(0)), mp.mpf(1))
+
+    def cdf(x: mp.mpf, centre: int) -> mp.mpf:
+        y = (x - centre) / b
+        return mp.exp(y) / 2 if y <= 0 else 1 - mp.exp(-y) / 2
+
+    if remove:
+        level = mp.log((e - 1 + q) / q)
+        if level >= 1 / b:
+            return mp.mpf(0)
+        t = cut(level)
+        return max(q * (1 - cdf(t, 1)) - (e - 1 + q) * (1 - cdf(t, 0)), mp.mpf(0))
+    if e * (1 - q) >= 1:
+        return mp.mpf(0)
+    level = mp.log((1 - e * (1 - q)) / (e * q))
+    if level <= -1 / b:
+        return mp.mpf(0)
+    t = cut(level)
+    return max((1 - e * (1 - q)) * cdf(t, 0) - e * q * cdf(t, 1), mp.mpf(0))
+
+
 # ---------------------------------------------------------------- solving for epsilon
 
 

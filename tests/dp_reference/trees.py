@@ -104,6 +104,11 @@ def _direction_delta(mix: Mix, eps: mp.mpf, remove: bool) -> mp.mpf:
 
 
 def _fourier_delta(mix: Mix, eps: float, remove: bool) -> float:
+    return fourier.converged_delta(fourier_components(mix, remove), eps)
+
+
+def fourier_components(mix: Mix, remove: bool) -> list[fourier.Component]:
+    """The log-MGFs of one direction's mechanisms (for `fourier`)."""
     if mix.laplace:
         raise Unsupported("Laplace with subsampled Gaussians")
     components: list[fourier.Component] = []
@@ -115,4 +120,4 @@ def _fourier_delta(mix: Mix, eps: float, remove: bool) -> float:
         components.append((fourier.subsampled_response(float(q), float(eps0), remove), n))
     for (q, mu), n in mix.sampled_gaussian.items():
         components.append((fourier.SubsampledGaussian(float(q), float(mu), remove), n))
-    return fourier.converged_delta(components, eps)
+    return components

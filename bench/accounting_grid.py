@@ -1,0 +1,179 @@
+"""The accountant against independent references and dp-accounting, on a grid.
+
+    python bench/accounting_grid.py [--quick] [--repeats N] [--regenerate] [--family F]
+
+Cases (bench/grid_cases.py): k-fold Gaussian, Laplace and pure, Poisson-
+subsampled pure, the DP-SGD grid q in {0.001, 0.01, 0.1} x sigma in
+{0.5, 0.8, 1, 2} x steps in {100, 1000, 10000}, and mixtures (a Gaussian with
+repeated pure events, Laplace with pure events); delta from 1e-5 to 1e-15.
+Each row has a reference bracket [lo, hi] for the exact epsilon, computed by
+tests/dp_reference (mpmath / long double; exact except for the subsampled
+Gaussians, whose numerical inversion is bracketed), cached in
+bench/accounting_grid_reference.json (--regenerate recomputes it; missing
+rows are computed and added). fuzzpy's `tightest` and dp-accounting's PLD
+accountant (default settings) are timed in the same run, best of N, each
+fuzzpy run from cold caches; a run slower than 5 s is timed once.
+
+Printed: every row, then the summary -- rows below the reference (fuzzpy's
+epsilon < lo (1 - 1e-9)): must be zero; rows slower than dp-accounting: must
+be zero; fuzzpy / hi (median, max), and dp-accounting's, for comparison.
+--quick runs one delta per case and the smaller DP-SGD configurations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+
+from grid_cases import Case, cases, reference  # noqa: E402
+
+from fuzzpy.accounting import composition, gaussian, pld, pld_grid, pld_plan, rdp, renyi  # noqa: E402
+from fuzzpy.accounting import zcdp as accounting_zcdp  # noqa: E402
+from fuzzpy.accounting.accountant import tightest  # noqa: E402
+
+CACHE = HERE / "accounting_grid_reference.json"
+SLOW = 5.0
+
+
+def _reset() -> None:
+    """Cold caches: every memoised function of the accounting modules."""
+    for module in (pld, rdp, renyi, pld_plan, pld_grid, accounting_zcdp, composition, gaussian):
+        for value in vars(module).values():
+            if callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
+
+
+def timed(fn, repeats: int, reset=lambda: None) -> tuple[object, float]:
+    best, value = math.inf, None
+    for _ in range(repeats):
+        reset()
+        start = time.perf_counter()
+        value = fn()
+        best = min(best, time.perf_counter() - start)
+        if best > SLOW:
+            break
+    return value, best
+
+
+def dpa_epsilon(case: Case) -> float:
+    try:
+        return case.dpa(case.delta)
+    except (ValueError, OverflowError):
+        return math.inf
+
+
+def select(all_cases: list[Case], quick: bool, family: str | None) -> list[Case]:
+    families = None if family is None else family.split(",")
+    chosen = [c for c in all_cases if families is None or c.family in families]
+    if not quick:
+        return chosen
+    keep = []
+    for c in chosen:
+        if c.delta not in (1e-5, 1e-11, 1e-15) or c.delta == 1e-11 and c.family != "dp-sgd":
+            continue
+        if c.family == "dp-sgd" and ("k=10000" in c.name or "sigma=0.5" in c.name):
+            continue
+        if c.family in ("gaussian", "pure") and ("k=1000" in c.name):
+            continue
+        keep.append(c)
+    return keep
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a subset, for CI-like runs")
+    parser.add_argument("--repeats", type=int, default=3, help="best of N timings (default 3)")
+    parser.add_argument("--regenerate", action="store_true", help="recompute every reference")
+    parser.add_argument("--family", help="only these families, comma-separated (gaussian, laplace, pure, ...)")
+    parser.add_argument(
+        "--references-only", action="store_true", help="fill the reference cache, time nothing"
+    )
+    args = parser.parse_args()
+    logging.getLogger().setLevel(logging.ERROR)
+    if args.references_only:
+        fill_references(select(cases(), args.quick, args.family), args.regenerate)
+        return
+
+    cache = {} if args.regenerate or not CACHE.exists() else json.loads(CACHE.read_text())
+    rows = []
+    header = (
+        f"{'case':46} {'delta':>7} {'ref lo':>14} {'fuzzpy':>14} {'t(s)':>7} "
+        f"{'method':13} {'dpa PLD':>14} {'t(s)':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for case in select(cases(), args.quick, args.family):
+        found, ours_t = timed(lambda c=case: tightest(c.events, c.delta), args.repeats, _reset)
+        theirs, theirs_t = timed(lambda c=case: dpa_epsilon(c), args.repeats)
+        if case.key not in cache:
+            cache[case.key] = list(reference(case, found.epsilon))
+            _store(cache)
+        lo, hi = cache[case.key]
+        rows.append((case, lo, hi, found, ours_t, theirs, theirs_t))
+        print(
+            f"{case.name:46} {case.delta:7.0e} {lo:14.9f} {found.epsilon:14.9f} {ours_t:7.3f} "
+            f"{found.method:13} {theirs:14.9f} {theirs_t:7.3f}",
+            flush=True,
+        )
+    summarise(rows)
+
+
+def fill_references(chosen: list[Case], regenerate: bool) -> None:
+    cache = {} if regenerate or not CACHE.exists() else json.loads(CACHE.read_text())
+    for case in chosen:
+        if case.key in cache:
+            continue
+        start = time.perf_counter()
+        cache[case.key] = list(reference(case, tightest(case.events, case.delta).epsilon))
+        _store(cache)
+        print(f"{case.key:60} {cache[case.key]} {time.perf_counter() - start:.1f}s", flush=True)
+
+
+def _store(cache: dict) -> None:
+    """Merge into the file (fills for different families may run side by side)."""
+    if CACHE.exists():
+        cache.update({k: v for k, v in json.loads(CACHE.read_text()).items() if k not in cache})
+    partial = CACHE.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(json.dumps(cache, indent=0, sort_keys=True))
+    os.replace(partial, CACHE)  # atomic: a reader never sees half a file
+
+
+def summarise(rows) -> None:
+    below = [r for r in rows if r[3].epsilon < r[1] * (1 - 1e-9)]
+    slower = [r for r in rows if r[4] > r[6]]
+    ratios = [r[3].epsilon / r[2] for r in rows if r[2] > 0 and math.isfinite(r[3].epsilon)]
+    theirs = [r[5] / r[2] for r in rows if r[2] > 0 and math.isfinite(r[5])]
+    dpa_below = [r for r in rows if math.isfinite(r[5]) and r[5] < r[1] * (1 - 1e-9)]
+    print()
+    print(f"rows: {len(rows)}")
+    print(f"rows below the reference (fuzzpy < lo (1 - 1e-9)): {len(below)}")
+    for r in below:
+        print(f"   {r[0].name} at {r[0].delta:g}: {r[3].epsilon!r} < {r[1]!r}")
+    print(f"rows slower than dp-accounting's PLD (best of N): {len(slower)}")
+    for r in slower:
+        print(f"   {r[0].name} at {r[0].delta:g}: {r[4]:.3f}s > {r[6]:.3f}s")
+    print(f"fuzzpy / reference hi: median {statistics.median(ratios):.10f}, max {max(ratios):.10f}")
+    if theirs:
+        print(
+            f"dp-accounting PLD / reference hi: median {statistics.median(theirs):.10f}, "
+            f"max {max(theirs):.10f}, min {min(theirs):.10f}; "
+            f"{len(dpa_below)} rows below the reference; "
+            f"{sum(1 for r in rows if not math.isfinite(r[5]))} rows infinite"
+        )
+    total_ours = sum(r[4] for r in rows)
+    total_theirs = sum(r[6] for r in rows)
+    print(f"total time: fuzzpy {total_ours:.1f}s, dp-accounting {total_theirs:.1f}s")
+
+
+if __name__ == "__main__":
+    main()
