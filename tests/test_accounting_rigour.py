@@ -196,6 +196,28 @@ def test_single_pure_and_laplace_events_are_exact():
         assert laplace.epsilon >= float(eps0) + 2 * math.log1p(-delta)
 
 
+@pytest.mark.parametrize("rate", [F(1, 100), F(1, 10), F(1, 2)])
+@pytest.mark.parametrize("eps0", [F(1, 2), F(1), F(3)])
+def test_single_subsampled_laplace_is_exact_and_certified(rate, eps0):
+    events = [Subsample(rate, (Laplace(F(2), 2 / eps0),))]
+    for delta in (1e-3, 1e-5, 1e-9, 1e-15):
+        found = tightest(events, delta)
+        assert found.method == "exact-single" and found.proven
+        with mp.workdps(40):
+            true_delta = max(
+                exact.subsampled_laplace_delta(eps0, rate, mp.mpf(found.epsilon), r)
+                for r in (True, False)
+            )
+            lo, hi = exact.solve_epsilon(
+                lambda e: max(
+                    exact.subsampled_laplace_delta(eps0, rate, e, r) for r in (True, False)
+                ),
+                delta,
+            )
+        assert true_delta <= delta
+        assert found.epsilon <= hi * (1 + 1e-9) + 1e-15  # and tight
+
+
 def test_unproven_methods_are_listed_but_never_chosen():
     events = [Repeat(3, (Subsample(F(1, 4), (Gaussian(F(1), F(1)),)),))]
     found = {g.method: g for g in guarantees(events, 1e-3)}

@@ -11,7 +11,7 @@ upper bound (a central-limit approximation, an optimistic PLD) is ever used.
 Methods (ids are stable; DESCRIPTIONS gives the reference):
 
     pure            pure composition: eps add (exact Fractions)
-    exact-single    one pure or Laplace mechanism, in closed form
+    exact-single    one pure, Laplace or subsampled Laplace mechanism, in closed form
     exact-gaussian  analytic Gaussian of the composed Gaussians (exact)
     pld             privacy loss distributions, with proven error bounds
     rdp-sharp       Renyi DP with the sharp subsampled-Gaussian bound,
@@ -43,7 +43,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from fuzzpy.accounting import closed_form, composition, gaussian, pld, rdp, renyi, zcdp
+from fuzzpy.accounting import (
+    closed_form,
+    closed_subsampled,
+    composition,
+    gaussian,
+    pld,
+    rdp,
+    renyi,
+    zcdp,
+)
 from fuzzpy.accounting.atoms import (
     Atoms,
     Flattener,
@@ -59,7 +68,10 @@ from fuzzpy.accounting.events import Event
 
 DESCRIPTIONS: dict[str, str] = {
     "pure": "pure composition (Dwork, McSherry, Nissim & Smith 2006)",
-    "exact-single": "exact: one pure (randomized response) or Laplace mechanism, closed form",
+    "exact-single": (
+        "exact: one pure (randomized response), Laplace or subsampled Laplace mechanism, "
+        "closed form"
+    ),
     "basic": "basic composition (Dwork & Roth 2014, Thm 3.16)",
     "advanced": "advanced composition (Dwork, Rothblum & Vadhan 2010)",
     "kov": "optimal homogeneous composition (Kairouz, Oh & Viswanath 2015)",
@@ -160,7 +172,8 @@ def _exact_gaussian(atoms: Atoms, delta: float) -> float | None:
 
 
 def _exact_single(atoms: Atoms, delta: float) -> float | None:
-    """One pure or Laplace mechanism (closed_form)."""
+    """One pure, Laplace or Poisson-subsampled Laplace mechanism (closed_form,
+    closed_subsampled)."""
     if len(atoms) != 1:
         return None
     ((atom, n),) = atoms.items()
@@ -170,6 +183,8 @@ def _exact_single(atoms: Atoms, delta: float) -> float | None:
         return closed_form.laplace_epsilon(atom.epsilon, delta)
     if isinstance(atom, PureAtom):
         return closed_form.randomized_response_epsilon(atom.epsilon, delta)
+    if isinstance(atom, SubsampledAtom) and isinstance(atom.inner, LaplaceAtom):
+        return closed_subsampled.subsampled_laplace_epsilon(atom.rate, atom.inner.epsilon, delta)
     return None
 
 
