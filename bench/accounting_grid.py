@@ -30,6 +30,7 @@ import json
 import logging
 import math
 import os
+import signal
 import statistics
 import sys
 import time
@@ -46,6 +47,7 @@ from fuzzpy.accounting.accountant import tightest  # noqa: E402
 
 CACHE = HERE / "accounting_grid_reference.json"
 SLOW = 5.0
+DPA_CAP = 20.0  # dp-accounting on huge losses (sigma = 0.5, 1000 steps) runs for minutes
 
 
 def _reset() -> None:
@@ -68,11 +70,28 @@ def timed(fn, repeats: int, reset=lambda: None) -> tuple[object, float]:
     return value, best
 
 
+class _TimedOut(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _TimedOut
+
+
 def dpa_epsilon(case: Case) -> float:
+    """dp-accounting's epsilon; NaN when it runs past DPA_CAP seconds (its
+    time is then recorded as the cap, a lower bound)."""
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, DPA_CAP)
     try:
         return case.dpa(case.delta)
     except (ValueError, OverflowError):
         return math.inf
+    except _TimedOut:
+        return math.nan
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def select(all_cases: list[Case], quick: bool, family: str | None) -> list[Case]:
@@ -167,8 +186,11 @@ def _store(cache: dict) -> None:
 def summarise(rows) -> None:
     below = [r for r in rows if r[3].epsilon < r[1] * (1 - 1e-9)]
     slower = [r for r in rows if r[4] > r[6]]
+    capped = [r for r in rows if math.isnan(r[5])]
+    time_ratios = [r[4] / r[6] for r in rows if r[6] > 0]
     ratios = [r[3].epsilon / r[2] for r in rows if r[2] > 0 and math.isfinite(r[3].epsilon)]
     theirs = [r[5] / r[2] for r in rows if r[2] > 0 and math.isfinite(r[5])]
+    widths = [(r[2] - r[1]) / r[2] for r in rows if r[2] > 0 and math.isfinite(r[2])]
     dpa_below = [r for r in rows if math.isfinite(r[5]) and r[5] < r[1] * (1 - 1e-9)]
     print()
     print(f"rows: {len(rows)}")
@@ -178,14 +200,23 @@ def summarise(rows) -> None:
     print(f"rows slower than dp-accounting's PLD (best of N): {len(slower)}")
     for r in slower:
         print(f"   {r[0].name} at {r[0].delta:g}: {r[4]:.3f}s > {r[6]:.3f}s")
+    print(
+        f"time fuzzpy / dp-accounting: median {statistics.median(time_ratios):.4f}, "
+        f"max {max(time_ratios):.4f}; dp-accounting stopped at {DPA_CAP:g}s in "
+        f"{len(capped)} rows (its time counted as {DPA_CAP:g}s)"
+    )
     print(f"fuzzpy / reference hi: median {statistics.median(ratios):.10f}, max {max(ratios):.10f}")
     if theirs:
         print(
             f"dp-accounting PLD / reference hi: median {statistics.median(theirs):.10f}, "
             f"max {max(theirs):.10f}, min {min(theirs):.10f}; "
             f"{len(dpa_below)} rows below the reference; "
-            f"{sum(1 for r in rows if not math.isfinite(r[5]))} rows infinite"
+            f"{sum(1 for r in rows if math.isinf(r[5]))} rows infinite"
         )
+    print(
+        f"reference bracket width (hi - lo) / hi: median {statistics.median(widths):.2e}, "
+        f"max {max(widths):.2e}"
+    )
     total_ours = sum(r[4] for r in rows)
     total_theirs = sum(r[6] for r in rows)
     print(f"total time: fuzzpy {total_ours:.1f}s, dp-accounting {total_theirs:.1f}s")

@@ -214,16 +214,19 @@ def _fourier_bracket(case: Case, hint: float) -> tuple[float, float]:
     """Both directions, each by two inversion settings; delta taken as the
     larger setting times (1 + AGREE) for hi and the smaller times (1 - AGREE)
     for lo, after checking the settings agree within AGREE (or, failing
-    that, 10 AGREE: long double leaves a few 1e-6 at delta = 1e-15)."""
+    that, 10 or 100 AGREE: long double leaves up to ~1e-5 at delta = 1e-15
+    when epsilon is small)."""
     mix = trees.flatten(case.events)
     settings = [
         fourier.inversions(trees.fourier_components(mix, remove), hint) for remove in (True, False)
     ]
 
-    try:
-        return _bracket(case, hint, settings, AGREE)
-    except RuntimeError:  # at delta ~ 1e-15 long double can leave a few 1e-6
-        return _bracket(case, hint, settings, 10 * AGREE)
+    for agree in (AGREE, 10 * AGREE):
+        try:
+            return _bracket(case, hint, settings, agree)
+        except RuntimeError:  # at delta ~ 1e-15 long double can leave a few 1e-6
+            pass
+    return _bracket(case, hint, settings, 100 * AGREE)
 
 
 def _bracket(case: Case, hint: float, settings, agree: float) -> tuple[float, float]:
