@@ -139,6 +139,8 @@ def main() -> None:
     print("-" * len(header))
     skipped = 0
     for case in select(cases(), args.quick, args.family):
+        if case.key not in cache and CACHE.exists():  # a fill running beside may have it
+            cache.update(json.loads(CACHE.read_text()))
         if args.cached_only and case.key not in cache:
             skipped += 1
             continue
