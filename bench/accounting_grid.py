@@ -2,6 +2,7 @@
 
     python bench/accounting_grid.py [--quick] [--repeats N] [--regenerate] [--family F,G]
                                     [--cached-only] [--references-only]
+                                    [--rows-out FILE] [--combine FILE ...]
 
 Cases (bench/grid_cases.py, 504 rows): k-fold Gaussian, Laplace and pure,
 Poisson-subsampled pure, one Poisson-subsampled Laplace, the DP-SGD grid
@@ -35,6 +36,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
@@ -116,14 +118,23 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a subset, for CI-like runs")
     parser.add_argument("--repeats", type=int, default=3, help="best of N timings (default 3)")
     parser.add_argument("--regenerate", action="store_true", help="recompute every reference")
-    parser.add_argument("--family", help="only these families, comma-separated (gaussian, laplace, pure, ...)")
+    parser.add_argument(
+        "--family", help="only these families, comma-separated (gaussian, laplace, pure, ...)"
+    )
     parser.add_argument(
         "--references-only", action="store_true", help="fill the reference cache, time nothing"
     )
     parser.add_argument(
         "--cached-only", action="store_true", help="skip rows whose reference is not cached"
     )
+    parser.add_argument("--rows-out", help="append each row as a JSON line to this file")
+    parser.add_argument("--combine", nargs="+", help="summarise --rows-out files, run nothing")
     args = parser.parse_args()
+    if args.combine:
+        summarise(
+            [_row(line) for path in args.combine for line in Path(path).read_text().splitlines()]
+        )
+        return
     logging.getLogger().setLevel(logging.ERROR)
     if args.references_only:
         fill_references(select(cases(), args.quick, args.family), args.regenerate)
@@ -151,6 +162,25 @@ def main() -> None:
             _store(cache)
         lo, hi = cache[case.key]
         rows.append((case, lo, hi, found, ours_t, theirs, theirs_t))
+        if args.rows_out:
+            with open(args.rows_out, "a") as out:
+                out.write(
+                    json.dumps(
+                        [
+                            case.name,
+                            case.delta,
+                            lo,
+                            hi,
+                            found.epsilon,
+                            found.method,
+                            found.proven,
+                            ours_t,
+                            theirs,
+                            theirs_t,
+                        ]
+                    )
+                    + "\n"
+                )
         print(
             f"{case.name:46} {case.delta:7.0e} {lo:14.9f} {found.epsilon:14.9f} {ours_t:7.3f} "
             f"{found.method:13} {theirs:14.9f} {theirs_t:7.3f}",
@@ -174,6 +204,21 @@ def fill_references(chosen: list[Case], regenerate: bool) -> None:
             continue
         _store(cache)
         print(f"{case.key:60} {cache[case.key]} {time.perf_counter() - start:.1f}s", flush=True)
+
+
+def _row(line: str) -> tuple:
+    """A --rows-out line back as summarise's row."""
+    name, delta, lo, hi, eps, method, proven, t, theirs, theirs_t = json.loads(line)
+    case = SimpleNamespace(name=name, delta=delta)
+    return (
+        case,
+        lo,
+        hi,
+        SimpleNamespace(epsilon=eps, method=method, proven=proven),
+        t,
+        theirs,
+        theirs_t,
+    )
 
 
 def _store(cache: dict) -> None:
