@@ -59,9 +59,11 @@ class GridPLD:
         """An upper bound of log E[e^{t L}; L finite] for each t in ``orders``
         (the sum of non-negative terms is computed to a relative 1e-12)."""
         orders = np.atleast_1d(np.asarray(orders, dtype=float))
-        with np.errstate(divide="ignore"):
-            log_probs = np.log(self.probs)
-        exponents = log_probs[None, :] + orders[:, None] * self.losses[None, :]
+        held = self.probs > 0  # empty cells add nothing (randomized response fills a few)
+        if not held.any():
+            return np.full(orders.shape, -np.inf)
+        log_probs = np.log(self.probs[held])
+        exponents = log_probs[None, :] + orders[:, None] * self.losses[held][None, :]
         top = np.max(exponents, axis=1)
         total = top + np.log(np.sum(np.exp(exponents - top[:, None]), axis=1))
         return total + 1e-12 * (1 + np.abs(total))

@@ -79,7 +79,7 @@ class Summary:
 
     def _log_mgf(self, orders: np.ndarray, lo: float, hi: float) -> np.ndarray:
         grid_losses, grid_probs = self.grid.losses, self.grid.probs
-        keep = (grid_losses >= lo) & (grid_losses <= hi)
+        keep = (grid_losses >= lo) & (grid_losses <= hi) & (grid_probs > 0)  # empty cells add 0
         losses = np.append(grid_losses[keep], lo)
         probs = np.append(grid_probs[keep], grid_probs[grid_losses < lo].sum())
         with np.errstate(divide="ignore"):
@@ -282,7 +282,7 @@ class Planner:
         losses, probs = summary_i.grid.losses, summary_i.grid.probs
         levels = []
         for b in np.linspace(lo, hi, 6)[1:-1]:
-            big = (losses > b) & (losses <= hi)
+            big = (losses > b) & (losses <= hi) & (probs > 0)
             above = float(probs[big].sum())
             if above <= 0:
                 continue
