@@ -124,6 +124,7 @@ class Interpreter:
         self.zero_products = checked.zero_products if checked is not None else None
         self.call_lengths = checked.call_lengths if checked is not None else {}
         self.length_reads = checked.length_reads if checked is not None else {}
+        self.captures = checked.captures if checked is not None else None
         self._defs: dict[str, S.DefDecl] = {}
         self._load_declarations()
         self.statics = StaticNumbers(program, self.constants)
@@ -251,6 +252,8 @@ class Interpreter:
     @contextmanager
     def per_row(self, mode: str, rows: int | None) -> Iterator[None]:
         """Run a per-row function over COLUMNS (`rows` of them) or one ROW."""
+        if self.mode == MACRO:
+            self._force_public_definitions()
         saved = (self.mode, self.column_rows, self.row_calls_left, self.row_ids, self.calls_made, self._recursion_depth)
         self.mode, self.column_rows = mode, rows
         self.row_calls_left, self._recursion_depth = MAX_ROW_CALLS, 0
@@ -485,11 +488,39 @@ class Interpreter:
         def body(arg: Value) -> Value:
             return self.eval(expr.body, {**env, expr.param: arg})
 
+        if self.mode == MACRO:
+            self._force_captures(expr, env)
         if self.mode != COLUMNS:
             return Function("fun", 1, body, lazy=True)
         # a closure over columns may be called on a subset of the rows
         return Function("fun", 1, body, lazy=True,
                         rebuild=lambda positions, n: self._eval_Lambda(expr, restrict_env(env, positions, n)))
+
+    def _force_public_definitions(self) -> None:
+        """Top-level definitions without parameters depend on no data: they
+        are evaluated (at macro level, in program order) before the first
+        per-row function runs, so that no row decides whether they are."""
+        for decl in self.program.decls:
+            if isinstance(decl, S.DefDecl) and not decl.params:
+                value = self.globals.get(decl.name)
+                if isinstance(value, _Deferred):
+                    value.force()
+
+    def _force_captures(self, expr: S.Lambda, env: Env) -> None:
+        """A closure made at macro level evaluates what it uses now, once,
+        whatever rows it is later applied to: a per-row function must not
+        force a macro-level binding (and spend the macro budget) only when
+        some row reaches it. Top-level definitions without parameters are
+        forced for the same reason (docs/semantics.md, "Recursion")."""
+        if self.captures is None:
+            return
+        for name in self.captures.get(expr.span, ()):
+            if name in env:
+                force(env[name])
+            else:
+                value = self.globals.get(name)
+                if isinstance(value, _Deferred):
+                    value.force()
 
     def _eval_Field(self, expr: S.Field, env: Env) -> Value:
         record = self.eval(expr.expr, env)
