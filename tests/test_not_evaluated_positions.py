@@ -75,6 +75,8 @@ ROW_REACHED = {
     "laplace[1] (z + sum[0, 1] (map (fun x -> case [x] of [] -> 0 | h :: t -> (if h > 41 then 0 * h + y else 0)) db)) };",
     "parameterless def": "def y : num = deep 20000;\n"
     "def p (db : bag num) : fuzzy num = laplace[1] (sum[0, 1] (map (fun x -> case [x] of [] -> 0 | h :: t -> (if h > 41 then y else 0)) db));",
+    "partially applied def": "def helper (y : num) (x : num) : num = case [x] of [] -> 0 | h :: t -> (if h > 41 then y else 0);\n"
+    "def p (db : bag num) : fuzzy num = { let y = deep 20000; laplace[1] (sum[0, 1] (map (helper y) db)) };",
     "row-by-row fallback": "def rec r (n : num) (k : num) : num = if k >= 1 then (case [n] of [] -> 0 | h :: t -> 1) "
     "else (if n > 41 then r n 1 else 0);\n"
     "def p (db : bag num) : fuzzy num = laplace[1] (sum[0, 1] (map (fun x -> r x 0) db));",

@@ -125,6 +125,10 @@ class Interpreter:
         self.call_lengths = checked.call_lengths if checked is not None else {}
         self.length_reads = checked.length_reads if checked is not None else {}
         self.captures = checked.captures if checked is not None else None
+        #: each definition's parameters: whether its body uses them (sensitivity above 0)
+        self._uses: dict[str, tuple[bool, ...]] = {
+            name: tuple(not p.sensitivity.is_zero for p in d.params) for name, d in checked.definitions.items()
+        } if checked is not None else {}
         self._defs: dict[str, S.DefDecl] = {}
         self._load_declarations()
         self.statics = StaticNumbers(program, self.constants)
@@ -495,6 +499,18 @@ class Interpreter:
         # a closure over columns may be called on a subset of the rows
         return Function("fun", 1, body, lazy=True,
                         rebuild=lambda positions, n: self._eval_Lambda(expr, restrict_env(env, positions, n)))
+
+    def before_rows(self, func: Value) -> None:
+        """What a per-row function uses from macro level is evaluated now,
+        once, whatever the rows (see `_force_captures`): for a partially
+        applied definition, the arguments its body uses."""
+        if self.mode != MACRO:
+            return
+        self._force_public_definitions()
+        if isinstance(func, Function) and func.args and func.name in self._uses:
+            for arg, used in zip(func.args, self._uses[func.name], strict=False):
+                if used:
+                    force(arg)
 
     def _force_public_definitions(self) -> None:
         """Top-level definitions without parameters depend on no data: they

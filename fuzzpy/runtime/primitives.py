@@ -68,6 +68,7 @@ def apply_to_rows(interp: Interpreter, func: Value, bag: Bag, what: str) -> Colu
 
     n = len(bag)
     view = bag.view()
+    interp.before_rows(func)
     try:
         with interp.per_row(COLUMNS, n), np.errstate(all="ignore"):
             return as_column(func(VectorColumn(view) if _is_vector_bag(view) else view), n)
