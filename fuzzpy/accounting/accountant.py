@@ -34,6 +34,7 @@ from dp-accounting's series, whose truncation carries no error bound
 
 from __future__ import annotations
 
+import importlib
 import math
 import sys
 from collections import Counter
@@ -41,18 +42,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-import numpy as np
-
-from fuzzpy.accounting import (
-    closed_form,
-    closed_subsampled,
-    composition,
-    gaussian,
-    pld,
-    rdp,
-    renyi,
-    zcdp,
-)
 from fuzzpy.accounting.atoms import (
     Atoms,
     Flattener,
@@ -168,7 +157,7 @@ def _exact_gaussian(atoms: Atoms, delta: float) -> float | None:
     if not atoms or not all(isinstance(atom, GaussianAtom) for atom in atoms):
         return None
     rho = sum((atom.rho * n for atom, n in atoms.items()), Fraction(0))
-    return gaussian.epsilon_for_delta(GaussianAtom(rho).mu, delta)  # mu rounded up
+    return _module("gaussian").epsilon_for_delta(GaussianAtom(rho).mu, delta)  # mu rounded up
 
 
 def _exact_single(atoms: Atoms, delta: float) -> float | None:
@@ -180,15 +169,29 @@ def _exact_single(atoms: Atoms, delta: float) -> float | None:
     if n != 1:
         return None
     if isinstance(atom, LaplaceAtom):
-        return closed_form.laplace_epsilon(atom.epsilon, delta)
+        return _module("closed_form").laplace_epsilon(atom.epsilon, delta)
     if isinstance(atom, PureAtom):
-        return closed_form.randomized_response_epsilon(atom.epsilon, delta)
+        return _module("closed_form").randomized_response_epsilon(atom.epsilon, delta)
     if isinstance(atom, SubsampledAtom) and isinstance(atom.inner, LaplaceAtom):
-        return closed_subsampled.subsampled_laplace_epsilon(atom.rate, atom.inner.epsilon, delta)
+        return _module("closed_subsampled").subsampled_laplace_epsilon(atom.rate, atom.inner.epsilon, delta)
     return None
 
 
 Method = Callable[[Atoms, float], "float | None"]
+
+def _module(name: str):  # noqa: ANN202 - a module of this package, or numpy
+    """The methods' modules load numpy, scipy, mpmath and dp_accounting
+    (seconds): they are imported when a figure first needs them, so that
+    pure costs (what `fuzzpy check` mostly asks) start fast."""
+    return importlib.import_module("numpy" if name == "np" else f"fuzzpy.accounting.{name}")
+
+
+def _late(module: str, function: str) -> Method:
+    def call(atoms: Atoms, delta: float) -> float | None:
+        return getattr(_module(module), function)(atoms, delta)
+
+    return call
+
 
 def _needs_delta(method: Method) -> Method:
     def guarded(atoms: Atoms, delta: float) -> float | None:
@@ -207,14 +210,14 @@ METHODS: dict[str, _Entry] = {
     "exact-gaussian": _Entry(_needs_delta(_exact_gaussian), True),
     "pure": _Entry(_pure, True),
     "exact-single": _Entry(_needs_delta(_exact_single), True),
-    "basic": _Entry(_needs_delta(composition.basic), True),
-    "advanced": _Entry(_needs_delta(composition.advanced), True),
-    "kov": _Entry(_needs_delta(composition.kov), True),
-    "zcdp": _Entry(_needs_delta(lambda a, d: zcdp.approximate_epsilon(a, d, tight=False)), True),
-    "zcdp-cks": _Entry(_needs_delta(lambda a, d: zcdp.approximate_epsilon(a, d, tight=True)), True),
-    "rdp-sharp": _Entry(_needs_delta(renyi.epsilon), True),
-    "pld": _Entry(_needs_delta(pld.epsilon), True),
-    "rdp": _Entry(_needs_delta(rdp.epsilon), False),
+    "basic": _Entry(_needs_delta(_late("composition", "basic")), True),
+    "advanced": _Entry(_needs_delta(_late("composition", "advanced")), True),
+    "kov": _Entry(_needs_delta(_late("composition", "kov")), True),
+    "zcdp": _Entry(_needs_delta(lambda a, d: _module("zcdp").approximate_epsilon(a, d, tight=False)), True),
+    "zcdp-cks": _Entry(_needs_delta(lambda a, d: _module("zcdp").approximate_epsilon(a, d, tight=True)), True),
+    "rdp-sharp": _Entry(_needs_delta(_late("renyi", "epsilon")), True),
+    "pld": _Entry(_needs_delta(_late("pld", "epsilon")), True),
+    "rdp": _Entry(_needs_delta(_late("rdp", "epsilon")), False),
 }
 # the order `tightest` tries them in: exact answers first, then cheap bounds,
 # then the PLD (unproven methods are not run by `tightest`)
@@ -226,7 +229,7 @@ def _run(atoms: Atoms, delta: float, methods: Sequence[str]) -> list[Guarantee]:
     for name in methods:
         entry = METHODS[name]
         try:
-            with np.errstate(all="ignore"):
+            with _module("np").errstate(all="ignore"):
                 eps = entry.method(atoms, delta)
         except (ArithmeticError, ValueError):
             # numbers beyond a double (eps0 = 1e308, sigma = 1e-300): this method
@@ -300,7 +303,7 @@ def rho(events: Iterable[Event]) -> Fraction | None:
     (the tight pure and Laplace values, `zcdp.atom_rho`), or None when an
     event is only approximately DP (delta > 0)."""
     try:
-        total, delta = zcdp.total_rho(atoms_of(events))
+        total, delta = _module("zcdp").total_rho(atoms_of(events))
     except NotSummarisable:
         return None
     return total if delta == 0 else None
