@@ -330,13 +330,22 @@ class Interpreter:
             if self.mode == mode:
                 return self.eval(expr, env)
             # a macro-level binding first used inside a per-row function is
-            # still evaluated with the macro-level semantics (and budget)
-            saved = self.mode, self.column_rows
+            # still evaluated with the macro-level semantics, on a budget of
+            # its own: whether a row reaches it must change neither what the
+            # run's other macro-level work may spend nor whether the run
+            # fails; running out fails that row only, as its own budget would
+            # (docs/semantics.md, "Recursion"; adversarial review of issue 9, H1)
+            saved = self.mode, self.column_rows, self.macro_calls_left
             self.mode, self.column_rows = mode, rows
+            self.macro_calls_left = MAX_RECURSIVE_CALLS
             try:
                 return self.eval(expr, env)
+            except RuntimeFailure as failure:
+                if failure.code == "FZ519":
+                    raise Exhausted from None
+                raise
             finally:
-                self.mode, self.column_rows = saved
+                self.mode, self.column_rows, self.macro_calls_left = saved
 
         return Thunk(compute)
 

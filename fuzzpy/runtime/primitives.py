@@ -83,7 +83,10 @@ def apply_to_rows(interp: Interpreter, func: Value, bag: Bag, what: str) -> Colu
         results = []
         for row in bag.rows():
             interp.fresh_row()
-            results.append(conform(func(row), template))
+            try:
+                results.append(conform(func(row), template))
+            except Exhausted:  # out of calls outside any recursive call: the zero row's value
+                results.append(template)
     return column_from_rows(results, template)
 
 
