@@ -54,6 +54,7 @@ from fuzzpy.runtime.values import (
     Record,
     RuntimeFailure,
     Thunk,
+    Transient,
     Value,
     WithPair,
     force,
@@ -117,6 +118,10 @@ class Interpreter:
         #: function runs row by row; over columns, the calls each row made
         #: (`calls_made`, indexed by `row_ids`: the rows of the current subset).
         self.macro_calls_left = MAX_RECURSIVE_CALLS
+        #: thunks made so far; while macro-level work a row forced is evaluated
+        #: (`delay`), the count when it began: older thunks are not kept
+        self._thunks_made = 0
+        self._row_barrier: int | None = None
         self.row_calls_left = MAX_ROW_CALLS
         self.row_ids: np.ndarray = np.zeros(0, dtype=np.int64)
         self.calls_made: np.ndarray = np.zeros(0, dtype=np.int64)
@@ -325,27 +330,37 @@ class Interpreter:
         if isinstance(expr, S.Var) and expr.name in env:
             return env[expr.name]  # shares the binding's thunk
         mode, rows = self.mode, self.column_rows
+        born = self._thunks_made
+        self._thunks_made += 1
 
         def compute() -> Value:
             if self.mode == mode:
-                return self.eval(expr, env)
+                value = self.eval(expr, env)
+                # an older thunk reached by work a row forced: shares that
+                # work's budget and is kept by no one (its own thunks are)
+                barrier = self._row_barrier
+                return Transient(value) if barrier is not None and born < barrier else value
             # a macro-level binding first used inside a per-row function is
             # still evaluated with the macro-level semantics, on a budget of
             # its own: whether a row reaches it must change neither what the
             # run's other macro-level work may spend nor whether the run
             # fails; running out fails that row only, as its own budget would
             # (docs/semantics.md, "Recursion"; adversarial review of issue 9, H1)
-            saved = self.mode, self.column_rows, self.macro_calls_left
+            # Nothing it computes is kept (`Transient`), so its cost and outcome
+            # never depend on which rows came before (round 4, K1).
+            saved = self.mode, self.column_rows, self.macro_calls_left, self._row_barrier
             self.mode, self.column_rows = mode, rows
-            self.macro_calls_left = MAX_RECURSIVE_CALLS
+            self.macro_calls_left, self._row_barrier = MAX_RECURSIVE_CALLS, self._thunks_made
             try:
-                return self.eval(expr, env)
+                return Transient(self.eval(expr, env))
             except RuntimeFailure as failure:
                 if failure.code == "FZ519":
                     raise Exhausted from None
                 raise
+            except RecursionError:
+                raise Exhausted from None
             finally:
-                self.mode, self.column_rows, self.macro_calls_left = saved
+                self.mode, self.column_rows, self.macro_calls_left, self._row_barrier = saved
 
         return Thunk(compute)
 

@@ -79,7 +79,12 @@ def apply_to_rows(interp: Interpreter, func: Value, bag: Bag, what: str) -> Colu
         # the data (adversarial review of issue 9, round 2, G3)
         pass
     with interp.per_row(ROW, 1), np.errstate(all="ignore"):
-        template = func(dummy_row(bag.source))  # the result's shape, whatever the data
+        try:
+            template = func(dummy_row(bag.source))  # the result's shape, whatever the data
+        except Exhausted:  # the zero row is public: this happens on every dataset or none
+            raise RuntimeFailure(
+                "FZ519", f"the function given to `{what}` ran out of recursive calls on the all-zero row"
+            ) from None
         results = []
         for row in bag.rows():
             interp.fresh_row()

@@ -46,6 +46,16 @@ class Exhausted(Exception):
     default value of the recursive function's result type."""
 
 
+@dataclass(frozen=True)
+class Transient:
+    """A thunk's value computed on behalf of one row, which the thunk must not
+    keep: another row (or later macro-level work) would then find it done, and
+    what a row computed would change what others can (docs/semantics.md,
+    "Recursion")."""
+
+    value: Value
+
+
 class Thunk:
     """An expression bound but not evaluated yet (call by need)."""
 
@@ -58,7 +68,10 @@ class Thunk:
 
     def force(self) -> Value:
         if not self._done:
-            self._value = self._compute()
+            value = self._compute()
+            if isinstance(value, Transient):
+                return value.value  # computed for one row: not kept for others
+            self._value = value
             self._done = True
             self._compute = None  # type: ignore[assignment]  # free the environment
         return self._value
