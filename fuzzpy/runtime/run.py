@@ -73,6 +73,7 @@ class RunRequest:
     datasets: dict[str, str] = field(default_factory=dict)
     seed: int | None = None
     delta: str | None = None
+    engine: str = "auto"  # memory | duckdb | spark; auto: DuckDB for files (fuzzpy.engines)
 
 
 @dataclass
@@ -206,12 +207,23 @@ def parse_argument(name: str, kind: Type, text: str) -> Value:
 Warn = Callable[[str], None]
 
 
-def execute(request: RunRequest, warn: Warn = lambda message: None) -> RunResult:
+def execute(request: RunRequest, warn: Warn = lambda message: None, progress: Warn | None = None) -> RunResult:
+    """`progress` (if given) receives messages about long work: rows scanned,
+    rounds of `loop`; `warn` receives warnings."""
+    from fuzzpy.engines import engine_for
+
+    engine = engine_for(request.engine, warn, progress)
+    try:
+        return _execute(request, warn, engine)
+    finally:
+        engine.close()
+
+
+def _execute(request: RunRequest, warn: Warn, engine: Any) -> RunResult:
     from fuzzpy.ledger.book import Budget, DataUse, Ledger
     from fuzzpy.pipeline import load_source
     from fuzzpy.runtime.bag import auditing_groups
-    from fuzzpy.runtime.datasets import name_sources, open_source
-    from fuzzpy.runtime.loader import load
+    from fuzzpy.runtime.datasets import name_sources
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
 
     source = load_source(request.file)
@@ -224,13 +236,13 @@ def execute(request: RunRequest, warn: Warn = lambda message: None) -> RunResult
     budget = Budget.parse(request.budget, request.rule) if request.budget else None
     types = {p.name: p.type for p in definition.params}
     with Ledger(request.ledger) as ledger:
-        sources = name_sources(ledger, request.data, request.datasets, list(events))
+        sources = name_sources(ledger, request.data, request.datasets, list(events), reader=engine.reader)
         keys = {name: s.dataset for name, s in sources.items()}
         for key, evs in _events_by_dataset(events, keys).items():  # refuse before the data is read
             ledger.quote(key, evs, budget, release_delta=request.delta)
-        opened = {name: open_source(ledger, s, types[name]) for name, s in sources.items()}
+        opened = {name: engine.open(ledger, s, types[name]) for name, s in sources.items()}
         _one_file_per_dataset(opened)
-        loaded = {name: load(o.header, o.plan) for name, o in opened.items()}  # total: no refusal after this
+        loaded = {name: engine.load(o) for name, o in opened.items()}  # total: no refusal after this
         uses = [DataUse(opened[name].registration, opened[name].implicit, loaded[name][1]) for name in events]
         receipts = ledger.charge_many(
             [(keys[name], evs, budget) for name, evs in events.items()],
@@ -250,7 +262,7 @@ def execute(request: RunRequest, warn: Warn = lambda message: None) -> RunResult
 
     bags = {name: bag for name, (bag, _) in loaded.items()}
     with auditing_groups() as outside:
-        value = compute(checked, definition, {**public, **bags}, source_of_noise, record)
+        value = compute(checked, definition, {**public, **bags}, source_of_noise, record, engine.interpreter)
     if receipts:
         _record_release(request.ledger, receipts, value, outside[0], record)
     files = {keys[name]: opened[name].file.path for name in events}
@@ -294,13 +306,15 @@ def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str
 
 
 def compute(
-    checked: CheckedProgram, definition: CheckedDef, arguments: dict[str, Value], source: RandomSource, warn: Warn
+    checked: CheckedProgram, definition: CheckedDef, arguments: dict[str, Value], source: RandomSource, warn: Warn,
+    interpreter: Callable[..., Any] | None = None,
 ) -> Value:
-    """Apply the definition to its arguments and sample its `fuzzy` result."""
+    """Apply the definition to its arguments and sample its `fuzzy` result
+    (`interpreter`: a factory like `Interpreter`'s, e.g. an engine's)."""
     from fuzzpy.runtime.interpreter import Interpreter
     from fuzzpy.runtime.values import RuntimeFailure
 
-    interp = Interpreter(checked.program, source, warn)
+    interp = (interpreter or Interpreter)(checked.program, source, warn)
     try:
         return interp.call_definition(definition.name, [arguments[p.name] for p in definition.params])
     except RuntimeFailure as failure:
