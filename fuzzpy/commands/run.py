@@ -31,7 +31,12 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         request = _request(args)
-        result = execute(request, warn=lambda m: sys.stderr.write(m + "\n"))
+        progress = _progress(args)
+        try:
+            result = execute(request, warn=lambda m: sys.stderr.write(m + "\n"), progress=progress)
+        finally:
+            if progress is not None:
+                sys.stderr.write("\r\033[K")
     except Refusal as refusal:
         _report(args, refusal.diagnostics)
         return refusal.exit_code
@@ -104,7 +109,16 @@ def _request(args: argparse.Namespace) -> RunRequest:
         datasets=_pairs(args.dataset, "--dataset", allow_bare=True),
         seed=args.seed,
         delta=args.delta,
+        engine=args.engine,
     )
+
+
+def _progress(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """Progress on stderr for a person watching: not under --json, not when
+    stderr is not a terminal."""
+    if args.json or not sys.stderr.isatty():
+        return None
+    return lambda message: sys.stderr.write(f"\r\033[K{message}")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -126,3 +140,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "the file's name without its extension); registered on its first release")
     parser.add_argument("--seed", type=int, help="reproducible noise (the run is then NOT private)")
     parser.add_argument("--delta", metavar="D", help="delta at which approximate releases are charged")
+    parser.add_argument("--engine", default="auto", choices=("auto", "memory", "duckdb", "spark"),
+                        help="where bag operations run (default auto: DuckDB, streaming the file; memory: "
+                        "fuzzpy's interpreter; spark: PySpark, needs the [spark] extra)")
