@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from fuzzpy.engines.sql import Dialect
 from fuzzpy.runtime.bag import Bag
-from fuzzpy.runtime.cells import INT_LIMIT, _INT_TEXT, _NUM_TEXT
+from fuzzpy.runtime.cells import _INT_TEXT, _NUM_TEXT, INT_LIMIT
 from fuzzpy.runtime.loader import ColumnRead, Plan
 from fuzzpy.runtime.values import Record
 
@@ -186,7 +186,7 @@ def parquet_select(d: Dialect, source: str, row_index: str, plan: Plan,
                    arrow_types: tuple[pa.DataType, ...], names: tuple[str, ...]) -> tuple[str, str]:
     """The scan's SELECT over the raw file (`source`, with `row_index` its
     position column), and the SELECT of the owner's audit counts."""
-    values, keep, audit = [], [], [f"count(*)"]
+    values, keep, audit = [], [], ["count(*)"]
     for index, read in enumerate(plan.columns):
         kind = "num" if plan.shape == "vector" else read.kind
         cell = cell_sql(d, d.ident(names[read.index]), arrow_types[read.index], kind)

@@ -95,7 +95,14 @@ class SparkBackend:
 
 
 def _spark_schema(schema: pa.Schema):  # type: ignore[no-untyped-def]
-    from pyspark.sql.types import BooleanType, DoubleType, LongType, StringType, StructField, StructType
+    from pyspark.sql.types import (
+        BooleanType,
+        DoubleType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+    )
 
     types = {pa.int64(): LongType(), pa.float64(): DoubleType(), pa.bool_(): BooleanType(), pa.string(): StringType()}
     return StructType([StructField(f.name, types[f.type], True) for f in schema])

@@ -58,3 +58,31 @@ def keeps(secret: str, row_id: int, q: Fraction) -> bool:
     """The rule, in Python (the engines' SQL is tested against it)."""
     digest = hashlib.sha256(f"{secret}:{row_id}".encode()).hexdigest()
     return int(digest[:15], 16) < keep_threshold(q)
+
+
+def hashed_subsample_interpreter(program, source, warn):  # type: ignore[no-untyped-def]
+    """The in-memory interpreter with the engines' `subsample` rule instead
+    of its exact Bernoulli draws, for comparing engines with memory (the
+    differential tests): a row's id is its position among the loaded rows,
+    as in a scan of a loaded file (`fuzzpy.engines.scan`)."""
+    import numpy as np
+
+    from fuzzpy.runtime.interpreter import Interpreter
+
+    class Hashed(Interpreter):
+        def subsample_mask(self, bag, q):  # type: ignore[no-untyped-def]
+            ids = _row_ids(bag)
+            secret = draw_secret(self.source)
+            return np.fromiter((keeps(secret, int(i), q) for i in ids), dtype=bool, count=len(ids))
+
+    return Hashed(program, source, warn)
+
+
+def _row_ids(bag):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    if bag.selection is None:
+        return np.arange(len(bag))
+    if bag.selection.dtype == bool:
+        return np.flatnonzero(bag.selection)
+    return bag.selection

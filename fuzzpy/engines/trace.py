@@ -27,6 +27,7 @@ rate (`fuzzpy.engines.subsample`), with a fresh secret for every draw.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 
@@ -321,10 +322,8 @@ class EngineInterpreter(Interpreter):
         self._collecting, self.executor.deferring, self.source = True, True, _NoRandomness()
         try:
             for speculation in speculations:
-                try:
+                with contextlib.suppress(Exception):  # a stopped speculation only loses its batch
                     speculation()
-                except Exception:  # noqa: BLE001 -- a stopped speculation only loses its batch
-                    pass
         finally:
             self._collecting, self.executor.deferring = False, False
             self.macro_calls_left, self.source = saved
@@ -433,9 +432,9 @@ class EngineInterpreter(Interpreter):
         return [head, *list(tail)]
 
     def _lookup(self, name: str, env: dict) -> Value:
-        if self._collecting and name not in env and isinstance(self.globals.get(name), _Deferred):
-            if not self.globals[name]._done:
-                raise _Stop
+        deferred = self.globals.get(name) if self._collecting and name not in env else None
+        if isinstance(deferred, _Deferred) and not deferred._done:
+            raise _Stop
         return super()._lookup(name, env)
 
     def call_definition(self, name: str, arguments: list[Value]) -> Value:
@@ -457,7 +456,7 @@ class EngineInterpreter(Interpreter):
         n = self.executor.nodes
         if isinstance(value, (Sym, SymVector)):
             return value
-        if isinstance(value, SymSum) or isinstance(value, VectorColumn):
+        if isinstance(value, (SymSum, VectorColumn)):
             raise NotCompilable("a sum value per row")
         if isinstance(value, Vector):
             return SymVector(self.ops.as_vector(value))
@@ -543,9 +542,8 @@ def _independent_samples(block: S.Block) -> list[S.Expr]:
     bound: set[str] = set()
     found = []
     for stmt in block.stmts:
-        if isinstance(stmt, S.SampleStmt):
-            if not (_free_names(stmt.expr) & bound):
-                found.append(stmt.expr)
+        if isinstance(stmt, S.SampleStmt) and not (_free_names(stmt.expr) & bound):
+            found.append(stmt.expr)
         names = getattr(stmt, "names", None) or [getattr(stmt, "name", None)]
         bound.update(n for n in names if n)
     return found

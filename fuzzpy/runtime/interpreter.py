@@ -170,6 +170,14 @@ class Interpreter:
         value = self._lookup(name, {})
         return outside(value) if self.recursive else value
 
+    def subsample_mask(self, bag: Value, q: Fraction) -> np.ndarray:
+        """`subsample[q]`: which rows of `bag` are kept, each independently
+        with probability q (exact Bernoulli draws; the query engines hash row
+        ids instead: fuzzpy.engines.subsample)."""
+        from fuzzpy.runtime.samplers import bernoulli
+
+        return bernoulli(q, len(bag), self.source)
+
     def warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
             self._warned.add(key)

@@ -31,7 +31,6 @@ from fuzzpy.runtime.bag import (
 )
 from fuzzpy.runtime.expmech import exponential_mechanism
 from fuzzpy.runtime.noise import gauss_release, laplace_release
-from fuzzpy.runtime.samplers import bernoulli
 from fuzzpy.runtime.sigmoid import sigmoid_exact, sigmoid_rows
 from fuzzpy.runtime.values import (
     Exhausted,
@@ -359,7 +358,7 @@ def _subsample(interp: Interpreter, args: list[Fraction]) -> Function:
         bag = _bag(db, "subsample")
 
         def draw() -> Value:
-            keep = bernoulli(q, len(bag), interp.source)  # Poisson sampling: each row kept w.p. q
+            keep = interp.subsample_mask(bag, q)  # Poisson sampling: each row kept w.p. q
             inner = body(bag.where(keep))
             if not isinstance(inner, Fuzzy):
                 raise RuntimeFailure("FZ516", "the body of `subsample` must be `fuzzy`")
