@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from fuzzpy.engines.sql import DIALECTS
+from fuzzpy.engines.sql import DIALECTS, SIGMOID_TABLE
 
 
 class DuckDBBackend:
@@ -26,6 +26,7 @@ class DuckDBBackend:
             self.con.execute(f"SET memory_limit = '{memory_limit}'")
         if threads:
             self.con.execute(f"SET threads = {int(threads)}")
+        self.con.execute(f"CREATE TEMP TABLE {SIGMOID_TABLE} AS {self.dialect.sigmoid_table_sql()}").fetchall()
         self._names = itertools.count()
         self._tables: list[object] = []  # Arrow tables registered: kept alive
         self.progress = progress
@@ -41,7 +42,7 @@ class DuckDBBackend:
 
     def register_view(self, select: str) -> str:
         name = self.fresh_name()
-        self.con.execute(f"CREATE TEMP VIEW {name} AS {select}")
+        self.con.execute(f"CREATE TEMP VIEW {name} AS {select}").fetchall()
         return name
 
     def register_relation(self, relation: object) -> str:
@@ -61,7 +62,12 @@ class DuckDBBackend:
         return self._watch(lambda: self.con.execute(sql).fetchall())
 
     def arrow(self, sql: str) -> pa.Table:
-        return self._watch(lambda: self.con.execute(sql).fetch_arrow_table())
+        def fetch() -> pa.Table:
+            result = self.con.execute(sql)
+            table = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table  # DuckDB 2 / 1
+            return table()
+
+        return self._watch(fetch)
 
     def _watch(self, work: Callable[[], object]) -> object:
         """Run a query, reporting its progress (the share of rows scanned)."""

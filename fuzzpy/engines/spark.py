@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from fuzzpy.engines.sql import DIALECTS
+from fuzzpy.engines.sql import DIALECTS, SIGMOID_TABLE
 
 _SESSION = None
 
@@ -47,6 +47,8 @@ class SparkBackend:
 
     def __init__(self, progress: Callable[[str], None] | None = None) -> None:
         self.spark = session()
+        if not self.spark.catalog.tableExists(SIGMOID_TABLE):
+            self.spark.sql(f"CREATE TEMPORARY VIEW {SIGMOID_TABLE} AS {self.dialect.sigmoid_table_sql()}")
         self._names = itertools.count()
         self._views: list[str] = []
         self.progress = progress

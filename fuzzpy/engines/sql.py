@@ -34,6 +34,7 @@ from fuzzpy.runtime.exact import DBL_MAX
 from fuzzpy.runtime.rowops import I64_MAX, I64_MIN
 from fuzzpy.runtime.sigmoid import NODES, STEP_BITS, VALUE_BITS, _table
 
+SIGMOID_TABLE = "_fz_sigmoid"
 _CMP = {"==": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _LEAVES = ("col", "lit")
 
@@ -69,8 +70,15 @@ class Dialect:
     def floor(self, expr: str) -> str:
         raise NotImplementedError
 
-    def table_lookup(self, values: tuple[int, ...], index: str) -> str:
-        """Entry `index` (0-based BIGINT) of a constant integer table."""
+    def sigmoid_node(self, index: str) -> str:
+        """Node `index` (0-based BIGINT) of the sigmoid table, as a BIGINT:
+        read from the one-row table `SIGMOID_TABLE` each backend creates
+        once (`sigmoid_table_sql`), through an uncorrelated scalar subquery,
+        which the engines evaluate once per query."""
+        raise NotImplementedError
+
+    def sigmoid_table_sql(self) -> str:
+        """The SELECT giving the table's one row: the node values (units of 2^-40)."""
         raise NotImplementedError
 
     def keep(self, row_id: str, secret: str, threshold: int) -> str:
@@ -101,8 +109,11 @@ class DuckDBDialect(Dialect):
     def floor(self, expr: str) -> str:
         return f"floor({expr})"
 
-    def table_lookup(self, values: tuple[int, ...], index: str) -> str:
-        return f"([{', '.join(map(str, values))}]::BIGINT[])[{index} + 1]"
+    def sigmoid_node(self, index: str) -> str:
+        return f"(SELECT _fz_t FROM {SIGMOID_TABLE})[{index} + 1]"
+
+    def sigmoid_table_sql(self) -> str:
+        return f"SELECT [{', '.join(map(str, _table()))}]::BIGINT[] AS _fz_t"
 
     def keep(self, row_id: str, secret: str, threshold: int) -> str:
         digest = f"sha256({self.string(secret + ':')} || CAST({row_id} AS VARCHAR))"
@@ -142,8 +153,11 @@ class SparkDialect(Dialect):
         # (above it every double is already an integer).
         return f"(CASE WHEN abs({expr}) >= {self.double(2.0**52)} THEN {expr} ELSE CAST(floor({expr}) AS DOUBLE) END)"
 
-    def table_lookup(self, values: tuple[int, ...], index: str) -> str:
-        return f"element_at(array({', '.join(f'{v}L' for v in values)}), CAST({index} AS INT) + 1)"
+    def sigmoid_node(self, index: str) -> str:
+        return f"element_at((SELECT _fz_t FROM {SIGMOID_TABLE}), CAST({index} AS INT) + 1)"
+
+    def sigmoid_table_sql(self) -> str:
+        return f"SELECT array({', '.join(f'{v}L' for v in _table())}) AS _fz_t"
 
     def keep(self, row_id: str, secret: str, threshold: int) -> str:
         digest = f"sha2(concat({self.string(secret + ':')}, CAST({row_id} AS STRING)), 256)"
@@ -289,7 +303,7 @@ class Emitter:
         if op == "sigindex":
             return f"least({d.trunc_to_bigint(d.floor(a[0]))}, {d.bigint(NODES - 1)})"
         if op == "sigtable":
-            return f"(CAST({d.table_lookup(_table(), f'({a[0]} + {node.param})')} AS DOUBLE) * {d.double(2.0 ** -VALUE_BITS)})"
+            return f"(CAST({d.sigmoid_node(f'({a[0]} + {node.param})')} AS DOUBLE) * {d.double(2.0 ** -VALUE_BITS)})"
         if op == "dot":
             terms = [f"({a[i]} * {a[i + 1]})" for i in range(0, len(a), 2)]
             total = terms[0]

@@ -56,8 +56,11 @@ def draw_secret(source: object) -> str:
 
 def keeps(secret: str, row_id: int, q: Fraction) -> bool:
     """The rule, in Python (the engines' SQL is tested against it)."""
-    digest = hashlib.sha256(f"{secret}:{row_id}".encode()).hexdigest()
-    return int(digest[:15], 16) < keep_threshold(q)
+    return row_hash(secret, row_id) < keep_threshold(q)
+
+
+def row_hash(secret: str, row_id: int) -> int:
+    return int(hashlib.sha256(f"{secret}:{row_id}".encode()).hexdigest()[:15], 16)
 
 
 def hashed_subsample_interpreter(program, source, warn):  # type: ignore[no-untyped-def]
@@ -72,8 +75,8 @@ def hashed_subsample_interpreter(program, source, warn):  # type: ignore[no-unty
     class Hashed(Interpreter):
         def subsample_mask(self, bag, q):  # type: ignore[no-untyped-def]
             ids = _row_ids(bag)
-            secret = draw_secret(self.source)
-            return np.fromiter((keeps(secret, int(i), q) for i in ids), dtype=bool, count=len(ids))
+            secret, threshold = draw_secret(self.source), keep_threshold(q)
+            return np.fromiter((row_hash(secret, int(i)) < threshold for i in ids), dtype=bool, count=len(ids))
 
     return Hashed(program, source, warn)
 
