@@ -51,6 +51,8 @@ def release(program: str | Path, definition: str, data: str | Path, engine: str,
             return Ending("refused", ",".join(d.code for d in refusal.diagnostics))
         except FuzzError as error:
             return Ending("failed", ",".join(d.code for d in error.diagnostics))
+        except Exception as error:  # noqa: BLE001 -- a crash (a bug, in memory too) must be the same
+            return Ending("crashed", type(error).__name__)
         finally:
             engines.engine_for = original
     return Ending("released", repr(value), tuple(warnings))
