@@ -165,7 +165,8 @@ class Executor:
         scan = relation.scan
         emitter = Emitter(self.backend.dialect, layers, {name: name for name, _ in scan.columns} | {scan.row_id: scan.row_id})
         prefix, source = with_layers(emitter, scan.table)
-        return emitter, prefix, source
+        # aliased: Spark's parser reads `FROM t WHERE (c)` as t aliased `WHERE` with column list (c)
+        return emitter, prefix, f"{source} AS _fz_rows"
 
     def _run_scalars(self, aggregates: list[Aggregate]) -> None:
         d = self.backend.dialect
