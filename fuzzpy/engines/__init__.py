@@ -8,9 +8,7 @@ and Spark. Design notes: docs/engines.md.
 * `plan`, `execute`, `sql`: relations and exact aggregates, as SQL per dialect;
 * `scan`: a bag parameter's rows inside an engine, under the row rules;
 * `subsample`: `subsample[q]` as a keyed hash of row ids;
-* `duck`, `spark`: the backends; `engine`: what `fuzzpy run` calls;
-* `api`: `run_definition`, the entry point for other callers (DataFrames,
-  Arrow tables, DuckDB relations, Spark DataFrames as bags).
+* `duck`, `spark`: the backends; `engine`: what `fuzzpy run` calls.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +64,8 @@ def release(program: str | Path, definition: str, data: str | Path, engine: str,
 def spark():
     if not HAVE_SPARK:
         pytest.skip("pyspark is not installed (the [spark] extra)")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java: no `java` on PATH and no JAVA_HOME")
     from fuzzpy.engines.spark import session
 
     return session()
