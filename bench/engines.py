@@ -2,6 +2,7 @@
 
     python bench/engines.py                      # 100M rows on DuckDB, 5M in memory, 10M on Spark
     python bench/engines.py --rows 10000000 --memory-rows 1000000 --spark-rows 1000000
+    python bench/engines.py --parts spark --spark-rows 1000000    # only Spark
 
 Generates (once) Parquet files of synthetic rows in bench/_data/ (git-ignored;
 100M rows is about 2.4 GB), then times four releases (a noisy filtered
@@ -153,7 +154,7 @@ def fuzzpy_release(release: str, path: Path, engine: str, timings: dict[str, flo
 
 
 def measure(kind: str, release: str, path: Path) -> dict[str, object]:
-    if kind.startswith("spark"):
+    if kind in ("spark", "hand-spark"):
         from fuzzpy.engines.spark import session
 
         session()  # started before the clock: start-up is not the query
@@ -249,7 +250,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000_000)
     parser.add_argument("--memory-rows", type=int, default=5_000_000)
     parser.add_argument("--spark-rows", type=int, default=10_000_000)
-    parser.add_argument("--no-spark", action="store_true")
+    parser.add_argument("--parts", default="duckdb,memory,spark",
+                        help="which comparisons to run (comma-separated: duckdb, memory, spark)")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -259,10 +261,13 @@ def main() -> None:
     print("run: fuzzpy's whole `execute`; check: imports and type checking (constant); data: hashing the file,\n"
           "auditing its rows under the row rules, the ledger; compute: the release's queries and noise.\n"
           "Ratios: over the hand-written query's whole time. Peak MB: peak RSS of the process and its children.")
-    compare("fuzzpy on DuckDB vs hand-written DuckDB SQL", generate(args.rows), "duckdb", "hand-duckdb")
-    compare("the in-memory interpreter", generate(args.memory_rows), "memory", None)
-    compare("fuzzpy on DuckDB, same size", generate(args.memory_rows), "duckdb", "hand-duckdb")
-    if not args.no_spark:
+    parts = set(args.parts.split(","))
+    if "duckdb" in parts:
+        compare("fuzzpy on DuckDB vs hand-written DuckDB SQL", generate(args.rows), "duckdb", "hand-duckdb")
+    if "memory" in parts:
+        compare("the in-memory interpreter", generate(args.memory_rows), "memory", None)
+        compare("fuzzpy on DuckDB, same size", generate(args.memory_rows), "duckdb", "hand-duckdb")
+    if "spark" in parts:
         compare("fuzzpy on Spark local[*] vs hand-written PySpark", generate(args.spark_rows), "spark", "hand-spark")
 
 
