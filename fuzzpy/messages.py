@@ -40,7 +40,7 @@ CODES: dict[str, str] = {
     "FZ211": "recursion needs `def rec` with a declared signature (no mutual recursion)",
     "FZ212": "a top-level `let` must be a static number",
     "FZ213": "a distribution (`fuzzy`) used where a value is needed, or the reverse",
-    "FZ214": "a vector norm conversion needs the vector's static length",
+    "FZ214": "a vector's length is needed before the data is read (a norm conversion, an empty bag, a vector scaled by 0) but is not known",
     "FZ215": "mechanism-only syntax used in a `def`",
     "FZ216": "unknown operator",
     "FZ217": "a static value out of range (zero or magnitude 2.2e-308 to 1.8e308, at most 1100 bits)",
@@ -93,6 +93,7 @@ CODES: dict[str, str] = {
     "FZ522": "the definition's result is not `fuzzy` but depends on a database",
     "FZ523": "an option of `run` has a value it cannot use (--seed)",
     "FZ524": "noise was to be added to a value that is not a finite number",
+    "FZ525": "an argument's vectors do not have the lengths the parameters' types require",
     # datasets (fuzzpy.ledger.datasets, fuzzpy dataset; exit 2)
     "FZ540": "no dataset of that name is registered",
     "FZ541": "a dataset's file is not the one its owner validated (changed, or another file)",

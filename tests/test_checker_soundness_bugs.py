@@ -181,7 +181,7 @@ def test_len_is_public_because_the_length_is_in_the_type() -> None:
     text = "def id (u : vec[2] num) : vec[2] num = u;\ndef f (x : num) : num = len (id [x, x]) + len (id [x, x, x]);"
     assert sens(text, "f") == {"x": Sens.of(0)}
     assert sens("def f (x : num) : num = len [x * x, 1] * x;", "f") == {"x": INF}  # a list: the case floor
-    text = "def f (x : num) : num = len ([x * x, 1] : vec[1] num) * x;"
+    text = "def f (x : num) : num = len ([2 * x, 1] : vec[1] num) * x;"
     assert sens(text, "f") == {"x": Sens.of(2)}  # a static 2
     assert sens("def f (v : vec[inf] num) (y : num) : num = len v + y;", "f") == {"v": Sens.of(0), "y": Sens.of(1)}
 
@@ -363,3 +363,26 @@ mechanism v (q : vec[inf] num) : int
 """
     tab = "tabulate [1, 2] (fun t -> size (filter (fun r -> r.age > t) db))"
     assert codes(mech + f"def f (db : bag Row) : fuzzy int = v ({tab});") == ["FZ311"]
+
+
+def test_arguments_run_evaluates_are_never_scaled_away_when_unbounded() -> None:
+    """`run` evaluates the vector `len` measures, the initial state of `loop`
+    and the bags of `subsample` and `expmech`, even where the rule's factor is
+    0: an evaluation depending on the data without bound may fail or diverge
+    on one neighbour only (adversarial review, issue 9), so 0 * inf is inf."""
+    prelude = (
+        "def rec deep (n : num) : num = if n <= 0 then 0 else deep (n - 1);\n"
+        "def has (db : bag num) : num = if size (filter (fun x -> x == 42) db) > 0 then 20000 else 0;\n"
+    )
+    leaks = [
+        "def p (db : bag num) : fuzzy num = return (len (tabulate [1, 2] (fun t -> deep (has db))));",
+        "def p (db : bag num) : fuzzy num = return (len ([deep (has db)] : vec[1] num));",
+        "def p (db : bag num) : fuzzy num = loop[1] (deep (has db)) (fun x -> laplace[1] 0);",
+        "def p (db : bag num) : fuzzy num = loop[1] (deep (has db)) (fun x -> laplace[1] (0 * x));",
+        "def p (db : bag num) : fuzzy num = expmech[1] [0, 1] (fun c d -> 0) (if deep (has db) > 0 then db else db);",
+        "def p (db : bag num) : fuzzy num = subsample[0.5] (fun b -> laplace[1] 0) (if deep (has db) > 0 then db else db);",
+    ]
+    for leak in leaks:
+        assert codes(prelude + leak), leak
+    # bounded dependence is still scaled by the rule's 0
+    assert sens("def f (x : num) : num = len ([2 * x, 1] : vec[1] num) * x;", "f") == {"x": Sens.of(2)}

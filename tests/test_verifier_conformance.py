@@ -110,8 +110,8 @@ def test_report_noisy_min_is_proved() -> None:
 @pytest.mark.parametrize(
     ("noise", "log_ratio"),
     # Lap(1/eps), q = (0, 0) vs (1, -1): P[out = 0] = 1/2 vs P[eta1 - eta0 > 2] = e^-2
-    # lapplus(2/eps), q = 0s vs (1, -1, -1): 1/3 vs e^-2 / 3
-    [("lap(1 / eps)", 2 - math.log(2)), ("lapplus(2 / eps)", 2.0)],
+    # lapplus(2/eps), q = (0, 0, 0, 0) vs (1, 0, 0, 0): 1/4 vs P[1 + X0 < min of 3 Exp(1/2)] = e^-1.5 / 4
+    [("lap(1 / eps)", 2 - math.log(2)), ("lapplus(2 / eps)", 1.5)],
     ids=["too little noise", "one-sided noise"],
 )
 def test_report_noisy_min_variants_that_are_not_private_are_refuted(noise: str, log_ratio: float) -> None:

@@ -94,6 +94,14 @@ Decisions of issue 9 (soundness of the checker's own logic):
   rows are vectors, records their length for `run`, which needs it when the
   bag is empty (`CheckedProgram.vector_lengths`): a number, or
   `LengthOf(param, path)` read off an argument; neither known: FZ214.
+* `c * e` with a static c = 0 is recorded with e's type
+  (`CheckedProgram.zero_products`): `run` does not evaluate e and gives the
+  zero of its type, a vector of e's length; lengths that are variables of a
+  signature are passed by each use of the definition
+  (`CheckedProgram.call_lengths`); a length neither static nor a
+  signature's is FZ214.
+* A loop whose rounds, times those of the loops around it (also through
+  calls), repeat a release more than 10^6 times is FZ217.
 * A precondition `abs(dist(x)) < c` is strict: a sensitivity s meets it only
   if s < c (`<=`: s <= c); `c > abs(dist(x))` and `c >= abs(dist(x))` read
   the same way, `&&` splits preconditions, other relations are FZ311.

@@ -25,6 +25,7 @@ from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import DefSig, Judgment
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.sensitivity import INF
+from fuzzpy.source import Span
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Handler, Inferencer
@@ -89,7 +90,7 @@ def _apply_lambda(ck: Inferencer, head: S.Lambda, args: list[S.Expr], whole: S.E
 
 
 def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) -> Judgment:
-    sig = instantiate(ck, ck.signature_of(head.name, head.span))
+    sig = instantiate(ck, ck.signature_of(head.name, head.span), head.span)
     n = len(sig.params)
     given = args[:n]
     judgments = [
@@ -111,12 +112,18 @@ def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) ->
     return apply_value(ck, result, head, rest, whole) if rest else result
 
 
-def instantiate(ck: Inferencer, sig: DefSig) -> DefSig:
+def instantiate(ck: Inferencer, sig: DefSig, use: Span) -> DefSig:
     """A definition's signature with fresh length variables (each call may
-    use other lengths); a `def rec` calls itself at its own lengths."""
+    use other lengths); a `def rec` calls itself at its own lengths. The
+    instantiation is recorded at the use (`Inferencer.call_sites`): `run`
+    passes the callee the lengths its body needs."""
     if sig.recursive_stub:
+        own = {n: n for _, ty in sig.params for n in T.vector_lengths(ty) if isinstance(n, T.LenVar)}
+        ck.call_sites[use] = (sig.name, dict(own))
         return sig
-    types = ck.lengths.instantiate([ty for _, ty in sig.params] + [sig.result])
+    mapping: dict[T.LenVar, T.LenVar] = {}
+    types = ck.lengths.instantiate([ty for _, ty in sig.params] + [sig.result], mapping)
+    ck.call_sites[use] = (sig.name, dict(mapping))
     params = tuple((name, ty) for (name, _), ty in zip(sig.params, types, strict=False))
     return dataclasses.replace(sig, params=params, result=types[-1])
 

@@ -17,7 +17,7 @@ from fractions import Fraction
 from fuzzpy import syntax as S
 from fuzzpy import types as T
 from fuzzpy.checker.costs import Cost, CostCtx
-from fuzzpy.checker.result import VectorLength
+from fuzzpy.checker.result import RunLength, VectorLength
 from fuzzpy.checker.terms import fresh_name
 from fuzzpy.checker.usage import Ctx
 from fuzzpy.sensitivity import Sens
@@ -95,6 +95,8 @@ class DefSig:
     costs: tuple[Cost | None, ...] = ()
     recursive_stub: bool = False  # the declared signature of a `def rec` being checked
     length: int | None = None  # the result's static length (a list), if known
+    #: The length variables of the signature whose values its body needs at run time.
+    needs: frozenset[T.LenVar] = frozenset()
 
     @property
     def is_fuzzy(self) -> bool:
@@ -118,3 +120,5 @@ class Globals:
     program: S.Program | None = None
     verdicts: dict[str, tuple[str, str]] = field(default_factory=dict)  # mechanism -> (status, reason)
     vector_lengths: dict[Span, VectorLength] = field(default_factory=dict)  # see `CheckedProgram`
+    zero_products: dict[Span, RunLength | None] = field(default_factory=dict)  # see `CheckedProgram`
+    call_lengths: dict[Span, dict[T.LenVar, RunLength]] = field(default_factory=dict)  # see `CheckedProgram`

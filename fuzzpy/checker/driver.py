@@ -28,7 +28,7 @@ from fuzzpy.checker.elaborate import (
 from fuzzpy.checker.errors import CheckError, SilentAbort
 from fuzzpy.checker.explain import Tracer
 from fuzzpy.checker.infer import Inferencer
-from fuzzpy.checker.result import CheckedDef, CheckedProgram, LengthOf, ParamInfo
+from fuzzpy.checker.result import CheckedDef, CheckedProgram, LengthOf, ParamInfo, RunLength
 from fuzzpy.diagnostics import Diagnostic, FuzzError, Label
 from fuzzpy.sensitivity import INF, ZERO, Sens
 from fuzzpy.source import Span
@@ -143,6 +143,8 @@ class ProgramChecker:
             mechanisms=dict(self.globals.mechanisms),
             constants=dict(self.globals.constants),
             vector_lengths=dict(self.globals.vector_lengths),
+            zero_products=dict(self.globals.zero_products),
+            call_lengths=dict(self.globals.call_lengths),
         )
 
     def signature_of(self, name: str, span: Span) -> DefSig:
@@ -169,7 +171,8 @@ class ProgramChecker:
         from fuzzpy.checker.context import Env
 
         self.ck.env = Env()  # a definition sees only globals and its parameters
-        sites_saved, self.ck.vector_sites = self.ck.vector_sites, {}
+        sites_saved = self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites
+        self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites = {}, {}, {}
         first_soft = len(self.ck.soft_errors)
         first_error = len(self.errors)
         try:
@@ -184,7 +187,7 @@ class ProgramChecker:
             self.globals.broken.add(decl.name)
         finally:
             self.ck.env = env_saved
-            self.ck.vector_sites = sites_saved
+            self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites = sites_saved
             self._in_progress.pop()
             soft = self.ck.soft_errors[first_soft:]
             del self.ck.soft_errors[first_soft:]
@@ -237,6 +240,7 @@ class ProgramChecker:
         params = [(name, lengths.zonk(ty)) for name, ty in params]  # the signature, generalised
         body.type = lengths.zonk(body.type)
         self._resolve_vector_lengths(params)
+        needs = self._resolve_run_lengths(decl, params)
         infos: list[ParamInfo] = []
         sens_list: list[Sens] = []
         costs: list[C.Cost | None] = []
@@ -259,7 +263,7 @@ class ProgramChecker:
                 self._check_declared(decl, param, usage)
             sens_list.append(sens)
             infos.append(ParamInfo(name, ty, sens))
-        sig = DefSig(decl.name, tuple(params), body.type, tuple(sens_list), tuple(costs), length=body.length)
+        sig = DefSig(decl.name, tuple(params), body.type, tuple(sens_list), tuple(costs), length=body.length, needs=needs)
         self.globals.sigs[decl.name] = sig
         self.checked[decl.name] = CheckedDef(decl.name, decl, tuple(infos), body.type, privacy)
 
@@ -283,6 +287,51 @@ class ProgramChecker:
                     hint="build the rows with a list literal, or take the vectors' length from a parameter (`vec[2] num`)",
                 )
             self.globals.vector_lengths[span] = witness
+
+    def _resolve_run_lengths(self, decl: S.DefDecl, params: list[tuple[str, T.Type]]) -> frozenset[T.LenVar]:
+        """The lengths `run` needs inside this definition (its zero-scaled
+        vectors, and what the definitions it uses need) as numbers or as
+        variables of its signature, which its callers pass in turn; the
+        variables it needs. A length that is neither is unknown before the
+        data is read: FZ214."""
+        own = {n for _, ty in params for n in T.vector_lengths(ty) if isinstance(n, T.LenVar)}
+        needs: set[T.LenVar] = set()
+
+        def run_length(n: T.Length | None, span: Span, what: str) -> RunLength:
+            found = self.ck.lengths.resolve(n)
+            if isinstance(found, int) or (isinstance(found, T.LenVar) and found in own):
+                if isinstance(found, T.LenVar):
+                    needs.add(found)
+                return found
+            raise CheckError(
+                "FZ214",
+                f"the length of {what} is not known before the data is read: it is neither static nor "
+                f"the length of a parameter's vectors",
+                span,
+                hint="build the vector with a list literal, or take its length from a parameter (`vec[2] num`)",
+            )
+
+        for span, length in self.ck.zero_sites.items():
+            if length is None:
+                self.globals.zero_products[span] = None
+            else:
+                self.globals.zero_products[span] = run_length(length, span, "the vector multiplied by 0 (which is not evaluated)")
+        recursive: list[Span] = []
+        for span, (callee, mapping) in self.ck.call_sites.items():
+            if callee == decl.name:
+                recursive.append(span)  # a `def rec` calls itself at its own lengths
+                continue
+            sig = self.globals.sigs.get(callee)
+            passed = {
+                var: run_length(mapping[var], span, f"the vectors whose length `{callee}` needs")
+                for var in (sig.needs if sig is not None else ()) if var in mapping
+            }
+            if passed:
+                self.globals.call_lengths[span] = passed
+        for span in recursive:
+            if needs:
+                self.globals.call_lengths[span] = {var: var for var in needs}
+        return frozenset(needs)
 
     def _check_private(self, decl: S.DefDecl, name: str, cost: C.Cost | None) -> None:
         if cost is None or cost.blame is None:

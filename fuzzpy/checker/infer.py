@@ -66,6 +66,13 @@ class Inferencer:
         #: checked: the node's span and the vectors' length (resolved when the
         #: definition concludes; see `CheckedProgram.vector_lengths`)
         self.vector_sites: dict[Span, T.Length | None] = {}
+        #: the products `c * e` / `e * c` with a static c = 0 of the definition
+        #: being checked: e is not evaluated at run time, so `run` needs the
+        #: length of e's vectors (None: e is a number); see `CheckedProgram.zero_products`
+        self.zero_sites: dict[Span, T.Length | None] = {}
+        #: each use of a definition in the one being checked: the callee and
+        #: the fresh length variables its signature was instantiated with
+        self.call_sites: dict[Span, tuple[str, dict[T.LenVar, T.Length]]] = {}
         from fuzzpy.checker import apply, blocks, literals
 
         self._handlers: dict[type, Handler] = {
@@ -267,6 +274,8 @@ class Inferencer:
         if expr.op == "*" and (left.static is not None or right.static is not None):
             constant, other = (left, right) if left.static is not None else (right, left)
             assert constant.static is not None
+            if constant.static == 0:  # `run` makes the zero of e's type without evaluating e
+                self.zero_sites[expr.span] = other.type.length if isinstance(other.type, T.TVec) else None
             factor = Sens(abs(constant.static))
             self.note(f"multiplied by the constant {constant.static}: sensitivity x {factor}")
             scaled = U.scale_ctx(other.ctx, factor, expr.span, f"multiplied by {constant.static}")

@@ -84,10 +84,11 @@ class Lengths:
         """``t`` with every length resolved as far as it is known."""
         return T.map_lengths(t, self.resolve)
 
-    def instantiate(self, types: list[T.Type]) -> list[T.Type]:
+    def instantiate(self, types: list[T.Type], mapping: dict[T.LenVar, T.LenVar] | None = None) -> list[T.Type]:
         """Fresh copies of the variables of a generalised signature, one
-        mapping for all its types (shared variables stay shared)."""
-        mapping: dict[T.LenVar, T.LenVar] = {}
+        mapping for all its types (shared variables stay shared); the
+        mapping (signature variable -> its copy) is filled in when given."""
+        mapping = {} if mapping is None else mapping
 
         def copy(n: T.Length | None) -> T.Length | None:
             n = self.resolve(n)

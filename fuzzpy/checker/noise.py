@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from fuzzpy import syntax as S
 from fuzzpy import types as T
-from fuzzpy.accounting.events import ExpMech, Gaussian, Laplace, Repeat, Subsample
+from fuzzpy.accounting.events import Event, ExpMech, Gaussian, Group, Laplace, Repeat, Subsample
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.blocks import BinderRules, LambdaResult
@@ -31,6 +31,7 @@ from fuzzpy.checker.elaborate import positive_static, static_count
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.terms import eta_expand, source_name
 from fuzzpy.checker.typerel import is_number_list, is_numeric, same_type, subtype
+from fuzzpy.limits import MAX_STATIC_COUNT
 from fuzzpy.sensitivity import INF, Sens
 from fuzzpy.source import Span
 
@@ -83,12 +84,26 @@ def expmech(ck: Inferencer, call: PrimCall) -> Judgment:
     data = ck.infer(data_expr)
     cand_type, data_type = cands.type.elem, data.type
     captured, data_sens = _score(ck, score_expr, cand_type, data_type)
+    unbounded_data: C.CostCtx = {}
+    evaluated_regardless(ck, data.ctx, data_expr.span, "the data of `expmech`", unbounded_data)
     delta = U.plus(captured, U.scale_ctx(data.ctx, data_sens, data_expr.span, f"the score is {data_sens}-sensitive in its data"))
     public = U.scale_ctx(cands.ctx, INF, cands_expr.span, "the candidates of `expmech` are released: they must be public")
     delta = U.plus(delta, public)
     cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: ExpMech(eps * s))
+    cost.update(unbounded_data)
     ck.note(f"`expmech[{Sens(eps)}]`: costs eps x the score's sensitivity in each variable")
     return Judgment(T.TFuzzy(cand_type), {}, cost=cost)
+
+
+def evaluated_regardless(ck: Inferencer, ctx: U.Ctx, span: Span, what: str, cost: C.CostCtx) -> None:
+    """`run` evaluates ``what`` before the rule's zero factor could drop it
+    (docs/semantics.md, "What the checker scales by 0 is not evaluated": only
+    the listed forms are skipped). An evaluation that depends on a variable
+    without bound may fail or not terminate on one neighbour only, so there
+    0 * inf is inf: an infinite cost in every such variable not yet charged."""
+    for name, usage in ctx.items():
+        if usage.sens.is_inf and not (name in cost and cost[name].is_infinite):
+            cost[name] = C.infinite(ck.blame_for(name, usage, span, f"{what}, evaluated by `run` before it is used,"))
 
 
 def _score(ck: Inferencer, score: S.Expr, cand_type: T.Type, data_type: T.Type) -> tuple[U.Ctx, object]:
@@ -169,6 +184,7 @@ def loop(ck: Inferencer, call: PrimCall) -> Judgment:
         if body_cost.is_infinite:
             cost[name] = body_cost
         elif rounds > 0 and body_cost.events():
+            _bound_rounds(rounds, body_cost.events(), call.statics[0].span)
             cost[name] = C.Cost((Repeat(rounds, body_cost.events()),))
     if rounds == 0:  # `loop[0] x0 f` is `return x0`: the state is released as it is
         _release_unnoised(init, init_expr.span, cost)
@@ -178,8 +194,40 @@ def loop(ck: Inferencer, call: PrimCall) -> Judgment:
             scaled = C.scale_cost(lam.param_cost, usage.sens, blame)
             if scaled is not None:
                 cost[name] = C.then(scaled, cost.get(name))
+    evaluated_regardless(ck, init.ctx, init_expr.span, "the initial state of `loop`", cost)
     ck.note(f"`loop[{rounds}]`: the body's cost in what it captures, repeated {rounds} times")
     return Judgment(T.TFuzzy(lam.param_type), {}, cost=cost)
+
+
+def repeated(events: tuple[Event, ...]) -> int:
+    """How many times the most repeated event of ``events`` runs: the
+    product of the counts of the `Repeat`s around it (nested loops, also
+    through calls)."""
+    most = 1
+    for event in events:
+        if isinstance(event, Repeat):
+            most = max(most, event.count * repeated(event.body))
+        elif isinstance(event, (Subsample, Group)):
+            most = max(most, repeated(event.body))
+    return most
+
+
+def _bound_rounds(rounds: int, body: tuple[Event, ...], span: Span) -> None:
+    """Nested loops multiply their rounds: an event repeated 10^12 times (or
+    10^300 times, 50 loops deep) is beyond what `run` carries out, and its
+    per-round cost, tiny enough to round to 0 in the accountant's floating
+    point, would be multiplied by a count that no longer makes it negligible.
+    Every event of a definition runs at most `MAX_STATIC_COUNT` times in all,
+    as one loop may (FZ217)."""
+    inner = repeated(body)
+    if rounds * inner > MAX_STATIC_COUNT:
+        raise CheckError(
+            "FZ217",
+            f"this loop runs {rounds:,} rounds of a body that repeats a release {inner:,} times: "
+            f"{rounds * inner:,} releases in all, more than the {MAX_STATIC_COUNT:,} that `run` carries out",
+            span,
+            hint="nested loops multiply their rounds: use fewer rounds in one of them",
+        )
 
 
 def _release_unnoised(init: Judgment, span: Span, cost: C.CostCtx) -> None:
@@ -231,5 +279,6 @@ def subsample(ck: Inferencer, call: PrimCall) -> Judgment:
             scaled = C.scale_cost(amplified, usage.sens, blame)
             if scaled is not None:
                 cost[name] = C.then(cost.get(name), scaled)
+    evaluated_regardless(ck, data.ctx, data_expr.span, "the bag given to `subsample`", cost)
     ck.note(f"`subsample[{Sens(q)}]`: the body's cost in the sampled bag, amplified by subsampling")
     return Judgment(lam.body.type, {}, cost=cost)

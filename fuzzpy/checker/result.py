@@ -13,7 +13,7 @@ from fuzzpy.diagnostics import Diagnostic
 from fuzzpy.sensitivity import Sens
 from fuzzpy.source import Span
 from fuzzpy.syntax import DefDecl, MechanismDecl, Program
-from fuzzpy.types import Type
+from fuzzpy.types import LenVar, Type
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,12 @@ class LengthOf:
 
 #: The length of the vectors a `vsum` sums or a `map` makes: a number, or read off an argument.
 VectorLength = int | LengthOf
+
+#: A length `run` needs while it evaluates a definition's body: a number, or
+#: a length variable of that definition's signature (`CheckedDef.params`),
+#: whose value the caller passes (`CheckedProgram.call_lengths`) or `run`
+#: reads off the arguments (`fuzzpy.runtime.lengths`).
+RunLength = int | LenVar
 
 
 @dataclass(frozen=True)
@@ -72,3 +78,15 @@ class CheckedProgram:
     #: result when the bag is empty). Bags of vectors that are parameters
     #: carry their width (a data file's columns; a caller's `map`).
     vector_lengths: dict[Span, VectorLength] = field(default_factory=dict)
+    #: Every product `c * e` or `e * c` with a static c = 0, keyed by the
+    #: span of the product: e is scaled by 0, so `run` does not evaluate it
+    #: and gives the zero of e's type instead: None when e is a number, else
+    #: the length of the vector e (docs/semantics.md, "What the checker
+    #: scales by 0 is not evaluated").
+    zero_products: dict[Span, RunLength | None] = field(default_factory=dict)
+    #: At every use of a definition whose body needs lengths of its
+    #: signature (a zero-scaled vector, or a call that needs them), keyed by
+    #: the span of the definition's name there: each of those signature
+    #: variables with its value in the caller (dictionary passing, as type
+    #: classes are compiled).
+    call_lengths: dict[Span, dict[LenVar, RunLength]] = field(default_factory=dict)

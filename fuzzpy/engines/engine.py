@@ -7,7 +7,7 @@ seams (docs/engines.md):
   parameter's file (its hash, header, schema) and plan its columns, refusing
   before any charge exactly as `fuzzpy.runtime.datasets.open_source` does;
 * `load(opened)`: the bag (after the row rules) and the owner's report;
-* `interpreter(program, source, warn)`: the interpreter that computes.
+* `interpreter(program, source, warn, checked)`: the interpreter that computes.
 
 `MemoryEngine` is fuzzpy's own interpreter with the whole file in memory;
 `QueryEngine` holds the rows in DuckDB or Spark. A query engine hashes a
@@ -65,10 +65,10 @@ class MemoryEngine:
     def load(self, opened) -> tuple[Bag, dict[str, object]]:  # type: ignore[no-untyped-def]
         return load(opened.header, opened.plan)
 
-    def interpreter(self, program, source, warn):  # type: ignore[no-untyped-def]
+    def interpreter(self, program, source, warn, checked=None):  # type: ignore[no-untyped-def]
         from fuzzpy.runtime.interpreter import Interpreter
 
-        return Interpreter(program, source, warn)
+        return Interpreter(program, source, warn, checked)
 
     def close(self) -> None:
         pass
@@ -189,12 +189,12 @@ class QueryEngine:
     def reader(self, path: str) -> DataFile:
         return streamed_data_file(path)
 
-    def interpreter(self, program, source, warn):  # type: ignore[no-untyped-def]
+    def interpreter(self, program, source, warn, checked=None):  # type: ignore[no-untyped-def]
         from fuzzpy.engines.trace import EngineInterpreter
 
         executor = Executor(self.backend, self.progress)
         executor.on_finish.append(self.check_files)
-        return EngineInterpreter(program, source, warn, executor)
+        return EngineInterpreter(program, source, warn, executor, checked)
 
     def check_files(self) -> None:
         """A file the engine read must still be the one hashed."""

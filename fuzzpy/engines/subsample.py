@@ -63,7 +63,7 @@ def row_hash(secret: str, row_id: int) -> int:
     return int(hashlib.sha256(f"{secret}:{row_id}".encode()).hexdigest()[:15], 16)
 
 
-def hashed_subsample_interpreter(program, source, warn):  # type: ignore[no-untyped-def]
+def hashed_subsample_interpreter(program, source, warn, checked=None):  # type: ignore[no-untyped-def]
     """The in-memory interpreter with the engines' `subsample` rule instead
     of its exact Bernoulli draws, for comparing engines with memory (the
     differential tests): a row's id is its position among the loaded rows,
@@ -78,7 +78,7 @@ def hashed_subsample_interpreter(program, source, warn):  # type: ignore[no-unty
             secret, threshold = draw_secret(self.source), keep_threshold(q)
             return np.fromiter((row_hash(secret, int(i)) < threshold for i in ids), dtype=bool, count=len(ids))
 
-    return Hashed(program, source, warn)
+    return Hashed(program, source, warn, checked)
 
 
 def _row_ids(bag):  # type: ignore[no-untyped-def]

@@ -13,8 +13,8 @@ nodes (`fuzzpy.engines.symops`) instead of numpy columns. `size`, `sum`,
 interpreter would compute.
 
 What cannot be traced (a row function with `exp` or `log`, a list built per
-row, a `case` on per-row lists, more branches than the column evaluator
-takes, a recursion that branches per row...) is a `NotCompilable`: the
+row, a `case` on per-row lists, more than 256 per-row branches, a `def rec`
+called per row...) is a `NotCompilable`: the
 relation's rows are fetched into memory and that primitive, and everything
 after it on those rows, runs in the in-memory interpreter, with a warning
 on stderr (it says which primitive and why, never anything about the data).
@@ -56,6 +56,7 @@ from fuzzpy.runtime.values import (
 )
 from fuzzpy.runtime.vectors import Vector, VectorColumn, vector
 
+MAX_TRACED_BRANCHES = 256
 _TRACE_FAILURES = (NotCompilable, NotVectorisable, Exhausted, RuntimeFailure, TypeError, ValueError,
                    AttributeError, IndexError, RecursionError, KeyError)
 
@@ -133,11 +134,14 @@ class RelationGroups(Sequence[Bag]):
 class EngineInterpreter(Interpreter):
     """The interpreter with `RelationBag`s pushed into an engine."""
 
-    def __init__(self, program: S.Program, source, warn: Callable[[str], None] | None, executor: Executor) -> None:
-        super().__init__(program, source, warn)
+    def __init__(self, program: S.Program, source, warn: Callable[[str], None] | None, executor: Executor,
+                 checked=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(program, source, warn, checked)
         self.executor = executor
         self.ops = executor.ops
         self._collecting = False
+        self._branches_left = MAX_TRACED_BRANCHES
+        self._tracing = 0
         self._wrap_builtins()
 
     # ------------------------------------------------------------ bag primitives
@@ -169,11 +173,23 @@ class EngineInterpreter(Interpreter):
 
     def trace(self, func: Value, relation: Relation, what: str) -> object:
         """The symbolic result of `func` on the relation's row (a row shape)."""
+        self._branches_left = MAX_TRACED_BRANCHES
+        self._tracing += 1
         try:
             with self.per_row(COLUMNS, None), np.errstate(all="ignore"):
                 return self._shape(func(relation.row))
         except _TRACE_FAILURES as exc:
             raise NotCompilable(_reason(exc)) from None
+        finally:
+            self._tracing -= 1
+
+    def _lockstep_call(self, decl, call, args):  # type: ignore[no-untyped-def]
+        """A `def rec` call per row: each row has its own budget of calls,
+        shared by all its recursive calls (docs/semantics.md), which a trace
+        does not model: such a function runs in memory."""
+        if self._tracing:
+            raise NotCompilable(f"the recursive function `{decl.name}` called per row")
+        return super()._lockstep_call(decl, call, args)
 
     def _predicate(self, func: Value, relation: Relation, what: str) -> Sym:
         shape = self.trace(func, relation, what)
@@ -353,8 +369,8 @@ class EngineInterpreter(Interpreter):
         op = expr.op
         if op in ("&&", "||"):
             return self._logical(op, expr, env)
-        if op == "*" and (self.statics.is_zero(expr.left) or self.statics.is_zero(expr.right)):
-            return 0
+        if op == "*" and self._zero_product(expr):
+            return super()._eval_Binary(expr, env)  # the other side is not evaluated: the in-memory rule
         left, right = self.eval(expr.left, env), self.eval(expr.right, env)
         if _any_symbolic(left, right):
             return self.ops.binary(op, left, right)
@@ -364,9 +380,8 @@ class EngineInterpreter(Interpreter):
         left = self.eval(expr.left, env)
         if is_symbolic(left):
             return self.ops.logical(op, left, self.eval(expr.right, env))
-        if isinstance(left, np.ndarray):
-            right = self.eval(expr.right, env)
-            return (np.logical_and if op == "&&" else np.logical_or)(left, right)
+        if isinstance(left, np.ndarray):  # over columns: the in-memory rule (the right side on the rows that need it)
+            return super()._logical(op, S.Binary(op, _Quoted(left), expr.right, expr.span), env)
         if (op == "&&" and not left) or (op == "||" and left):
             return bool(left)
         right = self.eval(expr.right, env)
@@ -389,9 +404,16 @@ class EngineInterpreter(Interpreter):
             self._spend_split()
             then, orelse = self.eval(expr.then, env), self.eval(expr.orelse, env)
             return self.ops.select(cond, then, orelse)
-        if isinstance(cond, np.ndarray):
-            return self._both_branches(expr, cond, env)
-        return self.eval(expr.then if cond else expr.orelse, env)
+        return super()._eval_If(S.If(_Quoted(cond), expr.then, expr.orelse, expr.span), env)
+
+    def _spend_split(self) -> None:
+        """Both sides of a per-row choice are traced (per-row operations are
+        total, so tracing a side no row takes cannot fail where memory would
+        not); a bound on them keeps a per-row recursion from unrolling
+        forever: past it, the function runs in memory."""
+        if self._branches_left <= 0:
+            raise NotCompilable(f"more than {MAX_TRACED_BRANCHES} per-row branches")
+        self._branches_left -= 1
 
     def _eval_ListLit(self, expr: S.ListLit, env: dict) -> Value:
         items = [self.eval(item, env) for item in expr.items]
@@ -437,13 +459,13 @@ class EngineInterpreter(Interpreter):
             raise _Stop
         return super()._lookup(name, env)
 
-    def call_definition(self, name: str, arguments: list[Value]) -> Value:
+    def call_definition(self, name: str, arguments: list[Value], frame=None) -> Value:  # type: ignore[no-untyped-def]
         from fuzzpy.engines.engine import ScanBag
         from fuzzpy.engines.scan import scan_row
 
         relations = [RelationBag(self, Relation(a.scan, (), scan_row(a.scan, self.executor.nodes)))
                      if isinstance(a, ScanBag) else a for a in arguments]
-        value = super().call_definition(name, relations)
+        value = super().call_definition(name, relations, frame)
         self.executor.flush()
         for finish in self.executor.on_finish:
             finish()

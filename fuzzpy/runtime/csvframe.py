@@ -17,6 +17,7 @@ make loading fail.
 from __future__ import annotations
 
 import csv
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,7 +44,11 @@ def schema_error(
 
 @dataclass(frozen=True)
 class CsvFrame:
-    """The header and the well-formed data lines of a CSV file."""
+    """The header and the well-formed data lines of a CSV file.
+
+    `frame` leaves in `body` the lines with another number of fields than
+    the header (ragged), which the reader of the records finds at once when
+    there are none; `without_ragged` drops them (and says which they were)."""
 
     names: tuple[str, ...]  # the header's column names, whitespace trimmed
     header_line: int
@@ -55,10 +60,27 @@ class CsvFrame:
     _data: bytes = field(repr=False)
     _starts: np.ndarray = field(repr=False)
     _stops: np.ndarray = field(repr=False)
+    _ends: np.ndarray = field(repr=False)
+    _suspect: np.ndarray = field(repr=False)
 
     def line_bytes(self, line: int) -> bytes:
         """The text of a 1-based line, without its line end."""
         return self._data[int(self._starts[line - 1]) : int(self._stops[line - 1])]
+
+    def without_ragged(self) -> CsvFrame:
+        """The frame with its ragged lines dropped from the records."""
+        rows = self.record_lines - 1
+        fields = _field_counts(self._data, self._starts, self._ends, rows, self._suspect)
+        ragged = fields != len(self.names)
+        if not ragged.any():
+            return self
+        dropped = np.sort(np.concatenate((self.malformed_lines - 1, rows[ragged])))
+        body = _without(self._data, int(self._ends[self.header_line - 1]), self._starts[dropped], self._ends[dropped])
+        return dataclasses.replace(
+            self, body=body, record_lines=rows[~ragged] + 1,
+            ragged_lines=np.concatenate((self.ragged_lines, rows[ragged] + 1)),
+            ragged_fields=np.concatenate((self.ragged_fields, fields[ragged])),
+        )
 
 
 def frame(data: bytes, path: str) -> CsvFrame:
@@ -71,20 +93,14 @@ def frame(data: bytes, path: str) -> CsvFrame:
     header = int(nonblank[0])
     names = _header_names(data[starts[header] : ends[header]], path, header + 1)
     rows = nonblank[1:]
-    suspect = _has_quote_or_inner_cr(data, starts, ends)
+    suspect = _has_quote_or_inner_cr(data, starts, ends, int(ends[header]))
     well_formed = _well_formed(data, starts, ends, rows, suspect)
     malformed = rows[~well_formed]
     kept = rows[well_formed]
-    fields = _field_counts(data, starts, ends, kept, suspect)
-    ragged = fields != len(names)
-    dropped = np.sort(np.concatenate((malformed, kept[ragged])))
     body_start = int(ends[header])
-    if dropped.size == 0:
-        body = data[body_start:]
-    else:
-        body = _without(data, body_start, starts[dropped], ends[dropped])
-    return CsvFrame(names, header + 1, body, kept[~ragged] + 1, malformed + 1, kept[ragged] + 1, fields[ragged],
-                    data, starts, stops)
+    body = data[body_start:] if malformed.size == 0 else _without(data, body_start, starts[malformed], ends[malformed])
+    none = np.zeros(0, dtype=np.int64)
+    return CsvFrame(names, header + 1, body, kept + 1, malformed + 1, none, none, data, starts, stops, ends, suspect)
 
 
 def _lines(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -158,10 +174,11 @@ def _field_counts(
     return counts
 
 
-def _has_quote_or_inner_cr(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Per line: does it hold a quote, or a carriage return not just before its newline?"""
+def _has_quote_or_inner_cr(data: bytes, starts: np.ndarray, ends: np.ndarray, body: int = 0) -> np.ndarray:
+    """Per line: does it hold a quote, or a carriage return not just before
+    its newline? (Lines before the byte `body` are not asked about.)"""
     raw = np.frombuffer(data, dtype=np.uint8)
-    if raw.size == 0 or starts.size == 0:
+    if raw.size == 0 or starts.size == 0 or (data.find(b'"', body) < 0 and data.find(b"\r", body) < 0):
         return np.zeros(starts.size, dtype=bool)
     quotes = _per_line(raw == 34, starts, ends)
     returns = _per_line(raw == 13, starts, ends)

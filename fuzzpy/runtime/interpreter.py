@@ -12,7 +12,13 @@ What each construct computes is docs/semantics.md; in short:
 * Call by need: `let`-bound expressions and function arguments are
   evaluated when first used, so what the checker scales by 0 (an unused or
   0-sensitive binding) is never evaluated; nor is e in `0 * e`, `e * 0`
-  (static zero), `dot` with a literal of static zeros, or `sum[0, 0] e`.
+  (static zero: the result is the zero of e's type, a vector of the length
+  the checker recorded), `dot` with a literal of static zeros, or `sum[0, 0] e`.
+* Vector lengths the checker could not fix as numbers are variables of a
+  definition's signature: each call passes their values to the callee
+  (`CheckedProgram.call_lengths`), `run` reads them off the arguments
+  (`fuzzpy.runtime.lengths`); the current values live in the environment
+  under `FRAME`, a name no program can write.
 * `def rec` calls draw on a data-independent budget (`MAX_RECURSIVE_CALLS`
   per run at macro level, per row inside a per-row function). Exhausting it
   is an error at macro level (the same on every dataset: docs/semantics.md,
@@ -30,12 +36,14 @@ from fractions import Fraction
 import numpy as np
 
 from fuzzpy import syntax as S
+from fuzzpy.checker.result import CheckedProgram, RunLength
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.operations import SumColumn, binary, index_value, is_columnar, select_rows
 from fuzzpy.runtime.randomness import RandomSource
 from fuzzpy.runtime.stack import on_large_stack, outside
 from fuzzpy.runtime.statics import StaticNumbers
+from fuzzpy.runtime.subsets import expand, restrict, restrict_env
 from fuzzpy.runtime.values import (
     Exhausted,
     Function,
@@ -51,21 +59,25 @@ from fuzzpy.runtime.values import (
     force,
 )
 from fuzzpy.runtime.vectors import Vector, is_per_row_number, negate, vector, vector_column
+from fuzzpy.types import LenVar
 
 Env = dict[str, Value]
+Branch = Callable[[Env], Value]
+#: The values of a definition's signature's length variables.
+Frame = dict[LenVar, int]
 
-#: How many `if`/`case`s whose rows disagree one column evaluation may take
-#: both branches of (a recursion that branches on per-row data would otherwise
-#: unfold for every row at once); past it, the caller goes row by row.
-MAX_SPLIT_BRANCHES = 256
-#: The data-independent limit on `def rec` calls: per run at macro level,
-#: per row (or per column evaluation) inside a per-row function.
+#: The data-independent limit on `def rec` calls per run at macro level.
 MAX_RECURSIVE_CALLS = 10_000
+#: The data-independent limit on `def rec` calls per row inside a per-row
+#: function (docs/semantics.md, "Recursion").
+MAX_ROW_CALLS = 1_000
 #: Python frames nested expressions may take (the parser bounds the nesting).
 _NESTING_FRAMES = 20_000
 _STACK_BYTES = 512 * 1024 * 1024
 
 MACRO, COLUMNS, ROW = "macro", "columns", "row"
+#: The environment's entry for the lengths of the current definition's signature.
+FRAME = "#lengths"
 
 
 class Interpreter:
@@ -76,7 +88,12 @@ class Interpreter:
         program: S.Program,
         source: RandomSource,
         warn: Callable[[str], None] | None = None,
+        checked: CheckedProgram | None = None,
     ) -> None:
+        """``checked``: the checker's result for ``program``, whose
+        annotations say which products are scaled by 0 and which vector
+        lengths each call passes. Without it (tests of the bare evaluator)
+        a product with a static 0 found by `statics` is the number 0."""
         from fuzzpy.runtime.primitives import builtin_functions
 
         # Nested expressions take a few Python frames per level (the parser
@@ -91,16 +108,22 @@ class Interpreter:
         self.globals: Env = {}
         self._builtins = builtin_functions(self)
         self._warned: set[str] = set()
-        self.split_branches_left = MAX_SPLIT_BRANCHES
         #: MACRO, or how a per-row function runs: over COLUMNS or one ROW at a time.
         self.mode = MACRO
-        #: The number of rows while a function runs over columns, else None.
+        #: The number of rows while a function runs over columns (those of
+        #: the current subset, `_branch_rows`), else None.
         self.column_rows: int | None = None
-        #: `def rec` calls left: per run at macro level, per row (or per
-        #: column evaluation) inside a per-row function.
+        #: `def rec` calls left per run at macro level, and per row while a
+        #: function runs row by row; over columns, the calls each row made
+        #: (`calls_made`, indexed by `row_ids`: the rows of the current subset).
         self.macro_calls_left = MAX_RECURSIVE_CALLS
-        self.row_calls_left = MAX_RECURSIVE_CALLS
+        self.row_calls_left = MAX_ROW_CALLS
+        self.row_ids: np.ndarray = np.zeros(0, dtype=np.int64)
+        self.calls_made: np.ndarray = np.zeros(0, dtype=np.int64)
         self._recursion_depth = 0
+        self.zero_products = checked.zero_products if checked is not None else None
+        self.call_lengths = checked.call_lengths if checked is not None else {}
+        self._defs: dict[str, S.DefDecl] = {}
         self._load_declarations()
         self.statics = StaticNumbers(program, self.constants)
 
@@ -115,17 +138,19 @@ class Interpreter:
                 self.constants[decl.name] = exact
                 self.globals[decl.name] = exact
             elif isinstance(decl, S.DefDecl):
-                self.globals[decl.name] = self._def_value(decl)
+                self._defs[decl.name] = decl
+                self.globals[decl.name] = self._def_value(decl, {})
             elif isinstance(decl, S.MechanismDecl):
                 self.globals[decl.name] = mechanism_function(decl, self)
 
-    def _def_value(self, decl: S.DefDecl) -> Value:
+    def _def_value(self, decl: S.DefDecl, frame: Frame) -> Value:
+        """A definition as a value, its signature's lengths given by ``frame``."""
         if not decl.params:
-            return _Deferred(lambda: self._at_macro_level(lambda: self.eval(decl.body, {})))
+            return _Deferred(lambda: self._at_macro_level(lambda: self.eval(decl.body, {FRAME: frame})))
         names = [p.name for p in decl.params]
 
         def call(*args: Value) -> Value:
-            return self.eval(decl.body, dict(zip(names, args, strict=True)))
+            return self.eval(decl.body, {**dict(zip(names, args, strict=True)), FRAME: frame})
 
         if decl.recursive:
             return Function(decl.name, len(names), self._recursive(decl, call), lazy=True)
@@ -140,10 +165,14 @@ class Interpreter:
                     )
                 self.macro_calls_left -= 1
                 return call(*args)
+            if self.mode == COLUMNS:
+                return self._lockstep_call(decl, call, args)
             if self.row_calls_left <= 0:
+                if self._recursion_depth == 0:  # an outermost call after the row's budget is spent
+                    return self._default_of(decl)
                 raise Exhausted
             self.row_calls_left -= 1
-            if self.mode != ROW or self._recursion_depth > 0:
+            if self._recursion_depth > 0:
                 self._recursion_depth += 1
                 try:
                     return call(*args)
@@ -159,15 +188,58 @@ class Interpreter:
 
         return counted
 
+    def _lockstep_call(self, decl: S.DefDecl, call: Callable[..., Value], args: tuple[Value, ...]) -> Value:
+        """A recursive call over columns: every row of the current subset
+        makes it, and each row counts its own calls. A row past its budget
+        takes no further part (its value here is a placeholder), and gets the
+        default at its outermost recursive call, as row by row. With no row
+        left, a nested call does not evaluate the body, so the recursion
+        stops unfolding; the outermost call evaluates it even on no rows,
+        so that every construct of the body is reached whatever the data."""
+        m = self.column_rows or 0
+        ids = self.row_ids
+        self.calls_made[ids] += 1
+        live = self.calls_made[ids] <= MAX_ROW_CALLS
+        outermost = self._recursion_depth == 0
+        self._recursion_depth += 1
+        try:
+            if live.all() and (m > 0 or outermost):
+                result = call(*args)
+            elif not live.any() and not outermost:
+                return self._default_of(decl)  # a placeholder: no row uses it
+            else:
+                keep = np.flatnonzero(live)
+                inner = self.on_rows(keep, lambda: call(*(restrict(a, keep, m) for a in args)))
+                result = select_rows(live, expand(inner, keep, m), self._default_of(decl))
+        finally:
+            self._recursion_depth -= 1
+        if outermost:
+            spent = self.calls_made[ids] > MAX_ROW_CALLS
+            if spent.any():
+                result = select_rows(spent, self._default_of(decl), result)
+        return result
+
+    def on_rows(self, positions: np.ndarray, work: Callable[[], Value]) -> Value:
+        """Run `work` over the rows at ``positions`` of the current subset."""
+        saved = self.column_rows, self.row_ids
+        self.column_rows = int(positions.size)
+        if self.recursive:
+            self.row_ids = self.row_ids[positions]
+        try:
+            return work()
+        finally:
+            self.column_rows, self.row_ids = saved
+
     def _default_of(self, decl: S.DefDecl) -> Value:
         from fuzzpy.runtime.defaults import row_default
 
         return row_default(decl.result, self.program)
 
-    def definition(self, name: str) -> Value:
-        """A definition's value for a caller outside the interpreter: calling
-        it and sampling what it returns run on the large stack."""
-        value = self._lookup(name, {})
+    def definition(self, name: str, frame: Frame | None = None) -> Value:
+        """A definition's value for a caller outside the interpreter (its
+        signature's lengths in ``frame``): calling it and sampling what it
+        returns run on the large stack."""
+        value = self._def_value(self._defs[name], frame) if frame and name in self._defs else self._lookup(name, {})
         return outside(value) if self.recursive else value
 
     def subsample_mask(self, bag: Value, q: Fraction) -> np.ndarray:
@@ -186,13 +258,18 @@ class Interpreter:
     @contextmanager
     def per_row(self, mode: str, rows: int | None) -> Iterator[None]:
         """Run a per-row function over COLUMNS (`rows` of them) or one ROW."""
-        saved = (self.mode, self.column_rows, self.split_branches_left, self.row_calls_left, self._recursion_depth)
+        saved = (self.mode, self.column_rows, self.row_calls_left, self.row_ids, self.calls_made, self._recursion_depth)
         self.mode, self.column_rows = mode, rows
-        self.split_branches_left, self.row_calls_left, self._recursion_depth = MAX_SPLIT_BRANCHES, MAX_RECURSIVE_CALLS, 0
+        self.row_calls_left, self._recursion_depth = MAX_ROW_CALLS, 0
+        # Only a `def rec` counts calls per row: without one, no per-row
+        # arrays (two of them cost a quarter of a filter's time on 10M rows).
+        counted = (rows or 0) if self.recursive else 0
+        self.row_ids = np.arange(counted, dtype=np.int64)
+        self.calls_made = np.zeros(counted, dtype=np.int64)
         try:
             yield
         finally:
-            self.mode, self.column_rows, self.split_branches_left, self.row_calls_left, self._recursion_depth = saved
+            self.mode, self.column_rows, self.row_calls_left, self.row_ids, self.calls_made, self._recursion_depth = saved
 
     def _at_macro_level(self, work: Callable[[], Value]) -> Value:
         saved = self.mode, self.column_rows
@@ -204,7 +281,7 @@ class Interpreter:
 
     def fresh_row(self) -> None:
         """Each row has its own budget of recursive calls."""
-        self.row_calls_left, self._recursion_depth = MAX_RECURSIVE_CALLS, 0
+        self.row_calls_left, self._recursion_depth = MAX_ROW_CALLS, 0
 
     # ------------------------------------------------------------ static numbers
 
@@ -241,8 +318,9 @@ class Interpreter:
 
     def delay(self, expr: S.Expr, env: Env) -> Value:
         """The value of `expr` when it is needed (call by need); what cannot
-        fail or take time is evaluated at once."""
-        if isinstance(expr, (S.NumLit, S.BoolLit, S.StringLit, S.UnitLit, S.Lambda)):
+        fail or take time is evaluated at once. Per row, bindings are by
+        value (docs/semantics.md, "Per-row functions")."""
+        if self.mode != MACRO or isinstance(expr, (S.NumLit, S.BoolLit, S.StringLit, S.UnitLit, S.Lambda)):
             return self.eval(expr, env)
         if isinstance(expr, S.Var) and expr.name in env:
             return env[expr.name]  # shares the binding's thunk
@@ -278,7 +356,22 @@ class Interpreter:
         return None
 
     def _eval_Var(self, expr: S.Var, env: Env) -> Value:
+        passed = self.call_lengths.get(expr.span)
+        if passed is not None and expr.name not in env and expr.name in self._defs:
+            # a use of a definition whose body needs lengths: pass their values
+            frame = {var: self.length(n, env) for var, n in passed.items()}
+            return self._def_value(self._defs[expr.name], frame)
         return self._lookup(expr.name, env)
+
+    def length(self, n: RunLength, env: Env) -> int:
+        """A length the checker recorded: a number, or a variable of the
+        current definition's signature."""
+        if isinstance(n, int):
+            return n
+        frame = env.get(FRAME, {})
+        if n not in frame:
+            raise RuntimeFailure("FZ514", "a vector length the checker left to `run` is not known here")
+        return frame[n]
 
     def _lookup(self, name: str, env: Env) -> Value:
         if name in env:
@@ -294,17 +387,26 @@ class Interpreter:
         op = expr.op
         if op in ("&&", "||"):
             return self._logical(op, expr, env)
-        if op == "*" and (self.statics.is_zero(expr.left) or self.statics.is_zero(expr.right)):
-            return 0  # the checker scaled the other side by 0: it is not evaluated
+        if op == "*" and self._zero_product(expr):
+            # the checker scaled the other side by 0: it is not evaluated, the
+            # result is the zero of its type
+            length = self.zero_products.get(expr.span) if self.zero_products is not None else None
+            return 0 if length is None else vector([0] * self.length(length, env))
         left, right = self.eval(expr.left, env), self.eval(expr.right, env)
         return binary(op, left, right)
 
+    def _zero_product(self, expr: S.Binary) -> bool:
+        if self.zero_products is not None:
+            return expr.span in self.zero_products
+        return self.statics.is_zero(expr.left) or self.statics.is_zero(expr.right)
+
     def _logical(self, op: str, expr: S.Binary, env: Env) -> Value:
         left = self.eval(expr.left, env)
-        if isinstance(left, np.ndarray):
-            right = self.eval(expr.right, env)
-            combine = np.logical_and if op == "&&" else np.logical_or
-            return combine(left, right)
+        if isinstance(left, np.ndarray):  # over columns: the right side on the rows that need it
+            decided = np.bool_(op == "||")
+            if op == "&&":
+                return self._branch_rows(left, lambda e: self.eval(expr.right, e), lambda e: decided, env)
+            return self._branch_rows(left, lambda e: decided, lambda e: self.eval(expr.right, e), env)
         if (op == "&&" and not left) or (op == "||" and left):
             return bool(left)
         right = self.eval(expr.right, env)
@@ -325,22 +427,23 @@ class Interpreter:
     def _eval_If(self, expr: S.If, env: Env) -> Value:
         cond = self.eval(expr.cond, env)
         if isinstance(cond, np.ndarray):
-            # Both branches even when every row agrees: whether a function runs
-            # over columns or row by row (which the user is told) must not
-            # depend on the data.
-            return self._both_branches(expr, cond, env)
+            return self._branch_rows(cond, lambda e: self.eval(expr.then, e), lambda e: self.eval(expr.orelse, e), env)
         return self.eval(expr.then if cond else expr.orelse, env)
 
-    def _both_branches(self, expr: S.If, cond: np.ndarray, env: Env) -> Value:
-        """Rows disagree: compute both branches for every row and pick per row."""
-        self._spend_split()
-        then, orelse = self.eval(expr.then, env), self.eval(expr.orelse, env)
-        return select_rows(cond, then, orelse)
-
-    def _spend_split(self) -> None:
-        if self.split_branches_left <= 0:
+    def _branch_rows(self, cond: np.ndarray, then: Branch, orelse: Branch, env: Env) -> Value:
+        """Over columns, each row takes its own branch: each branch runs on
+        the rows that take it, and the parts are put back per row. Both
+        branches run even when one has no row: whether a function runs over
+        columns or row by row (which the user is told) must not depend on
+        the data, so every construct is reached whatever the rows hold."""
+        m = self.column_rows or 0
+        cond = np.asarray(cond, dtype=bool)
+        if cond.shape != (m,):
             raise NotVectorisable
-        self.split_branches_left -= 1
+        yes, no = np.flatnonzero(cond), np.flatnonzero(~cond)
+        first = self.on_rows(yes, lambda: then(env if yes.size == m else restrict_env(env, yes, m)))
+        second = self.on_rows(no, lambda: orelse(env if no.size == m else restrict_env(env, no, m)))
+        return select_rows(cond, expand(first, yes, m), expand(second, no, m))
 
     def _eval_ListLit(self, expr: S.ListLit, env: Env) -> Value:
         items = [self.eval(item, env) for item in expr.items]
@@ -384,7 +487,11 @@ class Interpreter:
         def body(arg: Value) -> Value:
             return self.eval(expr.body, {**env, expr.param: arg})
 
-        return Function("fun", 1, body, lazy=True)
+        if self.mode != COLUMNS:
+            return Function("fun", 1, body, lazy=True)
+        # a closure over columns may be called on a subset of the rows
+        return Function("fun", 1, body, lazy=True,
+                        rebuild=lambda positions, n: self._eval_Lambda(expr, restrict_env(env, positions, n)))
 
     def _eval_Field(self, expr: S.Field, env: Env) -> Value:
         record = self.eval(expr.expr, env)
@@ -418,13 +525,20 @@ class Interpreter:
         )
 
     def _case_over_rows(self, expr: S.CaseSum, value: SumColumn, env: Env) -> Value:
-        """`case` over a column of sums: both branches over all rows, picked per row."""
+        """`case` over a column of sums: each row takes its side's branch."""
         if value.left is None or value.right is None:
             raise NotVectorisable
-        self._spend_split()
-        left = self.eval(expr.left_body, {**env, expr.left_var: value.left})
-        right = self.eval(expr.right_body, {**env, expr.right_var: value.right})
-        return select_rows(value.is_left, left, right)
+        m = self.column_rows or 0
+        is_left = np.broadcast_to(np.asarray(value.is_left, dtype=bool), (m,))
+        sides = {**env, "#left": value.left, "#right": value.right}
+
+        def left(e: Env) -> Value:
+            return self.eval(expr.left_body, {**e, expr.left_var: e["#left"]})
+
+        def right(e: Env) -> Value:
+            return self.eval(expr.right_body, {**e, expr.right_var: e["#right"]})
+
+        return self._branch_rows(is_left, left, right, sides)
 
     def _eval_CaseList(self, expr: S.CaseList, env: Env) -> Value:
         value = self.eval(expr.scrutinee, env)
@@ -456,17 +570,23 @@ class Interpreter:
         return Fuzzy(draw)
 
     def _run_statements(self, stmts: tuple[S.BlockStmt, ...], env: Env) -> Env:
-        env = dict(env)
+        """Bind a block's statements in order. Scoping is lexical: each
+        statement extends a new environment, so what an earlier binding
+        captured (a closure, an unevaluated `let`) never sees a later
+        binding that shadows a name it reads."""
         for stmt in stmts:
             if isinstance(stmt, S.SampleStmt):
                 # strict: its cost is charged whether or not the value is used
-                env[stmt.name] = sample(self.eval(stmt.expr, env))
+                env = {**env, stmt.name: sample(self.eval(stmt.expr, env))}
             elif isinstance(stmt, S.LetTuple):
                 whole = self.delay(stmt.expr, env)
+                parts: Env = {}
                 for index, name in enumerate(stmt.names):
-                    env[name] = Thunk(_component(whole, index, len(stmt.names)))
+                    part = Thunk(_component(whole, index, len(stmt.names)))
+                    parts[name] = part if self.mode == MACRO else part.force()
+                env = {**env, **parts}
             else:
-                env[stmt.name] = self.delay(stmt.expr, env)
+                env = {**env, stmt.name: self.delay(stmt.expr, env)}
         return env
 
     def _eval_Index(self, expr: S.Index, env: Env) -> Value:
@@ -481,13 +601,14 @@ class Interpreter:
 
     # ------------------------------------------------------------ running a definition
 
-    def call_definition(self, name: str, arguments: list[Value]) -> Value:
-        """Apply a definition to its arguments and sample a `fuzzy` result, on
+    def call_definition(self, name: str, arguments: list[Value], frame: Frame | None = None) -> Value:
+        """Apply a definition to its arguments (its signature's lengths in
+        ``frame``, `fuzzpy.runtime.lengths`) and sample a `fuzzy` result, on
         a thread whose stack holds `MAX_RECURSIVE_CALLS` levels of recursion
         (so the limit is the documented one, not Python's stack)."""
 
         def work() -> Value:
-            value = self._lookup(name, {})
+            value = self._def_value(self._defs[name], frame) if frame and name in self._defs else self._lookup(name, {})
             for argument in arguments:
                 value = value(exact_value(argument))
             return sample(value) if isinstance(value, Fuzzy) else value

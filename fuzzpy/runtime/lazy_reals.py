@@ -31,6 +31,7 @@ number is the nearest double to the exact real: post-processing.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import count
@@ -285,7 +286,8 @@ def to_float(value: Noisy) -> float:
 
 
 def _nearest(x: Fraction) -> float:
+    """The nearest double, saturated at +/- DBL_MAX (no infinity is ever released)."""
     try:
         return float(x)
     except OverflowError:
-        return math.copysign(math.inf, x)
+        return math.copysign(sys.float_info.max, x)

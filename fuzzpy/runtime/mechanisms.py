@@ -28,6 +28,7 @@ import numpy as np
 
 from fuzzpy import syntax as S
 from fuzzpy.runtime import lazy_reals as R
+from fuzzpy.runtime.exact import to_float
 from fuzzpy.runtime.operations import binary
 from fuzzpy.runtime.values import Function, Fuzzy, RuntimeFailure, Value
 
@@ -88,8 +89,8 @@ def released(value: Value) -> Value:
     """Exact numbers back to ints and (nearest) floats for the output."""
     if isinstance(value, R.Noisy):
         return R.to_float(value)
-    if isinstance(value, Fraction):
-        return int(value) if value.denominator == 1 else float(value)
+    if isinstance(value, Fraction):  # beyond the double range: saturated (docs/semantics.md, "Printing")
+        return int(value) if value.denominator == 1 else to_float(value)
     if isinstance(value, list):
         return [released(v) for v in value]
     if isinstance(value, tuple):

@@ -112,11 +112,16 @@ def _from_units(units: np.ndarray | list[int], e: int) -> np.ndarray:
         units = np.array(units, dtype=object)
     if not -1074 <= e <= 971:
         return _fractions(units.tolist(), e)
+    # Entries of 2^53 or more in size are not exact doubles (and may lie
+    # beyond the double range): they become Fractions, the rest is scaled in
+    # doubles. The mask is computed on the integers themselves.
     big = np.flatnonzero(np.abs(units) >= 2**53) if units.size else np.zeros(0, dtype=np.int64)
-    doubles = np.ldexp(units.astype(np.float64), e)
     if big.size == 0:
-        return doubles
-    out = doubles.astype(object)
+        return np.ldexp(units.astype(np.float64), e)
+    small = np.ones(units.size, dtype=bool)
+    small[big] = False
+    out = np.empty(units.size, dtype=object)
+    out[small] = np.ldexp(units[small].astype(np.float64), e).tolist() if small.any() else []
     out[big] = _fractions(units[big].tolist(), e)
     return out
 

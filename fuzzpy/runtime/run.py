@@ -37,10 +37,11 @@ from fuzzpy.accounting.events import Event
 from fuzzpy.checker.result import CheckedDef, CheckedProgram
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.source import NO_SPAN, Source, Span
-from fuzzpy.types import TBag, TBool, TFuzzy, TInt, TList, TNum, TString, TVec, Type
+from fuzzpy.types import LenVar, TBag, TBool, TFuzzy, TInt, TList, TNum, TString, TVec, Type
 
 if TYPE_CHECKING:  # the runtime's numeric modules load only when a run starts
     from fuzzpy.ledger.book import Receipt
+    from fuzzpy.runtime.lengths import FrameBuilder
     from fuzzpy.runtime.randomness import RandomSource
 
 Value = Any
@@ -233,6 +234,7 @@ def _execute(request: RunRequest, warn: Warn, engine: Any) -> RunResult:
     refuse_unrunnable(checked, definition)
     events = privacy_events(definition)
     public = public_arguments(definition, request)
+    lengths = argument_lengths(definition, public)  # public lengths: refused before the data is named
     budget = Budget.parse(request.budget, request.rule) if request.budget else None
     types = {p.name: p.type for p in definition.params}
     with Ledger(request.ledger) as ledger:
@@ -242,6 +244,8 @@ def _execute(request: RunRequest, warn: Warn, engine: Any) -> RunResult:
             ledger.quote(key, evs, budget, release_delta=request.delta)
         opened = {name: engine.open(ledger, s, types[name]) for name, s in sources.items()}
         _one_file_per_dataset(opened)
+        for name, o in opened.items():  # a bag of vectors is as wide as its file has columns (the header)
+            _checked_lengths(definition, lambda: lengths.width(name, len(o.plan.columns)))  # noqa: B023
         loaded = {name: engine.load(o) for name, o in opened.items()}  # total: no refusal after this
         uses = [DataUse(opened[name].registration, opened[name].implicit, loaded[name][1]) for name in events]
         receipts = ledger.charge_many(
@@ -262,7 +266,8 @@ def _execute(request: RunRequest, warn: Warn, engine: Any) -> RunResult:
 
     bags = {name: bag for name, (bag, _) in loaded.items()}
     with auditing_groups() as outside:
-        value = compute(checked, definition, {**public, **bags}, source_of_noise, record, engine.interpreter)
+        value = compute(checked, definition, {**public, **bags}, source_of_noise, record, lengths.frame,
+                        engine.interpreter)
     if receipts:
         _record_release(request.ledger, receipts, value, outside[0], record)
     files = {keys[name]: opened[name].file.path for name in events}
@@ -305,18 +310,52 @@ def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str
     return combined
 
 
+def argument_lengths(definition: CheckedDef, arguments: dict[str, Value]) -> FrameBuilder:
+    """The vector lengths of the public arguments, checked against the
+    parameters' types (FZ525, exit 2: nothing is read or charged yet)."""
+    from fuzzpy.runtime.lengths import FrameBuilder
+
+    builder = FrameBuilder(definition)
+    for name, value in arguments.items():
+        _checked_lengths(definition, lambda: builder.value(name, value))  # noqa: B023
+    return builder
+
+
+def _checked_lengths(definition: CheckedDef, check: Callable[[], None]) -> None:
+    from fuzzpy.runtime.lengths import LengthMismatch
+
+    try:
+        check()
+    except LengthMismatch as mismatch:
+        span = next((p.span for p in definition.decl.params if p.name == mismatch.param), definition.decl.name_span)
+        raise refuse(EXIT_USAGE, "FZ525", f"the argument for `{mismatch.param}`: {mismatch.message}",
+                     "vectors of one type have one length (their length is part of the type)", span) from None
+
+
 def compute(
-    checked: CheckedProgram, definition: CheckedDef, arguments: dict[str, Value], source: RandomSource, warn: Warn,
+    checked: CheckedProgram,
+    definition: CheckedDef,
+    arguments: dict[str, Value],
+    source: RandomSource,
+    warn: Warn,
+    frame: dict[LenVar, int] | None = None,
     interpreter: Callable[..., Any] | None = None,
 ) -> Value:
-    """Apply the definition to its arguments and sample its `fuzzy` result
-    (`interpreter`: a factory like `Interpreter`'s, e.g. an engine's)."""
+    """Apply the definition to its arguments and sample its `fuzzy` result;
+    ``frame``: the lengths of its signature (`fuzzpy.runtime.lengths`), read
+    off the arguments when not given; ``interpreter``: a factory like
+    `Interpreter`'s (an engine's: `fuzzpy.engines`)."""
     from fuzzpy.runtime.interpreter import Interpreter
     from fuzzpy.runtime.values import RuntimeFailure
 
-    interp = (interpreter or Interpreter)(checked.program, source, warn)
+    if frame is None:
+        try:
+            frame = argument_lengths(definition, arguments).frame
+        except Refusal as refusal:
+            raise FuzzError(refusal.diagnostics) from None
+    interp = (interpreter or Interpreter)(checked.program, source, warn, checked)
     try:
-        return interp.call_definition(definition.name, [arguments[p.name] for p in definition.params])
+        return interp.call_definition(definition.name, [arguments[p.name] for p in definition.params], frame)
     except RuntimeFailure as failure:
         raise _failed(failure.code, failure.message) from None
     except RecursionError:

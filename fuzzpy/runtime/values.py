@@ -13,6 +13,7 @@ docs/semantics.md).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -23,6 +24,7 @@ import numpy as np
 from fuzzpy.runtime.exact import to_float
 
 Value = Any
+_DBL_MAX_INT = int(sys.float_info.max)
 
 
 class RuntimeFailure(Exception):
@@ -110,12 +112,16 @@ class Function:
     apply: Callable[..., Value]
     args: tuple[Value, ...] = field(default=())
     lazy: bool = False
+    #: For a closure made inside a per-row function over columns: the same
+    #: closure with its captured per-row values restricted to some rows
+    #: (`fuzzpy.runtime.subsets.restrict`).
+    rebuild: Callable[..., Function] | None = None
 
     def __call__(self, arg: Value) -> Value:
         args = (*self.args, arg if self.lazy else force(arg))
         if len(args) == self.arity:
             return self.apply(*args)
-        return Function(self.name, self.arity, self.apply, args, self.lazy)
+        return Function(self.name, self.arity, self.apply, args, self.lazy, self.rebuild)
 
 
 @dataclass(frozen=True)
@@ -134,8 +140,10 @@ def to_json(value: Value) -> object:
 
     if value is None:
         return None
-    if isinstance(value, (bool, str, int)):
+    if isinstance(value, (bool, str)):
         return value
+    if isinstance(value, int):
+        return printable_int(value)
     if isinstance(value, Fraction):
         return to_float(value)  # the nearest double: post-processing of the exact release
     if isinstance(value, float):
@@ -159,6 +167,13 @@ def to_json(value: Value) -> object:
     return repr(value)
 
 
+def printable_int(value: int) -> int | float:
+    """An exact integer as printed: itself within the range of doubles,
+    beyond it the saturated double (+/- DBL_MAX), as for every other number
+    (docs/semantics.md, "Printing"); printing never fails, whatever the size."""
+    return value if abs(value) <= _DBL_MAX_INT else to_float(value)
+
+
 def _non_finite(value: float) -> str:
     """JSON has no infinities or NaN: they are the strings "inf", "-inf", "nan"
     (as section 7 spells an infinite sensitivity), so the document stays valid."""
@@ -179,6 +194,8 @@ def render(value: Value) -> str:
         return render(value.item())
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, int):
+        return repr(printable_int(value))
     if isinstance(value, Fraction):
         return repr(to_float(value))
     if isinstance(value, str):

@@ -73,7 +73,7 @@ def _decide(decl: MechanismDecl, constants: dict, claim_text: str, proof_seconds
     infos = [info] + ([analyse(mirror, constants)] if mirror is not None else [])
     stream = info.result_sort == "stream"
     for each in infos:
-        quick, _ = refute(each, QUICK_REFUTE_SECONDS, max_length=2)  # most bugs show on tiny inputs
+        quick, _ = refute(each, QUICK_REFUTE_SECONDS, max_length=2, quick=True)  # most bugs show on tiny inputs
         if quick is not None:
             return _refuted(info, claim_text, quick)
     results = [search(each, proof_seconds) for each in infos]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.syntax import Dist, Expr, Index, NumLit, Var
+from fuzzpy.syntax import Call, Dist, Expr, Index, NumLit, Var
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.draws import DrawContext, DrawSite
 from fuzzpy.verifier.model import MechanismInfo
@@ -107,10 +107,18 @@ def _constant_text(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Selector:
-    kind: str  # "branch" | "pointwise"
+    """What chooses between an alignment's two shifts.
+
+    "branch": a comparison evaluated later in this run (it must agree in both
+    runs, so each region is translated into itself); "pointwise": "this draw
+    is the one at the output s"; "state": a test of this run's state at the
+    draw (a function of the past, so the alignment stays injective).
+    """
+
+    kind: str  # "branch" | "pointwise" | "state"
     node: object | None = None
     variable: str = ""  # pointwise: the index expression's text (`i`, `0`)
-    index: Expr | None = None  # pointwise: "this draw is the one at the output s"
+    index: Expr | None = None  # pointwise: the index; state: the test
 
     def now(self, env: DrawEnv) -> Term | None:
         """The selector's value at the draw, or None when it is decided later."""
@@ -118,11 +126,15 @@ class Selector:
             return None
         assert self.index is not None
         value = env.product.eval(self.index, env.path).one
+        if self.kind == "state":
+            return value
         return value == env.product.inputs.output
 
     def describe(self) -> str:
         if self.kind == "pointwise":
             return f"{self.variable} == s"
+        if self.kind == "state":
+            return show(self.index)  # type: ignore[arg-type]
         return show(self.node)  # type: ignore[arg-type]
 
 
@@ -179,8 +191,12 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
     zero = Shift("const")
     guarded = {i for i in releases if any(_inside(site.contexts[i].node, site.contexts[c].branch)
                                           for c in compares if site.contexts[c].branch is not None)}
-    scored.append((3 if releases else 0, Alignment(zero)))
-    scored += [(1, Alignment(Shift("const", Fraction(1)))), (2, Alignment(Shift("const", Fraction(-1))))]
+    # a threshold (drawn once, only compared, never released) is shifted by 1 in
+    # every SVT proof (Lyu, Su & Li 2017): try that first
+    threshold = site.compared and not site.in_loop and not releases and not compares
+    scored.append((3 if releases else 1 if threshold else 0, Alignment(zero)))
+    scored += [(0 if threshold else 1, Alignment(Shift("const", Fraction(1)))),
+               (2, Alignment(Shift("const", Fraction(-1))))]
     for i in releases:
         # a release under a branch on the same draw is better served by a selector
         scored.append((2 if i in guarded else 0, Alignment(Shift("target", context=i, target="zero"))))
@@ -199,6 +215,15 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
         scored.append((4, Alignment(Shift("target", context=i, target="other"), branch,
                                     Shift("target", context=i, target="zero"))))
         scored.append((4, Alignment(Shift("const", Fraction(1)), branch, zero)))
+        # the comparison's false side is the one that pays (`while (... && q[i] + lap(b) < tt)`)
+        scored.append((1, Alignment(zero, branch, Shift("target", context=i, target="other"))))
+        scored.append((2, Alignment(zero, branch, Shift("target", context=i, target="one"))))
+    for test in site.next_guards:
+        # a draw that matters only if the loop runs another trip (a redrawn threshold);
+        # a budget test (`count < N`) first, running out of input second
+        ahead = Selector("state", index=test)
+        simple = not any(isinstance(e, Call) and e.func == "len" for e in sub_expressions(test))
+        scored.append((1 if simple else 2, Alignment(Shift("const", Fraction(1)), ahead, zero)))
     if info.result_sort == "int":
         for index in _indices(info, site, usable):
             point = Selector("pointwise", variable=show(index), index=index)

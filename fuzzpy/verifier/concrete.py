@@ -68,12 +68,19 @@ def run_all(
     scalars: dict[str, Value],
     vectors: dict[str, list[Fraction]],
     target: tuple[object, ...] | None = None,
+    max_runs: int | None = None,
 ) -> list[Run]:
     """Every path of the mechanism on these inputs (only those that can release
-    ``target``, when it is given: paths are cut as soon as an output differs)."""
+    ``target``, when it is given: paths are cut as soon as an output differs).
+    More than ``max_runs`` paths raise `Stuck`."""
     executor = _Executor(info, vectors, target)
     start = Run(dict(scalars))
-    return list(executor.block(info.decl.body, start))
+    runs = []
+    for run in executor.block(info.decl.body, start):
+        runs.append(run)
+        if max_runs is not None and len(runs) > max_runs:
+            raise Stuck(f"more than {max_runs} paths")
+    return runs
 
 
 def _linear(value: Value) -> Linear:

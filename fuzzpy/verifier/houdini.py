@@ -14,10 +14,30 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from fuzzpy.syntax import Binary, Expr, IfStmt, Var, While
+from fuzzpy.syntax import (
+    Assign,
+    Binary,
+    Expr,
+    IfStmt,
+    Index,
+    Output,
+    ReturnStmt,
+    Var,
+    VarDecl,
+    While,
+)
 from fuzzpy.verifier import solver as z
+from fuzzpy.verifier.counters import (
+    Counter,
+    counter_atoms,
+    flag_atoms,
+    flag_tests,
+    loop_constants,
+    loop_counters,
+)
 from fuzzpy.verifier.invariants import (
     Atom,
+    Relevance,
     View,
     build_pool,
     guard_bounds,
@@ -28,7 +48,7 @@ from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.product import Inputs, Obligation, Pair, Path, Product, Unsupported
 from fuzzpy.verifier.solver import Term
 from fuzzpy.verifier.text import show
-from fuzzpy.verifier.walk import has_noise, statements, sub_expressions
+from fuzzpy.verifier.walk import has_noise, statements, stmt_expressions, sub_expressions
 
 
 class ProofFailed(Exception):
@@ -42,6 +62,7 @@ class LoopProof:
     invariant: list[str]
     terms: list[Term] = field(default_factory=list, repr=False)
     facts: list[Term] = field(default_factory=list, repr=False)
+    clash: bool = False  # the mechanism has a variable named `cost`
 
     def essential(self) -> list[str]:
         """A non-redundant subset of the invariant, equivalent to all of it.
@@ -56,17 +77,33 @@ class LoopProof:
             others = [self.terms[k] for k in kept if k != index]
             if z.check_valid(self.facts + others, self.terms[index], rlimit=300_000).status == "valid":
                 kept.remove(index)
-        return [_display(self.invariant[k]) for k in kept]
+        return [_display(self.invariant[k], self.clash) for k in kept]
 
 
-def _display(label: str) -> str:
-    return label.replace("V0", "entry cost").replace("param_", "")
+def _display(label: str, clash: bool = False) -> str:
+    """A candidate's label as the proof shows it: COST is the privacy cost paid
+    so far, V0 its value at loop entry (named apart from a program variable `cost`)."""
+    cost = "privacy cost" if clash else "cost"
+    entry = "privacy cost at entry" if clash else "entry cost"
+    return label.replace("COST", cost).replace("V0", entry).replace("param_", "")
 
 
-def _loop_names(info: MechanismInfo, live: list[Path]) -> list[str]:
+def _loop_names(info: MechanismInfo, loop: While, live: list[Path]) -> list[str]:
+    """The locals the loop head must forget: those the loop assigns, and
+    those whose value differs between the entering paths."""
     if not live:
         return []
-    return sorted(set.intersection(*(set(p.values) for p in live)) - set(info.scalars))
+    common = set.intersection(*(set(p.values) for p in live)) - set(info.scalars)
+    assigned = {s.name for s in statements(loop.body) if isinstance(s, (VarDecl, Assign))}
+    differing = {n for n in common if any(not z.same(p.values[n].one, live[0].values[n].one)
+                                          or not z.same(p.values[n].two, live[0].values[n].two) for p in live)}
+    return sorted(common & (assigned | differing))
+
+
+def _vectors_read(loop: While) -> set[str]:
+    tops = [loop.cond] + [t for s in statements(loop.body) for t in stmt_expressions(s)]
+    return {e.base.name for top in tops for e in sub_expressions(top)
+            if isinstance(e, Index) and isinstance(e.base, Var)}
 
 
 @dataclass
@@ -90,12 +127,16 @@ class InvariantLoops:
             # what the paths owe before the loop (releases, branch agreement,
             # shifts) is proved on those paths, for every parameter value
             self.side_paths.append(_before_loop(path))
-        names = _loop_names(self.info, live)
-        head = self._havoc(live, names)  # the loop-head state, before the guard is evaluated
+        names = _loop_names(self.info, loop, live)
         entry_cost = z.fresh_real("entry_cost")
-        atoms = loop_pool(self.info, self.inputs, product, loop, live[0], names, live)
-        entries = [(p.facts + [entry_cost == p.cost], loop_view(product, loop, p, entry_cost)) for p in live]
-        head_view = loop_view(product, loop, head, entry_cost)
+        counters = [c for c in loop_counters(self.info, loop) if c.name in names]
+        ghosts = {c.name: z.fresh_of_sort(f"entry_{c.name}", live[0].values[c.name].one) for c in counters}
+        head = self._havoc(loop, live, names, entry_cost, ghosts)  # the loop-head state, before the guard
+        atoms = loop_pool(self.info, self.inputs, product, loop, live[0], names, live, counters)
+        extra = loop_constants(counters)
+        entries = [(p.facts + [entry_cost == p.cost] + [g == p.values[c].one for c, g in ghosts.items()],
+                    loop_view(product, loop, p, entry_cost, ghosts, extra)) for p in live]
+        head_view = loop_view(product, loop, head, entry_cost, ghosts, extra)
         # the guard is evaluated on every trip and once more on exit: its
         # draws are paid on each evaluation (a trip's cost includes them)
         guarded = head.fork()
@@ -109,15 +150,18 @@ class InvariantLoops:
             product.resolve_all_pending(path)
         dead = self.dead.get(id(loop), set())
         active = {i for i, a in enumerate(atoms) if a.label not in dead}
-        active = self._houdini(product, loop, atoms, entries, head_view, body, entry_cost, active)
+        active = self._houdini(product, loop, atoms, entries, head_view, body,
+                               lambda p: loop_view(product, loop, p, entry_cost, ghosts, extra), active)
         invariant = z.conj(*(atoms[i].build(head_view) for i in active))
         for atom_index, atom in enumerate(atoms):
             if atom.user and atom_index not in active:
                 raise ProofFailed(f"the loop invariant `{atom.label}` (line {loop.span.line}) is not inductive")
         ordered = sorted(active)
         self.dead.setdefault(id(loop), set()).update(a.label for i, a in enumerate(atoms) if i not in active)
+        clash = "cost" in self.info.locals or "cost" in self.info.scalars
         self.proofs.append(LoopProof(loop.span.line, show(loop.cond), [atoms[i].label for i in ordered],
-                                     [atoms[i].build(head_view) for i in ordered], list(self.inputs.background)))
+                                     [atoms[i].build(head_view) for i in ordered], list(self.inputs.background),
+                                     clash))
         for path in body:
             path.facts.append(invariant)
             if not path.returned:
@@ -131,30 +175,44 @@ class InvariantLoops:
         exit_path.obligations = []
         return done + [exit_path]
 
-    def _havoc(self, live: list[Path], names: list[str]) -> Path:
-        """Fresh values for the loop's variables; a local that some entering
-        path lacks is dropped (reading it is then unsupported, never guessed)."""
+    def _havoc(self, loop: While, live: list[Path], names: list[str], entry_cost: Term,
+               ghosts: dict[str, Term]) -> Path:
+        """The loop head: fresh values for the variables the loop changes
+        (``names``), the others as they enter; a local that some entering path
+        lacks is dropped (reading it is then unsupported, never guessed).
+
+        What is known on entry stays known: the facts of the entering paths
+        (a disjunction when several enter) hold in every run that reaches the
+        loop, together with the entry ghosts' values (cost and counters)."""
         template = live[0]
         values = {n: v for n, v in template.values.items() if all(n in p.values for p in live)}
         for name in names:
             old = values[name]
+            if name in self.info.whole:
+                # a `num` local that only ever holds whole numbers (model.whole_locals)
+                values[name] = Pair(z.to_real(z.fresh_int(name)), z.to_real(z.fresh_int(f"{name}_2")))
+                continue
             values[name] = Pair(z.fresh_of_sort(f"{name}", old.one), z.fresh_of_sort(f"{name}_2", old.two))
+        read = _vectors_read(loop)
         budgets = {
             q: type(b)(z.fresh_real(f"remaining_{q}"), z.fresh_int(f"last_{q}"), z.fresh_real(f"lastd_{q}"))
+            if q in read or any(p.budgets[q] != b for p in live) else b
             for q, b in template.budgets.items()
         }
-        facts = list(self.inputs.background)
+        entry = [z.conj(*p.facts, entry_cost == p.cost, *(g == p.values[c].one for c, g in ghosts.items()))
+                 for p in live]
+        facts = list(self.inputs.background) + [z.disj(*entry) if len(entry) > 1 else entry[0]]
         return Path(values, z.fresh_real("cost"), facts, budgets=budgets, draws=list(template.draws),
                     trail=list(template.trail))
 
     def _houdini(self, product: Product, loop: While, atoms: list[Atom], entries: list, head: View,
-                 body: list[Path], entry_cost: Term, active: set[int]) -> set[int]:
+                 body: list[Path], view_of, active: set[int]) -> set[int]:  # noqa: ANN001
         for facts, view in entries:
             terms = [a.build(view) for a in atoms]
             active -= {i for i in active if z.is_false(terms[i])}  # decided without the solver
             self._weed(facts, terms, active)
         head_terms = [a.build(head) for a in atoms]
-        posts = [(p, [a.build(loop_view(product, loop, p, entry_cost)) for a in atoms])
+        posts = [(p, [a.build(view_of(p)) for a in atoms])
                  for p in body if not p.returned]
         changed = True
         while changed:
@@ -185,18 +243,19 @@ class InvariantLoops:
         return dropped
 
 
-def loop_view(product: Product, loop: While, path: Path, entry_cost: Term) -> View:
+def loop_view(product: Product, loop: While, path: Path, entry_cost: Term, entries: dict[str, Term] | None = None,
+              extra: list[Expr] = ()) -> View:  # type: ignore[assignment]
     bounds = {}
-    for expr in guard_bounds(loop):
+    for expr in list(guard_bounds(loop)) + list(extra):
         try:
             bounds[show(expr)] = product.eval(expr, path.fork()).one
         except Unsupported:
             continue
-    return View(path.values, path.cost, entry_cost, path.budgets, bounds)
+    return View(path.values, path.cost, entry_cost, path.budgets, bounds, dict(entries or {}))
 
 
 def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While, sample: Path,
-              names: list[str], live: list[Path] | None = None) -> list[Atom]:
+              names: list[str], live: list[Path] | None = None, counters: list[Counter] = ()) -> list[Atom]:  # type: ignore[assignment]
     """The candidate invariants of one loop (see `invariants.build_pool`)."""
     prices = []
     for noise in noises_in(loop):
@@ -218,10 +277,56 @@ def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While
     if len(costs) == 1 and all(n.startswith("param_") for n in z.constant_names(entering[0].cost)):
         entry_constant = z.simplify(entering[0].cost)
     atoms = build_pool(info, loop, names, inputs.claim, inputs.output, prices, guards, bounds, entry_constant,
-                       cases)
+                       cases, _relevance(info, loop, product))
+    atoms += counter_atoms(info, [c for c in counters if all(show(e) in _bound_texts(product, sample, c)
+                                                             for e in c.steps + c.limits)], inputs.claim)
+    for counter in counters:
+        start = _common_entry(entering, counter.name)
+        if start is not None:
+            atoms.append(Atom(f"{counter.name} at entry == {z.pretty(start)}",
+                              lambda v, c=counter.name, t=start: v.entries[c] == t))
+    flags = [f for f in flag_tests(info, loop) if f.flag in names]
+    atoms += flag_atoms(flags, lambda e, v: product.eval(e, Path(dict(v.values), v.cost, budgets=dict(v.budgets))).one)
     for hint in loop.invariants:
         atoms.append(Atom(show(hint), lambda v, h=hint: _hint_term(product, h, v), user=True))
     return atoms
+
+
+def _relevance(info: MechanismInfo, loop: While, product: Product) -> Relevance:
+    """Variables worth a case split: under the pointwise rule, those returned and
+    those a draw's alignment compares with s; those indexing a `vec[1]` input."""
+    returned = {e.name for s in statements(info.decl.body) if isinstance(s, (ReturnStmt, Output))
+                for e in sub_expressions(s.expr) if isinstance(e, Var)}
+    selected = {e.name for a in product.alignments.values() if a.selector is not None
+                and a.selector.kind == "pointwise" and a.selector.index is not None
+                for e in sub_expressions(a.selector.index) if isinstance(e, Var)}
+    tops = [loop.cond] + [t for s in statements(loop.body) for t in stmt_expressions(s)]
+    indices = {v.name for top in tops for e in sub_expressions(top)
+               if isinstance(e, Index) and isinstance(e.base, Var) and info.vectors.get(e.base.name) == "1"
+               for v in sub_expressions(e.index) if isinstance(v, Var)}
+    return Relevance(frozenset(returned), frozenset(selected), frozenset(indices))
+
+
+def _common_entry(entering: list[Path], name: str) -> Term | None:
+    """The value a local has on every path into the loop, when it is one term over the parameters."""
+    terms = [z.simplify(p.values[name].one) for p in entering if name in p.values]
+    if len(terms) != len(entering) or len({t.sexpr() for t in terms}) != 1:
+        return None
+    if not all(n.startswith("param_") for n in z.constant_names(terms[0])):
+        return None
+    return terms[0]
+
+
+def _bound_texts(product: Product, sample: Path, counter: Counter) -> set[str]:
+    """The counter's steps and limits that evaluate (a loop constant over locals may not)."""
+    texts = set()
+    for expr in counter.steps + counter.limits:
+        try:
+            product.eval(expr, sample.fork())
+            texts.add(show(expr))
+        except Unsupported:
+            continue
+    return texts
 
 
 def _counter_tests(info: MechanismInfo, loop: While, names: list[str]) -> list[Expr]:

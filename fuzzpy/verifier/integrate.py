@@ -130,14 +130,18 @@ def path_mass(draws: list[NoiseDraw], constraints: list[Linear], equations: list
         pins[pivot] = solved
         jacobian /= abs(coeff)
     factor = jacobian
+    densities: list[tuple[NoiseDraw, Linear]] = []
     for index, value in pins.items():
         if not value.is_constant:
-            raise Unsupported("a released value mixes several free draws")
+            # a released value that mixes draws (`q[i] + eta - threshold`): the
+            # pinned draw's density stays a factor of the integral over the others
+            densities.append((draws[index], value))
+            continue
         factor *= _density(draws[index], value.const)
     if factor == 0:
         return ZERO
     reduced = [_apply(c, pins) for c in constraints]
-    return Mass(atoms, factor * _integrate(draws, reduced))
+    return Mass(atoms, factor * _integrate(draws, reduced, densities))
 
 
 def _apply(linear: Linear, pins: dict[int, Linear]) -> Linear:
@@ -157,7 +161,10 @@ def _density(draw: NoiseDraw, x: Fraction) -> mpmath.mpf:
 # ---------------------------------------------------------------- pivot integration
 
 
-def _integrate(draws: list[NoiseDraw], constraints: list[Linear]) -> mpmath.mpf:
+def _integrate(draws: list[NoiseDraw], constraints: list[Linear],
+               densities: list[tuple[NoiseDraw, Linear]] = ()) -> mpmath.mpf:  # type: ignore[assignment]
+    """The integral of the draws' densities over the polyhedron ``constraints >= 0``,
+    times the density factors f_d(linear) of draws pinned by released values."""
     live = []
     for c in constraints:
         if c.is_constant:
@@ -165,19 +172,58 @@ def _integrate(draws: list[NoiseDraw], constraints: list[Linear]) -> mpmath.mpf:
                 return mpmath.mpf(0)
             continue
         live.append(c)
-    if not live:
+    if not live and not densities:
         return mpmath.mpf(1)
-    free = sorted({k for c in live for k, _ in c.coeffs})
+    total = mpmath.mpf(1)
+    for group, factors in _independent_groups(live, list(densities)):
+        total *= _integrate_group(draws, group, factors)
+        if total == 0:
+            break
+    return total
+
+
+def _independent_groups(constraints: list[Linear], densities: list[tuple[NoiseDraw, Linear]],
+                        ) -> list[tuple[list[Linear], list[tuple[NoiseDraw, Linear]]]]:
+    """Constraints and density factors split by the draws they share: draws
+    are independent, so the integral is the product over groups that share
+    no draw (a threshold redrawn after each hit starts a new group)."""
+    parent: dict[int, int] = {}
+
+    def root(k: int) -> int:
+        while parent.setdefault(k, k) != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for linear in constraints + [d for _, d in densities]:
+        keys = [k for k, _ in linear.coeffs]
+        for k in keys[1:]:
+            parent[root(k)] = root(keys[0])
+    groups: dict[int, tuple[list[Linear], list[tuple[NoiseDraw, Linear]]]] = {}
+    for c in constraints:
+        groups.setdefault(root(c.coeffs[0][0]), ([], []))[0].append(c)
+    for draw, linear in densities:
+        groups.setdefault(root(linear.coeffs[0][0]), ([], []))[1].append((draw, linear))
+    return list(groups.values())
+
+
+def _integrate_group(draws: list[NoiseDraw], live: list[Linear],
+                     densities: list[tuple[NoiseDraw, Linear]]) -> mpmath.mpf:
+    free = sorted({k for c in live for k, _ in c.coeffs} | {k for _, d in densities for k, _ in d.coeffs})
     for pivot in free:
-        if all(len([k for k, _ in c.coeffs if k != pivot]) <= 1 for c in live):
-            return _pivot_integral(draws, pivot, live)
+        if all(len([k for k, _ in c.coeffs if k != pivot]) <= 1 for c in live) \
+                and all(all(k == pivot for k, _ in d.coeffs) for _, d in densities):
+            lines = [(draw, d.as_dict()[pivot], d.const) for draw, d in densities]
+            return _pivot_integral(draws, pivot, live, lines)
     raise Unsupported("no single draw separates the others")
 
 
 Term = dict[Fraction, mpmath.mpf]  # rate -> coefficient: sum coef * e^(rate x)
 
 
-def _pivot_integral(draws: list[NoiseDraw], pivot: int, constraints: list[Linear]) -> mpmath.mpf:
+def _pivot_integral(draws: list[NoiseDraw], pivot: int, constraints: list[Linear],
+                    densities: list[tuple[NoiseDraw, Fraction, Fraction]] = ()) -> mpmath.mpf:  # type: ignore[assignment]
+    """``densities``: factors f_draw(alpha x + beta) of the pivot x."""
     lower: dict[int, list[tuple[Fraction, Fraction]]] = {}
     upper: dict[int, list[tuple[Fraction, Fraction]]] = {}
     x_low, x_high = None, None
@@ -198,15 +244,16 @@ def _pivot_integral(draws: list[NoiseDraw], pivot: int, constraints: list[Linear
         upper.setdefault(y, upper.get(y, []))
     if x_low is not None and x_high is not None and x_low >= x_high:
         return mpmath.mpf(0)
-    points = _breakpoints(lower, upper, x_low, x_high)
+    points = _breakpoints(lower, upper, x_low, x_high, [-beta / alpha for _, alpha, beta in densities])
     total = mpmath.mpf(0)
     for lo, hi in zip(points, points[1:], strict=False):
-        total += _piece(draws, pivot, lower, upper, lo, hi)
+        total += _piece(draws, pivot, lower, upper, lo, hi, densities)
     return total
 
 
-def _breakpoints(lower: dict, upper: dict, x_low: Fraction | None, x_high: Fraction | None) -> list:
-    cuts = {Fraction(0)}
+def _breakpoints(lower: dict, upper: dict, x_low: Fraction | None, x_high: Fraction | None,
+                 extra: list[Fraction] = ()) -> list:  # type: ignore[assignment]
+    cuts = {Fraction(0), *extra}
     for y in set(lower) | set(upper):
         lines = lower.get(y, []) + upper.get(y, [])
         for alpha, beta in lines:
@@ -223,7 +270,7 @@ def _breakpoints(lower: dict, upper: dict, x_low: Fraction | None, x_high: Fract
 
 
 def _piece(draws: list[NoiseDraw], pivot: int, lower: dict, upper: dict, lo: Fraction | None,
-           hi: Fraction | None) -> mpmath.mpf:
+           hi: Fraction | None, densities: list[tuple[NoiseDraw, Fraction, Fraction]] = ()) -> mpmath.mpf:  # type: ignore[assignment]
     if lo is None and hi is None:
         mid = Fraction(0)
     elif lo is None:
@@ -233,6 +280,8 @@ def _piece(draws: list[NoiseDraw], pivot: int, lower: dict, upper: dict, lo: Fra
     else:
         mid = (lo + hi) / 2
     product: Term = _pivot_density_terms(draws[pivot], mid)
+    for draw, alpha, beta in densities:
+        product = _multiply(product, _density_terms(draw, alpha, beta, mid))
     for y in set(lower) | set(upper):
         low = max(lower.get(y, []), key=lambda line: line[0] * mid + line[1], default=None)
         up = min(upper.get(y, []), key=lambda line: line[0] * mid + line[1], default=None)
@@ -254,6 +303,17 @@ def _pivot_density_terms(draw: NoiseDraw, mid: Fraction) -> Term:
     if draw.kind == "lapplus":
         return {} if mid < 0 else {-1 / b: 1 / _mp(b)}
     return {1 / b: 1 / (2 * _mp(b))} if mid < 0 else {-1 / b: 1 / (2 * _mp(b))}
+
+
+def _density_terms(draw: NoiseDraw, alpha: Fraction, beta: Fraction, mid: Fraction) -> Term:
+    """f(alpha x + beta) near ``mid`` as exponential terms."""
+    b = draw.scale
+    z_mid = alpha * mid + beta
+    if draw.kind == "lapplus":
+        return {} if z_mid < 0 else {-alpha / b: mpmath.exp(-_mp(beta / b)) / _mp(b)}
+    if z_mid < 0:
+        return {alpha / b: mpmath.exp(_mp(beta / b)) / (2 * _mp(b))}
+    return {-alpha / b: mpmath.exp(-_mp(beta / b)) / (2 * _mp(b))}
 
 
 def _cdf_terms(draw: NoiseDraw, line: tuple[Fraction, Fraction] | None, mid: Fraction, upper: bool) -> Term:

@@ -12,7 +12,7 @@ largest inductive conjunction of them (Flanagan & Leino's Houdini, FME 2001).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fuzzpy.syntax import Binary, Expr, While
 from fuzzpy.verifier import solver as z
@@ -30,6 +30,20 @@ class View:
     entry_cost: Term
     budgets: dict  # name -> Budget
     bounds: dict[str, Term]  # text of a guard bound -> its value (loop constant)
+    entries: dict[str, Term] = field(default_factory=dict)  # counter -> its value at loop entry (a ghost)
+
+
+@dataclass(frozen=True)
+class Relevance:
+    """Which loop variables a case split can matter for."""
+
+    returned: frozenset[str]  # released (compared with the pointwise rule's output s)
+    selected: frozenset[str]  # compared with s by a draw's alignment (`i == s ? ...`)
+    indices: frozenset[str]  # index a `vec[1]` input
+
+    @property
+    def pointwise(self) -> frozenset[str]:
+        return self.returned | self.selected
 
 
 @dataclass(frozen=True)
@@ -46,13 +60,20 @@ def guard_conjuncts(cond: Expr) -> list[Expr]:
 
 
 def guard_bounds(loop: While) -> list[Expr]:
-    """Right-hand sides of `x < E` / `x <= E` in the guard: the counters' limits."""
+    """Right-hand sides of `x < E` / `x <= E` in the guard (`E > x`, `E >= x`):
+    the counters' limits, when the loop does not change them."""
+    from fuzzpy.syntax import Assign, Var, VarDecl
+
+    changing = {s.name for s in statements(loop.body) if isinstance(s, (VarDecl, Assign))}
     found: list[Expr] = []
     for conj in guard_conjuncts(loop.cond):
+        bound = None
         if isinstance(conj, Binary) and conj.op in ("<", "<="):
-            found.append(conj.right)
+            bound = conj.right
         if isinstance(conj, Binary) and conj.op in (">", ">="):
-            found.append(conj.left)
+            bound = conj.left
+        if bound is not None and not any(isinstance(e, Var) and e.name in changing for e in sub_expressions(bound)):
+            found.append(bound)
     return found
 
 
@@ -67,13 +88,20 @@ def build_pool(
     bounds: list[str],
     entry_constant: Term | None,
     case_guards: list[tuple[str, Callable[[View], Term]]] = (),  # type: ignore[assignment]
+    relevant: Relevance | None = None,
 ) -> list[Atom]:
     """All candidate atoms for one loop (guarded and unguarded).
 
     ``case_guards`` (tests like `i == 0` in the body) also guard the relations
-    between integer variables ("after the first trip, best < i")."""
-    ints = [n for n in names if info.locals.get(n) == "int"]
-    nums = [n for n in names if info.locals.get(n) == "num"]
+    between integer variables ("after the first trip, best < i"). ``relevant``
+    narrows the case splits to the variables they can matter for (the pool's
+    size is what a proof costs)."""
+    ints = [n for n in names if info.locals.get(n) == "int" or n in info.whole]
+    split = [n for n in ints if relevant is None or n in relevant.pointwise]
+    returned = [n for n in ints if relevant is None or n in relevant.returned]
+    selected = [n for n in ints if relevant is None or n in relevant.selected]
+    indices = [n for n in ints if relevant is None or n in relevant.indices]
+    nums = [n for n in names if info.locals.get(n) == "num" and n not in info.whole]
     bools = [n for n in names if info.locals.get(n) == "bool"]
     distance = _distance_atoms(ints + nums) + [
         Atom(f"{b}' == {b}", lambda v, b=b: v.values[b].one == v.values[b].two) for b in bools
@@ -81,31 +109,53 @@ def build_pool(
     budget = _budget_atoms(info, ints, nums, claim, prices)
     counters = _counter_atoms(ints, claim, bounds)
     relations = _int_relations(info, ints)
-    pointwise = _pointwise_atoms(ints, output) if output is not None and z.is_int(output) else []
+    pointwise = _pointwise_atoms(split, output) if output is not None and z.is_int(output) else []
     costs = _cost_atoms(claim)
     if entry_constant is not None:
         costs.append(Atom(f"V0 == {z.pretty(entry_constant)}", lambda v: v.entry_cost == entry_constant))
     unguarded = distance + budget + counters + relations + pointwise + costs
     guards = list(guard_terms)
+    narrow: list[tuple[str, Callable[[View], Term]]] = []  # case splits that guard only a few atoms
+    for q, norm in info.vectors.items():
+        if norm != "1":
+            continue
+        for n in indices:
+            # before the first read of a new pass over q, and after it
+            def ahead(v: View, q: str = q, n: str = n) -> Term:
+                return v.budgets[q].last_index < v.values[n].one
+
+            narrow += [(f"last read of {q} < {n}", ahead),
+                       (f"!(last read of {q} < {n})", lambda v, a=ahead: z.neg(a(v)))]
     if output is not None and z.is_int(output):
-        for n in ints:
-            guards += [
+        # the pointwise case split (verifier.md): the index of the draws against s,
+        # the released value at s
+        for n in selected:
+            narrow += [
                 (f"{n} < s", lambda v, n=n: v.values[n].one < output),
                 (f"{n} == s", lambda v, n=n: v.values[n].one == output),
                 (f"{n} > s", lambda v, n=n: v.values[n].one > output),
             ]
-            guards += [
+        for n in returned:
+            narrow.append((f"{n} == s", lambda v, n=n: v.values[n].one == output))
+            narrow += [
                 (f"{n} == s != {c}", lambda v, n=n, c=c: z.conj(v.values[n].one == output, output != c))
                 for c in sorted(info.int_constants) if c < 0
             ]
-            guards += [
+            narrow += [
                 (f"{n} == s < {m}", lambda v, n=n, m=m: z.conj(v.values[n].one == output, output < v.values[m].one))
-                for m in ints if m != n and case_guards
+                for m in selected if m != n and case_guards
             ]
+    narrow = list({label: (label, g) for label, g in narrow}.values())
+    kept = set(returned) | {n for n in names if n not in ints}
+    light = [a for a in distance if a.label.split("(")[-1].split(")")[0] in kept or "'" in a.label]
     guarded = [
         Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), a.build(v)))
         for label, g in guards + list(case_guards)
         for atom in distance + costs + counters + pointwise
+    ] + [
+        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), a.build(v)))
+        for label, g in narrow
+        for atom in light + costs + pointwise
     ] + [
         Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), a.build(v)))
         for label, g in case_guards
@@ -144,10 +194,16 @@ def _budget_atoms(info: MechanismInfo, ints: list[str], nums: list[str], claim: 
 
         for n in ints:
             atoms.append(Atom(f"last read of {q} < {n}", lambda v, q=q, n=n: v.budgets[q].last_index < v.values[n].one))
+        atoms.append(Atom(f"|distance of the last read of {q}| <= used({q})",
+                          lambda v, q=q, u=used: z.absolute(v.budgets[q].last_dist) <= u(v)))
         atoms.append(Atom(f"used({q}) <= 1", lambda v, u=used: u(v) <= 1))
         atoms.append(Atom(f"used({q}) >= 0", lambda v, u=used: u(v) >= 0))
-        atoms.append(Atom(f"cost <= V0 + ({z.pretty(claim)}) * used({q})",
+        atoms.append(Atom(f"COST <= V0 + ({z.pretty(claim)}) * used({q})",
                           lambda v, u=used: v.cost <= v.entry_cost + claim * u(v)))
+        if len(nums) > 1:
+            atoms.append(Atom(" + ".join(f"|dist({n})|" for n in nums) + f" <= used({q})",
+                              lambda v, u=used: z.sum_of(*(z.absolute(v.values[n].two - v.values[n].one)
+                                                           for n in nums)) <= u(v)))
         for n in nums:
             def d(v: View, n: str = n) -> Term:
                 return v.values[n].two - v.values[n].one
@@ -155,7 +211,7 @@ def _budget_atoms(info: MechanismInfo, ints: list[str], nums: list[str], claim: 
             atoms.append(Atom(f"|dist({n})| <= used({q})", lambda v, d=d, u=used: z.absolute(d(v)) <= u(v)))
             for price in prices:
                 atoms.append(Atom(
-                    f"cost + ({z.pretty(price)}) * |dist({n})| <= V0 + ({z.pretty(claim)}) * used({q})",
+                    f"COST + ({z.pretty(price)}) * |dist({n})| <= V0 + ({z.pretty(claim)}) * used({q})",
                     lambda v, d=d, u=used, p=price: v.cost + p * z.absolute(d(v)) <= v.entry_cost + claim * u(v),
                 ))
     return atoms
@@ -178,9 +234,9 @@ def _counter_atoms(ints: list[str], claim: Term, bounds: list[str]) -> list[Atom
         return [
             Atom(f"{n} <= {text}", lambda v: x(v) <= k(v)),
             Atom(f"{n} < {text}", lambda v: x(v) < k(v)),
-            Atom(f"cost <= V0 + (claim - V0) * {n} / ({text})",
+            Atom(f"COST <= V0 + (claim - V0) * {n} / ({text})",
                  lambda v: v.cost <= v.entry_cost + (claim - v.entry_cost) * x(v) / k(v)),
-            Atom(f"cost <= V0 + claim * {n} / ({text})",
+            Atom(f"COST <= V0 + claim * {n} / ({text})",
                  lambda v: v.cost <= v.entry_cost + claim * x(v) / k(v)),
         ]
 
@@ -223,11 +279,11 @@ def _pointwise_atoms(ints: list[str], s: Term) -> list[Atom]:
 
 def _cost_atoms(claim: Term) -> list[Atom]:
     return [
-        Atom("cost <= claim", lambda v: v.cost <= claim),
-        Atom("cost == 0", lambda v: v.cost == 0),
-        Atom("cost == V0", lambda v: v.cost == v.entry_cost),
-        Atom("cost <= V0", lambda v: v.cost <= v.entry_cost),
-        Atom("cost >= V0", lambda v: v.cost >= v.entry_cost),
+        Atom("COST <= claim", lambda v: v.cost <= claim),
+        Atom("COST == 0", lambda v: v.cost == 0),
+        Atom("COST == V0", lambda v: v.cost == v.entry_cost),
+        Atom("COST <= V0", lambda v: v.cost <= v.entry_cost),
+        Atom("COST >= V0", lambda v: v.cost >= v.entry_cost),
         Atom("V0 <= claim", lambda v: v.entry_cost <= claim),
         Atom("V0 >= 0", lambda v: v.entry_cost >= 0),
     ]

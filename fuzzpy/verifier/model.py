@@ -60,6 +60,7 @@ class MechanismInfo:
     draws: list[DrawSite]
     int_constants: set[int]
     constants: dict[str, Fraction] = field(default_factory=dict)  # top-level `let`s used here
+    whole: frozenset[str] = frozenset()  # `num` locals that only ever hold whole numbers (`count = 0.0`)
 
     def sort_of(self, name: str) -> str | None:
         return self.locals.get(name) or self.scalars.get(name)
@@ -232,6 +233,7 @@ def analyse(decl: MechanismDecl, constants: dict[str, Fraction] | None = None) -
     _check_result_form(info, diagnostics)
     _check_claim(info, diagnostics)
     info.draws = draw_sites(decl.body)
+    info.whole = whole_locals(info)
     info.int_constants = {
         int(e.value)
         for s in statements(decl.body)
@@ -273,6 +275,40 @@ def _infer_locals(info: MechanismInfo, diagnostics: list[Diagnostic]) -> None:
                     changed = True
         if not changed:
             break
+
+
+def whole_locals(info: MechanismInfo) -> frozenset[str]:
+    """`num` locals whose every assigned value is a whole number (`float count = 0`
+    in ShadowDP's sources, `count = count + 1.0`): the proof may use that they
+    are integers (a greatest fixpoint: assume all, drop any that receives a
+    value not built from whole literals, `int`s and whole locals by + - *)."""
+    assignments = [s for s in statements(info.decl.body)
+                   if isinstance(s, VarDecl) or (isinstance(s, Assign) and s.index is None)]
+    whole = {name for name, sort in info.locals.items() if sort == "num"}
+    changed = True
+    while changed:
+        changed = False
+        for stmt in assignments:
+            if stmt.name in whole and not _is_whole(stmt.expr, info, whole):
+                whole.discard(stmt.name)
+                changed = True
+    return frozenset(whole)
+
+
+def _is_whole(expr: Expr, info: MechanismInfo, whole: set[str]) -> bool:
+    if isinstance(expr, NumLit):
+        return expr.value.denominator == 1
+    if isinstance(expr, Var):
+        return expr.name in whole or info.sort_of(expr.name) == "int"
+    if isinstance(expr, Binary) and expr.op in ("+", "-", "*"):
+        return _is_whole(expr.left, info, whole) and _is_whole(expr.right, info, whole)
+    if isinstance(expr, Unary) and expr.op == "-":
+        return _is_whole(expr.operand, info, whole)
+    if isinstance(expr, If):
+        return _is_whole(expr.then, info, whole) and _is_whole(expr.orelse, info, whole)
+    if isinstance(expr, Call) and expr.func in ("abs", "max", "min"):
+        return all(_is_whole(a, info, whole) for a in expr.args)
+    return isinstance(expr, Call) and expr.func == "len"
 
 
 def _first_decl(declared: list[VarDecl], name: str) -> VarDecl | None:

@@ -201,11 +201,15 @@ class Product:
     def _exec_if(self, stmt: IfStmt, path: Path) -> list[Path]:
         cond = self.eval(stmt.cond, path)
         self.resolve_pending(id(stmt), cond.one, path)
-        if block_is_pure(stmt.then) and block_is_pure(stmt.orelse):
-            return [self._merge_pure(stmt, cond, path)]
-        path.obligations.append(
-            Obligation("branch", cond.one == cond.two, stmt.cond.span, "both runs take the same branch")
-        )
+        public = cond.one is cond.two  # the same term in both runs: they always agree
+        if block_is_pure(stmt.then) and block_is_pure(stmt.orelse) and not public:
+            merged = self._merge_pure(stmt, cond, path)
+            if merged is not None:
+                return [merged]
+        if not public:
+            path.obligations.append(
+                Obligation("branch", cond.one == cond.two, stmt.cond.span, "both runs take the same branch")
+            )
         decided = z.simplify(z.conj(cond.one, cond.two))
         if z.is_true(decided):
             path.trail.append((stmt, True))
@@ -220,10 +224,20 @@ class Product:
         else_path.trail.append((stmt, False))
         return self.exec_block(stmt.then, [then_path]) + self.exec_block(stmt.orelse, [else_path])
 
-    def _merge_pure(self, stmt: IfStmt, cond: Pair, path: Path) -> Path:
-        """Assignment-only branches may differ between the runs: merge with if-then-else."""
+    def _merge_pure(self, stmt: IfStmt, cond: Pair, path: Path) -> Path | None:
+        """Assignment-only branches may differ between the runs: merge with if-then-else.
+
+        None when they cannot be merged (a `vec[1]` read, or a selector decided
+        inside): then both runs must take the same branch, as for any other.
+        """
         then_path = self.exec_block(stmt.then, [path.fork()])[0]
         else_path = self.exec_block(stmt.orelse, [path.fork()])[0]
+        if then_path.budgets != path.budgets or else_path.budgets != path.budgets:
+            return None  # a vec[1] input is read inside: its budget would depend on the run
+        if _pending_count(then_path) != _pending_count(path) or _pending_count(else_path) != _pending_count(path):
+            # the selector would be decided in one run's branch only: the
+            # alignment could stop being injective
+            return None
         merged = path
         base_facts, base_obligations = len(path.facts), len(path.obligations)
         some_then = z.disj(cond.one, cond.two)
@@ -234,12 +248,6 @@ class Product:
         merged.obligations = path.obligations + [
             replace(o, formula=z.implies(some_then, o.formula)) for o in then_path.obligations[base_obligations:]
         ] + [replace(o, formula=z.implies(some_else, o.formula)) for o in else_path.obligations[base_obligations:]]
-        if then_path.budgets != path.budgets or else_path.budgets != path.budgets:
-            raise Unsupported("a vec[1] input is read inside a branch the two runs may disagree on")
-        if _pending_count(then_path) != _pending_count(path) or _pending_count(else_path) != _pending_count(path):
-            # the selector would be decided in one run's branch only: the
-            # alignment could stop being injective
-            raise Unsupported("a comparison that selects a draw's alignment sits in a branch the runs may disagree on")
         for name in set(then_path.values) | set(else_path.values):
             if name in then_path.values and name in else_path.values:
                 a, b = then_path.values[name], else_path.values[name]
@@ -280,9 +288,11 @@ class Product:
             return self._binary(expr, path)
         if isinstance(expr, Unary):
             inner = self.eval(expr.operand, path)
-            if expr.op == "-":
-                return Pair(-inner.one, -inner.two)
-            return Pair(z.neg(inner.one), z.neg(inner.two))
+            fn = (lambda t: -t) if expr.op == "-" else z.neg
+            if inner.one is inner.two:
+                same = fn(inner.one)
+                return Pair(same, same)
+            return Pair(fn(inner.one), fn(inner.two))
         if isinstance(expr, If):
             cond, then, orelse = (self.eval(e, path) for e in (expr.cond, expr.then, expr.orelse))
             return Pair(z.ite(cond.one, then.one, orelse.one), z.ite(cond.two, then.two, orelse.two))
@@ -297,7 +307,11 @@ class Product:
     def _binary(self, expr: Binary, path: Path) -> Pair:
         left, right = self.eval(expr.left, path), self.eval(expr.right, path)
         op = BINARY[expr.op]
-        result = Pair(op(left.one, right.one), op(left.two, right.two))
+        if left.one is left.two and right.one is right.two:  # the same in both runs: build it once
+            same = op(left.one, right.one)
+            result = Pair(same, same)
+        else:
+            result = Pair(op(left.one, right.one), op(left.two, right.two))
         if id(expr) in path.pending:  # a comparison that selects a draw's alignment
             self.resolve_pending(id(expr), result.one, path)
             # the selector must be preserved by the coupling: then each region is
@@ -356,20 +370,21 @@ class Product:
     def _read_budgeted(self, name: str, k: Term, dists: object, path: Path, expr: Index) -> Term:
         """`vec[1]`: each entry read is charged once against the unit distance budget.
 
-        Reads must visit indices in increasing order (a re-read of the last index
-        is free); then the distances charged are those of distinct entries, whose
-        absolute values sum to at most 1.
+        Within one pass (reads at increasing indices; a re-read of the last
+        index is free) the distances charged are those of distinct entries,
+        whose absolute values sum to at most 1; a read at a smaller index
+        starts a new pass with a fresh budget of 1.
         """
         budget = path.budgets[name]
         fresh = dists(k)  # type: ignore[operator]
         same = k == budget.last_index
-        path.obligations.append(
-            Obligation("order", z.disj(same, k > budget.last_index), expr.span,
-                       "a vec[1] input is read in increasing index order")
-        )
-        path.facts.append(z.implies(z.neg(same), z.absolute(fresh) <= budget.remaining))
+        # a read behind the last one starts a new pass over the input: the
+        # entries of one pass are distinct, so their distances again sum to
+        # at most 1 (every fact stated here is true of the distance vector)
+        available = z.ite(k > budget.last_index, budget.remaining, z.number(1))
+        path.facts.append(z.implies(z.neg(same), z.absolute(fresh) <= available))
         d = z.ite(same, budget.last_dist, fresh)
-        remaining = z.ite(same, budget.remaining, budget.remaining - z.absolute(fresh))
+        remaining = z.ite(same, budget.remaining, available - z.absolute(fresh))
         path.budgets[name] = Budget(remaining, k, d)
         return d
 

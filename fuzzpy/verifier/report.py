@@ -82,6 +82,8 @@ def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
     bound = math.exp(float(cx.eps))
     if cx.infinite:
         lines.append(f"    ratio = inf > e^eps = {bound:.6g}  (the neighbour cannot produce this output)")
+    elif math.isinf(cx.ratio):  # finite, beyond the double range
+        lines.append(f"    ratio = e^{cx.log_ratio:.6g} > e^eps = {bound:.6g}  (log-ratio {cx.log_ratio:.6g} > {float(cx.eps):.6g})")
     else:
         lines.append(f"    ratio = {cx.ratio:.6g} > e^eps = {bound:.6g}  (log-ratio {cx.log_ratio:.6g} > {float(cx.eps):.6g})")
     lines.append("    (probabilities in closed form, evaluated to 50 significant digits)")

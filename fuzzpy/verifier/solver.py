@@ -11,7 +11,10 @@ as "valid"; callers get ``Outcome.status == "unknown"`` and must give up.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import count
@@ -95,6 +98,10 @@ def conj(*terms: Term) -> Term:
     return z3.BoolRef(z3.Z3_mk_and(ctx.ref(), len(terms), asts), ctx)
 
 
+def sum_of(*terms: Term) -> Term:
+    return z3.Sum(*terms) if terms else z3.RealVal(0)
+
+
 def disj(*terms: Term) -> Term:
     return z3.Or(*terms) if terms else z3.BoolVal(False)
 
@@ -165,22 +172,76 @@ def check_valid(
 ) -> Outcome:
     """Is ``assumptions => goal`` valid? Searches for a model of its negation.
 
-    ``rlimit`` (z3's deterministic resource limit) replaces the timeout where
-    the answer must not depend on the machine's load.
+    ``timeout_ms`` is a limit on the CPU time of this thread (`_CpuWatchdog`),
+    so that verdicts do not depend on the machine's load; ``rlimit`` (z3's
+    deterministic resource limit) replaces it where the answer must not
+    depend on the machine at all.
     """
     solver = z3.Solver()
     if rlimit is not None:
         solver.set("rlimit", rlimit)
-    else:
-        solver.set("timeout", timeout_ms)
     solver.add(*assumptions)
     solver.add(z3.Not(goal))
-    result = solver.check()
+    if rlimit is None and not _WATCHDOG.available:
+        solver.set("timeout", timeout_ms)
+    if rlimit is not None or not _WATCHDOG.available:
+        result = solver.check()
+    else:
+        with _WATCHDOG.limit(solver.ctx, timeout_ms / 1000):
+            result = solver.check()
     if result == z3.unsat:
         return Outcome("valid")
     if result == z3.sat:
         return Outcome("invalid", solver.model())
     return Outcome("unknown", reason=solver.reason_unknown())
+
+
+class _CpuWatchdog:
+    """Interrupts a z3 check once the calling thread has used its CPU budget.
+
+    z3's own `timeout` is wall-clock time, which a loaded machine exhausts
+    early. One daemon thread reads the checking thread's CPU clock every few
+    milliseconds and calls `Context.interrupt` (thread-safe in z3) when the
+    budget is spent; the check then returns `unknown`, never a verdict.
+    Without per-thread CPU clocks (not POSIX) the wall-clock timeout is used.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._job: tuple[int, float, z3.Context] | None = None
+        self._thread: threading.Thread | None = None
+        self.available = hasattr(time, "pthread_getcpuclockid")
+
+    @contextmanager
+    def limit(self, ctx: z3.Context, seconds: float) -> Iterator[None]:
+        clock = time.pthread_getcpuclockid(threading.get_ident())
+        start = time.clock_gettime(clock)
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, name="z3-cpu-watchdog", daemon=True)
+                self._thread.start()
+            self._job = (clock, start + seconds, ctx)
+            self._lock.notify()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._job = None
+
+    def _watch(self) -> None:
+        while True:
+            with self._lock:
+                while self._job is None:
+                    self._lock.wait()
+                clock, deadline, ctx = self._job
+                if time.clock_gettime(clock) > deadline:
+                    ctx.interrupt()
+                    self._job = None
+                    continue
+            time.sleep(0.002)
+
+
+_WATCHDOG = _CpuWatchdog()
 
 
 def satisfiable(assumptions: Sequence[Term], timeout_ms: int = 4000) -> Outcome:

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+import mpmath
+
 from fuzzpy.syntax import Expr
 from fuzzpy.verifier.prover import ProofTrace
 from fuzzpy.verifier.refuter import Counterexample
@@ -72,6 +74,15 @@ def output_json(value: object) -> object:
     return str(value)
 
 
+def _mp_json(value: mpmath.mpf) -> float | str:
+    """A probability or ratio as a JSON number, or as decimal text where a
+    double would round it to 0 or inf (a ratio of e^1000 is finite)."""
+    as_float = float(value)
+    if (as_float == 0.0 and value != 0) or math.isinf(as_float):
+        return mpmath.nstr(value, 17)
+    return as_float
+
+
 def counterexample_json(cx: Counterexample, stream: bool) -> dict[str, object]:
     output = [output_json(v) for v in cx.output]
     return {
@@ -79,9 +90,9 @@ def counterexample_json(cx: Counterexample, stream: bool) -> dict[str, object]:
         "neighbour": _vector_json(cx.neighbour, cx.neighbour_params),
         "output": output if stream else output[0],
         "eps": number_json(cx.eps),
-        "ratio": number_json(cx.ratio),
+        "ratio": "inf" if cx.infinite else _mp_json(cx.p_inputs / cx.p_neighbour),
         "log_ratio": number_json(cx.log_ratio),
-        "p_inputs": float(cx.p_inputs),
-        "p_neighbour": float(cx.p_neighbour),
+        "p_inputs": _mp_json(cx.p_inputs),
+        "p_neighbour": _mp_json(cx.p_neighbour),
         "density": cx.density,
     }

@@ -37,8 +37,8 @@ def release(program: str | Path, definition: str, data: str | Path, engine: str,
     from fuzzpy.engines.subsample import hashed_subsample_interpreter
 
     class HashedMemory(MemoryEngine):
-        def interpreter(self, program, source, warn):  # type: ignore[no-untyped-def]
-            return hashed_subsample_interpreter(program, source, warn)
+        def interpreter(self, program, source, warn, checked=None):  # type: ignore[no-untyped-def]
+            return hashed_subsample_interpreter(program, source, warn, checked)
 
     warnings: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -20,9 +20,7 @@ from .runner import Outcome, isolated
 
 UNUSED_EVALUATED = "code the checker scales by 0 or drops is evaluated (data-dependent failure)"
 
-FAILING: dict[str, str] = {
-    "runtime_per_row_divergence": "per-row recursion budget (10,000 calls a row) makes a spinning row cost ~1 s: the run takes hours",
-}
+FAILING: dict[str, str] = {}
 
 CASES = all_cases()
 

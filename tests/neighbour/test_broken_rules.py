@@ -10,7 +10,9 @@ Seams used (the lead may want public ones; see the report):
 * `fuzzpy.checker.noise.Laplace` -- the event the `laplace` rule charges;
 * `fuzzpy.checker.infer.case_scale` / `fuzzpy.checker.blocks.case_scale` --
   the positive floor of Fuzz's case rule;
-* `fuzzpy.runtime.primitives._sum` -- the maker of the runtime's `sum[lo, hi]`.
+* `fuzzpy.runtime.primitives._sum` -- the maker of the runtime's `sum[lo, hi]`;
+* `fuzzpy.runtime.primitives.clamped_sum` -- the exact sum of
+  `fuzzpy.runtime.aggregates` that `sum[lo, hi]` calls.
 """
 
 from __future__ import annotations
@@ -141,9 +143,30 @@ def _float_total(column: np.ndarray, lo: Fraction, hi: Fraction) -> float:
 
 def test_float_summation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """Float summation: {0.1} sums to 0.1, {0.1, 1.0} to 1.1000000000000001,
-    a move of more than the bound 1 (Casacuberta et al., CCS 2022)."""
+    a move of more than the bound 1 (Casacuberta et al., CCS 2022). The
+    exact sum of `aggregates` moves by exactly 1: clean without the break."""
+    from fuzzpy.runtime import aggregates, primitives
+
     case = dataclasses.replace(_case({"total": "deterministic"}), sizes=(1,), fill={"a": 0.1})
-    _patch_sum(monkeypatch, _float_total)
+    assert examine(case).violations == []
+    assert _seam(primitives, "clamped_sum") is aggregates.clamped_sum
+    monkeypatch.setattr(primitives, "clamped_sum", _float_total)
+    violations = examine(case).violations
+    assert any("[distance]" in v for v in violations), violations
+
+
+def test_float_summation_in_file_order_is_caught_on_many_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rounding of a float sum depends on the other rows: 633 rows of
+    0.1 add up (in file order) to 63.30000000000063, and one more row of 1.0
+    takes the sum past 64, where doubles are twice as far apart: the float
+    sum moves by 1.000000000000007, more than the bound. The exact sum moves
+    by exactly 1."""
+    from fuzzpy.runtime import primitives
+
+    case = dataclasses.replace(_case({"total": "deterministic"}), sizes=(633,), fill={"a": 0.1})
+    assert examine(case).violations == []
+    _seam(primitives, "clamped_sum")
+    monkeypatch.setattr(primitives, "clamped_sum", _float_total)
     violations = examine(case).violations
     assert any("[distance]" in v for v in violations), violations
 
