@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
@@ -167,7 +168,10 @@ class QueryEngine:
         file, plan = opened.file, opened.plan
         header = opened.header
         if file.format == "parquet" and header.table is None and _compilable(header, plan):
-            return self._parquet(file, header, plan)
+            if _strings_are_utf8(file.path, header, plan):
+                return self._parquet(file, header, plan)
+            self.warn(f"warning: `{file.path}` holds text that is not UTF-8, which {self.name} cannot read: "
+                      "it is loaded by fuzzpy's loader (those rows are dropped, as always)")
         if header.csv is None and header.table is None:
             header = read_header(_read_whole(file))
         bag, report = load(header, plan)
@@ -229,6 +233,25 @@ def _read_whole(file: DataFile) -> DataFile:
 def _compilable(header: Header, plan: Plan) -> bool:
     types = header.arrow_types or ()
     return all(compilable(types[c.index], "num" if plan.shape == "vector" else c.kind) for c in plan.columns)
+
+
+def _strings_are_utf8(path: str, header: Header, plan: Plan) -> bool:
+    """Whether every text cell the plan reads is valid UTF-8. The loader
+    drops a row with an invalid one (`runtime.cells`); DuckDB refuses to
+    read such a file and Spark reads the bytes as they are, so such a file
+    is loaded by the loader instead. One streamed pass over those columns."""
+    types = header.arrow_types or ()
+    names = sorted({header.names[c.index] for c in plan.columns
+                    if pa.types.is_string(types[c.index]) or pa.types.is_large_string(types[c.index])})
+    if not names:
+        return True
+    for batch in pq.ParquetFile(path).iter_batches(columns=names, batch_size=1 << 16):
+        for column in batch.columns:
+            try:
+                column.validate(full=True)
+            except pa.ArrowInvalid:
+                return False
+    return True
 
 
 def scan_of(table: str, plan: Plan) -> Scan:

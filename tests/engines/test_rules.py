@@ -203,3 +203,30 @@ def test_a_parquet_file_changed_during_the_run_is_not_released(tmp_path: Path, m
     monkeypatch.setattr(engine, "_stat", lambda p: next(seen))
     ending = release(ROOT / "examples" / "noisy_count.fz", "noisy_count", path, "duckdb")
     assert (ending.kind, ending.detail) == ("failed", "FZ541")
+
+
+def _not_utf8_parquet(tmp_path: Path) -> tuple[Path, Path]:
+    strings = pa.array([b"a", b"b", b"\xff\xfe", b"c"], pa.binary()).view(pa.string())
+    data = tmp_path / "not_utf8.parquet"
+    pq.write_table(pa.table({"n": [1.0, 2.0, 3.0, 4.0], "s": strings}), data)
+    program = tmp_path / "p.fz"
+    program.write_text('type R = { n : num, s : string };\n'
+                       'def c (db : bag R) : fuzzy num = laplace[1] (sum[0, 10] (map (fun r -> r.n) db));\n')
+    return program, data
+
+
+def test_text_that_is_not_utf8_drops_its_row_on_duckdb(tmp_path: Path) -> None:
+    program, data = _not_utf8_parquet(tmp_path)
+    memory, duck = release(program, "c", data, "memory"), release(program, "c", data, "duckdb")
+    assert memory.kind == "released" and (duck.kind, duck.detail) == (memory.kind, memory.detail)
+    assert any("not UTF-8" in w for w in duck.warnings)
+    without = tmp_path / "without.parquet"
+    pq.write_table(pa.table({"n": [1.0, 2.0, 4.0], "s": ["a", "b", "c"]}), without)
+    assert release(program, "c", without, "memory").detail == memory.detail  # the row is dropped
+
+
+@pytest.mark.spark
+def test_text_that_is_not_utf8_drops_its_row_on_spark(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    program, data = _not_utf8_parquet(tmp_path)
+    memory, on_spark = release(program, "c", data, "memory"), release(program, "c", data, "spark")
+    assert (on_spark.kind, on_spark.detail) == (memory.kind, memory.detail)
