@@ -2,6 +2,7 @@
 
     python bench/parse.py            # 10,000 and 100,000 lines
     python bench/parse.py 20000      # other sizes
+    python bench/parse.py --lark     # also lark's own LALR parser, for comparison
 
 Each generated program repeats, with fresh names, a realistic mix of the
 language: a row type, constants, small helper defs, clamped sums and means,
@@ -93,13 +94,42 @@ def measure(lines: int) -> float:
     return rate
 
 
+def lark_own(lines: int) -> None:
+    """lark's own parsing loop (and its lexer) over the same program, building
+    no tree at all: the work fuzzpy's driver replaces (fuzzpy/frontend/lalr.py,
+    which also builds the syntax tree in the time it reports)."""
+    import gc
+
+    from lark import Lark
+
+    from fuzzpy.frontend.parser import grammar_text
+
+    text = generate(lines)
+    parser = Lark(grammar_text(), parser="lalr", lexer="basic", keep_all_tokens=True, maybe_placeholders=False)
+    cpu = float("inf")
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(REPEATS):
+            started = time.process_time()
+            parser.parse(text)
+            cpu = min(cpu, time.process_time() - started)
+    finally:
+        if collecting:
+            gc.enable()
+    actual = text.count("\n")
+    print(f"{actual:>8} lines  lark's own parser, no tree: {cpu:7.3f} s cpu  {actual / cpu:>9,.0f} lines/s cpu")
+
+
 def main(argv: list[str]) -> None:
-    sizes = [int(arg) for arg in argv] or [10_000, 100_000]
+    sizes = [int(arg) for arg in argv if arg.isdigit()] or [10_000, 100_000]
     parse_program(generate(100), "<warm-up>")
     rates = [measure(size) for size in sizes]
     if len(rates) >= 2:
         print(f"rate ratio (largest / smallest program): {rates[-1] / rates[0]:.2f} "
               "(1.00 = linear growth)")
+    if "--lark" in argv:
+        lark_own(sizes[0])
 
 
 if __name__ == "__main__":

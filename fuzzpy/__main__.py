@@ -1,5 +1,3 @@
-import sys
+from fuzzpy.cli import entry
 
-from fuzzpy.cli import main
-
-sys.exit(main())
+entry()

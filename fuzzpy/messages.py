@@ -59,6 +59,7 @@ CODES: dict[str, str] = {
     "FZ311": "a mechanism precondition on neighbouring inputs that sensitivity cannot establish",
     "FZ312": "inferred privacy cost exceeds the declared bound",
     "FZ313": "a function returning a distribution captures private data",
+    "FZ314": "no accounting method proves a finite epsilon at this delta",
     # --- FZ4xx: mechanism verification (verifier) ---
     "FZ401": "unknown variable or function in a mechanism",
     "FZ402": "a noise scale that is not positive",
@@ -111,6 +112,9 @@ CODES: dict[str, str] = {
     "FZ700": "this phase is not built yet",
     "FZ701": "file not found or unreadable",
     "FZ702": "no definition with the name given on the command line",
+    "FZ703": "the command line is not valid (unknown option, missing or invalid argument); the command's usage is shown",
+    "FZ704": "`budget --calibrate` found no noise that meets the target",
+    "FZ705": "an output file (a plot) cannot be written",
     # ledger file and budget arguments (accounting/ledger*; exit 2)
     "FZ710": "the ledger file is not a SQLite database, or is damaged",
     "FZ711": "the file is a SQLite database of another application, not a fuzzpy ledger",
@@ -119,6 +123,9 @@ CODES: dict[str, str] = {
     "FZ714": "invalid privacy budget",
     "FZ715": "no budget is set for this dataset",
     "FZ716": "the ledger stayed locked by another process for too long",
+    # stopping (fuzzpy.interrupts; exit 128 + the signal's number: 130 Ctrl-C, 143 SIGTERM)
+    "FZ720": "the command was stopped by Ctrl-C (SIGINT) or SIGTERM; the message says what had happened",
+    "FZ799": "an internal error in fuzzpy (a bug; FUZZPY_DEBUG=1 shows the traceback)",
 }
 
 

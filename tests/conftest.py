@@ -1,4 +1,5 @@
-"""Shared pytest hooks: the literature suite's rates at the end of a run.
+"""Shared pytest hooks: a private cache directory for the run; the
+literature suite's rates at the end of a run.
 
 tests/test_mechanism_suite.py records each verdict as a user property (which
 also travels from pytest-xdist workers); the rates are reported, never asserted.
@@ -7,6 +8,18 @@ also travels from pytest-xdist workers); the rates are reported, never asserted.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
+
+# Every test run has its own cache directory (compiled grammar, proofs), so
+# that no test reads what an earlier run, or the user, left there.
+_CACHE = tempfile.mkdtemp(prefix="fuzzpy-test-cache-")
+os.environ["FUZZPY_CACHE"] = _CACHE
+
+
+def pytest_unconfigure(config) -> None:
+    shutil.rmtree(_CACHE, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -98,24 +98,51 @@ def test_plot_writes_a_png(capsys, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "argv",
+    ("argv", "code"),
     [
-        ["budget"],
-        ["budget", "--gaussian", "-1", "--delta", "1e-5"],
-        ["budget", "--gaussian", "1"],
-        ["budget", "--laplace", "1", "--rounds", "0"],
-        ["budget", "--laplace", "1", "--subsample", "2"],
-        ["budget", "--calibrate", "gaussian", "--delta", "1e-5"],
-        ["budget", "--calibrate", "gaussian", "--epsilon", "1"],
-        ["budget", "--gaussian", "1", "--delta", "abc"],
-        ["budget", "--laplace", "1", "--delta", "1e-6", "--plot", "/nonexistent/dir/x.png"],
-        ["budget", "missing-file.fz"],
+        (["budget"], "FZ703"),
+        (["budget", "--gaussian", "-1", "--delta", "1e-5"], "FZ703"),
+        (["budget", "--laplace", "1", "--rounds", "0"], "FZ703"),
+        (["budget", "--laplace", "1", "--subsample", "2"], "FZ703"),
+        (["budget", "--calibrate", "gaussian", "--delta", "1e-5"], "FZ703"),
+        (["budget", "--gaussian", "1", "--delta", "abc"], "FZ703"),
+        (["budget", "--gaussian", "1", "--delta", "0"], "FZ703"),
+        (["budget", "--laplace", "1", "--delta", "1e-6", "--plot", "/nonexistent/dir/x.png"], "FZ705"),
+        (["budget", "missing-file.fz"], "FZ701"),
     ],
 )
-def test_bad_arguments_exit_2(capsys, argv):
-    code, _, err = run(capsys, *argv)
-    assert code == 2
-    assert "Traceback" not in err and err.strip()
+def test_bad_arguments_exit_2_with_a_coded_diagnostic(capsys, argv, code):
+    status, out, err = run(capsys, *argv)
+    assert status == 2
+    assert "Traceback" not in err and out == ""
+    assert f"error[{code}]" in err
+    status, out, _ = run(capsys, *argv, "--json")
+    document = json.loads(out)
+    assert status == 2 and document["ok"] is False
+    assert [d["code"] for d in document["diagnostics"]] == [code]
+
+
+def test_without_delta_approximate_releases_are_reported_at_the_default_delta(capsys):
+    """The delta policy: 1e-6 for approximate releases (as `check` and `run`), 0 for pure ones."""
+    code, out, _ = run(capsys, "budget", "--gaussian", "2", "--rounds", "3", "--json")
+    assert code == 0 and json.loads(out)["tightest"]["delta"] == 1e-6
+    code, out, _ = run(capsys, "budget", "--calibrate", "gaussian", "--epsilon", "1", "--json")
+    assert code == 0 and json.loads(out)["guarantee"]["delta"] == 1e-6
+    code, out, _ = run(capsys, "budget", "--calibrate", "laplace", "--epsilon", "1", "--json")
+    assert code == 0 and json.loads(out)["guarantee"]["delta"] == 0
+
+
+def test_a_finite_epsilon_is_the_tightest_when_the_exact_method_overflows(capsys):
+    """1e6 Gaussian rounds of sigma 1: the analytic Gaussian overflows to inf,
+    the PLD is finite; the report must name the finite one."""
+    code, out, _ = run(capsys, "budget", "--gaussian", "1", "--rounds", "1000000", "--json")
+    document = json.loads(out)
+    assert code == 0
+    finite = [m["epsilon"] for m in document["methods"] if m["epsilon"] != "inf"]
+    assert finite and document["tightest"]["epsilon"] == min(finite)
+    code, out, _ = run(capsys, "budget", "--gaussian", "1", "--rounds", "1000000")
+    marked = [line for line in out.splitlines() if "<- tightest" in line]
+    assert len(marked) == 1 and "inf" not in marked[0]
 
 
 def test_program_costs(capsys):
@@ -135,7 +162,7 @@ def test_unknown_definition_exits_2(capsys):
     if not example.exists():
         pytest.skip("example not present")
     code, _, err = run(capsys, "budget", str(example), "no_such_def")
-    assert code == 2 and "no_such_def" in err
+    assert code == 2 and "no_such_def" in err and "error[FZ702]" in err
 
 
 def test_one_definition_lists_every_method(capsys):

@@ -326,8 +326,9 @@ def test_huge_costs_are_reported_not_crashed(capsys: pytest.CaptureFixture[str],
         + "def s (db : bag Row) : fuzzy num = gauss[1e-300] (size db);\n"
     )
     for extra in ([], ["--delta", "1e-6"]):
-        assert main(["check", str(path), "--json", *extra]) == 0
+        assert main(["check", str(path), "--json", *extra]) == 1  # `s`: no finite epsilon at any delta (FZ314)
         doc = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+        assert [(d["code"], d["span"]["line"]) for d in doc["diagnostics"]] == [("FZ314", 4)]
         privacy = {d["name"]: d["privacy"]["db"] for d in doc["definitions"]}
         assert privacy["g"]["epsilon"] == "inf" and privacy["s"]["epsilon"] == "inf"
         assert 999 < privacy["k"]["epsilon"] <= 1000  # log(1 + q (e^1000 - 1)) ~ 1000 + log q
@@ -365,24 +366,15 @@ mechanism v (q : vec[inf] num) : int
     assert codes(mech + f"def f (db : bag Row) : fuzzy int = v ({tab});") == ["FZ311"]
 
 
-def test_arguments_run_evaluates_are_never_scaled_away_when_unbounded() -> None:
-    """`run` evaluates the vector `len` measures, the initial state of `loop`
-    and the bags of `subsample` and `expmech`, even where the rule's factor is
-    0: an evaluation depending on the data without bound may fail or diverge
-    on one neighbour only (adversarial review, issue 9), so 0 * inf is inf."""
-    prelude = (
-        "def rec deep (n : num) : num = if n <= 0 then 0 else deep (n - 1);\n"
-        "def has (db : bag num) : num = if size (filter (fun x -> x == 42) db) > 0 then 20000 else 0;\n"
-    )
-    leaks = [
-        "def p (db : bag num) : fuzzy num = return (len (tabulate [1, 2] (fun t -> deep (has db))));",
-        "def p (db : bag num) : fuzzy num = return (len ([deep (has db)] : vec[1] num));",
-        "def p (db : bag num) : fuzzy num = loop[1] (deep (has db)) (fun x -> laplace[1] 0);",
-        "def p (db : bag num) : fuzzy num = loop[1] (deep (has db)) (fun x -> laplace[1] (0 * x));",
-        "def p (db : bag num) : fuzzy num = expmech[1] [0, 1] (fun c d -> 0) (if deep (has db) > 0 then db else db);",
-        "def p (db : bag num) : fuzzy num = subsample[0.5] (fun b -> laplace[1] 0) (if deep (has db) > 0 then db else db);",
-    ]
-    for leak in leaks:
-        assert codes(prelude + leak), leak
-    # bounded dependence is still scaled by the rule's 0
-    assert sens("def f (x : num) : num = len ([2 * x, 1] : vec[1] num) * x;", "f") == {"x": Sens.of(2)}
+
+def test_check_refuses_a_definition_no_method_bounds_at_the_delta(tmp_path, capsys) -> None:  # noqa: ANN001
+    """`run` refuses an infinite epsilon; `check` must not accept it (FZ314;
+    adversarial review of issue 9, F5)."""
+    from fuzzpy.cli import main
+
+    program = tmp_path / "p.fz"
+    program.write_text("def p (db : bag (vec[2] num)) : fuzzy (vec[2] num) = gauss[1e-300] (vsum[1e300] db);\n"
+                       "def q (db : bag (vec[2] num)) : fuzzy (vec[2] num) = gauss[1] (vsum[1] db);\n")
+    assert main(["check", str(program), "--json"]) != 0
+    document = __import__("json").loads(capsys.readouterr().out)
+    assert [d["code"] for d in document["diagnostics"]] == ["FZ314"]

@@ -143,10 +143,10 @@ def test_argument_lengths_are_checked_before_the_data_is_named_or_read(
     refused first (FZ525), and with the right length the file is (FZ501)."""
     missing = str(tmp_path / "absent.csv")
     code, _ = _run(tmp_path, "two", missing, "--arg", "u=[1,2,3]")
-    wrong_length = capsys.readouterr().err
+    wrong_length = capsys.readouterr().out  # --json: the failure is a document on stdout
     assert code == 2 and "FZ525" in wrong_length and "FZ501" not in wrong_length
     code, _ = _run(tmp_path, "two", missing, "--arg", "u=[1,2]")
-    right_length = capsys.readouterr().err
+    right_length = capsys.readouterr().out
     assert code == 2 and "FZ501" in right_length and "FZ525" not in right_length
     assert _releases(tmp_path) == 0
 

@@ -138,9 +138,19 @@ def test_basic_rule_spends_delta_as_well(ledger: Ledger) -> None:
     ledger.charge("d", TENTH, budget)  # a pure release still fits
 
 
-def test_default_release_delta_is_a_tenth_of_the_budget(ledger: Ledger) -> None:
-    receipt = ledger.charge("d", (Gaussian(Fraction(1), Fraction(50)),), Budget(5, 1e-5))
-    assert receipt.cost.spend.delta == Fraction(1, 10**6)
+def test_default_release_delta_is_the_policy_delta_whatever_the_budget(ledger: Ledger) -> None:
+    """The delta policy: an approximate release is charged at 1e-6 unless the
+    caller chooses, as `check` reports it (not a share of the budget's delta)."""
+    for dataset, budget in (("d", Budget(5, 1e-4)), ("e", Budget(5, 1e-6))):
+        receipt = ledger.charge(dataset, (Gaussian(Fraction(1), Fraction(50)),), budget)
+        assert receipt.cost.spend.delta == Fraction(1, 10**6)
+    with pytest.raises(FuzzError) as refused:  # 1e-6 does not fit a budget of 1e-7 ...
+        ledger.quote("f", (Gaussian(Fraction(1), Fraction(50)),), Budget(5, 1e-7))
+    assert codes(refused) == ["FZ601"]
+    hint = refused.value.diagnostics[0].hint
+    assert hint is not None and "use --delta 1e-07" in hint  # ... and the refusal says what would
+    assert ledger.quote("f", (Gaussian(Fraction(1), Fraction(50)),), Budget(5, 1e-7),
+                        release_delta="1e-7").cost.spend.delta == Fraction(1, 10**7)
 
 
 def test_zcdp_rule_admits_exactly_floor_capacity_over_rho(ledger: Ledger) -> None:

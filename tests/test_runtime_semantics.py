@@ -201,8 +201,10 @@ def test_what_run_cannot_carry_out_is_refused_before_charging(
     ledger = tmp_path / "l.sqlite"
     argv = ["run", str(program), "f", "--data", f"db={data}", "--budget", "1e30", "--ledger", str(ledger), "--json"]
     assert main(argv) == 1
-    err = capsys.readouterr().err
-    assert any(code in err for code in message_code) and "p.fz:2:" in err  # located at the offending bracket
+    captured = capsys.readouterr()
+    (diagnostic,) = json.loads(captured.out)["diagnostics"]  # under --json a failure is a document on stdout
+    assert captured.err == "" and diagnostic["code"] in message_code
+    assert (diagnostic["span"]["file"], diagnostic["span"]["line"]) == (str(program), 2)  # at the offending bracket
     assert main(["ledger", "--ledger", str(ledger), "--json"]) == 0
     datasets = json.loads(capsys.readouterr().out).get("datasets", [])
     assert all(d["spent"]["epsilon"] == 0 for d in datasets)  # nothing charged

@@ -405,3 +405,26 @@ def test_a_claim_depending_on_private_data_is_refused(claim: str) -> None:
     with pytest.raises(FuzzError) as caught:
         _verify(text)
     assert "FZ404" in {d.code for d in caught.value.diagnostics}
+
+
+def test_a_stream_with_no_answer_for_a_short_prefix_is_searched_not_crashed() -> None:
+    """Adversarial review of issue 10 (round 2, C1): a one-entry input that
+    releases nothing made the refuter's long-input search index an empty
+    output (an internal error, 'unknown'); the mechanism is not private."""
+    text = """mechanism e1o (q : vec[inf] num, t : num, eps : num) : list bool
+  requires eps > 0
+  privacy eps
+{
+  var tt = t + lap(2 / eps);
+  var count = 0;
+  if (q[0] > 0.5) { count = 1; }
+  var i = 1;
+  while (i < len(q) && count < 2) {
+    if (q[i] + lap(8 / eps) >= tt) { output true; count = count + 1; } else { output false; }
+    i = i + 1;
+  }
+}
+"""
+    verdict = _verify(text, refute_seconds=8)
+    assert "internal error" not in verdict.reason
+    _valid_counterexample(text, verdict)

@@ -20,6 +20,7 @@ Methods (ids are stable; `describe(method)` gives the reference):
 
 from __future__ import annotations
 
+import importlib
 import math
 import sys
 from collections import Counter
@@ -27,9 +28,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-import numpy as np
-
-from fuzzpy.accounting import composition, gaussian, pld, rdp, zcdp
 from fuzzpy.accounting.atoms import (
     Atoms,
     Flattener,
@@ -134,10 +132,24 @@ def _exact_gaussian(atoms: Atoms, delta: float) -> float | None:
     if not atoms or not all(isinstance(atom, GaussianAtom) for atom in atoms):
         return None
     rho = sum((atom.rho * n for atom, n in atoms.items()), Fraction(0))
-    return gaussian.epsilon_for_delta(GaussianAtom(rho).mu, delta)  # mu rounded up
+    return _module("gaussian").epsilon_for_delta(GaussianAtom(rho).mu, delta)  # mu rounded up
 
 
 Method = Callable[[Atoms, float], "float | None"]
+
+
+def _module(name: str):  # noqa: ANN202 - one of this package's method modules
+    """The approximate methods' modules load numpy, scipy and dp_accounting
+    (about a second): they are imported when an approximate figure is first
+    needed, so that pure costs (what `fuzzpy check` mostly asks) stay fast."""
+    return importlib.import_module(f"fuzzpy.accounting.{name}")
+
+
+def _method(module: str, function: str, **options: object) -> Method:
+    def call(atoms: Atoms, delta: float) -> float | None:
+        return getattr(_module(module), function)(atoms, delta, **options)
+
+    return call
 
 
 def _needs_delta(method: Method) -> Method:
@@ -150,17 +162,19 @@ def _needs_delta(method: Method) -> Method:
 METHODS: dict[str, Method] = {
     "exact-gaussian": _needs_delta(_exact_gaussian),
     "pure": _pure,
-    "basic": _needs_delta(composition.basic),
-    "advanced": _needs_delta(composition.advanced),
-    "kov": _needs_delta(composition.kov),
-    "zcdp": _needs_delta(lambda a, d: zcdp.approximate_epsilon(a, d, tight=False)),
-    "zcdp-cks": _needs_delta(lambda a, d: zcdp.approximate_epsilon(a, d, tight=True)),
-    "rdp": _needs_delta(rdp.epsilon),
-    "pld": _needs_delta(pld.epsilon),
+    "basic": _needs_delta(_method("composition", "basic")),
+    "advanced": _needs_delta(_method("composition", "advanced")),
+    "kov": _needs_delta(_method("composition", "kov")),
+    "zcdp": _needs_delta(_method("zcdp", "approximate_epsilon", tight=False)),
+    "zcdp-cks": _needs_delta(_method("zcdp", "approximate_epsilon", tight=True)),
+    "rdp": _needs_delta(_method("rdp", "epsilon")),
+    "pld": _needs_delta(_method("pld", "epsilon")),
 }
 
 
 def _run(atoms: Atoms, delta: float, methods: Sequence[str]) -> list[Guarantee]:
+    import numpy as np
+
     found = []
     for name in methods:
         try:
@@ -182,7 +196,7 @@ def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = 
     # the exact value cannot be beaten by any valid bound: stop there
     if "exact-gaussian" in names:
         exact = _run(atoms, delta, ["exact-gaussian"])
-        if exact:
+        if exact and math.isfinite(exact[0].epsilon):  # inf: it overflowed, the others may not
             return exact[0]
         names.remove("exact-gaussian")
     found = [g for g in _run(atoms, delta, names) if math.isfinite(g.epsilon)]
@@ -236,7 +250,7 @@ def rho(events: Iterable[Event]) -> Fraction | None:
     (the tight pure and Laplace values, `zcdp.atom_rho`), or None when an
     event is only approximately DP (delta > 0)."""
     try:
-        total, delta = zcdp.total_rho(atoms_of(events))
+        total, delta = _module("zcdp").total_rho(atoms_of(events))
     except NotSummarisable:
         return None
     return total if delta == 0 else None

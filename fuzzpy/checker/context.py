@@ -122,3 +122,4 @@ class Globals:
     vector_lengths: dict[Span, VectorLength] = field(default_factory=dict)  # see `CheckedProgram`
     zero_products: dict[Span, RunLength | None] = field(default_factory=dict)  # see `CheckedProgram`
     call_lengths: dict[Span, dict[T.LenVar, RunLength]] = field(default_factory=dict)  # see `CheckedProgram`
+    length_reads: dict[Span, RunLength] = field(default_factory=dict)  # see `CheckedProgram`

@@ -145,6 +145,7 @@ class ProgramChecker:
             vector_lengths=dict(self.globals.vector_lengths),
             zero_products=dict(self.globals.zero_products),
             call_lengths=dict(self.globals.call_lengths),
+            length_reads=dict(self.globals.length_reads),
         )
 
     def signature_of(self, name: str, span: Span) -> DefSig:
@@ -171,8 +172,8 @@ class ProgramChecker:
         from fuzzpy.checker.context import Env
 
         self.ck.env = Env()  # a definition sees only globals and its parameters
-        sites_saved = self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites
-        self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites = {}, {}, {}
+        sites_saved = self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites, self.ck.len_sites
+        self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites, self.ck.len_sites = {}, {}, {}, {}
         first_soft = len(self.ck.soft_errors)
         first_error = len(self.errors)
         try:
@@ -187,7 +188,7 @@ class ProgramChecker:
             self.globals.broken.add(decl.name)
         finally:
             self.ck.env = env_saved
-            self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites = sites_saved
+            self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites, self.ck.len_sites = sites_saved
             self._in_progress.pop()
             soft = self.ck.soft_errors[first_soft:]
             del self.ck.soft_errors[first_soft:]
@@ -316,6 +317,8 @@ class ProgramChecker:
                 self.globals.zero_products[span] = None
             else:
                 self.globals.zero_products[span] = run_length(length, span, "the vector multiplied by 0 (which is not evaluated)")
+        for span, length in self.ck.len_sites.items():
+            self.globals.length_reads[span] = run_length(length, span, "the vector `len` measures (which is not evaluated)")
         recursive: list[Span] = []
         for span, (callee, mapping) in self.ck.call_sites.items():
             if callee == decl.name:

@@ -287,19 +287,17 @@ def length(ck: Inferencer, call: PrimCall) -> Judgment:
         from fuzzpy.checker.infer import type_mismatch
 
         raise type_mismatch(T.TList(T.NUM), j.type, call.args[0].span, "`len` measures a list or a vector")
-    unbounded = {name: usage for name, usage in j.ctx.items() if usage.sens.is_inf}
-    if isinstance(j.type, T.TVec) and not unbounded:
+    if isinstance(j.type, T.TVec):
+        # `run` reads the length off the type too and never evaluates the
+        # vector (`CheckedProgram.length_reads`), so nothing depends on it
         n = ck.lengths.resolve(j.type.length)
         if isinstance(n, int):
+            ck.len_sites[call.span] = n
             ck.note(f"`len`: the vector's length {n} is part of its type: a static number")
             return Judgment(T.INT, {}, static=Fraction(n))
         if isinstance(n, T.LenVar) and not n.rigid:
+            ck.len_sites[call.span] = j.type.length
             ck.note("`len`: the vector's length is part of its type (fixed before the data is read): public")
             return Judgment(T.INT, {})
-    if isinstance(j.type, T.TVec):
-        # run evaluates the vector to measure it: entries that depend on a
-        # variable without bound may fail or diverge on one neighbour only
-        ck.note("`len`: the vector is evaluated to measure it and depends on the data without bound: it keeps that dependence")
-        return Judgment(T.INT, unbounded)
     ck.note("`len`: constant at finite distance; 1-sensitive (the positive floor of a case)")
     return Judgment(T.INT, j.ctx)

@@ -70,6 +70,9 @@ class Inferencer:
         #: being checked: e is not evaluated at run time, so `run` needs the
         #: length of e's vectors (None: e is a number); see `CheckedProgram.zero_products`
         self.zero_sites: dict[Span, T.Length | None] = {}
+        #: `len` of a vector, by the span of the application: its length, which
+        #: `run` uses instead of evaluating the vector; see `CheckedProgram.length_reads`
+        self.len_sites: dict[Span, T.Length] = {}
         #: each use of a definition in the one being checked: the callee and
         #: the fresh length variables its signature was instantiated with
         self.call_sites: dict[Span, tuple[str, dict[T.LenVar, T.Length]]] = {}

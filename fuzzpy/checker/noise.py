@@ -84,26 +84,12 @@ def expmech(ck: Inferencer, call: PrimCall) -> Judgment:
     data = ck.infer(data_expr)
     cand_type, data_type = cands.type.elem, data.type
     captured, data_sens = _score(ck, score_expr, cand_type, data_type)
-    unbounded_data: C.CostCtx = {}
-    evaluated_regardless(ck, data.ctx, data_expr.span, "the data of `expmech`", unbounded_data)
     delta = U.plus(captured, U.scale_ctx(data.ctx, data_sens, data_expr.span, f"the score is {data_sens}-sensitive in its data"))
     public = U.scale_ctx(cands.ctx, INF, cands_expr.span, "the candidates of `expmech` are released: they must be public")
     delta = U.plus(delta, public)
     cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: ExpMech(eps * s))
-    cost.update(unbounded_data)
     ck.note(f"`expmech[{Sens(eps)}]`: costs eps x the score's sensitivity in each variable")
     return Judgment(T.TFuzzy(cand_type), {}, cost=cost)
-
-
-def evaluated_regardless(ck: Inferencer, ctx: U.Ctx, span: Span, what: str, cost: C.CostCtx) -> None:
-    """`run` evaluates ``what`` before the rule's zero factor could drop it
-    (docs/semantics.md, "What the checker scales by 0 is not evaluated": only
-    the listed forms are skipped). An evaluation that depends on a variable
-    without bound may fail or not terminate on one neighbour only, so there
-    0 * inf is inf: an infinite cost in every such variable not yet charged."""
-    for name, usage in ctx.items():
-        if usage.sens.is_inf and not (name in cost and cost[name].is_infinite):
-            cost[name] = C.infinite(ck.blame_for(name, usage, span, f"{what}, evaluated by `run` before it is used,"))
 
 
 def _score(ck: Inferencer, score: S.Expr, cand_type: T.Type, data_type: T.Type) -> tuple[U.Ctx, object]:
@@ -194,7 +180,6 @@ def loop(ck: Inferencer, call: PrimCall) -> Judgment:
             scaled = C.scale_cost(lam.param_cost, usage.sens, blame)
             if scaled is not None:
                 cost[name] = C.then(scaled, cost.get(name))
-    evaluated_regardless(ck, init.ctx, init_expr.span, "the initial state of `loop`", cost)
     ck.note(f"`loop[{rounds}]`: the body's cost in what it captures, repeated {rounds} times")
     return Judgment(T.TFuzzy(lam.param_type), {}, cost=cost)
 
@@ -279,6 +264,5 @@ def subsample(ck: Inferencer, call: PrimCall) -> Judgment:
             scaled = C.scale_cost(amplified, usage.sens, blame)
             if scaled is not None:
                 cost[name] = C.then(cost.get(name), scaled)
-    evaluated_regardless(ck, data.ctx, data_expr.span, "the bag given to `subsample`", cost)
     ck.note(f"`subsample[{Sens(q)}]`: the body's cost in the sampled bag, amplified by subsampling")
     return Judgment(lam.body.type, {}, cost=cost)

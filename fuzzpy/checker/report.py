@@ -26,6 +26,7 @@ from fuzzpy import syntax as S
 from fuzzpy.accounting.events import Event
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram
+from fuzzpy.diagnostics import Diagnostic
 from fuzzpy.sensitivity import Sens
 
 DEFAULT_DELTA = 1e-6
@@ -178,6 +179,26 @@ def _type_text(ty: S.TypeExpr) -> str:
 
 def json_mechanisms(checked: CheckedProgram) -> list[dict[str, object]]:
     return [{"name": name, "claim": claim_text(mech)} for name, mech in checked.mechanisms.items()]
+
+
+def infinite_at_delta(checked: CheckedProgram, delta: float | None) -> list[Diagnostic]:
+    """Definitions whose cost is finite in structure but whose epsilon no
+    method bounds at this delta: `check` must not accept what `run` refuses
+    (adversarial review of issue 9, F5)."""
+    found = []
+    decls = {d.name: d for d in checked.program.decls if isinstance(d, S.DefDecl)}
+    for d in checked.definitions.values():
+        for name, figure in figures_for(d, delta).items():
+            epsilon = figure.epsilon
+            if isinstance(epsilon, float) and math.isinf(epsilon):
+                found.append(Diagnostic(
+                    "FZ314",
+                    f"`{d.name}` has no finite epsilon in `{name}` at delta = {_show(figure.delta)}: "
+                    "no accounting method bounds its privacy loss there",
+                    decls[d.name].name_span,
+                    hint="add more noise (a larger sigma), or allow a larger `--delta`",
+                ))
+    return found
 
 
 def json_definitions(checked: CheckedProgram, delta: float | None) -> list[dict[str, object]]:

@@ -90,3 +90,8 @@ class CheckedProgram:
     #: variables with its value in the caller (dictionary passing, as type
     #: classes are compiled).
     call_lengths: dict[Span, dict[LenVar, RunLength]] = field(default_factory=dict)
+    #: Every `len v` of a vector, keyed by the span of the application: the
+    #: length from v's type. The checker gives `len` no dependence on v, so
+    #: `run` takes the length from here and does not evaluate v (it may fail
+    #: or not terminate on one neighbour only: adversarial review of issue 9).
+    length_reads: dict[Span, RunLength] = field(default_factory=dict)

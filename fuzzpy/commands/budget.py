@@ -19,44 +19,36 @@ import math
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-from fuzzpy.accounting.accountant import (
-    DESCRIPTIONS,
-    Guarantee,
-    float_up,
-    guarantees,
-    pure_epsilon,
-    tightest,
+from fuzzpy.commands.common import (
+    DEFAULT_DELTA,
+    DELTA_POLICY,
+    EXIT_OK,
+    add_delta_option,
+    usage_error,
 )
-from fuzzpy.accounting.calibrate import (
-    Calibration,
-    calibrate_gaussian,
-    calibrate_laplace,
-    gaussian_events,
-    laplace_events,
-)
-from fuzzpy.accounting.events import Event
 
-EXIT_OK, EXIT_USAGE = 0, 2
-DEFAULT_DELTA = 1e-6  # the language design's default for approximate costs (section 7)
+if TYPE_CHECKING:  # the accountant (scipy, dp_accounting) is imported when the command runs
+    from fuzzpy.accounting.accountant import Guarantee
+    from fuzzpy.accounting.calibrate import Calibration
+    from fuzzpy.accounting.events import Event
 
-
-HELP = "what a program or a series of releases costs; calibrate noise; plot"
 DESCRIPTION = (
     "Say what releases cost in privacy: a program's definitions (FILE [DEF]), or K rounds of "
     "Gaussian or Laplace noise (optionally subsampled), at a delta, with the tightest valid "
     "accounting method named; calibrate the noise for a target epsilon; plot epsilon against rounds."
 )
+EPILOG = DELTA_POLICY
 
-
-class UsageError(Exception):
-    """Bad arguments: reported in one line, exit code 2."""
+CALIBRATION_FAILED = "FZ704"
+CANNOT_WRITE = "FZ705"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", nargs="?", metavar="FILE", help="a .fz program")
     p.add_argument("definition", nargs="?", metavar="DEF", help="one definition of FILE")
-    p.add_argument("--delta", type=_probability, metavar="D", help="the delta to report epsilon at")
+    add_delta_option(p, "the delta to report epsilon at")
     mech = p.add_mutually_exclusive_group()
     mech.add_argument(
         "--gaussian", type=_positive, metavar="SIGMA", help="Gaussian releases of std SIGMA"
@@ -105,13 +97,6 @@ def _positive(text: str) -> float:
     return value
 
 
-def _probability(text: str) -> float:
-    value = _number(text)
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must lie in [0, 1): {text!r}")
-    return value
-
-
 def _rate(text: str) -> float:
     value = _number(text)
     if not 0 < value <= 1:
@@ -133,28 +118,48 @@ def _count(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        return _dispatch(args)
-    except UsageError as exc:
-        sys.stderr.write(f"fuzzpy budget: error: {exc}\n")
-        return EXIT_USAGE
-
-
-def _dispatch(args: argparse.Namespace) -> int:
+    """Errors are raised as diagnostics: UsageError (FZ703) or FuzzError."""
     if args.calibrate:
         return _calibrate(args)
     if args.gaussian is not None or args.laplace is not None:
         if args.file:
-            raise UsageError("give either FILE or --gaussian/--laplace, not both")
+            raise usage_error("give either FILE or --gaussian/--laplace, not both")
         return _releases(args)
     if args.file:
         return _program(args)
-    raise UsageError(
-        "nothing to account: give FILE, --gaussian SIGMA, --laplace EPS0 or --calibrate"
+    raise usage_error(
+        "nothing to account", "give FILE, --gaussian SIGMA, --laplace EPS0 or --calibrate gaussian|laplace"
     )
 
 
+def _failure(code: str, message: str, hint: str | None = None) -> Exception:
+    from fuzzpy.diagnostics import Diagnostic, FuzzError
+    from fuzzpy.source import NO_SPAN
+
+    return FuzzError((Diagnostic(code, message, NO_SPAN, hint=hint),))
+
+
+def _default_delta(args: argparse.Namespace, events: Sequence[Event]) -> float:
+    """--delta, else the policy: 0 for pure releases, 1e-6 for approximate ones."""
+    from fuzzpy.accounting.accountant import pure_epsilon
+
+    if args.delta is not None:
+        return float(args.delta)
+    return 0.0 if pure_epsilon(events) is not None else float(DEFAULT_DELTA)
+
+
+def _finite_tightest(found: Sequence[Guarantee], events: Sequence[Event], delta: float) -> Guarantee:
+    """The smallest finite epsilon among the methods; infinity only when no
+    method proves a finite one (never an inf beside a finite value)."""
+    from fuzzpy.accounting.accountant import tightest
+
+    finite = [g for g in found if math.isfinite(g.epsilon)]
+    return min(finite, key=lambda g: g.epsilon) if finite else tightest(events, delta)
+
+
 def _release_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
+    from fuzzpy.accounting.calibrate import gaussian_events, laplace_events
+
     if args.gaussian is not None:
         return gaussian_events(args.gaussian, rounds, args.sensitivity, args.subsample)
     # --laplace EPS0: scale sensitivity / EPS0, so each release is EPS0-DP
@@ -175,19 +180,20 @@ def _release_label(args: argparse.Namespace) -> str:
 
 
 def _releases(args: argparse.Namespace) -> int:
+    from fuzzpy.accounting.accountant import guarantees
+
     rounds = args.rounds or 1
-    if args.gaussian is not None and not args.delta:
-        raise UsageError("Gaussian releases need --delta D > 0")
-    delta = args.delta if args.delta is not None else 0.0
     events = _release_events(args, rounds)
+    delta = _default_delta(args, events)
     found = guarantees(events, delta)
-    best = tightest(events, delta)
+    best = _finite_tightest(found, events, delta)
     label = f"{rounds} x {_release_label(args)}"
     if args.plot:
         _plot(args, label, delta, rounds)
     if args.json:
         _print_json(
             {
+                "ok": True,
                 "releases": label,
                 "rounds": rounds,
                 "delta": delta,
@@ -202,9 +208,12 @@ def _releases(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
+    from fuzzpy.accounting.calibrate import calibrate_gaussian, calibrate_laplace
+
     if args.epsilon is None:
-        raise UsageError("--calibrate needs --epsilon E")
-    delta = args.delta if args.delta is not None else 0.0
+        raise usage_error("--calibrate needs --epsilon E")
+    pure = args.calibrate == "laplace"
+    delta = args.delta if args.delta is not None else (0.0 if pure else float(DEFAULT_DELTA))
     rounds = args.rounds or 1
     try:
         if args.calibrate == "gaussian":
@@ -216,17 +225,20 @@ def _calibrate(args: argparse.Namespace) -> int:
                 args.epsilon, delta, rounds, args.sensitivity, args.subsample
             )
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise _failure(CALIBRATION_FAILED, f"cannot calibrate: {exc}") from None
     _print_calibration(args, result, rounds)
     return EXIT_OK
 
 
 def _print_calibration(args: argparse.Namespace, result: Calibration, rounds: int) -> None:
+    from fuzzpy.accounting.accountant import DESCRIPTIONS
+
     g = result.guarantee
     name = "sigma" if result.mechanism == "gaussian" else "scale"
     if args.json:
         _print_json(
             {
+                "ok": True,
                 "mechanism": result.mechanism,
                 name: result.scale,
                 "rounds": rounds,
@@ -248,21 +260,22 @@ def _print_calibration(args: argparse.Namespace, result: Calibration, rounds: in
 
 
 def _program(args: argparse.Namespace) -> int:
+    from fuzzpy.accounting.accountant import DESCRIPTIONS, guarantees, pure_epsilon
     from fuzzpy.commands.program_costs import CostsUnavailable, program_costs
 
     try:
         costs = program_costs(args.file, args.definition)
     except CostsUnavailable as exc:
-        raise UsageError(str(exc)) from None
+        raise _failure(exc.code, str(exc)) from None
     rows = []
     for name, param, events in costs:
         rows.append((name, param, _program_guarantee(events, args.delta), pure_epsilon(events)))
     if args.plot:
         if len(rows) != 1:
-            raise UsageError("--plot on a program needs one DEF with one database parameter")
+            raise usage_error("--plot on a program needs one DEF with one database parameter")
         _plot_events(args, f"{rows[0][0]} in {rows[0][1]}", rows[0][2].delta, costs[0][2])
     if args.json:
-        _print_json({"file": args.file, "definitions": _definitions_json(rows, costs, args)})
+        _print_json({"ok": True, "file": args.file, "definitions": _definitions_json(rows, costs, args)})
         return EXIT_OK
     if not rows:
         print(f"{args.file}: no definition releases a private value")
@@ -280,6 +293,8 @@ def _definitions_json(
 ) -> list[dict[str, object]]:
     """One entry per definition, with a `privacy` entry per database parameter
     (the field names of `fuzzpy check --json`, language design section 7)."""
+    from fuzzpy.accounting.accountant import guarantees
+
     definitions: dict[str, dict[str, object]] = {}
     for (name, param, g, pure), (_, _, events) in zip(rows, costs, strict=True):
         entry = definitions.setdefault(name, {"name": name, "privacy": {}})
@@ -292,16 +307,20 @@ def _definitions_json(
 
 def _program_guarantee(events: Sequence[Event], delta: float | None) -> Guarantee:
     """Without --delta, a pure definition reports its pure epsilon and an
-    approximate one epsilon at 1e-6 (language design, section 7)."""
+    approximate one epsilon at 1e-6 (the delta policy)."""
+    from fuzzpy.accounting.accountant import Guarantee, float_up, guarantees, pure_epsilon
+
     if delta is None:
         pure = pure_epsilon(events)
         if pure is not None:
             return Guarantee(float_up(pure), 0.0, "pure")
-        delta = DEFAULT_DELTA
-    return tightest(events, delta)
+        delta = float(DEFAULT_DELTA)
+    return _finite_tightest(guarantees(events, delta), events, delta)
 
 
 def _program_json(g: Guarantee, pure: Fraction | None) -> dict[str, object]:
+    from fuzzpy.accounting.accountant import float_up
+
     entry = _guarantee_json(g)
     if pure is not None:
         entry["pure_epsilon"] = float_up(pure)
@@ -320,6 +339,8 @@ def _describe(g: Guarantee) -> str:
 
 
 def _guarantee_json(g: Guarantee) -> dict[str, object]:
+    from fuzzpy.accounting.accountant import DESCRIPTIONS
+
     return {
         "epsilon": g.epsilon if math.isfinite(g.epsilon) else "inf",
         "delta": g.delta,
@@ -329,8 +350,10 @@ def _guarantee_json(g: Guarantee) -> dict[str, object]:
 
 
 def _print_table(found: Sequence[Guarantee], best: Guarantee) -> None:
+    from fuzzpy.accounting.accountant import DESCRIPTIONS
+
     for g in found:
-        mark = "  <- tightest" if g.method == best.method else ""
+        mark = "  <- tightest" if g == best and math.isfinite(g.epsilon) else ""
         eps = f"{g.epsilon:.6g}" if math.isfinite(g.epsilon) else "inf"
         print(f"  {g.method:15} eps = {eps:>12}   {DESCRIPTIONS[g.method]}{mark}")
     if math.isinf(best.epsilon):
@@ -344,14 +367,13 @@ def _print_json(document: object) -> None:
 def _plot(args: argparse.Namespace, label: str, delta: float, rounds: int) -> None:
     from fuzzpy.accounting.plot import plot_rounds
 
-    if delta <= 0:
-        raise UsageError("--plot needs --delta D > 0 (it compares (eps, delta) methods)")
+    delta = delta if delta > 0 else float(DEFAULT_DELTA)  # (eps, delta) methods side by side
     try:
         plot_rounds(
             lambda k: _release_events(args, k), max(rounds, 2), delta, args.plot, title=label
         )
     except OSError as exc:
-        raise UsageError(f"cannot write {args.plot}: {exc.strerror or exc}") from None
+        raise _failure(CANNOT_WRITE, f"cannot write {args.plot}: {exc.strerror or exc}") from None
     if not args.json:
         print(f"wrote {args.plot}")
 
@@ -363,7 +385,7 @@ def _plot_events(
     from fuzzpy.accounting.plot import plot_rounds
 
     rounds = args.rounds or 100
-    plot_delta = delta or DEFAULT_DELTA
+    plot_delta = delta or float(DEFAULT_DELTA)
     try:
         plot_rounds(
             lambda k: (Repeat(k, tuple(events)),),
@@ -373,6 +395,6 @@ def _plot_events(
             title=f"{label}, run k times",
         )
     except OSError as exc:
-        raise UsageError(f"cannot write {args.plot}: {exc.strerror or exc}") from None
+        raise _failure(CANNOT_WRITE, f"cannot write {args.plot}: {exc.strerror or exc}") from None
     if not args.json:
         print(f"wrote {args.plot}")

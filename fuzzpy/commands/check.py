@@ -9,42 +9,47 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from fuzzpy.commands.common import exit_code_for
-from fuzzpy.diagnostics import Diagnostic, FuzzError, render_all
-from fuzzpy.source import Source
+from fuzzpy.commands.common import DELTA_POLICY, add_delta_option, exit_code_for
 
-HELP = "type-check programs; report sensitivities and privacy"
+if TYPE_CHECKING:
+    from fuzzpy.diagnostics import Diagnostic
+    from fuzzpy.source import Source
+
 DESCRIPTION = (
     "Type-check fuzzpy programs: infer every definition's type with the sensitivity of each "
     "parameter, and the privacy cost of each `fuzzy` result in each database. "
+    "A mechanism called by a definition must be proved by the coupling verifier (proofs are "
+    "cached on disk, see `fuzzpy verify --help`). "
     "Exit 0 if every file is accepted, 1 if one is rejected, 2 on a usage or I/O error."
 )
-
-
-def delta_arg(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--delta takes a number, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"--delta must be strictly between 0 and 1, got {text}")
-    return value
+EPILOG = DELTA_POLICY
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="fuzzpy source files (.fz)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.add_argument(
-        "--delta", type=delta_arg, default=None, metavar="D",
-        help="report every definition's smallest epsilon at this delta",
-    )
+    add_delta_option(p, "report every approximate definition's smallest epsilon at this delta")
     p.add_argument("--explain", metavar="DEF", help="print the derivation of one definition, rule by rule")
 
 
 def run(args: argparse.Namespace) -> int:
+    from fuzzpy.verifier import proof_cache
+
+    with proof_cache.enabled():
+        return _check(args)
+
+
+def _check(args: argparse.Namespace) -> int:
     from fuzzpy.checker.driver import check_program, explain_definition
-    from fuzzpy.checker.report import json_definitions, json_mechanisms, text_report
+    from fuzzpy.checker.report import (
+        infinite_at_delta,
+        json_definitions,
+        json_mechanisms,
+        text_report,
+    )
+    from fuzzpy.diagnostics import FuzzError, render_all
     from fuzzpy.pipeline import load_source, parse
 
     delta: float | None = args.delta
@@ -65,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         except FuzzError as err:
             diagnostics.extend(err.diagnostics)
             continue
+        diagnostics.extend(infinite_at_delta(checked, delta))
         file_defs = json_definitions(checked, delta)
         if len(args.files) > 1:
             for d in file_defs:

@@ -39,7 +39,6 @@ from fuzzpy.ledger.rules import RULES, Budget
 from fuzzpy.ledger.store import utc_now
 from fuzzpy.source import NO_SPAN
 
-HELP = "register, validate and audit datasets (the data owner's commands)"
 DESCRIPTION = """\
 A dataset is a name with a data file (CSV or Parquet), a total privacy budget,
 a composition rule, and a public schema: each column's type and the policy for

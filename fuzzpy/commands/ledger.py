@@ -36,7 +36,6 @@ released (the run stopped before showing it).
 """
 
 
-HELP = "show privacy budgets and the history of releases"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,6 @@ from fuzzpy.commands.common import exit_code_for
 from fuzzpy.diagnostics import Diagnostic, FuzzError, render_all
 from fuzzpy.source import Source
 
-HELP = "parse files and print them back (pretty-printed)"
 DESCRIPTION = (
     "Parse fuzzpy programs and print them back, pretty-printed. "
     "Exit 0 if every file parses, 1 on a syntax error, 2 if a file cannot be read."

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from fuzzpy.accounting.events import Event
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fuzzpy.accounting.events import Event
 
 
 class CostsUnavailable(LookupError):
-    """No such definition, or the checker is not available."""
+    """No such definition (FZ702), or the checker is not available (FZ700)."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def program_costs(
@@ -18,11 +25,11 @@ def program_costs(
         from fuzzpy.checker import check_program
         from fuzzpy.pipeline import load_source, parse
     except ImportError as exc:  # the checker is built by another phase
-        raise CostsUnavailable(f"the checker is not available: {exc}") from None
+        raise CostsUnavailable(f"the checker is not available: {exc}", "FZ700") from None
     checked = check_program(parse(load_source(path)))
     if definition is not None and definition not in checked.definitions:
         known = ", ".join(sorted(checked.definitions)) or "none"
-        raise CostsUnavailable(f"no definition `{definition}` in {path} (definitions: {known})")
+        raise CostsUnavailable(f"no definition `{definition}` in {path} (definitions: {known})", "FZ702")
     names = [definition] if definition is not None else list(checked.definitions)
     return [
         (name, param, tuple(events))

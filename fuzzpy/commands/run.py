@@ -6,34 +6,57 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fuzzpy.commands.common import EXIT_OK, EXIT_USAGE, exit_code_for, print_diagnostics, print_json
-from fuzzpy.diagnostics import Diagnostic, FuzzError
-from fuzzpy.source import Source
+from fuzzpy.commands.common import (
+    DELTA_POLICY,
+    EXIT_OK,
+    EXIT_USAGE,
+    exit_code_for,
+    print_json,
+    report_failure,
+)
 
 if TYPE_CHECKING:
+    from fuzzpy.diagnostics import Diagnostic
     from fuzzpy.runtime.run import RunRequest, RunResult
 
-HELP = "run a checked definition on data under a budget"
 DESCRIPTION = (
     "Check the program, quote the definition's privacy cost against each dataset's budget "
     "(refusing with exit 3 before the data is read), check what is public about the data (the "
     "file is its dataset's, unchanged; its format, header and column types; exit 2), load the "
     "rows under the dataset's row rules (a row that does not fit is dropped or its cell replaced, "
-    "silently), charge the ledger, then compute and release the result with exact noise samplers."
+    "silently), charge the ledger, then compute and release the result with exact noise samplers. "
+    "Interrupted (Ctrl-C, SIGTERM) before the charge, nothing changes; after it, the ledger keeps "
+    "the release as charged, not released (exit 130 / 143)."
 )
+EPILOG = DELTA_POLICY
 
 
 def run(args: argparse.Namespace) -> int:
+    from fuzzpy.diagnostics import FuzzError
     from fuzzpy.runtime.run import Refusal, execute
+    from fuzzpy.verifier import proof_cache
+
+    progress = _progress(args)
+
+    def show(result: RunResult) -> None:
+        if progress is not None:
+            sys.stderr.write("\r\033[K")  # the progress line, cleared before the result
+        if args.json:
+            print_json({"ok": True, **result.to_json()})
+        else:
+            sys.stdout.write(_text(result))
+        sys.stdout.flush()
+        if not result.private:
+            sys.stderr.write("note: --seed makes the noise reproducible: this run is NOT differentially private\n")
 
     try:
-        request = _request(args)
-        progress = _progress(args)
         try:
-            result = execute(request, warn=lambda m: sys.stderr.write(m + "\n"), progress=progress)
+            with proof_cache.enabled():
+                execute(_request(args), warn=lambda m: sys.stderr.write(m + "\n"), show=show, progress=progress)
         finally:
             if progress is not None:
                 sys.stderr.write("\r\033[K")
@@ -43,19 +66,18 @@ def run(args: argparse.Namespace) -> int:
     except FuzzError as exc:
         _report(args, exc.diagnostics)
         return exit_code_for(exc.diagnostics)
-    if args.json:
-        print_json(result.to_json())
-    else:
-        sys.stdout.write(_text(result))
     return EXIT_OK
 
 
 def _report(args: argparse.Namespace, diagnostics: tuple[Diagnostic, ...]) -> None:
-    """Diagnostics go to stderr (with the source lines when we have them)."""
+    """A JSON document on stdout (--json), else diagnostics on stderr (with the
+    source lines when we have them)."""
+    from fuzzpy.source import Source
+
     sources = {}
     with contextlib.suppress(OSError, UnicodeDecodeError):
         sources[args.file] = Source(args.file, Path(args.file).read_text(encoding="utf-8"))
-    print_diagnostics(diagnostics, sources)
+    report_failure(args.json, diagnostics, sources)
 
 
 def _text(result: RunResult) -> str:
@@ -72,8 +94,6 @@ def _text(result: RunResult) -> str:
         )
     if not result.receipts:
         lines.append("charged:   nothing (the result does not depend on any database)")
-    if not result.private:
-        lines.append("note: --seed makes the noise reproducible: this run is NOT differentially private")
     return "\n".join(lines) + "\n"
 
 
@@ -113,14 +133,6 @@ def _request(args: argparse.Namespace) -> RunRequest:
     )
 
 
-def _progress(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """Progress on stderr for a person watching: not under --json, not when
-    stderr is not a terminal."""
-    if args.json or not sys.stderr.isatty():
-        return None
-    return lambda message: sys.stderr.write(f"\r\033[K{message}")
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the fuzzpy program (.fz)")
     parser.add_argument("definition", metavar="DEF", help="the definition whose result is released")
@@ -139,7 +151,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the dataset a file is (default: the one registered with the file, else "
                         "the file's name without its extension); registered on its first release")
     parser.add_argument("--seed", type=int, help="reproducible noise (the run is then NOT private)")
-    parser.add_argument("--delta", metavar="D", help="delta at which approximate releases are charged")
+    parser.add_argument("--delta", type=_delta_text, metavar="D",
+                        help="delta at which an approximate release is charged (default: 1e-6; a pure "
+                        "release is charged (eps, 0); no effect under the zcdp rule)")
     parser.add_argument("--engine", default="auto", choices=("auto", "memory", "duckdb", "spark"),
                         help="where bag operations run (default auto: DuckDB, streaming the file; memory: "
                         "fuzzpy's interpreter; spark: PySpark, needs the [spark] extra)")
+
+
+def _delta_text(text: str) -> str:
+    """--delta D, kept as written (the ledger reads it exactly)."""
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"--delta takes a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"--delta must be strictly between 0 and 1, got {text}")
+    return text.strip()
+
+
+def _progress(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """Progress on stderr for a person watching: not under --json, not when
+    stderr is not a terminal."""
+    if args.json or not sys.stderr.isatty():
+        return None
+    return lambda message: sys.stderr.write(f"\r\033[K{message}")

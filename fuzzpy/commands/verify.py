@@ -8,18 +8,24 @@ import sys
 from typing import TYPE_CHECKING
 
 from fuzzpy.commands.common import EXIT_OK, EXIT_REJECTED, exit_code_for
-from fuzzpy.diagnostics import Diagnostic, FuzzError, render_all
-from fuzzpy.source import Source
-from fuzzpy.syntax import MechanismDecl
 
 if TYPE_CHECKING:
+    from fuzzpy.diagnostics import Diagnostic
+    from fuzzpy.interrupts import Interrupted
+    from fuzzpy.source import Source
     from fuzzpy.verifier.verdict import Verdict
 
-HELP = "prove or refute the privacy claims of mechanisms"
 DESCRIPTION = (
     "Prove each `mechanism`'s privacy claim by randomness alignments (approximate couplings) "
     "solved with z3, or refute it with a concrete counterexample and its exact probabilities. "
-    "Exit 0 only when every mechanism is proved, 1 otherwise."
+    "Exit 0 only when every mechanism is proved, 1 otherwise; Ctrl-C stops the verification "
+    "and prints what was decided so far (exit 130)."
+)
+EPILOG = (
+    "Proofs are cached on disk ($FUZZPY_CACHE, else $XDG_CACHE_HOME/fuzzpy, else ~/.cache/fuzzpy; "
+    "FUZZPY_CACHE=off turns the cache off), keyed by the mechanism's syntax tree, the constants "
+    "it can read, the fuzzpy version and the verifier's own source: an unchanged mechanism is "
+    "proved once, and `check` and `run` reuse the proof. --explain always proves afresh."
 )
 
 
@@ -30,21 +36,43 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="show each proof: alignments, invariants, cost per path")
 
 
+class _Progress:
+    """What was decided so far, for the final report or an interrupt."""
+
+    def __init__(self) -> None:
+        self.verdicts: list[Verdict] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.sources: dict[str, Source] = {}
+        self.documents: list[dict[str, object]] = []
+
+
 def run(args: argparse.Namespace) -> int:
+    from fuzzpy.interrupts import Interrupted
+    from fuzzpy.verifier import proof_cache
+
+    progress = _Progress()
+    with proof_cache.enabled(read=not args.explain):
+        try:
+            _verify_files(args, progress)
+        except Interrupted as stop:
+            return _interrupted(args, progress, stop)
+    return _finish(args, progress)
+
+
+def _verify_files(args: argparse.Namespace, progress: _Progress) -> None:
+    from fuzzpy.diagnostics import Diagnostic, FuzzError
     from fuzzpy.pipeline import load_source, parse
-    from fuzzpy.verifier import verify_mechanism
+    from fuzzpy.syntax import MechanismDecl
+    from fuzzpy.verifier import proof_cache, verify_mechanism
     from fuzzpy.verifier.report import render
 
-    verdicts: list[Verdict] = []
-    diagnostics: list[Diagnostic] = []
-    sources: dict[str, Source] = {}
     for path in args.files:
         try:
             source = load_source(path)
-            sources[source.name] = source
+            progress.sources[source.name] = source
             program = parse(source)
         except FuzzError as error:
-            diagnostics.extend(error.diagnostics)
+            progress.diagnostics.extend(error.diagnostics)
             continue
         mechanisms = [d for d in program.decls if isinstance(d, MechanismDecl)]
         if not mechanisms and not args.json:
@@ -53,26 +81,56 @@ def run(args: argparse.Namespace) -> int:
             try:
                 verdict = verify_mechanism(decl, program)
             except FuzzError as error:
-                diagnostics.extend(error.diagnostics)
+                progress.diagnostics.extend(error.diagnostics)
                 continue
-            verdicts.append(verdict)
+            cached = proof_cache.from_disk(verdict)
+            progress.verdicts.append(verdict)
+            progress.documents.append({**verdict.to_json(), "cached": cached})
             if verdict.vacuous:
-                diagnostics.append(Diagnostic(
+                progress.diagnostics.append(Diagnostic(
                     "FZ406", f"the proof of `{decl.name}` is {verdict.reason}", decl.name_span, severity="warning",
                     hint="check the preconditions: a mechanism proved for no inputs tells nothing"))
-            if not args.json:
+            if not args.json:  # the same text whether the proof was cached or not
                 sys.stdout.write(render(verdict, args.explain) + "\n")
-    errors = [d for d in diagnostics if d.severity == "error"]
-    ok = not errors and all(v.proved for v in verdicts)
+                sys.stdout.flush()
+
+
+def _finish(args: argparse.Namespace, progress: _Progress) -> int:
+    from fuzzpy.diagnostics import render_all
+
+    errors = [d for d in progress.diagnostics if d.severity == "error"]
+    ok = not errors and all(v.proved for v in progress.verdicts)
     if args.json:
         document = {
             "ok": ok,
-            "mechanisms": [v.to_json() for v in verdicts],
-            "diagnostics": [d.to_json() for d in diagnostics],
+            "mechanisms": progress.documents,
+            "diagnostics": [d.to_json() for d in progress.diagnostics],
         }
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
-    elif diagnostics:
-        sys.stderr.write(render_all(diagnostics, sources) + "\n")
+    elif progress.diagnostics:
+        sys.stderr.write(render_all(progress.diagnostics, progress.sources) + "\n")
     if errors:
         return max(exit_code_for(errors), EXIT_REJECTED)
     return EXIT_OK if ok else EXIT_REJECTED
+
+
+def _interrupted(args: argparse.Namespace, progress: _Progress, stop: Interrupted) -> int:
+    """Stopped by a signal: the verdicts decided so far (text mode has printed
+    them already), and FZ720 saying so; nothing is read as proved that was not."""
+    from fuzzpy.commands.common import interrupted_diagnostic
+    from fuzzpy.diagnostics import render_all
+
+    decided = len(progress.verdicts)
+    stop.note = f"verification stopped; {decided} mechanism(s) decided before it"
+    diagnostic = interrupted_diagnostic(stop)
+    if args.json:
+        document = {
+            "ok": False,
+            "interrupted": True,
+            "mechanisms": progress.documents,
+            "diagnostics": [d.to_json() for d in [*progress.diagnostics, diagnostic]],
+        }
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    else:
+        sys.stderr.write(render_all([*progress.diagnostics, diagnostic], progress.sources) + "\n")
+    return stop.exit_code

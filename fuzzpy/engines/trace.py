@@ -275,10 +275,13 @@ class EngineInterpreter(Interpreter):
             return plain(body, db)  # refuses as in memory
         relation, scan = db.relation, db.relation.scan
 
-        def draw() -> Value:
+        def sample() -> Value:  # drawn when the body first reads it, as in memory (a fresh secret)
             row_id = self.executor.nodes.column(scan.row_id, "int")
             keep = self.executor.nodes.make("keep", (row_id,), "bool", (draw_secret(self.source), keep_threshold(q)))
-            inner = body(RelationBag(self, relation.where(keep)))
+            return RelationBag(self, relation.where(keep))
+
+        def draw() -> Value:
+            inner = body(Thunk(sample))
             if not isinstance(inner, Fuzzy):
                 raise RuntimeFailure("FZ516", "the body of `subsample` must be `fuzzy`")
             return inner.sample()

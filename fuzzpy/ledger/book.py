@@ -47,6 +47,7 @@ from fuzzpy.ledger.errors import (
     ledger_error,
 )
 from fuzzpy.ledger.event_codec import events_to_json
+from fuzzpy.ledger.policy import pure_budget_hint, refusal_hint
 from fuzzpy.ledger.quotes import Entry, Quote, Receipt, over_budget_error
 from fuzzpy.ledger.records import (
     budget_of,
@@ -200,8 +201,8 @@ class Ledger(Registry):
         with self._store.reading() as connection:
             fixed = self._fixed(connection, dataset, budget)
             spent = spent_on(connection, dataset, self.path)
-        cost = self._cost(events, fixed.budget, release_delta)
-        return self._checked_quote(dataset, fixed, cost, spent)
+        cost = self._cost(events, fixed, release_delta)
+        return self._checked_quote(dataset, fixed, cost, spent, events)
 
     def charge(
         self,
@@ -257,7 +258,7 @@ class Ledger(Registry):
                 # re-read under the lock: the budget must still be the one costed
                 fixed = self._fixed(connection, dataset, expected)
                 quote = self._checked_quote(
-                    dataset, fixed, cost, spent_on(connection, dataset, self.path)
+                    dataset, fixed, cost, spent_on(connection, dataset, self.path), events
                 )
                 if not fixed.stored:
                     self._store_budget(connection, dataset, fixed)
@@ -374,11 +375,12 @@ class Ledger(Registry):
         _check_dataset(dataset, self.path)
         with self._store.reading() as connection:
             fixed = self._fixed(connection, dataset, budget)
-        return fixed.budget, self._cost(events, fixed.budget, release_delta)
+        return fixed.budget, self._cost(events, fixed, release_delta)
 
     def _cost(
-        self, events: Sequence[Event], budget: Budget, release_delta: Exact | None
+        self, events: Sequence[Event], fixed: _Fixed, release_delta: Exact | None
     ) -> ReleaseCost:
+        budget = fixed.budget
         delta = None
         if release_delta is not None:
             try:
@@ -392,12 +394,17 @@ class Ledger(Registry):
             return rule_named(budget.rule).cost(tuple(events), budget, delta)
         except CostUnavailable as exc:
             message = f"this release cannot be charged to a {budget.rule} budget: {exc}"
-            raise ledger_error(COST_UNAVAILABLE, message, self.path) from exc
+            hint = pure_budget_hint(fixed.stored) if budget.rule == "basic" and budget.delta == 0 else None
+            raise ledger_error(COST_UNAVAILABLE, message, self.path, hint=hint) from exc
 
-    def _checked_quote(self, dataset: str, fixed: _Fixed, cost: ReleaseCost, spent: Spend) -> Quote:
+    def _checked_quote(
+        self, dataset: str, fixed: _Fixed, cost: ReleaseCost, spent: Spend, events: Sequence[Event]
+    ) -> Quote:
         quote = Quote(dataset, fixed.budget, cost, spent, fixed.capacity)
         if not rule_named(fixed.budget.rule).fits(spent, cost.spend, fixed.capacity):
-            raise over_budget_error(quote, self.path)
+            left = fixed.capacity - spent
+            hint = refusal_hint(events, fixed.budget, cost, left, fixed.stored)
+            raise over_budget_error(quote, self.path, hint)
         return quote
 
     def _store_budget(self, connection: sqlite3.Connection, dataset: str, fixed: _Fixed) -> None:

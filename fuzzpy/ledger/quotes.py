@@ -128,7 +128,7 @@ class Entry:
         }
 
 
-def over_budget_error(quote: Quote, path: Path) -> FuzzError:
+def over_budget_error(quote: Quote, path: Path, hint: str | None = None) -> FuzzError:
     """FZ601: the release's cost, what is spent and the total, in numbers."""
     budget = quote.budget
     rule = rule_named(budget.rule)
@@ -140,4 +140,4 @@ def over_budget_error(quote: Quote, path: Path) -> FuzzError:
         f"{describe_amount(quote.capacity, budget)} ({describe_amount(left, budget)} left)"
     )
     notes = (f"budget rule {rule.name}: {rule.summary}", "nothing was charged")
-    return ledger_error(OVER_BUDGET, message, path, notes=notes)
+    return ledger_error(OVER_BUDGET, message, path, notes=notes, hint=hint)

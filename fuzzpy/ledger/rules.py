@@ -42,13 +42,10 @@ from fuzzpy.ledger.costs import (
     zcdp_rho,
 )
 from fuzzpy.ledger.errors import INVALID_BUDGET, ledger_error
+from fuzzpy.ledger.policy import DEFAULT_DELTA
 from fuzzpy.ledger.zcdp import zcdp_epsilon, zcdp_rho_budget
 
 Exact = Fraction | float | int | str | Decimal
-
-# An approximate release under the basic rule is charged at this share of the
-# budget's delta unless the caller chooses the release's delta itself.
-DEFAULT_RELEASE_DELTA_SHARE = Fraction(1, 10)
 
 
 class BudgetError(ValueError):
@@ -197,9 +194,8 @@ class BasicRule(Rule):
             raise CostUnavailable(
                 "the release is only (eps, delta)-private but the budget is pure (delta = 0)"
             )
-        delta = (
-            budget.delta * DEFAULT_RELEASE_DELTA_SHARE if release_delta is None else release_delta
-        )
+        # the delta policy (`fuzzpy.ledger.policy`): 1e-6 unless the caller chooses
+        delta = DEFAULT_DELTA if release_delta is None else release_delta
         epsilon, method = approximate_epsilon(events, delta)
         return ReleaseCost(Spend(epsilon, delta), epsilon, delta, method)
 

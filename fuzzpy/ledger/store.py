@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+from fuzzpy.interrupts import checkpoint
 from fuzzpy.ledger.datasets import SCHEMA as DATASETS
 from fuzzpy.ledger.errors import (
     CANNOT_OPEN,
@@ -237,6 +238,7 @@ class LedgerStore:
             self.connection.execute(begin)
             try:
                 yield
+                checkpoint()  # a signal held until now stops the write here, cleanly
             except BaseException:
                 if self.connection.in_transaction:
                     self.connection.execute("ROLLBACK")

@@ -123,6 +123,7 @@ class Interpreter:
         self._recursion_depth = 0
         self.zero_products = checked.zero_products if checked is not None else None
         self.call_lengths = checked.call_lengths if checked is not None else {}
+        self.length_reads = checked.length_reads if checked is not None else {}
         self._defs: dict[str, S.DefDecl] = {}
         self._load_declarations()
         self.statics = StaticNumbers(program, self.constants)
@@ -465,10 +466,15 @@ class Interpreter:
             return 0  # `dot` with a literal of static zeros: the other side is not evaluated
         if self._is_zero_sum(expr.func):
             return 0  # `sum[0, 0] e`: e is scaled by 0 and not evaluated
+        if expr.span in self.length_reads and self._is_builtin(expr.func, "len"):
+            return self.length(self.length_reads[expr.span], env)  # from the type: the vector is not evaluated
         func = self.eval(expr.func, env)
         if not callable(func):
             raise RuntimeFailure("FZ514", "a value that is not a function is applied")
         return func(self.delay(expr.arg, env))
+
+    def _is_builtin(self, head: S.Expr, name: str) -> bool:
+        return isinstance(head, S.Var) and head.name == name and name not in self.globals
 
     def _is_dot_with_static_zero(self, expr: S.App, env: Env) -> bool:
         head = expr.func

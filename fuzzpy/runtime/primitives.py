@@ -40,8 +40,10 @@ from fuzzpy.runtime.values import (
     Inr,
     NotVectorisable,
     RuntimeFailure,
+    Thunk,
     Value,
     WithPair,
+    force,
 )
 from fuzzpy.runtime.vectors import (
     Vector,
@@ -320,25 +322,31 @@ def _expmech(interp: Interpreter, args: list[Fraction]) -> Function:
     (eps,) = args
 
     def choose(cands: Value, score: Value, db: Value) -> Fuzzy:
-        options = list(cands)
+        # the data stays a thunk: a score that never reads it (the checker
+        # scaled it by 0) must not evaluate it (docs/semantics.md)
+        options = list(force(cands))
         if not options:
             raise RuntimeFailure("FZ517", "`expmech` needs at least one candidate")
-        scores = [X.to_exact(score(c)(db)) for c in options]
+        scorer = force(score)
+        scores = [X.to_exact(scorer(c)(db)) for c in options]
         return Fuzzy(lambda: options[exponential_mechanism(scores, eps, interp.source)])
 
-    return Function("expmech", 3, choose)
+    return Function("expmech", 3, choose, lazy=True)
 
 
 def _loop(interp: Interpreter, args: list[Fraction]) -> Function:
     (k,) = args
 
     def run(x0: Value, body: Value) -> Fuzzy:
+        # the initial state stays a thunk until the body reads it: a body
+        # 0-sensitive in its state never evaluates it (docs/semantics.md)
         def draw() -> Value:
             from fuzzpy.runtime.interpreter import exact_value
 
-            state = x0
+            step_of = force(body)
+            state = x0 if int(k) > 0 else force(x0)
             for _ in range(int(k)):
-                step = body(state)
+                step = step_of(state)
                 if not isinstance(step, Fuzzy):
                     raise RuntimeFailure("FZ516", "the body of `loop` must be `fuzzy`")
                 state = exact_value(step.sample())
@@ -346,7 +354,7 @@ def _loop(interp: Interpreter, args: list[Fraction]) -> Function:
 
         return Fuzzy(draw)
 
-    return Function("loop", 2, run)
+    return Function("loop", 2, run, lazy=True)
 
 
 def _subsample(interp: Interpreter, args: list[Fraction]) -> Function:
@@ -355,15 +363,19 @@ def _subsample(interp: Interpreter, args: list[Fraction]) -> Function:
         raise RuntimeFailure("FZ517", "subsample[q] needs 0 <= q <= 1")
 
     def run(body: Value, db: Value) -> Fuzzy:
-        bag = _bag(db, "subsample")
+        # the sample is drawn when the body first reads it: a body whose cost
+        # in the bag is 0 never evaluates the bag (docs/semantics.md)
+        def sample() -> Value:
+            bag = _bag(force(db), "subsample")
+            keep = interp.subsample_mask(bag, q)  # Poisson sampling: each row kept w.p. q
+            return bag.where(keep)
 
         def draw() -> Value:
-            keep = interp.subsample_mask(bag, q)  # Poisson sampling: each row kept w.p. q
-            inner = body(bag.where(keep))
+            inner = force(body)(Thunk(sample))
             if not isinstance(inner, Fuzzy):
                 raise RuntimeFailure("FZ516", "the body of `subsample` must be `fuzzy`")
             return inner.sample()
 
         return Fuzzy(draw)
 
-    return Function("subsample", 2, run)
+    return Function("subsample", 2, run, lazy=True)

@@ -208,19 +208,33 @@ def parse_argument(name: str, kind: Type, text: str) -> Value:
 Warn = Callable[[str], None]
 
 
-def execute(request: RunRequest, warn: Warn = lambda message: None, progress: Warn | None = None) -> RunResult:
-    """`progress` (if given) receives messages about long work: rows scanned,
-    rounds of `loop`; `warn` receives warnings."""
+Show = Callable[["RunResult"], None]
+
+
+def execute(request: RunRequest, warn: Warn = lambda message: None, show: Show | None = None,
+            progress: Warn | None = None) -> RunResult:
+    """The whole run, in the order of the module docstring. ``show`` prints
+    the result; it is called once the release is recorded, and the two
+    happen together even if a signal arrives (`fuzzpy.interrupts.held`).
+    ``progress`` (if given) receives messages about long work: rows
+    scanned, rounds of `loop`. The bag operations run in `request.engine`
+    (`fuzzpy.engines`, docs/engines.md).
+
+    Stopped by a signal (`Interrupted`): before the charge nothing is
+    changed; after it, the ledger keeps the release as "charged" (not
+    released) and the exception's note says what was spent.
+    """
     from fuzzpy.engines import engine_for
 
     engine = engine_for(request.engine, warn, progress)
     try:
-        return _execute(request, warn, engine)
+        return _execute(request, warn, show, engine)
     finally:
         engine.close()
 
 
-def _execute(request: RunRequest, warn: Warn, engine: Any) -> RunResult:
+def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) -> RunResult:
+    from fuzzpy.interrupts import Interrupted, held
     from fuzzpy.ledger.book import Budget, DataUse, Ledger
     from fuzzpy.pipeline import load_source
     from fuzzpy.runtime.bag import auditing_groups
@@ -237,41 +251,65 @@ def _execute(request: RunRequest, warn: Warn, engine: Any) -> RunResult:
     lengths = argument_lengths(definition, public)  # public lengths: refused before the data is named
     budget = Budget.parse(request.budget, request.rule) if request.budget else None
     types = {p.name: p.type for p in definition.params}
-    with Ledger(request.ledger) as ledger:
-        sources = name_sources(ledger, request.data, request.datasets, list(events), reader=engine.reader)
-        keys = {name: s.dataset for name, s in sources.items()}
-        for key, evs in _events_by_dataset(events, keys).items():  # refuse before the data is read
-            ledger.quote(key, evs, budget, release_delta=request.delta)
-        opened = {name: engine.open(ledger, s, types[name]) for name, s in sources.items()}
-        _one_file_per_dataset(opened)
-        for name, o in opened.items():  # a bag of vectors is as wide as its file has columns (the header)
-            _checked_lengths(definition, lambda: lengths.width(name, len(o.plan.columns)))  # noqa: B023
-        loaded = {name: engine.load(o) for name, o in opened.items()}  # total: no refusal after this
-        uses = [DataUse(opened[name].registration, opened[name].implicit, loaded[name][1]) for name in events]
-        receipts = ledger.charge_many(
-            [(keys[name], evs, budget) for name, evs in events.items()],
-            program=request.file,
-            definition=definition.name,
-            program_source=source.text,
-            release_delta=request.delta,
-            uses=uses,
-            seeded=request.seed is not None,
-        ) if events else []
-    source_of_noise: RandomSource = SecureSource() if request.seed is None else SeededSource(request.seed)
-    warnings: list[str] = []
+    receipts: list[Receipt] = []
+    try:
+        with Ledger(request.ledger) as ledger:
+            sources = name_sources(ledger, request.data, request.datasets, list(events), reader=engine.reader)
+            keys = {name: s.dataset for name, s in sources.items()}
+            for key, evs in _events_by_dataset(events, keys).items():  # refuse before the data is read
+                ledger.quote(key, evs, budget, release_delta=request.delta)
+            opened = {name: engine.open(ledger, s, types[name]) for name, s in sources.items()}
+            _one_file_per_dataset(opened)
+            for name, o in opened.items():  # a bag of vectors is as wide as its file has columns (the header)
+                _checked_lengths(definition, lambda: lengths.width(name, len(o.plan.columns)))  # noqa: B023
+            loaded = {name: engine.load(o) for name, o in opened.items()}  # total: no refusal after this
+            uses = [DataUse(opened[name].registration, opened[name].implicit, loaded[name][1]) for name in events]
+            with held():  # charged and known to be, or not charged at all
+                receipts = ledger.charge_many(
+                    [(keys[name], evs, budget) for name, evs in events.items()],
+                    program=request.file,
+                    definition=definition.name,
+                    program_source=source.text,
+                    release_delta=request.delta,
+                    uses=uses,
+                    seeded=request.seed is not None,
+                ) if events else []
+        source_of_noise: RandomSource = SecureSource() if request.seed is None else SeededSource(request.seed)
+        warnings: list[str] = []
 
-    def record(message: str) -> None:
-        warnings.append(message)
-        warn(message)
+        def record(message: str) -> None:
+            warnings.append(message)
+            warn(message)
 
-    bags = {name: bag for name, (bag, _) in loaded.items()}
-    with auditing_groups() as outside:
-        value = compute(checked, definition, {**public, **bags}, source_of_noise, record, lengths.frame,
-                        engine.interpreter)
-    if receipts:
-        _record_release(request.ledger, receipts, value, outside[0], record)
+        bags = {name: bag for name, (bag, _) in loaded.items()}
+        with auditing_groups() as outside:
+            value = compute(checked, definition, {**public, **bags}, source_of_noise, record, lengths.frame,
+                            engine.interpreter)
+    except Interrupted as stop:
+        stop.note = interrupted_note(receipts)
+        raise
     files = {keys[name]: opened[name].file.path for name in events}
-    return RunResult(value, receipts, source_of_noise.private, warnings, files)
+    result = RunResult(value, receipts, source_of_noise.private, warnings, files)
+    with held(finish=True) as late:  # recorded as released and shown, together
+        if receipts:
+            _record_release(request.ledger, receipts, value, outside[0], record)
+        if show is not None:
+            show(result)
+    if late.signum is not None:
+        warn("note: the interrupt came as the result was being released; the release is complete")
+    return result
+
+
+def interrupted_note(receipts: list[Receipt]) -> str:
+    """What a signal left behind: nothing, or a charge without a release."""
+    from fuzzpy.ledger.quotes import describe_amount
+
+    if not receipts:
+        return "stopped before the budget was charged: nothing was charged and nothing was released"
+    spent = ", ".join(f"{describe_amount(r.cost.spend, r.budget)} of dataset `{r.dataset}`" for r in receipts)
+    ids = ", ".join(f"#{r.id}" for r in receipts)
+    return (f"stopped after the budget was charged: {spent} was spent and nothing was released "
+            f"(the ledger lists {ids} as charged, not released)")
 
 
 def _one_file_per_dataset(opened: dict[str, Any]) -> None:

@@ -7,21 +7,56 @@ with z3, epsilon symbolic, any input length); failing that, for a
 counterexample on short inputs with exactly computed probabilities; failing
 both within the time limits, the verdict is "unknown" with the reason.
 Verdicts are cached per mechanism within a process (the checker asks again
-for every call site).
+for every call site), and proofs on disk across processes while a command
+has the disk cache on (`proof_cache`).
+
+This module imports the verifier's parts (and z3) only when a mechanism is
+really verified: a proof found in a cache needs neither.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
 import time
+from typing import TYPE_CHECKING, Any
 
 from fuzzpy.diagnostics import FuzzError
 from fuzzpy.syntax import MechanismDecl, Program
-from fuzzpy.verifier.mirror import mirrored
-from fuzzpy.verifier.model import MechanismInfo, analyse, static_constants
-from fuzzpy.verifier.prover import scale_diagnostics, search, vacuity
-from fuzzpy.verifier.refuter import Counterexample, refute
-from fuzzpy.verifier.text import show
-from fuzzpy.verifier.verdict import Verdict
+from fuzzpy.verifier import proof_cache
+
+if TYPE_CHECKING:
+    from fractions import Fraction
+
+    from fuzzpy.verifier.model import MechanismInfo
+    from fuzzpy.verifier.refuter import Counterexample
+    from fuzzpy.verifier.verdict import Verdict
+
+#: The verifier's parts, loaded on first use (PEP 562). They are looked up as
+#: attributes of this package (`_part`), so that a test may replace one.
+_PARTS = {
+    "Verdict": "fuzzpy.verifier.verdict",
+    "analyse": "fuzzpy.verifier.model",
+    "static_constants": "fuzzpy.verifier.model",
+    "mirrored": "fuzzpy.verifier.mirror",
+    "scale_diagnostics": "fuzzpy.verifier.prover",
+    "search": "fuzzpy.verifier.prover",
+    "vacuity": "fuzzpy.verifier.prover",
+    "refute": "fuzzpy.verifier.refuter",
+    "show": "fuzzpy.verifier.text",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PARTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_PARTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def _part(name: str) -> Any:
+    return getattr(sys.modules[__name__], name)
 
 __all__ = ["Verdict", "verify_mechanism", "PROOF_SECONDS", "REFUTE_SECONDS"]
 
@@ -44,32 +79,48 @@ def verify_mechanism(
     the error as its reason), never "proved", and never an exception that
     would hide the verdicts of the other mechanisms of the file.
     """
-    constants = static_constants(program)
+    constants = _part("static_constants")(program)
     key = (decl, tuple(sorted(constants.items())))
     if key in _cache:
         return _cache[key]
+    if proof_cache.reading():
+        stored = proof_cache.lookup(decl, constants)
+        if stored is not None:
+            _cache[key] = stored
+            return stored
+    verdict = _verify(decl, constants, proof_seconds, refute_seconds)
+    _cache[key] = verdict
+    if proof_cache.active():
+        proof_cache.store(decl, constants, verdict)
+    return verdict
+
+
+def _verify(decl: MechanismDecl, constants: dict[str, Fraction], proof_seconds: float,
+            refute_seconds: float) -> Verdict:
+    from fuzzpy.interrupts import prepare_z3
+
+    prepare_z3()
     started = time.monotonic()
-    claim_text = show(decl.privacy)
+    claim_text = _part("show")(decl.privacy)
     try:
         verdict = _decide(decl, constants, claim_text, proof_seconds, refute_seconds)
     except FuzzError:
         raise
     except Exception as exc:  # noqa: BLE001 - a verifier bug proves nothing
-        verdict = Verdict(decl.name, "unknown", decl.privacy, claim_text,
+        verdict = _part("Verdict")(decl.name, "unknown", decl.privacy, claim_text,
                           f"internal error in the verifier ({type(exc).__name__}: {exc}); nothing is proved")
-    verdict = _timed(verdict, time.monotonic() - started)
-    _cache[key] = verdict
-    return verdict
+    return _timed(verdict, time.monotonic() - started)
 
 
 def _decide(decl: MechanismDecl, constants: dict, claim_text: str, proof_seconds: float,
             refute_seconds: float) -> Verdict:
+    analyse, refute, search, Verdict = _part("analyse"), _part("refute"), _part("search"), _part("Verdict")
     info = analyse(decl, constants)
-    bad_scales = scale_diagnostics(info)
+    bad_scales = _part("scale_diagnostics")(info)
     if bad_scales:
         raise FuzzError(tuple(bad_scales))
     # both orientations of a one-sided neighbour relation (mirror.py)
-    mirror = mirrored(decl, info)
+    mirror = _part("mirrored")(decl, info)
     infos = [info] + ([analyse(mirror, constants)] if mirror is not None else [])
     stream = info.result_sort == "stream"
     for each in infos:
@@ -79,7 +130,7 @@ def _decide(decl: MechanismDecl, constants: dict, claim_text: str, proof_seconds
     results = [search(each, proof_seconds) for each in infos]
     failed = next((r for r in results if not r.proved), None)
     if failed is None:
-        vacuous = vacuity(info)
+        vacuous = _part("vacuity")(info)
         return Verdict(decl.name, "proved", decl.privacy, claim_text, vacuous, results[0].trace,
                        stream=stream, vacuous=vacuous is not None)
     why = ""
@@ -95,7 +146,7 @@ def _decide(decl: MechanismDecl, constants: dict, claim_text: str, proof_seconds
 
 def _refuted(info: MechanismInfo, claim_text: str, counterexample: Counterexample) -> Verdict:
     decl = info.decl
-    return Verdict(decl.name, "refuted", decl.privacy, claim_text, f"the claim `privacy {claim_text}` is false",
+    return _part("Verdict")(decl.name, "refuted", decl.privacy, claim_text, f"the claim `privacy {claim_text}` is false",
                    None, counterexample, stream=info.result_sort == "stream")
 
 

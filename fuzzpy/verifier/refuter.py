@@ -344,7 +344,7 @@ class _Search:
         (name, values), = vectors.items()
         length = len(values)
         short = [self.points(params, {name: values[:k]}) for k in (1, 2)]
-        if not short[0] or {len(p) for p in short[1]} != {len(p) + 1 for p in short[0]}:
+        if not short[0] or not all(short[0]) or {len(p) for p in short[1]} != {len(p) + 1 for p in short[0]}:
             raise Stuck("too many paths to list the outputs")
         prefixes = list(dict.fromkeys(p[:-1] for p in short[0]))
         answers = list(dict.fromkeys(p[-1] for p in short[0]))

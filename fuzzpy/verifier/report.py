@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import mpmath
 
-from fuzzpy.verifier.prover import ProofTrace
-from fuzzpy.verifier.refuter import Counterexample
 from fuzzpy.verifier.verdict import Verdict, output_json
+
+if TYPE_CHECKING:  # not at run time: rendering a cached proof loads neither the prover nor z3
+    from fuzzpy.verifier.prover import ProofTrace
+    from fuzzpy.verifier.refuter import Counterexample
 
 
 def summary(verdict: Verdict) -> str:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import mpmath
 
 from fuzzpy.syntax import Expr
-from fuzzpy.verifier.prover import ProofTrace
-from fuzzpy.verifier.refuter import Counterexample
+
+if TYPE_CHECKING:  # not at run time: a cached proof is read without loading the prover (and z3)
+    from fuzzpy.verifier.prover import ProofTrace
+    from fuzzpy.verifier.refuter import Counterexample
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,98 @@
+"""The delta policy, and what a refusal suggests instead.
+
+One default for every approximate (eps, delta) figure: `check` and `budget`
+report it, and `run` charges it, at ``DEFAULT_DELTA`` (1e-6, the language
+design's default, section 7) unless ``--delta`` says otherwise; pure releases
+cost (eps, 0). The ledger stores the delta each release was charged at.
+
+When the ledger refuses a release (FZ601 over budget, FZ603 an approximate
+release against a pure budget), `refusal_hint` says what would work: another
+``--delta`` (the delta left, if the release's epsilon there fits the epsilon
+left), or the budget a first release would need.
+
+This module is imported while the command line is parsed: the accountant is
+imported only when a hint is computed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fuzzpy.accounting.events import Event
+    from fuzzpy.ledger.rules import Budget, ReleaseCost, Spend
+
+DEFAULT_DELTA = Fraction(1, 10**6)
+DEFAULT_DELTA_TEXT = "1e-6"
+
+def usable_delta(most: Fraction) -> Fraction:
+    """``most`` if it is a short decimal (as a user would type it), else
+    ``most`` rounded down to 3 significant digits."""
+    from fuzzpy.ledger.rules import format_number
+
+    if not format_number(most).startswith("~"):
+        return most
+    scale = Fraction(10) ** (math.floor(math.log10(most)) - 2)
+    return math.floor(most / scale) * scale
+
+
+def delta_that_fits(events: Sequence[Event], epsilon_left: Fraction, delta_left: Fraction,
+                    ) -> tuple[Fraction, Fraction] | None:
+    """The delta left (as a user would type it) with the release's epsilon
+    there, if that epsilon fits ``epsilon_left``; else None. Epsilon falls as
+    delta grows, so no smaller delta would fit where this one does not."""
+    from fuzzpy.ledger.costs import CostUnavailable, approximate_epsilon
+
+    delta = usable_delta(delta_left)
+    try:
+        epsilon = approximate_epsilon(events, delta)[0]
+    except CostUnavailable:
+        return None
+    return (delta, epsilon) if epsilon <= epsilon_left else None
+
+
+def refusal_hint(events: Sequence[Event], budget: Budget, cost: ReleaseCost, left: Spend,
+                 budget_fixed: bool) -> str | None:
+    """What would work instead of a release refused as over budget."""
+    from fuzzpy.ledger.rules import format_number
+
+    if budget.rule == "zcdp":
+        return None if budget_fixed else "raise --budget (the zcdp rule charges rho; --delta does not change it)"
+    if cost.spend.delta == 0:
+        if budget_fixed:
+            return None
+        return f"raise --budget to at least {format_number(cost.spend.epsilon)}"
+    suggestion = delta_that_fits(events, left.epsilon, left.delta) if left.delta > 0 else None
+    options = []
+    if not budget_fixed:
+        options.append(f"raise --budget (e.g. --budget {_rounded_up(cost.spend.epsilon)},"
+                       f"{format_number(max(cost.spend.delta, budget.delta))})")
+    if suggestion is not None:
+        delta, epsilon = suggestion
+        options.append(f"use --delta {format_number(delta)} (costs eps = {_rounded_up(epsilon)})")
+    elif left.delta == 0:
+        options.append("the dataset's delta is spent: only pure releases (laplace, expmech) still fit")
+    else:
+        options.append(f"no --delta up to the {format_number(left.delta)} left makes the epsilon fit")
+    return "; ".join(options) or None
+
+
+def pure_budget_hint(budget_fixed: bool) -> str:
+    """FZ603 under the basic rule: an approximate release, a pure budget."""
+    if budget_fixed:
+        return ("this dataset's budget has delta = 0: only pure releases (laplace, expmech) can be "
+                "charged to it")
+    return (f"give the budget a delta, e.g. --budget EPS,{DEFAULT_DELTA_TEXT} (the release is charged "
+            f"at --delta, default {DEFAULT_DELTA_TEXT})")
+
+
+def _rounded_up(value: Fraction, digits: int = 4) -> str:
+    """``value`` rounded up to ``digits`` significant digits (a budget
+    suggested from it must not fall short of it)."""
+    if value <= 0:
+        return "0"
+    scale = Fraction(10) ** (math.floor(math.log10(value)) - digits + 1)
+    return f"{float(math.ceil(value / scale) * scale):.{digits}g}"
