@@ -53,6 +53,7 @@ from fuzzpy.runtime.values import (
     RuntimeFailure,
     Thunk,
     Value,
+    force,
 )
 from fuzzpy.runtime.vectors import Vector, VectorColumn, vector
 
@@ -232,11 +233,11 @@ class EngineInterpreter(Interpreter):
 
     def _eval_Prim(self, expr: S.Prim, env: dict) -> Value:
         func = super()._eval_Prim(expr, env)
-        if expr.name not in ("sum", "vsum", "group", "subsample", "clip", "clip2", "loop", "expmech"):
+        if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "loop", "expmech"):
             return func
         args = [self.static(a) for a in expr.static_args]
         handler = getattr(self, "_prim_" + expr.name)
-        return Function(expr.name, func.arity, lambda *xs: handler(args, func.apply, *xs))
+        return Function(expr.name, func.arity, lambda *xs: handler(args, func.apply, *xs), lazy=func.lazy)
 
     def _prim_sum(self, args: list[Fraction], plain: Function, db: Value) -> Value:
         if isinstance(db, RelationBag):
@@ -267,26 +268,16 @@ class EngineInterpreter(Interpreter):
                 db = db.in_memory("group", str(exc))
         return plain(f, db)
 
-    def _prim_subsample(self, args: list[Fraction], plain: Function, body: Value, db: Value) -> Value:
-        if not isinstance(db, RelationBag):
-            return plain(body, db)
-        (q,) = args
-        if not 0 <= q <= 1:
-            return plain(body, db)  # refuses as in memory
-        relation, scan = db.relation, db.relation.scan
-
-        def sample() -> Value:  # drawn when the body first reads it, as in memory (a fresh secret)
-            row_id = self.executor.nodes.column(scan.row_id, "int")
-            keep = self.executor.nodes.make("keep", (row_id,), "bool", (draw_secret(self.source), keep_threshold(q)))
-            return RelationBag(self, relation.where(keep))
-
-        def draw() -> Value:
-            inner = body(Thunk(sample))
-            if not isinstance(inner, Fuzzy):
-                raise RuntimeFailure("FZ516", "the body of `subsample` must be `fuzzy`")
-            return inner.sample()
-
-        return Fuzzy(draw)
+    def subsample_bag(self, bag: Value, q: Fraction) -> Value:
+        """`subsample[q]` of a relation: its rows whose keyed hash is below
+        the rate, a fresh secret for every draw (`fuzzpy.engines.subsample`);
+        drawn, as in memory, when the body first reads the sample."""
+        if not isinstance(bag, RelationBag):
+            return super().subsample_bag(bag, q)
+        relation = bag.relation
+        row_id = self.executor.nodes.column(relation.scan.row_id, "int")
+        keep = self.executor.nodes.make("keep", (row_id,), "bool", (draw_secret(self.source), keep_threshold(q)))
+        return RelationBag(self, relation.where(keep))
 
     def _prim_clip(self, args: list[Fraction], plain: Function, x: Value) -> Value:
         return self.ops.clip(x, *args) if is_symbolic(x) else plain(x)
@@ -297,13 +288,16 @@ class EngineInterpreter(Interpreter):
         return plain(v)
 
     def _prim_loop(self, args: list[Fraction], plain: Function, x0: Value, body: Value) -> Value:
+        """`primitives._loop` (the state a thunk until the body reads it),
+        reporting each round."""
         rounds = int(args[0])
 
         def draw() -> Value:
-            state = x0
+            step_of = force(body)
+            state = x0 if rounds > 0 else force(x0)
             for index in range(rounds):
                 self.executor.progress(f"loop: round {index + 1} of {rounds}")
-                step = body(state)
+                step = step_of(state)
                 if not isinstance(step, Fuzzy):
                     raise RuntimeFailure("FZ516", "the body of `loop` must be `fuzzy`")
                 state = exact_value(step.sample())
@@ -312,6 +306,7 @@ class EngineInterpreter(Interpreter):
         return Fuzzy(draw)
 
     def _prim_expmech(self, args: list[Fraction], plain: Function, cands: Value, score: Value, db: Value) -> Value:
+        cands, score = force(cands), force(score)  # as `primitives._expmech` (the data stays a thunk)
         if isinstance(cands, (list, tuple)):
             self.prefetch([lambda c=c: score(c)(db) for c in cands])
         return plain(cands, score, db)

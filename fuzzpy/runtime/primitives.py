@@ -367,8 +367,7 @@ def _subsample(interp: Interpreter, args: list[Fraction]) -> Function:
         # in the bag is 0 never evaluates the bag (docs/semantics.md)
         def sample() -> Value:
             bag = _bag(force(db), "subsample")
-            keep = interp.subsample_mask(bag, q)  # Poisson sampling: each row kept w.p. q
-            return bag.where(keep)
+            return interp.subsample_bag(bag, q)  # Poisson sampling: each row kept w.p. q
 
         def draw() -> Value:
             inner = force(body)(Thunk(sample))
