@@ -181,8 +181,10 @@ class QueryEngine:
         d = self.backend.dialect
         self._watched[file.path] = _stat(file.path)
         source, position = self.backend.parquet_source(file.path)
-        select, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names)
+        _, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names)
         (counts,) = self.backend.rows(audit)
+        all_fit = not any(counts[1:-1]) and counts[-1] == counts[0]
+        select, _ = parquet_select(d, source, position, plan, header.arrow_types, header.names, all_fit)
         table = self.backend.register_view(select)
         return ScanBag(scan_of(table, plan)), parquet_report(plan, tuple(int(c or 0) for c in counts))
 

@@ -183,14 +183,20 @@ def _replacement(d: Dialect, read: ColumnRead) -> str:
 
 
 def parquet_select(d: Dialect, source: str, row_index: str, plan: Plan,
-                   arrow_types: tuple[pa.DataType, ...], names: tuple[str, ...]) -> tuple[str, str]:
+                   arrow_types: tuple[pa.DataType, ...], names: tuple[str, ...],
+                   all_fit: bool = False) -> tuple[str, str]:
     """The scan's SELECT over the raw file (`source`, with `row_index` its
-    position column), and the SELECT of the owner's audit counts."""
+    position column), and the SELECT of the owner's audit counts.
+    `all_fit`: the audit found every cell fits, so the per-cell tests are
+    left out of the scan (they would keep every row and replace nothing;
+    the file is checked to be unchanged after computing)."""
     values, keep, audit = [], [], ["count(*)"]
     for index, read in enumerate(plan.columns):
         kind = "num" if plan.shape == "vector" else read.kind
         cell = cell_sql(d, d.ident(names[read.index]), arrow_types[read.index], kind)
-        if read.policy.kind == "value":
+        if all_fit:
+            value = cell.value
+        elif read.policy.kind == "value":
             value = f"(CASE WHEN {cell.fits} THEN {cell.value} ELSE {_replacement(d, read)} END)"
         else:
             value = cell.value
@@ -199,6 +205,8 @@ def parquet_select(d: Dialect, source: str, row_index: str, plan: Plan,
         audit.append(f"count(*) FILTER (WHERE NOT {cell.fits})")
     where = " AND ".join(keep) or "TRUE"
     audit.append(f"count(*) FILTER (WHERE {where})")
+    if all_fit:
+        where = "TRUE"
     select = f"SELECT {', '.join(values)}, {row_index} AS {d.ident(ROW_ID)} FROM {source} WHERE {where}"
     return select, f"SELECT {', '.join(audit)} FROM {source}"
 
