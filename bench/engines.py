@@ -5,7 +5,7 @@
     python bench/engines.py --parts spark --spark-rows 1000000    # only Spark
 
 Generates (once) Parquet files of synthetic rows in bench/_data/ (git-ignored;
-100M rows is about 2.4 GB), then times four releases (a noisy filtered
+100M rows is about 1.3 GB), then times four releases (a noisy filtered
 count, a clamped mean, a 100-bucket histogram, one DP-SGD round: a 1%
 subsample, per-row logistic gradients clipped to L2 norm 1, summed):
 
