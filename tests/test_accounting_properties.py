@@ -63,9 +63,9 @@ def test_monotone_in_rounds(program, delta):
 
 @SETTINGS
 @given(programs, deltas)
-def test_minimum_is_never_above_any_method(program, delta):
+def test_minimum_is_never_above_any_proven_method(program, delta):
     best = tightest(_events(program), delta)
-    found = guarantees(_events(program), delta)
+    found = [g for g in guarantees(_events(program), delta) if g.proven]
     assert found, "some method always applies at delta > 0"
     assert best.epsilon == min(g.epsilon for g in found)
     if math.isinf(best.epsilon):  # e.g. the verified deltas alone exceed delta

@@ -73,7 +73,9 @@ def test_no_method_reports_below_the_kov_optimum(eps0, k, delta):
     events = [Repeat(k, (Verified("m", Fraction(eps0)),))]
     for g in guarantees(events, delta):
         assert kov_delta(eps0, 0.0, k, g.epsilon) <= delta, g.method
-    assert tightest(events, delta).method == "kov"
+    # the PLD on the lattice of randomized response is exact too, up to its
+    # proven error bound: either may come out a hair smaller
+    assert tightest(events, delta).method in ("kov", "pld")
 
 
 @SETTINGS

@@ -39,6 +39,7 @@ def test_laplace_releases_without_delta_are_pure(capsys):
         "delta": 0.0,
         "method": "pure",
         "description": document["tightest"]["description"],
+        "proven": True,
     }
 
 

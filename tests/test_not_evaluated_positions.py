@@ -59,3 +59,63 @@ def test_zero_scaled_arguments_are_not_evaluated(name: str, tmp_path: Path, caps
     with_42 = _run(tmp_path, program, [1, 2, 42], capsys)
     assert without[0] == with_42[0] == 0
     assert '"released"' in without[1] and without[1].split('"released"')[1][:40] == with_42[1].split('"released"')[1][:40]
+
+
+H = "def h (y : num) (x : num) : num = case [x] of [] -> 0 | t :: u -> (if t > 41 then 0 * t + y else 0);\n"
+
+#: Per-row functions that reach a macro-level binding only on some rows
+#: (adversarial review of issue 9, round 2, G2/G3): the outcome, the release
+#: and what the analyst sees must not depend on whether the row 42 is there.
+ROW_REACHED = {
+    "captured let, column mode": "def rec r (n : num) (k : num) (f : num -> num) : num = "
+    "if k >= 1 then f 0 else (if n > 41 then r n 1 f else 0);\n"
+    "def p (db : bag num) : fuzzy num = { let y = deep 20000; "
+    "laplace[1] (sum[0, 1] (map (fun x -> r x 0 (fun u -> 0 * u + y)) db)) };",
+    "captured let, row mode": "def p (db : bag num) : fuzzy num = { let y = deep 20000; "
+    "laplace[1] (sum[0, 1] (map (fun x -> case [x] of [] -> 0 | h :: t -> (if h > 41 then 0 * h + y else 0)) db)) };",
+    "shared budget": "def p (db : bag num) : fuzzy num = { let y = deep 8000; let z = deep 6000; "
+    "laplace[1] (z + sum[0, 1] (map (fun x -> case [x] of [] -> 0 | h :: t -> (if h > 41 then 0 * h + y else 0)) db)) };",
+    "parameterless def": "def y : num = deep 20000;\n"
+    "def p (db : bag num) : fuzzy num = laplace[1] (sum[0, 1] (map (fun x -> case [x] of [] -> 0 | h :: t -> (if h > 41 then y else 0)) db));",
+    "partially applied def": "def helper (y : num) (x : num) : num = case [x] of [] -> 0 | h :: t -> (if h > 41 then y else 0);\n"
+    "def p (db : bag num) : fuzzy num = { let y = deep 20000; laplace[1] (sum[0, 1] (map (helper y) db)) };",
+    # round 3 (H1): reached from a row through a capture used at 0, a tuple,
+    # a sum of functions, a partial application, a function in `loop`'s state
+    "capture used at 0": "def rec r (n : num) (k : num) (f : num -> num) : num = "
+    "if k >= 1 then f 0 else (if n > 41 then r n 1 f else 0);\n"
+    "def p (db : bag num) : fuzzy num = { let y = deep 20000; "
+    "laplace[1] (sum[0, 1] (map (fun x -> r x 0 (fun u -> { let z = y; 0 })) db)) };",
+    "function in a tuple": H + "def p (db : bag num) : fuzzy num = { let t = (h (deep 20000), 1); "
+    "laplace[1] (sum[0, 1] (map (fun x -> { let (g, c) = t; g x }) db)) };",
+    "function in a sum": H + "def pick (y : num) : (num -> num) + num = inl (h y);\n"
+    "def p (db : bag num) : fuzzy num = { let s = pick (deep 20000); "
+    "laplace[1] (sum[0, 1] (map (fun x -> case s of inl g -> g x | inr c -> 0) db)) };",
+    "function in loop state": H + "def p (db : bag num) : fuzzy num = { sample g = loop[1] (h (deep 20000)) (fun f -> return f); "
+    "laplace[1] (sum[0, 1] (map (fun x -> g x) db)) };",
+    "row-by-row fallback": "def rec r (n : num) (k : num) : num = if k >= 1 then (case [n] of [] -> 0 | h :: t -> 1) "
+    "else (if n > 41 then r n 1 else 0);\n"
+    "def p (db : bag num) : fuzzy num = laplace[1] (sum[0, 1] (map (fun x -> r x 0) db));",
+}
+
+
+def _outcome(tmp: Path, program: Path, rows: list[int], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    data = tmp / f"d{len(rows)}.csv"
+    data.write_text("x\n" + "".join(f"{r}\n" for r in rows))
+    capsys.readouterr()
+    code = main(["run", str(program), "p", "--data", f"db={data}", "--budget", "10",
+                 "--ledger", str(tmp / f"l{len(rows)}.sqlite"), "--seed", "7"])
+    out, err = capsys.readouterr()
+    released = out.split("charged")[0] if code == 0 else ""
+    return code, released, err.replace(str(data), "DATA").replace(str(tmp), "TMP")
+
+
+@pytest.mark.parametrize("name", sorted(ROW_REACHED))
+def test_what_rows_reach_is_not_decided_by_the_rows(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    program = tmp_path / "p.fz"
+    program.write_text(PRELUDE + ROW_REACHED[name] + "\n")
+    assert main(["check", str(program)]) == 0
+    code_a, released_a, err_a = _outcome(tmp_path, program, [1, 2], capsys)
+    code_b, released_b, err_b = _outcome(tmp_path, program, [1, 2, 42], capsys)
+    assert code_a == code_b and err_a == err_b
+    if code_a == 0:  # sum[0, 1] moves by at most 1
+        assert abs(float(released_a.split()[-1]) - float(released_b.split()[-1])) <= 1

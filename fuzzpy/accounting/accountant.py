@@ -1,21 +1,35 @@
 """The accountant: from privacy events to the tightest (eps, delta) it can prove.
 
 Every method below is a valid upper bound on the privacy loss of the
-(adaptive) composition of the events; `tightest` reports the smallest and
-names the method that gave it. No estimate that is not an upper bound (a
-central-limit approximation, an optimistic PLD) is ever used.
+(adaptive) composition of the events in exact arithmetic; each result also
+says whether its floating-point evaluation is *proven* to round up (every
+approximation and rounding error bounded and added). `tightest` reports the
+smallest proven bound and names the method that gave it; unproven results
+are listed by `guarantees` for comparison only. No estimate that is not an
+upper bound (a central-limit approximation, an optimistic PLD) is ever used.
 
-Methods (ids are stable; `describe(method)` gives the reference):
+Methods (ids are stable; DESCRIPTIONS gives the reference):
 
     pure            pure composition: eps add (exact Fractions)
+    exact-single    one pure, Laplace or subsampled Laplace mechanism, in closed form
+    exact-gaussian  analytic Gaussian of the composed Gaussians (exact)
+    pld             privacy loss distributions, with proven error bounds
+    rdp-sharp       Renyi DP with the sharp subsampled-Gaussian bound,
+                    evaluated in extended precision at the best order
     basic           (eps, delta) add
     advanced        Dwork-Rothblum-Vadhan advanced composition
     kov             Kairouz-Oh-Viswanath optimal homogeneous composition
     zcdp            zCDP, Bun-Steinke conversion
     zcdp-cks        zCDP, Canonne-Kamath-Steinke conversion
-    rdp             Renyi DP over a dense order grid, Balle et al. conversion
-    pld             privacy loss distributions, pessimistic, FFT
-    exact-gaussian  analytic Gaussian of the composed Gaussians (exact)
+    rdp             Renyi DP over an order grid (dp-accounting's subsampled
+                    Gaussian), Balle et al. conversion
+
+The composition theorems, the zCDP conversions, KOV and the analytic
+Gaussian round in the safe direction (`rounding`, issue 14); the PLD, the
+closed forms and rdp-sharp carry their own proofs (their modules). The grid
+RDP is listed but not proven: its fractional subsampled-Gaussian orders come
+from dp-accounting's series, whose truncation carries no error bound
+(rdp-sharp computes the same bound with one).
 """
 
 from __future__ import annotations
@@ -32,7 +46,9 @@ from fuzzpy.accounting.atoms import (
     Atoms,
     Flattener,
     GaussianAtom,
+    LaplaceAtom,
     NotSummarisable,
+    PureAtom,
     SubsampledAtom,
     pure_part,
     subsampled_pure_epsilon,
@@ -41,13 +57,19 @@ from fuzzpy.accounting.events import Event
 
 DESCRIPTIONS: dict[str, str] = {
     "pure": "pure composition (Dwork, McSherry, Nissim & Smith 2006)",
+    "exact-single": (
+        "exact: one pure (randomized response), Laplace or subsampled Laplace mechanism, "
+        "closed form"
+    ),
     "basic": "basic composition (Dwork & Roth 2014, Thm 3.16)",
     "advanced": "advanced composition (Dwork, Rothblum & Vadhan 2010)",
     "kov": "optimal homogeneous composition (Kairouz, Oh & Viswanath 2015)",
     "zcdp": "zCDP, simple conversion (Bun & Steinke 2016, Prop. 1.3)",
     "zcdp-cks": "zCDP, tight conversion (Canonne, Kamath & Steinke 2020)",
     "rdp": "Renyi DP, improved conversion (Balle et al. 2020, Thm 21)",
-    "pld": "privacy loss distribution, pessimistic connect-the-dots + FFT",
+    "pld": "privacy loss distribution, pessimistic connect-the-dots + tilted FFT, error bounded",
+    "rdp-sharp": "Renyi DP, sharp subsampled Gaussian (Mironov, Talwar & Zhang 2019), "
+    "CKS20 Prop. 12 conversion, certified at the best order",
     "exact-gaussian": "exact: analytic Gaussian (Balle & Wang 2018) of the composition",
     "none": "no method proves a finite epsilon at this delta",
 }
@@ -62,11 +84,14 @@ FILTER_METHODS: tuple[str, ...] = ("pure", "basic", "zcdp")
 
 @dataclass(frozen=True)
 class Guarantee:
-    """The composition is (epsilon, delta)-DP, proved by ``method``."""
+    """The composition is (epsilon, delta)-DP, proved by ``method``; ``proven``
+    says whether the float epsilon is proven to be at least the method's exact
+    bound (else it is listed for comparison only)."""
 
     epsilon: float
     delta: float
     method: str
+    proven: bool = True
 
     @property
     def description(self) -> str:
@@ -135,19 +160,35 @@ def _exact_gaussian(atoms: Atoms, delta: float) -> float | None:
     return _module("gaussian").epsilon_for_delta(GaussianAtom(rho).mu, delta)  # mu rounded up
 
 
+def _exact_single(atoms: Atoms, delta: float) -> float | None:
+    """One pure, Laplace or Poisson-subsampled Laplace mechanism (closed_form,
+    closed_subsampled)."""
+    if len(atoms) != 1:
+        return None
+    ((atom, n),) = atoms.items()
+    if n != 1:
+        return None
+    if isinstance(atom, LaplaceAtom):
+        return _module("closed_form").laplace_epsilon(atom.epsilon, delta)
+    if isinstance(atom, PureAtom):
+        return _module("closed_form").randomized_response_epsilon(atom.epsilon, delta)
+    if isinstance(atom, SubsampledAtom) and isinstance(atom.inner, LaplaceAtom):
+        return _module("closed_subsampled").subsampled_laplace_epsilon(atom.rate, atom.inner.epsilon, delta)
+    return None
+
+
 Method = Callable[[Atoms, float], "float | None"]
 
+def _module(name: str):  # noqa: ANN202 - a module of this package, or numpy
+    """The methods' modules load numpy, scipy, mpmath and dp_accounting
+    (seconds): they are imported when a figure first needs them, so that
+    pure costs (what `fuzzpy check` mostly asks) start fast."""
+    return importlib.import_module("numpy" if name == "np" else f"fuzzpy.accounting.{name}")
 
-def _module(name: str):  # noqa: ANN202 - one of this package's method modules
-    """The approximate methods' modules load numpy, scipy and dp_accounting
-    (about a second): they are imported when an approximate figure is first
-    needed, so that pure costs (what `fuzzpy check` mostly asks) stay fast."""
-    return importlib.import_module(f"fuzzpy.accounting.{name}")
 
-
-def _method(module: str, function: str, **options: object) -> Method:
+def _late(module: str, function: str) -> Method:
     def call(atoms: Atoms, delta: float) -> float | None:
-        return getattr(_module(module), function)(atoms, delta, **options)
+        return getattr(_module(module), function)(atoms, delta)
 
     return call
 
@@ -159,46 +200,57 @@ def _needs_delta(method: Method) -> Method:
     return guarded
 
 
-METHODS: dict[str, Method] = {
-    "exact-gaussian": _needs_delta(_exact_gaussian),
-    "pure": _pure,
-    "basic": _needs_delta(_method("composition", "basic")),
-    "advanced": _needs_delta(_method("composition", "advanced")),
-    "kov": _needs_delta(_method("composition", "kov")),
-    "zcdp": _needs_delta(_method("zcdp", "approximate_epsilon", tight=False)),
-    "zcdp-cks": _needs_delta(_method("zcdp", "approximate_epsilon", tight=True)),
-    "rdp": _needs_delta(_method("rdp", "epsilon")),
-    "pld": _needs_delta(_method("pld", "epsilon")),
+@dataclass(frozen=True)
+class _Entry:
+    method: Method
+    proven: bool
+
+
+METHODS: dict[str, _Entry] = {
+    "exact-gaussian": _Entry(_needs_delta(_exact_gaussian), True),
+    "pure": _Entry(_pure, True),
+    "exact-single": _Entry(_needs_delta(_exact_single), True),
+    "basic": _Entry(_needs_delta(_late("composition", "basic")), True),
+    "advanced": _Entry(_needs_delta(_late("composition", "advanced")), True),
+    "kov": _Entry(_needs_delta(_late("composition", "kov")), True),
+    "zcdp": _Entry(_needs_delta(lambda a, d: _module("zcdp").approximate_epsilon(a, d, tight=False)), True),
+    "zcdp-cks": _Entry(_needs_delta(lambda a, d: _module("zcdp").approximate_epsilon(a, d, tight=True)), True),
+    "rdp-sharp": _Entry(_needs_delta(_late("renyi", "epsilon")), True),
+    "pld": _Entry(_needs_delta(_late("pld", "epsilon")), True),
+    "rdp": _Entry(_needs_delta(_late("rdp", "epsilon")), False),
 }
+# the order `tightest` tries them in: exact answers first, then cheap bounds,
+# then the PLD (unproven methods are not run by `tightest`)
+_EXACT = ("exact-gaussian", "exact-single")
 
 
 def _run(atoms: Atoms, delta: float, methods: Sequence[str]) -> list[Guarantee]:
-    import numpy as np
-
     found = []
     for name in methods:
+        entry = METHODS[name]
         try:
-            with np.errstate(all="ignore"):
-                eps = METHODS[name](atoms, delta)
+            with _module("np").errstate(all="ignore"):
+                eps = entry.method(atoms, delta)
         except (ArithmeticError, ValueError):
             # numbers beyond a double (eps0 = 1e308, sigma = 1e-300): this method
             # proves nothing here; the others' bounds stay valid on their own
             continue
         if eps is not None and not math.isnan(eps):
-            found.append(Guarantee(max(0.0, eps), delta, name))
+            found.append(Guarantee(max(0.0, eps), delta, name, entry.proven))
     return found
 
 
 def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = None) -> Guarantee:
     if not atoms:
         return Guarantee(0.0, delta, "pure")
-    names = list(methods or METHODS)
-    # the exact value cannot be beaten by any valid bound: stop there
-    if "exact-gaussian" in names:
-        exact = _run(atoms, delta, ["exact-gaussian"])
-        if exact and math.isfinite(exact[0].epsilon):  # inf: it overflowed, the others may not
-            return exact[0]
-        names.remove("exact-gaussian")
+    names = [name for name in (methods or METHODS) if METHODS[name].proven]
+    # an exact value cannot be beaten by any valid bound: stop there
+    for name in _EXACT:
+        if name in names:
+            exact = _run(atoms, delta, [name])
+            if exact:
+                return exact[0]
+            names.remove(name)
     found = [g for g in _run(atoms, delta, names) if math.isfinite(g.epsilon)]
     if not found:
         return Guarantee(math.inf, delta, "none")
@@ -212,9 +264,9 @@ def tightest(
     events: Iterable[Event], delta: float, methods: Sequence[str] | None = None
 ) -> Guarantee:
     """The smallest epsilon any valid method proves for the events at ``delta``
-    (restricted to ``methods`` if given, e.g. FILTER_METHODS). epsilon is
-    ``inf`` (method "none") when no method proves a finite one, e.g. for
-    approximate events at delta = 0."""
+    (restricted to ``methods`` if given, e.g. FILTER_METHODS; only proven
+    results count). epsilon is ``inf`` (method "none") when no method proves a
+    finite one, e.g. for approximate events at delta = 0."""
     delta = float(delta)
     if not 0 <= delta <= 1:
         raise ValueError(f"delta must lie in [0, 1], got {delta}")
@@ -226,7 +278,8 @@ def tightest(
 
 
 def guarantees(events: Iterable[Event], delta: float) -> list[Guarantee]:
-    """What every applicable method proves (the exact one included), tightest first."""
+    """What every applicable method gives (exact and unproven ones included),
+    tightest first; `Guarantee.proven` tells which `tightest` may use."""
     try:
         atoms = atoms_of(events, float(delta))
     except NotSummarisable:

@@ -1,4 +1,4 @@
-"""Dominating pairs of the atoms, as privacy-loss tail functions.
+"""Dominating pairs of the atoms, as privacy-loss tail functions with error bounds.
 
 A pair (P, Q) dominates a mechanism when its hockey-stick divergence bounds
 the mechanism's for every eps (Zhu, Dong & Wang 2022). Each base pair
@@ -14,6 +14,22 @@ Poisson subsampling at rate q (Zhu, Dong & Wang 2022, dominating pairs of Poisso
 the pair is ((1-q) P0 + q P1, P0), with loss L = log(1 - q + q e^l); under
 addition (P0, (1-q) P0 + q P1), with L = -log(1 - q + q e^l). Both are
 monotone in l, so the tails of L are tails of l at a transformed threshold.
+
+Error model (what `pld_grid` needs to stay an upper bound in floating point):
+every tail value v returned for a threshold c is, for some c' within
+`LossTails.threshold_error` of c (the same c' for the P- and Q-tails),
+within `rel * v_true + FLOOR` of the exact tail at c'. ``rel`` covers
+
+* scipy's `ndtr`: Cephes computes exp(-x^2/2) from a rounded x^2, about
+  (1 + x^2) ulp; we allow 16 (1 + x^2) ulp (tests/test_accounting_rigour.py
+  checks it against mpmath), and `exp`, a few ulp;
+* the rounding of each base pair's own arguments, which may differ between
+  P and Q: a threshold moved by d changes a tail by at most d times the
+  density, i.e. by a relative d * hazard, and the hazard rate of the normal
+  tail is at most |x| + 2 (Mills' ratio), that of the Laplace tail 1.
+
+The parameters themselves are floats rounded towards less privacy by the
+caller (larger mu, eps, q, delta), which gives a dominating pair.
 """
 
 from __future__ import annotations
@@ -25,20 +41,36 @@ import numpy as np
 from scipy.special import ndtr
 
 Array = np.ndarray
+ULP = 2.0**-53  # unit roundoff of a double
+FLOOR = 2.0**-1000  # absolute error allowed on tails near the subnormal range
 _TAIL_SIGMAS = 10.0  # base-loss range kept: P(beyond) < 1e-23 for Gaussians
+
+
+def ndtr_error(x: Array) -> Array:
+    """Relative error bound of scipy's ndtr at x (see the module docstring).
+    Beyond |x| = 40 ndtr returns 0 or 1, within FLOOR of the exact value."""
+    return 16 * ULP * (1 + np.minimum(x * x, 1600.0))
 
 
 @dataclass(frozen=True)
 class GaussianPair:
     mu: float
 
-    def sf(self, c: Array, which: int) -> Array:
+    def _argument(self, c: Array, which: int) -> Array:
         shift = self.mu * self.mu / 2 * (1 if which == 0 else -1)
-        return ndtr(-(c + shift) / self.mu)
+        return (c + shift) / self.mu
+
+    def sf(self, c: Array, which: int) -> Array:
+        return ndtr(-self._argument(c, which))
 
     def cdf(self, c: Array, which: int) -> Array:
-        shift = self.mu * self.mu / 2 * (1 if which == 0 else -1)
-        return ndtr((c + shift) / self.mu)
+        return ndtr(self._argument(c, which))
+
+    def relative_error(self, c: Array) -> Array:
+        # (c + mu^2/2) / mu is computed within ulp (mu + 3|x|) of x; times the
+        # hazard rate |x| + 3 that is a relative error of the tail
+        x = np.minimum(np.maximum(np.abs(self._argument(c, 0)), np.abs(self._argument(c, 1))), 40)
+        return ndtr_error(x) + 2 * ULP * (x + 3) * (self.mu + 3 * x + 1)
 
     def loss_range(self) -> tuple[float, float]:
         half = self.mu * self.mu / 2
@@ -62,6 +94,11 @@ class LaplacePair:
         t = self._threshold(c, which)
         inside = np.where(t < 0, 0.5 * np.exp(-np.abs(t)), 1 - 0.5 * np.exp(-np.abs(t)))
         return np.where(c < -self.epsilon, 0.0, np.where(c >= self.epsilon, 1.0, inside))
+
+    def relative_error(self, c: Array) -> Array:
+        # exp to a few ulp; the threshold (c + eps)/2 - eps within ulp (|c| + 2 eps),
+        # times the hazard rate 1
+        return 16 * ULP + 4 * ULP * (np.abs(c) + 2 * self.epsilon)
 
     def loss_range(self) -> tuple[float, float]:
         return -self.epsilon, self.epsilon
@@ -92,11 +129,26 @@ class RandomizedResponsePair:
             bottom + np.where(c >= -self.epsilon, low, 0.0) + np.where(c >= self.epsilon, high, 0.0)
         )
 
+    def relative_error(self, c: Array) -> Array:
+        return np.full(np.shape(c), 16 * ULP)  # comparisons with the atoms are exact
+
     def loss_range(self) -> tuple[float, float]:
         return -self.epsilon, self.epsilon
 
 
 BasePair = GaussianPair | LaplacePair | RandomizedResponsePair
+
+
+@dataclass(frozen=True)
+class Tails:
+    """P(L > c), P(L <= c), Q(L > c), Q(L <= c) at thresholds c, and a
+    relative error bound valid for all four (module docstring)."""
+
+    p_sf: Array
+    p_cdf: Array
+    q_sf: Array
+    q_cdf: Array
+    rel: Array
 
 
 @dataclass(frozen=True)
@@ -128,8 +180,7 @@ class LossTails:
         mixture = (1 - q) * f0 + q * f1 if q < 1 else f1
         return (mixture, f0) if self.remove else (f0, mixture)
 
-    def tails(self, eps: Array) -> tuple[Array, Array, Array, Array]:
-        """(P(L > eps), P(L <= eps), Q(L > eps), Q(L <= eps))."""
+    def tails(self, eps: Array) -> Tails:
         g, degenerate = self._threshold(eps)
         if self.remove:
             p_sf, q_sf = self._mix("sf", g)
@@ -139,7 +190,29 @@ class LossTails:
             p_cdf, q_cdf = self._mix("sf", g)
         always = 1.0 if self.remove else 0.0
         fix = lambda a, v: np.where(degenerate, v, a)  # noqa: E731
-        return fix(p_sf, always), fix(p_cdf, 1 - always), fix(q_sf, always), fix(q_cdf, 1 - always)
+        finite_g = np.where(np.isfinite(g), g, 0.0)
+        rel = self.base.relative_error(finite_g) + 4 * ULP  # the mixture adds two roundings
+        return Tails(
+            fix(p_sf, always),
+            fix(p_cdf, 1 - always),
+            fix(q_sf, always),
+            fix(q_cdf, 1 - always),
+            rel,
+        )
+
+    def threshold_error(self, eps: Array) -> float:
+        """How far (in L) the threshold the tails were computed at may lie from
+        the nominal one (the same for P and Q: g is computed once). For the
+        subsampled map, g = log((expm1(e) + q)/q) is computed with an error
+        whose image under L = log(1 - q + q e^l) (slope <= 1) is at most a
+        few ulp times 3 + 1/(1 - q) + |g| + |e|; without subsampling, 0."""
+        if self.rate >= 1:
+            return 0.0
+        g, _ = self._threshold(eps)
+        finite = np.abs(g[np.isfinite(g)])
+        g_max = float(finite.max()) if finite.size else 0.0
+        e_max = float(np.max(np.abs(eps))) if np.size(eps) else 0.0
+        return 8 * ULP * (3 + 1 / (1 - self.rate) + g_max + e_max)
 
     def loss_range(self) -> tuple[float, float]:
         lo, hi = self.base.loss_range()

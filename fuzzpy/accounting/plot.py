@@ -18,6 +18,7 @@ _STYLES: dict[str, dict[str, object]] = {
     "zcdp": {"color": "#66ccee", "linestyle": ":"},
     "zcdp-cks": {"color": "#4477aa"},
     "rdp": {"color": "#228833"},
+    "rdp-sharp": {"color": "#117733", "linestyle": "-."},
     "pld": {"color": "#ee6677", "linewidth": 2.5},
     "exact-gaussian": {"color": "#000000", "linestyle": "--"},
 }
@@ -36,7 +37,7 @@ def curves(
     for k in rounds:
         atoms = atoms_of(events_for(k), delta)
         for name in _STYLES:
-            eps = METHODS[name](atoms, delta)
+            eps = METHODS[name].method(atoms, delta)
             table[name].append(math.nan if eps is None or math.isinf(eps) else eps)
     return {name: values for name, values in table.items() if not all(map(math.isnan, values))}
 

@@ -223,6 +223,7 @@ class BinderRules:
         finally:
             ck.unbind(expr.param, previous)
         usage = body.ctx.pop(binding.key, None)
+        ck.captures[expr.span] = frozenset(source_name(key) for key, use in body.ctx.items() if not use.sens.is_zero)
         param_cost = body.cost.pop(binding.key, None) if body.cost is not None else None
         if factor != ONE and param_cost is not None:
             blame = C.Blame("FZ306", expr.span, f"`{expr.param}` is read in another vector norm")

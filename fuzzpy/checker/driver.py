@@ -146,6 +146,7 @@ class ProgramChecker:
             zero_products=dict(self.globals.zero_products),
             call_lengths=dict(self.globals.call_lengths),
             length_reads=dict(self.globals.length_reads),
+            captures=dict(self.ck.captures),
         )
 
     def signature_of(self, name: str, span: Span) -> DefSig:

@@ -73,6 +73,9 @@ class Inferencer:
         #: `len` of a vector, by the span of the application: its length, which
         #: `run` uses instead of evaluating the vector; see `CheckedProgram.length_reads`
         self.len_sites: dict[Span, T.Length] = {}
+        #: every lambda, by its span: the variables it captures and uses
+        #: (sensitivity above 0); see `CheckedProgram.captures`
+        self.captures: dict[Span, frozenset[str]] = {}
         #: each use of a definition in the one being checked: the callee and
         #: the fresh length variables its signature was instantiated with
         self.call_sites: dict[Span, tuple[str, dict[T.LenVar, T.Length]]] = {}

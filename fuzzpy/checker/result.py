@@ -95,3 +95,9 @@ class CheckedProgram:
     #: `run` takes the length from here and does not evaluate v (it may fail
     #: or not terminate on one neighbour only: adversarial review of issue 9).
     length_reads: dict[Span, RunLength] = field(default_factory=dict)
+    #: Every lambda, by its span: the variables it captures and uses with a
+    #: sensitivity above 0. `run` evaluates them when it makes the closure at
+    #: macro level, so that a per-row function never forces a macro-level
+    #: binding only on the rows that reach it (adversarial review of issue 9,
+    #: round 2, G2). What it uses at 0 is still never evaluated.
+    captures: dict[Span, frozenset[str]] = field(default_factory=dict)

@@ -346,6 +346,7 @@ def _guarantee_json(g: Guarantee) -> dict[str, object]:
         "delta": g.delta,
         "method": g.method,
         "description": DESCRIPTIONS[g.method],
+        "proven": g.proven,
     }
 
 
@@ -353,7 +354,8 @@ def _print_table(found: Sequence[Guarantee], best: Guarantee) -> None:
     from fuzzpy.accounting.accountant import DESCRIPTIONS
 
     for g in found:
-        mark = "  <- tightest" if g == best and math.isfinite(g.epsilon) else ""
+        mark = "  <- tightest" if g.method == best.method and math.isfinite(g.epsilon) else ""
+        mark = mark if g.proven else "  (float evaluation not proven: not used)"
         eps = f"{g.epsilon:.6g}" if math.isfinite(g.epsilon) else "inf"
         print(f"  {g.method:15} eps = {eps:>12}   {DESCRIPTIONS[g.method]}{mark}")
     if math.isinf(best.epsilon):

@@ -124,6 +124,11 @@ class Interpreter:
         self.zero_products = checked.zero_products if checked is not None else None
         self.call_lengths = checked.call_lengths if checked is not None else {}
         self.length_reads = checked.length_reads if checked is not None else {}
+        self.captures = checked.captures if checked is not None else None
+        #: each definition's parameters: whether its body uses them (sensitivity above 0)
+        self._uses: dict[str, tuple[bool, ...]] = {
+            name: tuple(not p.sensitivity.is_zero for p in d.params) for name, d in checked.definitions.items()
+        } if checked is not None else {}
         self._defs: dict[str, S.DefDecl] = {}
         self._load_declarations()
         self.statics = StaticNumbers(program, self.constants)
@@ -264,6 +269,8 @@ class Interpreter:
     @contextmanager
     def per_row(self, mode: str, rows: int | None) -> Iterator[None]:
         """Run a per-row function over COLUMNS (`rows` of them) or one ROW."""
+        if self.mode == MACRO:
+            self._force_public_definitions()
         saved = (self.mode, self.column_rows, self.row_calls_left, self.row_ids, self.calls_made, self._recursion_depth)
         self.mode, self.column_rows = mode, rows
         self.row_calls_left, self._recursion_depth = MAX_ROW_CALLS, 0
@@ -336,13 +343,22 @@ class Interpreter:
             if self.mode == mode:
                 return self.eval(expr, env)
             # a macro-level binding first used inside a per-row function is
-            # still evaluated with the macro-level semantics (and budget)
-            saved = self.mode, self.column_rows
+            # still evaluated with the macro-level semantics, on a budget of
+            # its own: whether a row reaches it must change neither what the
+            # run's other macro-level work may spend nor whether the run
+            # fails; running out fails that row only, as its own budget would
+            # (docs/semantics.md, "Recursion"; adversarial review of issue 9, H1)
+            saved = self.mode, self.column_rows, self.macro_calls_left
             self.mode, self.column_rows = mode, rows
+            self.macro_calls_left = MAX_RECURSIVE_CALLS
             try:
                 return self.eval(expr, env)
+            except RuntimeFailure as failure:
+                if failure.code == "FZ519":
+                    raise Exhausted from None
+                raise
             finally:
-                self.mode, self.column_rows = saved
+                self.mode, self.column_rows, self.macro_calls_left = saved
 
         return Thunk(compute)
 
@@ -498,11 +514,51 @@ class Interpreter:
         def body(arg: Value) -> Value:
             return self.eval(expr.body, {**env, expr.param: arg})
 
+        if self.mode == MACRO:
+            self._force_captures(expr, env)
         if self.mode != COLUMNS:
             return Function("fun", 1, body, lazy=True)
         # a closure over columns may be called on a subset of the rows
         return Function("fun", 1, body, lazy=True,
                         rebuild=lambda positions, n: self._eval_Lambda(expr, restrict_env(env, positions, n)))
+
+    def before_rows(self, func: Value) -> None:
+        """What a per-row function uses from macro level is evaluated now,
+        once, whatever the rows (see `_force_captures`): for a partially
+        applied definition, the arguments its body uses."""
+        if self.mode != MACRO:
+            return
+        self._force_public_definitions()
+        if isinstance(func, Function) and func.args and func.name in self._uses:
+            for arg, used in zip(func.args, self._uses[func.name], strict=False):
+                if used:
+                    force(arg)
+
+    def _force_public_definitions(self) -> None:
+        """Top-level definitions without parameters depend on no data: they
+        are evaluated (at macro level, in program order) before the first
+        per-row function runs, so that no row decides whether they are."""
+        for decl in self.program.decls:
+            if isinstance(decl, S.DefDecl) and not decl.params:
+                value = self.globals.get(decl.name)
+                if isinstance(value, _Deferred):
+                    value.force()
+
+    def _force_captures(self, expr: S.Lambda, env: Env) -> None:
+        """A closure made at macro level evaluates what it uses now, once,
+        whatever rows it is later applied to: a per-row function must not
+        force a macro-level binding (and spend the macro budget) only when
+        some row reaches it. Top-level definitions without parameters are
+        forced for the same reason (docs/semantics.md, "Recursion")."""
+        if self.captures is None:
+            return
+        for name in self.captures.get(expr.span, ()):
+            if name in env:
+                force(env[name])
+            else:
+                value = self.globals.get(name)
+                if isinstance(value, _Deferred):
+                    value.force()
 
     def _eval_Field(self, expr: S.Field, env: Env) -> Value:
         record = self.eval(expr.expr, env)

@@ -67,22 +67,25 @@ def apply_to_rows(interp: Interpreter, func: Value, bag: Bag, what: str) -> Colu
 
     n = len(bag)
     view = bag.view()
+    interp.before_rows(func)
     try:
         with interp.per_row(COLUMNS, n), np.errstate(all="ignore"):
             return as_column(func(VectorColumn(view) if _is_vector_bag(view) else view), n)
     except (NotVectorisable, Exhausted, RuntimeFailure, TypeError, ValueError, AttributeError, IndexError, RecursionError):
-        pass  # retried row by row below, where a genuine error is raised again
-    interp.warn_once(  # says nothing about the data: not even how many rows
-        f"rows:{what}:{getattr(func, 'name', '')}",
-        f"warning: the function given to `{what}` could not be evaluated over whole "
-        "columns; evaluating it row by row, which is slower",
-    )
+        # retried row by row below, where a genuine error is raised again. No
+        # warning: whether the columns fail can depend on the rows (a branch
+        # only some rows reach), so saying so would tell the analyst about
+        # the data (adversarial review of issue 9, round 2, G3)
+        pass
     with interp.per_row(ROW, 1), np.errstate(all="ignore"):
         template = func(dummy_row(bag.source))  # the result's shape, whatever the data
         results = []
         for row in bag.rows():
             interp.fresh_row()
-            results.append(conform(func(row), template))
+            try:
+                results.append(conform(func(row), template))
+            except Exhausted:  # out of calls outside any recursive call: the zero row's value
+                results.append(template)
     return column_from_rows(results, template)
 
 

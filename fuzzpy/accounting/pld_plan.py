@@ -1,0 +1,346 @@
+"""Sizing a PLD computation from the events and the target delta.
+
+Nothing here affects validity -- every choice (grid spacing, tilt, window,
+truncation) gives a proven upper bound -- only tightness and speed. The
+choices come from a coarse pessimistic grid of each part's loss
+(`Summary`) and Chernoff's bound P(S >= u) <= e^{Lambda(t) - tu}, with
+Lambda(t) = log E[e^{tS}] the composed log moment generating function:
+
+* each part keeps the loss range holding all but ETA * delta / (parts * n)
+  of its mass (read off the coarse grid: a heavy upper tail, as subsampled
+  Gaussians have, makes Chernoff's bound on a single step useless), and
+  Lambda is that of the truncated parts;
+* the window holds all but ETA * delta of the composed mass on either side;
+* the tilt t: the FFT's absolute error, untilted, is about
+  E e^{Lambda(t) - t eps} per cell near the answer eps, smallest near the
+  Renyi-optimal order; but mass above the window wraps around onto its
+  bottom multiplied by e^{t width} (and mass below onto its top divided by
+  it), so the window is widened until the wrapped mass is below ETA * delta,
+  and the tilt is lowered while that widening costs more than a factor
+  WRAP_ALLOWANCE in points;
+* grid spacing h: connect-the-dots spreads each step's loss by at most
+  h^2/4 (h^2/6 on average), kept below VARIANCE_TOLERANCE of the variance,
+  within MAX_POINTS points; on the lattice of randomized response when all
+  atoms share one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+
+import numpy as np
+
+from fuzzpy.accounting.pld_grid import GridPLD, discretise
+from fuzzpy.accounting.pld_pairs import LaplacePair, LossTails, RandomizedResponsePair
+
+ETA = 1e-9  # share of delta spent on each truncation
+VARIANCE_TOLERANCE = 1e-5  # grid spread allowed, relative to the loss variance
+HINT_TOLERANCE = 1e-4  # the same for the first, coarse pass
+MAX_POINTS = 1 << 19
+HINT_POINTS = 1 << 16
+MIN_POINTS = 1 << 16  # below this many points a finer grid costs next to nothing
+WRAP_ALLOWANCE = 2.0
+ORDERS = np.geomspace(1e-3, 1e3, 49)
+_PLAN_CELLS = 4096
+
+Direction = Sequence[tuple[LossTails, int]]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A part's loss on a coarse pessimistic grid, its variance and atoms."""
+
+    grid: GridPLD
+    variance: float
+    lattice: float | None  # randomized response: the loss takes only the values +-lattice
+    atoms: float | None  # Laplace: atoms at +-atoms besides a density
+    full_log_mgf: np.ndarray  # an upper bound of log E[e^{tL}; L finite] at ORDERS
+    _truncated: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def cuts(self, log_share: float) -> tuple[float, float]:
+        """The loss range outside which the grid holds at most e^log_share on each side."""
+        probs, losses = self.grid.probs, self.grid.losses
+        share = math.exp(log_share)
+        above = np.cumsum(probs[::-1])[::-1] + self.grid.infinity_mass  # P(L >= l_j)
+        below = np.cumsum(probs)  # P(L <= l_j)
+        top_index = int(np.argmax(above <= share)) if np.any(above <= share) else probs.size - 1
+        bottom_index = max(int(np.searchsorted(below, share, side="right")) - 1, 0)
+        return float(losses[bottom_index]), float(losses[max(top_index, bottom_index)])
+
+    def log_mgf(self, orders: np.ndarray, lo: float, hi: float) -> np.ndarray:
+        """log E[e^{tL}] of the part truncated to [lo, hi] (mass below moved up)."""
+        key = (orders[0], orders.size, lo, hi)
+        if key not in self._truncated:
+            self._truncated[key] = self._log_mgf(orders, lo, hi)
+        return self._truncated[key]
+
+    def _log_mgf(self, orders: np.ndarray, lo: float, hi: float) -> np.ndarray:
+        grid_losses, grid_probs = self.grid.losses, self.grid.probs
+        keep = (grid_losses >= lo) & (grid_losses <= hi) & (grid_probs > 0)  # empty cells add 0
+        losses = np.append(grid_losses[keep], lo)
+        probs = np.append(grid_probs[keep], grid_probs[grid_losses < lo].sum())
+        with np.errstate(divide="ignore"):
+            exponents = np.log(probs)[None, :] + orders[:, None] * losses[None, :]
+        top = np.max(exponents, axis=1)
+        return top + np.log(np.sum(np.exp(exponents - top[:, None]), axis=1))
+
+
+@lru_cache(maxsize=256)
+def summary(tails: LossTails) -> Summary:
+    lo, hi = tails.loss_range()
+    lo = lo if math.isfinite(lo) else -1e3
+    coarse = discretise(tails, max((hi - lo) / _PLAN_CELLS, 1e-12), lo, hi)
+    bulk_lo, bulk_hi = _bulk(coarse)
+    fine = coarse
+    if bulk_hi - bulk_lo < (hi - lo) / 64:  # the mass sits in a few coarse cells: zoom in
+        fine = discretise(tails, max((bulk_hi - bulk_lo) / _PLAN_CELLS, 1e-12), bulk_lo, bulk_hi)
+    losses, probs = fine.losses, fine.probs
+    mean = float(np.dot(losses, probs) / probs.sum())
+    spread = fine.interval**2 / 6  # what the coarse grid itself added, on average
+    variance = max(float(np.dot((losses - mean) ** 2, probs) / probs.sum()) - spread, 0.0)
+    base, whole = tails.base, tails.rate >= 1
+    lattice = None
+    if whole and isinstance(base, RandomizedResponsePair) and base.delta == 0:
+        lattice = base.epsilon
+    atoms = base.epsilon if whole and isinstance(base, LaplacePair) else None
+    # the coarse grid is pessimistic, so its moments bound the pair's for t > 0
+    return Summary(coarse, variance, lattice, atoms, coarse.log_mgf(ORDERS))
+
+
+def _bulk(grid: GridPLD) -> tuple[float, float]:
+    """The loss range holding all but 1e-12 of a grid's mass."""
+    cumulative = np.cumsum(grid.probs) / grid.probs.sum()
+    first = int(np.searchsorted(cumulative, 1e-12))
+    last = int(np.searchsorted(cumulative, 1 - 1e-12))
+    losses = grid.losses
+    return float(losses[max(first - 1, 0)]), float(losses[min(last + 1, losses.size - 1)])
+
+
+@dataclass(frozen=True)
+class Plan:
+    interval: float
+    tilt: float
+    low: int  # the window's first grid index
+    size: int  # the window's length, a power of two
+    cuts: tuple[tuple[float, float], ...]  # per part: the loss range kept
+    orders_above: np.ndarray  # Chernoff orders for the mass above the window
+    orders_below: np.ndarray  # and below it
+
+
+class Planner:
+    """Plans for one direction (a list of parts) at one target delta."""
+
+    def __init__(self, direction: Direction, delta: float) -> None:
+        self.summaries = [summary(tails) for tails, _ in direction]
+        self.counts = [n for _, n in direction]
+        self.delta = delta
+        self.log_share = math.log(ETA * delta)
+        parts = len(self.counts)
+        self.cuts = tuple(
+            s.cuts(self.log_share - math.log(parts * n))
+            for s, n in zip(self.summaries, self.counts, strict=True)
+        )
+        t = ORDERS
+        self.log_mgf = self._composed(t)
+        self.log_mgf_neg = self._composed(-t)
+        self.support = (
+            sum(n * lo for (lo, _), n in zip(self.cuts, self.counts, strict=True)),
+            sum(n * hi for (_, hi), n in zip(self.cuts, self.counts, strict=True)),
+        )
+        # the Renyi / Chernoff epsilon (Canonne, Kamath & Steinke 2020, Prop. 12)
+        renyi = (self.log_mgf - math.log(delta) + t * np.log(t) - (t + 1) * np.log1p(t)) / t
+        self.renyi_tilt = float(t[int(np.argmin(renyi))])
+        self.renyi_epsilon = float(np.min(renyi))
+        above = (self.log_mgf - self.log_share) / t
+        below = (self.log_share - self.log_mgf_neg) / t
+        self.top = min(float(np.min(above)), self.support[1])
+        self.bottom = max(float(np.max(below)), self.support[0])
+        self.orders_above = _near(t, int(np.argmin(above)))
+        self.orders_below = _near(t, int(np.argmax(below)))
+
+    def renyi_bound(self) -> float:
+        """A proven upper bound of the direction's epsilon: the Renyi bound
+        (CKS20, Prop. 12) of its coarse pessimistic grids, whose moments are
+        rounded up, at the delta left after the mass at infinity, with a
+        relative 1e-9 for the rounding of the formula."""
+        infinity = -math.expm1(
+            sum(n * math.log1p(-min(s.grid.infinity_mass, 1.0)) for s, n in self._pairs())
+        ) * (1 + 1e-12)
+        left = self.delta - infinity
+        if left <= 0:
+            return math.inf
+        t = ORDERS
+        log_mgf = sum(n * s.full_log_mgf for s, n in self._pairs())
+        values = (log_mgf - math.log(left) + t * np.log(t) - (t + 1) * np.log1p(t)) / t
+        return max(float(np.min(values)) * (1 + 1e-9) + 1e-12, 0.0)
+
+    def estimate(self) -> float:
+        """A rough lower estimate of the answer (the Renyi bound is rarely
+        more than twice it, except with heavy tails)."""
+        return max(self.renyi_epsilon / 2, min(0.0, self.bottom))
+
+    def _pairs(self) -> list[tuple[Summary, int]]:
+        return list(zip(self.summaries, self.counts, strict=True))
+
+    def _composed(self, orders: np.ndarray) -> np.ndarray:
+        return sum(
+            n * s.log_mgf(orders, lo, hi)
+            for s, n, (lo, hi) in zip(self.summaries, self.counts, self.cuts, strict=True)
+        )
+
+    # -- the two passes
+
+    def needs_hint(self, reference: float) -> bool:
+        """Whether mass above the window, wrapped around at the Renyi tilt,
+        would force a much wider window than the plain one when the answer
+        is ``reference``: then a coarse pass should find the answer first."""
+        if self.support[1] <= self.top:
+            return False
+        plain = self._window(self.renyi_tilt, reference, wrap=False)
+        wrapped = self._window(self.renyi_tilt, reference, wrap=True)
+        return wrapped[1] - wrapped[0] > 1.5 * (plain[1] - plain[0])
+
+    def hint(self) -> Plan:
+        """A coarse plan: the Renyi tilt, a window reaching down to 0."""
+        lo, hi = self._window(self.renyi_tilt, 0.0, wrap=False)
+        interval = self._interval(HINT_TOLERANCE, hi - lo, HINT_POINTS)
+        return self._plan(interval, self.renyi_tilt, lo, hi)
+
+    def final(self, epsilon: float | None) -> Plan:
+        """The fine plan, knowing roughly the answer (or not, when the window
+        at the Renyi tilt needs no widening): the largest tilt up to the
+        Renyi one whose wrap-around widening stays within WRAP_ALLOWANCE."""
+        reference = None
+        if epsilon is not None:
+            reference = max(epsilon * (1 - 1e-3) - 1e-9, min(0.0, self.bottom))
+        plain_lo, plain_hi = self._window(self.renyi_tilt, reference, wrap=False)
+        interval = self._interval(VARIANCE_TOLERANCE, plain_hi - plain_lo, MAX_POINTS)
+        allowed = max(WRAP_ALLOWANCE * (plain_hi - plain_lo), 1024 * interval)
+        choices = []
+        for t in ORDERS[self.renyi_tilt * 1.0001 >= ORDERS][::-1]:
+            lo, hi = self._window(float(t), reference, wrap=True)
+            choices.append((hi - lo, float(t), lo, hi))
+            if hi - lo <= allowed:
+                break
+        fits = [c for c in choices if c[0] <= allowed]
+        _, tilt, lo, hi = fits[0] if fits else min(choices)
+        interval = max(interval, (hi - lo) / MAX_POINTS)
+        return self._plan(interval, tilt, lo, hi)
+
+    # -- pieces
+
+    def _window(self, tilt: float, reference: float | None, wrap: bool) -> tuple[float, float]:
+        """[lo, hi]: all but ETA delta of the mass above hi; below lo either
+        that too or (mass wrapping onto the top divided by e^{t W}) what is
+        harmless; reaching down to the reference (the answer) if given; and,
+        with ``wrap``, wide enough that mass above it wrapping onto the bottom
+        lands below the reference or is harmless."""
+        hi = self.top
+        lo = max(self.bottom, hi + self.log_share / tilt)
+        if reference is not None:
+            lo = min(lo, reference)
+        if wrap and self.support[1] > hi:
+            # mass beyond reference + W lands above the reference times e^{t W}
+            base = lo if reference is None else reference
+            widths = np.geomspace(hi - lo, max(self.support[1] - lo, hi - lo) + 1e-9, 48)
+            fine = tilt * widths + self._log_tail(base + widths) <= self.log_share
+            width = float(widths[int(np.argmax(fine))]) if np.any(fine) else float(widths[-1])
+            lo = min(lo, hi - width)
+        return lo, max(hi, lo + 1e-9)
+
+    def _log_tail(self, u: np.ndarray) -> np.ndarray:
+        """log of an upper bound of P(S > u): Chernoff's, or, for the part with
+        the heaviest tail, splitting on how many (j) of its n steps exceed a
+        level b, each term with its own Chernoff order:
+        sum_j C(n, j) min_t e^{-tu} E[e^{tL}; L > b]^j E[e^{tL}; L <= b]^{n-j} ...
+        -- a few big jumps are what makes such a tail."""
+        t = ORDERS[:, None]
+        best = np.min(self.log_mgf[:, None] - t * u[None, :], axis=0)
+        heavy = max(range(len(self.counts)), key=lambda i: self.cuts[i][1])
+        summary_h, n, (lo, hi) = self.summaries[heavy], self.counts[heavy], self.cuts[heavy]
+        rest = self.log_mgf - n * summary_h.log_mgf(ORDERS, lo, hi)
+        for log_above, small, big in self._levels(heavy):
+            terms = []
+            for j in range(min(n, 6) + 1):
+                exponent = (n - j) * small + j * big + rest
+                terms.append(
+                    _log_binomial(n, j) + np.min(exponent[:, None] - t * u[None, :], axis=0)
+                )
+            if n > 6:
+                terms.append(np.full(u.shape, _log_binomial(n, 7) + 7 * log_above))
+            best = np.minimum(best, np.logaddexp.reduce(np.array(terms), axis=0))
+        return best
+
+    @cache  # noqa: B019 - one planner per direction and delta
+    def _levels(self, index: int) -> tuple[tuple[float, np.ndarray, np.ndarray], ...]:
+        """(log P(b < L), log E[e^{tL}; L <= b], log E[e^{tL}; b < L]) for a
+        few levels b of a part (truncated to its cuts)."""
+        summary_i, (lo, hi) = self.summaries[index], self.cuts[index]
+        losses, probs = summary_i.grid.losses, summary_i.grid.probs
+        levels = []
+        for b in np.linspace(lo, hi, 6)[1:-1]:
+            big = (losses > b) & (losses <= hi) & (probs > 0)
+            above = float(probs[big].sum())
+            if above <= 0:
+                continue
+            with np.errstate(divide="ignore"):
+                exponents = np.log(probs[big])[None, :] + ORDERS[:, None] * losses[big][None, :]
+            top = np.max(exponents, axis=1)
+            big_mgf = top + np.log(np.sum(np.exp(exponents - top[:, None]), axis=1))
+            levels.append((math.log(above), summary_i.log_mgf(ORDERS, lo, float(b)), big_mgf))
+        return tuple(levels)
+
+    def _interval(self, tolerance: float, width: float, max_points: int) -> float:
+        lattices = {s.lattice for s in self.summaries if s.lattice is not None}
+        lattices |= {s.atoms for s in self.summaries if s.atoms is not None}
+        pairs = list(zip(self.summaries, self.counts, strict=True))
+        smooth = [(s.variance, n) for s, n in pairs if s.lattice is None]
+        if len(lattices) > 1:  # randomized responses on different lattices: spread too
+            smooth += [(s.variance, n) for s, n in pairs if s.lattice is not None]
+        total = sum(n for _, n in smooth)
+        interval = math.inf
+        if smooth and total > 0:
+            variance = sum(v * n for v, n in smooth) / total
+            interval = math.sqrt(6 * tolerance * max(variance, 1e-300))
+            interval = max(min(interval, width / min(MIN_POINTS, max_points)), width / max_points)
+        if len(lattices) == 1:
+            step = lattices.pop()
+            if not smooth:
+                interval = step
+                while width / interval > max_points:
+                    interval *= 2
+                return interval
+            return step / math.ceil(step / interval)
+        return interval
+
+    def _plan(self, interval: float, tilt: float, lo: float, hi: float) -> Plan:
+        low = math.floor(lo / interval) - 1
+        size = 1 << max(math.ceil(math.log2((hi - lo) / interval + 3)), 4)
+        cuts = _window_cuts(self.cuts, self.counts, low * interval, (low + size) * interval)
+        return Plan(interval, tilt, low, size, cuts, self.orders_above, self.orders_below)
+
+
+def _log_binomial(n: int, j: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1)
+
+
+def _near(orders: np.ndarray, index: int) -> np.ndarray:
+    return orders[max(index - 2, 0) : index + 3]
+
+
+def _window_cuts(
+    cuts: Sequence[tuple[float, float]], counts: Sequence[int], lo: float, hi: float
+) -> tuple[tuple[float, float], ...]:
+    """Narrow each part's range further: no lower than where even the
+    others' largest losses leave the sum below the window (such mass only
+    counts below it), no higher than where their smallest leave it above."""
+    highest_total = sum(n * c_hi for (_, c_hi), n in zip(cuts, counts, strict=True))
+    lowered = [min(max(c_lo, lo - (highest_total - c_hi)), c_hi) for (c_lo, c_hi) in cuts]
+    lowest_total = sum(n * c for c, n in zip(lowered, counts, strict=True))
+    return tuple(
+        (c_lo, max(min(c_hi, hi - (lowest_total - c_lo)), c_lo))
+        for c_lo, (_, c_hi) in zip(lowered, cuts, strict=True)
+    )
