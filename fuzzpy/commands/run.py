@@ -40,7 +40,11 @@ def run(args: argparse.Namespace) -> int:
     from fuzzpy.runtime.run import Refusal, execute
     from fuzzpy.verifier import proof_cache
 
+    progress = _progress(args)
+
     def show(result: RunResult) -> None:
+        if progress is not None:
+            sys.stderr.write("\r\033[K")  # the progress line, cleared before the result
         if args.json:
             print_json({"ok": True, **result.to_json()})
         else:
@@ -50,8 +54,12 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write("note: --seed makes the noise reproducible: this run is NOT differentially private\n")
 
     try:
-        with proof_cache.enabled():
-            execute(_request(args), warn=lambda m: sys.stderr.write(m + "\n"), show=show)
+        try:
+            with proof_cache.enabled():
+                execute(_request(args), warn=lambda m: sys.stderr.write(m + "\n"), show=show, progress=progress)
+        finally:
+            if progress is not None:
+                sys.stderr.write("\r\033[K")
     except Refusal as refusal:
         _report(args, refusal.diagnostics)
         return refusal.exit_code
@@ -121,6 +129,7 @@ def _request(args: argparse.Namespace) -> RunRequest:
         datasets=_pairs(args.dataset, "--dataset", allow_bare=True),
         seed=args.seed,
         delta=args.delta,
+        engine=args.engine,
     )
 
 
@@ -145,6 +154,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--delta", type=_delta_text, metavar="D",
                         help="delta at which an approximate release is charged (default: 1e-6; a pure "
                         "release is charged (eps, 0); no effect under the zcdp rule)")
+    parser.add_argument("--engine", default="auto", choices=("auto", "memory", "duckdb", "spark"),
+                        help="where bag operations run (default auto: DuckDB, streaming the file; memory: "
+                        "fuzzpy's interpreter; spark: PySpark, needs the [spark] extra)")
 
 
 def _delta_text(text: str) -> str:
@@ -156,3 +168,11 @@ def _delta_text(text: str) -> str:
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"--delta must be strictly between 0 and 1, got {text}")
     return text.strip()
+
+
+def _progress(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """Progress on stderr for a person watching: not under --json, not when
+    stderr is not a terminal."""
+    if args.json or not sys.stderr.isatty():
+        return None
+    return lambda message: sys.stderr.write(f"\r\033[K{message}")

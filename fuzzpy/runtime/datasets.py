@@ -17,6 +17,7 @@ things: the registry, the file's existence and format, and its header.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,16 +65,18 @@ def usage(message: str, hint: str | None = None) -> FuzzError:
     return FuzzError((Diagnostic("FZ508", message, NO_SPAN, hint=hint),))
 
 
-def name_sources(ledger: Ledger, data: dict[str, str], names: dict[str, str], params: list[str]) -> dict[str, Source]:
+def name_sources(ledger: Ledger, data: dict[str, str], names: dict[str, str], params: list[str],
+                 reader: Callable[[str], DataFile] = read_data_file) -> dict[str, Source]:
     if "" in names and len(params) != 1:
         raise usage(
             f"--dataset {names['']} names no parameter, but the definition reads {len(params)} databases",
             "name each one: " + " ".join(f"--dataset {p}=NAME" for p in params),
         )
-    return {p: _name_source(ledger, p, data[p], names.get(p) or names.get("")) for p in params}
+    return {p: _name_source(ledger, p, data[p], names.get(p) or names.get(""), reader) for p in params}
 
 
-def _name_source(ledger: Ledger, param: str, given: str, chosen: str | None) -> Source:
+def _name_source(ledger: Ledger, param: str, given: str, chosen: str | None,
+                 reader: Callable[[str], DataFile] = read_data_file) -> Source:
     registered = ledger.registration(given) if _could_be_name(given) else None
     if chosen:
         if registered is not None and registered.name != chosen:
@@ -86,7 +89,7 @@ def _name_source(ledger: Ledger, param: str, given: str, chosen: str | None) -> 
     by_path = ledger.registrations_holding(absolute)
     if by_path:
         return Source(param, by_path[0].name, given, by_path[0])
-    file = read_data_file(given)  # the dataset's name depends on the content
+    file = reader(given)  # the dataset's name depends on the content
     holders = ledger.registrations_holding(file.absolute, file.sha256)
     if holders:
         return Source(param, holders[0].name, given, holders[0], file)
@@ -100,7 +103,8 @@ def _name_source(ledger: Ledger, param: str, given: str, chosen: str | None) -> 
     return Source(param, name, given, None, file)
 
 
-def open_source(ledger: Ledger, source: Source, bag_type: Type) -> Opened:
+def open_source(ledger: Ledger, source: Source, bag_type: Type,
+                header_reader: Callable[[DataFile], Header] = read_header) -> Opened:
     """Read the source's file, check it is its dataset's, and plan how the
     row type reads it: refusals name the file and column, never a row."""
     file = source.file or read_data_file(source.path)
@@ -112,7 +116,7 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type) -> Opened:
         holders = [r for r in ledger.registrations_holding(file.absolute, file.sha256) if r.name != source.dataset]
         if holders:
             raise other_datasets_file_error(source.dataset, holders[0])
-    header = read_header(file)
+    header = header_reader(file)
     if registration is None:
         registration = _first_run_registration(source.dataset, file, header)
     return Opened(source, file, header, plan(header, bag_type, file.path, registration), registration, implicit)

@@ -253,6 +253,19 @@ class Interpreter:
         value = self._def_value(self._defs[name], frame) if frame and name in self._defs else self._lookup(name, {})
         return outside(value) if self.recursive else value
 
+    def subsample_bag(self, bag: Value, q: Fraction) -> Value:
+        """`subsample[q]`'s sample of `bag` (an engine keeps its rows in the
+        engine: fuzzpy.engines.trace)."""
+        return bag.where(self.subsample_mask(bag, q))
+
+    def subsample_mask(self, bag: Value, q: Fraction) -> np.ndarray:
+        """`subsample[q]`: which rows of `bag` are kept, each independently
+        with probability q (exact Bernoulli draws; the query engines hash row
+        ids instead: fuzzpy.engines.subsample)."""
+        from fuzzpy.runtime.samplers import bernoulli
+
+        return bernoulli(q, len(bag), self.source)
+
     def warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
             self._warned.add(key)

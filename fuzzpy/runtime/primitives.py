@@ -31,7 +31,6 @@ from fuzzpy.runtime.bag import (
 )
 from fuzzpy.runtime.expmech import exponential_mechanism
 from fuzzpy.runtime.noise import gauss_release, laplace_release
-from fuzzpy.runtime.samplers import bernoulli
 from fuzzpy.runtime.sigmoid import sigmoid_exact, sigmoid_rows
 from fuzzpy.runtime.values import (
     Exhausted,
@@ -376,8 +375,7 @@ def _subsample(interp: Interpreter, args: list[Fraction]) -> Function:
         # in the bag is 0 never evaluates the bag (docs/semantics.md)
         def sample() -> Value:
             bag = _bag(force(db), "subsample")
-            keep = bernoulli(q, len(bag), interp.source)  # Poisson sampling: each row kept w.p. q
-            return bag.where(keep)
+            return interp.subsample_bag(bag, q)  # Poisson sampling: each row kept w.p. q
 
         def draw() -> Value:
             inner = force(body)(Thunk(sample))

@@ -74,6 +74,7 @@ class RunRequest:
     datasets: dict[str, str] = field(default_factory=dict)
     seed: int | None = None
     delta: str | None = None
+    engine: str = "auto"  # memory | duckdb | spark; auto: DuckDB for files (fuzzpy.engines)
 
 
 @dataclass
@@ -210,21 +211,34 @@ Warn = Callable[[str], None]
 Show = Callable[["RunResult"], None]
 
 
-def execute(request: RunRequest, warn: Warn = lambda message: None, show: Show | None = None) -> RunResult:
+def execute(request: RunRequest, warn: Warn = lambda message: None, show: Show | None = None,
+            progress: Warn | None = None) -> RunResult:
     """The whole run, in the order of the module docstring. ``show`` prints
     the result; it is called once the release is recorded, and the two
     happen together even if a signal arrives (`fuzzpy.interrupts.held`).
+    ``progress`` (if given) receives messages about long work: rows
+    scanned, rounds of `loop`. The bag operations run in `request.engine`
+    (`fuzzpy.engines`, docs/engines.md).
 
     Stopped by a signal (`Interrupted`): before the charge nothing is
     changed; after it, the ledger keeps the release as "charged" (not
     released) and the exception's note says what was spent.
     """
+    from fuzzpy.engines import engine_for
+
+    engine = engine_for(request.engine, warn, progress)
+    try:
+        return _execute(request, warn, show, engine)
+    finally:
+        engine.close()
+
+
+def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) -> RunResult:
     from fuzzpy.interrupts import Interrupted, held
     from fuzzpy.ledger.book import Budget, DataUse, Ledger
     from fuzzpy.pipeline import load_source
     from fuzzpy.runtime.bag import auditing_groups
-    from fuzzpy.runtime.datasets import name_sources, open_source
-    from fuzzpy.runtime.loader import load
+    from fuzzpy.runtime.datasets import name_sources
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
 
     source = load_source(request.file)
@@ -240,15 +254,15 @@ def execute(request: RunRequest, warn: Warn = lambda message: None, show: Show |
     receipts: list[Receipt] = []
     try:
         with Ledger(request.ledger) as ledger:
-            sources = name_sources(ledger, request.data, request.datasets, list(events))
+            sources = name_sources(ledger, request.data, request.datasets, list(events), reader=engine.reader)
             keys = {name: s.dataset for name, s in sources.items()}
             for key, evs in _events_by_dataset(events, keys).items():  # refuse before the data is read
                 ledger.quote(key, evs, budget, release_delta=request.delta)
-            opened = {name: open_source(ledger, s, types[name]) for name, s in sources.items()}
+            opened = {name: engine.open(ledger, s, types[name]) for name, s in sources.items()}
             _one_file_per_dataset(opened)
             for name, o in opened.items():  # a bag of vectors is as wide as its file has columns (the header)
                 _checked_lengths(definition, lambda: lengths.width(name, len(o.plan.columns)))  # noqa: B023
-            loaded = {name: load(o.header, o.plan) for name, o in opened.items()}  # total: no refusal after this
+            loaded = {name: engine.load(o) for name, o in opened.items()}  # total: no refusal after this
             uses = [DataUse(opened[name].registration, opened[name].implicit, loaded[name][1]) for name in events]
             with held():  # charged and known to be, or not charged at all
                 receipts = ledger.charge_many(
@@ -269,7 +283,8 @@ def execute(request: RunRequest, warn: Warn = lambda message: None, show: Show |
 
         bags = {name: bag for name, (bag, _) in loaded.items()}
         with auditing_groups() as outside:
-            value = compute(checked, definition, {**public, **bags}, source_of_noise, record, lengths.frame)
+            value = compute(checked, definition, {**public, **bags}, source_of_noise, record, lengths.frame,
+                            engine.interpreter)
     except Interrupted as stop:
         stop.note = interrupted_note(receipts)
         raise
@@ -362,10 +377,12 @@ def compute(
     source: RandomSource,
     warn: Warn,
     frame: dict[LenVar, int] | None = None,
+    interpreter: Callable[..., Any] | None = None,
 ) -> Value:
     """Apply the definition to its arguments and sample its `fuzzy` result;
     ``frame``: the lengths of its signature (`fuzzpy.runtime.lengths`), read
-    off the arguments when not given."""
+    off the arguments when not given; ``interpreter``: a factory like
+    `Interpreter`'s (an engine's: `fuzzpy.engines`)."""
     from fuzzpy.runtime.interpreter import Interpreter
     from fuzzpy.runtime.values import RuntimeFailure
 
@@ -374,7 +391,7 @@ def compute(
             frame = argument_lengths(definition, arguments).frame
         except Refusal as refusal:
             raise FuzzError(refusal.diagnostics) from None
-    interp = Interpreter(checked.program, source, warn, checked)
+    interp = (interpreter or Interpreter)(checked.program, source, warn, checked)
     try:
         return interp.call_definition(definition.name, [arguments[p.name] for p in definition.params], frame)
     except RuntimeFailure as failure:

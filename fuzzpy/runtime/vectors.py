@@ -213,14 +213,25 @@ def dot(u: Value, v: Value) -> Value:
         return sum((a * b for a, b in zip(entries(u), entries(v), strict=True)), 0)
     a, b = _pad(_doubles(u), _doubles(v))
     with np.errstate(all="ignore"):
-        if a.ndim == 2 and b.ndim == 2:
-            result = np.einsum("ij,ij->i", a, b)
-        elif a.ndim == 2 or b.ndim == 2:
-            rows, single = (a, b) if a.ndim == 2 else (b, a)
-            result = rows @ single
-        else:
-            result = np.float64(np.dot(a, b))
+        result = ordered_dot(a, b)
+        if result.ndim == 0:
+            result = np.float64(result)
     return R.finite(result)
+
+
+def ordered_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Sum over the last axis of a * b, added left to right (a0 b0 + a1 b1,
+    then + a2 b2...), one row at a time in effect. A fixed order makes each
+    row's result a function of that row alone, the same over columns, row
+    by row and in every engine (docs/engines.md); BLAS and `einsum` choose
+    their order (and fused multiply-adds) by the shape of the whole array."""
+    width = a.shape[-1]
+    if width == 0:
+        return np.zeros(np.broadcast_shapes(a.shape[:-1], b.shape[:-1]))
+    total = a[..., 0] * b[..., 0]
+    for j in range(1, width):
+        total = total + a[..., j] * b[..., j]
+    return total
 
 
 # ---------------------------------------------------------------- L2 clipping
@@ -233,7 +244,7 @@ def clip_l2_rows(rows: np.ndarray, c: float) -> np.ndarray:
     with np.errstate(all="ignore"):
         m = np.max(np.abs(rows), axis=-1, keepdims=True) if rows.shape[-1] else np.zeros(rows.shape[:-1] + (1,))
         unit = np.divide(rows, m, out=np.zeros_like(rows), where=m > 0)
-        norm = np.sqrt(np.sum(unit * unit, axis=-1, keepdims=True))
+        norm = np.sqrt(ordered_dot(unit, unit))[..., None]
         scale = np.minimum(m, np.divide(c, norm, out=np.full_like(norm, np.inf), where=norm > 0))
         return unit * scale
 

@@ -1,0 +1,100 @@
+"""DuckDB, the embedded default engine for files: streams Parquet larger
+than memory and uses every core."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable
+
+import pyarrow as pa
+
+from fuzzpy.engines.sql import DIALECTS, SIGMOID_TABLE
+
+
+class DuckDBBackend:
+    name = "duckdb"
+    dialect = DIALECTS["duckdb"]
+
+    def __init__(self, memory_limit: str | None = None, threads: int | None = None,
+                 progress: Callable[[str], None] | None = None) -> None:
+        import duckdb
+
+        self.con = duckdb.connect()
+        self.con.execute("SET enable_progress_bar = false")
+        # DuckDB folds comparisons and `isnan` from a Parquet file's min/max
+        # statistics, which pyarrow writes without NaN: `isnan(x)` of a NaN
+        # cell then reads false. The row rules and the per-row semantics
+        # need IEEE answers for every cell (tests/engines/test_rules.py).
+        self.con.execute("SET disabled_optimizers = 'statistics_propagation'")
+        if memory_limit:
+            self.con.execute(f"SET memory_limit = '{memory_limit}'")
+        if threads:
+            self.con.execute(f"SET threads = {int(threads)}")
+        self.con.execute(f"CREATE TEMP TABLE {SIGMOID_TABLE} AS {self.dialect.sigmoid_table_sql()}").fetchall()
+        self._names = itertools.count()
+        self._tables: list[object] = []  # Arrow tables registered: kept alive
+        self.progress = progress
+
+    def fresh_name(self) -> str:
+        return f"_fz_scan{next(self._names)}"
+
+    def register_arrow(self, table: pa.Table) -> str:
+        name = self.fresh_name()
+        self._tables.append(table)
+        self.con.register(name, table)
+        return name
+
+    def register_view(self, select: str) -> str:
+        name = self.fresh_name()
+        self.con.execute(f"CREATE TEMP VIEW {name} AS {select}").fetchall()
+        return name
+
+    def register_relation(self, relation: object) -> str:
+        """A DuckDB relation (or a table's name) given by the caller."""
+        if isinstance(relation, str):
+            return relation
+        name = self.fresh_name()
+        relation.create_view(name)  # type: ignore[attr-defined]
+        return name
+
+    def parquet_source(self, path: str) -> tuple[str, str]:
+        """The FROM text reading a Parquet file, and its row position column."""
+        quoted = path.replace("'", "''")
+        return f"read_parquet('{quoted}', file_row_number = true)", "file_row_number"
+
+    def rows(self, sql: str) -> list[tuple]:
+        return self._watch(lambda: self.con.execute(sql).fetchall())
+
+    def arrow(self, sql: str) -> pa.Table:
+        def fetch() -> pa.Table:
+            relation = self.con.sql(sql)
+            table = getattr(relation, "to_arrow_table", None) or relation.arrow  # DuckDB 2 / 1
+            return table()
+
+        return self._watch(fetch)
+
+    def _watch(self, work: Callable[[], object]) -> object:
+        """Run a query, reporting its progress (the share of rows scanned)."""
+        if self.progress is None:
+            return work()
+        done = threading.Event()
+
+        def report() -> None:
+            while not done.wait(1.0):
+                try:
+                    share = self.con.query_progress()
+                except Exception:  # noqa: BLE001 -- progress is best effort
+                    return
+                if share >= 0:
+                    self.progress(f"duckdb: {share:.0f}% of the rows scanned")
+
+        watcher = threading.Thread(target=report, daemon=True)
+        watcher.start()
+        try:
+            return work()
+        finally:
+            done.set()
+
+    def close(self) -> None:
+        self.con.close()

@@ -1,0 +1,270 @@
+"""How `fuzzpy run` uses an engine: open the data, load it, interpret.
+
+`engine_for(name)` gives the object `fuzzpy.runtime.run.execute` calls at its
+seams (docs/engines.md):
+
+* `open(ledger, source, bag_type)`: read what is public about a bag
+  parameter's file (its hash, header, schema) and plan its columns, refusing
+  before any charge exactly as `fuzzpy.runtime.datasets.open_source` does;
+* `load(opened)`: the bag (after the row rules) and the owner's report;
+* `interpreter(program, source, warn, checked)`: the interpreter that computes.
+
+`MemoryEngine` is fuzzpy's own interpreter with the whole file in memory;
+`QueryEngine` holds the rows in DuckDB or Spark. A query engine hashes a
+file by streaming it (the bytes are not kept); a Parquet file is then read
+by the engine itself, so the run checks, after computing, that the file is
+still the one hashed (its size, modification time and inode: a file
+replaced in between is refused before anything is released; the charge
+stands).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.engines.execute import Executor
+from fuzzpy.engines.plan import Scan
+from fuzzpy.engines.scan import (
+    ROW_ID,
+    arrow_table,
+    column_name,
+    compilable,
+    parquet_report,
+    parquet_select,
+)
+from fuzzpy.runtime.bag import Bag
+from fuzzpy.runtime.loader import DataFile, Header, Plan, file_format, load, read_header
+from fuzzpy.source import NO_SPAN
+
+ENGINES = ("memory", "duckdb", "spark")
+Warn = Callable[[str], None]
+
+
+class MemoryEngine:
+    """fuzzpy's in-memory interpreter: the reference semantics."""
+
+    name = "memory"
+
+    def reader(self, path: str) -> DataFile:
+        from fuzzpy.runtime.loader import read_data_file
+
+        return read_data_file(path)
+
+    def open(self, ledger, source, bag_type):  # type: ignore[no-untyped-def]
+        from fuzzpy.runtime.datasets import open_source
+
+        return open_source(ledger, source, bag_type)
+
+    def load(self, opened) -> tuple[Bag, dict[str, object]]:  # type: ignore[no-untyped-def]
+        return load(opened.header, opened.plan)
+
+    def interpreter(self, program, source, warn, checked=None):  # type: ignore[no-untyped-def]
+        from fuzzpy.runtime.interpreter import Interpreter
+
+        return Interpreter(program, source, warn, checked)
+
+    def close(self) -> None:
+        pass
+
+
+class _Unread:
+    """A file's bytes, not read into memory: only their number is known."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def streamed_data_file(path: str | Path) -> DataFile:
+    """`loader.read_data_file` without keeping the bytes: hashed in chunks."""
+    from fuzzpy.runtime.cells import INT_LIMIT  # noqa: F401 -- the loader's module is loaded
+    from fuzzpy.runtime.csvframe import schema_error
+
+    name = str(path)
+    digest = hashlib.sha256()
+    try:
+        absolute = str(Path(path).resolve())
+        with open(path, "rb") as handle:
+            size = 0
+            while chunk := handle.read(1 << 22):
+                digest.update(chunk)
+                size += len(chunk)
+    except OSError as exc:
+        raise schema_error("FZ501", f"cannot read data file `{name}`: {exc.strerror or exc}", name) from None
+    return DataFile(name, absolute, file_format(name), _Unread(size), digest.hexdigest())  # type: ignore[arg-type]
+
+
+def _stat(path: str) -> tuple[int, int, int]:
+    info = os.stat(path)
+    return info.st_size, info.st_mtime_ns, info.st_ino
+
+
+class ScanBag(Bag):
+    """A bag parameter's rows in an engine, before the interpreter starts
+    (`EngineInterpreter.call_definition` makes it a `RelationBag`)."""
+
+    def __init__(self, scan: Scan) -> None:
+        self.scan = scan
+        self.selection = None
+        self._size = None
+        self._view = None
+
+
+class QueryEngine:
+    """DuckDB or Spark: bag operations run as queries; only aggregates return."""
+
+    def __init__(self, name: str, warn: Warn, progress: Warn | None = None, **options: object) -> None:
+        self.name = name
+        self.warn = warn
+        self.progress = progress
+        self.options = options
+        self._backend = None
+        self._watched: dict[str, tuple[int, int, int]] = {}
+
+    @property
+    def backend(self):  # type: ignore[no-untyped-def]
+        if self._backend is None:
+            if self.name == "duckdb":
+                from fuzzpy.engines.duck import DuckDBBackend
+
+                self._backend = DuckDBBackend(progress=self.progress, **self.options)  # type: ignore[arg-type]
+            else:
+                from fuzzpy.engines.spark import SparkBackend
+
+                self._backend = SparkBackend(progress=self.progress, **self.options)  # type: ignore[arg-type]
+        return self._backend
+
+    # ------------------------------------------------------------ the seams of `run`
+
+    def open(self, ledger, source, bag_type):  # type: ignore[no-untyped-def]
+        from fuzzpy.runtime.datasets import open_source
+
+        if source.file is None or isinstance(source.file.data, _Unread):
+            source = replace(source, file=source.file or streamed_data_file(source.path))
+        return open_source(ledger, source, bag_type, header_reader=self._header)
+
+    def _header(self, file: DataFile) -> Header:
+        if not isinstance(file.data, _Unread):
+            return read_header(file)
+        if file.format == "parquet":
+            try:
+                schema = pq.read_schema(file.path)
+            except Exception:  # noqa: BLE001 -- the loader's refusal, from the whole file
+                return read_header(_read_whole(file))
+            return Header(tuple(schema.names), tuple(schema.types), None, None)
+        return read_header(_read_whole(file))
+
+    def load(self, opened) -> tuple[Bag, dict[str, object]]:  # type: ignore[no-untyped-def]
+        file, plan = opened.file, opened.plan
+        header = opened.header
+        if file.format == "parquet" and header.table is None and _compilable(header, plan):
+            if _strings_are_utf8(file.path, header, plan):
+                return self._parquet(file, header, plan)
+            self.warn(f"warning: `{file.path}` holds text that is not UTF-8, which {self.name} cannot read: "
+                      "it is loaded by fuzzpy's loader (those rows are dropped, as always)")
+        if header.csv is None and header.table is None:
+            header = read_header(_read_whole(file))
+        bag, report = load(header, plan)
+        return self.from_bag(bag, plan), report
+
+    def _parquet(self, file: DataFile, header: Header, plan: Plan) -> tuple[Bag, dict[str, object]]:
+        d = self.backend.dialect
+        self._watched[file.path] = _stat(file.path)
+        source, position = self.backend.parquet_source(file.path)
+        _, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names)
+        (counts,) = self.backend.rows(audit)
+        all_fit = not any(counts[1:-1]) and counts[-1] == counts[0]
+        select, _ = parquet_select(d, source, position, plan, header.arrow_types, header.names, all_fit)
+        table = self.backend.register_view(select)
+        return ScanBag(scan_of(table, plan)), parquet_report(plan, tuple(int(c or 0) for c in counts))
+
+    def from_bag(self, bag: Bag, plan: Plan) -> ScanBag:
+        """A loaded bag, handed to the engine as an Arrow table."""
+        return ScanBag(scan_of(self.backend.register_arrow(arrow_table(bag, plan)), plan))
+
+    def reader(self, path: str) -> DataFile:
+        return streamed_data_file(path)
+
+    def interpreter(self, program, source, warn, checked=None):  # type: ignore[no-untyped-def]
+        from fuzzpy.engines.trace import EngineInterpreter
+
+        executor = Executor(self.backend, self.progress)
+        executor.on_finish.append(self.check_files)
+        return EngineInterpreter(program, source, warn, executor, checked)
+
+    def check_files(self) -> None:
+        """A file the engine read must still be the one hashed."""
+        for path, seen in self._watched.items():
+            try:
+                now = _stat(path)
+            except OSError:
+                now = None
+            if now != seen:
+                raise FuzzError((Diagnostic(
+                    "FZ541", f"data file `{path}` changed while the run read it: nothing is released",
+                    NO_SPAN, notes=("the charge stands",)),))
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+
+
+def _read_whole(file: DataFile) -> DataFile:
+    """The file's bytes, checked to be the ones hashed (so the bytes parsed
+    are the bytes hashed)."""
+    from fuzzpy.runtime.loader import read_data_file
+
+    whole = read_data_file(file.path)
+    if whole.sha256 != file.sha256:
+        raise FuzzError((Diagnostic("FZ541", f"data file `{file.path}` changed while the run read it",
+                                    NO_SPAN),))
+    return whole
+
+
+def _compilable(header: Header, plan: Plan) -> bool:
+    types = header.arrow_types or ()
+    return all(compilable(types[c.index], "num" if plan.shape == "vector" else c.kind) for c in plan.columns)
+
+
+def _strings_are_utf8(path: str, header: Header, plan: Plan) -> bool:
+    """Whether every text cell the plan reads is valid UTF-8. The loader
+    drops a row with an invalid one (`runtime.cells`); DuckDB refuses to
+    read such a file and Spark reads the bytes as they are, so such a file
+    is loaded by the loader instead. One streamed pass over those columns."""
+    types = header.arrow_types or ()
+    names = sorted({header.names[c.index] for c in plan.columns
+                    if pa.types.is_string(types[c.index]) or pa.types.is_large_string(types[c.index])})
+    if not names:
+        return True
+    for batch in pq.ParquetFile(path).iter_batches(columns=names, batch_size=1 << 16):
+        for column in batch.columns:
+            try:
+                column.validate(full=True)
+            except pa.ArrowInvalid:
+                return False
+    return True
+
+
+def scan_of(table: str, plan: Plan) -> Scan:
+    kinds = ["num" if plan.shape == "vector" else c.kind for c in plan.columns]
+    columns = tuple((column_name(i), kind) for i, kind in enumerate(kinds))
+    return Scan(table, columns, plan.shape, plan.fields, ROW_ID)
+
+
+def engine_for(name: str, warn: Warn, progress: Warn | None = None, **options: object):  # type: ignore[no-untyped-def]
+    if name == "memory":
+        return MemoryEngine()
+    if name not in ENGINES:
+        raise ValueError(f"unknown engine `{name}`")
+    return QueryEngine(name, warn, progress, **options)

@@ -1,0 +1,314 @@
+"""Aggregates of relations, computed in an engine and returned exactly.
+
+`Executor` turns `Aggregate`s into SQL (`fuzzpy.engines.sql`), runs them on a
+`Backend`, and decodes the integers that come back into the exact values the
+in-memory interpreter computes (`fuzzpy.runtime.aggregates`): the same grid,
+the same units per row, the same integer total. Aggregates requested
+together (a batch: see `prefetch` in `fuzzpy.engines.trace`) over one scan
+run as one query; results are cached by their plan.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from fuzzpy.engines.plan import Aggregate, Relation, leaves
+from fuzzpy.engines.rows import Node, Nodes, Sym, SymVector
+from fuzzpy.engines.sql import Dialect, Emitter, plan_layers, with_layers
+from fuzzpy.engines.symops import SymOps
+from fuzzpy.runtime.aggregates import (
+    SUM_UNIT_BITS,
+    VSUM_UNIT_BITS,
+    _enforce_norm,
+    _scale_factors,
+    _trunc_units,
+    grid_exponent,
+)
+from fuzzpy.runtime.bag import _GROUP_AUDIT, Bag
+from fuzzpy.runtime.exact import DBL_MAX
+from fuzzpy.runtime.values import Record
+
+_SCALARS = ("count", "sum", "vsum")
+
+
+class Backend(Protocol):
+    dialect: Dialect
+    name: str
+
+    def rows(self, sql: str) -> list[tuple]: ...
+
+    def arrow(self, sql: str) -> pa.Table: ...
+
+
+class _Pending:
+    """The value of an aggregate a speculation asked for: any use of it is
+    an error, which ends the speculation."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<pending aggregate>"
+
+
+PENDING = _Pending()
+
+
+class Executor:
+    """Runs the aggregates of one program run on one backend."""
+
+    def __init__(self, backend: Backend, progress: Callable[[str], None] | None = None) -> None:
+        self.backend = backend
+        self.nodes = Nodes()
+        self.ops = SymOps(self.nodes)
+        self.progress = progress or (lambda message: None)
+        self.pending: list[Aggregate] = []
+        self._cache: dict[tuple, object] = {}
+        self.queries = 0
+        #: While the interpreter speculates (`EngineInterpreter.prefetch`),
+        #: requests are only recorded, and answered with `PENDING`.
+        self.deferring = False
+        #: Called when the run's value is computed (before it is released).
+        self.on_finish: list[Callable[[], None]] = []
+
+    # ------------------------------------------------------------ requests
+
+    def count(self, relation: Relation) -> int:
+        return self._get(Aggregate("count", relation))
+
+    def clamped_sum(self, relation: Relation, value: Node, lo: Fraction, hi: Fraction) -> Fraction:
+        if max(abs(lo), abs(hi)) == 0:
+            return Fraction(0)
+        return self._get(self.sum_aggregate(relation, value, lo, hi))
+
+    def sum_aggregate(self, relation: Relation, value: Node, lo: Fraction, hi: Fraction) -> Aggregate:
+        e = grid_exponent(max(abs(lo), abs(hi)), SUM_UNIT_BITS)
+        low, high = float(_trunc_units(lo, e)), float(_trunc_units(hi, e))
+        units = self.nodes.make("units", (self.nodes.double(value),), "int", (_scale_factors(e), low, high))
+        return Aggregate("sum", relation, (units,), (lo, hi))
+
+    def vector_sum(self, relation: Relation, entries: tuple[Node, ...], c: Fraction) -> list[Fraction]:
+        if c == 0 or not entries:
+            return [Fraction(0)] * len(entries)
+        return self._get(self.vsum_aggregate(relation, entries, c))
+
+    def vsum_aggregate(self, relation: Relation, entries: tuple[Node, ...], c: Fraction) -> Aggregate:
+        e = grid_exponent(c, VSUM_UNIT_BITS)
+        target = float(min(c, Fraction(DBL_MAX))) * (1 - 2.0**-30)  # as `aggregates.vector_sum`
+        clipped = self.ops.clip_l2(SymVector(entries), target).entries
+        param = (_scale_factors(e), -(2.0**62), 2.0**62)
+        units = tuple(self.nodes.make("units", (x,), "int", param) for x in clipped)
+        return Aggregate("vsum", relation, units, (c,))
+
+    def counts(self, relation: Relation, key: Node, k: int) -> np.ndarray:
+        return self._get(self.counts_aggregate(relation, key, k))
+
+    def counts_aggregate(self, relation: Relation, key: Node, k: int) -> Aggregate:
+        group = self.nodes.make("groupkey", (key,), "int", k)
+        return Aggregate("counts", relation, (group,), (Fraction(k),))
+
+    def bucket(self, relation: Relation, key: Node, k: int, j: int) -> Relation:
+        group = self.nodes.make("groupkey", (key,), "int", k)
+        return relation.where(self.nodes.make("cmp", (group, self.nodes.literal(j)), "bool", "=="))
+
+    def flush(self) -> None:
+        """Run what was prefetched and never asked for (the audit of `group`)."""
+        waiting = [a for a in self.pending if a.key() not in self._cache and a.kind == "counts"]
+        self.pending = []
+        if waiting:
+            self._run(waiting)
+
+    def _get(self, aggregate: Aggregate) -> object:
+        key = aggregate.key()
+        if self.deferring:
+            if key not in self._cache:
+                self.pending.append(aggregate)
+            return PENDING
+        if key not in self._cache:
+            batch = [aggregate] + [a for a in self.pending if a.key() not in self._cache and a.key() != key]
+            self.pending = []
+            self._run(batch)
+        return self._cache[key]
+
+    # ------------------------------------------------------------ running
+
+    def _run(self, batch: list[Aggregate]) -> None:
+        unique: dict[tuple, Aggregate] = {}
+        for aggregate in batch:
+            unique.setdefault(aggregate.key(), aggregate)
+        by_scan: dict[int, list[Aggregate]] = {}
+        for aggregate in unique.values():
+            by_scan.setdefault(id(aggregate.relation.scan), []).append(aggregate)
+        for aggregates in by_scan.values():
+            scalars = [a for a in aggregates if a.kind in _SCALARS]
+            if scalars:
+                self._run_scalars(scalars)
+            for aggregate in aggregates:
+                if aggregate.kind == "counts":
+                    self._run_counts(aggregate)
+
+    def _query(self, sql: str, what: str) -> list[tuple]:
+        self.queries += 1
+        started = time.monotonic()
+        self.progress(f"{self.backend.name}: computing {what}...")
+        rows = self.backend.rows(sql)
+        self.progress(f"{self.backend.name}: {what} done in {time.monotonic() - started:.1f} s")
+        return rows
+
+    def _emitter(self, relation: Relation, roots: list[Node]) -> tuple[Emitter, str, str]:
+        layers = plan_layers(roots)
+        scan = relation.scan
+        emitter = Emitter(self.backend.dialect, layers, {name: name for name, _ in scan.columns} | {scan.row_id: scan.row_id})
+        prefix, source = with_layers(emitter, scan.table)
+        # aliased: Spark's parser reads `FROM t WHERE (c)` as t aliased `WHERE` with column list (c)
+        return emitter, prefix, f"{source} AS _fz_rows"
+
+    def _run_scalars(self, aggregates: list[Aggregate]) -> None:
+        d = self.backend.dialect
+        passes = {id(a): self._vsum_pass(a) for a in aggregates if a.kind == "vsum"}
+        roots = [p for a in aggregates for p in a.relation.predicates]
+        roots += [v for a in aggregates for v in a.value] + list(passes.values())
+        emitter, prefix, source = self._emitter(aggregates[0].relation, roots)
+        common = _common_predicates([a.relation for a in aggregates])
+        selects: list[str] = []
+        slices: list[tuple[Aggregate, int, int]] = []
+        for aggregate in aggregates:
+            rest = [p for p in aggregate.relation.predicates if p.id not in {c.id for c in common}]
+            where = _conjunction([emitter.expr(p) for p in rest])
+            start = len(selects)
+            if aggregate.kind == "count":
+                selects.append(f"count(*) FILTER (WHERE {where})" if where else "count(*)")
+            elif aggregate.kind == "sum":
+                selects += d.sum_units(emitter.expr(aggregate.value[0]), where)
+            else:
+                ok = emitter.expr(passes[id(aggregate)])
+                inside = _conjunction([where, ok])
+                for unit in aggregate.value:
+                    selects += d.sum_units(emitter.expr(unit), inside)
+                selects.append(f"count(*) FILTER (WHERE {_conjunction([where, f'NOT {ok}'])})")
+            slices.append((aggregate, start, len(selects)))
+        where = _conjunction([emitter.expr(p) for p in common])
+        sql = f"{prefix}SELECT {', '.join(selects)} FROM {source}" + (f" WHERE {where}" if where else "")
+        (row,) = self._query(sql, _describe(aggregates))
+        for aggregate, start, stop in slices:
+            self._cache[aggregate.key()] = self._decode(aggregate, list(row[start:stop]), passes.get(id(aggregate)))
+
+    def _vsum_pass(self, aggregate: Aggregate) -> Node:
+        c = aggregate.bounds[0]
+        e = grid_exponent(c, VSUM_UNIT_BITS)
+        limit = (c / Fraction(2) ** e) ** 2
+        max_square = limit.numerator // limit.denominator
+        return self.nodes.make("vpass", aggregate.value, "bool", max_square)
+
+    def _decode(self, aggregate: Aggregate, parts: list[object], passed: Node | None) -> object:
+        d = self.backend.dialect
+        if aggregate.kind == "count":
+            return int(parts[0] or 0)
+        if aggregate.kind == "sum":
+            lo, hi = aggregate.bounds
+            e = grid_exponent(max(abs(lo), abs(hi)), SUM_UNIT_BITS)
+            return d.combine_units(parts) * Fraction(2) ** e
+        width = len(aggregate.value)
+        step = (len(parts) - 1) // width
+        totals = [d.combine_units(parts[i * step : (i + 1) * step]) for i in range(width)]
+        if int(parts[-1] or 0):
+            totals = [t + s for t, s in zip(totals, self._failing_rows(aggregate, passed), strict=True)]
+        e = grid_exponent(aggregate.bounds[0], VSUM_UNIT_BITS)
+        return [t * Fraction(2) ** e for t in totals]
+
+    def _failing_rows(self, aggregate: Aggregate, passed: Node) -> list[int]:
+        """Rows whose units fail the exact norm check (float error of the
+        clipping; almost never): shrunk in Python by `_enforce_norm`."""
+        relation = aggregate.relation
+        emitter, prefix, source = self._emitter(relation, list(relation.predicates) + list(aggregate.value) + [passed])
+        where = _conjunction([emitter.expr(p) for p in relation.predicates] + [f"NOT {emitter.expr(passed)}"])
+        columns = ", ".join(emitter.expr(u) for u in aggregate.value)
+        rows = self._query(f"{prefix}SELECT {columns} FROM {source} WHERE {where}", "rows to re-clip")
+        units = np.array(rows, dtype=np.int64).reshape(len(rows), len(aggregate.value))
+        fixed = _enforce_norm(units, passed.param)
+        return [int(x) for x in fixed.sum(axis=0, dtype=object)] if len(rows) else [0] * len(aggregate.value)
+
+    def _run_counts(self, aggregate: Aggregate) -> None:
+        relation, (group,) = aggregate.relation, aggregate.value
+        k = int(aggregate.bounds[0])
+        emitter, prefix, source = self._emitter(relation, list(relation.predicates) + [group])
+        where = _conjunction([emitter.expr(p) for p in relation.predicates])
+        inner = f"SELECT {emitter.expr(group)} AS _fz_g FROM {source}" + (f" WHERE {where}" if where else "")
+        rows = self._query(f"{prefix}SELECT _fz_g, count(*) FROM ({inner}) AS _fz_groups GROUP BY _fz_g",
+                           f"a histogram of {k} buckets")
+        sizes = np.zeros(k, dtype=np.int64)
+        outside = 0
+        for bucket, count in rows:
+            if 0 <= int(bucket) < k:
+                sizes[int(bucket)] = int(count)
+            else:
+                outside += int(count)
+        audit = _GROUP_AUDIT.get()
+        if audit is not None:
+            audit[0] += outside
+        self._cache[aggregate.key()] = sizes
+
+    # ------------------------------------------------------------ rows, for the in-memory interpreter
+
+    def materialise(self, relation: Relation) -> Bag:
+        """The relation's rows as an in-memory bag (a function the engine
+        cannot run goes on in memory from here)."""
+        nodes = leaves(relation.row)
+        emitter, prefix, source = self._emitter(relation, list(relation.predicates) + nodes)
+        where = _conjunction([emitter.expr(p) for p in relation.predicates])
+        columns = ", ".join(f"{emitter.expr(n)} AS _fz_o{i}" for i, n in enumerate(nodes)) or "1 AS _fz_none"
+        sql = f"{prefix}SELECT {columns} FROM {source}" + (f" WHERE {where}" if where else "")
+        self.queries += 1
+        self.progress(f"{self.backend.name}: fetching rows for the in-memory interpreter...")
+        table = self.backend.arrow(sql)
+        arrays = [_numpy(table.column(i), n.kind) for i, n in enumerate(nodes)]
+        column, _ = _rebuild(relation.row, arrays, table.num_rows)
+        return Bag(column)
+
+
+def _numpy(column: pa.ChunkedArray, kind: str) -> np.ndarray:
+    values = column.to_numpy(zero_copy_only=False) if len(column) else np.zeros(0)
+    if kind == "string":
+        return np.array(values.tolist() if len(column) else [], dtype=object)
+    dtype = {"int": np.int64, "num": np.float64, "bool": np.bool_}[kind]
+    return np.asarray(values, dtype=dtype)
+
+
+def _rebuild(shape: object, arrays: list[np.ndarray], n: int, start: int = 0) -> tuple[object, int]:
+    if isinstance(shape, Sym):
+        return arrays[start], start + 1
+    if isinstance(shape, SymVector):
+        width = len(shape.entries)
+        parts = arrays[start : start + width]
+        return (np.column_stack(parts).astype(np.float64) if parts else np.zeros((n, 0))), start + width
+    if isinstance(shape, Record):
+        fields = {}
+        for name, value in shape.fields.items():
+            fields[name], start = _rebuild(value, arrays, n, start)
+        return Record(fields), start
+    items = []
+    for value in shape:
+        item, start = _rebuild(value, arrays, n, start)
+        items.append(item)
+    return tuple(items), start
+
+
+def _common_predicates(relations: list[Relation]) -> list[Node]:
+    first = relations[0].predicates
+    shared = set.intersection(*({p.id for p in r.predicates} for r in relations))
+    return [p for p in first if p.id in shared]
+
+
+def _conjunction(parts: list[str | None]) -> str | None:
+    parts = [p for p in parts if p]
+    return " AND ".join(f"({p})" for p in parts) if parts else None
+
+
+def _describe(aggregates: list[Aggregate]) -> str:
+    kinds = [a.kind for a in aggregates]
+    return ", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(kinds))

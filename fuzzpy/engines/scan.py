@@ -1,0 +1,237 @@
+"""A bag parameter's rows inside an engine, under the dataset's row rules.
+
+Two ways in, both with the loader's semantics (docs/semantics.md, "Data
+loading and the order of a run"):
+
+* **Parquet, compiled** (`parquet_select`): the engine reads the file itself,
+  streaming, and the row rules are compiled into its scan, cell by cell as
+  `fuzzpy.runtime.cells.parse_typed` reads them: a null is missing; text is
+  trimmed of the same Unicode whitespace as Arrow's `utf8_trim_whitespace`
+  (`TRIMMED`) and parsed with the same regular expressions (RE2 in DuckDB,
+  the same simple patterns in Java); strings become doubles by correctly
+  rounded conversion in all three (fast_float in Arrow and DuckDB, Java's
+  `Double.parseDouble`); a non-finite double, a fractional double read as an
+  int, an int beyond 64 bits are cells that do not fit; each column's
+  policy drops the row or replaces the cell by its constant. Column types
+  whose text form the engines spell differently from Arrow (decimals,
+  binary, a float read as a string...) are not compiled: `compilable`
+  says so and the file goes the other way.
+* **Through fuzzpy's loader** (`arrow_table`): the file is loaded by
+  `fuzzpy.runtime.loader` exactly as in memory (CSV always: records framed
+  by physical line, ragged and unclosed lines dropped), and the loaded
+  columns are handed to the engine as an Arrow table.
+
+Each row has an id, unique within the bag, that `subsample` hashes: a
+Parquet row's position in the file, a loaded row's position among the
+loaded rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from fuzzpy.engines.sql import Dialect
+from fuzzpy.runtime.bag import Bag
+from fuzzpy.runtime.cells import _INT_TEXT, _NUM_TEXT, INT_LIMIT
+from fuzzpy.runtime.loader import ColumnRead, Plan
+from fuzzpy.runtime.values import Record
+
+#: The characters Arrow's `utf8_trim_whitespace` trims (checked against
+#: pyarrow over every code point by the tests).
+TRIMMED = "".join(chr(c) for c in (
+    0x9, 0xA, 0xB, 0xC, 0xD, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680, 0x2000, 0x2001, 0x2002,
+    0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000,
+))
+ROW_ID = "_fz_row"
+_ARROW_TYPES = {"int": pa.int64(), "num": pa.float64(), "bool": pa.bool_(), "string": pa.string()}
+
+
+def column_name(index: int) -> str:
+    return f"_fz_c{index}"
+
+
+# ---------------------------------------------------------------- through the loader
+
+
+def arrow_table(bag: Bag, plan: Plan) -> pa.Table:
+    """A loaded bag's columns (`fuzzpy.runtime.loader.load`) as an Arrow
+    table with the scan's column names and a row id."""
+    view = bag.view()
+    if plan.shape == "record":
+        arrays = [view.get(name) for name in plan.fields]
+    elif plan.shape == "vector":
+        arrays = [view[:, i] for i in range(view.shape[1])]
+    else:
+        arrays = [view]
+    columns = {}
+    for index, (read, values) in enumerate(zip(plan.columns, arrays, strict=True)):
+        kind = "num" if plan.shape == "vector" else read.kind
+        data = values.tolist() if kind == "string" else values
+        columns[column_name(index)] = pa.array(data, _ARROW_TYPES[kind])
+    count = len(bag)
+    columns[ROW_ID] = pa.array(np.arange(count, dtype=np.int64))
+    return pa.table(columns)
+
+
+# ---------------------------------------------------------------- Parquet, compiled
+
+
+def compilable(arrow_type: pa.DataType, kind: str) -> bool:
+    """Whether the engine can read a Parquet column of this type as `kind`
+    with exactly the loader's semantics."""
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return True
+    if pa.types.is_integer(arrow_type):
+        return True  # a decimal integer's text is the same everywhere
+    if pa.types.is_floating(arrow_type):
+        return kind in ("num", "int")
+    if pa.types.is_boolean(arrow_type):
+        return kind in ("bool", "string")
+    return False
+
+
+class Cell:
+    """One column's value and whether its cell fits, as SQL over the raw file."""
+
+    def __init__(self, value: str, fits: str) -> None:
+        self.value = value
+        self.fits = fits
+
+
+def cell_sql(d: Dialect, raw: str, arrow_type: pa.DataType, kind: str) -> Cell:
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return _text_cell(d, raw, kind)
+    present = f"({raw} IS NOT NULL)"
+    if pa.types.is_integer(arrow_type):
+        fits = present
+        if pa.types.is_unsigned_integer(arrow_type) and arrow_type.bit_width == 64:
+            fits = f"({present} AND {raw} <= {INT_LIMIT})"
+        if kind == "int":
+            return Cell(f"CAST({raw} AS BIGINT)", fits)
+        if kind == "num":
+            return Cell(f"CAST({raw} AS DOUBLE)", fits)
+        if kind == "bool":
+            return Cell(f"({raw} = 1)", f"({fits} AND {raw} IN (0, 1))")
+        return _text_cell(d, f"CAST({raw} AS {_text_type(d)})", "string")
+    if pa.types.is_floating(arrow_type):
+        x = f"CAST({raw} AS DOUBLE)"
+        finite = f"({present} AND NOT isnan({x}) AND abs({x}) <= {d.double(1.7976931348623157e308)})"
+        if kind == "num":
+            return Cell(f"({x} + {d.double(0.0)})", finite)  # -0 reads as 0, as the loader reads it
+        whole = f"({finite} AND floor({x}) = {x} AND abs({x}) < {d.double(2.0 ** 63)})"
+        return Cell(f"(CASE WHEN {whole} THEN CAST({x} AS BIGINT) ELSE {d.bigint(0)} END)", whole)
+    if kind == "string":  # a boolean column read as text
+        return _text_cell(d, f"(CASE WHEN {raw} THEN 'true' WHEN NOT {raw} THEN 'false' END)", "string")
+    return Cell(f"coalesce({raw}, FALSE)", present)
+
+
+def _text_type(d: Dialect) -> str:
+    return "STRING" if d.name == "spark" else "VARCHAR"
+
+
+def _trim(d: Dialect, text: str) -> str:
+    chars = d.string(TRIMMED)
+    if d.name == "spark":
+        return f"trim(BOTH {chars} FROM coalesce({text}, ''))"
+    return f"trim(coalesce({text}, ''), {chars})"
+
+
+def _matches(d: Dialect, text: str, pattern: str) -> str:
+    if d.name == "spark":
+        return f"({text} RLIKE {d.string(pattern)})"
+    return f"regexp_matches({text}, {d.string(pattern)})"
+
+
+def _text_cell(d: Dialect, raw: str, kind: str) -> Cell:
+    """`cells.parse_text`: trimmed; empty is missing; then the kind's spelling."""
+    text = _trim(d, raw)
+    present = f"({text} <> '')"
+    if kind == "string":
+        return Cell(text, present)
+    if kind == "bool":
+        lowered = f"lower({text})"
+        return Cell(f"({lowered} IN ('true', '1'))", f"({lowered} IN ('true', '1', 'false', '0'))")
+    unsigned = f"(CASE WHEN substr({text}, 1, 1) = '+' THEN substr({text}, 2) ELSE {text} END)"
+    if kind == "num":
+        value = f"try_cast({unsigned} AS DOUBLE)"
+        spelled = _matches(d, text, _NUM_TEXT)
+        fits = f"({spelled} AND NOT isnan({value}) AND abs({value}) <= {d.double(1.7976931348623157e308)})"
+        return Cell(f"(CASE WHEN {fits} THEN {value} + {d.double(0.0)} ELSE {d.double(0.0)} END)", fits)
+    digits = f"regexp_replace({text}, '^[+-]?0*', '')"
+    negative = f"(substr({text}, 1, 1) = '-')"
+    in_range = f"(length({digits}) < 19 OR (length({digits}) = 19 AND {digits} <= '{INT_LIMIT}'))"
+    fits = f"({_matches(d, text, _INT_TEXT)} AND {in_range})"
+    magnitude = f"coalesce(try_cast({digits} AS BIGINT), {d.bigint(0)})"
+    value = f"(CASE WHEN {fits} THEN (CASE WHEN {negative} THEN -{magnitude} ELSE {magnitude} END) ELSE {d.bigint(0)} END)"
+    return Cell(value, fits)
+
+
+def _replacement(d: Dialect, read: ColumnRead) -> str:
+    value = read.replacement
+    if read.kind == "bool":
+        return "TRUE" if value else "FALSE"
+    if read.kind == "int":
+        return d.bigint(int(value))
+    if read.kind == "num":
+        return d.double(float(value))
+    return d.string(str(value))
+
+
+def parquet_select(d: Dialect, source: str, row_index: str, plan: Plan,
+                   arrow_types: tuple[pa.DataType, ...], names: tuple[str, ...],
+                   all_fit: bool = False) -> tuple[str, str]:
+    """The scan's SELECT over the raw file (`source`, with `row_index` its
+    position column), and the SELECT of the owner's audit counts.
+    `all_fit`: the audit found every cell fits, so the per-cell tests are
+    left out of the scan (they would keep every row and replace nothing;
+    the file is checked to be unchanged after computing)."""
+    values, keep, audit = [], [], ["count(*)"]
+    for index, read in enumerate(plan.columns):
+        kind = "num" if plan.shape == "vector" else read.kind
+        cell = cell_sql(d, d.ident(names[read.index]), arrow_types[read.index], kind)
+        if all_fit:
+            value = cell.value
+        elif read.policy.kind == "value":
+            value = f"(CASE WHEN {cell.fits} THEN {cell.value} ELSE {_replacement(d, read)} END)"
+        else:
+            value = cell.value
+            keep.append(cell.fits)
+        values.append(f"{value} AS {d.ident(column_name(index))}")
+        audit.append(f"count(*) FILTER (WHERE NOT {cell.fits})")
+    where = " AND ".join(keep) or "TRUE"
+    audit.append(f"count(*) FILTER (WHERE {where})")
+    if all_fit:
+        where = "TRUE"
+    select = f"SELECT {', '.join(values)}, {row_index} AS {d.ident(ROW_ID)} FROM {source} WHERE {where}"
+    return select, f"SELECT {', '.join(audit)} FROM {source}"
+
+
+def parquet_report(plan: Plan, counts: tuple[int, ...]) -> dict[str, object]:
+    """The loader's report (`loader.load`) from the audit query's counts."""
+    total, *bad, kept = counts
+    columns: dict[str, object] = {}
+    replaced = 0
+    for read, cells in zip(plan.columns, bad, strict=True):
+        if cells:
+            columns[read.name] = {"policy": str(read.policy), "cells": int(cells)}
+        if read.policy.kind == "value":
+            replaced += int(cells)
+    return {"rows_dropped": int(total) - int(kept), "malformed_lines": 0, "cells_replaced": replaced,
+            "columns": columns}
+
+
+def scan_row(scan, nodes) -> object:  # type: ignore[no-untyped-def]
+    """The row a per-row function is traced on: the scan's columns."""
+    from fuzzpy.engines.rows import Sym, SymVector
+
+    leaves = [nodes.column(name, kind) for name, kind in scan.columns]
+    if scan.shape == "record":
+        return Record({f: Sym(n) for f, n in zip(scan.fields, leaves, strict=True)})
+    if scan.shape == "vector":
+        return SymVector(tuple(leaves))
+    return Sym(leaves[0])

@@ -1,0 +1,110 @@
+"""Spark (PySpark) for data past one machine: `local[*]` in the tests, a
+cluster in production (`FUZZPY_SPARK_MASTER`, or the active session).
+
+The session is the active one if the caller started one (a notebook, a
+cluster job), else one started here once per process and kept: Spark's
+start-up takes seconds."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable
+
+import pyarrow as pa
+
+from fuzzpy.engines.sql import DIALECTS, SIGMOID_TABLE
+
+_SESSION = None
+
+
+def session():  # type: ignore[no-untyped-def]
+    """The active Spark session, or a local one started once."""
+    global _SESSION
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if _SESSION is None:
+        builder = (
+            SparkSession.builder.master(os.environ.get("FUZZPY_SPARK_MASTER", "local[*]"))
+            .appName("fuzzpy")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .config("spark.driver.memory", os.environ.get("FUZZPY_SPARK_DRIVER_MEMORY", "2g"))
+        )
+        _SESSION = builder.getOrCreate()
+        _SESSION.sparkContext.setLogLevel("ERROR")
+    return _SESSION
+
+
+class SparkBackend:
+    name = "spark"
+    dialect = DIALECTS["spark"]
+
+    def __init__(self, progress: Callable[[str], None] | None = None) -> None:
+        self.spark = session()
+        if not self.spark.catalog.tableExists(SIGMOID_TABLE):
+            self.spark.sql(f"CREATE TEMPORARY VIEW {SIGMOID_TABLE} AS {self.dialect.sigmoid_table_sql()}")
+        self._names = itertools.count()
+        self._views: list[str] = []
+        self.progress = progress
+
+    def fresh_name(self) -> str:
+        name = f"_fz_scan_{os.getpid()}_{id(self)}_{next(self._names)}"
+        self._views.append(name)
+        return name
+
+    def register_arrow(self, table: pa.Table) -> str:
+        name = self.fresh_name()
+        try:
+            frame = self.spark.createDataFrame(table)
+        except (TypeError, ValueError):  # a PySpark before 4.0 takes pandas
+            frame = self.spark.createDataFrame(table.to_pandas(), schema=_spark_schema(table.schema))
+        frame.createOrReplaceTempView(name)
+        return name
+
+    def register_dataframe(self, frame: object) -> str:
+        name = self.fresh_name()
+        frame.createOrReplaceTempView(name)  # type: ignore[attr-defined]
+        return name
+
+    def register_view(self, select: str) -> str:
+        name = self.fresh_name()
+        self.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {select}")
+        return name
+
+    def parquet_source(self, path: str) -> tuple[str, str]:
+        quoted = path.replace("`", "``")
+        return f"parquet.`{quoted}`", "_metadata.row_index"
+
+    def rows(self, sql: str) -> list[tuple]:
+        return [tuple(row) for row in self.spark.sql(sql).collect()]
+
+    def arrow(self, sql: str) -> pa.Table:
+        frame = self.spark.sql(sql)
+        if hasattr(frame, "toArrow"):
+            return frame.toArrow()
+        return pa.Table.from_pandas(frame.toPandas(), preserve_index=False)
+
+    def close(self) -> None:
+        for name in self._views:
+            self.spark.catalog.dropTempView(name)
+        self._views = []
+
+
+def _spark_schema(schema: pa.Schema):  # type: ignore[no-untyped-def]
+    from pyspark.sql.types import (
+        BooleanType,
+        DoubleType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+    )
+
+    types = {pa.int64(): LongType(), pa.float64(): DoubleType(), pa.bool_(): BooleanType(), pa.string(): StringType()}
+    return StructType([StructField(f.name, types[f.type], True) for f in schema])
