@@ -548,12 +548,15 @@ class _GuardedThunk(Thunk):
     def __init__(self, interp: EngineInterpreter, inner: Thunk) -> None:
         super().__init__(inner.force)
         self._interp = interp
+        self._inner = inner
         self._speculative = interp._collecting
 
     def force(self) -> Value:
-        if not self._done and self._interp._collecting and not self._speculative:
+        # the inner thunk keeps its value or not (a value computed for one row
+        # is not kept: `values.Transient`); this wrapper never keeps one itself
+        if not self._inner._done and self._interp._collecting and not self._speculative:
             raise _Stop
-        return super().force()
+        return self._inner.force()
 
 
 def _independent_samples(block: S.Block) -> list[S.Expr]:
