@@ -69,7 +69,8 @@ def test_generated_counting_programs_keep_their_claims() -> None:
         tally = run_counting(max(EXAMPLES // 2, 20), Path(tmp))
     print(tally.summary())
     assert tally.pairs >= tally.programs * PAIRS_PER_PROGRAM * 2 // 3, tally.summary()
-    assert sum(tally.rejected.values()) <= tally.programs // 4, tally.summary()
+    # the generator writes out-of-range literals on purpose (FZ115): about a quarter is refused
+    assert sum(tally.rejected.values()) <= tally.programs // 3, tally.summary()
     assert not tally.violations, tally.summary()
 
 
@@ -78,5 +79,6 @@ def test_generated_programs_keep_their_claims() -> None:
         tally = run_generated(EXAMPLES, Path(tmp))
     print(tally.summary())
     assert tally.pairs >= tally.programs * PAIRS_PER_PROGRAM * 2 // 3, tally.summary()
-    assert sum(tally.rejected.values()) <= tally.programs // 4, tally.summary()
+    # the generator writes out-of-range literals on purpose (FZ115): about a quarter is refused
+    assert sum(tally.rejected.values()) <= tally.programs // 3, tally.summary()
     assert not tally.violations, tally.summary()
