@@ -26,6 +26,7 @@ layers, so the text stays linear in the size of the expression DAG.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -39,7 +40,7 @@ _CMP = {"==": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _LEAVES = ("col", "lit")
 
 
-class Dialect:
+class Dialect(ABC):
     """How one engine spells what the emitter needs."""
 
     name = "sql"
@@ -56,42 +57,50 @@ class Dialect:
     def bigint(self, i: int) -> str:
         return f"CAST({i} AS BIGINT)"
 
+    @abstractmethod
     def wide(self, expr: str) -> str:
         """An exact integer type wide enough for int64 products."""
-        raise NotImplementedError
+        ...
 
     def to_bigint(self, expr: str) -> str:
         return f"CAST({expr} AS BIGINT)"
 
+    @abstractmethod
     def trunc_to_bigint(self, expr: str) -> str:
         """A double (already within the int64 range) truncated toward zero."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def floor(self, expr: str) -> str:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def sigmoid_node(self, index: str) -> str:
         """Node `index` (0-based BIGINT) of the sigmoid table, as a BIGINT:
         read from the one-row table `SIGMOID_TABLE` each backend creates
         once (`sigmoid_table_sql`), through an uncorrelated scalar subquery,
         which the engines evaluate once per query."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def sigmoid_table_sql(self) -> str:
         """The SELECT giving the table's one row: the node values (units of 2^-40)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def keep(self, row_id: str, secret: str, threshold: int) -> str:
         """The subsample test: the first 60 bits of SHA-256(secret || ':' || id)
         below the threshold (`fuzzpy.engines.subsample`)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def sum_units(self, units: str, where: str | None) -> list[str]:
         """SQL aggregates whose results `combine_units` adds up exactly."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def combine_units(self, parts: list[object]) -> int:
-        raise NotImplementedError
+        ...
 
     def wide_sum_of_squares(self, units: list[str]) -> str:
         return " + ".join(f"({self.wide(u)} * {self.wide(u)})" for u in units) or self.bigint(0)
