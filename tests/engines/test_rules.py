@@ -230,3 +230,18 @@ def test_text_that_is_not_utf8_drops_its_row_on_spark(spark, tmp_path: Path) -> 
     program, data = _not_utf8_parquet(tmp_path)
     memory, on_spark = release(program, "c", data, "memory"), release(program, "c", data, "spark")
     assert (on_spark.kind, on_spark.detail) == (memory.kind, memory.detail)
+
+
+def test_a_fallback_keeps_nothing_a_row_computed(tmp_path: Path) -> None:
+    """A binding a row forces is not kept for other rows (`Transient`,
+    docs/semantics.md), in the fallback as in memory: the engine's guarded
+    thunks once cached it, and a 42 row made every other row contribute."""
+    import test_not_evaluated_positions as positions
+
+    program = tmp_path / "p.fz"
+    program.write_text(positions.PRELUDE + positions.ROW_REACHED["value kept for later rows"] + "\n")
+    for rows in (list(range(1, 21)), [42, *range(1, 21)]):
+        data = tmp_path / f"d{len(rows)}.csv"
+        data.write_text("x\n" + "".join(f"{r}\n" for r in rows))
+        memory, duck = release(program, "p", data, "memory"), release(program, "p", data, "duckdb")
+        assert memory.kind == "released" and (duck.kind, duck.detail) == (memory.kind, memory.detail)
