@@ -208,3 +208,16 @@ def _charges(ledger: Path) -> list[str]:
     """The data fingerprints the ledger recorded, one per charge."""
     with sqlite3.connect(ledger) as con:
         return [row[0] for row in con.execute("SELECT data_sha256 FROM releases ORDER BY id")]
+
+
+def test_one_dataset_in_memory_and_in_duckdb_has_one_fingerprint(folder: Path) -> None:
+    """Registered from an Arrow table, the same rows as a DuckDB table are
+    the same dataset (the fingerprint is computed where the data lives)."""
+    table = arrow(folder)
+    assert isinstance(run(folder, "total", table), Fraction)
+    con = duckdb.connect()
+    con.register("source", table)
+    con.execute("CREATE TABLE t AS SELECT * FROM source ORDER BY k DESC")
+    assert isinstance(run(folder, "total", DuckDBTable(con, "t"), "auto"), Fraction)
+    con.execute("UPDATE t SET x = 0.5 WHERE k = 3")
+    assert run(folder, "total", DuckDBTable(con, "t"), "auto") == "FZ541"
