@@ -50,6 +50,15 @@ class DuckDBBackend:
         self.con.execute(f"CREATE TEMP VIEW {name} AS {select}").fetchall()
         return name
 
+    def register_table(self, select: str, row_id: str) -> str:
+        """The rows of `select`, in its order, written to a table (DuckDB's
+        buffer manager spills it past the memory limit); each row's id is
+        its position in the table."""
+        name = self.fresh_name()
+        self._watch(lambda: self.con.execute(f"CREATE TEMP TABLE {name}_rows AS {select}").fetchall())
+        self.con.execute(f"CREATE TEMP VIEW {name} AS SELECT *, rowid AS {row_id} FROM {name}_rows").fetchall()
+        return name
+
     def register_relation(self, relation: object) -> str:
         """A DuckDB relation (or a table's name) given by the caller."""
         if isinstance(relation, str):
