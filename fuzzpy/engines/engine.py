@@ -11,11 +11,12 @@ seams (docs/engines.md):
 
 `MemoryEngine` is fuzzpy's own interpreter with the whole file in memory;
 `QueryEngine` holds the rows in DuckDB or Spark. A query engine hashes a
-file by streaming it (the bytes are not kept); a Parquet file is then read
-by the engine itself, so the run checks, after computing, that the file is
-still the one hashed (its size, modification time and inode: a file
-replaced in between is refused before anything is released; the charge
-stands).
+file by streaming it (the bytes are not kept), or recalls the hash of that
+version of the file (`filehash`); a Parquet file, and a CSV file on DuckDB,
+are then read by the engine itself, so the run checks, after computing,
+that the file is still the one hashed (its device, inode, size,
+modification and change times: a file replaced in between is refused
+before anything is released; the charge stands).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import pyarrow.parquet as pq
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.engines.csvscan import CHUNK, CsvFacts, Scanner, csv_report, csv_selects, csv_source
 from fuzzpy.engines.execute import Executor
+from fuzzpy.engines.filehash import recall, recall_counts, remember, remember_counts
 from fuzzpy.engines.plan import Scan
 from fuzzpy.engines.scan import (
     ROW_ID,
@@ -103,15 +105,21 @@ def streamed_data_file(path: str | Path) -> DataFile:
         absolute = str(Path(path).resolve())
         with open(path, "rb") as handle:
             stat = _stat_of(os.fstat(handle.fileno()))
+            known = recall(absolute, stat)
+            if known is not None:
+                return DataFile(name, absolute, form, _Unread(stat[2], stat, known[1]), known[0])  # type: ignore[arg-type]
             size = 0
             while chunk := handle.read(CHUNK):
                 digest.update(chunk)
                 if scanner is not None:
                     scanner.update(chunk)
                 size += len(chunk)
+            unchanged = _stat_of(os.fstat(handle.fileno())) == stat
     except OSError as exc:
         raise schema_error("FZ501", f"cannot read data file `{name}`: {exc.strerror or exc}", name) from None
     facts = scanner.facts() if scanner is not None else None
+    if unchanged and size == stat[2]:
+        remember(absolute, stat, digest.hexdigest(), facts)
     return DataFile(name, absolute, form, _Unread(size, stat, facts), digest.hexdigest())  # type: ignore[arg-type]
 
 
@@ -244,20 +252,31 @@ class QueryEngine:
         assert header.csv is not None and isinstance(file.data, _Unread) and file.data.facts is not None
         source = csv_source(file.path, file.data.facts, header.csv.header_line)
         select, audit = csv_selects(d, source, plan, len(header.names))
-        (counts,) = self.backend.rows(audit)
+        counts = self._audit(file, audit, source)
         table = self.backend.register_table(select, ROW_ID)
-        return ScanBag(scan_of(table, plan)), csv_report(plan, tuple(int(c or 0) for c in counts))
+        return ScanBag(scan_of(table, plan)), csv_report(plan, counts)
+
+    def _audit(self, file: DataFile, audit: str, source: str) -> tuple[int, ...]:
+        """The audit query's counts, or those remembered for the same bytes
+        and the same query (the file's path left out of the key)."""
+        key = audit.replace(source, "<file>")
+        counts = recall_counts(file.sha256, key)
+        if counts is None:
+            (row,) = self.backend.rows(audit)
+            counts = tuple(int(c or 0) for c in row)
+            remember_counts(file.sha256, key, counts)
+        return counts
 
     def _parquet(self, file: DataFile, header: Header, plan: Plan) -> tuple[Bag, dict[str, object]]:
         d = self.backend.dialect
         self._watch_file(file)
         source, position = self.backend.parquet_source(file.path)
         _, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names)
-        (counts,) = self.backend.rows(audit)
+        counts = self._audit(file, audit, source)
         all_fit = not any(counts[1:-1]) and counts[-1] == counts[0]
         select, _ = parquet_select(d, source, position, plan, header.arrow_types, header.names, all_fit)
         table = self.backend.register_view(select)
-        return ScanBag(scan_of(table, plan)), parquet_report(plan, tuple(int(c or 0) for c in counts))
+        return ScanBag(scan_of(table, plan)), parquet_report(plan, counts)
 
     def from_bag(self, bag: Bag, plan: Plan) -> ScanBag:
         """A loaded bag, handed to the engine as an Arrow table."""

@@ -188,3 +188,30 @@ def test_a_streamed_csv_is_never_loaded_into_python(monkeypatch: pytest.MonkeyPa
     got = release(program, "noisy_count", data, "duckdb")
     assert (got.kind, got.detail) == (expected.kind, expected.detail) and got.kind == "released"
     assert not got.warnings
+
+
+def test_a_file_version_s_hash_is_remembered_and_a_changed_file_is_hashed_again(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import hashlib
+
+    import fuzzpy.engines.engine as engine
+    import fuzzpy.engines.filehash as filehash
+
+    monkeypatch.setattr(filehash, "SETTLED_SECONDS", 0.0)
+    path = _file(CASES["quoted"], tmp_path)
+    first = streamed_data_file(path)
+    assert first.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+    class Unread(Scanner):
+        def update(self, chunk: bytes) -> None:
+            raise AssertionError("the file was read again")
+
+    monkeypatch.setattr(engine, "Scanner", Unread)
+    again = streamed_data_file(path)
+    assert (again.sha256, again.data.facts, again.data.stat) == (first.sha256, first.data.facts, first.data.stat)
+    monkeypatch.setattr(engine, "Scanner", Scanner)
+    with path.open("r+b") as handle:  # the same size, another byte
+        handle.seek(len(HEADER) + 1)
+        handle.write(b"7")
+    changed = streamed_data_file(path)
+    assert changed.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() != first.sha256
