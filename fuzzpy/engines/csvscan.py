@@ -6,27 +6,21 @@ has another number of fields than the header, and reads each cell on its
 own from its bytes. Here DuckDB does the same, streaming, in SQL:
 
 * **Lines.** `read_csv` is asked for one VARCHAR per line: the delimiter is
-  a byte the file does not hold, quoting, escaping and comments are off, and
-  the file is decoded as Latin-1, so every byte is one character
-  (U+0000..U+00FF) and no byte sequence is refused. DuckDB splits lines on
-  a carriage return too, which the loader does not: a file holding a
-  carriage return that is not just before a newline is not streamed (the
-  loader drops such lines; DuckDB would cut them). `skip` leaves out every
-  line up to the header (and so a byte-order mark); blank lines come out
-  NULL and are not records, as in the loader.
+  a byte the file does not hold, quoting, escaping and comments are off.
+  DuckDB refuses bytes that are not UTF-8 and splits lines on a carriage
+  return too, which the loader does not: a file that is not valid UTF-8
+  throughout, or holds a carriage return that is not just before a newline,
+  is not streamed. `skip` leaves out every line up to the header (and so a
+  byte-order mark); blank lines come out NULL and are not records, as in
+  the loader.
 * **Records.** A line without a quote is well formed (the file holds no lone
   carriage return); one with a quote is matched against the loader's own
   pattern (`csvframe.WELL_FORMED_LINE`) and its fields counted with the
   loader's rule (quoted values emptied, commas counted). Fields are
   `split_part` of a line without quotes, else the n-th field of the
   loader's grammar, unquoted (`""` reads `"`), as pyarrow reads them.
-* **Cells.** A field is its bytes as Latin-1 characters. An ASCII field is
-  its own UTF-8 text; any other is checked against the well-formed UTF-8
-  byte sequences (Unicode 15, Table 3-7, which Arrow and Python both
-  enforce) and converted to its text through its bytes (`unhex` of each
-  character's code); an invalid one reads as a cell that does not fit, as
-  in `cells.parse_text`. The text then goes through the same cell tests as
-  a Parquet text column (`scan._text_cell`: trimming, the kind's spelling).
+* **Cells.** Each field's text goes through the same cell tests as a
+  Parquet text column (`scan._text_cell`: trimming, the kind's spelling).
 * **Rows.** The records that keep every drop-policy cell are written, in
   the file's order, to a DuckDB table (its pages spill to DuckDB's temp
   directory past its memory limit), so each row's id is its position among
