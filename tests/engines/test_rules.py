@@ -163,7 +163,12 @@ def test_independent_releases_share_one_query(monkeypatch: pytest.MonkeyPatch) -
 
     queries: list[str] = []
     rows = DuckDBBackend.rows
-    monkeypatch.setattr(DuckDBBackend, "rows", lambda self, sql: queries.append(sql) or rows(self, sql))
+    def counted(self, sql):  # type: ignore[no-untyped-def]
+        if "read_csv(" not in sql:  # the streamed CSV's audit runs when the file is loaded
+            queries.append(sql)
+        return rows(self, sql)
+
+    monkeypatch.setattr(DuckDBBackend, "rows", counted)
     data = ROOT / "examples" / "data" / "people.csv"
     assert release(ROOT / "examples" / "census_report.fz", "report", data, "duckdb").kind == "released"
     assert len(queries) == 1  # three aggregates, one scan
@@ -219,7 +224,7 @@ def test_text_that_is_not_utf8_drops_its_row_on_duckdb(tmp_path: Path) -> None:
     program, data = _not_utf8_parquet(tmp_path)
     memory, duck = release(program, "c", data, "memory"), release(program, "c", data, "duckdb")
     assert memory.kind == "released" and (duck.kind, duck.detail) == (memory.kind, memory.detail)
-    assert any("not UTF-8" in w for w in duck.warnings)
+    assert duck.warnings == memory.warnings  # a fact about the data: kept for the owner, not told the analyst
     without = tmp_path / "without.parquet"
     pq.write_table(pa.table({"n": [1.0, 2.0, 4.0], "s": ["a", "b", "c"]}), without)
     assert release(program, "c", without, "memory").detail == memory.detail  # the row is dropped
