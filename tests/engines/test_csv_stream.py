@@ -67,7 +67,8 @@ def _engine(path: Path, registration: Registration) -> tuple[list[tuple], dict[s
     try:
         file = streamed_data_file(path)
         header = engine._header(file)
-        opened = SimpleNamespace(file=file, header=header, plan=plan(header, TBag(ROW), str(path), registration))
+        opened = SimpleNamespace(file=file, header=header, placed=None,
+                                 plan=plan(header, TBag(ROW), str(path), registration))
         bag, report = engine.load(opened)
         got = engine.backend.rows(f"SELECT * FROM {bag.scan.table} ORDER BY {ROW_ID}")
     finally:
