@@ -222,6 +222,10 @@ def _from_integers(column: pa.Array, kind: str) -> Cells:
         problems[too_big] = OUT_OF_RANGE
         column = pc.if_else(pa.array(too_big), pa.scalar(0, pa.uint64()), column)
     values = column.cast(pa.int64()).to_numpy(zero_copy_only=False)
+    if kind == "int":  # -2^63 lies beyond the runtime's range (|n| > 2^63 - 1), as in a CSV cell
+        lowest = (values == -INT_LIMIT - 1) & (problems == OK)
+        problems[lowest] = OUT_OF_RANGE
+        values = np.where(lowest, 0, values)
     if kind == "num":
         return Cells(values.astype(np.float64), problems)
     if kind == "bool":
