@@ -181,6 +181,7 @@ def test_released_with_labels_in_json_and_the_outside_rows_audited(
     assert "outside" not in out  # the analyst never sees the audit
     (entry,) = Ledger(str(tmp_path / "l.sqlite")).history()
     assert entry.row_rules is not None and entry.row_rules["group_keys_outside"] == 2  # "North", "unknown"
+    assert list(entry.released) == ["north", "south", "east"]  # the ledger keeps the declared order (a12)
 
 
 def test_noise_keeps_the_labels(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
