@@ -13,6 +13,9 @@ Methods (ids are stable; DESCRIPTIONS gives the reference):
     pure            pure composition: eps add (exact Fractions)
     exact-single    one pure, Laplace or subsampled Laplace mechanism, in closed form
     exact-gaussian  analytic Gaussian of the composed Gaussians (exact)
+    exact-laplace   k-fold Laplace at small delta, closed form (exact)
+    exact-subsampled  k-fold Poisson-subsampled pure events, binomial (exact)
+    kov             also exact for k-fold pure or (eps, delta) events
     pld             privacy loss distributions, with proven error bounds
     rdp-sharp       Renyi DP with the sharp subsampled-Gaussian bound,
                     evaluated in extended precision at the best order
@@ -71,6 +74,9 @@ DESCRIPTIONS: dict[str, str] = {
     "rdp-sharp": "Renyi DP, sharp subsampled Gaussian (Mironov, Talwar & Zhang 2019), "
     "CKS20 Prop. 12 conversion, certified at the best order",
     "exact-gaussian": "exact: analytic Gaussian (Balle & Wang 2018) of the composition",
+    "exact-laplace": "exact: k-fold Laplace in closed form (a positive series, eps >= (k-2) eps0)",
+    "exact-subsampled": "exact: k-fold Poisson-subsampled randomized response "
+    "(Zhu, Dong & Wang 2022), binomial, certified",
     "none": "no method proves a finite epsilon at this delta",
 }
 
@@ -210,6 +216,10 @@ METHODS: dict[str, _Entry] = {
     "exact-gaussian": _Entry(_needs_delta(_exact_gaussian), True),
     "pure": _Entry(_pure, True),
     "exact-single": _Entry(_needs_delta(_exact_single), True),
+    "exact-laplace": _Entry(_needs_delta(_late("exact_composed", "laplace_epsilon")), True),
+    "exact-subsampled": _Entry(
+        _needs_delta(_late("exact_composed", "subsampled_pure_epsilon")), True
+    ),
     "basic": _Entry(_needs_delta(_late("composition", "basic")), True),
     "advanced": _Entry(_needs_delta(_late("composition", "advanced")), True),
     "kov": _Entry(_needs_delta(_late("composition", "kov")), True),
@@ -221,7 +231,7 @@ METHODS: dict[str, _Entry] = {
 }
 # the order `tightest` tries them in: exact answers first, then cheap bounds,
 # then the PLD (unproven methods are not run by `tightest`)
-_EXACT = ("exact-gaussian", "exact-single")
+_EXACT = ("exact-gaussian", "exact-single", "exact-laplace", "exact-subsampled")
 
 
 def _run(atoms: Atoms, delta: float, methods: Sequence[str]) -> list[Guarantee]:
@@ -251,6 +261,11 @@ def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = 
             if exact:
                 return exact[0]
             names.remove(name)
+    # KOV is the optimum for k-fold pure (or (eps, delta)) events (`exact_composed`)
+    if "kov" in names and _module("exact_composed").kov_is_exact(atoms):
+        exact = [g for g in _run(atoms, delta, ["kov"]) if math.isfinite(g.epsilon)]
+        if exact:
+            return exact[0]
     found = [g for g in _run(atoms, delta, names) if math.isfinite(g.epsilon)]
     if not found:
         return Guarantee(math.inf, delta, "none")
