@@ -69,3 +69,15 @@ def test_laplace_series_matches_the_single_laplace_closed_form():
         value = exact_composed._laplace_delta_upper(1, coefficients, r)
         exact = -mp.expm1(-mp.mpf(r))
         assert exact <= value <= exact * (1 + 1e-13)
+
+
+@SETTINGS
+@given(eps0s, st.integers(1, 8), eps0s, st.integers(1, 12), deltas)
+def test_laplace_with_pure_events(eps0, k, eps_p, m, delta):
+    events = [Repeat(k, (Laplace(F(1), 1 / eps0),)), Repeat(m, (Verified("m", eps_p),))]
+    found = tightest(events, delta)
+    if found.method == "exact-laplace":
+        _valid_and_tight(events, found, delta)
+    else:
+        with mp.workdps(40):
+            assert trees.delta(events, found.epsilon) <= delta

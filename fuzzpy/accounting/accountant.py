@@ -74,7 +74,8 @@ DESCRIPTIONS: dict[str, str] = {
     "rdp-sharp": "Renyi DP, sharp subsampled Gaussian (Mironov, Talwar & Zhang 2019), "
     "CKS20 Prop. 12 conversion, certified at the best order",
     "exact-gaussian": "exact: analytic Gaussian (Balle & Wang 2018) of the composition",
-    "exact-laplace": "exact: k-fold Laplace in closed form (a positive series, eps >= (k-2) eps0)",
+    "exact-laplace": "exact: k-fold Laplace (and pure events of one eps) in closed form, "
+    "a positive series, at small delta",
     "exact-subsampled": "exact: k-fold Poisson-subsampled randomized response "
     "(Zhu, Dong & Wang 2022), binomial, certified",
     "none": "no method proves a finite epsilon at this delta",

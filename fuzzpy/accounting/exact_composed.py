@@ -33,6 +33,10 @@ the exact epsilon, or None where it does not apply.
       delta(r) = 2^{1-k} e^{-r} sum_{m>=1} c_m r^m / m!,
       c_m = sum_{0 <= j <= min(k, m-1), m - j odd} C(k, j)
   (= 2^{k-1} for m > k). k = 1 gives 1 - e^{-r}, `closed_form.laplace_epsilon`.
+  Composed with m pure eps_p events (randomized response: +eps_p w.p.
+  p = e^eps_p/(1 + e^eps_p), else -eps_p), f flips lower the loss by
+  2 f eps_p, so with eps = k eps0 + m eps_p - 2r, 0 < r <= eps0,
+      delta = sum_f C(m, f) p^{m-f} (1-p)^f delta_k(r - f eps_p)   (terms with r - f eps_p > 0).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from fuzzpy.accounting.rounding import MP_MARGIN, MP_PREC, U, float_up, float_up
 _MAX_RAISES = 60
 _TRUNCATION_BITS = 64
 LAPLACE_MAX_COUNT = 400  # 2^{1-k} stays a normal double; beyond, the PLD answers
+PURE_MAX_COUNT = 64  # beside Laplace: each bisection step sums up to m + 1 series
 TWO_POINT_MAX_COUNT = 100_000
 
 
@@ -199,33 +204,61 @@ def _two_point_excess(
 
 
 def laplace_epsilon(atoms: Atoms, delta: float) -> float | None:
-    """k-fold Laplace (module docstring), proven; None outside eps >= (k-2) eps0."""
-    found = single(atoms)
-    if found is None:
+    """k-fold Laplace, with m pure events of one epsilon or none (module
+    docstring), proven; None outside eps >= k eps0 + m eps_p - 2 eps0."""
+    parts = _laplace_and_pure(atoms)
+    if parts is None or not 0 < delta < 1:
         return None
-    atom, k = found
-    if not isinstance(atom, LaplaceAtom) or not 2 <= k <= LAPLACE_MAX_COUNT:
-        return None
-    if not 0 < delta < 1 or not 0 < atom.epsilon <= 50:
-        return None
-    e0 = atom.epsilon
+    e0, k, e_pure, m = parts
     coefficients = _coefficients(k)
+    p = math.exp(e_pure) / (1 + math.exp(e_pure)) * (1 + 4 * U) if m else 1.0
+    q = 1 / (1 + math.exp(e_pure)) * (1 + 4 * U) if m else 0.0
+
+    def bound(r: float) -> float:
+        # flips f of the pure events lower the loss by 2 f eps_p: the Laplace
+        # part then needs its own deficit below r - f eps_p
+        total, f = 0.0, 0
+        while f <= m:
+            r_f = float_up(Fraction(r) - f * Fraction(e_pure)) if f else r
+            if r_f <= 0:
+                break
+            weight = math.comb(m, f) * p ** (m - f) * q**f * (1 + 2 * (m + 4) * U)
+            total += weight * _laplace_delta_upper(k, coefficients, r_f)
+            f += 1
+        return total * (1 + (f + 2) * U)
+
     top = float_up(e0)
-    if _laplace_delta_upper(k, coefficients, top) <= delta:
-        return None  # the answer lies below (k - 2) eps0: not this regime
-    lo, hi = 0.0, top  # delta_upper(lo) <= delta < delta_upper(hi)
+    if bound(top) <= delta:
+        return None  # the answer lies below the regime
+    lo, hi = 0.0, top  # bound(lo) <= delta < bound(hi)
     for _ in range(100):
         mid = (lo + hi) / 2
         if not lo < mid < hi:
             break
-        if _laplace_delta_upper(k, coefficients, mid) <= delta:
+        if bound(mid) <= delta:
             lo = mid
         else:
             hi = mid
     if Fraction(lo) > e0:  # the formula holds for r <= eps0 only
         return None
     # eps rounded up: the exact r behind it is at most lo, so delta(r) <= delta
-    return float_up(k * e0 - 2 * Fraction(lo))
+    return float_up(k * e0 + m * Fraction(e_pure) - 2 * Fraction(lo))
+
+
+def _laplace_and_pure(atoms: Atoms) -> tuple[Fraction, int, float, int] | None:
+    """(eps0, k, eps_p rounded up, m) when the atoms are k >= 1 Laplace atoms
+    of one eps0 and m >= 0 pure atoms (randomized response is their exact
+    worst case; a larger eps_p dominates) of one eps_p, k + m >= 2."""
+    laplace = [(a, n) for a, n in atoms.items() if isinstance(a, LaplaceAtom)]
+    pure = [(a, n) for a, n in atoms.items() if isinstance(a, PureAtom) and not a.bounded_range]
+    if len(laplace) != 1 or len(pure) > 1 or len(laplace) + len(pure) != len(atoms):
+        return None
+    (atom, k), (pure_atom, m) = laplace[0], pure[0] if pure else (None, 0)
+    if k + m < 2 or k > LAPLACE_MAX_COUNT or m > PURE_MAX_COUNT:
+        return None
+    if not 0 < atom.epsilon <= 50 or (pure_atom is not None and not 0 < pure_atom.epsilon <= 50):
+        return None
+    return atom.epsilon, k, float_up(pure_atom.epsilon) if m else 0.0, m
 
 
 def _coefficients(k: int) -> list[int]:
