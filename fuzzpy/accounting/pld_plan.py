@@ -234,7 +234,9 @@ class Planner:
                 break
         fits = [c for c in choices if c[0] <= allowed]
         _, tilt, lo, hi = fits[0] if fits else min(choices)
-        interval = max(interval, (hi - lo) / MAX_POINTS)
+        # the window's ends add up to 3 cells (`_plan`): sized for MAX_POINTS - 8,
+        # the FFT length stays MAX_POINTS (a width of exactly MAX_POINTS cells doubled it)
+        interval = max(interval, (hi - lo) / (MAX_POINTS - 8))
         return self._plan(interval, tilt, lo, hi)
 
     # -- pieces
@@ -312,7 +314,9 @@ class Planner:
         if smooth and total > 0:
             variance = sum(v * n for v, n in smooth) / total
             interval = math.sqrt(6 * tolerance * max(variance, 1e-300))
-            interval = max(min(interval, width / min(self.min_points, max_points)), width / max_points)
+            interval = max(
+                min(interval, width / min(self.min_points, max_points)), width / (max_points - 8)
+            )
         if len(lattices) == 1:
             step = lattices.pop()
             if not smooth:
