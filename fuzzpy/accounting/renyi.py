@@ -293,19 +293,23 @@ def epsilon_floor(atoms: Atoms, delta: float) -> float | None:
 def _integer_floor_curve(q: float, s: float) -> np.ndarray:
     """MTZ19's D_n at n = max(2, floor(alpha)) for alpha in ORDERS (integer
     orders: a finite binomial sum, all orders at once)."""
-    n = INTEGER_ORDERS[:, None]
-    k = np.arange(INTEGER_ORDERS[-1] + 1)[None, :]
+    top = int(INTEGER_ORDERS[-1])
+    n = np.arange(2, top + 1)[:, None]
+    k = np.arange(top + 1)[None, :]
+    log_factorial = gammaln(np.arange(top + 1) + 1.0)  # a table: the matrix only indexes it
     with np.errstate(invalid="ignore"):
         log_terms = (
-            gammaln(n + 1)
-            - gammaln(k + 1)
-            - gammaln(np.maximum(n - k, 0) + 1)
+            log_factorial[n]
+            - log_factorial[k]
+            - log_factorial[np.maximum(n - k, 0)]
             + (n - k) * math.log1p(-q)
             + k * math.log(q)
             + (k * k - k) / (2 * s * s)
         )
     log_terms = np.where(k <= n, log_terms, -np.inf)
-    d_integer = np.logaddexp.reduce(log_terms, axis=1) / (INTEGER_ORDERS - 1)
+    peak = np.max(log_terms, axis=1)
+    log_a = peak + np.log(np.sum(np.exp(log_terms - peak[:, None]), axis=1))
+    d_integer = log_a / (INTEGER_ORDERS - 1)
     index = np.maximum(np.floor(ORDERS), 2).astype(int) - 2
     return d_integer[index]
 
