@@ -88,9 +88,11 @@ elif phase in ("z3", "verify-second"):
             hard_z3()
         return real_check(*args, **kwargs)
     verifier._verify, solver.check_valid = verify, check_valid
-elif phase == "load":
+elif phase == "load":  # whichever engine reads the rows (DuckDB streams a CSV itself)
+    import fuzzpy.engines.engine as engines
     import fuzzpy.runtime.loader as loader
     loader.load = wait_here
+    engines.QueryEngine.load = engines.MemoryEngine.load = lambda self, *args: wait_here()
 elif phase == "compute":
     import fuzzpy.runtime.run as run
     run.compute = wait_here
