@@ -188,3 +188,13 @@ def test_one_definition_lists_every_method(capsys):
     assert cost["method"] == "pld"
     methods = {m["method"]: m["epsilon"] for m in cost["methods"]}
     assert methods["pld"] == cost["epsilon"] < methods["rdp"]
+
+
+def test_command_line_numbers_are_taken_as_written(capsys):
+    """a13b: `--laplace 10` was accounted as eps0 = 1 / Fraction(0.1), a hair
+    below 10, so the 'proven' epsilon fell below the true one for eps0 = 10:
+    3-fold Laplace at delta = 7.105e-16 has r ~ 4 delta (delta = 2^-2 e^-r
+    (r + 3 r^2/2 + ...)), true eps = 30 - 2r >= 30 - 8 delta."""
+    code, out, _ = run(capsys, "budget", "--laplace", "10", "--rounds", "3", "--delta", "7.105e-16", "--json")
+    assert code == 0
+    assert json.loads(out)["tightest"]["epsilon"] >= 30 - 8 * 7.105e-16

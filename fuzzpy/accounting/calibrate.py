@@ -20,6 +20,8 @@ from fuzzpy.accounting import gaussian
 from fuzzpy.accounting.accountant import Guarantee, tightest
 from fuzzpy.accounting.events import Event, Gaussian, Laplace, Repeat, Subsample
 
+Number = float | Fraction  # a float is taken at its exact binary value
+
 
 @dataclass(frozen=True)
 class Calibration:
@@ -31,18 +33,18 @@ class Calibration:
 
 
 def gaussian_events(
-    sigma: float, rounds: int, sensitivity: float = 1.0, rate: float | None = None
+    sigma: Number, rounds: int, sensitivity: Number = 1, rate: Number | None = None
 ) -> tuple[Event, ...]:
     return _rounds_of(Gaussian(Fraction(sensitivity), Fraction(sigma)), rounds, rate)
 
 
 def laplace_events(
-    scale: float, rounds: int, sensitivity: float = 1.0, rate: float | None = None
+    scale: Number, rounds: int, sensitivity: Number = 1, rate: Number | None = None
 ) -> tuple[Event, ...]:
     return _rounds_of(Laplace(Fraction(sensitivity), Fraction(scale)), rounds, rate)
 
 
-def _rounds_of(step: Event, rounds: int, rate: float | None) -> tuple[Event, ...]:
+def _rounds_of(step: Event, rounds: int, rate: Number | None) -> tuple[Event, ...]:
     """`rounds` repetitions of `step`, each on a Poisson subsample when rate < 1."""
     if rate is not None and rate < 1:
         step = Subsample(Fraction(rate), (step,))

@@ -160,10 +160,18 @@ def _finite_tightest(found: Sequence[Guarantee], events: Sequence[Event], delta:
 def _release_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
     from fuzzpy.accounting.calibrate import gaussian_events, laplace_events
 
+    # the numbers as the user wrote them (0.1 is 1/10, not the double nearest
+    # it): a13b found eps0 = 10 accounted as 1 / Fraction(0.1), a hair below 10
+    sensitivity, rate = _as_written(args.sensitivity), _as_written(args.subsample)
     if args.gaussian is not None:
-        return gaussian_events(args.gaussian, rounds, args.sensitivity, args.subsample)
+        return gaussian_events(_as_written(args.gaussian), rounds, sensitivity, rate)
     # --laplace EPS0: scale sensitivity / EPS0, so each release is EPS0-DP
-    return laplace_events(args.sensitivity / args.laplace, rounds, args.sensitivity, args.subsample)
+    return laplace_events(sensitivity / _as_written(args.laplace), rounds, sensitivity, rate)
+
+
+def _as_written(value: float | None) -> Fraction | None:
+    """The decimal a command-line number was typed as (its shortest repr)."""
+    return None if value is None else Fraction(repr(float(value)))
 
 
 def _release_label(args: argparse.Namespace) -> str:
