@@ -197,4 +197,6 @@ def test_command_line_numbers_are_taken_as_written(capsys):
     (r + 3 r^2/2 + ...)), true eps = 30 - 2r >= 30 - 8 delta."""
     code, out, _ = run(capsys, "budget", "--laplace", "10", "--rounds", "3", "--delta", "7.105e-16", "--json")
     assert code == 0
-    assert json.loads(out)["tightest"]["epsilon"] >= 30 - 8 * 7.105e-16
+    from fractions import Fraction
+
+    assert Fraction(json.loads(out)["tightest"]["epsilon"]) >= 30 - 8 * Fraction("7.105e-16")
