@@ -570,10 +570,7 @@ class _GuardedThunk(Thunk):
     __slots__ = ("_interp", "_inner", "_speculative")
 
     def __init__(self, interp: EngineInterpreter, inner: Thunk) -> None:
-        # the inner thunk's own computation, not its `force`: a `Transient`
-        # value (computed for one row) must reach `Thunk.force` to stay unkept
-        done, value = inner._done, inner._value
-        super().__init__((lambda: value) if done else inner._compute)
+        super().__init__(inner.force)
         self._interp = interp
         self._inner = inner
         self._speculative = interp._collecting

@@ -250,7 +250,6 @@ def test_a_fallback_keeps_nothing_a_row_computed(tmp_path: Path) -> None:
         data.write_text("x\n" + "".join(f"{r}\n" for r in rows))
         memory, duck = release(program, "p", data, "memory"), release(program, "p", data, "duckdb")
         assert memory.kind == "released" and (duck.kind, duck.detail) == (memory.kind, memory.detail)
-<<<<<<< Updated upstream
 
 
 def test_the_lowest_int64_is_out_of_range_in_parquet_as_in_csv(tmp_path: Path) -> None:
@@ -269,5 +268,3 @@ def test_the_lowest_int64_is_out_of_range_in_parquet_as_in_csv(tmp_path: Path) -
     for data in (parquet, csv):
         for engine in ("memory", "duckdb"):
             assert release(program, "c", data, engine).detail == expected, (data.name, engine)
-=======
->>>>>>> Stashed changes
