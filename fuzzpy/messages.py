@@ -104,6 +104,10 @@ CODES: dict[str, str] = {
     "FZ545": "the file is another dataset's file",
     "FZ546": "cells of a `refuse` column do not fit: the file is not accepted",
     "FZ547": "an invalid dataset name",
+    # data in memory (fuzzpy.data: DataFrames, Arrow, DuckDB, Spark; exit 2)
+    "FZ550": "data given in memory has no dataset name (it has no file to name it)",
+    "FZ551": "the data is an object of a kind fuzzpy cannot read",
+    "FZ552": "the data lives in another engine than the one chosen (or in more than one)",
     # --- FZ6xx: budget ledger (accounting) ---
     "FZ601": "the release would exceed the dataset's remaining privacy budget",
     "FZ602": "the budget given differs from the one fixed for this dataset",

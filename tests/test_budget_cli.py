@@ -82,7 +82,7 @@ def test_calibration_json(capsys):
 
 def test_plot_writes_a_png(capsys, tmp_path):
     out_file = tmp_path / "rounds.png"
-    code, out, _ = run(
+    code, out, err = run(
         capsys,
         "budget",
         "--laplace",
@@ -96,6 +96,17 @@ def test_plot_writes_a_png(capsys, tmp_path):
     )
     assert code == 0
     assert out_file.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "plot: point" not in err  # progress only on a terminal
+
+
+def test_plot_progress_counts_every_point():
+    from fuzzpy.accounting.events import Laplace, Repeat
+    from fuzzpy.accounting.plot import curves, round_grid
+
+    seen: list[str] = []
+    rounds = round_grid(50)
+    curves(lambda k: (Repeat(k, (Laplace(1, 2),)),), rounds, 1e-6, progress=seen.append)
+    assert len(seen) == len(rounds) and seen[-1].startswith(f"plot: point {len(rounds)} of {len(rounds)}")
 
 
 @pytest.mark.parametrize(

@@ -30,11 +30,16 @@ def round_grid(max_rounds: int, points: int = 24) -> list[int]:
 
 
 def curves(
-    events_for: Callable[[int], Sequence[Event]], rounds: Sequence[int], delta: float
+    events_for: Callable[[int], Sequence[Event]],
+    rounds: Sequence[int],
+    delta: float,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, list[float]]:
     """eps(k) for each method that applies at every k (nan where it does not)."""
     table: dict[str, list[float]] = {name: [] for name in _STYLES}
-    for k in rounds:
+    for i, k in enumerate(rounds, 1):
+        if progress is not None:
+            progress(f"plot: point {i} of {len(rounds)} (k = {k})")
         atoms = atoms_of(events_for(k), delta)
         for name in _STYLES:
             eps = METHODS[name].method(atoms, delta)
@@ -48,6 +53,7 @@ def plot_rounds(
     delta: float,
     out: str,
     title: str = "",
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, list[float]]:
     import matplotlib
 
@@ -55,7 +61,7 @@ def plot_rounds(
     import matplotlib.pyplot as plt
 
     rounds = round_grid(max_rounds)
-    table = curves(events_for, rounds, delta)
+    table = curves(events_for, rounds, delta, progress)
     figure, axes = plt.subplots(figsize=(8, 5.5))
     for name, values in table.items():
         axes.plot(rounds, values, label=DESCRIPTIONS[name], **_STYLES[name])

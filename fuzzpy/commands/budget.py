@@ -17,7 +17,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -372,10 +372,13 @@ def _plot(args: argparse.Namespace, label: str, delta: float, rounds: int) -> No
     delta = delta if delta > 0 else float(DEFAULT_DELTA)  # (eps, delta) methods side by side
     try:
         plot_rounds(
-            lambda k: _release_events(args, k), max(rounds, 2), delta, args.plot, title=label
+            lambda k: _release_events(args, k), max(rounds, 2), delta, args.plot, title=label,
+            progress=_progress(args),
         )
     except OSError as exc:
         raise _failure(CANNOT_WRITE, f"cannot write {args.plot}: {exc.strerror or exc}") from None
+    finally:
+        _clear_progress(args)
     if not args.json:
         print(f"wrote {args.plot}")
 
@@ -395,8 +398,29 @@ def _plot_events(
             plot_delta,
             args.plot,
             title=f"{label}, run k times",
+            progress=_progress(args),
         )
     except OSError as exc:
         raise _failure(CANNOT_WRITE, f"cannot write {args.plot}: {exc.strerror or exc}") from None
+    finally:
+        _clear_progress(args)
     if not args.json:
         print(f"wrote {args.plot}")
+
+
+def _progress(args: argparse.Namespace) -> Callable[[str], None] | None:
+    """Progress on stderr for a person watching: not under --json, not when
+    stderr is not a terminal."""
+    if args.json or not sys.stderr.isatty():
+        return None
+
+    def show(message: str) -> None:
+        sys.stderr.write(f"\r\033[K{message}")
+        sys.stderr.flush()
+
+    return show
+
+
+def _clear_progress(args: argparse.Namespace) -> None:
+    if _progress(args) is not None:
+        sys.stderr.write("\r\033[K")

@@ -17,45 +17,50 @@ class DuckDBBackend:
     dialect = DIALECTS["duckdb"]
 
     def __init__(self, memory_limit: str | None = None, threads: int | None = None,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None, connection: object = None) -> None:
+        """`connection`: the caller's, where the data lives (its settings are
+        restored and what this backend creates in it is dropped by `close`);
+        None: a connection of our own."""
         import duckdb
 
-        self.con = duckdb.connect()
-        self.con.execute("SET enable_progress_bar = false")
-        # DuckDB folds comparisons and `isnan` from a Parquet file's min/max
-        # statistics, which pyarrow writes without NaN: `isnan(x)` of a NaN
-        # cell then reads false. The row rules and the per-row semantics
-        # need IEEE answers for every cell (tests/engines/test_rules.py).
-        self.con.execute("SET disabled_optimizers = 'statistics_propagation'")
-        if memory_limit:
+        self.own = connection is None
+        self.con = duckdb.connect() if connection is None else connection
+        self.temporary: list[tuple[str, str]] = []  # (VIEW | TABLE, name) made in a caller's connection
+        self._restore: list[str] = []
+        for setting, value in (("enable_progress_bar", "false"),
+                               # DuckDB folds comparisons and `isnan` from a Parquet file's min/max
+                               # statistics, which pyarrow writes without NaN: `isnan(x)` of a NaN
+                               # cell then reads false. The row rules and the per-row semantics
+                               # need IEEE answers for every cell (tests/engines/test_rules.py).
+                               ("disabled_optimizers", "'statistics_propagation'")):
+            if not self.own:
+                (before,) = self.con.execute(f"SELECT current_setting('{setting}')").fetchone()
+                self._restore.append(f"SET {setting} = {_setting_literal(before)}")
+            self.con.execute(f"SET {setting} = {value}")
+        if memory_limit and self.own:
             self.con.execute(f"SET memory_limit = '{memory_limit}'")
-        if threads:
+        if threads and self.own:
             self.con.execute(f"SET threads = {int(threads)}")
-        self.con.execute(f"CREATE TEMP TABLE {SIGMOID_TABLE} AS {self.dialect.sigmoid_table_sql()}").fetchall()
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE {SIGMOID_TABLE} AS "
+                         f"{self.dialect.sigmoid_table_sql()}").fetchall()
         self._names = itertools.count()
         self._tables: list[object] = []  # Arrow tables registered: kept alive
         self.progress = progress
 
     def fresh_name(self) -> str:
-        return f"_fz_scan{next(self._names)}"
+        return f"_fz_scan{id(self)}_{next(self._names)}"
 
     def register_arrow(self, table: pa.Table) -> str:
         name = self.fresh_name()
         self._tables.append(table)
         self.con.register(name, table)
+        self.temporary.append(("ARROW", name))
         return name
 
     def register_view(self, select: str) -> str:
         name = self.fresh_name()
         self.con.execute(f"CREATE TEMP VIEW {name} AS {select}").fetchall()
-        return name
-
-    def register_relation(self, relation: object) -> str:
-        """A DuckDB relation (or a table's name) given by the caller."""
-        if isinstance(relation, str):
-            return relation
-        name = self.fresh_name()
-        relation.create_view(name)  # type: ignore[attr-defined]
+        self.temporary.append(("VIEW", name))
         return name
 
     def parquet_source(self, path: str) -> tuple[str, str]:
@@ -97,4 +102,21 @@ class DuckDBBackend:
             done.set()
 
     def close(self) -> None:
-        self.con.close()
+        if self.own:
+            self.con.close()
+            return
+        for kind, name in reversed(self.temporary):  # a caller's connection: left as it was
+            if kind == "ARROW":
+                self.con.unregister(name)
+            else:
+                self.con.execute(f"DROP {kind} IF EXISTS {name}")
+        self.con.execute(f"DROP TABLE IF EXISTS {SIGMOID_TABLE}")
+        for statement in self._restore:
+            self.con.execute(statement)
+        self.temporary = []
+
+
+def _setting_literal(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "'" + str(value).replace("'", "''") + "'"

@@ -61,6 +61,10 @@ class MemoryEngine:
     def open(self, ledger, source, bag_type):  # type: ignore[no-untyped-def]
         from fuzzpy.runtime.datasets import open_source
 
+        if source.frame is not None:
+            from fuzzpy.engines.frames import open_in_memory
+
+            return open_in_memory(ledger, source, bag_type)
         return open_source(ledger, source, bag_type)
 
     def load(self, opened) -> tuple[Bag, dict[str, object]]:  # type: ignore[no-untyped-def]
@@ -149,6 +153,10 @@ class QueryEngine:
     def open(self, ledger, source, bag_type):  # type: ignore[no-untyped-def]
         from fuzzpy.runtime.datasets import open_source
 
+        if source.frame is not None:
+            from fuzzpy.engines.frames import open_in_engine
+
+            return open_in_engine(self, ledger, source, bag_type)
         if source.file is None or isinstance(source.file.data, _Unread):
             source = replace(source, file=source.file or streamed_data_file(source.path))
         return open_source(ledger, source, bag_type, header_reader=self._header)
@@ -164,7 +172,21 @@ class QueryEngine:
             return Header(tuple(schema.names), tuple(schema.types), None, None)
         return read_header(_read_whole(file))
 
+    def use_connection(self, connection: object):  # type: ignore[no-untyped-def]
+        """The DuckDB backend on the connection data lives in (None: our own);
+        data from two connections cannot meet in one run (FZ552)."""
+        if self._backend is None:
+            self.options["connection"] = connection
+        elif self.options.get("connection") is not connection:
+            from fuzzpy.data import WRONG_ENGINE, data_error
+
+            raise data_error(WRONG_ENGINE, "the data lives in more than one DuckDB connection",
+                             "give every bag parameter's data in one connection")
+        return self.backend
+
     def load(self, opened) -> tuple[Bag, dict[str, object]]:  # type: ignore[no-untyped-def]
+        if opened.placed is not None:
+            return self._frame(opened)
         file, plan = opened.file, opened.plan
         header = opened.header
         if file.format == "parquet" and header.table is None and _compilable(header, plan):
@@ -187,6 +209,28 @@ class QueryEngine:
         select, _ = parquet_select(d, source, position, plan, header.arrow_types, header.names, all_fit)
         table = self.backend.register_view(select)
         return ScanBag(scan_of(table, plan)), parquet_report(plan, tuple(int(c or 0) for c in counts))
+
+    def _frame(self, opened) -> tuple[Bag, dict[str, object]]:  # type: ignore[no-untyped-def]
+        """Data in memory (`fuzzpy.engines.frames`): the compiled scan over
+        where the engine holds it, or the loader over its rows."""
+        placed, header, plan = opened.placed, opened.header, opened.plan
+        if placed.source and _compilable(header, plan):
+            d = self.backend.dialect
+            _, audit = parquet_select(d, placed.source, placed.position, plan, header.arrow_types, header.names)
+            (counts,) = self.backend.rows(audit)
+            all_fit = not any(counts[1:-1]) and counts[-1] == counts[0]
+            select, _ = parquet_select(d, placed.source, placed.position, plan, header.arrow_types,
+                                       header.names, all_fit)
+            table = self.backend.register_view(select)
+            return ScanBag(scan_of(table, plan)), parquet_report(plan, tuple(int(c or 0) for c in counts))
+        table = placed.table
+        if table is None:  # rows in the engine, in a type the scan does not compile: fetched
+            names = ", ".join(self.backend.dialect.ident(n) for n in header.names)
+            table = self.backend.arrow(f"SELECT {names} FROM {placed.source} ORDER BY {placed.position}")
+            table = pa.table(table.columns, schema=pa.schema(
+                [pa.field(n, t) for n, t in zip(header.names, header.arrow_types, strict=True)]))
+        bag, report = load(replace(header, table=table), plan)
+        return self.from_bag(bag, plan), report
 
     def from_bag(self, bag: Bag, plan: Plan) -> ScanBag:
         """A loaded bag, handed to the engine as an Arrow table."""

@@ -272,7 +272,7 @@ class Ledger(Registry):
                     "definition": definition,
                     "events": events_to_json(events),
                     **spend_columns(cost),
-                    "data_sha256": None if use is None else use.registration.sha256,
+                    "data_sha256": None if use is None else use.fingerprint or use.registration.sha256,
                     "seeded": None if seeded is None else int(seeded),
                     "status": "charged",
                     "row_rules": None if use is None or use.row_rules is None else json.dumps(use.row_rules),

@@ -77,9 +77,13 @@ class Column:
     name: str
     kind: str | None = None
     policy: Policy = DEFAULT_POLICY
+    sha256: str | None = None  # data in memory: the column's digest (fuzzpy.engines.fingerprint)
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "type": self.kind, "policy": str(self.policy)}
+        shown: dict[str, object] = {"name": self.name, "type": self.kind, "policy": str(self.policy)}
+        if self.sha256 is not None:
+            shown["sha256"] = self.sha256
+        return shown
 
 
 @dataclass(frozen=True)
@@ -231,7 +235,8 @@ def read_log(connection: sqlite3.Connection, name: str) -> list[sqlite3.Row]:
 
 def _registration_of(row: sqlite3.Row) -> Registration:
     columns = tuple(
-        Column(c["name"], c["type"], Policy.parse(c["policy"])) for c in json.loads(row["columns"])
+        Column(c["name"], c["type"], Policy.parse(c["policy"]), c.get("sha256"))
+        for c in json.loads(row["columns"])
     )
     return Registration(
         name=row["name"],

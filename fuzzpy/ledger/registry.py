@@ -45,6 +45,7 @@ class DataUse:
     registration: Registration
     implicit: bool = False
     row_rules: dict[str, object] | None = None
+    fingerprint: str | None = None  # data in memory: of the columns read (else the file's hash)
 
 
 class Registry:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.ledger.book import Ledger
@@ -47,6 +48,7 @@ class Source:
     path: str  # the file to read
     registration: Registration | None  # None: the run's charge registers it
     file: DataFile | None = None  # already read when naming needed its content
+    frame: Any = None  # `fuzzpy.data.InMemory`: data given as an object, not a file
 
 
 @dataclass(frozen=True)
@@ -59,20 +61,46 @@ class Opened:
     plan: Plan
     registration: Registration  # the registered one, or the one the charge records
     implicit: bool
+    placed: Any = None  # data in memory: where the engine holds it (`fuzzpy.engines.frames`)
+    fingerprint: str | None = None  # data in memory: the columns read (`engines.fingerprint`)
 
 
 def usage(message: str, hint: str | None = None) -> FuzzError:
     return FuzzError((Diagnostic("FZ508", message, NO_SPAN, hint=hint),))
 
 
-def name_sources(ledger: Ledger, data: dict[str, str], names: dict[str, str], params: list[str],
+def name_sources(ledger: Ledger, data: dict[str, Any], names: dict[str, str], params: list[str],
                  reader: Callable[[str], DataFile] = read_data_file) -> dict[str, Source]:
+    """`data[p]`: a path or name, or data in memory (`fuzzpy.data.recognise`)."""
+    from fuzzpy.data import InMemory, recognise
+
     if "" in names and len(params) != 1:
         raise usage(
             f"--dataset {names['']} names no parameter, but the definition reads {len(params)} databases",
             "name each one: " + " ".join(f"--dataset {p}=NAME" for p in params),
         )
-    return {p: _name_source(ledger, p, data[p], names.get(p) or names.get(""), reader) for p in params}
+    given = {p: recognise(p, data[p]) for p in params}
+    return {p: _frame_source(ledger, p, g, names.get(p) or names.get("")) if isinstance(g, InMemory)
+            else _name_source(ledger, p, g, names.get(p) or names.get(""), reader) for p, g in given.items()}
+
+
+def _frame_source(ledger: Ledger, param: str, frame: Any, chosen: str | None) -> Source:
+    """Data in memory has no file to name it: its dataset is named (FZ550
+    otherwise), registered or registered by the run's first charge."""
+    from fuzzpy.data import UNNAMED_FRAME, data_error
+    from fuzzpy.ledger.datasets import check_name
+
+    if not chosen:
+        raise data_error(UNNAMED_FRAME, f"the data for `{param}` is {frame.describe()}, which has no file "
+                         "to name its dataset", f'name it: datasets={{"{param}": "NAME"}} (a registered '
+                         "dataset, or a new one that this run's charge registers)")
+    check_name(chosen)
+    return Source(param, chosen, frame_path(chosen), ledger.registration(chosen), None, frame)
+
+
+def frame_path(name: str) -> str:
+    """What a dataset given in memory records as its file."""
+    return f"frame:{name}"
 
 
 def _name_source(ledger: Ledger, param: str, given: str, chosen: str | None,
@@ -120,6 +148,51 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
     if registration is None:
         registration = _first_run_registration(source.dataset, file, header)
     return Opened(source, file, header, plan(header, bag_type, file.path, registration), registration, implicit)
+
+
+def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
+               digests: Callable[[list[int]], dict[str, str]], rows: Callable[[], int]) -> Opened:
+    """`open_source` for data in memory: the header is its columns' names and
+    Arrow types; `digests(indices)` gives the named columns' digests
+    (`fuzzpy.engines.fingerprint`). A registered dataset's columns read must
+    have their registered digests (FZ541 otherwise, as for a changed file);
+    a first run records the digests of every column."""
+    from fuzzpy.engines.fingerprint import cell_class, data_fingerprint
+
+    registration = source.registration
+    path = source.path
+    if registration is not None and registration.format != "frame":
+        raise FuzzError((Diagnostic(
+            "FZ541", f"dataset `{registration.name}` is registered with the file {registration.file}: data "
+            "in memory cannot be checked against a file's bytes", NO_SPAN,
+            notes=("nothing was charged",),
+            hint=f"give its file (--data {source.param}={registration.name}), or register the frame as a "
+            "dataset of its own"),))
+    planned = plan(header, bag_type, path, registration)
+    if registration is not None:
+        read = sorted({c.index for c in planned.columns})
+        found = digests(read)
+        for name, digest in found.items():
+            column = registration.column(name)
+            if column is None or column.sha256 != digest:
+                raise changed_file_error(registration)
+        implicit = False
+    else:
+        hashable = [i for i, t in enumerate(header.arrow_types or ()) if cell_class(t) is not None]
+        found = digests(hashable)
+        fingerprint = data_fingerprint(found)
+        holders = [r for r in ledger.registrations_holding(path, fingerprint) if r.name != source.dataset]
+        if holders:
+            raise other_datasets_file_error(source.dataset, holders[0])
+        now = utc_now()
+        columns = tuple(Column(n, sha256=found.get(n)) for n in dict.fromkeys(header.names))
+        registration = Registration(source.dataset, path, "frame", fingerprint, rows(), columns,
+                                    explicit=False, registered=now, validated=now)
+        implicit = True
+    read_names = {header.names[c.index] for c in planned.columns}
+    fingerprint = data_fingerprint({n: d for n, d in found.items() if n in read_names})
+    file = DataFile(path, path, "frame", b"", registration.sha256)
+    return Opened(source, file, header, planned, registration, implicit, fingerprint=fingerprint)
 
 
 def _first_run_registration(name: str, file: DataFile, header: Header) -> Registration:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -72,7 +72,7 @@ def refuse(exit_code: int, code: str, message: str, hint: str | None = None, spa
 class RunRequest:
     file: str
     definition: str
-    data: dict[str, str] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)  # path or name, or data in memory (fuzzpy.data)
     args: dict[str, str] = field(default_factory=dict)
     budget: str | None = None
     rule: str = "basic"
@@ -237,8 +237,11 @@ def execute(request: RunRequest, warn: Warn = lambda message: None, show: Show |
     changed; after it, the ledger keeps the release as "charged" (not
     released) and the exception's note says what was spent.
     """
+    from fuzzpy.data import home_engine, recognise
     from fuzzpy.engines import engine_for
 
+    data = {param: recognise(param, value) for param, value in request.data.items()}
+    request = replace(request, data=data, engine=home_engine(data, request.engine))
     engine = engine_for(request.engine, warn, progress)
     try:
         return _execute(request, warn, show, engine)
@@ -267,7 +270,8 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             for name, o in opened.items():  # a bag of vectors is as wide as its file has columns (the header)
                 _checked_lengths(definition, lambda: lengths.width(name, len(o.plan.columns)))  # noqa: B023
             loaded = {name: engine.load(o) for name, o in opened.items()}  # total: no refusal after this
-            uses = [DataUse(opened[name].registration, opened[name].implicit, loaded[name][1]) for name in events]
+            uses = [DataUse(opened[name].registration, opened[name].implicit, loaded[name][1],
+                            opened[name].fingerprint) for name in events]
             with held():  # charged and known to be, or not charged at all
                 receipts = ledger.charge_many(
                     [(keys[name], evs, budget) for name, evs in events.items()],

@@ -1,0 +1,259 @@
+"""Data given in memory: pandas and polars DataFrames, pyarrow Tables and
+RecordBatchReaders, DuckDB relations and tables, Spark DataFrames.
+
+`RunRequest.data` maps a bag parameter to a path or dataset name (a `str`
+or `Path`) or to one of these objects. Their libraries are imported only
+when such an object is given: an object is recognised by its type's module
+and name, never by importing pandas, polars or pyspark.
+
+What a run does with them (docs/semantics.md, "Data in memory"): the
+columns are matched to the row type as a Parquet file's are, and every cell
+goes through the loader's rules for a Parquet column of the same Arrow type;
+the data must be named (`datasets={"db": "name"}`), and its fingerprint
+(`fuzzpy.engines.fingerprint`) identifies it in the ledger as a file's hash
+does. Data that lives in an engine (a DuckDB relation or table, a Spark
+DataFrame) is scanned there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.source import NO_SPAN
+
+UNNAMED_FRAME = "FZ550"
+UNSUPPORTED_DATA = "FZ551"
+WRONG_ENGINE = "FZ552"
+
+SUPPORTED = ("a path (CSV, Parquet) or a registered dataset's name", "pandas.DataFrame", "polars.DataFrame",
+             "pyarrow.Table", "pyarrow.RecordBatchReader", "duckdb.DuckDBPyRelation",
+             "fuzzpy.data.DuckDBTable(connection, name)", "a pyspark DataFrame")
+
+
+@dataclass(frozen=True)
+class DuckDBTable:
+    """A table (or view) of a DuckDB connection, by name: the scan runs in
+    that connection."""
+
+    connection: Any
+    name: str
+
+
+@dataclass(frozen=True)
+class InMemory:
+    """A bag parameter's data given as an object, recognised."""
+
+    kind: str  # pandas | polars | arrow | duckdb | spark
+    value: Any
+
+    @property
+    def home(self) -> str | None:
+        """The engine the data lives in (None: this process)."""
+        return {"duckdb": "duckdb", "spark": "spark"}.get(self.kind)
+
+    def describe(self) -> str:
+        return {"pandas": "a pandas DataFrame", "polars": "a polars DataFrame", "arrow": "an Arrow table",
+                "duckdb": "a DuckDB relation", "spark": "a Spark DataFrame"}[self.kind]
+
+
+def data_error(code: str, message: str, hint: str | None = None) -> FuzzError:
+    return FuzzError((Diagnostic(code, message, NO_SPAN, hint=hint),))
+
+
+def recognise(param: str, value: object) -> str | InMemory:
+    """A path or name (as text), or the recognised object; anything else
+    is refused (FZ551), naming the kinds supported."""
+    if isinstance(value, (str, Path)):
+        return str(value)
+    if isinstance(value, InMemory):
+        return value
+    kind = _kind_of(value)
+    if kind is None:
+        raise data_error(UNSUPPORTED_DATA, f"the data for `{param}` is a {type(value).__module__}."
+                         f"{type(value).__qualname__}, which fuzzpy cannot read",
+                         "give one of: " + "; ".join(SUPPORTED))
+    if kind == "arrow" and isinstance(value, pa.RecordBatchReader):
+        value = value.read_all()  # a stream is read once; the run reads the table several times
+    return InMemory(kind, value)
+
+
+def _kind_of(value: object) -> str | None:
+    if isinstance(value, DuckDBTable):
+        return "duckdb"
+    if isinstance(value, (pa.Table, pa.RecordBatchReader)):
+        return "arrow"
+    kind = type(value)
+    root = kind.__module__.split(".")[0]
+    if kind.__name__ == "DataFrame" and root in ("pandas", "polars"):
+        return root
+    if kind.__name__ == "DataFrame" and root == "pyspark":
+        return "spark"
+    if kind.__name__ == "DuckDBPyRelation" and root in ("duckdb", "_duckdb"):
+        return "duckdb"
+    return None
+
+
+def home_engine(data: dict[str, object], chosen: str) -> str:
+    """The engine a run uses: `chosen`, or with "auto" the one the data lives
+    in (DuckDB for files and frames in this process). Data living in one
+    engine cannot be read by another (FZ552): a Spark DataFrame with
+    `--engine duckdb`, or two parameters living in different engines.
+    `memory` reads any data into this process."""
+    homes = {p: v.home for p, v in data.items() if isinstance(v, InMemory) and v.home}
+    engines = set(homes.values())
+    if len(engines) > 1:
+        raise data_error(WRONG_ENGINE, "the data lives in more than one engine ("
+                         + ", ".join(f"`{p}` in {e}" for p, e in sorted(homes.items())) + ")",
+                         "give every bag parameter's data in one engine, or in this process")
+    home = next(iter(engines), None)
+    if chosen == "auto":
+        return home or "duckdb"
+    if home is not None and chosen not in (home, "memory"):
+        param = next(p for p, e in homes.items() if e == home)
+        raise data_error(WRONG_ENGINE, f"the data for `{param}` lives in {home}, and --engine {chosen} "
+                         "cannot read it", f"run with --engine {home} (or auto), or memory to read it "
+                         "into this process")
+    return chosen
+
+
+# ---------------------------------------------------------------- frames in this process, as Arrow
+
+
+def arrow_of(data: InMemory) -> pa.Table:
+    """A frame held in this process as an Arrow table, each column of the
+    Arrow type its library gives it (zero-copy where the library allows).
+    A pandas `object` column has no type of its own: pyarrow would infer
+    one from all its values (one float among ints makes every int a double,
+    so one row would change the others), so it is read as text, cell by
+    cell (`_object_text`)."""
+    value = data.value
+    if data.kind == "arrow":
+        table = value
+    elif data.kind == "polars":
+        table = value.to_arrow()
+    elif data.kind == "pandas":
+        table = _pandas_arrow(value)
+    else:
+        raise AssertionError(data.kind)
+    return _plain_types(table)
+
+
+def _pandas_arrow(frame: Any) -> pa.Table:
+    names = [str(c) for c in frame.columns]
+    arrays = []
+    for position in range(frame.shape[1]):
+        column = frame.iloc[:, position]
+        if column.dtype == object:
+            arrays.append(_object_text(column.tolist()))
+        else:
+            try:
+                arrays.append(pa.Array.from_pandas(column))
+            except (pa.ArrowException, TypeError, ValueError):
+                arrays.append(_object_text(column.astype(object).tolist()))
+    return pa.table(arrays, names=names) if arrays else pa.table({})
+
+
+def _object_text(values: list[object]) -> pa.Array:
+    """An untyped column's cells as text, each from its own value: missing
+    (None, NaN, pandas NA/NaT) is null, a bool `true`/`false`, a number its
+    exact shortest spelling (Python's repr reads back as the same double),
+    bytes as they are (UTF-8 or not: the loader checks), anything else str()."""
+    cells: list[bytes | None] = []
+    for value in values:
+        if value is None or _is_missing(value):
+            cells.append(None)
+        elif isinstance(value, (bool, np.bool_)):
+            cells.append(b"true" if value else b"false")
+        elif isinstance(value, (bytes, bytearray)):
+            cells.append(bytes(value))
+        elif isinstance(value, (float, np.floating)):
+            cells.append(repr(float(value)).encode())
+        else:
+            cells.append(str(value).encode("utf-8", "surrogatepass"))
+    return pa.array(cells, pa.large_binary())
+
+
+def _is_missing(value: object) -> bool:
+    if isinstance(value, float):
+        return value != value
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def _plain_types(table: pa.Table) -> pa.Table:
+    """View types (polars' strings) as the plain Arrow types the loader reads."""
+    views = {"string_view": pa.large_string(), "binary_view": pa.large_binary()}
+    fields = []
+    changed = False
+    for column_field in table.schema:
+        target = views.get(str(column_field.type))
+        fields.append(column_field.with_type(target) if target else column_field)
+        changed = changed or target is not None
+    return table.cast(pa.schema(fields)) if changed else table
+
+
+
+# ---------------------------------------------------------------- the data owner
+
+
+def register_frame(ledger: str | None, name: str, data: object, budget: str, rule: str = "basic",
+                   types: dict[str, str] | None = None, missing: dict[str, str] | None = None) -> Any:
+    """Register data in memory as dataset `name` (the owner's
+    `fuzzpy dataset register` for a frame): its budget, its columns' types
+    and row rules (`missing`: column -> drop | refuse | value:V), and each
+    column's fingerprint. A `refuse` column with a cell that does not fit
+    its type is not accepted (FZ546). Returns the registration."""
+    from fuzzpy.engines.fingerprint import cell_class, data_fingerprint
+    from fuzzpy.engines.frames import local_digests, local_table
+    from fuzzpy.ledger.book import Budget, Ledger
+    from fuzzpy.ledger.datasets import (
+        BAD_POLICY,
+        REFUSED_CELLS,
+        Column,
+        Policy,
+        Registration,
+        check_name,
+        dataset_error,
+    )
+    from fuzzpy.ledger.store import utc_now
+    from fuzzpy.runtime.cells import KINDS, parse_typed, readable_from
+    from fuzzpy.runtime.datasets import frame_path
+
+    check_name(name)
+    given = recognise(name, data)
+    if not isinstance(given, InMemory):
+        raise data_error(UNSUPPORTED_DATA, "register_frame takes data in memory; register a file with "
+                         "`fuzzpy dataset register`")
+    table = local_table(given)
+    types, missing = types or {}, missing or {}
+    columns = []
+    digests = local_digests(table)([i for i, t in enumerate(table.schema.types) if cell_class(t)])
+    for index, column_name in enumerate(table.column_names):
+        kind = types.get(column_name)
+        policy = Policy.parse(missing.get(column_name, "drop"))
+        if kind is not None and (kind not in KINDS or not readable_from(table.schema.types[index], kind)):
+            raise dataset_error(BAD_POLICY, f"column `{column_name}` holds {table.schema.types[index]} "
+                                f"values, which cannot be typed `{kind}`")
+        if policy.kind == "refuse":
+            cells = parse_typed(table.column(index), kind or _stored_kind(table.schema.types[index]))
+            if not cells.fits.all():
+                raise dataset_error(REFUSED_CELLS, f"column `{column_name}` has cells that do not fit, "
+                                    "and its policy is refuse: the data is not accepted")
+        columns.append(Column(column_name, kind, policy, digests.get(column_name)))
+    now = utc_now()
+    registration = Registration(name, frame_path(name), "frame", data_fingerprint(digests), table.num_rows,
+                                tuple(columns), explicit=True, registered=now, validated=now)
+    with Ledger(ledger) as book:
+        book.register(registration, Budget.parse(budget, rule))
+    return registration
+
+
+def _stored_kind(arrow_type: pa.DataType) -> str:
+    from fuzzpy.runtime.cells import kind_of_arrow
+
+    return kind_of_arrow(arrow_type) or "string"

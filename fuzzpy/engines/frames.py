@@ -1,0 +1,202 @@
+"""Data given in memory (`fuzzpy.data`), opened by an engine.
+
+* **In this process** (`MemoryEngine`, and any frame held by Python): the
+  frame becomes an Arrow table and is loaded by `loader.load` exactly as a
+  decoded Parquet file is (`Header.table`). Its fingerprint is computed by
+  DuckDB over that table, registered zero-copy.
+* **In DuckDB**: a pandas/polars/Arrow frame is registered zero-copy with a
+  position column; a DuckDB relation or table is first copied, in its own
+  connection, into a temporary table with a position column (a snapshot:
+  the fingerprint, the owner's audit and every query of the run read the
+  same rows, whatever happens to the table meanwhile). The row rules are
+  compiled into the scan as for a Parquet file (`scan.parquet_select`).
+* **In Spark**: a Spark DataFrame is given a position column
+  (`monotonically_increasing_id`: unique, which is all `subsample` needs)
+  and checkpointed (the same snapshot); a frame held by Python is loaded
+  by the loader and handed to Spark as Arrow, as a CSV file is.
+
+Column types that the compiled scan does not handle go through the loader
+(the rows are fetched as Arrow), with the same result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from fuzzpy.data import InMemory, arrow_of, data_error
+from fuzzpy.engines.fingerprint import cell_class, column_digests, fingerprint_sql
+from fuzzpy.runtime.loader import Header
+
+POSITION = "_fz_pos"
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Data in an engine: a table or view with the data's columns and a
+    position column; `table` when the rows are (also) held by Python."""
+
+    source: str
+    position: str
+    table: pa.Table | None = None
+
+
+# ---------------------------------------------------------------- in this process
+
+
+def local_table(frame: InMemory) -> pa.Table:
+    """The rows in this process, as Arrow (fetched from an engine if they live in one)."""
+    if frame.kind == "duckdb":
+        relation = _relation(frame.value)
+        fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+        from fuzzpy.data import _plain_types
+
+        return _plain_types(fetch())
+    if frame.kind == "spark":
+        from fuzzpy.data import _plain_types
+
+        if hasattr(frame.value, "toArrow"):
+            return _plain_types(frame.value.toArrow())
+        return pa.Table.from_pandas(frame.value.toPandas(), preserve_index=False)
+    return arrow_of(frame)
+
+
+def _relation(value: Any) -> Any:
+    from fuzzpy.data import DuckDBTable
+
+    if isinstance(value, DuckDBTable):
+        return value.connection.table(value.name)
+    return value
+
+
+def local_digests(table: pa.Table) -> Any:
+    """`digests(indices)` for a table in this process, computed by DuckDB."""
+    def digests(indices: list[int]) -> dict[str, str]:
+        import duckdb
+
+        from fuzzpy.engines.sql import DIALECTS
+
+        d = DIALECTS["duckdb"]
+        con = duckdb.connect()
+        try:
+            con.register("_fz_frame", table)
+            return _digests(d, lambda sql: con.execute(sql).fetchall(), "_fz_frame", table.schema, indices)
+        finally:
+            con.close()
+
+    return digests
+
+
+def _digests(d: Any, rows: Any, source: str, schema: pa.Schema, indices: list[int]) -> dict[str, str]:
+    if not indices:
+        return {}
+    classes = [cell_class(schema.types[i]) or "string" for i in indices]
+    columns = [(d.ident(schema.names[i]), kind) for i, kind in zip(indices, classes, strict=True)]
+    (row,) = rows(fingerprint_sql(d, source, columns))
+    return dict(zip([schema.names[i] for i in indices], column_digests(row, classes), strict=True))
+
+
+def open_in_memory(ledger: Any, source: Any, bag_type: Any) -> Any:
+    from fuzzpy.runtime.datasets import open_frame
+
+    table = local_table(source.frame)
+    header = Header(tuple(table.column_names), tuple(table.schema.types), None, table)
+    return open_frame(ledger, source, bag_type, header, local_digests(table), lambda: table.num_rows)
+
+
+# ---------------------------------------------------------------- in an engine
+
+
+def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
+    """Open data in memory where `engine` (a `QueryEngine`) runs."""
+    from dataclasses import replace
+
+    from fuzzpy.runtime.datasets import open_frame
+
+    frame: InMemory = source.frame
+    if frame.home is None and engine.name == "spark":  # held by Python: through the loader, as CSV
+        opened = open_in_memory(ledger, source, bag_type)
+        return replace(opened, placed=Placed("", POSITION, opened.header.table))
+    placed = _place(engine, frame)
+    backend = engine.backend
+    schema = _schema(backend, placed.source)
+    header = Header(tuple(schema.names), tuple(schema.types), None, None)
+
+    def digests(indices: list[int]) -> dict[str, str]:
+        return _digests(backend.dialect, backend.rows, placed.source, schema, indices)
+
+    def count() -> int:
+        return int(backend.rows(f"SELECT count(*) FROM {placed.source}")[0][0])
+
+    opened = open_frame(ledger, source, bag_type, header, digests, count)
+    return replace(opened, placed=placed)
+
+
+def _place(engine: Any, frame: InMemory) -> Placed:
+    if frame.kind == "spark":
+        return _place_spark(engine, frame.value)
+    if frame.kind == "duckdb":
+        return _place_duckdb(engine, frame.value)
+    table = _utf8_or_binary(arrow_of(frame))
+    positioned = table.append_column(POSITION, pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    return Placed(engine.backend.register_arrow(positioned), POSITION, table)
+
+
+def _utf8_or_binary(table: pa.Table) -> pa.Table:
+    """Arrow strings built without checks may hold invalid UTF-8, which
+    DuckDB refuses to read; the loader drops such a row. Such a column is
+    seen as binary, which the scan does not compile: the loader reads it."""
+    for index, column in enumerate(table.columns):
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            try:
+                for chunk in column.chunks:
+                    chunk.validate(full=True)
+            except pa.ArrowInvalid:
+                binary = pa.binary() if pa.types.is_string(column.type) else pa.large_binary()
+                viewed = pa.chunked_array([c.view(binary) for c in column.chunks], binary)
+                table = table.set_column(index, table.field(index).with_type(binary), viewed)
+    return table
+
+
+def _place_duckdb(engine: Any, value: Any) -> Placed:
+    from fuzzpy.data import DuckDBTable
+
+    connection = value.connection if isinstance(value, DuckDBTable) else getattr(value, "_con", None)
+    if connection is None:  # a DuckDB whose relations do not say their connection: read in this process
+        table = local_table(InMemory("duckdb", value))
+        positioned = table.append_column(POSITION, pa.array(np.arange(table.num_rows, dtype=np.int64)))
+        return Placed(engine.use_connection(None).register_arrow(positioned), POSITION, table)
+    backend = engine.use_connection(connection)
+    name = backend.fresh_name()
+    if isinstance(value, DuckDBTable):
+        body = f"SELECT * FROM {backend.dialect.ident(value.name)}"
+    else:
+        view = backend.fresh_name()
+        value.create_view(view)
+        backend.temporary.append(("VIEW", view))
+        body = f"SELECT * FROM {view}"
+    backend.con.execute(f"CREATE TEMP TABLE {name} AS SELECT *, CAST(row_number() OVER () - 1 AS BIGINT) "
+                        f"AS {POSITION} FROM ({body})").fetchall()
+    backend.temporary.append(("TABLE", name))
+    return Placed(name, POSITION)
+
+
+def _place_spark(engine: Any, frame: Any) -> Placed:
+    from pyspark.sql import functions as spark_functions
+
+    backend = engine.backend
+    if frame.sparkSession is not backend.spark and frame.sparkSession.sparkContext is not backend.spark.sparkContext:
+        raise data_error("FZ552", "the Spark DataFrame belongs to another Spark session than the active one")
+    positioned = frame.withColumn(POSITION, spark_functions.monotonically_increasing_id())
+    return Placed(backend.register_dataframe(positioned.localCheckpoint(eager=True)), POSITION)
+
+
+def _schema(backend: Any, source: str) -> pa.Schema:
+    """The data's columns (without the position) as Arrow types."""
+    from fuzzpy.data import _plain_types
+
+    empty = _plain_types(backend.arrow(f"SELECT * FROM {source} LIMIT 0"))
+    return pa.schema([f for f in empty.schema if f.name != POSITION])

@@ -1,0 +1,35 @@
+"""A Spark DataFrame (and a frame held by Python) on the Spark engine
+releases what the same data releases as a file in memory; a Spark DataFrame
+is refused by another engine (FZ552)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import pyarrow.csv as pacsv
+import pytest
+
+from tests.test_frames import CSV, PROGRAM, run
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "p.fz").write_text(PROGRAM)
+    (tmp_path / "rows.csv").write_text(CSV)
+    return tmp_path
+
+
+@pytest.mark.parametrize("definition", ["total", "kept", "ks"])
+def test_a_spark_dataframe_releases_what_the_file_releases(spark, folder: Path, definition: str) -> None:
+    expected = run(folder, definition, str(folder / "rows.csv"), name=None, ledger="file.sqlite")
+    assert isinstance(expected, Fraction)
+    table = pacsv.read_csv(folder / "rows.csv")
+    frame = spark.createDataFrame(table.to_pandas())
+    assert run(folder, definition, frame, "auto", ledger="spark.sqlite") == expected
+    assert run(folder, definition, frame, "spark", ledger="spark.sqlite") == expected  # the same fingerprint
+    assert run(folder, definition, frame, "memory", ledger="spark-memory.sqlite") == expected
+    assert run(folder, definition, table, "spark", ledger="arrow-spark.sqlite") == expected
+    assert run(folder, definition, frame, "duckdb", ledger="wrong.sqlite") == "FZ552"

@@ -1,0 +1,223 @@
+"""Data given in memory (fuzzpy.data): every kind releases, seeded, exactly
+what the same data releases as a CSV or Parquet file; row rules; neighbours;
+refusals; the fingerprint recorded in the ledger."""
+
+from __future__ import annotations
+
+import sqlite3
+from fractions import Fraction
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from fuzzpy.data import DuckDBTable, register_frame
+from fuzzpy.diagnostics import FuzzError
+from fuzzpy.runtime.run import Refusal, RunRequest, execute
+
+pd = pytest.importorskip("pandas")
+pl = pytest.importorskip("polars")
+
+PROGRAM = """
+type Row = { x : num, k : int, s : string, b : bool };
+def count (db : bag Row) : fuzzy num = laplace[1.0] (size db);
+def total (db : bag Row) : fuzzy num = laplace[1.0] (sum[-10, 10] (map (fun r -> r.x) db));
+def kept (db : bag Row) : fuzzy num = laplace[1.0] (size (filter (fun r -> r.b) db));
+def ks (db : bag Row) : fuzzy num = laplace[0.5] (sum[-100, 100] (map (fun r -> r.k) db));
+"""
+DEFINITIONS = ("count", "total", "kept", "ks")
+CSV = """x,k,s,b
+1.5,3,a,true
+-2.25,,b,false
+,7,c,true
+0.1,-4,,true
+nan,2,e,false
+1e300,5,f,true
+3.0,9,g,
+-0.0,1,h,false
+"""
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "p.fz").write_text(PROGRAM)
+    (tmp_path / "rows.csv").write_text(CSV)
+    return tmp_path
+
+
+def arrow(folder: Path) -> pa.Table:
+    import pyarrow.csv as pacsv
+
+    return pacsv.read_csv(folder / "rows.csv")
+
+
+def run(folder: Path, definition: str, data: object, engine: str = "memory", name: str | None = "rows",
+        ledger: str = "ledger.sqlite", budget: str | None = "1e9,0.5") -> Fraction | str:
+    request = RunRequest(str(folder / "p.fz"), definition, data={"db": data}, budget=budget,
+                         ledger=str(folder / ledger), seed=11, engine=engine,
+                         datasets={"db": name} if name else {})
+    try:
+        return execute(request).value
+    except Refusal as refusal:
+        return ",".join(d.code for d in refusal.diagnostics)
+    except FuzzError as error:
+        return ",".join(d.code for d in error.diagnostics)
+
+
+def kinds(folder: Path) -> dict[str, object]:
+    table = arrow(folder)
+    con = duckdb.connect()
+    con.register("source", table)
+    con.execute("CREATE TABLE rows_t AS SELECT * FROM source")
+    return {
+        "pandas": pd.read_csv(folder / "rows.csv"),
+        "pandas-nullable": pd.read_csv(folder / "rows.csv").convert_dtypes(),
+        "polars": pl.read_csv(folder / "rows.csv"),
+        "arrow": table,
+        "arrow-reader": lambda: pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
+        "duckdb-relation": con.sql("SELECT * FROM rows_t"),
+        "duckdb-table": DuckDBTable(con, "rows_t"),
+    }
+
+
+@pytest.mark.parametrize("definition", ["total", "kept"])
+def test_every_kind_releases_what_the_file_releases(folder: Path, definition: str) -> None:
+    expected = run(folder, definition, str(folder / "rows.csv"), name=None, ledger="file.sqlite")
+    assert isinstance(expected, Fraction)
+    pq.write_table(arrow(folder), folder / "rows.parquet")
+    assert run(folder, definition, str(folder / "rows.parquet"), "duckdb", None, "parquet.sqlite") == expected
+    for kind, data in kinds(folder).items():
+        for engine in ("memory", "duckdb") if kind != "duckdb-relation" else ("memory", "duckdb", "auto"):
+            value = data() if callable(data) else data
+            got = run(folder, definition, value, engine, ledger=f"{kind}-{engine}.sqlite")
+            assert got == expected, (kind, engine)
+
+
+def test_missing_values_of_every_library_are_missing(folder: Path) -> None:
+    """NaN, None, pandas NA and NaT-like gaps all read as missing cells: the
+    default rule drops their rows, whatever the library."""
+    frames = [
+        pd.DataFrame({"x": [1.0, float("nan"), 2.0], "k": [1, 2, 3], "s": ["a", None, "c"],
+                      "b": [True, True, True]}),
+        pd.DataFrame({"x": pd.array([1.0, None, 2.0], dtype="Float64"), "k": pd.array([1, None, 3], "Int64"),
+                      "s": ["a", "b", "c"], "b": pd.array([True, None, True], "boolean")}),
+        pl.DataFrame({"x": [1.0, None, 2.0], "k": [1, 2, 3], "s": ["a", "b", "c"], "b": [True, True, True]}),
+        pd.DataFrame({"x": [1.0, 2.5, 2.0], "k": [1, 2, 3], "s": ["a", "b", "c"],
+                      "b": pd.Series([True, None, True], dtype=object)}),
+        pa.table({"x": [1.0, float("inf"), 2.0], "k": [1, 2, 3], "s": ["a", "  ", "c"], "b": [True, True, True]}),
+    ]
+    two = pa.table({"x": [1.0, 2.0], "k": [1, 3], "s": ["a", "c"], "b": [True, True]})
+    expected = run(folder, "count", two, ledger="two.sqlite")
+    for index, frame in enumerate(frames):
+        assert run(folder, "count", frame, ledger=f"m{index}.sqlite") == expected, index
+        assert run(folder, "count", frame, "duckdb", ledger=f"d{index}.sqlite") == expected, index
+
+
+def test_an_untyped_column_is_read_cell_by_cell(folder: Path) -> None:
+    """A pandas object column is text, each cell from its own value: one
+    float among big ints does not round them (pyarrow's inference would)."""
+    big = 2**62 + 1
+    mixed = pd.DataFrame({"x": [1.0, 2.0], "k": pd.Series([big, 0.5], dtype=object), "s": ["a", "b"],
+                          "b": [True, False]})
+    clean = pa.table({"x": [1.0], "k": pa.array([big], pa.int64()), "s": ["a"], "b": [True]})
+    program = folder / "p.fz"
+    program.write_text(PROGRAM + "def kmax (db : bag Row) : fuzzy num = laplace[1.0] "
+                       "(sum[0, 4611686018427387904] (map (fun r -> r.k) db));\n")
+    assert run(folder, "kmax", mixed, ledger="a.sqlite") == run(folder, "kmax", clean, ledger="b.sqlite")
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_row_rules_replace_and_refuse(folder: Path, engine: str) -> None:
+    frame = pd.DataFrame({"x": [1.0, None, 2.0], "k": [1, 2, 3], "s": ["a", "b", "c"], "b": [True] * 3})
+    replaced = pd.DataFrame({"x": [1.0, 5.0, 2.0], "k": [1, 2, 3], "s": ["a", "b", "c"], "b": [True] * 3})
+    ledger = str(folder / "owner.sqlite")
+    register_frame(ledger, "people", frame, "1e9,0.5", missing={"x": "value:5"})
+    got = run(folder, "total", frame, engine, name="people", ledger="owner.sqlite", budget=None)
+    assert got == run(folder, "total", replaced, engine, ledger="plain.sqlite")
+    with pytest.raises(FuzzError) as refused:
+        register_frame(ledger, "strict", frame, "1", missing={"x": "refuse"})
+    assert refused.value.diagnostics[0].code == "FZ546"
+
+
+def test_neighbouring_frames_release_within_the_sensitivity(folder: Path) -> None:
+    """One row added (seeded, the same noise): the releases differ by at
+    most the checker's sensitivity (times the grid's slack 1 + 2^-8)."""
+    base = pa.table({"x": [1.5, -2.0, 0.25], "k": [1, 2, 3], "s": ["a", "b", "c"], "b": [True, False, True]})
+    extra = [{"x": 10.0, "k": 100, "s": "z", "b": True}, {"x": -1e300, "k": -5, "s": "", "b": False},
+             {"x": float("nan"), "k": 0, "s": "q", "b": True}]
+    sensitivity = {"total": 10, "ks": 100}
+    for index, row in enumerate(extra):
+        added = pa.concat_tables([base, pa.Table.from_pylist([row], base.schema)])
+        for definition, bound in sensitivity.items():
+            for engine in ("memory", "duckdb"):
+                a = run(folder, definition, base, engine, ledger=f"n{index}{definition}{engine}a.sqlite")
+                b = run(folder, definition, pl.from_arrow(added), engine,
+                        ledger=f"n{index}{definition}{engine}b.sqlite")
+                assert abs(a - b) <= Fraction(bound) * (1 + Fraction(1, 256)), (definition, engine, row)
+
+
+def test_refusals(folder: Path) -> None:
+    frame = arrow(folder)
+    assert run(folder, "count", frame, name=None) == "FZ550"
+    assert run(folder, "count", {"x": [1]}) == "FZ551"
+    assert run(folder, "count", [1, 2]) == "FZ551"
+    con = duckdb.connect()
+    assert run(folder, "count", con.sql("SELECT 1.0 AS x, 1 AS k, 'a' AS s, true AS b"), "spark") == "FZ552"
+    assert run(folder, "count", frame, name="not a name!") == "FZ547"
+    assert not (folder / "ledger.sqlite").exists() or _charges(folder / "ledger.sqlite") == []
+
+
+def test_a_changed_frame_is_refused_and_the_fingerprint_is_recorded(folder: Path) -> None:
+    frame = pd.read_csv(folder / "rows.csv")
+    frame["note"] = "n"
+    first = run(folder, "total", frame)
+    assert isinstance(first, Fraction)
+    shuffled = frame.iloc[::-1].reset_index(drop=True)  # the order of rows does not matter
+    assert isinstance(run(folder, "total", shuffled, "duckdb"), Fraction)
+    changed = frame.copy()
+    changed.loc[0, "x"] = 1.25
+    assert run(folder, "total", changed) == "FZ541"
+    assert run(folder, "total", changed, "duckdb") == "FZ541"
+    other = frame.copy()
+    other.loc[0, "note"] = "zz"  # a column the row type does not read
+    assert isinstance(run(folder, "total", other), Fraction)
+    assert run(folder, "kept", frame.drop(columns=["x"])) == "FZ503"
+    charges = _charges(folder / "ledger.sqlite")
+    assert len(charges) == 3
+    assert len({c for c in charges}) == 1  # the columns read are the same data each time
+    assert run(folder, "count", frame, name="copy") == "FZ545"  # the same data is one dataset
+
+
+def test_the_fingerprint_is_the_same_in_every_engine_and_library(folder: Path) -> None:
+    from fuzzpy.engines.fingerprint import cell_class
+    from fuzzpy.engines.frames import local_digests
+
+    table = pa.table({"x": [0.1, -0.0, 5e-324, float("nan"), None, 1e308, -3.0], "k": [1, None, -2, 3, 4, 5, 6]})
+    everywhere = {i for i, t in enumerate(table.schema.types) if cell_class(t)}
+    a = local_digests(table)(sorted(everywhere))
+    b = local_digests(pl.from_arrow(table).to_arrow())(sorted(everywhere))
+    c = local_digests(table.cast(pa.schema([("x", pa.float64()), ("k", pa.int32())])))(sorted(everywhere))
+    assert a == b == c
+    d = local_digests(table.set_column(0, "x", pa.array([0.1, 0.0, 5e-324, float("nan"), None, 1e308, -2.0])))
+    assert d([0])["x"] != a["x"]
+
+
+def _charges(ledger: Path) -> list[str]:
+    """The data fingerprints the ledger recorded, one per charge."""
+    with sqlite3.connect(ledger) as con:
+        return [row[0] for row in con.execute("SELECT data_sha256 FROM releases ORDER BY id")]
+
+
+def test_one_dataset_in_memory_and_in_duckdb_has_one_fingerprint(folder: Path) -> None:
+    """Registered from an Arrow table, the same rows as a DuckDB table are
+    the same dataset (the fingerprint is computed where the data lives)."""
+    table = arrow(folder)
+    assert isinstance(run(folder, "total", table), Fraction)
+    con = duckdb.connect()
+    con.register("source", table)
+    con.execute("CREATE TABLE t AS SELECT * FROM source ORDER BY k DESC")
+    assert isinstance(run(folder, "total", DuckDBTable(con, "t"), "auto"), Fraction)
+    con.execute("UPDATE t SET x = 0.5 WHERE k = 3")
+    assert run(folder, "total", DuckDBTable(con, "t"), "auto") == "FZ541"
