@@ -305,3 +305,18 @@ def test_datasets_and_budget_forms(tmp_path: Path) -> None:
     with pytest.raises(fuzzpy.FuzzError):
         program.run("census", data={"db": PEOPLE}, ledger=ledger, budget=object())
     assert fuzzpy.Ledger(tmp_path / "none.sqlite").datasets() == []
+
+
+def test_a_dataframe_is_quoted_and_run_like_a_file(tmp_path: Path) -> None:
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.read_csv(PEOPLE)
+    ledger = tmp_path / "l.sqlite"
+    program = fuzzpy.load(EXAMPLES / "noisy_count.fz")
+    quote = program.quote("noisy_count", data={"db": frame}, datasets="survey", ledger=ledger, budget=1)
+    release = program.run("noisy_count", data={"db": frame}, datasets="survey", ledger=ledger, budget=1, seed=2)
+    from_file = program.run("noisy_count", data={"db": PEOPLE}, ledger=tmp_path / "f.sqlite", budget=1, seed=2)
+    assert release.exact == from_file.exact  # the same rows, the same seeded release
+    assert release.charges["survey"].remaining == quote["survey"].remaining
+    with pytest.raises(fuzzpy.InvalidInput) as unnamed:  # data in memory has no file to name its dataset
+        program.quote("noisy_count", data={"db": frame}, ledger=ledger)
+    assert [d.code for d in unnamed.value.diagnostics] == ["FZ550"]

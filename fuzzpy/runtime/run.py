@@ -237,16 +237,23 @@ def execute(request: RunRequest, warn: Warn = lambda message: None, show: Show |
     changed; after it, the ledger keeps the release as "charged" (not
     released) and the exception's note says what was spent.
     """
-    from fuzzpy.data import home_engine, recognise
     from fuzzpy.engines import engine_for
 
-    data = {param: recognise(param, value) for param, value in request.data.items()}
-    request = replace(request, data=data, engine=home_engine(data, request.engine))
+    request = _placed(request)
     engine = engine_for(request.engine, warn, progress)
     try:
         return _execute(request, warn, show, engine)
     finally:
         engine.close()
+
+
+def _placed(request: RunRequest) -> RunRequest:
+    """The request with its data recognised (paths, names, data in memory)
+    and the engine that data lives in (`fuzzpy.data`)."""
+    from fuzzpy.data import home_engine, recognise
+
+    data = {param: recognise(param, value) for param, value in request.data.items()}
+    return replace(request, data=data, engine=home_engine(data, request.engine))
 
 
 def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) -> RunResult:
@@ -336,6 +343,7 @@ def quote(request: RunRequest, warn: Warn = lambda message: None) -> list[Quote]
     from fuzzpy.ledger.book import Ledger
     from fuzzpy.runtime.datasets import name_sources
 
+    request = _placed(request)
     _, _, _, events, _, _, budget = prepare(request)
     engine = engine_for(request.engine, warn, None)
     try:
