@@ -320,3 +320,17 @@ def test_a_dataframe_is_quoted_and_run_like_a_file(tmp_path: Path) -> None:
     with pytest.raises(fuzzpy.InvalidInput) as unnamed:  # data in memory has no file to name its dataset
         program.quote("noisy_count", data={"db": frame}, ledger=ledger)
     assert [d.code for d in unnamed.value.diagnostics] == ["FZ550"]
+
+
+def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"## Python API\n.*?```python\n(.*?)```", readme, re.S)
+    assert block is not None
+    monkeypatch.chdir(ROOT)
+    exec(compile(block.group(1), "README.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["(t :[inf] num) -> (db :[1] bag Person) -> num", "1/10 pure (basic composition)"]
+    assert lines[2].endswith(" 0.9") and lines[3] == "(0.9, 0.0)" and lines[4] == "1 ['FZ303']"
+    assert lines[5].startswith("error[FZ303]")
