@@ -282,21 +282,28 @@ def check_seed(seed: int | None) -> int | None:
 
 def _release(request: RunRequest, sources: dict[str, Source] | None, on_warning: Warn | None,
              on_release: Callable[[Release], None] | None, progress: Warn | None) -> Release:
+    from fuzzpy import interrupts
     from fuzzpy.releases import release
     from fuzzpy.runtime.run import execute
     from fuzzpy.verifier import proof_cache
 
+    released: list[Release] = []
+
     def show(result: RunResult) -> None:
+        released.append(release(result))
         if on_release is not None:
-            on_release(release(result))
+            on_release(released[0])
 
     def run() -> RunResult:
-        with proof_cache.enabled():
+        # Ctrl-C raises `Interrupted` (a KeyboardInterrupt) only where the
+        # ledger is consistent: charged and known to be, or not at all.
+        with interrupts.handled(), proof_cache.enabled():
             return execute(request, warn=on_warning or (lambda message: None), show=show, progress=progress)
 
     if sources is None:
         sources = _file_sources(request.file)
-    return release(_guarded(run, sources))
+    _guarded(run, sources)
+    return released[0]
 
 
 def _file_sources(path: str) -> dict[str, Source]:
