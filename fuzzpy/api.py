@@ -269,7 +269,7 @@ def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = 
         datasets={"": datasets} if isinstance(datasets, str) else dict(datasets or {}),
         seed=check_seed(seed),
         delta=_delta_text(delta),
-        engine=engine,
+        engine=_engine(engine),
         source_text=source_text,
     )
 
@@ -278,6 +278,14 @@ def check_seed(seed: int | None) -> int | None:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise _option_error(f"--seed must be a non-negative integer, not {seed}")
     return seed
+
+
+def _engine(name: str) -> str:
+    from fuzzpy.engines import ENGINES
+
+    if name != "auto" and name not in ENGINES:
+        raise _option_error(f"unknown engine `{name}`: one of auto, {', '.join(ENGINES)}")
+    return name
 
 
 def _release(request: RunRequest, sources: dict[str, Source] | None, on_warning: Warn | None,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING:
     from fuzzpy.ledger.quotes import Quote
     from fuzzpy.runtime.run import RunResult
+    from fuzzpy.types import Type
 
 
 class Amount(NamedTuple):
@@ -23,6 +24,9 @@ class Amount(NamedTuple):
     epsilon: float
     delta: float
     exact: dict[str, Fraction]
+
+    def __repr__(self) -> str:
+        return f"Amount(epsilon={self.epsilon!r}, delta={self.delta!r})"
 
 
 @dataclass(frozen=True)
@@ -90,13 +94,56 @@ class Release:
 
 def release(result: RunResult) -> Release:
     charges = {receipt.dataset: charge(receipt) for receipt in result.receipts}
-    return Release(to_python(result.value), result.value, charges, result.private, list(result.warnings), result)
+    value = to_python(result.value, result.type)
+    return Release(value, result.value, charges, result.private, list(result.warnings), result)
 
 
-def to_python(value: Any) -> Any:
-    """A runtime value as plain Python data: numbers as floats (integers as
-    ints), tuples as tuples, lists and vectors as lists, records as dicts,
-    sums as {"inl": ...} / {"inr": ...}."""
+def to_python(value: Any, kind: Type | None = None) -> Any:
+    """A runtime value as plain Python data, as its type ``kind`` says:
+    `num` a float, `int` an int, tuples and `<a, b>` tuples, lists and
+    vectors lists, records dicts, sums {"inl": ...} / {"inr": ...}.
+    Without a type, numbers keep their kind (an exact Fraction a float)."""
+    from fuzzpy import types as T
+
+    if isinstance(kind, T.TFuzzy):
+        return to_python(value, kind.inner)
+    typed = _typed(value, kind) if kind is not None else _UNTYPED
+    return typed if typed is not _UNTYPED else _untyped(value)
+
+
+_UNTYPED = object()
+
+
+def _typed(value: Any, kind: Type) -> Any:
+    import numpy as np
+
+    from fuzzpy import types as T
+    from fuzzpy.runtime.exact import to_float
+    from fuzzpy.runtime.values import Inl, Inr, Record, WithPair
+
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(kind, T.TNum) and isinstance(value, (int, float, Fraction)) and not isinstance(value, bool):
+        return to_float(value)
+    if isinstance(kind, T.TInt) and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(kind, T.TTuple) and isinstance(value, tuple) and len(value) == len(kind.items):
+        return tuple(to_python(v, t) for v, t in zip(value, kind.items, strict=True))
+    if isinstance(kind, T.TWith) and isinstance(value, WithPair):
+        return (to_python(value.left, kind.left), to_python(value.right, kind.right))
+    if isinstance(kind, T.TRecord) and isinstance(value, Record):
+        types = dict(kind.fields)
+        return {k: to_python(v, types.get(k)) for k, v in value.fields.items()}
+    if isinstance(kind, (T.TList, T.TVec)) and not isinstance(value, (str, bytes, Record, tuple)):
+        items = value.tolist() if isinstance(value, np.ndarray) else list(value)
+        return [to_python(v, kind.elem) for v in items]
+    if isinstance(kind, T.TSum) and isinstance(value, (Inl, Inr)):
+        side = kind.left if isinstance(value, Inl) else kind.right
+        return {"inl" if isinstance(value, Inl) else "inr": to_python(value.value, side)}
+    return _UNTYPED
+
+
+def _untyped(value: Any) -> Any:
     import numpy as np
 
     from fuzzpy.runtime.bag import LazyGroups

@@ -43,6 +43,11 @@ def census (db : bag Person) : fuzzy { people : num, married : num } = {
 };
 
 def gauss_count (db : bag Person) : fuzzy num = gauss[1.0] (size db);
+
+def zero (db : bag Person) : fuzzy num = {
+  sample n = laplace[0.5] (size db);
+  return 0
+};
 """
 
 
@@ -228,6 +233,10 @@ def test_values_come_back_as_python_data(tmp_path: Path) -> None:
     record = program.run("census", **options)
     assert set(record.value) == {"people", "married"} and all(isinstance(v, float) for v in record.value.values())
     assert isinstance(record.exact.fields["people"], Fraction)
+    zero = program.run("zero", **options)
+    assert zero.value == 0 and isinstance(zero.value, float)  # a `num` is a float, whatever its runtime form
+    svt = fuzzpy.load(EXAMPLES / "age_brackets_svt.fz").run("first_large_bracket", **options)
+    assert isinstance(svt.value, int) and not isinstance(svt.value, bool)  # an `int` an int
 
 
 def test_python_and_text_arguments_release_the_same(tmp_path: Path) -> None:
@@ -261,6 +270,9 @@ def test_run_refusals_carry_the_cli_exit_codes(tmp_path: Path) -> None:
         ({"definition": "leak"}, fuzzpy.Rejected, "FZ522", 1),  # a data code, but a rejection
         ({"definition": "census", "seed": -1}, fuzzpy.InvalidInput, "FZ523", 2),
         ({"definition": "census", "delta": 2}, fuzzpy.InvalidInput, "FZ523", 2),
+        ({"definition": "census", "engine": "bogus"}, fuzzpy.InvalidInput, "FZ523", 2),
+        ({"definition": "census", "rule": "bogus"}, fuzzpy.InvalidInput, "FZ714", 2),
+        ({"definition": "census", "data": {"db": 42}}, fuzzpy.InvalidInput, "FZ551", 2),
         ({"definition": "census", "data": {"db": str(tmp_path / "missing.csv")}}, fuzzpy.InvalidInput, "FZ5", 2),
     ]
     for options, kind, code, exit_code in cases:

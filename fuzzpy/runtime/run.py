@@ -91,6 +91,7 @@ class RunResult:
     private: bool
     warnings: list[str]
     files: dict[str, str] = field(default_factory=dict)  # dataset key -> data file
+    type: Type | None = None  # the definition's result type (the API converts the value by it)
 
     def to_json(self) -> dict[str, object]:
         from fuzzpy.runtime.values import to_json
@@ -304,7 +305,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
         stop.note = interrupted_note(receipts)
         raise
     files = {keys[name]: opened[name].file.path for name in events}
-    result = RunResult(value, receipts, source_of_noise.private, warnings, files)
+    result = RunResult(value, receipts, source_of_noise.private, warnings, files, definition.result)
     with held(finish=True) as late:  # recorded as released and shown, together
         if receipts:
             _record_release(request.ledger, receipts, value, outside[0], record)
