@@ -17,6 +17,7 @@ DataFrame) is scanned there.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -175,8 +176,38 @@ def _object_text(values: list[object]) -> pa.Array:
         elif isinstance(value, (float, np.floating)):
             cells.append(repr(float(value)).encode())
         else:
-            cells.append(str(value).encode("utf-8", "surrogatepass"))
+            cells.append(_spelling(value))
     return pa.array(cells, pa.large_binary())
+
+
+_UNSPELLABLE = b"\xff"  # not UTF-8: a cell that fits no kind, as the loader reads it
+
+
+def _spelling(value: object) -> bytes:
+    """str() of a cell, total: an integer of any size is spelled in full (past
+    Python's 4,300-digit limit for int -> str), and a value whose str() fails
+    is a cell that does not fit, never an error (an error on the one
+    neighbour holding it would tell the analyst which one: a12)."""
+    try:
+        if isinstance(value, (int, np.integer)):
+            return _integer_text(int(value)).encode()
+        text = str(value)
+        if not isinstance(text, str):
+            return _UNSPELLABLE
+        return text.encode("utf-8", "surrogatepass")
+    except Exception:  # noqa: BLE001 -- any failure of a user's object is a bad cell
+        return _UNSPELLABLE
+
+
+def _integer_text(value: int) -> str:
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    if limit == 0:
+        return str(value)
+    sys.set_int_max_str_digits(0)
+    try:
+        return str(value)
+    finally:
+        sys.set_int_max_str_digits(limit)
 
 
 def _is_missing(value: object) -> bool:

@@ -221,3 +221,35 @@ def test_one_dataset_in_memory_and_in_duckdb_has_one_fingerprint(folder: Path) -
     assert isinstance(run(folder, "total", DuckDBTable(con, "t"), "auto"), Fraction)
     con.execute("UPDATE t SET x = 0.5 WHERE k = 3")
     assert run(folder, "total", DuckDBTable(con, "t"), "auto") == "FZ541"
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no spelling")
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_a_cell_python_cannot_spell_drops_its_row(folder: Path, engine: str) -> None:
+    """a12: an int of more than 4,300 digits (Python's int <-> str limit) or
+    an object whose str() fails failed the run on the neighbour holding it;
+    each is a cell that does not fit: its row is dropped, as in a file."""
+    odd = [10**5000, -(10**4400), _Unprintable()]
+    for index, cell in enumerate(odd):
+        frame = pd.DataFrame({"x": [1.0, 2.0], "k": pd.Series([3, cell], dtype=object), "s": ["a", "b"],
+                              "b": [True, False]})
+        without = pa.table({"x": [1.0], "k": pa.array([3], pa.int64()), "s": ["a"], "b": [True]})
+        got = run(folder, "ks", frame, engine=engine, ledger=f"a{index}.sqlite")
+        assert got == run(folder, "ks", without, engine=engine, ledger=f"b{index}.sqlite"), index
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb", "auto"])
+def test_a_csv_int_of_thousands_of_digits_drops_its_row(folder: Path, engine: str) -> None:
+    """Python's int() refuses more than 4,300 digits: the loader compares
+    the digits instead (a12: FZ799 on the neighbour holding such a cell)."""
+    long = folder / "long.csv"
+    long.write_text("x,k,s,b\n1.5,3,a,true\n" + f"1,{'9' * 5000},b,true\n2,-{'9' * 4400},c,true\n"
+                    f"3,{'0' * 5000}7,d,true\n")
+    short = folder / "short.csv"
+    short.write_text("x,k,s,b\n1.5,3,a,true\n3,7,d,true\n")
+    assert run(folder, "ks", str(long), engine=engine, name="long", ledger="l.sqlite") == run(
+        folder, "ks", str(short), engine=engine, name="short", ledger="s.sqlite")

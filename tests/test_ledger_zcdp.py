@@ -54,3 +54,14 @@ def test_epsilon_is_at_most_the_classical_one() -> None:
     classical = 0.5 + 2 * math.sqrt(0.5 * math.log(1e5))
     assert zcdp_epsilon(rho, delta) < classical
     assert zcdp_epsilon(Fraction(0), delta) == 0
+
+
+def test_a_rho_beyond_the_double_range_gives_a_finite_upper_bound() -> None:
+    """a11 F3: `run --rule zcdp` on gauss[1] (vsum[1e200] ..) crashed converting
+    rho to a float; the exact bound 2 rho + ceil(log 1/delta) + 1 is used."""
+    from fuzzpy.ledger.rules import format_number
+
+    rho = Fraction(10) ** 400 / 2
+    epsilon = zcdp_epsilon(rho, Fraction(1, 10**6))
+    assert rho < epsilon <= 2 * rho + 15  # epsilon >= rho for any conversion of rho-zCDP
+    assert format_number(epsilon) == "~1.00000E+400"

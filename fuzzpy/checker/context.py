@@ -112,6 +112,7 @@ class DefSig:
 @dataclass
 class Globals:
     constants: dict[str, Fraction] = field(default_factory=dict)
+    categories: dict[str, tuple[str, ...]] = field(default_factory=dict)  # `let regions = ["a", "b"];`
     aliases: dict[str, T.Type] = field(default_factory=dict)
     defs: dict[str, S.DefDecl] = field(default_factory=dict)
     mechanisms: dict[str, S.MechanismDecl] = field(default_factory=dict)

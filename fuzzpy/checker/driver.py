@@ -16,6 +16,7 @@ from fractions import Fraction
 
 from fuzzpy import syntax as S
 from fuzzpy import types as T
+from fuzzpy.categories import category_constant
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Globals, Judgment
@@ -113,11 +114,16 @@ class ProgramChecker:
     def _collect_one(self, decl: S.Decl) -> None:
         g = self.globals
         if isinstance(decl, S.LetDecl):
+            categories = category_constant(decl.expr)
+            if categories is not None:  # a public list of categories for `group[...]`
+                g.categories[decl.name] = categories
+                return
             value = static_value(decl.expr, g.constants)
             if value is None:
                 raise CheckError(
                     "FZ212",
-                    f"the top-level `let {decl.name}` must be a static number (a literal or arithmetic over constants)",
+                    f"the top-level `let {decl.name}` must be a static number (a literal or arithmetic over constants) "
+                    "or a non-empty list of string literals (categories for `group[...]`)",
                     decl.expr.span,
                 )
             g.constants[decl.name] = value

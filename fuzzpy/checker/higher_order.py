@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from fuzzpy import syntax as S
 from fuzzpy import types as T
+from fuzzpy.categories import categories_of, is_categorical
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.blocks import BinderRules
 from fuzzpy.checker.context import Judgment
@@ -26,6 +27,7 @@ from fuzzpy.checker.first_order import static_length
 from fuzzpy.checker.terms import source_name
 from fuzzpy.checker.typerel import is_numeric
 from fuzzpy.diagnostics import Diagnostic, Label
+from fuzzpy.limits import MAX_STATIC_COUNT
 from fuzzpy.sensitivity import INF
 
 if TYPE_CHECKING:
@@ -119,17 +121,105 @@ def split(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def group(ck: Inferencer, call: PrimCall) -> Judgment:
-    k = static_count(call.statics[0], ck.visible_constants(), "the number of buckets of `group`", 1)
+    """`group[k]` (int keys) or `group["a", "b", ...]` (string keys, one
+    bucket per public category, `fuzzpy.categories`). Both are typed alike:
+    a row lands in at most one bucket, so the list of buckets moves by at
+    most 1 in the list's sum metric (Reed & Pierce, ICFP 2010; language
+    design, section 3): the categorical form is the int form composed with
+    the row-wise, public map from a category to its position."""
+    named = ck.visible_categories()
+    categories = _categories(ck, call, named) if is_categorical(call.statics, named) else None
+    if categories is None:
+        _refuse_dynamic_categories(ck, call)
+        k = static_count(call.statics[0], ck.visible_constants(), "the number of buckets of `group`", 1)
+    else:
+        k = len(categories)
     bag, bag_type = _bag_arg(ck, call, 1)
     what = "`group`"
-    result, captured = function_arg(ck, call.args[0], bag_type.elem, T.INT, what)
-    if not is_numeric(result):
+    key_type = T.INT if categories is None else T.STRING
+    result, captured = function_arg(ck, call.args[0], bag_type.elem, key_type, what)
+    if categories is not None and not isinstance(result, T.TString):
+        from fuzzpy.checker.infer import type_mismatch
+
+        raise type_mismatch(
+            T.STRING, result, call.args[0].span, "the function given to `group` with categories computes a category"
+        )
+    if categories is None and not is_numeric(result):
         from fuzzpy.checker.infer import type_mismatch
 
         raise type_mismatch(T.INT, result, call.args[0].span, "the function given to `group` computes a bucket number")
     captured = capture_infinitely(ck, captured, call.args[0], what)
     ck.note("`group`: a row moves at most one bucket, 1-sensitive in the bag (list metric: sum)")
     return Judgment(T.TList(bag_type), U.plus(bag.ctx, captured), length=int(k))
+
+
+def _categories(ck: Inferencer, call: PrimCall, named: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The public categories of `group[...]`, refused when they are not
+    static (FZ220), repeat (FZ219), have whitespace the loader would trim
+    (FZ221) or are too many (FZ217)."""
+    categories = categories_of(call.statics, named)
+    where = call.statics[0].span.merge(call.statics[-1].span)
+    if categories is None:
+        raise CheckError(
+            "FZ220",
+            "the categories of `group[...]` must be string literals, or the name of one top-level `let` list of them",
+            where,
+            hint='write `group["north", "south"]`, or `let regions = ["north", "south"];` and `group[regions]`',
+        )
+    spans = [a.span for a in call.statics] if len(call.statics) == len(categories) else [where] * len(categories)
+    seen: dict[str, int] = {}
+    for index, category in enumerate(categories):
+        if category in seen:
+            raise CheckError(
+                "FZ219",
+                f"the category {_quoted(category)} is listed twice: each category is one bucket",
+                spans[index],
+                labels=(Label(spans[seen[category]], "first listed here"),) if spans[index] != where else (),
+            )
+        seen[category] = index
+    for index, category in enumerate(categories):
+        if _trimmed(category) != category:
+            raise CheckError(
+                "FZ221",
+                f"the category {_quoted(category)} has surrounding whitespace: the loader trims it from every cell, "
+                "so no row could be in this bucket",
+                spans[index],
+                hint="write the category without the surrounding whitespace",
+            )
+    if len(categories) > MAX_STATIC_COUNT:
+        raise CheckError("FZ217", f"`group` has {len(categories):,} categories, more than {MAX_STATIC_COUNT:,}", where)
+    return categories
+
+
+def _refuse_dynamic_categories(ck: Inferencer, call: PrimCall) -> None:
+    """`group[xs]` with `xs` a list that is not a top-level category list
+    (a parameter, a local `let`, a hidden constant): FZ220, not a number."""
+    arg = call.statics[0]
+    if len(call.statics) != 1 or not isinstance(arg, S.Var):
+        return
+    binding = ck.env.lookup(arg.name)
+    local_list = binding is not None and isinstance(binding.type, T.TList)
+    if local_list or (binding is not None and arg.name in ck.globals.categories):
+        raise CheckError(
+            "FZ220",
+            f"`{arg.name}` is not a static list of categories: `group[...]`'s buckets must be known before the data is read",
+            arg.span,
+            hint='write the categories in the brackets, or bind them by a top-level `let regions = ["north", "south"];`',
+        )
+
+
+def _quoted(category: str) -> str:
+    return '"' + category.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _trimmed(text: str) -> str:
+    """`text` as the loader would read it from a cell: trimmed by Arrow's
+    `utf8_trim_whitespace` (`fuzzpy.runtime.cells`); imported only here,
+    since most programs have no categories."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return str(pc.utf8_trim_whitespace(pa.array([text], type=pa.string()))[0].as_py())
 
 
 def tabulate(ck: Inferencer, call: PrimCall) -> Judgment:

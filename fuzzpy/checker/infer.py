@@ -123,6 +123,11 @@ class Inferencer:
         so `laplace[e]` under `fun e -> ...` is not the constant `e`."""
         return {name: value for name, value in self.globals.constants.items() if self.env.lookup(name) is None}
 
+    def visible_categories(self) -> dict[str, tuple[str, ...]]:
+        """The top-level category lists `group[...]` may name here (a local
+        variable of the same name hides one, as for `visible_constants`)."""
+        return {name: value for name, value in self.globals.categories.items() if self.env.lookup(name) is None}
+
     def checkpoint(self) -> tuple[int, tuple[int, int] | None, int]:
         """The diagnostics, trace and length unifications so far, for an
         attempt that may be retried."""

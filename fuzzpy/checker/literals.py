@@ -74,6 +74,8 @@ class LiteralRules:
             return Judgment(binding.type, U.single(binding.key, expr.span), length=binding.length)
         if expr.name in ck.globals.constants:
             return Judgment(T.NUM, {}, static=ck.globals.constants[expr.name])
+        if expr.name in ck.globals.categories:  # a public list: it depends on nothing
+            return Judgment(T.TList(T.STRING), {}, length=len(ck.globals.categories[expr.name]))
         from fuzzpy.checker.apply import apply_spine
 
         return apply_spine(ck, expr, [], expr, hint)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from fuzzpy import syntax as S
 from fuzzpy import types as T
+from fuzzpy.categories import is_categorical
 from fuzzpy.checker import first_order as F
 from fuzzpy.checker import higher_order as H
 from fuzzpy.checker import noise as N
@@ -80,7 +81,7 @@ _TABLE = [
     Primitive("map", (), 2, "(A -> B) -> bag A -o bag B", H.map_),
     Primitive("filter", (), 2, "(A -> bool) -> bag A -o bag A", H.filter_),
     Primitive("split", (), 2, "(A -> bool) -> bag A -o (bag A, bag A)", H.split),
-    Primitive("group", ("k",), 2, "(A -> int) -> bag A -o list (bag A)  (k buckets)", H.group),
+    Primitive("group", ("k",), 2, "(A -> int) -> bag A -o list (bag A)  (k buckets; or group[\"a\", ..]: A -> string)", H.group),
     Primitive("tabulate", (), 2, "list T -> (T -> num) -o vec[inf] num", H.tabulate),
     # distributions
     Primitive("laplace", ("eps",), 1, "num -[eps]-> fuzzy num  (also vec[1] num)", N.laplace),
@@ -107,7 +108,8 @@ def apply_primitive(
         raise CheckError("FZ207", f"unknown primitive `{name}`", head.span)
     if name == "sum" and not statics and args:
         return F.unclamped_sum(ck, PrimCall(name, statics, args[:1], _rebuild(head, args[:1], whole), hint, head))
-    if len(statics) != len(prim.statics):
+    categorical = name == "group" and len(statics) >= 1 and is_categorical(statics, ck.visible_categories())
+    if len(statics) != len(prim.statics) and not categorical:
         wanted = f"`{name}[{', '.join(prim.statics)}]`" if prim.statics else f"`{name}` (no brackets)"
         raise CheckError("FZ208", f"`{name}` takes {len(prim.statics)} static argument(s): write {wanted}", head.span)
     if len(args) < prim.arity:

@@ -65,6 +65,17 @@ class DuckDBBackend:
         self.temporary.append(("VIEW", name))
         return name
 
+    def register_table(self, select: str, row_id: str) -> str:
+        """The rows of `select`, in its order, written to a table (DuckDB's
+        buffer manager spills it past the memory limit); each row's id is
+        its position in the table."""
+        name = self.fresh_name()
+        self._watch(lambda: self.con.execute(f"CREATE TEMP TABLE {name}_rows AS {select}").fetchall())
+        self.temporary.append(("TABLE", f"{name}_rows"))
+        self.con.execute(f"CREATE TEMP VIEW {name} AS SELECT *, rowid AS {row_id} FROM {name}_rows").fetchall()
+        self.temporary.append(("VIEW", name))
+        return name
+
     def parquet_source(self, path: str) -> tuple[str, str]:
         """The FROM text reading a Parquet file, and its row position column."""
         quoted = path.replace("'", "''")

@@ -11,11 +11,12 @@ seams (docs/engines.md):
 
 `MemoryEngine` is fuzzpy's own interpreter with the whole file in memory;
 `QueryEngine` holds the rows in DuckDB or Spark. A query engine hashes a
-file by streaming it (the bytes are not kept); a Parquet file is then read
-by the engine itself, so the run checks, after computing, that the file is
-still the one hashed (its size, modification time and inode: a file
-replaced in between is refused before anything is released; the charge
-stands).
+file by streaming it (the bytes are not kept), or recalls the hash of that
+version of the file (`filehash`); a Parquet file, and a CSV file on DuckDB,
+are then read by the engine itself, so the run checks, after computing,
+that the file is still the one hashed (its device, inode, size,
+modification and change times: a file replaced in between is refused
+before anything is released; the charge stands).
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.engines.csvscan import CHUNK, CsvFacts, Scanner, csv_report, csv_selects, csv_source
 from fuzzpy.engines.execute import Executor
+from fuzzpy.engines.filehash import recall, recall_counts, remember, remember_counts
 from fuzzpy.engines.plan import Scan
 from fuzzpy.engines.scan import (
     ROW_ID,
@@ -80,10 +83,14 @@ class MemoryEngine:
 
 
 class _Unread:
-    """A file's bytes, not read into memory: only their number is known."""
+    """A file's bytes, not read into memory: their number, the file's
+    identity when hashed (`_stat`) and, for a CSV file, what DuckDB needs to
+    know to read it (`csvscan.CsvFacts`)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, stat: tuple[int, ...] | None = None, facts: CsvFacts | None = None) -> None:
         self.size = size
+        self.stat = stat
+        self.facts = facts
 
     def __len__(self) -> int:
         return self.size
@@ -96,21 +103,70 @@ def streamed_data_file(path: str | Path) -> DataFile:
 
     name = str(path)
     digest = hashlib.sha256()
+    form = file_format(name)
+    scanner = Scanner() if form == "csv" else None
     try:
         absolute = str(Path(path).resolve())
         with open(path, "rb") as handle:
+            stat = _stat_of(os.fstat(handle.fileno()))
+            known = recall(absolute, stat)
+            if known is not None:
+                return DataFile(name, absolute, form, _Unread(stat[2], stat, known[1]), known[0])  # type: ignore[arg-type]
             size = 0
-            while chunk := handle.read(1 << 22):
+            while chunk := handle.read(CHUNK):
                 digest.update(chunk)
+                if scanner is not None:
+                    scanner.update(chunk)
                 size += len(chunk)
+            unchanged = _stat_of(os.fstat(handle.fileno())) == stat
     except OSError as exc:
         raise schema_error("FZ501", f"cannot read data file `{name}`: {exc.strerror or exc}", name) from None
-    return DataFile(name, absolute, file_format(name), _Unread(size), digest.hexdigest())  # type: ignore[arg-type]
+    facts = scanner.facts() if scanner is not None else None
+    if unchanged and size == stat[2]:
+        remember(absolute, stat, digest.hexdigest(), facts)
+    return DataFile(name, absolute, form, _Unread(size, stat, facts), digest.hexdigest())  # type: ignore[arg-type]
 
 
-def _stat(path: str) -> tuple[int, int, int]:
-    info = os.stat(path)
-    return info.st_size, info.st_mtime_ns, info.st_ino
+def csv_header(file: DataFile) -> Header:
+    """A CSV file's header from the file's first lines only: read up to the
+    end of its first non-blank line (the loader's `frame` on those bytes
+    finds the same header and refusals as on the whole file)."""
+    from fuzzpy.runtime.csvframe import frame, schema_error
+
+    data = b""
+    try:
+        with open(file.path, "rb") as handle:
+            while chunk := handle.read(CHUNK):
+                data += chunk
+                if _holds_a_header(data):
+                    break
+    except OSError as exc:
+        raise schema_error("FZ501", f"cannot read data file `{file.path}`: {exc.strerror or exc}",
+                           file.path) from None
+    if not data:
+        raise schema_error("FZ502", f"data file `{file.path}` is empty", file.path,
+                           hint="the first line must name the columns")
+    framed = frame(data, file.path)
+    return Header(framed.names, None, framed, None)
+
+
+def _holds_a_header(data: bytes) -> bool:
+    """Whether `data` holds a whole non-blank line (a blank one is empty
+    but for the carriage return before its newline)."""
+    from fuzzpy.runtime.csvframe import UTF8_BOM
+
+    complete = data[len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0 : data.rfind(b"\n") + 1]
+    return any(line not in (b"", b"\r") for line in complete.split(b"\n")[:-1])
+
+
+def _stat(path: str) -> tuple[int, ...]:
+    return _stat_of(os.stat(path))
+
+
+def _stat_of(info: os.stat_result) -> tuple[int, ...]:
+    """A file's identity and version as the file system records them: any
+    write or `utime` changes the change time, which user space cannot set."""
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
 
 
 class ScanBag(Bag):
@@ -164,6 +220,8 @@ class QueryEngine:
     def _header(self, file: DataFile) -> Header:
         if not isinstance(file.data, _Unread):
             return read_header(file)
+        if file.format == "csv":
+            return csv_header(file)
         if file.format == "parquet":
             try:
                 schema = pq.read_schema(file.path)
@@ -189,26 +247,63 @@ class QueryEngine:
             return self._frame(opened)
         file, plan = opened.file, opened.plan
         header = opened.header
+        # Why a file is not scanned by the engine depends on its contents (text
+        # that is not UTF-8, a stray carriage return): a fact about the private
+        # data, so the analyst is not told it; it is kept for the data owner
+        # with the row rules' counts (`loaded_by`), and the rows are the same.
+        obstacle = None
         if file.format == "parquet" and header.table is None and _compilable(header, plan):
             if _strings_are_utf8(file.path, header, plan):
                 return self._parquet(file, header, plan)
-            self.warn(f"warning: `{file.path}` holds text that is not UTF-8, which {self.name} cannot read: "
-                      "it is loaded by fuzzpy's loader (those rows are dropped, as always)")
-        if header.csv is None and header.table is None:
-            header = read_header(_read_whole(file))
+            obstacle = "text that is not UTF-8"
+        if file.format == "csv" and isinstance(file.data, _Unread) and self.name == "duckdb":
+            facts = file.data.facts
+            obstacle = "it was not scanned" if facts is None else facts.obstacle(len(header.names))
+            if obstacle is None:
+                return self._csv(file, header, plan)
+        if isinstance(file.data, _Unread) and header.table is None:
+            header = read_header(_read_whole(file))  # the loader reads the whole file
         bag, report = load(header, plan)
+        if obstacle is not None:
+            report = {**report, "loaded_by": f"fuzzpy's loader, not {self.name}: {obstacle}"}
         return self.from_bag(bag, plan), report
+
+    def _watch_file(self, file: DataFile) -> None:
+        seen = file.data.stat if isinstance(file.data, _Unread) else None
+        self._watched[file.path] = seen or _stat(file.path)
+
+    def _csv(self, file: DataFile, header: Header, plan: Plan) -> tuple[Bag, dict[str, object]]:
+        """The CSV file streamed by DuckDB under the loader's rules (`csvscan`)."""
+        d = self.backend.dialect
+        self._watch_file(file)
+        assert header.csv is not None and isinstance(file.data, _Unread) and file.data.facts is not None
+        source = csv_source(file.path, file.data.facts, header.csv.header_line)
+        select, audit = csv_selects(d, source, plan, len(header.names))
+        counts = self._audit(file, audit, source)
+        table = self.backend.register_table(select, ROW_ID)
+        return ScanBag(scan_of(table, plan)), csv_report(plan, counts)
+
+    def _audit(self, file: DataFile, audit: str, source: str) -> tuple[int, ...]:
+        """The audit query's counts, or those remembered for the same bytes
+        and the same query (the file's path left out of the key)."""
+        key = audit.replace(source, "<file>")
+        counts = recall_counts(file.sha256, key)
+        if counts is None:
+            (row,) = self.backend.rows(audit)
+            counts = tuple(int(c or 0) for c in row)
+            remember_counts(file.sha256, key, counts)
+        return counts
 
     def _parquet(self, file: DataFile, header: Header, plan: Plan) -> tuple[Bag, dict[str, object]]:
         d = self.backend.dialect
-        self._watched[file.path] = _stat(file.path)
+        self._watch_file(file)
         source, position = self.backend.parquet_source(file.path)
         _, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names)
-        (counts,) = self.backend.rows(audit)
+        counts = self._audit(file, audit, source)
         all_fit = not any(counts[1:-1]) and counts[-1] == counts[0]
         select, _ = parquet_select(d, source, position, plan, header.arrow_types, header.names, all_fit)
         table = self.backend.register_view(select)
-        return ScanBag(scan_of(table, plan)), parquet_report(plan, tuple(int(c or 0) for c in counts))
+        return ScanBag(scan_of(table, plan)), parquet_report(plan, counts)
 
     def _frame(self, opened) -> tuple[Bag, dict[str, object]]:  # type: ignore[no-untyped-def]
         """Data in memory (`fuzzpy.engines.frames`): the compiled scan over

@@ -105,15 +105,17 @@ class Executor:
         units = tuple(self.nodes.make("units", (x,), "int", param) for x in clipped)
         return Aggregate("vsum", relation, units, (c,))
 
-    def counts(self, relation: Relation, key: Node, k: int) -> np.ndarray:
-        return self._get(self.counts_aggregate(relation, key, k))
+    def counts(self, relation: Relation, key: Node, k: int, labels: tuple[str, ...] | None = None) -> np.ndarray:
+        return self._get(self.counts_aggregate(relation, key, k, labels))
 
-    def counts_aggregate(self, relation: Relation, key: Node, k: int) -> Aggregate:
-        group = self.nodes.make("groupkey", (key,), "int", k)
+    def counts_aggregate(self, relation: Relation, key: Node, k: int, labels: tuple[str, ...] | None = None) -> Aggregate:
+        """Bucket sizes of `group[k]`, or of `group["a", ...]` when ``labels``
+        holds its categories (the key node is then a string)."""
+        group = self.nodes.make("groupkey", (key,), "int", k if labels is None else labels)
         return Aggregate("counts", relation, (group,), (Fraction(k),))
 
-    def bucket(self, relation: Relation, key: Node, k: int, j: int) -> Relation:
-        group = self.nodes.make("groupkey", (key,), "int", k)
+    def bucket(self, relation: Relation, key: Node, k: int, j: int, labels: tuple[str, ...] | None = None) -> Relation:
+        group = self.nodes.make("groupkey", (key,), "int", k if labels is None else labels)
         return relation.where(self.nodes.make("cmp", (group, self.nodes.literal(j)), "bool", "=="))
 
     def flush(self) -> None:

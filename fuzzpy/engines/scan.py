@@ -112,6 +112,8 @@ def cell_sql(d: Dialect, raw: str, arrow_type: pa.DataType, kind: str) -> Cell:
         if pa.types.is_unsigned_integer(arrow_type) and arrow_type.bit_width == 64:
             fits = f"({present} AND {raw} <= {INT_LIMIT})"
         if kind == "int":
+            if pa.types.is_signed_integer(arrow_type) and arrow_type.bit_width == 64:
+                fits = f"({present} AND {raw} >= -{INT_LIMIT})"  # -2^63: |n| > 2^63 - 1, as in a CSV
             return Cell(f"CAST({raw} AS BIGINT)", fits)
         if kind == "num":
             return Cell(f"CAST({raw} AS DOUBLE)", fits)

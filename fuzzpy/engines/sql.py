@@ -371,10 +371,16 @@ class Emitter:
         clipped = f"least(greatest({scaled}, {self.d.double(low)}), {self.d.double(high)})"
         return self.d.trunc_to_bigint(clipped)
 
-    def _group_key(self, key: Node, text: str, k: int) -> str:
+    def _group_key(self, key: Node, text: str, k: int | tuple[str, ...]) -> str:
         """`primitives._group`: int keys as they are, doubles truncated;
-        -1 for a key outside 0..k-1."""
+        -1 for a key outside 0..k-1. A string key (``k`` the categories of
+        `group["a", ...]`, `primitives.group_by_category`): its category's
+        position, -1 for a key equal to none (SQL `=` on strings compares
+        them exactly in both engines, as Python's `==`)."""
         d = self.d
+        if isinstance(k, tuple):
+            arms = " ".join(f"WHEN {d.string(c)} THEN {d.bigint(i)}" for i, c in enumerate(k))
+            return f"(CASE {text} {arms} ELSE {d.bigint(-1)} END)"
         if key.kind == "bool":
             return f"(CASE WHEN {text} THEN {d.bigint(1)} ELSE {d.bigint(0)} END)"
         if key.kind == "int":

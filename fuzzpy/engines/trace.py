@@ -55,9 +55,11 @@ from fuzzpy.runtime.values import (
     Value,
     force,
 )
-from fuzzpy.runtime.vectors import Vector, VectorColumn, vector
+from fuzzpy.runtime.vectors import Vector, VectorColumn, labelled, vector
 
 MAX_TRACED_BRANCHES = 256
+#: `group["a", ...]` with more categories runs in memory (one SQL `CASE` arm per category)
+MAX_SQL_CATEGORIES = 4096
 _TRACE_FAILURES = (NotCompilable, NotVectorisable, Exhausted, RuntimeFailure, TypeError, ValueError,
                    AttributeError, IndexError, RecursionError, KeyError)
 
@@ -112,13 +114,16 @@ class RelationBag(Bag):
 class RelationGroups(Sequence[Bag]):
     """`group[k] key db` of a relation: k buckets, counted by one query."""
 
-    def __init__(self, interp: EngineInterpreter, relation: Relation, key: Sym, k: int) -> None:
+    def __init__(self, interp: EngineInterpreter, relation: Relation, key: Sym, k: int,
+                 labels: tuple[str, ...] | None = None) -> None:
         self.interp, self.relation, self.key, self.k = interp, relation, key.node, k
+        #: the categories of `group["a", ...]` (None for `group[k]`), as `LazyGroups.labels`
+        self.labels = labels
         # Counted with the next query (its rows outside 0..k-1 are the owner's audit).
-        interp.executor.pending.append(interp.executor.counts_aggregate(relation, self.key, k))
+        interp.executor.pending.append(interp.executor.counts_aggregate(relation, self.key, k, labels))
 
     def sizes(self) -> np.ndarray:
-        return self.interp.executor.counts(self.relation, self.key, self.k)
+        return self.interp.executor.counts(self.relation, self.key, self.k, self.labels)
 
     def __len__(self) -> int:
         return self.k
@@ -129,7 +134,7 @@ class RelationGroups(Sequence[Bag]):
         j = index + self.k if index < 0 else index
         if not 0 <= j < self.k:
             raise IndexError(index)
-        return RelationBag(self.interp, self.interp.executor.bucket(self.relation, self.key, self.k, j))
+        return RelationBag(self.interp, self.interp.executor.bucket(self.relation, self.key, self.k, j, self.labels))
 
 
 class EngineInterpreter(Interpreter):
@@ -222,7 +227,7 @@ class EngineInterpreter(Interpreter):
         return self.executor.count(db.relation)
 
     def _counts(self, groups: RelationGroups) -> Vector:
-        return vector(groups.sizes())
+        return labelled(vector(groups.sizes()), groups.labels)
 
     def _builtins_plain(self, name: str) -> Callable[..., Value]:
         from fuzzpy.runtime.primitives import builtin_functions
@@ -235,6 +240,9 @@ class EngineInterpreter(Interpreter):
         func = super()._eval_Prim(expr, env)
         if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "loop", "expmech"):
             return func
+        categories = self.group_categories(expr)
+        if categories is not None:
+            return Function(expr.name, func.arity, lambda f, db: self._group_categories(categories, func.apply, f, db))
         args = [self.static(a) for a in expr.static_args]
         handler = getattr(self, "_prim_" + expr.name)
         return Function(expr.name, func.arity, lambda *xs: handler(args, func.apply, *xs), lazy=func.lazy)
@@ -264,6 +272,22 @@ class EngineInterpreter(Interpreter):
                 if not (isinstance(key, Sym) and key.node.kind in ("int", "num", "bool")):
                     raise NotCompilable("the key is not a number per row")
                 return RelationGroups(self, db.relation, key, int(args[0]))
+            except NotCompilable as exc:
+                db = db.in_memory("group", str(exc))
+        return plain(f, db)
+
+    def _group_categories(self, categories: tuple[str, ...], plain: Callable[..., Value], f: Value, db: Value) -> Value:
+        """`group["a", ...]` of a relation: the string key mapped to its
+        category's position in SQL (`sql.Emitter._group_key`), then counted
+        as `group[k]` is."""
+        if isinstance(db, RelationBag):
+            try:
+                key = self.trace(f, db.relation, "group")
+                if not (isinstance(key, Sym) and key.node.kind == "string"):
+                    raise NotCompilable("the key is not a string per row")
+                if len(categories) > MAX_SQL_CATEGORIES:
+                    raise NotCompilable(f"more than {MAX_SQL_CATEGORIES} categories")
+                return RelationGroups(self, db.relation, key, len(categories), categories)
             except NotCompilable as exc:
                 db = db.in_memory("group", str(exc))
         return plain(f, db)

@@ -287,7 +287,7 @@ class Ledger(Registry):
         """Mark charged releases as released, with the value shown (JSON data)
         and any counts the computation adds for the owner (merged into the
         row rules' counts)."""
-        text = json.dumps(released, sort_keys=True)
+        text = json.dumps(released)  # as `run --json` shows it: a labelled release keeps its declared order
         with self._store.writing() as connection:
             for release_id in release_ids:
                 row = read_release_row(connection, release_id)

@@ -31,7 +31,7 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
@@ -262,8 +262,19 @@ def format_number(value: Fraction) -> str:
     for prime in (2, 5):
         while denominator % prime == 0:
             denominator //= prime
+    if abs(value) >= _DOUBLE_LIMIT:  # beyond a double (e.g. a rho of 1e400): decimal arithmetic
+        return f"~{_decimal(value, 6):.5E}"
     if denominator == 1:
         text = f"{float(value):.12g}"
         if Fraction(text) == value:
             return text
     return f"~{float(value):.6g}"
+
+
+_DOUBLE_LIMIT = Fraction(10) ** 300
+
+
+def _decimal(value: Fraction, digits: int) -> Decimal:
+    with localcontext() as context:
+        context.prec = digits
+        return Decimal(value.numerator) / Decimal(value.denominator)

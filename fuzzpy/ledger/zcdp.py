@@ -62,10 +62,16 @@ def zcdp_log_delta(rho: float, epsilon: float) -> float:
     return min(0.0, value + _LOG_SLACK * (1.0 + magnitude))
 
 
+_FLOAT_RHO = Fraction(10) ** 300
+
+
 def zcdp_epsilon(rho: Fraction, delta: Fraction) -> Fraction:
     """Smallest epsilon (rounded up) such that rho-zCDP gives (epsilon, delta)-DP."""
     if rho <= 0:
         return Fraction(0)
+    if rho > _FLOAT_RHO:  # beyond the float search: Bun & Steinke 2016, Prop. 1.3 with
+        # 2 sqrt(rho L) <= rho + L (AM-GM), L = log(1/delta): exact and an upper bound
+        return 2 * rho + math.ceil(math.log(1 / float(delta))) + 1
     rho_f, target = float(rho), math.log(float(delta))
     # Bun & Steinke 2016, Prop. 1.3: this epsilon always suffices.
     high = rho_f + 2 * math.sqrt(rho_f * math.log(1 / float(delta)))

@@ -269,9 +269,11 @@ class LazyGroups(Sequence[Bag]):
     sorts the rows by key once (stable) and slices.
     """
 
-    def __init__(self, bag: Bag, keys: np.ndarray, k: int) -> None:
+    def __init__(self, bag: Bag, keys: np.ndarray, k: int, labels: tuple[str, ...] | None = None) -> None:
         self.bag = bag
         self.k = k
+        #: the public categories of `group["a", ...]`, one per bucket (None for `group[k]`)
+        self.labels = labels
         self._keys = keys
         self._buckets: list[Bag] | None = None
         audit = _GROUP_AUDIT.get()

@@ -173,10 +173,19 @@ def _ints(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     lengths = np.asarray(pc.utf8_length(text).to_numpy(zero_copy_only=False))
     in_range = ~fits | (lengths <= _SAFE_DIGITS)  # a sign and 17 digits, or 18 digits, always fit
     for row in np.flatnonzero(~in_range):  # the rare long ones (leading zeros, or too big), one by one
-        in_range[row] = abs(int(text[row].as_py())) <= INT_LIMIT
+        in_range[row] = _within_int_limit(text[row].as_py())
     usable = fits & in_range
     cleaned = pc.if_else(pa.array(usable), _without_plus(text), "0")
     return cleaned.cast(pa.int64()).to_numpy(zero_copy_only=False), fits, in_range
+
+
+def _within_int_limit(spelled: str) -> bool:
+    """|n| <= 2^63 - 1 for a cell matching `_INT_TEXT`, compared as digits:
+    Python's `int()` refuses more than 4,300 digits, and one such cell must
+    drop its row, never fail the run (a11/a12: an error on one neighbour)."""
+    digits = spelled.lstrip("+-").lstrip("0") or "0"
+    limit = str(INT_LIMIT)
+    return len(digits) < len(limit) or (len(digits) == len(limit) and digits <= limit)
 
 
 def _nums(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -222,6 +231,10 @@ def _from_integers(column: pa.Array, kind: str) -> Cells:
         problems[too_big] = OUT_OF_RANGE
         column = pc.if_else(pa.array(too_big), pa.scalar(0, pa.uint64()), column)
     values = column.cast(pa.int64()).to_numpy(zero_copy_only=False)
+    if kind == "int":  # -2^63 lies beyond the runtime's range (|n| > 2^63 - 1), as in a CSV cell
+        lowest = (values == -INT_LIMIT - 1) & (problems == OK)
+        problems[lowest] = OUT_OF_RANGE
+        values = np.where(lowest, 0, values)
     if kind == "num":
         return Cells(values.astype(np.float64), problems)
     if kind == "bool":

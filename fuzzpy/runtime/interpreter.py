@@ -36,6 +36,7 @@ from fractions import Fraction
 import numpy as np
 
 from fuzzpy import syntax as S
+from fuzzpy.categories import categories_of, category_constant
 from fuzzpy.checker.result import CheckedProgram, RunLength
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
@@ -106,6 +107,8 @@ class Interpreter:
         self.source = source
         self.warn = warn or (lambda message: None)
         self.constants: dict[str, Fraction] = {}
+        #: top-level `let`s bound to a list of categories (`fuzzpy.categories`)
+        self.categories: dict[str, tuple[str, ...]] = {}
         self.globals: Env = {}
         self._builtins = builtin_functions(self)
         self._warned: set[str] = set()
@@ -144,7 +147,10 @@ class Interpreter:
         from fuzzpy.runtime.mechanisms import mechanism_function
 
         for decl in self.program.decls:
-            if isinstance(decl, S.LetDecl):
+            if isinstance(decl, S.LetDecl) and (categories := category_constant(decl.expr)) is not None:
+                self.categories[decl.name] = categories
+                self.globals[decl.name] = list(categories)
+            elif isinstance(decl, S.LetDecl):
                 exact = self.static(decl.expr)
                 self.constants[decl.name] = exact
                 self.globals[decl.name] = exact
@@ -493,9 +499,17 @@ class Interpreter:
         return tuple(self.eval(item, env) for item in expr.items)
 
     def _eval_Prim(self, expr: S.Prim, env: Env) -> Value:
-        from fuzzpy.runtime.primitives import primitive
+        from fuzzpy.runtime.primitives import group_by_category, primitive
 
+        categories = self.group_categories(expr)
+        if categories is not None:
+            return group_by_category(self, categories)
         return primitive(self, expr, [self.static(a) for a in expr.static_args])
+
+    def group_categories(self, expr: S.Prim) -> tuple[str, ...] | None:
+        """The categories of a categorical `group["a", ...]` (None for
+        `group[k]` and every other primitive)."""
+        return categories_of(expr.static_args, self.categories) if expr.name == "group" else None
 
     def _eval_App(self, expr: S.App, env: Env) -> Value:
         if self._is_dot_with_static_zero(expr, env):

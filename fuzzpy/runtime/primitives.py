@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fuzzpy import syntax as S
+from fuzzpy.categories import bucket_indices
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.aggregates import clamped_sum, vector_sum
@@ -51,6 +52,8 @@ from fuzzpy.runtime.vectors import (
     as_vector,
     clip_l2,
     dot,
+    labelled,
+    tabulated,
     vector,
 )
 
@@ -139,7 +142,7 @@ def builtin_functions(interp: Interpreter) -> dict[str, Function]:
         "filter": fn("filter", 2, filter_),
         "split": fn("split", 2, split),
         "counts": fn("counts", 1, counts),
-        "tabulate": fn("tabulate", 2, lambda ts, f: as_vector([f(t) for t in ts])),
+        "tabulate": fn("tabulate", 2, lambda ts, f: tabulated(ts, as_vector([f(t) for t in ts]))),
         "dot": fn("dot", 2, dot),
         "abs": fn("abs", 1, lambda x: abs(x) if X.is_exact(x) else R.absolute(R.as_row(x))),
         "fst": fn("fst", 1, lambda p: _pair(p)[0]),
@@ -182,7 +185,7 @@ def _length(v: Value) -> int:
 
 def counts(groups: Value) -> Vector:
     if isinstance(groups, LazyGroups):
-        return vector(groups.sizes())
+        return labelled(vector(groups.sizes()), groups.labels)
     return vector([len(_bag(b, "counts")) for b in groups])
 
 
@@ -257,7 +260,8 @@ def _numeric(value: Value, what: str) -> np.ndarray:
 def _shape_like(original: Value, noisy: np.ndarray) -> Value:
     if X.is_exact(original):
         return Fraction(X.to_exact(noisy[0]))  # a `num`
-    return noisy.view(Vector)
+    # noise is added entry by entry: a labelled histogram keeps its labels
+    return labelled(noisy.view(Vector), original.labels if isinstance(original, Vector) else None)
 
 
 def _sum(interp: Interpreter, args: list[Fraction]) -> Function:
@@ -322,6 +326,21 @@ def _group(interp: Interpreter, args: list[Fraction]) -> Function:
             inside = (keys > -1) & (keys < int(k))
             keys = np.where(inside, np.trunc(np.where(inside, keys, 0)), -1).astype(np.int64)
         return LazyGroups(bag, keys.astype(np.int64, copy=False), int(k))
+
+    return Function("group", 2, group)
+
+
+def group_by_category(interp: Interpreter, categories: tuple[str, ...]) -> Function:
+    """`group["a", "b", ...] f db`: `group[k]` on each row's position among
+    the categories; a key in none of them is outside the range, dropped and
+    counted for the owner's audit like the int form's (`fuzzpy.categories`)."""
+
+    def group(f: Value, db: Value) -> LazyGroups:
+        bag = _bag(db, "group")
+        keys = apply_to_rows(interp, f, bag, "group")
+        if not isinstance(keys, np.ndarray) or (keys.size and keys.dtype.kind not in "OU"):
+            raise RuntimeFailure("FZ516", "the key given to `group` with categories must be a string")
+        return LazyGroups(bag, bucket_indices(keys, categories), len(categories), labels=categories)
 
     return Function("group", 2, group)
 

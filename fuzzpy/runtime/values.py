@@ -163,6 +163,8 @@ def to_json(value: Value) -> object:
         return value if math.isfinite(value) else _non_finite(value)
     if isinstance(value, np.generic):
         return to_json(value.item())
+    if getattr(value, "labels", None) is not None:  # a labelled vector: an object, in the labels' order
+        return {label: to_json(v) for label, v in zip(value.labels, value.tolist(), strict=True)}
     if isinstance(value, np.ndarray):
         return [to_json(v) for v in value.tolist()]
     if isinstance(value, (tuple, list, LazyGroups)):
@@ -217,6 +219,9 @@ def render(value: Value) -> str:
         return "(" + ", ".join(render(v) for v in value) + ")"
     if isinstance(value, (list, LazyGroups)):
         return "[" + ", ".join(render(v) for v in value) + "]"
+    if isinstance(value, np.ndarray) and getattr(value, "labels", None) is not None:  # a labelled vector
+        pairs = zip(value.labels, value.tolist(), strict=True)  # type: ignore[attr-defined]
+        return "{" + ", ".join(f"{render(label)}: {render(v)}" for label, v in pairs) + "}"
     if isinstance(value, np.ndarray):
         return "[" + ", ".join(render(v) for v in value.tolist()) + "]"
     if isinstance(value, Record):

@@ -30,7 +30,29 @@ from fuzzpy.runtime.values import NotVectorisable, RuntimeFailure, Value
 
 
 class Vector(np.ndarray):
-    """A macro-level `vec[p] num` value: exact entries (object array)."""
+    """A macro-level `vec[p] num` value: exact entries (object array).
+
+    ``labels``: the public name of each entry, for a histogram of a
+    categorical `group` (`counts`), noise added to one, and `tabulate` over
+    distinct strings. Only those set it (`labelled`); every other operation,
+    and every numpy view or result, gives an unlabelled vector."""
+
+    labels: tuple[str, ...] | None = None
+
+
+def labelled(value: Vector, labels: tuple[str, ...] | None) -> Vector:
+    """``value`` with its entries named by ``labels`` (public: written in
+    the program), when there is one distinct label per entry."""
+    if labels is not None and len(labels) == len(value) and len(set(labels)) == len(labels):
+        value.labels = tuple(labels)
+    return value
+
+
+def tabulated(keys: Value, entries: Value) -> Value:
+    """`tabulate ts f`: labelled by the keys when they are distinct strings."""
+    if isinstance(entries, Vector) and isinstance(keys, list) and keys and all(isinstance(k, str) for k in keys):
+        return labelled(entries, tuple(keys))
+    return entries
 
 
 class RowVector(np.ndarray):

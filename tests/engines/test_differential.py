@@ -38,7 +38,7 @@ from fuzzpy.types import TBag, TFuzzy
 from .conftest import release
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = {"Person": "people.csv", "Visit": "visits.csv", "Example": "logistic.csv", "Point": "points.csv"}
+DATA = {"Person": "people.csv", "Visit": "visits.csv", "Example": "logistic.csv", "Point": "points.csv", "Resident": "residents.csv"}
 GENERATED = int(os.environ.get("ENGINE_PROGRAMS", "60"))
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
 

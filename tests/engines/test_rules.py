@@ -163,7 +163,12 @@ def test_independent_releases_share_one_query(monkeypatch: pytest.MonkeyPatch) -
 
     queries: list[str] = []
     rows = DuckDBBackend.rows
-    monkeypatch.setattr(DuckDBBackend, "rows", lambda self, sql: queries.append(sql) or rows(self, sql))
+    def counted(self, sql):  # type: ignore[no-untyped-def]
+        if "read_csv(" not in sql:  # the streamed CSV's audit runs when the file is loaded
+            queries.append(sql)
+        return rows(self, sql)
+
+    monkeypatch.setattr(DuckDBBackend, "rows", counted)
     data = ROOT / "examples" / "data" / "people.csv"
     assert release(ROOT / "examples" / "census_report.fz", "report", data, "duckdb").kind == "released"
     assert len(queries) == 1  # three aggregates, one scan
@@ -219,7 +224,7 @@ def test_text_that_is_not_utf8_drops_its_row_on_duckdb(tmp_path: Path) -> None:
     program, data = _not_utf8_parquet(tmp_path)
     memory, duck = release(program, "c", data, "memory"), release(program, "c", data, "duckdb")
     assert memory.kind == "released" and (duck.kind, duck.detail) == (memory.kind, memory.detail)
-    assert any("not UTF-8" in w for w in duck.warnings)
+    assert duck.warnings == memory.warnings  # a fact about the data: kept for the owner, not told the analyst
     without = tmp_path / "without.parquet"
     pq.write_table(pa.table({"n": [1.0, 2.0, 4.0], "s": ["a", "b", "c"]}), without)
     assert release(program, "c", without, "memory").detail == memory.detail  # the row is dropped
@@ -245,3 +250,21 @@ def test_a_fallback_keeps_nothing_a_row_computed(tmp_path: Path) -> None:
         data.write_text("x\n" + "".join(f"{r}\n" for r in rows))
         memory, duck = release(program, "p", data, "memory"), release(program, "p", data, "duckdb")
         assert memory.kind == "released" and (duck.kind, duck.detail) == (memory.kind, memory.detail)
+
+
+def test_the_lowest_int64_is_out_of_range_in_parquet_as_in_csv(tmp_path: Path) -> None:
+    """|n| > 2^63 - 1 lies beyond the runtime's `int` (docs/semantics.md): a
+    Parquet int64 cell of -2^63 drops its row as the same CSV cell does, in
+    memory and in DuckDB (a11 F2: the Parquet path kept it)."""
+    program = tmp_path / "p.fz"
+    program.write_text("type R = { k : int };\n"
+                       "def c (db : bag R) : fuzzy num = laplace[1] (size (filter (fun r -> r.k < 0) db));\n")
+    values = [-(2**63), -5, 3]
+    parquet, csv, without = tmp_path / "d.parquet", tmp_path / "d.csv", tmp_path / "w.parquet"
+    pq.write_table(pa.table({"k": pa.array(values, pa.int64())}), parquet)
+    csv.write_text("k\n" + "".join(f"{v}\n" for v in values))
+    pq.write_table(pa.table({"k": pa.array(values[1:], pa.int64())}), without)
+    expected = release(program, "c", without, "memory").detail
+    for data in (parquet, csv):
+        for engine in ("memory", "duckdb"):
+            assert release(program, "c", data, engine).detail == expected, (data.name, engine)

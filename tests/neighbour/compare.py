@@ -103,6 +103,8 @@ def _items(value: Any) -> list[Any]:
         raise IllTyped(f"{value!r} where a sequence was expected")
     if hasattr(value, "tolist"):
         value = value.tolist()
+    if isinstance(value, Mapping):  # a labelled vector in JSON: its entries in the labels' order
+        value = list(value.values())
     return list(value)
 
 

@@ -1,0 +1,193 @@
+"""A CSV file read by DuckDB itself, with exactly the loader's row rules.
+
+The loader (`fuzzpy.runtime.csvframe`, `loader`, `cells`) frames a record
+per physical line, drops a line that is not one well-formed CSV record or
+has another number of fields than the header, and reads each cell on its
+own from its bytes. Here DuckDB does the same, streaming, in SQL:
+
+* **Lines.** `read_csv` is asked for one VARCHAR per line: the delimiter is
+  a byte the file does not hold, quoting, escaping and comments are off.
+  DuckDB refuses bytes that are not UTF-8 and splits lines on a carriage
+  return too, which the loader does not: a file that is not valid UTF-8
+  throughout, or holds a carriage return that is not just before a newline,
+  is not streamed. `skip` leaves out every line up to the header (and so a
+  byte-order mark); blank lines come out NULL and are not records, as in
+  the loader.
+* **Records.** A line without a quote is well formed (the file holds no lone
+  carriage return); one with a quote is matched against the loader's own
+  pattern (`csvframe.WELL_FORMED_LINE`) and its fields counted with the
+  loader's rule (quoted values emptied, commas counted). Fields are
+  `split_part` of a line without quotes, else the n-th field of the
+  loader's grammar, unquoted (`""` reads `"`), as pyarrow reads them.
+* **Cells.** Each field's text goes through the same cell tests as a
+  Parquet text column (`scan._text_cell`: trimming, the kind's spelling).
+* **Rows.** The records that keep every drop-policy cell are written, in
+  the file's order, to a DuckDB table (its pages spill to DuckDB's temp
+  directory past its memory limit), so each row's id is its position among
+  the loaded rows, as for a file the loader loads (`scan`). One query
+  before it counts what the rules did, for the owner's report.
+
+What decides whether a file streams (`CsvFacts.obstacle`) is found while
+the file is hashed (`Scanner`), so it costs no extra pass. A file that
+cannot stream is loaded by the loader, with a warning: the same rows.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+from fuzzpy.engines.scan import _replacement, _text_cell
+from fuzzpy.engines.sql import Dialect
+from fuzzpy.runtime.csvframe import _FIELD, _QUOTED_FIELD
+from fuzzpy.runtime.loader import Plan
+
+#: A line (or run of bytes without a newline) longer than this is not
+#: streamed: DuckDB refuses lines past its `max_line_size` (2 MiB, counted
+#: after decoding, when each byte above 0x7F takes two).
+LINE_LIMIT = 1 << 19
+CHUNK = 1 << 19  # how the file is read while hashing: no line inside a chunk is longer
+DELIMITERS = (b"\x01", b"\x02", b"\x03", b"\x1f")
+#: RE2 repeats a group at most 1000 times: the n-th field of a quoted line
+#: is found for narrower files only.
+MAX_WIDTH = 1000
+LINE = "_fz_line"
+
+_FIELD_VALUE = r'("(?:[^"]|"")*"|[^",][^,]*|)'
+_FIELD_SKIPPED = r'(?:"(?:[^"]|"")*"|[^",][^,]*|),'
+@dataclass(frozen=True)
+class CsvFacts:
+    """What the bytes of a CSV file say about how DuckDB can read it."""
+
+    delimiter: bytes | None  # a byte the file does not hold
+    carriage_returns: bool  # it holds a carriage return
+    lone_carriage_return: bool  # ... one that is not just before a newline
+    long_line: bool  # a line may be longer than LINE_LIMIT
+    utf8: bool  # the whole file is valid UTF-8
+
+    def obstacle(self, width: int) -> str | None:
+        """Why DuckDB cannot read the file with the loader's rules, if so."""
+        if width > MAX_WIDTH:
+            return f"more than {MAX_WIDTH} columns"
+        if self.delimiter is None or self.lone_carriage_return or self.long_line or not self.utf8:
+            return "its lines are not all ones DuckDB splits as the loader does"
+        return None
+
+
+class Scanner:
+    """Finds a file's `CsvFacts` from its chunks, in order (at C speed:
+    `find` and `count` over each chunk)."""
+
+    def __init__(self) -> None:
+        self.absent = list(DELIMITERS)
+        self.returns = self.lone = self.long = self.pending_return = False
+        self.since_newline = 0
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.utf8 = True
+
+    def update(self, chunk: bytes) -> None:
+        if not chunk:
+            return
+        self.absent = [b for b in self.absent if chunk.find(b) < 0]
+        if self.utf8:
+            try:
+                self.decoder.decode(chunk)
+            except UnicodeDecodeError:
+                self.utf8 = False
+        if self.pending_return and not chunk.startswith(b"\n"):
+            self.lone = True
+        self.pending_return = False
+        if chunk.find(b"\r") >= 0:
+            self.returns = True
+            ends = chunk.endswith(b"\r")
+            if chunk.count(b"\r") - chunk.count(b"\r\n") - ends:
+                self.lone = True
+            self.pending_return = ends
+        first = chunk.find(b"\n")
+        if first < 0:
+            self.since_newline += len(chunk)
+        else:
+            self.long |= self.since_newline + first > LINE_LIMIT
+            self.since_newline = len(chunk) - 1 - chunk.rfind(b"\n")
+        self.long |= len(chunk) > CHUNK or self.since_newline > LINE_LIMIT
+
+    def facts(self) -> CsvFacts:
+        lone = self.lone or self.pending_return  # a final carriage return: not streamed
+        utf8 = self.utf8
+        if utf8:
+            try:
+                self.decoder.decode(b"", final=True)
+            except UnicodeDecodeError:
+                utf8 = False
+        return CsvFacts(self.absent[0] if self.absent else None, self.returns, lone, self.long, utf8)
+
+
+def csv_source(path: str, facts: CsvFacts, header_line: int) -> str:
+    """DuckDB's FROM text: one Latin-1 VARCHAR per line after the header."""
+    assert facts.delimiter is not None
+    quoted = path.replace("'", "''")
+    newline = "\\r\\n" if facts.carriage_returns else "\\n"
+    return (f"read_csv('{quoted}', columns = {{'{LINE}': 'VARCHAR'}}, delim = chr({facts.delimiter[0]}), "
+            f"quote = '', escape = '', comment = '', header = false, auto_detect = false, "
+            f"new_line = '{newline}', strict_mode = false, skip = {header_line}, "
+            "parallel = true)")
+
+
+def _commas(text: str) -> str:
+    return f"(strlen({text}) - strlen(replace({text}, ',', '')))"
+
+
+def _field(d: Dialect, index: int) -> str:
+    """Field `index` (0-based) of the line `l`, as pyarrow reads it."""
+    pattern = f"^(?:{_FIELD_SKIPPED}){{{index}}}{_FIELD_VALUE}"
+    quoted = _unquote(f"regexp_extract(l, {d.string(pattern)}, 1)")
+    return f"(CASE WHEN q THEN {quoted} ELSE split_part(l, ',', {index + 1}) END)"
+
+
+def _unquote(field: str) -> str:
+    return (f"(CASE WHEN starts_with({field}, '\"') THEN replace(substr({field}, 2, length({field}) - 2), "
+            f"'\"\"', '\"') ELSE {field} END)")
+
+
+def csv_selects(d: Dialect, source: str, plan: Plan, width: int) -> tuple[str, str]:
+    """The SELECT of the loaded rows (in the file's order) and that of the
+    owner's audit counts: total records, lines dropped, bad cells per
+    column read, rows kept (`csv_report`)."""
+    indexes = sorted({c.index for c in plan.columns})
+    body = f"{_FIELD}(?:,{_FIELD})*"
+    emptied = f"regexp_replace(l, {d.string(_QUOTED_FIELD)}, '\\1', 'g')"  # each quoted value emptied
+    count = f"(CASE WHEN q THEN {_commas(emptied)} ELSE {_commas('l')} END + 1)"
+    lines = f"SELECT {LINE} AS l, contains({LINE}, '\"') AS q FROM {source} WHERE {LINE} IS NOT NULL"
+    fields = ", ".join(f"{_field(d, i)} AS f{i}" for i in indexes)
+    record = f"((NOT q OR regexp_full_match(l, {d.string(body)})) AND {count} = {width})"
+    records = f"SELECT {record} AS record{', ' if fields else ''}{fields} FROM ({lines})"
+    cells_from = f"({records})"
+    values, keep, audit = [], ["record"], ["count(*)", "count(*) FILTER (WHERE NOT record)"]
+    for position, read in enumerate(plan.columns):
+        kind = "num" if plan.shape == "vector" else read.kind
+        cell = _text_cell(d, f"f{read.index}", kind)
+        if read.policy.kind == "value":
+            value = f"(CASE WHEN {cell.fits} THEN {cell.value} ELSE {_replacement(d, read)} END)"
+        else:
+            value = cell.value
+            keep.append(cell.fits)
+        values.append(f"{value} AS {d.ident(f'_fz_c{position}')}")
+        audit.append(f"count(*) FILTER (WHERE record AND NOT {cell.fits})")
+    where = " AND ".join(keep)
+    audit.append(f"count(*) FILTER (WHERE {where})")
+    select = f"SELECT {', '.join(values)} FROM {cells_from} WHERE {where}"
+    return select, f"SELECT {', '.join(audit)} FROM {cells_from}"
+
+
+def csv_report(plan: Plan, counts: tuple[int, ...]) -> dict[str, object]:
+    """The loader's report (`loader.load`) from the audit query's counts."""
+    total, dropped_lines, *bad, kept = counts
+    columns: dict[str, object] = {}
+    replaced = 0
+    for read, cells in zip(plan.columns, bad, strict=True):
+        if cells:
+            columns[read.name] = {"policy": str(read.policy), "cells": int(cells)}
+        if read.policy.kind == "value":
+            replaced += int(cells)
+    return {"rows_dropped": int(total) - int(kept), "malformed_lines": int(dropped_lines),
+            "cells_replaced": replaced, "columns": columns}
