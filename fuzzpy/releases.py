@@ -101,7 +101,8 @@ def release(result: RunResult) -> Release:
 def to_python(value: Any, kind: Type | None = None) -> Any:
     """A runtime value as plain Python data, as its type ``kind`` says:
     `num` a float, `int` an int, tuples and `<a, b>` tuples, lists and
-    vectors lists, records dicts, sums {"inl": ...} / {"inr": ...}.
+    vectors lists (a labelled vector a dict, as in JSON), records dicts,
+    sums {"inl": ...} / {"inr": ...}.
     Without a type, numbers keep their kind (an exact Fraction a float)."""
     from fuzzpy import types as T
 
@@ -134,6 +135,8 @@ def _typed(value: Any, kind: Type) -> Any:
     if isinstance(kind, T.TRecord) and isinstance(value, Record):
         types = dict(kind.fields)
         return {k: to_python(v, types.get(k)) for k, v in value.fields.items()}
+    if isinstance(kind, (T.TList, T.TVec)) and getattr(value, "labels", None) is not None:
+        return {label: to_python(v, kind.elem) for label, v in zip(value.labels, value.tolist(), strict=True)}
     if isinstance(kind, (T.TList, T.TVec)) and not isinstance(value, (str, bytes, Record, tuple)):
         items = value.tolist() if isinstance(value, np.ndarray) else list(value)
         return [to_python(v, kind.elem) for v in items]
@@ -158,6 +161,8 @@ def _untyped(value: Any) -> Any:
         return to_python(value.item())
     if isinstance(value, tuple):
         return tuple(to_python(v) for v in value)
+    if getattr(value, "labels", None) is not None:  # a labelled vector: a dict, in the labels' order
+        return {label: to_python(v) for label, v in zip(value.labels, value.tolist(), strict=True)}
     if isinstance(value, np.ndarray):
         return [to_python(v) for v in value.tolist()]
     if isinstance(value, (list, LazyGroups)):

@@ -283,18 +283,25 @@ def test_run_refusals_carry_the_cli_exit_codes(tmp_path: Path) -> None:
         assert caught.value.exit_code == exit_code
 
 
-def test_api_and_cli_release_the_same_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = str(EXAMPLES / "census_report.fz")
-    code, out, _ = _cli(capsys, "run", path, "report", "--data", f"db={PEOPLE}", "--budget", "2",
-                        "--ledger", str(tmp_path / "cli.sqlite"), "--seed", "5", "--json")
-    assert code == 0
-    release = fuzzpy.load(path).run("report", data={"db": PEOPLE}, budget=2, ledger=tmp_path / "api.sqlite", seed=5)
+@pytest.mark.parametrize(("example", "definition", "data"), [
+    ("census_report", "report", "people"),  # a record
+    ("histogram_by_region", "region_histogram", "residents"),  # a labelled vector
+    ("ward_histogram", "ward_histogram", "visits"),  # a vector
+])
+def test_api_and_cli_release_the_same_json(capsys: pytest.CaptureFixture[str], tmp_path: Path, example: str,
+                                           definition: str, data: str) -> None:
+    path, file = str(EXAMPLES / f"{example}.fz"), str(EXAMPLES / "data" / f"{data}.csv")
+    code, out, err = _cli(capsys, "run", path, definition, "--data", f"db={file}", "--budget", "2",
+                          "--ledger", str(tmp_path / "cli.sqlite"), "--seed", "5", "--json")
+    assert code == 0, err
+    release = fuzzpy.load(path).run(definition, data={"db": file}, budget=2, ledger=tmp_path / "api.sqlite", seed=5)
     cli, api = json.loads(out), release.to_json()
     for document in (cli, api):  # the ledger entries' ids and times differ
         for entry in document["datasets"]:
             entry.pop("time")
             entry.pop("id")
     assert api == cli
+    assert release.value == cli["released"]  # the plain Python value is the JSON one
 
 
 def test_a_program_from_text_is_recorded_under_its_name(tmp_path: Path) -> None:
