@@ -17,7 +17,12 @@ rows are computed and added). fuzzpy's `tightest` and dp-accounting's PLD
 accountant (default settings) are timed in the same run, best of N, each
 fuzzpy run from cold caches; a run slower than 5 s is timed once.
 
-Printed: every row, then the summary -- rows below the reference (fuzzpy's
+Printed: every row -- the reference bracket [lo, hi] and whether it is
+rigorous ('ex': closed forms and enumerations in mpmath) or only numerical
+('num': the DP-SGD rows, whose long-double Fourier inversion is checked by
+two settings' agreement, not proven), fuzzpy's epsilon, time and method,
+dp-accounting's epsilon and time, fuzzpy / hi and the time ratio; then the
+summary -- rows with rigorous references, rows below the reference (fuzzpy's
 epsilon < lo (1 - 1e-9)): must be zero; rows slower than dp-accounting: must
 be zero; fuzzpy / hi (median, max), and dp-accounting's, for comparison.
 --quick runs fewer deltas and cases; --cached-only skips rows whose reference
@@ -143,8 +148,8 @@ def main() -> None:
     cache = {} if args.regenerate or not CACHE.exists() else json.loads(CACHE.read_text())
     rows = []
     header = (
-        f"{'case':46} {'delta':>7} {'ref lo':>14} {'fuzzpy':>14} {'t(s)':>7} "
-        f"{'method':13} {'dpa PLD':>14} {'t(s)':>7}"
+        f"{'case':46} {'delta':>7} {'ref lo':>14} {'ref hi':>14} {'ref':4} {'fuzzpy':>14} "
+        f"{'t(s)':>7} {'method':16} {'dpa PLD':>14} {'t(s)':>7} {'eps/hi':>12} {'t/t_dpa':>7}"
     )
     print(header)
     print("-" * len(header))
@@ -161,7 +166,7 @@ def main() -> None:
             cache[case.key] = list(reference(case, found.epsilon))
             _store(cache)
         lo, hi = cache[case.key]
-        rows.append((case, lo, hi, found, ours_t, theirs, theirs_t))
+        rows.append((case, lo, hi, found, ours_t, theirs, theirs_t, rigour(case)))
         if args.rows_out:
             with open(args.rows_out, "a") as out:
                 out.write(
@@ -177,13 +182,16 @@ def main() -> None:
                             ours_t,
                             theirs,
                             theirs_t,
+                            rigour(case),
                         ]
                     )
                     + "\n"
                 )
+        ratio = found.epsilon / hi if hi > 0 else math.nan
         print(
-            f"{case.name:46} {case.delta:7.0e} {lo:14.9f} {found.epsilon:14.9f} {ours_t:7.3f} "
-            f"{found.method:13} {theirs:14.9f} {theirs_t:7.3f}",
+            f"{case.name:46} {case.delta:7.0e} {lo:14.9f} {hi:14.9f} {rigour(case):4} "
+            f"{found.epsilon:14.9f} {ours_t:7.3f} {found.method:16} {theirs:14.9f} "
+            f"{theirs_t:7.3f} {ratio:12.10f} {ours_t / theirs_t:7.3f}",
             flush=True,
         )
     summarise(rows)
@@ -206,9 +214,18 @@ def fill_references(chosen: list[Case], regenerate: bool) -> None:
         print(f"{case.key:60} {cache[case.key]} {time.perf_counter() - start:.1f}s", flush=True)
 
 
+def rigour(case: Case) -> str:
+    """'ex': the reference bracket is rigorous (closed forms and enumerations
+    in mpmath); 'num': numerical (the subsampled Gaussians' Fourier
+    inversion in long double, bracketed only by two settings' agreement)."""
+    return "num" if case.kind == "fourier" else "ex"
+
+
 def _row(line: str) -> tuple:
     """A --rows-out line back as summarise's row."""
-    name, delta, lo, hi, eps, method, proven, t, theirs, theirs_t = json.loads(line)
+    fields = json.loads(line)
+    name, delta, lo, hi, eps, method, proven, t, theirs, theirs_t = fields[:10]
+    kind = fields[10] if len(fields) > 10 else ("num" if name.startswith("dp-sgd") else "ex")
     case = SimpleNamespace(name=name, delta=delta)
     return (
         case,
@@ -218,6 +235,7 @@ def _row(line: str) -> tuple:
         t,
         theirs,
         theirs_t,
+        kind,
     )
 
 
@@ -240,7 +258,12 @@ def summarise(rows) -> None:
     widths = [(r[2] - r[1]) / r[2] for r in rows if r[2] > 0 and math.isfinite(r[2])]
     dpa_below = [r for r in rows if math.isfinite(r[5]) and r[5] < r[1] * (1 - 1e-9)]
     print()
+    numerical = [r for r in rows if r[7] != "ex"]
     print(f"rows: {len(rows)}")
+    print(
+        f"rows with a rigorous reference (exact, mpmath): {len(rows) - len(numerical)}; "
+        f"numerical only (DP-SGD Fourier inversion, not a proven bracket): {len(numerical)}"
+    )
     print(f"rows below the reference (fuzzpy < lo (1 - 1e-9)): {len(below)}")
     for r in below:
         print(f"   {r[0].name} at {r[0].delta:g}: {r[3].epsilon!r} < {r[1]!r}")

@@ -137,12 +137,24 @@ def arrow_of(data: InMemory) -> pa.Table:
     if data.kind == "arrow":
         table = value
     elif data.kind == "polars":
-        table = value.to_arrow()
+        table = _polars_arrow(value)
     elif data.kind == "pandas":
         table = _pandas_arrow(value)
     else:
         raise AssertionError(data.kind)
     return _plain_types(table)
+
+
+def _polars_arrow(frame: Any) -> pa.Table:
+    """polars' 128-bit integers have no Arrow type pyarrow reads: they are
+    given as their exact decimal text (read by the cell rules as a file's
+    text would be)."""
+    import polars as pl
+
+    wide = [name for name, dtype in frame.schema.items() if str(dtype) in ("Int128", "UInt128")]
+    if wide:
+        frame = frame.with_columns([pl.col(name).cast(pl.String) for name in wide])
+    return frame.to_arrow()
 
 
 def _pandas_arrow(frame: Any) -> pa.Table:
@@ -217,16 +229,38 @@ def _is_missing(value: object) -> bool:
 
 
 def _plain_types(table: pa.Table) -> pa.Table:
-    """View types (polars' strings) as the plain Arrow types the loader reads."""
-    views = {"string_view": pa.large_string(), "binary_view": pa.large_binary()}
-    fields = []
-    changed = False
-    for column_field in table.schema:
-        target = views.get(str(column_field.type))
-        fields.append(column_field.with_type(target) if target else column_field)
-        changed = changed or target is not None
-    return table.cast(pa.schema(fields)) if changed else table
+    """Types every engine reads, each cast exact: view types (polars'
+    strings) as plain ones, float16 as float32, a decimal of negative scale
+    (an integer) with scale 0, and a decimal DuckDB cannot hold (256-bit) as
+    its text, which is how the loader reads every decimal
+    (`cells.parse_typed`; a12: these escaped as DuckDB errors)."""
+    columns = [_plain_column(column) for column in table.columns]
+    return pa.table(columns, names=table.column_names)
 
+
+def _plain_column(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    arrow_type = column.type
+    if pa.types.is_dictionary(arrow_type) and _plain_type_needed(arrow_type.value_type):
+        column = column.cast(arrow_type.value_type)
+        arrow_type = column.type
+    if str(arrow_type) in ("string_view", "binary_view"):
+        return column.cast(pa.large_string() if str(arrow_type) == "string_view" else pa.large_binary())
+    if pa.types.is_float16(arrow_type):
+        return column.cast(pa.float32())
+    if pa.types.is_decimal(arrow_type) and arrow_type.scale < 0:
+        digits = arrow_type.precision - arrow_type.scale
+        column = column.cast(pa.decimal128(digits, 0) if digits <= 38 else pa.decimal256(digits, 0))
+        arrow_type = column.type
+    if pa.types.is_decimal(arrow_type) and arrow_type.bit_width > 128:
+        if arrow_type.precision <= 38:
+            return column.cast(pa.decimal128(arrow_type.precision, arrow_type.scale))
+        return column.cast(pa.large_string())
+    return column
+
+
+def _plain_type_needed(arrow_type: pa.DataType) -> bool:
+    return (str(arrow_type) in ("string_view", "binary_view") or pa.types.is_float16(arrow_type)
+            or (pa.types.is_decimal(arrow_type) and (arrow_type.scale < 0 or arrow_type.bit_width > 128)))
 
 
 # ---------------------------------------------------------------- the data owner

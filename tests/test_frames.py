@@ -253,3 +253,35 @@ def test_a_csv_int_of_thousands_of_digits_drops_its_row(folder: Path, engine: st
     short.write_text("x,k,s,b\n1.5,3,a,true\n3,7,d,true\n")
     assert run(folder, "ks", str(long), engine=engine, name="long", ledger="l.sqlite") == run(
         folder, "ks", str(short), engine=engine, name="short", ledger="s.sqlite")
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_column_types_duckdb_cannot_hold_read_as_their_exact_values(folder: Path, engine: str) -> None:
+    """a12: float16, 256-bit and negative-scale decimals and polars' Int128
+    escaped as DuckDB/Arrow errors; each reads as the same values typed
+    plainly (float16 widened exactly, decimals and Int128 through their text)."""
+    import decimal
+
+    import numpy as np
+
+    def table(x: pa.Array, k: pa.Array) -> pa.Table:
+        return pa.table({"x": x, "k": k, "s": ["a", "b"], "b": [True, False]})
+
+    plain = table(pa.array([1.5, 100.0]), pa.array([3, 40], pa.int64()))
+    odd = {
+        "float16": table(pa.array(np.array([1.5, 100.0], dtype=np.float16)), pa.array([3, 40], pa.int64())),
+        "decimal256": table(pa.array([decimal.Decimal("1.5"), decimal.Decimal("100")], pa.decimal256(40, 1)),
+                            pa.array([decimal.Decimal(3), decimal.Decimal(40)], pa.decimal256(40, 0))),
+        "negative scale": table(pa.array([1.5, 100.0]),
+                                pa.array([decimal.Decimal("0"), decimal.Decimal("100")], pa.decimal128(5, -2))),
+        "polars Int128": pl.DataFrame({"x": [1.5, 100.0], "k": pl.Series([3, 40], dtype=pl.Int128),
+                                       "s": ["a", "b"], "b": [True, False]}),
+    }
+    plain_k0 = table(pa.array([1.5, 100.0]), pa.array([0, 100], pa.int64()))
+    for index, (name, data) in enumerate(odd.items()):
+        reference = plain_k0 if name == "negative scale" else plain
+        for definition in ("total", "ks"):
+            got = run(folder, definition, data, engine=engine, name=f"o{index}", ledger=f"o{index}{definition}.sqlite")
+            want = run(folder, definition, reference, engine=engine, name=f"p{index}",
+                       ledger=f"p{index}{definition}.sqlite")
+            assert got == want, (name, definition)

@@ -215,3 +215,45 @@ def kov(atoms: Atoms, delta: float) -> float | None:
     if count > KOV_MAX_COUNT:
         return None
     return kov_epsilon(epsilon0, float_up(delta0), count, delta)
+
+
+# ---------------------------------------------------------------- floors (for skipping)
+# Float estimates from below of what `advanced` and `kov` can give, used only
+# to skip them when the best proven bound so far is already smaller:
+# skipping never affects validity, only (by the margin) tightness.
+
+
+def _flexible_floor(atom: Atom, delta: float) -> float:
+    """A float estimate of the smallest eps a flexible atom gets with at most
+    ``delta`` (eps decreases as its delta grows)."""
+    if isinstance(atom, GaussianAtom):
+        return gaussian.candidate(atom.mu, delta)
+    inner = gaussian.candidate(atom.inner.mu, min(delta / float(atom.rate), 1.0))
+    return math.log1p(float(atom.rate) * math.expm1(inner))
+
+
+def advanced_floor(atoms: Atoms, delta: float) -> float | None:
+    """`advanced` uses a slack <= delta and shares <= delta / count, so its
+    bound is at least sqrt(2 ln(1/delta) sum eps_i^2) + sum eps_i (e^eps_i - 1)
+    with each flexible eps_i at delta / count."""
+    fixed, flexible = _split(atoms)
+    count = sum(n for _, n in flexible)
+    if not count or not 0 < delta < 1:
+        return None
+    pairs = [(e, n) for e, _, n in fixed]
+    pairs += [(_flexible_floor(a, delta / count), n) for a, n in flexible]
+    squares = math.fsum(e * e * n for e, n in pairs)
+    drift = math.fsum(e * math.expm1(e) * n for e, n in pairs)
+    return math.sqrt(2 * -math.log(delta) * squares) + drift
+
+
+def kov_floor(atoms: Atoms, delta: float) -> float | None:
+    """`kov` of one flexible atom uses delta0 <= max(_SPLITS) delta / k, whose
+    eps0 is at least the floor there; KOV grows with eps0 and delta0."""
+    fixed, flexible = _split(atoms)
+    if fixed or len(flexible) != 1 or not 0 < delta < 1:
+        return None
+    atom, k = flexible[0]
+    if k > KOV_MAX_COUNT:
+        return None
+    return kov_candidate(_flexible_floor(atom, max(_SPLITS) * delta / k), 0.0, k, delta)

@@ -126,6 +126,11 @@ def _candidate(mu: float, delta: float) -> float:
     return brentq(lambda e: log_delta(mu, e) - target, 0.0, hi, xtol=1e-14, rtol=1e-14)
 
 
+def candidate(mu: float, delta: float) -> float:
+    """The float epsilon at delta, not rounded safely (for estimates only)."""
+    return _candidate(mu, delta)
+
+
 def mu_for(epsilon: float, delta: float) -> float:
     """The largest mu for which the analytic Gaussian is (eps, delta)-DP
     (delta(eps) is increasing in mu), rounded down; the calibration that uses

@@ -78,9 +78,9 @@ class DeltaBound:
                 log_weighted = np.log(scaled) - losses[0]
             else:
                 log_weighted = np.logaddexp.accumulate((np.log(masses) - losses)[::-1])[::-1]
-            next_tail = np.append(tail[1:], 0.0)
-            next_log = np.append(log_weighted[1:], -np.inf)
-            at_nodes = self.infinity + next_tail - np.exp(losses + next_log)
+            # delta at each node: the masses strictly above it count
+            at_nodes = np.full(losses.size, self.infinity)
+            at_nodes[:-1] += tail[1:] - np.exp(losses[:-1] + log_weighted[1:])
         ok = np.flatnonzero((at_nodes <= delta) & (losses >= 0))
         if ok.size == 0:
             return float(losses[-1]) + self.shift

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -47,9 +47,11 @@ class GridPLD:
     infinity_mass: float
     shift: float
 
-    @property
+    @cached_property
     def losses(self) -> np.ndarray:
-        return (self.offset + np.arange(self.probs.size)) * self.interval
+        values = (self.offset + np.arange(self.probs.size)) * self.interval
+        values.setflags(write=False)  # computed once, shared by every reader
+        return values
 
     @property
     def last(self) -> int:

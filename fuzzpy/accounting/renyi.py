@@ -56,6 +56,7 @@ from fuzzpy.accounting.atoms import (
     GaussianAtom,
     LaplaceAtom,
     PureAtom,
+    SubsampledAtom,
 )
 
 INTEGER_ORDERS = np.arange(2, 257, dtype=float)
@@ -265,6 +266,52 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
     values = np.where(np.isfinite(values), values, np.inf)
     order = float(ORDERS[int(np.argmin(values))])
     return _certify(atoms, delta, order)
+
+
+def epsilon_floor(atoms: Atoms, delta: float) -> float | None:
+    """A float estimate from below of `epsilon` (for skipping it when it
+    cannot win): the same search, with each subsampled Gaussian's D_alpha at
+    a fractional order replaced by D at the integer below (D_alpha does not
+    decrease with alpha; below 2 `epsilon` uses D_2 itself), which costs one
+    vectorised sum instead of the fractional series."""
+    curve = np.zeros_like(ORDERS)
+    used = 0.0
+    for atom, n in atoms.items():
+        if isinstance(atom, SubsampledAtom) and isinstance(atom.inner, GaussianAtom):
+            c, d = _integer_floor_curve(float(atom.rate), 1 / atom.inner.mu), 0.0
+        else:
+            c, d = _float_curve(atom)
+        curve = curve + n * c
+        used += n * d
+    left = delta - used * (1 + 1e-9)
+    if left <= 0:
+        return None
+    values = _conversion(curve, ORDERS, math.log(left))
+    return float(np.min(np.where(np.isfinite(values), values, np.inf)))
+
+
+def _integer_floor_curve(q: float, s: float) -> np.ndarray:
+    """MTZ19's D_n at n = max(2, floor(alpha)) for alpha in ORDERS (integer
+    orders: a finite binomial sum, all orders at once)."""
+    top = int(INTEGER_ORDERS[-1])
+    n = np.arange(2, top + 1)[:, None]
+    k = np.arange(top + 1)[None, :]
+    log_factorial = gammaln(np.arange(top + 1) + 1.0)  # a table: the matrix only indexes it
+    with np.errstate(invalid="ignore"):
+        log_terms = (
+            log_factorial[n]
+            - log_factorial[k]
+            - log_factorial[np.maximum(n - k, 0)]
+            + (n - k) * math.log1p(-q)
+            + k * math.log(q)
+            + (k * k - k) / (2 * s * s)
+        )
+    log_terms = np.where(k <= n, log_terms, -np.inf)
+    peak = np.max(log_terms, axis=1)
+    log_a = peak + np.log(np.sum(np.exp(log_terms - peak[:, None]), axis=1))
+    d_integer = log_a / (INTEGER_ORDERS - 1)
+    index = np.maximum(np.floor(ORDERS), 2).astype(int) - 2
+    return d_integer[index]
 
 
 def _certify(atoms: Atoms, delta: float, order: float) -> float | None:
