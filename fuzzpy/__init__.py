@@ -1,3 +1,66 @@
-"""fuzzpy: a Fuzz-style language for differentially private programs."""
+"""fuzzpy: a Fuzz-style language for differentially private programs.
+
+The Python API (`fuzzpy.api`) is imported on first use, so that `import
+fuzzpy` and `fuzzpy --help` stay fast:
+
+    import fuzzpy
+    report = fuzzpy.load("examples/noisy_count.fz").check()
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+#: The names `fuzzpy` re-exports from its API, and the module each lives in.
+_API = {
+    "load": "fuzzpy.api",
+    "loads": "fuzzpy.api",
+    "Program": "fuzzpy.api",
+    "Ledger": "fuzzpy.api",
+    "CheckReport": "fuzzpy.reports",
+    "DefinitionReport": "fuzzpy.reports",
+    "VerifyResult": "fuzzpy.reports",
+    "Release": "fuzzpy.releases",
+    "Charge": "fuzzpy.releases",
+    "FuzzError": "fuzzpy.diagnostics",
+    "Diagnostic": "fuzzpy.diagnostics",
+    "Rejected": "fuzzpy.errors",
+    "InvalidInput": "fuzzpy.errors",
+    "BudgetExceeded": "fuzzpy.errors",
+}
+
+__all__ = [
+    "__version__", "load", "loads", "Program", "Ledger", "CheckReport", "DefinitionReport", "VerifyResult",
+    "Release", "Charge", "FuzzError", "Diagnostic", "Rejected", "InvalidInput", "BudgetExceeded",
+]
+
+if TYPE_CHECKING:
+    from fuzzpy.api import Ledger, Program, load, loads
+    from fuzzpy.diagnostics import Diagnostic, FuzzError
+    from fuzzpy.errors import BudgetExceeded, InvalidInput, Rejected
+    from fuzzpy.releases import Charge, Release
+    from fuzzpy.reports import CheckReport, DefinitionReport, VerifyResult
+
+
+def __getattr__(name: str) -> object:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fuzzpy' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_API})
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """`%load_ext fuzzpy`: the `%%fuzzpy` cell magic (`fuzzpy.notebook`)."""
+    from fuzzpy.notebook import load_ipython_extension as load_extension
+
+    load_extension(ipython)

@@ -45,14 +45,39 @@ class Diagnostic:
         }
 
 
+#: Exit codes (language design, section 4): accepted / done, rejected
+#: (syntax, type, privacy or verification failure), usage or I/O error,
+#: refused by the budget ledger.
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
+
+
+def exit_code_for(diagnostics: Iterable[Diagnostic]) -> int:
+    """Usage/I-O codes (FZ5xx data, FZ7xx usage) exit 2; budget (FZ6xx) 3; else 1."""
+    codes = {d.code for d in diagnostics if d.severity == "error"}
+    if not codes:
+        return EXIT_OK
+    if any(c.startswith("FZ6") for c in codes):
+        return EXIT_BUDGET
+    if any(c.startswith(("FZ5", "FZ7")) for c in codes):
+        return EXIT_USAGE
+    return EXIT_REJECTED
+
+
 @dataclass
 class FuzzError(Exception):
-    """Raised by a phase that rejects its input; carries the reasons."""
+    """Raised by a phase that rejects its input; carries the reasons.
+
+    ``exit_code`` is the one the CLI exits with for them (read off the
+    codes; a subclass may fix it, as `fuzzpy.runtime.run.Refusal` does)."""
 
     diagnostics: tuple[Diagnostic, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         super().__init__("; ".join(d.message for d in self.diagnostics))
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code_for(self.diagnostics)
 
 
 #: Pseudo-files of diagnostics that point at no source (usage, internal).

@@ -95,7 +95,7 @@ CODES: dict[str, str] = {
     "FZ520": "a release is too small for the exact noise grid",
     "FZ521": "`run` names a definition the program does not have",
     "FZ522": "the definition's result is not `fuzzy` but depends on a database",
-    "FZ523": "an option of `run` has a value it cannot use (--seed)",
+    "FZ523": "an option of `run` (or of the Python API's run, quote, check) has a value it cannot use (--seed, delta, budget, engine)",
     "FZ524": "noise was to be added to a value that is not a finite number",
     "FZ525": "an argument's vectors do not have the lengths the parameters' types require",
     # datasets (fuzzpy.ledger.datasets, fuzzpy dataset; exit 2)

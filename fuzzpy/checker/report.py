@@ -126,10 +126,19 @@ def figures_for(checked: CheckedDef, delta: float | None) -> dict[str, PrivacyFi
     return {name: privacy_figure(events, delta) for name, events in checked.privacy.items()}
 
 
-def text_report(checked: CheckedProgram, delta: float | None) -> str:
+#: Each definition's figures, by definition name: computed once and passed to
+#: the functions below, which otherwise compute them (the accountant may be slow).
+Figures = dict[str, dict[str, PrivacyFigure]]
+
+
+def all_figures(checked: CheckedProgram, delta: float | None) -> Figures:
+    return {d.name: figures_for(d, delta) for d in checked.definitions.values()}
+
+
+def text_report(checked: CheckedProgram, delta: float | None, known: Figures | None = None) -> str:
     rows = []
     for d in checked.definitions.values():
-        figures = figures_for(d, delta)
+        figures = known[d.name] if known is not None else figures_for(d, delta)
         privacy = ", ".join(f"{fig.text()} in {name}" for name, fig in figures.items())
         approx = [f for f in figures.values() if f.delta != 0 and f.epsilon is not None]
         if approx and delta is None:
@@ -181,14 +190,14 @@ def json_mechanisms(checked: CheckedProgram) -> list[dict[str, object]]:
     return [{"name": name, "claim": claim_text(mech)} for name, mech in checked.mechanisms.items()]
 
 
-def infinite_at_delta(checked: CheckedProgram, delta: float | None) -> list[Diagnostic]:
+def infinite_at_delta(checked: CheckedProgram, delta: float | None, known: Figures | None = None) -> list[Diagnostic]:
     """Definitions whose cost is finite in structure but whose epsilon no
     method bounds at this delta: `check` must not accept what `run` refuses
     (adversarial review of issue 9, F5)."""
     found = []
     decls = {d.name: d for d in checked.program.decls if isinstance(d, S.DefDecl)}
     for d in checked.definitions.values():
-        for name, figure in figures_for(d, delta).items():
+        for name, figure in (known[d.name] if known is not None else figures_for(d, delta)).items():
             epsilon = figure.epsilon
             if isinstance(epsilon, float) and math.isinf(epsilon):
                 found.append(Diagnostic(
@@ -201,10 +210,10 @@ def infinite_at_delta(checked: CheckedProgram, delta: float | None) -> list[Diag
     return found
 
 
-def json_definitions(checked: CheckedProgram, delta: float | None) -> list[dict[str, object]]:
+def json_definitions(checked: CheckedProgram, delta: float | None, known: Figures | None = None) -> list[dict[str, object]]:
     out = []
     for d in checked.definitions.values():
-        figures = figures_for(d, delta)
+        figures = known[d.name] if known is not None else figures_for(d, delta)
         out.append(
             {
                 "name": d.name,

@@ -1,4 +1,5 @@
-"""The `fuzzpy check` subcommand's work: load, parse, check, print.
+"""The `fuzzpy check` subcommand: load, parse and check each file through the
+Python API (`fuzzpy.api`), then print.
 
 Exit codes (cli.py): 0 every file accepted, 1 a file rejected, 2 a usage or
 I/O problem.
@@ -35,22 +36,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fuzzpy.verifier import proof_cache
-
-    with proof_cache.enabled():
-        return _check(args)
-
-
-def _check(args: argparse.Namespace) -> int:
-    from fuzzpy.checker.driver import check_program, explain_definition
-    from fuzzpy.checker.report import (
-        infinite_at_delta,
-        json_definitions,
-        json_mechanisms,
-        text_report,
-    )
+    from fuzzpy.api import load
     from fuzzpy.diagnostics import FuzzError, render_all
-    from fuzzpy.pipeline import load_source, parse
+    from fuzzpy.errors import Rejected
+    from fuzzpy.reports import CheckReport
 
     delta: float | None = args.delta
     diagnostics: list[Diagnostic] = []
@@ -61,24 +50,30 @@ def _check(args: argparse.Namespace) -> int:
     explanations: list[str] = []
     for path in args.files:
         try:
-            source = load_source(path)
-            sources[source.name] = source
-            program = parse(source)
+            program = load(path)
+            sources[program.name] = program.source
             if args.explain:  # shown also for a rejected definition: it helps to see why
-                explanations.append(explain_definition(program, args.explain, source.text))
-            checked = check_program(program)
+                explanations.append(program.explain(args.explain))
+            report = program.check(delta)
+        except Rejected as err:
+            sources.update(err.sources)
+            if not isinstance(err.report, CheckReport):
+                diagnostics.extend(err.diagnostics)
+                continue
+            report = err.report  # checked, but rejected at this delta: its figures are shown too
         except FuzzError as err:
+            sources.update(getattr(err, "sources", {}))
             diagnostics.extend(err.diagnostics)
             continue
-        diagnostics.extend(infinite_at_delta(checked, delta))
-        file_defs = json_definitions(checked, delta)
+        diagnostics.extend(report.diagnostics)
+        found = report.to_json()
+        file_defs: list[dict[str, object]] = found["definitions"]  # type: ignore[assignment]
         if len(args.files) > 1:
             for d in file_defs:
-                d["file"] = source.name
+                d["file"] = report.name
         definitions.extend(file_defs)
-        mechanisms.extend(json_mechanisms(checked))
-        report = text_report(checked, delta)
-        texts.append(f"{source.name}:\n{_indent(report)}" if len(args.files) > 1 else report)
+        mechanisms.extend(found["mechanisms"])  # type: ignore[arg-type]
+        texts.append(f"{report.name}:\n{_indent(report.text)}" if len(args.files) > 1 else report.text)
     code = exit_code_for(diagnostics)
     if args.json:
         document: dict[str, object] = {

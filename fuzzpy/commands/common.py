@@ -20,16 +20,19 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.diagnostics import Diagnostic, render_all
+from fuzzpy.diagnostics import (  # noqa: F401 - the exit codes are every command's
+    EXIT_BUDGET,
+    EXIT_OK,
+    EXIT_REJECTED,
+    EXIT_USAGE,
+    Diagnostic,
+    exit_code_for,
+    render_all,
+)
 from fuzzpy.source import NO_SPAN, Source
 
 if TYPE_CHECKING:
     from fuzzpy.interrupts import Interrupted
-
-EXIT_OK = 0
-EXIT_REJECTED = 1
-EXIT_USAGE = 2
-EXIT_BUDGET = 3
 
 #: The one delta of every approximate (eps, delta) figure that `check`,
 #: `budget` and `run` give or charge unless `--delta` says otherwise (the
@@ -136,15 +139,3 @@ def interrupted_diagnostic(stop: Interrupted) -> Diagnostic:
     what = "Ctrl-C (SIGINT)" if stop.signal_name == "SIGINT" else stop.signal_name
     note = stop.note or "the command stopped"
     return Diagnostic(INTERRUPTED_CODE, f"interrupted by {what}: {note}", NO_SPAN)
-
-
-def exit_code_for(diagnostics: Sequence[Diagnostic]) -> int:
-    """Usage/I-O codes (FZ5xx data, FZ7xx usage) exit 2; budget (FZ6xx) 3; else 1."""
-    codes = {d.code for d in diagnostics if d.severity == "error"}
-    if not codes:
-        return EXIT_OK
-    if any(c.startswith("FZ6") for c in codes):
-        return EXIT_BUDGET
-    if any(c.startswith(("FZ5", "FZ7")) for c in codes):
-        return EXIT_USAGE
-    return EXIT_REJECTED

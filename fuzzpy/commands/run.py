@@ -1,27 +1,25 @@
 """`fuzzpy run FILE DEF --data PARAM=FILE ...`: release a checked definition's
-result on data, under a budget (the steps are in `fuzzpy.runtime.run`)."""
+result on data, under a budget, through the Python API (`fuzzpy.api.run_file`;
+the steps are in `fuzzpy.runtime.run`)."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from fractions import Fraction
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fuzzpy.commands.common import (
     DELTA_POLICY,
     EXIT_OK,
     EXIT_USAGE,
-    exit_code_for,
     print_json,
     report_failure,
 )
 
 if TYPE_CHECKING:
-    from fuzzpy.diagnostics import Diagnostic
-    from fuzzpy.runtime.run import RunRequest, RunResult
+    from fuzzpy.releases import Release
+    from fuzzpy.runtime.run import RunResult
 
 DESCRIPTION = (
     "Check the program, quote the definition's privacy cost against each dataset's budget "
@@ -36,48 +34,33 @@ EPILOG = DELTA_POLICY
 
 
 def run(args: argparse.Namespace) -> int:
+    from fuzzpy.api import run_file
     from fuzzpy.diagnostics import FuzzError
-    from fuzzpy.runtime.run import Refusal, execute
-    from fuzzpy.verifier import proof_cache
 
     progress = _progress(args)
 
-    def show(result: RunResult) -> None:
+    def show(release: Release) -> None:
         if progress is not None:
             sys.stderr.write("\r\033[K")  # the progress line, cleared before the result
         if args.json:
-            print_json({"ok": True, **result.to_json()})
+            print_json(release.to_json())
         else:
-            sys.stdout.write(_text(result))
+            sys.stdout.write(_text(release.result))
         sys.stdout.flush()
-        if not result.private:
+        if not release.private:
             sys.stderr.write("note: --seed makes the noise reproducible: this run is NOT differentially private\n")
 
     try:
         try:
-            with proof_cache.enabled():
-                execute(_request(args), warn=lambda m: sys.stderr.write(m + "\n"), show=show, progress=progress)
+            run_file(args.file, args.definition, on_release=show, on_warning=lambda m: sys.stderr.write(m + "\n"),
+                     progress=progress, **_options(args))
         finally:
             if progress is not None:
                 sys.stderr.write("\r\033[K")
-    except Refusal as refusal:
-        _report(args, refusal.diagnostics)
-        return refusal.exit_code
-    except FuzzError as exc:
-        _report(args, exc.diagnostics)
-        return exit_code_for(exc.diagnostics)
+    except FuzzError as error:  # with the source lines when we have them
+        report_failure(args.json, error.diagnostics, getattr(error, "sources", None))
+        return error.exit_code
     return EXIT_OK
-
-
-def _report(args: argparse.Namespace, diagnostics: tuple[Diagnostic, ...]) -> None:
-    """A JSON document on stdout (--json), else diagnostics on stderr (with the
-    source lines when we have them)."""
-    from fuzzpy.source import Source
-
-    sources = {}
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        sources[args.file] = Source(args.file, Path(args.file).read_text(encoding="utf-8"))
-    report_failure(args.json, diagnostics, sources)
 
 
 def _text(result: RunResult) -> str:
@@ -113,24 +96,22 @@ def _pairs(items: list[str] | None, option: str, allow_bare: bool = False) -> di
     return pairs
 
 
-def _request(args: argparse.Namespace) -> RunRequest:
-    from fuzzpy.runtime.run import RunRequest, refuse
+def _options(args: argparse.Namespace) -> dict[str, object]:
+    """The run's options for the API (`fuzzpy.api.run_file`), as the command line gives them."""
+    from fuzzpy.api import check_seed
 
-    if args.seed is not None and args.seed < 0:
-        raise refuse(EXIT_USAGE, "FZ523", f"--seed must be a non-negative integer, not {args.seed}")
-    return RunRequest(
-        file=args.file,
-        definition=args.definition,
-        data=_pairs(args.data, "--data"),
-        args=_pairs(args.arg, "--arg"),
-        budget=args.budget,
-        rule=args.rule,
-        ledger=args.ledger,
-        datasets=_pairs(args.dataset, "--dataset", allow_bare=True),
-        seed=args.seed,
-        delta=args.delta,
-        engine=args.engine,
-    )
+    check_seed(args.seed)
+    return {
+        "data": _pairs(args.data, "--data"),
+        "args": _pairs(args.arg, "--arg"),
+        "budget": args.budget,
+        "rule": args.rule,
+        "ledger": args.ledger,
+        "datasets": _pairs(args.dataset, "--dataset", allow_bare=True),
+        "seed": args.seed,
+        "delta": args.delta,
+        "engine": args.engine,
+    }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,4 +1,5 @@
-"""`fuzzpy verify FILE...`: a verdict per mechanism; exit 0 only when all are proved."""
+"""`fuzzpy verify FILE...`: a verdict per mechanism (through the Python API,
+`fuzzpy.api`); exit 0 only when all are proved."""
 
 from __future__ import annotations
 
@@ -48,50 +49,39 @@ class _Progress:
 
 def run(args: argparse.Namespace) -> int:
     from fuzzpy.interrupts import Interrupted
-    from fuzzpy.verifier import proof_cache
 
     progress = _Progress()
-    with proof_cache.enabled(read=not args.explain):
-        try:
-            _verify_files(args, progress)
-        except Interrupted as stop:
-            return _interrupted(args, progress, stop)
+    try:
+        _verify_files(args, progress)
+    except Interrupted as stop:
+        return _interrupted(args, progress, stop)
     return _finish(args, progress)
 
 
 def _verify_files(args: argparse.Namespace, progress: _Progress) -> None:
-    from fuzzpy.diagnostics import Diagnostic, FuzzError
-    from fuzzpy.pipeline import load_source, parse
-    from fuzzpy.syntax import MechanismDecl
-    from fuzzpy.verifier import proof_cache, verify_mechanism
-    from fuzzpy.verifier.report import render
+    from fuzzpy.api import load
+    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.errors import ProgramError
 
     for path in args.files:
         try:
-            source = load_source(path)
-            progress.sources[source.name] = source
-            program = parse(source)
+            program = load(path)
         except FuzzError as error:
+            progress.sources.update(getattr(error, "sources", {}))
             progress.diagnostics.extend(error.diagnostics)
             continue
-        mechanisms = [d for d in program.decls if isinstance(d, MechanismDecl)]
-        if not mechanisms and not args.json:
+        progress.sources[program.name] = program.source
+        if not program.mechanisms and not args.json:
             sys.stdout.write(f"{path}: no mechanisms\n")
-        for decl in mechanisms:
-            try:
-                verdict = verify_mechanism(decl, program)
-            except FuzzError as error:
-                progress.diagnostics.extend(error.diagnostics)
+        for outcome in program.verify_each(fresh=args.explain):  # --explain always proves afresh
+            if isinstance(outcome, ProgramError):
+                progress.diagnostics.extend(outcome.diagnostics)
                 continue
-            cached = proof_cache.from_disk(verdict)
-            progress.verdicts.append(verdict)
-            progress.documents.append({**verdict.to_json(), "cached": cached})
-            if verdict.vacuous:
-                progress.diagnostics.append(Diagnostic(
-                    "FZ406", f"the proof of `{decl.name}` is {verdict.reason}", decl.name_span, severity="warning",
-                    hint="check the preconditions: a mechanism proved for no inputs tells nothing"))
+            progress.verdicts.append(outcome.verdict)
+            progress.documents.append(outcome.to_json())
+            progress.diagnostics.extend(outcome.warnings)
             if not args.json:  # the same text whether the proof was cached or not
-                sys.stdout.write(render(verdict, args.explain) + "\n")
+                sys.stdout.write(outcome.text(args.explain) + "\n")
                 sys.stdout.flush()
 
 

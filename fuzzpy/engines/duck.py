@@ -33,8 +33,10 @@ class DuckDBBackend:
                                # cell then reads false. The row rules and the per-row semantics
                                # need IEEE answers for every cell (tests/engines/test_rules.py).
                                ("disabled_optimizers", "'statistics_propagation'")):
+            (before,) = self.con.execute(f"SELECT current_setting('{setting}')").fetchone()
+            if _setting_literal(before) == value:
+                continue  # in Jupyter the progress bar is off, and setting it at all needs ipywidgets
             if not self.own:
-                (before,) = self.con.execute(f"SELECT current_setting('{setting}')").fetchone()
                 self._restore.append(f"SET {setting} = {_setting_literal(before)}")
             self.con.execute(f"SET {setting} = {value}")
         if memory_limit and self.own:

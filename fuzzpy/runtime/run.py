@@ -40,7 +40,8 @@ from fuzzpy.source import NO_SPAN, Source, Span
 from fuzzpy.types import LenVar, TBag, TBool, TFuzzy, TInt, TList, TNum, TString, TVec, Type
 
 if TYPE_CHECKING:  # the runtime's numeric modules load only when a run starts
-    from fuzzpy.ledger.book import Receipt
+    from fuzzpy.ledger.book import Budget, Receipt
+    from fuzzpy.ledger.quotes import Quote
     from fuzzpy.runtime.lengths import FrameBuilder
     from fuzzpy.runtime.randomness import RandomSource
 
@@ -49,13 +50,18 @@ Value = Any
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
 
 
-class Refusal(Exception):
-    """A run stopped with diagnostics and a chosen exit code."""
+class Refusal(FuzzError):
+    """A run stopped with diagnostics and a chosen exit code (a `FuzzError`
+    whose exit code is fixed rather than read off the codes: FZ522 is a data
+    code but a rejection)."""
 
     def __init__(self, exit_code: int, diagnostics: tuple[Diagnostic, ...]) -> None:
-        super().__init__("; ".join(d.message for d in diagnostics))
-        self.exit_code = exit_code
-        self.diagnostics = diagnostics
+        super().__init__(tuple(diagnostics))
+        self._exit_code = exit_code
+
+    @property
+    def exit_code(self) -> int:
+        return self._exit_code
 
 
 def refuse(exit_code: int, code: str, message: str, hint: str | None = None, span: Span = NO_SPAN) -> Refusal:
@@ -75,6 +81,7 @@ class RunRequest:
     seed: int | None = None
     delta: str | None = None
     engine: str = "auto"  # memory | duckdb | spark; auto: DuckDB for files (fuzzpy.engines)
+    source_text: str | None = None  # the program's text, when not read from `file` (the Python API)
 
 
 @dataclass
@@ -84,6 +91,7 @@ class RunResult:
     private: bool
     warnings: list[str]
     files: dict[str, str] = field(default_factory=dict)  # dataset key -> data file
+    type: Type | None = None  # the definition's result type (the API converts the value by it)
 
     def to_json(self) -> dict[str, object]:
         from fuzzpy.runtime.values import to_json
@@ -182,7 +190,13 @@ def public_arguments(definition: CheckedDef, request: RunRequest) -> dict[str, V
     return values
 
 
-def parse_argument(name: str, kind: Type, text: str) -> Value:
+def parse_argument(name: str, kind: Type, text: Value) -> Value:
+    """A public argument as given on the command line (text), or as a Python
+    value through the API (`fuzzpy.runtime.arguments`)."""
+    if not isinstance(text, str):
+        from fuzzpy.runtime.arguments import python_argument
+
+        return python_argument(name, kind, text)
     try:
         if isinstance(kind, TInt):
             return int(text)
@@ -224,11 +238,9 @@ def execute(request: RunRequest, warn: Warn = lambda message: None, show: Show |
     changed; after it, the ledger keeps the release as "charged" (not
     released) and the exception's note says what was spent.
     """
-    from fuzzpy.data import home_engine, recognise
     from fuzzpy.engines import engine_for
 
-    data = {param: recognise(param, value) for param, value in request.data.items()}
-    request = replace(request, data=data, engine=home_engine(data, request.engine))
+    request = _placed(request)
     engine = engine_for(request.engine, warn, progress)
     try:
         return _execute(request, warn, show, engine)
@@ -236,23 +248,23 @@ def execute(request: RunRequest, warn: Warn = lambda message: None, show: Show |
         engine.close()
 
 
+def _placed(request: RunRequest) -> RunRequest:
+    """The request with its data recognised (paths, names, data in memory)
+    and the engine that data lives in (`fuzzpy.data`)."""
+    from fuzzpy.data import home_engine, recognise
+
+    data = {param: recognise(param, value) for param, value in request.data.items()}
+    return replace(request, data=data, engine=home_engine(data, request.engine))
+
+
 def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) -> RunResult:
     from fuzzpy.interrupts import Interrupted, held
-    from fuzzpy.ledger.book import Budget, DataUse, Ledger
-    from fuzzpy.pipeline import load_source
+    from fuzzpy.ledger.book import DataUse, Ledger
     from fuzzpy.runtime.bag import auditing_groups
     from fuzzpy.runtime.datasets import name_sources
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
 
-    source = load_source(request.file)
-    checked = check(source)
-    definition = find_definition(checked, request.definition)
-    refuse_unsafe_release(definition)
-    refuse_unrunnable(checked, definition)
-    events = privacy_events(definition)
-    public = public_arguments(definition, request)
-    lengths = argument_lengths(definition, public)  # public lengths: refused before the data is named
-    budget = Budget.parse(request.budget, request.rule) if request.budget else None
+    source, checked, definition, events, public, lengths, budget = prepare(request)
     types = {p.name: p.type for p in definition.params}
     receipts: list[Receipt] = []
     try:
@@ -293,7 +305,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
         stop.note = interrupted_note(receipts)
         raise
     files = {keys[name]: opened[name].file.path for name in events}
-    result = RunResult(value, receipts, source_of_noise.private, warnings, files)
+    result = RunResult(value, receipts, source_of_noise.private, warnings, files, definition.result)
     with held(finish=True) as late:  # recorded as released and shown, together
         if receipts:
             _record_release(request.ledger, receipts, value, outside[0], record)
@@ -302,6 +314,47 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     if late.signum is not None:
         warn("note: the interrupt came as the result was being released; the release is complete")
     return result
+
+
+def prepare(request: RunRequest) -> tuple[Source, CheckedProgram, CheckedDef, dict[str, tuple[Event, ...]],
+                                           dict[str, Value], FrameBuilder, Budget | None]:
+    """Steps 1 and 2 up to the datasets: everything a run settles from the
+    program and its public arguments alone, refusing before any data is named."""
+    from fuzzpy.ledger.book import Budget
+    from fuzzpy.pipeline import load_source
+
+    source = load_source(request.file) if request.source_text is None else Source(request.file, request.source_text)
+    checked = check(source)
+    definition = find_definition(checked, request.definition)
+    refuse_unsafe_release(definition)
+    refuse_unrunnable(checked, definition)
+    events = privacy_events(definition)
+    public = public_arguments(definition, request)
+    lengths = argument_lengths(definition, public)  # public lengths: refused before the data is named
+    budget = Budget.parse(request.budget, request.rule) if request.budget else None
+    return source, checked, definition, events, public, lengths, budget
+
+
+def quote(request: RunRequest, warn: Warn = lambda message: None) -> list[Quote]:
+    """What `execute(request)` would charge each dataset and leave of its
+    budget, refused (FZ601, exit 3) as the run would be; nothing is charged
+    and no rows are read (a data file is read only if naming its dataset
+    needs its content, as for the run)."""
+    from fuzzpy.engines import engine_for
+    from fuzzpy.ledger.book import Ledger
+    from fuzzpy.runtime.datasets import name_sources
+
+    request = _placed(request)
+    _, _, _, events, _, _, budget = prepare(request)
+    engine = engine_for(request.engine, warn, None)
+    try:
+        with Ledger(request.ledger) as ledger:
+            sources = name_sources(ledger, request.data, request.datasets, list(events), reader=engine.reader)
+            keys = {name: s.dataset for name, s in sources.items()}
+            return [ledger.quote(key, evs, budget, release_delta=request.delta)
+                    for key, evs in _events_by_dataset(events, keys).items()]
+    finally:
+        engine.close()
 
 
 def interrupted_note(receipts: list[Receipt]) -> str:

@@ -1,0 +1,444 @@
+"""fuzzpy's Python API: the one way in, for programs and for the CLI.
+
+    import fuzzpy
+
+    program = fuzzpy.load("examples/noisy_count.fz")   # or fuzzpy.loads(text)
+    report = program.check()                             # types, sensitivities, costs
+    report["noisy_count"].costs["db"].epsilon            # Fraction(1, 10)
+    program.quote("noisy_count", data={"db": "people.csv"}, budget=1.0)   # charges nothing
+    release = program.run("noisy_count", data={"db": "people.csv"}, budget=1.0)
+    release.value, release.charges["people"].remaining.epsilon
+
+Every failure raises a `fuzzpy.FuzzError` (`fuzzpy.errors`): its
+``diagnostics`` are the CLI's, ``exit_code`` the CLI's exit code, and
+``str()`` renders them as the CLI does. A run does what `fuzzpy run` does,
+in the same order (`fuzzpy.runtime.run`): the program is checked again,
+the budget quoted and refused before any data is read, then charged before
+anything is computed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from fractions import Fraction
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.errors import BudgetExceeded, InvalidInput, ProgramError, Rejected, api_error
+from fuzzpy.reports import CheckReport, DefinitionReport, VerifyResult
+from fuzzpy.source import NO_SPAN, Source
+
+if TYPE_CHECKING:
+    from fuzzpy import syntax as S
+    from fuzzpy.ledger.book import DatasetState
+    from fuzzpy.ledger.quotes import Entry
+    from fuzzpy.releases import Charge, Release
+    from fuzzpy.runtime.run import RunRequest, RunResult
+
+Warn = Callable[[str], None]
+
+__all__ = [
+    "BudgetExceeded",
+    "CheckReport",
+    "DefinitionReport",
+    "FuzzError",
+    "InvalidInput",
+    "Ledger",
+    "Program",
+    "Rejected",
+    "VerifyResult",
+    "load",
+    "loads",
+    "run_file",
+]
+
+
+def load(path: str | os.PathLike[str]) -> Program:
+    """Read and parse a program file (syntax errors raise `Rejected`, an
+    unreadable file `InvalidInput`)."""
+    from fuzzpy.pipeline import load_source
+
+    try:
+        source = load_source(path)
+    except FuzzError as error:
+        raise api_error(error) from None
+    return Program(source)
+
+
+def loads(text: str, name: str = "<string>") -> Program:
+    """Parse a program from its text; ``name`` is the file name its
+    diagnostics (and the ledger's records) show."""
+    return Program(Source(name, text))
+
+
+class Program:
+    """A parsed program. `check`, `verify`, `quote` and `run` it."""
+
+    def __init__(self, source: Source) -> None:
+        from fuzzpy.pipeline import parse
+
+        self.source = source
+        self.syntax: S.Program = self._guarded(lambda: parse(source))
+        self._derivations: dict[str, str] = {}
+
+    @property
+    def name(self) -> str:
+        return self.source.name
+
+    @property
+    def text(self) -> str:
+        return self.source.text
+
+    @property
+    def definitions(self) -> list[str]:
+        """The names of the program's `def`s, in order."""
+        from fuzzpy.syntax import DefDecl
+
+        return [d.name for d in self.syntax.decls if isinstance(d, DefDecl)]
+
+    @property
+    def mechanisms(self) -> list[str]:
+        """The names of the program's `mechanism`s, in order."""
+        from fuzzpy.syntax import MechanismDecl
+
+        return [d.name for d in self.syntax.decls if isinstance(d, MechanismDecl)]
+
+    def __repr__(self) -> str:
+        return f"<fuzzpy.Program {self.name!r}>"
+
+    # ------------------------------------------------------------ check
+
+    def check(self, delta: float | None = None) -> CheckReport:
+        """Types, sensitivities and privacy costs of every definition
+        (approximate costs at ``delta``, default 1e-6). Raises `Rejected`
+        with every error found; a program that checks but has no finite
+        epsilon at ``delta`` (FZ314) raises `Rejected` whose ``report`` is
+        the report. Mechanisms it calls must be proved (the proof cache is
+        used, as by `fuzzpy check`)."""
+        from fuzzpy.checker import check_program
+        from fuzzpy.reports import check_report
+        from fuzzpy.verifier import proof_cache
+
+        delta = _check_delta(delta)
+        with proof_cache.enabled():
+            checked = self._guarded(lambda: check_program(self.syntax))
+            report = check_report(self.name, checked, delta, self.explain)
+        if report.errors:
+            raise Rejected(report.errors, self._sources(), report)
+        return report
+
+    def explain(self, definition: str) -> str:
+        """The derivation of one definition, rule by rule (`check --explain`);
+        shown also for a rejected definition, up to where it is rejected."""
+        from fuzzpy.checker.driver import explain_definition
+        from fuzzpy.verifier import proof_cache
+
+        if definition not in self._derivations:
+            with proof_cache.enabled():
+                self._derivations[definition] = self._guarded(
+                    lambda: explain_definition(self.syntax, definition, self.text))
+        return self._derivations[definition]
+
+    # ------------------------------------------------------------ verify
+
+    def verify(self, fresh: bool = False) -> list[VerifyResult]:
+        """A verdict for every `mechanism`, in order (proved, refuted or
+        unknown). ``fresh``: prove again rather than reuse the proof cache.
+        A malformed mechanism raises `Rejected` (the others' verdicts are
+        its ``report``)."""
+        results: list[VerifyResult] = []
+        errors: list[Diagnostic] = []
+        for outcome in self.verify_each(fresh):
+            if isinstance(outcome, ProgramError):
+                errors.extend(outcome.diagnostics)
+            else:
+                results.append(outcome)
+        if errors:
+            raise Rejected(errors, self._sources(), results)
+        return results
+
+    def verify_each(self, fresh: bool = False) -> Iterator[VerifyResult | ProgramError]:
+        """`verify` one mechanism at a time: each verdict as it is decided, or
+        the error of a malformed mechanism (for the CLI's streaming output)."""
+        from fuzzpy.syntax import MechanismDecl
+        from fuzzpy.verifier import proof_cache, verify_mechanism
+
+        for decl in [d for d in self.syntax.decls if isinstance(d, MechanismDecl)]:
+            with proof_cache.enabled(read=not fresh):
+                try:
+                    verdict = verify_mechanism(decl, self.syntax)
+                except FuzzError as error:
+                    verdict = None
+                    failure = api_error(error, self._sources())
+                cached = verdict is not None and proof_cache.from_disk(verdict)
+            if verdict is None:
+                yield failure
+                continue
+            warnings = ()
+            if verdict.vacuous:
+                warnings = (Diagnostic(
+                    "FZ406", f"the proof of `{decl.name}` is {verdict.reason}", decl.name_span, severity="warning",
+                    hint="check the preconditions: a mechanism proved for no inputs tells nothing"),)
+            yield VerifyResult(verdict, cached, warnings)
+
+    # ------------------------------------------------------------ quote and run
+
+    def quote(self, definition: str, data: Mapping[str, Any] | None = None, *,
+              args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
+              ledger: str | os.PathLike[str] | Ledger | None = None, budget: Any = None, rule: str = "basic",
+              delta: Any = None, engine: str = "auto") -> dict[str, Charge]:
+        """What running ``definition`` would charge each dataset and leave of
+        its budget, without charging or reading any rows. Refused as the run
+        would be: over budget raises `BudgetExceeded` (exit 3). Arguments as
+        for `run`."""
+        from fuzzpy.releases import charge
+        from fuzzpy.runtime.run import quote
+
+        request = self._request(definition, data, args, datasets, ledger, budget, rule, None, delta, engine)
+        return {q.dataset: charge(q) for q in _guarded(lambda: quote(request), self._sources())}
+
+    def run(self, definition: str, data: Mapping[str, Any] | None = None, *,
+            args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
+            ledger: str | os.PathLike[str] | Ledger | None = None, budget: Any = None, rule: str = "basic",
+            seed: int | None = None, delta: Any = None, engine: str = "auto",
+            on_warning: Warn | None = None, progress: Warn | None = None) -> Release:
+        """Release ``definition``'s result on data, charged to the ledger.
+
+        ``data``: each `bag` parameter's data (a CSV or Parquet path, or a
+        registered dataset's name). ``args``: the public parameters, as
+        Python values (numbers, bools, strings, lists) or as CLI text.
+        ``datasets``: the dataset each parameter's data is (a name for the
+        only one, or a mapping). ``ledger``: a path or `Ledger` (default:
+        $FUZZPY_LEDGER, else the user's). ``budget``: the dataset's total
+        budget, fixed by its first release: a number (epsilon), a pair
+        (epsilon, delta), or "EPS[,DELTA]"; ``rule``: "basic" or "zcdp".
+        ``seed``: reproducible noise (the release is then NOT private).
+        ``delta``: the delta an approximate release is charged at (default
+        1e-6). ``engine``: "auto" (DuckDB), "memory", "duckdb" or "spark".
+        ``on_warning``/``progress`` receive messages (warnings are also in
+        the release's ``warnings``)."""
+        request = self._request(definition, data, args, datasets, ledger, budget, rule, seed, delta, engine)
+        return _release(request, self._sources(), on_warning, None, progress)
+
+    # ------------------------------------------------------------ internals
+
+    def _request(self, definition: str, data: Mapping[str, Any] | None, args: Mapping[str, Any] | None,
+                 datasets: Mapping[str, str] | str | None, ledger: Any, budget: Any, rule: str,
+                 seed: int | None, delta: Any, engine: str) -> RunRequest:
+        return _guarded(lambda: run_request(
+            self.name, definition, data=data, args=args, datasets=datasets, ledger=ledger, budget=budget,
+            rule=rule, seed=seed, delta=delta, engine=engine, source_text=self.text), self._sources())
+
+    def _sources(self) -> dict[str, Source]:
+        return {self.source.name: self.source}
+
+    def _guarded(self, step: Callable[[], Any]) -> Any:
+        return _guarded(step, self._sources())
+
+
+# ---------------------------------------------------------------- runs (CLI too)
+
+
+def run_file(path: str, definition: str, *, on_release: Callable[[Release], None] | None = None,
+             on_warning: Warn | None = None, progress: Warn | None = None, **options: Any) -> Release:
+    """`fuzzpy run PATH DEF ...`: as `Program.run`, the program read from
+    ``path`` by the run itself; ``on_release`` is called with the release as
+    it is recorded in the ledger (the two happen together, even if a signal
+    arrives)."""
+    request = _guarded(lambda: run_request(path, definition, **options), None)
+    return _release(request, None, on_warning, on_release, progress)
+
+
+def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = None,
+                args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
+                ledger: Any = None, budget: Any = None, rule: str = "basic", seed: int | None = None,
+                delta: Any = None, engine: str = "auto", source_text: str | None = None) -> RunRequest:
+    """The runtime's request for these options, checked as the CLI checks its own."""
+    from fuzzpy.runtime.run import RunRequest
+
+    return RunRequest(
+        file=file,
+        definition=definition,
+        data={name: os.fspath(v) if isinstance(v, os.PathLike) else v for name, v in (data or {}).items()},
+        args=dict(args or {}),
+        budget=_budget_text(budget),
+        rule=rule,
+        ledger=_ledger_path(ledger),
+        datasets={"": datasets} if isinstance(datasets, str) else dict(datasets or {}),
+        seed=check_seed(seed),
+        delta=_delta_text(delta),
+        engine=_engine(engine),
+        source_text=source_text,
+    )
+
+
+def check_seed(seed: int | None) -> int | None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise _option_error(f"--seed must be a non-negative integer, not {seed}")
+    return seed
+
+
+def _engine(name: str) -> str:
+    from fuzzpy.engines import ENGINES
+
+    if name != "auto" and name not in ENGINES:
+        raise _option_error(f"unknown engine `{name}`: one of auto, {', '.join(ENGINES)}")
+    return name
+
+
+def _release(request: RunRequest, sources: dict[str, Source] | None, on_warning: Warn | None,
+             on_release: Callable[[Release], None] | None, progress: Warn | None) -> Release:
+    from fuzzpy import interrupts
+    from fuzzpy.releases import release
+    from fuzzpy.runtime.run import execute
+    from fuzzpy.verifier import proof_cache
+
+    released: list[Release] = []
+
+    def show(result: RunResult) -> None:
+        released.append(release(result))
+        if on_release is not None:
+            on_release(released[0])
+
+    def run() -> RunResult:
+        # Ctrl-C raises `Interrupted` (a KeyboardInterrupt) only where the
+        # ledger is consistent: charged and known to be, or not at all.
+        with interrupts.handled(), proof_cache.enabled():
+            return execute(request, warn=on_warning or (lambda message: None), show=show, progress=progress)
+
+    if sources is None:
+        sources = _file_sources(request.file)
+    _guarded(run, sources)
+    return released[0]
+
+
+def _file_sources(path: str) -> dict[str, Source]:
+    try:
+        return {path: Source(path, Path(path).read_text(encoding="utf-8"))}
+    except (OSError, UnicodeDecodeError):
+        return {}
+
+
+def _guarded(step: Callable[[], Any], sources: dict[str, Source] | None) -> Any:
+    """``step()``, its FuzzError raised as the API's (with the sources to render)."""
+    try:
+        return step()
+    except ProgramError:
+        raise
+    except FuzzError as error:
+        raise api_error(error, sources if sources is not None else {}) from None
+
+
+def _option_error(message: str) -> FuzzError:
+    from fuzzpy.runtime.run import EXIT_USAGE, refuse
+
+    return refuse(EXIT_USAGE, "FZ523", message)
+
+
+def _check_delta(delta: Any) -> float | None:
+    if delta is None:
+        return None
+    try:
+        value = Fraction(delta) if not isinstance(delta, float) else Fraction(repr(delta))
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise InvalidInput((Diagnostic("FZ523", f"delta must be a number, not {delta!r}", NO_SPAN),)) from None
+    if not 0 < value < 1:
+        raise InvalidInput((Diagnostic("FZ523", f"delta must be strictly between 0 and 1, not {delta}", NO_SPAN),))
+    return float(value)
+
+
+def _delta_text(delta: Any) -> str | None:
+    """A delta as the ledger reads it: exactly as written (a float by its shortest decimal)."""
+    if delta is None:
+        return None
+    _check_delta(delta)
+    return delta.strip() if isinstance(delta, str) else repr(delta) if isinstance(delta, float) else str(delta)
+
+
+def _budget_text(budget: Any) -> str | None:
+    """A budget as `--budget` takes it: a number is epsilon, a pair (epsilon, delta)."""
+    if budget is None or isinstance(budget, str):
+        return budget
+    if isinstance(budget, (tuple, list)) and len(budget) == 2:
+        return f"{_number_text(budget[0])},{_number_text(budget[1])}"
+    if isinstance(budget, (int, float, Fraction)) and not isinstance(budget, bool):
+        return _number_text(budget)
+    raise _option_error(f"a budget is a number (epsilon), a pair (epsilon, delta) or \"EPS,DELTA\", not {budget!r}")
+
+
+def _number_text(number: Any) -> str:
+    return repr(number) if isinstance(number, float) else str(number)
+
+
+def _ledger_path(ledger: Any) -> str | None:
+    if ledger is None:
+        return None
+    if isinstance(ledger, Ledger):
+        return str(ledger.path)
+    return os.fspath(ledger)
+
+
+# ---------------------------------------------------------------- the ledger
+
+
+class Ledger:
+    """A budget ledger file: its datasets, their remaining budgets and
+    releases. ``path`` None: $FUZZPY_LEDGER, else the user's ledger. Each
+    call opens the file and closes it again (the ledger is shared with
+    other processes)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        from fuzzpy.ledger.book import default_ledger_path
+
+        self.path = Path(path).expanduser() if path is not None else default_ledger_path()
+
+    def __repr__(self) -> str:
+        return f"<fuzzpy.Ledger {str(self.path)!r}>"
+
+    def datasets(self) -> list[DatasetState]:
+        """Each dataset with its budget, what was spent and what remains."""
+        return self._read(lambda book: book.datasets())
+
+    def entries(self, dataset: str | None = None) -> list[Entry]:
+        """Every release (of ``dataset``, or all), oldest first."""
+        return self._read(lambda book: book.history(dataset))
+
+    def remaining(self, dataset: str) -> tuple[float, float]:
+        """What remains of ``dataset``'s budget, as (epsilon, delta); the
+        dataset must have a budget (`InvalidInput` otherwise)."""
+        from fuzzpy.ledger.rules import rule_named
+
+        for state in self.datasets():
+            if state.dataset == dataset:
+                epsilon, delta = rule_named(state.budget.rule).as_guarantee(state.remaining, state.budget)
+                return float(epsilon), float(delta)
+        known = ", ".join(s.dataset for s in self.datasets()) or "none"
+        raise InvalidInput((Diagnostic("FZ508", f"the ledger {self.path} has no dataset `{dataset}`", NO_SPAN,
+                                       hint=f"its datasets: {known}"),))
+
+    def _read(self, read: Callable[[Any], Any]) -> Any:
+        from fuzzpy.ledger.book import Ledger as Book
+
+        def step() -> Any:
+            with Book(self.path, create=False) if self.path.exists() else _Empty() as book:
+                return read(book)
+
+        return _guarded(step, {})
+
+
+class _Empty:
+    """A ledger file that does not exist yet: no datasets, no releases."""
+
+    def __enter__(self) -> _Empty:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        pass
+
+    def datasets(self) -> list[DatasetState]:
+        return []
+
+    def history(self, dataset: str | None = None) -> list[Entry]:
+        return []

@@ -1,0 +1,178 @@
+"""What the Python API's `quote` and `run` return (`fuzzpy.api`).
+
+A `Charge` is what one dataset is (or would be) charged for a release and
+what then remains of its budget; a `Release` is the released value as
+plain Python data, with its charges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from fuzzpy.ledger.quotes import Quote
+    from fuzzpy.runtime.run import RunResult
+    from fuzzpy.types import Type
+
+
+class Amount(NamedTuple):
+    """An amount of privacy budget as (epsilon, delta) floats; ``exact``
+    holds them as Fractions (and rho under the zcdp rule)."""
+
+    epsilon: float
+    delta: float
+    exact: dict[str, Fraction]
+
+    def __repr__(self) -> str:
+        return f"Amount(epsilon={self.epsilon!r}, delta={self.delta!r})"
+
+
+@dataclass(frozen=True)
+class Charge:
+    """A release's charge to one dataset (``entry`` is the ledger entry's id
+    once charged; None for a quote)."""
+
+    dataset: str
+    epsilon: float
+    delta: float
+    method: str  # how the release's events were composed into this charge
+    remaining: Amount  # what remains of the budget after this release
+    budget: str  # the dataset's budget, e.g. "eps=1 (basic)"
+    spent_before: Amount
+    entry: int | None = None
+    quote: Quote = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+
+    def to_json(self) -> dict[str, object]:
+        """As the ledger gives it (`run --json`'s "datasets" entries)."""
+        return self.quote.to_json()
+
+
+def charge(quote: Quote) -> Charge:
+    from fuzzpy.ledger.rules import rule_named
+
+    def amount(spend: Any) -> Amount:
+        epsilon, delta = rule_named(quote.budget.rule).as_guarantee(spend, quote.budget)
+        exact = {"epsilon": Fraction(epsilon), "delta": Fraction(delta)}
+        if quote.budget.rule == "zcdp":
+            exact["rho"] = Fraction(spend.rho)
+        return Amount(float(epsilon), float(delta), exact)
+
+    spent = amount(quote.cost.spend)
+    return Charge(
+        dataset=quote.dataset,
+        epsilon=spent.epsilon,
+        delta=spent.delta,
+        method=quote.cost.method,
+        remaining=amount(quote.remaining),
+        budget=quote.budget.describe(),
+        spent_before=amount(quote.spent),
+        entry=getattr(quote, "id", None),
+        quote=quote,
+    )
+
+
+@dataclass(frozen=True)
+class Release:
+    """A released value. ``value`` is plain Python data (floats, ints, bools,
+    strings, tuples, lists, dicts for records); ``exact`` the runtime's own
+    value (exact Fractions for numbers); ``charges`` per dataset;
+    ``private`` is False for a seeded run (its noise is reproducible)."""
+
+    value: Any
+    exact: Any = field(repr=False)
+    charges: dict[str, Charge]
+    private: bool
+    warnings: list[str]
+    result: RunResult = field(repr=False, compare=False)
+
+    def to_json(self) -> dict[str, object]:
+        """`fuzzpy run --json`'s document."""
+        return {"ok": True, **self.result.to_json()}
+
+
+def release(result: RunResult) -> Release:
+    charges = {receipt.dataset: charge(receipt) for receipt in result.receipts}
+    value = to_python(result.value, result.type)
+    return Release(value, result.value, charges, result.private, list(result.warnings), result)
+
+
+def to_python(value: Any, kind: Type | None = None) -> Any:
+    """A runtime value as plain Python data, as its type ``kind`` says:
+    `num` a float, `int` an int, tuples and `<a, b>` tuples, lists and
+    vectors lists (a labelled vector a dict, as in JSON), records dicts,
+    sums {"inl": ...} / {"inr": ...}.
+    Without a type, numbers keep their kind (an exact Fraction a float)."""
+    from fuzzpy import types as T
+
+    if isinstance(kind, T.TFuzzy):
+        return to_python(value, kind.inner)
+    typed = _typed(value, kind) if kind is not None else _UNTYPED
+    return typed if typed is not _UNTYPED else _untyped(value)
+
+
+_UNTYPED = object()
+
+
+def _typed(value: Any, kind: Type) -> Any:
+    import numpy as np
+
+    from fuzzpy import types as T
+    from fuzzpy.runtime.exact import to_float
+    from fuzzpy.runtime.values import Inl, Inr, Record, WithPair
+
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(kind, T.TNum) and isinstance(value, (int, float, Fraction)) and not isinstance(value, bool):
+        return to_float(value)
+    if isinstance(kind, T.TInt) and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(kind, T.TTuple) and isinstance(value, tuple) and len(value) == len(kind.items):
+        return tuple(to_python(v, t) for v, t in zip(value, kind.items, strict=True))
+    if isinstance(kind, T.TWith) and isinstance(value, WithPair):
+        return (to_python(value.left, kind.left), to_python(value.right, kind.right))
+    if isinstance(kind, T.TRecord) and isinstance(value, Record):
+        types = dict(kind.fields)
+        return {k: to_python(v, types.get(k)) for k, v in value.fields.items()}
+    if isinstance(kind, (T.TList, T.TVec)) and getattr(value, "labels", None) is not None:
+        return {label: to_python(v, kind.elem) for label, v in zip(value.labels, value.tolist(), strict=True)}
+    if isinstance(kind, (T.TList, T.TVec)) and not isinstance(value, (str, bytes, Record, tuple)):
+        items = value.tolist() if isinstance(value, np.ndarray) else list(value)
+        return [to_python(v, kind.elem) for v in items]
+    if isinstance(kind, T.TSum) and isinstance(value, (Inl, Inr)):
+        side = kind.left if isinstance(value, Inl) else kind.right
+        return {"inl" if isinstance(value, Inl) else "inr": to_python(value.value, side)}
+    return _UNTYPED
+
+
+def _untyped(value: Any) -> Any:
+    import numpy as np
+
+    from fuzzpy.runtime.bag import LazyGroups
+    from fuzzpy.runtime.exact import to_float
+    from fuzzpy.runtime.values import Inl, Inr, Record, WithPair
+
+    if value is None or isinstance(value, (bool, str, int, float)):
+        return value
+    if isinstance(value, Fraction):
+        return to_float(value)
+    if isinstance(value, np.generic):
+        return to_python(value.item())
+    if isinstance(value, tuple):
+        return tuple(to_python(v) for v in value)
+    if getattr(value, "labels", None) is not None:  # a labelled vector: a dict, in the labels' order
+        return {label: to_python(v) for label, v in zip(value.labels, value.tolist(), strict=True)}
+    if isinstance(value, np.ndarray):
+        return [to_python(v) for v in value.tolist()]
+    if isinstance(value, (list, LazyGroups)):
+        return [to_python(v) for v in value]
+    if isinstance(value, Record):
+        return {k: to_python(v) for k, v in value.fields.items()}
+    if isinstance(value, WithPair):
+        return (to_python(value.left), to_python(value.right))
+    if isinstance(value, Inl):
+        return {"inl": to_python(value.value)}
+    if isinstance(value, Inr):
+        return {"inr": to_python(value.value)}
+    return value

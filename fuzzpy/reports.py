@@ -1,0 +1,270 @@
+"""What the Python API's `check` and `verify` return (`fuzzpy.api`).
+
+A `CheckReport` holds, per definition, its type, each parameter's
+sensitivity and, for each `bag` parameter of a `fuzzy` result, its privacy
+cost (the events, epsilon and delta at the requested delta, and the
+accounting method); `to_json()` is `fuzzpy check --json`'s document and
+`text` what `fuzzpy check` prints. A `VerifyResult` is one mechanism's
+verdict. Both are plain data: the checker and verifier built them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from fuzzpy.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from fuzzpy.accounting.events import Event
+    from fuzzpy.checker.report import PrivacyFigure
+    from fuzzpy.checker.result import CheckedDef, CheckedProgram
+    from fuzzpy.sensitivity import Sens
+    from fuzzpy.verifier.verdict import Verdict
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The privacy cost of a definition's `fuzzy` result in one database."""
+
+    database: str  # the `bag` parameter
+    events: tuple[Event, ...]  # the mechanisms it performs there (the accountant's input)
+    epsilon: Fraction | float | None  # None: no method could bound it (see ``note``)
+    delta: Fraction | float
+    method: str  # the accounting method that gave the figure
+    pure_epsilon: Fraction | None  # the exact pure cost, when reported beside an approximate one
+    text: str  # as `fuzzpy check` prints it: "0.1-DP", "(1.2, 1e-06)-DP"
+    note: str | None = None
+
+    @property
+    def events_text(self) -> str:
+        from fuzzpy.checker.costs import describe_events
+
+        return describe_events(self.events)
+
+    def to_json(self) -> dict[str, object]:
+        doc: dict[str, object] = {"epsilon": _number(self.epsilon), "delta": _number(self.delta),
+                                  "method": self.method}
+        if self.pure_epsilon is not None:
+            doc["pure_epsilon"] = _number(self.pure_epsilon)
+        if self.note:
+            doc["note"] = self.note
+        return doc
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A parameter of a definition: its type and sensitivity (the algebra's
+    value: `sensitivity.value` is an exact Fraction, None for infinity)."""
+
+    name: str
+    type: str
+    sensitivity: Sens
+    cost: Cost | None  # its privacy cost, for a database of a `fuzzy` result
+
+    @property
+    def sensitivity_text(self) -> str:
+        return str(self.sensitivity)
+
+
+@dataclass(frozen=True)
+class DefinitionReport:
+    """One definition as `check` sees it."""
+
+    name: str
+    type: str  # the signature as `fuzzpy check` prints it
+    result: str
+    parameters: tuple[Parameter, ...]
+    checked: CheckedDef = field(repr=False, compare=False)
+    _json: dict[str, object] = field(repr=False, compare=False, default_factory=dict)
+    _explain: Callable[[str], str] | None = field(repr=False, compare=False, default=None)
+
+    @property
+    def costs(self) -> dict[str, Cost]:
+        """The privacy cost in each database (empty unless the result is `fuzzy`)."""
+        return {p.name: p.cost for p in self.parameters if p.cost is not None}
+
+    @property
+    def derivation(self) -> str:
+        """The derivation, rule by rule, as `fuzzpy check --explain` prints it."""
+        return self._explain(self.name) if self._explain is not None else ""
+
+    def to_json(self) -> dict[str, object]:
+        return dict(self._json)
+
+
+@dataclass(frozen=True)
+class MechanismClaim:
+    """A `mechanism` of the program and the privacy it claims (`verify` proves it)."""
+
+    name: str
+    claim: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "claim": self.claim}
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The whole program as `check` sees it at one delta.
+
+    ``report["noisy_count"]`` is a definition's `DefinitionReport`;
+    ``report.definitions`` all of them, in source order.
+    """
+
+    name: str
+    definitions: tuple[DefinitionReport, ...]
+    mechanisms: tuple[MechanismClaim, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    delta: float | None
+    text: str  # what `fuzzpy check` prints
+    checked: CheckedProgram = field(repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity != "error")
+
+    def __getitem__(self, name: str) -> DefinitionReport:
+        for definition in self.definitions:
+            if definition.name == name:
+                return definition
+        known = ", ".join(d.name for d in self.definitions) or "none"
+        raise KeyError(f"no definition `{name}` (definitions: {known})")
+
+    def __contains__(self, name: object) -> bool:
+        return any(d.name == name for d in self.definitions)
+
+    def __iter__(self) -> Iterator[DefinitionReport]:
+        return iter(self.definitions)
+
+    def __len__(self) -> int:
+        return len(self.definitions)
+
+    def to_json(self) -> dict[str, object]:
+        """`fuzzpy check --json`'s document for this program."""
+        return {
+            "ok": self.ok,
+            "definitions": [d.to_json() for d in self.definitions],
+            "mechanisms": [m.to_json() for m in self.mechanisms],
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+        }
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        from fuzzpy.notebook import check_report_html
+
+        return check_report_html(self)
+
+
+def check_report(
+    name: str,
+    checked: CheckedProgram,
+    delta: float | None,
+    explain: Callable[[str], str] | None = None,
+) -> CheckReport:
+    """The report of a checked program at ``delta`` (None: the default one);
+    the accountant is asked once per definition."""
+    from fuzzpy.checker import report as R
+
+    figures = R.all_figures(checked, delta)
+    documents = R.json_definitions(checked, delta, figures)
+    definitions = tuple(
+        _definition(d, figures[d.name], doc, explain) for d, doc in zip(checked.definitions.values(), documents, strict=True)
+    )
+    mechanisms = tuple(MechanismClaim(**m) for m in R.json_mechanisms(checked))  # type: ignore[arg-type]
+    diagnostics = (*checked.warnings, *R.infinite_at_delta(checked, delta, figures))
+    return CheckReport(name, definitions, mechanisms, tuple(diagnostics), delta,
+                       R.text_report(checked, delta, figures), checked)
+
+
+def _definition(
+    d: CheckedDef, figures: dict[str, PrivacyFigure], document: dict[str, object],
+    explain: Callable[[str], str] | None,
+) -> DefinitionReport:
+    parameters = tuple(
+        Parameter(p.name, str(p.type), p.sensitivity, _cost(p.name, d.privacy.get(p.name, ()), figures[p.name])
+                  if p.name in figures else None)
+        for p in d.params
+    )
+    return DefinitionReport(d.name, str(document["type"]), str(d.result), parameters, d, document, explain)
+
+
+def _cost(database: str, events: tuple[Event, ...], figure: PrivacyFigure) -> Cost:
+    return Cost(database, tuple(events), figure.epsilon, figure.delta, figure.method, figure.pure_epsilon,
+                figure.text(), figure.note)
+
+
+def _number(value: Fraction | float | None) -> object:
+    from fuzzpy.checker.report import _upper_float
+
+    return None if value is None else _upper_float(value)
+
+
+# ---------------------------------------------------------------- verify
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """One mechanism's verdict: ``status`` is "proved", "refuted" or
+    "unknown" (an honest answer: nothing is proved)."""
+
+    verdict: Verdict = field(repr=False)
+    cached: bool = False  # read from the proof cache
+    warnings: tuple[Diagnostic, ...] = ()  # FZ406: proved only because no input meets `requires`
+
+    @property
+    def name(self) -> str:
+        return self.verdict.name
+
+    @property
+    def status(self) -> str:
+        return self.verdict.status
+
+    @property
+    def proved(self) -> bool:
+        return self.verdict.proved
+
+    @property
+    def claim(self) -> str:
+        """The privacy cost the mechanism claims, as written (e.g. "eps")."""
+        return self.verdict.claim_text
+
+    @property
+    def reason(self) -> str | None:
+        return self.verdict.reason
+
+    @property
+    def counterexample(self) -> dict[str, object] | None:
+        """For a refuted claim: inputs, neighbour, output and the exact
+        probabilities that break it (as `verify --json` gives them)."""
+        document = self.verdict.to_json()["counterexample"]
+        return document if isinstance(document, dict) else None
+
+    @property
+    def steps(self) -> list[str]:
+        """The proof (alignments, invariants, cost per path) or the refutation, line by line."""
+        return self.text(explain=True).splitlines()[1:]
+
+    def text(self, explain: bool = False) -> str:
+        """What `fuzzpy verify` (``--explain``) prints for this mechanism."""
+        from fuzzpy.verifier.report import render
+
+        return render(self.verdict, explain)
+
+    def to_json(self) -> dict[str, object]:
+        return {**self.verdict.to_json(), "cached": self.cached}
+
+    def __repr__(self) -> str:
+        return f"VerifyResult({self.text()!r})"
