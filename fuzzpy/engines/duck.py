@@ -32,7 +32,7 @@ class DuckDBBackend:
                                # statistics, which pyarrow writes without NaN: `isnan(x)` of a NaN
                                # cell then reads false. The row rules and the per-row semantics
                                # need IEEE answers for every cell (tests/engines/test_rules.py).
-                               ("disabled_optimizers", "'statistics_propagation'")):
+                               ("disabled_optimizers", "'statistics_propagation,common_subexpressions'")):
             if not self.own:
                 (before,) = self.con.execute(f"SELECT current_setting('{setting}')").fetchone()
                 self._restore.append(f"SET {setting} = {_setting_literal(before)}")
