@@ -91,9 +91,13 @@ class DuckDBBackend:
         return self._watch(fetch)
 
     def _watch(self, work: Callable[[], object]) -> object:
-        """Run a query, reporting its progress (the share of rows scanned)."""
+        """Run a query, reporting its progress (the share of rows scanned);
+        a signal that interrupts it is the command's `Interrupted`."""
+        from fuzzpy.interrupts import foreign
+
         if self.progress is None:
-            return work()
+            with foreign():
+                return work()
         done = threading.Event()
 
         def report() -> None:
@@ -108,7 +112,8 @@ class DuckDBBackend:
         watcher = threading.Thread(target=report, daemon=True)
         watcher.start()
         try:
-            return work()
+            with foreign():
+                return work()
         finally:
             done.set()
 

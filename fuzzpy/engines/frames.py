@@ -83,7 +83,8 @@ def local_digests(table: pa.Table) -> Any:
         con = duckdb.connect()
         try:
             con.register("_fz_frame", table)
-            return _digests(d, lambda sql: con.execute(sql).fetchall(), "_fz_frame", table.schema, indices)
+            return _digests(d, lambda sql: _interruptible(lambda: con.execute(sql).fetchall()), "_fz_frame",
+                            table.schema, indices)
         finally:
             con.close()
 
@@ -178,8 +179,8 @@ def _place_duckdb(engine: Any, value: Any) -> Placed:
         value.create_view(view)
         backend.temporary.append(("VIEW", view))
         body = f"SELECT * FROM {view}"
-    backend.con.execute(f"CREATE TEMP TABLE {name} AS SELECT *, CAST(row_number() OVER () - 1 AS BIGINT) "
-                        f"AS {POSITION} FROM ({body})").fetchall()
+    _interruptible(lambda: backend.con.execute(f"CREATE TEMP TABLE {name} AS SELECT *, CAST(row_number() OVER () - 1 "
+                                               f"AS BIGINT) AS {POSITION} FROM ({body})").fetchall())
     backend.temporary.append(("TABLE", name))
     return Placed(name, POSITION)
 
@@ -200,3 +201,11 @@ def _schema(backend: Any, source: str) -> pa.Schema:
 
     empty = _plain_types(backend.arrow(f"SELECT * FROM {source} LIMIT 0"))
     return pa.schema([f for f in empty.schema if f.name != POSITION])
+
+
+def _interruptible(work):  # type: ignore[no-untyped-def]
+    """A DuckDB call outside the backend's own (`interrupts.foreign`)."""
+    from fuzzpy.interrupts import foreign
+
+    with foreign():
+        return work()
