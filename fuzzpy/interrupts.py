@@ -62,6 +62,8 @@ class _State:
         self.pending: int | None = None  # a signal that arrived while held
         self.wakeup_write: int | None = None  # the watcher thread's pipe
         self.z3_prepared = False
+        self.raised = 0  # how many signals `_on_signal` raised as `Interrupted`
+        self.last_raised: int | None = None
 
 
 _state = _State()
@@ -72,6 +74,8 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
         if _state.pending is None:
             _state.pending = signum
         return
+    _state.raised += 1
+    _state.last_raised = signum
     raise Interrupted(signum)
 
 
@@ -93,6 +97,11 @@ def handled() -> Iterator[None]:
         signal.set_wakeup_fd(previous_wakeup)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def handling() -> bool:
+    """Whether signals raise `Interrupted` here (inside `handled()`, main thread)."""
+    return bool(_state.installed) and threading.current_thread() is threading.main_thread()
 
 
 class Held:
@@ -123,6 +132,31 @@ def held(finish: bool = False) -> Iterator[Held]:
             handle.signum = signum
     if handle.signum is not None and not finish:
         raise Interrupted(handle.signum)
+
+
+@contextmanager
+def foreign() -> Iterator[None]:
+    """Around a call into a query engine that catches the `Interrupted` a
+    signal raises inside it and raises an error of its own instead (DuckDB
+    runs the handler while it waits for a query, then raises `RuntimeError:
+    Query interrupted`; PySpark's own SIGINT handler raises a plain
+    `KeyboardInterrupt`): such an error is the signal's `Interrupted`, so
+    that the command ends as any interrupted command does (FZ720, exit 130
+    or 143), not as an internal error."""
+    seen = _state.raised
+    try:
+        yield
+    except Interrupted:
+        raise
+    except KeyboardInterrupt:
+        if not _state.installed:
+            raise
+        raise Interrupted(_state.last_raised if _state.raised != seen and _state.last_raised else
+                          signal.SIGINT) from None
+    except Exception:
+        if _state.raised == seen or _state.last_raised is None:
+            raise
+        raise Interrupted(_state.last_raised) from None
 
 
 def checkpoint() -> None:

@@ -96,6 +96,14 @@ elif phase == "load":  # whichever engine reads the rows (DuckDB streams a CSV i
 elif phase == "compute":
     import fuzzpy.runtime.run as run
     run.compute = wait_here
+elif phase == "duckdb-query":  # a long query, through the backend's own path, after the charge
+    import threading
+    import fuzzpy.engines.execute as execute
+    real_query = execute.Executor._query
+    def slow_query(self, sql, what):
+        threading.Timer(1.0, announce).start()  # once DuckDB is surely running it
+        return real_query(self, "SELECT sum(hash(i)) FROM range(100000000000) t(i)", what)
+    execute.Executor._query = slow_query
 elif phase in ("charging", "charged", "releasing"):
     import fuzzpy.ledger.book as book
     import fuzzpy.ledger.store as store
@@ -147,7 +155,7 @@ def interrupt_at(phase: str, argv: list[str], tmp_path: Path, signum: int = sign
     err: list[str] = []
     sent = False
     while True:
-        line = lines.get(timeout=180)
+        line = lines.get(timeout=float(os.environ.get("INTERRUPT_WAIT", "180")))
         if line is None:
             break
         if line == "PHASE\n":
@@ -236,6 +244,17 @@ def test_after_the_charge_the_ledger_says_charged_not_released(tmp_path: Path, p
     shown = subprocess.run([sys.executable, "-m", "fuzzpy", "ledger", "--ledger", str(tmp_path / "ledger.sqlite")],
                            capture_output=True, text=True, timeout=120)
     assert "charged, not released" in shown.stdout
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_a_duckdb_query_ends_as_an_interrupt(tmp_path: Path, signum: int) -> None:
+    """DuckDB runs the signal handler while it waits and raises its own
+    `RuntimeError: Query interrupted` (a11 F6): still FZ720, exit 130/143."""
+    done = interrupt_at("duckdb-query", _run_argv(tmp_path, "--engine", "duckdb"), tmp_path, signum)
+    assert (done.code, done.codes(), done.out) == (128 + signum, ["FZ720"], "")
+    assert "nothing was released" in done.err
+    (entry,) = _ledger_history(tmp_path)
+    assert entry.status == "charged" and entry.released is None
 
 
 def test_a_signal_while_the_result_is_released_lets_it_finish(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 
-from fuzzpy.engines.scan import _replacement, _text_cell
+from fuzzpy.engines.scan import _replacement, _text_cell, count_where
 from fuzzpy.engines.sql import Dialect
 from fuzzpy.runtime.csvframe import _FIELD, _QUOTED_FIELD
 from fuzzpy.runtime.loader import Plan
@@ -172,7 +172,7 @@ def csv_selects(d: Dialect, source: str, plan: Plan, width: int) -> tuple[str, s
             value = cell.value
             keep.append(cell.fits)
         values.append(f"{value} AS {d.ident(f'_fz_c{position}')}")
-        audit.append(f"count(*) FILTER (WHERE record AND NOT {cell.fits})")
+        audit.append(count_where(f"record AND NOT {cell.fits}"))
     where = " AND ".join(keep)
     audit.append(f"count(*) FILTER (WHERE {where})")
     select = f"SELECT {', '.join(values)} FROM {cells_from} WHERE {where}"

@@ -3,6 +3,7 @@ than memory and uses every core."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 from collections.abc import Callable
@@ -32,7 +33,7 @@ class DuckDBBackend:
                                # statistics, which pyarrow writes without NaN: `isnan(x)` of a NaN
                                # cell then reads false. The row rules and the per-row semantics
                                # need IEEE answers for every cell (tests/engines/test_rules.py).
-                               ("disabled_optimizers", "'statistics_propagation'")):
+                               ("disabled_optimizers", "'statistics_propagation,common_subexpressions'")):
             (before,) = self.con.execute(f"SELECT current_setting('{setting}')").fetchone()
             if _setting_literal(before) == value:
                 continue  # in Jupyter the progress bar is off, and setting it at all needs ipywidgets
@@ -94,25 +95,15 @@ class DuckDBBackend:
 
     def _watch(self, work: Callable[[], object]) -> object:
         """Run a query, reporting its progress (the share of rows scanned)."""
-        if self.progress is None:
-            return work()
-        done = threading.Event()
+        return interruptible(self.con, work, self._report if self.progress is not None else None)
 
-        def report() -> None:
-            while not done.wait(1.0):
-                try:
-                    share = self.con.query_progress()
-                except Exception:  # noqa: BLE001 -- progress is best effort
-                    return
-                if share >= 0:
-                    self.progress(f"duckdb: {share:.0f}% of the rows scanned")
-
-        watcher = threading.Thread(target=report, daemon=True)
-        watcher.start()
+    def _report(self) -> None:
         try:
-            return work()
-        finally:
-            done.set()
+            share = self.con.query_progress()
+        except Exception:  # noqa: BLE001 -- progress is best effort
+            return
+        if share >= 0 and self.progress is not None:
+            self.progress(f"duckdb: {share:.0f}% of the rows scanned")
 
     def close(self) -> None:
         if self.own:
@@ -133,3 +124,39 @@ def _setting_literal(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return "'" + str(value).replace("'", "''") + "'"
+
+
+def interruptible(con: object, work: Callable[[], object], report: Callable[[], None] | None = None) -> object:
+    """`work` (DuckDB calls on `con`) on a thread of its own, while this one
+    waits: a signal (`fuzzpy.interrupts`) is then raised here, where it
+    arrives, and the query is stopped by `con.interrupt()`. Called on the
+    main thread, DuckDB reads the signals itself: it turns the handler's
+    `Interrupted` into `RuntimeError: Query interrupted`, and may consume a
+    SIGINT without stopping at all (a11 F6). ``report`` is called every
+    second while the query runs (progress)."""
+    if threading.current_thread() is not threading.main_thread():
+        return work()
+    outcome: dict[str, object] = {}
+    done = threading.Event()  # not `Thread.join`: a join a signal interrupts can leave the thread marked ended
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # noqa: BLE001 -- handed to the waiting thread
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="fuzzpy-duckdb", daemon=True).start()
+    try:
+        while not done.wait(1.0):
+            if report is not None:
+                report()
+    except BaseException:  # the signal's `Interrupted`: stop the query, then go on stopping
+        with contextlib.suppress(Exception):
+            con.interrupt()  # type: ignore[attr-defined]
+        done.wait(30.0)
+        raise
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]

@@ -48,6 +48,12 @@ from fuzzpy.runtime.loader import DataFile, Header, Plan, file_format, load, rea
 from fuzzpy.source import NO_SPAN
 
 ENGINES = ("memory", "duckdb", "spark")
+#: A file whose rows have more columns than this is evaluated in memory: the
+#: width is public (the header), so this is decided, and said, before the
+#: charge. The SQL is linear in the width, but the engines' planning time and
+#: memory grow faster (DuckDB at 3000 columns: seconds to tens of seconds
+#: and gigabytes of plan for a query on 20 rows; docs/engines.md).
+MAX_QUERY_COLUMNS = 2048
 Warn = Callable[[str], None]
 
 
@@ -247,6 +253,12 @@ class QueryEngine:
             return self._frame(opened)
         file, plan = opened.file, opened.plan
         header = opened.header
+        if len(plan.columns) > MAX_QUERY_COLUMNS:
+            self.warn(f"warning: the rows of `{file.path}` have {len(plan.columns)} columns, more than "
+                      f"{self.name} is given ({MAX_QUERY_COLUMNS}); they are evaluated by the in-memory interpreter")
+            if isinstance(file.data, _Unread) and header.table is None:
+                header = read_header(_read_whole(file))
+            return load(header, plan)
         # Why a file is not scanned by the engine depends on its contents (text
         # that is not UTF-8, a stray carriage return): a fact about the private
         # data, so the analyst is not told it; it is kept for the data owner

@@ -162,8 +162,9 @@ class Executor:
         self.progress(f"{self.backend.name}: {what} done in {time.monotonic() - started:.1f} s")
         return rows
 
-    def _emitter(self, relation: Relation, roots: list[Node]) -> tuple[Emitter, str, str]:
-        layers = plan_layers(roots)
+    def _emitter(self, relation: Relation, roots: list[Node], shared: list[Node] | None = None) -> tuple[Emitter, str, str]:
+        """``shared``: roots the query writes more than once (named once)."""
+        layers = plan_layers(roots, self.backend.dialect, shared or [])
         scan = relation.scan
         emitter = Emitter(self.backend.dialect, layers, {name: name for name, _ in scan.columns} | {scan.row_id: scan.row_id})
         prefix, source = with_layers(emitter, scan.table)
@@ -175,8 +176,12 @@ class Executor:
         passes = {id(a): self._vsum_pass(a) for a in aggregates if a.kind == "vsum"}
         roots = [p for a in aggregates for p in a.relation.predicates]
         roots += [v for a in aggregates for v in a.value] + list(passes.values())
-        emitter, prefix, source = self._emitter(aggregates[0].relation, roots)
         common = _common_predicates([a.relation for a in aggregates])
+        # written in each of an aggregate's sums (FILTER clauses): the norm
+        # checks and the predicates not shared by every aggregate
+        shared = list(passes.values()) + [p for a in aggregates for p in a.relation.predicates
+                                          if p.id not in {c.id for c in common}]
+        emitter, prefix, source = self._emitter(aggregates[0].relation, roots, shared)
         selects: list[str] = []
         slices: list[tuple[Aggregate, int, int]] = []
         for aggregate in aggregates:

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from fuzzpy.data import InMemory, arrow_of, data_error
+from fuzzpy.engines.duck import interruptible
 from fuzzpy.engines.fingerprint import cell_class, column_digests, fingerprint_sql
 from fuzzpy.runtime.loader import Header
 
@@ -83,7 +84,8 @@ def local_digests(table: pa.Table) -> Any:
         con = duckdb.connect()
         try:
             con.register("_fz_frame", table)
-            return _digests(d, lambda sql: con.execute(sql).fetchall(), "_fz_frame", table.schema, indices)
+            return _digests(d, lambda sql: interruptible(con, lambda: con.execute(sql).fetchall()), "_fz_frame",
+                            table.schema, indices)
         finally:
             con.close()
 
@@ -178,8 +180,8 @@ def _place_duckdb(engine: Any, value: Any) -> Placed:
         value.create_view(view)
         backend.temporary.append(("VIEW", view))
         body = f"SELECT * FROM {view}"
-    backend.con.execute(f"CREATE TEMP TABLE {name} AS SELECT *, CAST(row_number() OVER () - 1 AS BIGINT) "
-                        f"AS {POSITION} FROM ({body})").fetchall()
+    interruptible(backend.con, lambda: backend.con.execute(f"CREATE TEMP TABLE {name} AS SELECT *, CAST(row_number() OVER () - 1 "
+                                               f"AS BIGINT) AS {POSITION} FROM ({body})").fetchall())
     backend.temporary.append(("TABLE", name))
     return Placed(name, POSITION)
 
@@ -200,3 +202,4 @@ def _schema(backend: Any, source: str) -> pa.Schema:
 
     empty = _plain_types(backend.arrow(f"SELECT * FROM {source} LIMIT 0"))
     return pa.schema([f for f in empty.schema if f.name != POSITION])
+

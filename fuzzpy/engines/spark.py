@@ -7,8 +7,10 @@ start-up takes seconds."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import signal
 from collections.abc import Callable
 
 import pyarrow as pa
@@ -36,9 +38,27 @@ def session():  # type: ignore[no-untyped-def]
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
             .config("spark.driver.memory", os.environ.get("FUZZPY_SPARK_DRIVER_MEMORY", "2g"))
         )
-        _SESSION = builder.getOrCreate()
+        _SESSION = _keeping_signal_handlers(builder.getOrCreate)
         _SESSION.sparkContext.setLogLevel("ERROR")
     return _SESSION
+
+
+def _keeping_signal_handlers(start):  # type: ignore[no-untyped-def]
+    """Start Spark without letting it replace fuzzpy's signal handlers
+    (`fuzzpy.interrupts`): PySpark installs its own for SIGINT, which would
+    turn Ctrl-C into a plain `KeyboardInterrupt`. Outside a fuzzpy command
+    (the API) PySpark's handler is left as PySpark sets it."""
+    from fuzzpy.interrupts import handling
+
+    if not handling():
+        return start()
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return start()
+    finally:
+        for signum, handler in before.items():
+            if handler is not None and signal.getsignal(signum) is not handler:
+                signal.signal(signum, handler)
 
 
 class SparkBackend:
@@ -82,13 +102,29 @@ class SparkBackend:
         return f"parquet.`{quoted}`", "_metadata.row_index"
 
     def rows(self, sql: str) -> list[tuple]:
-        return [tuple(row) for row in self.spark.sql(sql).collect()]
+        return self._interruptible(lambda: [tuple(row) for row in self.spark.sql(sql).collect()])
 
     def arrow(self, sql: str) -> pa.Table:
-        frame = self.spark.sql(sql)
-        if hasattr(frame, "toArrow"):
-            return frame.toArrow()
-        return pa.Table.from_pandas(frame.toPandas(), preserve_index=False)
+        def fetch() -> pa.Table:
+            frame = self.spark.sql(sql)
+            if hasattr(frame, "toArrow"):
+                return frame.toArrow()
+            return pa.Table.from_pandas(frame.toPandas(), preserve_index=False)
+
+        return self._interruptible(fetch)
+
+    def _interruptible(self, work: Callable[[], object]):  # type: ignore[no-untyped-def]
+        """A query a signal may stop (`interrupts.foreign`): its jobs are
+        cancelled, as PySpark's own SIGINT handler cancels them."""
+        from fuzzpy.interrupts import Interrupted, foreign
+
+        try:
+            with foreign():
+                return work()
+        except Interrupted:
+            with contextlib.suppress(Exception):
+                self.spark.sparkContext.cancelAllJobs()
+            raise
 
     def close(self) -> None:
         for name in self._views:

@@ -102,8 +102,20 @@ class Dialect(ABC):
     def combine_units(self, parts: list[object]) -> int:
         ...
 
+    @abstractmethod
+    def ordered_sum(self, terms: list[str]) -> str:
+        """Doubles added left to right, ((t0 + t1) + t2) + ..., as a fold
+        over a list: as shallow as it is long."""
+        ...
+
     def wide_sum_of_squares(self, units: list[str]) -> str:
-        return " + ".join(f"({self.wide(u)} * {self.wide(u)})" for u in units) or self.bigint(0)
+        """Exact integers: added as a balanced tree, so the expression is only
+        log2(width) deep (the engines' parsers refuse deep expressions)."""
+        terms = [f"({self.wide(u)} * {self.wide(u)})" for u in units] or [self.bigint(0)]
+        while len(terms) > 1:
+            pairs = [f"({terms[i]} + {terms[i + 1]})" for i in range(0, len(terms) - 1, 2)]
+            terms = pairs + ([terms[-1]] if len(terms) % 2 else [])
+        return terms[0]
 
 
 class DuckDBDialect(Dialect):
@@ -129,11 +141,15 @@ class DuckDBDialect(Dialect):
         return f"(CAST('0x' || substr({digest}, 1, 15) AS BIGINT) < {self.bigint(threshold)})"
 
     def sum_units(self, units: str, where: str | None) -> list[str]:
-        clause = f" FILTER (WHERE {where})" if where else ""
-        return [f"sum({units}){clause}"]  # BIGINT sums are HUGEINT: exact
+        return [f"sum({_only_where(units, where, self)})"]  # BIGINT sums are HUGEINT: exact
 
     def combine_units(self, parts: list[object]) -> int:
         return int(parts[0] or 0)
+
+    def ordered_sum(self, terms: list[str]) -> str:
+        # `list_reduce` with no initial value starts from the first element
+        # and applies the lambda to the running result and the next element
+        return f"list_reduce([{', '.join(terms)}], {_duckdb_lambda()})"
 
 
 class SparkDialect(Dialect):
@@ -173,17 +189,41 @@ class SparkDialect(Dialect):
         return f"(CAST(conv(substr({digest}, 1, 15), 16, 10) AS BIGINT) < {self.bigint(threshold)})"
 
     def sum_units(self, units: str, where: str | None) -> list[str]:
-        clause = f" FILTER (WHERE {where})" if where else ""
+        units = _only_where(units, where, self)
         # Units are below 2^49 (`sum`) or 2^31 (`vsum`, rows that pass the
         # norm check) in size: the high halves are below 2^25, the low ones
         # below 2^24, so neither BIGINT sum can wrap below 2^38 rows.
         high = f"shiftright({units}, 24)"
         low = f"({units} - shiftleft(shiftright({units}, 24), 24))"
-        return [f"sum({high}){clause}", f"sum({low}){clause}"]
+        return [f"sum({high})", f"sum({low})"]
 
     def combine_units(self, parts: list[object]) -> int:
         high, low = (int(p or 0) for p in parts)
         return (high << 24) + low
+
+    def ordered_sum(self, terms: list[str]) -> str:
+        # `aggregate(array, start, merge)` folds left to right from `start`:
+        # the first term (starting from 0.0 would turn a -0.0 total into 0.0)
+        if len(terms) == 1:
+            return terms[0]
+        return f"aggregate(array({', '.join(terms[1:])}), {terms[0]}, (_fz_acc, _fz_x) -> _fz_acc + _fz_x)"
+
+
+def _duckdb_lambda() -> str:
+    """`(acc, x) -> acc + x` in the syntax of the DuckDB installed: the
+    arrow is refused from 2.0, `lambda` unknown before 1.3."""
+    import duckdb
+
+    version = tuple(int(p) for p in duckdb.__version__.split(".")[:2] if p.isdigit())
+    return "lambda _fz_acc, _fz_x: _fz_acc + _fz_x" if version >= (1, 3) else "(_fz_acc, _fz_x) -> _fz_acc + _fz_x"
+
+
+def _only_where(units: str, where: str | None, d: Dialect) -> str:
+    """The units of the rows where `where` holds, 0 elsewhere: the same sum
+    as `sum(..) FILTER (WHERE ..)`, which DuckDB evaluates in time quadratic
+    in the number of filtered aggregates of a query (one per entry of a
+    `vsum`)."""
+    return f"(CASE WHEN {where} THEN {units} ELSE {d.bigint(0)} END)" if where else units
 
 
 DIALECTS: dict[str, Dialect] = {"duckdb": DuckDBDialect(), "spark": SparkDialect()}
@@ -198,6 +238,37 @@ class Layers:
 
     levels: dict[int, int]  # named node id -> layer (1-based)
     nodes: dict[int, Node]
+    roots: tuple[Node, ...] = ()  # what the query's last SELECT writes
+
+    def outlives(self) -> dict[int, int]:
+        """For each named node and scan column (by node id): the last layer
+        whose text refers to it (the query's last SELECT: depth + 1). A layer
+        passes on only what a later one reads: `SELECT *` through every layer
+        makes the engines plan layers x columns (quadratic in a wide
+        vector's width: each link of `symops.CHAIN` is one layer)."""
+        final = max(self.levels.values(), default=0) + 1
+        last: dict[int, int] = {}
+
+        def refers(node: Node) -> set[int]:
+            """The named nodes and columns the inline text of `node` reads (an
+            unnamed node is written once: each is walked once)."""
+            found: set[int] = set()
+            todo = list(node.args)
+            while todo:
+                child = todo.pop()
+                if child.id in self.levels or child.op == "col":
+                    found.add(child.id)
+                else:
+                    todo.extend(child.args)
+            return found
+
+        for ident, level in self.levels.items():
+            for used in refers(self.nodes[ident]):
+                last[used] = max(last.get(used, 0), level)
+        for root in self.roots:
+            for used in ({root.id} if root.id in self.levels or root.op == "col" else refers(root)):
+                last[used] = final
+        return last
 
     def by_layer(self) -> list[list[Node]]:
         depth = max(self.levels.values(), default=0)
@@ -207,12 +278,24 @@ class Layers:
         return layers
 
 
-def plan_layers(roots: Iterable[Node]) -> Layers:
+def plan_layers(roots: Iterable[Node], dialect: Dialect, shared: Iterable[Node] = ()) -> Layers:
+    """Which nodes to name: every non-leaf node whose text would otherwise
+    appear more than once in the query. A node's uses are counted as the
+    emitter writes them (`Emitter.references`: `finite` writes its operand
+    four times, `norm` each entry twice...), and the ``shared`` roots are
+    written more than once by the caller (a `vsum`'s norm check guards each
+    of its sums). Inlining any of these would make the text, or the
+    engine's plan, grow with the product of the repetitions (quadratically
+    in a vector's width, exponentially in an expression's depth)."""
+    counter = Emitter(dialect, Layers({}, {}), {})
     uses: dict[int, int] = {}
     nodes: dict[int, Node] = {}
-    stack = list(roots)
+    roots, shared = list(roots), list(shared)
+    stack = roots + shared
     for root in stack:
         uses[root.id] = uses.get(root.id, 0) + 1
+    for node in shared:
+        uses[node.id] = uses.get(node.id, 0) + 1
     seen: set[int] = set()
     while stack:
         node = stack.pop()
@@ -220,8 +303,8 @@ def plan_layers(roots: Iterable[Node]) -> Layers:
             continue
         seen.add(node.id)
         nodes[node.id] = node
-        for child in node.args:
-            uses[child.id] = uses.get(child.id, 0) + 1
+        for child, count in counter.references(node).items():
+            uses[child.id] = uses.get(child.id, 0) + count
             stack.append(child)
     named = {i for i, n in nodes.items() if uses.get(i, 0) >= 2 and n.op not in _LEAVES}
     levels: dict[int, int] = {}
@@ -249,7 +332,7 @@ def plan_layers(roots: Iterable[Node]) -> Layers:
 
     for node in nodes.values():
         needed(node)
-    return Layers({i: levels[i] for i in named}, nodes)
+    return Layers({i: levels[i] for i in named}, nodes, tuple(roots))
 
 
 class Emitter:
@@ -268,9 +351,22 @@ class Emitter:
             return self.d.ident(self.name_of(node))
         return self._emit(node)
 
+    def references(self, node: Node) -> dict[Node, int]:
+        """How many times the text of `node` writes each of its operands."""
+        if not node.args:
+            return {}
+        marks = [f"\x00{i}\x00" for i in range(len(node.args))]
+        text = self._rule(node, marks)
+        counts: dict[Node, int] = {}
+        for child, mark in zip(node.args, marks, strict=True):
+            counts[child] = counts.get(child, 0) + text.count(mark)
+        return counts
+
     def _emit(self, node: Node) -> str:
+        return self._rule(node, [self.expr(x) for x in node.args])
+
+    def _rule(self, node: Node, a: list[str]) -> str:
         d, op = self.d, node.op
-        a = [self.expr(x) for x in node.args]
         if op == "col":
             return d.ident(self.columns[node.param])
         if op == "lit":
@@ -319,6 +415,12 @@ class Emitter:
             for term in terms[1:]:
                 total = f"({total} + {term})"
             return self.finite(total)
+        if op == "foldprod":  # `symops.SymOps._ordered_products`: raw, made finite by its user
+            return d.ordered_sum([f"({a[i]} * {a[i + 1]})" for i in range(0, len(a), 2)])
+        if op == "finite":
+            return self.finite(a[0])
+        if op == "rawsqrt":  # `norm`'s sqrt, of a sum of squares
+            return f"sqrt({a[0]})"
         if op == "maxabs":
             return f"greatest({', '.join(f'abs({x})' for x in a)})" if len(a) > 1 else f"abs({a[0]})"
         if op == "unit":
@@ -392,11 +494,16 @@ class Emitter:
 def with_layers(emitter: Emitter, table: str) -> tuple[str, str]:
     """The `WITH` clause computing the shared subexpressions, and the name of
     its last layer (the table to select from)."""
-    d = emitter.d
+    d, layers = emitter.d, emitter.layers
     parts, source = [], table
-    for index, nodes in enumerate(emitter.layers.by_layer()):
-        name = f"_l{index + 1}"
-        columns = ", ".join(f"{emitter.expr(n, defining=True)} AS {d.ident(emitter.name_of(n))}" for n in nodes)
-        parts.append(f"{name} AS (SELECT *, {columns} FROM {source})")
+    last = layers.outlives()
+    carried = sorted((i for i in last if i not in layers.levels), key=lambda i: layers.nodes[i].param)  # columns
+    for index, nodes in enumerate(layers.by_layer()):
+        level = index + 1
+        kept = [emitter.expr(layers.nodes[i]) for i in carried if last[i] > level]
+        columns = kept + [f"{emitter.expr(n, defining=True)} AS {d.ident(emitter.name_of(n))}" for n in nodes]
+        name = f"_l{level}"
+        parts.append(f"{name} AS (SELECT {', '.join(columns)} FROM {source})")
+        carried = [i for i in carried if last[i] > level] + [n.id for n in nodes]
         source = name
     return ("WITH " + ", ".join(parts) + " ") if parts else "", source

@@ -19,6 +19,9 @@ from fuzzpy.runtime.values import Record, WithPair
 from fuzzpy.runtime.vectors import Vector, VectorColumn
 
 _COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+#: The most products one SQL expression adds up as nested additions; a longer
+#: sum is a fold over a list (`SymOps._ordered_products`).
+CHAIN = 128
 
 
 class SymOps:
@@ -210,7 +213,17 @@ class SymOps:
         if not a:
             return Sym(self.n.literal(0.0))
         args = tuple(x for pair in zip(a, b, strict=True) for x in pair)
-        return Sym(self.n.make("dot", args, "num"))
+        if len(a) <= CHAIN:
+            return Sym(self.n.make("dot", args, "num"))
+        return Sym(self.n.make("finite", (self._ordered_products(args),), "num"))
+
+    def _ordered_products(self, args: tuple[Node, ...]) -> Node:
+        """a0 b0 + a1 b1 + ... added left to right (`vectors.ordered_dot`), as
+        one fold over a list of the products (`Dialect.ordered_sum`): written
+        as nested additions, a wide vector's sum is an expression as deep as
+        the vector is wide, past what the engines' parsers accept (DuckDB:
+        depth 1000)."""
+        return self.n.make("foldprod", args, "num")
 
     def clip_l2(self, value: object, c: float) -> SymVector:
         """`vectors.clip_l2_rows`: x / m scaled by min(m, c / ||x / m||)."""
@@ -219,7 +232,10 @@ class SymOps:
             return SymVector(())
         m = self.n.make("maxabs", entries, "num")
         units = tuple(self.n.make("unit", (x, m), "num") for x in entries)
-        norm = self.n.make("norm", units, "num")
+        if len(units) <= CHAIN:
+            norm = self.n.make("norm", units, "num")
+        else:
+            norm = self.n.make("rawsqrt", (self._ordered_products(tuple(x for u in units for x in (u, u))),), "num")
         scale = self.n.make("l2scale", (m, norm, self.n.literal(c)), "num")
         return SymVector(tuple(self.n.make("rawmul", (u, scale), "num") for u in units))
 

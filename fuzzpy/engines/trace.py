@@ -35,7 +35,7 @@ import numpy as np
 
 from fuzzpy import syntax as S
 from fuzzpy.engines.execute import Executor
-from fuzzpy.engines.plan import Aggregate, Relation
+from fuzzpy.engines.plan import Aggregate, Relation, leaves
 from fuzzpy.engines.rows import NotCompilable, Sym, SymSum, SymVector, is_symbolic
 from fuzzpy.engines.subsample import draw_secret, keep_threshold
 from fuzzpy.runtime import exact as X
@@ -58,6 +58,11 @@ from fuzzpy.runtime.values import (
 from fuzzpy.runtime.vectors import Vector, VectorColumn, labelled, vector
 
 MAX_TRACED_BRANCHES = 256
+#: A relation whose row and predicates need more per-row operations than this
+#: is evaluated in memory from there on (the query's text and the engine's
+#: plan grow with it: ~150 characters of SQL per operation). It depends only
+#: on the program and the width of the rows (public), never on the data.
+MAX_QUERY_NODES = 20_000
 #: `group["a", ...]` with more categories runs in memory (one SQL `CASE` arm per category)
 MAX_SQL_CATEGORIES = 4096
 _TRACE_FAILURES = (NotCompilable, NotVectorisable, Exhausted, RuntimeFailure, TypeError, ValueError,
@@ -183,7 +188,9 @@ class EngineInterpreter(Interpreter):
         self._tracing += 1
         try:
             with self.per_row(COLUMNS, None), np.errstate(all="ignore"):
-                return self._shape(func(relation.row))
+                shape = self._shape(func(relation.row))
+            _not_too_large(leaves(shape) + list(relation.predicates))
+            return shape
         except _TRACE_FAILURES as exc:
             raise NotCompilable(_reason(exc)) from None
         finally:
@@ -261,8 +268,17 @@ class EngineInterpreter(Interpreter):
         if isinstance(db, RelationBag):
             row = db.relation.row
             if isinstance(row, SymVector):
-                return vector(self.executor.vector_sum(db.relation, row.entries, args[0]))
-            db = db.in_memory("vsum", "its rows are not vectors")
+                aggregate = (self.executor.vsum_aggregate(db.relation, row.entries, args[0])
+                             if row.entries and args[0] != 0 else None)
+                try:
+                    if aggregate is not None:
+                        _not_too_large(list(aggregate.value) + list(db.relation.predicates))
+                except NotCompilable as exc:
+                    db = db.in_memory("vsum", str(exc))
+                else:
+                    return vector(self.executor.vector_sum(db.relation, row.entries, args[0]))
+            else:
+                db = db.in_memory("vsum", "its rows are not vectors")
         return plain(db)
 
     def _prim_group(self, args: list[Fraction], plain: Function, f: Value, db: Value) -> Value:
@@ -540,6 +556,19 @@ def _any_symbolic(*values: Value) -> bool:
         if isinstance(v, (tuple,)) and any(is_symbolic(i) for i in v):
             return True
     return False
+
+
+def _not_too_large(roots: list) -> None:
+    """`MAX_QUERY_NODES`: the per-row operations a query would compute."""
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node.id not in seen:
+            seen.add(node.id)
+            if len(seen) > MAX_QUERY_NODES:
+                raise NotCompilable(f"its rows need more than {MAX_QUERY_NODES} operations in one query")
+            stack.extend(node.args)
 
 
 def _reason(exc: BaseException) -> str:
