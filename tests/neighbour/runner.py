@@ -275,13 +275,28 @@ def _cap_resources(seconds: float) -> None:
         import math
         import resource
 
-        limit = 3 << 30
+        # 3 GB beyond what the child inherits: RLIMIT_DATA counts the parent's
+        # mappings too (a pytest worker that ran DuckDB/Spark tests holds
+        # gigabytes), and a run's 512 MB stack must still fit
+        limit = _data_in_use() + (3 << 30)
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU would dump core
         cpu = math.ceil(seconds)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))  # SIGXCPU, then SIGKILL
     except (ImportError, ValueError, OSError):
         pass
+
+
+def _data_in_use() -> int:
+    """This process's data segment (VmData: what RLIMIT_DATA counts), in bytes."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def _collect(pid: int, read_end: int, seconds: float) -> Any:
