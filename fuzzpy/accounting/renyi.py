@@ -42,6 +42,7 @@ gives (eps, delta)-DP with
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
 
@@ -253,17 +254,9 @@ def _conversion(tau: np.ndarray, a: np.ndarray, log_delta: float) -> np.ndarray:
 
 def epsilon(atoms: Atoms, delta: float) -> float | None:
     """A proven epsilon at delta (None when the atoms' deltas leave nothing)."""
-    curve = np.zeros_like(ORDERS)
-    used = 0.0
-    for atom, n in atoms.items():
-        c, d = _float_curve(atom)
-        curve = curve + n * c
-        used += n * d
-    left = delta - used * (1 + 1e-9)
-    if left <= 0:
+    values = _converted(atoms, delta, _float_curve)
+    if values is None:
         return None
-    values = _conversion(curve, ORDERS, math.log(left))
-    values = np.where(np.isfinite(values), values, np.inf)
     order = float(ORDERS[int(np.argmin(values))])
     return _certify(atoms, delta, order)
 
@@ -274,20 +267,31 @@ def epsilon_floor(atoms: Atoms, delta: float) -> float | None:
     a fractional order replaced by D at the integer below (D_alpha does not
     decrease with alpha; below 2 `epsilon` uses D_2 itself), which costs one
     vectorised sum instead of the fractional series."""
+    values = _converted(atoms, delta, _floor_curve)
+    return None if values is None else float(np.min(values))
+
+
+def _floor_curve(atom: Atom) -> tuple[np.ndarray, float]:
+    if isinstance(atom, SubsampledAtom) and isinstance(atom.inner, GaussianAtom):
+        return _integer_floor_curve(float(atom.rate), 1 / atom.inner.mu), 0.0
+    return _float_curve(atom)
+
+
+def _converted(atoms: Atoms, delta: float, curve_of: Callable[[Atom], tuple[np.ndarray, float]]) -> np.ndarray | None:
+    """The conversion's epsilon at every order (inf where not finite) for
+    the atoms' composed curve (`curve_of`: an atom's RDP curve and delta
+    share); None when the atoms' deltas leave nothing of delta."""
     curve = np.zeros_like(ORDERS)
     used = 0.0
     for atom, n in atoms.items():
-        if isinstance(atom, SubsampledAtom) and isinstance(atom.inner, GaussianAtom):
-            c, d = _integer_floor_curve(float(atom.rate), 1 / atom.inner.mu), 0.0
-        else:
-            c, d = _float_curve(atom)
+        c, d = curve_of(atom)
         curve = curve + n * c
         used += n * d
     left = delta - used * (1 + 1e-9)
     if left <= 0:
         return None
     values = _conversion(curve, ORDERS, math.log(left))
-    return float(np.min(np.where(np.isfinite(values), values, np.inf)))
+    return np.where(np.isfinite(values), values, np.inf)
 
 
 def _integer_floor_curve(q: float, s: float) -> np.ndarray:

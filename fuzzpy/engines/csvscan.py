@@ -37,7 +37,7 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 
-from fuzzpy.engines.scan import _replacement, _text_cell, count_where
+from fuzzpy.engines.scan import _text_cell, count_where, row_rule_value
 from fuzzpy.engines.sql import Dialect
 from fuzzpy.runtime.csvframe import _FIELD, _QUOTED_FIELD
 from fuzzpy.runtime.loader import Plan
@@ -166,11 +166,7 @@ def csv_selects(d: Dialect, source: str, plan: Plan, width: int) -> tuple[str, s
     for position, read in enumerate(plan.columns):
         kind = "num" if plan.shape == "vector" else read.kind
         cell = _text_cell(d, f"f{read.index}", kind)
-        if read.policy.kind == "value":
-            value = f"(CASE WHEN {cell.fits} THEN {cell.value} ELSE {_replacement(d, read)} END)"
-        else:
-            value = cell.value
-            keep.append(cell.fits)
+        value = row_rule_value(d, read, cell, keep)
         values.append(f"{value} AS {d.ident(f'_fz_c{position}')}")
         audit.append(count_where(f"record AND NOT {cell.fits}"))
     where = " AND ".join(keep)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fuzzpy.engines.sql import Dialect
+from fuzzpy.engines.sql import Dialect, literal_sql
 from fuzzpy.runtime.bag import Bag
 from fuzzpy.runtime.cells import _INT_TEXT, _NUM_TEXT, INT_LIMIT
 from fuzzpy.runtime.loader import ColumnRead, Plan
@@ -173,15 +173,15 @@ def _text_cell(d: Dialect, raw: str, kind: str) -> Cell:
     return Cell(value, fits)
 
 
-def _replacement(d: Dialect, read: ColumnRead) -> str:
-    value = read.replacement
-    if read.kind == "bool":
-        return "TRUE" if value else "FALSE"
-    if read.kind == "int":
-        return d.bigint(int(value))
-    if read.kind == "num":
-        return d.double(float(value))
-    return d.string(str(value))
+def row_rule_value(d: Dialect, read: ColumnRead, cell: Cell, keep: list[str]) -> str:
+    """A column's value under its row rule: the cell, or the declared
+    replacement where the cell does not fit (`value:V`); under `drop` the
+    cell's test is added to `keep`, the conditions a kept row meets."""
+    if read.policy.kind == "value":
+        replacement = literal_sql(d, read.kind, read.replacement)
+        return f"(CASE WHEN {cell.fits} THEN {cell.value} ELSE {replacement} END)"
+    keep.append(cell.fits)
+    return cell.value
 
 
 def parquet_select(d: Dialect, source: str, row_index: str, plan: Plan,
@@ -196,13 +196,7 @@ def parquet_select(d: Dialect, source: str, row_index: str, plan: Plan,
     for index, read in enumerate(plan.columns):
         kind = "num" if plan.shape == "vector" else read.kind
         cell = cell_sql(d, d.ident(names[read.index]), arrow_types[read.index], kind)
-        if all_fit:
-            value = cell.value
-        elif read.policy.kind == "value":
-            value = f"(CASE WHEN {cell.fits} THEN {cell.value} ELSE {_replacement(d, read)} END)"
-        else:
-            value = cell.value
-            keep.append(cell.fits)
+        value = cell.value if all_fit else row_rule_value(d, read, cell, keep)
         values.append(f"{value} AS {d.ident(column_name(index))}")
         audit.append(count_where(f"NOT {cell.fits}"))
     where = " AND ".join(keep) or "TRUE"

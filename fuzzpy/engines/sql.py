@@ -29,6 +29,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from fuzzpy.engines.rows import Node
 from fuzzpy.runtime.exact import DBL_MAX
@@ -444,14 +445,7 @@ class Emitter:
         raise ValueError(f"no SQL for node `{op}`")
 
     def _literal(self, node: Node) -> str:
-        d, value = self.d, node.param
-        if node.kind == "bool":
-            return "TRUE" if value else "FALSE"
-        if node.kind == "int":
-            return d.bigint(int(value))
-        if node.kind == "num":
-            return d.double(float(value))
-        return d.string(str(value))
+        return literal_sql(self.d, node.kind, node.param)
 
     def finite(self, expr: str) -> str:
         """`rowops.finite`: NaN reads 0, infinities saturate."""
@@ -507,3 +501,14 @@ def with_layers(emitter: Emitter, table: str) -> tuple[str, str]:
         carried = [i for i in carried if last[i] > level] + [n.id for n in nodes]
         source = name
     return ("WITH " + ", ".join(parts) + " ") if parts else "", source
+
+
+def literal_sql(d: Dialect, kind: str, value: Any) -> str:
+    """A value of a row kind (`bool`, `int`, `num`, `string`) as a literal."""
+    if kind == "bool":
+        return "TRUE" if value else "FALSE"
+    if kind == "int":
+        return d.bigint(int(value))
+    if kind == "num":
+        return d.double(float(value))
+    return d.string(str(value))

@@ -40,7 +40,7 @@ from fuzzpy.engines.rows import NotCompilable, Sym, SymSum, SymVector, is_symbol
 from fuzzpy.engines.subsample import draw_secret, keep_threshold
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime.bag import Bag
-from fuzzpy.runtime.interpreter import COLUMNS, Interpreter, _Deferred, exact_value
+from fuzzpy.runtime.interpreter import COLUMNS, Interpreter, _Deferred
 from fuzzpy.runtime.operations import binary
 from fuzzpy.runtime.values import (
     Exhausted,
@@ -245,7 +245,7 @@ class EngineInterpreter(Interpreter):
 
     def _eval_Prim(self, expr: S.Prim, env: dict) -> Value:
         func = super()._eval_Prim(expr, env)
-        if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "loop", "expmech"):
+        if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "expmech"):
             return func
         categories = self.group_categories(expr)
         if categories is not None:
@@ -319,6 +319,9 @@ class EngineInterpreter(Interpreter):
         keep = self.executor.nodes.make("keep", (row_id,), "bool", (draw_secret(self.source), keep_threshold(q)))
         return RelationBag(self, relation.where(keep))
 
+    def progress(self, message: str) -> None:
+        self.executor.progress(message)
+
     def _prim_clip(self, args: list[Fraction], plain: Function, x: Value) -> Value:
         return self.ops.clip(x, *args) if is_symbolic(x) else plain(x)
 
@@ -326,24 +329,6 @@ class EngineInterpreter(Interpreter):
         if is_symbolic(v) or (isinstance(v, list) and any(is_symbolic(i) for i in v)):
             return self.ops.clip_l2(v, X.to_float(args[0]))
         return plain(v)
-
-    def _prim_loop(self, args: list[Fraction], plain: Function, x0: Value, body: Value) -> Value:
-        """`primitives._loop` (the state a thunk until the body reads it),
-        reporting each round."""
-        rounds = int(args[0])
-
-        def draw() -> Value:
-            step_of = force(body)
-            state = x0 if rounds > 0 else force(x0)
-            for index in range(rounds):
-                self.executor.progress(f"loop: round {index + 1} of {rounds}")
-                step = step_of(state)
-                if not isinstance(step, Fuzzy):
-                    raise RuntimeFailure("FZ516", "the body of `loop` must be `fuzzy`")
-                state = exact_value(step.sample())
-            return state
-
-        return Fuzzy(draw)
 
     def _prim_expmech(self, args: list[Fraction], plain: Function, cands: Value, score: Value, db: Value) -> Value:
         cands, score = force(cands), force(score)  # as `primitives._expmech` (the data stays a thunk)

@@ -10,6 +10,7 @@ charge makes under the write lock.
 from __future__ import annotations
 
 import sqlite3
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,17 +49,20 @@ class DataUse:
     fingerprint: str | None = None  # data in memory: of the columns read (else the file's hash)
 
 
-class Registry:
-    """The registered datasets of a ledger (mixed into `Ledger`)."""
+class Registry(ABC):
+    """The registered datasets of a ledger (the base of `Ledger`, which
+    supplies how a dataset's budget is fixed and stored)."""
 
     path: Path
     _store: LedgerStore
 
+    @abstractmethod
     def _fixed(self, connection: sqlite3.Connection, dataset: str, budget: Budget | None) -> Any:
-        raise NotImplementedError
+        """The dataset's budget as the ledger fixes it (given, or read back)."""
 
+    @abstractmethod
     def _store_budget(self, connection: sqlite3.Connection, dataset: str, fixed: Any) -> None:
-        raise NotImplementedError
+        """Record the fixed budget of a dataset being registered."""
 
     def registration(self, name: str) -> Registration | None:
         with self._store.reading() as connection, decoding(self.path):

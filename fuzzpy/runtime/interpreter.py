@@ -272,6 +272,10 @@ class Interpreter:
 
         return bernoulli(q, len(bag), self.source)
 
+    def progress(self, message: str) -> None:
+        """A note about long work (`loop`'s rounds) for a person watching;
+        the in-memory interpreter has no one to tell (engines override)."""
+
     def warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
             self._warned.add(key)

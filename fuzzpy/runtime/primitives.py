@@ -371,8 +371,10 @@ def _loop(interp: Interpreter, args: list[Fraction]) -> Function:
             from fuzzpy.runtime.interpreter import exact_value
 
             step_of = force(body)
-            state = x0 if int(k) > 0 else force(x0)
-            for _ in range(int(k)):
+            rounds = int(k)
+            state = x0 if rounds > 0 else force(x0)
+            for index in range(rounds):
+                interp.progress(f"loop: round {index + 1} of {rounds}")
                 step = step_of(state)
                 if not isinstance(step, Fuzzy):
                     raise RuntimeFailure("FZ516", "the body of `loop` must be `fuzzy`")
