@@ -31,6 +31,7 @@ from fuzzpy.source import NO_SPAN
 UNNAMED_FRAME = "FZ550"
 UNSUPPORTED_DATA = "FZ551"
 WRONG_ENGINE = "FZ552"
+UNREADABLE_DATA = "FZ553"
 
 SUPPORTED = ("a path (CSV, Parquet) or a registered dataset's name", "pandas.DataFrame", "polars.DataFrame",
              "pyarrow.Table", "pyarrow.RecordBatchReader", "duckdb.DuckDBPyRelation",
@@ -67,9 +68,12 @@ def data_error(code: str, message: str, hint: str | None = None) -> FuzzError:
     return FuzzError((Diagnostic(code, message, NO_SPAN, hint=hint),))
 
 
-def recognise(param: str, value: object) -> str | InMemory:
+def recognise(param: str, value: object, read_streams: bool = True) -> str | InMemory:
     """A path or name (as text), or the recognised object; anything else
-    is refused (FZ551), naming the kinds supported."""
+    is refused (FZ551), naming the kinds supported. A RecordBatchReader is
+    read to the end (a run reads its rows several times) unless
+    ``read_streams`` is False (a quote reads no rows: the stream is left
+    for the run)."""
     if isinstance(value, (str, Path)):
         return str(value)
     if isinstance(value, InMemory):
@@ -79,7 +83,7 @@ def recognise(param: str, value: object) -> str | InMemory:
         raise data_error(UNSUPPORTED_DATA, f"the data for `{param}` is a {type(value).__module__}."
                          f"{type(value).__qualname__}, which fuzzpy cannot read",
                          "give one of: " + "; ".join(SUPPORTED))
-    if kind == "arrow" and isinstance(value, pa.RecordBatchReader):
+    if kind == "arrow" and isinstance(value, pa.RecordBatchReader) and read_streams:
         value = value.read_all()  # a stream is read once; the run reads the table several times
     return InMemory(kind, value)
 
@@ -142,7 +146,35 @@ def arrow_of(data: InMemory) -> pa.Table:
         table = _pandas_arrow(value)
     else:
         raise AssertionError(data.kind)
-    return _plain_types(table)
+    distinct_names(table.column_names)
+    return _plain_types(_snapshot(table))
+
+
+def distinct_names(names: list[str]) -> None:
+    """Refuse (FZ505) a frame with two columns whose names are equal ignoring
+    case: a query engine renames or confuses them (DuckDB reads `x`, `x` as
+    `x`, `x_1`), so a run on DuckDB would read other columns than one in
+    memory (a14 F5). A file's header is checked for the columns read."""
+    firsts: dict[str, int] = {}
+    for index, name in enumerate(names):
+        first = firsts.setdefault(name.casefold(), index)
+        if first != index:
+            other = names[first]
+            same = "the same name" if other == name else "names that differ only in case"
+            raise data_error("FZ505", f"the data has two columns `{other}` and `{name}` ({same}): which one a "
+                             "row type means would depend on the engine", "rename or drop one of them")
+
+
+def _snapshot(table: pa.Table) -> pa.Table:
+    """A copy of the table's buffers that the caller cannot reach: a frame
+    converted zero-copy still shares its arrays with the caller's pandas or
+    numpy objects, which another thread may change while the run reads
+    them (a14 F4: the fingerprint checked one content, the release read
+    another). One Arrow IPC round trip copies every buffer once."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return pa.ipc.open_stream(sink.getvalue()).read_all()
 
 
 def _polars_arrow(frame: Any) -> pa.Table:

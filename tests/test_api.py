@@ -212,6 +212,21 @@ def test_quote_equals_the_run_charge_and_the_ledger_is_charged(tmp_path: Path) -
     assert [s.dataset for s in book.datasets()] == ["people"]
 
 
+def test_two_parameters_on_one_dataset_are_one_charge(tmp_path: Path) -> None:
+    """a14 F2: both parameters' events are one entry of the dataset, as quoted
+    (the charges were keyed by dataset and the second overwrote the first)."""
+    ledger = tmp_path / "ledger.sqlite"
+    program = fuzzpy.loads(COUNT + "def both (a : bag Person) (b : bag Person) : fuzzy num =\n"
+                           "  laplace[0.5] (size a + size b);\n")
+    data = {"a": PEOPLE, "b": PEOPLE}
+    quote = program.quote("both", data=data, ledger=ledger, budget=10.0)
+    release = program.run("both", data=data, ledger=ledger, budget=10.0)
+    assert list(release.charges) == ["people"]
+    assert release.charges["people"].epsilon == pytest.approx(quote["people"].epsilon) == pytest.approx(1.0)
+    assert release.charges["people"].remaining.epsilon == pytest.approx(9.0)
+    assert [e.id for e in fuzzpy.Ledger(ledger).entries("people")] == [release.charges["people"].entry]
+
+
 def test_over_budget_raises_with_exit_code_3(tmp_path: Path) -> None:
     ledger = tmp_path / "l.sqlite"
     program = fuzzpy.load(EXAMPLES / "noisy_count.fz")

@@ -285,3 +285,89 @@ def test_column_types_duckdb_cannot_hold_read_as_their_exact_values(folder: Path
             want = run(folder, definition, reference, engine=engine, name=f"p{index}",
                        ledger=f"p{index}{definition}.sqlite")
             assert got == want, (name, definition)
+
+
+# ---------------------------------------------------------------- a14: the API's data in memory
+
+
+def test_a_quote_leaves_a_stream_for_the_run(folder: Path) -> None:
+    """a14 F3: quoting with a RecordBatchReader must not read it (the run then
+    released noise on an empty table)."""
+    from fuzzpy.runtime.run import quote
+
+    table = arrow(folder)
+    expected = run(folder, "total", table, ledger="table.sqlite")
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
+    request = RunRequest(str(folder / "p.fz"), "total", data={"db": reader}, budget="1e9,0.5",
+                         ledger=str(folder / "reader.sqlite"), seed=11, datasets={"db": "rows"})
+    quote(request)
+    assert run(folder, "total", reader, ledger="reader.sqlite") == expected
+
+
+def test_a_frame_changed_during_the_run_cannot_reach_it(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """a14 F4: the run reads a copy taken once; changing the caller's arrays
+    afterwards (here: between the fingerprint and the load) changes nothing."""
+    import numpy as np
+
+    from fuzzpy.engines import frames
+
+    values = np.zeros(50)
+    frame = pd.DataFrame({"x": values, "k": 1, "s": "a", "b": True}, copy=False)
+    register_frame(str(folder / "mutated.sqlite"), "rows", frame, "1e9,0.5")
+    expected = run(folder, "total", frame, ledger="mutated.sqlite")
+    original = frames.local_digests
+
+    def flipping(table: pa.Table):  # type: ignore[no-untyped-def]
+        digests = original(table)
+
+        def then_flip(indices: list[int]) -> dict[str, str]:
+            found = digests(indices)
+            values[:] = 1.0  # the caller's array, after the fingerprint
+            return found
+        return then_flip
+
+    monkeypatch.setattr(frames, "local_digests", flipping)
+    assert run(folder, "total", frame, ledger="mutated.sqlite") == expected
+    values[:] = 0.0
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+@pytest.mark.parametrize("names", [["x", "x"], ["X", "x"], ["x", "x", "x_1"]])
+def test_columns_alike_but_for_case_are_refused_by_every_engine(folder: Path, engine: str, names: list[str]) -> None:
+    """a14 F5: DuckDB renames (x, x -> x, x_1) and folds case; memory did not."""
+    columns = [pa.array([float(i)] * 3) for i in range(len(names))]
+    table = pa.table(columns + [pa.array([1] * 3), pa.array(["a"] * 3), pa.array([True] * 3)],
+                     names=[*names, "k", "s", "b"])
+    assert run(folder, "total", table, engine) == "FZ505"
+    assert run(folder, "total", table.to_pandas(), engine) == "FZ505"
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_a_parquet_column_alike_but_for_case_is_refused(folder: Path, engine: str) -> None:
+    """DuckDB read `X` where memory read `x` (a14 F5, for files)."""
+    table = pa.table({"X": [100.0] * 3, "x": [1.0] * 3, "k": [1] * 3, "s": ["a"] * 3, "b": [True] * 3})
+    pq.write_table(table, folder / "case.parquet")
+    assert run(folder, "total", str(folder / "case.parquet"), engine, name=None) == "FZ505"
+    pq.write_table(table.drop_columns(["x"]), folder / "upper.parquet")
+    assert run(folder, "total", str(folder / "upper.parquet"), engine, name=None, ledger="u.sqlite") == "FZ503"
+
+
+def test_a_failing_object_is_refused_without_its_message(folder: Path) -> None:
+    """a14 F6: the caller's DuckDB SQL failing on a row, a missing table, a
+    polars Object column: FZ553, never a raw library exception (nor the cell
+    it quotes), nothing charged."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT 'a' AS s")
+    failing = con.sql("SELECT CAST(s AS DOUBLE) AS x, 1 AS k, s, true AS b FROM t")
+    for engine in ("memory", "duckdb"):
+        assert run(folder, "total", failing, engine) == "FZ553"
+        assert run(folder, "total", DuckDBTable(con, "nope"), engine) == "FZ553"
+    objects = pl.DataFrame({"x": pl.Series([object()], dtype=pl.Object), "k": [1], "s": ["a"], "b": [True]})
+    assert run(folder, "total", objects, "duckdb") in ("FZ553", "FZ542")
+    assert run(folder, "total", objects, "memory") in ("FZ553", "FZ542")
+    try:
+        execute(RunRequest(str(folder / "p.fz"), "total", data={"db": failing}, budget="1e9,0.5",
+                           ledger=str(folder / "ledger.sqlite"), seed=11, datasets={"db": "rows"}))
+    except FuzzError as error:
+        assert "'a'" not in str(error.diagnostics)
+    assert not (folder / "ledger.sqlite").exists() or _charges(folder / "ledger.sqlite") == []

@@ -21,13 +21,15 @@ Column types that the compiled scan does not handle go through the loader
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from fuzzpy.data import InMemory, arrow_of, data_error
+from fuzzpy.data import UNREADABLE_DATA, InMemory, arrow_of, data_error
 from fuzzpy.engines.duck import interruptible
 from fuzzpy.engines.fingerprint import cell_class, column_digests, fingerprint_sql
 from fuzzpy.runtime.loader import Header
@@ -101,10 +103,29 @@ def _digests(d: Any, rows: Any, source: str, schema: pa.Schema, indices: list[in
     return dict(zip([schema.names[i] for i in indices], column_digests(row, classes), strict=True))
 
 
+@contextlib.contextmanager
+def reading(frame: InMemory) -> Iterator[None]:
+    """The caller's object failing as it is read (a DuckDB relation whose own
+    SQL fails on a row, a dropped table, a closed connection, a polars
+    `Object` column) is refused (FZ553), before anything is charged. The
+    library's message is not shown: it may quote a cell."""
+    from fuzzpy.diagnostics import FuzzError
+
+    try:
+        yield
+    except (FuzzError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 -- whatever the caller's library raises
+        raise data_error(UNREADABLE_DATA, f"{frame.describe()} could not be read: its library raised "
+                         f"{type(exc).__module__}.{type(exc).__qualname__}",
+                         "read it yourself (e.g. fetch it as Arrow) to see the library's message") from None
+
+
 def open_in_memory(ledger: Any, source: Any, bag_type: Any) -> Any:
     from fuzzpy.runtime.datasets import open_frame
 
-    table = local_table(source.frame)
+    with reading(source.frame):
+        table = local_table(source.frame)
     header = Header(tuple(table.column_names), tuple(table.schema.types), None, table)
     return open_frame(ledger, source, bag_type, header, local_digests(table), lambda: table.num_rows)
 
@@ -122,10 +143,11 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
     if frame.home is None and engine.name == "spark":  # held by Python: through the loader, as CSV
         opened = open_in_memory(ledger, source, bag_type)
         return replace(opened, placed=Placed("", POSITION, opened.header.table))
-    placed = _place(engine, frame)
-    backend = engine.backend
-    schema = _schema(backend, placed.source)
-    header = Header(tuple(schema.names), tuple(schema.types), None, None)
+    with reading(frame):
+        placed = _place(engine, frame)
+        backend = engine.backend
+        schema = _schema(backend, placed.source)
+    header = Header(tuple(schema.names), _read_types(placed, schema), None, None)
 
     def digests(indices: list[int]) -> dict[str, str]:
         return _digests(backend.dialect, backend.rows, placed.source, schema, indices)
@@ -135,6 +157,19 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
 
     opened = open_frame(ledger, source, bag_type, header, digests, count)
     return replace(opened, placed=placed)
+
+
+def _read_types(placed: Placed, schema: pa.Schema) -> tuple[pa.DataType, ...]:
+    """The columns' types as the run reads them: DuckDB's, except where the
+    rows are held by Python and their own type is one no run reads (polars'
+    `Object` is fixed-size binary, which DuckDB shows as a BLOB; the loader
+    would meet the original): that type, refused as it is in memory (FZ542)."""
+    from fuzzpy.engines.fingerprint import cell_class
+
+    if placed.table is None:
+        return tuple(schema.types)
+    own = placed.table.schema.types
+    return tuple(o if cell_class(o) is None else t for o, t in zip(own, schema.types, strict=True))
 
 
 def _place(engine: Any, frame: InMemory) -> Placed:
@@ -189,6 +224,9 @@ def _place_duckdb(engine: Any, value: Any) -> Placed:
 def _place_spark(engine: Any, frame: Any) -> Placed:
     from pyspark.sql import functions as spark_functions
 
+    from fuzzpy.data import distinct_names
+
+    distinct_names(list(frame.columns))
     backend = engine.backend
     if frame.sparkSession is not backend.spark and frame.sparkSession.sparkContext is not backend.spark.sparkContext:
         raise data_error("FZ552", "the Spark DataFrame belongs to another Spark session than the active one")

@@ -184,7 +184,18 @@ def _column_index(header: Header, name: str, path: str) -> int:
             "FZ505", f"data file `{path}` has {count} columns named `{name}`: which one the row type means "
             "is ambiguous", path, hint="rename or drop the duplicates", **_where(header, second),
         )
-    return header.names.index(name)
+    index = header.names.index(name)
+    # SQL engines (DuckDB, Spark) match names ignoring case: `x` beside `X` would be
+    # a different column there than here (a14 F5), so such a pair is ambiguous everywhere
+    alike = next((i for i, other in enumerate(header.names) if i != index and other.casefold() == name.casefold()),
+                 None)
+    if alike is not None:
+        raise schema_error(
+            "FZ505", f"data file `{path}` has columns `{name}` and `{header.names[alike]}`, whose names differ "
+            "only in case: which one the row type means is ambiguous to a query engine", path,
+            hint="rename one of them", **_where(header, alike),
+        )
+    return index
 
 
 def _where(header: Header, index: int) -> dict[str, int]:

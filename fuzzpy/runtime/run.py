@@ -248,12 +248,12 @@ def execute(request: RunRequest, warn: Warn = lambda message: None, show: Show |
         engine.close()
 
 
-def _placed(request: RunRequest) -> RunRequest:
+def _placed(request: RunRequest, read_streams: bool = True) -> RunRequest:
     """The request with its data recognised (paths, names, data in memory)
     and the engine that data lives in (`fuzzpy.data`)."""
     from fuzzpy.data import home_engine, recognise
 
-    data = {param: recognise(param, value) for param, value in request.data.items()}
+    data = {param: recognise(param, value, read_streams) for param, value in request.data.items()}
     return replace(request, data=data, engine=home_engine(data, request.engine))
 
 
@@ -278,11 +278,13 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             for name, o in opened.items():  # a bag of vectors is as wide as its file has columns (the header)
                 _checked_lengths(definition, lambda: lengths.width(name, len(o.plan.columns)))  # noqa: B023
             loaded = {name: engine.load(o) for name, o in opened.items()}  # total: no refusal after this
-            uses = [DataUse(opened[name].registration, opened[name].implicit, loaded[name][1],
-                            opened[name].fingerprint) for name in events]
+            by_dataset = _events_by_dataset(events, keys)  # one entry per dataset, as quoted
+            reader = {keys[name]: name for name in reversed(list(events))}  # its first parameter
+            uses = [DataUse(opened[reader[key]].registration, opened[reader[key]].implicit,
+                            loaded[reader[key]][1], opened[reader[key]].fingerprint) for key in by_dataset]
             with held():  # charged and known to be, or not charged at all
                 receipts = ledger.charge_many(
-                    [(keys[name], evs, budget) for name, evs in events.items()],
+                    [(key, evs, budget) for key, evs in by_dataset.items()],
                     program=request.file,
                     definition=definition.name,
                     program_source=source.text,
@@ -344,7 +346,7 @@ def quote(request: RunRequest, warn: Warn = lambda message: None) -> list[Quote]
     from fuzzpy.ledger.book import Ledger
     from fuzzpy.runtime.datasets import name_sources
 
-    request = _placed(request)
+    request = _placed(request, read_streams=False)
     _, _, _, events, _, _, budget = prepare(request)
     engine = engine_for(request.engine, warn, None)
     try:
