@@ -306,7 +306,7 @@ def register_frame(ledger: str | None, name: str, data: object, budget: str, rul
     column's fingerprint. A `refuse` column with a cell that does not fit
     its type is not accepted (FZ546). Returns the registration."""
     from fuzzpy.engines.fingerprint import cell_class, data_fingerprint
-    from fuzzpy.engines.frames import local_digests, local_table
+    from fuzzpy.engines.frames import local_content, local_digests, local_table
     from fuzzpy.ledger.book import Budget, Ledger
     from fuzzpy.ledger.datasets import (
         BAD_POLICY,
@@ -344,7 +344,8 @@ def register_frame(ledger: str | None, name: str, data: object, budget: str, rul
         columns.append(Column(column_name, kind, policy, digests.get(column_name)))
     now = utc_now()
     registration = Registration(name, frame_path(name), "frame", data_fingerprint(digests), table.num_rows,
-                                tuple(columns), explicit=True, registered=now, validated=now)
+                                tuple(columns), explicit=True, registered=now, validated=now,
+                                content=local_content(table))
     with Ledger(ledger) as book:
         book.register(registration, Budget.parse(budget, rule))
     return registration

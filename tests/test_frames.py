@@ -371,3 +371,56 @@ def test_a_failing_object_is_refused_without_its_message(folder: Path) -> None:
     except FuzzError as error:
         assert "'a'" not in str(error.diagnostics)
     assert not (folder / "ledger.sqlite").exists() or _charges(folder / "ledger.sqlite") == []
+
+
+def test_the_same_rows_in_another_form_are_the_same_dataset(folder: Path) -> None:
+    """a14 F1: a file's rows read by pandas, polars or Arrow, or its CSV
+    written as Parquet, under a new name were a new dataset with a fresh
+    budget. They share the file's content key: FZ545, before any charge."""
+    csv = str(folder / "rows.csv")
+    assert isinstance(run(folder, "count", csv, name=None), Fraction)
+    table = arrow(folder)
+    same = {"pandas": pd.read_csv(csv), "polars": pl.read_csv(csv), "arrow": table}
+    for kind, frame in same.items():
+        for engine in ("memory", "duckdb"):
+            assert run(folder, "count", frame, engine, name=f"{kind}_copy") == "FZ545", (kind, engine)
+    pq.write_table(table, folder / "converted.parquet")
+    assert run(folder, "count", str(folder / "converted.parquet"), name=None) == "FZ545"
+    assert len(_charges(folder / "ledger.sqlite")) == 1
+    other = pd.read_csv(csv)
+    other.loc[0, "k"] = 4  # other rows are other data
+    assert isinstance(run(folder, "count", other, name="other"), Fraction)
+
+
+def test_a_frame_first_links_its_file_and_an_owners_registration_links_frames(folder: Path) -> None:
+    from fuzzpy.cli import main
+
+    csv = str(folder / "rows.csv")
+    assert isinstance(run(folder, "count", pl.read_csv(csv), name="frame", ledger="first.sqlite"), Fraction)
+    assert run(folder, "count", csv, name=None, ledger="first.sqlite") == "FZ545"
+    owner = str(folder / "owner.sqlite")
+    assert main(["dataset", "register", "people", csv, "--budget", "1", "--ledger", owner]) == 0
+    assert run(folder, "count", pd.read_csv(csv), name="notebook", ledger="owner.sqlite", budget="100") == "FZ545"
+
+
+def test_the_content_key_is_the_same_wherever_it_is_computed(folder: Path) -> None:
+    """One table: its CSV and Parquet files, frames of three libraries, a
+    DuckDB table: one content key; one changed cell: another."""
+    from fuzzpy.engines.content import _read_file_content, query_content
+    from fuzzpy.engines.frames import local_content, local_table
+    from fuzzpy.engines.sql import DIALECTS
+
+    csv = str(folder / "rows.csv")
+    pq.write_table(arrow(folder), folder / "rows.parquet")
+    keys = {_read_file_content(csv, "csv"), _read_file_content(str(folder / "rows.parquet"), "parquet")}
+    from fuzzpy.data import InMemory
+
+    for kind, frame in (("pandas", pd.read_csv(csv)), ("polars", pl.read_csv(csv)), ("arrow", arrow(folder))):
+        keys.add(local_content(local_table(InMemory(kind, frame))))
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE t AS SELECT * FROM read_csv('{csv}')")
+    keys.add(query_content(DIALECTS["duckdb"], lambda sql: con.execute(sql).fetchall(), "t", ["x", "k", "s", "b"]))
+    assert len(keys) == 1 and None not in keys
+    changed = pd.read_csv(csv)
+    changed.loc[2, "s"] = "cc"
+    assert local_content(local_table(InMemory("pandas", changed))) not in keys

@@ -121,13 +121,35 @@ def reading(frame: InMemory) -> Iterator[None]:
                          "read it yourself (e.g. fetch it as Arrow) to see the library's message") from None
 
 
+def local_content(table: pa.Table) -> str | None:
+    """The content key (`fuzzpy.engines.content`) of a table in this process.
+    A pandas `object` column is held as bytes: read as the text it is."""
+    import duckdb
+
+    from fuzzpy.engines.content import query_content
+    from fuzzpy.engines.sql import DIALECTS
+
+    for index, column in enumerate(table.columns):
+        if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type):
+            with contextlib.suppress(pa.ArrowInvalid):  # not UTF-8: compared as DuckDB spells the bytes
+                table = table.set_column(index, table.field(index).name, column.cast(pa.large_string()))
+    con = duckdb.connect()
+    try:
+        con.register("_fz_frame", table)
+        return query_content(DIALECTS["duckdb"], lambda sql: interruptible(con, lambda: con.execute(sql).fetchall()),
+                             "_fz_frame", table.column_names)
+    finally:
+        con.close()
+
+
 def open_in_memory(ledger: Any, source: Any, bag_type: Any) -> Any:
     from fuzzpy.runtime.datasets import open_frame
 
     with reading(source.frame):
         table = local_table(source.frame)
     header = Header(tuple(table.column_names), tuple(table.schema.types), None, table)
-    return open_frame(ledger, source, bag_type, header, local_digests(table), lambda: table.num_rows)
+    return open_frame(ledger, source, bag_type, header, local_digests(table), lambda: table.num_rows,
+                      lambda: local_content(table))
 
 
 # ---------------------------------------------------------------- in an engine
@@ -155,7 +177,14 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
     def count() -> int:
         return int(backend.rows(f"SELECT count(*) FROM {placed.source}")[0][0])
 
-    opened = open_frame(ledger, source, bag_type, header, digests, count)
+    def content() -> str | None:
+        from fuzzpy.engines.content import query_content
+
+        if placed.table is not None:
+            return local_content(placed.table)
+        return query_content(backend.dialect, backend.rows, placed.source, list(schema.names))
+
+    opened = open_frame(ledger, source, bag_type, header, digests, count, content)
     return replace(opened, placed=placed)
 
 

@@ -98,6 +98,7 @@ class Registration:
     registered: str = ""
     validated: str = ""
     report: dict[str, Any] = field(default_factory=dict, compare=False)
+    content: str | None = None  # the content key (fuzzpy.engines.content): the same rows under any format
 
     def column(self, name: str) -> Column | None:
         return next((c for c in self.columns if c.name == name), None)
@@ -174,12 +175,21 @@ def read_registrations(connection: sqlite3.Connection) -> list[Registration]:
     return [_registration_of(r) for r in connection.execute("SELECT * FROM datasets ORDER BY name")]
 
 
+#: Format 3: the content key that links one table's file and frames (a14 F1).
+CONTENT_COLUMN = (
+    "ALTER TABLE datasets ADD COLUMN content TEXT",
+    "CREATE INDEX datasets_by_content ON datasets (content)",
+)
+
+
 def registrations_holding(
-    connection: sqlite3.Connection, file: str, sha256: str | None = None
+    connection: sqlite3.Connection, file: str, sha256: str | None = None, content: str | None = None
 ) -> list[Registration]:
-    """The datasets registered with this file, by path or (if given) by content."""
+    """The datasets registered with this file: by path, or (if given) by its
+    bytes' hash or by its content key."""
     rows = connection.execute(
-        "SELECT * FROM datasets WHERE file = ? OR sha256 = ? ORDER BY name", (file, sha256 or "-")
+        "SELECT * FROM datasets WHERE file = ? OR sha256 = ? OR content = ? ORDER BY name",
+        (file, sha256 or "-", content or "-"),
     ).fetchall()
     return [_registration_of(r) for r in rows]
 
@@ -197,7 +207,15 @@ def changed_file_error(registration: Registration) -> FuzzError:
     )
 
 
-def other_datasets_file_error(name: str, holder: Registration) -> FuzzError:
+def other_datasets_file_error(name: str, holder: Registration, same_rows: bool = False) -> FuzzError:
+    if same_rows:  # linked by the content key, not the bytes
+        return dataset_error(
+            OTHER_DATASETS_FILE,
+            f"this data holds the same rows as dataset `{holder.name}` ({holder.file}), in another form; "
+            f"it cannot also be dataset `{name}`",
+            notes=("the same rows have one budget, whatever file or frame they come in",),
+            hint=f"use the dataset `{holder.name}` with its own data, or ask its owner",
+        )
     return dataset_error(
         OTHER_DATASETS_FILE,
         f"this file is the file of dataset `{holder.name}` ({holder.file}); it cannot also be "
@@ -219,6 +237,7 @@ def write_registration(connection: sqlite3.Connection, registration: Registratio
         "registered": registration.registered,
         "validated": registration.validated,
         "report": json.dumps(registration.report, sort_keys=True),
+        "content": registration.content,
     }
     columns = ", ".join(values)
     marks = ", ".join("?" for _ in values)
@@ -249,4 +268,5 @@ def _registration_of(row: sqlite3.Row) -> Registration:
         registered=row["registered"],
         validated=row["validated"],
         report=json.loads(row["report"]),
+        content=row["content"],
     )

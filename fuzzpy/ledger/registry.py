@@ -72,10 +72,11 @@ class Registry(ABC):
         with self._store.reading() as connection, decoding(self.path):
             return read_registrations(connection)
 
-    def registrations_holding(self, file: str, sha256: str | None = None) -> list[Registration]:
-        """The datasets registered with this file (by path or by content)."""
+    def registrations_holding(self, file: str, sha256: str | None = None,
+                              content: str | None = None) -> list[Registration]:
+        """The datasets registered with this file (by path, bytes or content key)."""
         with self._store.reading() as connection, decoding(self.path):
-            return registrations_holding(connection, file, sha256)
+            return registrations_holding(connection, file, sha256, content)
 
     def register(self, registration: Registration, budget: Budget | None) -> Budget:
         """Register a dataset with its budget (or the one already fixed for
@@ -88,7 +89,8 @@ class Registry(ABC):
             if read_registration(connection, name) is not None:
                 raise dataset_error(ALREADY_REGISTERED, f"dataset `{name}` is already registered",
                                     hint=f"change it with `fuzzpy dataset update {name}`")
-            holders = registrations_holding(connection, registration.file, registration.sha256)
+            holders = registrations_holding(connection, registration.file, registration.sha256,
+                                            registration.content)
             if holders:
                 raise other_datasets_file_error(name, holders[0])
             fixed = self._fixed(connection, name, budget)
@@ -105,7 +107,8 @@ class Registry(ABC):
             if read_registration(connection, name) is None:
                 raise dataset_error(UNKNOWN_DATASET, f"no dataset `{name}` is registered",
                                     hint=f"register it with `fuzzpy dataset register {name} FILE --budget EPS`")
-            for holder in registrations_holding(connection, registration.file, registration.sha256):
+            for holder in registrations_holding(connection, registration.file, registration.sha256,
+                                                registration.content):
                 if holder.name != name:
                     raise other_datasets_file_error(name, holder)
             write_registration(connection, registration, "updated")
@@ -122,7 +125,7 @@ def confirm_registration(connection: sqlite3.Connection, dataset: str, use: Data
     seen = use.registration
     current = read_registration(connection, dataset)
     if current is None and use.implicit:
-        holders = registrations_holding(connection, seen.file, seen.sha256)
+        holders = registrations_holding(connection, seen.file, seen.sha256, seen.content)
         if holders:
             raise other_datasets_file_error(dataset, holders[0])
         write_registration(connection, seen, "registered")

@@ -18,7 +18,7 @@ things: the registry, the file's existence and format, and its header.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -146,12 +146,27 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
             raise other_datasets_file_error(source.dataset, holders[0])
     header = header_reader(file)
     if registration is None:
-        registration = _first_run_registration(source.dataset, file, header)
+        from fuzzpy.engines.content import file_content
+
+        content = file_content(file.absolute, file.format, file.sha256)
+        _refuse_same_rows(ledger, source.dataset, content)
+        registration = replace(_first_run_registration(source.dataset, file, header), content=content)
     return Opened(source, file, header, plan(header, bag_type, file.path, registration), registration, implicit)
 
 
+def _refuse_same_rows(ledger: Ledger, name: str, content: str | None) -> None:
+    """A new dataset holding the rows of a registered one, in another form
+    (a frame read from its file, its CSV as Parquet): FZ545 (a14 F1)."""
+    if content is None:
+        return
+    holders = [r for r in ledger.registrations_holding("-", None, content) if r.name != name]
+    if holders:
+        raise other_datasets_file_error(name, holders[0], same_rows=True)
+
+
 def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
-               digests: Callable[[list[int]], dict[str, str]], rows: Callable[[], int]) -> Opened:
+               digests: Callable[[list[int]], dict[str, str]], rows: Callable[[], int],
+               content: Callable[[], str | None] = lambda: None) -> Opened:
     """`open_source` for data in memory: the header is its columns' names and
     Arrow types; `digests(indices)` gives the named columns' digests
     (`fuzzpy.engines.fingerprint`). A registered dataset's columns read must
@@ -184,10 +199,12 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
         holders = [r for r in ledger.registrations_holding(path, fingerprint) if r.name != source.dataset]
         if holders:
             raise other_datasets_file_error(source.dataset, holders[0])
+        key = content()
+        _refuse_same_rows(ledger, source.dataset, key)
         now = utc_now()
         columns = tuple(Column(n, sha256=found.get(n)) for n in dict.fromkeys(header.names))
         registration = Registration(source.dataset, path, "frame", fingerprint, rows(), columns,
-                                    explicit=False, registered=now, validated=now)
+                                    explicit=False, registered=now, validated=now, content=key)
         implicit = True
     read_names = {header.names[c.index] for c in planned.columns}
     fingerprint = data_fingerprint({n: d for n, d in found.items() if n in read_names})

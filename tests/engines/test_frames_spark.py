@@ -33,3 +33,10 @@ def test_a_spark_dataframe_releases_what_the_file_releases(spark, folder: Path, 
     assert run(folder, definition, frame, "memory", ledger="spark-memory.sqlite") == expected
     assert run(folder, definition, table, "spark", ledger="arrow-spark.sqlite") == expected
     assert run(folder, definition, frame, "duckdb", ledger="wrong.sqlite") == "FZ552"
+
+
+def test_a_spark_dataframe_of_a_files_rows_is_that_dataset(spark, folder: Path) -> None:
+    """The content key computed by Spark equals the file's (a14 F1)."""
+    assert isinstance(run(folder, "count", str(folder / "rows.csv"), name=None), Fraction)
+    frame = spark.createDataFrame(pacsv.read_csv(folder / "rows.csv").to_pandas())
+    assert run(folder, "count", frame, "spark", name="copy") == "FZ545"
