@@ -18,7 +18,7 @@ DataFrame) is scanned there.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -319,7 +319,7 @@ def register_frame(ledger: str | None, name: str, data: object, budget: str, rul
     )
     from fuzzpy.ledger.store import utc_now
     from fuzzpy.runtime.cells import KINDS, parse_typed, readable_from
-    from fuzzpy.runtime.datasets import frame_path
+    from fuzzpy.runtime.datasets import frame_path, refuse_same_rows
 
     check_name(name)
     given = recognise(name, data)
@@ -344,9 +344,10 @@ def register_frame(ledger: str | None, name: str, data: object, budget: str, rul
         columns.append(Column(column_name, kind, policy, digests.get(column_name)))
     now = utc_now()
     registration = Registration(name, frame_path(name), "frame", data_fingerprint(digests), table.num_rows,
-                                tuple(columns), explicit=True, registered=now, validated=now,
-                                content=local_content(table))
+                                tuple(columns), explicit=True, registered=now, validated=now)
     with Ledger(ledger) as book:
+        content = refuse_same_rows(book, name, table.column_names, lambda: local_content(table), eager=True)
+        registration = replace(registration, content=content)
         book.register(registration, Budget.parse(budget, rule))
     return registration
 

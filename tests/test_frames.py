@@ -419,8 +419,24 @@ def test_the_content_key_is_the_same_wherever_it_is_computed(folder: Path) -> No
         keys.add(local_content(local_table(InMemory(kind, frame))))
     con = duckdb.connect()
     con.execute(f"CREATE TABLE t AS SELECT * FROM read_csv('{csv}')")
-    keys.add(query_content(DIALECTS["duckdb"], lambda sql: con.execute(sql).fetchall(), "t", ["x", "k", "s", "b"]))
+    schema = pa.schema([("x", pa.float64()), ("k", pa.int64()), ("s", pa.string()), ("b", pa.bool_())])
+    keys.add(query_content(DIALECTS["duckdb"], lambda sql: con.execute(sql).fetchall(), "t", schema))
     assert len(keys) == 1 and None not in keys
     changed = pd.read_csv(csv)
     changed.loc[2, "s"] = "cc"
     assert local_content(local_table(InMemory("pandas", changed))) not in keys
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_a_parquet_file_with_a_duplicated_column_is_refused_by_every_engine(folder: Path, engine: str) -> None:
+    """a15 F2: DuckDB read the first of two columns `x` where memory refused."""
+    (folder / "v.fz").write_text("def v (db : bag (vec[2] num)) : fuzzy (vec[2] num) = gauss[1] (vsum[10] db);\n"
+                                 "type Y = { y : num };\n"
+                                 "def n (db : bag Y) : fuzzy num = laplace[1] (size db);\n")
+    pq.write_table(pa.table([pa.array([1.0] * 3), pa.array([2.0] * 3)], names=["x", "x"]), folder / "dup.parquet")
+    for definition in ("v", "n"):
+        request = RunRequest(str(folder / "v.fz"), definition, data={"db": str(folder / "dup.parquet")},
+                             budget="1e9,0.5", ledger=str(folder / f"{definition}.sqlite"), seed=1, engine=engine)
+        with pytest.raises(FuzzError) as refused:
+            execute(request)
+        assert [d.code for d in refused.value.diagnostics] == ["FZ505"]

@@ -185,14 +185,11 @@ def _validate(args: argparse.Namespace, file_path: str, previous: Registration |
 
 
 def _registration(name: str, file: Any, validation: Any, previous: Registration | None) -> Registration:
-    from fuzzpy.engines.content import file_content
-
     now = utc_now()
     return Registration(
         name=name, file=file.absolute, format=file.format, sha256=file.sha256, size=len(file.data),
         columns=validation.columns, explicit=True,
         registered=previous.registered if previous else now, validated=now, report=validation.counts,
-        content=file_content(file.absolute, file.format, file.sha256),
     )
 
 

@@ -20,16 +20,25 @@ Per column, as the fingerprint: SHA-256 of each cell's spelling, 8 lanes of
 28 bits summed over the rows (the order of rows does not matter: Bellare &
 Micciancio's AdHash, EUROCRYPT 1997), then SHA-256 of the row count and
 the sums; the key is SHA-256 over the (trimmed) names and digests of all
-columns. It is computed by DuckDB (or Spark, where the data lives) when a
-dataset is first registered, and a second dataset with the key of a
-registered one is refused (FZ545). It detects accidents, as the rest of the
-ledger does; data changed in any way that shows in a cell is new data.
+columns. A second dataset with the key of a registered one is refused
+(FZ545). It detects accidents, as the rest of the ledger does; data changed
+in any way that shows in a cell is new data.
+
+When. Every cell is hashed, which costs a scan as long as a frame's
+fingerprint. Data in memory is keyed when its dataset is registered (it
+will not be there later). A file is keyed only when it has to be compared:
+when a new dataset (file or frame) has the same column names as a
+registered file, both are keyed, and the key is recorded in the file's
+registration and remembered by the file's hash (`filehash`). A file read
+by a new run with no such neighbour in the ledger costs nothing more.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+
+import pyarrow as pa
 
 from fuzzpy.engines.fingerprint import LANES, _float_text, _lane, _sha
 from fuzzpy.engines.sql import DIALECTS, Dialect
@@ -40,27 +49,52 @@ _MISSING_WORDS = ("na", "n/a", "nan", "-nan", "null", "none", "<na>", "#n/a", "#
 Rows = Callable[[str], list[tuple]]
 
 
-def _cell(d: Dialect, column: str) -> str:
+def column_kind(arrow_type: pa.DataType) -> str:
+    """How a column's cells are spelled: `number`, `bool` or `text`."""
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type):
+        return "number"
+    if pa.types.is_boolean(arrow_type):
+        return "bool"
+    return "text"
+
+
+def _number(d: Dialect, x: str, text_type: str) -> str:
+    return (f"(CASE WHEN {x} IS NULL OR isnan({x}) THEN 'N' "
+            f"ELSE concat('D', {_float_text(d, x, text_type)}) END)")
+
+
+def _cell(d: Dialect, column: str, kind: str) -> str:
+    """A cell's spelling. Text that reads as a number is that number (a
+    column of numbers with a word among them is text in one library and
+    numbers in another)."""
     text_type = "STRING" if d.name == "spark" else "VARCHAR"
+    if kind == "number":
+        return _number(d, f"CAST({column} AS DOUBLE)", text_type)
+    if kind == "bool":
+        return f"(CASE WHEN {column} IS NULL THEN 'N' WHEN {column} THEN 'Btrue' ELSE 'Bfalse' END)"
     try_cast = "try_cast" if d.name == "spark" else "TRY_CAST"
     text = f"trim(CAST({column} AS {text_type}))"
-    number = f"{try_cast}({text} AS DOUBLE)"
     missing = ", ".join(d.string(word) for word in _MISSING_WORDS)
     return (f"(CASE WHEN {column} IS NULL OR {text} = '' OR lower({text}) IN ({missing}) THEN 'N' "
-            f"WHEN {number} IS NOT NULL THEN (CASE WHEN isnan({number}) THEN 'N' "
-            f"ELSE concat('D', {_float_text(d, number, text_type)}) END) "
+            f"WHEN {try_cast}({text} AS DOUBLE) IS NOT NULL THEN "
+            f"{_number(d, f'{try_cast}({text} AS DOUBLE)', text_type)} "
             f"WHEN lower({text}) IN ('true', 'false') THEN concat('B', lower({text})) "
             f"ELSE concat('S', {text}) END)")
 
 
-def content_sql(d: Dialect, source: str, columns: list[str]) -> str:
+def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]]) -> str:
     """One query over `source`: the row count, then 8 lane sums per column
-    (`columns`: quoted names)."""
+    (`columns`: (quoted name, kind)). Each cell is spelled once, in an
+    inner query, then hashed."""
+    spelled = ", ".join(f"{_cell(d, column, kind)} AS c{i}" for i, (column, kind) in enumerate(columns))
     parts = ["count(*)"]
-    for column in columns:
-        digest = _sha(d, _cell(d, column))
+    for i in range(len(columns)):
+        digest = _sha(d, f"c{i}")
         parts.extend(f"CAST(sum({_lane(d, digest, lane)}) AS BIGINT)" for lane in range(LANES))
-    return f"SELECT {', '.join(parts)} FROM {source}"
+    inner = f"SELECT {spelled} FROM {source}" if columns else f"SELECT 1 FROM {source}"
+    return f"SELECT {', '.join(parts)} FROM ({inner}) AS spelled"
 
 
 def content_key(row: tuple, names: list[str]) -> str:
@@ -75,43 +109,65 @@ def content_key(row: tuple, names: list[str]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def query_content(d: Dialect, rows: Rows, source: str, names: list[str]) -> str:
-    """The content key of `source`, whose columns are `names`."""
-    (row,) = rows(content_sql(d, source, [d.ident(n) for n in names]))
-    return content_key(row, names)
+def query_content(d: Dialect, rows: Rows, source: str, schema: pa.Schema) -> str:
+    """The content key of `source`, whose columns are `schema`'s."""
+    columns = [(d.ident(f.name), column_kind(f.type)) for f in schema]
+    (row,) = rows(content_sql(d, source, columns))
+    return content_key(row, list(schema.names))
+
+
+def same_columns(names: list[str], other: list[str]) -> bool:
+    """Whether two tables could hold the same rows: the same column names."""
+    return sorted(n.strip() for n in names) == sorted(n.strip() for n in other)
 
 
 def file_content(path: str, form: str, sha256: str) -> str | None:
     """The content key of a CSV or Parquet file, read by DuckDB (None if it
-    cannot read it: such a file is linked by its bytes only). Remembered by
-    the file's hash (`filehash`), since it depends on the bytes alone."""
+    cannot read it, or it is no longer the file of this hash: such a file is
+    linked by its bytes only). Remembered by the file's hash (`filehash`)."""
     from fuzzpy.engines.filehash import recall_counts, remember_counts
 
     remembered = recall_counts(sha256, VERSION)
     if remembered is not None and len(remembered) == 1:
         return f"{remembered[0]:064x}"
-    key = _read_file_content(path, form)
+    key = _read_file_content(path, form, sha256)
     if key is not None:
         remember_counts(sha256, VERSION, (int(key, 16),))
     return key
 
 
-def _read_file_content(path: str, form: str) -> str | None:
+def _read_file_content(path: str, form: str, sha256: str | None = None) -> str | None:
     import duckdb
 
     d = DIALECTS["duckdb"]
     if form == "parquet":
         source = f"read_parquet({d.string(path)})"
     elif form == "csv":
-        source = (f"read_csv({d.string(path)}, all_varchar = true, header = true, delim = ',', quote = '\"', "
-                  "escape = '\"', null_padding = true, ignore_errors = true)")
+        source = (f"read_csv({d.string(path)}, header = true, delim = ',', quote = '\"', escape = '\"', "
+                  "null_padding = true, ignore_errors = true)")
     else:
         return None
     con = duckdb.connect()
     try:
-        names = [c[0] for c in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
-        return query_content(d, lambda sql: con.execute(sql).fetchall(), source, names)
+        con.execute("SET enable_progress_bar = false")
+        relation = con.sql(f"SELECT * FROM {source} LIMIT 0")
+        schema = (getattr(relation, "to_arrow_table", None) or relation.arrow)().schema  # DuckDB 2 / 1
+        key = query_content(d, lambda sql: con.execute(sql).fetchall(), source, schema)
     except duckdb.Error:
         return None
     finally:
         con.close()
+    if sha256 is not None and _sha256_of(path) != sha256:  # the file changed under us: not this file's key
+        return None
+    return key
+
+
+def _sha256_of(path: str) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()

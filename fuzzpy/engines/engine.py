@@ -233,6 +233,8 @@ class QueryEngine:
                 schema = pq.read_schema(file.path)
             except Exception:  # noqa: BLE001 -- the loader's refusal, from the whole file
                 return read_header(_read_whole(file))
+            if len(set(schema.names)) != len(schema.names):  # the loader's refusal (a15 F2)
+                return read_header(_read_whole(file))
             return Header(tuple(schema.names), tuple(schema.types), None, None)
         return read_header(_read_whole(file))
 

@@ -137,7 +137,7 @@ def local_content(table: pa.Table) -> str | None:
     try:
         con.register("_fz_frame", table)
         return query_content(DIALECTS["duckdb"], lambda sql: interruptible(con, lambda: con.execute(sql).fetchall()),
-                             "_fz_frame", table.column_names)
+                             "_fz_frame", table.schema)
     finally:
         con.close()
 
@@ -182,7 +182,7 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
 
         if placed.table is not None:
             return local_content(placed.table)
-        return query_content(backend.dialect, backend.rows, placed.source, list(schema.names))
+        return query_content(backend.dialect, backend.rows, placed.source, schema)
 
     opened = open_frame(ledger, source, bag_type, header, digests, count, content)
     return replace(opened, placed=placed)

@@ -78,6 +78,14 @@ class Registry(ABC):
         with self._store.reading() as connection, decoding(self.path):
             return registrations_holding(connection, file, sha256, content)
 
+    def record_content(self, name: str, sha256: str, content: str) -> None:
+        """Record a registered file's content key, computed when it was first
+        compared (`fuzzpy.engines.content`), if the file is still the one
+        registered."""
+        with self._store.writing() as connection:
+            connection.execute("UPDATE datasets SET content = ? WHERE name = ? AND sha256 = ?",
+                               (content, name, sha256))
+
     def register(self, registration: Registration, budget: Budget | None) -> Budget:
         """Register a dataset with its budget (or the one already fixed for
         its name), atomically. Refused if the name is registered, or the

@@ -148,20 +148,36 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
     if registration is None:
         from fuzzpy.engines.content import file_content
 
-        content = file_content(file.absolute, file.format, file.sha256)
-        _refuse_same_rows(ledger, source.dataset, content)
-        registration = replace(_first_run_registration(source.dataset, file, header), content=content)
+        registration = _first_run_registration(source.dataset, file, header)
+        content = refuse_same_rows(ledger, source.dataset, list(header.names),
+                                   lambda: file_content(file.absolute, file.format, file.sha256))
+        registration = replace(registration, content=content)
     return Opened(source, file, header, plan(header, bag_type, file.path, registration), registration, implicit)
 
 
-def _refuse_same_rows(ledger: Ledger, name: str, content: str | None) -> None:
-    """A new dataset holding the rows of a registered one, in another form
-    (a frame read from its file, its CSV as Parquet): FZ545 (a14 F1)."""
-    if content is None:
-        return
-    holders = [r for r in ledger.registrations_holding("-", None, content) if r.name != name]
-    if holders:
-        raise other_datasets_file_error(name, holders[0], same_rows=True)
+def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Callable[[], str | None],
+                     eager: bool = False) -> str | None:
+    """Refuse (FZ545) a new dataset holding the rows of a registered one in
+    another form (a frame read from its file, its CSV as Parquet: a14 F1),
+    by content key (`fuzzpy.engines.content`). Only datasets with the same
+    column names can; a file's key is computed then, and recorded. Returns
+    the new dataset's key (None if it was not needed and not `eager`)."""
+    from fuzzpy.engines.content import file_content, same_columns
+
+    alike = [r for r in ledger.registrations() if r.name != name
+             and same_columns(names, [c.name for c in r.columns])]
+    key = content() if alike or eager else None
+    if key is None:
+        return None
+    for other in alike:
+        theirs = other.content
+        if theirs is None and other.format != "frame":
+            theirs = file_content(other.file, other.format, other.sha256)
+            if theirs is not None:
+                ledger.record_content(other.name, other.sha256, theirs)
+        if theirs == key:
+            raise other_datasets_file_error(name, other, same_rows=True)
+    return key
 
 
 def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
@@ -199,8 +215,7 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
         holders = [r for r in ledger.registrations_holding(path, fingerprint) if r.name != source.dataset]
         if holders:
             raise other_datasets_file_error(source.dataset, holders[0])
-        key = content()
-        _refuse_same_rows(ledger, source.dataset, key)
+        key = refuse_same_rows(ledger, source.dataset, list(header.names), content, eager=True)
         now = utc_now()
         columns = tuple(Column(n, sha256=found.get(n)) for n in dict.fromkeys(header.names))
         registration = Registration(source.dataset, path, "frame", fingerprint, rows(), columns,
