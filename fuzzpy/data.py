@@ -150,11 +150,22 @@ def arrow_of(data: InMemory) -> pa.Table:
     return _plain_types(_snapshot(table))
 
 
+RESERVED_COLUMN = "_fz_pos"  # the position column an engine adds (`engines.frames.POSITION`)
+
+
 def distinct_names(names: list[str]) -> None:
     """Refuse (FZ505) a frame with two columns whose names are equal ignoring
     case: a query engine renames or confuses them (DuckDB reads `x`, `x` as
     `x`, `x_1`), so a run on DuckDB would read other columns than one in
-    memory (a14 F5). A file's header is checked for the columns read."""
+    memory (a14 F5). A file's header is checked for the columns read. Nor
+    may a column be named as the position column an engine adds, which
+    `subsample` hashes (a16 F3: rows sharing a value were kept or dropped
+    together), or have an empty name (no query can name it)."""
+    for name in names:
+        if not name.strip() or name.casefold() == RESERVED_COLUMN:
+            why = "an empty name" if not name.strip() else "a name fuzzpy keeps for the rows' positions"
+            raise data_error("FZ505", f"the data has a column named `{name}`: {why}",
+                             "rename the column")
     firsts: dict[str, int] = {}
     for index, name in enumerate(names):
         first = firsts.setdefault(name.casefold(), index)

@@ -129,6 +129,30 @@ def test_the_unregistered_flow_registers_on_the_first_budget(
     assert (code, codes(err)) == (2, ["FZ545"])  # nor under another name
 
 
+def test_an_earlier_file_and_the_same_rows_stay_the_datasets(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str]
+) -> None:
+    """a16 F2: after `dataset update`, a copy of the earlier file got a fresh
+    budget; a16 F6: the owner's `register` of the same rows as Parquet did."""
+    assert call(capsys, "dataset", "register", "people", setup["data"], "--budget", "1",
+                "--ledger", setup["ledger"])[0] == 0
+    folder = Path(setup["dir"])
+    shutil.copy(setup["data"], folder / "old_people.csv")
+    parquet = folder / "people_copy.parquet"
+    pq.write_table(pacsv.read_csv(setup["data"]), parquet)
+    code, _, err = call(capsys, "dataset", "register", "again", str(parquet), "--budget", "1",
+                        "--ledger", setup["ledger"])
+    assert (code, codes(err)) == (2, ["FZ545"])
+    Path(setup["data"]).write_text(PEOPLE + "70,400\n")
+    assert call(capsys, "dataset", "update", "people", "--ledger", setup["ledger"])[0] == 0
+    code, _, err = run(capsys, setup, str(folder / "old_people.csv"), "--budget", "5")
+    assert (code, codes(err)) == (2, ["FZ545"])
+    code, _, err = call(capsys, "dataset", "register", "old", str(folder / "old_people.csv"), "--budget", "1",
+                        "--ledger", setup["ledger"])
+    assert (code, codes(err)) == (2, ["FZ545"])
+    assert run(capsys, setup, "people")[0] == 0
+
+
 def test_a_refuse_policy_is_checked_at_registration_never_in_a_run(
     capsys: pytest.CaptureFixture[str], setup: dict[str, str]
 ) -> None:

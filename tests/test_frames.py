@@ -440,3 +440,27 @@ def test_a_parquet_file_with_a_duplicated_column_is_refused_by_every_engine(fold
         with pytest.raises(FuzzError) as refused:
             execute(request)
         assert [d.code for d in refused.value.diagnostics] == ["FZ505"]
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+@pytest.mark.parametrize("name", ["_fz_pos", "_FZ_POS", "", " "])
+def test_a_column_named_as_the_position_or_nothing_is_refused(folder: Path, engine: str, name: str) -> None:
+    """a16 F3: a frame's own `_fz_pos` column was hashed by `subsample` in
+    place of the rows' positions (rows sharing it were kept or dropped
+    together); a16 F5: an empty name raised a raw DuckDB error."""
+    table = pa.table([pa.array([1.0] * 3), pa.array([1] * 3), pa.array(["a"] * 3), pa.array([True] * 3),
+                      pa.array([0] * 3)], names=["x", "k", "s", "b", name])
+    con = duckdb.connect()
+    con.register("source", table)
+    kinds = [table, table.to_pandas()] + ([DuckDBTable(con, "source")] if name.strip() else [])  # DuckDB names ""
+    for data in kinds:
+        assert run(folder, "total", data, engine) == "FZ505"
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_a_parquet_column_named_file_row_number_is_read(folder: Path, engine: str) -> None:
+    """a16 F4: DuckDB's own row-number column clashed with it (FZ799)."""
+    table = pa.table({"x": [1.5, 2.5], "k": [1, 2], "s": ["a", "b"], "b": [True, False], "file_row_number": [7, 7]})
+    pq.write_table(table, folder / "frn.parquet")
+    expected = run(folder, "total", table, "memory", name="frn_table", ledger="t.sqlite")
+    assert run(folder, "total", str(folder / "frn.parquet"), engine, name=None) == expected

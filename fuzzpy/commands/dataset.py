@@ -122,6 +122,7 @@ def _register(args: argparse.Namespace, path: Path) -> int:
     accepted = validation.refused == 0
     if accepted:
         with Ledger(path) as ledger:
+            registration = _with_content(ledger, registration)
             budget = ledger.register(registration, budget)
     _print_validation(args, registration, validation, "registered" if accepted else "not registered", budget)
     return EXIT_OK if accepted else EXIT_REJECTED
@@ -157,9 +158,22 @@ def _update(args: argparse.Namespace, path: Path) -> int:
         registration = _registration(previous.name, file, validation, previous)
         accepted = validation.refused == 0
         if accepted:
-            ledger.update_registration(registration)
+            ledger.update_registration(_with_content(ledger, registration))
     _print_validation(args, registration, validation, "updated" if accepted else "not updated", None)
     return EXIT_OK if accepted else EXIT_REJECTED
+
+
+def _with_content(ledger: Ledger, registration: Registration) -> Registration:
+    """The same rows in another form cannot be a second dataset (FZ545), as
+    for a first run (`runtime.datasets.refuse_same_rows`)."""
+    from dataclasses import replace
+
+    from fuzzpy.engines.content import file_content
+    from fuzzpy.runtime.datasets import refuse_same_rows
+
+    content = refuse_same_rows(ledger, registration.name, [c.name for c in registration.columns],
+                               lambda: file_content(registration.file, registration.format, registration.sha256))
+    return replace(registration, content=content)
 
 
 def _validate(args: argparse.Namespace, file_path: str, previous: Registration | None) -> tuple[Any, Any]:

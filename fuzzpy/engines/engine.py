@@ -233,7 +233,9 @@ class QueryEngine:
                 schema = pq.read_schema(file.path)
             except Exception:  # noqa: BLE001 -- the loader's refusal, from the whole file
                 return read_header(_read_whole(file))
-            if len(set(schema.names)) != len(schema.names):  # the loader's refusal (a15 F2)
+            if len(set(schema.names)) != len(schema.names) or any(
+                    n.casefold() == "file_row_number" for n in schema.names):
+                # the loader's refusal of duplicates (a15 F2); a column DuckDB's row number would shadow (a16 F4)
                 return read_header(_read_whole(file))
             return Header(tuple(schema.names), tuple(schema.types), None, None)
         return read_header(_read_whole(file))

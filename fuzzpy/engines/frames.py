@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from fuzzpy.data import UNREADABLE_DATA, InMemory, arrow_of, data_error
+from fuzzpy.data import RESERVED_COLUMN, UNREADABLE_DATA, InMemory, arrow_of, data_error
 from fuzzpy.engines.duck import interruptible
 from fuzzpy.engines.fingerprint import cell_class, column_digests, fingerprint_sql
 from fuzzpy.runtime.loader import Header
 
-POSITION = "_fz_pos"
+POSITION = RESERVED_COLUMN  # the rows' positions, which `subsample` hashes
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,14 @@ class Placed:
 
 def local_table(frame: InMemory) -> pa.Table:
     """The rows in this process, as Arrow (fetched from an engine if they live in one)."""
+    from fuzzpy.data import distinct_names
+
+    table = _local_table(frame)
+    distinct_names(table.column_names)
+    return table
+
+
+def _local_table(frame: InMemory) -> pa.Table:
     if frame.kind == "duckdb":
         relation = _relation(frame.value)
         fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
@@ -228,7 +236,9 @@ def _utf8_or_binary(table: pa.Table) -> pa.Table:
 
 
 def _place_duckdb(engine: Any, value: Any) -> Placed:
-    from fuzzpy.data import DuckDBTable
+    from fuzzpy.data import DuckDBTable, distinct_names
+
+    distinct_names(list(_relation(value).columns))
 
     connection = value.connection if isinstance(value, DuckDBTable) else getattr(value, "_con", None)
     if connection is None:  # a DuckDB whose relations do not say their connection: read in this process

@@ -203,11 +203,21 @@ def changed_file_error(registration: Registration) -> FuzzError:
         "owner validated: it has changed, or another file was given",
         notes=("nothing was charged; a changed file stays the same dataset, with the same budget",),
         hint=f"its owner can review it with `fuzzpy dataset check {registration.name}` and accept it "
-        f"with `fuzzpy dataset update {registration.name}`",
+        f"with `fuzzpy dataset update {registration.name}`; other data is a dataset of its own: name it "
+        "with --dataset NAME",
     )
 
 
-def other_datasets_file_error(name: str, holder: Registration, same_rows: bool = False) -> FuzzError:
+def other_datasets_file_error(name: str, holder: Registration, same_rows: bool = False,
+                              earlier: bool = False) -> FuzzError:
+    if earlier:
+        return dataset_error(
+            OTHER_DATASETS_FILE,
+            f"this file is an earlier version of the file of dataset `{holder.name}`; it cannot be "
+            f"dataset `{name}`",
+            notes=("a dataset's data keeps its budget when its file is updated",),
+            hint=f"use the dataset by its name: --data PARAM={holder.name}",
+        )
     if same_rows:  # linked by the content key, not the bytes
         return dataset_error(
             OTHER_DATASETS_FILE,
@@ -223,6 +233,14 @@ def other_datasets_file_error(name: str, holder: Registration, same_rows: bool =
         notes=("a file's data has one budget, whatever it is called",),
         hint=f"use the dataset by its name: --data PARAM={holder.name}",
     )
+
+
+def datasets_once_holding(connection: sqlite3.Connection, sha256: str) -> list[str]:
+    """The datasets whose file had these bytes at some registration or
+    update (`dataset_log`): an earlier version of a dataset's file stays
+    that dataset's (a16 F2), it does not start a budget of its own."""
+    rows = connection.execute("SELECT DISTINCT name FROM dataset_log WHERE sha256 = ? ORDER BY name", (sha256,))
+    return [row[0] for row in rows]
 
 
 def write_registration(connection: sqlite3.Connection, registration: Registration, action: str) -> None:

@@ -21,6 +21,7 @@ from fuzzpy.ledger.datasets import (
     Registration,
     changed_file_error,
     dataset_error,
+    datasets_once_holding,
     other_datasets_file_error,
     read_log,
     read_registration,
@@ -78,6 +79,11 @@ class Registry(ABC):
         with self._store.reading() as connection, decoding(self.path):
             return registrations_holding(connection, file, sha256, content)
 
+    def datasets_once_holding(self, sha256: str) -> list[str]:
+        """The datasets a file with these bytes was ever registered for."""
+        with self._store.reading() as connection:
+            return datasets_once_holding(connection, sha256)
+
     def record_content(self, name: str, sha256: str, content: str) -> None:
         """Record a registered file's content key, computed when it was first
         compared (`fuzzpy.engines.content`), if the file is still the one
@@ -101,6 +107,7 @@ class Registry(ABC):
                                             registration.content)
             if holders:
                 raise other_datasets_file_error(name, holders[0])
+            _refuse_earlier_file(connection, name, registration.sha256)
             fixed = self._fixed(connection, name, budget)
             if not fixed.stored:
                 self._store_budget(connection, name, fixed)
@@ -136,8 +143,19 @@ def confirm_registration(connection: sqlite3.Connection, dataset: str, use: Data
         holders = registrations_holding(connection, seen.file, seen.sha256, seen.content)
         if holders:
             raise other_datasets_file_error(dataset, holders[0])
+        _refuse_earlier_file(connection, dataset, seen.sha256)
         write_registration(connection, seen, "registered")
     elif current is None:
         raise dataset_error(UNKNOWN_DATASET, f"no dataset `{dataset}` is registered")
     elif (current.sha256, current.file) != (seen.sha256, seen.file):
         raise changed_file_error(current)
+
+
+def _refuse_earlier_file(connection: sqlite3.Connection, name: str, sha256: str) -> None:
+    """A file that was once another dataset's (before `dataset update`) is
+    still its data: not a new dataset (FZ545, a16 F2)."""
+    earlier = [n for n in datasets_once_holding(connection, sha256) if n != name]
+    if earlier:
+        holder = read_registration(connection, earlier[0])
+        if holder is not None:
+            raise other_datasets_file_error(name, holder, earlier=True)

@@ -144,6 +144,10 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
         holders = [r for r in ledger.registrations_holding(file.absolute, file.sha256) if r.name != source.dataset]
         if holders:
             raise other_datasets_file_error(source.dataset, holders[0])
+        earlier = [n for n in ledger.datasets_once_holding(file.sha256) if n != source.dataset]
+        holder = ledger.registration(earlier[0]) if earlier else None
+        if holder is not None:
+            raise other_datasets_file_error(source.dataset, holder, earlier=True)
     header = header_reader(file)
     if registration is None:
         from fuzzpy.engines.content import file_content
