@@ -62,10 +62,11 @@ from dp_reference import safe_fft
 DPS = 40
 WIDEN = mp.mpf("1e-20")
 NOISE = mp.mpf("1e-36")  # error allowed for mpmath's values, relative to their size
-BULK = 1e-22  # tail mass below which the nodes thin out (16 lattice steps apart)
+# node spacing, in lattice steps, by the tail mass beyond a node: thinner
+# nodes only loosen the lower pair where the mass is tiny
+SPACING = ((1e-8, 1), (1e-14, 16), (1e-20, 256), (0.0, 4096))
 EDGE = 1e-45  # tail mass beyond the outermost nodes
-COARSE = 16
-TRIM = 1e-14  # a block's window keeps all but this share of its tilted mass on each side
+TRIM = 1e-10  # a block's window keeps all but this share of its tilted mass on each side (only tightness: the lower side drops the rest)
 VARIANCE_SHARE = 2e-6  # lattice: h^2 / 4 <= this share of one step's loss variance
 
 
@@ -111,20 +112,30 @@ class SampledGaussian:
             hi = self._crossing(lambda l: self.tails(l)[0], h, upward=True)
         else:
             hi = math.ceil(float(-mp.log1p(-q)) / h)
-            lo = self._crossing(lambda l: 1 - self.tails(l)[1], h, upward=False)
+            lo = self._crossing(lambda l: 1 - min(self.tails(l)), h, upward=False)
         return lo, hi
 
-    def _crossing(self, tail, h: float, upward: bool) -> int:
+    def spacing_edges(self, h: float) -> list[tuple[int, int, int]]:
+        """(left index, right index, steps): nodes between the indices where
+        both tails exceed a SPACING level are that many lattice steps apart."""
+        edges = []
+        for level, steps in SPACING[:-1]:
+            left = self._crossing(lambda l: 1 - min(self.tails(l)), h, upward=False, level=level)
+            right = self._crossing(lambda l: max(self.tails(l)), h, upward=True, level=level)
+            edges.append((left, right, steps))
+        return edges
+
+    def _crossing(self, tail, h: float, upward: bool, level: float = EDGE) -> int:
         step = 0.5 if upward else -0.5
         edge = 0.0
         inside = 0.0
-        while tail(mp.mpf(edge)) > EDGE:
+        while tail(mp.mpf(edge)) > level:
             inside = edge
             edge += step
             step *= 2
-        for _ in range(40):  # bisect back: tail(inside) > EDGE >= tail(edge)
+        for _ in range(40):  # bisect back: tail(inside) > level >= tail(edge)
             middle = (inside + edge) / 2
-            if tail(mp.mpf(middle)) > EDGE:
+            if tail(mp.mpf(middle)) > level:
                 inside = middle
             else:
                 edge = middle
@@ -152,6 +163,7 @@ class _Nodes:
 
 def _nodes(pair: SampledGaussian, h: float) -> _Nodes:
     lo, hi = pair.support(h)
+    edges = pair.spacing_edges(h)
     nodes = _Nodes()
     hm = mp.mpf(h)
     j = lo
@@ -167,8 +179,8 @@ def _nodes(pair: SampledGaussian, h: float) -> _Nodes:
             nodes.noise.append(NOISE * (p_tail + x * q_tail + x))
             if j >= hi:
                 break
-            bulk = min(p_tail, 1 - p_tail) > BULK or min(q_tail, 1 - q_tail) > BULK
-            j = min(j + (1 if bulk else COARSE), hi)
+            step = next((s for left, right, s in edges if left <= j < right), SPACING[-1][1])
+            j = min([j + step, hi] + [left for left, _, _ in edges if left > j])
     return nodes
 
 
@@ -293,7 +305,7 @@ def _cache_path(key: str) -> Path:
 def step_bounds(pair: SampledGaussian, h: float, upper: bool = False) -> tuple[Lattice, ...]:
     """(lower,) or (lower, upper) lattice measures of one step (cached on
     disk: minutes of mpmath at fine lattices)."""
-    path = _cache_path(f"v2|{pair}|{h!r}|{upper}")
+    path = _cache_path(f"v3|{pair}|{h!r}|{upper}")
     if path.exists():
         return pickle.loads(path.read_bytes())
     with mp.workdps(DPS):
