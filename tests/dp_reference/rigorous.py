@@ -57,8 +57,6 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 
-from dp_reference import safe_fft
-
 DPS = 40
 WIDEN = mp.mpf("1e-20")
 NOISE = mp.mpf("1e-36")  # error allowed for mpmath's values, relative to their size
@@ -66,7 +64,7 @@ NOISE = mp.mpf("1e-36")  # error allowed for mpmath's values, relative to their 
 # nodes only loosen the lower pair where the mass is tiny
 SPACING = ((1e-8, 1), (1e-14, 16), (1e-20, 256), (0.0, 4096))
 EDGE = 1e-45  # tail mass beyond the outermost nodes
-TRIM = 1e-10  # a block's window keeps all but this share of its tilted mass on each side (only tightness: the lower side drops the rest)
+TRIM = 1e-8  # a block's window keeps all but this share of its tilted mass on each side (only tightness: the lower side drops the rest)
 VARIANCE_SHARE = 2e-6  # lattice: h^2 / 4 <= this share of one step's loss variance
 
 
@@ -109,10 +107,10 @@ class SampledGaussian:
         q = _mpf(self.rate)
         if self.remove:
             lo = math.floor(float(mp.log1p(-q)) / h)
-            hi = self._crossing(lambda l: self.tails(l)[0], h, upward=True)
+            hi = self._crossing(lambda loss: self.tails(loss)[0], h, upward=True)
         else:
             hi = math.ceil(float(-mp.log1p(-q)) / h)
-            lo = self._crossing(lambda l: 1 - min(self.tails(l)), h, upward=False)
+            lo = self._crossing(lambda loss: 1 - min(self.tails(loss)), h, upward=False)
         return lo, hi
 
     def spacing_edges(self, h: float) -> list[tuple[int, int, int]]:
@@ -120,8 +118,8 @@ class SampledGaussian:
         both tails exceed a SPACING level are that many lattice steps apart."""
         edges = []
         for level, steps in SPACING[:-1]:
-            left = self._crossing(lambda l: 1 - min(self.tails(l)), h, upward=False, level=level)
-            right = self._crossing(lambda l: max(self.tails(l)), h, upward=True, level=level)
+            left = self._crossing(lambda loss: 1 - min(self.tails(loss)), h, upward=False, level=level)
+            right = self._crossing(lambda loss: max(self.tails(loss)), h, upward=True, level=level)
             edges.append((left, right, steps))
         return edges
 
