@@ -18,15 +18,21 @@ accountant (default settings) are timed in the same run, best of N, each
 fuzzpy run from cold caches; a run slower than 5 s is timed once.
 
 Printed: every row -- the reference bracket [lo, hi] and whether it is
-rigorous ('ex': closed forms and enumerations in mpmath) or only numerical
-('num': the DP-SGD rows, whose long-double Fourier inversion is checked by
-two settings' agreement, not proven), fuzzpy's epsilon, time and method,
+rigorous ('ex': closed forms and enumerations in mpmath), has a proven lower
+end ('rlo': DP-SGD rows; lo from tests/dp_reference/rigorous -- a lattice
+pair below each step in Blackwell's order, composed by FFT with a proven
+error bound -- and hi from the numerical inversion) or is only numerical
+('num': DP-SGD rows whose long-double Fourier inversion is checked by two
+settings' agreement, not proven), fuzzpy's epsilon, time and method,
 dp-accounting's epsilon and time, fuzzpy / hi and the time ratio; then the
 summary -- rows with rigorous references, rows below the reference (fuzzpy's
 epsilon < lo (1 - 1e-9)): must be zero; rows slower than dp-accounting: must
 be zero; fuzzpy / hi (median, max), and dp-accounting's, for comparison.
 --quick runs fewer deltas and cases; --cached-only skips rows whose reference
 is not cached yet (the DP-SGD inversions take tens of seconds each).
+--references-only --family dp-sgd also replaces cached DP-SGD lower ends by
+proven ones (minutes per (q, sigma) for one step's lattice pair, in mpmath,
+cached in the temporary directory; seconds per row after that).
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from types import SimpleNamespace
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 
-from grid_cases import Case, cases, reference  # noqa: E402
+from grid_cases import Case, cases, reference, rigorous_lower  # noqa: E402
 
 from fuzzpy.accounting import composition, gaussian, pld, pld_grid, pld_plan, rdp, renyi  # noqa: E402
 from fuzzpy.accounting import zcdp as accounting_zcdp  # noqa: E402
@@ -165,8 +171,9 @@ def main() -> None:
         if case.key not in cache:
             cache[case.key] = list(reference(case, found.epsilon))
             _store(cache)
-        lo, hi = cache[case.key]
-        rows.append((case, lo, hi, found, ours_t, theirs, theirs_t, rigour(case)))
+        lo, hi = cache[case.key][:2]
+        kind = rigour(case, cache[case.key])
+        rows.append((case, lo, hi, found, ours_t, theirs, theirs_t, kind))
         if args.rows_out:
             with open(args.rows_out, "a") as out:
                 out.write(
@@ -182,14 +189,14 @@ def main() -> None:
                             ours_t,
                             theirs,
                             theirs_t,
-                            rigour(case),
+                            kind,
                         ]
                     )
                     + "\n"
                 )
         ratio = found.epsilon / hi if hi > 0 else math.nan
         print(
-            f"{case.name:46} {case.delta:7.0e} {lo:14.9f} {hi:14.9f} {rigour(case):4} "
+            f"{case.name:46} {case.delta:7.0e} {lo:14.9f} {hi:14.9f} {kind:4} "
             f"{found.epsilon:14.9f} {ours_t:7.3f} {found.method:16} {theirs:14.9f} "
             f"{theirs_t:7.3f} {ratio:12.10f} {ours_t / theirs_t:7.3f}",
             flush=True,
@@ -201,7 +208,12 @@ def main() -> None:
 
 def fill_references(chosen: list[Case], regenerate: bool) -> None:
     cache = {} if regenerate or not CACHE.exists() else json.loads(CACHE.read_text())
+    # the proven DP-SGD lower ends take a while (heavy tails at small sigma
+    # most): large sigma and large delta first
+    chosen = sorted(chosen, key=lambda c: (c.kind == "fourier", "sigma=2 " not in c.name, -c.delta))
     for case in chosen:
+        if case.key in cache and case.kind == "fourier" and len(cache[case.key]) == 2:
+            _add_rigorous_lower(cache, case)
         if case.key in cache:
             continue
         start = time.perf_counter()
@@ -214,11 +226,27 @@ def fill_references(chosen: list[Case], regenerate: bool) -> None:
         print(f"{case.key:60} {cache[case.key]} {time.perf_counter() - start:.1f}s", flush=True)
 
 
-def rigour(case: Case) -> str:
+def _add_rigorous_lower(cache: dict, case: Case) -> None:
+    """Replace a DP-SGD row's numerical lower end by a proven one:
+    [proven lo, numerical hi, 'rlo', numerical lo]."""
+    start = time.perf_counter()
+    num_lo, num_hi = cache[case.key][:2]
+    lo = rigorous_lower(case, num_hi)
+    cache[case.key] = [lo, num_hi, "rlo", num_lo]
+    _store(cache)
+    print(f"{case.key:60} proven lo {lo!r} (numerical {num_lo!r}) "
+          f"{time.perf_counter() - start:.1f}s", flush=True)
+
+
+def rigour(case: Case, entry: list | None = None) -> str:
     """'ex': the reference bracket is rigorous (closed forms and enumerations
-    in mpmath); 'num': numerical (the subsampled Gaussians' Fourier
-    inversion in long double, bracketed only by two settings' agreement)."""
-    return "num" if case.kind == "fourier" else "ex"
+    in mpmath); 'rlo': a DP-SGD row whose lower end is proven (rigorous
+    lattice bound, tests/dp_reference/rigorous) and whose upper end is the
+    numerical inversion's; 'num': numerical (the subsampled Gaussians'
+    Fourier inversion in long double, bracketed only by two settings' agreement)."""
+    if case.kind != "fourier":
+        return "ex"
+    return "rlo" if entry is not None and len(entry) > 2 and entry[2] == "rlo" else "num"
 
 
 def _row(line: str) -> tuple:
@@ -258,10 +286,13 @@ def summarise(rows) -> None:
     widths = [(r[2] - r[1]) / r[2] for r in rows if r[2] > 0 and math.isfinite(r[2])]
     dpa_below = [r for r in rows if math.isfinite(r[5]) and r[5] < r[1] * (1 - 1e-9)]
     print()
-    numerical = [r for r in rows if r[7] != "ex"]
+    numerical = [r for r in rows if r[7] == "num"]
+    proven_lower = [r for r in rows if r[7] == "rlo"]
     print(f"rows: {len(rows)}")
     print(
-        f"rows with a rigorous reference (exact, mpmath): {len(rows) - len(numerical)}; "
+        f"rows with a rigorous reference (exact, mpmath): "
+        f"{len(rows) - len(numerical) - len(proven_lower)}; "
+        f"with a proven lower end and a numerical upper end (DP-SGD): {len(proven_lower)}; "
         f"numerical only (DP-SGD Fourier inversion, not a proven bracket): {len(numerical)}"
     )
     print(f"rows below the reference (fuzzpy < lo (1 - 1e-9)): {len(below)}")

@@ -26,7 +26,7 @@ import mpmath as mp
 from dp_accounting import dp_event as E
 from dp_accounting.pld import PLDAccountant
 from dp_accounting.pld import privacy_loss_distribution as P
-from dp_reference import exact, fourier, trees
+from dp_reference import exact, fourier, lattice_compose, rigorous, trees
 
 from fuzzpy.accounting.events import Event, Gaussian, Laplace, Repeat, Subsample, Verified
 
@@ -208,6 +208,21 @@ def reference(case: Case, hint: float) -> tuple[float, float]:
         if case.kind != "fourier":
             return exact.solve_epsilon(lambda e: trees.delta(case.events, e), case.delta)
         return _fourier_bracket(case, hint)
+
+
+def rigorous_lower(case: Case, hint: float) -> float:
+    """A proven lower end for a DP-SGD row's epsilon (tests/dp_reference/
+    rigorous: a lattice pair below the step in Blackwell's order, composed
+    with a bounded FFT error); ``hint`` (any rough epsilon) sizes the tilt."""
+    (repeat,) = case.events
+    (subsample,) = repeat.body
+    (gaussian,) = subsample.body
+    rate = F(subsample.rate)
+    mu = F(gaussian.sensitivity) / F(gaussian.sigma)
+    pairs = [rigorous.SampledGaussian(rate, mu, remove) for remove in (True, False)]
+    h = rigorous.lattice_step(pairs)
+    lowers = [rigorous.step_bounds(pair, h)[0] for pair in pairs]
+    return lattice_compose.epsilon_lower(lowers, repeat.count, case.delta, hint)
 
 
 def _fourier_bracket(case: Case, hint: float) -> tuple[float, float]:
