@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import importlib.util
 import io
 import pickle
 import sys
@@ -38,10 +39,7 @@ from dataclasses import dataclass
 from functools import partial
 from importlib import resources
 from pathlib import Path
-
-import lark
-import lark.lark as lark_module
-from lark import Lark
+from typing import TYPE_CHECKING
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.frontend.lalr import ParseError, Tables
@@ -51,6 +49,9 @@ from fuzzpy.frontend.tree import TreeBuilder
 from fuzzpy.source import Source
 from fuzzpy.syntax import Program
 from fuzzpy.usercache import cache_dir, trusted, write_atomic
+
+if TYPE_CHECKING:  # lark is imported to compile the grammar, or to explain a syntax error
+    from lark import Lark
 
 _REPO_GRAMMAR = Path(__file__).resolve().parents[2] / "grammar" / "fuzz.lark"
 
@@ -105,8 +106,15 @@ def compiled() -> Compiled:
 
 
 def _tables_key(grammar: str) -> str:
+    """What the tables depend on: the grammar, the options, Python, lark
+    (its `__init__.py`, which holds its version: read, not imported) and
+    the frontend modules' source."""
     here = Path(__file__).resolve().parent
-    digest = hashlib.sha256(_cache_key(grammar).encode())
+    spec = importlib.util.find_spec("lark")
+    if spec is None or spec.origin is None:
+        raise OSError("lark is not installed")
+    digest = hashlib.sha256(f"{grammar}\0{_OPTIONS}\0python {sys.version_info[:2]}".encode())
+    digest.update(b"\0lark\0" + Path(spec.origin).read_bytes())
     for name in _FRONTEND:
         digest.update(b"\0" + name.encode() + b"\0" + (here / name).read_bytes())
     return digest.hexdigest()
@@ -122,7 +130,7 @@ def _load_tables(grammar: str) -> Compiled | None:
     this lark and this frontend code."""
     try:
         key = _tables_key(grammar)
-    except OSError:  # a frontend module not shipped as source: no cache
+    except (OSError, ImportError, ValueError):  # a module not shipped as source: no cache
         return None
     path = _tables_path(key)
     if path is None or not trusted(path):
@@ -150,6 +158,8 @@ def _save_tables(grammar: str, grammar_compiled: Compiled) -> None:
 
 def _lark(grammar: str, builder: TreeBuilder) -> Lark:
     """lark's parser for the grammar, from the cache when it is there."""
+    from lark import Lark
+
     path = grammar_cache_path(grammar)
     if path is not None and trusted(path):
         with contextlib.suppress(Exception):  # damaged, truncated, another lark: compile instead
@@ -158,20 +168,27 @@ def _lark(grammar: str, builder: TreeBuilder) -> Lark:
     if path is not None:
         stream = io.BytesIO()
         stream.write(_cache_key(grammar).encode() + b"\n")
-        parser.save(stream, exclude_options=_LOAD_OPTIONS)
+        parser.save(stream, exclude_options=_load_options())
         write_atomic(path, stream.getvalue())
     return parser
 
 
 _OPTIONS = {"parser": "lalr", "lexer": "basic", "keep_all_tokens": True, "maybe_placeholders": False}
-# lark's own cache leaves these out of the saved parser and passes them when loading
-_LOAD_OPTIONS = tuple(sorted(lark_module._LOAD_ALLOWED_OPTIONS))
+
+
+def _load_options() -> tuple[str, ...]:
+    """What lark's own cache leaves out of a saved parser and passes when loading."""
+    import lark.lark as lark_module
+
+    return tuple(sorted(lark_module._LOAD_ALLOWED_OPTIONS))
 
 
 def _load(path: Path, key: str, builder: TreeBuilder) -> Lark:
     """A parser saved by `_lark`, if the file's first line is this key
     (lark's `Lark._load`, as its own cache uses it: tested in
     tests/test_lark_internals.py)."""
+    from lark import Lark
+
     with path.open("rb") as stream:
         if stream.readline().rstrip(b"\n") != key.encode():
             raise ValueError("another grammar or lark version")
@@ -179,6 +196,8 @@ def _load(path: Path, key: str, builder: TreeBuilder) -> Lark:
 
 
 def _cache_key(grammar: str) -> str:
+    import lark
+
     text = f"{grammar}\0{_OPTIONS}\0lark {lark.__version__}\0python {sys.version_info[:2]}"
     return hashlib.sha256(text.encode()).hexdigest()
 
