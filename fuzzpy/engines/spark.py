@@ -67,8 +67,7 @@ class SparkBackend:
 
     def __init__(self, progress: Callable[[str], None] | None = None) -> None:
         self.spark = session()
-        if not self.spark.catalog.tableExists(SIGMOID_TABLE):
-            self.spark.sql(f"CREATE TEMPORARY VIEW {SIGMOID_TABLE} AS {self.dialect.sigmoid_table_sql()}")
+        self._sigmoid = False  # the sigmoid view, made (once per session) before the first query reading it
         self._names = itertools.count()
         self._views: list[str] = []
         self.progress = progress
@@ -104,10 +103,20 @@ class SparkBackend:
         quoted = path.replace("`", "``")
         return f"parquet.`{quoted}`", "_metadata.row_index"
 
+    def _with_sigmoid(self, sql: str) -> str:
+        if not self._sigmoid and SIGMOID_TABLE in sql:
+            if not self.spark.catalog.tableExists(SIGMOID_TABLE):
+                self.spark.sql(f"CREATE TEMPORARY VIEW {SIGMOID_TABLE} AS {self.dialect.sigmoid_table_sql()}")
+            self._sigmoid = True
+        return sql
+
     def rows(self, sql: str) -> list[tuple]:
+        sql = self._with_sigmoid(sql)
         return self._interruptible(lambda: [tuple(row) for row in self.spark.sql(sql).collect()])
 
     def arrow(self, sql: str) -> pa.Table:
+        sql = self._with_sigmoid(sql)
+
         def fetch() -> pa.Table:
             frame = self.spark.sql(sql)
             if hasattr(frame, "toArrow"):
