@@ -183,7 +183,7 @@ class Executor:
         table = scan.table
         if early:
             inline = Emitter(d, plan_layers([], d), columns)
-            table = f"(SELECT * FROM {scan.table} WHERE {_conjunction([inline.expr(p) for p in early])})"
+            table = f"(SELECT * FROM {scan.table} AS _fz_scan WHERE {_conjunction([inline.expr(p) for p in early])})"
         prefix, source = with_layers(emitter, table)
         # aliased: Spark's parser reads `FROM t WHERE (c)` as t aliased `WHERE` with column list (c)
         return emitter, prefix, f"{source} AS _fz_rows", applied
