@@ -311,10 +311,13 @@ def main() -> None:
     parser.add_argument("--best", action="store_true",
                         help="print the fastest run of each figure, not the median (on a machine shared with "
                              "other work, the fastest is the least disturbed; both sides are treated alike)")
+    parser.add_argument("--releases", default=",".join(RELEASES),
+                        help="which releases to time (comma-separated; default: all four)")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    global REPEAT, BEST
+    global REPEAT, BEST, RELEASES
     REPEAT, BEST = args.repeat, args.best
+    RELEASES = tuple(r for r in RELEASES if r in args.releases.split(","))
     if args.child:
         kind, release, path = args.child
         print(json.dumps(measure(kind, release, Path(path))))
