@@ -21,6 +21,7 @@ from lark import Lark
 from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
+from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend import parser as fuzz_parser
 from fuzzpy.frontend.lalr import Tables
 from fuzzpy.frontend.tree import TreeBuilder
@@ -148,3 +149,53 @@ def test_without_a_cache_directory_the_grammar_is_compiled(monkeypatch: pytest.M
     monkeypatch.setattr(fuzz_parser, "_compiled", None)
     assert fuzz_parser.grammar_cache_path(fuzz_parser.grammar_text()) is None
     assert [d.name for d in parse(Source("c.fz", "let c = 2;")).decls] == ["c"]
+
+
+def _tables_files(cache: Path) -> list[Path]:
+    return sorted((cache / "grammar").glob("*.tables"))
+
+
+def test_the_parse_tables_are_cached_and_lark_is_then_loaded_only_for_errors(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _fresh(monkeypatch, tmp_path)
+    text = "def f (db : bag num) : fuzzy num = laplace[0.1] (size (filter (fun x -> x > 1) db));"
+    first = parse(Source("a.fz", text))
+    (tables,) = _tables_files(tmp_path)
+    written = tables.stat().st_mtime_ns
+    monkeypatch.setattr(fuzz_parser, "_compiled", None)
+    assert parse(Source("a.fz", text)) == first
+    assert fuzz_parser._compiled is not None and fuzz_parser._compiled._lark is None  # lark's parser not loaded
+    assert tables.stat().st_mtime_ns == written
+    with pytest.raises(FuzzError) as error:  # a syntax error loads lark's parser for its words
+        parse(Source("b.fz", "def f (x : num) : num = x +;"))
+    assert error.value.diagnostics[0].code.startswith("FZ1")
+    assert fuzz_parser._compiled._lark is not None
+
+
+def test_the_tables_key_names_the_frontend_code(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Tables made by other code (an edited driver, lexer or tree builder)
+    are never used: their key differs, and so does their file."""
+    _fresh(monkeypatch, tmp_path)
+    grammar = fuzz_parser.grammar_text()
+    here = fuzz_parser._tables_key(grammar)
+    real_read = Path.read_bytes
+
+    def edited(path: Path) -> bytes:
+        data = real_read(path)
+        return data + b"\n# edited\n" if path.name == "lalr.py" else data
+
+    monkeypatch.setattr(Path, "read_bytes", edited)
+    assert fuzz_parser._tables_key(grammar) != here
+
+
+@pytest.mark.parametrize("damage", [b"", b"garbage\n", b"\x80\x04junk"])
+def test_damaged_parse_tables_are_never_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, damage: bytes) -> None:
+    _fresh(monkeypatch, tmp_path)
+    key = fuzz_parser._tables_key(fuzz_parser.grammar_text())
+    path = fuzz_parser._tables_path(key)
+    assert path is not None
+    path.parent.mkdir(parents=True, mode=0o700)
+    path.write_bytes(key.encode() + b"\n" + damage if damage else damage)
+    program = parse(Source("b.fz", "def f (x : num) : num = x + 1;"))
+    assert [d.name for d in program.decls] == ["f"]

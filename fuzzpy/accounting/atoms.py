@@ -36,9 +36,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-import mpmath
-from mpmath import mp
-
 from fuzzpy.accounting.events import (
     Event,
     ExpMech,
@@ -255,6 +252,9 @@ def _group_atom(atom: Atom, size: Fraction, flattener: Flattener) -> Atom:
 def _approx_group(epsilon: Fraction, delta: Fraction, k: int) -> ApproxAtom:
     # (k eps, k e^{(k-1) eps} delta), Vadhan 2017, Lemma 2.2; delta rounded up
     # (in mpmath: e^{(k-1) eps} leaves the float range from (k-1) eps = 710)
+    import mpmath
+    from mpmath import mp
+
     with mp.workprec(MP_PREC):
         grown = k * mpmath.exp((k - 1) * mp_of(epsilon)) * mp_of(delta)
         bounded = Fraction(1) if grown >= 1 else fraction_up_mp(grown)
@@ -280,6 +280,9 @@ def amplified_epsilon_up(rate: Fraction, epsilon: Fraction) -> Fraction:
     a small result."""
     if rate >= 1:
         return epsilon
+    import mpmath
+    from mpmath import mp
+
     with mp.workprec(MP_PREC):
         value = mpmath.log1p(mp_of(rate) * mpmath.expm1(mp_of(epsilon)))
         return min(epsilon, fraction_up_mp(value))

@@ -18,14 +18,24 @@ from __future__ import annotations
 import math
 import sys
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
-import mpmath
-from mpmath import mp
+if TYPE_CHECKING:
+    import mpmath
 
 U = 2.0**-53  # unit roundoff of a double
 TINY = 5e-324  # the smallest positive (subnormal) double
 MP_PREC = 160
-MP_MARGIN = mpmath.mpf(2) ** -100
+
+
+def __getattr__(name: str) -> Any:
+    """`MP_MARGIN` = 2^-100 as an mpf, made on first use: mpmath loads only
+    when a bound needs it (a run of pure-epsilon releases never does)."""
+    if name == "MP_MARGIN":
+        import mpmath
+
+        return mpmath.mpf(2) ** -100
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def up(value: float, ulps: float = 4.0) -> float:
@@ -63,6 +73,8 @@ def float_down(value: Fraction) -> float:
 
 def mp_of(value: Fraction | float | int) -> mpmath.mpf:
     """An exact number as an mpf at the current precision (a float is exact)."""
+    import mpmath
+
     if isinstance(value, Fraction):
         return mpmath.mpf(value.numerator) / value.denominator
     return mpmath.mpf(value)
@@ -78,8 +90,10 @@ def fraction_of_mp(value: mpmath.mpf) -> Fraction:
 def fraction_up_mp(value: mpmath.mpf) -> Fraction:
     """A short Fraction (a double) at least ``value * (1 + 2^-100)``: an
     upper bound on the exact number an mpmath evaluation approximates."""
+    from mpmath import mp
+
     with mp.workprec(MP_PREC):
-        padded = value + abs(value) * MP_MARGIN
+        padded = value + abs(value) * __getattr__("MP_MARGIN")
     return Fraction(float_up(fraction_of_mp(padded)))
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from fuzzpy.engines.sql import DIALECTS, SIGMOID_TABLE
+from fuzzpy.runtime.sigmoid import _table as sigmoid_nodes
 
 
 class DuckDBBackend:
@@ -44,8 +45,7 @@ class DuckDBBackend:
             self.con.execute(f"SET memory_limit = '{memory_limit}'")
         if threads and self.own:
             self.con.execute(f"SET threads = {int(threads)}")
-        self.con.execute(f"CREATE OR REPLACE TEMP TABLE {SIGMOID_TABLE} AS "
-                         f"{self.dialect.sigmoid_table_sql()}").fetchall()
+        self._sigmoid = False  # the sigmoid table, made by the first query that reads it
         self._names = itertools.count()
         self._tables: list[object] = []  # Arrow tables registered: kept alive
         self.progress = progress
@@ -60,7 +60,18 @@ class DuckDBBackend:
         self.temporary.append(("ARROW", name))
         return name
 
+    def _with_sigmoid(self, sql: str) -> str:
+        """`sql`, once the sigmoid table it may read exists. Made on first
+        use (most queries never read it), from the table's values bound as
+        one parameter: parsing them as a literal list takes 25 times longer."""
+        if not self._sigmoid and SIGMOID_TABLE in sql:
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {SIGMOID_TABLE} AS SELECT $1::BIGINT[] AS _fz_t",
+                             [list(sigmoid_nodes())]).fetchall()
+            self._sigmoid = True
+        return sql
+
     def register_view(self, select: str) -> str:
+        select = self._with_sigmoid(select)
         name = self.fresh_name()
         self.con.execute(f"CREATE TEMP VIEW {name} AS {select}").fetchall()
         self.temporary.append(("VIEW", name))
@@ -70,6 +81,7 @@ class DuckDBBackend:
         """The rows of `select`, in its order, written to a table (DuckDB's
         buffer manager spills it past the memory limit); each row's id is
         its position in the table."""
+        select = self._with_sigmoid(select)
         name = self.fresh_name()
         self._watch(lambda: self.con.execute(f"CREATE TEMP TABLE {name}_rows AS {select}").fetchall())
         self.temporary.append(("TABLE", f"{name}_rows"))
@@ -83,9 +95,12 @@ class DuckDBBackend:
         return f"read_parquet('{quoted}', file_row_number = true)", "file_row_number"
 
     def rows(self, sql: str) -> list[tuple]:
+        sql = self._with_sigmoid(sql)
         return self._watch(lambda: self.con.execute(sql).fetchall())
 
     def arrow(self, sql: str) -> pa.Table:
+        sql = self._with_sigmoid(sql)
+
         def fetch() -> pa.Table:
             relation = self.con.sql(sql)
             table = getattr(relation, "to_arrow_table", None) or relation.arrow  # DuckDB 2 / 1
@@ -114,7 +129,8 @@ class DuckDBBackend:
                 self.con.unregister(name)
             else:
                 self.con.execute(f"DROP {kind} IF EXISTS {name}")
-        self.con.execute(f"DROP TABLE IF EXISTS {SIGMOID_TABLE}")
+        if self._sigmoid:
+            self.con.execute(f"DROP TABLE IF EXISTS {SIGMOID_TABLE}")
         for statement in self._restore:
             self.con.execute(statement)
         self.temporary = []

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from fuzzpy.engines.plan import Aggregate, Relation, leaves
 from fuzzpy.engines.rows import Node, Nodes, Sym, SymVector
-from fuzzpy.engines.sql import Dialect, Emitter, plan_layers, with_layers
+from fuzzpy.engines.sql import Dialect, Emitter, Layers, plan_layers, with_layers
 from fuzzpy.engines.symops import SymOps
 from fuzzpy.runtime.aggregates import (
     SUM_UNIT_BITS,
@@ -162,14 +162,31 @@ class Executor:
         self.progress(f"{self.backend.name}: {what} done in {time.monotonic() - started:.1f} s")
         return rows
 
-    def _emitter(self, relation: Relation, roots: list[Node], shared: list[Node] | None = None) -> tuple[Emitter, str, str]:
-        """``shared``: roots the query writes more than once (named once)."""
-        layers = plan_layers(roots, self.backend.dialect, shared or [])
-        scan = relation.scan
-        emitter = Emitter(self.backend.dialect, layers, {name: name for name, _ in scan.columns} | {scan.row_id: scan.row_id})
-        prefix, source = with_layers(emitter, scan.table)
+    def _emitter(self, relation: Relation, roots: list[Node], shared: list[Node] | None = None,
+                 filters: list[Node] | None = None) -> tuple[Emitter, str, str, set[int]]:
+        """``shared``: roots the query writes more than once (named once).
+        ``filters``: predicates every row the query reads must meet; those
+        whose text reads only the scan's columns (the subsample's hash test,
+        a `filter` on a column) are applied to the scan itself, before any
+        layer, and their ids returned (the caller leaves them out of its
+        WHERE). Otherwise DuckDB computes every layer (a gradient per row)
+        for all the rows and filters after; the rows and values are the same
+        either way (the layers are per-row functions), as in memory, where
+        `subsample` samples before the map."""
+        d, scan = self.backend.dialect, relation.scan
+        columns = {name: name for name, _ in scan.columns} | {scan.row_id: scan.row_id}
+        shared = shared or []
+        early = _scan_level(filters or [], plan_layers(roots, d, shared))
+        applied = {p.id for p in early}
+        layers = plan_layers([r for r in roots if r.id not in applied], d, shared)
+        emitter = Emitter(d, layers, columns)
+        table = scan.table
+        if early:
+            inline = Emitter(d, plan_layers([], d), columns)
+            table = f"(SELECT * FROM {scan.table} AS _fz_scan WHERE {_conjunction([inline.expr(p) for p in early])})"
+        prefix, source = with_layers(emitter, table)
         # aliased: Spark's parser reads `FROM t WHERE (c)` as t aliased `WHERE` with column list (c)
-        return emitter, prefix, f"{source} AS _fz_rows"
+        return emitter, prefix, f"{source} AS _fz_rows", applied
 
     def _run_scalars(self, aggregates: list[Aggregate]) -> None:
         d = self.backend.dialect
@@ -181,7 +198,7 @@ class Executor:
         # checks and the predicates not shared by every aggregate
         shared = list(passes.values()) + [p for a in aggregates for p in a.relation.predicates
                                           if p.id not in {c.id for c in common}]
-        emitter, prefix, source = self._emitter(aggregates[0].relation, roots, shared)
+        emitter, prefix, source, applied = self._emitter(aggregates[0].relation, roots, shared, common)
         selects: list[str] = []
         slices: list[tuple[Aggregate, int, int]] = []
         for aggregate in aggregates:
@@ -199,7 +216,7 @@ class Executor:
                     selects += d.sum_units(emitter.expr(unit), inside)
                 selects.append(f"count(*) FILTER (WHERE {_conjunction([where, f'NOT {ok}'])})")
             slices.append((aggregate, start, len(selects)))
-        where = _conjunction([emitter.expr(p) for p in common])
+        where = _conjunction([emitter.expr(p) for p in common if p.id not in applied])
         sql = f"{prefix}SELECT {', '.join(selects)} FROM {source}" + (f" WHERE {where}" if where else "")
         (row,) = self._query(sql, _describe(aggregates))
         for aggregate, start, stop in slices:
@@ -232,8 +249,11 @@ class Executor:
         """Rows whose units fail the exact norm check (float error of the
         clipping; almost never): shrunk in Python by `_enforce_norm`."""
         relation = aggregate.relation
-        emitter, prefix, source = self._emitter(relation, list(relation.predicates) + list(aggregate.value) + [passed])
-        where = _conjunction([emitter.expr(p) for p in relation.predicates] + [f"NOT {emitter.expr(passed)}"])
+        predicates = list(relation.predicates)
+        emitter, prefix, source, applied = self._emitter(relation, predicates + list(aggregate.value) + [passed],
+                                                         filters=predicates)
+        where = _conjunction([emitter.expr(p) for p in predicates if p.id not in applied]
+                             + [f"NOT {emitter.expr(passed)}"])
         columns = ", ".join(emitter.expr(u) for u in aggregate.value)
         rows = self._query(f"{prefix}SELECT {columns} FROM {source} WHERE {where}", "rows to re-clip")
         units = np.array(rows, dtype=np.int64).reshape(len(rows), len(aggregate.value))
@@ -243,8 +263,9 @@ class Executor:
     def _run_counts(self, aggregate: Aggregate) -> None:
         relation, (group,) = aggregate.relation, aggregate.value
         k = int(aggregate.bounds[0])
-        emitter, prefix, source = self._emitter(relation, list(relation.predicates) + [group])
-        where = _conjunction([emitter.expr(p) for p in relation.predicates])
+        predicates = list(relation.predicates)
+        emitter, prefix, source, applied = self._emitter(relation, predicates + [group], filters=predicates)
+        where = _conjunction([emitter.expr(p) for p in predicates if p.id not in applied])
         inner = f"SELECT {emitter.expr(group)} AS _fz_g FROM {source}" + (f" WHERE {where}" if where else "")
         rows = self._query(f"{prefix}SELECT _fz_g, count(*) FROM ({inner}) AS _fz_groups GROUP BY _fz_g",
                            f"a histogram of {k} buckets")
@@ -266,8 +287,9 @@ class Executor:
         """The relation's rows as an in-memory bag (a function the engine
         cannot run goes on in memory from here)."""
         nodes = leaves(relation.row)
-        emitter, prefix, source = self._emitter(relation, list(relation.predicates) + nodes)
-        where = _conjunction([emitter.expr(p) for p in relation.predicates])
+        predicates = list(relation.predicates)
+        emitter, prefix, source, applied = self._emitter(relation, predicates + nodes, filters=predicates)
+        where = _conjunction([emitter.expr(p) for p in predicates if p.id not in applied])
         columns = ", ".join(f"{emitter.expr(n)} AS _fz_o{i}" for i, n in enumerate(nodes)) or "1 AS _fz_none"
         sql = f"{prefix}SELECT {columns} FROM {source}" + (f" WHERE {where}" if where else "")
         self.queries += 1
@@ -303,6 +325,23 @@ def _rebuild(shape: object, arrays: list[np.ndarray], n: int, start: int = 0) ->
         item, start = _rebuild(value, arrays, n, start)
         items.append(item)
     return tuple(items), start
+
+
+def _scan_level(predicates: list[Node], layers: Layers) -> list[Node]:
+    """The predicates whose text reads no named subexpression: only the
+    scan's columns (and literals), so the scan can apply them."""
+    found = []
+    for predicate in predicates:
+        todo, seen, reads_named = [predicate], set(), False
+        while todo and not reads_named:
+            node = todo.pop()
+            if node.id not in seen:
+                seen.add(node.id)
+                reads_named = node.id in layers.levels
+                todo.extend(node.args)
+        if not reads_named:
+            found.append(predicate)
+    return found
 
 
 def _common_predicates(relations: list[Relation]) -> list[Node]:

@@ -67,8 +67,7 @@ class SparkBackend:
 
     def __init__(self, progress: Callable[[str], None] | None = None) -> None:
         self.spark = session()
-        if not self.spark.catalog.tableExists(SIGMOID_TABLE):
-            self.spark.sql(f"CREATE TEMPORARY VIEW {SIGMOID_TABLE} AS {self.dialect.sigmoid_table_sql()}")
+        self._sigmoid = False  # the sigmoid view, made (once per session) before the first query reading it
         self._names = itertools.count()
         self._views: list[str] = []
         self.progress = progress
@@ -93,18 +92,31 @@ class SparkBackend:
         return name
 
     def register_view(self, select: str) -> str:
-        name = self.fresh_name()
-        self.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {select}")
-        return name
+        """The rows of `select`, as a source a query's FROM names: the
+        subquery itself. Spark analyses a temporary view's text again at
+        each use anyway, and creating then dropping one costs a few hundred
+        milliseconds of driver round trips (the view's analysis, the cache
+        checks of `dropTempView`) in a run whose query takes one second."""
+        return f"({select})"
 
     def parquet_source(self, path: str) -> tuple[str, str]:
         quoted = path.replace("`", "``")
         return f"parquet.`{quoted}`", "_metadata.row_index"
 
+    def _with_sigmoid(self, sql: str) -> str:
+        if not self._sigmoid and SIGMOID_TABLE in sql:
+            if not self.spark.catalog.tableExists(SIGMOID_TABLE):
+                self.spark.sql(f"CREATE TEMPORARY VIEW {SIGMOID_TABLE} AS {self.dialect.sigmoid_table_sql()}")
+            self._sigmoid = True
+        return sql
+
     def rows(self, sql: str) -> list[tuple]:
+        sql = self._with_sigmoid(sql)
         return self._interruptible(lambda: [tuple(row) for row in self.spark.sql(sql).collect()])
 
     def arrow(self, sql: str) -> pa.Table:
+        sql = self._with_sigmoid(sql)
+
         def fetch() -> pa.Table:
             frame = self.spark.sql(sql)
             if hasattr(frame, "toArrow"):

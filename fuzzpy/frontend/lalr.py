@@ -20,13 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
-
-from lark import Lark
-from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingleChild
-from lark.parsers.lalr_analysis import Shift
+from typing import TYPE_CHECKING, Any
 
 from fuzzpy.frontend.lexer import Tok
+
+if TYPE_CHECKING:  # lark is needed only to build the tables, not to parse with them (parser.py)
+    from lark import Lark
 
 Rule = tuple[int, str, Callable[[list[Any]], Any] | None]
 
@@ -55,6 +54,9 @@ class Tables:
 
     @classmethod
     def from_lark(cls, parser: Lark) -> Tables:
+        from lark.parse_tree_builder import ExpandSingleChild
+        from lark.parsers.lalr_analysis import Shift
+
         inner = parser.parser.parser.parser  # frontend -> LALR_Parser -> _Parser
         table, callbacks = inner.parse_table, inner.callbacks
         rule_index: dict[Any, int] = {}
@@ -202,6 +204,8 @@ def _lean(rule: Any, callback: Callable[[list[Any]], Any]) -> Callable[[list[Any
     A list spliced the same way gives the parent the same children, without
     building and discarding a tree at every repetition.
     """
+    from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders
+
     if rule.origin.name.startswith("__"):
         return _append_items if rule.expansion[0] == rule.origin else _start_items
     if type(callback) is ChildFilterLALR_NoPlaceholders:

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
-
-from lark import Lark
+from typing import TYPE_CHECKING, Any
 
 from fuzzpy.diagnostics import Diagnostic, Label
 from fuzzpy.frontend.lalr import ParseError, Tables
 from fuzzpy.frontend.lexer import RESERVED, LexError, Tok
 from fuzzpy.source import Source, Span
+
+if TYPE_CHECKING:
+    from lark import Lark
 
 OPENERS = {"(": ")", "[": "]", "{": "}", "-[": "]"}
 CLOSERS = {")": "(", "]": "[", "}": "{"}

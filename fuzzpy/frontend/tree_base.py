@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from lark import Transformer
-
 from fuzzpy import syntax as ast
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.frontend.lexer import Tok
@@ -55,11 +53,16 @@ def _extend(c: Children) -> Children:
     return c
 
 
-class BuilderBase(Transformer):  # type: ignore[type-arg]
-    """Helpers shared by the rule groups, and the rules both expression languages use."""
+class BuilderBase:
+    """Helpers shared by the rule groups, and the rules both expression languages use.
+
+    lark's transformer protocol needs only the rule methods (lark looks each
+    up by the rule's name); not deriving from lark's `Transformer` spares a
+    parse with cached tables from importing lark (`frontend.parser`)."""
+
+    __visit_tokens__ = False  # lark: no callbacks for tokens (our lexer makes them)
 
     def __init__(self) -> None:
-        super().__init__(visit_tokens=False)
         self.file = "<input>"
         self.depth: dict[int, int] = {}
 

@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.lazy import lazy
 from fuzzpy.source import Span
+
+pc = lazy("pyarrow.compute")
 
 UTF8_BOM = b"\xef\xbb\xbf"
 _FIELD = r'(?:"(?:[^"\r\n]|"")*"|[^",\r\n][^,\r\n]*|)'
