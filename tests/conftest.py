@@ -1,4 +1,4 @@
-"""Shared pytest hooks: a private cache directory for the run; the
+"""Shared pytest hooks: a private cache directory and default ledger for the run; the
 literature suite's rates at the end of a run.
 
 tests/test_mechanism_suite.py records each verdict as a user property (which
@@ -16,10 +16,16 @@ import tempfile
 # that no test reads what an earlier run, or the user, left there.
 _CACHE = tempfile.mkdtemp(prefix="fuzzpy-test-cache-")
 os.environ["FUZZPY_CACHE"] = _CACHE
+# ... and its own default ledger: a test that names none never reads or
+# writes the user's (whose format may be newer or older than this code's)
+_DATA = tempfile.mkdtemp(prefix="fuzzpy-test-data-")
+os.environ["XDG_DATA_HOME"] = _DATA
+os.environ.pop("FUZZPY_LEDGER", None)
 
 
 def pytest_unconfigure(config) -> None:
     shutil.rmtree(_CACHE, ignore_errors=True)
+    shutil.rmtree(_DATA, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
