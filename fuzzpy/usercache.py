@@ -5,8 +5,10 @@ Where: ``$FUZZPY_CACHE`` if set (``off`` turns every cache off); else
 ``%LOCALAPPDATA%\\fuzzpy\\cache``. Everything in it can be deleted at any time.
 
 A cache is an attack surface (a forged entry could make fuzzpy skip work it
-must do), so on POSIX an entry is read only from a directory owned by the
-user and writable by no one else, and only if the file is owned by the user.
+must do, and the grammar's entry is a pickle, which runs code as it loads),
+so on POSIX an entry is read only if the file, its directory and the cache's
+root are owned by the user and writable by no one else (a17: a file of mode
+0666 in a private directory could be rewritten by anyone).
 Entries are written atomically (a temporary file renamed into place), so a
 reader never sees half an entry; readers still check every entry they load.
 """
@@ -38,22 +40,21 @@ def cache_dir(kind: str) -> Path | None:
 
 
 def trusted(path: Path) -> bool:
-    """May ``path`` (a cache entry) be read? It and its directory belong to
-    this user, and the directory is writable by no one else (POSIX)."""
+    """May ``path`` (a cache entry) be read? It, its directory and the
+    directory above (the cache's root) belong to this user and are writable
+    by no one else (POSIX)."""
     if os.name != "posix":
         return path.is_file()
     try:
-        entry, folder = path.lstat(), path.parent.lstat()
+        entry, folder, root = path.lstat(), path.parent.lstat(), path.parent.parent.lstat()
     except OSError:
         return False
-    uid = os.getuid()
-    return (
-        stat.S_ISREG(entry.st_mode)
-        and entry.st_uid == uid
-        and stat.S_ISDIR(folder.st_mode)
-        and folder.st_uid == uid
-        and not folder.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    )
+    return stat.S_ISREG(entry.st_mode) and all(
+        _private(s) for s in (entry, folder, root)) and stat.S_ISDIR(folder.st_mode) and stat.S_ISDIR(root.st_mode)
+
+
+def _private(status: os.stat_result) -> bool:
+    return status.st_uid == os.getuid() and not status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def make_dir(folder: Path) -> bool:

@@ -199,3 +199,33 @@ def test_damaged_parse_tables_are_never_used(monkeypatch: pytest.MonkeyPatch, tm
     path.write_bytes(key.encode() + b"\n" + damage if damage else damage)
     program = parse(Source("b.fz", "def f (x : num) : num = x + 1;"))
     assert [d.name for d in program.decls] == ["f"]
+
+
+@pytest.mark.parametrize("position", [-1, -200, -5000])
+def test_a_damaged_tables_entry_is_never_unpickled(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                   position: int) -> None:
+    """a17 F4: one flipped bit in the pickled tables loaded, then broke every
+    parse (IndexError) until the cache was deleted. The entry's SHA-256 is
+    checked before anything is unpickled; the grammar is compiled again."""
+    _fresh(monkeypatch, tmp_path)
+    text = "def f (db : bag num) : fuzzy num = laplace[0.1] (size db);"
+    first = parse(Source("a.fz", text))
+    (tables,) = _tables_files(tmp_path)
+    data = bytearray(tables.read_bytes())
+    data[position] ^= 0x10
+    tables.write_bytes(bytes(data))
+    monkeypatch.setattr(fuzz_parser, "_compiled", None)
+    monkeypatch.setattr(fuzz_parser.pickle, "loads", lambda payload: pytest.fail("a damaged entry was unpickled"))
+    assert parse(Source("a.fz", text)) == first
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_a_tables_entry_others_can_write_is_never_unpickled(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """a17 F1: a 0666 tables file (a pickle: code) in a private directory was loaded."""
+    _fresh(monkeypatch, tmp_path)
+    parse(Source("a.fz", "let a = 1;"))
+    (tables,) = _tables_files(tmp_path)
+    os.chmod(tables, 0o666)
+    monkeypatch.setattr(fuzz_parser, "_compiled", None)
+    monkeypatch.setattr(fuzz_parser.pickle, "loads", lambda payload: pytest.fail("an untrusted entry was unpickled"))
+    assert [d.name for d in parse(Source("a.fz", "let a = 1;")).decls] == ["a"]

@@ -184,6 +184,19 @@ def test_a_cache_others_can_write_is_not_read(cache: Path, monkeypatch: pytest.M
     assert _verify(MECHANISM).status == "unknown"
 
 
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+@pytest.mark.parametrize("where", ["entry", "root"])
+def test_an_entry_others_can_write_is_not_read(cache: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """a17 F2: a 0666 entry in a private directory forged a proof; a
+    world-writable cache root could have its directories replaced."""
+    _verify(MECHANISM)
+    path, _ = _entry(cache)
+    os.chmod(path if where == "entry" else path.parent.parent, 0o666 if where == "entry" else 0o777)
+    verifier_package._cache.clear()
+    _prover_fails(monkeypatch)
+    assert _verify(MECHANISM).status == "unknown"
+
+
 def test_no_cache_when_turned_off_or_not_enabled(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("FUZZPY_CACHE", str(tmp_path))
     verifier_package._cache.clear()

@@ -139,7 +139,11 @@ def _load_tables(grammar: str) -> Compiled | None:
         with path.open("rb") as stream:
             if stream.readline().rstrip(b"\n") != key.encode():
                 return None
-            tables, scanner, builder = pickle.load(stream)
+            digest = stream.readline().rstrip(b"\n")
+            payload = stream.read()
+        if hashlib.sha256(payload).hexdigest().encode() != digest:  # damaged (a17 F4): never unpickled
+            return None
+        tables, scanner, builder = pickle.loads(payload)
     except Exception:  # noqa: BLE001 -- damaged, truncated, another Python: compile instead
         return None
     if not (isinstance(tables, Tables) and isinstance(scanner, Scanner) and isinstance(builder, TreeBuilder)):
@@ -153,7 +157,9 @@ def _save_tables(grammar: str, grammar_compiled: Compiled) -> None:
         path = _tables_path(key)
         if path is not None:
             objects = (grammar_compiled.tables, grammar_compiled.scanner, grammar_compiled.builder)
-            write_atomic(path, key.encode() + b"\n" + pickle.dumps(objects, protocol=pickle.HIGHEST_PROTOCOL))
+            payload = pickle.dumps(objects, protocol=pickle.HIGHEST_PROTOCOL)
+            digest = hashlib.sha256(payload).hexdigest().encode()
+            write_atomic(path, key.encode() + b"\n" + digest + b"\n" + payload)
 
 
 def _lark(grammar: str, builder: TreeBuilder) -> Lark:
