@@ -309,13 +309,20 @@ def _plain_type_needed(arrow_type: pa.DataType) -> bool:
 # ---------------------------------------------------------------- the data owner
 
 
-def register_frame(ledger: str | None, name: str, data: object, budget: str, rule: str = "basic",
+def register_frame(ledger: Any, name: str, data: object, budget: Any, rule: str = "basic",
                    types: dict[str, str] | None = None, missing: dict[str, str] | None = None) -> Any:
     """Register data in memory as dataset `name` (the owner's
     `fuzzpy dataset register` for a frame): its budget, its columns' types
     and row rules (`missing`: column -> drop | refuse | value:V), and each
     column's fingerprint. A `refuse` column with a cell that does not fit
-    its type is not accepted (FZ546). Returns the registration."""
+    its type is not accepted (FZ546). Returns the registration. ``ledger``
+    and ``budget`` as the Python API takes them (a path or `fuzzpy.Ledger`;
+    a number, a pair (epsilon, delta) or "EPS,DELTA")."""
+    from fuzzpy.api import _budget_text, _ledger_path
+
+    ledger, budget = _ledger_path(ledger), _budget_text(budget)
+    if budget is None:
+        raise data_error("FZ714", "register_frame needs a budget", "give budget=EPS or (EPS, DELTA)")
     from fuzzpy.engines.fingerprint import cell_class, data_fingerprint
     from fuzzpy.engines.frames import local_content, local_digests, local_table
     from fuzzpy.ledger.book import Budget, Ledger

@@ -464,3 +464,21 @@ def test_a_parquet_column_named_file_row_number_is_read(folder: Path, engine: st
     pq.write_table(table, folder / "frn.parquet")
     expected = run(folder, "total", table, "memory", name="frn_table", ledger="t.sqlite")
     assert run(folder, "total", str(folder / "frn.parquet"), engine, name=None) == expected
+
+
+def test_booleans_as_zero_and_one_are_the_same_rows_and_register_frame_takes_api_arguments(folder: Path) -> None:
+    """a18 F3: a CSV with its booleans exported as 0/1 got a fresh budget;
+    a18 F4: register_frame crashed on a fuzzpy.Ledger or a float budget."""
+    import fuzzpy
+
+    csv = str(folder / "rows.csv")
+    assert isinstance(run(folder, "count", csv, name=None), Fraction)
+    numbers = pd.read_csv(csv)
+    numbers["b"] = numbers["b"].map({True: 1, False: 0, "True": 1, "False": 0})
+    numbers["b"] = numbers["b"].astype("Int64")
+    assert run(folder, "count", numbers, name="as_numbers") == "FZ545"
+    book = fuzzpy.Ledger(folder / "owner.sqlite")
+    registration = register_frame(book, "people", pd.read_csv(csv), 1.0)
+    assert registration.name == "people"
+    with pytest.raises(FuzzError):
+        register_frame(book, "again", pd.read_csv(csv), (1.0, 1e-6))  # the same rows: FZ545, not a traceback

@@ -13,7 +13,8 @@ cell is spelled from its value, whatever its type:
   numeric cell): `D` and the double, exactly (sign, binary exponent,
   53-bit mantissa, as the fingerprint spells it), so `3`, `3.0`, ` 3 ` and
   the integer 3 are one cell;
-* `true`/`false` in any case: `B` and the word in lower case;
+* a boolean, or `true`/`false` in any case: the number 1 or 0 (a column
+  of booleans exported as 0/1 is the same cells);
 * any other text: `S` and the text, trimmed.
 
 Per column, as the fingerprint: SHA-256 of each cell's spelling, 8 lanes of
@@ -43,7 +44,7 @@ import pyarrow as pa
 from fuzzpy.engines.fingerprint import LANES, _float_text, _lane, _sha
 from fuzzpy.engines.sql import DIALECTS, Dialect
 
-VERSION = "fuzzpy-content-1"
+VERSION = "fuzzpy-content-2"
 _MISSING_WORDS = ("na", "n/a", "nan", "-nan", "null", "none", "<na>", "#n/a", "#na", "nat")
 
 Rows = Callable[[str], list[tuple]]
@@ -72,15 +73,16 @@ def _cell(d: Dialect, column: str, kind: str) -> str:
     text_type = "STRING" if d.name == "spark" else "VARCHAR"
     if kind == "number":
         return _number(d, f"CAST({column} AS DOUBLE)", text_type)
-    if kind == "bool":
-        return f"(CASE WHEN {column} IS NULL THEN 'N' WHEN {column} THEN 'Btrue' ELSE 'Bfalse' END)"
+    if kind == "bool":  # as the numbers 1 and 0 (a16/a18: booleans exported as 0/1 are the same cells)
+        return _number(d, f"(CASE WHEN {column} IS NULL THEN NULL WHEN {column} THEN 1.0 ELSE 0.0 END)", text_type)
     try_cast = "try_cast" if d.name == "spark" else "TRY_CAST"
     text = f"trim(CAST({column} AS {text_type}))"
     missing = ", ".join(d.string(word) for word in _MISSING_WORDS)
     return (f"(CASE WHEN {column} IS NULL OR {text} = '' OR lower({text}) IN ({missing}) THEN 'N' "
             f"WHEN {try_cast}({text} AS DOUBLE) IS NOT NULL THEN "
             f"{_number(d, f'{try_cast}({text} AS DOUBLE)', text_type)} "
-            f"WHEN lower({text}) IN ('true', 'false') THEN concat('B', lower({text})) "
+            f"WHEN lower({text}) IN ('true', 'false') THEN "
+            f"{_number(d, f'(CASE WHEN lower({text}) = {chr(39)}true{chr(39)} THEN 1.0 ELSE 0.0 END)', text_type)} "
             f"ELSE concat('S', {text}) END)")
 
 
