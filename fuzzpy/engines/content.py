@@ -159,17 +159,17 @@ def _read_file_content(path: str, form: str, sha256: str | None = None) -> str |
         return None
     finally:
         con.close()
-    if sha256 is not None and _sha256_of(path) != sha256:  # the file changed under us: not this file's key
+    if sha256 is not None and _current_sha256(path) != sha256:  # the file changed under us: not this file's key
         return None
     return key
 
 
-def _sha256_of(path: str) -> str | None:
-    digest = hashlib.sha256()
+def _current_sha256(path: str) -> str | None:
+    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.engines.engine import streamed_data_file
+
     try:
-        with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    except OSError:
+        return streamed_data_file(path).sha256
+    except FuzzError:  # unreadable now
         return None
-    return digest.hexdigest()
+

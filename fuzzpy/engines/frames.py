@@ -55,7 +55,8 @@ def local_table(frame: InMemory) -> pa.Table:
     from fuzzpy.data import distinct_names
 
     table = _local_table(frame)
-    distinct_names(table.column_names)
+    if frame.home is not None:  # a frame held by Python was checked by `arrow_of`
+        distinct_names(table.column_names)
     return table
 
 

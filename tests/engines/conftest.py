@@ -69,3 +69,21 @@ def spark():
     from fuzzpy.engines.spark import session
 
     return session()
+
+
+def release_with_queries(monkeypatch, program: str | Path, definition: str,  # type: ignore[no-untyped-def]
+                         data: str | Path) -> tuple[Ending, list[str]]:
+    """The release on DuckDB, and the text of every query it ran after the scan's audit."""
+    from fuzzpy.engines.execute import Executor
+
+    seen: list[str] = []
+    original = Executor._query
+
+    def recorded(self, sql: str, what: str):  # type: ignore[no-untyped-def]
+        seen.append(sql)
+        return original(self, sql, what)
+
+    monkeypatch.setattr(Executor, "_query", recorded)
+    ending = release(program, definition, data, "duckdb")
+    monkeypatch.setattr(Executor, "_query", original)
+    return ending, seen

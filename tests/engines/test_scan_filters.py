@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from .conftest import release
+from .conftest import release, release_with_queries
 
 PROGRAM = """
 type Row = { x1 : num, x2 : num, y : num };
@@ -37,18 +37,7 @@ def folder(tmp_path_factory):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("definition", ["sgd", "positive"])
 def test_scan_level_predicates_run_before_the_layers(folder: Path, monkeypatch, definition: str) -> None:  # type: ignore[no-untyped-def]
-    from fuzzpy.engines.execute import Executor
-
-    seen: list[str] = []
-    original = Executor._query
-
-    def recorded(self, sql: str, what: str):  # type: ignore[no-untyped-def]
-        seen.append(sql)
-        return original(self, sql, what)
-
-    monkeypatch.setattr(Executor, "_query", recorded)
-    ending = release(folder / "p.fz", definition, folder / "d.parquet", "duckdb")
-    monkeypatch.undo()
+    ending, seen = release_with_queries(monkeypatch, folder / "p.fz", definition, folder / "d.parquet")
     (sql,) = seen
     first_layer = sql[sql.index("_l1 AS (") : sql.index("), _l2 AS (")]
     assert "AS _fz_scan WHERE" in first_layer  # the predicate filters the scan the first layer reads

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from .conftest import release
+from .conftest import release, release_with_queries
 
 PROGRAM = """
 def w (db : bag (vec[2] num)) : fuzzy (vec[2] num) = gauss[0.1] (vsum[1] db);
@@ -45,29 +45,12 @@ def folder(tmp_path_factory):  # type: ignore[no-untyped-def]
     return path
 
 
-def _queries(monkeypatch, program: Path, definition: str, data: Path) -> tuple[object, list[str]]:  # type: ignore[no-untyped-def]
-    """The release on DuckDB, and the text of every query it ran after the scan's audit."""
-    from fuzzpy.engines.execute import Executor
-
-    seen: list[str] = []
-    original = Executor._query
-
-    def recorded(self, sql: str, what: str):  # type: ignore[no-untyped-def]
-        seen.append(sql)
-        return original(self, sql, what)
-
-    monkeypatch.setattr(Executor, "_query", recorded)
-    ending = release(program, definition, data, "duckdb")
-    monkeypatch.setattr(Executor, "_query", original)
-    return ending, seen
-
-
 @pytest.mark.parametrize("definition", ["w", "w2", "d"])
 def test_the_sql_grows_linearly_with_the_width_and_the_release_is_memorys(folder, monkeypatch, definition) -> None:  # type: ignore[no-untyped-def]
     sizes = {}
     for width in (150, 300, 600):  # past `symops.CHAIN`: the folds
         data = wide_file(folder, width)
-        ending, queries = _queries(monkeypatch, folder / "wide.fz", definition, data)
+        ending, queries = release_with_queries(monkeypatch, folder / "wide.fz", definition, data)
         memory = release(folder / "wide.fz", definition, data, "memory")
         assert ending.kind == "released" and ending.detail == memory.detail
         assert not ending.warnings  # nothing fell back to memory
