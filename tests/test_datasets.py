@@ -153,6 +153,41 @@ def test_an_earlier_file_and_the_same_rows_stay_the_datasets(
     assert run(capsys, setup, "people")[0] == 0
 
 
+def test_an_earlier_version_in_another_form_stays_the_datasets(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str]
+) -> None:
+    """a18 F2: the rows of a dataset's EARLIER file, saved as Parquet (or with
+    one more newline, or read into a frame), got a fresh budget once the file
+    was updated: the old bytes were gone and the version's content key had
+    never been computed. The owner's register/update now key every version."""
+    import pandas as pd
+
+    import fuzzpy
+
+    assert call(capsys, "dataset", "register", "people", setup["data"], "--budget", "1",
+                "--ledger", setup["ledger"])[0] == 0
+    folder = Path(setup["dir"])
+    old_rows = pacsv.read_csv(setup["data"])
+    Path(setup["data"]).write_text(PEOPLE + "70,400\n")
+    assert call(capsys, "dataset", "update", "people", "--ledger", setup["ledger"])[0] == 0
+    parquet = folder / "old_people.parquet"
+    pq.write_table(old_rows, parquet)
+    code, _, err = run(capsys, setup, str(parquet), "--dataset", "old", "--budget", "5")
+    assert (code, codes(err)) == (2, ["FZ545"])
+    (folder / "old_people.csv").write_text(PEOPLE + "\n")  # other bytes, the same rows
+    code, _, err = call(capsys, "dataset", "register", "old", str(folder / "old_people.csv"), "--budget", "1",
+                        "--ledger", setup["ledger"])
+    assert (code, codes(err)) == (2, ["FZ545"])
+    program = fuzzpy.loads(PROGRAM)
+    with pytest.raises(fuzzpy.FuzzError) as refused:
+        program.run("count", data={"db": pd.read_csv(folder / "old_people.csv")}, datasets="old_frame",
+                    ledger=setup["ledger"], budget=5)
+    assert [d.code for d in refused.value.diagnostics] == ["FZ545"]
+    with Ledger(setup["ledger"]) as ledger:
+        assert [e["content"] is not None for e in ledger.dataset_log("people")] == [True, True]
+        assert len(ledger.registrations()) == 1  # nothing registered by the refused runs
+
+
 def test_a_refuse_policy_is_checked_at_registration_never_in_a_run(
     capsys: pytest.CaptureFixture[str], setup: dict[str, str]
 ) -> None:

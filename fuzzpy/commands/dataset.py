@@ -171,8 +171,12 @@ def _with_content(ledger: Ledger, registration: Registration) -> Registration:
     from fuzzpy.engines.content import file_content
     from fuzzpy.runtime.datasets import refuse_same_rows
 
+    # Keyed eagerly (the owner's validation read every row anyway): once the
+    # file is updated its old bytes are gone, and the log keeps each version's
+    # key, so an earlier version in another form stays this dataset's (a18 F2).
     content = refuse_same_rows(ledger, registration.name, [c.name for c in registration.columns],
-                               lambda: file_content(registration.file, registration.format, registration.sha256))
+                               lambda: file_content(registration.file, registration.format, registration.sha256),
+                               eager=True)
     return replace(registration, content=content)
 
 

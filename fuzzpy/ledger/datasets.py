@@ -181,6 +181,14 @@ CONTENT_COLUMN = (
     "CREATE INDEX datasets_by_content ON datasets (content)",
 )
 
+#: Format 4: each registered version's content key and column names, so that
+#: an earlier version in another form stays its dataset's (a18 F2).
+LOG_CONTENT_COLUMNS = (
+    "ALTER TABLE dataset_log ADD COLUMN content TEXT",
+    "ALTER TABLE dataset_log ADD COLUMN names TEXT",  # JSON: the version's column names
+    "CREATE INDEX dataset_log_by_content ON dataset_log (content)",
+)
+
 
 def registrations_holding(
     connection: sqlite3.Connection, file: str, sha256: str | None = None, content: str | None = None
@@ -210,6 +218,14 @@ def changed_file_error(registration: Registration) -> FuzzError:
 
 def other_datasets_file_error(name: str, holder: Registration, same_rows: bool = False,
                               earlier: bool = False) -> FuzzError:
+    if earlier and same_rows:
+        return dataset_error(
+            OTHER_DATASETS_FILE,
+            f"this data holds the same rows as an earlier version of dataset `{holder.name}`, in another "
+            f"form; it cannot be dataset `{name}`",
+            notes=("a dataset's data keeps its budget when its file is updated, whatever form it comes in",),
+            hint=f"use the dataset `{holder.name}` with its own data, or ask its owner",
+        )
     if earlier:
         return dataset_error(
             OTHER_DATASETS_FILE,
@@ -233,6 +249,14 @@ def other_datasets_file_error(name: str, holder: Registration, same_rows: bool =
         notes=("a file's data has one budget, whatever it is called",),
         hint=f"use the dataset by its name: --data PARAM={holder.name}",
     )
+
+
+def earlier_contents(connection: sqlite3.Connection) -> list[tuple[str, list[str], str]]:
+    """(dataset, column names, content key) of every registered version whose
+    key is known (`dataset_log`)."""
+    rows = connection.execute(
+        "SELECT DISTINCT name, names, content FROM dataset_log WHERE content IS NOT NULL ORDER BY name")
+    return [(row[0], json.loads(row[1] or "[]"), row[2]) for row in rows]
 
 
 def datasets_once_holding(connection: sqlite3.Connection, sha256: str) -> list[str]:
@@ -261,8 +285,9 @@ def write_registration(connection: sqlite3.Connection, registration: Registratio
     marks = ", ".join("?" for _ in values)
     connection.execute(f"INSERT OR REPLACE INTO datasets ({columns}) VALUES ({marks})", tuple(values.values()))
     connection.execute(
-        "INSERT INTO dataset_log (name, time, action, file, sha256) VALUES (?, ?, ?, ?, ?)",
-        (registration.name, registration.validated, action, registration.file, registration.sha256),
+        "INSERT INTO dataset_log (name, time, action, file, sha256, content, names) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (registration.name, registration.validated, action, registration.file, registration.sha256,
+         registration.content, json.dumps([c.name for c in registration.columns])),
     )
 
 

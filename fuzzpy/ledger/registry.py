@@ -22,6 +22,7 @@ from fuzzpy.ledger.datasets import (
     changed_file_error,
     dataset_error,
     datasets_once_holding,
+    earlier_contents,
     other_datasets_file_error,
     read_log,
     read_registration,
@@ -91,6 +92,15 @@ class Registry(ABC):
         with self._store.writing() as connection:
             connection.execute("UPDATE datasets SET content = ? WHERE name = ? AND sha256 = ?",
                                (content, name, sha256))
+            connection.execute("UPDATE dataset_log SET content = ? WHERE name = ? AND sha256 = ? "
+                               "AND content IS NULL", (content, name, sha256))
+
+    def earlier_contents(self) -> list[tuple[str, list[str], str]]:
+        """(dataset, column names, content key) of every registered version
+        whose key is known: an earlier version in another form stays its
+        dataset's."""
+        with self._store.reading() as connection:
+            return earlier_contents(connection)
 
     def register(self, registration: Registration, budget: Budget | None) -> Budget:
         """Register a dataset with its budget (or the one already fixed for

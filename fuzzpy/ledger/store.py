@@ -13,7 +13,8 @@ anything is read) with ``synchronous=FULL``: a commit that returned is on disk.
 Format versions: 1 (budgets and releases), 2 (registered datasets, and per
 release the data file's hash, whether it was seeded, its status and released
 value, and the row rules' counts), 3 (each dataset's content key, which links
-a file and the same rows in memory). An older file is migrated in place, in
+a file and the same rows in memory), 4 (each registered version's content key
+and column names, in the registrations' log). An older file is migrated in place, in
 one write transaction, when it is opened: it keeps every budget and release.
 """
 
@@ -26,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from fuzzpy.interrupts import checkpoint
-from fuzzpy.ledger.datasets import CONTENT_COLUMN
+from fuzzpy.ledger.datasets import CONTENT_COLUMN, LOG_CONTENT_COLUMNS
 from fuzzpy.ledger.datasets import SCHEMA as DATASETS
 from fuzzpy.ledger.errors import (
     CANNOT_OPEN,
@@ -39,7 +40,7 @@ from fuzzpy.ledger.errors import (
 )
 
 APPLICATION_ID = 0x46757A4C  # "FuzL" in the SQLite header marks a fuzzpy ledger
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 FORMAT_NAME = "fuzzpy-ledger"
 
 #: The columns version 2 added to `releases` (NULL in releases made before).
@@ -92,7 +93,7 @@ def _migration_to_2() -> tuple[str, ...]:
 
 #: Version n -> n + 1, applied in order inside one write transaction. A new
 #: file is made at version 1 and migrated, so new and migrated files agree.
-_MIGRATIONS = {1: _migration_to_2, 2: lambda: CONTENT_COLUMN}
+_MIGRATIONS = {1: _migration_to_2, 2: lambda: CONTENT_COLUMN, 3: lambda: LOG_CONTENT_COLUMNS}
 
 
 def utc_now() -> str:

@@ -170,7 +170,9 @@ def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Calla
 
     alike = [r for r in ledger.registrations() if r.name != name
              and same_columns(names, [c.name for c in r.columns])]
-    key = content() if alike or eager else None
+    earlier = [(holder, theirs) for holder, their_names, theirs in ledger.earlier_contents()
+               if holder != name and same_columns(names, their_names)]
+    key = content() if alike or earlier or eager else None
     if key is None:
         return None
     for other in alike:
@@ -181,6 +183,10 @@ def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Calla
                 ledger.record_content(other.name, other.sha256, theirs)
         if theirs == key:
             raise other_datasets_file_error(name, other, same_rows=True)
+    for holder, theirs in earlier:  # an earlier version, in another form (a18 F2)
+        registration = ledger.registration(holder)
+        if theirs == key and registration is not None:
+            raise other_datasets_file_error(name, registration, same_rows=True, earlier=True)
     return key
 
 
