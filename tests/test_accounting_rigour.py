@@ -244,3 +244,28 @@ def test_fourier_reference_matches_the_gaussian_closed_form():
     assert fourier.converged_delta([(fourier.gaussian(1.5), 1)], 2.0) == pytest.approx(
         expected, rel=1e-12
     )
+
+
+@pytest.mark.parametrize("remove", [True, False])
+def test_strided_tail_cells_still_dominate(remove):
+    """Cells of m grid steps over the tail (the planner's strides) dominate
+    the exact pair, and the plain grid up to rounding slack (a coarser
+    connect-the-dots is a further spread: Jensen, cell by cell), keeping
+    the P-mass."""
+    tails = LossTails(GaussianPair(1.0), 0.1, remove)
+    strides = ((0.05, 2), (0.2, 8), (0.6, 64))
+    plain = discretise(tails, 0.004, -3.0, 3.0)
+    strided = discretise(tails, 0.004, -3.0, 3.0, strides)
+    fewer = np.count_nonzero(strided.probs) / np.count_nonzero(plain.probs)
+    assert fewer < (0.8 if remove else 1.0)  # the removal loss's tail is the long one
+    assert strided.probs.sum() == pytest.approx(plain.probs.sum(), rel=1e-12)
+    for eps in (0.0, 0.05, 0.1, 0.3, 0.7, 1.2):
+
+        def delta_of(grid, eps=eps):
+            losses = grid.losses + grid.shift
+            above = losses > eps
+            return float(np.sum(grid.probs[above] * -np.expm1(eps - losses[above]))) + grid.infinity_mass
+
+        # (each grid's own rounding slack differs by ~1e-11 relative)
+        assert delta_of(strided) >= delta_of(plain) * (1 - 1e-9)
+        assert delta_of(strided) >= _pair_delta(tails, eps) * (1 - 1e-12)

@@ -128,8 +128,8 @@ def _direction_epsilon(direction: Direction, delta: float, planner: Planner) -> 
 
 def _bound(direction: Direction, plan: Plan) -> DeltaBound:
     parts = [
-        (discretise(tails, plan.interval, lo, hi), n)
-        for (tails, n), (lo, hi) in zip(direction, plan.cuts, strict=True)
+        (discretise(tails, plan.interval, lo, hi, strides), n)
+        for (tails, n), (lo, hi), strides in zip(direction, plan.cuts, plan.strides, strict=True)
     ]
     h = plan.interval
     # the float losses differ from the exact grid values by an ulp each

@@ -12,10 +12,12 @@ P-laws, an expectation of a function that is
   factor at a time),
 * and non-negative (so adding P-mass anywhere can only raise it).
 
-Each grid cell (a, b] gets its mass spread onto its end points keeping its
-P- and Q-mass ("connect the dots", Doroshenko, Ghazi, Kamath, Kumar &
-Manurangsi 2022): a share y* = (A - B e^a) / (1 - e^{-h}) of its P-mass A
-(Q-mass B) goes to b, the rest to a. In floating point A, B and the cell
+Each cell (a, b] between consecutive nodes (grid points: every grid point,
+or every m-th one where the planner strides over negligible tail mass) gets
+its mass spread onto its end points keeping its P- and Q-mass ("connect the
+dots", Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022; the argument is
+per cell, any width): a share y* = (A - B e^a) / (1 - e^{-(b - a)}) of its
+P-mass A (Q-mass B) goes to b, the rest to a. In floating point A, B and the cell
 ends are known only within error bounds (`pld_pairs` error model); so we
 put an upper bound of y* at b and an upper bound of A minus that at a, which
 is the exact spread followed by moving mass up and adding mass -- all three
@@ -80,29 +82,58 @@ def lower(value: np.ndarray, rel: np.ndarray) -> np.ndarray:
     return np.maximum(np.maximum(value, 0.0) * (1 - 2 * rel) - FLOOR, 0.0)
 
 
+Strides = tuple[tuple[float, int], ...]
+
+
 @lru_cache(maxsize=256)
-def discretise(tails: LossTails, interval: float, lo: float, hi: float) -> GridPLD:
+def discretise(
+    tails: LossTails, interval: float, lo: float, hi: float, strides: Strides = ()
+) -> GridPLD:
     """The pessimistic grid PLD of ``tails`` on [lo, hi] (clipped to the pair's
-    loss range): mass below lo moved up to the grid, mass above hi to +inf."""
+    loss range): mass below lo moved up to the grid, mass above hi to +inf.
+    ``strides`` ((loss, m), ...), losses and m increasing: above each loss
+    the cells span m grid steps (connect-the-dots on any cells whose ends
+    are grid points is pessimistic; the planner strides only where the
+    mass is negligible, `pld_plan.Planner.strides`)."""
     range_lo, range_hi = tails.loss_range()
     lo, hi = max(lo, range_lo), min(hi, range_hi)
     first = math.floor(lo / interval)
     last = max(math.ceil(hi / interval), first + 1)
-    nodes = np.arange(first, last + 1) * interval
+    indices = _node_indices(first, last, interval, strides)
+    nodes = indices * interval
     t = tails.tails(nodes)
     cell_p_up, _ = _cell_bounds(t.p_sf, t.p_cdf, t.rel)
     _, cell_q_lo = _cell_bounds(t.q_sf, t.q_cdf, t.rel)
     shift = tails.threshold_error(nodes) + 2 * ULP * float(np.max(np.abs(nodes)))
-    upper_share = _upper_share(cell_p_up, cell_q_lo, nodes, interval, shift)
-    probs = np.zeros(nodes.size)
-    probs[:-1] += cell_p_up - upper_share
-    probs[1:] += upper_share
+    widths = np.diff(indices) * interval  # exact: integers times the interval, as the nodes
+    upper_share = _upper_share(cell_p_up, cell_q_lo, nodes, widths, shift)
+    probs = np.zeros(last - first + 1)
+    positions = (indices - first).astype(np.intp)
+    probs[positions[:-1]] += cell_p_up - upper_share  # each position once per line
+    probs[positions[1:]] += upper_share
     probs[0] += float(upper(t.p_cdf[:1], t.rel[:1])[0])  # below the grid: moved up
     infinity = float(upper(t.p_sf[-1:], t.rel[-1:])[0])
     if t.p_sf[-1] <= 0 and _no_mass_above(tails, hi):
         infinity = 0.0
     start, kept = _trim(probs)
     return GridPLD(interval, first + start, kept, min(infinity, 1.0), shift)
+
+
+def _node_indices(first: int, last: int, interval: float, strides: Strides) -> np.ndarray:
+    """Grid indices first..last, every m-th one above each stride's loss
+    (segment starts aligned to multiples of m; first and last always kept)."""
+    pieces, start, step = [], first, 1
+    for loss, m in strides:
+        begin = max(math.ceil(loss / interval / m) * m, start)
+        if begin >= last:
+            break
+        pieces.append(np.arange(start, begin, step))
+        start, step = begin, m
+    if not pieces:
+        return np.arange(first, last + 1, dtype=float)
+    pieces.append(np.arange(start, last, step))
+    pieces.append(np.array([last]))
+    return np.concatenate(pieces).astype(float)
 
 
 def _no_mass_above(tails: LossTails, hi: float) -> bool:
@@ -126,19 +157,19 @@ def _cell_bounds(sf: np.ndarray, cdf: np.ndarray, rel: np.ndarray) -> tuple[np.n
 
 
 def _upper_share(
-    cell_p_up: np.ndarray, cell_q_lo: np.ndarray, nodes: np.ndarray, interval: float, shift: float
+    cell_p_up: np.ndarray, cell_q_lo: np.ndarray, nodes: np.ndarray, widths: np.ndarray, shift: float
 ) -> np.ndarray:
     """An upper bound of y* = (A - B e^a) / (1 - e^{-h}) for every cell whose
     true ends a', b' lie within ``shift`` of the nominal ones, clipped to
     [0, A_up]. The exact y* is at most (A_up - B_lo e^{a - shift}) / den with
-    den = 1 - e^{-(h - 2 shift)}; each float operation below adds at most a
+    den = 1 - e^{-(w - 2 shift)}, w the cell's width; each float operation below adds at most a
     few ulp, absorbed by the factor (1 + 16 ulp) and by rounding den down."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # B e^{a}: at most A in exact arithmetic; in log space so that a > 709
         # with a tiny B does not overflow
         q_scaled = np.exp(np.log(cell_q_lo) + nodes[:-1] - shift) * (1 - 8 * ULP)
         numerator = cell_p_up - q_scaled
-        denominator = -math.expm1(-(interval - 2 * shift)) * (1 - 8 * ULP)
+        denominator = -np.expm1(-(widths - 2 * shift)) * (1 - 8 * ULP)
         share = np.maximum(numerator, 0.0) / denominator * (1 + 16 * ULP)
     share = np.where(np.isfinite(share), share, cell_p_up)
     return np.clip(share, 0.0, cell_p_up)

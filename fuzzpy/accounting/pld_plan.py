@@ -33,7 +33,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from fuzzpy.accounting.pld_grid import GridPLD, discretise
+from fuzzpy.accounting.pld_grid import GridPLD, Strides, discretise
 from fuzzpy.accounting.pld_pairs import GaussianPair, LaplacePair, LossTails, RandomizedResponsePair
 
 ETA = 1e-9  # share of delta spent on each truncation
@@ -48,6 +48,8 @@ MIN_POINTS = 1 << 16  # below this many points a finer grid costs next to nothin
 # on short DP-SGD runs, and 2^12 keeps them within 1e-5 of the reference.
 SMOOTH_MIN_POINTS = 1 << 12
 WRAP_ALLOWANCE = 2.0
+STRIDES = (2, 4, 8, 16, 32, 64)  # cell widths (in grid steps) allowed in a smooth part's tail
+STRIDE_SHARE = 1e-8  # tilted tail share times m^2 (`Planner.strides`)
 ORDERS = np.geomspace(1e-3, 1e3, 49)
 _PLAN_CELLS = 1024  # planning only (validity never depends on it); 4096 cost a third of a short DP-SGD run
 
@@ -133,6 +135,7 @@ class Plan:
     cuts: tuple[tuple[float, float], ...]  # per part: the loss range kept
     orders_above: np.ndarray  # Chernoff orders for the mass above the window
     orders_below: np.ndarray  # and below it
+    strides: tuple[Strides, ...] = ()  # per part: coarser cells over its tail (`Planner.strides`)
 
 
 class Planner:
@@ -248,7 +251,7 @@ class Planner:
         with ``wrap``, wide enough that mass above it wrapping onto the bottom
         lands below the reference or is harmless."""
         hi = self.top
-        lo = max(self.bottom, hi + self.log_share / tilt)
+        lo = self._lowest(tilt, hi)
         if reference is not None:
             lo = min(lo, reference)
         if wrap and self.support[1] > hi:
@@ -259,6 +262,22 @@ class Planner:
             width = float(widths[int(np.argmax(fine))]) if np.any(fine) else float(widths[-1])
             lo = min(lo, hi - width)
         return lo, max(hi, lo + 1e-9)
+
+    def _lowest(self, tilt: float, hi: float) -> float:
+        """The highest window bottom lo for which the mass below lo either
+        is below ETA delta (``bottom``) or, wrapping onto the top, shrinks by
+        e^{-t (hi - lo)} under ETA delta: with Chernoff's lower tail
+        P(S < lo) <= e^{Lambda(-s) + s lo}, that is
+        min_s Lambda(-s) + s lo - t (hi - lo) <= log(ETA delta).
+        (Planning only: wrapped mass only adds to the bound, `pld_fft`.)"""
+        plain = max(self.bottom, hi + self.log_share / tilt)
+        if plain >= hi or self.bottom >= plain:
+            return plain
+        candidates = np.linspace(plain, min(hi, max(self.bottom, plain + 0.5 * (hi - plain))), 33)
+        s = ORDERS[:, None]
+        log_below = np.min(self.log_mgf_neg[:, None] + s * candidates[None, :], axis=0)
+        fine = np.minimum(log_below, 0.0) - tilt * (hi - candidates) <= self.log_share
+        return float(candidates[np.flatnonzero(fine)[-1]]) if np.any(fine) else plain
 
     def _log_tail(self, u: np.ndarray) -> np.ndarray:
         """log of an upper bound of P(S > u): Chernoff's, or, for the part with
@@ -329,9 +348,42 @@ class Planner:
 
     def _plan(self, interval: float, tilt: float, lo: float, hi: float) -> Plan:
         low = math.floor(lo / interval) - 1
-        size = 1 << max(math.ceil(math.log2((hi - lo) / interval + 3)), 4)
+        size = _length(hi - lo, interval)
         cuts = _window_cuts(self.cuts, self.counts, low * interval, (low + size) * interval)
-        return Plan(interval, tilt, low, size, cuts, self.orders_above, self.orders_below)
+        strides = tuple(self.strides(i, tilt) for i in range(len(self.summaries)))
+        return Plan(interval, tilt, low, size, cuts, self.orders_above, self.orders_below, strides)
+
+    def strides(self, index: int, tilt: float) -> Strides:
+        """Where part ``index`` may use cells of m grid steps. Connect-the-dots
+        on a cell of width w spreads its mass by about w^2 in loss, which at
+        tilt t changes the composition's e^{tS}-weighted mass (what the bound
+        near the answer is made of, `pld_fft`) by a relative ~ t^2 w^2 times
+        the part's tilted share of mass in such cells; over the bulk (width
+        h, share ~1) that is the discretisation's error. So beyond a loss b
+        whose tilted tail share T(b) = E[e^{tL}; L > b] / E[e^{tL}] is at
+        most STRIDE_SHARE / m^2 cells of m steps add at most STRIDE_SHARE of
+        it. Smooth (Gaussian-based) directions only; tightness only."""
+        if self.min_points != SMOOTH_MIN_POINTS:
+            return ()
+        grid = self.summaries[index].grid
+        held = grid.probs > 0
+        if not held.any():
+            return ()
+        losses = grid.losses[held]
+        weights = np.log(grid.probs[held]) + tilt * losses
+        weights = np.exp(weights - np.max(weights))
+        share = np.cumsum(weights[::-1])[::-1] / np.sum(weights)  # T at each coarse loss
+        found = []
+        for m in STRIDES:
+            beyond = np.flatnonzero(share <= STRIDE_SHARE / (m * m))
+            if beyond.size:  # T(l_j) counts l_j itself: cells above l_j hold at most T
+                found.append((float(losses[beyond[0]]), m))
+        return tuple(found)
+
+
+def _length(width: float, interval: float) -> int:
+    """The FFT length `_plan` gives a window of this width."""
+    return 1 << max(math.ceil(math.log2(width / interval + 3)), 4)
 
 
 def _log_binomial(n: int, j: int) -> float:
