@@ -172,20 +172,8 @@ class Planner:
         self.orders_below = _near(t, int(np.argmax(below)))
 
     def renyi_bound(self) -> float:
-        """A proven upper bound of the direction's epsilon: the Renyi bound
-        (CKS20, Prop. 12) of its coarse pessimistic grids, whose moments are
-        rounded up, at the delta left after the mass at infinity, with a
-        relative 1e-9 for the rounding of the formula."""
-        infinity = -math.expm1(
-            sum(n * math.log1p(-min(s.grid.infinity_mass, 1.0)) for s, n in self._pairs())
-        ) * (1 + 1e-12)
-        left = self.delta - infinity
-        if left <= 0:
-            return math.inf
-        t = ORDERS
-        log_mgf = sum(n * s.full_log_mgf for s, n in self._pairs())
-        values = (log_mgf - math.log(left) + t * np.log(t) - (t + 1) * np.log1p(t)) / t
-        return max(float(np.min(values)) * (1 + 1e-9) + 1e-12, 0.0)
+        """`renyi_bound` of this planner's direction."""
+        return _renyi_bound(self._pairs(), self.delta)
 
     def estimate(self) -> float:
         """A rough lower estimate of the answer (the Renyi bound is rarely
@@ -379,6 +367,27 @@ class Planner:
             if beyond.size:  # T(l_j) counts l_j itself: cells above l_j hold at most T
                 found.append((float(losses[beyond[0]]), m))
         return tuple(found)
+
+
+def renyi_bound(direction: Direction, delta: float) -> float:
+    """A proven upper bound of a direction's epsilon (no planner needed): the
+    Renyi bound (CKS20, Prop. 12) of its parts' coarse pessimistic grids,
+    whose moments are rounded up, at the delta left after the mass at
+    infinity, with a relative 1e-9 for the rounding of the formula."""
+    return _renyi_bound([(summary(tails), n) for tails, n in direction], delta)
+
+
+def _renyi_bound(pairs: Sequence[tuple[Summary, int]], delta: float) -> float:
+    infinity = -math.expm1(
+        sum(n * math.log1p(-min(s.grid.infinity_mass, 1.0)) for s, n in pairs)
+    ) * (1 + 1e-12)
+    left = delta - infinity
+    if left <= 0:
+        return math.inf
+    t = ORDERS
+    log_mgf = sum(n * s.full_log_mgf for s, n in pairs)
+    values = (log_mgf - math.log(left) + t * np.log(t) - (t + 1) * np.log1p(t)) / t
+    return max(float(np.min(values)) * (1 + 1e-9) + 1e-12, 0.0)
 
 
 def _length(width: float, interval: float) -> int:
