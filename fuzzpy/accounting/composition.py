@@ -232,6 +232,19 @@ def _flexible_floor(atom: Atom, delta: float) -> float:
     return math.log1p(float(atom.rate) * math.expm1(inner))
 
 
+def basic_floor(atoms: Atoms, delta: float) -> float | None:
+    """`basic` gives each flexible atom a share <= delta / count, so its bound
+    is at least sum eps_i with each flexible eps_i at delta / count (a float
+    estimate: no certification, which is what `basic` spends its time on)."""
+    fixed, flexible = _split(atoms)
+    count = sum(n for _, n in flexible)
+    if not count or not 0 < delta < 1:
+        return None
+    pairs = [(e, n) for e, _, n in fixed]
+    pairs += [(_flexible_floor(a, delta / count), n) for a, n in flexible]
+    return math.fsum(e * n for e, n in pairs)
+
+
 def advanced_floor(atoms: Atoms, delta: float) -> float | None:
     """`advanced` uses a slack <= delta and shares <= delta / count, so its
     bound is at least sqrt(2 ln(1/delta) sum eps_i^2) + sum eps_i (e^eps_i - 1)

@@ -172,20 +172,8 @@ class Planner:
         self.orders_below = _near(t, int(np.argmax(below)))
 
     def renyi_bound(self) -> float:
-        """A proven upper bound of the direction's epsilon: the Renyi bound
-        (CKS20, Prop. 12) of its coarse pessimistic grids, whose moments are
-        rounded up, at the delta left after the mass at infinity, with a
-        relative 1e-9 for the rounding of the formula."""
-        infinity = -math.expm1(
-            sum(n * math.log1p(-min(s.grid.infinity_mass, 1.0)) for s, n in self._pairs())
-        ) * (1 + 1e-12)
-        left = self.delta - infinity
-        if left <= 0:
-            return math.inf
-        t = ORDERS
-        log_mgf = sum(n * s.full_log_mgf for s, n in self._pairs())
-        values = (log_mgf - math.log(left) + t * np.log(t) - (t + 1) * np.log1p(t)) / t
-        return max(float(np.min(values)) * (1 + 1e-9) + 1e-12, 0.0)
+        """`renyi_bound` of this planner's direction."""
+        return _renyi_bound(self._pairs(), self.delta)
 
     def estimate(self) -> float:
         """A rough lower estimate of the answer (the Renyi bound is rarely
@@ -286,21 +274,26 @@ class Planner:
         sum_j C(n, j) min_t e^{-tu} E[e^{tL}; L > b]^j E[e^{tL}; L <= b]^{n-j} ...
         -- a few big jumps are what makes such a tail."""
         t = ORDERS[:, None]
-        best = np.min(self.log_mgf[:, None] - t * u[None, :], axis=0)
+        tu = t * u[None, :]
+        best = np.min(self.log_mgf[:, None] - tu, axis=0)
         heavy = max(range(len(self.counts)), key=lambda i: self.cuts[i][1])
+        levels = self._levels(heavy)
+        if not levels:
+            return best
         summary_h, n, (lo, hi) = self.summaries[heavy], self.counts[heavy], self.cuts[heavy]
         rest = self.log_mgf - n * summary_h.log_mgf(ORDERS, lo, hi)
-        for log_above, small, big in self._levels(heavy):
-            terms = []
-            for j in range(min(n, 6) + 1):
-                exponent = (n - j) * small + j * big + rest
-                terms.append(
-                    _log_binomial(n, j) + np.min(exponent[:, None] - t * u[None, :], axis=0)
-                )
-            if n > 6:
-                terms.append(np.full(u.shape, _log_binomial(n, 7) + 7 * log_above))
-            best = np.minimum(best, np.logaddexp.reduce(np.array(terms), axis=0))
-        return best
+        # all levels b and counts j at once: axes (level, j, order, u)
+        log_above = np.array([level[0] for level in levels])[:, None, None]
+        small = np.array([level[1] for level in levels])[:, None, :]
+        big = np.array([level[2] for level in levels])[:, None, :]
+        j = np.arange(min(n, 6) + 1)
+        exponent = (n - j)[None, :, None] * small + j[None, :, None] * big + rest
+        log_binomials = np.array([_log_binomial(n, i) for i in j])[None, :, None]
+        terms = log_binomials + np.min(exponent[..., None] - tu, axis=2)
+        if n > 6:
+            rare = np.broadcast_to(_log_binomial(n, 7) + 7 * log_above, (len(levels), 1, u.size))
+            terms = np.concatenate([terms, rare], axis=1)
+        return np.minimum(best, np.min(np.logaddexp.reduce(terms, axis=1), axis=0))
 
     @cache  # noqa: B019 - one planner per direction and delta
     def _levels(self, index: int) -> tuple[tuple[float, np.ndarray, np.ndarray], ...]:
@@ -379,6 +372,27 @@ class Planner:
             if beyond.size:  # T(l_j) counts l_j itself: cells above l_j hold at most T
                 found.append((float(losses[beyond[0]]), m))
         return tuple(found)
+
+
+def renyi_bound(direction: Direction, delta: float) -> float:
+    """A proven upper bound of a direction's epsilon (no planner needed): the
+    Renyi bound (CKS20, Prop. 12) of its parts' coarse pessimistic grids,
+    whose moments are rounded up, at the delta left after the mass at
+    infinity, with a relative 1e-9 for the rounding of the formula."""
+    return _renyi_bound([(summary(tails), n) for tails, n in direction], delta)
+
+
+def _renyi_bound(pairs: Sequence[tuple[Summary, int]], delta: float) -> float:
+    infinity = -math.expm1(
+        sum(n * math.log1p(-min(s.grid.infinity_mass, 1.0)) for s, n in pairs)
+    ) * (1 + 1e-12)
+    left = delta - infinity
+    if left <= 0:
+        return math.inf
+    t = ORDERS
+    log_mgf = sum(n * s.full_log_mgf for s, n in pairs)
+    values = (log_mgf - math.log(left) + t * np.log(t) - (t + 1) * np.log1p(t)) / t
+    return max(float(np.min(values)) * (1 + 1e-9) + 1e-12, 0.0)
 
 
 def _length(width: float, interval: float) -> int:
