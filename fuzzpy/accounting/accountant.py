@@ -71,7 +71,8 @@ DESCRIPTIONS: dict[str, str] = {
     "zcdp-cks": "zCDP, tight conversion (Canonne, Kamath & Steinke 2020)",
     "rdp": "Renyi DP, improved conversion (Balle et al. 2020, Thm 21)",
     "pld": "privacy loss distribution, pessimistic connect-the-dots + tilted FFT, error bounded",
-    "rdp-sharp": "Renyi DP, sharp subsampled Gaussian (Mironov, Talwar & Zhang 2019), "
+    "rdp-sharp": "Renyi DP per event (Mironov 2017; subsampled Gaussians by the sharp bound of "
+    "Mironov, Talwar & Zhang 2019, other subsampled events amplified, Balle et al. 2018), "
     "CKS20 Prop. 12 conversion, certified at the best order",
     "exact-gaussian": "exact: analytic Gaussian (Balle & Wang 2018) of the composition",
     "exact-laplace": "exact: k-fold Laplace (and pure events of one eps) in closed form, "
