@@ -28,7 +28,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.engines.csvscan import CHUNK, CsvFacts, Scanner, csv_report, csv_selects, csv_source
@@ -230,7 +229,7 @@ class QueryEngine:
             return csv_header(file)
         if file.format == "parquet":
             try:
-                schema = pq.read_schema(file.path)
+                schema = parquet_schema(file.path)
             except Exception:  # noqa: BLE001 -- the loader's refusal, from the whole file
                 return read_header(_read_whole(file))
             if len(set(schema.names)) != len(schema.names) or any(
@@ -402,6 +401,8 @@ def _strings_are_utf8(path: str, header: Header, plan: Plan) -> bool:
                     if pa.types.is_string(types[c.index]) or pa.types.is_large_string(types[c.index])})
     if not names:
         return True
+    import pyarrow.parquet as pq
+
     for batch in pq.ParquetFile(path).iter_batches(columns=names, batch_size=1 << 16):
         for column in batch.columns:
             try:
@@ -409,6 +410,27 @@ def _strings_are_utf8(path: str, header: Header, plan: Plan) -> bool:
             except pa.ArrowInvalid:
                 return False
     return True
+
+
+def parquet_schema(path: str) -> pa.Schema:
+    """The file's Arrow schema, as `pyarrow.parquet.read_schema` gives it,
+    from pyarrow's own footer reader: importing `pyarrow.parquet` (its
+    datasets and file systems) takes 20-40 ms, more than the rest of a short
+    run's Python work (issue 11). tests/engines/test_overlap.py checks the
+    two agree."""
+    try:
+        from pyarrow._parquet import ParquetReader
+
+        reader = ParquetReader()
+        reader.open(path, arrow_extensions_enabled=True)  # read_schema's default
+    except (ImportError, TypeError, AttributeError):  # another pyarrow: its public reader
+        import pyarrow.parquet as pq
+
+        return pq.read_schema(path)
+    try:
+        return reader.schema_arrow
+    finally:
+        reader.close()
 
 
 def scan_of(table: str, plan: Plan) -> Scan:

@@ -34,9 +34,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
+from fuzzpy.lazy import lazy
 from fuzzpy.ledger.datasets import DEFAULT_POLICY, SCHEMA_MISMATCH, Policy, Registration
 from fuzzpy.runtime.bag import Bag, Column
 from fuzzpy.runtime.cells import (
@@ -54,6 +53,8 @@ from fuzzpy.types import TBag, TBool, TInt, TNum, TRecord, TString, TVec, Type
 _KIND_OF_TYPE: dict[type, str] = {TNum: "num", TInt: "int", TBool: "bool", TString: "string"}
 _DTYPES = {"num": np.float64, "int": np.int64, "bool": np.bool_, "string": object}
 _BAD_POLICY = "FZ543"
+pacsv = lazy("pyarrow.csv")  # a run whose rows an engine reads never parses a file here
+pq = lazy("pyarrow.parquet")
 
 
 # ---------------------------------------------------------------- the file and its header (public)
