@@ -188,6 +188,22 @@ def test_an_earlier_version_in_another_form_stays_the_datasets(
         assert len(ledger.registrations()) == 1  # nothing registered by the refused runs
 
 
+def test_a_first_runs_dataset_is_keyed_when_its_owner_updates_it(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str]
+) -> None:
+    """a20 F1: a dataset a first run made is keyed lazily, so after `dataset
+    update` to another file its earlier rows as Parquet got a fresh budget.
+    The update keys the version it replaces while its bytes are there."""
+    assert run(capsys, setup, setup["data"], "--budget", "1")[0] == 0  # dataset `people`, a first run's
+    folder = Path(setup["dir"])
+    (folder / "newer.csv").write_text(PEOPLE + "70,400\n")
+    assert call(capsys, "dataset", "update", "people", str(folder / "newer.csv"), "--ledger", setup["ledger"])[0] == 0
+    parquet = folder / "old.parquet"
+    pq.write_table(pacsv.read_csv(setup["data"]), parquet)
+    code, _, err = run(capsys, setup, str(parquet), "--dataset", "fresh", "--budget", "1")
+    assert (code, codes(err)) == (2, ["FZ545"])
+
+
 def test_a_refuse_policy_is_checked_at_registration_never_in_a_run(
     capsys: pytest.CaptureFixture[str], setup: dict[str, str]
 ) -> None:

@@ -158,9 +158,23 @@ def _update(args: argparse.Namespace, path: Path) -> int:
         registration = _registration(previous.name, file, validation, previous)
         accepted = validation.refused == 0
         if accepted:
+            _key_previous_version(ledger, previous)
             ledger.update_registration(_with_content(ledger, registration))
     _print_validation(args, registration, validation, "updated" if accepted else "not updated", None)
     return EXIT_OK if accepted else EXIT_REJECTED
+
+
+def _key_previous_version(ledger: Ledger, previous: Registration) -> None:
+    """A first run's dataset was never keyed (a file is keyed lazily): key
+    the version being replaced while its bytes can still be read, from its
+    file or the hash's remembered key, so that its rows in another form stay
+    this dataset's after the update (a20 F1)."""
+    from fuzzpy.engines.content import file_content
+
+    if previous.content is None and previous.format != "frame":
+        key = file_content(previous.file, previous.format, previous.sha256)
+        if key is not None:
+            ledger.record_content(previous.name, previous.sha256, key)
 
 
 def _with_content(ledger: Ledger, registration: Registration) -> Registration:
