@@ -23,7 +23,8 @@ rigorous ('ex': closed forms and enumerations in mpmath), a rigorous bracket
 pairs below and above each step in Blackwell's order, composed by FFT with a
 proven error bound; hi is the least of that and the step's exact Renyi DP
 converted by CKS20 Prop. 12, tests/dp_reference/renyi_upper; proven upper
-ends are kept in bench/accounting_grid_upper.json), has a proven lower end
+ends are kept in bench/accounting_grid_upper.json; 'rbR': the same with hi
+from the Renyi DP alone, loose, where the lattice has not been run), has a proven lower end
 only ('rlo': hi from the numerical inversion) or is only numerical ('num':
 DP-SGD rows whose long-double Fourier inversion is checked by two settings'
 agreement, not proven), fuzzpy's epsilon, time and method, dp-accounting's
@@ -37,7 +38,9 @@ and dp-accounting's, for comparison.
 --quick runs fewer deltas and cases; --cached-only skips rows whose reference
 is not cached yet (the DP-SGD inversions take tens of seconds each).
 --references-only --family dp-sgd also replaces cached DP-SGD lower ends by
-proven ones and adds proven upper ends (minutes per (q, sigma) for one step's lattice pair, in mpmath,
+proven ones and adds proven upper ends; --proven-upper [MATCH] adds only
+those (minutes per (q, sigma), then about a minute per row on a loaded machine);
+--renyi-upper gives rows still without one the Renyi end (a second in all) (minutes per (q, sigma) for one step's lattice pair, in mpmath,
 cached in the temporary directory; seconds per row after that).
 """
 
@@ -58,7 +61,15 @@ from types import SimpleNamespace
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 
-from grid_cases import Case, cases, reference, rigorous_lower, rigorous_upper  # noqa: E402
+from dp_reference import renyi_upper  # noqa: E402
+from grid_cases import (  # noqa: E402
+    Case,
+    cases,
+    reference,
+    rigorous_lower,
+    rigorous_upper,
+    sampled_gaussian,
+)
 
 from fuzzpy.accounting import composition, gaussian, pld, pld_grid, pld_plan, rdp, renyi  # noqa: E402
 from fuzzpy.accounting import zcdp as accounting_zcdp  # noqa: E402
@@ -153,6 +164,11 @@ def main() -> None:
         help="only add proven upper ends (bench/accounting_grid_upper.json) to DP-SGD rows "
         "whose name contains MATCH",
     )
+    parser.add_argument(
+        "--renyi-upper",
+        action="store_true",
+        help="give DP-SGD rows with no proven upper end the (loose) Renyi one",
+    )
     parser.add_argument("--rows-out", help="append each row as a JSON line to this file")
     parser.add_argument("--combine", nargs="+", help="summarise --rows-out files, run nothing")
     args = parser.parse_args()
@@ -164,6 +180,9 @@ def main() -> None:
     logging.getLogger().setLevel(logging.ERROR)
     if args.proven_upper is not None:
         fill_uppers(select(cases(), args.quick, "dp-sgd"), args.proven_upper)
+        return
+    if args.renyi_upper:
+        fill_renyi_uppers(select(cases(), args.quick, "dp-sgd"))
         return
     if args.references_only:
         fill_references(select(cases(), args.quick, args.family), args.regenerate)
@@ -195,7 +214,8 @@ def main() -> None:
         kind = rigour(case, cache[case.key], uppers.get(case.key))
         if kind == "rb":
             hi = uppers[case.key]["hi"]
-        inside = kind != "rb" or lo <= cache[case.key][3] and best <= hi
+            kind = "rb" if uppers[case.key]["lattice"] is not None else "rbR"
+        inside = kind not in ("rb", "rbR") or lo <= cache[case.key][3] and best <= hi
         rows.append((case, lo, hi, found, ours_t, theirs, theirs_t, kind, best, inside))
         if args.rows_out:
             with open(args.rows_out, "a") as out:
@@ -269,14 +289,26 @@ def fill_uppers(chosen: list[Case], match: str) -> None:
     """Proven upper ends for the DP-SGD rows with a cached reference (its
     numerical hi sizes the tilt), leaving the reference file alone."""
     cache = _load(CACHE)
+    chosen = [c for c in chosen if match in c.name and c.key in cache]
     for case in chosen:
-        if match in case.name and case.key in cache:
-            _add_rigorous_upper(case, cache[case.key][1])
+        _add_rigorous_upper(case, cache[case.key][1])
+
+
+def fill_renyi_uppers(chosen: list[Case]) -> None:
+    """The Renyi upper end alone (a second for all rows) where a row has no
+    proven upper end yet: valid, loose; a later --proven-upper replaces it."""
+    uppers = _load(UPPER)
+    for case in chosen:
+        if case.key not in uppers:
+            steps, pairs = sampled_gaussian(case)
+            renyi, _ = renyi_upper.epsilon_upper(pairs[0].rate, pairs[0].mu, steps, case.delta)
+            uppers[case.key] = {"hi": renyi, "lattice": None, "renyi": renyi}
+    _store(UPPER, uppers)
 
 
 def _add_rigorous_upper(case: Case, hint: float) -> None:
     """Add a DP-SGD row's proven upper ends to UPPER (once)."""
-    if case.key in _load(UPPER):
+    if _load(UPPER).get(case.key, {}).get("lattice") is not None:
         return
     start = time.perf_counter()
     lattice, renyi = rigorous_upper(case, hint)
@@ -345,13 +377,15 @@ def summarise(rows) -> None:
     print()
     numerical = [r for r in rows if r[7] == "num"]
     proven_lower = [r for r in rows if r[7] == "rlo"]
-    bracketed = [r for r in rows if r[7] == "rb"]
+    bracketed = [r for r in rows if r[7] in ("rb", "rbR")]
     outside = [r for r in bracketed if not r[9]]
     print(f"rows: {len(rows)}")
     print(
         f"rows with a rigorous reference (exact, mpmath): "
         f"{sum(1 for r in rows if r[7] == 'ex')}; "
-        f"with a rigorous bracket (DP-SGD, proven lo and proven hi): {len(bracketed)}; "
+        f"with a rigorous bracket (DP-SGD, proven lo and proven hi): {len(bracketed)} "
+        f"(hi tight from the lattice: {sum(1 for r in bracketed if r[7] == 'rb')}, "
+        f"loose from Renyi DP only: {sum(1 for r in bracketed if r[7] == 'rbR')}); "
         f"with a proven lower end and a numerical upper end (DP-SGD): {len(proven_lower)}; "
         f"numerical only (DP-SGD Fourier inversion, not a proven bracket): {len(numerical)}"
     )

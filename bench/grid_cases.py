@@ -214,13 +214,13 @@ def rigorous_lower(case: Case, hint: float) -> float:
     """A proven lower end for a DP-SGD row's epsilon (tests/dp_reference/
     rigorous: a lattice pair below the step in Blackwell's order, composed
     with a bounded FFT error); ``hint`` (any rough epsilon) sizes the tilt."""
-    steps, pairs = _sampled_gaussian(case)
+    steps, pairs = sampled_gaussian(case)
     h = rigorous.lattice_step(pairs)
     lowers = [rigorous.step_bounds(pair, h)[0] for pair in pairs]
     return lattice_compose.epsilon_lower(lowers, steps, case.delta, hint)
 
 
-def _sampled_gaussian(case: Case) -> tuple[int, list[rigorous.SampledGaussian]]:
+def sampled_gaussian(case: Case) -> tuple[int, list[rigorous.SampledGaussian]]:
     """A DP-SGD row's step count and one step's two directions."""
     (repeat,) = case.events
     (subsample,) = repeat.body
@@ -237,7 +237,7 @@ def rigorous_upper(case: Case, hint: float) -> tuple[float, float]:
     renyi: the step's exact RDP at integer orders with CKS20's conversion
     (loose, but with no lattice or FFT in the argument). ``hint`` (any rough
     epsilon) sizes the tilt only."""
-    steps, pairs = _sampled_gaussian(case)
+    steps, pairs = sampled_gaussian(case)
     h = rigorous.lattice_step(pairs)
     uppers = [rigorous.step_bounds(pair, h, upper=True)[1] for pair in pairs]
     lattice = lattice_compose.epsilon_upper(uppers, steps, case.delta, hint)
