@@ -215,7 +215,7 @@ def main() -> None:
         if kind == "rb":
             hi = uppers[case.key]["hi"]
             kind = "rb" if uppers[case.key]["lattice"] is not None else "rbR"
-        inside = kind not in ("rb", "rbR") or lo <= cache[case.key][3] and best <= hi
+        inside = kind not in ("rb", "rbR") or lo <= best <= hi  # the numerical estimate
         rows.append((case, lo, hi, found, ours_t, theirs, theirs_t, kind, best, inside))
         if args.rows_out:
             with open(args.rows_out, "a") as out:
