@@ -26,7 +26,7 @@ import mpmath as mp
 from dp_accounting import dp_event as E
 from dp_accounting.pld import PLDAccountant
 from dp_accounting.pld import privacy_loss_distribution as P
-from dp_reference import exact, fourier, lattice_compose, rigorous, trees
+from dp_reference import exact, fourier, lattice_compose, renyi_upper, rigorous, trees
 
 from fuzzpy.accounting.events import Event, Gaussian, Laplace, Repeat, Subsample, Verified
 
@@ -214,15 +214,35 @@ def rigorous_lower(case: Case, hint: float) -> float:
     """A proven lower end for a DP-SGD row's epsilon (tests/dp_reference/
     rigorous: a lattice pair below the step in Blackwell's order, composed
     with a bounded FFT error); ``hint`` (any rough epsilon) sizes the tilt."""
+    steps, pairs = sampled_gaussian(case)
+    h = rigorous.lattice_step(pairs)
+    lowers = [rigorous.step_bounds(pair, h)[0] for pair in pairs]
+    return lattice_compose.epsilon_lower(lowers, steps, case.delta, hint)
+
+
+def sampled_gaussian(case: Case) -> tuple[int, list[rigorous.SampledGaussian]]:
+    """A DP-SGD row's step count and one step's two directions."""
     (repeat,) = case.events
     (subsample,) = repeat.body
     (gaussian,) = subsample.body
     rate = F(subsample.rate)
     mu = F(gaussian.sensitivity) / F(gaussian.sigma)
-    pairs = [rigorous.SampledGaussian(rate, mu, remove) for remove in (True, False)]
+    return repeat.count, [rigorous.SampledGaussian(rate, mu, remove) for remove in (True, False)]
+
+
+def rigorous_upper(case: Case, hint: float) -> tuple[float, float]:
+    """(lattice, renyi): two proven upper ends for a DP-SGD row's epsilon.
+    lattice: tests/dp_reference/rigorous's connect-the-dots pair above each
+    step in Blackwell's order, composed with a bounded FFT error (tight);
+    renyi: the step's exact RDP at integer orders with CKS20's conversion
+    (loose, but with no lattice or FFT in the argument). ``hint`` (any rough
+    epsilon) sizes the tilt only."""
+    steps, pairs = sampled_gaussian(case)
     h = rigorous.lattice_step(pairs)
-    lowers = [rigorous.step_bounds(pair, h)[0] for pair in pairs]
-    return lattice_compose.epsilon_lower(lowers, repeat.count, case.delta, hint)
+    uppers = [rigorous.step_bounds(pair, h, upper=True)[1] for pair in pairs]
+    lattice = lattice_compose.epsilon_upper(uppers, steps, case.delta, hint)
+    renyi, _ = renyi_upper.epsilon_upper(pairs[0].rate, pairs[0].mu, steps, case.delta)
+    return lattice, renyi
 
 
 def _fourier_bracket(case: Case, hint: float) -> tuple[float, float]:

@@ -24,7 +24,10 @@ unit per operation, covered by an absolute term.
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 from functools import lru_cache
+from pathlib import Path
 
 import mpmath as mp
 import numpy as np
@@ -39,13 +42,36 @@ def gamma(n: float) -> float:
 
 @lru_cache(maxsize=32)
 def _twiddles(n: int) -> np.ndarray:
-    """w_k = exp(-2 pi i k / n), k < n/2, rounded to nearest from mpmath."""
-    with mp.workdps(25):
-        out = np.empty(n // 2, dtype=np.complex128)
-        for k in range(n // 2):
-            angle = mp.mpf(2 * k) / n  # exact: n is a power of two
-            out[k] = complex(float(mp.cospi(angle)), -float(mp.sinpi(angle)))
+    """w_k = exp(-2 pi i k / n), k < n/2, each part rounded to nearest from
+    mpmath (cached on disk: minutes of mpmath at n = 2^21)."""
+    path = Path(tempfile.gettempdir()) / "fuzzpy-dp-reference" / f"twiddles-v1-{n}.npy"
+    if path.exists():
+        return np.load(path)
+    out = _exact_twiddles(n)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp.npy")
+    np.save(partial, out)
+    os.replace(partial, path)
     return out
+
+
+def _exact_twiddles(n: int) -> np.ndarray:
+    """mpmath on the first octant only; the rest by the exact symmetries
+    cos(pi/2 - a) = sin a and cos(pi - a) = -cos a (the same real numbers,
+    so the same nearest floats)."""
+    k = np.arange(n // 2)
+    cos, sin = np.empty(n // 2), np.empty(n // 2)
+    eighth = n // 8 if n >= 8 else n // 2 - 1
+    with mp.workdps(25):
+        for j in range(eighth + 1):
+            angle = mp.mpf(2 * j) / n  # exact: n is a power of two
+            cos[j], sin[j] = float(mp.cospi(angle)), float(mp.sinpi(angle))
+    if n >= 8:
+        second = (k > eighth) & (k <= n // 4)
+        cos[second], sin[second] = sin[n // 4 - k[second]], cos[n // 4 - k[second]]
+        third = k > n // 4
+        cos[third], sin[third] = -cos[n // 2 - k[third]], sin[n // 2 - k[third]]
+    return cos - 1j * sin
 
 
 @lru_cache(maxsize=32)
