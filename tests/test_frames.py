@@ -482,3 +482,17 @@ def test_booleans_as_zero_and_one_are_the_same_rows_and_register_frame_takes_api
     assert registration.name == "people"
     with pytest.raises(FuzzError):
         register_frame(book, "again", pd.read_csv(csv), (1.0, 1e-6))  # the same rows: FZ545, not a traceback
+
+
+@pytest.mark.parametrize("pad", ["\t", "\x0b", "\x0c", "\u3000", "\u00a0"])
+def test_whitespace_the_loader_trims_is_trimmed_by_the_content_key(folder: Path, pad: str) -> None:
+    """a20 F4: a tab (or VT, FF) around a boolean cell is trimmed by the
+    loader, so the rows read the same, but the key's SQL trim() removed only
+    spaces: the same rows got a fresh budget."""
+    from fuzzpy.engines.content import _read_file_content
+
+    padded = folder / "padded.csv"
+    lines = CSV.splitlines()
+    padded.write_text("\n".join([lines[0], *(",".join(pad + c + pad for c in line.split(",")) for line in lines[1:])])
+                      + "\n")
+    assert _read_file_content(str(padded), "csv") == _read_file_content(str(folder / "rows.csv"), "csv")

@@ -44,7 +44,7 @@ import pyarrow as pa
 from fuzzpy.engines.fingerprint import LANES, _float_text, _lane, _sha
 from fuzzpy.engines.sql import DIALECTS, Dialect
 
-VERSION = "fuzzpy-content-2"
+VERSION = "fuzzpy-content-3"
 _MISSING_WORDS = ("na", "n/a", "nan", "-nan", "null", "none", "<na>", "#n/a", "#na", "nat")
 
 Rows = Callable[[str], list[tuple]]
@@ -66,6 +66,21 @@ def _number(d: Dialect, x: str, text_type: str) -> str:
             f"ELSE concat('D', {_float_text(d, x, text_type)}) END)")
 
 
+#: Trimmed around a cell: every character the loader trims (Unicode
+#: White_Space, as Arrow's utf8_trim_whitespace) and Python's other
+#: str.isspace characters; SQL's trim() alone removes only spaces, so a
+#: tab around `true` made other rows of the same cells (a20 F4). Trimming
+#: more than the loader only links more.
+_WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(chr(c) for c in range(0x2000, 0x200B))
+               + "\u2028\u2029\u202f\u205f\u3000")
+
+
+def _trimmed(d: Dialect, text: str) -> str:
+    if d.name == "spark":
+        return f"trim(BOTH {d.string(_WHITESPACE)} FROM {text})"
+    return f"trim({text}, {d.string(_WHITESPACE)})"
+
+
 def _cell(d: Dialect, column: str, kind: str) -> str:
     """A cell's spelling. Text that reads as a number is that number (a
     column of numbers with a word among them is text in one library and
@@ -76,7 +91,7 @@ def _cell(d: Dialect, column: str, kind: str) -> str:
     if kind == "bool":  # as the numbers 1 and 0 (a16/a18: booleans exported as 0/1 are the same cells)
         return _number(d, f"(CASE WHEN {column} IS NULL THEN NULL WHEN {column} THEN 1.0 ELSE 0.0 END)", text_type)
     try_cast = "try_cast" if d.name == "spark" else "TRY_CAST"
-    text = f"trim(CAST({column} AS {text_type}))"
+    text = _trimmed(d, f"CAST({column} AS {text_type})")
     missing = ", ".join(d.string(word) for word in _MISSING_WORDS)
     return (f"(CASE WHEN {column} IS NULL OR {text} = '' OR lower({text}) IN ({missing}) THEN 'N' "
             f"WHEN {try_cast}({text} AS DOUBLE) IS NOT NULL THEN "
