@@ -7,6 +7,7 @@ inversion's epsilon and the proven lower end, and (lattice) not far above."""
 from __future__ import annotations
 
 import math
+import os
 from fractions import Fraction
 
 import mpmath as mp
@@ -19,6 +20,11 @@ from hypothesis import strategies as st
 from fuzzpy.accounting.events import Gaussian, Repeat, Subsample
 
 H = 2.0**-8  # a coarse lattice: seconds of mpmath per step, cached on disk
+
+# Minutes each (mpmath lattice steps, Fourier inversions): run with
+# FUZZPY_SLOW_REFERENCES=1, as bench/accounting_grid.py's references are.
+long_reference = pytest.mark.skipif(not os.environ.get("FUZZPY_SLOW_REFERENCES"),
+                                    reason="set FUZZPY_SLOW_REFERENCES=1 for the long reference checks")
 
 
 def _exact_delta(lattice: rigorous.Lattice, k: int, eps: float) -> float:
@@ -72,7 +78,7 @@ def _numerical_delta(q: Fraction, sigma: Fraction, k: int, eps: float) -> float:
     )
 
 
-@pytest.mark.slow  # minutes on a loaded machine: mpmath lattice steps, inversions
+@long_reference
 @settings(max_examples=3, deadline=None)
 @given(
     st.sampled_from([(Fraction(1, 10), Fraction(1)), (Fraction(1, 10), Fraction(2))]),
@@ -97,8 +103,8 @@ def test_upper_end_lies_above_the_epsilon_and_near_it(qs, k, delta):
 @pytest.mark.parametrize(
     ("q", "sigma", "k", "delta"),
     [
-        (Fraction(1, 10), Fraction(1), 20, 1e-6),
-        pytest.param(Fraction(1, 1000), Fraction(2), 1000, 1e-15, marks=pytest.mark.slow),
+        pytest.param(Fraction(1, 10), Fraction(1), 20, 1e-6, marks=long_reference),
+        pytest.param(Fraction(1, 1000), Fraction(2), 1000, 1e-15, marks=long_reference),
     ],
 )
 def test_renyi_end_lies_above_the_numerical_epsilon(q, sigma, k, delta):
@@ -126,3 +132,29 @@ def test_renyi_end_at_an_order_matches_the_conversion():
     tau = k * math.log(sum(terms)) / (alpha - 1)
     expected = tau + math.log(1 - 1 / alpha) - (math.log(delta) + math.log(alpha)) / (alpha - 1)
     assert abs(float(value) - expected) <= 1e-12 * expected
+
+
+def test_every_stored_upper_end_brackets_the_reference_and_renyi_reproduces():
+    """bench/accounting_grid_upper.json against bench/accounting_grid_reference.json:
+    every DP-SGD row's proven upper end lies above its proven lower end and
+    (within the inversion's own error) its numerical estimate; the Renyi ends
+    of a spread of rows are recomputed (about 10 ms each)."""
+    import json
+    import re
+    from pathlib import Path
+
+    bench = Path(__file__).parent.parent / "bench"
+    uppers = json.loads((bench / "accounting_grid_upper.json").read_text())
+    references = json.loads((bench / "accounting_grid_reference.json").read_text())
+    assert len(uppers) == 108
+    for key, upper in uppers.items():
+        lo, numerical_hi = references[key][:2]
+        assert upper["hi"] >= lo, key
+        assert upper["hi"] >= numerical_hi * (1 - 1e-6), key
+        assert upper["hi"] == min(v for v in (upper["lattice"], upper["renyi"]) if v is not None), key
+    for key in sorted(uppers)[::9]:
+        found = re.match(r"dp-sgd q=([0-9.]+) sigma=([0-9.]+) k=(\d+)\|(.+)", key)
+        assert found is not None
+        q, sigma, k, delta = Fraction(found[1]), Fraction(found[2]), int(found[3]), float(found[4])
+        renyi, _ = renyi_upper.epsilon_upper(q, 1 / sigma, k, delta)
+        assert renyi == pytest.approx(uppers[key]["renyi"], rel=1e-12), key
