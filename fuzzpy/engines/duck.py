@@ -10,8 +10,10 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
+from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.engines.sql import DIALECTS, SIGMOID_TABLE
 from fuzzpy.runtime.sigmoid import _table as sigmoid_nodes
+from fuzzpy.source import NO_SPAN
 
 
 class DuckDBBackend:
@@ -109,8 +111,17 @@ class DuckDBBackend:
         return self._watch(fetch)
 
     def _watch(self, work: Callable[[], object]) -> object:
-        """Run a query, reporting its progress (the share of rows scanned)."""
-        return interruptible(self.con, work, self._report if self.progress is not None else None)
+        """Run a query, reporting its progress (the share of rows scanned).
+        Data DuckDB cannot decode (a damaged Parquet page, a compressed block
+        that fails) is refused as the loader refuses it (FZ505), not as an
+        internal error; the message carries none of DuckDB's text, which may
+        quote a cell (a20 F2)."""
+        import duckdb
+
+        try:
+            return interruptible(self.con, work, self._report if self.progress is not None else None)
+        except (duckdb.IOException, duckdb.InvalidInputException):
+            raise undecodable_data_error() from None
 
     def _report(self) -> None:
         try:
@@ -176,3 +187,9 @@ def interruptible(con: object, work: Callable[[], object], report: Callable[[], 
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]
+
+
+def undecodable_data_error() -> FuzzError:
+    return FuzzError((Diagnostic(
+        "FZ505", "DuckDB could not read the data: a file is damaged, or in a form it cannot decode", NO_SPAN,
+        hint="check the file with `fuzzpy dataset check FILE`, or run with --engine memory"),))

@@ -60,3 +60,35 @@ def test_a_parquet_run_on_duckdb_does_not_import_pyarrow_parquet(tmp_path: Path)
                           capture_output=True, text=True, timeout=300, check=True)
     modules = json.loads(done.stdout.splitlines()[-1])["modules"]
     assert "pyarrow.parquet" not in modules and "pyarrow.csv" not in modules
+
+
+def test_a_damaged_parquet_page_is_refused_as_data_not_as_a_bug(tmp_path: Path) -> None:
+    """a20 F2: DuckDB's decompression failure was FZ799 "internal error";
+    it is the loader's FZ505, without DuckDB's text, and nothing is charged."""
+    from fuzzpy.ledger.book import Ledger
+    from fuzzpy.runtime.run import RunRequest, execute
+
+    path = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"x": list(range(2000)), "age": [i % 100 for i in range(2000)]}), path,
+                   compression="snappy", use_dictionary=False)
+    column = pq.ParquetFile(path).metadata.row_group(0).column(1)
+    damaged = bytearray(path.read_bytes())
+    middle = column.data_page_offset + column.total_compressed_size // 2
+    for i in range(middle, middle + 8):
+        damaged[i] ^= 0x5A
+    path.write_bytes(bytes(damaged))
+    program = tmp_path / "p.fz"
+    program.write_text("type R = { x : int, age : int };\n"
+                       "def ages (db : bag R) : fuzzy num = laplace[1.0] (sum[0,100] (map (fun r -> r.age) db));\n")
+    ledger = tmp_path / "l.sqlite"
+    request = RunRequest(str(program), "ages", data={"db": str(path)}, budget="1000", ledger=str(ledger),
+                         seed=1, engine="duckdb")
+    from fuzzpy.diagnostics import FuzzError
+
+    with pytest.raises(FuzzError) as refused:
+        execute(request, warn=lambda message: None)
+    assert [d.code for d in refused.value.diagnostics] == ["FZ505"]
+    assert "Snappy" not in str(refused.value)
+    if ledger.exists():
+        with Ledger(ledger) as book:
+            assert book.history() == []
