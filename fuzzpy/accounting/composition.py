@@ -232,29 +232,32 @@ def _flexible_floor(atom: Atom, delta: float) -> float:
     return math.log1p(float(atom.rate) * math.expm1(inner))
 
 
-def basic_floor(atoms: Atoms, delta: float) -> float | None:
-    """`basic` gives each flexible atom a share <= delta / count, so its bound
-    is at least sum eps_i with each flexible eps_i at delta / count (a float
-    estimate: no certification, which is what `basic` spends its time on)."""
+def _floor_pairs(atoms: Atoms, delta: float) -> list[tuple[float, int]] | None:
+    """(eps_i, count) with each flexible atom's eps at delta / (number of
+    flexible atoms): the floors' shared ingredient (None if none is flexible)."""
     fixed, flexible = _split(atoms)
     count = sum(n for _, n in flexible)
     if not count or not 0 < delta < 1:
         return None
     pairs = [(e, n) for e, _, n in fixed]
-    pairs += [(_flexible_floor(a, delta / count), n) for a, n in flexible]
-    return math.fsum(e * n for e, n in pairs)
+    return pairs + [(_flexible_floor(a, delta / count), n) for a, n in flexible]
+
+
+def basic_floor(atoms: Atoms, delta: float) -> float | None:
+    """`basic` gives each flexible atom a share <= delta / count, so its bound
+    is at least sum eps_i with each flexible eps_i at delta / count (a float
+    estimate: no certification, which is what `basic` spends its time on)."""
+    pairs = _floor_pairs(atoms, delta)
+    return None if pairs is None else math.fsum(e * n for e, n in pairs)
 
 
 def advanced_floor(atoms: Atoms, delta: float) -> float | None:
     """`advanced` uses a slack <= delta and shares <= delta / count, so its
     bound is at least sqrt(2 ln(1/delta) sum eps_i^2) + sum eps_i (e^eps_i - 1)
     with each flexible eps_i at delta / count."""
-    fixed, flexible = _split(atoms)
-    count = sum(n for _, n in flexible)
-    if not count or not 0 < delta < 1:
+    pairs = _floor_pairs(atoms, delta)
+    if pairs is None:
         return None
-    pairs = [(e, n) for e, _, n in fixed]
-    pairs += [(_flexible_floor(a, delta / count), n) for a, n in flexible]
     squares = math.fsum(e * e * n for e, n in pairs)
     drift = math.fsum(e * math.expm1(e) * n for e, n in pairs)
     return math.sqrt(2 * -math.log(delta) * squares) + drift

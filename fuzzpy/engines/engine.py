@@ -416,8 +416,9 @@ def parquet_schema(path: str) -> pa.Schema:
     """The file's Arrow schema, as `pyarrow.parquet.read_schema` gives it,
     from pyarrow's own footer reader: importing `pyarrow.parquet` (its
     datasets and file systems) takes 20-40 ms, more than the rest of a short
-    run's Python work (issue 11). tests/engines/test_overlap.py checks the
-    two agree."""
+    run's Python work (issue 11). tests/engines/test_short_path.py checks the
+    two agree.
+    """
     try:
         from pyarrow._parquet import ParquetReader
 

@@ -208,11 +208,7 @@ def epsilon_lower(lowers: list[Lattice], k: int, delta: float, hint: float) -> f
     composition, given per direction one step's lower lattice measure:
     the largest eps found (to a relative 1e-11) with delta_lo(eps) > delta.
     (The tilt is chosen from the same measures; any tilt is valid.)"""
-    curves = []
-    for lower in lowers:
-        lower = _capped(lower, 1e-6 * delta / k)
-        t = choose_tilt(lower, k, hint)
-        curves.append(Curve(compose(lower, k, t, upper=False)))
+    curves = [_curve(_capped(lower, 1e-6 * delta / k), k, hint, upper=False) for lower in lowers]
     return _boundary(lambda e: max(c.delta(e) for c in curves) > delta, hint)[0]
 
 
@@ -220,12 +216,13 @@ def epsilon_upper(uppers: list[Lattice], k: int, delta: float, hint: float) -> f
     """A proven upper end for the exact epsilon at delta of the k-fold
     composition, given per direction one step's upper lattice measure: the
     least eps found (to a relative 1e-11) with delta_hi(eps) <= delta."""
-    curves = []
-    for upper in uppers:
-        upper = _tail_to_infinity(upper, 1e-6 * delta / k)
-        t = choose_tilt(upper, k, hint)
-        curves.append(Curve(compose(upper, k, t, upper=True)))
+    curves = [_curve(_tail_to_infinity(upper, 1e-6 * delta / k), k, hint, upper=True) for upper in uppers]
     return _boundary(lambda e: max(c.delta(e) for c in curves) > delta, hint)[1]
+
+
+def _curve(lattice: Lattice, k: int, hint: float, upper: bool) -> Curve:
+    """One direction's k-fold delta curve, tilted for ``hint``."""
+    return Curve(compose(lattice, k, choose_tilt(lattice, k, hint), upper=upper))
 
 
 def _tail_to_infinity(lattice: Lattice, tail: float) -> Lattice:
