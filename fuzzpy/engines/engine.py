@@ -296,7 +296,7 @@ class QueryEngine:
         select, audit = csv_selects(d, source, plan, len(header.names))
         counts = self._audit(file, audit, source)
         table = self.backend.register_table(select, ROW_ID)
-        return ScanBag(scan_of(table, plan)), csv_report(plan, counts)
+        return ScanBag(scan_of(table, plan, counts[-1])), csv_report(plan, counts)
 
     def _audit(self, file: DataFile, audit: str, source: str) -> tuple[int, ...]:
         """The audit query's counts, or those remembered for the same bytes
@@ -318,7 +318,7 @@ class QueryEngine:
         all_fit = not any(counts[1:-1]) and counts[-1] == counts[0]
         select, _ = parquet_select(d, source, position, plan, header.arrow_types, header.names, all_fit)
         table = self.backend.register_view(select)
-        return ScanBag(scan_of(table, plan)), parquet_report(plan, counts)
+        return ScanBag(scan_of(table, plan, counts[-1])), parquet_report(plan, counts)
 
     def _frame(self, opened) -> tuple[Bag, dict[str, object]]:  # type: ignore[no-untyped-def]
         """Data in memory (`fuzzpy.engines.frames`): the compiled scan over
@@ -332,7 +332,8 @@ class QueryEngine:
             select, _ = parquet_select(d, placed.source, placed.position, plan, header.arrow_types,
                                        header.names, all_fit)
             table = self.backend.register_view(select)
-            return ScanBag(scan_of(table, plan)), parquet_report(plan, tuple(int(c or 0) for c in counts))
+            counted = tuple(int(c or 0) for c in counts)
+            return ScanBag(scan_of(table, plan, counted[-1])), parquet_report(plan, counted)
         table = placed.table
         if table is None:  # rows in the engine, in a type the scan does not compile: fetched
             names = ", ".join(self.backend.dialect.ident(n) for n in header.names)
@@ -344,7 +345,7 @@ class QueryEngine:
 
     def from_bag(self, bag: Bag, plan: Plan) -> ScanBag:
         """A loaded bag, handed to the engine as an Arrow table."""
-        return ScanBag(scan_of(self.backend.register_arrow(arrow_table(bag, plan)), plan))
+        return ScanBag(scan_of(self.backend.register_arrow(arrow_table(bag, plan)), plan, len(bag)))
 
     def reader(self, path: str) -> DataFile:
         return streamed_data_file(path)
@@ -434,10 +435,10 @@ def parquet_schema(path: str) -> pa.Schema:
         reader.close()
 
 
-def scan_of(table: str, plan: Plan) -> Scan:
+def scan_of(table: str, plan: Plan, size: int | None = None) -> Scan:
     kinds = ["num" if plan.shape == "vector" else c.kind for c in plan.columns]
     columns = tuple((column_name(i), kind) for i, kind in enumerate(kinds))
-    return Scan(table, columns, plan.shape, plan.fields, ROW_ID)
+    return Scan(table, columns, plan.shape, plan.fields, ROW_ID, size)
 
 
 def engine_for(name: str, warn: Warn, progress: Warn | None = None, **options: object):  # type: ignore[no-untyped-def]

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from fuzzpy.engines.plan import Aggregate, Relation, leaves
 from fuzzpy.engines.rows import Node, Nodes, Sym, SymVector
-from fuzzpy.engines.sql import Dialect, Emitter, Layers, plan_layers, with_layers
+from fuzzpy.engines.sql import Dialect, Emitter, Layers, key_in_range, plan_layers, with_layers
 from fuzzpy.engines.symops import SymOps
 from fuzzpy.runtime.aggregates import (
     SUM_UNIT_BITS,
@@ -263,12 +263,12 @@ class Executor:
     def _run_counts(self, aggregate: Aggregate) -> None:
         relation, (group,) = aggregate.relation, aggregate.value
         k = int(aggregate.bounds[0])
-        predicates = list(relation.predicates)
-        emitter, prefix, source, applied = self._emitter(relation, predicates + [group], filters=predicates)
-        where = _conjunction([emitter.expr(p) for p in predicates if p.id not in applied])
-        inner = f"SELECT {emitter.expr(group)} AS _fz_g FROM {source}" + (f" WHERE {where}" if where else "")
-        rows = self._query(f"{prefix}SELECT _fz_g, count(*) FROM ({inner}) AS _fz_groups GROUP BY _fz_g",
-                           f"a histogram of {k} buckets")
+        (key,) = group.args
+        size = relation.scan.size
+        if size is None or relation.predicates or not isinstance(group.param, int) or key.kind not in ("int", "num"):
+            rows = self._counts_by_key(relation, group, k)
+        else:
+            rows = self._counts_in_range(relation, key, k, size)
         sizes = np.zeros(k, dtype=np.int64)
         outside = 0
         for bucket, count in rows:
@@ -280,6 +280,27 @@ class Executor:
         if audit is not None:
             audit[0] += outside
         self._cache[aggregate.key()] = sizes
+
+    def _counts_by_key(self, relation: Relation, group: Node, k: int) -> list[tuple]:
+        """(bucket, rows) for every bucket met, -1 for the rows outside."""
+        predicates = list(relation.predicates)
+        emitter, prefix, source, applied = self._emitter(relation, predicates + [group], filters=predicates)
+        where = _conjunction([emitter.expr(p) for p in predicates if p.id not in applied])
+        inner = f"SELECT {emitter.expr(group)} AS _fz_g FROM {source}" + (f" WHERE {where}" if where else "")
+        return self._query(f"{prefix}SELECT _fz_g, count(*) FROM ({inner}) AS _fz_groups GROUP BY _fz_g",
+                           f"a histogram of {k} buckets")
+
+    def _counts_in_range(self, relation: Relation, key: Node, k: int, size: int) -> list[tuple]:
+        """The same for a number key of a whole scan of ``size`` rows,
+        faster: only the rows in a bucket are grouped, by the key itself as
+        a hand-written query does (a `CASE` mapping the rest to -1 makes the
+        engine group by a computed column, ~50% slower at 100M rows); the
+        rest are the scan's size, known from its audit, less those."""
+        emitter, prefix, source, _ = self._emitter(relation, [key])
+        inside, bucket = key_in_range(self.backend.dialect, key.kind, emitter.expr(key), k)
+        rows = self._query(f"{prefix}SELECT _fz_g, count(*) FROM (SELECT {bucket} AS _fz_g FROM {source} "
+                           f"WHERE {inside}) AS _fz_groups GROUP BY _fz_g", f"a histogram of {k} buckets")
+        return [*rows, (-1, size - sum(int(count) for _, count in rows))]
 
     # ------------------------------------------------------------ rows, for the in-memory interpreter
 

@@ -29,6 +29,8 @@ class Scan:
     entry of ``columns`` (engine name, kind) and the row id column ``row_id``
     (unique per row: what `subsample` hashes). ``shape`` is how the row type
     reads the columns: "record" (``fields`` name them), "single" or "vector".
+    ``size``: the view's number of rows where the load already counted them
+    (the audit's rows kept), else None.
     """
 
     table: str
@@ -36,6 +38,7 @@ class Scan:
     shape: str
     fields: tuple[str, ...]
     row_id: str
+    size: int | None = None
 
 
 @dataclass(frozen=True, eq=False)

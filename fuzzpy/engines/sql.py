@@ -479,10 +479,18 @@ class Emitter:
             return f"(CASE {text} {arms} ELSE {d.bigint(-1)} END)"
         if key.kind == "bool":
             return f"(CASE WHEN {text} THEN {d.bigint(1)} ELSE {d.bigint(0)} END)"
-        if key.kind == "int":
-            return f"(CASE WHEN {text} >= 0 AND {text} < {d.bigint(k)} THEN {text} ELSE {d.bigint(-1)} END)"
-        inside = f"{text} > {d.double(-1.0)} AND {text} < {d.double(float(k))}"
-        return f"(CASE WHEN {inside} THEN {d.trunc_to_bigint(text)} ELSE {d.bigint(-1)} END)"
+        inside, bucket = key_in_range(d, key.kind, text, k)
+        return f"(CASE WHEN {inside} THEN {bucket} ELSE {d.bigint(-1)} END)"
+
+
+def key_in_range(d: Dialect, kind: str, text: str, k: int) -> tuple[str, str]:
+    """For a number key (``kind`` "int" or "num") of `group[k]`: the SQL
+    condition that it falls in a bucket, and the bucket (int keys as they
+    are, doubles truncated; `primitives._group`). A NULL or NaN key meets
+    no condition: it falls outside, as in the `CASE` of `_group_key`."""
+    if kind == "int":
+        return f"{text} >= 0 AND {text} < {d.bigint(k)}", text
+    return f"{text} > {d.double(-1.0)} AND {text} < {d.double(float(k))}", d.trunc_to_bigint(text)
 
 
 def with_layers(emitter: Emitter, table: str) -> tuple[str, str]:
