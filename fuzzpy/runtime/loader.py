@@ -113,9 +113,10 @@ def read_header(file: DataFile) -> Header:
         framed = frame(file.data, file.path)
         return Header(framed.names, None, framed, None)
     try:
-        # a native buffer, not a Python file object: pyarrow's reads of a
-        # Python file left a thread that aborted the process at exit after a
-        # decoding error, in ~1 run of 20 (a20 F3)
+        # a native buffer, not a Python file object: after a decoding error a
+        # reader thread may still run at exit and abort the process (Arrow's
+        # apache/arrow#34314, open); ~1 run in 20 with a Python file, ~1 in
+        # 150 with a buffer (a20 F3; the refusal is printed first, nothing charged)
         table = pq.read_table(pa.BufferReader(file.data))
     except (pa.ArrowException, OSError, ValueError) as exc:
         message = f"data file `{file.path}` is not a readable Parquet file: {_first_line(exc)}"
