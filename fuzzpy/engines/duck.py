@@ -8,12 +8,13 @@ import itertools
 import threading
 from collections.abc import Callable
 
-import pyarrow as pa
-
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.engines.sql import DIALECTS, SIGMOID_TABLE
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.sigmoid import _table as sigmoid_nodes
 from fuzzpy.source import NO_SPAN
+
+pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
 
 class DuckDBBackend:
