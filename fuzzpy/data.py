@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.lazy import lazy
 from fuzzpy.source import NO_SPAN
+
+pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
 UNNAMED_FRAME = "FZ550"
 UNSUPPORTED_DATA = "FZ551"

@@ -39,10 +39,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-import pyarrow as pa
-
 from fuzzpy.engines.fingerprint import LANES, _float_text, _lane, _sha
 from fuzzpy.engines.sql import DIALECTS, Dialect
+from fuzzpy.lazy import lazy
+
+pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
 VERSION = "fuzzpy-content-3"
 _MISSING_WORDS = ("na", "n/a", "nan", "-nan", "null", "none", "<na>", "#n/a", "#na", "nat")

@@ -8,12 +8,13 @@ import itertools
 import threading
 from collections.abc import Callable
 
-import pyarrow as pa
-
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.engines.sql import DIALECTS, SIGMOID_TABLE
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.sigmoid import _table as sigmoid_nodes
 from fuzzpy.source import NO_SPAN
+
+pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
 
 class DuckDBBackend:
@@ -31,22 +32,27 @@ class DuckDBBackend:
         self.con = duckdb.connect() if connection is None else connection
         self.temporary: list[tuple[str, str]] = []  # (VIEW | TABLE, name) made in a caller's connection
         self._restore: list[str] = []
-        for setting, value in (("enable_progress_bar", "false"),
-                               # DuckDB folds comparisons and `isnan` from a Parquet file's min/max
-                               # statistics, which pyarrow writes without NaN: `isnan(x)` of a NaN
-                               # cell then reads false. The row rules and the per-row semantics
-                               # need IEEE answers for every cell (tests/engines/test_rules.py).
-                               ("disabled_optimizers", "'statistics_propagation,common_subexpressions'")):
-            (before,) = self.con.execute(f"SELECT current_setting('{setting}')").fetchone()
+        wanted = (("enable_progress_bar", "false"),
+                  # DuckDB folds comparisons and `isnan` from a Parquet file's min/max
+                  # statistics, which pyarrow writes without NaN: `isnan(x)` of a NaN
+                  # cell then reads false. The row rules and the per-row semantics
+                  # need IEEE answers for every cell (tests/engines/test_rules.py).
+                  ("disabled_optimizers", "'statistics_propagation,common_subexpressions'"))
+        # read, then set, in one statement each: each statement costs a short run its parsing and binding
+        current = self.con.execute("SELECT " + ", ".join(f"current_setting('{s}')" for s, _ in wanted)).fetchone()
+        changes = []
+        for (setting, value), before in zip(wanted, current, strict=True):
             if _setting_literal(before) == value:
                 continue  # in Jupyter the progress bar is off, and setting it at all needs ipywidgets
             if not self.own:
                 self._restore.append(f"SET {setting} = {_setting_literal(before)}")
-            self.con.execute(f"SET {setting} = {value}")
+            changes.append(f"SET {setting} = {value}")
         if memory_limit and self.own:
-            self.con.execute(f"SET memory_limit = '{memory_limit}'")
+            changes.append(f"SET memory_limit = '{memory_limit}'")
         if threads and self.own:
-            self.con.execute(f"SET threads = {int(threads)}")
+            changes.append(f"SET threads = {int(threads)}")
+        if changes:
+            self.con.execute("; ".join(changes))
         self._sigmoid = False  # the sigmoid table, made by the first query that reads it
         self._names = itertools.count()
         self._tables: list[object] = []  # Arrow tables registered: kept alive

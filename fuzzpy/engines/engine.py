@@ -22,17 +22,23 @@ before anything is released; the charge stands).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-import pyarrow as pa
-
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.engines.csvscan import CHUNK, CsvFacts, Scanner, csv_report, csv_selects, csv_source
 from fuzzpy.engines.execute import Executor
-from fuzzpy.engines.filehash import recall, recall_counts, remember, remember_counts
+from fuzzpy.engines.filehash import (
+    recall,
+    recall_counts,
+    recall_schema,
+    remember,
+    remember_counts,
+    remember_schema,
+)
 from fuzzpy.engines.plan import Scan
 from fuzzpy.engines.scan import (
     ROW_ID,
@@ -42,9 +48,13 @@ from fuzzpy.engines.scan import (
     parquet_report,
     parquet_select,
 )
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.bag import Bag
+from fuzzpy.runtime.columntypes import TEXT, ColumnType, column_type, from_json, to_json
 from fuzzpy.runtime.loader import DataFile, Header, Plan, file_format, load, read_header
 from fuzzpy.source import NO_SPAN
+
+pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
 ENGINES = ("memory", "duckdb", "spark")
 #: A file whose rows have more columns than this is evaluated in memory: the
@@ -229,14 +239,13 @@ class QueryEngine:
             return csv_header(file)
         if file.format == "parquet":
             try:
-                schema = parquet_schema(file.path)
+                names, types = parquet_columns(file)
             except Exception:  # noqa: BLE001 -- the loader's refusal, from the whole file
                 return read_header(_read_whole(file))
-            if len(set(schema.names)) != len(schema.names) or any(
-                    n.casefold() == "file_row_number" for n in schema.names):
+            if len(set(names)) != len(names) or any(n.casefold() == "file_row_number" for n in names):
                 # the loader's refusal of duplicates (a15 F2); a column DuckDB's row number would shadow (a16 F4)
                 return read_header(_read_whole(file))
-            return Header(tuple(schema.names), tuple(schema.types), None, None)
+            return Header(names, types, None, None)
         return read_header(_read_whole(file))
 
     def use_connection(self, connection: object):  # type: ignore[no-untyped-def]
@@ -399,7 +408,7 @@ def _strings_are_utf8(path: str, header: Header, plan: Plan) -> bool:
     is loaded by the loader instead. One streamed pass over those columns."""
     types = header.arrow_types or ()
     names = sorted({header.names[c.index] for c in plan.columns
-                    if pa.types.is_string(types[c.index]) or pa.types.is_large_string(types[c.index])})
+                    if not column_type(types[c.index]).dictionary and column_type(types[c.index]).family in TEXT})
     if not names:
         return True
     import pyarrow.parquet as pq
@@ -411,6 +420,46 @@ def _strings_are_utf8(path: str, header: Header, plan: Plan) -> bool:
             except pa.ArrowInvalid:
                 return False
     return True
+
+
+def parquet_columns(file: DataFile) -> tuple[tuple[str, ...], tuple[ColumnType, ...]]:
+    """The names and types of a Parquet file's columns as pyarrow reads its
+    schema (`parquet_schema`), remembered by the file's hash and pyarrow's
+    version (`filehash`): a later run of the same bytes classifies its
+    columns without importing pyarrow (issue 11). Raises what
+    `parquet_schema` raises."""
+    reader = _parquet_reader()
+    if reader is not None:
+        remembered = _columns_of(recall_schema(file.sha256, reader))
+        if remembered is not None:
+            return remembered
+    schema = parquet_schema(file.path)
+    names, types = tuple(schema.names), tuple(column_type(t) for t in schema.types)
+    seen = file.data.stat if isinstance(file.data, _Unread) else None
+    if reader is not None and seen is not None and _stat(file.path) == seen:  # the bytes hashed
+        remember_schema(file.sha256, reader, seen, [[n, *to_json(t)] for n, t in zip(names, types, strict=True)])
+    return names, types
+
+
+def _columns_of(entry: list[object] | None) -> tuple[tuple[str, ...], tuple[ColumnType, ...]] | None:
+    if entry is None or not all(isinstance(c, list) and c and isinstance(c[0], str) for c in entry):
+        return None
+    types = [from_json(c[1:]) for c in entry]  # type: ignore[index]
+    if any(t is None for t in types):
+        return None
+    return tuple(c[0] for c in entry), tuple(types)  # type: ignore[index,arg-type]
+
+
+def _parquet_reader() -> str | None:
+    """The installed pyarrow's version, found without importing it (nor
+    `importlib.metadata`, which takes longer): its generated version file."""
+    spec = importlib.util.find_spec("pyarrow")
+    if spec is None or spec.origin is None:
+        return None
+    try:
+        return "pyarrow:" + Path(spec.origin).with_name("_generated_version.py").read_text()
+    except OSError:
+        return None
 
 
 def parquet_schema(path: str) -> pa.Schema:

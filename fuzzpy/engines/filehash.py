@@ -109,3 +109,33 @@ def _query_key(query: str) -> str:
 
 def _counts_key(sha256: str, query: str) -> str:
     return "audit-" + hashlib.sha256(f"{sha256}:{_query_key(query)}".encode()).hexdigest()
+
+
+def recall_schema(sha256: str, reader: str) -> list[object] | None:
+    """The remembered schema (`engine.parquet_columns`) of the Parquet file
+    with this hash, as the Parquet reader `reader` (its version) read it."""
+    path = _schema_path(sha256, reader)
+    if path is None or not trusted(path):
+        return None
+    try:
+        entry = json.loads(path.read_text())
+        if entry["sha256"] != sha256 or entry["reader"] != reader or not isinstance(entry["columns"], list):
+            return None
+        return entry["columns"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def remember_schema(sha256: str, reader: str, stat: tuple[int, ...], columns: list[object]) -> None:
+    """Remember a schema read from the version `stat` of the file hashed
+    `sha256`, if that version has settled (as `remember`)."""
+    if time.time_ns() - stat[-1] < SETTLED_SECONDS * 1e9:
+        return
+    path = _schema_path(sha256, reader)
+    if path is not None:
+        write_atomic(path, json.dumps({"sha256": sha256, "reader": reader, "columns": columns}).encode())
+
+
+def _schema_path(sha256: str, reader: str):  # type: ignore[no-untyped-def]
+    folder = cache_dir(_KIND)
+    return None if folder is None else folder / ("schema-" + hashlib.sha256(f"{sha256}:{reader}".encode()).hexdigest())

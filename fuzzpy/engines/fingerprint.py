@@ -28,29 +28,26 @@ from __future__ import annotations
 
 import hashlib
 
-import pyarrow as pa
-
 from fuzzpy.engines.sql import Dialect
+from fuzzpy.lazy import lazy
+from fuzzpy.runtime.columntypes import ColumnType, column_type
+
+pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
 LANES, LANE_HEX = 8, 7
 
 
-def cell_class(arrow_type: pa.DataType) -> str | None:
+def cell_class(arrow_type: pa.DataType | ColumnType) -> str | None:
     """How a column's cells are spelled; None for a type no run can read."""
-    if pa.types.is_dictionary(arrow_type):
-        arrow_type = arrow_type.value_type
-    if pa.types.is_integer(arrow_type):
+    family = column_type(arrow_type).family
+    if family in ("int", "uint"):
         return "int"
-    if pa.types.is_floating(arrow_type):
-        return "float"
-    if pa.types.is_boolean(arrow_type):
-        return "bool"
-    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+    if family in ("float", "bool", "decimal"):
+        return family
+    if family in ("string", "large_string"):
         return "string"
-    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
+    if family in ("binary", "large_binary"):
         return "binary"
-    if pa.types.is_decimal(arrow_type):
-        return "decimal"
     return None
 
 

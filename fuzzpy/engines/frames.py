@@ -27,12 +27,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from fuzzpy.data import RESERVED_COLUMN, UNREADABLE_DATA, InMemory, arrow_of, data_error
 from fuzzpy.engines.duck import interruptible
 from fuzzpy.engines.fingerprint import cell_class, column_digests, fingerprint_sql
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.loader import Header
+
+pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
 POSITION = RESERVED_COLUMN  # the rows' positions, which `subsample` hashes
 

@@ -29,13 +29,16 @@ loaded rows.
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 
 from fuzzpy.engines.sql import Dialect, literal_sql
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.bag import Bag
 from fuzzpy.runtime.cells import _INT_TEXT, _NUM_TEXT, INT_LIMIT
+from fuzzpy.runtime.columntypes import INTEGER, TEXT, ColumnType, column_type
 from fuzzpy.runtime.loader import ColumnRead, Plan
 from fuzzpy.runtime.values import Record
+
+pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
 #: The characters Arrow's `utf8_trim_whitespace` trims (checked against
 #: pyarrow over every code point by the tests).
@@ -44,7 +47,6 @@ TRIMMED = "".join(chr(c) for c in (
     0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000,
 ))
 ROW_ID = "_fz_row"
-_ARROW_TYPES = {"int": pa.int64(), "num": pa.float64(), "bool": pa.bool_(), "string": pa.string()}
 
 
 def column_name(index: int) -> str:
@@ -68,27 +70,30 @@ def arrow_table(bag: Bag, plan: Plan) -> pa.Table:
     for index, (read, values) in enumerate(zip(plan.columns, arrays, strict=True)):
         kind = "num" if plan.shape == "vector" else read.kind
         data = values.tolist() if kind == "string" else values
-        columns[column_name(index)] = pa.array(data, _ARROW_TYPES[kind])
+        columns[column_name(index)] = pa.array(data, _arrow_type(kind))
     count = len(bag)
     columns[ROW_ID] = pa.array(np.arange(count, dtype=np.int64))
     return pa.table(columns)
 
 
+def _arrow_type(kind: str) -> pa.DataType:
+    return {"int": pa.int64, "num": pa.float64, "bool": pa.bool_, "string": pa.string}[kind]()
+
+
 # ---------------------------------------------------------------- Parquet, compiled
 
 
-def compilable(arrow_type: pa.DataType, kind: str) -> bool:
+def compilable(arrow_type: pa.DataType | ColumnType, kind: str) -> bool:
     """Whether the engine can read a Parquet column of this type as `kind`
     with exactly the loader's semantics."""
-    if pa.types.is_dictionary(arrow_type):
-        arrow_type = arrow_type.value_type
-    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+    family = column_type(arrow_type).family
+    if family in TEXT:
         return True
-    if pa.types.is_integer(arrow_type):
+    if family in INTEGER:
         return True  # a decimal integer's text is the same everywhere
-    if pa.types.is_floating(arrow_type):
+    if family == "float":
         return kind in ("num", "int")
-    if pa.types.is_boolean(arrow_type):
+    if family == "bool":
         return kind in ("bool", "string")
     return False
 
@@ -101,18 +106,18 @@ class Cell:
         self.fits = fits
 
 
-def cell_sql(d: Dialect, raw: str, arrow_type: pa.DataType, kind: str) -> Cell:
-    if pa.types.is_dictionary(arrow_type):
-        arrow_type = arrow_type.value_type
-    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+def cell_sql(d: Dialect, raw: str, arrow_type: pa.DataType | ColumnType, kind: str) -> Cell:
+    described = column_type(arrow_type)
+    family = described.family
+    if family in TEXT:
         return _text_cell(d, raw, kind)
     present = f"({raw} IS NOT NULL)"
-    if pa.types.is_integer(arrow_type):
+    if family in INTEGER:
         fits = present
-        if pa.types.is_unsigned_integer(arrow_type) and arrow_type.bit_width == 64:
+        if family == "uint" and described.bit_width == 64:
             fits = f"({present} AND {raw} <= {INT_LIMIT})"
         if kind == "int":
-            if pa.types.is_signed_integer(arrow_type) and arrow_type.bit_width == 64:
+            if family == "int" and described.bit_width == 64:
                 fits = f"({present} AND {raw} >= -{INT_LIMIT})"  # -2^63: |n| > 2^63 - 1, as in a CSV
             return Cell(f"CAST({raw} AS BIGINT)", fits)
         if kind == "num":
@@ -120,7 +125,7 @@ def cell_sql(d: Dialect, raw: str, arrow_type: pa.DataType, kind: str) -> Cell:
         if kind == "bool":
             return Cell(f"({raw} = 1)", f"({fits} AND {raw} IN (0, 1))")
         return _text_cell(d, f"CAST({raw} AS {_text_type(d)})", "string")
-    if pa.types.is_floating(arrow_type):
+    if family == "float":
         x = f"CAST({raw} AS DOUBLE)"
         finite = f"({present} AND NOT isnan({x}) AND abs({x}) <= {d.double(1.7976931348623157e308)})"
         if kind == "num":
@@ -185,7 +190,7 @@ def row_rule_value(d: Dialect, read: ColumnRead, cell: Cell, keep: list[str]) ->
 
 
 def parquet_select(d: Dialect, source: str, row_index: str, plan: Plan,
-                   arrow_types: tuple[pa.DataType, ...], names: tuple[str, ...],
+                   arrow_types: tuple[pa.DataType | ColumnType, ...], names: tuple[str, ...],
                    all_fit: bool = False) -> tuple[str, str]:
     """The scan's SELECT over the raw file (`source`, with `row_index` its
     position column), and the SELECT of the owner's audit counts.

@@ -17,10 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
 from fuzzpy.lazy import lazy
+from fuzzpy.runtime.columntypes import BINARY, INTEGER, NUMBER, TEXT, ColumnType, column_type
 
+pa = lazy("pyarrow")
 pc = lazy("pyarrow.compute")  # a run whose rows an engine reads parses no cell here
 
 KINDS = ("int", "num", "bool", "string")
@@ -111,30 +112,28 @@ def parse_typed(column: pa.Array, kind: str) -> Cells:
     return _with_missing(_from_integers(column.fill_null(0), kind), missing)
 
 
-def readable_from(arrow_type: pa.DataType, kind: str) -> bool:
+def readable_from(arrow_type: pa.DataType | ColumnType, kind: str) -> bool:
     """Whether a Parquet column of `arrow_type` can be read as `kind` (public)."""
-    if pa.types.is_dictionary(arrow_type):
-        arrow_type = arrow_type.value_type
-    text = pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or _is_binary(arrow_type)
-    number = pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type)
+    family = column_type(arrow_type).family
+    text = family in TEXT or family in BINARY
+    number = family in NUMBER
     if kind in ("int", "num"):
         return text or number
     if kind == "bool":
-        return text or pa.types.is_boolean(arrow_type) or pa.types.is_integer(arrow_type)
-    return text or number or pa.types.is_boolean(arrow_type)
+        return text or family == "bool" or family in INTEGER
+    return text or number or family == "bool"
 
 
-def kind_of_arrow(arrow_type: pa.DataType) -> str | None:
+def kind_of_arrow(arrow_type: pa.DataType | ColumnType) -> str | None:
     """The kind a Parquet column's type holds as it is, if any."""
-    if pa.types.is_dictionary(arrow_type):
-        arrow_type = arrow_type.value_type
-    if pa.types.is_integer(arrow_type):
+    family = column_type(arrow_type).family
+    if family in INTEGER:
         return "int"
-    if pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type):
+    if family in ("float", "decimal"):
         return "num"
-    if pa.types.is_boolean(arrow_type):
+    if family == "bool":
         return "bool"
-    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+    if family in TEXT:
         return "string"
     return None
 

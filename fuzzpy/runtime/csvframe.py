@@ -21,12 +21,12 @@ import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
-import pyarrow as pa
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.lazy import lazy
 from fuzzpy.source import Span
 
+pa = lazy("pyarrow")
 pc = lazy("pyarrow.compute")
 
 UTF8_BOM = b"\xef\xbb\xbf"

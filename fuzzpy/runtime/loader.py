@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 
 from fuzzpy.lazy import lazy
 from fuzzpy.ledger.datasets import DEFAULT_POLICY, SCHEMA_MISMATCH, Policy, Registration
@@ -53,6 +52,7 @@ from fuzzpy.types import TBag, TBool, TInt, TNum, TRecord, TString, TVec, Type
 _KIND_OF_TYPE: dict[type, str] = {TNum: "num", TInt: "int", TBool: "bool", TString: "string"}
 _DTYPES = {"num": np.float64, "int": np.int64, "bool": np.bool_, "string": object}
 _BAD_POLICY = "FZ543"
+pa = lazy("pyarrow")
 pacsv = lazy("pyarrow.csv")  # a run whose rows an engine reads never parses a file here
 pq = lazy("pyarrow.parquet")
 
