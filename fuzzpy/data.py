@@ -22,11 +22,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.lazy import lazy
 from fuzzpy.source import NO_SPAN
+
+np = lazy("numpy")
 
 UNNAMED_FRAME = "FZ550"
 UNSUPPORTED_DATA = "FZ551"

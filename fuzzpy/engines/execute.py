@@ -15,13 +15,13 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Protocol
 
-import numpy as np
 import pyarrow as pa
 
 from fuzzpy.engines.plan import Aggregate, Relation, leaves
 from fuzzpy.engines.rows import Node, Nodes, Sym, SymVector
 from fuzzpy.engines.sql import Dialect, Emitter, Layers, plan_layers, with_layers
 from fuzzpy.engines.symops import SymOps
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.aggregates import (
     SUM_UNIT_BITS,
     VSUM_UNIT_BITS,
@@ -33,6 +33,8 @@ from fuzzpy.runtime.aggregates import (
 from fuzzpy.runtime.bag import _GROUP_AUDIT, Bag
 from fuzzpy.runtime.exact import DBL_MAX
 from fuzzpy.runtime.values import Record
+
+np = lazy("numpy")
 
 _SCALARS = ("count", "sum", "vsum")
 

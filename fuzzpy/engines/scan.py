@@ -28,14 +28,16 @@ loaded rows.
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 
 from fuzzpy.engines.sql import Dialect, literal_sql
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.bag import Bag
 from fuzzpy.runtime.cells import _INT_TEXT, _NUM_TEXT, INT_LIMIT
 from fuzzpy.runtime.loader import ColumnRead, Plan
 from fuzzpy.runtime.values import Record
+
+np = lazy("numpy")
 
 #: The characters Arrow's `utf8_trim_whitespace` trims (checked against
 #: pyarrow over every code point by the tests).

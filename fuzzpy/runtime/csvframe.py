@@ -20,12 +20,13 @@ import csv
 import dataclasses
 from dataclasses import dataclass, field
 
-import numpy as np
 import pyarrow as pa
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.lazy import lazy
 from fuzzpy.source import Span
+
+np = lazy("numpy")
 
 pc = lazy("pyarrow.compute")
 
