@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from fuzzpy import syntax as S
+from fuzzpy.lazy import lazy
+
+np = lazy("numpy")
 
 
 def category_constant(expr: S.Expr) -> tuple[str, ...] | None:

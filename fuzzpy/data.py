@@ -22,13 +22,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.lazy import lazy
 from fuzzpy.source import NO_SPAN
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
+np = lazy("numpy")
 
 UNNAMED_FRAME = "FZ550"
 UNSUPPORTED_DATA = "FZ551"

@@ -15,8 +15,6 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Protocol
 
-import numpy as np
-
 from fuzzpy.engines.plan import Aggregate, Relation, leaves
 from fuzzpy.engines.rows import Node, Nodes, Sym, SymVector
 from fuzzpy.engines.sql import Dialect, Emitter, Layers, key_in_range, plan_layers, with_layers
@@ -35,6 +33,7 @@ from fuzzpy.runtime.exact import DBL_MAX
 from fuzzpy.runtime.values import Record
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
+np = lazy("numpy")
 
 _SCALARS = ("count", "sum", "vsum")
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-import numpy as np
-
+from fuzzpy.lazy import is_instance, lazy
 from fuzzpy.runtime.exact import to_float
 from fuzzpy.runtime.rowops import I64_MAX, I64_MIN
+
+np = lazy("numpy")
 
 KINDS = ("int", "num", "bool", "string")
 
@@ -77,11 +78,11 @@ class Nodes:
         """A captured macro-level value, read as the per-row code reads it
         (`rowops.as_row`): an int saturated to int64, a num as its nearest
         double (saturated), a bool, a string."""
-        if isinstance(value, (bool, np.bool_)):
+        if isinstance(value, bool) or is_instance(value, "numpy", "bool_"):
             return self.make("lit", (), "bool", bool(value))
-        if isinstance(value, (int, np.integer)):
+        if isinstance(value, int) or is_instance(value, "numpy", "integer"):
             return self.make("lit", (), "int", min(max(int(value), I64_MIN), I64_MAX))
-        if isinstance(value, (Fraction, float, np.floating)):
+        if isinstance(value, (Fraction, float)) or is_instance(value, "numpy", "floating"):
             return self.make("lit", (), "num", float(to_float(Fraction(value))) if isinstance(value, Fraction) else _finite(float(value)))
         if isinstance(value, str):
             return self.make("lit", (), "string", value)

@@ -28,8 +28,6 @@ loaded rows.
 
 from __future__ import annotations
 
-import numpy as np
-
 from fuzzpy.engines.sql import Dialect, literal_sql
 from fuzzpy.lazy import lazy
 from fuzzpy.runtime.bag import Bag
@@ -39,6 +37,7 @@ from fuzzpy.runtime.loader import ColumnRead, Plan
 from fuzzpy.runtime.values import Record
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
+np = lazy("numpy")
 
 #: The characters Arrow's `utf8_trim_whitespace` trims (checked against
 #: pyarrow over every code point by the tests).

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import numpy as np
-
 from fuzzpy.engines.rows import Node, Nodes, NotCompilable, Sym, SymSum, SymVector, is_symbolic
+from fuzzpy.lazy import is_instance, lazy
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime.values import Record, WithPair
-from fuzzpy.runtime.vectors import Vector, VectorColumn
+from fuzzpy.runtime.vectors import VectorColumn, is_exact_vector
+
+np = lazy("numpy")
 
 _COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 #: The most products one SQL expression adds up as nested additions; a longer
@@ -35,9 +36,9 @@ class SymOps:
     def node(self, value: object) -> Node:
         if isinstance(value, Sym):
             return value.node
-        if is_symbolic(value) or isinstance(value, (Vector, VectorColumn, list, tuple, Record)):
+        if is_symbolic(value) or isinstance(value, (VectorColumn, list, tuple, Record)) or is_exact_vector(value):
             raise NotCompilable("a vector or a structure where a number is expected")
-        if isinstance(value, np.ndarray) and value.ndim == 0:
+        if is_instance(value, "numpy", "ndarray") and value.ndim == 0:
             value = value.item()
         return self.n.literal(value)
 
@@ -168,7 +169,7 @@ class SymOps:
         """Entries as doubles, as `vectors._doubles`/`vector_column` read them."""
         if isinstance(value, SymVector):
             return value.entries
-        if isinstance(value, Vector):
+        if is_exact_vector(value):
             return tuple(self.n.literal(Fraction(X.to_exact(v))) for v in value.tolist())  # to_float
         if isinstance(value, list):
             return tuple(self.n.double(self.node(v)) for v in value)
@@ -250,7 +251,7 @@ def _one_or_select(ops: SymOps, c: Node, a: object, b: object) -> object:
 
 
 def _vectorish(value: object) -> bool:
-    return isinstance(value, (SymVector, Vector, list))
+    return isinstance(value, (SymVector, list)) or is_exact_vector(value)
 
 
 def _zero_number(value: object) -> bool:

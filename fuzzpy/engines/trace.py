@@ -30,15 +30,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from fuzzpy import syntax as S
 from fuzzpy.engines.execute import Executor
 from fuzzpy.engines.plan import Aggregate, Relation, leaves
 from fuzzpy.engines.rows import NotCompilable, Sym, SymSum, SymVector, is_symbolic
 from fuzzpy.engines.subsample import draw_secret, keep_threshold
+from fuzzpy.lazy import is_instance, lazy
 from fuzzpy.runtime import exact as X
+from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.bag import Bag
 from fuzzpy.runtime.interpreter import COLUMNS, Interpreter, _Deferred
 from fuzzpy.runtime.operations import binary
@@ -55,7 +56,12 @@ from fuzzpy.runtime.values import (
     Value,
     force,
 )
-from fuzzpy.runtime.vectors import Vector, VectorColumn, labelled, vector
+from fuzzpy.runtime.vectors import VectorColumn, is_exact_vector, labelled, vector
+
+np = lazy("numpy")
+
+if TYPE_CHECKING:
+    from fuzzpy.runtime.vectors import Vector
 
 MAX_TRACED_BRANCHES = 256
 #: A relation whose row and predicates need more per-row operations than this
@@ -187,7 +193,7 @@ class EngineInterpreter(Interpreter):
         self._branches_left = MAX_TRACED_BRANCHES
         self._tracing += 1
         try:
-            with self.per_row(COLUMNS, None), np.errstate(all="ignore"):
+            with self.per_row(COLUMNS, None), R.quiet_floats():
                 shape = self._shape(func(relation.row))
             _not_too_large(leaves(shape) + list(relation.predicates))
             return shape
@@ -339,7 +345,7 @@ class EngineInterpreter(Interpreter):
     # ------------------------------------------------------------ batching
 
     def _tabulate(self, ts: Value, f: Value, plain: Callable[..., Value]) -> Value:
-        items = list(ts) if isinstance(ts, (list, tuple, Vector)) else None
+        items = list(ts) if isinstance(ts, (list, tuple)) or is_exact_vector(ts) else None
         if items is not None:
             self.prefetch([lambda t=t: f(t) for t in items])
         return plain(ts, f)
@@ -403,12 +409,12 @@ class EngineInterpreter(Interpreter):
         left = self.eval(expr.left, env)
         if is_symbolic(left):
             return self.ops.logical(op, left, self.eval(expr.right, env))
-        if isinstance(left, np.ndarray):  # over columns: the in-memory rule (the right side on the rows that need it)
+        if is_instance(left, "numpy", "ndarray"):  # over columns: the in-memory rule (the right side on the rows that need it)
             return super()._logical(op, S.Binary(op, _Quoted(left), expr.right, expr.span), env)
         if (op == "&&" and not left) or (op == "||" and left):
             return bool(left)
         right = self.eval(expr.right, env)
-        return right if isinstance(right, np.ndarray) or is_symbolic(right) else bool(right)
+        return right if is_instance(right, "numpy", "ndarray") or is_symbolic(right) else bool(right)
 
     def _eval_Unary(self, expr: S.Unary, env: dict) -> Value:
         if self.mode == COLUMNS:
@@ -503,7 +509,7 @@ class EngineInterpreter(Interpreter):
             return value
         if isinstance(value, (SymSum, VectorColumn)):
             raise NotCompilable("a sum value per row")
-        if isinstance(value, Vector):
+        if is_exact_vector(value):
             return SymVector(self.ops.as_vector(value))
         if isinstance(value, Record):
             return Record({k: self._shape(v) for k, v in value.fields.items()})
@@ -514,9 +520,9 @@ class EngineInterpreter(Interpreter):
             if not all(isinstance(p, Sym) and p.node.kind in ("int", "num", "bool") for p in parts):
                 raise NotCompilable("a list per row")
             return SymVector(tuple(n.double(p.node) for p in parts))
-        if isinstance(value, np.ndarray) and value.ndim == 0:
+        if is_instance(value, "numpy", "ndarray") and value.ndim == 0:
             return Sym(n.literal(value.item()))
-        if isinstance(value, (bool, int, Fraction, str, np.generic)):
+        if isinstance(value, (bool, int, Fraction, str)) or is_instance(value, "numpy", "generic"):
             return Sym(n.literal(value))
         raise NotCompilable(f"a per-row result of kind {type(value).__name__}")
 

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import numpy as np
-
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.exact import DBL_MAX
+
+np = lazy("numpy")
 
 SUM_UNIT_BITS = 48
 VSUM_UNIT_BITS = 30

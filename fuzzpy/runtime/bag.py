@@ -16,11 +16,18 @@ from contextvars import ContextVar
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.values import NotVectorisable, Record, RuntimeFailure, Value, WithPair
-from fuzzpy.runtime.vectors import RowVector, Vector, VectorColumn, is_vector
+from fuzzpy.runtime.vectors import (
+    VectorColumn,
+    is_exact_vector,
+    is_row_vector,
+    is_vector,
+    row_vector_view,
+)
+
+np = lazy("numpy")
 
 Column = Any  # np.ndarray | Record | tuple
 
@@ -125,7 +132,7 @@ def row_at(column: Column, i: int) -> Value:
     if isinstance(column, np.ndarray):
         item = column[i]
         if isinstance(item, np.ndarray):  # one row of a bag of vectors
-            return np.asarray(item, dtype=np.float64).view(RowVector)
+            return row_vector_view(np.asarray(item, dtype=np.float64))
         return item
     if isinstance(column, Record):
         return Record({k: row_at(v, i) for k, v in column.fields.items()})
@@ -138,7 +145,7 @@ def dummy_row(column: Column) -> Value:
     shape is read, whatever the data (docs/semantics.md, "Vectors")."""
     if isinstance(column, np.ndarray):
         if column.ndim == 2:
-            return np.zeros(column.shape[1]).view(RowVector)
+            return row_vector_view(np.zeros(column.shape[1]))
         if column.dtype == object:
             return ""
         return np.zeros(1, dtype=column.dtype)[0]
@@ -155,7 +162,7 @@ def conform(value: Value, template: Value) -> Value:
         width = len(template)
         row = np.asarray([R.as_row(v) for v in value] if isinstance(value, list) else value, dtype=np.float64)
         row = row[:width] if row.size >= width else np.pad(row, (0, width - row.size))
-        return row.view(RowVector)
+        return row_vector_view(row)
     if isinstance(template, Record) and isinstance(value, Record):
         return Record({k: conform(value.fields.get(k, t), t) for k, t in template.fields.items()})
     if isinstance(template, tuple) and isinstance(value, tuple) and len(template) == len(value):
@@ -219,7 +226,7 @@ def as_column(value: Value, n: int) -> Column:
 
     if isinstance(value, VectorColumn):
         return value.rows
-    if isinstance(value, (Vector, RowVector)):  # one vector, the same for every row
+    if is_exact_vector(value) or is_row_vector(value):  # one vector, the same for every row
         return np.broadcast_to(_doubles(value), (n, len(value))).copy()
     if isinstance(value, np.ndarray):
         if value.ndim >= 1 and value.shape[0] == n:

@@ -15,13 +15,14 @@ Kinds are the row types a file can hold: `int` (64-bit, see `INT_LIMIT`),
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from functools import cache
 
 from fuzzpy.lazy import lazy
 from fuzzpy.runtime.columntypes import BINARY, INTEGER, NUMBER, TEXT, ColumnType, column_type
 
 pa = lazy("pyarrow")
+np = lazy("numpy")
+
 pc = lazy("pyarrow.compute")  # a run whose rows an engine reads parses no cell here
 
 KINDS = ("int", "num", "bool", "string")
@@ -257,7 +258,13 @@ FAST_NUMBERS = True
 #: before an int goes to the reference, which strips it). The values are
 #: the same cast's.
 _PLAIN = {"num": b"0123456789.eE+-", "int": b"0123456789-"}
-_PLAIN_BYTES = {kind: np.isin(np.arange(256), np.frombuffer(chars, dtype=np.uint8)) for kind, chars in _PLAIN.items()}
+
+
+@cache
+def _plain_bytes(kind: str) -> np.ndarray:
+    """Which byte values are the kind's plain characters (a 256-entry mask)."""
+    return np.isin(np.arange(256), np.frombuffer(_PLAIN[kind], dtype=np.uint8))
+
 _INT64_MIN = -(2**63)
 
 
@@ -295,7 +302,7 @@ def _plain_cells(column: pa.Array, kind: str) -> np.ndarray:
     first, last = int(offsets[0]), int(offsets[-1])
     if data is None or not bytes(memoryview(data)[first:last]).translate(None, _PLAIN[kind]):
         return plain  # every character is a plain one (bytes.translate deletes them at C speed)
-    outside = ~_PLAIN_BYTES[kind][np.frombuffer(data, dtype=np.uint8)[first:last]]
+    outside = ~_plain_bytes(kind)[np.frombuffer(data, dtype=np.uint8)[first:last]]
     where = np.flatnonzero(outside) + first  # the cells holding another character
     return plain & ((np.searchsorted(where, offsets[1:]) - np.searchsorted(where, offsets[:-1])) == 0)
 

@@ -20,13 +20,13 @@ import csv
 import dataclasses
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.lazy import lazy
 from fuzzpy.source import Span
 
 pa = lazy("pyarrow")
+np = lazy("numpy")
+
 pc = lazy("pyarrow.compute")
 
 UTF8_BOM = b"\xef\xbb\xbf"

@@ -21,8 +21,6 @@ import math
 import sys
 from fractions import Fraction
 
-import numpy as np
-
 Exact = int | Fraction
 
 #: The largest finite double; overflowing float results saturate to +/- this.
@@ -40,11 +38,18 @@ def to_exact(value: object) -> object:
     or an argument, a numpy scalar) as exact values; other values unchanged.
     A float is read as the dyadic rational it is; a non-finite one
     saturates (NaN reads as 0)."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, int, Fraction)):
+        return value
+    if isinstance(value, float):  # np.float64 too
+        return _float_to_exact(float(value))
+    numpy = sys.modules.get("numpy")  # a numpy scalar exists only once numpy is imported
+    if numpy is None:
+        return value
+    if isinstance(value, numpy.bool_):
         return bool(value)
-    if isinstance(value, np.integer):
+    if isinstance(value, numpy.integer):
         return int(value)
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, numpy.floating):
         return _float_to_exact(float(value))
     return value
 

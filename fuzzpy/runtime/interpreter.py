@@ -33,11 +33,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 
-import numpy as np
-
 from fuzzpy import syntax as S
 from fuzzpy.categories import categories_of, category_constant
 from fuzzpy.checker.result import CheckedProgram, RunLength
+from fuzzpy.lazy import is_instance, lazy
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.operations import SumColumn, binary, index_value, is_columnar, select_rows
@@ -60,8 +59,10 @@ from fuzzpy.runtime.values import (
     WithPair,
     force,
 )
-from fuzzpy.runtime.vectors import Vector, is_per_row_number, negate, vector, vector_column
+from fuzzpy.runtime.vectors import is_exact_vector, is_per_row_number, negate, vector, vector_column
 from fuzzpy.types import LenVar
+
+np = lazy("numpy")
 
 Env = dict[str, Value]
 Branch = Callable[[Env], Value]
@@ -126,8 +127,7 @@ class Interpreter:
         self._thunks_made = 0
         self._row_barrier: int | None = None
         self.row_calls_left = MAX_ROW_CALLS
-        self.row_ids: np.ndarray = np.zeros(0, dtype=np.int64)
-        self.calls_made: np.ndarray = np.zeros(0, dtype=np.int64)
+        self.row_ids, self.calls_made = self._call_counters(0)
         self._recursion_depth = 0
         self.zero_products = checked.zero_products if checked is not None else None
         self.call_lengths = checked.call_lengths if checked is not None else {}
@@ -289,15 +289,19 @@ class Interpreter:
         saved = (self.mode, self.column_rows, self.row_calls_left, self.row_ids, self.calls_made, self._recursion_depth)
         self.mode, self.column_rows = mode, rows
         self.row_calls_left, self._recursion_depth = MAX_ROW_CALLS, 0
-        # Only a `def rec` counts calls per row: without one, no per-row
-        # arrays (two of them cost a quarter of a filter's time on 10M rows).
-        counted = (rows or 0) if self.recursive else 0
-        self.row_ids = np.arange(counted, dtype=np.int64)
-        self.calls_made = np.zeros(counted, dtype=np.int64)
+        self.row_ids, self.calls_made = self._call_counters(rows or 0)
         try:
             yield
         finally:
             self.mode, self.column_rows, self.row_calls_left, self.row_ids, self.calls_made, self._recursion_depth = saved
+
+    def _call_counters(self, rows: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The rows' ids and calls made so far (`_lockstep_call`). Only a `def
+        rec` counts calls per row: without one, no per-row arrays (two of them
+        cost a quarter of a filter's time on 10M rows), and no numpy."""
+        if not self.recursive:
+            return None, None
+        return np.arange(rows, dtype=np.int64), np.zeros(rows, dtype=np.int64)
 
     def _at_macro_level(self, work: Callable[[], Value]) -> Value:
         saved = self.mode, self.column_rows
@@ -449,7 +453,7 @@ class Interpreter:
 
     def _logical(self, op: str, expr: S.Binary, env: Env) -> Value:
         left = self.eval(expr.left, env)
-        if isinstance(left, np.ndarray):  # over columns: the right side on the rows that need it
+        if is_instance(left, "numpy", "ndarray"):  # over columns: the right side on the rows that need it
             decided = np.bool_(op == "||")
             if op == "&&":
                 return self._branch_rows(left, lambda e: self.eval(expr.right, e), lambda e: decided, env)
@@ -457,7 +461,7 @@ class Interpreter:
         if (op == "&&" and not left) or (op == "||" and left):
             return bool(left)
         right = self.eval(expr.right, env)
-        return right if isinstance(right, np.ndarray) else bool(right)
+        return right if is_instance(right, "numpy", "ndarray") else bool(right)
 
     def _eval_Unary(self, expr: S.Unary, env: Env) -> Value:
         value = self.eval(expr.operand, env)
@@ -466,14 +470,14 @@ class Interpreter:
                 return -value
             if isinstance(value, list):
                 value = vector(value) if all(X.is_exact(v) for v in value) else value
-            return R.negate(value) if R.is_row(value) and not isinstance(value, Vector) else negate(value)
-        if isinstance(value, np.ndarray):
+            return R.negate(value) if R.is_row(value) and not is_exact_vector(value) else negate(value)
+        if is_instance(value, "numpy", "ndarray"):
             return np.logical_not(value)
         return not value
 
     def _eval_If(self, expr: S.If, env: Env) -> Value:
         cond = self.eval(expr.cond, env)
-        if isinstance(cond, np.ndarray):
+        if is_instance(cond, "numpy", "ndarray"):
             return self._branch_rows(cond, lambda e: self.eval(expr.then, e), lambda e: self.eval(expr.orelse, e), env)
         return self.eval(expr.then if cond else expr.orelse, env)
 
@@ -615,7 +619,7 @@ class Interpreter:
             return self.eval(expr.left_body, {**env, expr.left_var: value.value})
         if isinstance(value, Inr):
             return self.eval(expr.right_body, {**env, expr.right_var: value.value})
-        if isinstance(value, (bool, np.bool_)):  # `bool` is unit + unit: inl = true
+        if isinstance(value, bool) or is_instance(value, "numpy", "bool_"):  # `bool` is unit + unit: inl = true
             body, var = (expr.left_body, expr.left_var) if value else (expr.right_body, expr.right_var)
             return self.eval(body, {**env, var: None})
         if isinstance(value, SumColumn):
@@ -642,8 +646,8 @@ class Interpreter:
 
     def _eval_CaseList(self, expr: S.CaseList, env: Env) -> Value:
         value = self.eval(expr.scrutinee, env)
-        if isinstance(value, np.ndarray) and value.ndim == 1:
-            if self.mode == COLUMNS and not isinstance(value, Vector):
+        if is_instance(value, "numpy", "ndarray") and value.ndim == 1:
+            if self.mode == COLUMNS and not is_exact_vector(value):
                 raise NotVectorisable  # a list per row
             value = list(value)
         items = list(value)
@@ -753,7 +757,7 @@ def sample(value: Value) -> Value:
 def exact_value(value: Value) -> Value:
     """Floats and numpy numbers (from mechanisms, arguments) as exact values,
     inside tuples, lists and records too."""
-    if isinstance(value, (float, np.generic)):
+    if isinstance(value, float) or is_instance(value, "numpy", "generic"):
         return X.to_exact(value)
     if isinstance(value, tuple):
         return tuple(exact_value(v) for v in value)
@@ -761,6 +765,6 @@ def exact_value(value: Value) -> Value:
         return [exact_value(v) for v in value]
     if isinstance(value, Record):
         return Record({k: exact_value(v) for k, v in value.fields.items()})
-    if isinstance(value, np.ndarray) and not isinstance(value, Vector) and value.ndim == 1 and value.dtype.kind in "iuf":
+    if is_instance(value, "numpy", "ndarray") and not is_exact_vector(value) and value.ndim == 1 and value.dtype.kind in "iuf":
         return vector(value)
     return value

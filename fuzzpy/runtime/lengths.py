@@ -18,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import numpy as np
-
 from fuzzpy import types as T
 from fuzzpy.checker.result import CheckedDef
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.values import Record, Value
+
+np = lazy("numpy")
 
 Frame = dict[T.LenVar, int]
 

@@ -32,8 +32,6 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from fuzzpy.lazy import lazy
 from fuzzpy.ledger.datasets import DEFAULT_POLICY, SCHEMA_MISMATCH, Policy, Registration
 from fuzzpy.runtime.bag import Bag, Column
@@ -49,8 +47,10 @@ from fuzzpy.runtime.csvframe import CsvFrame, field_column, frame, schema_error
 from fuzzpy.runtime.values import Record
 from fuzzpy.types import TBag, TBool, TInt, TNum, TRecord, TString, TVec, Type
 
+np = lazy("numpy")
+
 _KIND_OF_TYPE: dict[type, str] = {TNum: "num", TInt: "int", TBool: "bool", TString: "string"}
-_DTYPES = {"num": np.float64, "int": np.int64, "bool": np.bool_, "string": object}
+_DTYPES = {"num": "float64", "int": "int64", "bool": "bool", "string": object}  # numpy dtypes, by name
 _BAD_POLICY = "FZ543"
 pa = lazy("pyarrow")
 pacsv = lazy("pyarrow.csv")  # a run whose rows an engine reads never parses a file here

@@ -24,13 +24,14 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from fuzzpy import syntax as S
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime import lazy_reals as R
 from fuzzpy.runtime.exact import to_float
 from fuzzpy.runtime.operations import binary
 from fuzzpy.runtime.values import Function, Fuzzy, RuntimeFailure, Value
+
+np = lazy("numpy")
 
 if TYPE_CHECKING:
     from fuzzpy.runtime.interpreter import Interpreter

@@ -44,12 +44,18 @@ import math
 from fractions import Fraction
 from functools import lru_cache
 
-import numpy as np
-
 from fuzzpy.accounting.events import Event, Gaussian, Group, Laplace, Repeat, Subsample
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.randomness import RandomSource
-from fuzzpy.runtime.samplers import discrete_gaussian, discrete_laplace, geometric
+from fuzzpy.runtime.samplers import (
+    discrete_gaussian,
+    discrete_laplace,
+    discrete_laplace_ints,
+    geometric,
+)
 from fuzzpy.runtime.values import RuntimeFailure
+
+np = lazy("numpy")
 
 GRID_BITS = 32
 SLACK = Fraction(1, 256)
@@ -161,6 +167,15 @@ def gauss_release(values: np.ndarray, sigma: Fraction, source: RandomSource) -> 
     units = _to_units(values.ravel(), e)
     total = [int(a) + b for a, b in zip(list(units), noise, strict=True)]
     return _from_units(total, e).reshape(values.shape)
+
+
+def laplace_release_one(value: int | Fraction, scale: Fraction, source: RandomSource) -> Fraction:
+    """`laplace_release` of one exact number, on Python integers: the same
+    grid, the same draw from the same words, the same value (g * N is exact
+    in both: |N| < 2^53 is an exact double there, or a Fraction)."""
+    e, t = _scalar_grid(scale)
+    noise = discrete_laplace_ints(t, 1, source)[0]
+    return Fraction(round(Fraction(value) / Fraction(2) ** e) + noise) * Fraction(2) ** e
 
 
 @lru_cache(maxsize=256)

@@ -14,18 +14,19 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.values import Inl, Inr, NotVectorisable, Record, RuntimeFailure, Value
 from fuzzpy.runtime.vectors import (
-    Vector,
     VectorColumn,
     as_vector,
+    is_exact_vector,
     is_vector,
     vector_arithmetic,
 )
+
+np = lazy("numpy")
 
 _COMPARE: dict[str, Callable[[Value, Value], Value]] = {
     "==": operator.eq,
@@ -113,7 +114,7 @@ def _macro_number(value: Value) -> Value:
 def compare(op: str, left: Value, right: Value) -> Value:
     if isinstance(left, list) or isinstance(right, list):
         return _COMPARE[op](list(left), list(right))
-    if isinstance(left, Vector) and isinstance(right, Vector):
+    if is_exact_vector(left) and is_exact_vector(right):
         from fuzzpy.runtime.vectors import entries
 
         return _COMPARE[op](entries(left), entries(right))

@@ -14,10 +14,9 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from fuzzpy import syntax as S
 from fuzzpy.categories import bucket_indices
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.aggregates import clamped_sum, vector_sum
@@ -31,7 +30,11 @@ from fuzzpy.runtime.bag import (
     dummy_row,
 )
 from fuzzpy.runtime.expmech import exponential_mechanism
-from fuzzpy.runtime.noise import gauss_release, laplace_release
+from fuzzpy.runtime.noise import (
+    gauss_release,
+    laplace_release,
+    laplace_release_one,
+)
 from fuzzpy.runtime.sigmoid import sigmoid_exact, sigmoid_rows
 from fuzzpy.runtime.values import (
     Exhausted,
@@ -47,18 +50,22 @@ from fuzzpy.runtime.values import (
     force,
 )
 from fuzzpy.runtime.vectors import (
-    Vector,
     VectorColumn,
     as_vector,
     clip_l2,
     dot,
+    is_exact_vector,
     labelled,
     tabulated,
     vector,
+    vector_view,
 )
+
+np = lazy("numpy")
 
 if TYPE_CHECKING:
     from fuzzpy.runtime.interpreter import Interpreter
+    from fuzzpy.runtime.vectors import Vector
 
 
 # ---------------------------------------------------------------- vectorised application
@@ -224,6 +231,8 @@ def _laplace(interp: Interpreter, args: list[Fraction]) -> Function:
         raise RuntimeFailure("FZ517", "laplace[eps] needs eps > 0")
 
     def noisy(value: Value) -> Fuzzy:
+        if X.is_exact(value):  # one number: no arrays (a run on a query engine need not import numpy)
+            return Fuzzy(lambda: laplace_release_one(value, 1 / eps, interp.source))
         values = _numeric(value, "laplace")
         return Fuzzy(lambda: _shape_like(value, laplace_release(values, 1 / eps, interp.source)))
 
@@ -250,9 +259,9 @@ def _numeric(value: Value, what: str) -> np.ndarray:
         array = np.empty(1, dtype=object)
         array[0] = value
         return array
-    if isinstance(value, (list, Vector)):
+    if isinstance(value, list) or is_exact_vector(value):
         array = as_vector(list(value) if isinstance(value, list) else value)
-        if isinstance(array, Vector):
+        if is_exact_vector(array):
             return np.asarray(array) if array.dtype.kind in "iuf" else np.asarray(vector(array.tolist()))
     raise RuntimeFailure("FZ516", f"`{what}` adds noise to numbers or vectors of numbers")
 
@@ -261,7 +270,7 @@ def _shape_like(original: Value, noisy: np.ndarray) -> Value:
     if X.is_exact(original):
         return Fraction(X.to_exact(noisy[0]))  # a `num`
     # noise is added entry by entry: a labelled histogram keeps its labels
-    return labelled(noisy.view(Vector), original.labels if isinstance(original, Vector) else None)
+    return labelled(vector_view(noisy), original.labels if is_exact_vector(original) else None)
 
 
 def _sum(interp: Interpreter, args: list[Fraction]) -> Function:

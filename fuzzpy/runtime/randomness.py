@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from array import array
 
-import numpy as np
+from fuzzpy.lazy import lazy
+
+np = lazy("numpy")
 
 _WORD_BITS = 64
 
@@ -34,7 +37,7 @@ class RandomSource(ABC):
     private: bool = True
 
     def __init__(self) -> None:
-        self._buffer = np.zeros(0, dtype=np.uint64)
+        self._buffer: np.ndarray | None = None  # drawn on the first array request
         self._position = 0
         self._scalar_words: list[int] = []
 
@@ -42,11 +45,15 @@ class RandomSource(ABC):
     def _generate(self, count: int) -> np.ndarray:
         """`count` fresh independent uniform uint64 words."""
 
+    def _generate_ints(self, count: int) -> list[int]:
+        """The same words as `_generate`, as Python ints."""
+        return self._generate(count).tolist()
+
     def words(self, count: int) -> np.ndarray:
         """`count` independent uniform uint64 words."""
         if count > _BUFFER_WORDS // 4:
             return self._generate(count)
-        if self._position + count > self._buffer.size:
+        if self._buffer is None or self._position + count > self._buffer.size:
             self._buffer = self._generate(_BUFFER_WORDS)
             self._position = 0
         start = self._position
@@ -93,7 +100,7 @@ class RandomSource(ABC):
     def word(self) -> int:
         """One uniform 64-bit word as a Python int (the scalar samplers' path)."""
         if not self._scalar_words:
-            self._scalar_words = self._generate(_BUFFER_WORDS).tolist()
+            self._scalar_words = self._generate_ints(_BUFFER_WORDS)
         return self._scalar_words.pop()
 
     def below_one(self, bound: int) -> int:
@@ -132,6 +139,13 @@ class SecureSource(RandomSource):
 
     def _generate(self, count: int) -> np.ndarray:
         return np.frombuffer(os.urandom(8 * count), dtype=np.uint64)
+
+    def _generate_ints(self, count: int) -> list[int]:
+        # the same words without numpy (a run that draws only scalars need
+        # not import it): native-order 64-bit unsigned, as np.uint64 reads them
+        words = array("Q", os.urandom(8 * count))
+        assert words.itemsize == 8
+        return words.tolist()
 
 
 class SeededSource(RandomSource):

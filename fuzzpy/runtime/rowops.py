@@ -17,23 +17,46 @@ the row and public captures; Haeberlen, Pierce & Narayan, USENIX Security
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from fractions import Fraction
+from typing import Any
 
-import numpy as np
-
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.exact import DBL_MAX, to_float
 
-I64_MAX = int(np.iinfo(np.int64).max)
-I64_MIN = int(np.iinfo(np.int64).min)
+np = lazy("numpy")
+
+I64_MAX = 2**63 - 1  # np.iinfo(np.int64)'s bounds, without importing numpy
+I64_MIN = -(2**63)
 #: Products whose double approximation reaches this may overflow int64.
 _RISKY_PRODUCT = float(2**62)
 
-RowValue = np.ndarray | np.generic
+RowValue = Any  # np.ndarray | np.generic (numpy is imported on first use)
+
+
+@contextmanager
+def quiet_floats() -> Iterator[None]:
+    """`np.errstate(all="ignore")` over the block: per-row arithmetic is total
+    (saturating, 0 for 0/0), so numpy's floating-point warnings mean nothing.
+    With numpy not imported yet (a trace of symbolic rows may need none), its
+    warnings are silenced instead, in case the block imports it: errstate
+    changes no value, only whether numpy warns."""
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        with numpy.errstate(all="ignore"):
+            yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
 
 
 def is_row(value: object) -> bool:
-    return isinstance(value, (np.ndarray, np.generic))
+    numpy = sys.modules.get("numpy")  # no value is a numpy one before numpy is imported
+    return numpy is not None and isinstance(value, (numpy.ndarray, numpy.generic))
 
 
 def as_row(value: object) -> RowValue:
@@ -116,9 +139,9 @@ def _mul(a: RowValue, b: RowValue) -> RowValue:
 
 _INT_OPS: dict[str, Callable[[RowValue, RowValue], RowValue]] = {"+": _add, "-": _sub, "*": _mul}
 _FLOAT_OPS: dict[str, Callable[[RowValue, RowValue], RowValue]] = {
-    "+": np.add,
-    "-": np.subtract,
-    "*": np.multiply,
+    "+": lambda a, b: np.add(a, b),
+    "-": lambda a, b: np.subtract(a, b),
+    "*": lambda a, b: np.multiply(a, b),
 }
 
 

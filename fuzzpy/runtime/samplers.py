@@ -19,9 +19,10 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import numpy as np
-
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.randomness import RandomSource
+
+np = lazy("numpy")
 
 _MAX_BOUND = 2**62
 
@@ -111,7 +112,7 @@ def discrete_laplace(t: int, count: int, source: RandomSource) -> np.ndarray:
     """
     _check_scale(t)
     if count <= _SCALAR_COUNT:
-        return np.array([_laplace_scalar(t, source) for _ in range(count)], dtype=np.int64)
+        return np.array(discrete_laplace_ints(t, count, source), dtype=np.int64)
 
     def batch(need: int) -> np.ndarray:
         x = _one_sided(t, need, source)
@@ -166,6 +167,13 @@ def _laplace_scalar(t: int, source: RandomSource) -> int:
         negative = source.below_one(2) == 1
         if not (negative and x == 0):
             return -x if negative else x
+
+
+def discrete_laplace_ints(t: int, count: int, source: RandomSource) -> list[int]:
+    """A few draws of `discrete_laplace` (the same draws from the same words),
+    as Python integers, without numpy."""
+    _check_scale(t)
+    return [_laplace_scalar(t, source) for _ in range(count)]
 
 
 def _check_scale(t: int) -> None:

@@ -33,7 +33,9 @@ import math
 from fractions import Fraction
 from functools import cache
 
-import numpy as np
+from fuzzpy.lazy import lazy
+
+np = lazy("numpy")
 
 STEP_BITS = 8  # h = 2^-8
 VALUE_BITS = 40  # node values are multiples of 2^-40

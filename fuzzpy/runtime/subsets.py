@@ -22,14 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
-
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.values import Function, Inl, Inr, NotVectorisable, Record, Value, WithPair
-from fuzzpy.runtime.vectors import RowVector, Vector, VectorColumn
+from fuzzpy.runtime.vectors import VectorColumn, is_exact_vector, is_row_vector
+
+np = lazy("numpy")
 
 
 def _per_row_array(value: Value) -> bool:
-    return isinstance(value, np.ndarray) and not isinstance(value, (Vector, RowVector)) and value.ndim >= 1
+    return isinstance(value, np.ndarray) and not is_exact_vector(value) and not is_row_vector(value) and value.ndim >= 1
 
 
 def restrict(value: Value, positions: np.ndarray, n: int) -> Value:  # noqa: PLR0911

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime.exact import to_float
+
+np = lazy("numpy")
 
 Value = Any
 _DBL_MAX_INT = int(sys.float_info.max)

@@ -21,23 +21,79 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from fuzzpy.lazy import lazy
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.values import NotVectorisable, RuntimeFailure, Value
 
+np = lazy("numpy")
 
-class Vector(np.ndarray):
-    """A macro-level `vec[p] num` value: exact entries (object array).
 
-    ``labels``: the public name of each entry, for a histogram of a
-    categorical `group` (`counts`), noise added to one, and `tabulate` over
-    distinct strings. Only those set it (`labelled`); every other operation,
-    and every numpy view or result, gives an unlabelled vector."""
+if TYPE_CHECKING:  # for annotations; at run time `_array_class` makes the classes
 
-    labels: tuple[str, ...] | None = None
+    class Vector(np.ndarray):
+        labels: tuple[str, ...] | None
+
+    class RowVector(np.ndarray): ...
+
+
+#: `Vector` and `RowVector` subclass numpy's array; they are made when first
+#: asked for (`vectors.Vector`, a view), so that a run that never makes a
+#: vector (a count on a query engine) does not import numpy (~30 ms). Before
+#: then no value can be one: `is_exact_vector` and `is_row_vector` answer
+#: False without making them.
+_ARRAY_CLASSES: dict[str, type] = {}
+
+
+def _array_class(name: str) -> type:
+    if not _ARRAY_CLASSES:
+        import numpy
+
+        class Vector(numpy.ndarray):
+            """A macro-level `vec[p] num` value: exact entries (object array).
+
+            ``labels``: the public name of each entry, for a histogram of a
+            categorical `group` (`counts`), noise added to one, and `tabulate` over
+            distinct strings. Only those set it (`labelled`); every other operation,
+            and every numpy view or result, gives an unlabelled vector."""
+
+            labels: tuple[str, ...] | None = None
+
+        class RowVector(numpy.ndarray):
+            """One row's vector, in doubles."""
+
+        for made in (Vector, RowVector):
+            made.__qualname__ = made.__name__  # found by name (pickle, copy) through `__getattr__`
+            _ARRAY_CLASSES[made.__name__] = made
+        globals().update(_ARRAY_CLASSES)
+    return _ARRAY_CLASSES[name]
+
+
+def __getattr__(name: str) -> type:
+    """`Vector` and `RowVector`, made on first use (PEP 562)."""
+    if name in ("Vector", "RowVector"):
+        return _array_class(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def is_exact_vector(value: object) -> bool:
+    """``isinstance(value, Vector)`` (False while the class is not made: no value is one)."""
+    return "Vector" in _ARRAY_CLASSES and isinstance(value, _ARRAY_CLASSES["Vector"])
+
+
+def is_row_vector(value: object) -> bool:
+    """``isinstance(value, RowVector)`` (the same)."""
+    return "RowVector" in _ARRAY_CLASSES and isinstance(value, _ARRAY_CLASSES["RowVector"])
+
+
+def vector_view(array: np.ndarray) -> Vector:
+    return array.view(_array_class("Vector"))
+
+
+def row_vector_view(array: np.ndarray) -> RowVector:
+    return array.view(_array_class("RowVector"))
 
 
 def labelled(value: Vector, labels: tuple[str, ...] | None) -> Vector:
@@ -50,13 +106,9 @@ def labelled(value: Vector, labels: tuple[str, ...] | None) -> Vector:
 
 def tabulated(keys: Value, entries: Value) -> Value:
     """`tabulate ts f`: labelled by the keys when they are distinct strings."""
-    if isinstance(entries, Vector) and isinstance(keys, list) and keys and all(isinstance(k, str) for k in keys):
+    if is_exact_vector(entries) and isinstance(keys, list) and keys and all(isinstance(k, str) for k in keys):
         return labelled(entries, tuple(keys))
     return entries
-
-
-class RowVector(np.ndarray):
-    """One row's vector, in doubles."""
 
 
 @dataclass(frozen=True)
@@ -74,20 +126,20 @@ def vector(values: Value) -> Vector:
     items = values.tolist() if isinstance(values, np.ndarray) else list(values)
     out = np.empty(len(items), dtype=object)
     out[:] = [X.to_exact(v) for v in items]
-    return out.view(Vector)
+    return vector_view(out)
 
 
 def row_vector(values: Value) -> RowVector:
-    return np.asarray(R.finite(np.asarray(values, dtype=np.float64))).reshape(-1).view(RowVector)
+    return row_vector_view(np.asarray(R.finite(np.asarray(values, dtype=np.float64))).reshape(-1))
 
 
 def is_per_row_number(value: Value) -> bool:
     """A column of per-row numbers (not a vector)."""
-    return isinstance(value, np.ndarray) and not isinstance(value, (Vector, RowVector)) and value.ndim == 1
+    return isinstance(value, np.ndarray) and not is_exact_vector(value) and not is_row_vector(value) and value.ndim == 1
 
 
 def is_vector(value: Value) -> bool:
-    return isinstance(value, (Vector, RowVector, VectorColumn))
+    return isinstance(value, VectorColumn) or is_exact_vector(value) or is_row_vector(value)
 
 
 def as_vector(value: Value) -> Value:
@@ -117,7 +169,7 @@ def _level(*values: Value) -> str:
     a per-row value, else 'exact'."""
     if any(isinstance(v, VectorColumn) or is_per_row_number(v) for v in values):
         return "column"
-    if any(isinstance(v, RowVector) or R.is_row(v) and not isinstance(v, Vector) for v in values):
+    if any(is_row_vector(v) or R.is_row(v) and not is_exact_vector(v) for v in values):
         return "row"
     return "exact"
 
@@ -125,7 +177,7 @@ def _level(*values: Value) -> str:
 def _doubles(value: Value) -> np.ndarray:
     if isinstance(value, VectorColumn):
         return value.rows
-    if isinstance(value, Vector):
+    if is_exact_vector(value):
         return np.array([X.to_float(v) for v in value.tolist()], dtype=np.float64)
     return np.asarray(R.as_row(value), dtype=np.float64)
 
@@ -148,7 +200,7 @@ def _wrap(result: np.ndarray, level: str) -> Value:
     result = R.finite(result)
     if level == "column":
         return VectorColumn(result if result.ndim == 2 else result[None, :])
-    return result.view(RowVector)
+    return row_vector_view(result)
 
 
 def vector_arithmetic(op: str, left: Value, right: Value) -> Value:
@@ -193,17 +245,17 @@ def _is_zero_number(value: Value) -> bool:
 
 def _exact_arithmetic(op: str, left: Value, right: Value) -> Vector:
     if op in ("+", "-"):
-        if not (isinstance(left, Vector) and isinstance(right, Vector)):
+        if not (is_exact_vector(left) and is_exact_vector(right)):
             raise RuntimeFailure("FZ514", f"`{op}` of a vector and a number")
         same_length(left, right, f"`{op}`")
         pairs = zip(entries(left), entries(right), strict=True)
         return vector([a + b if op == "+" else a - b for a, b in pairs])
     if op == "*":
-        vec, num = (left, right) if isinstance(left, Vector) else (right, left)
-        if isinstance(num, Vector):
+        vec, num = (left, right) if is_exact_vector(left) else (right, left)
+        if is_exact_vector(num):
             raise RuntimeFailure("FZ514", "`*` of two vectors")
         return vector([num * v for v in entries(vec)])
-    if not isinstance(left, Vector) or isinstance(right, Vector):
+    if not is_exact_vector(left) or is_exact_vector(right):
         raise RuntimeFailure("FZ514", "`/` divides a vector by a number")
     return vector([X.divide(v, right) for v in entries(left)])
 
@@ -218,10 +270,10 @@ def same_length(u: Value, v: Value, what: str) -> None:
 def negate(value: Value) -> Value:
     if isinstance(value, VectorColumn):
         return -value
-    if isinstance(value, Vector):
+    if is_exact_vector(value):
         return vector([-v for v in entries(value)])
-    if isinstance(value, RowVector):
-        return (-np.asarray(value)).view(RowVector)
+    if is_row_vector(value):
+        return row_vector_view(-np.asarray(value))
     return value
 
 
@@ -277,9 +329,9 @@ def clip_l2(value: Value, c: Fraction) -> Value:
     value = as_vector(value)
     if isinstance(value, VectorColumn):
         return VectorColumn(clip_l2_rows(value.rows, X.to_float(c)))
-    if isinstance(value, RowVector):
-        return clip_l2_rows(np.asarray(value), X.to_float(c)).view(RowVector)
-    if isinstance(value, Vector):
+    if is_row_vector(value):
+        return row_vector_view(clip_l2_rows(np.asarray(value), X.to_float(c)))
+    if is_exact_vector(value):
         return exact_clip_l2(value, c)
     raise RuntimeFailure("FZ516", "`clip2` clips a vector")
 
