@@ -37,7 +37,8 @@ class DeltaBound:
     shift: float  # every loss may truly be up to this much larger
 
     def delta(self, epsilon: float) -> float:
-        """An upper bound of delta(epsilon), rounded safely."""
+        """An upper bound of delta(epsilon), rounded safely (for epsilon >= 0:
+        `pld._bound` may put 1 for ``below`` when the window starts below -shift)."""
         e0 = math.nextafter(epsilon - self.shift, -math.inf)
         start = int(np.searchsorted(self.losses, e0, side="right"))
         terms = self.masses[start:] * -np.expm1(e0 - self.losses[start:])

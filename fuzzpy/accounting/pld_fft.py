@@ -150,8 +150,7 @@ def compose(
 def _tilted(part: GridPLD, tilt: float) -> tuple[np.ndarray, float, float, float]:
     """(p_j e^{t l_j} / M(t) rounded, log M(t), relative error bound, absolute
     error from entries too small to carry a relative bound)."""
-    with np.errstate(divide="ignore"):
-        log_probs = np.log(part.probs)
+    log_probs = part.log_probs
     exponent = log_probs + tilt * part.losses
     top = float(np.max(exponent))
     log_m = top + math.log(float(np.sum(np.exp(exponent - top))))
