@@ -30,9 +30,16 @@ Error bound (every term computed and added):
   |prod X^n - prod X*^n| <= sum_i n_i r_i g_i with
   g_i = (a_i + r_i)^{n_i - 1} prod_{j != i} (a_j + r_j)^{n_j}; each complex
   multiplication adds a relative sqrt(5) ulp.
+* Frequencies whose bound prod (a_i + r_i)^{n_i} is below e^-100 (its
+  computed log; the rounding of that log is a relative few ulp, so e^-99
+  bounds each) are set to 0 and e^-99 each is added to the spectrum's error.
 * Inverse FFT: an entry is 1/N times a sum over the (full, Hermitian)
   spectrum, so a spectrum error of 1-norm E errs by E / N, and the inverse
   transform itself by kappa ||spectrum||_1 / N.
+* Untilting: exp(log_scale - t l) rounds within a relative ulp of each of
+  |l| t, |t l|, |log_scale| and the exponent, plus exp's own ulp; the
+  exponent is linear in l, so these are largest at the window's ends and
+  one factor (1 + 4 ulp (their sum + 2)) covers every entry.
 The circular convolution adds to each window entry the mass that wraps
 around, which can only increase the bound; mass outside the window is
 bounded separately (Chernoff, `pld._window_tails`).
