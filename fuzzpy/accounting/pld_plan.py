@@ -44,7 +44,9 @@ ETA = 1e-9  # share of delta spent on each truncation
 # the 1e-15 windows past a power of two (2x the FFT) for no visible gain.
 WRAP_SHARE = 1e-6
 VARIANCE_TOLERANCE = 1e-5  # grid spread allowed, relative to the loss variance
-HINT_TOLERANCE = 4e-4  # the same for the first, coarse pass (only its answer is used, to place the fine window: 1e-4 cost a tenth of a short DP-SGD run at 1e-15, for no change)
+# the same for the first, coarse pass: only its answer is used, to place the fine
+# window (1e-4 cost a tenth of a short DP-SGD run at 1e-15 and changed no answer)
+HINT_TOLERANCE = 4e-4
 MAX_POINTS = 1 << 19
 HINT_POINTS = 1 << 16
 MIN_POINTS = 1 << 16  # below this many points a finer grid costs next to nothing
@@ -242,7 +244,7 @@ class Planner:
         if self.min_points == SMOOTH_MIN_POINTS:
             # a window just over a power of two: a slightly coarser grid halves the FFT
             shorter = _length(hi - lo, interval) // 2
-            if (hi - lo) / (shorter - 8) <= FIT_SLACK * interval:
+            if shorter >= 1024 and (hi - lo) / (shorter - 8) <= FIT_SLACK * interval:
                 interval = (hi - lo) / (shorter - 8)
         return self._plan(interval, tilt, lo, hi)
 
