@@ -269,3 +269,67 @@ def test_strided_tail_cells_still_dominate(remove):
         # (each grid's own rounding slack differs by ~1e-11 relative)
         assert delta_of(strided) >= delta_of(plain) * (1 - 1e-9)
         assert delta_of(strided) >= _pair_delta(tails, eps) * (1 - 1e-12)
+
+
+# ---------------------------------------------------------------- composition and solve
+
+
+@pytest.mark.parametrize(("count", "tilt", "size"), [(5, 3.0, 256), (40, 8.0, 1024), (7, 0.5, 64)])
+def test_tilted_composition_bounds_the_exact_one_entrywise(count, tilt, size):
+    """compose's masses (tilted FFT, dropped frequencies, one untilting factor)
+    are at least the exact n-fold convolution of the same floats, and the wrap
+    around of a window too narrow for the support only adds."""
+    from fuzzpy.accounting.pld_fft import compose
+    from fuzzpy.accounting.pld_grid import GridPLD
+
+    rng = np.random.default_rng(count)
+    weights = rng.integers(1, 2**12, 24)
+    weights[rng.integers(0, 24, 6)] = 0  # empty cells, as randomized response leaves
+    probs = weights / weights.sum()
+    part = GridPLD(0.05, -8, probs, 0.0, 0.0)
+    low = -8 * count
+    composed = compose([(part, count)], tilt, low, size, low + 3)
+    exact_masses = np.array(_exact_power([F(int(w), int(weights.sum())) for w in weights], count))
+    # exact index s (from count * offset) wraps onto window index (s - low) mod size
+    wrapped = np.zeros(size)
+    for s, mass in enumerate(exact_masses):
+        wrapped[(count * part.offset + s - low) % size] += float(mass)
+    window = wrapped[composed.first - low :]
+    assert np.all(composed.masses >= window * (1 - 1e-12))
+    if exact_masses.size > size:
+        return  # wrapped mass comes back multiplied by e^{t W}: an upper bound only
+    # and tight where the tilt puts the weight (elsewhere the error is untilted up)
+    losses = (composed.first + np.arange(window.size)) * part.interval
+    focus = int(np.argmax(window * np.exp(tilt * losses)))
+    assert composed.masses[focus] <= window[focus] * (1 + 1e-9)
+
+
+def _exact_power(masses: list[Fraction], count: int) -> list[Fraction]:
+    result = [F(1)]
+    for _ in range(count):
+        step = [F(0)] * (len(result) + len(masses) - 1)
+        for i, a in enumerate(result):
+            if a:
+                for j, b in enumerate(masses):
+                    step[i + j] += a * b
+        result = step
+    return result
+
+
+def test_delta_bound_solves_alike_in_both_forms():
+    """_solve's scaled suffix sums (narrow windows) and its log-space ones
+    (losses spanning more than 600) find the same epsilon."""
+    from fuzzpy.accounting.pld_bound import DeltaBound
+
+    rng = np.random.default_rng(3)
+    losses = np.linspace(-0.5, 5.0, 4000)
+    masses = rng.uniform(0, 1, losses.size) * np.exp(-2 * losses)
+    masses /= masses.sum()
+    narrow = DeltaBound(losses, masses, 1e-12, 0.0, -0.5, 0.0)
+    # the same masses with a negligible atom far up, which forces the log-space form
+    wide = DeltaBound(np.append(losses, 700.0), np.append(masses, 1e-300), 1e-12, 0.0, -0.5, 0.0)
+    for delta in (1e-2, 1e-4, 1e-8):
+        found = narrow.epsilon(delta)
+        assert narrow.delta(found) <= delta
+        assert math.isclose(found, wide.epsilon(delta), rel_tol=1e-9)
+        assert narrow.delta(found * (1 - 1e-6) - 1e-9) > delta * (1 - 1e-6)  # the smallest

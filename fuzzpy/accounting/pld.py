@@ -152,7 +152,12 @@ def _bound(direction: Direction, plan: Plan) -> DeltaBound:
     first = max(math.floor(-shift / h) - 1, plan.low)  # only losses > -shift matter for eps >= 0
     composition = compose(parts, plan.tilt, plan.low, plan.size, first)
     losses = (composition.first + np.arange(composition.masses.size)) * h
-    above, below = _window_tails(parts, plan)
+    # `DeltaBound.delta` adds the mass below the window only when its
+    # e0 = nextafter(eps - shift, -inf) < window_low; it is read at eps >= 0
+    # only (e0 >= nextafter(-shift, -inf)), so below that its Chernoff bound
+    # is never read: 1 (all the mass) stands in
+    needs_below = plan.low * h > math.nextafter(-shift, -math.inf)
+    above, below = _window_tails(parts, plan, needs_below)
     infinity = _infinity_mass(parts)
     # no single loss carries more than all the mass (NaN from overflow included)
     masses = np.nan_to_num(np.minimum(composition.masses, 1.0), nan=1.0)
@@ -165,10 +170,13 @@ def _infinity_mass(parts: Sequence[tuple[GridPLD, int]]) -> float:
     return min(-math.expm1(log_finite) * (1 + 1e-12) + 1e-300, 1.0)
 
 
-def _window_tails(parts: Sequence[tuple[GridPLD, int]], plan: Plan) -> tuple[float, float]:
+def _window_tails(
+    parts: Sequence[tuple[GridPLD, int]], plan: Plan, needs_below: bool = True
+) -> tuple[float, float]:
     """Upper bounds of the composed finite mass at indices >= low + size and
     < low: zero beyond the composed support, else Chernoff's
-    P(S >= u) <= e^{-tu} prod E[e^{tL}]^n (and likewise below)."""
+    P(S >= u) <= e^{-tu} prod E[e^{tL}]^n (and likewise below; 1 without
+    ``needs_below``)."""
     low, size = plan.low, plan.size
     interval = parts[0][0].interval
     support_low = sum(n * p.offset for p, n in parts)
@@ -177,6 +185,8 @@ def _window_tails(parts: Sequence[tuple[GridPLD, int]], plan: Plan) -> tuple[flo
     if support_high >= low + size:
         above = _chernoff(parts, plan.orders_above, (low + size) * interval)
     if support_low < low:
+        below = 1.0
+    if support_low < low and needs_below:
         below = _chernoff(parts, -plan.orders_below, (low - 1) * interval)
     return above, below
 

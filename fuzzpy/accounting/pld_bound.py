@@ -37,7 +37,8 @@ class DeltaBound:
     shift: float  # every loss may truly be up to this much larger
 
     def delta(self, epsilon: float) -> float:
-        """An upper bound of delta(epsilon), rounded safely."""
+        """An upper bound of delta(epsilon), rounded safely (for epsilon >= 0:
+        `pld._bound` may put 1 for ``below`` when the window starts below -shift)."""
         e0 = math.nextafter(epsilon - self.shift, -math.inf)
         start = int(np.searchsorted(self.losses, e0, side="right"))
         terms = self.masses[start:] * -np.expm1(e0 - self.losses[start:])
@@ -69,25 +70,55 @@ class DeltaBound:
         losses, masses = self.losses, self.masses
         if losses.size == 0:
             return self.shift
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            tail = np.cumsum(masses[::-1])[::-1]
-            # log of the suffix sums of m e^{-l}: relative to the lowest loss
-            # when the window is narrow enough, else in log space (l may exceed 709)
-            if losses[-1] - losses[0] < 600:
-                scaled = np.cumsum((masses * np.exp(losses[0] - losses))[::-1])[::-1]
-                log_weighted = np.log(scaled) - losses[0]
-            else:
-                log_weighted = np.logaddexp.accumulate((np.log(masses) - losses)[::-1])[::-1]
-            # delta at each node: the masses strictly above it count
-            at_nodes = np.full(losses.size, self.infinity)
-            at_nodes[:-1] += tail[1:] - np.exp(losses[:-1] + log_weighted[1:])
+        tail = np.cumsum(masses[::-1])[::-1]
+        log_weighted = _log_weighted_tails(losses, masses)
+        # delta at each node: the masses strictly above it count
+        at_nodes = np.full(losses.size, self.infinity)
+        with np.errstate(over="ignore", invalid="ignore"):
+            at_nodes[:-1] += tail[1:] - log_weighted.exp_above()
         ok = np.flatnonzero((at_nodes <= delta) & (losses >= 0))
         if ok.size == 0:
             return float(losses[-1]) + self.shift
         j = int(ok[0])
         lower = max(float(losses[j - 1]), 0.0) if j > 0 else 0.0
         numerator = self.infinity + tail[j] - delta
-        if not np.isfinite(log_weighted[j]) or numerator <= 0:
+        log_w = log_weighted.at(j)
+        if not math.isfinite(log_w) or numerator <= 0:
             return float(losses[j]) + self.shift
-        eps = math.log(numerator) - float(log_weighted[j])
+        eps = math.log(numerator) - log_w
         return min(max(eps, lower), float(losses[j])) + self.shift
+
+
+@dataclass(frozen=True)
+class _WeightedTails:
+    """The suffix sums W_j of m e^{-l}: as ``scaled`` = W_j e^{l_0} with
+    ``decay`` = e^{l_0 - l} when the window is narrow enough, else as ``logs``
+    (log space: l may exceed 709)."""
+
+    losses: np.ndarray
+    scaled: np.ndarray | None
+    decay: np.ndarray | None
+    logs: np.ndarray | None
+
+    def exp_above(self) -> np.ndarray:
+        """e^{l_j} W_{j+1} for every node but the last."""
+        if self.logs is None:
+            return self.scaled[1:] / self.decay[:-1]
+        return np.exp(self.losses[:-1] + self.logs[1:])
+
+    def at(self, j: int) -> float:
+        """log W_j."""
+        if self.logs is not None:
+            return float(self.logs[j])
+        value = float(self.scaled[j])
+        return math.log(value) - float(self.losses[0]) if value > 0 else -math.inf
+
+
+def _log_weighted_tails(losses: np.ndarray, masses: np.ndarray) -> _WeightedTails:
+    if losses[-1] - losses[0] < 600:
+        decay = np.exp(losses[0] - losses)
+        scaled = np.cumsum((masses * decay)[::-1])[::-1]
+        return _WeightedTails(losses, scaled, decay, None)
+    with np.errstate(divide="ignore"):
+        logs = np.logaddexp.accumulate((np.log(masses) - losses)[::-1])[::-1]
+    return _WeightedTails(losses, None, None, logs)

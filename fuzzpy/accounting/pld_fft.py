@@ -30,9 +30,16 @@ Error bound (every term computed and added):
   |prod X^n - prod X*^n| <= sum_i n_i r_i g_i with
   g_i = (a_i + r_i)^{n_i - 1} prod_{j != i} (a_j + r_j)^{n_j}; each complex
   multiplication adds a relative sqrt(5) ulp.
+* Frequencies whose bound prod (a_i + r_i)^{n_i} is below e^-100 (its
+  computed log; the rounding of that log is a relative few ulp, so e^-99
+  bounds each) are set to 0 and e^-99 each is added to the spectrum's error.
 * Inverse FFT: an entry is 1/N times a sum over the (full, Hermitian)
   spectrum, so a spectrum error of 1-norm E errs by E / N, and the inverse
   transform itself by kappa ||spectrum||_1 / N.
+* Untilting: exp(log_scale - t l) rounds within a relative ulp of each of
+  |l| t, |t l|, |log_scale| and the exponent, plus exp's own ulp; the
+  exponent is linear in l, so these are largest at the window's ends and
+  one factor (1 + 4 ulp (their sum + 2)) covers every entry.
 The circular convolution adds to each window entry the mass that wraps
 around, which can only increase the bound; mass outside the window is
 bounded separately (Chernoff, `pld._window_tails`).
@@ -52,6 +59,7 @@ from fuzzpy.accounting.pld_pairs import ULP
 
 _SUBNORMAL = 2.0**-1000  # tilted entries below this are treated as absolute errors
 _NEGLIGIBLE = -100.0  # log of a spectrum value small enough to drop
+_DROPPED_BOUND = math.exp(_NEGLIGIBLE + 1.0)  # a bound of one dropped value (`compose`)
 
 
 def fft_error_factor(size: int) -> float:
@@ -103,14 +111,16 @@ def compose(
     # out (set to 0): their whole value is added to the error instead
     log_all = sum(n * log_ar for n, _, log_ar in bounds)
     keep = np.flatnonzero(log_all > _NEGLIGIBLE)
-    dropped = np.exp(log_all[log_all <= _NEGLIGIBLE])
+    # each dropped value is below e^{-100} up to the rounding of log_all
+    # (a relative few ulp per term): e^{-99} bounds it without an exp per entry
+    dropped_sum = 2.0 * (log_all.size - keep.size) * _DROPPED_BOUND
     spectrum = np.zeros(size // 2 + 1, dtype=complex)
     kept = np.ones(keep.size, dtype=complex)
     for transform, (count, _, _) in zip(transforms, bounds, strict=True):
         kept *= _power(transform[keep], count)
     spectrum[keep] = kept
     kept_bounds = [(n, r, log_ar[keep]) for n, r, log_ar in bounds]
-    error = (_spectral_error(kept_bounds, kept, multiplications) + _full_sum(dropped)) / size
+    error = (_spectral_error(kept_bounds, kept, multiplications) + dropped_sum) / size
     circular = fft.irfft(spectrum, size)
     error += kappa * _full_sum(np.abs(kept)) / size + absolute
     # every part was folded relative to `low`: the composed index s sits at
@@ -118,13 +128,28 @@ def compose(
     total_count = sum(c for _, c in parts)
     start = min(max(first - low, 0), size)
     positions = (start + (low - total_count * low)) % size
-    tilted_masses = np.concatenate([circular[positions:], circular[:positions]])[: size - start]
-    losses = (low + start + np.arange(size - start)) * interval
-    exponent = log_scale - tilt * losses
-    # exp(exponent) rounds within (|exponent| + 2) ulp; (1 - rho)^-n from `rounding`
+    count = size - start
+    tilted_masses = np.empty(count)
+    head = min(size - positions, count)
+    tilted_masses[:head] = circular[positions : positions + head]
+    tilted_masses[head:] = circular[: count - head]
+    losses = (low + start + np.arange(count)) * interval
+    exponent = log_scale + rounding - tilt * losses
+    # the computed exponent errs by an ulp of each of |l| t, |t l|, |log_scale|
+    # and |exponent| (linear in the loss: both largest at an end of the window),
+    # exp adds an ulp: a relative 4 ulp of their sum covers exp(exponent)'s
+    # error; (1 - rho)^-n comes from `rounding`
+    largest = 0.0
+    if count:
+        ends = (0, count - 1)
+        largest = max(abs(float(exponent[i])) + 2 * abs(tilt * float(losses[i])) for i in ends)
+        largest += abs(log_scale + rounding)
     with np.errstate(over="ignore", invalid="ignore"):  # inf / NaN: capped by the caller
-        factor = np.exp(exponent + rounding) * (1 + 4 * ULP * (np.abs(exponent) + 2))
-        masses = np.maximum(tilted_masses + error, 0.0) * factor
+        masses = np.exp(exponent, out=exponent)
+        tilted_masses += error
+        np.maximum(tilted_masses, 0.0, out=tilted_masses)
+        masses *= tilted_masses
+        masses *= 1 + 4 * ULP * (largest + 2)
     shift = sum(c * p.shift for p, c in parts)
     return TiltedComposition(interval, low + start, masses, shift, error)
 
@@ -132,8 +157,7 @@ def compose(
 def _tilted(part: GridPLD, tilt: float) -> tuple[np.ndarray, float, float, float]:
     """(p_j e^{t l_j} / M(t) rounded, log M(t), relative error bound, absolute
     error from entries too small to carry a relative bound)."""
-    with np.errstate(divide="ignore"):
-        log_probs = np.log(part.probs)
+    log_probs = part.log_probs
     exponent = log_probs + tilt * part.losses
     top = float(np.max(exponent))
     log_m = top + math.log(float(np.sum(np.exp(exponent - top))))

@@ -55,6 +55,14 @@ class GridPLD:
         values.setflags(write=False)  # computed once, shared by every reader
         return values
 
+    @cached_property
+    def log_probs(self) -> np.ndarray:
+        """log of ``probs`` (-inf at empty cells), computed once."""
+        with np.errstate(divide="ignore"):
+            values = np.log(self.probs)
+        values.setflags(write=False)
+        return values
+
     @property
     def last(self) -> int:
         return self.offset + self.probs.size - 1
@@ -66,8 +74,7 @@ class GridPLD:
         held = self.probs > 0  # empty cells add nothing (randomized response fills a few)
         if not held.any():
             return np.full(orders.shape, -np.inf)
-        log_probs = np.log(self.probs[held])
-        exponents = log_probs[None, :] + orders[:, None] * self.losses[held][None, :]
+        exponents = self.log_probs[held][None, :] + orders[:, None] * self.losses[held][None, :]
         top = np.max(exponents, axis=1)
         total = top + np.log(np.sum(np.exp(exponents - top[:, None]), axis=1))
         return total + 1e-12 * (1 + np.abs(total))

@@ -15,7 +15,8 @@ Lambda(t) = log E[e^{tS}] the composed log moment generating function:
   E e^{Lambda(t) - t eps} per cell near the answer eps, smallest near the
   Renyi-optimal order; but mass above the window wraps around onto its
   bottom multiplied by e^{t width} (and mass below onto its top divided by
-  it), so the window is widened until the wrapped mass is below ETA * delta,
+  it), so the window is widened until the wrapped mass is below
+  WRAP_SHARE * delta,
   and the tilt is lowered while that widening costs more than a factor
   WRAP_ALLOWANCE in points;
 * grid spacing h: connect-the-dots spreads each step's loss by at most
@@ -37,8 +38,15 @@ from fuzzpy.accounting.pld_grid import GridPLD, Strides, discretise
 from fuzzpy.accounting.pld_pairs import GaussianPair, LaplacePair, LossTails, RandomizedResponsePair
 
 ETA = 1e-9  # share of delta spent on each truncation
+# share of delta the wrapped-around mass may add (each side). Wrapped mass only
+# adds to the bound (`pld_fft`), so this costs tightness, never validity: about
+# a relative 1e-6 of delta, i.e. ~1e-6 / t of epsilon at tilt t; 1e-9 widened
+# the 1e-15 windows past a power of two (2x the FFT) for no visible gain.
+WRAP_SHARE = 1e-6
 VARIANCE_TOLERANCE = 1e-5  # grid spread allowed, relative to the loss variance
-HINT_TOLERANCE = 1e-4  # the same for the first, coarse pass
+# the same for the first, coarse pass: only its answer is used, to place the fine
+# window (1e-4 cost a tenth of a short DP-SGD run at 1e-15 and changed no answer)
+HINT_TOLERANCE = 4e-4
 MAX_POINTS = 1 << 19
 HINT_POINTS = 1 << 16
 MIN_POINTS = 1 << 16  # below this many points a finer grid costs next to nothing
@@ -48,6 +56,10 @@ MIN_POINTS = 1 << 16  # below this many points a finer grid costs next to nothin
 # on short DP-SGD runs, and 2^12 keeps them within 1e-5 of the reference.
 SMOOTH_MIN_POINTS = 1 << 12
 WRAP_ALLOWANCE = 2.0
+# smooth directions: a window needing up to this factor more cells than a
+# power of two gets a grid that much coarser instead of twice the FFT length
+# (the connect-the-dots spread grows by FIT_SLACK^2 at most; tightness only)
+FIT_SLACK = 1.05
 STRIDES = (2, 4, 8, 16, 32, 64)  # cell widths (in grid steps) allowed in a smooth part's tail
 STRIDE_SHARE = 1e-8  # tilted tail share times m^2 (`Planner.strides`)
 ORDERS = np.geomspace(1e-3, 1e3, 49)
@@ -148,6 +160,7 @@ class Planner:
         smooth = all(isinstance(tails.base, GaussianPair) for tails, _ in direction)
         self.min_points = SMOOTH_MIN_POINTS if smooth else MIN_POINTS
         self.log_share = math.log(ETA * delta)
+        self.log_wrap = math.log(WRAP_SHARE * delta)
         parts = len(self.counts)
         self.cuts = tuple(
             s.cuts(self.log_share - math.log(parts * n))
@@ -228,14 +241,19 @@ class Planner:
         # the window's ends add up to 3 cells (`_plan`): sized for MAX_POINTS - 8,
         # the FFT length stays MAX_POINTS (a width of exactly MAX_POINTS cells doubled it)
         interval = max(interval, (hi - lo) / (MAX_POINTS - 8))
+        if self.min_points == SMOOTH_MIN_POINTS:
+            # a window just over a power of two: a slightly coarser grid halves the FFT
+            shorter = _length(hi - lo, interval) // 2
+            if shorter >= 1024 and (hi - lo) / (shorter - 8) <= FIT_SLACK * interval:
+                interval = (hi - lo) / (shorter - 8)
         return self._plan(interval, tilt, lo, hi)
 
     # -- pieces
 
     def _window(self, tilt: float, reference: float | None, wrap: bool) -> tuple[float, float]:
         """[lo, hi]: all but ETA delta of the mass above hi; below lo either
-        that too or (mass wrapping onto the top divided by e^{t W}) what is
-        harmless; reaching down to the reference (the answer) if given; and,
+        that too or (mass wrapping onto the top divided by e^{t W}) at most
+        WRAP_SHARE delta; reaching down to the reference (the answer) if given; and,
         with ``wrap``, wide enough that mass above it wrapping onto the bottom
         lands below the reference or is harmless."""
         hi = self.top
@@ -245,26 +263,41 @@ class Planner:
         if wrap and self.support[1] > hi:
             # mass beyond reference + W lands above the reference times e^{t W}
             base = lo if reference is None else reference
-            widths = np.geomspace(hi - lo, max(self.support[1] - lo, hi - lo) + 1e-9, 48)
-            fine = tilt * widths + self._log_tail(base + widths) <= self.log_share
-            width = float(widths[int(np.argmax(fine))]) if np.any(fine) else float(widths[-1])
+            width = self._wrap_width(tilt, base, hi - lo, max(self.support[1] - lo, hi - lo))
             lo = min(lo, hi - width)
         return lo, max(hi, lo + 1e-9)
+
+    def _wrap_width(self, tilt: float, base: float, least: float, most: float) -> float:
+        """The smallest width W in [least, most] found with
+        t W + log P(S > base + W) <= log(WRAP_SHARE delta): on a geometric grid,
+        then on a linear one between the last failing and first passing
+        width (a coarse grid alone overshoots by up to its ratio, which can
+        double the FFT length)."""
+        widths = np.geomspace(least, most + 1e-9, 48)
+        fine = tilt * widths + self._log_tail(base + widths) <= self.log_wrap
+        if not np.any(fine):
+            return float(widths[-1])
+        index = int(np.argmax(fine))
+        if index == 0:
+            return float(widths[0])
+        widths = np.linspace(widths[index - 1], widths[index], 17)[1:]
+        fine = tilt * widths + self._log_tail(base + widths) <= self.log_wrap
+        return float(widths[int(np.argmax(fine))])
 
     def _lowest(self, tilt: float, hi: float) -> float:
         """The highest window bottom lo for which the mass below lo either
         is below ETA delta (``bottom``) or, wrapping onto the top, shrinks by
-        e^{-t (hi - lo)} under ETA delta: with Chernoff's lower tail
+        e^{-t (hi - lo)} under WRAP_SHARE delta: with Chernoff's lower tail
         P(S < lo) <= e^{Lambda(-s) + s lo}, that is
-        min_s Lambda(-s) + s lo - t (hi - lo) <= log(ETA delta).
+        min_s Lambda(-s) + s lo - t (hi - lo) <= log(WRAP_SHARE delta).
         (Planning only: wrapped mass only adds to the bound, `pld_fft`.)"""
-        plain = max(self.bottom, hi + self.log_share / tilt)
+        plain = max(self.bottom, hi + self.log_wrap / tilt)
         if plain >= hi or self.bottom >= plain:
             return plain
         candidates = np.linspace(plain, min(hi, max(self.bottom, plain + 0.5 * (hi - plain))), 33)
         s = ORDERS[:, None]
         log_below = np.min(self.log_mgf_neg[:, None] + s * candidates[None, :], axis=0)
-        fine = np.minimum(log_below, 0.0) - tilt * (hi - candidates) <= self.log_share
+        fine = np.minimum(log_below, 0.0) - tilt * (hi - candidates) <= self.log_wrap
         return float(candidates[np.flatnonzero(fine)[-1]]) if np.any(fine) else plain
 
     def _log_tail(self, u: np.ndarray) -> np.ndarray:
