@@ -200,3 +200,25 @@ def test_command_line_numbers_are_taken_as_written(capsys):
     from fractions import Fraction
 
     assert Fraction(json.loads(out)["tightest"]["epsilon"]) >= 30 - 8 * Fraction("7.105e-16")
+
+
+def test_an_unproven_float_evaluation_is_listed_never_reported(capsys, tmp_path):
+    """1366 Gaussian releases and a Laplace one at delta 1e-12: the float RDP
+    conversion gives the smallest number but is not proven; the report (text
+    and JSON) names the smallest proven one, as `check` does (a23 M1)."""
+    program = tmp_path / "p.fz"
+    program.write_text(
+        "type R = { x : num };\n"
+        "def g (db : bag R) (t : num) : fuzzy num = gauss[0.87469] (size db);\n"
+        "def m (db : bag R) : fuzzy num = { sample a = loop[1366] 0 (fun t -> g db t);"
+        " sample c = laplace[1.68869] (size db); return a + c };\n")
+    code, out, _ = run(capsys, "budget", str(program), "m", "--delta", "1e-12", "--json")
+    assert code == 0
+    (definition,) = json.loads(out)["definitions"]
+    cost = definition["privacy"]["db"]
+    proven = [m["epsilon"] for m in cost["methods"] if m["proven"] and m["epsilon"] != "inf"]
+    unproven = [m["epsilon"] for m in cost["methods"] if not m["proven"] and m["epsilon"] != "inf"]
+    assert unproven and min(unproven) < min(proven)  # the case this test is about
+    assert cost["epsilon"] == min(proven) and cost["proven"]
+    code, out, _ = run(capsys, "budget", str(program), "m", "--delta", "1e-12")
+    assert "[rdp:" not in out.splitlines()[0]

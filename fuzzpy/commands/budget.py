@@ -149,11 +149,12 @@ def _default_delta(args: argparse.Namespace, events: Sequence[Event]) -> float:
 
 
 def _finite_tightest(found: Sequence[Guarantee], events: Sequence[Event], delta: float) -> Guarantee:
-    """The smallest finite epsilon among the methods; infinity only when no
-    method proves a finite one (never an inf beside a finite value)."""
+    """The smallest finite epsilon among the proven methods' (an unproven
+    float evaluation is listed, never reported: a23 M1); infinity only when
+    no method proves a finite one (never an inf beside a finite value)."""
     from fuzzpy.accounting.accountant import tightest
 
-    finite = [g for g in found if math.isfinite(g.epsilon)]
+    finite = [g for g in found if g.proven and math.isfinite(g.epsilon)]
     return min(finite, key=lambda g: g.epsilon) if finite else tightest(events, delta)
 
 
