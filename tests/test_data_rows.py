@@ -344,3 +344,33 @@ def test_any_bytes_are_refused_by_schema_or_loaded(data: bytes) -> None:
             assert refused.diagnostics[0].code in ("FZ502", "FZ503", "FZ505")
             return
         load(header, loading)
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_a_release_of_two_datasets_records_no_owner_a_count_of_the_others_rows(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, engine: str
+) -> None:
+    """`group` over bob's rows only: alice's audit used to show how many of
+    bob's keys fell outside (a22 F1); a release of two datasets now records
+    the count for neither (whose rows they were is not known)."""
+    program = tmp_path / "two.fz"
+    program.write_text("type R = { w : int, x : num };\n"
+                       "def two (a : bag R) (b : bag R) : fuzzy (vec[1] num) =\n"
+                       "  laplace[1] (counts (group[4] (fun r -> r.x) b));\n"
+                       "def one (b : bag R) : fuzzy (vec[1] num) = laplace[1] (counts (group[4] (fun r -> r.x) b));\n")
+    (tmp_path / "alice.csv").write_text("w,x\n0,0.5\n1,1.5\n")
+    (tmp_path / "bob.csv").write_text("w,x\n0,0.5\n9,9\n9,-3\n9,4\n")
+    ledger = str(tmp_path / "l.sqlite")
+    for name in ("alice", "bob"):
+        assert main(["dataset", "register", name, str(tmp_path / f"{name}.csv"), "--budget", "10",
+                     "--ledger", ledger]) == 0
+    assert main(["run", str(program), "two", "--data", "a=alice", "--data", "b=bob", "--ledger", ledger,
+                 "--engine", engine]) == 0
+    assert main(["run", str(program), "one", "--data", "b=bob", "--ledger", ledger, "--engine", engine]) == 0
+    capsys.readouterr()
+    audits = {}
+    for name in ("alice", "bob"):
+        assert main(["dataset", "show", name, "--ledger", ledger, "--json"]) == 0
+        audits[name] = [(r.get("row_rules") or {}).get("group_keys_outside", 0)
+                        for r in json.loads(capsys.readouterr().out)["releases"]]
+    assert audits == {"alice": [0], "bob": [0, 3]}

@@ -386,11 +386,13 @@ def _one_file_per_dataset(opened: dict[str, Any]) -> None:
 
 def _record_release(ledger_path: str | None, receipts: list[Receipt], value: Value, outside: int, warn: Warn) -> None:
     """Mark the charged releases released, with the value (public: it is
-    being shown) and, for the data owner, the rows `group` dropped."""
+    being shown) and, for the data owner, the rows `group` dropped -- only
+    for a release that reads one dataset: with two, whose rows they were is
+    not known, and each owner would see a count of the other's (a22 F1)."""
     from fuzzpy.ledger.book import Ledger
     from fuzzpy.runtime.values import to_json
 
-    audit = {"group_keys_outside": outside} if outside else None
+    audit = {"group_keys_outside": outside} if outside and len(receipts) == 1 else None
     try:
         with Ledger(ledger_path) as ledger:
             ledger.record_release([r.id for r in receipts], to_json(value), audit)
