@@ -57,6 +57,8 @@ class DuckDBBackend:
         self._names = itertools.count()
         self._tables: list[object] = []  # Arrow tables registered: kept alive
         self.progress = progress
+        #: raises FZ541 if a data file a query reads changed since it was hashed (set by the engine)
+        self.check_sources: Callable[[], None] = lambda: None
 
     def fresh_name(self) -> str:
         return f"_fz_scan{id(self)}_{next(self._names)}"
@@ -126,8 +128,14 @@ class DuckDBBackend:
 
         try:
             return interruptible(self.con, work, self._report if self.progress is not None else None)
-        except (duckdb.IOException, duckdb.InvalidInputException):
-            raise undecodable_data_error() from None
+        except duckdb.Error as exc:
+            # DuckDB opens a file again for each query: one replaced after it was
+            # hashed (another schema) fails to bind; that is FZ541, not an
+            # internal error (a22 F2)
+            self.check_sources()
+            if isinstance(exc, (duckdb.IOException, duckdb.InvalidInputException)):
+                raise undecodable_data_error() from None
+            raise
 
     def _report(self) -> None:
         try:

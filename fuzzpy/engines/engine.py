@@ -213,6 +213,7 @@ class QueryEngine:
                 from fuzzpy.engines.duck import DuckDBBackend
 
                 self._backend = DuckDBBackend(progress=self.progress, **self.options)  # type: ignore[arg-type]
+                self._backend.check_sources = self.check_files
             else:
                 from fuzzpy.engines.spark import SparkBackend
 

@@ -80,3 +80,35 @@ def test_a_number_key_of_a_whole_scan_is_grouped_where_it_falls_in_a_bucket(
         assert ending.kind == "released"
         (query,) = queries
         assert "CASE" not in query and "GROUP BY" in query and " WHERE " in query
+
+
+def test_a_file_replaced_by_another_schema_during_the_query_is_a_changed_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB opens the file again for the query: replaced (after its hash
+    and audit) by a file whose column has another type, the query fails to
+    bind -- reported as FZ541 (the file changed), not an internal error (a22 F2)."""
+    import os
+
+    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.engines.execute import Executor
+
+    program = tmp_path / "p.fz"
+    program.write_text("type Row = { w : int };\n"
+                       "def c (db : bag Row) : fuzzy num = laplace[1] (size (filter (fun r -> r.w > 1) db));\n")
+    path, other = tmp_path / "d.parquet", tmp_path / "other.parquet"
+    pq.write_table(pa.table({"w": pa.array(["1", "2", "3"])}), path)
+    pq.write_table(pa.table({"w": pa.array([1.0, 2.0, 3.0])}), other)
+    original = Executor._query
+
+    def swapped(self, sql: str, what: str):  # type: ignore[no-untyped-def]
+        if other.exists():
+            os.replace(other, path)
+        return original(self, sql, what)
+
+    monkeypatch.setattr(Executor, "_query", swapped)
+    request = RunRequest(str(program), "c", data={"db": str(path)}, budget="10",
+                         ledger=str(tmp_path / "l.sqlite"), seed=1, engine="duckdb")
+    with pytest.raises(FuzzError) as raised:
+        execute(request, warn=lambda _: None)
+    assert [d.code for d in raised.value.diagnostics] == ["FZ541"]
