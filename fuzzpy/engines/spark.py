@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
+from fuzzpy.engines.scan import ROW_ID
 from fuzzpy.engines.sql import DIALECTS, SIGMOID_TABLE
 
 _SESSION = None
@@ -111,7 +112,7 @@ class SparkBackend:
         return sql
 
     def rows(self, sql: str) -> list[tuple]:
-        sql = self._with_sigmoid(sql)
+        sql = _unused_row_index_dropped(self._with_sigmoid(sql))
         return self._interruptible(lambda: [tuple(row) for row in self.spark.sql(sql).collect()])
 
     def arrow(self, sql: str) -> pa.Table:
@@ -142,6 +143,19 @@ class SparkBackend:
         for name in self._views:
             self.spark.catalog.dropTempView(name)
         self._views = []
+
+
+_ROW_INDEX = f", _metadata.row_index AS {DIALECTS['spark'].ident(ROW_ID)}"
+
+
+def _unused_row_index_dropped(sql: str) -> str:
+    """`sql` without the scan's row position where nothing else reads it:
+    Spark computes `_metadata.row_index` for every row even when the query
+    never reads it (a filtered count at 10M rows: 0.30 s against 0.19 s).
+    The position only keys `subsample`'s hash; the rows are the same."""
+    if sql.count(_ROW_INDEX) == 1 and sql.count(DIALECTS["spark"].ident(ROW_ID)) == 1:
+        return sql.replace(_ROW_INDEX, "")
+    return sql
 
 
 def _spark_schema(schema: pa.Schema):  # type: ignore[no-untyped-def]
