@@ -293,7 +293,8 @@ def test_a_one_sided_relation_under_abs_is_proved_in_both_orientations(monkeypat
     # -1 <= dist(x) <= 0: shifting the draw up by -dist(x) proves this orientation; the
     # reverse needs a negative shift of one-sided noise. With the refuter silenced, the
     # verdict must come from the prover alone.
-    monkeypatch.setattr(verifier_package, "refute", lambda info, seconds, max_length=6, quick=False: (None, "off"))
+    monkeypatch.setattr(verifier_package, "refute",
+                        lambda info, seconds, max_length=6, quick=False, candidates=None: (None, "off"))
     verifier_package._cache.clear()
     verdict = _verify(ONE_SIDED.format(relation="abs(2 * dist(x) + 1) <= 1"))
     verifier_package._cache.clear()

@@ -62,7 +62,10 @@ __all__ = ["Verdict", "verify_mechanism", "PROOF_SECONDS", "REFUTE_SECONDS"]
 
 PROOF_SECONDS = 6.0
 REFUTE_SECONDS = 8.0
-QUICK_REFUTE_SECONDS = 0.4
+QUICK_REFUTE_SECONDS = 3.0  # a safety cap: the quick look's budget is its candidates
+#: input pairs the quick look examines (~0.4-1 s of CPU): counted, not timed, so that
+#: which counterexample it finds, if any, does not depend on the machine's load
+QUICK_REFUTE_CANDIDATES = 2000
 _cache: dict[tuple[MechanismDecl, tuple[tuple[str, object], ...]], Verdict] = {}
 
 
@@ -124,7 +127,8 @@ def _decide(decl: MechanismDecl, constants: dict, claim_text: str, proof_seconds
     infos = [info] + ([analyse(mirror, constants)] if mirror is not None else [])
     stream = info.result_sort == "stream"
     for each in infos:
-        quick, _ = refute(each, QUICK_REFUTE_SECONDS, max_length=2, quick=True)  # most bugs show on tiny inputs
+        quick, _ = refute(each, QUICK_REFUTE_SECONDS, max_length=2, quick=True,  # most bugs show on tiny inputs
+                          candidates=QUICK_REFUTE_CANDIDATES)
         if quick is not None:
             return _refuted(info, claim_text, quick)
     results = [search(each, proof_seconds) for each in infos]

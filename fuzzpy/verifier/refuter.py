@@ -288,9 +288,17 @@ class _Search:
     def __init__(self, info: MechanismInfo, deadline: float) -> None:
         self.info = info
         self.deadline = deadline
+        #: candidates looked at, and (for a search budgeted by work, not time)
+        #: how many the current phase may reach
+        self.ticks = 0
+        self.tick_end: int | None = None
         self.cache: dict[tuple, list[Run]] = {}
         self.masses: dict[tuple, Mass] = {}
         self.point_cache: dict[tuple, list[tuple[object, ...]]] = {}
+
+    def over(self, deadline: float) -> bool:
+        """The phase's budget spent: its CPU time, or its count of candidates."""
+        return (self.tick_end is not None and self.ticks >= self.tick_end) or time.process_time() > deadline
 
     def runs(self, params: dict[str, Fraction], vectors: dict[str, tuple[Fraction, ...]]) -> list[Run]:
         """Every path on this input (`Stuck` beyond `MAX_RUNS`: then outputs are
@@ -379,12 +387,15 @@ def _mp(value: Fraction) -> mpmath.mpf:
 
 
 def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH,
-           quick: bool = False) -> tuple[Counterexample | None, str]:
+           quick: bool = False, candidates: int | None = None) -> tuple[Counterexample | None, str]:
     """Search for a confirmed counterexample; the string says why none was found.
 
     ``quick``: the base parameter values only (a first look: most bugs show
     on tiny inputs). Otherwise the search runs in phases (`_phases`), each
     with a share of the CPU time, so that no one strategy starves the others.
+    ``candidates``: a budget of work as well (input pairs looked at, shared
+    among the phases alike): where it runs out before the CPU time, which
+    counterexample is found does not depend on the machine's speed or load.
     """
     start = time.process_time()  # CPU time: verdicts must not depend on machine load
     deadline = start + seconds
@@ -397,8 +408,9 @@ def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH,
     for share, plan in _phases(info, choices, names, max_length, quick):
         spent_share += share
         phase_end = min(deadline, start + seconds * spent_share)
+        search.tick_end = None if candidates is None else int(candidates * spent_share)
         for params, neighbour_params, length in plan:
-            if time.process_time() > phase_end:
+            if search.over(phase_end):
                 break
             eps = _claim_value(info, params)
             if eps is None or eps < 0:  # a claim of 0 is refuted by any ratio above 1
@@ -486,7 +498,8 @@ def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour
             best: Counterexample | None = None
             for point in points:
                 for delta in _deltas_for(info, names, point, length, tier):
-                    if time.process_time() > deadline:
+                    search.ticks += 1
+                    if search.over(deadline):
                         return best, skipped
                     v2 = dict(v1)
                     if names:
