@@ -185,9 +185,7 @@ def _window_tails(
     if support_high >= low + size:
         above = _chernoff(parts, plan.orders_above, (low + size) * interval)
     if support_low < low:
-        below = 1.0
-    if support_low < low and needs_below:
-        below = _chernoff(parts, -plan.orders_below, (low - 1) * interval)
+        below = _chernoff(parts, -plan.orders_below, (low - 1) * interval) if needs_below else 1.0
     return above, below
 
 

@@ -273,16 +273,18 @@ class Planner:
         then on a linear one between the last failing and first passing
         width (a coarse grid alone overshoots by up to its ratio, which can
         double the FFT length)."""
+        def fits(widths: np.ndarray) -> np.ndarray:
+            return tilt * widths + self._log_tail(base + widths) <= self.log_wrap
+
         widths = np.geomspace(least, most + 1e-9, 48)
-        fine = tilt * widths + self._log_tail(base + widths) <= self.log_wrap
+        fine = fits(widths)
         if not np.any(fine):
             return float(widths[-1])
         index = int(np.argmax(fine))
         if index == 0:
             return float(widths[0])
         widths = np.linspace(widths[index - 1], widths[index], 17)[1:]
-        fine = tilt * widths + self._log_tail(base + widths) <= self.log_wrap
-        return float(widths[int(np.argmax(fine))])
+        return float(widths[int(np.argmax(fits(widths)))])
 
     def _lowest(self, tilt: float, hi: float) -> float:
         """The highest window bottom lo for which the mass below lo either

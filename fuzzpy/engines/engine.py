@@ -408,8 +408,8 @@ def _strings_are_utf8(path: str, header: Header, plan: Plan) -> bool:
     read such a file and Spark reads the bytes as they are, so such a file
     is loaded by the loader instead. One streamed pass over those columns."""
     types = header.arrow_types or ()
-    names = sorted({header.names[c.index] for c in plan.columns
-                    if not column_type(types[c.index]).dictionary and column_type(types[c.index]).family in TEXT})
+    described = [(header.names[c.index], column_type(types[c.index])) for c in plan.columns]
+    names = sorted({name for name, t in described if t.family in TEXT and not t.dictionary})
     if not names:
         return True
     import pyarrow.parquet as pq
