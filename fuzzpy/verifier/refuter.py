@@ -15,11 +15,11 @@ import contextlib
 import itertools
 import math
 import time
-from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
 
+from fuzzpy.records import frozen
 from fuzzpy.syntax import Expr, Forall, NumLit, Var
 from fuzzpy.verifier.concrete import Run, Stuck, Value, run_all
 from fuzzpy.verifier.integrate import ZERO, Linear, Mass, Unsupported, path_mass
@@ -32,7 +32,7 @@ MAX_RUNS = 400  # paths listed per input; beyond, outputs are evaluated one by o
 MAX_TARGET_RUNS = 20_000
 
 
-@dataclass(frozen=True)
+@frozen
 class Counterexample:
     params: dict[str, Fraction]
     neighbour_params: dict[str, Fraction]

@@ -15,11 +15,12 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from fractions import Fraction
 from itertools import count
 
 import z3
+
+from fuzzpy.records import frozen
 
 Term = z3.ExprRef
 _fresh_ids = count()
@@ -151,7 +152,7 @@ def is_false(term: Term) -> bool:
 
 
 
-@dataclass(frozen=True)
+@frozen
 class Outcome:
     """Result of a validity check: "valid", "invalid" (with a model) or "unknown"."""
 
