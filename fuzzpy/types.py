@@ -227,6 +227,28 @@ def map_lengths(t: Type, f: Callable[[Length | None], Length | None]) -> Type:
     return t
 
 
+def parts(t: Type) -> tuple[Type, ...]:
+    """The types ``t`` is immediately made of."""
+    if isinstance(t, TTuple):
+        return t.items
+    if isinstance(t, (TWith, TSum)):
+        return (t.left, t.right)
+    if isinstance(t, TRecord):
+        return tuple(ty for _, ty in t.fields)
+    if isinstance(t, (TList, TVec, TBag)):
+        return (t.elem,)
+    if isinstance(t, TFun):
+        return (t.param, t.result)
+    if isinstance(t, TFuzzy):
+        return (t.inner,)
+    return ()
+
+
+def holds_function(t: Type) -> bool:
+    """Whether a value of type ``t`` holds a function anywhere inside."""
+    return isinstance(t, TFun) or any(holds_function(p) for p in parts(t))
+
+
 def vector_lengths(t: Type) -> list[Length | None]:
     """The lengths of the vector types inside ``t``, in order."""
     found: list[Length | None] = []
