@@ -58,7 +58,7 @@ def __getattr__(name: str) -> Any:
 def _part(name: str) -> Any:
     return getattr(sys.modules[__name__], name)
 
-__all__ = ["Verdict", "verify_mechanism", "PROOF_SECONDS", "REFUTE_SECONDS"]
+__all__ = ["Verdict", "verify_mechanism", "PROOF_SECONDS", "REFUTE_SECONDS", "REFUTE_CANDIDATES"]
 
 #: a safety cap on the proof search, whose budget is counted (prover.MAX_SCREENED,
 #: MAX_PROOF_ATTEMPTS, solver.RLIMIT); the suite's slowest proof takes 2.2 s of CPU
@@ -66,7 +66,7 @@ PROOF_SECONDS = 20.0
 #: The searches for a counterexample are budgeted by input pairs examined, counted,
 #: not timed, so that which counterexample they find, if any, does not depend on
 #: the machine's load; their CPU seconds are only safety caps a normal run never
-#: reaches (docs/verifier-budgets.md has the measurements behind the numbers).
+#: reaches (the measurements behind the numbers: examples/mechanisms/README.md).
 REFUTE_SECONDS = 30.0
 #: the full search after a failed proof; the suite's refutations need at most
 #: 8,720 (a phase's natural end / its cumulative share), its slowest search

@@ -173,7 +173,7 @@ class Outcome:
 #: whether a hard check gives up, so that which checks are decided does not
 #: depend on the machine's load. Linear and Houdini checks spend about 2-3
 #: million units per CPU second here; the verifier's checks on the examples and
-#: the literature suite spend at most 5.5 million (docs/verifier-budgets.md).
+#: the literature suite spend at most 5.5 million (examples/mechanisms/README.md).
 RLIMIT = 10_000_000
 #: CPU seconds of the checking thread: only a safety cap. nlsat (nonlinear real
 #: arithmetic) counts its units some twenty times more slowly, so a hard
