@@ -213,11 +213,11 @@ class QueryEngine:
                 from fuzzpy.engines.duck import DuckDBBackend
 
                 self._backend = DuckDBBackend(progress=self.progress, **self.options)  # type: ignore[arg-type]
-                self._backend.check_sources = self.check_files
             else:
                 from fuzzpy.engines.spark import SparkBackend
 
                 self._backend = SparkBackend(progress=self.progress, **self.options)  # type: ignore[arg-type]
+            self._backend.check_sources = self.check_files
         return self._backend
 
     # ------------------------------------------------------------ the seams of `run`
@@ -310,12 +310,16 @@ class QueryEngine:
 
     def _audit(self, file: DataFile, audit: str, source: str) -> tuple[int, ...]:
         """The audit query's counts, or those remembered for the same bytes
-        and the same query (the file's path left out of the key)."""
+        and the same query (the file's path left out of the key). Counts
+        read from a file replaced after its hash are refused (FZ541, before
+        the charge), never remembered under the hash: they decide whether
+        the scan checks the row rules at all (`all_fit`)."""
         key = audit.replace(source, "<file>")
         counts = recall_counts(file.sha256, key)
         if counts is None:
             (row,) = self.backend.rows(audit)
             counts = tuple(int(c or 0) for c in row)
+            self.check_files()
             remember_counts(file.sha256, key, counts)
         return counts
 
@@ -377,7 +381,7 @@ class QueryEngine:
             if now != seen:
                 raise FuzzError((Diagnostic(
                     "FZ541", f"data file `{path}` changed while the run read it: nothing is released",
-                    NO_SPAN, notes=("the charge stands",)),))
+                    NO_SPAN, notes=("if a budget was charged for this run, the charge stands",)),))
 
     def close(self) -> None:
         if self._backend is not None:
