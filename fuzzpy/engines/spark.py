@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 
-from fuzzpy.engines.scan import ROW_ID
+from fuzzpy.engines.scan import ROW_ID, pattern_obstacle
 from fuzzpy.engines.sql import DIALECTS, SIGMOID_TABLE
 
 _SESSION = None
@@ -104,6 +104,16 @@ class SparkBackend:
         milliseconds of driver round trips (the view's analysis, the cache
         checks of `dropTempView`) in a run whose query takes one second."""
         return f"({select})"
+
+    def path_obstacle(self, path: str) -> str | None:
+        """Why this file (an absolute path) is not read by Spark itself:
+        Hadoop reads a pattern in it, takes a `:` for a URI's scheme, and
+        skips a file whose name starts with `_` or `.` (a query on it
+        fails: UNABLE_TO_INFER_SCHEMA)."""
+        name = os.path.basename(path)
+        if ":" in path or name.startswith(("_", ".")):
+            return "Spark does not read a file whose path has a `:` or whose name starts with `_` or `.`"
+        return pattern_obstacle(path, "Spark")
 
     def parquet_source(self, path: str) -> tuple[str, str]:
         quoted = path.replace("`", "``")

@@ -166,3 +166,30 @@ def test_counts_audited_on_a_replaced_file_are_not_remembered_for_the_hashed_one
     monkeypatch.setattr(QueryEngine, "_audit", original_audit)
     pq.write_table(original, path)  # the same bytes again: the same hash, a new version of the file
     assert _run(tmp_path, path, engine, definition="n") == expected
+
+
+@pytest.mark.parametrize(("engine", "names"), [
+    ("duckdb", ("d[12].parquet", "e*.parquet", "~t.parquet")),
+    pytest.param("spark", ("d[12].parquet", "e*.parquet", "_u.parquet", "x:y.parquet"), marks=pytest.mark.spark),
+])
+def test_a_file_named_with_a_pattern_is_the_file_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, engine: str,
+    names: tuple[str, ...]
+) -> None:
+    """The engines read `*`, `?`, `[...]` (and on Spark `{...}`) in a path as
+    a pattern: given `d[12].parquet`, they read `d1.parquet`, another
+    dataset, whose budget is never charged -- the stat check passes, as the
+    named file did not change. Such a file is read by fuzzpy's loader (its
+    name is public: the analyst is warned); a relative `~t.parquet` is not
+    DuckDB's home folder, nor `x:` a URI scheme to Spark, nor a name
+    starting with `_` a file Spark skips: each releases what memory does."""
+    if engine == "spark":
+        request.getfixturevalue("spark")
+    monkeypatch.chdir(tmp_path)
+    for decoy in ("d1.parquet", "e-other.parquet", "t.parquet"):
+        pq.write_table(pa.table({"w": list(range(1000))}), tmp_path / decoy)
+    monkeypatch.setenv("HOME", str(tmp_path))  # DuckDB's `~`: a folder holding a decoy `t.parquet`
+    for name in names:
+        pq.write_table(pa.table({"w": [1, 2, 3]}), tmp_path / name)
+        expected = _run(tmp_path, Path(name), "memory", ledger="memory.sqlite", definition="n")
+        assert _run(tmp_path, Path(name), engine, definition="n") == expected, name
