@@ -2,7 +2,8 @@
 the audit's remembered counts on both engines): the run ends with FZ541
 ("changed while the run read it"), never an engine's error, and nothing
 computed from other bytes than the hashed ones is released or remembered
-(issue 11, a22 F2). DuckDB's own case: test_group_counts.py."""
+(issue 11, a22 F2). DuckDB's own case: test_group_counts.py. And the file
+an engine opens is the one named and hashed, whatever its name holds."""
 
 from __future__ import annotations
 
