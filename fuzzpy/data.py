@@ -18,12 +18,13 @@ DataFrame) is scanned there.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.lazy import lazy
+from fuzzpy.records import frozen
 from fuzzpy.source import NO_SPAN
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
@@ -39,7 +40,7 @@ SUPPORTED = ("a path (CSV, Parquet) or a registered dataset's name", "pandas.Dat
              "fuzzpy.data.DuckDBTable(connection, name)", "a pyspark DataFrame")
 
 
-@dataclass(frozen=True)
+@frozen
 class DuckDBTable:
     """A table (or view) of a DuckDB connection, by name: the scan runs in
     that connection."""
@@ -48,7 +49,7 @@ class DuckDBTable:
     name: str
 
 
-@dataclass(frozen=True)
+@frozen
 class InMemory:
     """A bag parameter's data given as an object, recognised."""
 

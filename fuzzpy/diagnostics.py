@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from fuzzpy.records import frozen
 from fuzzpy.source import Source, Span
 
 
-@dataclass(frozen=True)
+@frozen
 class Label:
     """A secondary span with a short note ("db is used here (1)")."""
 
@@ -20,7 +21,7 @@ class Label:
     message: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Diagnostic:
     code: str
     message: str
@@ -120,7 +121,7 @@ def render_text(
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
+@frozen
 class _Mark:
     span: Span
     char: str

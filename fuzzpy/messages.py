@@ -98,6 +98,7 @@ CODES: dict[str, str] = {
     "FZ523": "an option of `run` (or of the Python API's run, quote, check) has a value it cannot use (--seed, delta, budget, engine)",
     "FZ524": "noise was to be added to a value that is not a finite number",
     "FZ525": "an argument's vectors do not have the lengths the parameters' types require",
+    "FZ526": "the definition's result holds a function: only data can be released",
     # datasets (fuzzpy.ledger.datasets, fuzzpy dataset; exit 2)
     "FZ540": "no dataset of that name is registered",
     "FZ541": "a dataset's file is not the one its owner validated (changed, or another file)",

@@ -18,8 +18,9 @@ from __future__ import annotations
 import html
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from fuzzpy.records import frozen
 
 if TYPE_CHECKING:
     from fuzzpy.reports import CheckReport, DefinitionReport, VerifyResult
@@ -84,7 +85,7 @@ def _options(line: str) -> dict[str, Any]:
     return options
 
 
-@dataclass(frozen=True)
+@frozen
 class Failure:
     """A rejected cell: the diagnostics as the CLI renders them."""
 
@@ -97,7 +98,7 @@ class Failure:
         return f'<pre class="fuzzpy-error">{html.escape(self.text)}</pre>'
 
 
-@dataclass(frozen=True)
+@frozen
 class CellReport:
     """An accepted cell: the check report and the mechanisms' verdicts."""
 

@@ -7,9 +7,11 @@ plain Python data, with its charges.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from fuzzpy.records import frozen
 
 if TYPE_CHECKING:
     from fuzzpy.ledger.quotes import Quote
@@ -29,7 +31,7 @@ class Amount(NamedTuple):
         return f"Amount(epsilon={self.epsilon!r}, delta={self.delta!r})"
 
 
-@dataclass(frozen=True)
+@frozen
 class Charge:
     """A release's charge to one dataset (``entry`` is the ledger entry's id
     once charged; None for a quote)."""
@@ -73,7 +75,7 @@ def charge(quote: Quote) -> Charge:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class Release:
     """A released value. ``value`` is plain Python data (floats, ints, bools,
     strings, tuples, lists, dicts for records); ``exact`` the runtime's own

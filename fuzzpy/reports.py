@@ -11,11 +11,12 @@ verdict. Both are plain data: the checker and verifier built them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from fuzzpy.diagnostics import Diagnostic
+from fuzzpy.records import frozen
 
 if TYPE_CHECKING:
     from fuzzpy.accounting.events import Event
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from fuzzpy.verifier.verdict import Verdict
 
 
-@dataclass(frozen=True)
+@frozen
 class Cost:
     """The privacy cost of a definition's `fuzzy` result in one database."""
 
@@ -54,7 +55,7 @@ class Cost:
         return doc
 
 
-@dataclass(frozen=True)
+@frozen
 class Parameter:
     """A parameter of a definition: its type and sensitivity (the algebra's
     value: `sensitivity.value` is an exact Fraction, None for infinity)."""
@@ -69,7 +70,7 @@ class Parameter:
         return str(self.sensitivity)
 
 
-@dataclass(frozen=True)
+@frozen
 class DefinitionReport:
     """One definition as `check` sees it."""
 
@@ -95,7 +96,7 @@ class DefinitionReport:
         return dict(self._json)
 
 
-@dataclass(frozen=True)
+@frozen
 class MechanismClaim:
     """A `mechanism` of the program and the privacy it claims (`verify` proves it)."""
 
@@ -106,7 +107,7 @@ class MechanismClaim:
         return {"name": self.name, "claim": self.claim}
 
 
-@dataclass(frozen=True)
+@frozen
 class CheckReport:
     """The whole program as `check` sees it at one delta.
 
@@ -215,7 +216,7 @@ def _number(value: Fraction | float | None) -> object:
 # ---------------------------------------------------------------- verify
 
 
-@dataclass(frozen=True)
+@frozen
 class VerifyResult:
     """One mechanism's verdict: ``status`` is "proved", "refuted" or
     "unknown" (an honest answer: nothing is proved)."""

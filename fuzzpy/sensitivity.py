@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import decimal
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import total_ordering
 
 from fuzzpy.limits import MAX_MAGNITUDE, MAX_STATIC_BITS, bounded_sensitivity
+from fuzzpy.records import frozen
 
 
 @total_ordering
-@dataclass(frozen=True)
+@frozen
 class Sens:
     """A sensitivity: a non-negative exact rational, or infinity."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+from fuzzpy.records import frozen
+
 
 @dataclass(frozen=True, slots=True)
 class Span:
@@ -79,7 +81,7 @@ def make_span(file: str, line: int, col: int, end_line: int, end_col: int, start
     return span
 
 
-@dataclass(frozen=True)
+@frozen
 class Source:
     """A named source text with fast offset -> (line, col) conversion."""
 

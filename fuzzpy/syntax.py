@@ -17,9 +17,10 @@ Operators are stored as their source text (``"+"``, ``"&&"``, ``"not"``...).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 
+from fuzzpy.records import frozen
 from fuzzpy.source import NO_SPAN, Span
 
 
@@ -30,7 +31,7 @@ def _span() -> Span:
 # ---------------------------------------------------------------- types
 
 
-@dataclass(frozen=True)
+@frozen
 class TyName:
     """A base type (`num`, `int`, `bool`, `string`, `unit`) or a `type` alias."""
 
@@ -38,7 +39,7 @@ class TyName:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class TyTuple:
     """Tensor product `(A, B, ...)` (two or more items); metric: sum."""
 
@@ -46,7 +47,7 @@ class TyTuple:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class TyWith:
     """With-pair `<A & B>`; metric: max."""
 
@@ -55,7 +56,7 @@ class TyWith:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class TySum:
     """Sum `A + B`."""
 
@@ -64,7 +65,7 @@ class TySum:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class TyRecord:
     """`{ f : A, g : B }`; metric: as a tensor of its fields."""
 
@@ -72,13 +73,13 @@ class TyRecord:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class TyList:
     elem: TypeExpr
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class TyVec:
     """`vec[p] A` with norm p in {"1", "2", "inf"}."""
 
@@ -87,13 +88,13 @@ class TyVec:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class TyBag:
     elem: TypeExpr
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class TyFun:
     """A function type.
 
@@ -109,7 +110,7 @@ class TyFun:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class TyFuzzy:
     inner: TypeExpr
     span: Span = _span()
@@ -121,7 +122,7 @@ TypeExpr = TyName | TyTuple | TyWith | TySum | TyRecord | TyList | TyVec | TyBag
 # ---------------------------------------------------------------- expressions (shared)
 
 
-@dataclass(frozen=True)
+@frozen
 class NumLit:
     """A numeric literal kept as written (``"0.1"``, ``"1e-6"``, ``"40"``)."""
 
@@ -137,33 +138,33 @@ class NumLit:
         return not any(c in self.text for c in ".eE")
 
 
-@dataclass(frozen=True)
+@frozen
 class InfLit:
     """`inf`, allowed in static positions (sensitivities, `vec[inf]`)."""
 
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class BoolLit:
     value: bool
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class StringLit:
     value: str
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class UnitLit:
     """`()`."""
 
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Var:
     """A variable, or a builtin function name such as `size`, `map`, `abs`."""
 
@@ -171,7 +172,7 @@ class Var:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Binary:
     """`left op right`; op in + - * / == != < <= > >= && ||."""
 
@@ -181,7 +182,7 @@ class Binary:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Unary:
     """`-e` (op ``"-"``) or `not e` (op ``"not"``; ``!e`` in mechanisms)."""
 
@@ -190,7 +191,7 @@ class Unary:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class If:
     cond: Expr
     then: Expr
@@ -198,13 +199,13 @@ class If:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class ListLit:
     items: tuple[Expr, ...]
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Tuple:
     """Tensor pair / tuple `(a, b, ...)` (two or more items)."""
 
@@ -215,7 +216,7 @@ class Tuple:
 # ---------------------------------------------------------------- expressions (functional)
 
 
-@dataclass(frozen=True)
+@frozen
 class Prim:
     """A bracketed primitive with static arguments, before its ordinary ones.
 
@@ -229,7 +230,7 @@ class Prim:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class App:
     """Application by juxtaposition: `f x` (curried, left-associative)."""
 
@@ -238,7 +239,7 @@ class App:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Lambda:
     """`fun x -> body` or `fun (x : T) -> body`; `fun x y -> e` nests."""
 
@@ -248,7 +249,7 @@ class Lambda:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Field:
     """Record field access `e.name`."""
 
@@ -257,7 +258,7 @@ class Field:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class RecordLit:
     """`{ f = e, g = e2 }`."""
 
@@ -265,7 +266,7 @@ class RecordLit:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class WithPair:
     """`<a, b>`: a with-pair (components are arithmetic-level expressions)."""
 
@@ -274,7 +275,7 @@ class WithPair:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Cons:
     """`head :: tail`."""
 
@@ -283,7 +284,7 @@ class Cons:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class CaseSum:
     """`case e of inl x -> a | inr y -> b`."""
 
@@ -295,7 +296,7 @@ class CaseSum:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class CaseList:
     """`case e of [] -> a | h :: t -> b`."""
 
@@ -307,7 +308,7 @@ class CaseList:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Return:
     """`return e`: the unit of the `fuzzy` monad."""
 
@@ -315,7 +316,7 @@ class Return:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Ann:
     """Type ascription `(e : T)`."""
 
@@ -324,7 +325,7 @@ class Ann:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class LetStmt:
     """`let x = e;` or `let x : T = e;` inside a block."""
 
@@ -334,7 +335,7 @@ class LetStmt:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class LetTuple:
     """`let (x, y) = e;`: takes a tensor tuple apart."""
 
@@ -343,7 +344,7 @@ class LetTuple:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class SampleStmt:
     """`sample x = e;`: monadic bind."""
 
@@ -355,7 +356,7 @@ class SampleStmt:
 BlockStmt = LetStmt | LetTuple | SampleStmt
 
 
-@dataclass(frozen=True)
+@frozen
 class Block:
     """`{ s1; s2; ...; result }` (also `let x = e1 in e2`, which parses to one)."""
 
@@ -367,7 +368,7 @@ class Block:
 # ---------------------------------------------------------------- expressions (mechanisms)
 
 
-@dataclass(frozen=True)
+@frozen
 class Call:
     """C-style call inside mechanisms: `len(q)`, `abs(x)`, `max(a, b)`."""
 
@@ -376,7 +377,7 @@ class Call:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Index:
     """`base[index]` inside mechanisms."""
 
@@ -385,7 +386,7 @@ class Index:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Noise:
     """`lap(scale)` or `lapplus(scale)`, with an optional `align E` hint."""
 
@@ -395,7 +396,7 @@ class Noise:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Dist:
     """`dist(e)`: e's value in the neighbouring run minus its value in this one."""
 
@@ -403,7 +404,7 @@ class Dist:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Forall:
     """`forall i. body` (in `requires` and invariants)."""
 
@@ -422,7 +423,7 @@ Expr = (
 # ---------------------------------------------------------------- statements (mechanisms)
 
 
-@dataclass(frozen=True)
+@frozen
 class VarDecl:
     """`var x = e;`"""
 
@@ -431,7 +432,7 @@ class VarDecl:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Assign:
     """`x = e;` or `x[i] = e;` (``index`` is None for a plain variable)."""
 
@@ -441,7 +442,7 @@ class Assign:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class IfStmt:
     """`if (c) { ... } else { ... }`; `else if` nests an IfStmt in ``orelse``."""
 
@@ -451,7 +452,7 @@ class IfStmt:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class While:
     """`while (c) invariant P invariant Q { ... }`."""
 
@@ -461,13 +462,13 @@ class While:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class ReturnStmt:
     expr: Expr
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class Output:
     """`output e;`: appends e to the released stream."""
 
@@ -481,7 +482,7 @@ Stmt = VarDecl | Assign | IfStmt | While | ReturnStmt | Output
 # ---------------------------------------------------------------- declarations
 
 
-@dataclass(frozen=True)
+@frozen
 class Param:
     """A parameter: `(x : T)`, `(x :[s] T)` in defs; `x : T` in mechanisms.
 
@@ -495,7 +496,7 @@ class Param:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class LetDecl:
     """Top-level static constant `let eps = 0.1;`."""
 
@@ -504,7 +505,7 @@ class LetDecl:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class TypeDecl:
     """`type Row = { age : num, income : num };`"""
 
@@ -513,7 +514,7 @@ class TypeDecl:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class DefDecl:
     """`def [rec] name (p : T)... : R = body;` (``result`` None when omitted)."""
 
@@ -526,7 +527,7 @@ class DefDecl:
     name_span: Span = _span()
 
 
-@dataclass(frozen=True)
+@frozen
 class MechanismDecl:
     """`mechanism name (p : T, ...) : R requires P ... privacy E { stmts }`."""
 
@@ -543,7 +544,7 @@ class MechanismDecl:
 Decl = LetDecl | TypeDecl | DefDecl | MechanismDecl
 
 
-@dataclass(frozen=True)
+@frozen
 class Program:
     decls: tuple[Decl, ...]
     file: str = field(default="<input>", compare=False)

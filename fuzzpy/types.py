@@ -7,12 +7,12 @@ expressions evaluated; the parser's `TypeExpr`s are only their surface form.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from fuzzpy.records import frozen
 from fuzzpy.sensitivity import INF, ONE, Sens
 
 
-@dataclass(frozen=True)
+@frozen
 class TNum:
     """Reals, metric |x - y|."""
 
@@ -20,7 +20,7 @@ class TNum:
         return "num"
 
 
-@dataclass(frozen=True)
+@frozen
 class TInt:
     """Integers, metric |x - y|."""
 
@@ -28,7 +28,7 @@ class TInt:
         return "int"
 
 
-@dataclass(frozen=True)
+@frozen
 class TBool:
     """Discrete: distance 0 if equal, infinity otherwise."""
 
@@ -36,19 +36,19 @@ class TBool:
         return "bool"
 
 
-@dataclass(frozen=True)
+@frozen
 class TString:
     def __str__(self) -> str:
         return "string"
 
 
-@dataclass(frozen=True)
+@frozen
 class TUnit:
     def __str__(self) -> str:
         return "unit"
 
 
-@dataclass(frozen=True)
+@frozen
 class TTuple:
     """Tensor product: distance is the sum of the components'."""
 
@@ -58,7 +58,7 @@ class TTuple:
         return "(" + ", ".join(str(t) for t in self.items) + ")"
 
 
-@dataclass(frozen=True)
+@frozen
 class TWith:
     """With-pair: distance is the max of the components'."""
 
@@ -69,7 +69,7 @@ class TWith:
         return f"<{self.left} & {self.right}>"
 
 
-@dataclass(frozen=True)
+@frozen
 class TSum:
     left: Type
     right: Type
@@ -78,7 +78,7 @@ class TSum:
         return f"{_atom(self.left)} + {_atom(self.right)}"
 
 
-@dataclass(frozen=True)
+@frozen
 class TRecord:
     """Record: metric of the tensor of its fields. ``alias`` is the `type`
     name it was declared under, kept for printing only."""
@@ -101,7 +101,7 @@ class TRecord:
         return "{ " + ", ".join(f"{n} : {t}" for n, t in self.fields) + " }"
 
 
-@dataclass(frozen=True)
+@frozen
 class TList:
     """Lists: sum of element distances at equal length, infinity otherwise."""
 
@@ -111,7 +111,7 @@ class TList:
         return f"list {_atom(self.elem)}"
 
 
-@dataclass(frozen=True)
+@frozen
 class LenVar:
     """A vector length not known as a number while checking.
 
@@ -131,7 +131,7 @@ class LenVar:
 Length = int | LenVar
 
 
-@dataclass(frozen=True)
+@frozen
 class TVec:
     """Numeric vectors under the L1, L2 or L-infinity norm, of one length.
 
@@ -149,7 +149,7 @@ class TVec:
         return f"vec[{self.norm}] {_atom(self.elem)}"
 
 
-@dataclass(frozen=True)
+@frozen
 class TBag:
     """Multisets (databases): size of the symmetric difference."""
 
@@ -159,7 +159,7 @@ class TBag:
         return f"bag {_atom(self.elem)}"
 
 
-@dataclass(frozen=True)
+@frozen
 class TFun:
     """An s-sensitive function type A -[s]-> B."""
 
@@ -178,7 +178,7 @@ class TFun:
         return f"{left} {arrow} {self.result}"
 
 
-@dataclass(frozen=True)
+@frozen
 class TFuzzy:
     """Probability distributions over A, under max divergence."""
 
@@ -225,6 +225,28 @@ def map_lengths(t: Type, f: Callable[[Length | None], Length | None]) -> Type:
     if isinstance(t, TFuzzy):
         return TFuzzy(map_lengths(t.inner, f))
     return t
+
+
+def parts(t: Type) -> tuple[Type, ...]:
+    """The types ``t`` is immediately made of."""
+    if isinstance(t, TTuple):
+        return t.items
+    if isinstance(t, (TWith, TSum)):
+        return (t.left, t.right)
+    if isinstance(t, TRecord):
+        return tuple(ty for _, ty in t.fields)
+    if isinstance(t, (TList, TVec, TBag)):
+        return (t.elem,)
+    if isinstance(t, TFun):
+        return (t.param, t.result)
+    if isinstance(t, TFuzzy):
+        return (t.inner,)
+    return ()
+
+
+def holds_function(t: Type) -> bool:
+    """Whether a value of type ``t`` holds a function anywhere inside."""
+    return isinstance(t, TFun) or any(holds_function(p) for p in parts(t))
 
 
 def vector_lengths(t: Type) -> list[Length | None]:

@@ -126,6 +126,36 @@ def test_a_result_without_noise_is_not_released(capsys: pytest.CaptureFixture[st
     assert code == 1 and out == "" and "FZ522" in err
 
 
+#: a24 F1: `k` ignores its bag, so `return (k db)` is 0-sensitive in db and
+#: costs nothing; the closure released would show the bag it captured.
+RELEASED_FUNCTIONS = """
+type Row = { age : num, income : num };
+def k (d : bag Row) (x : num) : num = x;
+def closure (db : bag Row) : fuzzy (num -> num) = return (k db);
+def filtered (db : bag Row) : fuzzy (num -> num) = return (k (filter (fun r -> r.income > 100000) db));
+def pair (db : bag Row) : fuzzy ((num -> num), num) = {
+  sample n = laplace[1] (size db);
+  return (k db, n)
+};
+def plain (db : bag Row) : num -> num = k db;
+"""
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+@pytest.mark.parametrize("definition", ["closure", "filtered", "pair", "plain"])
+def test_a_result_holding_a_function_is_not_released(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                     engine: str, definition: str) -> None:
+    program = tmp_path / "functions.fz"
+    program.write_text(RELEASED_FUNCTIONS)
+    ledger = tmp_path / "l.sqlite"
+    code, out, err = _run(capsys, str(program), definition, "--data", f"db={DATA / 'people.csv'}",
+                          "--budget", "1", "--ledger", str(ledger), "--engine", engine)
+    assert (code, out) == (1, "") and "FZ526" in err, err
+    assert "rows" not in err and "Bag" not in err
+    with Ledger(str(ledger)) as book:
+        assert not book.history()
+
+
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     ledger = str(tmp_path / "l.sqlite")
     noisy = str(EXAMPLES / "noisy_count.fz")

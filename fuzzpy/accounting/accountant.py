@@ -42,7 +42,6 @@ import math
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 from fuzzpy.accounting.atoms import (
@@ -57,6 +56,7 @@ from fuzzpy.accounting.atoms import (
     subsampled_pure_epsilon,
 )
 from fuzzpy.accounting.events import Event
+from fuzzpy.records import frozen
 
 DESCRIPTIONS: dict[str, str] = {
     "pure": "pure composition (Dwork, McSherry, Nissim & Smith 2006)",
@@ -90,7 +90,7 @@ DESCRIPTIONS: dict[str, str] = {
 FILTER_METHODS: tuple[str, ...] = ("pure", "basic", "zcdp")
 
 
-@dataclass(frozen=True)
+@frozen
 class Guarantee:
     """The composition is (epsilon, delta)-DP, proved by ``method``; ``proven``
     says whether the float epsilon is proven to be at least the method's exact
@@ -236,7 +236,7 @@ def _needs_delta(method: Method) -> Method:
     return guarded
 
 
-@dataclass(frozen=True)
+@frozen
 class _Entry:
     method: Method
     proven: bool

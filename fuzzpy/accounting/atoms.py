@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from fractions import Fraction
 
 from fuzzpy.accounting.events import (
@@ -47,9 +46,10 @@ from fuzzpy.accounting.events import (
     Verified,
 )
 from fuzzpy.accounting.rounding import MP_PREC, float_down, float_up, fraction_up_mp, mp_of
+from fuzzpy.records import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class GaussianAtom:
     """Gaussian noise with rho = s^2 / (2 sigma^2); privacy loss N(rho, 2 rho)."""
 
@@ -62,14 +62,14 @@ class GaussianAtom:
         return mu_up(self.rho)
 
 
-@dataclass(frozen=True)
+@frozen
 class LaplaceAtom:
     """Laplace noise of scale b on a query of L1 sensitivity s: epsilon = s / b."""
 
     epsilon: Fraction
 
 
-@dataclass(frozen=True)
+@frozen
 class PureAtom:
     """A generic pure epsilon-DP mechanism. ``bounded_range`` marks the
     exponential mechanism, which is also epsilon-bounded-range and hence
@@ -79,7 +79,7 @@ class PureAtom:
     bounded_range: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class ApproxAtom:
     """A generic (epsilon, delta)-DP mechanism with delta > 0."""
 
@@ -90,7 +90,7 @@ class ApproxAtom:
 BaseAtom = GaussianAtom | LaplaceAtom | PureAtom | ApproxAtom
 
 
-@dataclass(frozen=True)
+@frozen
 class SubsampledAtom:
     """``inner`` run on a Poisson subsample of rate q, 0 < q < 1."""
 

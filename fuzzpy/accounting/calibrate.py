@@ -11,7 +11,6 @@ calibration never promises more privacy than it delivers.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 from scipy.optimize import brentq
@@ -19,11 +18,12 @@ from scipy.optimize import brentq
 from fuzzpy.accounting import gaussian
 from fuzzpy.accounting.accountant import Guarantee, tightest
 from fuzzpy.accounting.events import Event, Gaussian, Laplace, Repeat, Subsample
+from fuzzpy.records import frozen
 
 Number = float | Fraction  # a float is taken at its exact binary value
 
 
-@dataclass(frozen=True)
+@frozen
 class Calibration:
     """Noise ``scale`` (Gaussian sigma or Laplace scale b) and what it proves."""
 

@@ -8,13 +8,14 @@ tightest (epsilon, delta) guarantee it can prove. Numbers are exact
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
+
+from fuzzpy.records import frozen
 
 Number = Fraction
 
 
-@dataclass(frozen=True)
+@frozen
 class Laplace:
     """Laplace noise of scale b on a query of L1 sensitivity s: pure (s/b)-DP
     (Dwork, McSherry, Nissim & Smith 2006)."""
@@ -27,7 +28,7 @@ class Laplace:
         return self.sensitivity / self.scale
 
 
-@dataclass(frozen=True)
+@frozen
 class Gaussian:
     """Gaussian noise of std sigma on a query of L2 sensitivity s:
     rho = s^2 / (2 sigma^2) zCDP (Bun & Steinke 2016, Prop. 1.6)."""
@@ -36,7 +37,7 @@ class Gaussian:
     sigma: Number
 
 
-@dataclass(frozen=True)
+@frozen
 class ExpMech:
     """Exponential mechanism at eps with a score of sensitivity s: pure
     (eps * s)-DP as the language defines it (McSherry & Talwar 2007)."""
@@ -44,7 +45,7 @@ class ExpMech:
     epsilon: Number
 
 
-@dataclass(frozen=True)
+@frozen
 class Verified:
     """A mechanism proved (epsilon, delta)-DP by the coupling verifier."""
 
@@ -53,7 +54,7 @@ class Verified:
     delta: Number = Fraction(0)
 
 
-@dataclass(frozen=True)
+@frozen
 class Repeat:
     """`count` sequential (possibly adaptive) runs of ``body`` (`loop[k]`)."""
 
@@ -61,7 +62,7 @@ class Repeat:
     body: tuple[Event, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class Subsample:
     """``body`` run on a Poisson subsample of rate q (`subsample[q]`)."""
 
@@ -69,7 +70,7 @@ class Subsample:
     body: tuple[Event, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class Group:
     """``body`` where the database is used with sensitivity k > 1: group
     privacy over k-fold neighbours (Dwork & Roth 2014, Thm 2.2)."""

@@ -17,14 +17,14 @@ eps whose bound is within the target, and checks it with `delta`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from fuzzpy.accounting.pld_pairs import ULP
+from fuzzpy.records import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class DeltaBound:
     """delta(eps) <= infinity + below [eps below the window] + the window's sum
     (``losses`` ascending: the window's grid from where it can matter for eps >= 0)."""
@@ -89,7 +89,7 @@ class DeltaBound:
         return min(max(eps, lower), float(losses[j])) + self.shift
 
 
-@dataclass(frozen=True)
+@frozen
 class _WeightedTails:
     """The suffix sums W_j of m e^{-l}: as ``scaled`` = W_j e^{l_0} with
     ``decay`` = e^{l_0 - l} when the window is narrow enough, else as ``logs``

@@ -49,13 +49,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import fft
 
 from fuzzpy.accounting.pld_grid import GridPLD
 from fuzzpy.accounting.pld_pairs import ULP
+from fuzzpy.records import frozen
 
 _SUBNORMAL = 2.0**-1000  # tilted entries below this are treated as absolute errors
 _NEGLIGIBLE = -100.0  # log of a spectrum value small enough to drop
@@ -69,7 +69,7 @@ def fft_error_factor(size: int) -> float:
     return math.expm1(levels * math.log1p(8 * ULP)) * (1 + 1e-6)
 
 
-@dataclass(frozen=True)
+@frozen
 class TiltedComposition:
     """Upper bounds ``masses`` of the composed P-masses at losses
     (first + i) * interval (each possibly up to ``shift`` larger), for the

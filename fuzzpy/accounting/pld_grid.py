@@ -30,15 +30,15 @@ up as well, and the composition adds the shifts.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 import numpy as np
 
 from fuzzpy.accounting.pld_pairs import FLOOR, ULP, LossTails
+from fuzzpy.records import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class GridPLD:
     """Upper bounds of the P-masses at losses (offset + i) * interval (each
     loss possibly up to ``shift`` larger), and of the mass at +infinity."""

@@ -35,10 +35,11 @@ caller (larger mu, eps, q, delta), which gives a dominating pair.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr
+
+from fuzzpy.records import frozen
 
 Array = np.ndarray
 ULP = 2.0**-53  # unit roundoff of a double
@@ -52,7 +53,7 @@ def ndtr_error(x: Array) -> Array:
     return 16 * ULP * (1 + np.minimum(x * x, 1600.0))
 
 
-@dataclass(frozen=True)
+@frozen
 class GaussianPair:
     mu: float
 
@@ -77,7 +78,7 @@ class GaussianPair:
         return -half - _TAIL_SIGMAS * self.mu, half + _TAIL_SIGMAS * self.mu
 
 
-@dataclass(frozen=True)
+@frozen
 class LaplacePair:
     epsilon: float
 
@@ -104,7 +105,7 @@ class LaplacePair:
         return -self.epsilon, self.epsilon
 
 
-@dataclass(frozen=True)
+@frozen
 class RandomizedResponsePair:
     """KOV15's (eps, delta) pair; delta = 0 is randomized response."""
 
@@ -139,7 +140,7 @@ class RandomizedResponsePair:
 BasePair = GaussianPair | LaplacePair | RandomizedResponsePair
 
 
-@dataclass(frozen=True)
+@frozen
 class Tails:
     """P(L > c), P(L <= c), Q(L > c), Q(L <= c) at thresholds c, and a
     relative error bound valid for all four (module docstring)."""
@@ -151,7 +152,7 @@ class Tails:
     rel: Array
 
 
-@dataclass(frozen=True)
+@frozen
 class LossTails:
     """A (possibly subsampled) pair in one direction: tails of the loss L."""
 

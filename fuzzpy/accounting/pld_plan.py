@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache, lru_cache
 
 import numpy as np
 
 from fuzzpy.accounting.pld_grid import GridPLD, Strides, discretise
 from fuzzpy.accounting.pld_pairs import GaussianPair, LaplacePair, LossTails, RandomizedResponsePair
+from fuzzpy.records import frozen
 
 ETA = 1e-9  # share of delta spent on each truncation
 # share of delta the wrapped-around mass may add (each side). Wrapped mass only
@@ -68,7 +69,7 @@ _PLAN_CELLS = 1024  # planning only (validity never depends on it); 4096 cost a 
 Direction = Sequence[tuple[LossTails, int]]
 
 
-@dataclass(frozen=True)
+@frozen
 class Summary:
     """A part's loss on a coarse pessimistic grid, its variance and atoms."""
 
@@ -138,7 +139,7 @@ def _bulk(grid: GridPLD) -> tuple[float, float]:
     return float(losses[max(first - 1, 0)]), float(losses[min(last + 1, losses.size - 1)])
 
 
-@dataclass(frozen=True)
+@frozen
 class Plan:
     interval: float
     tilt: float

@@ -14,7 +14,6 @@ long chain of `sample`s is linear to check.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 from fuzzpy.accounting.events import (
@@ -28,11 +27,12 @@ from fuzzpy.accounting.events import (
     Verified,
 )
 from fuzzpy.diagnostics import Label
+from fuzzpy.records import frozen
 from fuzzpy.sensitivity import ONE, Sens
 from fuzzpy.source import Span
 
 
-@dataclass(frozen=True)
+@frozen
 class Blame:
     """Why a cost is infinite: the construct, and a diagnostic code for it."""
 

@@ -21,6 +21,7 @@ from fuzzpy.checker import higher_order as H
 from fuzzpy.checker import noise as N
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.errors import CheckError
+from fuzzpy.records import frozen
 from fuzzpy.source import Span
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class PrimCall:
 Rule = Callable[["Inferencer", PrimCall], Judgment]
 
 
-@dataclass(frozen=True)
+@frozen
 class Primitive:
     name: str
     statics: tuple[str, ...]  # names of the bracketed static arguments

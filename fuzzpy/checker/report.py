@@ -19,7 +19,6 @@ import logging
 import math
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from fractions import Fraction
 
 from fuzzpy import syntax as S
@@ -27,12 +26,13 @@ from fuzzpy.accounting.events import Event
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram
 from fuzzpy.diagnostics import Diagnostic
+from fuzzpy.records import frozen
 from fuzzpy.sensitivity import Sens
 
 DEFAULT_DELTA = 1e-6
 
 
-@dataclass(frozen=True)
+@frozen
 class PrivacyFigure:
     """The guarantee reported for one database of one definition."""
 

@@ -6,17 +6,18 @@ This is the contract between the checker and its consumers (the CLI's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from fuzzpy.accounting.events import Event
 from fuzzpy.diagnostics import Diagnostic
+from fuzzpy.records import frozen
 from fuzzpy.sensitivity import Sens
 from fuzzpy.source import Span
 from fuzzpy.syntax import DefDecl, MechanismDecl, Program
 from fuzzpy.types import LenVar, Type
 
 
-@dataclass(frozen=True)
+@frozen
 class LengthOf:
     """A vector length known once the arguments of the definition that
     contains it are: the length of the vector found in the argument for
@@ -38,14 +39,14 @@ VectorLength = int | LengthOf
 RunLength = int | LenVar
 
 
-@dataclass(frozen=True)
+@frozen
 class ParamInfo:
     name: str
     type: Type
     sensitivity: Sens
 
 
-@dataclass(frozen=True)
+@frozen
 class CheckedDef:
     """A definition's inferred signature and privacy cost.
 
@@ -64,7 +65,7 @@ class CheckedDef:
     privacy: dict[str, tuple[Event, ...]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@frozen
 class CheckedProgram:
     program: Program
     definitions: dict[str, CheckedDef]

@@ -14,12 +14,12 @@ of silently reading a constant the parameter hides.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from fractions import Fraction
 
 from fuzzpy import syntax as S
 from fuzzpy.checker.elaborate import in_range, static_arith
 from fuzzpy.checker.terms import free_vars
+from fuzzpy.records import frozen
 from fuzzpy.sensitivity import Sens
 
 Value = Fraction | bool | None
@@ -117,7 +117,7 @@ def conjuncts(req: S.Expr) -> list[S.Expr]:
     return [req]
 
 
-@dataclass(frozen=True)
+@frozen
 class Bound:
     """How far a private input may move: `abs(dist(x)) <= value`, or `<`
     when ``strict``. A sensitivity s meets `<= c` when s <= c and `< c` only

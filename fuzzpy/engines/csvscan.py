@@ -35,10 +35,10 @@ cannot stream is loaded by the loader, with a warning: the same rows.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
 
 from fuzzpy.engines.scan import _text_cell, count_where, row_rule_value
 from fuzzpy.engines.sql import Dialect
+from fuzzpy.records import frozen
 from fuzzpy.runtime.csvframe import _FIELD, _QUOTED_FIELD
 from fuzzpy.runtime.loader import Plan
 
@@ -55,7 +55,7 @@ LINE = "_fz_line"
 
 _FIELD_VALUE = r'("(?:[^"]|"")*"|[^",][^,]*|)'
 _FIELD_SKIPPED = r'(?:"(?:[^"]|"")*"|[^",][^,]*|),'
-@dataclass(frozen=True)
+@frozen
 class CsvFacts:
     """What the bytes of a CSV file say about how DuckDB can read it."""
 

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.engines.scan import pattern_obstacle
 from fuzzpy.engines.sql import DIALECTS, SIGMOID_TABLE
 from fuzzpy.lazy import lazy
 from fuzzpy.runtime.sigmoid import _table as sigmoid_nodes
@@ -98,6 +99,10 @@ class DuckDBBackend:
         self.con.execute(f"CREATE TEMP VIEW {name} AS SELECT *, rowid AS {row_id} FROM {name}_rows").fetchall()
         self.temporary.append(("VIEW", name))
         return name
+
+    def path_obstacle(self, path: str) -> str | None:
+        """Why this file (an absolute path) is not read by DuckDB itself."""
+        return pattern_obstacle(path, "DuckDB")
 
     def parquet_source(self, path: str) -> tuple[str, str]:
         """The FROM text reading a Parquet file, and its row position column."""

@@ -213,11 +213,11 @@ class QueryEngine:
                 from fuzzpy.engines.duck import DuckDBBackend
 
                 self._backend = DuckDBBackend(progress=self.progress, **self.options)  # type: ignore[arg-type]
-                self._backend.check_sources = self.check_files
             else:
                 from fuzzpy.engines.spark import SparkBackend
 
                 self._backend = SparkBackend(progress=self.progress, **self.options)  # type: ignore[arg-type]
+            self._backend.check_sources = self.check_files
         return self._backend
 
     # ------------------------------------------------------------ the seams of `run`
@@ -276,12 +276,20 @@ class QueryEngine:
         # that is not UTF-8, a stray carriage return): a fact about the private
         # data, so the analyst is not told it; it is kept for the data owner
         # with the row rules' counts (`loaded_by`), and the rows are the same.
+        # Why a file is not given to the engine by its name is public (the
+        # name): the analyst is told.
         obstacle = None
-        if file.format == "parquet" and header.table is None and _compilable(header, plan):
+        parquet = file.format == "parquet" and header.table is None and _compilable(header, plan)
+        csv = file.format == "csv" and isinstance(file.data, _Unread) and self.name == "duckdb"
+        named = self.backend.path_obstacle(_engine_path(file)) if parquet or csv else None
+        if named is not None:
+            self.warn(f"warning: `{file.path}` is read by fuzzpy's loader, not {self.name}: {named}")
+            obstacle = named
+        elif parquet:
             if _strings_are_utf8(file.path, header, plan):
                 return self._parquet(file, header, plan)
             obstacle = "text that is not UTF-8"
-        if file.format == "csv" and isinstance(file.data, _Unread) and self.name == "duckdb":
+        elif csv:
             facts = file.data.facts
             obstacle = "it was not scanned" if facts is None else facts.obstacle(len(header.names))
             if obstacle is None:
@@ -302,7 +310,7 @@ class QueryEngine:
         d = self.backend.dialect
         self._watch_file(file)
         assert header.csv is not None and isinstance(file.data, _Unread) and file.data.facts is not None
-        source = csv_source(file.path, file.data.facts, header.csv.header_line)
+        source = csv_source(_engine_path(file), file.data.facts, header.csv.header_line)
         select, audit = csv_selects(d, source, plan, len(header.names))
         counts = self._audit(file, audit, source)
         table = self.backend.register_table(select, ROW_ID)
@@ -310,19 +318,23 @@ class QueryEngine:
 
     def _audit(self, file: DataFile, audit: str, source: str) -> tuple[int, ...]:
         """The audit query's counts, or those remembered for the same bytes
-        and the same query (the file's path left out of the key)."""
+        and the same query (the file's path left out of the key). Counts
+        read from a file replaced after its hash are refused (FZ541, before
+        the charge), never remembered under the hash: they decide whether
+        the scan checks the row rules at all (`all_fit`)."""
         key = audit.replace(source, "<file>")
         counts = recall_counts(file.sha256, key)
         if counts is None:
             (row,) = self.backend.rows(audit)
             counts = tuple(int(c or 0) for c in row)
+            self.check_files()
             remember_counts(file.sha256, key, counts)
         return counts
 
     def _parquet(self, file: DataFile, header: Header, plan: Plan) -> tuple[Bag, dict[str, object]]:
         d = self.backend.dialect
         self._watch_file(file)
-        source, position = self.backend.parquet_source(file.path)
+        source, position = self.backend.parquet_source(_engine_path(file))
         _, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names)
         counts = self._audit(file, audit, source)
         all_fit = not any(counts[1:-1]) and counts[-1] == counts[0]
@@ -377,12 +389,19 @@ class QueryEngine:
             if now != seen:
                 raise FuzzError((Diagnostic(
                     "FZ541", f"data file `{path}` changed while the run read it: nothing is released",
-                    NO_SPAN, notes=("the charge stands",)),))
+                    NO_SPAN, notes=("if a budget was charged for this run, the charge stands",)),))
 
     def close(self) -> None:
         if self._backend is not None:
             self._backend.close()
             self._backend = None
+
+
+def _engine_path(file: DataFile) -> str:
+    """The path an engine is given: absolute (DuckDB reads a leading `~` as
+    the home folder, Hadoop a `x:` as a URI's scheme), with its symbolic
+    links kept, so that the engine opens the file `check_files` checks."""
+    return os.path.abspath(file.path)
 
 
 def _read_whole(file: DataFile) -> DataFile:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,6 +31,7 @@ from fuzzpy.data import RESERVED_COLUMN, UNREADABLE_DATA, InMemory, arrow_of, da
 from fuzzpy.engines.duck import interruptible
 from fuzzpy.engines.fingerprint import cell_class, column_digests, fingerprint_sql
 from fuzzpy.lazy import lazy
+from fuzzpy.records import frozen
 from fuzzpy.runtime.loader import Header
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
@@ -39,7 +39,7 @@ pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 POSITION = RESERVED_COLUMN  # the rows' positions, which `subsample` hashes
 
 
-@dataclass(frozen=True)
+@frozen
 class Placed:
     """Data in an engine: a table or view with the data's columns and a
     position column; `table` when the rows are (also) held by Python."""

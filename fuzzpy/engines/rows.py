@@ -21,10 +21,10 @@ name shared subexpressions once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 from fuzzpy.lazy import is_instance, lazy
+from fuzzpy.records import frozen
 from fuzzpy.runtime.exact import to_float
 from fuzzpy.runtime.rowops import I64_MAX, I64_MIN
 
@@ -131,21 +131,21 @@ def _param_key(param: object) -> object:
 # ---------------------------------------------------------------- symbolic values
 
 
-@dataclass(frozen=True)
+@frozen
 class Sym:
     """A per-row number, boolean or string: one node."""
 
     node: Node
 
 
-@dataclass(frozen=True)
+@frozen
 class SymVector:
     """A per-row vector: one double node per entry (a static length)."""
 
     entries: tuple[Node, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class SymSum:
     """A per-row `A + B` value: which side (a bool node) and both payloads."""
 

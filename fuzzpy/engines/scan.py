@@ -28,6 +28,8 @@ loaded rows.
 
 from __future__ import annotations
 
+import os
+
 from fuzzpy.engines.sql import Dialect, literal_sql
 from fuzzpy.lazy import lazy
 from fuzzpy.runtime.bag import Bag
@@ -38,6 +40,19 @@ from fuzzpy.runtime.values import Record
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 np = lazy("numpy")
+
+#: Characters an engine reads in a file's path as a pattern of file names
+#: (DuckDB's glob: * ? [ ]; Hadoop's, under Spark: also { } and the escape \):
+#: given the path of a file named with them, the engine would read other
+#: files than the one hashed (`d[12].parquet` reads `d1.parquet`).
+PATTERN_CHARACTERS = frozenset("*?[]{}" + ("\\" if os.sep == "/" else ""))
+
+
+def pattern_obstacle(path: str, engine: str) -> str | None:
+    """Why `engine` cannot be given `path` to read (None: it can)."""
+    if PATTERN_CHARACTERS.intersection(path):
+        return f"{engine} reads its path as a pattern of file names (it has one of * ? [ ] {{ }} \\)"
+    return None
 
 #: The characters Arrow's `utf8_trim_whitespace` trims (checked against
 #: pyarrow over every code point by the tests).

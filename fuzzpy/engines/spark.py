@@ -11,11 +11,11 @@ import contextlib
 import itertools
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 
-from fuzzpy.engines.scan import ROW_ID
+from fuzzpy.engines.scan import ROW_ID, pattern_obstacle
 from fuzzpy.engines.sql import DIALECTS, SIGMOID_TABLE
 
 _SESSION = None
@@ -40,7 +40,10 @@ def session():  # type: ignore[no-untyped-def]
             .config("spark.driver.memory", os.environ.get("FUZZPY_SPARK_DRIVER_MEMORY", "2g"))
         )
         _SESSION = _keeping_signal_handlers(builder.getOrCreate)
-        _SESSION.sparkContext.setLogLevel("ERROR")
+        # a failed task's log quotes the cell it failed on (a cast of a file
+        # replaced during the run): fuzzpy reports the failure itself, with no
+        # engine text (as on DuckDB, a20 F2); FUZZPY_DEBUG=1 keeps Spark's errors
+        _SESSION.sparkContext.setLogLevel("ERROR" if os.environ.get("FUZZPY_DEBUG") else "OFF")
     return _SESSION
 
 
@@ -72,6 +75,8 @@ class SparkBackend:
         self._names = itertools.count()
         self._views: list[str] = []
         self.progress = progress
+        #: raises FZ541 if a data file a query reads changed since it was hashed (set by the engine)
+        self.check_sources: Callable[[], None] = lambda: None
 
     def fresh_name(self) -> str:
         name = f"_fz_scan_{os.getpid()}_{id(self)}_{next(self._names)}"
@@ -99,6 +104,16 @@ class SparkBackend:
         milliseconds of driver round trips (the view's analysis, the cache
         checks of `dropTempView`) in a run whose query takes one second."""
         return f"({select})"
+
+    def path_obstacle(self, path: str) -> str | None:
+        """Why this file (an absolute path) is not read by Spark itself:
+        Hadoop reads a pattern in it, takes a `:` for a URI's scheme, and
+        skips a file whose name starts with `_` or `.` (a query on it
+        fails: UNABLE_TO_INFER_SCHEMA)."""
+        name = os.path.basename(path)
+        if ":" in path or name.startswith(("_", ".")):
+            return "Spark does not read a file whose path has a `:` or whose name starts with `_` or `.`"
+        return pattern_obstacle(path, "Spark")
 
     def parquet_source(self, path: str) -> tuple[str, str]:
         quoted = path.replace("`", "``")
@@ -128,21 +143,54 @@ class SparkBackend:
 
     def _interruptible(self, work: Callable[[], object]):  # type: ignore[no-untyped-def]
         """A query a signal may stop (`interrupts.foreign`): its jobs are
-        cancelled, as PySpark's own SIGINT handler cancels them."""
+        cancelled, as PySpark's own SIGINT handler cancels them. A query
+        that fails first checks the run's files: Spark lists a file and
+        reads its footer again for each query, so one replaced after its
+        hash (another schema: a cast of one of its cells fails, or a column
+        cannot be converted; or deleted: PATH_NOT_FOUND) is FZ541, not
+        Spark's error (a22 F2)."""
         from fuzzpy.interrupts import Interrupted, foreign
 
         try:
-            with foreign():
+            with foreign(), _quiet_query_loggers():
                 return work()
         except Interrupted:
             with contextlib.suppress(Exception):
                 self.spark.sparkContext.cancelAllJobs()
+            raise
+        except Exception:
+            self.check_sources()
             raise
 
     def close(self) -> None:
         for name in self._views:
             self.spark.catalog.dropTempView(name)
         self._views = []
+
+
+#: PySpark logs a failed query's error (its text may quote a cell) to stderr
+#: through these loggers before raising it (`pyspark.errors` `_log_exception`)
+_QUERY_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+@contextlib.contextmanager
+def _quiet_query_loggers() -> Iterator[None]:
+    """PySpark's loggers of a failed query's error silenced while fuzzpy's
+    own query runs: fuzzpy reports the failure itself."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # a PySpark before 4.0 logs no query error
+        loggers = []
+    else:  # made as PySpark makes them (with their handler), if not yet made
+        loggers = [PySparkLogger.getLogger(name) for name in _QUERY_LOGGERS]
+    before = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = not os.environ.get("FUZZPY_DEBUG")
+    try:
+        yield
+    finally:
+        for logger, disabled in zip(loggers, before, strict=True):
+            logger.disabled = disabled
 
 
 _ROW_INDEX = f", _metadata.row_index AS {DIALECTS['spark'].ident(ROW_ID)}"

@@ -18,11 +18,12 @@ precedence chain) has no callback: its reduction just changes the state.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fuzzpy.frontend.lexer import Tok
+from fuzzpy.records import frozen
 
 if TYPE_CHECKING:  # lark is needed only to build the tables, not to parse with them (parser.py)
     from lark import Lark
@@ -40,7 +41,7 @@ class ParseError(Exception):
         self.values = values
 
 
-@dataclass(frozen=True)
+@frozen
 class Tables:
     start: int
     accept: int

@@ -37,7 +37,6 @@ import sys
 import threading
 from dataclasses import dataclass
 from functools import partial
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,6 +52,7 @@ from fuzzpy.usercache import cache_dir, trusted, write_atomic
 if TYPE_CHECKING:  # lark is imported to compile the grammar, or to explain a syntax error
     from lark import Lark
 
+_PACKAGED_GRAMMAR = Path(__file__).resolve().parents[1] / "grammar" / "fuzz.lark"
 _REPO_GRAMMAR = Path(__file__).resolve().parents[2] / "grammar" / "fuzz.lark"
 
 _lock = threading.Lock()
@@ -81,14 +81,12 @@ _FRONTEND = ("parser.py", "lalr.py", "lexer.py", "tree.py", "tree_base.py", "tre
 
 
 def grammar_text() -> str:
-    """The grammar: from the installed package, else from the repository."""
-    try:
-        packaged = resources.files("fuzzpy").joinpath("grammar/fuzz.lark")
-        if packaged.is_file():
-            return packaged.read_text(encoding="utf-8")
-    except (FileNotFoundError, ModuleNotFoundError, NotADirectoryError):
-        pass
-    return _REPO_GRAMMAR.read_text(encoding="utf-8")
+    """The grammar: from the installed package, else from the repository.
+    (Read from the file beside the package, not through `importlib.resources`:
+    its readers import `zipfile`, 2 ms of every run; fuzzpy is never run zipped,
+    as the tables' key reads the frontend's source files.)"""
+    packaged = _PACKAGED_GRAMMAR if _PACKAGED_GRAMMAR.is_file() else _REPO_GRAMMAR
+    return packaged.read_text(encoding="utf-8")
 
 
 def compiled() -> Compiled:

@@ -33,7 +33,6 @@ import json
 import os
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -80,6 +79,7 @@ from fuzzpy.ledger.store import (
     update_release_row,
     utc_now,
 )
+from fuzzpy.records import frozen
 
 __all__ = [
     "Budget",
@@ -134,7 +134,7 @@ class DatasetState(NamedTuple):
     remaining: Spend
 
 
-@dataclass(frozen=True)
+@frozen
 class _Fixed:
     """A dataset's budget with its capacity in the rule's currency."""
 

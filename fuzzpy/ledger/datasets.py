@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.records import frozen
 from fuzzpy.source import NO_SPAN
 
 KINDS = ("int", "num", "bool", "string")
@@ -42,7 +43,7 @@ def dataset_error(code: str, message: str, hint: str | None = None, notes: tuple
     return FuzzError((Diagnostic(code, message, NO_SPAN, notes=notes, hint=hint),))
 
 
-@dataclass(frozen=True)
+@frozen
 class Policy:
     """What a row rule does with a cell that does not fit its column: `drop`
     the row, `value` (replace the cell by a declared value) or `refuse`
@@ -69,7 +70,7 @@ class Policy:
 DEFAULT_POLICY = Policy("drop")
 
 
-@dataclass(frozen=True)
+@frozen
 class Column:
     """A column of the file: its name, its type (None: as each program reads
     it) and the policy for its cells that do not fit."""
@@ -86,7 +87,7 @@ class Column:
         return shown
 
 
-@dataclass(frozen=True)
+@frozen
 class Registration:
     name: str
     file: str  # absolute path

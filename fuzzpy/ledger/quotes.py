@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from fuzzpy.ledger.rules import (
     format_number,
     rule_named,
 )
+from fuzzpy.records import frozen
 
 
 def amount_json(amount: Spend, budget: Budget) -> dict[str, object]:
@@ -42,7 +42,7 @@ def describe_amount(amount: Spend, budget: Budget) -> str:
     return text
 
 
-@dataclass(frozen=True)
+@frozen
 class Quote:
     """A release's cost against a dataset's budget; ``spent`` is before it."""
 
@@ -75,7 +75,7 @@ class Quote:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class Receipt(Quote):
     """A committed charge: the quote it passed, its row id and time (UTC)."""
 
@@ -86,7 +86,7 @@ class Receipt(Quote):
         return {"id": self.id, "time": self.time, **super().to_json()}
 
 
-@dataclass(frozen=True)
+@frozen
 class Entry:
     """One past release, with what remained of the budget after it."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sqlite3
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,13 +31,14 @@ from fuzzpy.ledger.datasets import (
 )
 from fuzzpy.ledger.errors import INVALID_BUDGET, ledger_error
 from fuzzpy.ledger.records import decoding
+from fuzzpy.records import frozen
 
 if TYPE_CHECKING:
     from fuzzpy.ledger.rules import Budget
     from fuzzpy.ledger.store import LedgerStore
 
 
-@dataclass(frozen=True)
+@frozen
 class DataUse:
     """What one charge read: the dataset's registration as the run saw it
     (a first run's own when `implicit`: recorded with the charge unless the

@@ -30,7 +30,6 @@ import math
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
@@ -44,6 +43,7 @@ from fuzzpy.ledger.costs import (
 from fuzzpy.ledger.errors import INVALID_BUDGET, ledger_error
 from fuzzpy.ledger.policy import DEFAULT_DELTA
 from fuzzpy.ledger.zcdp import zcdp_epsilon, zcdp_rho_budget
+from fuzzpy.records import frozen
 
 Exact = Fraction | float | int | str | Decimal
 
@@ -67,7 +67,7 @@ def exact_number(value: Exact, what: str) -> Fraction:
         raise BudgetError(f"{what} must be a number, not {value!r}") from exc
 
 
-@dataclass(frozen=True)
+@frozen
 class Budget:
     """A dataset's total privacy budget and the rule that spends it.
 
@@ -122,7 +122,7 @@ class Budget:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class Spend:
     """What releases consume, in a rule's currency, exactly: (epsilon, delta)
     under ``basic``; rho under ``zcdp`` (its epsilon and delta stay 0)."""
@@ -138,7 +138,7 @@ class Spend:
         return Spend(self.epsilon - other.epsilon, self.delta - other.delta, self.rho - other.rho)
 
 
-@dataclass(frozen=True)
+@frozen
 class ReleaseCost:
     """One release's charge (``spend``) and its guarantee on its own."""
 

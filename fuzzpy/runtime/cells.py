@@ -14,10 +14,10 @@ Kinds are the row types a file can hold: `int` (64-bit, see `INT_LIMIT`),
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
 from fuzzpy.lazy import lazy
+from fuzzpy.records import frozen
 from fuzzpy.runtime.columntypes import BINARY, INTEGER, NUMBER, TEXT, ColumnType, column_type
 
 pa = lazy("pyarrow")
@@ -50,7 +50,7 @@ def reason(problem: int, kind: str) -> str:
     return f"the value is not {'an' if kind == 'int' else 'a'} {kind}"
 
 
-@dataclass(frozen=True)
+@frozen
 class Cells:
     """One column's values (a placeholder where a cell does not fit) and each
     cell's problem (`OK` when it fits)."""

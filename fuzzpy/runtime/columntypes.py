@@ -13,8 +13,9 @@ types refuse or read otherwise (docs/engines.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from fuzzpy.records import frozen
 
 #: The families of Arrow types the runtime tells apart (`pyarrow.types`'
 #: predicates); every other type is `other`.
@@ -26,7 +27,7 @@ INTEGER = ("int", "uint")
 NUMBER = ("int", "uint", "float", "decimal")
 
 
-@dataclass(frozen=True)
+@frozen
 class ColumnType:
     """An Arrow type's family (a dictionary's: its values'), bit width (of
     integers), whether it is dictionary-encoded, and its spelling

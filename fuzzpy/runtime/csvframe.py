@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.lazy import lazy
+from fuzzpy.records import frozen
 from fuzzpy.source import Span
 
 pa = lazy("pyarrow")
@@ -44,7 +45,7 @@ def schema_error(
     return FuzzError((Diagnostic(code, message, Span(path, line, col, line, col), hint=hint),))
 
 
-@dataclass(frozen=True)
+@frozen
 class CsvFrame:
     """The header and the well-formed data lines of a CSV file.
 

@@ -18,7 +18,7 @@ things: the registry, the file's existence and format, and its header.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +34,13 @@ from fuzzpy.ledger.datasets import (
     other_datasets_file_error,
 )
 from fuzzpy.ledger.store import utc_now
+from fuzzpy.records import frozen
 from fuzzpy.runtime.loader import DataFile, Header, Plan, plan, read_data_file, read_header
 from fuzzpy.source import NO_SPAN
 from fuzzpy.types import Type
 
 
-@dataclass(frozen=True)
+@frozen
 class Source:
     """A bag parameter's dataset, before its data is read."""
 
@@ -51,7 +52,7 @@ class Source:
     frame: Any = None  # `fuzzpy.data.InMemory`: data given as an object, not a file
 
 
-@dataclass(frozen=True)
+@frozen
 class Opened:
     """A bag parameter's data file, checked and planned (nothing private read)."""
 

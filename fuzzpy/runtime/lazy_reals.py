@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
 from fractions import Fraction
 from itertools import count
 
+from fuzzpy.records import frozen
 from fuzzpy.runtime.randomness import RandomSource
 from fuzzpy.runtime.samplers import bernoulli_exp_fraction
 from fuzzpy.runtime.values import RuntimeFailure
@@ -87,7 +87,7 @@ class Draw:
         self.known += more
 
 
-@dataclass(frozen=True)
+@frozen
 class Noisy:
     """numerator / denominator, polynomials in the draws (never a constant)."""
 

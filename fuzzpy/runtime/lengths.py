@@ -16,11 +16,11 @@ run's *frame*: the lengths the definition's body needs
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from fuzzpy import types as T
 from fuzzpy.checker.result import CheckedDef
 from fuzzpy.lazy import lazy
+from fuzzpy.records import frozen
 from fuzzpy.runtime.values import Record, Value
 
 np = lazy("numpy")
@@ -28,7 +28,7 @@ np = lazy("numpy")
 Frame = dict[T.LenVar, int]
 
 
-@dataclass(frozen=True)
+@frozen
 class LengthMismatch(Exception):
     """An argument's vector whose length the signature does not allow."""
 

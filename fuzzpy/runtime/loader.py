@@ -29,11 +29,11 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-from dataclasses import dataclass
 from pathlib import Path
 
 from fuzzpy.lazy import lazy
 from fuzzpy.ledger.datasets import DEFAULT_POLICY, SCHEMA_MISMATCH, Policy, Registration
+from fuzzpy.records import frozen
 from fuzzpy.runtime.bag import Bag, Column
 from fuzzpy.runtime.cells import (
     Cells,
@@ -60,7 +60,7 @@ pq = lazy("pyarrow.parquet")
 # ---------------------------------------------------------------- the file and its header (public)
 
 
-@dataclass(frozen=True)
+@frozen
 class DataFile:
     """A data file's bytes, read once: they are hashed and parsed as one."""
 
@@ -91,7 +91,7 @@ def content_hash(path: str | Path) -> str:
     return "sha256:" + read_data_file(path).sha256
 
 
-@dataclass(frozen=True)
+@frozen
 class Header:
     """The public part of a data file: its column names (and, for Parquet,
     their types), with what is needed to read its records."""
@@ -132,7 +132,7 @@ def _first_line(exc: Exception) -> str:
 # ---------------------------------------------------------------- the plan (public)
 
 
-@dataclass(frozen=True)
+@frozen
 class ColumnRead:
     """How a run reads one column: as which kind, under which policy."""
 
@@ -143,7 +143,7 @@ class ColumnRead:
     replacement: object = None  # the parsed `value:` replacement
 
 
-@dataclass(frozen=True)
+@frozen
 class Plan:
     shape: str  # "record" | "single" | "vector"
     fields: tuple[str, ...]  # the record's field names (shape "record")
@@ -247,7 +247,7 @@ def _listed(names: tuple[str, ...]) -> str:
 # ---------------------------------------------------------------- the records (private)
 
 
-@dataclass(frozen=True)
+@frozen
 class Records:
     """The cells of the columns read, over the records that have every field
     (a CSV line that is not one is dropped before any column is read)."""

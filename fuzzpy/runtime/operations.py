@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from fuzzpy.lazy import lazy
+from fuzzpy.records import frozen
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.values import Inl, Inr, NotVectorisable, Record, RuntimeFailure, Value
@@ -38,7 +38,7 @@ _COMPARE: dict[str, Callable[[Value, Value], Value]] = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class SumColumn:
     """A column of sum values: `is_left[i]` says whether row i is `inl`; the
     left and right columns hold every row's payload for either side (rows of

@@ -37,7 +37,19 @@ from fuzzpy.accounting.events import Event
 from fuzzpy.checker.result import CheckedDef, CheckedProgram
 from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.source import NO_SPAN, Source, Span
-from fuzzpy.types import LenVar, TBag, TBool, TFuzzy, TInt, TList, TNum, TString, TVec, Type
+from fuzzpy.types import (
+    LenVar,
+    TBag,
+    TBool,
+    TFuzzy,
+    TInt,
+    TList,
+    TNum,
+    TString,
+    TVec,
+    Type,
+    holds_function,
+)
 
 if TYPE_CHECKING:  # the runtime's numeric modules load only when a run starts
     from fuzzpy.ledger.book import Budget, Receipt
@@ -129,7 +141,19 @@ def find_definition(checked: CheckedProgram, name: str) -> CheckedDef:
 
 
 def refuse_unsafe_release(definition: CheckedDef) -> None:
-    """A result that is not `fuzzy` may only depend on public parameters."""
+    """A result that is not `fuzzy` may only depend on public parameters;
+    and only data is released, never a function (a24 F1: a closure's value
+    is its code and what it captured -- a bag it never reads, say, whose
+    rows the type system rightly charges nothing for, would be shown)."""
+    if holds_function(definition.result):
+        raise refuse(
+            EXIT_REJECTED,
+            "FZ526",
+            f"`{definition.name}` returns `{definition.result}`, which holds a function: only data "
+            f"(numbers, strings, vectors, lists, records, ...) can be released",
+            "release the function's results instead: apply it inside the definition",
+            definition.decl.name_span,
+        )
     if isinstance(definition.result, TFuzzy):
         return
     for param in definition.params:

@@ -16,12 +16,13 @@ import csv
 import heapq
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
 from fuzzpy.diagnostics import Diagnostic
 from fuzzpy.ledger.datasets import BAD_POLICY, DEFAULT_POLICY, Column, Policy, dataset_error
+from fuzzpy.records import frozen
 from fuzzpy.runtime.cells import MISSING, NOT_UTF8, OK, kind_of_arrow, parse_value, reason
 from fuzzpy.runtime.csvframe import field_column, schema_error
 from fuzzpy.runtime.loader import DataFile, Header, Records, read_records
@@ -30,7 +31,7 @@ from fuzzpy.source import Source, Span
 INFERENCE_ORDER = ("int", "num", "bool")
 
 
-@dataclass(frozen=True)
+@frozen
 class DataLines(Source):
     """The lines of a data file that diagnostics show (a data file may be
     large: only these are kept)."""
@@ -44,7 +45,7 @@ class DataLines(Source):
         return self.lines.get(line, "")
 
 
-@dataclass(frozen=True)
+@frozen
 class Validation:
     columns: tuple[Column, ...]  # the schema: each column's type and policy
     inferred: tuple[str, ...]  # the columns whose type was inferred from the data

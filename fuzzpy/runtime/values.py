@@ -20,6 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from fuzzpy.lazy import lazy
+from fuzzpy.records import frozen
 from fuzzpy.runtime.exact import to_float
 
 np = lazy("numpy")
@@ -47,7 +48,7 @@ class Exhausted(Exception):
     default value of the recursive function's result type."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Transient:
     """A thunk's value computed on behalf of one row, which the thunk must not
     keep: another row (or later macro-level work) would then find it done, and
@@ -82,7 +83,7 @@ def force(value: Value) -> Value:
     return value.force() if isinstance(value, Thunk) else value
 
 
-@dataclass(frozen=True)
+@frozen
 class Record:
     """A record value; over a column, each field holds an array."""
 
@@ -95,18 +96,18 @@ class Record:
             raise RuntimeFailure("FZ510", f"the record has no field `{name}`") from None
 
 
-@dataclass(frozen=True)
+@frozen
 class WithPair:
     left: Value
     right: Value
 
 
-@dataclass(frozen=True)
+@frozen
 class Inl:
     value: Value
 
 
-@dataclass(frozen=True)
+@frozen
 class Inr:
     value: Value
 
@@ -138,7 +139,7 @@ class Function:
         return Function(self.name, self.arity, self.apply, args, self.lazy, self.rebuild)
 
 
-@dataclass(frozen=True)
+@frozen
 class Fuzzy:
     """A value of `fuzzy A`: a sampler, run when the program binds it."""
 
@@ -180,7 +181,9 @@ def to_json(value: Value) -> object:
         return {"inr": to_json(value.value)}
     if isinstance(value, Bag):
         return {"bag_size": len(value)}
-    return repr(value)
+    # never a repr: a closure's shows what it captured (a24 F1); `run` refuses
+    # to release a type holding a function (FZ526), so this is a bug
+    raise TypeError(f"a {type(value).__name__} has no released form")
 
 
 def printable_int(value: int) -> int | float:

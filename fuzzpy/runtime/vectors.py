@@ -19,11 +19,11 @@ that is the same on every dataset.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from fuzzpy.lazy import lazy
+from fuzzpy.records import frozen
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.values import NotVectorisable, RuntimeFailure, Value
@@ -111,7 +111,7 @@ def tabulated(keys: Value, entries: Value) -> Value:
     return entries
 
 
-@dataclass(frozen=True)
+@frozen
 class VectorColumn:
     """One vector per row: ``rows`` is an (n, d) array of doubles."""
 

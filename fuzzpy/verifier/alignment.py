@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from fuzzpy.records import frozen
 from fuzzpy.syntax import Call, Dist, Expr, Index, NumLit, Var
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.draws import DrawContext, DrawSite
@@ -52,7 +53,7 @@ class DrawEnv:
         return total
 
 
-@dataclass(frozen=True)
+@frozen
 class Shift:
     """A shift: constant ``value``, or "carrier distance := target" in a context."""
 
@@ -105,7 +106,7 @@ def _constant_text(text: str) -> bool:
     return True
 
 
-@dataclass(frozen=True)
+@frozen
 class Selector:
     """What chooses between an alignment's two shifts.
 
@@ -138,7 +139,7 @@ class Selector:
         return show(self.node)  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True)
+@frozen
 class Alignment:
     then: Shift
     selector: Selector | None = None

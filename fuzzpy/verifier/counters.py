@@ -21,9 +21,9 @@ loop guard. Houdini keeps whichever candidates are inductive.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
+from fuzzpy.records import frozen
 from fuzzpy.syntax import Assign, Binary, BoolLit, Expr, IfStmt, NumLit, Unary, Var, VarDecl, While
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.invariants import Atom, View, guard_conjuncts
@@ -35,14 +35,14 @@ from fuzzpy.verifier.walk import additive_terms, has_noise, statements, sub_expr
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
-@dataclass(frozen=True)
+@frozen
 class Counter:
     name: str
     steps: tuple[Expr, ...]  # d of every `c = c + d` (a `c = c - d` gives the expression `-d`)
     limits: tuple[Expr, ...]  # loop constants c is compared with
 
 
-@dataclass(frozen=True)
+@frozen
 class FlagTest:
     flag: str
     value: bool  # the literal assigned under the test

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fuzzpy.records import frozen
 from fuzzpy.syntax import (
     Assign,
     Binary,
@@ -48,7 +49,7 @@ from fuzzpy.verifier.walk import (
 COMPARISONS = {"<", "<=", ">", ">=", "==", "!="}
 
 
-@dataclass(frozen=True)
+@frozen
 class DrawContext:
     """One place where a draw's value is used: compared with ``other``, released or stored.
 

@@ -50,6 +50,10 @@ from fuzzpy.verifier.solver import Term
 from fuzzpy.verifier.text import show
 from fuzzpy.verifier.walk import has_noise, statements, stmt_expressions, sub_expressions
 
+#: z3's resource limit for one Houdini round: the suite's hardest spends 5.5
+#: million (alg7_numeric, ~1.7 s of CPU); CPU time is the solver's safety cap
+WEED_RLIMIT = 20_000_000
+
 
 class ProofFailed(Exception):
     """This choice of alignments does not lead to a proof; the message says why."""
@@ -230,7 +234,7 @@ class InvariantLoops:
             if time.process_time() > self.deadline:
                 raise ProofFailed("time limit reached while inferring loop invariants")
             order = sorted(active)
-            outcome = z.check_valid(facts, z.conj(*(terms[i] for i in order)), 4000)
+            outcome = z.check_valid(facts, z.conj(*(terms[i] for i in order)), WEED_RLIMIT)
             if outcome.status == "valid":
                 return dropped
             if outcome.status == "unknown":

@@ -19,22 +19,23 @@ output, with the Jacobian 1/|coefficient|).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
+
+from fuzzpy.records import frozen
 
 mpmath.mp.dps = 50
 Number = Fraction
 
 
-@dataclass(frozen=True)
+@frozen
 class NoiseDraw:
     kind: str  # "lap" | "lapplus"
     scale: Fraction
 
 
-@dataclass(frozen=True)
+@frozen
 class Linear:
     """const + sum coeff * draw (draw indices into the run's list of draws)."""
 
@@ -83,7 +84,7 @@ class Linear:
         return Linear.build(self.const, coeffs) + replacement.scale(factor)
 
 
-@dataclass(frozen=True)
+@frozen
 class Mass:
     """A probability: ``atoms`` point-mass coordinates, then a density ``value``.
 

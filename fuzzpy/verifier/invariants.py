@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from fuzzpy.records import frozen
 from fuzzpy.syntax import Binary, Expr, While
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.model import MechanismInfo
@@ -33,7 +34,7 @@ class View:
     entries: dict[str, Term] = field(default_factory=dict)  # counter -> its value at loop entry (a ghost)
 
 
-@dataclass(frozen=True)
+@frozen
 class Relevance:
     """Which loop variables a case split can matter for."""
 
@@ -46,7 +47,7 @@ class Relevance:
         return self.returned | self.selected
 
 
-@dataclass(frozen=True)
+@frozen
 class Atom:
     label: str
     build: Callable[[View], Term]

@@ -56,7 +56,7 @@ def symmetric(info: MechanismInfo) -> bool:
                     goal.append(relational(req.body, {req.var: k}, inputs, sign=-1))
             else:
                 goal.append(relational(req, {}, inputs, sign=-1))
-        return z.check_valid(assumed, z.conj(*goal), 4000).status == "valid"
+        return z.check_valid(assumed, z.conj(*goal)).status == "valid"
     except Exception:  # noqa: BLE001 - undecided: prove both orientations
         return False
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from fuzzpy.records import frozen
 from fuzzpy.syntax import (
     Assign,
     Binary,
@@ -50,7 +51,7 @@ class Unsupported(Exception):
     """A construct the product construction cannot express; the verdict is unknown."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Pair:
     one: Term
     two: Term
@@ -60,7 +61,7 @@ class Pair:
         return self.two - self.one
 
 
-@dataclass(frozen=True)
+@frozen
 class Obligation:
     kind: str  # "branch" | "release" | "support" | "scale" | "cost" | "guard" | "order"
     formula: Term
@@ -68,7 +69,7 @@ class Obligation:
     text: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Budget:
     """Ghost state of a `vec[1]` input: distance not yet used, last index read."""
 
@@ -77,7 +78,7 @@ class Budget:
     last_dist: Term
 
 
-@dataclass(frozen=True)
+@frozen
 class DrawRecord:
     site: int
     shift: Term
@@ -106,7 +107,7 @@ class Path:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class Inputs:
     """The symbolic inputs shared by all paths: parameters, vectors, lengths, s."""
 

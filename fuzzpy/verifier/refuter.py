@@ -15,11 +15,11 @@ import contextlib
 import itertools
 import math
 import time
-from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
 
+from fuzzpy.records import frozen
 from fuzzpy.syntax import Expr, Forall, NumLit, Var
 from fuzzpy.verifier.concrete import Run, Stuck, Value, run_all
 from fuzzpy.verifier.integrate import ZERO, Linear, Mass, Unsupported, path_mass
@@ -32,7 +32,7 @@ MAX_RUNS = 400  # paths listed per input; beyond, outputs are evaluated one by o
 MAX_TARGET_RUNS = 20_000
 
 
-@dataclass(frozen=True)
+@frozen
 class Counterexample:
     params: dict[str, Fraction]
     neighbour_params: dict[str, Fraction]
@@ -292,13 +292,17 @@ class _Search:
         #: how many the current phase may reach
         self.ticks = 0
         self.tick_end: int | None = None
+        self.cut = False  # some phase stopped at its count of candidates
         self.cache: dict[tuple, list[Run]] = {}
         self.masses: dict[tuple, Mass] = {}
         self.point_cache: dict[tuple, list[tuple[object, ...]]] = {}
 
     def over(self, deadline: float) -> bool:
         """The phase's budget spent: its CPU time, or its count of candidates."""
-        return (self.tick_end is not None and self.ticks >= self.tick_end) or time.process_time() > deadline
+        if self.tick_end is not None and self.ticks >= self.tick_end:
+            self.cut = True
+            return True
+        return time.process_time() > deadline
 
     def runs(self, params: dict[str, Fraction], vectors: dict[str, tuple[Fraction, ...]]) -> list[Run]:
         """Every path on this input (`Stuck` beyond `MAX_RUNS`: then outputs are
@@ -392,12 +396,14 @@ def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH,
 
     ``quick``: the base parameter values only (a first look: most bugs show
     on tiny inputs). Otherwise the search runs in phases (`_phases`), each
-    with a share of the CPU time, so that no one strategy starves the others.
-    ``candidates``: a budget of work as well (input pairs looked at, shared
-    among the phases alike): where it runs out before the CPU time, which
-    counterexample is found does not depend on the machine's speed or load.
+    with a share of the budget, so that no one strategy starves the others.
+    ``candidates``: the budget is work, input pairs looked at (a phase may
+    look at its share of them, plus what the phases before it left), and
+    ``seconds`` of CPU only a safety cap over the whole search: then which
+    counterexample is found, if any, does not depend on the machine's speed
+    or load. Without ``candidates`` each phase gets its share of ``seconds``.
     """
-    start = time.process_time()  # CPU time: verdicts must not depend on machine load
+    start = time.process_time()  # CPU time: less load-dependent than wall-clock time
     deadline = start + seconds
     search = _Search(info, deadline)
     skipped = 0
@@ -407,8 +413,10 @@ def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH,
     spent_share = 0.0
     for share, plan in _phases(info, choices, names, max_length, quick):
         spent_share += share
-        phase_end = min(deadline, start + seconds * spent_share)
-        search.tick_end = None if candidates is None else int(candidates * spent_share)
+        if candidates is None:
+            phase_end, search.tick_end = min(deadline, start + seconds * spent_share), None
+        else:
+            phase_end, search.tick_end = deadline, int(candidates * spent_share)
         for params, neighbour_params, length in plan:
             if search.over(phase_end):
                 break
@@ -425,6 +433,8 @@ def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH,
     if time.process_time() > deadline:
         return None, "time limit reached while searching for a counterexample"
     note = f" ({skipped} candidates could not be evaluated exactly)" if skipped else ""
+    if search.cut:
+        note += f" (the search's budget of {candidates} input pairs spent)"
     return None, f"no counterexample among inputs of length up to {longest}{note}"
 
 

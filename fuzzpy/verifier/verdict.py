@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import mpmath
 
+from fuzzpy.records import frozen
 from fuzzpy.syntax import Expr
 
 if TYPE_CHECKING:  # not at run time: a cached proof is read without loading the prover (and z3)
@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # not at run time: a cached proof is read without loading the
     from fuzzpy.verifier.refuter import Counterexample
 
 
-@dataclass(frozen=True)
+@frozen
 class Verdict:
     """``status`` is "proved", "refuted" or "unknown".
 
