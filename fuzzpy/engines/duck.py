@@ -109,9 +109,11 @@ class DuckDBBackend:
         quoted = path.replace("'", "''")
         return f"read_parquet('{quoted}', file_row_number = true)", "file_row_number"
 
-    def rows(self, sql: str) -> list[tuple]:
+    def rows(self, sql: str, meanwhile: Callable[[], object] | None = None) -> list[tuple]:
+        """The query's rows. ``meanwhile``: work this thread does while the
+        query runs (an import its caller needs next: `Executor._run_counts`)."""
         sql = self._with_sigmoid(sql)
-        return self._watch(lambda: self.con.execute(sql).fetchall())
+        return self._watch(lambda: self.con.execute(sql).fetchall(), meanwhile)
 
     def arrow(self, sql: str) -> pa.Table:
         sql = self._with_sigmoid(sql)
@@ -123,7 +125,7 @@ class DuckDBBackend:
 
         return self._watch(fetch)
 
-    def _watch(self, work: Callable[[], object]) -> object:
+    def _watch(self, work: Callable[[], object], meanwhile: Callable[[], object] | None = None) -> object:
         """Run a query, reporting its progress (the share of rows scanned).
         Data DuckDB cannot decode (a damaged Parquet page, a compressed block
         that fails) is refused as the loader refuses it (FZ505), not as an
@@ -132,7 +134,7 @@ class DuckDBBackend:
         import duckdb
 
         try:
-            return interruptible(self.con, work, self._report if self.progress is not None else None)
+            return interruptible(self.con, work, self._report if self.progress is not None else None, meanwhile)
         except duckdb.Error as exc:
             # DuckDB opens a file again for each query: one replaced after it was
             # hashed (another schema) fails to bind; that is FZ541, not an
@@ -172,14 +174,17 @@ def _setting_literal(value: object) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def interruptible(con: object, work: Callable[[], object], report: Callable[[], None] | None = None) -> object:
+def interruptible(con: object, work: Callable[[], object], report: Callable[[], None] | None = None,
+                  meanwhile: Callable[[], object] | None = None) -> object:
     """`work` (DuckDB calls on `con`) on a thread of its own, while this one
     waits: a signal (`fuzzpy.interrupts`) is then raised here, where it
     arrives, and the query is stopped by `con.interrupt()`. Called on the
     main thread, DuckDB reads the signals itself: it turns the handler's
     `Interrupted` into `RuntimeError: Query interrupted`, and may consume a
     SIGINT without stopping at all (a11 F6). ``report`` is called every
-    second while the query runs (progress)."""
+    second while the query runs (progress). ``meanwhile`` is done here
+    while the query runs (DuckDB releases the GIL): preparation only, so
+    its failure is ignored -- what needs it does it again."""
     if threading.current_thread() is not threading.main_thread():
         return work()
     outcome: dict[str, object] = {}
@@ -195,6 +200,9 @@ def interruptible(con: object, work: Callable[[], object], report: Callable[[], 
 
     threading.Thread(target=run, name="fuzzpy-duckdb", daemon=True).start()
     try:
+        if meanwhile is not None:
+            with contextlib.suppress(Exception):
+                meanwhile()
         while not done.wait(1.0):
             if report is not None:
                 report()

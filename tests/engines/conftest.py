@@ -79,9 +79,9 @@ def release_with_queries(monkeypatch, program: str | Path, definition: str,  # t
     seen: list[str] = []
     original = Executor._query
 
-    def recorded(self, sql: str, what: str):  # type: ignore[no-untyped-def]
+    def recorded(self, sql: str, what: str, meanwhile=None):  # type: ignore[no-untyped-def]
         seen.append(sql)
-        return original(self, sql, what)
+        return original(self, sql, what, meanwhile)
 
     monkeypatch.setattr(Executor, "_query", recorded)
     ending = release(program, definition, data, "duckdb")

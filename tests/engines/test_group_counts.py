@@ -101,10 +101,10 @@ def test_a_file_replaced_by_another_schema_during_the_query_is_a_changed_file(
     pq.write_table(pa.table({"w": pa.array([1.0, 2.0, 3.0])}), other)
     original = Executor._query
 
-    def swapped(self, sql: str, what: str):  # type: ignore[no-untyped-def]
+    def swapped(self, sql: str, what: str, meanwhile=None):  # type: ignore[no-untyped-def]
         if other.exists():
             os.replace(other, path)
-        return original(self, sql, what)
+        return original(self, sql, what, meanwhile)
 
     monkeypatch.setattr(Executor, "_query", swapped)
     request = RunRequest(str(program), "c", data={"db": str(path)}, budget="10",

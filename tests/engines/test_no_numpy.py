@@ -87,3 +87,34 @@ def test_a_vector_release_imports_numpy_and_the_watch_sees_it(tmp_path: Path, fi
     watch above reports it (it can fail)."""
     result = _run(tmp_path, "histogram", files["parquet"])
     assert result["numpy"] is True and result["importers"]
+
+
+def test_a_histogram_imports_numpy_while_duckdb_counts(tmp_path: Path, files: dict[str, Path]) -> None:
+    """The counts come back as an array: numpy is imported by the waiting
+    thread while the query runs (`Executor._import_numpy`), not after it."""
+    result = _run(tmp_path, "histogram", files["parquet"])
+    first = str(result["importers"][0])  # the innermost frames first: lazy <- execute <- duck's waiting thread
+    assert "fuzzpy/engines/duck.py" in first, first
+
+
+def test_the_waiting_thread_works_meanwhile_and_its_failure_changes_nothing() -> None:
+    import threading
+
+    import duckdb
+
+    from fuzzpy.engines.duck import interruptible
+
+    con = duckdb.connect()
+    started = threading.Event()
+
+    def work() -> object:
+        assert started.wait(10), "the query's thread waited for `meanwhile`, which never ran alongside it"
+        return con.execute("SELECT 42").fetchall()
+
+    assert interruptible(con, work, meanwhile=started.set) == [(42,)]  # `work` needs `meanwhile` to run first
+
+    def broken() -> None:
+        raise ValueError("preparation failed")
+
+    assert interruptible(con, lambda: con.execute("SELECT 7").fetchall(), meanwhile=broken) == [(7,)]
+    con.close()

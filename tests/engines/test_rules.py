@@ -163,10 +163,10 @@ def test_independent_releases_share_one_query(monkeypatch: pytest.MonkeyPatch) -
 
     queries: list[str] = []
     rows = DuckDBBackend.rows
-    def counted(self, sql):  # type: ignore[no-untyped-def]
+    def counted(self, sql, meanwhile=None):  # type: ignore[no-untyped-def]
         if "read_csv(" not in sql:  # the streamed CSV's audit runs when the file is loaded
             queries.append(sql)
-        return rows(self, sql)
+        return rows(self, sql, meanwhile)
 
     monkeypatch.setattr(DuckDBBackend, "rows", counted)
     data = ROOT / "examples" / "data" / "people.csv"
