@@ -402,8 +402,13 @@ class Ledger:
         return self._read(lambda book: book.datasets())
 
     def entries(self, dataset: str | None = None) -> list[Entry]:
-        """Every release (of ``dataset``, or all), oldest first."""
-        return self._read(lambda book: book.history(dataset))
+        """Every release (of ``dataset``, or all), oldest first, as `fuzzpy
+        ledger` shows them: without the row rules' counts, which are exact
+        counts of the private rows and the data owner's (`fuzzpy dataset
+        show`; review a25 F3)."""
+        from dataclasses import replace
+
+        return [replace(e, row_rules=None) for e in self._read(lambda book: book.history(dataset))]
 
     def remaining(self, dataset: str) -> tuple[float, float]:
         """What remains of ``dataset``'s budget, as (epsilon, delta); the

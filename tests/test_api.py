@@ -368,3 +368,24 @@ def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str], monkeypatch
     assert lines[:2] == ["(t :[inf] num) -> (db :[1] bag Person) -> num", "1/10 pure (basic composition)"]
     assert lines[2].endswith(" 0.9") and lines[3] == "(0.9, 0.0)" and lines[4] == "1 ['FZ303']"
     assert lines[5].startswith("error[FZ303]")
+
+
+def test_the_ledger_s_entries_hold_no_count_of_the_private_rows(tmp_path: Path) -> None:
+    """`fuzzpy.Ledger.entries` shows what `fuzzpy ledger` shows: the row
+    rules' counts (rows dropped, keys outside a histogram's buckets) are
+    exact counts of the private rows, the owner's (review a25 F3)."""
+    data = tmp_path / "rows.csv"
+    data.write_text("age\n30\nx\n\n70\n")
+    program = fuzzpy.loads("type Row = { age : num };\n"
+                           "def h (db : bag Row) : fuzzy (vec[1] num) =\n"
+                           "  laplace[1] (counts (group[1] (fun r -> if r.age > 60 then 0 else 1) db));\n")
+    ledger = str(tmp_path / "l.sqlite")
+    for engine in ("memory", "duckdb"):
+        program.run("h", data={"db": str(data)}, ledger=ledger, budget=10.0, engine=engine)
+    from fuzzpy.ledger.book import Ledger as Book
+
+    with Book(ledger) as book:  # the owner's counts are recorded
+        assert all(e.row_rules for e in book.history())
+    entries = fuzzpy.Ledger(ledger).entries()
+    assert len(entries) == 2 and all(e.row_rules is None for e in entries)
+    assert "rows_dropped" not in repr(entries) and "group_keys_outside" not in repr(entries)

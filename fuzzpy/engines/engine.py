@@ -179,8 +179,10 @@ def _stat(path: str) -> tuple[int, ...]:
 
 
 def _stat_of(info: os.stat_result) -> tuple[int, ...]:
-    """A file's identity and version as the file system records them: any
-    write or `utime` changes the change time, which user space cannot set."""
+    """A file's identity and version as the file system records them: a
+    write or `utime` changes the change time, which user space cannot set
+    back (but a write through an `mmap` to a page already written through
+    it changes no time: docs/engines.md, "The file's hash")."""
     return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
 
 
@@ -281,12 +283,12 @@ class QueryEngine:
         obstacle = None
         parquet = file.format == "parquet" and header.table is None and _compilable(header, plan)
         csv = file.format == "csv" and isinstance(file.data, _Unread) and self.name == "duckdb"
-        named = self.backend.path_obstacle(_engine_path(file)) if parquet or csv else None
+        named = self.backend.path_obstacle(os.path.realpath(file.path)) if parquet or csv else None
         if named is not None:
             self.warn(f"warning: `{file.path}` is read by fuzzpy's loader, not {self.name}: {named}")
             obstacle = named
         elif parquet:
-            if _strings_are_utf8(file.path, header, plan):
+            if _strings_are_utf8(os.path.realpath(file.path), header, plan):
                 return self._parquet(file, header, plan)
             obstacle = "text that is not UTF-8"
         elif csv:
@@ -301,16 +303,25 @@ class QueryEngine:
             report = {**report, "loaded_by": f"fuzzpy's loader, not {self.name}: {obstacle}"}
         return self.from_bag(bag, plan), report
 
-    def _watch_file(self, file: DataFile) -> None:
+    def _watch_file(self, file: DataFile) -> str:
+        """The path the engine is given, which `check_files` watches: the
+        file's real path, resolved once and checked now to be the file
+        hashed. Given a symbolic link, the engine opened it again for each
+        query: pointed at another dataset's file between the charge and the
+        query and back, the engine read the other file, and the check of the
+        link's target after computing saw the first (review a25 F4)."""
+        path = os.path.realpath(file.path)
         seen = file.data.stat if isinstance(file.data, _Unread) else None
-        self._watched[file.path] = seen or _stat(file.path)
+        self._watched[path] = seen or _stat(path)
+        self.check_files()
+        return path
 
     def _csv(self, file: DataFile, header: Header, plan: Plan) -> tuple[Bag, dict[str, object]]:
         """The CSV file streamed by DuckDB under the loader's rules (`csvscan`)."""
         d = self.backend.dialect
-        self._watch_file(file)
+        path = self._watch_file(file)
         assert header.csv is not None and isinstance(file.data, _Unread) and file.data.facts is not None
-        source = csv_source(_engine_path(file), file.data.facts, header.csv.header_line)
+        source = csv_source(path, file.data.facts, header.csv.header_line)
         select, audit = csv_selects(d, source, plan, len(header.names))
         counts = self._audit(file, audit, source)
         table = self.backend.register_table(select, ROW_ID)
@@ -333,8 +344,7 @@ class QueryEngine:
 
     def _parquet(self, file: DataFile, header: Header, plan: Plan) -> tuple[Bag, dict[str, object]]:
         d = self.backend.dialect
-        self._watch_file(file)
-        source, position = self.backend.parquet_source(_engine_path(file))
+        source, position = self.backend.parquet_source(self._watch_file(file))
         _, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names)
         counts = self._audit(file, audit, source)
         all_fit = not any(counts[1:-1]) and counts[-1] == counts[0]
@@ -395,13 +405,6 @@ class QueryEngine:
         if self._backend is not None:
             self._backend.close()
             self._backend = None
-
-
-def _engine_path(file: DataFile) -> str:
-    """The path an engine is given: absolute (DuckDB reads a leading `~` as
-    the home folder, Hadoop a `x:` as a URI's scheme), with its symbolic
-    links kept, so that the engine opens the file `check_files` checks."""
-    return os.path.abspath(file.path)
 
 
 def _read_whole(file: DataFile) -> DataFile:
