@@ -159,10 +159,10 @@ def _read_file_content(path: str, form: str, sha256: str | None = None) -> str |
 
     d = DIALECTS["duckdb"]
     if form == "parquet":
-        source = f"read_parquet({d.string(path)})"
+        source = f"read_parquet({d.string(path)}, hive_partitioning = false)"
     elif form == "csv":
         source = (f"read_csv({d.string(path)}, header = true, delim = ',', quote = '\"', escape = '\"', "
-                  "null_padding = true, ignore_errors = true)")
+                  "null_padding = true, ignore_errors = true, compression = 'none', hive_partitioning = false)")
     else:
         return None
     con = duckdb.connect()

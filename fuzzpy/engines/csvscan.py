@@ -130,7 +130,9 @@ def csv_source(path: str, facts: CsvFacts, header_line: int) -> str:
     return (f"read_csv('{quoted}', columns = {{'{LINE}': 'VARCHAR'}}, delim = chr({facts.delimiter[0]}), "
             f"quote = '', escape = '', comment = '', header = false, auto_detect = false, "
             f"new_line = '{newline}', strict_mode = false, skip = {header_line}, "
-            "parallel = true)")
+            # the bytes as they are, whatever the name says (`x.csv.gz` is not
+            # decompressed: review a26 F2), and no column from a folder's name (F3)
+            "compression = 'none', hive_partitioning = false, parallel = true)")
 
 
 def _commas(text: str) -> str:

@@ -107,7 +107,8 @@ class DuckDBBackend:
     def parquet_source(self, path: str) -> tuple[str, str]:
         """The FROM text reading a Parquet file, and its row position column."""
         quoted = path.replace("'", "''")
-        return f"read_parquet('{quoted}', file_row_number = true)", "file_row_number"
+        # never a column from a folder named `v=0.5` (hive partitioning; review a26 F3)
+        return f"read_parquet('{quoted}', file_row_number = true, hive_partitioning = false)", "file_row_number"
 
     def rows(self, sql: str, meanwhile: Callable[[], object] | None = None) -> list[tuple]:
         """The query's rows. ``meanwhile``: work this thread does while the
