@@ -283,19 +283,22 @@ class QueryEngine:
         obstacle = None
         parquet = file.format == "parquet" and header.table is None and _compilable(header, plan)
         csv = file.format == "csv" and isinstance(file.data, _Unread) and self.name == "duckdb"
-        named = self.backend.path_obstacle(os.path.realpath(file.path)) if parquet or csv else None
+        # the path the engine is given: resolved once, so that the name checked
+        # here is the one it reads (and the one `_watch` checks against the hash)
+        path = os.path.realpath(file.path) if parquet or csv else ""
+        named = self.backend.path_obstacle(path) if parquet or csv else None
         if named is not None:
             self.warn(f"warning: `{file.path}` is read by fuzzpy's loader, not {self.name}: {named}")
             obstacle = named
         elif parquet:
-            if _strings_are_utf8(os.path.realpath(file.path), header, plan):
-                return self._parquet(file, header, plan)
+            if _strings_are_utf8(path, header, plan):
+                return self._parquet(file, header, plan, path)
             obstacle = "text that is not UTF-8"
         elif csv:
             facts = file.data.facts
             obstacle = "it was not scanned" if facts is None else facts.obstacle(len(header.names))
             if obstacle is None:
-                return self._csv(file, header, plan)
+                return self._csv(file, header, plan, path)
         if isinstance(file.data, _Unread) and header.table is None:
             header = read_header(_read_whole(file))  # the loader reads the whole file
         bag, report = load(header, plan)
@@ -303,23 +306,21 @@ class QueryEngine:
             report = {**report, "loaded_by": f"fuzzpy's loader, not {self.name}: {obstacle}"}
         return self.from_bag(bag, plan), report
 
-    def _watch_file(self, file: DataFile) -> str:
-        """The path the engine is given, which `check_files` watches: the
-        file's real path, resolved once and checked now to be the file
-        hashed. Given a symbolic link, the engine opened it again for each
-        query: pointed at another dataset's file between the charge and the
-        query and back, the engine read the other file, and the check of the
-        link's target after computing saw the first (review a25 F4)."""
-        path = os.path.realpath(file.path)
+    def _watch(self, file: DataFile, path: str) -> None:
+        """`path`, the file's real path that the engine is given, watched by
+        `check_files` and checked now to be the file hashed. Given a symbolic
+        link, the engine opened it again for each query: pointed at another
+        dataset's file between the charge and the query and back, the engine
+        read the other file, and the check of the link's target after
+        computing saw the first (review a25 F4)."""
         seen = file.data.stat if isinstance(file.data, _Unread) else None
         self._watched[path] = seen or _stat(path)
         self.check_files()
-        return path
 
-    def _csv(self, file: DataFile, header: Header, plan: Plan) -> tuple[Bag, dict[str, object]]:
+    def _csv(self, file: DataFile, header: Header, plan: Plan, path: str) -> tuple[Bag, dict[str, object]]:
         """The CSV file streamed by DuckDB under the loader's rules (`csvscan`)."""
         d = self.backend.dialect
-        path = self._watch_file(file)
+        self._watch(file, path)
         assert header.csv is not None and isinstance(file.data, _Unread) and file.data.facts is not None
         source = csv_source(path, file.data.facts, header.csv.header_line)
         select, audit = csv_selects(d, source, plan, len(header.names))
@@ -342,9 +343,10 @@ class QueryEngine:
             remember_counts(file.sha256, key, counts)
         return counts
 
-    def _parquet(self, file: DataFile, header: Header, plan: Plan) -> tuple[Bag, dict[str, object]]:
+    def _parquet(self, file: DataFile, header: Header, plan: Plan, path: str) -> tuple[Bag, dict[str, object]]:
         d = self.backend.dialect
-        source, position = self.backend.parquet_source(self._watch_file(file))
+        self._watch(file, path)
+        source, position = self.backend.parquet_source(path)
         _, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names)
         counts = self._audit(file, audit, source)
         all_fit = not any(counts[1:-1]) and counts[-1] == counts[0]

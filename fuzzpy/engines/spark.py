@@ -127,10 +127,8 @@ class SparkBackend:
         return sql
 
     def rows(self, sql: str, meanwhile: Callable[[], object] | None = None) -> list[tuple]:
-        """The query's rows; ``meanwhile`` (see `DuckDBBackend.rows`) is done first."""
-        if meanwhile is not None:
-            with contextlib.suppress(Exception):
-                meanwhile()
+        """The query's rows. ``meanwhile`` (see `DuckDBBackend.rows`) is
+        preparation its caller does again when needed: not done here."""
         sql = _unused_row_index_dropped(self._with_sigmoid(sql))
         return self._interruptible(lambda: [tuple(row) for row in self.spark.sql(sql).collect()])
 

@@ -241,7 +241,7 @@ def test_a_link_pointed_at_another_file_before_the_engine_reads_it_is_a_changed_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     a, b, link = _linked_files(tmp_path)
-    _before(monkeypatch, QueryEngine, "_watch_file", lambda: _point(link, b))
+    _before(monkeypatch, QueryEngine, "load", lambda: _point(link, b))  # before the path is resolved
     assert _run(tmp_path, link, "duckdb") == "FZ541"
 
 

@@ -4,6 +4,7 @@ memory with a warning; progress is quiet when nobody watches."""
 
 from __future__ import annotations
 
+import os
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -63,7 +64,8 @@ def _compare(path: Path, policies: dict[str, str], engine_name: str = "duckdb") 
     try:
         file = streamed_data_file(path)
         header = engine._header(file)
-        scan_bag, report = engine._parquet(file, header, plan(header, TBag(ROW), str(path), registration))
+        scan_bag, report = engine._parquet(file, header, plan(header, TBag(ROW), str(path), registration),
+                                           os.path.realpath(path))
         executor = Executor(engine.backend)
         got = executor.materialise(Relation(scan_bag.scan, (), scan_row(scan_bag.scan, executor.nodes)))
     finally:
