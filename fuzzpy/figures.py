@@ -36,7 +36,7 @@ Number = float | Fraction | int
 #: (language design section 4: databases are bags; neighbours differ by adding
 #: or removing one row, distance 1 in the bag metric)
 NEIGHBOURS = "add-remove-one"
-NEIGHBOURS_TEXT = "neighbouring datasets differ by adding or removing one row (the bag metric)"
+NEIGHBOURS_TEXT = "neighbours: datasets differing by adding or removing one row (the bag metric)"
 
 _EXACT_DIGITS = 12  # an exact decimal up to this long is shown as it is (ledger)
 

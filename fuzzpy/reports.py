@@ -45,6 +45,9 @@ class Cost:
 
         return describe_events(self.events)
 
+    def __str__(self) -> str:
+        return f"{self.text} in {self.database} (by {self.method})"
+
     def to_json(self) -> dict[str, object]:
         doc: dict[str, object] = {"epsilon": _number(self.epsilon), "delta": _number(self.delta),
                                   "method": self.method}
@@ -153,8 +156,11 @@ class CheckReport:
 
     def to_json(self) -> dict[str, object]:
         """`fuzzpy check --json`'s document for this program."""
+        from fuzzpy.figures import NEIGHBOURS
+
         return {
             "ok": self.ok,
+            "neighbours": NEIGHBOURS,
             "definitions": [d.to_json() for d in self.definitions],
             "mechanisms": [m.to_json() for m in self.mechanisms],
             "diagnostics": [d.to_json() for d in self.diagnostics],

@@ -6,6 +6,12 @@ accountant uses decreases with the noise scale. The smallest scale reaching
 the target is found by bisection on log(scale) (scipy's brentq). The
 returned scale is then checked: the accountant proves the target at it, so
 calibration never promises more privacy than it delivers.
+
+What a person copies is the *printed* scale, so it is checked too (issue
+25): `printed` is the smallest 6-digit decimal at or above the scale found
+whose own guarantee, re-accounted by the same proven methods at the value
+the text denotes (the smaller of the decimal and the double it reads as),
+meets the target; `printed_guarantee` is that guarantee.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from scipy.optimize import brentq
 from fuzzpy.accounting import gaussian
 from fuzzpy.accounting.accountant import Guarantee, tightest
 from fuzzpy.accounting.events import Event, Gaussian, Laplace, Repeat, Subsample
+from fuzzpy.figures import text_down, text_up
 from fuzzpy.records import frozen
 
 Number = float | Fraction  # a float is taken at its exact binary value
@@ -25,11 +32,19 @@ Number = float | Fraction  # a float is taken at its exact binary value
 
 @frozen
 class Calibration:
-    """Noise ``scale`` (Gaussian sigma or Laplace scale b) and what it proves."""
+    """Noise ``scale`` (Gaussian sigma or Laplace scale b) and what it proves;
+    ``printed``, the scale as text (rounded up), and what *it* proves."""
 
     mechanism: str
     scale: float
     guarantee: Guarantee
+    printed: str = ""
+    printed_guarantee: Guarantee | None = None
+
+    def __str__(self) -> str:
+        name = "sigma" if self.mechanism == "gaussian" else "scale"
+        g = self.printed_guarantee or self.guarantee
+        return f"{self.mechanism} {name} = {self.printed or text_up(self.scale)}: ({text_up(g.epsilon)}, {text_up(g.delta)})-DP"
 
 
 def gaussian_events(
@@ -125,12 +140,48 @@ def _verified(
     sensitivity: float,
     rate: float | None,
 ) -> Calibration:
-    """Step the scale up until the accountant proves the target at it."""
+    """Step the scale up until the accountant proves the target at it, then
+    find the text to print (see the module's note)."""
     build = gaussian_events if mechanism == "gaussian" else laplace_events
     factor = 1e-9
     while True:
         guarantee = tightest(build(scale, rounds, sensitivity, rate), delta)
         if guarantee.epsilon <= epsilon:
-            return Calibration(mechanism, scale, guarantee)
+            break
         scale *= 1 + factor
         factor *= 4
+
+    def proves(text: str) -> Guarantee | None:
+        found = tightest(build(_read_as(text), rounds, sensitivity, rate), delta)
+        return found if found.epsilon <= epsilon else None
+
+    printed = text_up(scale, PRINTED_DIGITS)
+    printed_guarantee = proves(printed)
+    while printed_guarantee is None:  # a bound not monotone to the last bit: one unit more
+        printed = _next_text(printed, up=True)
+        printed_guarantee = proves(printed)
+    while True:  # as little noise as possible: one unit less, while it still proves the target
+        lower = _next_text(printed, up=False)
+        lower_guarantee = proves(lower) if Fraction(lower) > 0 else None
+        if lower_guarantee is None:
+            return Calibration(mechanism, scale, guarantee, printed, printed_guarantee)
+        printed, printed_guarantee = lower, lower_guarantee
+
+
+PRINTED_DIGITS = 6
+
+
+def _read_as(text: str) -> Fraction:
+    """The least value a printed scale may be read as: the decimal itself,
+    or the double nearest it (a program may hold either)."""
+    return min(Fraction(text), Fraction(float(text)))
+
+
+def _next_text(text: str, up: bool) -> str:
+    """The 6-digit decimal one unit in the last place above (below) ``text``."""
+    value = Fraction(text)
+    unit = Fraction(10) ** (math.floor(math.log10(value)) - PRINTED_DIGITS + 1)
+    stepped = value + unit if up else value - unit
+    if not up and Fraction(10) ** math.floor(math.log10(value)) == value:
+        stepped = value - unit / 10  # below a power of ten the digits are a decade finer
+    return text_up(stepped, PRINTED_DIGITS) if up else text_down(stepped, PRINTED_DIGITS)

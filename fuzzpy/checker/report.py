@@ -14,7 +14,6 @@ accountant's tightest valid bound at the requested delta (1e-6 by default).
 from __future__ import annotations
 
 import contextlib
-import decimal
 import logging
 import math
 import sys
@@ -26,6 +25,7 @@ from fuzzpy.accounting.events import Event
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram
 from fuzzpy.diagnostics import Diagnostic
+from fuzzpy.figures import NEIGHBOURS_TEXT, text_up
 from fuzzpy.records import frozen
 from fuzzpy.sensitivity import Sens
 
@@ -147,6 +147,8 @@ def text_report(checked: CheckedProgram, delta: float | None, known: Figures | N
             privacy += f"  (by {approx[0].method})"
         rows.append((d.name, signature(d, figures), privacy))
     blocks = [_align(group) for group in (rows, _mechanism_rows(checked)) if group]
+    if any(privacy for _, _, privacy in rows):  # costs are shown: say for which neighbours
+        blocks.append(NEIGHBOURS_TEXT)
     return "\n".join(blocks) if blocks else "(no definitions)"
 
 
@@ -232,16 +234,12 @@ def json_definitions(checked: CheckedProgram, delta: float | None, known: Figure
 
 
 def _show(x: Fraction | float) -> str:
+    """A cost (epsilon or delta) as text, never below the computed value
+    (`fuzzpy.figures`, issue 25): an exact Fraction as `Sens` shows it (exact,
+    or rounded up), a float to 6 digits (3 below 1e-4), rounded up."""
     if isinstance(x, Fraction):
         return str(Sens(x)) if x >= 0 else str(x)
-    if x == 0:
-        return "0"
-    digits = 6 if abs(x) >= 1e-4 else 3
-    text = f"{x:.{digits}g}"
-    if float(text) < x:  # a printed cost is never below the computed one: round up
-        upward = decimal.Context(prec=digits, rounding=decimal.ROUND_CEILING).plus(decimal.Decimal(x))
-        text = f"{float(upward):.{digits}g}"
-    return text
+    return text_up(x, 6 if abs(x) >= 1e-4 else 3)
 
 
 def _upper_float(x: Fraction | float) -> float | int | str:

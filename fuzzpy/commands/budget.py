@@ -28,6 +28,7 @@ from fuzzpy.commands.common import (
     add_delta_option,
     usage_error,
 )
+from fuzzpy.figures import NEIGHBOURS, NEIGHBOURS_TEXT, text_exact, text_up
 
 if TYPE_CHECKING:  # the accountant (scipy, dp_accounting) is imported when the command runs
     from fuzzpy.accounting.accountant import Guarantee
@@ -37,7 +38,12 @@ if TYPE_CHECKING:  # the accountant (scipy, dp_accounting) is imported when the 
 DESCRIPTION = (
     "Say what releases cost in privacy: a program's definitions (FILE [DEF]), or K rounds of "
     "Gaussian or Laplace noise (optionally subsampled), at a delta, with the tightest valid "
-    "accounting method named; calibrate the noise for a target epsilon; plot epsilon against rounds."
+    "accounting method named; calibrate the noise for a target epsilon; plot epsilon against rounds. "
+    "Every figure is for neighbouring datasets that differ by adding or removing one row (the bag "
+    "metric; \"neighbours\": \"add-remove-one\" in --json): under replace-one neighbours the same "
+    "releases cost more. "
+    "Printed figures are rounded toward safety (epsilon and delta up, calibrated noise up); "
+    "--json keeps the exact floats."
 )
 EPILOG = DELTA_POLICY
 
@@ -177,14 +183,15 @@ def _as_written(value: float | None) -> Fraction | None:
 
 def _release_label(args: argparse.Namespace) -> str:
     what = (
-        f"Gaussian sigma={args.gaussian:g}"
+        f"Gaussian sigma={text_exact(args.gaussian)}"
         if args.gaussian is not None
-        else f"Laplace eps0={args.laplace:g}"
+        else f"Laplace eps0={text_exact(args.laplace)}"
     )
+    # the inputs as typed (not rounded): the figures below are for exactly these
     if args.sensitivity != 1:
-        what += f", sensitivity {args.sensitivity:g}"
+        what += f", sensitivity {text_exact(args.sensitivity)}"
     if args.subsample is not None and args.subsample < 1:
-        what += f", Poisson subsampling q={args.subsample:g}"
+        what += f", Poisson subsampling q={text_exact(args.subsample)}"
     return what
 
 
@@ -206,13 +213,15 @@ def _releases(args: argparse.Namespace) -> int:
                 "releases": label,
                 "rounds": rounds,
                 "delta": delta,
+                "neighbours": NEIGHBOURS,
                 "tightest": _guarantee_json(best),
                 "methods": [_guarantee_json(g) for g in found],
             }
         )
         return EXIT_OK
-    print(f"{label}, at delta = {delta:g}:")
+    print(f"{label}, at delta = {text_up(delta)}:")
     _print_table(found, best)
+    print(f"  {NEIGHBOURS_TEXT}")
     return EXIT_OK
 
 
@@ -243,6 +252,7 @@ def _print_calibration(args: argparse.Namespace, result: Calibration, rounds: in
     from fuzzpy.accounting.accountant import DESCRIPTIONS
 
     g = result.guarantee
+    printed = result.printed_guarantee or g
     name = "sigma" if result.mechanism == "gaussian" else "scale"
     if args.json:
         _print_json(
@@ -251,18 +261,24 @@ def _print_calibration(args: argparse.Namespace, result: Calibration, rounds: in
                 "mechanism": result.mechanism,
                 name: result.scale,
                 "rounds": rounds,
+                "neighbours": NEIGHBOURS,
                 "sensitivity": args.sensitivity,
                 "subsample": args.subsample,
                 "guarantee": _guarantee_json(g),
+                # the text's figures: the scale rounded up, re-accounted at that value
+                "printed": {name: result.printed, "guarantee": _guarantee_json(printed)},
             }
         )
         return
-    sampled = f" on Poisson subsamples (q={args.subsample:g})" if args.subsample else ""
+    sampled = f" on Poisson subsamples (q={text_exact(args.subsample)})" if args.subsample else ""
+    # the noise printed is the noise proved: `printed` is the calibration's
+    # scale rounded up to 6 digits, and the guarantee is re-accounted at it
     print(
-        f"{result.mechanism} {name} = {result.scale:.6g} for {rounds} round(s){sampled} "
-        f"at sensitivity {args.sensitivity:g}"
+        f"{result.mechanism} {name} = {result.printed} for {rounds} round(s){sampled} "
+        f"at sensitivity {text_exact(args.sensitivity)}"
     )
-    print(f"  proves ({g.epsilon:.6g}, {g.delta:g})-DP by {DESCRIPTIONS[g.method]}")
+    print(f"  proves {_describe(printed)} by {DESCRIPTIONS[printed.method]}")
+    print(f"  {NEIGHBOURS_TEXT}")
 
 
 # ---------------------------------------------------------------- programs
@@ -284,7 +300,8 @@ def _program(args: argparse.Namespace) -> int:
             raise usage_error("--plot on a program needs one DEF with one database parameter")
         _plot_events(args, f"{rows[0][0]} in {rows[0][1]}", rows[0][2].delta, costs[0][2])
     if args.json:
-        _print_json({"ok": True, "file": args.file, "definitions": _definitions_json(rows, costs, args)})
+        _print_json({"ok": True, "file": args.file, "neighbours": NEIGHBOURS,
+                     "definitions": _definitions_json(rows, costs, args)})
         return EXIT_OK
     if not rows:
         print(f"{args.file}: no definition releases a private value")
@@ -292,6 +309,8 @@ def _program(args: argparse.Namespace) -> int:
         print(f"{name:20} {_describe(g)} in {param}   [{g.method}: {DESCRIPTIONS[g.method]}]")
         if args.definition and g.delta > 0:  # one definition: every method, side by side
             _print_table(guarantees(events, g.delta), g)
+    if rows:
+        print(NEIGHBOURS_TEXT)
     return EXIT_OK
 
 
@@ -341,10 +360,10 @@ def _program_json(g: Guarantee, pure: Fraction | None) -> dict[str, object]:
 
 def _describe(g: Guarantee) -> str:
     if math.isinf(g.epsilon):
-        return f"not private at delta={g.delta:g}"
+        return f"not private at delta={text_up(g.delta)}"
     if g.delta == 0:
-        return f"{g.epsilon:.6g}-DP"
-    return f"({g.epsilon:.6g}, {g.delta:g})-DP"
+        return f"{text_up(g.epsilon)}-DP"
+    return f"({text_up(g.epsilon)}, {text_up(g.delta)})-DP"
 
 
 def _guarantee_json(g: Guarantee) -> dict[str, object]:
@@ -365,7 +384,7 @@ def _print_table(found: Sequence[Guarantee], best: Guarantee) -> None:
     for g in found:
         mark = "  <- tightest" if g.method == best.method and math.isfinite(g.epsilon) else ""
         mark = mark if g.proven else "  (float evaluation not proven: not used)"
-        eps = f"{g.epsilon:.6g}" if math.isfinite(g.epsilon) else "inf"
+        eps = text_up(g.epsilon)
         print(f"  {g.method:15} eps = {eps:>12}   {DESCRIPTIONS[g.method]}{mark}")
     if math.isinf(best.epsilon):
         print("  no method proves a finite epsilon at this delta")

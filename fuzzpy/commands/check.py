@@ -76,8 +76,11 @@ def run(args: argparse.Namespace) -> int:
         texts.append(f"{report.name}:\n{_indent(report.text)}" if len(args.files) > 1 else report.text)
     code = exit_code_for(diagnostics)
     if args.json:
+        from fuzzpy.figures import NEIGHBOURS
+
         document: dict[str, object] = {
             "ok": code == 0,
+            "neighbours": NEIGHBOURS,  # every cost is for add/remove-one-row neighbours
             "definitions": definitions,
             "mechanisms": mechanisms,
             "diagnostics": [d.to_json() for d in diagnostics],

@@ -317,7 +317,7 @@ def _list(args: argparse.Namespace, path: Path) -> int:
             "file_status": _file_status(registration),
             "registered_by": ("owner" if registration.explicit else "first run") if registration else None,
             "budget": state.budget.to_json() if state else None,
-            "remaining": describe_amount(state.remaining, state.budget) if state else None,
+            "remaining": describe_amount(state.remaining, state.budget, up=False) if state else None,
         })
     if args.json:
         print_json({"ledger": str(path), "datasets": rows})
@@ -360,7 +360,7 @@ def _show(args: argparse.Namespace, path: Path) -> int:
         "budget": state.budget.to_json() if state else None,
         "budget_text": state.budget.describe() if state else None,
         "spent": describe_amount(state.spent, state.budget) if state else None,
-        "remaining": describe_amount(state.remaining, state.budget) if state else None,
+        "remaining": describe_amount(state.remaining, state.budget, up=False) if state else None,
         "log": log,
         "releases": releases,
     }

@@ -199,15 +199,15 @@ def _text(
         lines.append(f"  budget     {_budget_text(budget)}")
         lines.append(f"  rule       {budget.rule}: {rule_named(budget.rule).summary}")
         lines.append(f"  spent      {describe_amount(spent, budget)}")
-        lines.append(f"  remaining  {describe_amount(remaining, budget)}")
+        lines.append(f"  remaining  {describe_amount(remaining, budget, up=False)}")
         entries = [e for e in history if e.dataset == name]
         lines.extend(_table(entries) if entries else ["  (no releases yet)"])
     return "\n".join(lines) + "\n"
 
 
 def _budget_text(budget: Budget) -> str:
-    text = f"eps={format_number(budget.epsilon)}"
-    return text + (f", delta={format_number(budget.delta)}" if budget.delta else "")
+    text = f"eps={format_number(budget.epsilon, up=False)}"  # a limit: never shown larger
+    return text + (f", delta={format_number(budget.delta, up=False)}" if budget.delta else "")
 
 
 def _table(entries: list[Entry]) -> list[str]:
@@ -220,7 +220,7 @@ def _table(entries: list[Entry]) -> list[str]:
             e.definition or "-",
             _released_text(e),
             describe_amount(e.cost.spend, e.budget),
-            describe_amount(e.remaining, e.budget),
+            describe_amount(e.remaining, e.budget, up=False),
         )
         for e in entries
     ]

@@ -73,7 +73,7 @@ def _text(result: RunResult) -> str:
         dataset = f"{receipt.dataset}, {origin}" if origin and origin not in receipt.dataset else receipt.dataset
         lines.append(f"charged:   {describe_amount(receipt.cost.spend, receipt.budget)}  (dataset {dataset})")
         lines.append(
-            f"remaining: {describe_amount(receipt.remaining, receipt.budget)} of {receipt.budget.describe()}"
+            f"remaining: {describe_amount(receipt.remaining, receipt.budget, up=False)} of {receipt.budget.describe()}"
         )
     if not result.receipts:
         lines.append("charged:   nothing (the result does not depend on any database)")

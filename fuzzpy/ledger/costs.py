@@ -15,6 +15,7 @@ from fractions import Fraction
 from types import ModuleType
 
 from fuzzpy.accounting.events import Event
+from fuzzpy.figures import text_up
 
 
 class CostUnavailable(Exception):
@@ -57,5 +58,5 @@ def approximate_epsilon(events: Sequence[Event], delta: Fraction) -> tuple[Fract
     guarantee = _accountant().tightest(tuple(events), float_down(delta))
     epsilon = _exact(guarantee.epsilon)
     if epsilon is None:
-        raise CostUnavailable(f"no method proves a finite epsilon at delta={float(delta):g}")
+        raise CostUnavailable(f"no method proves a finite epsilon at delta={text_up(delta)}")
     return epsilon, str(guarantee.method)

@@ -57,6 +57,7 @@ def delta_that_fits(events: Sequence[Event], epsilon_left: Fraction, delta_left:
 def refusal_hint(events: Sequence[Event], budget: Budget, cost: ReleaseCost, left: Spend,
                  budget_fixed: bool) -> str | None:
     """What would work instead of a release refused as over budget."""
+    from fuzzpy.figures import text_up
     from fuzzpy.ledger.rules import format_number
 
     if budget.rule == "zcdp":
@@ -64,19 +65,20 @@ def refusal_hint(events: Sequence[Event], budget: Budget, cost: ReleaseCost, lef
     if cost.spend.delta == 0:
         if budget_fixed:
             return None
-        return f"raise --budget to at least {format_number(cost.spend.epsilon)}"
+        return f"raise --budget to at least {text_up(cost.spend.epsilon)}"
     suggestion = delta_that_fits(events, left.epsilon, left.delta) if left.delta > 0 else None
     options = []
     if not budget_fixed:
-        options.append(f"raise --budget (e.g. --budget {_rounded_up(cost.spend.epsilon)},"
-                       f"{format_number(max(cost.spend.delta, budget.delta))})")
+        # a value that suffices: both parts rounded up, as a user can type them
+        options.append(f"raise --budget (e.g. --budget {text_up(cost.spend.epsilon, 4)},"
+                       f"{text_up(max(cost.spend.delta, budget.delta))})")
     if suggestion is not None:
         delta, epsilon = suggestion
-        options.append(f"use --delta {format_number(delta)} (costs eps = {_rounded_up(epsilon)})")
+        options.append(f"use --delta {format_number(delta, up=False)} (costs eps = {text_up(epsilon, 4)})")
     elif left.delta == 0:
         options.append("the dataset's delta is spent: only pure releases (laplace, expmech) still fit")
     else:
-        options.append(f"no --delta up to the {format_number(left.delta)} left makes the epsilon fit")
+        options.append(f"no --delta up to the {format_number(left.delta, up=False)} left makes the epsilon fit")
     return "; ".join(options) or None
 
 
@@ -87,12 +89,3 @@ def pure_budget_hint(budget_fixed: bool) -> str:
                 "charged to it")
     return (f"give the budget a delta, e.g. --budget EPS,{DEFAULT_DELTA_TEXT} (the release is charged "
             f"at --delta, default {DEFAULT_DELTA_TEXT})")
-
-
-def _rounded_up(value: Fraction, digits: int = 4) -> str:
-    """``value`` rounded up to ``digits`` significant digits (a budget
-    suggested from it must not fall short of it)."""
-    if value <= 0:
-        return "0"
-    scale = Fraction(10) ** (math.floor(math.log10(value)) - digits + 1)
-    return f"{float(math.ceil(value / scale) * scale):.{digits}g}"

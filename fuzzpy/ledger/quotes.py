@@ -32,13 +32,15 @@ def amount_json(amount: Spend, budget: Budget) -> dict[str, object]:
     return document
 
 
-def describe_amount(amount: Spend, budget: Budget) -> str:
+def describe_amount(amount: Spend, budget: Budget, up: bool = True) -> str:
+    """An amount as text: a cost or what is spent rounded up (the default),
+    what remains or a total rounded down (``up=False``): issue 25."""
     epsilon, delta = rule_named(budget.rule).as_guarantee(amount, budget)
-    text = f"eps={format_number(epsilon)}"
+    text = f"eps={format_number(epsilon, up)}"
     if delta:
-        text += f", delta={format_number(delta)}"
+        text += f", delta={format_number(delta, up)}"
     if budget.rule == "zcdp":
-        return f"rho={format_number(amount.rho)} ({text})"
+        return f"rho={format_number(amount.rho, up)} ({text})"
     return text
 
 
@@ -137,7 +139,7 @@ def over_budget_error(quote: Quote, path: Path, hint: str | None = None) -> Fuzz
     message = (
         f"refused: this release costs {describe_amount(quote.cost.spend, budget)} but dataset "
         f"{quote.dataset!r} has spent {describe_amount(quote.spent, budget)} of its total "
-        f"{describe_amount(quote.capacity, budget)} ({describe_amount(left, budget)} left)"
+        f"{describe_amount(quote.capacity, budget, up=False)} ({describe_amount(left, budget, up=False)} left)"
     )
     notes = (f"budget rule {rule.name}: {rule.summary}", "nothing was charged")
     return ledger_error(OVER_BUDGET, message, path, notes=notes, hint=hint)

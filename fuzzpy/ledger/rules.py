@@ -30,7 +30,7 @@ import math
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
@@ -108,9 +108,10 @@ class Budget:
         return cls(parts[0], parts[1] if len(parts) == 2 else "0", rule)
 
     def describe(self) -> str:
-        text = f"eps={format_number(self.epsilon)}"
+        # a limit: rounded down when inexact (a budget shown larger would allow more)
+        text = f"eps={format_number(self.epsilon, up=False)}"
         if self.delta:
-            text += f", delta={format_number(self.delta)}"
+            text += f", delta={format_number(self.delta, up=False)}"
         return f"{text} ({self.rule})"
 
     def to_json(self) -> dict[str, object]:
@@ -253,28 +254,11 @@ def rule_named(name: str) -> Rule:
         raise BudgetError(f"unknown composition rule {name!r} (known: {known})") from None
 
 
-def format_number(value: Fraction) -> str:
+def format_number(value: Fraction, up: bool = True) -> str:
     """A Fraction as a short decimal: exact when it has one (0.1, 1e-06),
-    else about 6 significant digits prefixed by '~'."""
-    if value == 0:
-        return "0"
-    denominator = value.denominator
-    for prime in (2, 5):
-        while denominator % prime == 0:
-            denominator //= prime
-    if abs(value) >= _DOUBLE_LIMIT:  # beyond a double (e.g. a rho of 1e400): decimal arithmetic
-        return f"~{_decimal(value, 6):.5E}"
-    if denominator == 1:
-        text = f"{float(value):.12g}"
-        if Fraction(text) == value:
-            return text
-    return f"~{float(value):.6g}"
+    else 6 significant digits prefixed by '~', rounded up (a cost, the
+    default) or down (what remains of a budget; ``up=False``), as
+    `fuzzpy.figures.ledger_text` says."""
+    from fuzzpy.figures import ledger_text
 
-
-_DOUBLE_LIMIT = Fraction(10) ** 300
-
-
-def _decimal(value: Fraction, digits: int) -> Decimal:
-    with localcontext() as context:
-        context.prec = digits
-        return Decimal(value.numerator) / Decimal(value.denominator)
+    return ledger_text(value, up)

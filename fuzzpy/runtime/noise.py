@@ -45,6 +45,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from fuzzpy.accounting.events import Event, Gaussian, Group, Laplace, Repeat, Subsample
+from fuzzpy.figures import text_up
 from fuzzpy.lazy import lazy
 from fuzzpy.runtime.randomness import RandomSource
 from fuzzpy.runtime.samplers import (
@@ -211,7 +212,7 @@ def undiscretisable(events: tuple[Event, ...]) -> tuple[Event, str] | None:
     """The first event the grid cannot serve exactly, and why."""
     for event in events:
         if isinstance(event, Laplace) and 0 < event.epsilon < MIN_RELATIVE_COST:
-            return event, f"a Laplace release costs only eps = {float(event.epsilon):.3g}"
+            return event, f"a Laplace release costs only eps = {text_up(event.epsilon, 3)}"
         if isinstance(event, Gaussian) and 0 < event.sensitivity / event.sigma < MIN_RELATIVE_COST:
             ratio = float(event.sensitivity / event.sigma)
             return event, f"a Gaussian release has sensitivity / sigma = {ratio:.3g}"
