@@ -28,7 +28,25 @@ class Amount(NamedTuple):
     exact: dict[str, Fraction]
 
     def __repr__(self) -> str:
-        return f"Amount(epsilon={self.epsilon!r}, delta={self.delta!r})"
+        return f"{type(self).__name__}({self})"
+
+    def __str__(self) -> str:
+        """As the ledger's text shows it: exact when short, else 6 digits
+        rounded up (a charge) or down (`Remaining`): `fuzzpy.figures`. The
+        floats are the nearest doubles, as in JSON; ``exact`` is exact."""
+        from fuzzpy.figures import ledger_text
+
+        up = not isinstance(self, Remaining)
+        text = f"epsilon={ledger_text(self.exact['epsilon'], up)}, delta={ledger_text(self.exact['delta'], up)}"
+        if "rho" in self.exact:
+            text += f", rho={ledger_text(self.exact['rho'], up)}"
+        return text
+
+
+class Remaining(Amount):
+    """What remains of a budget: its text rounds down."""
+
+    __slots__ = ()
 
 
 @frozen
@@ -50,16 +68,43 @@ class Charge:
         """As the ledger gives it (`run --json`'s "datasets" entries)."""
         return self.quote.to_json()
 
+    def __repr__(self) -> str:
+        """The figures as text on the safe side (issue 25), not the nearest doubles."""
+        charged = charge_amount(self.quote) if self.quote is not None else None
+        figures = f"{charged}" if charged is not None else f"epsilon={self.epsilon!r}, delta={self.delta!r}"
+        return (f"Charge(dataset={self.dataset!r}, {figures}, method={self.method!r}, "
+                f"remaining={self.remaining!r}, budget={self.budget!r}, entry={self.entry!r})")
 
-def charge(quote: Quote) -> Charge:
+    def __str__(self) -> str:
+        """`fuzzpy run`'s text: the charge rounded up, what remains down."""
+        from fuzzpy.ledger.quotes import describe_amount
+
+        quote = self.quote
+        if quote is None:
+            return f"charged eps={self.epsilon}, delta={self.delta} to dataset {self.dataset}"
+        return (f"charged {describe_amount(quote.cost.spend, quote.budget)} to dataset {self.dataset} "
+                f"(by {self.method}); remaining {describe_amount(quote.remaining, quote.budget, up=False)} "
+                f"of {self.budget}")
+
+
+def _amount(quote: Quote, spend: Any, up: bool = True) -> Amount:
     from fuzzpy.ledger.rules import rule_named
 
-    def amount(spend: Any) -> Amount:
-        epsilon, delta = rule_named(quote.budget.rule).as_guarantee(spend, quote.budget)
-        exact = {"epsilon": Fraction(epsilon), "delta": Fraction(delta)}
-        if quote.budget.rule == "zcdp":
-            exact["rho"] = Fraction(spend.rho)
-        return Amount(float(epsilon), float(delta), exact)
+    epsilon, delta = rule_named(quote.budget.rule).as_guarantee(spend, quote.budget)
+    exact = {"epsilon": Fraction(epsilon), "delta": Fraction(delta)}
+    if quote.budget.rule == "zcdp":
+        exact["rho"] = Fraction(spend.rho)
+    return (Amount if up else Remaining)(float(epsilon), float(delta), exact)
+
+
+def charge_amount(quote: Quote) -> Amount:
+    """What a quote charges, as an `Amount`."""
+    return _amount(quote, quote.cost.spend)
+
+
+def charge(quote: Quote) -> Charge:
+    def amount(spend: Any, up: bool = True) -> Amount:
+        return _amount(quote, spend, up)
 
     spent = amount(quote.cost.spend)
     return Charge(
@@ -67,7 +112,7 @@ def charge(quote: Quote) -> Charge:
         epsilon=spent.epsilon,
         delta=spent.delta,
         method=quote.cost.method,
-        remaining=amount(quote.remaining),
+        remaining=amount(quote.remaining, up=False),
         budget=quote.budget.describe(),
         spent_before=amount(quote.spent),
         entry=getattr(quote, "id", None),
