@@ -219,8 +219,10 @@ def _releases(args: argparse.Namespace) -> int:
             }
         )
         return EXIT_OK
+    from fuzzpy.accounting.accountant import pure_epsilon
+
     print(f"{label}, at delta = {text_up(delta)}:")
-    _print_table(found, best)
+    _print_table(found, best, pure_epsilon(events))
     print(f"  {NEIGHBOURS_TEXT}")
     return EXIT_OK
 
@@ -305,10 +307,10 @@ def _program(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not rows:
         print(f"{args.file}: no definition releases a private value")
-    for (name, param, g, _), (_, _, events) in zip(rows, costs, strict=True):
-        print(f"{name:20} {_describe(g)} in {param}   [{g.method}: {DESCRIPTIONS[g.method]}]")
+    for (name, param, g, pure), (_, _, events) in zip(rows, costs, strict=True):
+        print(f"{name:20} {_describe(g, pure)} in {param}   [{g.method}: {DESCRIPTIONS[g.method]}]")
         if args.definition and g.delta > 0:  # one definition: every method, side by side
-            _print_table(guarantees(events, g.delta), g)
+            _print_table(guarantees(events, g.delta), g, pure)
     if rows:
         print(NEIGHBOURS_TEXT)
     return EXIT_OK
@@ -358,12 +360,20 @@ def _program_json(g: Guarantee, pure: Fraction | None) -> dict[str, object]:
 # ---------------------------------------------------------------- output
 
 
-def _describe(g: Guarantee) -> str:
+def _epsilon_text(g: Guarantee, pure: Fraction | None) -> str:
+    """An epsilon rounded up (`fuzzpy.figures`); pure composition's from its
+    exact Fraction (0.35, not the double above it, 0.350001)."""
+    if g.method == "pure" and pure is not None:
+        return text_up(pure)
+    return text_up(g.epsilon)
+
+
+def _describe(g: Guarantee, pure: Fraction | None = None) -> str:
     if math.isinf(g.epsilon):
         return f"not private at delta={text_up(g.delta)}"
     if g.delta == 0:
-        return f"{text_up(g.epsilon)}-DP"
-    return f"({text_up(g.epsilon)}, {text_up(g.delta)})-DP"
+        return f"{_epsilon_text(g, pure)}-DP"
+    return f"({_epsilon_text(g, pure)}, {text_up(g.delta)})-DP"
 
 
 def _guarantee_json(g: Guarantee) -> dict[str, object]:
@@ -378,13 +388,13 @@ def _guarantee_json(g: Guarantee) -> dict[str, object]:
     }
 
 
-def _print_table(found: Sequence[Guarantee], best: Guarantee) -> None:
+def _print_table(found: Sequence[Guarantee], best: Guarantee, pure: Fraction | None = None) -> None:
     from fuzzpy.accounting.accountant import DESCRIPTIONS
 
     for g in found:
         mark = "  <- tightest" if g.method == best.method and math.isfinite(g.epsilon) else ""
         mark = mark if g.proven else "  (float evaluation not proven: not used)"
-        eps = text_up(g.epsilon)
+        eps = _epsilon_text(g, pure)
         print(f"  {g.method:15} eps = {eps:>12}   {DESCRIPTIONS[g.method]}{mark}")
     if math.isinf(best.epsilon):
         print("  no method proves a finite epsilon at this delta")
