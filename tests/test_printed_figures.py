@@ -250,3 +250,10 @@ def test_the_neighbour_relation_is_said(capsys):
     assert json.loads(cli(capsys, "budget", program, "--json"))["neighbours"] == "add-remove-one"
     assert json.loads(cli(capsys, "check", program, "--json"))["neighbours"] == "add-remove-one"
     assert cli(capsys, "check", program).rstrip().endswith("adding or removing one row (the bag metric)")
+
+
+def test_the_notebook_table_says_the_neighbour_relation_and_rounds_up():
+    from fuzzpy.api import load
+
+    page = load(str(EXAMPLES / "gaussian_centroid.fz")).check()._repr_html_()
+    assert "adding or removing one row" in page and "(2.25409, 1e-06)-DP" in page
