@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import mpmath
 
+from fuzzpy.figures import text_down, text_up
 from fuzzpy.verifier.verdict import Verdict, output_json
 
 if TYPE_CHECKING:  # not at run time: rendering a cached proof loads neither the prover nor z3
@@ -82,12 +84,41 @@ def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
         f"    {kind}[output | inputs]    = {mpmath.nstr(cx.p_inputs, 12)}",
         f"    {kind}[output | neighbour] = {mpmath.nstr(cx.p_neighbour, 12)}",
     ]
-    bound = math.exp(float(cx.eps))
-    if cx.infinite:
-        lines.append(f"    ratio = inf > e^eps = {bound:.6g}  (the neighbour cannot produce this output)")
-    elif math.isinf(cx.ratio):  # finite, beyond the double range
-        lines.append(f"    ratio = e^{cx.log_ratio:.6g} > e^eps = {bound:.6g}  (log-ratio {cx.log_ratio:.6g} > {float(cx.eps):.6g})")
-    else:
-        lines.append(f"    ratio = {cx.ratio:.6g} > e^eps = {bound:.6g}  (log-ratio {cx.log_ratio:.6g} > {float(cx.eps):.6g})")
+    lines.append(_ratio_line(cx))
     lines.append("    (probabilities in closed form, evaluated to 50 significant digits)")
     return lines
+
+
+def _ratio_line(cx: Counterexample) -> str:
+    """`ratio > e^eps` as text that keeps the inequality true (issue 25): the
+    ratio and its log rounded down, e^eps and eps up (`_text`)."""
+    with mpmath.workdps(50):
+        eps = mpmath.mpf(cx.eps.numerator) / cx.eps.denominator
+        bound = _text(mpmath.exp(eps), up=True)
+        eps_text = text_up(cx.eps)
+        if cx.infinite:
+            return f"    ratio = inf > e^eps = {bound}  (the neighbour cannot produce this output)"
+        log_ratio = _text(mpmath.log(cx.p_inputs) - mpmath.log(cx.p_neighbour), up=False)
+        if math.isinf(cx.ratio):  # finite, beyond the double range
+            ratio = f"e^{log_ratio}"
+        else:
+            ratio = _text(cx.p_inputs / cx.p_neighbour, up=False)
+    return f"    ratio = {ratio} > e^eps = {bound}  (log-ratio {log_ratio} > {eps_text})"
+
+
+def _text(value: mpmath.mpf, up: bool) -> str:
+    """A 50-digit value as 6 digits, rounded up or down. The values are
+    closed forms evaluated to 50 digits: one within 10^-30 (relative) of a
+    6-digit decimal is shown as that decimal (log-ratio 1.5, not 1.49999);
+    any other is moved 10^-30 the safe way first, far beyond its error."""
+    exact = _fraction(value)
+    nearest = text_up(exact) if up else text_down(exact)
+    if abs(Fraction(nearest) - exact) <= abs(exact) * Fraction(1, 10**30):
+        return nearest
+    padded = exact * (1 + Fraction(1, 10**30) * (1 if (exact > 0) == up else -1))
+    return text_up(padded) if up else text_down(padded)
+
+
+def _fraction(value: mpmath.mpf) -> Fraction:
+    mantissa, exponent = value.man_exp
+    return Fraction(int(mantissa)) * Fraction(2) ** int(exponent)
