@@ -257,3 +257,22 @@ def test_the_notebook_table_says_the_neighbour_relation_and_rounds_up():
 
     page = load(str(EXAMPLES / "gaussian_centroid.fz")).check()._repr_html_()
     assert "adding or removing one row" in page and "(2.25409, 1e-06)-DP" in page
+
+
+def test_a_refutation_prints_an_inequality_that_holds():
+    """`verify`'s `ratio = R > e^eps = B  (log-ratio L > E)`: R and L at most
+    the 50-digit values, B and E at least (was rounded to nearest: 4.48169 for
+    e^1.5 = 4.481689..., 2.71828 for e = 2.718281...)."""
+    import fuzzpy
+
+    (result,) = fuzzpy.load(str(EXAMPLES / "mechanisms" / "buggy" / "rnm_release_value.fz")).verify()
+    cx = result.verdict.counterexample
+    line = next(t for t in result.text().splitlines() if "ratio =" in t)
+    found = re.search(r"ratio = (\S+) > e\^eps = (\S+)  \(log-ratio (\S+) > (\S+)\)", line)
+    assert found, line
+    with mpmath.workdps(50):
+        ratio = cx.p_inputs / cx.p_neighbour
+        assert mpmath.mpf(found[1]) <= ratio and mpmath.mpf(found[3]) <= mpmath.log(ratio)
+        assert mpmath.mpf(found[2]) >= mpmath.exp(mpmath.mpf(cx.eps.numerator) / cx.eps.denominator)
+    assert Fraction(found[4]) >= cx.eps
+    assert (found[1], found[2]) == ("4.48168", "2.71829")
