@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import decimal
 import json
 import re
 from fractions import Fraction
@@ -137,13 +138,8 @@ def _calibrated(out: str) -> tuple[str, Fraction]:
 
 
 def _one_unit_less(text: str) -> Fraction:
-    """The 6-significant-digit decimal just below ``text``."""
-    value = Fraction(text)
-    digits = re.sub(r"[.\-]|e.*", "", text).lstrip("0")
-    exponent = int(text.split("e")[1]) if "e" in text else 0
-    decimals = len(text.split("e")[0].split(".")[1]) if "." in text else 0
-    unit = Fraction(10) ** (exponent - decimals - (6 - len(digits)))
-    return value - unit
+    """The largest 6-significant-digit decimal below ``text``."""
+    return Fraction(decimal.Context(prec=6).next_minus(decimal.Decimal(text)))
 
 
 def _least_reading(value: Fraction) -> Fraction:
