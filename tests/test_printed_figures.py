@@ -272,3 +272,23 @@ def test_a_refutation_prints_an_inequality_that_holds():
         assert mpmath.mpf(found[2]) >= mpmath.exp(mpmath.mpf(cx.eps.numerator) / cx.eps.denominator)
     assert Fraction(found[4]) >= cx.eps
     assert (found[1], found[2]) == ("4.48168", "2.71829")
+
+
+@pytest.mark.parametrize(("start", "least"), [("3.74", "3.73063"), ("10.5", "9.99871"), ("0.000200001", "0.00012"),
+                                             ("7", "7")])
+def test_the_least_printed_noise_is_found_in_few_steps(start, least):
+    """A scale found far above the least one that proves the target (a loose
+    search, or a tighter method at the check) is brought down to the least
+    6-digit text, across a decade, in O(log) accountant calls."""
+    from fuzzpy.accounting.accountant import Guarantee
+    from fuzzpy.accounting.calibrate import _least_proving
+
+    threshold = Fraction(least) - Fraction(1, 10**12)  # proves from just below `least`
+    calls = []
+
+    def proves(text: str) -> Guarantee | None:
+        calls.append(text)
+        return Guarantee(0.5, 1e-6, "test") if Fraction(text) >= threshold else None
+
+    printed, _ = _least_proving(start, Guarantee(0.5, 1e-6, "test"), proves)
+    assert printed == least and len(calls) <= 60

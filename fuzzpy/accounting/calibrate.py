@@ -16,7 +16,9 @@ meets the target; `printed_guarantee` is that guarantee.
 
 from __future__ import annotations
 
+import decimal
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 from scipy.optimize import brentq
@@ -160,12 +162,36 @@ def _verified(
     while printed_guarantee is None:  # a bound not monotone to the last bit: one unit more
         printed = _next_text(printed, up=True)
         printed_guarantee = proves(printed)
-    while True:  # as little noise as possible: one unit less, while it still proves the target
-        lower = _next_text(printed, up=False)
-        lower_guarantee = proves(lower) if Fraction(lower) > 0 else None
-        if lower_guarantee is None:
-            return Calibration(mechanism, scale, guarantee, printed, printed_guarantee)
-        printed, printed_guarantee = lower, lower_guarantee
+    printed, printed_guarantee = _least_proving(printed, printed_guarantee, proves)
+    return Calibration(mechanism, scale, guarantee, printed, printed_guarantee)
+
+
+def _least_proving(
+    printed: str, guarantee: Guarantee, proves: Callable[[str], Guarantee | None]
+) -> tuple[str, Guarantee]:
+    """As little noise as possible: the least 6-digit text that still proves
+    the target, below ``printed`` (which does). Steps of 1, 2, 4, ... units
+    down find a text that fails; bisection on the 6-digit texts between
+    them finds the least that proves (the bounds decrease with the noise)."""
+    failing, step = Fraction(0), 1
+    while True:
+        lower = _units_below(printed, step)
+        if lower is None:
+            break
+        found = proves(lower)
+        if found is None:
+            failing = Fraction(lower)
+            break
+        printed, guarantee, step = lower, found, step * 2
+    while True:
+        middle = text_up((failing + Fraction(printed)) / 2, PRINTED_DIGITS)
+        if Fraction(middle) >= Fraction(printed):
+            return printed, guarantee
+        found = proves(middle)
+        if found is None:
+            failing = Fraction(middle)
+        else:
+            printed, guarantee = middle, found
 
 
 PRINTED_DIGITS = 6
@@ -178,10 +204,16 @@ def _read_as(text: str) -> Fraction:
 
 
 def _next_text(text: str, up: bool) -> str:
-    """The 6-digit decimal one unit in the last place above (below) ``text``."""
-    value = Fraction(text)
-    unit = Fraction(10) ** (math.floor(math.log10(value)) - PRINTED_DIGITS + 1)
-    stepped = value + unit if up else value - unit
-    if not up and Fraction(10) ** math.floor(math.log10(value)) == value:
-        stepped = value - unit / 10  # below a power of ten the digits are a decade finer
-    return text_up(stepped, PRINTED_DIGITS) if up else text_down(stepped, PRINTED_DIGITS)
+    """The 6-digit decimal next above (below) ``text``."""
+    context = decimal.Context(prec=PRINTED_DIGITS)
+    value = decimal.Decimal(text)
+    return text_up(Fraction(context.next_plus(value) if up else context.next_minus(value)), PRINTED_DIGITS)
+
+
+def _units_below(text: str, count: int) -> str | None:
+    """``text`` less ``count`` units in its 6th digit, as 6 digits rounded
+    down; None at or below 0."""
+    value = decimal.Decimal(text)
+    unit = decimal.Decimal(1).scaleb(value.adjusted() - PRINTED_DIGITS + 1)
+    lower = Fraction(value - count * unit)
+    return text_down(lower, PRINTED_DIGITS) if lower > 0 else None
