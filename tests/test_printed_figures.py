@@ -79,6 +79,23 @@ def test_every_printed_gaussian_epsilon_is_above_the_proven_and_the_exact(capsys
     assert shown and Fraction(shown[1]) == Fraction(delta)
 
 
+@pytest.mark.parametrize(("mechanism", "noise", "rate", "rounds", "delta"), [
+    ("--gaussian", "0.9", "0.01", 500, "1e-5"), ("--gaussian", "3", "0.2", 40, "1e-9"),
+    ("--laplace", "0.5", "0.05", 200, "1e-6"), ("--laplace", "2", "0.3", 10, "1e-3")])
+def test_subsampled_releases(capsys, mechanism, noise, rate, rounds, delta):
+    out = cli(capsys, "budget", mechanism, noise, "--subsample", rate, "--rounds", str(rounds), "--delta", delta)
+    if mechanism == "--gaussian":
+        events = gaussian_events(Fraction(noise), rounds, 1, Fraction(rate))
+    else:
+        events = laplace_events(1 / Fraction(noise), rounds, 1, Fraction(rate))
+    proven = {g.method: g.epsilon for g in guarantees(events, float(delta))}
+    rows = list(ROW.finditer(out))
+    assert rows
+    for row in rows:
+        if row["eps"] != "inf":
+            assert float(row["eps"]) >= proven[row["method"]], (row["method"], row["eps"])
+
+
 LAPLACES = [(eps0, k, delta) for eps0 in ("0.05", "0.3", "1.7") for k in (1, 7, 60) for delta in ("0", "1e-7")]
 
 
