@@ -159,9 +159,13 @@ def _verified(
 
     printed = text_up(scale, PRINTED_DIGITS)
     printed_guarantee = proves(printed)
-    while printed_guarantee is None:  # a bound not monotone to the last bit: one unit more
-        printed = _next_text(printed, up=True)
+    for _ in range(1000):  # a bound not monotone to the last bit: one unit more
+        if printed_guarantee is not None:
+            break
+        printed = _next_above(printed)
         printed_guarantee = proves(printed)
+    if printed_guarantee is None:
+        raise ValueError(f"no printed scale near {printed} proves the target")
     printed, printed_guarantee = _least_proving(printed, printed_guarantee, proves)
     return Calibration(mechanism, scale, guarantee, printed, printed_guarantee)
 
@@ -203,11 +207,10 @@ def _read_as(text: str) -> Fraction:
     return min(Fraction(text), Fraction(float(text)))
 
 
-def _next_text(text: str, up: bool) -> str:
-    """The 6-digit decimal next above (below) ``text``."""
-    context = decimal.Context(prec=PRINTED_DIGITS)
-    value = decimal.Decimal(text)
-    return text_up(Fraction(context.next_plus(value) if up else context.next_minus(value)), PRINTED_DIGITS)
+def _next_above(text: str) -> str:
+    """The 6-digit decimal next above ``text``."""
+    above = decimal.Context(prec=PRINTED_DIGITS).next_plus(decimal.Decimal(text))
+    return text_up(Fraction(above), PRINTED_DIGITS)
 
 
 def _units_below(text: str, count: int) -> str | None:
