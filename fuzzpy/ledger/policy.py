@@ -71,7 +71,7 @@ def refusal_hint(events: Sequence[Event], budget: Budget, cost: ReleaseCost, lef
     if not budget_fixed:
         # a value that suffices: both parts rounded up, as a user can type them
         options.append(f"raise --budget (e.g. --budget {text_up(cost.spend.epsilon, 4)},"
-                       f"{text_up(max(cost.spend.delta, budget.delta))})")
+                       f"{text_up(max(cost.spend.delta, Fraction(budget.delta)))})")
     if suggestion is not None:
         delta, epsilon = suggestion
         options.append(f"use --delta {format_number(delta, up=False)} (costs eps = {text_up(epsilon, 4)})")
