@@ -259,7 +259,7 @@ def _verify(mech: S.MechanismDecl, program: S.Program | None) -> tuple[str, str]
         return "unknown", f"the verifier failed: {type(exc).__name__}: {exc}"
     status = str(getattr(verdict, "status", "unknown"))
     reason = getattr(verdict, "reason", None) or ""
-    if status == "proved" and getattr(verdict, "vacuous", True) is not False:
+    if status == "proved" and getattr(verdict, "vacuous", False):
         status = "vacuous"  # never a proof to rely on at a call
     return status, str(reason)
 
