@@ -475,6 +475,10 @@ class Product:
         if noise.kind == "lapplus":
             # one-sided noise: only non-negative shifts keep the support (cost a / b)
             path.obligations.append(Obligation("support", shift >= 0, span, "one-sided noise is shifted up"))
+            # its value lies in its support [0, inf) (docs/semantics.md): a
+            # fact about this run's draw; the neighbour's eta + shift is then
+            # in it too by the obligation above
+            path.facts.append(eta >= 0)
             path.cost = path.cost + z.divide(shift, scale.one)
         else:
             path.cost = path.cost + z.divide(z.absolute(shift), scale.one)

@@ -99,7 +99,9 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
         elif sort == "int":
             # N = 2: two answers may cost twice; `if (N > 3)`: both sides of the test
             near = [v + d for v in literals.get(name, []) for d in (Fraction(0), Fraction(1), Fraction(-1))]
-            values = [Fraction(1), Fraction(2), Fraction(3)] + [v for v in near if v.denominator == 1]
+            # a literal the body compares a copy of it with (`var m = k; if (m > 3)`): one past it
+            past = [v + 1 for v in _body_literals(info) if v.denominator == 1 and 3 <= v <= 64]
+            values = [Fraction(1), Fraction(2), Fraction(3)] + [v for v in near + past if v.denominator == 1]
         elif sort == "bool":
             values = [Fraction(1)]
         else:
@@ -112,9 +114,10 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
     order = sorted(names, key=lambda n: (0 if info.scalars[n] == "int" and n not in claim
                                          else 1 if n in literals else 2 if n in claim else 3))
     found = []
+    extra = _bound_moves(info, private)
     for varied in _combinations(order, options, limit):
         env = {n: varied[n] for n in names}  # declaration order, as the counterexample shows them
-        for dists in _scalar_shifts(names, private):
+        for dists in _scalar_shifts(names, private, extra):
             if _requires_hold(info, env, dists):
                 found.append((env, {n: env[n] + dists[n] for n in names}))
     return found
@@ -157,15 +160,41 @@ def _compared_literals(info: MechanismInfo) -> dict[str, list[Fraction]]:
     return found
 
 
-def _scalar_shifts(names: list[str], private: set[str]) -> list[dict[str, Fraction]]:
+def _scalar_shifts(names: list[str], private: set[str],
+                   extra: dict[str, list[Fraction]] | None = None) -> list[dict[str, Fraction]]:
     """Neighbour distances of the private scalars: moves by 1 first, then by 2
-    (`requires abs(dist(x)) <= 2` allows them; the precondition filters)."""
+    (`requires abs(dist(x)) <= 2` allows them; the precondition filters),
+    then one scalar at a time by the extra moves (`_bound_moves`: the
+    literals of its bounds, and halves)."""
     small = [Fraction(-1), Fraction(0), Fraction(1)]
     large = [Fraction(-2), *small, Fraction(2)]
     first = list(itertools.product(*(small if n in private else [Fraction(0)] for n in names)))
     second = [s for s in itertools.product(*(large if n in private else [Fraction(0)] for n in names))
               if any(abs(d) == 2 for d in s)]
-    return [dict(zip(names, shifts, strict=True)) for shifts in first + second]
+    found = [dict(zip(names, shifts, strict=True)) for shifts in first + second]
+    for name, moves in (extra or {}).items():
+        for move in moves:
+            if abs(move) in (0, 1, 2):
+                continue
+            found.append({n: move if n == name else Fraction(0) for n in names})
+    return found
+
+
+def _bound_moves(info: MechanismInfo, private: set[str]) -> dict[str, list[Fraction]]:
+    """Fractional moves (+-1/2) and the positive literals of the `requires`
+    that bound dist(x) (`abs(dist(x)) <= 3` gives +-3), for each private scalar:
+    a leak may need the whole allowed move, or only part of it."""
+    from fuzzpy.syntax import Dist
+
+    found: dict[str, list[Fraction]] = {}
+    for name in private:
+        values = [Fraction(1, 2)]
+        for req in info.decl.requires:
+            parts = list(sub_expressions(req))
+            if any(isinstance(e, Dist) and isinstance(e.expr, Var) and e.expr.name == name for e in parts):
+                values += [e.value for e in parts if isinstance(e, NumLit) and 0 < e.value <= 64]
+        found[name] = [v for value in dict.fromkeys(values) for v in (value, -value)]
+    return found
 
 
 def _body_literals(info: MechanismInfo) -> list[Fraction]:
@@ -217,14 +246,27 @@ def _vector_ok(info: MechanismInfo, name: str, delta: tuple[Fraction, ...]) -> b
     return True
 
 
-def _patterns(length: int) -> list[tuple[Fraction, ...]]:
-    """0/1 vectors; from length 3 on only the constant and alternating ones."""
+def _patterns(length: int, literals: tuple[Fraction, ...] = ()) -> list[tuple[Fraction, ...]]:
+    """0/1 vectors (from length 3 on only the constant and alternating ones),
+    then for each of the program's own literals v (`if (q[0] > 100)`) the
+    constant vector v and v in the first entry only, and v + 1 likewise
+    (a strict test is crossed by one of them)."""
     if length <= 2:
-        return [tuple(Fraction(b) for b in bits) for bits in itertools.product((0, 1), repeat=length)]
-    zeros, ones = (Fraction(0),) * length, (Fraction(1),) * length
-    if length >= 5:
-        return [zeros, ones]
-    return [zeros, ones, tuple(Fraction(i % 2) for i in range(length))]
+        found = [tuple(Fraction(b) for b in bits) for bits in itertools.product((0, 1), repeat=length)]
+    else:
+        zeros, ones = (Fraction(0),) * length, (Fraction(1),) * length
+        found = [zeros, ones] if length >= 5 else [zeros, ones, tuple(Fraction(i % 2) for i in range(length))]
+    for literal in literals:
+        for v in (literal, literal + 1):
+            found += [(v,) * length, (v,) + (Fraction(0),) * (length - 1)]
+    return list(dict.fromkeys(p for p in found if len(p) == length))
+
+
+def _entry_literals(info: MechanismInfo) -> tuple[Fraction, ...]:
+    """The body's numeric literals other than 0 and 1 (at most three): values
+    worth putting in a vector's entries."""
+    values = [v for v in _body_literals(info) if v not in (0, 1) and abs(v) <= 10**6]
+    return tuple(values[:3])
 
 
 # ---------------------------------------------------------------- masses
@@ -452,7 +494,8 @@ def _phases(info: MechanismInfo, choices: list, names: list[str], max_length: in
 
     def suggested(p: dict) -> list[int]:
         eps = _claim_value(info, p)
-        return long_lengths(info, p, eps, max_length) if eps is not None and eps >= 0 else []
+        found = long_lengths(info, p, eps, max_length) if eps is not None and eps >= 0 else []
+        return sorted(set(found) | set(mentioned_lengths(info, max_length)))
 
     base, other = choices[0]
     if quick:
@@ -494,17 +537,30 @@ def long_lengths(info: MechanismInfo, params: dict[str, Fraction], eps: Fraction
 LONGEST = 24
 
 
+def mentioned_lengths(info: MechanismInfo, max_length: int) -> list[int]:
+    """Lengths beyond ``max_length`` the program mentions: each integer literal
+    n of the body or the `requires` (`if (len(q) < 7)`) gives n and n + 1,
+    the two sides of a test against it, up to `LONGEST`."""
+    tops = [t for stmt in statements(info.decl.body) for t in stmt_expressions(stmt)] + list(info.decl.requires)
+    found: set[int] = set()
+    for top in tops:
+        for e in sub_expressions(top):
+            if isinstance(e, NumLit) and e.value.denominator == 1:
+                found.update(n for n in (int(e.value), int(e.value) + 1) if max_length < n <= LONGEST)
+    return sorted(found)
+
+
 def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour_params: dict, eps: Fraction,
                    names: list[str], length: int, deadline: float) -> tuple[Counterexample | None, int]:
     skipped = 0
-    for base in _patterns(length) if names else [()]:
+    for base in _patterns(length, _entry_literals(info)) if names else [()]:
         v1 = {n: base if i == 0 else tuple(Fraction(0) for _ in base) for i, n in enumerate(names)}
         try:
             points = search.points(params, v1)
         except (Stuck, Unsupported, ArithmeticError, RecursionError):
             skipped += 1
             continue
-        for tier in range(4):
+        for tier in range(5):
             best: Counterexample | None = None
             for point in points:
                 for delta in _deltas_for(info, names, point, length, tier):
@@ -553,6 +609,15 @@ def _deltas_for(info: MechanismInfo, names: list[str], point: tuple[object, ...]
                 moves.append(tuple(sign if j == i else Fraction(0) for j in range(length)))
     elif tier == 3 and length <= 2:
         moves += [tuple(Fraction(s) for s in signs) for signs in itertools.product((1, -1), repeat=length)]
+    elif tier == 4 and length > 0:
+        # fractional and mixed-sign moves: half of every entry, alternating
+        # signs, and for a `vec[1]` input half a unit moved between two entries
+        half = Fraction(1, 2)
+        moves += [tuple(half for _ in range(length)), tuple(-half for _ in range(length))]
+        moves += [tuple(one if j % 2 == 0 else minus for j in range(length)),
+                  tuple(minus if j % 2 == 0 else one for j in range(length))]
+        if length >= 2:
+            moves += [(half, -half) + (Fraction(0),) * (length - 2), (-half, half) + (Fraction(0),) * (length - 2)]
     unique = list(dict.fromkeys(moves))
     return [d for d in unique if _vector_ok(info, names[0], d)]
 
