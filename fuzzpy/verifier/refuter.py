@@ -99,9 +99,7 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
         elif sort == "int":
             # N = 2: two answers may cost twice; `if (N > 3)`: both sides of the test
             near = [v + d for v in literals.get(name, []) for d in (Fraction(0), Fraction(1), Fraction(-1))]
-            # a literal the body compares a copy of it with (`var m = k; if (m > 3)`): one past it
-            past = [v + 1 for v in _body_literals(info) if v.denominator == 1 and 3 <= v <= 64]
-            values = [Fraction(1), Fraction(2), Fraction(3)] + [v for v in near + past if v.denominator == 1]
+            values = [Fraction(1), Fraction(2), Fraction(3)] + [v for v in near if v.denominator == 1]
         elif sort == "bool":
             values = [Fraction(1)]
         else:
@@ -114,13 +112,54 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
     order = sorted(names, key=lambda n: (0 if info.scalars[n] == "int" and n not in claim
                                          else 1 if n in literals else 2 if n in claim else 3))
     found = []
-    extra = _bound_moves(info, private)
     for varied in _combinations(order, options, limit):
         env = {n: varied[n] for n in names}  # declaration order, as the counterexample shows them
-        for dists in _scalar_shifts(names, private, extra):
+        for dists in _scalar_shifts(names, private):
             if _requires_hold(info, env, dists):
                 found.append((env, {n: env[n] + dists[n] for n in names}))
     return found
+
+
+def extra_choices(info: MechanismInfo, choices: list[tuple[dict[str, Fraction], dict[str, Fraction]]],
+                  ) -> list[tuple[dict[str, Fraction], dict[str, Fraction]]]:
+    """Parameter pairs for the last phase of the search (issue 23), after the
+    ordinary ones: each private scalar moved by the literals of its bound and
+    by halves (`_bound_moves`) at the first few parameter values, and each
+    integer parameter one past a literal of the body (`var m = k; if (m > 3)`
+    compares a copy of k with 3: k = 4), the others at their base values."""
+    from fuzzpy.verifier.prover import private_scalars
+
+    private = private_scalars(info)
+    names = list(info.scalars)
+    envs = list(dict.fromkeys(tuple(sorted(env.items())) for env, _ in choices))[:WIDE]
+    found = []
+    moves = _bound_moves(info, private)
+    for key in envs:
+        env = dict(key)
+        for name, values in moves.items():
+            for move in values:
+                dists = {n: move if n == name else Fraction(0) for n in names}
+                if abs(move) not in (0, 1, 2) and _requires_hold(info, env, dists):
+                    found.append((env, {n: env[n] + dists[n] for n in names}))
+    if envs:
+        base = dict(envs[0])
+        past = [v + 1 for v in _body_literals(info) if v.denominator == 1 and 3 <= v <= 64]
+        for name in names:
+            if info.scalars[name] != "int" or name in info.constants or name in _claim_params(info):
+                continue
+            for value in past:
+                env = dict(base, **{name: value})
+                for dists in _scalar_shifts(names, private):
+                    if _requires_hold(info, env, dists):
+                        found.append((env, {n: env[n] + dists[n] for n in names}))
+    seen = {(tuple(sorted(a.items())), tuple(sorted(b.items()))) for a, b in choices}
+    unique = []
+    for pair in found:
+        key = (tuple(sorted(pair[0].items())), tuple(sorted(pair[1].items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(pair)
+    return unique
 
 
 def _combinations(names: list[str], options: dict[str, list[Fraction]], limit: int) -> list[dict[str, Fraction]]:
@@ -160,24 +199,15 @@ def _compared_literals(info: MechanismInfo) -> dict[str, list[Fraction]]:
     return found
 
 
-def _scalar_shifts(names: list[str], private: set[str],
-                   extra: dict[str, list[Fraction]] | None = None) -> list[dict[str, Fraction]]:
+def _scalar_shifts(names: list[str], private: set[str]) -> list[dict[str, Fraction]]:
     """Neighbour distances of the private scalars: moves by 1 first, then by 2
-    (`requires abs(dist(x)) <= 2` allows them; the precondition filters),
-    then one scalar at a time by the extra moves (`_bound_moves`: the
-    literals of its bounds, and halves)."""
+    (`requires abs(dist(x)) <= 2` allows them; the precondition filters)."""
     small = [Fraction(-1), Fraction(0), Fraction(1)]
     large = [Fraction(-2), *small, Fraction(2)]
     first = list(itertools.product(*(small if n in private else [Fraction(0)] for n in names)))
     second = [s for s in itertools.product(*(large if n in private else [Fraction(0)] for n in names))
               if any(abs(d) == 2 for d in s)]
-    found = [dict(zip(names, shifts, strict=True)) for shifts in first + second]
-    for name, moves in (extra or {}).items():
-        for move in moves:
-            if abs(move) in (0, 1, 2):
-                continue
-            found.append({n: move if n == name else Fraction(0) for n in names})
-    return found
+    return [dict(zip(names, shifts, strict=True)) for shifts in first + second]
 
 
 def _bound_moves(info: MechanismInfo, private: set[str]) -> dict[str, list[Fraction]]:
@@ -246,20 +276,26 @@ def _vector_ok(info: MechanismInfo, name: str, delta: tuple[Fraction, ...]) -> b
     return True
 
 
-def _patterns(length: int, literals: tuple[Fraction, ...] = ()) -> list[tuple[Fraction, ...]]:
-    """0/1 vectors (from length 3 on only the constant and alternating ones),
-    then for each of the program's own literals v (`if (q[0] > 100)`) the
-    constant vector v and v in the first entry only, and v + 1 likewise
-    (a strict test is crossed by one of them)."""
+def _patterns(length: int) -> list[tuple[Fraction, ...]]:
+    """0/1 vectors; from length 3 on only the constant and alternating ones."""
     if length <= 2:
-        found = [tuple(Fraction(b) for b in bits) for bits in itertools.product((0, 1), repeat=length)]
-    else:
-        zeros, ones = (Fraction(0),) * length, (Fraction(1),) * length
-        found = [zeros, ones] if length >= 5 else [zeros, ones, tuple(Fraction(i % 2) for i in range(length))]
+        return [tuple(Fraction(b) for b in bits) for bits in itertools.product((0, 1), repeat=length)]
+    zeros, ones = (Fraction(0),) * length, (Fraction(1),) * length
+    if length >= 5:
+        return [zeros, ones]
+    return [zeros, ones, tuple(Fraction(i % 2) for i in range(length))]
+
+
+def _literal_patterns(length: int, literals: tuple[Fraction, ...]) -> list[tuple[Fraction, ...]]:
+    """For each of the program's own literals v (`if (q[0] > 100)`): the
+    constant vector v and v in the first entry only, and v + 1 likewise (a
+    strict test is crossed by one of them)."""
+    found: list[tuple[Fraction, ...]] = []
     for literal in literals:
         for v in (literal, literal + 1):
             found += [(v,) * length, (v,) + (Fraction(0),) * (length - 1)]
-    return list(dict.fromkeys(p for p in found if len(p) == length))
+    ordinary = set(_patterns(length))
+    return [p for p in dict.fromkeys(found) if len(p) == length and p not in ordinary]
 
 
 def _entry_literals(info: MechanismInfo) -> tuple[Fraction, ...]:
@@ -451,15 +487,16 @@ def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH,
     skipped = 0
     names = list(info.vectors)
     choices = parameter_choices(info)
+    extras = [] if quick else extra_choices(info, choices)
     longest = max_length
     spent_share = 0.0
-    for share, plan in _phases(info, choices, names, max_length, quick):
+    for share, plan in _phases(info, choices, names, max_length, quick, extras):
         spent_share += share
         if candidates is None:
             phase_end, search.tick_end = min(deadline, start + seconds * spent_share), None
         else:
             phase_end, search.tick_end = deadline, int(candidates * spent_share)
-        for params, neighbour_params, length in plan:
+        for params, neighbour_params, length, *mode in plan:
             if search.over(phase_end):
                 break
             eps = _claim_value(info, params)
@@ -468,7 +505,8 @@ def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH,
             if not _requires_hold(info, params, {}, length if names else None):
                 continue
             longest = max(longest, length)
-            found, missed = _search_length(info, search, params, neighbour_params, eps, names, length, phase_end)
+            found, missed = _search_length(info, search, params, neighbour_params, eps, names, length, phase_end,
+                                           extended=bool(mode))
             skipped += missed
             if found is not None:
                 return found, ""
@@ -484,23 +522,38 @@ SHORT = 3  # the first few parameter choices are tried at every length, the othe
 WIDE = 6
 
 
+#: the share of the last phase (issue 23's moves), on top of the others' 1.0:
+#: the phases before it keep their budgets, and a search that ends without a
+#: counterexample spends a quarter more
+EXTENDED_SHARE = 0.25
+
+
 def _phases(info: MechanismInfo, choices: list, names: list[str], max_length: int,
-            quick: bool) -> list[tuple[float, list[tuple[dict, dict, int]]]]:
-    """(share of the time, [(parameters, neighbour parameters, length)]) in order."""
+            quick: bool, extras: list | None = None) -> list[tuple[float, list[tuple]]]:
+    """(share of the time, [(parameters, neighbour parameters, length[, extended])]) in order.
+
+    The last phase (not in a quick search) tries what the others do not:
+    vector entries at the program's literals, fractional and mixed-sign
+    moves (`_search_length` with ``extended``), the lengths beyond
+    ``max_length`` the program mentions, and the parameter pairs of
+    `extra_choices`."""
     if not choices:
         return []
     if not names:
-        return [(1.0, [(p, n, 0) for p, n in (choices[:1] if quick else choices)])]
+        ordinary = [(1.0, [(p, n, 0) for p, n in (choices[:1] if quick else choices)])]
+        return ordinary if quick or not extras else ordinary + [(EXTENDED_SHARE, [(p, n, 0) for p, n in extras])]
 
     def suggested(p: dict) -> list[int]:
         eps = _claim_value(info, p)
-        found = long_lengths(info, p, eps, max_length) if eps is not None and eps >= 0 else []
-        return sorted(set(found) | set(mentioned_lengths(info, max_length)))
+        return long_lengths(info, p, eps, max_length) if eps is not None and eps >= 0 else []
 
     base, other = choices[0]
     if quick:
         return [(1.0, [(base, other, n) for n in [*range(1, max_length + 1), *suggested(base)]])]
     wide, rest = choices[1:WIDE], choices[WIDE:]
+    lengths = [*range(1, max_length + 1), *mentioned_lengths(info, max_length)]
+    last = [(base, other, n, True) for n in lengths]
+    last += [(p, n, length) for p, n in extras or [] for length in range(1, min(2, max_length) + 1)]
     return [
         (0.25, [(base, other, n) for n in [*range(1, max_length + 1), *suggested(base)]]),
         (0.2, [(p, n, length) for p, n in wide for length in range(1, min(SHORT, max_length) + 1)]),
@@ -508,6 +561,7 @@ def _phases(info: MechanismInfo, choices: list, names: list[str], max_length: in
         (0.15, [(p, n, length) for length in range(SHORT + 1, max_length + 1) for p, n in wide]),
         (0.15, [(p, n, length) for p, n in rest for length in range(1, min(2, max_length) + 1)]),
         (0.1, [(p, n, SHORT) for p, n in rest if max_length >= SHORT]),
+        (EXTENDED_SHARE, last),
     ]
 
 
@@ -551,16 +605,27 @@ def mentioned_lengths(info: MechanismInfo, max_length: int) -> list[int]:
 
 
 def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour_params: dict, eps: Fraction,
-                   names: list[str], length: int, deadline: float) -> tuple[Counterexample | None, int]:
+                   names: list[str], length: int, deadline: float,
+                   extended: bool = False) -> tuple[Counterexample | None, int]:
+    """Counterexamples at this length: the ordinary patterns with the moves of
+    tiers 0-3; ``extended``: the ordinary patterns with tier 4 only, then the
+    patterns of the program's literals with every tier."""
     skipped = 0
-    for base in _patterns(length, _entry_literals(info)) if names else [()]:
+    if not names:
+        bases: list[tuple[tuple, range]] = [((), range(4))]
+    elif extended:
+        bases = [(p, range(4, 5)) for p in _patterns(length)]
+        bases += [(p, range(5)) for p in _literal_patterns(length, _entry_literals(info))]
+    else:
+        bases = [(p, range(4)) for p in _patterns(length)]
+    for base, tiers in bases:
         v1 = {n: base if i == 0 else tuple(Fraction(0) for _ in base) for i, n in enumerate(names)}
         try:
             points = search.points(params, v1)
         except (Stuck, Unsupported, ArithmeticError, RecursionError):
             skipped += 1
             continue
-        for tier in range(5):
+        for tier in tiers:
             best: Counterexample | None = None
             for point in points:
                 for delta in _deltas_for(info, names, point, length, tier):
