@@ -168,7 +168,7 @@ LOOP_SHAPES: list[tuple[str, str, str]] = [
 {
   var boost = 0;
   if (q[0] > 0) {
-    if (len(q) >= 2) { boost = 0; } else { boost = {HI}; }
+    if (len(q) < 2) { boost = 0; } else { boost = {HI}; }
   }
   var best = -1;
   var bestv = 0;
