@@ -7,6 +7,10 @@ entry moved, as the norm allows); outputs enumerated from the paths of the
 first run (discrete values as they are, continuous values at a few points
 around the noise-free value). Parameters get small concrete values (the ones
 in the claim first 1, then 2). Probabilities come from `integrate.path_mass`.
+A last phase (issue 23) tries what leaks on unseen programs needed: vector
+entries at the program's own literals, fractional and mixed-sign moves,
+lengths past 6 that the program mentions, scalar moves by the literals of
+their bounds and by halves, integer parameters one past a literal of the body.
 """
 
 from __future__ import annotations
