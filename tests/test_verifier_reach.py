@@ -19,7 +19,7 @@ from fuzzpy.verifier import Verdict, verify_mechanism
 from fuzzpy.verifier.model import analyse
 from fuzzpy.verifier.relation import neighbours
 
-HEAD = """mechanism m ({params}) : num
+HEAD = """mechanism reach ({params}) : num
   requires eps > 0
   {requires}
   privacy {claim}
@@ -37,6 +37,8 @@ def _text(params: str, requires: str, claim: str, body: str) -> str:
 
 
 def _verify(text: str) -> Verdict:
+    # named apart from the other files' mechanisms: verdicts are cached per
+    # mechanism within a process, and theirs used shorter limits
     program = parse_program(text, "reach.fz")
     decl = next(d for d in program.decls if isinstance(d, MechanismDecl))
     return verify_mechanism(decl, program, proof_seconds=3, refute_seconds=10)
