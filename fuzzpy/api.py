@@ -164,7 +164,13 @@ class Program:
         the error of a malformed mechanism (for the CLI's streaming output)."""
         from fuzzpy.syntax import MechanismDecl
         from fuzzpy.verifier import proof_cache, verify_mechanism
+        from fuzzpy.verifier.model import static_constants
 
+        try:  # the file's top-level scope, as `check` reads it: its errors once, not per mechanism
+            static_constants(self.syntax)
+        except FuzzError as error:
+            yield api_error(error, self._sources())
+            return
         for decl in [d for d in self.syntax.decls if isinstance(d, MechanismDecl)]:
             with proof_cache.enabled(read=not fresh):
                 try:

@@ -38,6 +38,7 @@ from fuzzpy.checker.static_eval import (
     private_bound_shape,
 )
 from fuzzpy.checker.terms import free_vars, source_name
+from fuzzpy.sensitivity import Sens
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
@@ -71,6 +72,8 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
     epsilon, delta = _claim(call)
     _require_proof(ck, mech, head)
     cost: C.CostCtx = {}
+    for param, arg in zip(mech.params, args, strict=True):
+        _admits_standing_still(mech, param, arg, bounds.get(param.name, []))
     for param, arg, j in zip(mech.params, args, judgments, strict=True):
         bound = bounds.get(param.name)
         for name, usage in j.ctx.items():
@@ -153,6 +156,30 @@ def _private_bounds(call: _Call) -> dict[str, list[Bound]]:
     return bounds
 
 
+def _admits_standing_still(mech: S.MechanismDecl, param: S.Param, arg: S.Expr, bounds: list[Bound]) -> None:
+    """Every private bound must admit a distance of 0 (c >= 0, or c > 0 for `<`).
+
+    Whatever the argument's sensitivity s, two neighbouring databases may give
+    it the same value (a constant argument always does): the call's runs are
+    in the relation the proof speaks about only when every distance in
+    [-s, s] is, 0 included. A bound that excludes 0 (`abs(dist(x)) <= -1`)
+    makes the proof say nothing about this call (issue 23: such a call was
+    accepted because a sensitivity-0 argument was never compared with it).
+    """
+    zero = Sens(Fraction(0))
+    failed = next((b for b in bounds if not b.admits(zero)), None)
+    if failed is None:
+        return
+    raise CheckError(
+        "FZ308",
+        f"the argument for `{param.name}` of `{mech.name}` may move by 0 between neighbouring databases, "
+        f"but the mechanism is proved private only for inputs that move by {failed}: the proof does not "
+        "cover this call",
+        arg.span,
+        hint=f"a bound on `dist({param.name})` must be at least 0 (more than 0 for `<`) at the call",
+    )
+
+
 def _check_public_preconditions(call: _Call) -> None:
     for req in (part for whole in call.mech.requires for part in conjuncts(whole)):
         if mentions_dist(req):
@@ -195,6 +222,17 @@ def _require_proof(ck: Inferencer, mech: S.MechanismDecl, head: S.Var) -> None:
     status, reason = verdicts[mech.name]
     if status == "proved":
         return
+    if status == "vacuous":
+        # a proof that holds because no input meets the `requires` says
+        # nothing about the inputs a call passes (FZ406 in `verify`)
+        raise CheckError(
+            "FZ310",
+            f"`{mech.name}` cannot be used: its proof is vacuous, because its `requires` admit no "
+            "neighbouring inputs, so it says nothing about this call",
+            head.span,
+            notes=(reason,) if reason else (),
+            hint=f"fix the contradictory `requires` of `{mech.name}` (`fuzzpy verify` reports FZ406)",
+        )
     if status == "unavailable":
         message = f"`{mech.name}` cannot be used: the mechanism verifier is not available ({reason})"
     else:
@@ -221,6 +259,8 @@ def _verify(mech: S.MechanismDecl, program: S.Program | None) -> tuple[str, str]
         return "unknown", f"the verifier failed: {type(exc).__name__}: {exc}"
     status = str(getattr(verdict, "status", "unknown"))
     reason = getattr(verdict, "reason", None) or ""
+    if status == "proved" and getattr(verdict, "vacuous", False):
+        status = "vacuous"  # never a proof to rely on at a call
     return status, str(reason)
 
 

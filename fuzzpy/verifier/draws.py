@@ -177,6 +177,10 @@ def _follow_draw(site: DrawSite, stmt: Stmt, top: Expr, following: tuple[Stmt, .
     if found is None:
         return
     chain, sign, rest = found
+    # another draw in the same chain (`x + lap(b) + lap(b)`): its distance is
+    # its own shift, unknown here; a candidate assumes 0 (the other draw's
+    # alignment decides) and the proof checks the combination
+    rest = [(s, t) for s, t in rest if not has_noise(t)]
     _use(site, flow, stmt, top, chain, sign, tuple(rest), own=True)
     if isinstance(stmt, (IfStmt, While)):
         return  # a draw in a condition: the comparison is its use
@@ -283,7 +287,7 @@ def _use(site: DrawSite, flow: _Flow, stmt: Stmt, top: Expr, chain: Expr, sign: 
         # a comparison in a branch can select the alignment; elsewhere it is released
         branch = stmt if isinstance(stmt, (IfStmt, While)) else None
         site.contexts.append(DrawContext("compare", sign, rest, other, comparison[2], branch))
-    elif isinstance(stmt, (Output, ReturnStmt)) and chain is top:
+    elif isinstance(stmt, (Output, ReturnStmt)) and (chain is top or _post_processed(top, chain)):
         site.contexts.append(DrawContext("release", sign, rest, None, stmt))
     elif own and isinstance(stmt, (VarDecl, Assign)) and chain is top:
         site.contexts.append(DrawContext("carry", sign, rest, None, stmt))
@@ -337,6 +341,31 @@ def _rewrite(expr: Expr, flow: _Flow) -> Expr | None:
     if isinstance(expr, Noise):
         return None
     return expr
+
+
+#: wrappers through which a released chain stays a release: when the chain
+#: agrees in both runs, so does the wrapper's value, its other arguments
+#: agreeing (post-processing, Dwork & Roth Prop. 2.1; the proof checks it)
+_WRAPPERS = {"max", "min", "abs"}
+
+
+def _post_processed(top: Expr, chain: Expr) -> bool:
+    """``chain`` sits in ``top`` under `max`/`min`/`abs`, a negation, a
+    conditional expression's arms or arithmetic with a noise-free side only
+    (a draw inside a clamp: `max(x + lap(b), 0)`)."""
+    if top is chain:
+        return True
+    if isinstance(top, Call) and top.func in _WRAPPERS:
+        return any(_post_processed(a, chain) for a in top.args)
+    if isinstance(top, Unary) and top.op == "-":
+        return _post_processed(top.operand, chain)
+    if isinstance(top, If):
+        return _post_processed(top.then, chain) or _post_processed(top.orelse, chain)
+    if isinstance(top, Binary) and top.op in ("+", "-", "*", "/"):
+        # `c - abs(...)`, `2 * max(...)`: an arithmetic step with a noise-free side
+        sides = ((top.left, top.right), (top.right, top.left))
+        return any(not has_noise(other) and _post_processed(side, chain) for side, other in sides)
+    return False
 
 
 def _mentions(expr: Expr, names: set[str]) -> bool:

@@ -25,7 +25,6 @@ from fuzzpy.syntax import (
     If,
     IfStmt,
     Index,
-    LetDecl,
     MechanismDecl,
     Noise,
     NumLit,
@@ -161,30 +160,20 @@ def _result_sort(ty: TypeExpr) -> str | None:
 
 
 def static_constants(program: Program | None) -> dict[str, Fraction]:
-    """Top-level `let` constants with a numeric value (language.md §1)."""
-    values: dict[str, Fraction] = {}
-    for decl in program.decls if program is not None else ():
-        if isinstance(decl, LetDecl):
-            value = _static_value(decl.expr, values)
-            if value is not None:
-                values[decl.name] = value
-    return values
+    """Top-level `let` constants with a numeric value (language.md §1), in the
+    scope `check` uses: the checker's own collection of the top-level
+    declarations, so that a file `check` rejects there (a name defined twice,
+    FZ210; a `let` that is not static, FZ212) is rejected by `verify` the
+    same way, never proved with the later of two definitions (issue 23)."""
+    if program is None:
+        return {}
+    from fuzzpy.checker.driver import ProgramChecker
 
-
-def _static_value(expr: Expr, env: dict[str, Fraction]) -> Fraction | None:
-    if isinstance(expr, NumLit):
-        return expr.value
-    if isinstance(expr, Var):
-        return env.get(expr.name)
-    if isinstance(expr, Unary) and expr.op == "-":
-        inner = _static_value(expr.operand, env)
-        return None if inner is None else -inner
-    if isinstance(expr, Binary) and expr.op in ("+", "-", "*", "/"):
-        a, b = _static_value(expr.left, env), _static_value(expr.right, env)
-        if a is None or b is None or (expr.op == "/" and b == 0):
-            return None
-        return {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else a}[expr.op]
-    return None
+    checker = ProgramChecker(program)
+    checker.collect()
+    if checker.errors:
+        raise FuzzError(tuple(_dedupe(checker.errors)))
+    return dict(checker.globals.constants)
 
 
 def analyse(decl: MechanismDecl, constants: dict[str, Fraction] | None = None) -> MechanismInfo:
@@ -204,7 +193,21 @@ def analyse(decl: MechanismDecl, constants: dict[str, Fraction] | None = None) -
         for e in sub_expressions(top)
         if isinstance(e, Var)
     } | {e.name for top in (*decl.requires, decl.privacy) for e in sub_expressions(top) if isinstance(e, Var)}
-    fixed = {name: value for name, value in (constants or {}).items() if name in used and name not in params}
+    # a local shadows a top-level constant of the same name in the body (the
+    # runtime reads the local once declared; docs/language-notes.md): only
+    # the interface (`requires`, `privacy`) may mean the constant, and a name
+    # meaning both is refused rather than read one way by the proof
+    declared = {s.name for s in statements(decl.body) if isinstance(s, VarDecl)}
+    interface = {e.name for top in (*decl.requires, decl.privacy) for e in sub_expressions(top) if isinstance(e, Var)}
+    for stmt in statements(decl.body):
+        if isinstance(stmt, VarDecl) and stmt.name in interface and stmt.name in (constants or {}) \
+                and stmt.name not in params:
+            diagnostics.append(_error(
+                "FZ405", f"`{stmt.name}` is a local of `{decl.name}` and the top-level constant its "
+                "`requires` or `privacy` uses: the name cannot mean both", stmt.span,
+                hint=f"rename the local `{stmt.name}`"))
+    fixed = {name: value for name, value in (constants or {}).items()
+             if name in used and name not in params and name not in declared}
     for param in decl.params:
         if isinstance(param.type, TyVec):
             vectors[param.name] = param.type.norm

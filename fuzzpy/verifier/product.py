@@ -228,32 +228,75 @@ class Product:
     def _merge_pure(self, stmt: IfStmt, cond: Pair, path: Path) -> Path | None:
         """Assignment-only branches may differ between the runs: merge with if-then-else.
 
+        Each run's state after the `if` is the if-then-else, on that run's own
+        condition, of the states after the two arms; an `if` nested in an arm
+        is merged the same way (never forked), so the merged state covers
+        every run through the arms and no branch fact of an arm is assumed
+        (issue 23: keeping one sub-path of an arm that forks, and assuming
+        its branch fact, treated the dropped runs as impossible).
+
         None when they cannot be merged (a `vec[1]` read, or a selector decided
         inside): then both runs must take the same branch, as for any other.
         """
-        then_path = self.exec_block(stmt.then, [path.fork()])[0]
-        else_path = self.exec_block(stmt.orelse, [path.fork()])[0]
-        if then_path.budgets != path.budgets or else_path.budgets != path.budgets:
-            return None  # a vec[1] input is read inside: its budget would depend on the run
-        if _pending_count(then_path) != _pending_count(path) or _pending_count(else_path) != _pending_count(path):
-            # the selector would be decided in one run's branch only: the
-            # alignment could stop being injective
+        merged = path.fork()
+        if not self._merge_arms(stmt, cond, merged):
             return None
-        merged = path
+        return merged
+
+    def _merge_arms(self, stmt: IfStmt, cond: Pair, path: Path) -> bool:
+        """Merge ``stmt`` (pure arms) into ``path`` in place; False when it cannot be."""
+        arms = []
+        for body in (stmt.then, stmt.orelse):
+            arm = path.fork()
+            if not self._exec_merged_block(body, arm):
+                return False
+            if arm.budgets != path.budgets:
+                return False  # a vec[1] input is read inside: its budget would depend on the run
+            if _pending_count(arm) != _pending_count(path):
+                # the selector would be decided in one run's branch only: the
+                # alignment could stop being injective
+                return False
+            arms.append(arm)
+        then_path, else_path = arms
         base_facts, base_obligations = len(path.facts), len(path.obligations)
+        # the facts an arm adds are facts about the inputs (reads' padding and
+        # bounds, `forall` instances), true whichever arm runs; they are still
+        # guarded, never assumed of runs that skip the arm
         some_then = z.disj(cond.one, cond.two)
         some_else = z.disj(z.neg(cond.one), z.neg(cond.two))
-        merged.facts = path.facts + [
+        path.facts = path.facts + [
             z.implies(some_then, f) for f in then_path.facts[base_facts:]
         ] + [z.implies(some_else, f) for f in else_path.facts[base_facts:]]
-        merged.obligations = path.obligations + [
+        path.obligations = path.obligations + [
             replace(o, formula=z.implies(some_then, o.formula)) for o in then_path.obligations[base_obligations:]
         ] + [replace(o, formula=z.implies(some_else, o.formula)) for o in else_path.obligations[base_obligations:]]
-        for name in set(then_path.values) | set(else_path.values):
-            if name in then_path.values and name in else_path.values:
-                a, b = then_path.values[name], else_path.values[name]
-                merged.values[name] = Pair(z.ite(cond.one, a.one, b.one), z.ite(cond.two, a.two, b.two))
-        return merged
+        values = {}
+        for name in set(then_path.values) & set(else_path.values):
+            a, b = then_path.values[name], else_path.values[name]
+            if a is b:
+                values[name] = a
+            elif a.one is a.two and b.one is b.two and cond.one is cond.two:
+                same = z.ite(cond.one, a.one, b.one)  # public: still the same term in both runs
+                values[name] = Pair(same, same)
+            else:
+                values[name] = Pair(z.ite(cond.one, a.one, b.one), z.ite(cond.two, a.two, b.two))
+        path.values = values  # a local declared in one arm only is not readable after the `if`
+        return True
+
+    def _exec_merged_block(self, body: tuple[Stmt, ...], path: Path) -> bool:
+        """Run an assignment-only block as one path: nested `if`s are merged, never forked."""
+        for stmt in body:
+            if isinstance(stmt, (VarDecl, Assign)):
+                self._exec_one(stmt, path)
+            elif isinstance(stmt, IfStmt):
+                if id(stmt) in path.pending:
+                    return False  # a selector decided inside the merge
+                cond = self.eval(stmt.cond, path)
+                if not self._merge_arms(stmt, cond, path):
+                    return False
+            else:
+                return False  # not pure (block_is_pure said otherwise: refuse, never guess)
+        return True
 
     def _coerce(self, name: str, value: Pair) -> Pair:
         if self.info.locals.get(name) == "num":
@@ -432,6 +475,10 @@ class Product:
         if noise.kind == "lapplus":
             # one-sided noise: only non-negative shifts keep the support (cost a / b)
             path.obligations.append(Obligation("support", shift >= 0, span, "one-sided noise is shifted up"))
+            # its value lies in its support [0, inf) (docs/semantics.md): a
+            # fact about this run's draw; the neighbour's eta + shift is then
+            # in it too by the obligation above
+            path.facts.append(eta >= 0)
             path.cost = path.cost + z.divide(shift, scale.one)
         else:
             path.cost = path.cost + z.divide(z.absolute(shift), scale.one)

@@ -7,6 +7,10 @@ entry moved, as the norm allows); outputs enumerated from the paths of the
 first run (discrete values as they are, continuous values at a few points
 around the noise-free value). Parameters get small concrete values (the ones
 in the claim first 1, then 2). Probabilities come from `integrate.path_mass`.
+A last phase (issue 23) tries what leaks on unseen programs needed: vector
+entries at the program's own literals, fractional and mixed-sign moves,
+lengths past 6 that the program mentions, scalar moves by the literals of
+their bounds and by halves, integer parameters one past a literal of the body.
 """
 
 from __future__ import annotations
@@ -120,6 +124,48 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
     return found
 
 
+def extra_choices(info: MechanismInfo, choices: list[tuple[dict[str, Fraction], dict[str, Fraction]]],
+                  ) -> list[tuple[dict[str, Fraction], dict[str, Fraction]]]:
+    """Parameter pairs for the last phase of the search (issue 23), after the
+    ordinary ones: each private scalar moved by the literals of its bound and
+    by halves (`_bound_moves`) at the first few parameter values, and each
+    integer parameter one past a literal of the body (`var m = k; if (m > 3)`
+    compares a copy of k with 3: k = 4), the others at their base values."""
+    from fuzzpy.verifier.prover import private_scalars
+
+    private = private_scalars(info)
+    names = list(info.scalars)
+    envs = list(dict.fromkeys(tuple(sorted(env.items())) for env, _ in choices))[:WIDE]
+    found = []
+    moves = _bound_moves(info, private)
+    for key in envs:
+        env = dict(key)
+        for name, values in moves.items():
+            for move in values:
+                dists = {n: move if n == name else Fraction(0) for n in names}
+                if abs(move) not in (0, 1, 2) and _requires_hold(info, env, dists):
+                    found.append((env, {n: env[n] + dists[n] for n in names}))
+    if envs:
+        base = dict(envs[0])
+        past = [v + 1 for v in _body_literals(info) if v.denominator == 1 and 3 <= v <= 64]
+        for name in names:
+            if info.scalars[name] != "int" or name in info.constants or name in _claim_params(info):
+                continue
+            for value in past:
+                env = dict(base, **{name: value})
+                for dists in _scalar_shifts(names, private):
+                    if _requires_hold(info, env, dists):
+                        found.append((env, {n: env[n] + dists[n] for n in names}))
+    seen = {(tuple(sorted(a.items())), tuple(sorted(b.items()))) for a, b in choices}
+    unique = []
+    for pair in found:
+        key = (tuple(sorted(pair[0].items())), tuple(sorted(pair[1].items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(pair)
+    return unique
+
+
 def _combinations(names: list[str], options: dict[str, list[Fraction]], limit: int) -> list[dict[str, Fraction]]:
     """Assignments in order of how many names leave their first value."""
     found: list[dict[str, Fraction]] = []
@@ -166,6 +212,23 @@ def _scalar_shifts(names: list[str], private: set[str]) -> list[dict[str, Fracti
     second = [s for s in itertools.product(*(large if n in private else [Fraction(0)] for n in names))
               if any(abs(d) == 2 for d in s)]
     return [dict(zip(names, shifts, strict=True)) for shifts in first + second]
+
+
+def _bound_moves(info: MechanismInfo, private: set[str]) -> dict[str, list[Fraction]]:
+    """Fractional moves (+-1/2) and the positive literals of the `requires`
+    that bound dist(x) (`abs(dist(x)) <= 3` gives +-3), for each private scalar:
+    a leak may need the whole allowed move, or only part of it."""
+    from fuzzpy.syntax import Dist
+
+    found: dict[str, list[Fraction]] = {}
+    for name in private:
+        values = [Fraction(1, 2)]
+        for req in info.decl.requires:
+            parts = list(sub_expressions(req))
+            if any(isinstance(e, Dist) and isinstance(e.expr, Var) and e.expr.name == name for e in parts):
+                values += [e.value for e in parts if isinstance(e, NumLit) and 0 < e.value <= 64]
+        found[name] = [v for value in dict.fromkeys(values) for v in (value, -value)]
+    return found
 
 
 def _body_literals(info: MechanismInfo) -> list[Fraction]:
@@ -225,6 +288,25 @@ def _patterns(length: int) -> list[tuple[Fraction, ...]]:
     if length >= 5:
         return [zeros, ones]
     return [zeros, ones, tuple(Fraction(i % 2) for i in range(length))]
+
+
+def _literal_patterns(length: int, literals: tuple[Fraction, ...]) -> list[tuple[Fraction, ...]]:
+    """For each of the program's own literals v (`if (q[0] > 100)`): the
+    constant vector v and v in the first entry only, and v + 1 likewise (a
+    strict test is crossed by one of them)."""
+    found: list[tuple[Fraction, ...]] = []
+    for literal in literals:
+        for v in (literal, literal + 1):
+            found += [(v,) * length, (v,) + (Fraction(0),) * (length - 1)]
+    ordinary = set(_patterns(length))
+    return [p for p in dict.fromkeys(found) if len(p) == length and p not in ordinary]
+
+
+def _entry_literals(info: MechanismInfo) -> tuple[Fraction, ...]:
+    """The body's numeric literals other than 0 and 1 (at most three): values
+    worth putting in a vector's entries."""
+    values = [v for v in _body_literals(info) if v not in (0, 1) and abs(v) <= 10**6]
+    return tuple(values[:3])
 
 
 # ---------------------------------------------------------------- masses
@@ -409,15 +491,16 @@ def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH,
     skipped = 0
     names = list(info.vectors)
     choices = parameter_choices(info)
+    extras = [] if quick else extra_choices(info, choices)
     longest = max_length
     spent_share = 0.0
-    for share, plan in _phases(info, choices, names, max_length, quick):
+    for share, plan in _phases(info, choices, names, max_length, quick, extras):
         spent_share += share
         if candidates is None:
             phase_end, search.tick_end = min(deadline, start + seconds * spent_share), None
         else:
             phase_end, search.tick_end = deadline, int(candidates * spent_share)
-        for params, neighbour_params, length in plan:
+        for params, neighbour_params, length, *mode in plan:
             if search.over(phase_end):
                 break
             eps = _claim_value(info, params)
@@ -426,7 +509,8 @@ def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH,
             if not _requires_hold(info, params, {}, length if names else None):
                 continue
             longest = max(longest, length)
-            found, missed = _search_length(info, search, params, neighbour_params, eps, names, length, phase_end)
+            found, missed = _search_length(info, search, params, neighbour_params, eps, names, length, phase_end,
+                                           extended=bool(mode))
             skipped += missed
             if found is not None:
                 return found, ""
@@ -442,13 +526,26 @@ SHORT = 3  # the first few parameter choices are tried at every length, the othe
 WIDE = 6
 
 
+#: the share of the last phase (issue 23's moves), on top of the others' 1.0:
+#: the phases before it keep their budgets, and a search that ends without a
+#: counterexample spends a quarter more
+EXTENDED_SHARE = 0.25
+
+
 def _phases(info: MechanismInfo, choices: list, names: list[str], max_length: int,
-            quick: bool) -> list[tuple[float, list[tuple[dict, dict, int]]]]:
-    """(share of the time, [(parameters, neighbour parameters, length)]) in order."""
+            quick: bool, extras: list | None = None) -> list[tuple[float, list[tuple]]]:
+    """(share of the time, [(parameters, neighbour parameters, length[, extended])]) in order.
+
+    The last phase (not in a quick search) tries what the others do not:
+    vector entries at the program's literals, fractional and mixed-sign
+    moves (`_search_length` with ``extended``), the lengths beyond
+    ``max_length`` the program mentions, and the parameter pairs of
+    `extra_choices`."""
     if not choices:
         return []
     if not names:
-        return [(1.0, [(p, n, 0) for p, n in (choices[:1] if quick else choices)])]
+        ordinary = [(1.0, [(p, n, 0) for p, n in (choices[:1] if quick else choices)])]
+        return ordinary if quick or not extras else ordinary + [(EXTENDED_SHARE, [(p, n, 0) for p, n in extras])]
 
     def suggested(p: dict) -> list[int]:
         eps = _claim_value(info, p)
@@ -458,6 +555,9 @@ def _phases(info: MechanismInfo, choices: list, names: list[str], max_length: in
     if quick:
         return [(1.0, [(base, other, n) for n in [*range(1, max_length + 1), *suggested(base)]])]
     wide, rest = choices[1:WIDE], choices[WIDE:]
+    lengths = [*range(1, max_length + 1), *mentioned_lengths(info, max_length)]
+    last = [(base, other, n, True) for n in lengths]
+    last += [(p, n, length) for p, n in extras or [] for length in range(1, min(2, max_length) + 1)]
     return [
         (0.25, [(base, other, n) for n in [*range(1, max_length + 1), *suggested(base)]]),
         (0.2, [(p, n, length) for p, n in wide for length in range(1, min(SHORT, max_length) + 1)]),
@@ -465,6 +565,7 @@ def _phases(info: MechanismInfo, choices: list, names: list[str], max_length: in
         (0.15, [(p, n, length) for length in range(SHORT + 1, max_length + 1) for p, n in wide]),
         (0.15, [(p, n, length) for p, n in rest for length in range(1, min(2, max_length) + 1)]),
         (0.1, [(p, n, SHORT) for p, n in rest if max_length >= SHORT]),
+        (EXTENDED_SHARE, last),
     ]
 
 
@@ -494,17 +595,41 @@ def long_lengths(info: MechanismInfo, params: dict[str, Fraction], eps: Fraction
 LONGEST = 24
 
 
+def mentioned_lengths(info: MechanismInfo, max_length: int) -> list[int]:
+    """Lengths beyond ``max_length`` the program mentions: each integer literal
+    n of the body or the `requires` (`if (len(q) < 7)`) gives n and n + 1,
+    the two sides of a test against it, up to `LONGEST`."""
+    tops = [t for stmt in statements(info.decl.body) for t in stmt_expressions(stmt)] + list(info.decl.requires)
+    found: set[int] = set()
+    for top in tops:
+        for e in sub_expressions(top):
+            if isinstance(e, NumLit) and e.value.denominator == 1:
+                found.update(n for n in (int(e.value), int(e.value) + 1) if max_length < n <= LONGEST)
+    return sorted(found)
+
+
 def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour_params: dict, eps: Fraction,
-                   names: list[str], length: int, deadline: float) -> tuple[Counterexample | None, int]:
+                   names: list[str], length: int, deadline: float,
+                   extended: bool = False) -> tuple[Counterexample | None, int]:
+    """Counterexamples at this length: the ordinary patterns with the moves of
+    tiers 0-3; ``extended``: the ordinary patterns with tier 4 only, then the
+    patterns of the program's literals with every tier."""
     skipped = 0
-    for base in _patterns(length) if names else [()]:
+    if not names:
+        bases: list[tuple[tuple, range]] = [((), range(4))]
+    elif extended:
+        bases = [(p, range(4, 5)) for p in _patterns(length)]
+        bases += [(p, range(5)) for p in _literal_patterns(length, _entry_literals(info))]
+    else:
+        bases = [(p, range(4)) for p in _patterns(length)]
+    for base, tiers in bases:
         v1 = {n: base if i == 0 else tuple(Fraction(0) for _ in base) for i, n in enumerate(names)}
         try:
             points = search.points(params, v1)
         except (Stuck, Unsupported, ArithmeticError, RecursionError):
             skipped += 1
             continue
-        for tier in range(4):
+        for tier in tiers:
             best: Counterexample | None = None
             for point in points:
                 for delta in _deltas_for(info, names, point, length, tier):
@@ -553,6 +678,15 @@ def _deltas_for(info: MechanismInfo, names: list[str], point: tuple[object, ...]
                 moves.append(tuple(sign if j == i else Fraction(0) for j in range(length)))
     elif tier == 3 and length <= 2:
         moves += [tuple(Fraction(s) for s in signs) for signs in itertools.product((1, -1), repeat=length)]
+    elif tier == 4 and length > 0:
+        # fractional and mixed-sign moves: half of every entry, alternating
+        # signs, and for a `vec[1]` input half a unit moved between two entries
+        half = Fraction(1, 2)
+        moves += [tuple(half for _ in range(length)), tuple(-half for _ in range(length))]
+        moves += [tuple(one if j % 2 == 0 else minus for j in range(length)),
+                  tuple(minus if j % 2 == 0 else one for j in range(length))]
+        if length >= 2:
+            moves += [(half, -half) + (Fraction(0),) * (length - 2), (-half, half) + (Fraction(0),) * (length - 2)]
     unique = list(dict.fromkeys(moves))
     return [d for d in unique if _vector_ok(info, names[0], d)]
 

@@ -52,7 +52,9 @@ def proof_lines(proof: ProofTrace) -> list[str]:
     if proof.paths:
         lines.append("    cost paid per path (a_k: the shift of draw k):")
         lines += [f"      {path}" for path in proof.paths]
-    lines.append("    every path: both runs take the same branches and release equal values")
+    released = "out = s implies out' = s" if proof.pointwise else "release equal values"
+    lines.append("    every path: both runs take the same branches (an `if` whose arms only assign may")
+    lines.append(f"      differ: merged per run, nested `if`s included), read the same entries, {released}")
     lines.append(f"    cost <= {proof.claim} for every path")
     return lines
 
