@@ -65,10 +65,10 @@ def loop_invariant(info: MechanismInfo, inputs: Inputs, product: Product, loop: 
 
     values = {n: Pair(z3.Const(f"{n}.1", p.one.sort()), z3.Const(f"{n}.2", p.two.sort()))
               for n, p in head.values.items()}
-    budgets = {q: Budget(z3.Real(f"remaining.{q}"), z3.Int(f"last.{q}"), z3.Real(f"lastd.{q}")) for q in head.budgets}
-    canonical = Path(values, z3.Real("cost"), budgets=budgets)
+    budgets = {q: Budget(z3.Real(f"%remaining.{q}"), z3.Int(f"%last.{q}"), z3.Real(f"%lastd.{q}")) for q in head.budgets}
+    canonical = Path(values, z3.Real("%cost"), budgets=budgets)
     ghosts = {c: z3.Const(f"{c}.entry", head.values[c].one.sort()) for c in counters}
-    view = loop_view(product, loop, canonical, z3.Real("cost.entry"), ghosts, extra)
+    view = loop_view(product, loop, canonical, z3.Real("%cost.entry"), ghosts, extra)
     term = z3.And(*(a.build(view) for a in atoms)) if atoms else z3.BoolVal(True)
     return LoopInvariant(Where.of(loop.span), _rename(term.sexpr(), info, inputs), tuple(a.label for a in atoms))
 
@@ -82,12 +82,12 @@ def _rename(text: str, info: MechanismInfo, inputs: Inputs) -> str:
             if not pair.two.eq(pair.one):
                 names[str(pair.two.arg(1))] = f"(- {name}.2 {name}.1)"
     for q, n in inputs.lengths.items():
-        names[str(n)] = f"len.{q}"
+        names[str(n)] = f"%len.{q}"
     for q, (values, dists) in inputs.vectors.items():
-        names[values.name()] = f"val.{q}"  # type: ignore[attr-defined]
-        names[dists.name()] = f"dist.{q}"  # type: ignore[attr-defined]
+        names[values.name()] = f"%val.{q}"  # type: ignore[attr-defined]
+        names[dists.name()] = f"%dist.{q}"  # type: ignore[attr-defined]
     if inputs.output is not None:
-        names[str(inputs.output)] = "s"
+        names[str(inputs.output)] = "%s"
     return re.sub(r"[^\s()|]+", lambda m: names.get(m.group(0), m.group(0)), text)
 
 

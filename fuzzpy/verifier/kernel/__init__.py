@@ -232,17 +232,17 @@ def _invariants(side: Side, inputs: _Inputs, s: z3.ExprRef | None) -> Callable[[
             bind(f"{n}.2", now.two[n])
             if n not in inputs.one:
                 bind(f"{n}.entry", entry.one[n])
-        bind("cost", real(now.cost))
-        bind("cost.entry", real(entry.cost))
+        bind("%cost", real(now.cost))
+        bind("%cost.entry", real(entry.cost))
         if s is not None:
-            bind("s", s)
+            bind("%s", s)
         for q, (values, dists, _) in inputs.vectors.items():
-            decls[f"val.{q}"], decls[f"dist.{q}"] = values, dists
-            bind(f"len.{q}", inputs.lengths[q])
+            decls[f"%val.{q}"], decls[f"%dist.{q}"] = values, dists
+            bind(f"%len.{q}", inputs.lengths[q])
             if q in now.budgets:
-                bind(f"remaining.{q}", real(now.budgets[q][0]))
-                bind(f"last.{q}", now.budgets[q][1])
-                bind(f"lastd.{q}", dists(now.budgets[q][1]))
+                bind(f"%remaining.{q}", real(now.budgets[q][0]))
+                bind(f"%last.{q}", now.budgets[q][1])
+                bind(f"%lastd.{q}", dists(now.budgets[q][1]))
         formulas = []
         for inv in found:
             parsed = z3.parse_smt2_string(f"(assert {inv.invariant})", decls=decls)  # type: ignore[arg-type]
