@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING
 import z3
 
 from fuzzpy.syntax import While
-from fuzzpy.verifier.kernel.certificate import BranchRule, Certificate, DrawAlignment, LoopInvariant, Side, Where
+from fuzzpy.verifier.kernel.certificate import (
+    BranchRule,
+    Certificate,
+    DrawAlignment,
+    LoopInvariant,
+    Side,
+    Where,
+)
 from fuzzpy.verifier.text import show
 
 if TYPE_CHECKING:

@@ -27,7 +27,6 @@ from fuzzpy.syntax import (
     While,
 )
 from fuzzpy.verifier import solver as z
-from fuzzpy.verifier.export import loop_invariant
 from fuzzpy.verifier.counters import (
     Counter,
     counter_atoms,
@@ -36,6 +35,7 @@ from fuzzpy.verifier.counters import (
     loop_constants,
     loop_counters,
 )
+from fuzzpy.verifier.export import loop_invariant
 from fuzzpy.verifier.invariants import (
     Atom,
     Relevance,

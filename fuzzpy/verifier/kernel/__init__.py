@@ -19,7 +19,19 @@ from fractions import Fraction
 import z3
 
 from fuzzpy.records import frozen
-from fuzzpy.syntax import Dist, Expr, Forall, Index, MechanismDecl, Program, TyList, TyName, TyVec, Var, While
+from fuzzpy.syntax import (
+    Dist,
+    Expr,
+    Forall,
+    Index,
+    MechanismDecl,
+    Program,
+    TyList,
+    TyName,
+    TyVec,
+    Var,
+    While,
+)
 from fuzzpy.verifier import solver
 from fuzzpy.verifier.kernel.certificate import Certificate, LoopInvariant, Side
 from fuzzpy.verifier.kernel.inputs import (
@@ -113,7 +125,6 @@ class _Inputs:
         dist(x) = x' - x. Reversed (the relation's converse): variables are
         run 2 and every distance is negated."""
         from fuzzpy.syntax import Binary, BoolLit, Call, NumLit, Unary
-
         from fuzzpy.verifier.kernel.product import OPS, absolute, ite
 
         def go(x: Expr) -> z3.ExprRef:
@@ -245,6 +256,8 @@ def _invariants(side: Side, inputs: _Inputs, s: z3.ExprRef | None) -> Callable[[
                 bind(f"%lastd.{q}", dists(now.budgets[q][1]))
         formulas = []
         for inv in found:
+            if any(word in inv.invariant for word in ("assert", "declare", "define", "push", "pop", "check-sat")):
+                raise Reject(f"line {loop.span.line}: the invariant is not one SMT-LIB term")
             parsed = z3.parse_smt2_string(f"(assert {inv.invariant})", decls=decls)  # type: ignore[arg-type]
             formulas.append(z3.substitute(z3.And(*parsed), *pairs))
         return z3.Or(*formulas) if len(formulas) > 1 else formulas[0]

@@ -54,14 +54,19 @@ def walk(expr: Expr):  # noqa: ANN201 - an iterator of expressions
 
 def parse_shift(text: str) -> Expr:
     """An expression of the `align` language."""
-    body = _parse(f"mechanism k__ () : num privacy 1 {{ return lap(1) align ({text}); }}").body[0]
-    assert isinstance(body, ReturnStmt) and isinstance(body.expr, Noise) and body.expr.align is not None
+    decl = _parse(f"mechanism k__ () : num privacy 1 {{ return lap(1) align ({text}); }}")
+    body = decl.body[0]
+    if len(decl.body) != 1 or not (isinstance(body, ReturnStmt) and isinstance(body.expr, Noise)) \
+            or body.expr.align is None:
+        raise Reject(f"not one expression: {text!r}")
     return body.expr.align
 
 
 def parse_test(text: str) -> Expr:
-    body = _parse(f"mechanism k__ () : num privacy 1 {{ if ({text}) {{ return 0; }} return 0; }}").body[0]
-    assert isinstance(body, IfStmt)
+    decl = _parse(f"mechanism k__ () : num privacy 1 {{ if ({text}) {{ return 0; }} return 0; }}")
+    body = decl.body[0]
+    if len(decl.body) != 2 or not isinstance(body, IfStmt) or len(body.then) != 1 or body.orelse:
+        raise Reject(f"not one expression: {text!r}")
     return body.cond
 
 
@@ -73,11 +78,12 @@ def parse_head(requires: tuple[str, ...], claim: str) -> tuple[tuple[Expr, ...],
 
 def _parse(text: str) -> MechanismDecl:
     try:
-        decl = parse_program(text, "<certificate>").decls[0]
+        decls = parse_program(text, "<certificate>").decls
     except Exception as exc:  # noqa: BLE001 - any parse failure rejects
         raise Reject(f"certificate text does not parse: {text!r}") from exc
-    assert isinstance(decl, MechanismDecl)
-    return decl
+    if len(decls) != 1 or not isinstance(decls[0], MechanismDecl):
+        raise Reject(f"certificate text is not one expression: {text!r}")
+    return decls[0]
 
 
 # ---------------------------------------------------------------- inputs
