@@ -34,7 +34,7 @@ def default_files() -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    files = [Path(a) for a in argv] or default_files()
+    files = [Path(a).resolve() for a in argv] or default_files()
     worst, rejected = 0.0, 0
     for path in files:
         program = parse(load_source(path))

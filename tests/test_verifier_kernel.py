@@ -156,7 +156,7 @@ def test_an_alignment_for_a_draw_that_is_not_there_or_missing_is_rejected() -> N
     decl, program = _from_text(NOISY_COUNT.replace("CLAIM", "eps"))
     cert = prover_certificate(decl, program)
     assert not check(decl, program, _side(cert, draws=())).accepted
-    moved = _draws(cert, lambda d: dataclasses.replace(d, at=dataclasses.replace(d.at, col=d.at.col + 1)))
+    moved = _draws(cert, lambda d: dataclasses.replace(d, at=dataclasses.replace(d.at, node=d.at.node + 1)))
     assert not check(decl, program, moved).accepted
     assert not check(decl, program, _draws(cert, lambda d: dataclasses.replace(d, kind="lapplus"))).accepted
 
@@ -286,4 +286,17 @@ def test_verify_certificate_and_json_carry_the_certificate(monkeypatch: pytest.M
     verifier_package._cache.clear()
     code, text = _run(["verify", "--explain", str(path)])
     assert code == 0 and "for every path" in text
+    verifier_package._cache.clear()
+
+
+def test_a_proof_survives_moving_the_mechanism() -> None:
+    """The caches key proofs by the syntax tree without positions: the
+    certificate names nodes by their order, not by their place in the file."""
+    text = NOISY_COUNT.replace("CLAIM", "eps")
+    decl, program = _from_text(text)
+    verifier_package._cache.clear()
+    cert = verify_mechanism(decl, program).certificate
+    moved, moved_program = _from_text("\n\n// moved\n" + text.replace("\n", "\n    "))
+    assert verify_mechanism(moved, moved_program).certificate == cert  # the in-process cache
+    assert check(moved, moved_program, cert).accepted
     verifier_package._cache.clear()

@@ -20,6 +20,7 @@ from fuzzpy.verifier.kernel.certificate import (
     LoopInvariant,
     Side,
     Where,
+    numbering,
 )
 from fuzzpy.verifier.text import show
 
@@ -50,8 +51,8 @@ def shift_text(shift: Shift | None, site: DrawSite) -> str:
     return f"({ctx.sign} * ({goal}{rest}))"
 
 
-def draw_alignment(site: DrawSite, alignment: Alignment) -> DrawAlignment:
-    at = Where.of(site.noise.span)
+def draw_alignment(site: DrawSite, alignment: Alignment, numbers: dict[int, int]) -> DrawAlignment:
+    at = Where.of(site.noise, numbers)
     then = shift_text(alignment.then, site)
     selector = alignment.selector
     if selector is None:
@@ -59,7 +60,7 @@ def draw_alignment(site: DrawSite, alignment: Alignment) -> DrawAlignment:
     otherwise = shift_text(alignment.orelse, site)
     if selector.kind == "branch":
         node = selector.node
-        return DrawAlignment(at, site.noise.kind, then, "branch", show(node), Where.of(node.span), otherwise)  # type: ignore[arg-type, union-attr]
+        return DrawAlignment(at, site.noise.kind, then, "branch", show(node), Where.of(node, numbers), otherwise)  # type: ignore[arg-type, union-attr]
     assert selector.index is not None
     return DrawAlignment(at, site.noise.kind, then, selector.kind, show(selector.index), None, otherwise)
 
@@ -76,11 +77,37 @@ def loop_invariant(info: MechanismInfo, inputs: Inputs, product: Product, loop: 
     canonical = Path(values, z3.Real("%cost"), budgets=budgets)
     ghosts = {c: z3.Const(f"{c}.entry", head.values[c].one.sort()) for c in counters}
     view = loop_view(product, loop, canonical, z3.Real("%cost.entry"), ghosts, extra)
-    term = z3.And(*(a.build(view) for a in atoms)) if atoms else z3.BoolVal(True)
-    return LoopInvariant(Where.of(loop.span), _rename(term.sexpr(), info, inputs), tuple(a.label for a in atoms))
+    kept, labels = [], []
+    names = _names(inputs)
+    for atom in atoms:
+        term = atom.build(view)
+        # an atom over a draw in the guard names a fresh noise value at each
+        # use: vacuous as an assumption, so it is left out (nothing else is)
+        if all("!" not in n or n in names for n in _symbols(term)):
+            kept.append(_rename(term.sexpr(), names))
+            labels.append(atom.label)
+    body = f"(and {' '.join(kept)})" if kept else "true"
+    return LoopInvariant(Where.of(loop, numbering(info.decl)), body, tuple(labels))
 
 
-def _rename(text: str, info: MechanismInfo, inputs: Inputs) -> str:
+def _symbols(term: z3.ExprRef) -> set[str]:
+    found, stack, seen = set(), [term], set()
+    while stack:
+        node = stack.pop()
+        if node.get_id() in seen:
+            continue
+        seen.add(node.get_id())
+        if z3.is_app(node) and node.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            found.add(node.decl().name())
+        stack.extend(node.children())
+    return found
+
+
+def _rename(text: str, names: dict[str, str]) -> str:
+    return re.sub(r"[^\s()|]+", lambda m: names.get(m.group(0), m.group(0)), text)
+
+
+def _names(inputs: Inputs) -> dict[str, str]:
     """The prover's input constants to the vocabulary's names."""
     names: dict[str, str] = {}
     for name, pair in inputs.scalars.items():
@@ -95,14 +122,15 @@ def _rename(text: str, info: MechanismInfo, inputs: Inputs) -> str:
         names[dists.name()] = f"%dist.{q}"  # type: ignore[attr-defined]
     if inputs.output is not None:
         names[str(inputs.output)] = "%s"
-    return re.sub(r"[^\s()|]+", lambda m: names.get(m.group(0), m.group(0)), text)
+    return names
 
 
 def side(orientation: str, info: MechanismInfo, alignments: dict[int, Alignment], loops: list[LoopInvariant],
          merged: list[object]) -> Side:
-    draws = tuple(draw_alignment(site, alignments[site.index]) for site in info.draws)
-    spans = {(s.line, s.col, s.end_line, s.end_col): s for s in merged}  # type: ignore[attr-defined]
-    branches = tuple(BranchRule(Where.of(s), "either") for s in spans.values())
+    numbers = numbering(info.decl)
+    draws = tuple(draw_alignment(site, alignments[site.index], numbers) for site in info.draws)
+    nodes = {id(s): s for s in merged}
+    branches = tuple(BranchRule(Where.of(s, numbers), "either") for s in nodes.values())
     return Side(orientation, draws, tuple(loops), branches)
 
 

@@ -11,6 +11,7 @@ vocabulary of docs/verifier-kernel.md ("x.1", "x.2", "cost", ...).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from fuzzpy.records import frozen
@@ -20,16 +21,36 @@ FORMAT = "fuzzpy-certificate 1"
 
 @frozen
 class Where:
-    """A source span: the node of the mechanism a certificate entry is about."""
+    """The node of the mechanism a certificate entry is about: its number in
+    the mechanism body's pre-order (`numbering`), so that a proof survives
+    moving or re-indenting the mechanism as its cache key does; ``line`` is
+    for readers only (where the node was when the proof was found)."""
 
+    node: int
     line: int
-    col: int
-    end_line: int
-    end_col: int
 
     @staticmethod
-    def of(span: Any) -> Where:
-        return Where(span.line, span.col, span.end_line, span.end_col)
+    def of(node: Any, numbers: dict[int, int]) -> Where:
+        return Where(numbers[id(node)], node.span.line)
+
+
+def numbering(decl: Any) -> dict[int, int]:
+    """id(node) -> its position in a pre-order walk of the mechanism's body."""
+    order: dict[int, int] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tuple):
+            for item in node:
+                visit(item)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type) \
+                and type(node).__module__ == "fuzzpy.syntax":
+            order[id(node)] = len(order)
+            for f in dataclasses.fields(node):
+                if f.name != "span":
+                    visit(getattr(node, f.name))
+
+    visit(decl.body)
+    return order
 
 
 @frozen
@@ -98,7 +119,7 @@ class Certificate:
             raise ValueError("not a fuzzpy certificate")
 
         def where(w: Any) -> Where | None:
-            return None if w is None else Where(*(int(w[k]) for k in ("line", "col", "end_line", "end_col")))
+            return None if w is None else Where(int(w["node"]), int(w["line"]))
 
         sides = tuple(
             Side(s["orientation"],

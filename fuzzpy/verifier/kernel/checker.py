@@ -33,7 +33,7 @@ from fuzzpy.syntax import (
     While,
 )
 from fuzzpy.verifier import solver
-from fuzzpy.verifier.kernel.certificate import Certificate, LoopInvariant, Side
+from fuzzpy.verifier.kernel.certificate import Certificate, LoopInvariant, Side, numbering
 from fuzzpy.verifier.kernel.inputs import (
     Reject,
     constants,
@@ -45,7 +45,7 @@ from fuzzpy.verifier.kernel.inputs import (
     scalar_sort,
     walk,
 )
-from fuzzpy.verifier.kernel.product import Env, KPath, Product, key, real, wkey
+from fuzzpy.verifier.kernel.product import Env, KPath, Product, real
 
 __all__ = ["Decision", "check"]
 
@@ -210,23 +210,25 @@ def _check_side(decl: MechanismDecl, consts: dict[str, Fraction], cert: Certific
     for name in cert.whole:
         if sorts.get(name) != "num":
             raise Reject(f"`{name}` is not a `num` local")
-    loops = _invariants(side, inputs, s)
-    product = Product(env, side, loops)
+    numbers = numbering(decl)
+    loops = _invariants(side, inputs, s, numbers)
+    product = Product(env, side, loops, numbers)
     finished = product.run(decl.body)
     for path in finished:
         _discharge(path, side.orientation)
     return len(finished)
 
 
-def _invariants(side: Side, inputs: _Inputs, s: z3.ExprRef | None) -> Callable[[While, KPath, KPath], z3.ExprRef]:
+def _invariants(side: Side, inputs: _Inputs, s: z3.ExprRef | None,
+                numbers: dict[int, int]) -> Callable[[While, KPath, KPath], z3.ExprRef]:
     """The certificate's invariant of a loop, over a path's state (vocabulary:
     docs/verifier-kernel.md). Several for one loop: their disjunction."""
-    table: dict[tuple[int, int, int, int], list[LoopInvariant]] = {}
+    table: dict[int, list[LoopInvariant]] = {}
     for inv in side.loops:
-        table.setdefault(wkey(inv.at), []).append(inv)
+        table.setdefault(inv.at.node, []).append(inv)
 
     def instance(loop: While, now: KPath, entry: KPath) -> z3.ExprRef:
-        found = table.get(key(loop.span))
+        found = table.get(numbers.get(id(loop), -1))
         if not found:
             raise Reject(f"line {loop.span.line}: the certificate has no invariant for this loop")
         names = [n for n in now.one if n in now.two and n in entry.one]
@@ -266,6 +268,8 @@ def _invariants(side: Side, inputs: _Inputs, s: z3.ExprRef | None) -> Callable[[
 
 
 def _discharge(path: KPath, orientation: str) -> None:
+    """All of a path's obligations in one query; when z3 cannot decide that,
+    each conjunct of each obligation alone (still never `unknown` as valid)."""
     if not path.obs:
         return
     outcome = solver.check_valid(path.facts, z3.And(*(o.formula for o in path.obs)), RLIMIT)
@@ -273,7 +277,15 @@ def _discharge(path: KPath, orientation: str) -> None:
         return
     where = "; ".join(path.trail) or "the first path"
     side = "" if orientation == "forward" else " (relation reversed)"
-    if outcome.status == "unknown":
-        raise Reject(f"z3 could not decide the obligations of the path [{where}]{side} ({outcome.reason})")
-    failed = next((o for o in path.obs if not outcome.holds(o.formula)), path.obs[0])
-    raise Reject(f"{failed.text} (line {failed.line}) fails on the path [{where}]{side}")
+    if outcome.status == "invalid":
+        failed = next((o for o in path.obs if not outcome.holds(o.formula)), path.obs[0])
+        raise Reject(f"{failed.text} (line {failed.line}) fails on the path [{where}]{side}")
+    for ob in path.obs:
+        parts = ob.formula.children() if z3.is_and(ob.formula) else [ob.formula]
+        for part in parts:
+            alone = solver.check_valid(path.facts, part, RLIMIT)
+            if alone.status == "invalid":
+                raise Reject(f"{ob.text} (line {ob.line}) fails on the path [{where}]{side}")
+            if alone.status == "unknown":
+                raise Reject(f"z3 could not decide `{ob.text}` (line {ob.line}) on the path [{where}]{side} "
+                             f"({alone.reason})")

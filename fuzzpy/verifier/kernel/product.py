@@ -35,7 +35,7 @@ from fuzzpy.syntax import (
     VarDecl,
     While,
 )
-from fuzzpy.verifier.kernel.certificate import DrawAlignment, Side, Where
+from fuzzpy.verifier.kernel.certificate import DrawAlignment, Side
 from fuzzpy.verifier.kernel.inputs import Reject, number, parse_shift, parse_test, walk
 
 Term = z3.ExprRef
@@ -43,12 +43,6 @@ Runs = tuple[int, ...]
 BOTH: Runs = (1, 2)
 
 
-def key(span: object) -> tuple[int, int, int, int]:
-    return (span.line, span.col, span.end_line, span.end_col)  # type: ignore[attr-defined]
-
-
-def wkey(where: Where) -> tuple[int, int, int, int]:
-    return (where.line, where.col, where.end_line, where.end_col)
 
 
 def real(t: Term) -> Term:
@@ -88,7 +82,7 @@ class KPath:
     cost: Term
     facts: list[Term]
     obs: list[Ob] = field(default_factory=list)
-    pending: list[tuple[tuple[int, int, int, int], Term, Term, Term]] = field(default_factory=list)
+    pending: list[tuple[int, Term, Term, Term]] = field(default_factory=list)
     budgets: dict[str, tuple[Term, Term]] = field(default_factory=dict)  # vec[1]: (remaining, last index)
     trail: list[str] = field(default_factory=list)
 
@@ -135,15 +129,20 @@ def _test_expr(text: str) -> Expr:
 
 
 class Product:
-    def __init__(self, env: Env, side: Side, invariant: Callable[[While, KPath, KPath], Term]) -> None:
+    def __init__(self, env: Env, side: Side, invariant: Callable[[While, KPath, KPath], Term],
+                 numbers: dict[int, int]) -> None:
         self.env = env
-        self.draws = {wkey(d.at): d for d in side.draws}
-        self.branches = {wkey(b.at): b.rule for b in side.branches}
-        self.selectors = {wkey(d.test_at) for d in side.draws if d.selector == "branch" and d.test_at is not None}
+        self.numbers = numbers  # id(node) -> its number (certificate.numbering)
+        self.draws = {d.at.node: d for d in side.draws}
+        self.branches = {b.at.node: b.rule for b in side.branches}
+        self.selectors = {d.test_at.node for d in side.draws if d.selector == "branch" and d.test_at is not None}
         self.invariant = invariant  # (loop, path now, path entering) -> the invariant over the path
         self.finished: list[KPath] = []
 
     # ------------------------------------------------------------ statements
+
+    def key(self, node: object) -> int:
+        return self.numbers.get(id(node), -1)
 
     def run(self, body: tuple[Stmt, ...]) -> list[KPath]:
         for path in self.block(body, [self.env.start.fork()]):
@@ -204,7 +203,7 @@ class Product:
     def branch(self, stmt: IfStmt, path: KPath) -> list[KPath]:
         one, two = self.ev(stmt.cond, path, BOTH)
         line = stmt.span.line
-        if not one.eq(two) and self.branches.get(key(stmt.span)) == "either" and self.divergence_safe(stmt):
+        if not one.eq(two) and self.branches.get(self.key(stmt)) == "either" and self.divergence_safe(stmt):
             return self.either(stmt, path, one, two)
         if not one.eq(two):  # both runs must take the same arm (LightDP's branch rule)
             path.obs.append(Ob("both runs take the same branch", one == two, line))
@@ -264,7 +263,7 @@ class Product:
 
     def pure(self, expr: Expr) -> bool:
         for e in walk(expr):
-            if isinstance(e, Noise) or (isinstance(e, Binary) and key(e.span) in self.selectors):
+            if isinstance(e, Noise) or (isinstance(e, Binary) and self.key(e) in self.selectors):
                 return False
             if isinstance(e, Index) and isinstance(e.base, Var) and self.env.vectors.get(e.base.name, ("", "", ""))[2] == "1":
                 return False
@@ -392,7 +391,7 @@ class Product:
 
     def draw(self, noise: Noise, path: KPath) -> tuple[Term, ...]:
         line = noise.span.line
-        cert = self.draws.get(key(noise.span))
+        cert = self.draws.get(self.key(noise))
         if cert is None or cert.kind != noise.kind or noise.kind not in ("lap", "lapplus"):
             raise Reject(f"line {line}: the certificate has no alignment for this `{noise.kind}` draw")
         one, two = self.ev(noise.scale, path, BOTH)
@@ -422,7 +421,7 @@ class Product:
             # chosen by a later comparison that must agree in both runs (CheckDP,
             # Wang et al. 2020): each region is translated into itself
             chosen = fresh_like(f"shift{line}", z3.RealVal(0))
-            path.pending.append((wkey(cert.test_at), chosen, then, other))
+            path.pending.append((cert.test_at.node, chosen, then, other))
             return chosen
         raise Reject(f"line {line}: unknown selector `{cert.selector}`")
 
@@ -443,7 +442,7 @@ class Product:
         return real(self.ev(e, path, (1,))[0])
 
     def select(self, e: Binary, found: tuple[Term, ...], path: KPath, runs: Runs) -> None:
-        here = key(e.span)
+        here = self.key(e)
         chosen = [p for p in path.pending if p[0] == here]
         if not chosen:
             return
@@ -482,6 +481,5 @@ def _mentions_vector(loop: While, q: str, draws: dict) -> bool:
                           if getattr(s, n, None) is not None]
     if any(isinstance(e, Var) and e.name == q for top in tops for e in walk(top)):
         return True
-    inside = [d for d in draws.values() if (loop.span.line, loop.span.col) <= (d.at.line, d.at.col)
-              <= (loop.span.end_line, loop.span.end_col)]
+    inside = [d for d in draws.values() if loop.span.line <= d.at.line <= loop.span.end_line]
     return any(re.search(rf"\b{re.escape(q)}\b", d.shift + " " + d.otherwise) for d in inside)
