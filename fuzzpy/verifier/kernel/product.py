@@ -287,10 +287,11 @@ class Product:
         for name in _assigned(loop.body):
             if name in head.one and name in head.two:
                 for run in BOTH:
-                    value = fresh_like(f"{name}{run}", head.store(run)[name])
+                    like = head.store(run)[name]
+                    # a whole `num` local: a whole number, as a real (same meaning as IsInt, easier for z3)
+                    whole = name in self.env.whole
+                    value = real(fresh_like(f"{name}{run}", z3.IntVal(0))) if whole else fresh_like(f"{name}{run}", like)
                     head.store(run)[name] = value
-                    if name in self.env.whole:
-                        head.facts.append(z3.IsInt(value))
         for q in self.env.vectors:
             if q in head.budgets and _mentions_vector(loop, q, self.draws):
                 head.budgets[q] = (fresh_like(f"rem_{q}", z3.RealVal(0)), fresh_like(f"last_{q}", z3.IntVal(0)))
