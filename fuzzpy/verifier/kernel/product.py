@@ -285,15 +285,14 @@ class Product:
         head.obs, head.cost = [], z3.Real(f"k!cost!{line}")
         head.trail.append(f"line {line}: the loop head after any number of trips")
         for name in _assigned(loop.body):
-            if name in head.one and name in head.two:
-                for run in BOTH:
-                    like = head.store(run)[name]
+            for run in BOTH:
+                if name in head.store(run):
                     # a whole `num` local: a whole number, as a real (same meaning as IsInt, easier for z3)
-                    whole = name in self.env.whole
-                    value = real(fresh_like(f"{name}{run}", z3.IntVal(0))) if whole else fresh_like(f"{name}{run}", like)
-                    head.store(run)[name] = value
-        for q in self.env.vectors:
-            if q in head.budgets and _mentions_vector(loop, q, self.draws):
+                    like = z3.IntVal(0) if name in self.env.whole else head.store(run)[name]
+                    head.store(run)[name] = real(fresh_like(f"{name}{run}", like)) if name in self.env.whole \
+                        else fresh_like(f"{name}{run}", like)
+        for q in head.budgets:
+            if self.mentions_vector(loop, q):
                 head.budgets[q] = (fresh_like(f"rem_{q}", z3.RealVal(0)), fresh_like(f"last_{q}", z3.IntVal(0)))
         head.facts.append(self.invariant(loop, head, entering))
         one, two = self.ev(loop.cond, head, BOTH)
@@ -308,6 +307,19 @@ class Product:
         head.facts.append(z3.Not(one))
         head.trail.append(f"line {line}: the loop ends")
         return [head]
+
+    def mentions_vector(self, loop: While, q: str) -> bool:
+        """Does a trip read q: in the guard, the body, or a shift of a draw there?"""
+        tops = [loop.cond] + [getattr(s, n) for s in _statements(loop.body) for n in ("expr", "cond")
+                              if getattr(s, n, None) is not None]
+        texts = []
+        for e in (e for top in tops for e in walk(top)):
+            if isinstance(e, Var) and e.name == q:
+                return True
+            cert = self.draws.get(self.key(e)) if isinstance(e, Noise) else None
+            if cert is not None:
+                texts += [cert.shift, cert.otherwise, cert.test]
+        return any(isinstance(e, Var) and e.name == q for t in texts for e in walk(_shift_expr(t or "0")))
 
     # ------------------------------------------------------------ expressions
 
@@ -473,14 +485,3 @@ def _statements(body: tuple[Stmt, ...]):  # noqa: ANN202
 
 def _assigned(body: tuple[Stmt, ...]) -> list[str]:
     return sorted({s.name for s in _statements(body) if isinstance(s, (VarDecl, Assign))})
-
-
-def _mentions_vector(loop: While, q: str, draws: dict) -> bool:
-    import re
-
-    tops = [loop.cond] + [getattr(s, n) for s in _statements(loop.body) for n in ("expr", "cond")
-                          if getattr(s, n, None) is not None]
-    if any(isinstance(e, Var) and e.name == q for top in tops for e in walk(top)):
-        return True
-    inside = [d for d in draws.values() if loop.span.line <= d.at.line <= loop.span.end_line]
-    return any(re.search(rf"\b{re.escape(q)}\b", d.shift + " " + d.otherwise) for d in inside)
