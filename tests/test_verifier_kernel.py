@@ -300,3 +300,32 @@ def test_a_proof_survives_moving_the_mechanism() -> None:
     assert verify_mechanism(moved, moved_program).certificate == cert  # the in-process cache
     assert check(moved, moved_program, cert).accepted
     verifier_package._cache.clear()
+
+
+CLAMPED = """
+mechanism clamp_release (x : num, eps : num) : num
+  requires abs(dist(x)) <= 1
+  requires eps > 0
+  privacy eps
+{
+  var y = x;
+  if (x > 10) { y = 10; }
+  if (y < 0) { y = 0; }
+  return y + lap(1 / eps);
+}
+"""
+
+
+def test_branches_the_runs_may_take_apart_are_run_in_all_four_combinations() -> None:
+    decl, program = _from_text(CLAMPED)
+    verifier_package._cache.clear()
+    verdict = verify_mechanism(decl, program)
+    assert verdict.status == "proved" and verdict.certificate is not None
+    cert = verdict.certificate
+    assert [b.rule for b in cert.sides[0].branches] == ["either", "either"]
+    decision = check(decl, program, cert)
+    assert decision.accepted and decision.paths == 16  # 4 x 4 combinations, none merged
+    # claiming that the runs agree instead is an obligation, and it is false here (x = 10, x' = 10.5)
+    agree = check(decl, program, _side(cert, branches=()))
+    assert not agree.accepted and "both runs take the same branch" in agree.reason
+    verifier_package._cache.clear()

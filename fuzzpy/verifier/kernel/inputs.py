@@ -19,9 +19,7 @@ from fuzzpy.syntax import (
     Call,
     Dist,
     Expr,
-    Forall,
     IfStmt,
-    Index,
     LetDecl,
     MechanismDecl,
     Noise,
@@ -194,11 +192,3 @@ def sort_of(e: Expr, env: dict[str, str]) -> str:
         sides = {sort_of(e.then, env), sort_of(e.orelse, env)}  # type: ignore[attr-defined]
         return sides.pop() if len(sides) == 1 else "num"
     return "num"  # a vector entry, a draw
-
-
-def is_forall(e: Expr) -> bool:
-    return isinstance(e, Forall)
-
-
-def mentions_index(e: Expr) -> bool:
-    return any(isinstance(x, Index) for x in walk(e))
