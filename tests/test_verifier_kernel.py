@@ -331,3 +331,28 @@ def test_branches_the_runs_may_take_apart_are_run_in_all_four_combinations() -> 
     agree = check(decl, program, _side(cert, branches=()))
     assert not agree.accepted and "both runs take the same branch" in agree.reason
     verifier_package._cache.clear()
+
+
+@pytest.mark.parametrize("text", [
+    # issue 23's shape with a bool result: the prover's merge kept one sub-path
+    """
+mechanism over_half (q : vec[inf] num, eps : num) : bool
+  requires eps > 0
+  privacy eps
+{
+  var x = 0;
+  if (q[0] > 0) { if (len(q) < 7) { x = 0; } else { x = 1000; } }
+  return x + lap(1 / eps) > 500;
+}
+""",
+    # the same with the public fork on a parameter, in a stream
+    STREAM_LEAK,
+])
+def test_leaks_of_the_merge_shape_are_never_proved(text: str) -> None:
+    decl, program = _from_text(text)
+    verifier_package._cache.clear()
+    verdict = verify_mechanism(decl, program)
+    verifier_package._cache.clear()
+    assert verdict.status != "proved"
+    if verdict.status == "unknown" and "kernel" in (verdict.reason or ""):
+        assert "run 1 then, run 2 else" in verdict.reason or "run 1 else, run 2 then" in verdict.reason
