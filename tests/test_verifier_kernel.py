@@ -356,3 +356,24 @@ def test_leaks_of_the_merge_shape_are_never_proved(text: str) -> None:
     assert verdict.status != "proved"
     if verdict.status == "unknown" and "kernel" in (verdict.reason or ""):
         assert "run 1 then, run 2 else" in verdict.reason or "run 1 else, run 2 then" in verdict.reason
+
+
+def test_a_selector_whose_comparison_is_not_preserved_is_rejected() -> None:
+    """CheckDP's selector `c ? A : B` is injective only if the coupling keeps c."""
+    program = parse(load_source(ROOT / "examples" / "mechanisms" / "above_threshold.fz"))
+    decl = _one(program)
+    cert = prover_certificate(decl, program)
+    assert any(d.selector == "branch" for d in cert.sides[0].draws)
+    flat = _draws(cert, lambda d: dataclasses.replace(d, shift="0") if d.selector == "branch" else d)
+    decision = check(decl, program, flat)
+    assert not decision.accepted and "agrees in both runs" in decision.reason
+
+
+def test_z3_unknown_is_never_valid(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fuzzpy.verifier import solver
+
+    decl, program = _from_text(NOISY_COUNT.replace("CLAIM", "eps"))
+    cert = prover_certificate(decl, program)
+    monkeypatch.setattr(solver, "check_valid", lambda *a, **k: solver.Outcome("unknown", reason="injected"))
+    decision = check(decl, program, cert)
+    assert not decision.accepted and "could not decide" in decision.reason
