@@ -2,8 +2,10 @@
 
 `fuzzpy check`, `verify` and `run` turn the cache on (`enabled()`); a proof
 found by one of them is then reused by the others, in later processes,
-without any z3 work. Only proofs are stored: a refutation or an "unknown"
-(which depends on the time limits and the machine's load) is decided again.
+without any z3 work. Only proofs are stored, and only those the proof kernel
+accepted, each with its certificate (docs/verifier-kernel.md): a refutation or
+an "unknown" (which depends on the time limits and the machine's load) is
+decided again.
 
 The key is everything the verifier's answer depends on, as text:
 
