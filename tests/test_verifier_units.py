@@ -175,6 +175,7 @@ def test_json_has_the_design_page_shape() -> None:
     assert document["ok"] is False and document["diagnostics"] == []
     proved, refuted = document["mechanisms"]
     assert isinstance(proved.pop("cached"), bool)  # beside the page's fields: whether the proof came from the cache
+    assert proved.pop("certificate")["mechanism"] == "partial_sum"  # and the proof the kernel accepted
     assert proved == {"name": "partial_sum", "claim": "eps", "verdict": "proved",
                       "counterexample": None, "reason": None}
     assert refuted["verdict"] == "refuted"

@@ -35,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.add_argument("--explain", action="store_true",
                    help="show each proof: alignments, invariants, cost per path")
+    p.add_argument("--certificate", action="store_true",
+                   help="print each proof's certificate as JSON (what the proof kernel checked; "
+                        "docs/verifier-kernel.md); `--json` carries it too")
 
 
 class _Progress:
@@ -82,6 +85,9 @@ def _verify_files(args: argparse.Namespace, progress: _Progress) -> None:
             progress.diagnostics.extend(outcome.warnings)
             if not args.json:  # the same text whether the proof was cached or not
                 sys.stdout.write(outcome.text(args.explain) + "\n")
+                certificate = outcome.verdict.certificate
+                if args.certificate and outcome.verdict.proved and certificate is not None:
+                    sys.stdout.write(json.dumps(certificate.to_json(), indent=2) + "\n")
                 sys.stdout.flush()
 
 

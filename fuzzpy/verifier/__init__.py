@@ -44,6 +44,8 @@ _PARTS = {
     "vacuity": "fuzzpy.verifier.prover",
     "refute": "fuzzpy.verifier.refuter",
     "show": "fuzzpy.verifier.text",
+    "check": "fuzzpy.verifier.kernel",
+    "certificate": "fuzzpy.verifier.export",
 }
 
 
@@ -100,22 +102,22 @@ def verify_mechanism(
         if stored is not None:
             _cache[key] = stored
             return stored
-    verdict = _verify(decl, constants, proof_seconds, refute_seconds)
+    verdict = _verify(decl, program, constants, proof_seconds, refute_seconds)
     _cache[key] = verdict
     if proof_cache.active():
         proof_cache.store(decl, constants, verdict)
     return verdict
 
 
-def _verify(decl: MechanismDecl, constants: dict[str, Fraction], proof_seconds: float,
-            refute_seconds: float) -> Verdict:
+def _verify(decl: MechanismDecl, program: Program | None, constants: dict[str, Fraction], proof_seconds: float,
+             refute_seconds: float) -> Verdict:
     from fuzzpy.interrupts import prepare_z3
 
     prepare_z3()
     started = time.monotonic()
     claim_text = _part("show")(decl.privacy)
     try:
-        verdict = _decide(decl, constants, claim_text, proof_seconds, refute_seconds)
+        verdict = _decide(decl, program, constants, claim_text, proof_seconds, refute_seconds)
     except FuzzError:
         raise
     except Exception as exc:  # noqa: BLE001 - a verifier bug proves nothing
@@ -124,7 +126,7 @@ def _verify(decl: MechanismDecl, constants: dict[str, Fraction], proof_seconds: 
     return _timed(verdict, time.monotonic() - started)
 
 
-def _decide(decl: MechanismDecl, constants: dict, claim_text: str, proof_seconds: float,
+def _decide(decl: MechanismDecl, program: Program | None, constants: dict, claim_text: str, proof_seconds: float,
             refute_seconds: float) -> Verdict:
     analyse, refute, search, Verdict = _part("analyse"), _part("refute"), _part("search"), _part("Verdict")
     info = analyse(decl, constants)
@@ -143,9 +145,7 @@ def _decide(decl: MechanismDecl, constants: dict, claim_text: str, proof_seconds
     results = [search(each, proof_seconds) for each in infos]
     failed = next((r for r in results if not r.proved), None)
     if failed is None:
-        vacuous = _part("vacuity")(info)
-        return Verdict(decl.name, "proved", decl.privacy, claim_text, vacuous, results[0].trace,
-                       stream=stream, vacuous=vacuous is not None)
+        return _kernel_checked(info, program, results, claim_text)
     why = ""
     counterexample = None
     cap = time.process_time() + refute_seconds  # over both orientations
@@ -156,6 +156,27 @@ def _decide(decl: MechanismDecl, constants: dict, claim_text: str, proof_seconds
     side = "" if failed is results[0] else " for the neighbour relation reversed"
     reason = f"no proof found{side} ({failed.reason}); {why}"
     return Verdict(decl.name, "unknown", decl.privacy, claim_text, reason, stream=stream)
+
+
+def _kernel_checked(info: MechanismInfo, program: Program | None, results: list, claim_text: str) -> Verdict:
+    """"proved" only when the independent kernel accepts the prover's
+    certificate (the de Bruijn criterion, architecture.md); a certificate it
+    rejects is a prover bug: the verdict is then "unknown", naming the failed
+    obligation."""
+    from dataclasses import replace
+
+    decl, Verdict = info.decl, _part("Verdict")
+    stream = info.result_sort == "stream"
+    sides = [results[0].trace.side] + [replace(r.trace.side, orientation="reversed") for r in results[1:]]
+    certificate = _part("certificate")(info, sides, info.whole)
+    decision = _part("check")(decl, program, certificate)
+    if not decision.accepted:
+        reason = (f"internal error: the proof kernel rejected the prover's proof ({decision.reason}); "
+                  "nothing is proved")
+        return Verdict(decl.name, "unknown", decl.privacy, claim_text, reason, stream=stream)
+    vacuous = _part("vacuity")(info)
+    return Verdict(decl.name, "proved", decl.privacy, claim_text, vacuous, results[0].trace,
+                   stream=stream, vacuous=vacuous is not None, certificate=certificate)
 
 
 def _refuted(info: MechanismInfo, claim_text: str, counterexample: Counterexample) -> Verdict:

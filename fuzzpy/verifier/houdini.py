@@ -35,6 +35,7 @@ from fuzzpy.verifier.counters import (
     loop_constants,
     loop_counters,
 )
+from fuzzpy.verifier.export import loop_invariant
 from fuzzpy.verifier.invariants import (
     Atom,
     Relevance,
@@ -120,6 +121,7 @@ class InvariantLoops:
     dead: dict[int, set[str]] = field(default_factory=dict)  # labels refuted by bounded runs
     proofs: list[LoopProof] = field(default_factory=list)
     side_paths: list[Path] = field(default_factory=list)
+    exports: list = field(default_factory=list)  # the invariants as certificate entries (export.py)
 
     def handle(self, product: Product, loop: While, paths: list[Path]) -> list[Path]:
         done = [p for p in paths if p.returned]
@@ -162,6 +164,8 @@ class InvariantLoops:
                 raise ProofFailed(f"the loop invariant `{atom.label}` (line {loop.span.line}) is not inductive")
         ordered = sorted(active)
         self.dead.setdefault(id(loop), set()).update(a.label for i, a in enumerate(atoms) if i not in active)
+        self.exports.append(loop_invariant(self.info, self.inputs, product, loop, [atoms[i] for i in ordered],
+                                           head, extra, list(ghosts)))
         clash = "cost" in self.info.locals or "cost" in self.info.scalars
         self.proofs.append(LoopProof(loop.span.line, show(loop.cond), [atoms[i].label for i in ordered],
                                      [atoms[i].build(head_view) for i in ordered], list(self.inputs.background),

@@ -133,6 +133,7 @@ class Product:
         self.alignments = alignments
         self.loop_handler = loop_handler
         self.site_of = {id(site.noise): site for site in info.draws}
+        self.merged: list[object] = []  # the `if`s merged (runs may take different arms): certificate
 
     # ------------------------------------------------------------ entry
 
@@ -206,6 +207,7 @@ class Product:
         if block_is_pure(stmt.then) and block_is_pure(stmt.orelse) and not public:
             merged = self._merge_pure(stmt, cond, path)
             if merged is not None:
+                self.merged.append(stmt)
                 return [merged]
         if not public:
             path.obligations.append(

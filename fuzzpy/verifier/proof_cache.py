@@ -2,8 +2,10 @@
 
 `fuzzpy check`, `verify` and `run` turn the cache on (`enabled()`); a proof
 found by one of them is then reused by the others, in later processes,
-without any z3 work. Only proofs are stored: a refutation or an "unknown"
-(which depends on the time limits and the machine's load) is decided again.
+without any z3 work. Only proofs are stored, and only those the proof kernel
+accepted, each with its certificate (docs/verifier-kernel.md): a refutation or
+an "unknown" (which depends on the time limits and the machine's load) is
+decided again.
 
 The key is everything the verifier's answer depends on, as text:
 
@@ -46,7 +48,7 @@ from fuzzpy.usercache import cache_dir, trusted, write_atomic
 if TYPE_CHECKING:
     from fuzzpy.verifier.verdict import Verdict
 
-FORMAT = "fuzzpy-proof 1"
+FORMAT = "fuzzpy-proof 2"  # 2: with the kernel-accepted certificate
 
 _modes: list[bool] = []  # one per open `enabled()` block: may proofs be read?
 _from_disk: set[int] = set()  # ids of verdicts read from the cache in this process
@@ -119,10 +121,11 @@ def tree_text(node: object) -> str:
 def verifier_digest() -> str:
     """SHA-256 of the source files the verifier's answers depend on."""
     package = Path(__file__).resolve().parent
-    files = sorted(package.glob("*.py")) + [package.parent / "syntax.py"]
+    files = sorted(package.rglob("*.py")) + [package.parent / "syntax.py"]
     digest = hashlib.sha256()
     for path in files:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        name = path.relative_to(package.parent).as_posix()
+        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -164,8 +167,9 @@ def lookup(decl: MechanismDecl, constants: dict[str, Fraction]) -> Verdict | Non
 
 
 def store(decl: MechanismDecl, constants: dict[str, Fraction], verdict: Verdict) -> None:
-    """Keep a proof (other verdicts are not stored)."""
-    if not verdict.proved:
+    """Keep a proof the kernel accepted (other verdicts are not stored: a
+    "proved" verdict exists only with a kernel-accepted certificate)."""
+    if not verdict.proved or verdict.certificate is None:
         return
     try:
         key = key_text(decl, constants)
@@ -187,6 +191,7 @@ def store(decl: MechanismDecl, constants: dict[str, Fraction], verdict: Verdict)
             "stream": verdict.stream,
             "vacuous": verdict.vacuous,
             "seconds": verdict.seconds,
+            "certificate": verdict.certificate.to_json(),
         },
     }
     write_atomic(path, json.dumps(entry, indent=1).encode("utf-8"))
@@ -211,5 +216,8 @@ def _verdict_of(entry: object, key: str, digest: str, decl: MechanismDecl) -> Ve
         return None
     if not (isinstance(stream, bool) and isinstance(vacuous, bool) and isinstance(seconds, (int, float))):
         return None
+    from fuzzpy.verifier.kernel.certificate import Certificate
+
+    certificate = Certificate.from_json(stored["certificate"])  # the proof the kernel accepted when it was stored
     return Verdict(decl.name, "proved", decl.privacy, claim_text, reason, None, None,
-                   stream=stream, vacuous=vacuous, seconds=float(seconds))
+                   stream=stream, vacuous=vacuous, seconds=float(seconds), certificate=certificate)

@@ -17,9 +17,11 @@ from fractions import Fraction
 
 from fuzzpy.diagnostics import Diagnostic
 from fuzzpy.syntax import Dist, Forall, Var, While
+from fuzzpy.verifier import export
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.alignment import Alignment, candidates, combinations
 from fuzzpy.verifier.houdini import InvariantLoops, LoopProof, ProofFailed
+from fuzzpy.verifier.kernel.certificate import Side
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.product import Inputs, Obligation, Pair, Path, Product, Unsupported, relational
 from fuzzpy.verifier.text import show
@@ -43,6 +45,7 @@ class ProofTrace:
     pointwise: bool
     claim: str
     split_on: list[str] = field(default_factory=list)  # counters compared with s (pointwise rule)
+    side: Side | None = None  # the proof as a certificate entry, for the kernel (export.py)
 
 
 @dataclass
@@ -178,7 +181,9 @@ def prove_with(info: MechanismInfo, alignments: dict[int, Alignment], deadline: 
     paths = product.run()
     for path in paths + loops.side_paths:
         _discharge(path)
-    return _trace(info, alignments, loops, paths, inputs), loops.dead
+    trace = _trace(info, alignments, loops, paths, inputs)
+    trace.side = export.side("forward", info, alignments, loops.exports, product.merged)
+    return trace, loops.dead
 
 
 def _discharge(path: Path) -> None:

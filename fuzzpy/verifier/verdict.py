@@ -12,6 +12,7 @@ from fuzzpy.records import frozen
 from fuzzpy.syntax import Expr
 
 if TYPE_CHECKING:  # not at run time: a cached proof is read without loading the prover (and z3)
+    from fuzzpy.verifier.kernel.certificate import Certificate
     from fuzzpy.verifier.prover import ProofTrace
     from fuzzpy.verifier.refuter import Counterexample
 
@@ -37,6 +38,7 @@ class Verdict:
     stream: bool = False  # the mechanism releases a list of outputs
     seconds: float = 0.0
     vacuous: bool = False  # proved only because no inputs satisfy the `requires` (reason says which)
+    certificate: Certificate | None = None  # the proof the kernel accepted (when proved)
 
     @property
     def proved(self) -> bool:
@@ -51,6 +53,7 @@ class Verdict:
                 counterexample_json(self.counterexample, self.stream) if self.counterexample else None
             ),
             "reason": self.reason,
+            **({"certificate": self.certificate.to_json()} if self.proved and self.certificate is not None else {}),
         }
 
 

@@ -1,0 +1,141 @@
+"""A proof certificate: what the prover found, as plain data (docs/verifier-kernel.md).
+
+The prover fills it in; the kernel (`fuzzpy.verifier.kernel.check`) reads
+it and trusts nothing in it: every alignment, invariant and fact is an
+obligation it discharges itself. Expressions are source text in the
+mechanism language (shifts in the `align` language: plain variables are the
+first run's state at the draw, `dist(e)` is e's value in the second run minus
+its value in the first); loop invariants are SMT-LIB terms over the
+vocabulary of docs/verifier-kernel.md ("x.1", "x.2", "cost", ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from fuzzpy.records import frozen
+
+FORMAT = "fuzzpy-certificate 1"
+
+
+@frozen
+class Where:
+    """The node of the mechanism a certificate entry is about: its number in
+    the mechanism body's pre-order (`numbering`), so that a proof survives
+    moving or re-indenting the mechanism as its cache key does; ``line`` is
+    for readers only (where the node was when the proof was found)."""
+
+    node: int
+    line: int
+
+    @staticmethod
+    def of(node: Any, numbers: dict[int, int]) -> Where:
+        return Where(numbers[id(node)], node.span.line)
+
+
+def numbering(decl: Any) -> dict[int, int]:
+    """id(node) -> its position in a pre-order walk of the mechanism's body."""
+    order: dict[int, int] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tuple):
+            for item in node:
+                visit(item)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type) \
+                and type(node).__module__ == "fuzzpy.syntax":
+            order[id(node)] = len(order)
+            for f in dataclasses.fields(node):
+                if f.name != "span":
+                    visit(getattr(node, f.name))
+
+    visit(decl.body)
+    return order
+
+
+@frozen
+class DrawAlignment:
+    """A draw's alignment: eta in the first run is eta + shift in the second.
+
+    ``selector``: "" (always ``shift``), "state" (``test`` over the state at
+    the draw chooses ``shift`` else ``otherwise``), "pointwise" (``test`` is an
+    index: the draw at index s gets ``shift``), "branch" (the comparison at
+    ``test_at``, evaluated later in the first run, chooses; it must agree in
+    both runs).
+    """
+
+    at: Where
+    kind: str  # "lap" | "lapplus"
+    shift: str
+    selector: str = ""
+    test: str = ""
+    test_at: Where | None = None
+    otherwise: str = "0"
+
+
+@frozen
+class LoopInvariant:
+    at: Where
+    invariant: str  # SMT-LIB
+    labels: tuple[str, ...] = ()  # the conjuncts as the prover names them (for readers)
+
+
+@frozen
+class BranchRule:
+    """How an `if` on data that may differ between the runs is taken:
+    "agree" (both runs take the same arm: an obligation) or "either" (the
+    runs may take different arms: all four combinations are executed)."""
+
+    at: Where
+    rule: str
+
+
+@frozen
+class Side:
+    """The proof for one orientation of the neighbour relation."""
+
+    orientation: str  # "forward" | "reversed"
+    draws: tuple[DrawAlignment, ...]
+    loops: tuple[LoopInvariant, ...]
+    branches: tuple[BranchRule, ...]
+
+
+@frozen
+class Certificate:
+    mechanism: str
+    claim: str
+    rule: str  # "alignment" | "pointwise" (out = s implies out' = s)
+    requires: tuple[str, ...]
+    neighbours: tuple[tuple[str, str], ...]  # input -> "vec[inf]" | "vec[1]" | "vec[2]" | "private" | "public"
+    whole: tuple[str, ...]  # `num` locals the proof takes to hold whole numbers (checked)
+    sides: tuple[Side, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, **_plain(self)}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Certificate:
+        if data.get("format") != FORMAT:
+            raise ValueError("not a fuzzpy certificate")
+
+        def where(w: Any) -> Where | None:
+            return None if w is None else Where(int(w["node"]), int(w["line"]))
+
+        sides = tuple(
+            Side(s["orientation"],
+                 tuple(DrawAlignment(where(d["at"]), d["kind"], d["shift"], d["selector"], d["test"],  # type: ignore[arg-type]
+                                     where(d["test_at"]), d["otherwise"]) for d in s["draws"]),
+                 tuple(LoopInvariant(where(v["at"]), v["invariant"], tuple(v["labels"])) for v in s["loops"]),  # type: ignore[arg-type]
+                 tuple(BranchRule(where(b["at"]), b["rule"]) for b in s["branches"]))  # type: ignore[arg-type]
+            for s in data["sides"])
+        return Certificate(data["mechanism"], data["claim"], data["rule"], tuple(data["requires"]),
+                           tuple((a, b) for a, b in data["neighbours"]), tuple(data["whole"]), sides)
+
+
+def _plain(value: Any) -> Any:
+    fields = getattr(value, "__dataclass_fields__", None)
+    if fields is not None:
+        return {name: _plain(getattr(value, name)) for name in fields}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
