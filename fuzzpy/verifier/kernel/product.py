@@ -417,6 +417,8 @@ class Product:
         else:  # Laplace: cost |a| / b (LightDP, Zhang & Kifer 2017, Thm. 1)
             path.cost = path.cost + absolute(shift) / real(one)
         eta = fresh_like(f"eta{line}", z3.RealVal(0))
+        if noise.kind == "lapplus":  # its support is [0, inf): a fact about run 1's draw
+            path.facts.append(eta >= 0)
         return (eta, eta + shift)
 
     def shift(self, cert: DrawAlignment, path: KPath, line: int) -> Term:
