@@ -45,7 +45,8 @@ from fuzzpy.lazy import lazy
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
-VERSION = "fuzzpy-content-3"
+VERSION = "fuzzpy-content-4"
+TAG = "c4:"  # a key of this version
 _MISSING_WORDS = ("na", "n/a", "nan", "-nan", "null", "none", "<na>", "#n/a", "#na", "nat")
 
 Rows = Callable[[str], list[tuple]]
@@ -102,36 +103,98 @@ def _cell(d: Dialect, column: str, kind: str) -> str:
             f"ELSE concat('S', {text}) END)")
 
 
+def _length_prefixed(d: Dialect, cells: list[str]) -> str:
+    """A row's cells as one text that no other row spells: each cell's
+    length, a colon, the cell."""
+    text_type = "STRING" if d.name == "spark" else "VARCHAR"
+    parts = [f"CAST(length({c}) AS {text_type}), ':', {c}" for c in cells]
+    return f"concat({', '.join(parts)})"
+
+
 def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]]) -> str:
-    """One query over `source`: the row count, then 8 lane sums per column
-    (`columns`: (quoted name, kind)). Each cell is spelled once, in an
-    inner query, then hashed."""
+    """One query over `source`: the number of rows keyed, then 8 lane sums of
+    the rows' hashes (`columns`: (quoted name, kind), in the key's order).
+    Each cell is spelled once, in an inner query; a row whose every cell is
+    missing is left out (the loader reads no value from it: under the
+    default rule it is dropped by every program, as a blank CSV line is not
+    a record); every other row is hashed whole, its cells in order."""
+    if not columns:
+        return f"SELECT count(*) FROM {source}"
     spelled = ", ".join(f"{_cell(d, column, kind)} AS c{i}" for i, (column, kind) in enumerate(columns))
-    parts = ["count(*)"]
-    for i in range(len(columns)):
-        digest = _sha(d, f"c{i}")
-        parts.extend(f"CAST(sum({_lane(d, digest, lane)}) AS BIGINT)" for lane in range(LANES))
-    inner = f"SELECT {spelled} FROM {source}" if columns else f"SELECT 1 FROM {source}"
-    return f"SELECT {', '.join(parts)} FROM ({inner}) AS spelled"
+    cells = [f"c{i}" for i in range(len(columns))]
+    present = " OR ".join(f"{c} <> 'N'" for c in cells)
+    rows = f"SELECT {_length_prefixed(d, cells)} AS r FROM (SELECT {spelled} FROM {source}) AS spelled WHERE {present}"
+    digest = _sha(d, "r")
+    lanes = ", ".join(f"CAST(sum({_lane(d, digest, lane)}) AS BIGINT)" for lane in range(LANES))
+    return f"SELECT count(*), {lanes} FROM ({rows}) AS kept"
 
 
 def content_key(row: tuple, names: list[str]) -> str:
-    """The key from `content_sql`'s row, for columns named `names`."""
-    count = int(row[0])
-    digests = []
-    for index, name in enumerate(names):
-        lanes = [int(v or 0) for v in row[1 + LANES * index: 1 + LANES * (index + 1)]]
-        column = f"{VERSION}\n{count}\n" + " ".join(map(str, lanes))
-        digests.append((name.strip(), hashlib.sha256(column.encode()).hexdigest()))
-    text = VERSION + "\n" + "".join(f"{n}\t{h}\n" for n, h in sorted(digests))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    """The key from `content_sql`'s row, for columns named `names` (in the
+    order the query spelled them)."""
+    lanes = [int(v or 0) for v in row[1: 1 + LANES]]
+    text = (f"{VERSION}\n{int(row[0])}\n" + "".join(f"{n.strip()}\n" for n in names)
+            + " ".join(map(str, lanes)))
+    return TAG + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def current(key: str | None) -> bool:
+    """Whether a recorded key was computed by this version (an older one,
+    keyed otherwise, is never compared: a file's is computed again)."""
+    return key is not None and key.startswith(TAG)
+
+
+def key_order(names: list[str]) -> list[int]:
+    """The positions of the columns in the key's order: by trimmed name, so
+    that the order of a table's columns does not matter."""
+    return sorted(range(len(names)), key=lambda i: (names[i].strip(), i))
 
 
 def query_content(d: Dialect, rows: Rows, source: str, schema: pa.Schema) -> str:
     """The content key of `source`, whose columns are `schema`'s."""
-    columns = [(d.ident(f.name), column_kind(f.type)) for f in schema]
+    order = key_order(list(schema.names))
+    columns = [(d.ident(schema.names[i]), column_kind(schema.types[i])) for i in order]
     (row,) = rows(content_sql(d, source, columns))
-    return content_key(row, list(schema.names))
+    return content_key(row, [schema.names[i] for i in order])
+
+
+def table_content(table: pa.Table, names: list[str] | None = None) -> str:
+    """The content key of an Arrow table held here (a frame, a Parquet
+    file's or a CSV file's records as the loader reads them), its columns
+    named `names` (default: the table's own). Text and bytes are read as
+    the loader reads a text cell: a cell that is not UTF-8 fits no column
+    type, and is missing here."""
+    import duckdb
+
+    from fuzzpy.runtime.cells import as_text
+
+    names = list(table.column_names) if names is None else names
+    columns = []
+    for column in table.columns:
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        if column_kind(column.type) == "text" and _is_text(column.type):
+            column = as_text(column)
+        columns.append(column)
+    positional = pa.table(columns, names=[f"c{i}" for i in range(len(columns))])
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.register("_fz_rows", positional)
+        d = DIALECTS["duckdb"]
+        order = key_order(names)
+        spelled = [(f"c{i}", column_kind(positional.schema.types[i])) for i in order]
+        (row,) = con.execute(content_sql(d, "_fz_rows", spelled)).fetchall()
+        return content_key(row, [names[i] for i in order])
+    finally:
+        con.close()
+
+
+def _is_text(arrow_type: pa.DataType) -> bool:
+    return (pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+            or pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type))
 
 
 def same_columns(names: list[str], other: list[str]) -> bool:
@@ -140,44 +203,80 @@ def same_columns(names: list[str], other: list[str]) -> bool:
 
 
 def file_content(path: str, form: str, sha256: str) -> str | None:
-    """The content key of a CSV or Parquet file, read by DuckDB (None if it
-    cannot read it, or it is no longer the file of this hash: such a file is
-    linked by its bytes only). Remembered by the file's hash (`filehash`)."""
+    """The content key of a CSV or Parquet file, as the loader reads it
+    (None if it cannot be read, or it is no longer the file of this hash:
+    such a file is linked by its bytes only). Remembered by the file's
+    hash (`filehash`)."""
     from fuzzpy.engines.filehash import recall_counts, remember_counts
 
     remembered = recall_counts(sha256, VERSION)
     if remembered is not None and len(remembered) == 1:
-        return f"{remembered[0]:064x}"
+        return f"{TAG}{remembered[0]:064x}"
     key = _read_file_content(path, form, sha256)
     if key is not None:
-        remember_counts(sha256, VERSION, (int(key, 16),))
+        remember_counts(sha256, VERSION, (int(key[len(TAG):], 16),))
     return key
 
 
 def _read_file_content(path: str, form: str, sha256: str | None = None) -> str | None:
+    """A CSV file is framed and split by the loader's own rules
+    (`loader.csv_text_table`: one record per well-formed line of the
+    header's width, every cell its text), never by a sniffing reader's
+    guess of its lines and types (issue 24). A Parquet file is read by
+    DuckDB (the stored types, as the loader reads them, without holding the
+    file in memory), or by the loader when DuckDB cannot read it."""
+    if form == "csv":
+        return _csv_content(path, sha256)
+    if form != "parquet":
+        return None
     import duckdb
 
     d = DIALECTS["duckdb"]
-    if form == "parquet":
-        source = f"read_parquet({d.string(path)}, hive_partitioning = false)"
-    elif form == "csv":
-        source = (f"read_csv({d.string(path)}, header = true, delim = ',', quote = '\"', escape = '\"', "
-                  "null_padding = true, ignore_errors = true, compression = 'none', hive_partitioning = false)")
-    else:
-        return None
+    source = f"read_parquet({d.string(path)}, hive_partitioning = false)"
     con = duckdb.connect()
     try:
         con.execute("SET enable_progress_bar = false")
         relation = con.sql(f"SELECT * FROM {source} LIMIT 0")
         schema = (getattr(relation, "to_arrow_table", None) or relation.arrow)().schema  # DuckDB 2 / 1
         key = query_content(d, lambda sql: con.execute(sql).fetchall(), source, schema)
-    except duckdb.Error:
-        return None
+    except duckdb.Error:  # e.g. a string that is not UTF-8: the loader's reading
+        return _loaded_content(path, sha256)
     finally:
         con.close()
     if sha256 is not None and _current_sha256(path) != sha256:  # the file changed under us: not this file's key
         return None
     return key
+
+
+def _csv_content(path: str, sha256: str | None) -> str | None:
+    from fuzzpy.runtime.loader import csv_text_table
+
+    header = _header(path, sha256)
+    if header is None or header.csv is None:
+        return None
+    return table_content(csv_text_table(header.csv), list(header.names))
+
+
+def _loaded_content(path: str, sha256: str | None) -> str | None:
+    header = _header(path, sha256)
+    if header is None or header.table is None:
+        return None
+    return table_content(header.table, list(header.names))
+
+
+def _header(path: str, sha256: str | None):  # type: ignore[no-untyped-def]
+    """The file's header as the loader reads it (its bytes read once, so the
+    bytes keyed are the bytes hashed), or None."""
+    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.runtime.loader import read_data_file, read_header
+
+    try:
+        file = read_data_file(path)
+        if sha256 is not None and file.sha256 != sha256:
+            return None
+        return read_header(file)
+    except FuzzError:
+        return None
 
 
 def _current_sha256(path: str) -> str | None:

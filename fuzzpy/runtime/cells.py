@@ -338,6 +338,12 @@ def _cast_plain(column: pa.Array, kind: str) -> Cells | None:
 # ---------------------------------------------------------------- helpers
 
 
+def as_text(column: pa.Array) -> pa.Array:
+    """A text or binary column as UTF-8 strings, every cell that is null or
+    not UTF-8 emptied (so read as missing)."""
+    return _as_text(column)[0]
+
+
 def _as_text(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
     """The column as UTF-8 strings (null and invalid cells emptied: a null
     is then missing) and which cells were valid UTF-8."""
