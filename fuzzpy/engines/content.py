@@ -83,24 +83,36 @@ def _trimmed(d: Dialect, text: str) -> str:
     return f"trim({text}, {d.string(_WHITESPACE)})"
 
 
-def _cell(d: Dialect, column: str, kind: str) -> str:
-    """A cell's spelling. Text that reads as a number is that number (a
-    column of numbers with a word among them is text in one library and
-    numbers in another)."""
+def _layers(d: Dialect, columns: list[tuple[str, str]]) -> tuple[list[str], list[str], list[str]]:
+    """A cell's spelling, in three layers of one query so that each
+    expression is computed once per cell: (1) the cell as a double (`x`)
+    or its trimmed text (`t`); (2) a text's value as a double and its
+    lower case (`l`); (3) the spelling (`c`). Text that reads as a number
+    is that number (a column of numbers with a word among them is text in
+    one library and numbers in another)."""
     text_type = "STRING" if d.name == "spark" else "VARCHAR"
-    if kind == "number":
-        return _number(d, f"CAST({column} AS DOUBLE)", text_type)
-    if kind == "bool":  # as the numbers 1 and 0 (a16/a18: booleans exported as 0/1 are the same cells)
-        return _number(d, f"(CASE WHEN {column} IS NULL THEN NULL WHEN {column} THEN 1.0 ELSE 0.0 END)", text_type)
     try_cast = "try_cast" if d.name == "spark" else "TRY_CAST"
-    text = _trimmed(d, f"CAST({column} AS {text_type})")
     missing = ", ".join(d.string(word) for word in _MISSING_WORDS)
-    return (f"(CASE WHEN {column} IS NULL OR {text} = '' OR lower({text}) IN ({missing}) THEN 'N' "
-            f"WHEN {try_cast}({text} AS DOUBLE) IS NOT NULL THEN "
-            f"{_number(d, f'{try_cast}({text} AS DOUBLE)', text_type)} "
-            f"WHEN lower({text}) IN ('true', 'false') THEN "
-            f"{_number(d, f'(CASE WHEN lower({text}) = {chr(39)}true{chr(39)} THEN 1.0 ELSE 0.0 END)', text_type)} "
-            f"ELSE concat('S', {text}) END)")
+    first, second, third = [], [], []
+    for i, (column, kind) in enumerate(columns):
+        x, t, low = f"x{i}", f"t{i}", f"l{i}"
+        if kind == "number":
+            first.append(f"CAST({column} AS DOUBLE) AS {x}")
+            second.append(x)
+            third.append(f"{_number(d, x, text_type)} AS c{i}")
+        elif kind == "bool":  # as the numbers 1 and 0 (a16/a18: booleans exported as 0/1 are the same cells)
+            first.append(f"(CASE WHEN {column} IS NULL THEN NULL WHEN {column} THEN 1.0 ELSE 0.0 END) AS {x}")
+            second.append(x)
+            third.append(f"{_number(d, x, text_type)} AS c{i}")
+        else:
+            first.append(f"{_trimmed(d, f'CAST({column} AS {text_type})')} AS {t}")
+            second.extend((t, f"{try_cast}({t} AS DOUBLE) AS {x}", f"lower({t}) AS {low}"))
+            boolean = _number(d, f"(CASE WHEN {low} = 'true' THEN 1.0 ELSE 0.0 END)", text_type)
+            third.append(f"(CASE WHEN {t} IS NULL OR {t} = '' OR {low} IN ({missing}) THEN 'N' "
+                         f"WHEN {x} IS NOT NULL THEN {_number(d, x, text_type)} "
+                         f"WHEN {low} IN ('true', 'false') THEN {boolean} "
+                         f"ELSE concat('S', {t}) END) AS c{i}")
+    return first, second, third
 
 
 def _length_prefixed(d: Dialect, cells: list[str]) -> str:
@@ -114,16 +126,19 @@ def _length_prefixed(d: Dialect, cells: list[str]) -> str:
 def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]]) -> str:
     """One query over `source`: the number of rows keyed, then 8 lane sums of
     the rows' hashes (`columns`: (quoted name, kind), in the key's order).
-    Each cell is spelled once, in an inner query; a row whose every cell is
-    missing is left out (the loader reads no value from it: under the
-    default rule it is dropped by every program, as a blank CSV line is not
-    a record); every other row is hashed whole, its cells in order."""
+    Each cell is spelled once, in inner queries (`_layers`); a row whose
+    every cell is missing is left out (the loader reads no value from it:
+    under the default rule it is dropped by every program, as a blank CSV
+    line is not a record); every other row is hashed whole, its cells in
+    order."""
     if not columns:
         return f"SELECT count(*) FROM {source}"
-    spelled = ", ".join(f"{_cell(d, column, kind)} AS c{i}" for i, (column, kind) in enumerate(columns))
+    first, second, third = _layers(d, columns)
     cells = [f"c{i}" for i in range(len(columns))]
     present = " OR ".join(f"{c} <> 'N'" for c in cells)
-    rows = f"SELECT {_length_prefixed(d, cells)} AS r FROM (SELECT {spelled} FROM {source}) AS spelled WHERE {present}"
+    spelled = (f"SELECT {', '.join(third)} FROM (SELECT {', '.join(second)} FROM "
+               f"(SELECT {', '.join(first)} FROM {source}) AS cells) AS valued")
+    rows = f"SELECT {_length_prefixed(d, cells)} AS r FROM ({spelled}) AS spelled WHERE {present}"
     digest = _sha(d, "r")
     lanes = ", ".join(f"CAST(sum({_lane(d, digest, lane)}) AS BIGINT)" for lane in range(LANES))
     return f"SELECT count(*), {lanes} FROM ({rows}) AS kept"
