@@ -17,13 +17,22 @@ cell is spelled from its value, whatever its type:
   of booleans exported as 0/1 is the same cells);
 * any other text: `S` and the text, trimmed.
 
-Per column, as the fingerprint: SHA-256 of each cell's spelling, 8 lanes of
-28 bits summed over the rows (the order of rows does not matter: Bellare &
-Micciancio's AdHash, EUROCRYPT 1997), then SHA-256 of the row count and
-the sums; the key is SHA-256 over the (trimmed) names and digests of all
-columns. A second dataset with the key of a registered one is refused
-(FZ545). It detects accidents, as the rest of the ledger does; data changed
-in any way that shows in a cell is new data.
+Which rows: those the loader reads (issue 24), never a sniffing reader's
+guess. A CSV file is framed and split by the loader's own rules (a record
+per well-formed line of the header's width; every cell its text); a
+Parquet file's and a frame's rows are their rows. A row whose every cell is
+missing is left out (no program reads a value from it: a blank line in a
+one-column CSV, the row pandas makes of a line of empty cells).
+
+Each kept row's cells, in the order of the columns' (trimmed) names, are
+hashed together (each cell length-prefixed) with SHA-256; 8 lanes of 28
+bits of the hash are summed over the rows (the order of rows does not
+matter: Bellare & Micciancio's AdHash, EUROCRYPT 1997); the key is SHA-256
+of the version, the row count, the names and the sums, tagged `c4:`. Two
+tables key equal exactly when their multisets of rows are equal (each cell
+by value, as above). A second dataset with the key of a registered one is
+refused (FZ545). It detects accidents, as the rest of the ledger does; data
+changed in any way that shows in a cell is new data.
 
 When. Every cell is hashed, which costs a scan as long as a frame's
 fingerprint. Data in memory is keyed when its dataset is registered (it
