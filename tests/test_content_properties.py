@@ -120,6 +120,17 @@ def frame_key(kind: str, frame: object) -> str | None:
     return local_content(local_table(InMemory(kind, frame)))
 
 
+def loaded_csv_key(path: str) -> str | None:
+    """The key from the loader's own records (`_read_file_content` streams a
+    CSV through DuckDB with the loader's rules where it can: both readings
+    must agree)."""
+    from fuzzpy.engines.content import _header, table_content
+    from fuzzpy.runtime.loader import csv_text_table
+
+    header = _header(path, None)
+    return table_content(csv_text_table(header.csv), list(header.names))
+
+
 def keys_of_every_form(table: list[tuple[Cell, ...]], extra: list[tuple[int, str]], folder: Path) -> dict[str, str | None]:
     clean = folder / "clean.csv"
     clean.write_text(csv_text(table))
@@ -128,6 +139,8 @@ def keys_of_every_form(table: list[tuple[Cell, ...]], extra: list[tuple[int, str
     arrow = arrow_table(table)
     pq.write_table(arrow, folder / "rows.parquet")
     return {
+        "csv by the loader": loaded_csv_key(str(folder / "dropped.csv")),
+        "csv crlf by the loader": loaded_csv_key(str(folder / "crlf.csv")),
         "csv": _read_file_content(str(clean), "csv"),
         "csv with dropped lines": _read_file_content(str(folder / "dropped.csv"), "csv"),
         "csv crlf": _read_file_content(str(folder / "crlf.csv"), "csv"),

@@ -273,12 +273,53 @@ def _read_file_content(path: str, form: str, sha256: str | None = None) -> str |
 
 
 def _csv_content(path: str, sha256: str | None) -> str | None:
+    """Streamed by DuckDB with the loader's rules (`csvscan`, as a run on the
+    DuckDB engine reads it: no file held in memory) where it can, else from
+    the loader's own records."""
     from fuzzpy.runtime.loader import csv_text_table
 
+    streamed = _streamed_csv_content(path, sha256)
+    if streamed is not None:
+        return streamed
     header = _header(path, sha256)
     if header is None or header.csv is None:
         return None
     return table_content(csv_text_table(header.csv), list(header.names))
+
+
+def _streamed_csv_content(path: str, sha256: str | None) -> str | None:
+    import duckdb
+
+    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.engines.csvscan import csv_fields, csv_source
+    from fuzzpy.engines.engine import csv_header, streamed_data_file
+    from fuzzpy.engines.scan import pattern_obstacle
+
+    try:
+        file = streamed_data_file(path)
+        facts = getattr(file.data, "facts", None)
+        if (sha256 is not None and file.sha256 != sha256) or facts is None:
+            return None
+        header = csv_header(file)
+    except FuzzError:
+        return None
+    names = list(header.names)
+    if header.csv is None or facts.obstacle(len(names)) is not None or pattern_obstacle(path, "DuckDB"):
+        return None
+    d = DIALECTS["duckdb"]
+    source = f"({csv_fields(d, csv_source(path, facts, header.csv.header_line), len(names))}) AS records"
+    order = key_order(names)
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        (row,) = con.execute(content_sql(d, source, [(f"f{i}", "text") for i in order])).fetchall()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    if _current_sha256(path) != file.sha256:  # the file changed while it was read
+        return None
+    return content_key(row, [names[i] for i in order])
 
 
 def _loaded_content(path: str, sha256: str | None) -> str | None:
