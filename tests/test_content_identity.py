@@ -41,9 +41,10 @@ def folder(tmp_path: Path) -> Path:
 
 
 def run(folder: Path, definition: str, data: object, name: str | None = None,
-        ledger: str = "ledger.sqlite") -> Fraction | str:
+        ledger: str = "ledger.sqlite", engine: str = "memory") -> Fraction | str:
     request = RunRequest(str(folder / "p.fz"), definition, data={"db": data}, budget="1e9,0.5",
-                         ledger=str(folder / ledger), seed=5, datasets={"db": name} if name else {})
+                         ledger=str(folder / ledger), seed=5, datasets={"db": name} if name else {},
+                         engine=engine)
     try:
         return execute(request).value
     except (Refusal, FuzzError) as error:
@@ -84,28 +85,30 @@ def test_a_file_with_lines_the_loader_drops_is_the_same_dataset(folder: Path, ca
     assert run(folder, definition, first, ledger="second.sqlite") == "FZ545"
 
 
-def test_the_rows_of_a_file_whose_quote_does_not_close_are_linked_in_every_form(folder: Path) -> None:
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_the_rows_of_a_file_whose_quote_does_not_close_are_linked_in_every_form(folder: Path, engine: str) -> None:
     """The sniffer failed on such a file: it was keyed by its bytes only, so
     its rows saved as Parquet or read into a frame were new data."""
     broken = write(folder, "broken.csv", 'a,b\n1.5,2\n"oops,3\n3,4\n')
-    assert isinstance(run(folder, "pairs", broken), Fraction)
+    assert isinstance(run(folder, "pairs", broken, engine=engine), Fraction)
     rows = pa.table({"a": [1.5, 3.0], "b": [2, 4]})
     pq.write_table(rows, folder / "rows.parquet")
-    assert run(folder, "pairs", str(folder / "rows.parquet")) == "FZ545"
-    assert run(folder, "pairs", rows.to_pandas(), name="as_pandas") == "FZ545"
-    assert run(folder, "pairs", pl.from_arrow(rows), name="as_polars") == "FZ545"
-    assert run(folder, "pairs", rows, name="as_arrow") == "FZ545"
+    assert run(folder, "pairs", str(folder / "rows.parquet"), engine=engine) == "FZ545"
+    assert run(folder, "pairs", rows.to_pandas(), name="as_pandas", engine=engine) == "FZ545"
+    assert run(folder, "pairs", pl.from_arrow(rows), name="as_polars", engine=engine) == "FZ545"
+    assert run(folder, "pairs", rows, name="as_arrow", engine=engine) == "FZ545"
 
 
 @pytest.mark.parametrize("text", ["t,v\n12:30,1\n07:05,2\n", "t,v\n2024-01-31,1\n1999-12-01,2\n",
                                   "t,v\n2024-01-31 12:30:00,1\n2024-02-01 00:00:00,2\n"])
-def test_a_time_or_date_column_read_back_by_pandas_is_the_same_dataset(folder: Path, text: str) -> None:
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_a_time_or_date_column_read_back_by_pandas_is_the_same_dataset(folder: Path, text: str, engine: str) -> None:
     """DuckDB's sniffer typed `12:30` as a TIME and keyed it `12:30:00`;
     the loader reads the text, and so does pandas."""
     csv = write(folder, "clock.csv", text)
-    assert isinstance(run(folder, "clocks", csv), Fraction)
-    assert run(folder, "clocks", pd.read_csv(csv), name="clock_frame") == "FZ545"
-    assert run(folder, "clocks", pl.read_csv(csv), name="clock_polars") == "FZ545"
+    assert isinstance(run(folder, "clocks", csv, engine=engine), Fraction)
+    assert run(folder, "clocks", pd.read_csv(csv), name="clock_frame", engine=engine) == "FZ545"
+    assert run(folder, "clocks", pl.read_csv(csv), name="clock_polars", engine=engine) == "FZ545"
 
 
 def test_the_loader_reads_those_files_as_the_same_rows(folder: Path) -> None:
