@@ -47,10 +47,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from fuzzpy.engines.fingerprint import LANES, _float_text, _lane, _sha
 from fuzzpy.engines.sql import DIALECTS, Dialect
 from fuzzpy.lazy import lazy
+
+if TYPE_CHECKING:
+    from fuzzpy.runtime.loader import Header
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
@@ -329,7 +333,7 @@ def _loaded_content(path: str, sha256: str | None) -> str | None:
     return table_content(header.table, list(header.names))
 
 
-def _header(path: str, sha256: str | None):  # type: ignore[no-untyped-def]
+def _header(path: str, sha256: str | None) -> Header | None:
     """The file's header as the loader reads it (its bytes read once, so the
     bytes keyed are the bytes hashed), or None."""
     from fuzzpy.diagnostics import FuzzError
