@@ -133,3 +133,25 @@ def test_other_rows_are_still_other_data(folder: Path) -> None:
     for index, text in enumerate(["a,b\n1,2\n3,4\n5,\n", "a,b\n1,2\n3,4\n,6\n", "a,b\n1,2\n3,5\n",
                                   "a,b\n1,2\n3,4\n3,4\n"]):
         assert isinstance(run(folder, "pairs", write(folder, f"o{index}.csv", text)), Fraction), text
+
+
+def test_a_key_of_an_earlier_version_is_computed_again_from_its_file(folder: Path) -> None:
+    """A ledger's keys written by an earlier fuzzpy spell rows otherwise:
+    never compared, but keyed again from the file while its bytes are the
+    registered ones, so its rows in another form stay linked."""
+    import sqlite3
+
+    from fuzzpy.cli import main
+
+    csv = write(folder, "people.csv", "a,b\n1,2\n3,4\n")
+    ledger = str(folder / "ledger.sqlite")
+    assert main(["dataset", "register", "people", csv, "--budget", "1", "--ledger", ledger]) == 0
+    with sqlite3.connect(ledger) as connection:
+        old = "0" * 64  # as fuzzpy-content-3 recorded it: no version tag
+        connection.execute("UPDATE datasets SET content = ?", (old,))
+        connection.execute("UPDATE dataset_log SET content = ?", (old,))
+    pq.write_table(pa.table({"a": [3, 1], "b": [4.0, 2.0]}), folder / "copy.parquet")
+    assert run(folder, "pairs", str(folder / "copy.parquet")) == "FZ545"
+    with sqlite3.connect(ledger) as connection:
+        (content,) = connection.execute("SELECT content FROM datasets WHERE name = 'people'").fetchone()
+    assert content.startswith("c4:")
