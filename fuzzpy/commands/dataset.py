@@ -169,9 +169,9 @@ def _key_previous_version(ledger: Ledger, previous: Registration) -> None:
     the version being replaced while its bytes can still be read, from its
     file or the hash's remembered key, so that its rows in another form stay
     this dataset's after the update (a20 F1)."""
-    from fuzzpy.engines.content import file_content
+    from fuzzpy.engines.content import current, file_content
 
-    if previous.content is None and previous.format != "frame":
+    if not current(previous.content) and previous.format != "frame":
         key = file_content(previous.file, previous.format, previous.sha256)
         if key is not None:
             ledger.record_content(previous.name, previous.sha256, key)

@@ -17,13 +17,22 @@ cell is spelled from its value, whatever its type:
   of booleans exported as 0/1 is the same cells);
 * any other text: `S` and the text, trimmed.
 
-Per column, as the fingerprint: SHA-256 of each cell's spelling, 8 lanes of
-28 bits summed over the rows (the order of rows does not matter: Bellare &
-Micciancio's AdHash, EUROCRYPT 1997), then SHA-256 of the row count and
-the sums; the key is SHA-256 over the (trimmed) names and digests of all
-columns. A second dataset with the key of a registered one is refused
-(FZ545). It detects accidents, as the rest of the ledger does; data changed
-in any way that shows in a cell is new data.
+Which rows: those the loader reads (issue 24), never a sniffing reader's
+guess. A CSV file is framed and split by the loader's own rules (a record
+per well-formed line of the header's width; every cell its text); a
+Parquet file's and a frame's rows are their rows. A row whose every cell is
+missing is left out (no program reads a value from it: a blank line in a
+one-column CSV, the row pandas makes of a line of empty cells).
+
+Each kept row's cells, in the order of the columns' (trimmed) names, are
+hashed together (each cell length-prefixed) with SHA-256; 8 lanes of 28
+bits of the hash are summed over the rows (the order of rows does not
+matter: Bellare & Micciancio's AdHash, EUROCRYPT 1997); the key is SHA-256
+of the version, the row count, the names and the sums, tagged `c4:`. Two
+tables key equal exactly when their multisets of rows are equal (each cell
+by value, as above). A second dataset with the key of a registered one is
+refused (FZ545). It detects accidents, as the rest of the ledger does; data
+changed in any way that shows in a cell is new data.
 
 When. Every cell is hashed, which costs a scan as long as a frame's
 fingerprint. Data in memory is keyed when its dataset is registered (it
@@ -38,14 +47,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from fuzzpy.engines.fingerprint import LANES, _float_text, _lane, _sha
 from fuzzpy.engines.sql import DIALECTS, Dialect
 from fuzzpy.lazy import lazy
 
+if TYPE_CHECKING:
+    from fuzzpy.runtime.loader import Header
+
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
-VERSION = "fuzzpy-content-3"
+VERSION = "fuzzpy-content-4"
+TAG = "c4:"  # a key of this version
 _MISSING_WORDS = ("na", "n/a", "nan", "-nan", "null", "none", "<na>", "#n/a", "#na", "nat")
 
 Rows = Callable[[str], list[tuple]]
@@ -82,56 +96,133 @@ def _trimmed(d: Dialect, text: str) -> str:
     return f"trim({text}, {d.string(_WHITESPACE)})"
 
 
-def _cell(d: Dialect, column: str, kind: str) -> str:
-    """A cell's spelling. Text that reads as a number is that number (a
-    column of numbers with a word among them is text in one library and
-    numbers in another)."""
+def _layers(d: Dialect, columns: list[tuple[str, str]]) -> tuple[list[str], list[str], list[str]]:
+    """A cell's spelling, in three layers of one query so that each
+    expression is computed once per cell: (1) the cell as a double (`x`)
+    or its trimmed text (`t`); (2) a text's value as a double and its
+    lower case (`l`); (3) the spelling (`c`). Text that reads as a number
+    is that number (a column of numbers with a word among them is text in
+    one library and numbers in another)."""
     text_type = "STRING" if d.name == "spark" else "VARCHAR"
-    if kind == "number":
-        return _number(d, f"CAST({column} AS DOUBLE)", text_type)
-    if kind == "bool":  # as the numbers 1 and 0 (a16/a18: booleans exported as 0/1 are the same cells)
-        return _number(d, f"(CASE WHEN {column} IS NULL THEN NULL WHEN {column} THEN 1.0 ELSE 0.0 END)", text_type)
     try_cast = "try_cast" if d.name == "spark" else "TRY_CAST"
-    text = _trimmed(d, f"CAST({column} AS {text_type})")
     missing = ", ".join(d.string(word) for word in _MISSING_WORDS)
-    return (f"(CASE WHEN {column} IS NULL OR {text} = '' OR lower({text}) IN ({missing}) THEN 'N' "
-            f"WHEN {try_cast}({text} AS DOUBLE) IS NOT NULL THEN "
-            f"{_number(d, f'{try_cast}({text} AS DOUBLE)', text_type)} "
-            f"WHEN lower({text}) IN ('true', 'false') THEN "
-            f"{_number(d, f'(CASE WHEN lower({text}) = {chr(39)}true{chr(39)} THEN 1.0 ELSE 0.0 END)', text_type)} "
-            f"ELSE concat('S', {text}) END)")
+    first, second, third = [], [], []
+    for i, (column, kind) in enumerate(columns):
+        x, t, low = f"x{i}", f"t{i}", f"l{i}"
+        if kind == "number":
+            first.append(f"CAST({column} AS DOUBLE) AS {x}")
+            second.append(x)
+            third.append(f"{_number(d, x, text_type)} AS c{i}")
+        elif kind == "bool":  # as the numbers 1 and 0 (a16/a18: booleans exported as 0/1 are the same cells)
+            first.append(f"(CASE WHEN {column} IS NULL THEN NULL WHEN {column} THEN 1.0 ELSE 0.0 END) AS {x}")
+            second.append(x)
+            third.append(f"{_number(d, x, text_type)} AS c{i}")
+        else:
+            first.append(f"{_trimmed(d, f'CAST({column} AS {text_type})')} AS {t}")
+            second.extend((t, f"{try_cast}({t} AS DOUBLE) AS {x}", f"lower({t}) AS {low}"))
+            boolean = _number(d, f"(CASE WHEN {low} = 'true' THEN 1.0 ELSE 0.0 END)", text_type)
+            third.append(f"(CASE WHEN {t} IS NULL OR {t} = '' OR {low} IN ({missing}) THEN 'N' "
+                         f"WHEN {x} IS NOT NULL THEN {_number(d, x, text_type)} "
+                         f"WHEN {low} IN ('true', 'false') THEN {boolean} "
+                         f"ELSE concat('S', {t}) END) AS c{i}")
+    return first, second, third
+
+
+def _length_prefixed(d: Dialect, cells: list[str]) -> str:
+    """A row's cells as one text that no other row spells: each cell's
+    length, a colon, the cell."""
+    text_type = "STRING" if d.name == "spark" else "VARCHAR"
+    parts = [f"CAST(length({c}) AS {text_type}), ':', {c}" for c in cells]
+    return f"concat({', '.join(parts)})"
 
 
 def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]]) -> str:
-    """One query over `source`: the row count, then 8 lane sums per column
-    (`columns`: (quoted name, kind)). Each cell is spelled once, in an
-    inner query, then hashed."""
-    spelled = ", ".join(f"{_cell(d, column, kind)} AS c{i}" for i, (column, kind) in enumerate(columns))
-    parts = ["count(*)"]
-    for i in range(len(columns)):
-        digest = _sha(d, f"c{i}")
-        parts.extend(f"CAST(sum({_lane(d, digest, lane)}) AS BIGINT)" for lane in range(LANES))
-    inner = f"SELECT {spelled} FROM {source}" if columns else f"SELECT 1 FROM {source}"
-    return f"SELECT {', '.join(parts)} FROM ({inner}) AS spelled"
+    """One query over `source`: the number of rows keyed, then 8 lane sums of
+    the rows' hashes (`columns`: (quoted name, kind), in the key's order).
+    Each cell is spelled once, in inner queries (`_layers`); a row whose
+    every cell is missing is left out (the loader reads no value from it:
+    under the default rule it is dropped by every program, as a blank CSV
+    line is not a record); every other row is hashed whole, its cells in
+    order."""
+    if not columns:
+        return f"SELECT count(*) FROM {source}"
+    first, second, third = _layers(d, columns)
+    cells = [f"c{i}" for i in range(len(columns))]
+    present = " OR ".join(f"{c} <> 'N'" for c in cells)
+    spelled = (f"SELECT {', '.join(third)} FROM (SELECT {', '.join(second)} FROM "
+               f"(SELECT {', '.join(first)} FROM {source}) AS cells) AS valued")
+    rows = f"SELECT {_length_prefixed(d, cells)} AS r FROM ({spelled}) AS spelled WHERE {present}"
+    digest = _sha(d, "r")
+    lanes = ", ".join(f"CAST(sum({_lane(d, digest, lane)}) AS BIGINT)" for lane in range(LANES))
+    return f"SELECT count(*), {lanes} FROM ({rows}) AS kept"
 
 
 def content_key(row: tuple, names: list[str]) -> str:
-    """The key from `content_sql`'s row, for columns named `names`."""
-    count = int(row[0])
-    digests = []
-    for index, name in enumerate(names):
-        lanes = [int(v or 0) for v in row[1 + LANES * index: 1 + LANES * (index + 1)]]
-        column = f"{VERSION}\n{count}\n" + " ".join(map(str, lanes))
-        digests.append((name.strip(), hashlib.sha256(column.encode()).hexdigest()))
-    text = VERSION + "\n" + "".join(f"{n}\t{h}\n" for n, h in sorted(digests))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    """The key from `content_sql`'s row, for columns named `names` (in the
+    order the query spelled them)."""
+    lanes = [int(v or 0) for v in row[1: 1 + LANES]]
+    text = (f"{VERSION}\n{int(row[0])}\n" + "".join(f"{n.strip()}\n" for n in names)
+            + " ".join(map(str, lanes)))
+    return TAG + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def current(key: str | None) -> bool:
+    """Whether a recorded key was computed by this version (an older one,
+    keyed otherwise, is never compared: a file's is computed again)."""
+    return key is not None and key.startswith(TAG)
+
+
+def key_order(names: list[str]) -> list[int]:
+    """The positions of the columns in the key's order: by trimmed name, so
+    that the order of a table's columns does not matter."""
+    return sorted(range(len(names)), key=lambda i: (names[i].strip(), i))
 
 
 def query_content(d: Dialect, rows: Rows, source: str, schema: pa.Schema) -> str:
     """The content key of `source`, whose columns are `schema`'s."""
-    columns = [(d.ident(f.name), column_kind(f.type)) for f in schema]
+    order = key_order(list(schema.names))
+    columns = [(d.ident(schema.names[i]), column_kind(schema.types[i])) for i in order]
     (row,) = rows(content_sql(d, source, columns))
-    return content_key(row, list(schema.names))
+    return content_key(row, [schema.names[i] for i in order])
+
+
+def table_content(table: pa.Table, names: list[str] | None = None) -> str:
+    """The content key of an Arrow table held here (a frame, a Parquet
+    file's or a CSV file's records as the loader reads them), its columns
+    named `names` (default: the table's own). Text and bytes are read as
+    the loader reads a text cell: a cell that is not UTF-8 fits no column
+    type, and is missing here."""
+    import duckdb
+
+    from fuzzpy.runtime.cells import as_text
+
+    names = list(table.column_names) if names is None else names
+    columns = []
+    for column in table.columns:
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        if column_kind(column.type) == "text" and _is_text(column.type):
+            column = as_text(column)
+        columns.append(column)
+    positional = pa.table(columns, names=[f"c{i}" for i in range(len(columns))])
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.register("_fz_rows", positional)
+        d = DIALECTS["duckdb"]
+        order = key_order(names)
+        spelled = [(f"c{i}", column_kind(positional.schema.types[i])) for i in order]
+        (row,) = con.execute(content_sql(d, "_fz_rows", spelled)).fetchall()
+        return content_key(row, [names[i] for i in order])
+    finally:
+        con.close()
+
+
+def _is_text(arrow_type: pa.DataType) -> bool:
+    return (pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+            or pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type))
 
 
 def same_columns(names: list[str], other: list[str]) -> bool:
@@ -140,44 +231,121 @@ def same_columns(names: list[str], other: list[str]) -> bool:
 
 
 def file_content(path: str, form: str, sha256: str) -> str | None:
-    """The content key of a CSV or Parquet file, read by DuckDB (None if it
-    cannot read it, or it is no longer the file of this hash: such a file is
-    linked by its bytes only). Remembered by the file's hash (`filehash`)."""
+    """The content key of a CSV or Parquet file, as the loader reads it
+    (None if it cannot be read, or it is no longer the file of this hash:
+    such a file is linked by its bytes only). Remembered by the file's
+    hash (`filehash`)."""
     from fuzzpy.engines.filehash import recall_counts, remember_counts
 
     remembered = recall_counts(sha256, VERSION)
     if remembered is not None and len(remembered) == 1:
-        return f"{remembered[0]:064x}"
+        return f"{TAG}{remembered[0]:064x}"
     key = _read_file_content(path, form, sha256)
     if key is not None:
-        remember_counts(sha256, VERSION, (int(key, 16),))
+        remember_counts(sha256, VERSION, (int(key[len(TAG):], 16),))
     return key
 
 
 def _read_file_content(path: str, form: str, sha256: str | None = None) -> str | None:
+    """A CSV file is framed and split by the loader's own rules
+    (`loader.csv_text_table`: one record per well-formed line of the
+    header's width, every cell its text), never by a sniffing reader's
+    guess of its lines and types (issue 24). A Parquet file is read by
+    DuckDB (the stored types, as the loader reads them, without holding the
+    file in memory), or by the loader when DuckDB cannot read it."""
+    if form == "csv":
+        return _csv_content(path, sha256)
+    if form != "parquet":
+        return None
     import duckdb
 
     d = DIALECTS["duckdb"]
-    if form == "parquet":
-        source = f"read_parquet({d.string(path)}, hive_partitioning = false)"
-    elif form == "csv":
-        source = (f"read_csv({d.string(path)}, header = true, delim = ',', quote = '\"', escape = '\"', "
-                  "null_padding = true, ignore_errors = true, compression = 'none', hive_partitioning = false)")
-    else:
-        return None
+    source = f"read_parquet({d.string(path)}, hive_partitioning = false)"
     con = duckdb.connect()
     try:
         con.execute("SET enable_progress_bar = false")
         relation = con.sql(f"SELECT * FROM {source} LIMIT 0")
         schema = (getattr(relation, "to_arrow_table", None) or relation.arrow)().schema  # DuckDB 2 / 1
         key = query_content(d, lambda sql: con.execute(sql).fetchall(), source, schema)
-    except duckdb.Error:
-        return None
+    except duckdb.Error:  # e.g. a string that is not UTF-8: the loader's reading
+        return _loaded_content(path, sha256)
     finally:
         con.close()
     if sha256 is not None and _current_sha256(path) != sha256:  # the file changed under us: not this file's key
         return None
     return key
+
+
+def _csv_content(path: str, sha256: str | None) -> str | None:
+    """Streamed by DuckDB with the loader's rules (`csvscan`, as a run on the
+    DuckDB engine reads it: no file held in memory) where it can, else from
+    the loader's own records."""
+    from fuzzpy.runtime.loader import csv_text_table
+
+    streamed = _streamed_csv_content(path, sha256)
+    if streamed is not None:
+        return streamed
+    header = _header(path, sha256)
+    if header is None or header.csv is None:
+        return None
+    return table_content(csv_text_table(header.csv), list(header.names))
+
+
+def _streamed_csv_content(path: str, sha256: str | None) -> str | None:
+    import duckdb
+
+    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.engines.csvscan import csv_fields, csv_source
+    from fuzzpy.engines.engine import csv_header, streamed_data_file
+    from fuzzpy.engines.scan import pattern_obstacle
+
+    try:
+        file = streamed_data_file(path)
+        facts = getattr(file.data, "facts", None)
+        if (sha256 is not None and file.sha256 != sha256) or facts is None:
+            return None
+        header = csv_header(file)
+    except FuzzError:
+        return None
+    names = list(header.names)
+    if header.csv is None or facts.obstacle(len(names)) is not None or pattern_obstacle(path, "DuckDB"):
+        return None
+    d = DIALECTS["duckdb"]
+    source = f"({csv_fields(d, csv_source(path, facts, header.csv.header_line), len(names))}) AS records"
+    order = key_order(names)
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        (row,) = con.execute(content_sql(d, source, [(f"f{i}", "text") for i in order])).fetchall()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    if _current_sha256(path) != file.sha256:  # the file changed while it was read
+        return None
+    return content_key(row, [names[i] for i in order])
+
+
+def _loaded_content(path: str, sha256: str | None) -> str | None:
+    header = _header(path, sha256)
+    if header is None or header.table is None:
+        return None
+    return table_content(header.table, list(header.names))
+
+
+def _header(path: str, sha256: str | None) -> Header | None:
+    """The file's header as the loader reads it (its bytes read once, so the
+    bytes keyed are the bytes hashed), or None."""
+    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.runtime.loader import read_data_file, read_header
+
+    try:
+        file = read_data_file(path)
+        if sha256 is not None and file.sha256 != sha256:
+            return None
+        return read_header(file)
+    except FuzzError:
+        return None
 
 
 def _current_sha256(path: str) -> str | None:

@@ -156,14 +156,7 @@ def csv_selects(d: Dialect, source: str, plan: Plan, width: int) -> tuple[str, s
     owner's audit counts: total records, lines dropped, bad cells per
     column read, rows kept (`csv_report`)."""
     indexes = sorted({c.index for c in plan.columns})
-    body = f"{_FIELD}(?:,{_FIELD})*"
-    emptied = f"regexp_replace(l, {d.string(_QUOTED_FIELD)}, '\\1', 'g')"  # each quoted value emptied
-    count = f"(CASE WHEN q THEN {_commas(emptied)} ELSE {_commas('l')} END + 1)"
-    lines = f"SELECT {LINE} AS l, contains({LINE}, '\"') AS q FROM {source} WHERE {LINE} IS NOT NULL"
-    fields = ", ".join(f"{_field(d, i)} AS f{i}" for i in indexes)
-    record = f"((NOT q OR regexp_full_match(l, {d.string(body)})) AND {count} = {width})"
-    records = f"SELECT {record} AS record{', ' if fields else ''}{fields} FROM ({lines})"
-    cells_from = f"({records})"
+    cells_from = f"({_records(d, source, indexes, width)})"
     values, keep, audit = [], ["record"], ["count(*)", "count(*) FILTER (WHERE NOT record)"]
     for position, read in enumerate(plan.columns):
         kind = "num" if plan.shape == "vector" else read.kind
@@ -175,6 +168,25 @@ def csv_selects(d: Dialect, source: str, plan: Plan, width: int) -> tuple[str, s
     audit.append(f"count(*) FILTER (WHERE {where})")
     select = f"SELECT {', '.join(values)} FROM {cells_from} WHERE {where}"
     return select, f"SELECT {', '.join(audit)} FROM {cells_from}"
+
+
+def _records(d: Dialect, source: str, indexes: list[int], width: int) -> str:
+    """Every non-blank line: whether it is a record (well formed, of the
+    header's width) and its fields `f{i}` at `indexes`."""
+    body = f"{_FIELD}(?:,{_FIELD})*"
+    emptied = f"regexp_replace(l, {d.string(_QUOTED_FIELD)}, '\\1', 'g')"  # each quoted value emptied
+    count = f"(CASE WHEN q THEN {_commas(emptied)} ELSE {_commas('l')} END + 1)"
+    lines = f"SELECT {LINE} AS l, contains({LINE}, '\"') AS q FROM {source} WHERE {LINE} IS NOT NULL"
+    fields = ", ".join(f"{_field(d, i)} AS f{i}" for i in indexes)
+    record = f"((NOT q OR regexp_full_match(l, {d.string(body)})) AND {count} = {width})"
+    return f"SELECT {record} AS record{', ' if fields else ''}{fields} FROM ({lines})"
+
+
+def csv_fields(d: Dialect, source: str, width: int) -> str:
+    """The records the loader reads (`csvframe`), every field `f0`, `f1`,
+    ... as its text: the content key's reading of a CSV file (issue 24)."""
+    fields = ", ".join(f"f{i}" for i in range(width))
+    return f"SELECT {fields} FROM ({_records(d, source, list(range(width)), width)}) WHERE record"
 
 
 def csv_report(plan: Plan, counts: tuple[int, ...]) -> dict[str, object]:

@@ -135,22 +135,9 @@ def reading(frame: InMemory) -> Iterator[None]:
 def local_content(table: pa.Table) -> str | None:
     """The content key (`fuzzpy.engines.content`) of a table in this process.
     A pandas `object` column is held as bytes: read as the text it is."""
-    import duckdb
+    from fuzzpy.engines.content import table_content
 
-    from fuzzpy.engines.content import query_content
-    from fuzzpy.engines.sql import DIALECTS
-
-    for index, column in enumerate(table.columns):
-        if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type):
-            with contextlib.suppress(pa.ArrowInvalid):  # not UTF-8: compared as DuckDB spells the bytes
-                table = table.set_column(index, table.field(index).name, column.cast(pa.large_string()))
-    con = duckdb.connect()
-    try:
-        con.register("_fz_frame", table)
-        return query_content(DIALECTS["duckdb"], lambda sql: interruptible(con, lambda: con.execute(sql).fetchall()),
-                             "_fz_frame", table.schema)
-    finally:
-        con.close()
+    return table_content(table)
 
 
 def open_in_memory(ledger: Any, source: Any, bag_type: Any) -> Any:

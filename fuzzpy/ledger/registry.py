@@ -92,8 +92,9 @@ class Registry(ABC):
         with self._store.writing() as connection:
             connection.execute("UPDATE datasets SET content = ? WHERE name = ? AND sha256 = ?",
                                (content, name, sha256))
-            connection.execute("UPDATE dataset_log SET content = ? WHERE name = ? AND sha256 = ? "
-                               "AND content IS NULL", (content, name, sha256))
+            # the same bytes: this key replaces none, or one an older version computed
+            connection.execute("UPDATE dataset_log SET content = ? WHERE name = ? AND sha256 = ?",
+                               (content, name, sha256))
 
     def earlier_contents(self) -> list[tuple[str, list[str], str]]:
         """(dataset, column names, content key) of every registered version

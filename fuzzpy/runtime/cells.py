@@ -120,8 +120,8 @@ def readable_from(arrow_type: pa.DataType | ColumnType, kind: str) -> bool:
     number = family in NUMBER
     if kind in ("int", "num"):
         return text or number
-    if kind == "bool":
-        return text or family == "bool" or family in INTEGER
+    if kind == "bool":  # a float column too: pandas makes an int column with a missing cell float64 (issue 24)
+        return text or family == "bool" or family in INTEGER or family == "float"
     return text or number or family == "bool"
 
 
@@ -218,8 +218,9 @@ def _from_floats(column: pa.Array, kind: str) -> Cells:
     if kind == "num":
         problems[~finite] = OUT_OF_RANGE
         return Cells(np.where(finite, values, 0.0) + 0.0, problems)
-    if kind == "bool":  # not offered by `readable_from`; kept total all the same
-        return Cells(np.zeros(values.size, dtype=bool), np.full(values.size, WRONG_TYPE, np.uint8))
+    if kind == "bool":  # 0.0 and 1.0 as an int column's 0 and 1; any other value does not fit
+        problems[~((values == 0.0) | (values == 1.0))] = WRONG_TYPE
+        return Cells(values == 1.0, problems)
     whole = finite & (np.floor(np.where(finite, values, 0.0)) == np.where(finite, values, 0.0))
     in_range = whole & (np.abs(np.where(whole, values, 0.0)) < 2.0**63)
     problems[~whole] = WRONG_TYPE
@@ -336,6 +337,12 @@ def _cast_plain(column: pa.Array, kind: str) -> Cells | None:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def as_text(column: pa.Array) -> pa.Array:
+    """A text or binary column as UTF-8 strings, every cell that is null or
+    not UTF-8 emptied (so read as missing)."""
+    return _as_text(column)[0]
 
 
 def _as_text(column: pa.Array) -> tuple[pa.Array, np.ndarray]:

@@ -167,17 +167,17 @@ def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Calla
     by content key (`fuzzpy.engines.content`). Only datasets with the same
     column names can; a file's key is computed then, and recorded. Returns
     the new dataset's key (None if it was not needed and not `eager`)."""
-    from fuzzpy.engines.content import file_content, same_columns
+    from fuzzpy.engines.content import current, file_content, same_columns
 
     alike = [r for r in ledger.registrations() if r.name != name
              and same_columns(names, [c.name for c in r.columns])]
     earlier = [(holder, theirs) for holder, their_names, theirs in ledger.earlier_contents()
-               if holder != name and same_columns(names, their_names)]
+               if holder != name and same_columns(names, their_names) and current(theirs)]
     key = content() if alike or earlier or eager else None
     if key is None:
         return None
     for other in alike:
-        theirs = other.content
+        theirs = other.content if current(other.content) else None  # an older version's key: keyed again
         if theirs is None and other.format != "frame":
             theirs = file_content(other.file, other.format, other.sha256)
             if theirs is not None:

@@ -278,17 +278,34 @@ def read_records(header: Header, reads: tuple[tuple[int, str], ...]) -> Records:
 def _csv_records(framed: CsvFrame, reads: tuple[tuple[int, str], ...]) -> Records:
     names = [f"c{i}" for i in range(len(framed.names))]
     wanted = sorted({names[i] for i, _ in reads})
-    table = _plain_csv_table(framed, names, wanted)
-    if table is not None:
-        unexpected = np.zeros(0, dtype=np.int64)
-    else:  # a ragged line, or a line pyarrow reads otherwise: each line framed on its own
-        framed = framed.without_ragged()
-        table, unexpected = _csv_table(framed, names, wanted)
+    table, framed, unexpected = _record_table(framed, names, wanted)
     lines = np.delete(framed.record_lines, unexpected)
     ragged = np.concatenate((framed.ragged_lines, framed.record_lines[unexpected]))
     fields = np.concatenate((framed.ragged_fields, np.full(unexpected.size, -1, dtype=np.int64)))
     cells = tuple(parse_text(table.column(names[i]), kind) for i, kind in reads)
     return Records(cells, int(lines.size), lines, framed.malformed_lines, ragged, fields)
+
+
+def _record_table(framed: CsvFrame, names: list[str], wanted: list[str]) -> tuple[pa.Table, CsvFrame, np.ndarray]:
+    """The wanted columns of the records as bytes, the frame they were read
+    from, and the positions of its records pyarrow did not take."""
+    table = _plain_csv_table(framed, names, wanted)
+    if table is not None:
+        return table, framed, np.zeros(0, dtype=np.int64)
+    # a ragged line, or a line pyarrow reads otherwise: each line framed on its own
+    framed = framed.without_ragged()
+    table, unexpected = _csv_table(framed, names, wanted)
+    return table, framed, unexpected
+
+
+def csv_text_table(framed: CsvFrame) -> pa.Table:
+    """Every column of the records the loader reads from a CSV file (blank,
+    malformed and ragged lines left out), each cell as its bytes, in the
+    header's order (columns named `c0`, `c1`, ...): the rows a run reads,
+    before any cell is typed (the content key's reading, issue 24)."""
+    names = [f"c{i}" for i in range(len(framed.names))]
+    table, _, _ = _record_table(framed, names, names)
+    return table.select(names)
 
 
 def _plain_csv_table(framed: CsvFrame, names: list[str], wanted: list[str]) -> pa.Table | None:

@@ -65,8 +65,8 @@ def reference_readable(t: pa.DataType, kind: str) -> bool:
     number = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
     if kind in ("int", "num"):
         return text or number
-    if kind == "bool":
-        return text or pa.types.is_boolean(t) or pa.types.is_integer(t)
+    if kind == "bool":  # a float too: 0.0 and 1.0 (issue 24, pandas' int column with a missing cell)
+        return text or pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t)
     return text or number or pa.types.is_boolean(t)
 
 
@@ -84,7 +84,7 @@ def reference_compilable(t: pa.DataType, kind: str) -> bool:
     if _text(t) or pa.types.is_integer(t):
         return True
     if pa.types.is_floating(t):
-        return kind in ("num", "int")
+        return kind in ("num", "int", "bool")
     return pa.types.is_boolean(t) and kind in ("bool", "string")
 
 
