@@ -118,10 +118,20 @@ class Flattener:
     ``delta_share`` is the delta each composite body may use in total, over
     all the times it is repeated."""
 
-    def __init__(self, summarise: Summariser | None = None, delta_share: float = 0.0) -> None:
+    def __init__(
+        self,
+        summarise: Summariser | None = None,
+        delta_share: float = 0.0,
+        whole_groups: bool = False,
+    ) -> None:
         self._summarise = summarise
         self._delta_share = delta_share
         self._multiplicity = 1  # product of the enclosing repeat counts
+        # group privacy of the grouped body's summarised part as one composed
+        # (eps, delta) profile (else of each of its atoms): both are valid,
+        # the accountant tries both (`accountant.atoms_options`)
+        self._whole_groups = whole_groups
+        self.sites = 0  # composite bodies summarised (each gets one delta share)
 
     def flatten(self, events: Iterable[Event]) -> Atoms:
         atoms: Atoms = Counter()
@@ -143,6 +153,9 @@ class Flattener:
         if isinstance(event, Repeat):
             if event.count <= 0:
                 return Counter()
+            hoisted = self._hoisted(event)
+            if hoisted is not None:
+                return self._group(hoisted.size, hoisted.body)
             self._multiplicity *= event.count
             try:
                 body = self.flatten(event.body)
@@ -155,10 +168,34 @@ class Flattener:
             return self._subsample(Fraction(event.rate), event.body)
         raise TypeError(f"not a privacy event: {event!r}")
 
+    def _hoisted(self, event: Repeat) -> Group | None:
+        """`loop[n]` of groups of one size k is the group of the loop: both say
+        that every run uses the database with sensitivity k (the checker
+        emits the first form, `checker.costs.scale_event`). Only when charging
+        whole groups, where the second form is tighter."""
+        if not self._whole_groups or not event.body:
+            return None
+        if not all(isinstance(e, Group) for e in event.body):
+            return None
+        sizes = {Fraction(e.size) for e in event.body}
+        if len(sizes) != 1:
+            return None
+        inner = tuple(e for group in event.body for e in group.body)
+        return Group(sizes.pop(), (Repeat(event.count, inner),))
+
     def _group(self, size: Fraction, body: tuple[Event, ...]) -> Atoms:
         scaled: Atoms = Counter()
+        summarised: Atoms = Counter()
         for atom, n in self.flatten(body).items():
-            scaled[_group_atom(atom, size, self)] += n
+            exact = _group_exact(atom, size)
+            if exact is not None:
+                scaled[exact] += n
+            elif self._whole_groups:
+                summarised[atom] += n
+            else:  # each of the n copies gets 1/n of this site's delta share
+                scaled[self._group_summary(Counter({atom: 1}), math.ceil(size), n)] += n
+        if summarised:
+            scaled[self._group_summary(summarised, math.ceil(size), 1)] += 1
         return scaled
 
     def _subsample(self, rate: Fraction, body: tuple[Event, ...]) -> Atoms:
@@ -182,6 +219,7 @@ class Flattener:
         """A composite body as one (eps, delta)-DP atom (its tightest guarantee)."""
         if self._summarise is None or self._delta_share <= 0:
             raise NotSummarisable("a composite body needs a delta to be summarised")
+        self.sites += 1
         # proved at a float delta no larger than the share, and charged that float
         delta = float_down(Fraction(self._delta_share) / self._multiplicity)
         epsilon = self._summarise(body, delta)
@@ -189,22 +227,25 @@ class Flattener:
             raise NotSummarisable("the composite body has no finite epsilon")
         return ApproxAtom(_fraction_up(epsilon), Fraction(delta))
 
-    def _group_summary(self, atom: SubsampledAtom, k: int) -> ApproxAtom:
-        """Group privacy of a subsampled (eps, delta) summary: the summary's delta
-        is chosen so that the grown delta k e^{(k-1) eps} delta fits the share."""
+    def _group_summary(self, body: Atoms, k: int, copies: int) -> ApproxAtom:
+        """Group privacy of a body's (eps, delta) summary, (k eps, k e^{(k-1) eps} delta)
+        (Dwork & Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2), for one of ``copies``
+        copies of it (the copies share the site's delta): the summary's delta
+        is chosen so that the grown delta fits the share."""
         if self._summarise is None or self._delta_share <= 0:
             raise NotSummarisable("a grouped subsample needs a delta to be summarised")
-        share = Fraction(self._delta_share) / self._multiplicity
+        self.sites += 1
+        share = Fraction(self._delta_share) / (self._multiplicity * copies)
         inner = share / k
         for _ in range(4):  # fixed point: a smaller inner delta gives a larger eps
-            epsilon = self._summarise(Counter({atom: 1}), float_down(inner))
+            epsilon = self._summarise(body, float_down(inner))
             if not math.isfinite(epsilon):
                 raise NotSummarisable("the grouped body has no finite epsilon")
             growth = k * math.exp(min((k - 1) * epsilon, 700.0))  # any inner delta is valid
             inner = share / _fraction_up(growth)
         # the summary is proved at a float delta at most `inner`, and charged that float
         proved_at = float_down(inner)
-        epsilon = self._summarise(Counter({atom: 1}), proved_at)
+        epsilon = self._summarise(body, proved_at)
         return _approx_group(_fraction_up(epsilon), Fraction(proved_at), k)
 
 
@@ -232,8 +273,9 @@ def _subsampled(rate: Fraction, atom: Atom) -> SubsampledAtom:
     return SubsampledAtom(rate, atom)
 
 
-def _group_atom(atom: Atom, size: Fraction, flattener: Flattener) -> Atom:
-    """The atom on size-fold neighbours (module docstring, group rule)."""
+def _group_exact(atom: Atom, size: Fraction) -> Atom | None:
+    """The atom on size-fold neighbours (module docstring, group rule), or None
+    for a subsampled atom whose group privacy needs an (eps, delta) summary."""
     if isinstance(atom, GaussianAtom):
         return GaussianAtom(atom.rho * size * size)
     if isinstance(atom, LaplaceAtom):
@@ -246,7 +288,7 @@ def _group_atom(atom: Atom, size: Fraction, flattener: Flattener) -> Atom:
     epsilon = subsampled_pure_epsilon(atom)
     if epsilon is not None:
         return PureAtom(epsilon * whole)
-    return flattener._group_summary(atom, whole)
+    return None
 
 
 def _approx_group(epsilon: Fraction, delta: Fraction, k: int) -> ApproxAtom:
