@@ -21,7 +21,8 @@ Methods (ids are stable; DESCRIPTIONS gives the reference):
                     evaluated in extended precision at the best order
     basic           (eps, delta) add
     advanced        Dwork-Rothblum-Vadhan advanced composition
-    kov             Kairouz-Oh-Viswanath optimal homogeneous composition
+    kov             Kairouz-Oh-Viswanath optimal composition (heterogeneous
+                    pure / (eps, delta) events: Murtagh-Vadhan, `heterogeneous`)
     zcdp            zCDP, Bun-Steinke conversion
     zcdp-cks        zCDP, Canonne-Kamath-Steinke conversion
     rdp             Renyi DP over an order grid (dp-accounting's subsampled
@@ -66,7 +67,8 @@ DESCRIPTIONS: dict[str, str] = {
     ),
     "basic": "basic composition (Dwork & Roth 2014, Thm 3.16)",
     "advanced": "advanced composition (Dwork, Rothblum & Vadhan 2010)",
-    "kov": "optimal homogeneous composition (Kairouz, Oh & Viswanath 2015)",
+    "kov": "optimal composition (Kairouz, Oh & Viswanath 2015; heterogeneous events: "
+    "Murtagh & Vadhan 2016)",
     "zcdp": "zCDP, simple conversion (Bun & Steinke 2016, Prop. 1.3)",
     "zcdp-cks": "zCDP, tight conversion (Canonne, Kamath & Steinke 2020)",
     "rdp": "Renyi DP, improved conversion (Balle et al. 2020, Thm 21)",
