@@ -60,6 +60,8 @@ class Quote:
     def charged_json(self) -> dict[str, object]:
         document = amount_json(self.cost.spend, self.budget)
         document["method"] = self.cost.method
+        if self.cost.notes:
+            document["notes"] = list(self.cost.notes)
         return document
 
     def remaining_json(self) -> dict[str, object]:

@@ -323,6 +323,9 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             warnings.append(message)
             warn(message)
 
+        for note in dict.fromkeys(note for receipt in receipts for note in receipt.cost.notes):
+            record(note)  # e.g. the zcdp rule's un-amplified subsampling (`ledger.rules`)
+
         bags = {name: bag for name, (bag, _) in loaded.items()}
         with auditing_groups() as outside:
             value = compute(checked, definition, {**public, **bags}, source_of_noise, record, lengths.frame,
