@@ -20,7 +20,7 @@ import pytest
 from mpmath import mp, mpf
 
 from fuzzpy.accounting.accountant import guarantees, tightest
-from fuzzpy.accounting.events import ExpMech, Gaussian, Group, Repeat, Subsample, Verified
+from fuzzpy.accounting.events import ExpMech, Gaussian, Group, Laplace, Repeat, Subsample, Verified
 
 mp.dps = 40
 
@@ -32,14 +32,16 @@ def mv_excess(pairs: list[tuple[Fraction, Fraction]], eps: mpf, delta: mpf) -> m
     prod(1+e^eps_i)^-1 sum_S max(e^{eps(S)} - e^eps e^{eps(not S)}, 0)
     <= 1 - (1 - delta) / prod (1 - delta_i). Returns left - right."""
     es = [mpf(e.numerator) / e.denominator for e, _ in pairs]
-    kept = mpmath.fprod(1 - mpf(d.numerator) / d.denominator for _, d in pairs)
+    log_kept = mpmath.fsum(mpmath.log1p(-mpf(d.numerator) / d.denominator) for _, d in pairs)
+    kept, used = mpmath.exp(log_kept), -mpmath.expm1(log_kept)
     total = mpf(0)
     for chosen in itertools.product((False, True), repeat=len(es)):
         inside = mpmath.fsum(e for e, c in zip(es, chosen, strict=True) if c)
         outside = mpmath.fsum(e for e, c in zip(es, chosen, strict=True) if not c)
         total += max(mpmath.exp(inside) - mpmath.exp(eps + outside), 0)
     left = total / mpmath.fprod(1 + mpmath.exp(e) for e in es)
-    return left - (1 - (1 - delta) / kept)
+    # left <= 1 - (1 - delta) / kept, multiplied by kept (no cancellation at tiny delta)
+    return left * kept + used - delta
 
 
 def mv_epsilon(pairs: list[tuple[Fraction, Fraction]], delta: float) -> tuple[mpf, mpf]:
@@ -91,6 +93,17 @@ def test_random_heterogeneous_sets_match_the_subset_formula(seed: int):
         assert found.epsilon >= lo
         # tight: within 1e-9 relative of the optimum
         assert found.epsilon <= float(hi) * (1 + 1e-9) + 1e-12, (pairs, delta, found)
+
+
+@pytest.mark.parametrize("delta", [1e-20, 1e-60, 1e-200])
+def test_heterogeneous_pure_events_at_tiny_delta(delta: float):
+    # no delta_i: the condition is the randomized-response tail alone, far below
+    # 2^-precision of 1 (a form 1 - kept (1 - tail) loses it and proves anything)
+    pairs = [(Fraction(1, 3), Fraction(0)), (Fraction(1, 2), Fraction(0)), (Fraction(2, 3), Fraction(0))] * 4
+    found = tightest(events_of(pairs), delta)
+    assert mv_excess(pairs, mpf(found.epsilon), mpf(delta)) <= 0
+    lo, hi = mv_epsilon(pairs, delta)
+    assert lo <= found.epsilon <= float(hi) * (1 + 1e-9)
 
 
 def test_many_events_still_answer_below_the_sum_of_their_deltas():
@@ -214,3 +227,95 @@ def test_exponential_mechanism_issue_case():
     found = tightest((ExpMech(Fraction(3)),), 0.3)
     assert found.epsilon < 1.99  # was 2.62, the randomized-response closed form
     assert found.method == "zcdp-cks"
+
+
+# ---------------------------------------------------------------- Gaussians at tiny delta
+
+
+def gaussian_delta(mu: mpf, e: mpf) -> mpf:
+    """Balle & Wang's curve, valid for every real e."""
+    return mpmath.ncdf(mu / 2 - e / mu) - mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu)
+
+
+def mixture_delta(mu: mpf, pure: list[Fraction], e: mpf) -> mpf:
+    """A Gaussian with randomized responses: the sum over the 2^n sign choices."""
+    es = [mpf(p.numerator) / p.denominator for p in pure]
+    total = mpf(0)
+    for signs in itertools.product((1, -1), repeat=len(es)):
+        loss = mpmath.fsum(s * x for s, x in zip(signs, es, strict=True))
+        mass = mpmath.fprod(
+            mpmath.exp(x) / (1 + mpmath.exp(x)) if s == 1 else 1 / (1 + mpmath.exp(x))
+            for s, x in zip(signs, es, strict=True)
+        )
+        total += mass * gaussian_delta(mu, e - loss)
+    return total
+
+
+def laplace_mixture_delta(mu: mpf, e0: mpf, e: mpf) -> mpf:
+    """A Gaussian with one Laplace (s/b = e0): its loss under P = Lap(e0, 1) is
+    +e0 w.p. 1/2, -e0 w.p. e^-e0 / 2, and 2x - e0 with density e^{x - e0}/2 on (0, e0)."""
+    atoms = gaussian_delta(mu, e - e0) / 2 + mpmath.exp(-e0) / 2 * gaussian_delta(mu, e + e0)
+    density = mpmath.quad(
+        lambda x: mpmath.exp(x - e0) / 2 * gaussian_delta(mu, e - (2 * x - e0)), mpmath.linspace(0, e0, 17)
+    )
+    return atoms + density
+
+
+def solve(delta_of, target: float, lo: float, hi: float) -> float:
+    lo_m, hi_m = mpf(lo), mpf(hi)
+    for _ in range(80):
+        mid = (lo_m + hi_m) / 2
+        if delta_of(mid) > target:
+            lo_m = mid
+        else:
+            hi_m = mid
+    return float(hi_m)
+
+
+TINY = [1e-25, 1e-30, 1e-100, 1e-199, 1e-250, 1e-300]
+
+
+@pytest.mark.parametrize("delta", TINY)
+def test_gaussians_with_pure_events_are_exact_at_every_delta(delta: float):
+    # ten Gaussians at sigma 3 (one of sigma 3 / sqrt(10)) with two pure events
+    events = (
+        Repeat(10, (Gaussian(Fraction(1), Fraction(3)),)),
+        Verified("a", Fraction(1, 2)),
+        Verified("b", Fraction(1, 5)),
+    )
+    found = tightest(events, delta)
+    mu = mpmath.sqrt(10) / 3
+    pure = [Fraction(1, 2), Fraction(1, 5)]
+    assert mixture_delta(mu, pure, mpf(found.epsilon)) <= delta  # valid
+    exact = solve(lambda e: mixture_delta(mu, pure, e), delta, 0.0, 100.0)
+    assert found.epsilon <= exact * (1 + 1e-9)  # tight (was the Renyi bound below 1e-23)
+
+
+@pytest.mark.parametrize("delta", TINY)
+def test_gaussian_with_laplace_is_within_one_percent(delta: float):
+    events = (Gaussian(Fraction(1), Fraction(1)), Laplace(Fraction(1), Fraction(1)))
+    found = tightest(events, delta)
+    mu, e0 = mpf(1), mpf(1)
+    assert laplace_mixture_delta(mu, e0, mpf(found.epsilon)) <= delta  # valid
+    exact = solve(lambda e: laplace_mixture_delta(mu, e0, e), delta, 0.0, 100.0)
+    assert found.epsilon <= exact * 1.01
+
+
+@pytest.mark.parametrize("delta", [1e-300, 1e-250, 1e-100, 1e-30])
+def test_k_fold_gaussian_is_the_analytic_gaussian_at_sigma_over_root_k(delta: float):
+    found = tightest((Repeat(16, (Gaussian(Fraction(1), Fraction(2)),)),), delta)
+    mu = mpf(4) / 2  # sigma / sqrt(k) = 1/2
+    assert gaussian_delta(mu, mpf(found.epsilon)) <= delta
+    exact = solve(lambda e: gaussian_delta(mu, e), delta, 0.0, 200.0)
+    assert found.epsilon <= exact * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("delta", [1e-25, 1e-30, 1e-100])
+def test_dp_sgd_below_1e23_is_answered_by_the_pld(delta: float):
+    from dp_reference.renyi_upper import epsilon_upper
+
+    events = (Repeat(100, (STEP,)),)
+    found = tightest(events, delta)
+    assert found.method == "pld"  # was rdp-sharp: the Gaussian tails were cut at 10 sigma
+    upper, _ = epsilon_upper(Fraction(1, 100), Fraction(1), 100, delta)
+    assert found.epsilon <= upper

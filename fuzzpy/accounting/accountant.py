@@ -13,6 +13,8 @@ Methods (ids are stable; DESCRIPTIONS gives the reference):
     pure            pure composition: eps add (exact Fractions)
     exact-single    one pure, Laplace or subsampled Laplace mechanism, in closed form
     exact-gaussian  analytic Gaussian of the composed Gaussians (exact)
+    exact-mixture   Gaussians with pure / (eps, delta) events: the analytic
+                    Gaussian averaged over their enumerated loss (exact)
     exact-laplace   k-fold Laplace at small delta, closed form (exact)
     exact-subsampled  k-fold Poisson-subsampled pure events, binomial (exact)
     kov             also exact for k-fold pure or (eps, delta) events
@@ -77,6 +79,8 @@ DESCRIPTIONS: dict[str, str] = {
     "Mironov, Talwar & Zhang 2019, other subsampled events amplified, Balle et al. 2018), "
     "CKS20 Prop. 12 conversion, certified at the best order",
     "exact-gaussian": "exact: analytic Gaussian (Balle & Wang 2018) of the composition",
+    "exact-mixture": "exact: the analytic Gaussian (Balle & Wang 2018) averaged over the "
+    "enumerated loss of the pure and (eps, delta) events it is composed with",
     "exact-laplace": "exact: k-fold Laplace (and pure events of one eps) in closed form, "
     "a positive series, at small delta",
     "exact-subsampled": "exact: k-fold Poisson-subsampled randomized response "
@@ -259,6 +263,7 @@ METHODS: dict[str, _Entry] = {
     "exact-gaussian": _Entry(_needs_delta(_exact_gaussian), True),
     "pure": _Entry(_pure, True),
     "exact-single": _Entry(_needs_delta(_exact_single), True),
+    "exact-mixture": _Entry(_needs_delta(_late("gaussian_mixture", "epsilon")), True),
     "exact-laplace": _Entry(_needs_delta(_late("exact_composed", "laplace_epsilon")), True),
     "exact-subsampled": _Entry(
         _needs_delta(_late("exact_composed", "subsampled_pure_epsilon")), True
@@ -274,7 +279,7 @@ METHODS: dict[str, _Entry] = {
 }
 # the order `tightest` tries them in: exact answers first, then cheap bounds,
 # then the PLD (unproven methods are not run by `tightest`)
-_EXACT = ("exact-gaussian", "exact-single", "exact-laplace", "exact-subsampled")
+_EXACT = ("exact-gaussian", "exact-single", "exact-mixture", "exact-laplace", "exact-subsampled")
 
 
 def _run(atoms: Atoms, delta: float, methods: Sequence[str]) -> list[Guarantee]:

@@ -138,9 +138,10 @@ def holds(
     with mp.workprec(MP_PREC + 16):
         target = mpf(eps)
         log_kept = mpmath.fsum(n * mpmath.log1p(-mp_of(d)) for d, n in deltas)
-        kept = mpmath.exp(log_kept)
         tail = _rr_tail(groups, target)
-        bound = (1 - kept * (1 - tail)) * (1 + MP_MARGIN)
+        # 1 - kept (1 - tail) = used + kept tail, used = 1 - kept = -expm1(log kept):
+        # no difference of numbers near 1 (which loses a tail below 2^-precision)
+        bound = (-mpmath.expm1(log_kept) + mpmath.exp(log_kept) * tail) * (1 + MP_MARGIN)
         return bool(bound <= mpf(delta))
 
 

@@ -44,7 +44,7 @@ from fuzzpy.records import frozen
 Array = np.ndarray
 ULP = 2.0**-53  # unit roundoff of a double
 FLOOR = 2.0**-1000  # absolute error allowed on tails near the subnormal range
-_TAIL_SIGMAS = 10.0  # base-loss range kept: P(beyond) < 1e-23 for Gaussians
+DEFAULT_DEPTH = 10.0  # base-loss range kept by default: P(beyond) < 1e-23 for Gaussians
 
 
 def ndtr_error(x: Array) -> Array:
@@ -55,7 +55,12 @@ def ndtr_error(x: Array) -> Array:
 
 @frozen
 class GaussianPair:
+    """``depth``: how many standard deviations of the base loss the range keeps
+    on either side; the mass beyond is counted at +infinity (`pld_grid`), so
+    a small delta needs a deep range (`tail_depth`)."""
+
     mu: float
+    depth: float = DEFAULT_DEPTH
 
     def _argument(self, c: Array, which: int) -> Array:
         shift = self.mu * self.mu / 2 * (1 if which == 0 else -1)
@@ -75,7 +80,19 @@ class GaussianPair:
 
     def loss_range(self) -> tuple[float, float]:
         half = self.mu * self.mu / 2
-        return -half - _TAIL_SIGMAS * self.mu, half + _TAIL_SIGMAS * self.mu
+        return -half - self.depth * self.mu, half + self.depth * self.mu
+
+
+def tail_depth(delta: float, count: int) -> float:
+    """A range depth s (in standard deviations) whose Gaussian tails,
+    Phi(-s) <= e^{-s^2/2} / 2 each, total at most 1e-8 delta over ``count``
+    parts: e^{-s^2/2} <= 1e-8 delta / count. At least the default 10; at most
+    38 (Phi(-38) ~ 3e-316, below every delta the PLD answers at). Any depth
+    is valid: the cut mass is charged in full; a deep range only costs time."""
+    if not 0 < delta < 1:
+        return DEFAULT_DEPTH
+    log_share = math.log(delta) - math.log(max(count, 1)) + math.log(1e-8)
+    return min(max(DEFAULT_DEPTH, math.sqrt(-2 * log_share)), 38.0)
 
 
 @frozen
