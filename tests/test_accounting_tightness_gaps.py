@@ -99,11 +99,10 @@ def test_random_heterogeneous_sets_match_the_subset_formula(seed: int):
 def test_heterogeneous_pure_events_at_tiny_delta(delta: float):
     # no delta_i: the condition is the randomized-response tail alone, far below
     # 2^-precision of 1 (a form 1 - kept (1 - tail) loses it and proves anything)
-    pairs = [(Fraction(1, 3), Fraction(0)), (Fraction(1, 2), Fraction(0)), (Fraction(2, 3), Fraction(0))] * 4
+    pairs = [(Fraction(1, 3), Fraction(0)), (Fraction(1, 2), Fraction(0)), (Fraction(2, 3), Fraction(0))] * 3
     found = tightest(events_of(pairs), delta)
-    assert mv_excess(pairs, mpf(found.epsilon), mpf(delta)) <= 0
-    lo, hi = mv_epsilon(pairs, delta)
-    assert lo <= found.epsilon <= float(hi) * (1 + 1e-9)
+    assert mv_excess(pairs, mpf(found.epsilon), mpf(delta)) <= 0  # valid
+    assert mv_excess(pairs, mpf(found.epsilon) * (1 - mpf(1e-9)), mpf(delta)) > 0  # tight
 
 
 def test_many_events_still_answer_below_the_sum_of_their_deltas():
@@ -256,7 +255,7 @@ def laplace_mixture_delta(mu: mpf, e0: mpf, e: mpf) -> mpf:
     +e0 w.p. 1/2, -e0 w.p. e^-e0 / 2, and 2x - e0 with density e^{x - e0}/2 on (0, e0)."""
     atoms = gaussian_delta(mu, e - e0) / 2 + mpmath.exp(-e0) / 2 * gaussian_delta(mu, e + e0)
     density = mpmath.quad(
-        lambda x: mpmath.exp(x - e0) / 2 * gaussian_delta(mu, e - (2 * x - e0)), mpmath.linspace(0, e0, 17)
+        lambda x: mpmath.exp(x - e0) / 2 * gaussian_delta(mu, e - (2 * x - e0)), mpmath.linspace(0, e0, 5)
     )
     return atoms + density
 
@@ -297,8 +296,8 @@ def test_gaussian_with_laplace_is_within_one_percent(delta: float):
     found = tightest(events, delta)
     mu, e0 = mpf(1), mpf(1)
     assert laplace_mixture_delta(mu, e0, mpf(found.epsilon)) <= delta  # valid
-    exact = solve(lambda e: laplace_mixture_delta(mu, e0, e), delta, 0.0, 100.0)
-    assert found.epsilon <= exact * 1.01
+    # within 1%: the exact delta at eps / 1.01 is still above the target
+    assert laplace_mixture_delta(mu, e0, mpf(found.epsilon) / mpf(1.01)) > delta
 
 
 @pytest.mark.parametrize("delta", [1e-300, 1e-250, 1e-100, 1e-30])
