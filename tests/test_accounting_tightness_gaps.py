@@ -318,3 +318,18 @@ def test_dp_sgd_below_1e23_is_answered_by_the_pld(delta: float):
     assert found.method == "pld"  # was rdp-sharp: the Gaussian tails were cut at 10 sigma
     upper, _ = epsilon_upper(Fraction(1, 100), Fraction(1), 100, delta)
     assert found.epsilon <= upper
+
+
+def test_the_certificates_do_not_lose_a_tiny_tail_against_one():
+    # below 2^-precision of 1, 1 - kept (1 - tail) rounded to 0 with kept = 1: the
+    # certificates then "proved" any epsilon, 0 included
+    from fuzzpy.accounting import gaussian_mixture, heterogeneous
+
+    groups = ((1 / 3, 3), (0.5, 3))
+    assert not heterogeneous.holds(groups, (), 1e-60, 0.0)
+    assert not heterogeneous.holds(groups, (), 1e-60, 2.0)  # the answer is ~2.5: 2 is below it
+    assert not gaussian_mixture.holds(1.0, groups, (), 1e-60, 10.0)
+    eps = tightest((Gaussian(Fraction(1), Fraction(1)), *events_of([(Fraction(1, 3), Fraction(0))] * 3),
+                    *events_of([(Fraction(1, 2), Fraction(0))] * 3)), 1e-60).epsilon
+    assert gaussian_mixture.holds(1.0, groups, (), 1e-60, eps)
+    assert not gaussian_mixture.holds(1.0, groups, (), 1e-60, eps * (1 - 1e-9))

@@ -15,7 +15,12 @@ Flattening rules (each cites the fact that makes it exact or sound):
   k s (the sensitivity is a Lipschitz constant), so Laplace and Gaussian
   atoms scale exactly; a pure eps-DP atom is (k eps)-DP on k-neighbours, and
   an (eps, delta)-DP atom is (k eps, k e^{(k-1) eps} delta)-DP (group privacy,
-  Dwork & Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2), k rounded up.
+  Dwork & Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2), k rounded up. A
+  subsampled atom needs an (eps, delta) summary first: either each copy of
+  it on its own (the copies share the site's delta), or -- `whole_groups` --
+  the group's summarised part as one composed profile, grown once. The
+  accountant tries both. ``Repeat(n, Group(k, B))`` is ``Group(k, Repeat(n, B))``
+  (every run uses the database with sensitivity k), so both nestings get both.
 * Several Gaussians on one database are one Gaussian of the combined
   sensitivity (their joint output is a multivariate Gaussian mechanism whose
   privacy loss is N(mu^2/2, mu^2) with mu^2 the sum of the (s_i/sigma_i)^2;
