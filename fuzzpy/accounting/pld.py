@@ -96,13 +96,15 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
     Gaussian ranges are as deep as ``delta`` needs (`pld_pairs.tail_depth`)."""
     remove: Direction = []
     add: Direction = []
-    depth = tail_depth(delta, sum(atoms.values()) + 1)
+    count = sum(atoms.values()) + 1
     rho = sum((a.rho * n for a, n in atoms.items() if isinstance(a, GaussianAtom)), Fraction(0))
     if rho > 0:
-        remove.append((LossTails(GaussianPair(_mu(rho), depth), 1.0, True), 1))
+        mu = _mu(rho)
+        remove.append((LossTails(GaussianPair(mu, tail_depth(delta, count, mu)), 1.0, True), 1))
     for atom, n in atoms.items():
         if isinstance(atom, SubsampledAtom):
-            base, q = _base_pair(atom.inner, depth), up(atom.rate)
+            inner_mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
+            base, q = _base_pair(atom.inner, tail_depth(delta, count, inner_mu)), up(atom.rate)
             remove.append((LossTails(base, q, True), n))
             add.append((LossTails(base, q, False), n))
         elif not isinstance(atom, GaussianAtom):

@@ -83,16 +83,21 @@ class GaussianPair:
         return -half - self.depth * self.mu, half + self.depth * self.mu
 
 
-def tail_depth(delta: float, count: int) -> float:
+def tail_depth(delta: float, count: int, mu: float = 0.0) -> float:
     """A range depth s (in standard deviations) whose Gaussian tails,
     Phi(-s) <= e^{-s^2/2} / 2 each, total at most 1e-8 delta over ``count``
     parts: e^{-s^2/2} <= 1e-8 delta / count. At least the default 10; at most
-    38 (Phi(-38) ~ 3e-316, below every delta the PLD answers at). Any depth
+    38 (Phi(-38) ~ 3e-316, below every delta the PLD answers at), and no
+    deeper than keeps the largest base loss mu^2/2 + s mu below 700 (a
+    subsampled loss log(1 + q expm1(l)) must stay a finite double). Any depth
     is valid: the cut mass is charged in full; a deep range only costs time."""
     if not 0 < delta < 1:
         return DEFAULT_DEPTH
     log_share = math.log(delta) - math.log(max(count, 1)) + math.log(1e-8)
-    return min(max(DEFAULT_DEPTH, math.sqrt(-2 * log_share)), 38.0)
+    depth = min(max(DEFAULT_DEPTH, math.sqrt(-2 * log_share)), 38.0)
+    if mu > 0:
+        depth = min(depth, max(DEFAULT_DEPTH, (700.0 - mu * mu / 2) / mu))
+    return depth
 
 
 @frozen
