@@ -84,17 +84,23 @@ class GaussianPair:
 
 
 def tail_depth(delta: float, count: int, mu: float = 0.0) -> float:
-    """A range depth s (in standard deviations) whose Gaussian tails,
-    Phi(-s) <= e^{-s^2/2} / 2 each, total at most 1e-8 delta over ``count``
-    parts: e^{-s^2/2} <= 1e-8 delta / count. At least the default 10; at most
-    38 (Phi(-38) ~ 3e-316, below every delta the PLD answers at), and no
-    deeper than keeps the largest base loss mu^2/2 + s mu below 700 (a
-    subsampled loss log(1 + q expm1(l)) must stay a finite double). Any depth
-    is valid: the cut mass is charged in full; a deep range only costs time."""
+    """A range depth s (in standard deviations) whose Gaussian tails total at
+    most 1e-6 delta over ``count`` parts, by Mills' ratio
+    Phi(-s) <= phi(s) / s: at least the default 10 (so nothing changes where
+    that sufficed, delta above ~1e-15), at most 38 (Phi(-38) ~ 3e-316, below
+    every delta the PLD answers at), and no deeper than keeps the largest base
+    loss mu^2/2 + s mu below 700 (a subsampled loss log(1 + q expm1(l)) must
+    stay a finite double). Any depth is valid: the cut mass is charged in full
+    at +infinity (`pld_grid`); a deep range only costs time."""
     if not 0 < delta < 1:
         return DEFAULT_DEPTH
-    log_share = math.log(delta) - math.log(max(count, 1)) + math.log(1e-8)
-    depth = min(max(DEFAULT_DEPTH, math.sqrt(-2 * log_share)), 38.0)
+    log_share = math.log(delta) - math.log(max(count, 1)) + math.log(1e-6)
+    depth = DEFAULT_DEPTH
+    for _ in range(8):  # s^2/2 + log(s sqrt(2 pi)) >= -log_share, by fixed point
+        depth = math.sqrt(max(2 * (-log_share - math.log(depth * math.sqrt(2 * math.pi))), 0.0))
+        depth = min(max(DEFAULT_DEPTH, depth), 38.0)
+    if depth > DEFAULT_DEPTH:  # the fixed point approached from either side
+        depth = min(depth * 1.001, 38.0)
     if mu > 0:
         depth = min(depth, max(DEFAULT_DEPTH, (700.0 - mu * mu / 2) / mu))
     return depth
