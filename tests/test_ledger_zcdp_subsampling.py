@@ -36,7 +36,7 @@ def test_fifty_dp_sgd_steps_are_charged_full_rho_and_warned(ledger):
     # the full rho: 50 steps of 1 / (2 * 2^2) each, exactly
     assert receipt.cost.spend.rho == Fraction(50, 8)
     (note,) = receipt.cost.notes
-    assert note.startswith("warning[FZ604]") and "--rule basic" in note
+    assert note.startswith("the zcdp rule charges subsampled steps") and "--rule basic" in note
     assert receipt.charged_json()["notes"] == [note]
     # the tight figure quoted is a proven bound below an independent Renyi bound
     upper, _ = epsilon_upper(Fraction(1, 100), Fraction(1, 2), 50, float(DELTA))
@@ -64,3 +64,14 @@ def test_no_warning_where_the_charge_is_near_tight(ledger, events):
     quote = ledger.quote("d", events, Budget(40, DELTA, "zcdp"))
     assert quote.cost.notes == ()
     assert "notes" not in quote.charged_json()
+
+
+def test_a_refusal_under_zcdp_says_why_the_cost_is_high(ledger):
+    from fuzzpy.diagnostics import FuzzError
+
+    events = dp_sgd(50, Fraction(1, 100), Fraction(2))
+    with pytest.raises(FuzzError) as refused:
+        ledger.quote("train", events, Budget(5, DELTA, "zcdp"))  # rho 6.25 > the budget's
+    (diagnostic,) = refused.value.diagnostics
+    assert diagnostic.code == "FZ601"
+    assert any("zCDP cannot credit subsampling" in note for note in diagnostic.notes)

@@ -141,5 +141,5 @@ def over_budget_error(quote: Quote, path: Path, hint: str | None = None) -> Fuzz
         f"{quote.dataset!r} has spent {describe_amount(quote.spent, budget)} of its total "
         f"{describe_amount(quote.capacity, budget)} ({describe_amount(left, budget)} left)"
     )
-    notes = (f"budget rule {rule.name}: {rule.summary}", "nothing was charged")
+    notes = (f"budget rule {rule.name}: {rule.summary}", *quote.cost.notes, "nothing was charged")
     return ledger_error(OVER_BUDGET, message, path, notes=notes, hint=hint)

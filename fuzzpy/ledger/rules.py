@@ -40,7 +40,7 @@ from fuzzpy.ledger.costs import (
     pure_epsilon,
     zcdp_rho,
 )
-from fuzzpy.ledger.errors import INVALID_BUDGET, LOOSE_CHARGE, ledger_error
+from fuzzpy.ledger.errors import INVALID_BUDGET, ledger_error
 from fuzzpy.ledger.policy import DEFAULT_DELTA
 from fuzzpy.ledger.zcdp import zcdp_epsilon, zcdp_rho_budget
 from fuzzpy.records import frozen
@@ -146,7 +146,9 @@ class ReleaseCost:
     epsilon: Fraction
     delta: Fraction
     method: str
-    notes: tuple[str, ...] = ()  # what the user should know about the charge (not stored)
+    # what the user should know about the charge (not stored): warning FZ604
+    # (`errors.LOOSE_CHARGE`) when `run` shows it, a note of a refusal
+    notes: tuple[str, ...] = ()
 
 
 class Rule(ABC):
@@ -264,7 +266,7 @@ def unamplified_note(events: Sequence[Event], epsilon: Fraction, delta: Fraction
     if epsilon <= tight * LOOSE_FACTOR:
         return ()
     return (
-        f"warning[{LOOSE_CHARGE}]: the zcdp rule charges subsampled steps their un-amplified rho (zCDP cannot credit "
+        "the zcdp rule charges subsampled steps their un-amplified rho (zCDP cannot credit "
         f"subsampling): this release costs eps={format_number(epsilon)} at delta="
         f"{format_number(delta)} on its own under it, while its tight cost is "
         f"eps={format_number(tight)} ({method}); a dataset registered with --rule basic "
