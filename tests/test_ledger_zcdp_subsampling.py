@@ -8,6 +8,7 @@ independent Renyi upper bound (tests/dp_reference/renyi_upper.py).
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 
 import pytest
@@ -75,3 +76,29 @@ def test_a_refusal_under_zcdp_says_why_the_cost_is_high(ledger):
     (diagnostic,) = refused.value.diagnostics
     assert diagnostic.code == "FZ601"
     assert any("zCDP cannot credit subsampling" in note for note in diagnostic.notes)
+
+
+SGD_PROGRAM = """\
+type Row = { x : num };
+
+def step (db : bag Row) (t : num) : fuzzy num =
+  subsample[0.01] (fun b -> gauss[2] (sum[0, 1] (map (fun r -> r.x) b))) db;
+
+def train (db : bag Row) : fuzzy num = loop[50] 0 (fun t -> step db t);
+"""
+
+
+def test_run_under_zcdp_warns_with_fz604(tmp_path, capsys):
+    pytest.importorskip("fuzzpy.checker")
+    from fuzzpy.cli import main
+
+    program = tmp_path / "sgd.fz"
+    program.write_text(SGD_PROGRAM)
+    data = tmp_path / "rows.csv"
+    data.write_text("x\n" + "".join(f"{i % 3}\n" for i in range(50)))
+    argv = ["run", str(program), "train", "--data", f"db={data}", "--ledger", str(tmp_path / "l.sqlite"),
+            "--budget", "40,1e-5", "--rule", "zcdp", "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "warning[FZ604]" in captured.err and "--rule basic" in captured.err
+    assert json.loads(captured.out)["warnings"][0].startswith("warning[FZ604]")
