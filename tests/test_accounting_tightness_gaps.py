@@ -333,3 +333,17 @@ def test_the_certificates_do_not_lose_a_tiny_tail_against_one():
                     *events_of([(Fraction(1, 2), Fraction(0))] * 3)), 1e-60).epsilon
     assert gaussian_mixture.holds(1.0, groups, (), 1e-60, eps)
     assert not gaussian_mixture.holds(1.0, groups, (), 1e-60, eps * (1 - 1e-9))
+
+
+def test_nested_groups_are_one_group_of_the_product_in_every_nesting():
+    six = tightest((Group(Fraction(6), (Repeat(5, (STEP,)),)),), 1e-6)
+    assert math.isfinite(six.epsilon)  # large k: the summary's delta is searched, not guessed
+    for events in (
+        (Repeat(5, (Group(Fraction(2), (Group(Fraction(3), (STEP,)),)),)),),
+        (Group(Fraction(2), (Repeat(5, (Group(Fraction(3), (STEP,)),)),)),),
+        (Group(Fraction(3), (Group(Fraction(2), (Repeat(5, (STEP,)),)),)),),
+    ):
+        assert tightest(events, 1e-6).epsilon == six.epsilon  # was inf: the inner summary regrouped
+    # valid: one step on a pair at distance 6 already needs this much
+    assert one_step_group_delta(mpf(six.epsilon), 6) <= 1e-6
+    assert six.epsilon >= tightest((Repeat(5, (STEP,)),), 1e-6).epsilon

@@ -160,7 +160,7 @@ class Flattener:
                 return Counter()
             hoisted = self._hoisted(event)
             if hoisted is not None:
-                return self._group(hoisted.size, hoisted.body)
+                return self._nested_group(hoisted.size, hoisted.body)
             self._multiplicity *= event.count
             try:
                 body = self.flatten(event.body)
@@ -168,10 +168,24 @@ class Flattener:
                 self._multiplicity //= event.count
             return Counter({atom: n * event.count for atom, n in body.items()})
         if isinstance(event, Group):
-            return self._group(Fraction(event.size), event.body)
+            return self._nested_group(Fraction(event.size), event.body)
         if isinstance(event, Subsample):
             return self._subsample(Fraction(event.rate), event.body)
         raise TypeError(f"not a privacy event: {event!r}")
+
+    def _nested_group(self, size: Fraction, body: tuple[Event, ...]) -> Atoms:
+        """A group inside a group of size k is one group of the product: its
+        input moves j per unit of the outer input, which moves k (sensitivities
+        multiply, Reed & Pierce 2010). Charged on its own, beside the rest of
+        the body (composition on the same pair of databases); grouping the
+        inner group's (eps, delta) summary again would leave it no delta."""
+        body = tuple(self._hoisted(e) or e if isinstance(e, Repeat) else e for e in body)
+        inner = [e for e in body if isinstance(e, Group)]
+        rest = tuple(e for e in body if not isinstance(e, Group))
+        atoms = self._group(size, rest) if rest else Counter()
+        for group in inner:
+            atoms.update(self._event(Group(size * Fraction(group.size), group.body)))
+        return atoms
 
     def _hoisted(self, event: Repeat) -> Group | None:
         """`loop[n]` of groups of one size k is the group of the loop: both say
@@ -246,12 +260,59 @@ class Flattener:
             epsilon = self._summarise(body, float_down(inner))
             if not math.isfinite(epsilon):
                 raise NotSummarisable("the grouped body has no finite epsilon")
-            growth = k * math.exp(min((k - 1) * epsilon, 700.0))  # any inner delta is valid
-            inner = share / _fraction_up(growth)
-        # the summary is proved at a float delta at most `inner`, and charged that float
+            inner = share / _fraction_up(_growth(k, epsilon))  # any inner delta is valid
+        # the summary is proved at a float delta, and charged that float. The
+        # fixed point's own answer may overshoot the share (the other half of
+        # delta, left to the composition, may absorb that; the charge is exact
+        # either way and only the total decides); the whole-group flattening
+        # instead insists on fitting, so that a large k still gets an answer:
+        # the accountant keeps the better of the two
         proved_at = float_down(inner)
-        epsilon = self._summarise(body, proved_at)
+        if self._whole_groups:
+            proved_at, epsilon = self._fitting(body, k, float(share), proved_at)
+        else:
+            epsilon = self._summarise(body, proved_at)
         return _approx_group(_fraction_up(epsilon), Fraction(proved_at), k)
+
+    def _fitting(self, body: Atoms, k: int, share: float, start: float) -> tuple[float, float]:
+        """An inner delta whose grown delta k e^{(k-1) eps} delta fits the share
+        (with a margin: `_approx_group` computes the charge exactly), and its eps.
+        The fixed point above may overshoot when eps grows fast as delta falls
+        (large k): then down by factors of 100, and back up by bisection in
+        log delta (the largest fitting delta found gives the smallest eps)."""
+
+        def fits(delta: float) -> tuple[bool, float]:
+            epsilon = self._summarise(body, delta)
+            ok = math.isfinite(epsilon) and _growth(k, epsilon) * delta <= share * (1 - 1e-6)
+            return ok, epsilon
+
+        ok, epsilon = fits(start)
+        if ok:
+            return start, epsilon
+        high, low = start, start
+        for _ in range(40):
+            low = low / 100
+            if low < 1e-300:
+                raise NotSummarisable("no inner delta fits the grouped body's share")
+            ok, epsilon = fits(low)
+            if ok:
+                break
+            high = low
+        else:
+            raise NotSummarisable("no inner delta fits the grouped body's share")
+        for _ in range(6):
+            middle = math.sqrt(low * high)
+            middle_ok, middle_epsilon = fits(middle)
+            if middle_ok:
+                low, epsilon = middle, middle_epsilon
+            else:
+                high = middle
+        return low, epsilon
+
+
+def _growth(k: int, epsilon: float) -> float:
+    """k e^{(k-1) eps} as a float (capped: beyond it no inner delta is a double)."""
+    return k * math.exp(min((k - 1) * epsilon, 700.0))
 
 
 class NotSummarisable(ValueError):
