@@ -117,6 +117,7 @@ CODES: dict[str, str] = {
     "FZ601": "the release would exceed the dataset's remaining privacy budget",
     "FZ602": "the budget given differs from the one fixed for this dataset",
     "FZ603": "the release's cost cannot be accounted under the dataset's composition rule",
+    "FZ604": "a warning: the charge is valid but far above the release's tight cost (the zcdp rule cannot credit subsampling)",
     # --- FZ7xx: command-line usage (cli) ---
     "FZ700": "this phase is not built yet",
     "FZ701": "file not found or unreadable",

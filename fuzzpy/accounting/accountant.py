@@ -13,6 +13,8 @@ Methods (ids are stable; DESCRIPTIONS gives the reference):
     pure            pure composition: eps add (exact Fractions)
     exact-single    one pure, Laplace or subsampled Laplace mechanism, in closed form
     exact-gaussian  analytic Gaussian of the composed Gaussians (exact)
+    exact-mixture   Gaussians with pure / (eps, delta) events: the analytic
+                    Gaussian averaged over their enumerated loss (exact)
     exact-laplace   k-fold Laplace at small delta, closed form (exact)
     exact-subsampled  k-fold Poisson-subsampled pure events, binomial (exact)
     kov             also exact for k-fold pure or (eps, delta) events
@@ -21,7 +23,8 @@ Methods (ids are stable; DESCRIPTIONS gives the reference):
                     evaluated in extended precision at the best order
     basic           (eps, delta) add
     advanced        Dwork-Rothblum-Vadhan advanced composition
-    kov             Kairouz-Oh-Viswanath optimal homogeneous composition
+    kov             Kairouz-Oh-Viswanath optimal composition (heterogeneous
+                    pure / (eps, delta) events: Murtagh-Vadhan, `heterogeneous`)
     zcdp            zCDP, Bun-Steinke conversion
     zcdp-cks        zCDP, Canonne-Kamath-Steinke conversion
     rdp             Renyi DP over an order grid (dp-accounting's subsampled
@@ -66,7 +69,8 @@ DESCRIPTIONS: dict[str, str] = {
     ),
     "basic": "basic composition (Dwork & Roth 2014, Thm 3.16)",
     "advanced": "advanced composition (Dwork, Rothblum & Vadhan 2010)",
-    "kov": "optimal homogeneous composition (Kairouz, Oh & Viswanath 2015)",
+    "kov": "optimal composition (Kairouz, Oh & Viswanath 2015; heterogeneous events: "
+    "Murtagh & Vadhan 2016)",
     "zcdp": "zCDP, simple conversion (Bun & Steinke 2016, Prop. 1.3)",
     "zcdp-cks": "zCDP, tight conversion (Canonne, Kamath & Steinke 2020)",
     "rdp": "Renyi DP, improved conversion (Balle et al. 2020, Thm 21)",
@@ -75,6 +79,8 @@ DESCRIPTIONS: dict[str, str] = {
     "Mironov, Talwar & Zhang 2019, other subsampled events amplified, Balle et al. 2018), "
     "CKS20 Prop. 12 conversion, certified at the best order",
     "exact-gaussian": "exact: analytic Gaussian (Balle & Wang 2018) of the composition",
+    "exact-mixture": "exact: the analytic Gaussian (Balle & Wang 2018) averaged over the "
+    "enumerated loss of the pure and (eps, delta) events it is composed with",
     "exact-laplace": "exact: k-fold Laplace (and pure events of one eps) in closed form, "
     "a positive series, at small delta",
     "exact-subsampled": "exact: k-fold Poisson-subsampled randomized response "
@@ -109,27 +115,38 @@ class Guarantee:
 # ---------------------------------------------------------------- flattening
 
 
-def atoms_of(events: Iterable[Event], delta: float = 0.0) -> Atoms:
+def atoms_of(events: Iterable[Event], delta: float = 0.0, whole_groups: bool = False) -> Atoms:
     """The events' atoms. Composite bodies under `subsample` / `group` are
-    summarised at equal shares of half of ``delta`` (NotSummarisable without)."""
+    summarised at equal shares of half of ``delta`` (NotSummarisable without);
+    ``whole_groups`` chooses how a group's summarised part is charged
+    (`atoms.Flattener`)."""
     events = tuple(events)
-    sites = _SiteCounter()
-    Flattener(sites.summarise, delta_share=1.0).flatten(events)
-    if sites.count == 0:
+    counter = Flattener(lambda body, d: 0.0, delta_share=1.0, whole_groups=whole_groups)
+    counter.flatten(events)
+    if counter.sites == 0:
         return Flattener().flatten(events)
-    share = delta / (2 * sites.count)
-    return Flattener(lambda body, d: _tightest_atoms(body, d).epsilon, share).flatten(events)
+    share = delta / (2 * counter.sites)
+    summarise = lambda body, d: _tightest_atoms(body, d).epsilon  # noqa: E731
+    return Flattener(summarise, share, whole_groups).flatten(events)
 
 
-class _SiteCounter:
-    """Counts the composite bodies a flattening summarises (first pass)."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def summarise(self, body: Atoms, delta: float) -> float:
-        self.count += 1
-        return 0.0
+def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
+    """Every valid flattening of the events: group privacy per atom and, when
+    a group's body needs a summary, of the body's composed profile (either
+    nesting of `group` and `loop` gives the same options). Raises
+    NotSummarisable when none exists."""
+    events = tuple(events)
+    found: list[Atoms] = []
+    for whole in (False, True):
+        try:
+            atoms = atoms_of(events, delta, whole)
+        except NotSummarisable:
+            continue
+        if atoms not in found:
+            found.append(atoms)
+    if not found:
+        raise NotSummarisable("no flattening of the events has a finite summary")
+    return found
 
 
 # ---------------------------------------------------------------- methods
@@ -246,6 +263,7 @@ METHODS: dict[str, _Entry] = {
     "exact-gaussian": _Entry(_needs_delta(_exact_gaussian), True),
     "pure": _Entry(_pure, True),
     "exact-single": _Entry(_needs_delta(_exact_single), True),
+    "exact-mixture": _Entry(_needs_delta(_late("gaussian_mixture", "epsilon")), True),
     "exact-laplace": _Entry(_needs_delta(_late("exact_composed", "laplace_epsilon")), True),
     "exact-subsampled": _Entry(
         _needs_delta(_late("exact_composed", "subsampled_pure_epsilon")), True
@@ -261,7 +279,7 @@ METHODS: dict[str, _Entry] = {
 }
 # the order `tightest` tries them in: exact answers first, then cheap bounds,
 # then the PLD (unproven methods are not run by `tightest`)
-_EXACT = ("exact-gaussian", "exact-single", "exact-laplace", "exact-subsampled")
+_EXACT = ("exact-gaussian", "exact-single", "exact-mixture", "exact-laplace", "exact-subsampled")
 
 
 def _run(atoms: Atoms, delta: float, methods: Sequence[str]) -> list[Guarantee]:
@@ -280,13 +298,27 @@ def _run(atoms: Atoms, delta: float, methods: Sequence[str]) -> list[Guarantee]:
     return found
 
 
+def _has_bounded_range(atoms: Atoms) -> bool:
+    """Whether an atom is an exponential mechanism (subsampled or not)."""
+    for atom in atoms:
+        inner = atom.inner if isinstance(atom, SubsampledAtom) else atom
+        if isinstance(inner, PureAtom) and inner.bounded_range:
+            return True
+    return False
+
+
 def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = None) -> Guarantee:
     if not atoms:
         return Guarantee(0.0, delta, "pure")
     names = [name for name in (methods or METHODS) if METHODS[name].proven]
-    # an exact value cannot be beaten by any valid bound: stop there
+    # an exact value cannot be beaten by any valid bound: stop there. The
+    # closed forms take every pure atom for randomized response, exact for
+    # eps-DP but not for the exponential mechanism, whose bounded range
+    # proves more (Cesar & Rogers 2021; zcdp-cks, rdp-sharp): with one of
+    # those, their value is one bound among the others
+    bounded_range = _has_bounded_range(atoms)
     for name in _EXACT:
-        if name in names:
+        if name in names and not bounded_range:
             exact = _run(atoms, delta, [name])
             if exact:
                 return exact[0]
@@ -325,21 +357,25 @@ def tightest(
     if not 0 <= delta <= 1:
         raise ValueError(f"delta must lie in [0, 1], got {delta}")
     try:
-        atoms = atoms_of(events, delta)
+        options = atoms_options(events, delta)
     except NotSummarisable:
         return Guarantee(math.inf, delta, "none")
-    return _tightest_atoms(atoms, delta, methods)
+    return min((_tightest_atoms(atoms, delta, methods) for atoms in options), key=lambda g: g.epsilon)
 
 
 def guarantees(events: Iterable[Event], delta: float) -> list[Guarantee]:
     """What every applicable method gives (exact and unproven ones included),
     tightest first; `Guarantee.proven` tells which `tightest` may use."""
     try:
-        atoms = atoms_of(events, float(delta))
+        options = atoms_options(events, float(delta))
     except NotSummarisable:
         return []
-    found = _run(atoms, float(delta), list(METHODS)) if atoms else []
-    return sorted(found, key=lambda g: g.epsilon)
+    found = [g for atoms in options if atoms for g in _run(atoms, float(delta), list(METHODS))]
+    best: dict[str, Guarantee] = {}
+    for g in found:  # per method, the better flattening
+        if g.method not in best or g.epsilon < best[g.method].epsilon:
+            best[g.method] = g
+    return sorted(best.values(), key=lambda g: g.epsilon)
 
 
 def pure_epsilon(events: Iterable[Event]) -> Fraction | None:

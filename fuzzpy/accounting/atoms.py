@@ -15,7 +15,12 @@ Flattening rules (each cites the fact that makes it exact or sound):
   k s (the sensitivity is a Lipschitz constant), so Laplace and Gaussian
   atoms scale exactly; a pure eps-DP atom is (k eps)-DP on k-neighbours, and
   an (eps, delta)-DP atom is (k eps, k e^{(k-1) eps} delta)-DP (group privacy,
-  Dwork & Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2), k rounded up.
+  Dwork & Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2), k rounded up. A
+  subsampled atom needs an (eps, delta) summary first: either each copy of
+  it on its own (the copies share the site's delta), or -- `whole_groups` --
+  the group's summarised part as one composed profile, grown once. The
+  accountant tries both. ``Repeat(n, Group(k, B))`` is ``Group(k, Repeat(n, B))``
+  (every run uses the database with sensitivity k), so both nestings get both.
 * Several Gaussians on one database are one Gaussian of the combined
   sensitivity (their joint output is a multivariate Gaussian mechanism whose
   privacy loss is N(mu^2/2, mu^2) with mu^2 the sum of the (s_i/sigma_i)^2;
@@ -118,10 +123,20 @@ class Flattener:
     ``delta_share`` is the delta each composite body may use in total, over
     all the times it is repeated."""
 
-    def __init__(self, summarise: Summariser | None = None, delta_share: float = 0.0) -> None:
+    def __init__(
+        self,
+        summarise: Summariser | None = None,
+        delta_share: float = 0.0,
+        whole_groups: bool = False,
+    ) -> None:
         self._summarise = summarise
         self._delta_share = delta_share
         self._multiplicity = 1  # product of the enclosing repeat counts
+        # group privacy of the grouped body's summarised part as one composed
+        # (eps, delta) profile (else of each of its atoms): both are valid,
+        # the accountant tries both (`accountant.atoms_options`)
+        self._whole_groups = whole_groups
+        self.sites = 0  # composite bodies summarised (each gets one delta share)
 
     def flatten(self, events: Iterable[Event]) -> Atoms:
         atoms: Atoms = Counter()
@@ -143,6 +158,9 @@ class Flattener:
         if isinstance(event, Repeat):
             if event.count <= 0:
                 return Counter()
+            hoisted = self._hoisted(event)
+            if hoisted is not None:
+                return self._nested_group(hoisted.size, hoisted.body)
             self._multiplicity *= event.count
             try:
                 body = self.flatten(event.body)
@@ -150,15 +168,53 @@ class Flattener:
                 self._multiplicity //= event.count
             return Counter({atom: n * event.count for atom, n in body.items()})
         if isinstance(event, Group):
-            return self._group(Fraction(event.size), event.body)
+            return self._nested_group(Fraction(event.size), event.body)
         if isinstance(event, Subsample):
             return self._subsample(Fraction(event.rate), event.body)
         raise TypeError(f"not a privacy event: {event!r}")
 
+    def _nested_group(self, size: Fraction, body: tuple[Event, ...]) -> Atoms:
+        """A group inside a group of size k is one group of the product: its
+        input moves j per unit of the outer input, which moves k (sensitivities
+        multiply, Reed & Pierce 2010). Charged on its own, beside the rest of
+        the body (composition on the same pair of databases); grouping the
+        inner group's (eps, delta) summary again would leave it no delta."""
+        body = tuple(self._hoisted(e) or e if isinstance(e, Repeat) else e for e in body)
+        inner = [e for e in body if isinstance(e, Group)]
+        rest = tuple(e for e in body if not isinstance(e, Group))
+        atoms = self._group(size, rest) if rest else Counter()
+        for group in inner:
+            atoms.update(self._event(Group(size * Fraction(group.size), group.body)))
+        return atoms
+
+    def _hoisted(self, event: Repeat) -> Group | None:
+        """`loop[n]` of groups of one size k is the group of the loop: both say
+        that every run uses the database with sensitivity k (the checker
+        emits the first form, `checker.costs.scale_event`). Only when charging
+        whole groups, where the second form is tighter."""
+        if not self._whole_groups or not event.body:
+            return None
+        if not all(isinstance(e, Group) for e in event.body):
+            return None
+        sizes = {Fraction(e.size) for e in event.body}
+        if len(sizes) != 1:
+            return None
+        inner = tuple(e for group in event.body for e in group.body)
+        return Group(sizes.pop(), (Repeat(event.count, inner),))
+
     def _group(self, size: Fraction, body: tuple[Event, ...]) -> Atoms:
         scaled: Atoms = Counter()
+        summarised: Atoms = Counter()
         for atom, n in self.flatten(body).items():
-            scaled[_group_atom(atom, size, self)] += n
+            exact = _group_exact(atom, size)
+            if exact is not None:
+                scaled[exact] += n
+            elif self._whole_groups:
+                summarised[atom] += n
+            else:  # each of the n copies gets 1/n of this site's delta share
+                scaled[self._group_summary(Counter({atom: 1}), math.ceil(size), n)] += n
+        if summarised:
+            scaled[self._group_summary(summarised, math.ceil(size), 1)] += 1
         return scaled
 
     def _subsample(self, rate: Fraction, body: tuple[Event, ...]) -> Atoms:
@@ -182,6 +238,7 @@ class Flattener:
         """A composite body as one (eps, delta)-DP atom (its tightest guarantee)."""
         if self._summarise is None or self._delta_share <= 0:
             raise NotSummarisable("a composite body needs a delta to be summarised")
+        self.sites += 1
         # proved at a float delta no larger than the share, and charged that float
         delta = float_down(Fraction(self._delta_share) / self._multiplicity)
         epsilon = self._summarise(body, delta)
@@ -189,23 +246,73 @@ class Flattener:
             raise NotSummarisable("the composite body has no finite epsilon")
         return ApproxAtom(_fraction_up(epsilon), Fraction(delta))
 
-    def _group_summary(self, atom: SubsampledAtom, k: int) -> ApproxAtom:
-        """Group privacy of a subsampled (eps, delta) summary: the summary's delta
-        is chosen so that the grown delta k e^{(k-1) eps} delta fits the share."""
+    def _group_summary(self, body: Atoms, k: int, copies: int) -> ApproxAtom:
+        """Group privacy of a body's (eps, delta) summary, (k eps, k e^{(k-1) eps} delta)
+        (Dwork & Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2), for one of ``copies``
+        copies of it (the copies share the site's delta): the summary's delta
+        is chosen so that the grown delta fits the share."""
         if self._summarise is None or self._delta_share <= 0:
             raise NotSummarisable("a grouped subsample needs a delta to be summarised")
-        share = Fraction(self._delta_share) / self._multiplicity
+        self.sites += 1
+        share = Fraction(self._delta_share) / (self._multiplicity * copies)
         inner = share / k
         for _ in range(4):  # fixed point: a smaller inner delta gives a larger eps
-            epsilon = self._summarise(Counter({atom: 1}), float_down(inner))
+            epsilon = self._summarise(body, float_down(inner))
             if not math.isfinite(epsilon):
                 raise NotSummarisable("the grouped body has no finite epsilon")
-            growth = k * math.exp(min((k - 1) * epsilon, 700.0))  # any inner delta is valid
-            inner = share / _fraction_up(growth)
-        # the summary is proved at a float delta at most `inner`, and charged that float
+            inner = share / _fraction_up(_growth(k, epsilon))  # any inner delta is valid
+        # the summary is proved at a float delta, and charged that float. The
+        # fixed point's own answer may overshoot the share (the other half of
+        # delta, left to the composition, may absorb that; the charge is exact
+        # either way and only the total decides); the whole-group flattening
+        # instead insists on fitting, so that a large k still gets an answer:
+        # the accountant keeps the better of the two
         proved_at = float_down(inner)
-        epsilon = self._summarise(Counter({atom: 1}), proved_at)
+        if self._whole_groups:
+            proved_at, epsilon = self._fitting(body, k, float(share), proved_at)
+        else:
+            epsilon = self._summarise(body, proved_at)
         return _approx_group(_fraction_up(epsilon), Fraction(proved_at), k)
+
+    def _fitting(self, body: Atoms, k: int, share: float, start: float) -> tuple[float, float]:
+        """An inner delta whose grown delta k e^{(k-1) eps} delta fits the share
+        (with a margin: `_approx_group` computes the charge exactly), and its eps.
+        The fixed point above may overshoot when eps grows fast as delta falls
+        (large k): then down by factors of 100, and back up by bisection in
+        log delta (the largest fitting delta found gives the smallest eps)."""
+
+        def fits(delta: float) -> tuple[bool, float]:
+            epsilon = self._summarise(body, delta)
+            ok = math.isfinite(epsilon) and _growth(k, epsilon) * delta <= share * (1 - 1e-6)
+            return ok, epsilon
+
+        ok, epsilon = fits(start)
+        if ok:
+            return start, epsilon
+        high, low = start, start
+        for _ in range(40):
+            low = low / 100
+            if low < 1e-300:
+                raise NotSummarisable("no inner delta fits the grouped body's share")
+            ok, epsilon = fits(low)
+            if ok:
+                break
+            high = low
+        else:
+            raise NotSummarisable("no inner delta fits the grouped body's share")
+        for _ in range(6):
+            middle = math.sqrt(low * high)
+            middle_ok, middle_epsilon = fits(middle)
+            if middle_ok:
+                low, epsilon = middle, middle_epsilon
+            else:
+                high = middle
+        return low, epsilon
+
+
+def _growth(k: int, epsilon: float) -> float:
+    """k e^{(k-1) eps} as a float (capped: beyond it no inner delta is a double)."""
+    return k * math.exp(min((k - 1) * epsilon, 700.0))
 
 
 class NotSummarisable(ValueError):
@@ -232,8 +339,9 @@ def _subsampled(rate: Fraction, atom: Atom) -> SubsampledAtom:
     return SubsampledAtom(rate, atom)
 
 
-def _group_atom(atom: Atom, size: Fraction, flattener: Flattener) -> Atom:
-    """The atom on size-fold neighbours (module docstring, group rule)."""
+def _group_exact(atom: Atom, size: Fraction) -> Atom | None:
+    """The atom on size-fold neighbours (module docstring, group rule), or None
+    for a subsampled atom whose group privacy needs an (eps, delta) summary."""
     if isinstance(atom, GaussianAtom):
         return GaussianAtom(atom.rho * size * size)
     if isinstance(atom, LaplaceAtom):
@@ -246,7 +354,7 @@ def _group_atom(atom: Atom, size: Fraction, flattener: Flattener) -> Atom:
     epsilon = subsampled_pure_epsilon(atom)
     if epsilon is not None:
         return PureAtom(epsilon * whole)
-    return flattener._group_summary(atom, whole)
+    return None
 
 
 def _approx_group(epsilon: Fraction, delta: Fraction, k: int) -> ApproxAtom:

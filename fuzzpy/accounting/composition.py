@@ -13,7 +13,10 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
-from fuzzpy.accounting import discrete, gaussian, optimal
+import mpmath
+from mpmath import mp, mpf
+
+from fuzzpy.accounting import discrete, gaussian, heterogeneous, optimal
 from fuzzpy.accounting.atoms import (
     ApproxAtom,
     Atom,
@@ -24,7 +27,7 @@ from fuzzpy.accounting.atoms import (
     SubsampledAtom,
     amplified_epsilon_up,
 )
-from fuzzpy.accounting.rounding import float_down, float_up, up
+from fuzzpy.accounting.rounding import MP_MARGIN, MP_PREC, float_down, float_up, mp_of, up
 
 _SPLITS: Sequence[float] = (0.02, 0.1, 0.25, 0.5, 0.75, 0.9, 0.98)
 
@@ -80,6 +83,32 @@ def _free_delta(atoms: Atoms, delta: float) -> Fraction:
     return Fraction(delta) - sum((d * n for _, d, n in _split(atoms)[0]), Fraction(0))
 
 
+def _product_share(atoms: Atoms, delta: float) -> float | None:
+    """The delta s each flexible atom may use so that
+    1 - prod_fixed (1 - delta_i)^{n_i} (1 - s)^count <= delta, rounded down
+    (0.0 without flexible atoms); None when the fixed deltas alone exceed delta.
+    In mpmath from the exact deltas, with the 2^-100 margin on the safe side."""
+    fixed, flexible = _split(atoms)
+    count = sum(n for _, n in flexible)
+    if delta >= 1:
+        return 1.0 if count else 0.0
+    with mp.workprec(MP_PREC):
+        log_kept = mpmath.fsum(n * mpmath.log1p(-mp_of(d)) for _, d, n in fixed if d > 0)
+        log_target = mpmath.log1p(-mpf(delta))
+        if not count:
+            # 1 - kept <= delta, checked with the margin: kept (1 - margin) >= 1 - delta
+            return 0.0 if log_kept + mpmath.log1p(-MP_MARGIN) >= log_target else None
+        log_room = log_target - log_kept  # log((1 - delta) / kept)
+        share = -mpmath.expm1(log_room / count) * (1 - MP_MARGIN)
+        return _float_below(share) if share > 0 else None
+
+
+def _float_below(value: mpf) -> float:
+    """A float <= a positive mpf."""
+    rounded = float(value)
+    return rounded if mpf(rounded) <= value else math.nextafter(rounded, 0.0)
+
+
 def _share(free: Fraction, count: int) -> float:
     """Each of ``count`` flexible atoms' share of ``free``, rounded down so
     the shares never add up to more than ``free``."""
@@ -103,12 +132,15 @@ def _flexible_count(atoms: Atoms) -> int:
 
 
 def basic(atoms: Atoms, delta: float) -> float:
-    """Basic composition: eps and delta add (Dwork, Kenthapadi, McSherry,
-    Mironov & Naor 2006; Dwork & Roth 2014, Thm 3.16)."""
-    free = _free_delta(atoms, delta)
-    if free < 0:
+    """Basic composition: eps add (Dwork, Kenthapadi, McSherry, Mironov & Naor
+    2006; Dwork & Roth 2014, Thm 3.16), and the deltas combine as
+    1 - prod (1 - delta_i), never more than their sum: the optimal composition
+    condition (Murtagh & Vadhan 2016, Thm 1.4; `heterogeneous`) at
+    eps = sum eps_i, where the randomized-response part of delta is 0."""
+    share = _product_share(atoms, delta)
+    if share is None:
         return math.inf
-    pairs = _epsilons_at(atoms, _share(free, _flexible_count(atoms)))
+    pairs = _epsilons_at(atoms, share)
     if pairs is None:
         return math.inf
     # n products rounded once each, then one correctly rounded sum (fsum) of
@@ -209,7 +241,8 @@ def kov(atoms: Atoms, delta: float) -> float | None:
         return optimal.certified(epsilon0, delta0, k, delta, candidate)
     pairs = {(e, d) for e, d, _ in fixed}
     if len(pairs) != 1:
-        return None
+        # heterogeneous pure and (eps, delta) events (Murtagh & Vadhan 2016)
+        return heterogeneous.epsilon(atoms, delta)
     ((epsilon0, delta0),) = pairs
     count = sum(n for _, _, n in fixed)
     if count > KOV_MAX_COUNT:

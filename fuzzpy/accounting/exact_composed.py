@@ -49,7 +49,7 @@ import numpy as np
 from mpmath import mp, mpf
 from scipy.special import gammaln
 
-from fuzzpy.accounting import discrete
+from fuzzpy.accounting import discrete, heterogeneous
 from fuzzpy.accounting.atoms import ApproxAtom, Atoms, LaplaceAtom, PureAtom, SubsampledAtom
 from fuzzpy.accounting.rounding import MP_MARGIN, MP_PREC, U, float_up, float_up_mp, mp_of
 
@@ -70,8 +70,8 @@ def single(atoms: Atoms) -> tuple[object, int] | None:
 def kov_is_exact(atoms: Atoms) -> bool:
     """Whether KOV's answer is the exact optimum for these atoms."""
     found = single(atoms)
-    if found is None:
-        return False
+    if found is None:  # heterogeneous: exact when enumerated (`heterogeneous`)
+        return heterogeneous.is_exact(atoms) and heterogeneous.profile(atoms) is not None
     atom, _ = found
     return isinstance(atom, ApproxAtom) or isinstance(atom, PureAtom) and not atom.bounded_range
 

@@ -41,12 +41,14 @@ from fuzzpy.accounting.pld_bound import DeltaBound
 from fuzzpy.accounting.pld_fft import compose
 from fuzzpy.accounting.pld_grid import GridPLD, discretise
 from fuzzpy.accounting.pld_pairs import (
+    DEFAULT_DEPTH,
     ULP,
     BasePair,
     GaussianPair,
     LaplacePair,
     LossTails,
     RandomizedResponsePair,
+    tail_depth,
 )
 from fuzzpy.accounting.pld_plan import Plan, Planner, renyi_bound, summary
 
@@ -68,9 +70,11 @@ def up(value: Fraction | float) -> float:
     return rounded if Fraction(rounded) >= Fraction(value) else math.nextafter(rounded, math.inf)
 
 
-def _base_pair(atom: GaussianAtom | LaplaceAtom | PureAtom | ApproxAtom) -> BasePair:
+def _base_pair(
+    atom: GaussianAtom | LaplaceAtom | PureAtom | ApproxAtom, depth: float = DEFAULT_DEPTH
+) -> BasePair:
     if isinstance(atom, GaussianAtom):
-        return GaussianPair(_mu(atom.rho))
+        return GaussianPair(_mu(atom.rho), depth)
     if isinstance(atom, LaplaceAtom):
         return LaplacePair(up(atom.epsilon))
     if isinstance(atom, PureAtom):
@@ -84,19 +88,23 @@ def _mu(rho: Fraction) -> float:
     return math.nextafter(math.nextafter(math.sqrt(up(2 * rho)), math.inf), math.inf)
 
 
-def directions(atoms: Atoms) -> list[Direction]:
+def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
     """The atoms' loss tails for the removal and (if any atom is asymmetric)
     the addition direction. A neighbouring pair is one or the other for every
     mechanism at once, so each direction composes on its own and the larger
-    epsilon is the answer. Gaussians merge exactly into one (`atoms` docstring)."""
+    epsilon is the answer. Gaussians merge exactly into one (`atoms` docstring).
+    Gaussian ranges are as deep as ``delta`` needs (`pld_pairs.tail_depth`)."""
     remove: Direction = []
     add: Direction = []
+    count = sum(atoms.values()) + 1
     rho = sum((a.rho * n for a, n in atoms.items() if isinstance(a, GaussianAtom)), Fraction(0))
     if rho > 0:
-        remove.append((LossTails(GaussianPair(_mu(rho)), 1.0, True), 1))
+        mu = _mu(rho)
+        remove.append((LossTails(GaussianPair(mu, tail_depth(delta, count, mu)), 1.0, True), 1))
     for atom, n in atoms.items():
         if isinstance(atom, SubsampledAtom):
-            base, q = _base_pair(atom.inner), up(atom.rate)
+            inner_mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
+            base, q = _base_pair(atom.inner, tail_depth(delta, count, inner_mu)), up(atom.rate)
             remove.append((LossTails(base, q, True), n))
             add.append((LossTails(base, q, False), n))
         elif not isinstance(atom, GaussianAtom):
@@ -209,7 +217,7 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
         return 0.0
     if any(
         not abs(bound) < LOSS_LIMIT
-        for d in directions(atoms)
+        for d in directions(atoms, delta)
         for tails, _ in d
         for bound in tails.loss_range()
         if math.isfinite(bound) or bound != -math.inf
@@ -219,7 +227,7 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
     # and no Planner is built for a direction whose bound is already below
     # the answer (it cannot raise it)
     bounds = sorted(
-        ((renyi_bound(d, delta), d) for d in directions(atoms) if d), key=lambda bd: -bd[0]
+        ((renyi_bound(d, delta), d) for d in directions(atoms, delta) if d), key=lambda bd: -bd[0]
     )
     best = 0.0
     for bound, direction in bounds:

@@ -44,7 +44,7 @@ from fuzzpy.records import frozen
 Array = np.ndarray
 ULP = 2.0**-53  # unit roundoff of a double
 FLOOR = 2.0**-1000  # absolute error allowed on tails near the subnormal range
-_TAIL_SIGMAS = 10.0  # base-loss range kept: P(beyond) < 1e-23 for Gaussians
+DEFAULT_DEPTH = 10.0  # base-loss range kept by default: P(beyond) < 1e-23 for Gaussians
 
 
 def ndtr_error(x: Array) -> Array:
@@ -55,7 +55,12 @@ def ndtr_error(x: Array) -> Array:
 
 @frozen
 class GaussianPair:
+    """``depth``: how many standard deviations of the base loss the range keeps
+    on either side; the mass beyond is counted at +infinity (`pld_grid`), so
+    a small delta needs a deep range (`tail_depth`)."""
+
     mu: float
+    depth: float = DEFAULT_DEPTH
 
     def _argument(self, c: Array, which: int) -> Array:
         shift = self.mu * self.mu / 2 * (1 if which == 0 else -1)
@@ -75,7 +80,30 @@ class GaussianPair:
 
     def loss_range(self) -> tuple[float, float]:
         half = self.mu * self.mu / 2
-        return -half - _TAIL_SIGMAS * self.mu, half + _TAIL_SIGMAS * self.mu
+        return -half - self.depth * self.mu, half + self.depth * self.mu
+
+
+def tail_depth(delta: float, count: int, mu: float = 0.0) -> float:
+    """A range depth s (in standard deviations) whose Gaussian tails total at
+    most 1e-6 delta over ``count`` parts, by Mills' ratio
+    Phi(-s) <= phi(s) / s: at least the default 10 (so nothing changes where
+    that sufficed, delta above ~1e-15), at most 38 (Phi(-38) ~ 3e-316, below
+    every delta the PLD answers at), and no deeper than keeps the largest base
+    loss mu^2/2 + s mu below 700 (a subsampled loss log(1 + q expm1(l)) must
+    stay a finite double). Any depth is valid: the cut mass is charged in full
+    at +infinity (`pld_grid`); a deep range only costs time."""
+    if not 0 < delta < 1:
+        return DEFAULT_DEPTH
+    log_share = math.log(delta) - math.log(max(count, 1)) + math.log(1e-6)
+    depth = DEFAULT_DEPTH
+    for _ in range(8):  # s^2/2 + log(s sqrt(2 pi)) >= -log_share, by fixed point
+        depth = math.sqrt(max(2 * (-log_share - math.log(depth * math.sqrt(2 * math.pi))), 0.0))
+        depth = min(max(DEFAULT_DEPTH, depth), 38.0)
+    if depth > DEFAULT_DEPTH:  # the fixed point approached from either side
+        depth = min(depth * 1.001, 38.0)
+    if mu > 0:
+        depth = min(depth, max(DEFAULT_DEPTH, (700.0 - mu * mu / 2) / mu))
+    return depth
 
 
 @frozen

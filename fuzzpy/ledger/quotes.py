@@ -62,6 +62,8 @@ class Quote:
     def charged_json(self) -> dict[str, object]:
         document = amount_json(self.cost.spend, self.budget)
         document["method"] = self.cost.method
+        if self.cost.notes:
+            document["notes"] = list(self.cost.notes)
         return document
 
     def remaining_json(self) -> dict[str, object]:
@@ -141,5 +143,5 @@ def over_budget_error(quote: Quote, path: Path, hint: str | None = None) -> Fuzz
         f"{quote.dataset!r} has spent {describe_amount(quote.spent, budget)} of its total "
         f"{describe_amount(quote.capacity, budget, up=False)} ({describe_amount(left, budget, up=False)} left)"
     )
-    notes = (f"budget rule {rule.name}: {rule.summary}", "nothing was charged")
+    notes = (f"budget rule {rule.name}: {rule.summary}", *quote.cost.notes, "nothing was charged")
     return ledger_error(OVER_BUDGET, message, path, notes=notes, hint=hint)

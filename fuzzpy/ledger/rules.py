@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from fractions import Fraction
 
-from fuzzpy.accounting.events import Event
+from fuzzpy.accounting.events import Event, Group, Repeat, Subsample
 from fuzzpy.ledger.costs import (
     CostUnavailable,
     approximate_epsilon,
@@ -147,6 +147,9 @@ class ReleaseCost:
     epsilon: Fraction
     delta: Fraction
     method: str
+    # what the user should know about the charge (not stored): warning FZ604
+    # (`errors.LOOSE_CHARGE`) when `run` shows it, a note of a refusal
+    notes: tuple[str, ...] = ()
 
 
 class Rule(ABC):
@@ -232,7 +235,8 @@ class ZcdpRule(Rule):
                 "only (eps, delta) with delta > 0); use a budget under the basic rule"
             )
         epsilon = zcdp_epsilon(rho, budget.delta)
-        return ReleaseCost(Spend(rho=rho), epsilon, budget.delta, "zCDP")
+        notes = unamplified_note(events, epsilon, budget.delta)
+        return ReleaseCost(Spend(rho=rho), epsilon, budget.delta, "zCDP", notes)
 
     def fits(self, spent: Spend, cost: Spend, capacity: Spend) -> bool:
         return spent.rho + cost.rho <= capacity.rho
@@ -241,6 +245,45 @@ class ZcdpRule(Rule):
         if amount.rho <= 0:
             return Fraction(0), Fraction(0)
         return zcdp_epsilon(amount.rho, budget.delta), budget.delta
+
+
+# A charge this many times the release's tight epsilon is worth a warning.
+LOOSE_FACTOR = Fraction(3, 2)
+
+
+def unamplified_note(events: Sequence[Event], epsilon: Fraction, delta: Fraction) -> tuple[str, ...]:
+    """Under the zcdp rule a Poisson-subsampled Gaussian (or (eps, delta) body)
+    is charged its un-amplified rho: zCDP has no amplification by subsampling
+    (the subsampled Gaussian's D_alpha / alpha tends to the full rho as
+    alpha grows, Mironov, Talwar & Zhang 2019, Sec. 3.3), so that rho is the
+    valid charge. When it is far above the release's tight epsilon at the
+    budget's delta, say so, and what to use instead."""
+    if not subsampled_unamplified(events):
+        return ()
+    try:
+        tight, method = approximate_epsilon(events, delta)
+    except CostUnavailable:
+        return ()
+    if epsilon <= tight * LOOSE_FACTOR:
+        return ()
+    return (
+        "the zcdp rule charges subsampled steps their un-amplified rho (zCDP cannot credit "
+        f"subsampling): this release costs eps={format_number(epsilon)} at delta="
+        f"{format_number(delta)} on its own under it, while its tight cost is "
+        f"eps={format_number(tight)} ({method}); a dataset registered with --rule basic "
+        "charges the tight value",
+    )
+
+
+def subsampled_unamplified(events: Sequence[Event]) -> bool:
+    """Whether an event is a subsample whose zCDP is not amplified (a body with
+    a Gaussian or an (eps, delta) part; subsampled pure bodies are)."""
+    for event in events:
+        if isinstance(event, Subsample) and pure_epsilon(event.body) is None:
+            return True
+        if isinstance(event, Repeat | Group | Subsample) and subsampled_unamplified(event.body):
+            return True
+    return False
 
 
 RULES: dict[str, Rule] = {rule.name: rule for rule in (BasicRule(), ZcdpRule())}

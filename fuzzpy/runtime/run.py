@@ -284,6 +284,7 @@ def _placed(request: RunRequest, read_streams: bool = True) -> RunRequest:
 def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) -> RunResult:
     from fuzzpy.interrupts import Interrupted, held
     from fuzzpy.ledger.book import DataUse, Ledger
+    from fuzzpy.ledger.errors import LOOSE_CHARGE
     from fuzzpy.runtime.bag import auditing_groups
     from fuzzpy.runtime.datasets import name_sources
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
@@ -322,6 +323,9 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
         def record(message: str) -> None:
             warnings.append(message)
             warn(message)
+
+        for note in dict.fromkeys(note for receipt in receipts for note in receipt.cost.notes):
+            record(f"warning[{LOOSE_CHARGE}]: {note}")  # the zcdp rule's un-amplified subsampling
 
         bags = {name: bag for name, (bag, _) in loaded.items()}
         with auditing_groups() as outside:
