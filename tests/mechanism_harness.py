@@ -417,7 +417,7 @@ def harness(decl: MechanismDecl, program: Program, pilot: int = PILOT, final: in
     chosen = sorted(candidates, key=lambda c: -c[0])[:KEEP]
     drawn: dict[int, tuple[Outputs, Outputs]] = {}
     results = []
-    for _score_, index, (name, event) in chosen:
+    for _, index, (name, event) in chosen:
         if index not in drawn:  # fresh samples, never seen by the choice
             drawn[index] = (samples(decl, program, pairs[index], False, final, (seed, 3, index)),
                             samples(decl, program, pairs[index], True, final, (seed, 4, index)))
