@@ -73,12 +73,12 @@ MAX_TESTS = 400  # calls of `harness` in one run, at most
 KEEP = 4  # (pair, event) tested per call
 ALPHA = FAMILY_ALPHA / (MAX_TESTS * KEEP * 4)  # each one-sided Clopper-Pearson bound
 PILOT = 20_000  # runs per input of each candidate pair, to choose events
-FINAL = 200_000  # runs per input in the test
+FINAL = 400_000  # runs per input in the test
 LENGTHS = (2, 4, 8)
 BASE = Fraction(0)
 SCALAR_MOVES = [Fraction(d) for d in (2, -2, 1, -1, Fraction(1, 2), Fraction(-1, 2))]
 QUANTILES = (0.001, 0.005, 0.02, 0.1, 0.3, 0.5, 0.7, 0.9, 0.98, 0.995, 0.999)
-MAX_PAIRS = 40
+SCALE_PAIRS = 6  # pairs with the claim's numbers at 1/2 (a wrong scale shows on any)
 
 
 @dataclass(frozen=True)
@@ -183,9 +183,9 @@ def edge_pairs(info: MechanismInfo) -> list[Pair]:
     for length, budget in admitted:
         params = _parameters_at(info, length, budget)
         assert params is not None
-        found += _pairs_at(info, params, length)
+        found += _pairs_at(info, params, length)[: None if budget == 1 else SCALE_PAIRS]
     assert found, f"no neighbouring inputs found for `{info.decl.name}`"
-    return found[:MAX_PAIRS]
+    return found
 
 
 def _parameters_at(info: MechanismInfo, length: int, budget: Fraction) -> dict[str, Fraction | bool] | None:
@@ -197,12 +197,14 @@ def _parameters_at(info: MechanismInfo, length: int, budget: Fraction) -> dict[s
 
 def vector_moves(norm: str, length: int) -> list[list[int]]:
     """Sign patterns that stress a claim: for `vec[inf]` every entry moves (StatDP's
-    "one above, rest below", halves, alternating...); otherwise one entry moves."""
+    "one above, rest below", halves, alternating...), or all but the first, or only
+    the last; otherwise one entry moves (the first or the last)."""
     if norm != "inf":
         return [[d if k == at else 0 for k in range(length)] for at in (0, length - 1) for d in (1, -1)][:4 if length > 1 else 2]
     half = length // 2
     patterns = [[1] * length, [1] + [-1] * (length - 1), [1] * half + [-1] * (length - half),
-                [(-1) ** k for k in range(length)], [-1] * (length - 1) + [1]]
+                [(-1) ** k for k in range(length)], [-1] * (length - 1) + [1],
+                [0] + [1] * (length - 1), [0] * (length - 1) + [1]]  # for `requires dist(q[0]) == 0`
     return [list(p) for p in dict.fromkeys(tuple(p) for s in (1, -1) for p in ([s * d for d in q] for q in patterns))]
 
 
@@ -371,20 +373,21 @@ def clopper_pearson(k: int, n: int, alpha: float = ALPHA) -> tuple[float, float]
     return lower, upper
 
 
-def loss_bound(k1: int, k2: int, n1: int, n2: int) -> float:
-    """The privacy loss an event seen k1 times in n1 runs on D and k2 in n2 on D' proves."""
-    lo1, up1 = clopper_pearson(k1, n1)
-    lo2, up2 = clopper_pearson(k2, n2)
+def loss_bound(k1: int, k2: int, n1: int, n2: int, alpha: float = ALPHA) -> float:
+    """The privacy loss an event seen k1 times in n1 runs on D and k2 in n2 on D' proves
+    (wrong only if one of the four one-sided bounds, each at level alpha, misses)."""
+    lo1, up1 = clopper_pearson(k1, n1, alpha)
+    lo2, up2 = clopper_pearson(k2, n2, alpha)
     return max([math.log(lo / up) for lo, up in ((lo1, up2), (lo2, up1)) if lo > 0] + [0.0])
 
 
 _Z = float(stats.norm.isf(ALPHA))
 
 
-def _score(k1: int, k2: int, n: int, final: int) -> float:
+def _score(k1: int, k2: int, n: int, final: int, z: float = _Z) -> float:
     """The bound the event would give on `final` runs if the pilot's frequencies held (normal approximation)."""
     p1, p2 = k1 / n, k2 / n
-    width = [_Z * math.sqrt(max(p * (1 - p), 1 / final) / final) for p in (p1, p2)]
+    width = [z * math.sqrt(max(p * (1 - p), 1 / final) / final) for p in (p1, p2)]
     best = -math.inf
     for (a, wa), (b, wb) in (((p1, width[0]), (p2, width[1])), ((p2, width[1]), (p1, width[0]))):
         if a - wa > 0:
@@ -401,19 +404,20 @@ def _point(k1: int, k2: int, n1: int, n2: int) -> float:
 
 
 def harness(decl: MechanismDecl, program: Program, pilot: int = PILOT, final: int = FINAL,
-            seed: int | None = None) -> Finding:
+            seed: int | None = None, alpha: float = ALPHA) -> Finding:
     """The net on one mechanism: the proved loss (level ALPHA per bound) that most exceeds the claim."""
     info = analyse(decl, static_constants(program))
     seed = zlib.crc32(decl.name.encode()) if seed is None else seed
     pairs = edge_pairs(info)
     claims = [_claim(decl, pair) for pair in pairs]
+    z = float(stats.norm.isf(alpha))
     candidates: list[tuple[float, int, Event]] = []
     for index, pair in enumerate(pairs):
         first = samples(decl, program, pair, False, pilot, (seed, 1, index))
         second = samples(decl, program, pair, True, pilot, (seed, 2, index))
         for event in events(first, second):
             k1, k2 = int(event[1](first).sum()), int(event[1](second).sum())
-            candidates.append((_score(k1, k2, pilot, final) - claims[index], index, event))
+            candidates.append((_score(k1, k2, pilot, final, z) - claims[index], index, event))
     chosen = sorted(candidates, key=lambda c: -c[0])[:KEEP]
     drawn: dict[int, tuple[Outputs, Outputs]] = {}
     results = []
@@ -423,7 +427,7 @@ def harness(decl: MechanismDecl, program: Program, pilot: int = PILOT, final: in
                             samples(decl, program, pairs[index], True, final, (seed, 4, index)))
         first, second = drawn[index]
         k1, k2 = int(event(first).sum()), int(event(second).sum())
-        bound = loss_bound(k1, k2, final, final)
+        bound = loss_bound(k1, k2, final, final, alpha)
         results.append((bound - claims[index], bound, _point(k1, k2, final, final), index, name))
     _excess, bound, estimate, index, name = max(results, key=lambda r: r[0])
     others = tuple(r[4] for r in results if r[4] != name)

@@ -284,6 +284,20 @@ def test_the_fast_sampler_has_the_runtimes_distribution(name: str) -> None:
         assert stats.ks_2samp(exact.lengths, fast.lengths).pvalue > 1e-4, name
 
 
+@pytest.mark.parametrize("name", ["partial_sum.partial_sum", "report_noisy_max_exp.report_noisy_max_exp"])
+def test_the_false_alarm_rate_is_within_the_level(name: str) -> None:
+    """The net's one property, seen at a level one can measure: on mechanisms whose loss
+    reaches their claim exactly (a Laplace count at its tail; an exponential argmax), each
+    call at family level 0.2 (alpha = 0.2 / (4 KEEP) per bound) raises an alarm in at most
+    20% of seeds. 25 seeds: more than 12 alarms has probability < 0.002 if it holds."""
+    _name, decl, program = next(c for c in CORPUS if c[0] == name)
+    alarms = 0
+    for seed in range(25):
+        finding = H.harness(decl, program, pilot=2000, final=4000, seed=seed, alpha=0.2 / (4 * H.KEEP))
+        alarms += finding.loss > finding.claim
+    assert alarms <= 12, f"{alarms} alarms in 25"
+
+
 def test_clopper_pearson_bounds_hold_their_level() -> None:
     """The bounds at a level one can see (0.05): they miss a known p in about 5% of samples."""
     rng = np.random.default_rng(5)
