@@ -19,22 +19,27 @@ Method, in three stages with independent random streams:
    numbers, thresholds included, are at 0 too: every SVT answer is a coin
    flip, every noisy max a tie) moved as far as the norm allows: every entry
    by +/-1 in several sign patterns for `vec[inf]` (all up, all down, one up
-   and the rest down, halves, alternating), one entry by +/-1 for `vec[1]`;
-   private scalars by the largest of +/-2, 1, 1/2 their `requires` allow. Only
-   pairs the claim speaks about are kept (`fuzzpy.verifier.relation.neighbours`).
+   and the rest down, halves, alternating; all but the first, only the last),
+   one entry (the first or the last) by +/-1 for `vec[1]`; private scalars by
+   the largest of +/-2, 1, 1/2 their `requires` allow. The claim's numbers
+   are at 1, and, for SCALE_PAIRS pairs of length 4, at 1/2 (a noise scale
+   written `eps` where `1 / eps` is meant is exact at 1). Only pairs the claim
+   speaks about are kept (`fuzzpy.verifier.relation.neighbours`).
 2. Events, chosen on a PILOT sample of each pair that the test never reuses
    (so that the test stays valid): "the output is o" for frequent whole outputs
    and coordinates (discrete outputs), "coordinate k <= c" / ">= c" at pilot
-   quantiles down to 0.1% (continuous outputs), the same on the projection of
-   the output on the sign of the pilots' mean difference (DP-Sniper's idea of
-   a learned classifier, here a linear one), and the output's length. Each
+   quantiles down to 0.1% (continuous outputs), the same for a frequent
+   discrete pattern together with the sum of its continuous values (an SVT
+   that releases values), and on the projection of the output on the sign of
+   the pilots' mean difference (DP-Sniper's idea of a learned classifier,
+   here a linear one), and the output's length. Each
    (pair, event) is scored by the bound it would give on the final sample
    size; the KEEP best are kept.
 3. The TEST: fresh samples (FINAL runs per input) and the exact
    Clopper-Pearson bounds.
 
 Level (the net's one property): one run of the whole test suite makes at most
-MAX_TESTS calls of `harness` (tests/test_mechanism_net.py asserts it), each
+MAX_TESTS calls of `harness` (tests/test_mechanism_neighbours.py asserts it), each
 tests KEEP events with four one-sided bounds at level ALPHA; by Bonferroni, a
 run that tests only mechanisms meeting their claims raises a false alarm with
 probability at most MAX_TESTS * KEEP * 4 * ALPHA = FAMILY_ALPHA = 1e-3, over

@@ -9,7 +9,7 @@ complementary masks, a `while` runs until no lane's condition holds, `return`
 retires its lanes. The noise is numpy's float64 Laplace / exponential
 (`lapplus`) noise, NOT the runtime's exact sampler: the point here is
 statistics, and float rounding moves probabilities by far less than the
-confidence intervals' widths. tests/test_mechanism_net.py checks that both
+confidence intervals' widths. tests/test_mechanism_neighbours.py checks that both
 samplers agree in distribution on a few mechanisms.
 
 The semantics otherwise follow the runtime's: a division by zero is 0, an
