@@ -86,6 +86,7 @@ class _Lanes:
         self.constants = constants
         self.env: dict[str, Array] = {}
         self.done = np.zeros(n, dtype=bool)
+        self.mask = np.ones(n, dtype=bool)  # the lanes whose values the expression being evaluated matters for
         self.returned: list[Array] | None = None
         self.outputs: list[tuple[Array, Array]] = []
 
@@ -107,6 +108,7 @@ class _Lanes:
             self.stmt(stmt, mask)
 
     def stmt(self, stmt: S.Stmt, mask: Array) -> None:
+        self.mask = mask
         if isinstance(stmt, S.VarDecl):
             self._set(stmt.name, self.expr(stmt.expr), mask)
         elif isinstance(stmt, S.Assign):
@@ -129,6 +131,7 @@ class _Lanes:
             mask = mask & ~self.done
             if not mask.any():
                 return
+            self.mask = mask
             mask = mask & self._bool(self.expr(stmt.cond))
             if not mask.any():
                 return
@@ -220,8 +223,9 @@ class _Lanes:
 
     def _noise(self, expr: S.Noise) -> Array:
         scale = self._scalar(self.expr(expr.scale))
-        if np.any(scale <= 0):
+        if np.any(self.mask & ~(scale > 0)):
             raise Unsupported("a noise scale that is not positive")  # the runtime fails (FZ517)
+        scale = np.where(scale > 0, scale, 1.0)  # lanes whose value is not used
         if expr.kind == "lap":
             return self.rng.laplace(0.0, 1.0, self.n) * scale
         return self.rng.exponential(1.0, self.n) * scale  # `lapplus`: one-sided, density e^-x/b / b

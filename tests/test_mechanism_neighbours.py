@@ -39,6 +39,7 @@ import test_verifier_conformance as conformance
 import test_verifier_soundness as soundness
 import test_verifier_units as units
 from mechanism_sampler import Outputs
+from mechanism_sampler import sample as sampler_sample
 from scipy import stats
 
 from fuzzpy.frontend.parser import parse_program
@@ -309,3 +310,28 @@ def test_clopper_pearson_bounds_hold_their_level() -> None:
     assert misses <= 0.05 * 2000 * 1.3
     assert H.loss_bound(5000, 5000, 10_000, 10_000) == 0.0
     assert 0.5 < H.loss_bound(6000, 2200, 10_000, 10_000) < 1.0  # log(0.6 / 0.22) = 1.0, less the widths
+
+
+DETERMINISTIC = [
+    ("zero_division", "num", "return q[0] / (q[1] - q[1]) + 3;"),
+    ("outside_reads", "list num", "var i = -2; while (i < len(q) + 2) { output q[i] + q[i + 1/2]; i = i + 1; }"),
+    ("early_return", "int", "var i = 0; while (i < len(q)) { if (q[i] > 1) { return i; } i = i + 1; } return -1;"),
+    ("masked_stream", "list bool",
+     "var i = 0; var k = 0; while (i < len(q) && k < 2) { if (q[i] >= 1) { output true; k = k + 1; } "
+     "else { if (q[i] < 0 || abs(q[i]) == 1/2) { output false; } } i = i + 1; }"),
+    ("entry_assignment", "list num",
+     "var v = q; var i = 0; while (i < len(q)) { v[i] = max(q[i], 1) * 2 - min(q[i], 0); output v[i]; i = i + 1; }"),
+    ("ternary_tuple", "list num", "output (q[0] > 0 ? 7 : -7); output len(q); output -q[2];"),
+]
+
+
+@pytest.mark.parametrize(("name", "result", "body"), DETERMINISTIC, ids=[d[0] for d in DETERMINISTIC])
+def test_the_fast_sampler_computes_what_the_runtime_computes(name: str, result: str, body: str) -> None:
+    """Without noise both give one output: lanes, masks, padding reads and x / 0 as the runtime."""
+    text = f"mechanism {name} (q : vec[inf] num, eps : num) : {result}\n  requires eps > 0\n  privacy eps\n{{\n  {body}\n}}\n"
+    _name, decl, program = _from_text(name, text)
+    for q in ([0.5, 2, -1, 3], [1, 1, 1], [-0.5, 0, 2.5, 1, 1]):
+        exact = _as_outputs(H.exact_samples(decl, program, (q, 1), 1, seed=1))
+        fast = sampler_sample(decl, {}, {"q": q, "eps": 1}, 5, np.random.default_rng(1))
+        assert (fast.lengths == exact.lengths[0]).all(), (name, q)
+        assert np.allclose(fast.values, exact.values[0], equal_nan=True), (name, q, fast.values[0], exact.values[0])
