@@ -43,7 +43,8 @@ MAX_TESTS calls of `harness` (tests/test_mechanism_neighbours.py asserts it), ea
 tests KEEP events with four one-sided bounds at level ALPHA; by Bonferroni, a
 run that tests only mechanisms meeting their claims raises a false alarm with
 probability at most MAX_TESTS * KEEP * 4 * ALPHA = FAMILY_ALPHA = 1e-3, over
-the choice of seeds (the seeds are fixed, so a run is deterministic).
+the choice of seeds (the seeds are fixed, so a run is deterministic;
+FUZZPY_NET_SEED=N draws every sample anew).
 
 The samples come from tests/mechanism_sampler.py (numpy, float64 noise: fast,
 not exact); the neighbour relation and the parameters' reading are the
@@ -55,6 +56,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import os
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -74,6 +76,7 @@ from fuzzpy.verifier.prover import private_scalars
 from fuzzpy.verifier.relation import evaluate, neighbours
 
 FAMILY_ALPHA = 1e-3  # the false alarm rate of a whole run of the suite
+SEED = int(os.environ.get("FUZZPY_NET_SEED", "0"))  # another draw of every sample: FUZZPY_NET_SEED=N
 MAX_TESTS = 400  # calls of `harness` in one run, at most
 KEEP = 4  # (pair, event) tested per call
 ALPHA = FAMILY_ALPHA / (MAX_TESTS * KEEP * 4)  # each one-sided Clopper-Pearson bound
@@ -412,7 +415,7 @@ def harness(decl: MechanismDecl, program: Program, pilot: int = PILOT, final: in
             seed: int | None = None, alpha: float = ALPHA) -> Finding:
     """The net on one mechanism: the proved loss (level ALPHA per bound) that most exceeds the claim."""
     info = analyse(decl, static_constants(program))
-    seed = zlib.crc32(decl.name.encode()) if seed is None else seed
+    seed = zlib.crc32(decl.name.encode()) + SEED if seed is None else seed
     pairs = edge_pairs(info)
     claims = [_claim(decl, pair) for pair in pairs]
     z = float(stats.norm.isf(alpha))
