@@ -21,7 +21,7 @@ one core); every mechanism with
 
     FUZZPY_MECHANISM_SUITE=all python -m pytest -n 2 tests/test_mechanism_neighbours.py
 
-(the `slow` marker; about ten minutes of CPU). The refuter is also run
+(the `slow` marker; about 7 minutes of CPU, verification included). The refuter is also run
 against every proved mechanism of the examples and the tests (it must find
 nothing). A test that adds a proved mechanism should add it to `FROM_TESTS`.
 """
