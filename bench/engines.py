@@ -146,8 +146,8 @@ def hand_spark(release: str, path: Path) -> object:
 
 
 def fuzzpy_release(release: str, path: Path, engine: str, timings: dict[str, float], ledger: Path) -> object:
-    import fuzzpy.runtime.run as run
-    from fuzzpy.runtime.run import RunRequest, execute
+    import fuzzpy.release.run as run
+    from fuzzpy.release.run import RunRequest, execute
 
     def timed(name: str, function):  # type: ignore[no-untyped-def]
         def call(*args, **kwargs):  # type: ignore[no-untyped-def]

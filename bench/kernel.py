@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from fuzzpy.pipeline import load_source, parse
-from fuzzpy.syntax import MechanismDecl
+from fuzzpy.language.syntax import MechanismDecl
+from fuzzpy.release.pipeline import load_source, parse
 from fuzzpy.verifier import verify_mechanism
 from fuzzpy.verifier.kernel import check
 

@@ -24,8 +24,8 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fuzzpy.runtime.loader import load_bag  # noqa: E402
-from fuzzpy.types import INT, NUM, STRING, TBag, TRecord  # noqa: E402
+from fuzzpy.data.loader import load_bag  # noqa: E402
+from fuzzpy.language.types import INT, NUM, STRING, TBag, TRecord  # noqa: E402
 
 NUMERIC = TBag(TRecord((("age", NUM), ("income", NUM), ("bucket", INT))))
 QUOTED = TBag(TRecord((("age", INT), ("name", STRING))))

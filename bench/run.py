@@ -33,12 +33,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fuzzpy.checker import check_program  # noqa: E402
+from fuzzpy.data.loader import load_bag  # noqa: E402
 from fuzzpy.frontend.parser import parse_program  # noqa: E402
+from fuzzpy.language.types import INT, NUM, TBag, TRecord  # noqa: E402
 from fuzzpy.runtime.interpreter import Interpreter  # noqa: E402
-from fuzzpy.runtime.loader import load_bag  # noqa: E402
 from fuzzpy.runtime.noise import laplace_release  # noqa: E402
 from fuzzpy.runtime.randomness import SecureSource  # noqa: E402
-from fuzzpy.types import INT, NUM, TBag, TRecord  # noqa: E402
 
 PROGRAM = """
 type Person = { age : num, income : num, bucket : int };

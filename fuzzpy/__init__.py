@@ -15,20 +15,20 @@ __version__ = "0.1.0"
 
 #: The names `fuzzpy` re-exports from its API, and the module each lives in.
 _API = {
-    "load": "fuzzpy.api",
-    "loads": "fuzzpy.api",
-    "Program": "fuzzpy.api",
-    "Ledger": "fuzzpy.api",
-    "CheckReport": "fuzzpy.reports",
-    "DefinitionReport": "fuzzpy.reports",
-    "VerifyResult": "fuzzpy.reports",
-    "Release": "fuzzpy.releases",
-    "Charge": "fuzzpy.releases",
-    "FuzzError": "fuzzpy.diagnostics",
-    "Diagnostic": "fuzzpy.diagnostics",
-    "Rejected": "fuzzpy.errors",
-    "InvalidInput": "fuzzpy.errors",
-    "BudgetExceeded": "fuzzpy.errors",
+    "load": "fuzzpy.api.program",
+    "loads": "fuzzpy.api.program",
+    "Program": "fuzzpy.api.program",
+    "Ledger": "fuzzpy.api.program",
+    "CheckReport": "fuzzpy.api.reports",
+    "DefinitionReport": "fuzzpy.api.reports",
+    "VerifyResult": "fuzzpy.api.reports",
+    "Release": "fuzzpy.api.releases",
+    "Charge": "fuzzpy.api.releases",
+    "FuzzError": "fuzzpy.language.diagnostics",
+    "Diagnostic": "fuzzpy.language.diagnostics",
+    "Rejected": "fuzzpy.api.errors",
+    "InvalidInput": "fuzzpy.api.errors",
+    "BudgetExceeded": "fuzzpy.api.errors",
 }
 
 __all__ = [
@@ -37,11 +37,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from fuzzpy.api import Ledger, Program, load, loads
-    from fuzzpy.diagnostics import Diagnostic, FuzzError
-    from fuzzpy.errors import BudgetExceeded, InvalidInput, Rejected
-    from fuzzpy.releases import Charge, Release
-    from fuzzpy.reports import CheckReport, DefinitionReport, VerifyResult
+    from fuzzpy.api.errors import BudgetExceeded, InvalidInput, Rejected
+    from fuzzpy.api.program import Ledger, Program, load, loads
+    from fuzzpy.api.releases import Charge, Release
+    from fuzzpy.api.reports import CheckReport, DefinitionReport, VerifyResult
+    from fuzzpy.language.diagnostics import Diagnostic, FuzzError
 
 
 def __getattr__(name: str) -> object:
@@ -60,7 +60,7 @@ def __dir__() -> list[str]:
 
 
 def load_ipython_extension(ipython: object) -> None:
-    """`%load_ext fuzzpy`: the `%%fuzzpy` cell magic (`fuzzpy.notebook`)."""
-    from fuzzpy.notebook import load_ipython_extension as load_extension
+    """`%load_ext fuzzpy`: the `%%fuzzpy` cell magic (`fuzzpy.api.notebook`)."""
+    from fuzzpy.api.notebook import load_ipython_extension as load_extension
 
     load_extension(ipython)

@@ -10,7 +10,7 @@ Start-up is kept short: this module and the command modules import only
 the standard library and `fuzzpy.commands.common` at the top; each command
 imports its phases (parser, checker, verifier, accountant, ledger) when it
 runs. Signals are handled from the first line of `main`
-(`fuzzpy.interrupts`), so an interrupt at any point ends in a one-line
+(`fuzzpy.support.interrupts`), so an interrupt at any point ends in a one-line
 message, never a traceback.
 """
 
@@ -22,7 +22,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from fuzzpy import interrupts
+from fuzzpy.support import interrupts
 
 
 def build_parser(command: str | None = None):  # -> argparse.ArgumentParser (imported lazily)
@@ -96,7 +96,7 @@ def entry() -> None:
 
 def _main(arguments: list[str], wants_json: bool) -> int:
     from fuzzpy.commands.common import EXIT_USAGE, UsageError, exit_code_for, report_failure
-    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.language.diagnostics import FuzzError
 
     try:
         parser = build_parser(chosen_command(arguments))
@@ -131,8 +131,8 @@ def _interrupted(stop: interrupts.Interrupted, wants_json: bool) -> int:
 
 def _internal_error(exc: Exception, wants_json: bool) -> int:
     from fuzzpy.commands.common import EXIT_USAGE, report_failure
-    from fuzzpy.diagnostics import Diagnostic
-    from fuzzpy.source import NO_SPAN
+    from fuzzpy.language.diagnostics import Diagnostic
+    from fuzzpy.language.source import NO_SPAN
 
     diagnostic = Diagnostic(
         "FZ799", f"internal error: {type(exc).__name__}: {exc}", NO_SPAN,

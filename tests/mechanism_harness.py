@@ -67,10 +67,10 @@ import numpy as np
 from mechanism_sampler import Outputs
 from scipy import stats
 
+from fuzzpy.language.syntax import Binary, MechanismDecl, Noise, NumLit, Program
 from fuzzpy.runtime.interpreter import Interpreter
 from fuzzpy.runtime.mechanisms import run_mechanism
 from fuzzpy.runtime.randomness import SeededSource
-from fuzzpy.syntax import Binary, MechanismDecl, Noise, NumLit, Program
 from fuzzpy.verifier.model import MechanismInfo, analyse, static_constants
 from fuzzpy.verifier.prover import private_scalars
 from fuzzpy.verifier.relation import evaluate, neighbours
@@ -163,7 +163,7 @@ def parameters(info: MechanismInfo, length: int = 3, budget: Fraction = Fraction
 
 
 def _names(expr: object) -> list:
-    from fuzzpy.syntax import Var
+    from fuzzpy.language.syntax import Var
     from fuzzpy.verifier.walk import sub_expressions
 
     return [e for e in sub_expressions(expr) if isinstance(e, Var)]  # type: ignore[arg-type]
@@ -460,7 +460,7 @@ def _map_noise(node: object, change: Callable[[Noise], Noise]) -> object:
         return dataclasses.replace(node, scale=_map_noise(node.scale, change))
     if isinstance(node, tuple):
         return tuple(_map_noise(item, change) for item in node)
-    if dataclasses.is_dataclass(node) and not isinstance(node, type) and type(node).__module__ == "fuzzpy.syntax":
+    if dataclasses.is_dataclass(node) and not isinstance(node, type) and type(node).__module__ == "fuzzpy.language.syntax":
         changes = {f.name: _map_noise(getattr(node, f.name), change) for f in dataclasses.fields(node)}
         return dataclasses.replace(node, **changes)  # type: ignore[arg-type]
     return node

@@ -25,7 +25,7 @@ from functools import cached_property
 
 import numpy as np
 
-from fuzzpy import syntax as S
+from fuzzpy.language import syntax as S
 
 MAX_ITERATIONS = 10_000
 

@@ -62,8 +62,8 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 def test_import_fuzzpy_does_not_load_the_api() -> None:
     """`import fuzzpy` stays light: the API (and the checker) load on first use."""
-    code = ("import sys, fuzzpy; assert 'fuzzpy.api' not in sys.modules; "
-            "assert 'fuzzpy.checker' not in sys.modules; fuzzpy.load; assert 'fuzzpy.api' in sys.modules")
+    code = ("import sys, fuzzpy; assert 'fuzzpy.api.program' not in sys.modules; "
+            "assert 'fuzzpy.checker' not in sys.modules; fuzzpy.load; assert 'fuzzpy.api.program' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzpy.categories import bucket_indices
 from fuzzpy.cli import main
+from fuzzpy.language.categories import bucket_indices
 from fuzzpy.ledger.book import Ledger
 
 HEADER = "region,age\n"
@@ -145,9 +145,9 @@ ROWS = "north,1\nsouth,2\n  north  ,3\neast,4\nNorth,5\nunknown,6\nnorth,7\n"
 
 def _value(tmp_path: Path, text: str, definition: str, rows: str) -> object:
     """A definition's value on the rows, in process (deterministic ones too)."""
-    from fuzzpy.pipeline import check, parse, run
-    from fuzzpy.runtime.loader import load_bag
-    from fuzzpy.source import Source
+    from fuzzpy.data.loader import load_bag
+    from fuzzpy.language.source import Source
+    from fuzzpy.release.pipeline import check, parse, run
 
     checked = check(parse(Source("p.fz", text)))
     data = tmp_path / "v.csv"

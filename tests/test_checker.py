@@ -10,9 +10,9 @@ from fuzzpy.accounting.events import Gaussian, Group, Laplace, Repeat, Subsample
 from fuzzpy.checker import check_program
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedProgram
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.sensitivity import INF, Sens
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.sensitivity import INF, Sens
 
 ROW = "type Row = { age : num, income : num, zip : int };\n"
 

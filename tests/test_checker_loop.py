@@ -6,8 +6,8 @@ from fractions import Fraction
 
 from fuzzpy.checker import check_program
 from fuzzpy.checker.costs import pure_epsilon
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend.parser import parse_program
+from fuzzpy.language.diagnostics import FuzzError
 
 ROW = "type R = { a : num };\n"
 

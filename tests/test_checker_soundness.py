@@ -13,8 +13,8 @@ from fractions import Fraction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzpy import syntax as S
 from fuzzpy.checker import check_program
+from fuzzpy.language import syntax as S
 
 NUM = S.TyName("num")
 CONSTANTS = [Fraction(n, d) for n, d in [(0, 1), (1, 1), (2, 1), (-3, 1), (1, 2), (5, 4), (-7, 3), (10, 1)]]
@@ -228,8 +228,8 @@ class _Block:
 
 
 def _outcome(text: str) -> object:
-    from fuzzpy.diagnostics import FuzzError
     from fuzzpy.frontend.parser import parse_program
+    from fuzzpy.language.diagnostics import FuzzError
 
     try:
         checked = check_program(parse_program(text, "alpha.fz")).definitions["f"]

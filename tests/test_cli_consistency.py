@@ -185,7 +185,7 @@ def test_a_refusal_says_which_delta_or_budget_would_work(capsys: pytest.CaptureF
 
 
 def test_every_code_in_the_source_is_described() -> None:
-    from fuzzpy.messages import CODES
+    from fuzzpy.language.messages import CODES
 
     source = Path(__file__).resolve().parent.parent / "fuzzpy"
     used = {code for path in source.rglob("*.py") for code in re.findall(r'"(FZ\d{3})"', path.read_text())}

@@ -16,9 +16,9 @@ from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.report import _show
 from fuzzpy.checker.result import CheckedProgram
 from fuzzpy.cli import main
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.sensitivity import INF, Sens
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.sensitivity import INF, Sens
 
 ROW = "type Row = { age : num, income : num, ward : int };\nlet eps = 0.1;\n"
 

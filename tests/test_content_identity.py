@@ -16,10 +16,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fuzzpy.diagnostics import FuzzError
-from fuzzpy.runtime.loader import load_bag
-from fuzzpy.runtime.run import Refusal, RunRequest, execute
-from fuzzpy.types import TBag, TNum, TRecord, TString
+from fuzzpy.data.loader import load_bag
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.types import TBag, TNum, TRecord, TString
+from fuzzpy.release.run import Refusal, RunRequest, execute
 
 pd = pytest.importorskip("pandas")
 pl = pytest.importorskip("polars")

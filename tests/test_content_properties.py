@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from fuzzpy.data import InMemory
+from fuzzpy.data.memory import InMemory
 from fuzzpy.engines.content import _read_file_content
 from fuzzpy.engines.frames import local_content, local_table
 
@@ -124,8 +124,8 @@ def loaded_csv_key(path: str) -> str | None:
     """The key from the loader's own records (`_read_file_content` streams a
     CSV through DuckDB with the loader's rules where it can: both readings
     must agree)."""
+    from fuzzpy.data.loader import csv_text_table
     from fuzzpy.engines.content import _header, table_content
-    from fuzzpy.runtime.loader import csv_text_table
 
     header = _header(path, None)
     return table_content(csv_text_table(header.csv), list(header.names))

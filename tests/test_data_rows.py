@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzzpy.cli import main
+from fuzzpy.data.csvframe import frame
+from fuzzpy.data.loader import load, load_bag, plan, read_data_file, read_header
+from fuzzpy.language.types import BOOL, INT, NUM, STRING, TBag, TRecord
 from fuzzpy.ledger.book import Ledger
-from fuzzpy.runtime.csvframe import frame
-from fuzzpy.runtime.loader import load, load_bag, plan, read_data_file, read_header
-from fuzzpy.types import BOOL, INT, NUM, STRING, TBag, TRecord
 
 PROGRAM = """
 type R = { n : int, x : num, ok : bool, s : string };
@@ -219,7 +219,7 @@ def test_parquet_strings_that_are_not_utf8_drop_their_row(tmp_path: Path) -> Non
 
 
 def test_parquet_column_of_another_type_is_refused(tmp_path: Path) -> None:
-    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.language.diagnostics import FuzzError
 
     path = tmp_path / "p.parquet"
     import datetime
@@ -317,7 +317,7 @@ CELL = st.one_of(
 def test_a_cell_reads_the_same_whatever_the_other_cells(cells: list[bytes], kind: str) -> None:
     """Whether a cell fits, and its value, depend on that cell alone (the
     column is parsed whole, but no fast path may change a cell's reading)."""
-    from fuzzpy.runtime.cells import parse_text
+    from fuzzpy.data.cells import parse_text
 
     together = parse_text(pa.array(cells, pa.binary()), kind)
     for i, cell in enumerate(cells):
@@ -334,7 +334,7 @@ def test_any_bytes_are_refused_by_schema_or_loaded(data: bytes) -> None:
     from its header); loading its rows never fails."""
     import tempfile
 
-    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.language.diagnostics import FuzzError
 
     with tempfile.NamedTemporaryFile(suffix=".csv") as handle:
         handle.write(data)

@@ -271,8 +271,8 @@ def test_seeded_runs_and_released_values_are_recorded(
 def test_a_release_charged_but_not_computed_is_marked(
     capsys: pytest.CaptureFixture[str], setup: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import fuzzpy.runtime.run as run_module
-    from fuzzpy.diagnostics import FuzzError
+    import fuzzpy.release.run as run_module
+    from fuzzpy.language.diagnostics import FuzzError
 
     def fail(*args: object, **kwargs: object) -> None:
         raise FuzzError(())

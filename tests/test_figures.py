@@ -9,7 +9,7 @@ from fractions import Fraction
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fuzzpy.figures import ledger_text, text_down, text_exact, text_up
+from fuzzpy.language.figures import ledger_text, text_down, text_exact, text_up
 
 finite_floats = st.floats(allow_nan=False, allow_infinity=False)
 fractions = st.fractions(max_denominator=10**30) | st.builds(

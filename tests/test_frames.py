@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from fuzzpy.data import DuckDBTable, register_frame
-from fuzzpy.diagnostics import FuzzError
-from fuzzpy.runtime.run import Refusal, RunRequest, execute
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.release.run import Refusal, RunRequest, execute
 
 pd = pytest.importorskip("pandas")
 pl = pytest.importorskip("polars")
@@ -293,7 +293,7 @@ def test_column_types_duckdb_cannot_hold_read_as_their_exact_values(folder: Path
 def test_a_quote_leaves_a_stream_for_the_run(folder: Path) -> None:
     """a14 F3: quoting with a RecordBatchReader must not read it (the run then
     released noise on an empty table)."""
-    from fuzzpy.runtime.run import quote
+    from fuzzpy.release.run import quote
 
     table = arrow(folder)
     expected = run(folder, "total", table, ledger="table.sqlite")
@@ -413,7 +413,7 @@ def test_the_content_key_is_the_same_wherever_it_is_computed(folder: Path) -> No
     csv = str(folder / "rows.csv")
     pq.write_table(arrow(folder), folder / "rows.parquet")
     keys = {_read_file_content(csv, "csv"), _read_file_content(str(folder / "rows.parquet"), "parquet")}
-    from fuzzpy.data import InMemory
+    from fuzzpy.data.memory import InMemory
 
     for kind, frame in (("pandas", pd.read_csv(csv)), ("polars", pl.read_csv(csv)), ("arrow", arrow(folder))):
         keys.add(local_content(local_table(InMemory(kind, frame))))

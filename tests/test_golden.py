@@ -20,8 +20,8 @@ import pytest
 
 from fuzzpy.checker import check_program
 from fuzzpy.checker.report import text_report
-from fuzzpy.diagnostics import FuzzError
-from fuzzpy.pipeline import load_source, parse
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.release.pipeline import load_source, parse
 
 ROOT = Path(__file__).resolve().parent.parent
 SEARCHED = [ROOT / "examples", ROOT / "tests" / "golden"]

@@ -90,11 +90,11 @@ elif phase in ("z3", "verify-second"):
     verifier._verify, solver.check_valid = verify, check_valid
 elif phase == "load":  # whichever engine reads the rows (DuckDB streams a CSV itself)
     import fuzzpy.engines.engine as engines
-    import fuzzpy.runtime.loader as loader
+    import fuzzpy.data.loader as loader
     loader.load = wait_here
     engines.QueryEngine.load = engines.MemoryEngine.load = lambda self, *args: wait_here()
 elif phase == "compute":
-    import fuzzpy.runtime.run as run
+    import fuzzpy.release.run as run
     run.compute = wait_here
 elif phase == "duckdb-query":  # a long query, through the backend's own path, after the charge
     import threading

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 from fuzzpy.cli import main
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.pipeline import check, run
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.types import LenVar
+from fuzzpy.release.pipeline import check, run
 from fuzzpy.runtime.bag import Bag
 from fuzzpy.runtime.noise import laplace_release
 from fuzzpy.runtime.randomness import SeededSource
 from fuzzpy.runtime.values import Record, render, to_json
-from fuzzpy.types import LenVar
 
 ROW = "type R = { a : num, b : num };\nlet zero = 0;\n"
 

@@ -21,12 +21,12 @@ from lark import Lark
 from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend import parser as fuzz_parser
 from fuzzpy.frontend.lalr import Tables
 from fuzzpy.frontend.tree import TreeBuilder
-from fuzzpy.pipeline import parse
-from fuzzpy.source import Source
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.source import Source
+from fuzzpy.release.pipeline import parse
 
 OPTIONS = {"parser": "lalr", "lexer": "basic", "keep_all_tokens": True, "maybe_placeholders": False}
 

@@ -10,7 +10,7 @@ import pytest
 
 from fuzzpy.accounting.events import Gaussian, Laplace, Verified
 from fuzzpy.commands.common import exit_code_for
-from fuzzpy.diagnostics import FuzzError
+from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.ledger.book import Budget, Ledger, dataset_key, default_ledger_path
 from fuzzpy.ledger.rules import RULES, Spend, rule_named
 

@@ -12,7 +12,7 @@ import pytest
 from fuzzpy.accounting.events import Laplace
 from fuzzpy.cli import main
 from fuzzpy.commands.common import exit_code_for
-from fuzzpy.diagnostics import FuzzError
+from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.ledger.book import Budget, Ledger
 from fuzzpy.ledger.store import APPLICATION_ID
 

@@ -15,7 +15,7 @@ import pytest
 
 import fuzzpy.accounting.accountant  # noqa: F401 - imported once, before the forks
 from fuzzpy.accounting.events import Laplace
-from fuzzpy.diagnostics import FuzzError
+from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.ledger.book import Budget, Ledger
 
 TENTH = (Laplace(Fraction(1), Fraction(10)),)

@@ -68,7 +68,7 @@ def test_no_warning_where_the_charge_is_near_tight(ledger, events):
 
 
 def test_a_refusal_under_zcdp_says_why_the_cost_is_high(ledger):
-    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.language.diagnostics import FuzzError
 
     events = dp_sgd(50, Fraction(1, 100), Fraction(2))
     with pytest.raises(FuzzError) as refused:

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzpy.runtime import cells as C
-from fuzzpy.runtime import loader as L
-from fuzzpy.types import BOOL, INT, NUM, STRING, TBag, TRecord
+from fuzzpy.data import cells as C
+from fuzzpy.data import loader as L
+from fuzzpy.language.types import BOOL, INT, NUM, STRING, TBag, TRecord
 
 ROW = TBag(TRecord((("n", INT), ("x", NUM), ("ok", BOOL), ("s", STRING))))
 

@@ -43,8 +43,8 @@ from mechanism_sampler import sample as sampler_sample
 from scipy import stats
 
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.pipeline import load_source, parse
-from fuzzpy.syntax import MechanismDecl, Program
+from fuzzpy.language.syntax import MechanismDecl, Program
+from fuzzpy.release.pipeline import load_source, parse
 from fuzzpy.verifier import verify_mechanism
 from fuzzpy.verifier.mirror import mirrored
 from fuzzpy.verifier.model import analyse, static_constants

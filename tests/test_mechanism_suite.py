@@ -35,8 +35,7 @@ from pathlib import Path
 import mpmath
 import pytest
 
-from fuzzpy.pipeline import load_source, parse
-from fuzzpy.syntax import (
+from fuzzpy.language.syntax import (
     Binary,
     BoolLit,
     Call,
@@ -49,6 +48,7 @@ from fuzzpy.syntax import (
     Unary,
     Var,
 )
+from fuzzpy.release.pipeline import load_source, parse
 from fuzzpy.verifier import verify_mechanism
 
 SUITE = Path(__file__).resolve().parent / "mechanism_suite"

@@ -1,4 +1,4 @@
-"""The `%%fuzzpy` cell magic (`fuzzpy.notebook`), and examples/notebook.ipynb
+"""The `%%fuzzpy` cell magic (`fuzzpy.api.notebook`), and examples/notebook.ipynb
 executed in a real kernel with nbclient."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import fuzzpy
-from fuzzpy.notebook import CellReport, Failure, fuzzpy_cell, load_ipython_extension
+from fuzzpy.api.notebook import CellReport, Failure, fuzzpy_cell, load_ipython_extension
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "examples" / "notebook.ipynb"

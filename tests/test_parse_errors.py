@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from fuzzpy.cli import main
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.messages import CODES
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.messages import CODES
 
 MALFORMED = sorted((Path(__file__).resolve().parent / "malformed").glob("*.fz"))
 

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzpy.diagnostics import FuzzError, render_text
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.messages import CODES
-from fuzzpy.pipeline import load_source
-from fuzzpy.source import Source
+from fuzzpy.language.diagnostics import FuzzError, render_text
+from fuzzpy.language.messages import CODES
+from fuzzpy.language.source import Source
+from fuzzpy.release.pipeline import load_source
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_TEXTS = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").rglob("*.fz"))]

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from fuzzpy import syntax as ast
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend.lexer import RESERVED
 from fuzzpy.frontend.parser import grammar_text, parse_program
+from fuzzpy.language import syntax as ast
+from fuzzpy.language.diagnostics import FuzzError
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").rglob("*.fz"))

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from fuzzpy import syntax as ast
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend.lexer import without_captures
 from fuzzpy.frontend.parser import parse_program
+from fuzzpy.language import syntax as ast
+from fuzzpy.language.diagnostics import FuzzError
 
 
 def _first_diagnostic(text: str) -> tuple[str, int, int]:

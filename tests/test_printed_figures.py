@@ -109,7 +109,7 @@ def test_every_printed_laplace_epsilon_is_above_the_proven(capsys, eps0, rounds,
     for row in ROW.finditer(out):
         if row["method"] == "pure":  # printed from the exact Fraction: compared exactly
             assert Fraction(row["eps"]) >= exact
-        elif row["eps"] != "inf":  # a float read back as a float (fuzzpy.figures)
+        elif row["eps"] != "inf":  # a float read back as a float (fuzzpy.language.figures)
             assert float(row["eps"]) >= proven[row["method"]]
             assert Fraction(row["eps"]) >= exact or delta != "0"
     if delta == "0":  # pure composition is exact: k * eps0, printed as such
@@ -126,7 +126,7 @@ def test_the_issue_gaussian_prints_what_check_prints(capsys):
 def test_a_program_at_many_deltas(capsys):
     """`budget FILE DEF --delta D` and `check --delta D`: each printed figure
     above the API's, for a composition of Gaussians (sensitivity 10 and 1)."""
-    from fuzzpy.api import load
+    from fuzzpy.api.program import load
 
     program = load(str(EXAMPLES / "gaussian_centroid.fz"))
     for delta in ("0.3", "1e-4", "1e-9", "1e-15"):
@@ -266,7 +266,7 @@ def test_the_neighbour_relation_is_said(capsys):
 
 
 def test_the_notebook_table_says_the_neighbour_relation_and_rounds_up():
-    from fuzzpy.api import load
+    from fuzzpy.api.program import load
 
     page = load(str(EXAMPLES / "gaussian_centroid.fz")).check()._repr_html_()
     assert "adding or removing one row" in page and "(2.25409, 1e-06)-DP" in page

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzpy import syntax as ast
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.frontend.printer import print_program
+from fuzzpy.language import syntax as ast
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").rglob("*.fz"))

@@ -20,7 +20,7 @@ import pytest
 import fuzzpy.verifier as verifier_package
 from fuzzpy.cli import main
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.syntax import MechanismDecl
+from fuzzpy.language.syntax import MechanismDecl
 from fuzzpy.verifier import proof_cache, verify_mechanism
 from fuzzpy.verifier.prover import SearchResult
 

@@ -1,4 +1,4 @@
-"""`fuzzpy.records.frozen` behaves as `dataclass(frozen=True)`: the same
+"""`fuzzpy.support.records.frozen` behaves as `dataclass(frozen=True)`: the same
 equality, hash and repr (honouring `compare`, `hash` and `repr`), the same
 frozen instances, and the same dataclass machinery."""
 
@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import fuzzpy
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 values = st.one_of(st.integers(), st.text(max_size=3), st.none(), st.booleans(),
                    st.floats(allow_nan=True), st.tuples(st.integers()), st.just(math.nan))

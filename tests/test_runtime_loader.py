@@ -9,9 +9,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fuzzpy.diagnostics import FuzzError
-from fuzzpy.runtime.loader import content_hash, load_bag
-from fuzzpy.types import BOOL, INT, NUM, STRING, TBag, TRecord, TVec
+from fuzzpy.data.loader import content_hash, load_bag
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.types import BOOL, INT, NUM, STRING, TBag, TRecord, TVec
 
 ROW = TBag(TRecord((("age", INT), ("income", NUM))))
 

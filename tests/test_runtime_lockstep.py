@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzpy import pipeline
+from fuzzpy.language.source import Source
+from fuzzpy.release import pipeline
 from fuzzpy.runtime.bag import Bag, column_from_rows, dummy_row
 from fuzzpy.runtime.interpreter import MAX_ROW_CALLS, ROW, Interpreter
 from fuzzpy.runtime.primitives import apply_to_rows
 from fuzzpy.runtime.randomness import SeededSource
 from fuzzpy.runtime.values import Record
-from fuzzpy.source import Source
 
 PROGRAM = """
 type R = { a : num, b : num, k : int };

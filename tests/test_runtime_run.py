@@ -174,7 +174,7 @@ def test_a_run_killed_after_the_charge_keeps_the_charge(tmp_path: Path) -> None:
 
     script = (
         "import os, signal, sys\n"
-        "import fuzzpy.runtime.run as run\n"
+        "import fuzzpy.release.run as run\n"
         "run.compute = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
         "from fuzzpy.cli import main\n"
         "sys.exit(main(sys.argv[1:]))\n"

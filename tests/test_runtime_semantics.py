@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 from fuzzpy.accounting.events import Gaussian, Laplace
 from fuzzpy.cli import main
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.pipeline import check, run
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.release.pipeline import check, run
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime.aggregates import SUM_UNIT_BITS, clamped_sum, grid_exponent, vector_sum
 from fuzzpy.runtime.bag import Bag

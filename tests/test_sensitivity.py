@@ -1,4 +1,4 @@
-"""Property tests of the sensitivity algebra (fuzzpy.sensitivity)."""
+"""Property tests of the sensitivity algebra (fuzzpy.language.sensitivity)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzpy.sensitivity import INF, ONE, ZERO, Sens, case_scale, total
+from fuzzpy.language.sensitivity import INF, ONE, ZERO, Sens, case_scale, total
 
 finite = st.builds(lambda n, d: Sens(Fraction(n, d)), st.integers(0, 1000), st.integers(1, 50))
 sens = st.one_of(finite, st.just(INF), st.just(ZERO))

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import pytest
 import z3
 
-from fuzzpy.pipeline import load_source, parse
-from fuzzpy.syntax import MechanismDecl
+from fuzzpy.language.syntax import MechanismDecl
+from fuzzpy.release.pipeline import load_source, parse
 from fuzzpy.verifier import REFUTE_CANDIDATES, REFUTE_SECONDS, refuter, solver
 from fuzzpy.verifier.model import analyse, static_constants
 from fuzzpy.verifier.refuter import Counterexample, refute

@@ -12,9 +12,9 @@ from fractions import Fraction
 import mpmath
 import pytest
 
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.syntax import MechanismDecl
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.syntax import MechanismDecl
 from fuzzpy.verifier import Verdict, verify_mechanism
 
 SCALAR = """

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from fuzzpy.cli import main
-from fuzzpy.pipeline import load_source, parse
-from fuzzpy.syntax import MechanismDecl, TyVec
+from fuzzpy.language.syntax import MechanismDecl, TyVec
+from fuzzpy.release.pipeline import load_source, parse
 from fuzzpy.verifier import verify_mechanism
 
 ROOT = Path(__file__).resolve().parent.parent / "examples" / "mechanisms"

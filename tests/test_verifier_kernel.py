@@ -25,8 +25,8 @@ import pytest
 import fuzzpy.verifier as verifier_package
 from fuzzpy.cli import main
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.pipeline import load_source, parse
-from fuzzpy.syntax import MechanismDecl
+from fuzzpy.language.syntax import MechanismDecl
+from fuzzpy.release.pipeline import load_source, parse
 from fuzzpy.verifier import verify_mechanism
 from fuzzpy.verifier.kernel import check
 from fuzzpy.verifier.kernel.certificate import Certificate

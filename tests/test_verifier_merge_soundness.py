@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.syntax import MechanismDecl
+from fuzzpy.language.syntax import MechanismDecl
 from fuzzpy.verifier import Verdict, verify_mechanism
 from fuzzpy.verifier.model import analyse, static_constants
 from fuzzpy.verifier.prover import search

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.syntax import MechanismDecl
+from fuzzpy.language.syntax import MechanismDecl
 from fuzzpy.verifier import Verdict, verify_mechanism
 from fuzzpy.verifier.model import analyse
 from fuzzpy.verifier.relation import neighbours

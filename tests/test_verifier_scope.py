@@ -17,9 +17,9 @@ import pytest
 
 import fuzzpy
 from fuzzpy.cli import main
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.syntax import MechanismDecl
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.syntax import MechanismDecl
 from fuzzpy.verifier import verify_mechanism
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "mechanisms"

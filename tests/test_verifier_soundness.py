@@ -20,13 +20,13 @@ import pytest
 
 import fuzzpy.verifier as verifier_package
 from fuzzpy.cli import main
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.pipeline import load_source, parse
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.syntax import MechanismDecl
+from fuzzpy.release.pipeline import load_source, parse
 from fuzzpy.runtime.interpreter import Interpreter
 from fuzzpy.runtime.mechanisms import run_mechanism
 from fuzzpy.runtime.randomness import SeededSource
-from fuzzpy.syntax import MechanismDecl
 from fuzzpy.verifier import Verdict, verify_mechanism
 from fuzzpy.verifier.mirror import symmetric
 from fuzzpy.verifier.model import analyse

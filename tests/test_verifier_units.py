@@ -15,9 +15,9 @@ import pytest
 from scipy import integrate
 
 from fuzzpy.cli import main
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.syntax import MechanismDecl
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.syntax import MechanismDecl
 from fuzzpy.verifier import verify_mechanism
 from fuzzpy.verifier.concrete import run_all
 from fuzzpy.verifier.integrate import Linear, NoiseDraw, path_mass

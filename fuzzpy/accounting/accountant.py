@@ -59,7 +59,7 @@ from fuzzpy.accounting.atoms import (
     subsampled_pure_epsilon,
 )
 from fuzzpy.accounting.events import Event
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 DESCRIPTIONS: dict[str, str] = {
     "pure": "pure composition (Dwork, McSherry, Nissim & Smith 2006)",

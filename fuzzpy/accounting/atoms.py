@@ -51,7 +51,7 @@ from fuzzpy.accounting.events import (
     Verified,
 )
 from fuzzpy.accounting.rounding import MP_PREC, float_down, float_up, fraction_up_mp, mp_of
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 
 @frozen

@@ -26,8 +26,8 @@ from scipy.optimize import brentq
 from fuzzpy.accounting import gaussian
 from fuzzpy.accounting.accountant import Guarantee, tightest
 from fuzzpy.accounting.events import Event, Gaussian, Laplace, Repeat, Subsample
-from fuzzpy.figures import text_down, text_up
-from fuzzpy.records import frozen
+from fuzzpy.language.figures import text_down, text_up
+from fuzzpy.support.records import frozen
 
 Number = float | Fraction  # a float is taken at its exact binary value
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 Number = Fraction
 

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from fuzzpy.accounting.pld_pairs import ULP
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 
 @frozen

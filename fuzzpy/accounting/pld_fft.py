@@ -55,7 +55,7 @@ from scipy import fft
 
 from fuzzpy.accounting.pld_grid import GridPLD
 from fuzzpy.accounting.pld_pairs import ULP
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 _SUBNORMAL = 2.0**-1000  # tilted entries below this are treated as absolute errors
 _NEGLIGIBLE = -100.0  # log of a spectrum value small enough to drop

@@ -35,7 +35,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from fuzzpy.accounting.pld_pairs import FLOOR, ULP, LossTails
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 
 @frozen

@@ -39,7 +39,7 @@ import math
 import numpy as np
 from scipy.special import ndtr
 
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 Array = np.ndarray
 ULP = 2.0**-53  # unit roundoff of a double

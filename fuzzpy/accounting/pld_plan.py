@@ -36,7 +36,7 @@ import numpy as np
 
 from fuzzpy.accounting.pld_grid import GridPLD, Strides, discretise
 from fuzzpy.accounting.pld_pairs import GaussianPair, LaplacePair, LossTails, RandomizedResponsePair
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 ETA = 1e-9  # share of delta spent on each truncation
 # share of delta the wrapped-around mass may add (each side). Wrapped mass only

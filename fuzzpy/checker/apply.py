@@ -17,15 +17,15 @@ import dataclasses
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy import syntax as S
-from fuzzpy import types as T
 from fuzzpy.accounting.events import Verified
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import DefSig, Judgment
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.sensitivity import INF
-from fuzzpy.source import Span
+from fuzzpy.language import syntax as S
+from fuzzpy.language import types as T
+from fuzzpy.language.sensitivity import INF
+from fuzzpy.language.source import Span
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Handler, Inferencer
@@ -129,7 +129,7 @@ def instantiate(ck: Inferencer, sig: DefSig, use: Span) -> DefSig:
 
 
 def _scale_arg(sig: DefSig, pname: str, sens: object, j: Judgment, whole: S.Expr) -> U.Ctx:
-    from fuzzpy.sensitivity import Sens
+    from fuzzpy.language.sensitivity import Sens
 
     assert isinstance(sens, Sens)
     if sens.is_inf:

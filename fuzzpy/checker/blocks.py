@@ -17,15 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fuzzpy import syntax as S
-from fuzzpy import types as T
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, Judgment
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.terms import source_name
 from fuzzpy.checker.typerel import contains_fuzzy, join_types
-from fuzzpy.sensitivity import ONE, ZERO, Sens, case_scale
+from fuzzpy.language import syntax as S
+from fuzzpy.language import types as T
+from fuzzpy.language.sensitivity import ONE, ZERO, Sens, case_scale
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Handler, Inferencer

@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from fuzzpy import syntax as S
-from fuzzpy import types as T
 from fuzzpy.checker.costs import Cost, CostCtx
 from fuzzpy.checker.result import RunLength, VectorLength
 from fuzzpy.checker.terms import fresh_name
 from fuzzpy.checker.usage import Ctx
-from fuzzpy.sensitivity import Sens
-from fuzzpy.source import Span
+from fuzzpy.language import syntax as S
+from fuzzpy.language import types as T
+from fuzzpy.language.sensitivity import Sens
+from fuzzpy.language.source import Span
 
 
 @dataclass

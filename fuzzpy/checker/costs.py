@@ -26,10 +26,10 @@ from fuzzpy.accounting.events import (
     Subsample,
     Verified,
 )
-from fuzzpy.diagnostics import Label
-from fuzzpy.records import frozen
-from fuzzpy.sensitivity import ONE, Sens
-from fuzzpy.source import Span
+from fuzzpy.language.diagnostics import Label
+from fuzzpy.language.sensitivity import ONE, Sens
+from fuzzpy.language.source import Span
+from fuzzpy.support.records import frozen
 
 
 @frozen

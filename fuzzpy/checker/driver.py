@@ -14,9 +14,6 @@ from __future__ import annotations
 import gc
 from fractions import Fraction
 
-from fuzzpy import syntax as S
-from fuzzpy import types as T
-from fuzzpy.categories import category_constant
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Globals, Judgment
@@ -30,9 +27,12 @@ from fuzzpy.checker.errors import CheckError, SilentAbort
 from fuzzpy.checker.explain import Tracer
 from fuzzpy.checker.infer import Inferencer
 from fuzzpy.checker.result import CheckedDef, CheckedProgram, LengthOf, ParamInfo, RunLength
-from fuzzpy.diagnostics import Diagnostic, FuzzError, Label
-from fuzzpy.sensitivity import INF, ZERO, Sens
-from fuzzpy.source import Span
+from fuzzpy.language import syntax as S
+from fuzzpy.language import types as T
+from fuzzpy.language.categories import category_constant
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError, Label
+from fuzzpy.language.sensitivity import INF, ZERO, Sens
+from fuzzpy.language.source import Span
 
 
 def check_program(program: S.Program) -> CheckedProgram:

@@ -2,8 +2,8 @@
 
 Static numbers are exact `Fraction`s (or infinity, only where a sensitivity is
 expected): literals, top-level `let` constants and arithmetic over them.
-Surface types (`fuzzpy.syntax.TypeExpr`) become semantic types
-(`fuzzpy.types`) once `type` aliases are resolved.
+Surface types (`fuzzpy.language.syntax.TypeExpr`) become semantic types
+(`fuzzpy.language.types`) once `type` aliases are resolved.
 """
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 
-from fuzzpy import syntax as S
-from fuzzpy import types as T
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.limits import MAX_STATIC_BITS, MAX_STATIC_COUNT, in_static_range
-from fuzzpy.sensitivity import INF, ONE, Sens
-from fuzzpy.source import Span
+from fuzzpy.language import syntax as S
+from fuzzpy.language import types as T
+from fuzzpy.language.limits import MAX_STATIC_BITS, MAX_STATIC_COUNT, in_static_range
+from fuzzpy.language.sensitivity import INF, ONE, Sens
+from fuzzpy.language.source import Span
 
 
 def static_value(expr: S.Expr, constants: Mapping[str, Fraction]) -> Fraction | None:
     """The exact value of a static expression, or None if it is not static.
-    Every intermediate value is within `fuzzpy.limits` (FZ217 otherwise)."""
+    Every intermediate value is within `fuzzpy.language.limits` (FZ217 otherwise)."""
     if isinstance(expr, S.NumLit):
         return in_range(expr.value, expr.span)
     if isinstance(expr, S.Var):

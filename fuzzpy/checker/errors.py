@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fuzzpy.diagnostics import Diagnostic, Label
-from fuzzpy.source import NO_SPAN, Span
+from fuzzpy.language.diagnostics import Diagnostic, Label
+from fuzzpy.language.source import NO_SPAN, Span
 
 
 class CheckError(Exception):

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from fuzzpy import syntax as S
 from fuzzpy.checker.costs import describe_events
 from fuzzpy.checker.terms import source_name
+from fuzzpy.language import syntax as S
 
 if TYPE_CHECKING:
     from fuzzpy.checker.context import Judgment

@@ -23,14 +23,14 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy import syntax as S
-from fuzzpy import types as T
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.elaborate import positive_static, require_static, static_value
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.typerel import sqrt_upper
-from fuzzpy.sensitivity import INF, Sens
+from fuzzpy.language import syntax as S
+from fuzzpy.language import types as T
+from fuzzpy.language.sensitivity import INF, Sens
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer

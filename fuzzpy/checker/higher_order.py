@@ -15,9 +15,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fuzzpy import syntax as S
-from fuzzpy import types as T
-from fuzzpy.categories import categories_of, is_categorical
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.blocks import BinderRules
 from fuzzpy.checker.context import Judgment
@@ -26,9 +23,12 @@ from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.first_order import static_length
 from fuzzpy.checker.terms import source_name
 from fuzzpy.checker.typerel import is_numeric
-from fuzzpy.diagnostics import Diagnostic, Label
-from fuzzpy.limits import MAX_STATIC_COUNT
-from fuzzpy.sensitivity import INF
+from fuzzpy.language import syntax as S
+from fuzzpy.language import types as T
+from fuzzpy.language.categories import categories_of, is_categorical
+from fuzzpy.language.diagnostics import Diagnostic, Label
+from fuzzpy.language.limits import MAX_STATIC_COUNT
+from fuzzpy.language.sensitivity import INF
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
@@ -122,7 +122,7 @@ def split(ck: Inferencer, call: PrimCall) -> Judgment:
 
 def group(ck: Inferencer, call: PrimCall) -> Judgment:
     """`group[k]` (int keys) or `group["a", "b", ...]` (string keys, one
-    bucket per public category, `fuzzpy.categories`). Both are typed alike:
+    bucket per public category, `fuzzpy.language.categories`). Both are typed alike:
     a row lands in at most one bucket, so the list of buckets moves by at
     most 1 in the list's sum metric (Reed & Pierce, ICFP 2010; language
     design, section 3): the categorical form is the int form composed with
@@ -214,7 +214,7 @@ def _quoted(category: str) -> str:
 
 def _trimmed(text: str) -> str:
     """`text` as the loader would read it from a cell: trimmed by Arrow's
-    `utf8_trim_whitespace` (`fuzzpy.runtime.cells`); imported only here,
+    `utf8_trim_whitespace` (`fuzzpy.data.cells`); imported only here,
     since most programs have no categories."""
     import pyarrow as pa
     import pyarrow.compute as pc

@@ -22,8 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
-from fuzzpy import syntax as S
-from fuzzpy import types as T
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Env, Globals, Judgment
 from fuzzpy.checker.costs import Blame, Cost, CostCtx, infinite
@@ -40,9 +38,11 @@ from fuzzpy.checker.typerel import (
     norm_factor,
     subtype,
 )
-from fuzzpy.diagnostics import Diagnostic, Label
-from fuzzpy.sensitivity import INF, ONE, ZERO, Sens, case_scale
-from fuzzpy.source import Span
+from fuzzpy.language import syntax as S
+from fuzzpy.language import types as T
+from fuzzpy.language.diagnostics import Diagnostic, Label
+from fuzzpy.language.sensitivity import INF, ONE, ZERO, Sens, case_scale
+from fuzzpy.language.source import Span
 
 Handler = Callable[[S.Expr, "T.Type | None"], Judgment]
 

@@ -21,7 +21,7 @@ fails half way, a retried rule) is undone with `undo(mark)`.
 
 from __future__ import annotations
 
-from fuzzpy import types as T
+from fuzzpy.language import types as T
 
 
 class Lengths:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fuzzpy import syntax as S
-from fuzzpy import types as T
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.typerel import contains_fuzzy, join_types, sqrt_upper
-from fuzzpy.sensitivity import ONE, Sens
+from fuzzpy.language import syntax as S
+from fuzzpy.language import types as T
+from fuzzpy.language.sensitivity import ONE, Sens
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Handler, Inferencer

@@ -21,8 +21,6 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy import syntax as S
-from fuzzpy import types as T
 from fuzzpy.accounting.events import Verified
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
@@ -38,7 +36,9 @@ from fuzzpy.checker.static_eval import (
     private_bound_shape,
 )
 from fuzzpy.checker.terms import free_vars, source_name
-from fuzzpy.sensitivity import Sens
+from fuzzpy.language import syntax as S
+from fuzzpy.language import types as T
+from fuzzpy.language.sensitivity import Sens
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer

@@ -20,8 +20,6 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy import syntax as S
-from fuzzpy import types as T
 from fuzzpy.accounting.events import Event, ExpMech, Gaussian, Group, Laplace, Repeat, Subsample
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
@@ -31,9 +29,11 @@ from fuzzpy.checker.elaborate import positive_static, static_count
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.terms import eta_expand, source_name
 from fuzzpy.checker.typerel import is_number_list, is_numeric, same_type, subtype
-from fuzzpy.limits import MAX_STATIC_COUNT
-from fuzzpy.sensitivity import INF, Sens
-from fuzzpy.source import Span
+from fuzzpy.language import syntax as S
+from fuzzpy.language import types as T
+from fuzzpy.language.limits import MAX_STATIC_COUNT
+from fuzzpy.language.sensitivity import INF, Sens
+from fuzzpy.language.source import Span
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer

@@ -13,16 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fuzzpy import syntax as S
-from fuzzpy import types as T
-from fuzzpy.categories import is_categorical
 from fuzzpy.checker import first_order as F
 from fuzzpy.checker import higher_order as H
 from fuzzpy.checker import noise as N
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.records import frozen
-from fuzzpy.source import Span
+from fuzzpy.language import syntax as S
+from fuzzpy.language import types as T
+from fuzzpy.language.categories import is_categorical
+from fuzzpy.language.source import Span
+from fuzzpy.support.records import frozen
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer

@@ -20,14 +20,14 @@ import sys
 from collections.abc import Iterator
 from fractions import Fraction
 
-from fuzzpy import syntax as S
 from fuzzpy.accounting.events import Event
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram
-from fuzzpy.diagnostics import Diagnostic
-from fuzzpy.figures import NEIGHBOURS_TEXT, text_up
-from fuzzpy.records import frozen
-from fuzzpy.sensitivity import Sens
+from fuzzpy.language import syntax as S
+from fuzzpy.language.diagnostics import Diagnostic
+from fuzzpy.language.figures import NEIGHBOURS_TEXT, text_up
+from fuzzpy.language.sensitivity import Sens
+from fuzzpy.support.records import frozen
 
 DEFAULT_DELTA = 1e-6
 
@@ -235,7 +235,7 @@ def json_definitions(checked: CheckedProgram, delta: float | None, known: Figure
 
 def _show(x: Fraction | float) -> str:
     """A cost (epsilon or delta) as text, never below the computed value
-    (`fuzzpy.figures`, issue 25): an exact Fraction as `Sens` shows it (exact,
+    (`fuzzpy.language.figures`, issue 25): an exact Fraction as `Sens` shows it (exact,
     or rounded up), a float to 6 digits (3 below 1e-4), rounded up."""
     if isinstance(x, Fraction):
         return str(Sens(x)) if x >= 0 else str(x)

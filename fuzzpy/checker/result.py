@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import field
 
 from fuzzpy.accounting.events import Event
-from fuzzpy.diagnostics import Diagnostic
-from fuzzpy.records import frozen
-from fuzzpy.sensitivity import Sens
-from fuzzpy.source import Span
-from fuzzpy.syntax import DefDecl, MechanismDecl, Program
-from fuzzpy.types import LenVar, Type
+from fuzzpy.language.diagnostics import Diagnostic
+from fuzzpy.language.sensitivity import Sens
+from fuzzpy.language.source import Span
+from fuzzpy.language.syntax import DefDecl, MechanismDecl, Program
+from fuzzpy.language.types import LenVar, Type
+from fuzzpy.support.records import frozen
 
 
 @frozen

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 
-from fuzzpy import syntax as S
 from fuzzpy.checker.elaborate import in_range, static_arith
 from fuzzpy.checker.terms import free_vars
-from fuzzpy.records import frozen
-from fuzzpy.sensitivity import Sens
+from fuzzpy.language import syntax as S
+from fuzzpy.language.sensitivity import Sens
+from fuzzpy.support.records import frozen
 
 Value = Fraction | bool | None
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
-from fuzzpy import syntax as S
+from fuzzpy.language import syntax as S
 
 _counter = itertools.count(1)
 _SEPARATOR = "#"  # not a name character: a synthesised name is never a user's

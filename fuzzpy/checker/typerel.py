@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from fuzzpy import types as T
 from fuzzpy.checker.lengths import Lengths
-from fuzzpy.sensitivity import ONE, Sens
+from fuzzpy.language import types as T
+from fuzzpy.language.sensitivity import ONE, Sens
 
 _SQRT_DIGITS = 10**6
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fuzzpy.sensitivity import INF, ONE, ZERO, Sens
-from fuzzpy.source import Span
+from fuzzpy.language.sensitivity import INF, ONE, ZERO, Sens
+from fuzzpy.language.source import Span
 
 
 class Usage:

@@ -28,7 +28,7 @@ from fuzzpy.commands.common import (
     add_delta_option,
     usage_error,
 )
-from fuzzpy.figures import NEIGHBOURS, NEIGHBOURS_TEXT, text_exact, text_up
+from fuzzpy.language.figures import NEIGHBOURS, NEIGHBOURS_TEXT, text_exact, text_up
 
 if TYPE_CHECKING:  # the accountant (scipy, dp_accounting) is imported when the command runs
     from fuzzpy.accounting.accountant import Guarantee
@@ -139,8 +139,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _failure(code: str, message: str, hint: str | None = None) -> Exception:
-    from fuzzpy.diagnostics import Diagnostic, FuzzError
-    from fuzzpy.source import NO_SPAN
+    from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+    from fuzzpy.language.source import NO_SPAN
 
     return FuzzError((Diagnostic(code, message, NO_SPAN, hint=hint),))
 
@@ -361,7 +361,7 @@ def _program_json(g: Guarantee, pure: Fraction | None) -> dict[str, object]:
 
 
 def _epsilon_text(g: Guarantee, pure: Fraction | None) -> str:
-    """An epsilon rounded up (`fuzzpy.figures`); pure composition's from its
+    """An epsilon rounded up (`fuzzpy.language.figures`); pure composition's from its
     exact Fraction (0.35, not the double above it, 0.350001)."""
     if g.method == "pure" and pure is not None:
         return text_up(pure)

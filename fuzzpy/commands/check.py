@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from fuzzpy.commands.common import DELTA_POLICY, add_delta_option, exit_code_for
 
 if TYPE_CHECKING:
-    from fuzzpy.diagnostics import Diagnostic
-    from fuzzpy.source import Source
+    from fuzzpy.language.diagnostics import Diagnostic
+    from fuzzpy.language.source import Source
 
 DESCRIPTION = (
     "Type-check fuzzpy programs: infer every definition's type with the sensitivity of each "
@@ -36,10 +36,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fuzzpy.api import load
-    from fuzzpy.diagnostics import FuzzError, render_all
-    from fuzzpy.errors import Rejected
-    from fuzzpy.reports import CheckReport
+    from fuzzpy.api.errors import Rejected
+    from fuzzpy.api.program import load
+    from fuzzpy.api.reports import CheckReport
+    from fuzzpy.language.diagnostics import FuzzError, render_all
 
     delta: float | None = args.delta
     diagnostics: list[Diagnostic] = []
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         texts.append(f"{report.name}:\n{_indent(report.text)}" if len(args.files) > 1 else report.text)
     code = exit_code_for(diagnostics)
     if args.json:
-        from fuzzpy.figures import NEIGHBOURS
+        from fuzzpy.language.figures import NEIGHBOURS
 
         document: dict[str, object] = {
             "ok": code == 0,

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.diagnostics import (  # noqa: F401 - the exit codes are every command's
+from fuzzpy.language.diagnostics import (  # noqa: F401 - the exit codes are every command's
     EXIT_BUDGET,
     EXIT_OK,
     EXIT_REJECTED,
@@ -29,10 +29,10 @@ from fuzzpy.diagnostics import (  # noqa: F401 - the exit codes are every comman
     exit_code_for,
     render_all,
 )
-from fuzzpy.source import NO_SPAN, Source
+from fuzzpy.language.source import NO_SPAN, Source
 
 if TYPE_CHECKING:
-    from fuzzpy.interrupts import Interrupted
+    from fuzzpy.support.interrupts import Interrupted
 
 #: The one delta of every approximate (eps, delta) figure that `check`,
 #: `budget` and `run` give or charge unless `--delta` says otherwise (the

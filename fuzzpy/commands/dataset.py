@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from fuzzpy.commands.common import EXIT_OK, EXIT_REJECTED, print_diagnostics, print_json
-from fuzzpy.diagnostics import Diagnostic
+from fuzzpy.language.diagnostics import Diagnostic
+from fuzzpy.language.source import NO_SPAN
 from fuzzpy.ledger.book import Ledger, default_ledger_path
 from fuzzpy.ledger.datasets import (
     BAD_POLICY,
@@ -37,7 +38,6 @@ from fuzzpy.ledger.datasets import (
 from fuzzpy.ledger.quotes import describe_amount
 from fuzzpy.ledger.rules import RULES, Budget
 from fuzzpy.ledger.store import utc_now
-from fuzzpy.source import NO_SPAN
 
 DESCRIPTION = """\
 A dataset is a name with a data file (CSV or Parquet), a total privacy budget,
@@ -182,8 +182,8 @@ def _with_content(ledger: Ledger, registration: Registration) -> Registration:
     for a first run (`runtime.datasets.refuse_same_rows`)."""
     from dataclasses import replace
 
+    from fuzzpy.data.datasets import refuse_same_rows
     from fuzzpy.engines.content import file_content
-    from fuzzpy.runtime.datasets import refuse_same_rows
 
     # Keyed eagerly (the owner's validation read every row anyway): once the
     # file is updated its old bytes are gone, and the log keeps each version's
@@ -197,8 +197,8 @@ def _with_content(ledger: Ledger, registration: Registration) -> Registration:
 def _validate(args: argparse.Namespace, file_path: str, previous: Registration | None) -> tuple[Any, Any]:
     """Validate a file under the schema given on the command line, over what
     `previous` registered for the columns the file still has."""
-    from fuzzpy.runtime.loader import read_data_file, read_header
-    from fuzzpy.runtime.validation import validate
+    from fuzzpy.data.loader import read_data_file, read_header
+    from fuzzpy.data.validation import validate
 
     given_types = _pairs(args.type, "--type", _kind)
     default = Policy()
@@ -331,7 +331,7 @@ def _list(args: argparse.Namespace, path: Path) -> int:
 
 
 def _file_status(registration: Registration | None) -> str:
-    from fuzzpy.runtime.loader import read_data_file
+    from fuzzpy.data.loader import read_data_file
 
     if registration is None:
         return "no file"

@@ -13,8 +13,8 @@ import json
 import sys
 
 from fuzzpy.commands.common import exit_code_for
-from fuzzpy.diagnostics import Diagnostic, FuzzError, render_all
-from fuzzpy.source import Source
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError, render_all
+from fuzzpy.language.source import Source
 
 DESCRIPTION = (
     "Parse fuzzpy programs and print them back, pretty-printed. "
@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fuzzpy.frontend.printer import print_program
-    from fuzzpy.pipeline import load_source, parse
+    from fuzzpy.release.pipeline import load_source, parse
 
     diagnostics: list[Diagnostic] = []
     sources: dict[str, Source] = {}

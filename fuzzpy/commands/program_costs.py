@@ -23,7 +23,7 @@ def program_costs(
     the file, or in ``definition`` only. Parse and type errors raise FuzzError."""
     try:
         from fuzzpy.checker import check_program
-        from fuzzpy.pipeline import load_source, parse
+        from fuzzpy.release.pipeline import load_source, parse
     except ImportError as exc:  # the checker is built by another phase
         raise CostsUnavailable(f"the checker is not available: {exc}", "FZ700") from None
     checked = check_program(parse(load_source(path)))

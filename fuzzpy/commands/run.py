@@ -1,6 +1,6 @@
 """`fuzzpy run FILE DEF --data PARAM=FILE ...`: release a checked definition's
-result on data, under a budget, through the Python API (`fuzzpy.api.run_file`;
-the steps are in `fuzzpy.runtime.run`)."""
+result on data, under a budget, through the Python API (`fuzzpy.api.program.run_file`;
+the steps are in `fuzzpy.release.run`)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from fuzzpy.commands.common import (
 )
 
 if TYPE_CHECKING:
-    from fuzzpy.releases import Release
-    from fuzzpy.runtime.run import RunResult
+    from fuzzpy.api.releases import Release
+    from fuzzpy.release.run import RunResult
 
 DESCRIPTION = (
     "Check the program, quote the definition's privacy cost against each dataset's budget "
@@ -34,8 +34,8 @@ EPILOG = DELTA_POLICY
 
 
 def run(args: argparse.Namespace) -> int:
-    from fuzzpy.api import run_file
-    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.api.program import run_file
+    from fuzzpy.language.diagnostics import FuzzError
 
     progress = _progress(args)
 
@@ -81,7 +81,7 @@ def _text(result: RunResult) -> str:
 
 
 def _pairs(items: list[str] | None, option: str, allow_bare: bool = False) -> dict[str, str]:
-    from fuzzpy.runtime.run import refuse
+    from fuzzpy.release.run import refuse
 
     pairs: dict[str, str] = {}
     for item in items or []:
@@ -97,8 +97,8 @@ def _pairs(items: list[str] | None, option: str, allow_bare: bool = False) -> di
 
 
 def _options(args: argparse.Namespace) -> dict[str, object]:
-    """The run's options for the API (`fuzzpy.api.run_file`), as the command line gives them."""
-    from fuzzpy.api import check_seed
+    """The run's options for the API (`fuzzpy.api.program.run_file`), as the command line gives them."""
+    from fuzzpy.api.program import check_seed
 
     check_seed(args.seed)
     return {

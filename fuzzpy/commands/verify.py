@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 from fuzzpy.commands.common import EXIT_OK, EXIT_REJECTED, exit_code_for
 
 if TYPE_CHECKING:
-    from fuzzpy.diagnostics import Diagnostic
-    from fuzzpy.interrupts import Interrupted
-    from fuzzpy.source import Source
+    from fuzzpy.language.diagnostics import Diagnostic
+    from fuzzpy.language.source import Source
+    from fuzzpy.support.interrupts import Interrupted
     from fuzzpy.verifier.verdict import Verdict
 
 DESCRIPTION = (
@@ -51,7 +51,7 @@ class _Progress:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fuzzpy.interrupts import Interrupted
+    from fuzzpy.support.interrupts import Interrupted
 
     progress = _Progress()
     try:
@@ -62,9 +62,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _verify_files(args: argparse.Namespace, progress: _Progress) -> None:
-    from fuzzpy.api import load
-    from fuzzpy.diagnostics import FuzzError
-    from fuzzpy.errors import ProgramError
+    from fuzzpy.api.errors import ProgramError
+    from fuzzpy.api.program import load
+    from fuzzpy.language.diagnostics import FuzzError
 
     for path in args.files:
         try:
@@ -92,7 +92,7 @@ def _verify_files(args: argparse.Namespace, progress: _Progress) -> None:
 
 
 def _finish(args: argparse.Namespace, progress: _Progress) -> int:
-    from fuzzpy.diagnostics import render_all
+    from fuzzpy.language.diagnostics import render_all
 
     errors = [d for d in progress.diagnostics if d.severity == "error"]
     ok = not errors and all(v.proved for v in progress.verdicts)
@@ -114,7 +114,7 @@ def _interrupted(args: argparse.Namespace, progress: _Progress, stop: Interrupte
     """Stopped by a signal: the verdicts decided so far (text mode has printed
     them already), and FZ720 saying so; nothing is read as proved that was not."""
     from fuzzpy.commands.common import interrupted_diagnostic
-    from fuzzpy.diagnostics import render_all
+    from fuzzpy.language.diagnostics import render_all
 
     decided = len(progress.verdicts)
     stop.note = f"verification stopped; {decided} mechanism(s) decided before it"

@@ -51,10 +51,10 @@ from typing import TYPE_CHECKING
 
 from fuzzpy.engines.fingerprint import LANES, _float_text, _lane, _sha
 from fuzzpy.engines.sql import DIALECTS, Dialect
-from fuzzpy.lazy import lazy
+from fuzzpy.support.lazy import lazy
 
 if TYPE_CHECKING:
-    from fuzzpy.runtime.loader import Header
+    from fuzzpy.data.loader import Header
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
@@ -194,7 +194,7 @@ def table_content(table: pa.Table, names: list[str] | None = None) -> str:
     type, and is missing here."""
     import duckdb
 
-    from fuzzpy.runtime.cells import as_text
+    from fuzzpy.data.cells import as_text
 
     names = list(table.column_names) if names is None else names
     columns = []
@@ -280,7 +280,7 @@ def _csv_content(path: str, sha256: str | None) -> str | None:
     """Streamed by DuckDB with the loader's rules (`csvscan`, as a run on the
     DuckDB engine reads it: no file held in memory) where it can, else from
     the loader's own records."""
-    from fuzzpy.runtime.loader import csv_text_table
+    from fuzzpy.data.loader import csv_text_table
 
     streamed = _streamed_csv_content(path, sha256)
     if streamed is not None:
@@ -294,10 +294,10 @@ def _csv_content(path: str, sha256: str | None) -> str | None:
 def _streamed_csv_content(path: str, sha256: str | None) -> str | None:
     import duckdb
 
-    from fuzzpy.diagnostics import FuzzError
     from fuzzpy.engines.csvscan import csv_fields, csv_source
     from fuzzpy.engines.engine import csv_header, streamed_data_file
     from fuzzpy.engines.scan import pattern_obstacle
+    from fuzzpy.language.diagnostics import FuzzError
 
     try:
         file = streamed_data_file(path)
@@ -336,8 +336,8 @@ def _loaded_content(path: str, sha256: str | None) -> str | None:
 def _header(path: str, sha256: str | None) -> Header | None:
     """The file's header as the loader reads it (its bytes read once, so the
     bytes keyed are the bytes hashed), or None."""
-    from fuzzpy.diagnostics import FuzzError
-    from fuzzpy.runtime.loader import read_data_file, read_header
+    from fuzzpy.data.loader import read_data_file, read_header
+    from fuzzpy.language.diagnostics import FuzzError
 
     try:
         file = read_data_file(path)
@@ -349,8 +349,8 @@ def _header(path: str, sha256: str | None) -> Header | None:
 
 
 def _current_sha256(path: str) -> str | None:
-    from fuzzpy.diagnostics import FuzzError
     from fuzzpy.engines.engine import streamed_data_file
+    from fuzzpy.language.diagnostics import FuzzError
 
     try:
         return streamed_data_file(path).sha256

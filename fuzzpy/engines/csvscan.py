@@ -1,6 +1,6 @@
 """A CSV file read by DuckDB itself, with exactly the loader's row rules.
 
-The loader (`fuzzpy.runtime.csvframe`, `loader`, `cells`) frames a record
+The loader (`fuzzpy.data.csvframe`, `loader`, `cells`) frames a record
 per physical line, drops a line that is not one well-formed CSV record or
 has another number of fields than the header, and reads each cell on its
 own from its bytes. Here DuckDB does the same, streaming, in SQL:
@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import codecs
 
+from fuzzpy.data.csvframe import _FIELD, _QUOTED_FIELD
+from fuzzpy.data.loader import Plan
 from fuzzpy.engines.scan import _text_cell, count_where, row_rule_value
 from fuzzpy.engines.sql import Dialect
-from fuzzpy.records import frozen
-from fuzzpy.runtime.csvframe import _FIELD, _QUOTED_FIELD
-from fuzzpy.runtime.loader import Plan
+from fuzzpy.support.records import frozen
 
 #: A line (or run of bytes without a newline) longer than this is not
 #: streamed: DuckDB refuses lines past its `max_line_size` (2 MiB, counted

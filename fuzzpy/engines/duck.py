@@ -8,12 +8,12 @@ import itertools
 import threading
 from collections.abc import Callable
 
-from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.engines.scan import pattern_obstacle
 from fuzzpy.engines.sql import DIALECTS, SIGMOID_TABLE
-from fuzzpy.lazy import lazy
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.source import NO_SPAN
 from fuzzpy.runtime.sigmoid import _table as sigmoid_nodes
-from fuzzpy.source import NO_SPAN
+from fuzzpy.support.lazy import lazy
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
@@ -178,7 +178,7 @@ def _setting_literal(value: object) -> str:
 def interruptible(con: object, work: Callable[[], object], report: Callable[[], None] | None = None,
                   meanwhile: Callable[[], object] | None = None) -> object:
     """`work` (DuckDB calls on `con`) on a thread of its own, while this one
-    waits: a signal (`fuzzpy.interrupts`) is then raised here, where it
+    waits: a signal (`fuzzpy.support.interrupts`) is then raised here, where it
     arrives, and the query is stopped by `con.interrupt()`. Called on the
     main thread, DuckDB reads the signals itself: it turns the handler's
     `Interrupted` into `RuntimeError: Query interrupted`, and may consume a

@@ -1,11 +1,11 @@
 """How `fuzzpy run` uses an engine: open the data, load it, interpret.
 
-`engine_for(name)` gives the object `fuzzpy.runtime.run.execute` calls at its
+`engine_for(name)` gives the object `fuzzpy.release.run.execute` calls at its
 seams (docs/engines.md):
 
 * `open(ledger, source, bag_type)`: read what is public about a bag
   parameter's file (its hash, header, schema) and plan its columns, refusing
-  before any charge exactly as `fuzzpy.runtime.datasets.open_source` does;
+  before any charge exactly as `fuzzpy.data.datasets.open_source` does;
 * `load(opened)`: the bag (after the row rules) and the owner's report;
 * `interpreter(program, source, warn, checked)`: the interpreter that computes.
 
@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.data.columntypes import TEXT, ColumnType, column_type, from_json, to_json
+from fuzzpy.data.loader import DataFile, Header, Plan, file_format, load, read_header
 from fuzzpy.engines.csvscan import CHUNK, CsvFacts, Scanner, csv_report, csv_selects, csv_source
 from fuzzpy.engines.execute import Executor
 from fuzzpy.engines.filehash import (
@@ -48,11 +49,10 @@ from fuzzpy.engines.scan import (
     parquet_report,
     parquet_select,
 )
-from fuzzpy.lazy import lazy
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.source import NO_SPAN
 from fuzzpy.runtime.bag import Bag
-from fuzzpy.runtime.columntypes import TEXT, ColumnType, column_type, from_json, to_json
-from fuzzpy.runtime.loader import DataFile, Header, Plan, file_format, load, read_header
-from fuzzpy.source import NO_SPAN
+from fuzzpy.support.lazy import lazy
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
@@ -72,12 +72,12 @@ class MemoryEngine:
     name = "memory"
 
     def reader(self, path: str) -> DataFile:
-        from fuzzpy.runtime.loader import read_data_file
+        from fuzzpy.data.loader import read_data_file
 
         return read_data_file(path)
 
     def open(self, ledger, source, bag_type):  # type: ignore[no-untyped-def]
-        from fuzzpy.runtime.datasets import open_source
+        from fuzzpy.data.datasets import open_source
 
         if source.frame is not None:
             from fuzzpy.engines.frames import open_in_memory
@@ -113,8 +113,8 @@ class _Unread:
 
 def streamed_data_file(path: str | Path) -> DataFile:
     """`loader.read_data_file` without keeping the bytes: hashed in chunks."""
-    from fuzzpy.runtime.cells import INT_LIMIT  # noqa: F401 -- the loader's module is loaded
-    from fuzzpy.runtime.csvframe import schema_error
+    from fuzzpy.data.cells import INT_LIMIT  # noqa: F401 -- the loader's module is loaded
+    from fuzzpy.data.csvframe import schema_error
 
     name = str(path)
     digest = hashlib.sha256()
@@ -146,7 +146,7 @@ def csv_header(file: DataFile) -> Header:
     """A CSV file's header from the file's first lines only: read up to the
     end of its first non-blank line (the loader's `frame` on those bytes
     finds the same header and refusals as on the whole file)."""
-    from fuzzpy.runtime.csvframe import frame, schema_error
+    from fuzzpy.data.csvframe import frame, schema_error
 
     data = b""
     try:
@@ -168,7 +168,7 @@ def csv_header(file: DataFile) -> Header:
 def _holds_a_header(data: bytes) -> bool:
     """Whether `data` holds a whole non-blank line (a blank one is empty
     but for the carriage return before its newline)."""
-    from fuzzpy.runtime.csvframe import UTF8_BOM
+    from fuzzpy.data.csvframe import UTF8_BOM
 
     complete = data[len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0 : data.rfind(b"\n") + 1]
     return any(line not in (b"", b"\r") for line in complete.split(b"\n")[:-1])
@@ -225,7 +225,7 @@ class QueryEngine:
     # ------------------------------------------------------------ the seams of `run`
 
     def open(self, ledger, source, bag_type):  # type: ignore[no-untyped-def]
-        from fuzzpy.runtime.datasets import open_source
+        from fuzzpy.data.datasets import open_source
 
         if source.frame is not None:
             from fuzzpy.engines.frames import open_in_engine
@@ -257,7 +257,7 @@ class QueryEngine:
         if self._backend is None:
             self.options["connection"] = connection
         elif self.options.get("connection") is not connection:
-            from fuzzpy.data import WRONG_ENGINE, data_error
+            from fuzzpy.data.memory import WRONG_ENGINE, data_error
 
             raise data_error(WRONG_ENGINE, "the data lives in more than one DuckDB connection",
                              "give every bag parameter's data in one connection")
@@ -412,7 +412,7 @@ class QueryEngine:
 def _read_whole(file: DataFile) -> DataFile:
     """The file's bytes, checked to be the ones hashed (so the bytes parsed
     are the bytes hashed)."""
-    from fuzzpy.runtime.loader import read_data_file
+    from fuzzpy.data.loader import read_data_file
 
     whole = read_data_file(file.path)
     if whole.sha256 != file.sha256:

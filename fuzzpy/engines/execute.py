@@ -19,7 +19,6 @@ from fuzzpy.engines.plan import Aggregate, Relation, leaves
 from fuzzpy.engines.rows import Node, Nodes, Sym, SymVector
 from fuzzpy.engines.sql import Dialect, Emitter, Layers, key_in_range, plan_layers, with_layers
 from fuzzpy.engines.symops import SymOps
-from fuzzpy.lazy import lazy
 from fuzzpy.runtime.aggregates import (
     SUM_UNIT_BITS,
     VSUM_UNIT_BITS,
@@ -31,6 +30,7 @@ from fuzzpy.runtime.aggregates import (
 from fuzzpy.runtime.bag import _GROUP_AUDIT, Bag
 from fuzzpy.runtime.exact import DBL_MAX
 from fuzzpy.runtime.values import Record
+from fuzzpy.support.lazy import lazy
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 np = lazy("numpy")

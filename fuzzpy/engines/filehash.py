@@ -18,7 +18,7 @@ Its limits: it trusts the file system's clock and metadata. Someone who can
 reset the system clock, or edit the file system underneath it (root, a
 network file system that fakes change times), can change the bytes without
 changing the key; and the entries live in the user's cache directory
-(`fuzzpy.usercache`: read only if owned by the user and not writable by
+(`fuzzpy.support.usercache`: read only if owned by the user and not writable by
 others), which the user can edit. The ledger guards against accidents, not
 against its owner (docs/semantics.md); `FUZZPY_CACHE=off` turns this off.
 """
@@ -31,7 +31,7 @@ import time
 from dataclasses import asdict
 
 from fuzzpy.engines.csvscan import CsvFacts
-from fuzzpy.usercache import cache_dir, trusted, write_atomic
+from fuzzpy.support.usercache import cache_dir, trusted, write_atomic
 
 SETTLED_SECONDS = 2.0
 _KIND = "hashes"

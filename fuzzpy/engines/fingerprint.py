@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import hashlib
 
+from fuzzpy.data.columntypes import ColumnType, column_type
 from fuzzpy.engines.sql import Dialect
-from fuzzpy.lazy import lazy
-from fuzzpy.runtime.columntypes import ColumnType, column_type
+from fuzzpy.support.lazy import lazy
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 

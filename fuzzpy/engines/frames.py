@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from fuzzpy.data import RESERVED_COLUMN, UNREADABLE_DATA, InMemory, arrow_of, data_error
+from fuzzpy.data.loader import Header
+from fuzzpy.data.memory import RESERVED_COLUMN, UNREADABLE_DATA, InMemory, arrow_of, data_error
 from fuzzpy.engines.duck import interruptible
 from fuzzpy.engines.fingerprint import cell_class, column_digests, fingerprint_sql
-from fuzzpy.lazy import lazy
-from fuzzpy.records import frozen
-from fuzzpy.runtime.loader import Header
+from fuzzpy.support.lazy import lazy
+from fuzzpy.support.records import frozen
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
@@ -54,7 +54,7 @@ class Placed:
 
 def local_table(frame: InMemory) -> pa.Table:
     """The rows in this process, as Arrow (fetched from an engine if they live in one)."""
-    from fuzzpy.data import distinct_names
+    from fuzzpy.data.memory import distinct_names
 
     table = _local_table(frame)
     if frame.home is not None:  # a frame held by Python was checked by `arrow_of`
@@ -66,11 +66,11 @@ def _local_table(frame: InMemory) -> pa.Table:
     if frame.kind == "duckdb":
         relation = _relation(frame.value)
         fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
-        from fuzzpy.data import _plain_types
+        from fuzzpy.data.memory import _plain_types
 
         return _plain_types(fetch())
     if frame.kind == "spark":
-        from fuzzpy.data import _plain_types
+        from fuzzpy.data.memory import _plain_types
 
         if hasattr(frame.value, "toArrow"):
             return _plain_types(frame.value.toArrow())
@@ -120,7 +120,7 @@ def reading(frame: InMemory) -> Iterator[None]:
     SQL fails on a row, a dropped table, a closed connection, a polars
     `Object` column) is refused (FZ553), before anything is charged. The
     library's message is not shown: it may quote a cell."""
-    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.language.diagnostics import FuzzError
 
     try:
         yield
@@ -141,7 +141,7 @@ def local_content(table: pa.Table) -> str | None:
 
 
 def open_in_memory(ledger: Any, source: Any, bag_type: Any) -> Any:
-    from fuzzpy.runtime.datasets import open_frame
+    from fuzzpy.data.datasets import open_frame
 
     with reading(source.frame):
         table = local_table(source.frame)
@@ -157,7 +157,7 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
     """Open data in memory where `engine` (a `QueryEngine`) runs."""
     from dataclasses import replace
 
-    from fuzzpy.runtime.datasets import open_frame
+    from fuzzpy.data.datasets import open_frame
 
     frame: InMemory = source.frame
     if frame.home is None and engine.name == "spark":  # held by Python: through the loader, as CSV
@@ -226,7 +226,7 @@ def _utf8_or_binary(table: pa.Table) -> pa.Table:
 
 
 def _place_duckdb(engine: Any, value: Any) -> Placed:
-    from fuzzpy.data import DuckDBTable, distinct_names
+    from fuzzpy.data.memory import DuckDBTable, distinct_names
 
     distinct_names(list(_relation(value).columns))
 
@@ -253,7 +253,7 @@ def _place_duckdb(engine: Any, value: Any) -> Placed:
 def _place_spark(engine: Any, frame: Any) -> Placed:
     from pyspark.sql import functions as spark_functions
 
-    from fuzzpy.data import distinct_names
+    from fuzzpy.data.memory import distinct_names
 
     distinct_names(list(frame.columns))
     backend = engine.backend
@@ -265,7 +265,7 @@ def _place_spark(engine: Any, frame: Any) -> Placed:
 
 def _schema(backend: Any, source: str) -> pa.Schema:
     """The data's columns (without the position) as Arrow types."""
-    from fuzzpy.data import _plain_types
+    from fuzzpy.data.memory import _plain_types
 
     empty = _plain_types(backend.arrow(f"SELECT * FROM {source} LIMIT 0"))
     return pa.schema([f for f in empty.schema if f.name != POSITION])

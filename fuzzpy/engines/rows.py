@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from fuzzpy.lazy import is_instance, lazy
-from fuzzpy.records import frozen
 from fuzzpy.runtime.exact import to_float
 from fuzzpy.runtime.rowops import I64_MAX, I64_MIN
+from fuzzpy.support.lazy import is_instance, lazy
+from fuzzpy.support.records import frozen
 
 np = lazy("numpy")
 

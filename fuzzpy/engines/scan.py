@@ -5,7 +5,7 @@ loading and the order of a run"):
 
 * **Parquet, compiled** (`parquet_select`): the engine reads the file itself,
   streaming, and the row rules are compiled into its scan, cell by cell as
-  `fuzzpy.runtime.cells.parse_typed` reads them: a null is missing; text is
+  `fuzzpy.data.cells.parse_typed` reads them: a null is missing; text is
   trimmed of the same Unicode whitespace as Arrow's `utf8_trim_whitespace`
   (`TRIMMED`) and parsed with the same regular expressions (RE2 in DuckDB,
   the same simple patterns in Java); strings become doubles by correctly
@@ -17,7 +17,7 @@ loading and the order of a run"):
   binary, a float read as a string...) are not compiled: `compilable`
   says so and the file goes the other way.
 * **Through fuzzpy's loader** (`arrow_table`): the file is loaded by
-  `fuzzpy.runtime.loader` exactly as in memory (CSV always: records framed
+  `fuzzpy.data.loader` exactly as in memory (CSV always: records framed
   by physical line, ragged and unclosed lines dropped), and the loaded
   columns are handed to the engine as an Arrow table.
 
@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import os
 
+from fuzzpy.data.cells import _INT_TEXT, _NUM_TEXT, INT_LIMIT
+from fuzzpy.data.columntypes import INTEGER, TEXT, ColumnType, column_type
+from fuzzpy.data.loader import ColumnRead, Plan
 from fuzzpy.engines.sql import Dialect, literal_sql
-from fuzzpy.lazy import lazy
 from fuzzpy.runtime.bag import Bag
-from fuzzpy.runtime.cells import _INT_TEXT, _NUM_TEXT, INT_LIMIT
-from fuzzpy.runtime.columntypes import INTEGER, TEXT, ColumnType, column_type
-from fuzzpy.runtime.loader import ColumnRead, Plan
 from fuzzpy.runtime.values import Record
+from fuzzpy.support.lazy import lazy
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 np = lazy("numpy")
@@ -71,7 +71,7 @@ def column_name(index: int) -> str:
 
 
 def arrow_table(bag: Bag, plan: Plan) -> pa.Table:
-    """A loaded bag's columns (`fuzzpy.runtime.loader.load`) as an Arrow
+    """A loaded bag's columns (`fuzzpy.data.loader.load`) as an Arrow
     table with the scan's column names and a row id."""
     view = bag.view()
     if plan.shape == "record":

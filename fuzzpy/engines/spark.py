@@ -49,10 +49,10 @@ def session():  # type: ignore[no-untyped-def]
 
 def _keeping_signal_handlers(start):  # type: ignore[no-untyped-def]
     """Start Spark without letting it replace fuzzpy's signal handlers
-    (`fuzzpy.interrupts`): PySpark installs its own for SIGINT, which would
+    (`fuzzpy.support.interrupts`): PySpark installs its own for SIGINT, which would
     turn Ctrl-C into a plain `KeyboardInterrupt`. Outside a fuzzpy command
     (the API) PySpark's handler is left as PySpark sets it."""
-    from fuzzpy.interrupts import handling
+    from fuzzpy.support.interrupts import handling
 
     if not handling():
         return start()
@@ -151,7 +151,7 @@ class SparkBackend:
         hash (another schema: a cast of one of its cells fails, or a column
         cannot be converted; or deleted: PATH_NOT_FOUND) is FZ541, not
         Spark's error (a22 F2)."""
-        from fuzzpy.interrupts import Interrupted, foreign
+        from fuzzpy.support.interrupts import Interrupted, foreign
 
         try:
             with foreign(), _quiet_query_loggers():

@@ -12,10 +12,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 from fuzzpy.engines.rows import Node, Nodes, NotCompilable, Sym, SymSum, SymVector, is_symbolic
-from fuzzpy.lazy import is_instance, lazy
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime.values import Record, WithPair
 from fuzzpy.runtime.vectors import VectorColumn, is_exact_vector
+from fuzzpy.support.lazy import is_instance, lazy
 
 np = lazy("numpy")
 

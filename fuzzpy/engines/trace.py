@@ -32,12 +32,11 @@ from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy import syntax as S
 from fuzzpy.engines.execute import Executor
 from fuzzpy.engines.plan import Aggregate, Relation, leaves
 from fuzzpy.engines.rows import NotCompilable, Sym, SymSum, SymVector, is_symbolic
 from fuzzpy.engines.subsample import draw_secret, keep_threshold
-from fuzzpy.lazy import is_instance, lazy
+from fuzzpy.language import syntax as S
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.bag import Bag
@@ -57,6 +56,7 @@ from fuzzpy.runtime.values import (
     force,
 )
 from fuzzpy.runtime.vectors import VectorColumn, is_exact_vector, labelled, vector
+from fuzzpy.support.lazy import is_instance, lazy
 
 np = lazy("numpy")
 

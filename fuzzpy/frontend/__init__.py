@@ -3,7 +3,7 @@
 * `lexer`           -- the scanner (tokens with offsets)
 * `lalr`            -- a lean driver over the LALR(1) tables lark builds
 * `parser`          -- `parse_program`: the grammar, compiled once; the entry point
-* `tree`, `tree_base`, `tree_types`, `tree_mechanisms` -- building `fuzzpy.syntax` nodes
+* `tree`, `tree_base`, `tree_types`, `tree_mechanisms` -- building `fuzzpy.language.syntax` nodes
 * `syntax_errors`   -- syntax errors worded for users
 * `printer`         -- syntax tree -> source text (round-trips through the parser)
 """

@@ -23,7 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fuzzpy.frontend.lexer import Tok
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 if TYPE_CHECKING:  # lark is needed only to build the tables, not to parse with them (parser.py)
     from lark import Lark

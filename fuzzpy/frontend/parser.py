@@ -9,7 +9,7 @@ tree during the parse); `lalr.Tables` drives that table over the tokens of
 
 Compiling the grammar takes a quarter of a second, longer than the rest of a
 small `fuzzpy check`; the compiled grammar is therefore kept in the user's
-cache directory (`fuzzpy.usercache`, kind ``grammar``) as lark saves a parser
+cache directory (`fuzzpy.support.usercache`, kind ``grammar``) as lark saves a parser
 (`Lark.save`, what lark's own cache stores), after a first line holding the
 SHA-256 of the grammar, the options, lark's version and Python's; the file is
 named by that hash and written atomically. A file whose first line is not
@@ -40,14 +40,14 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.frontend.lalr import ParseError, Tables
 from fuzzpy.frontend.lexer import LexError, Scanner
 from fuzzpy.frontend.syntax_errors import syntax_error
 from fuzzpy.frontend.tree import TreeBuilder
-from fuzzpy.source import Source
-from fuzzpy.syntax import Program
-from fuzzpy.usercache import cache_dir, trusted, write_atomic
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.source import Source
+from fuzzpy.language.syntax import Program
+from fuzzpy.support.usercache import cache_dir, trusted, write_atomic
 
 if TYPE_CHECKING:  # lark is imported to compile the grammar, or to explain a syntax error
     from lark import Lark

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fuzzpy import syntax as ast
 from fuzzpy.frontend.lexer import PRIMITIVES
+from fuzzpy.language import syntax as ast
 
 INDENT = "  "
 

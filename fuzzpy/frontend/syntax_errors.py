@@ -24,10 +24,10 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from fuzzpy.diagnostics import Diagnostic, Label
 from fuzzpy.frontend.lalr import ParseError, Tables
 from fuzzpy.frontend.lexer import RESERVED, LexError, Tok
-from fuzzpy.source import Source, Span
+from fuzzpy.language.diagnostics import Diagnostic, Label
+from fuzzpy.language.source import Source, Span
 
 if TYPE_CHECKING:
     from lark import Lark

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzzpy import syntax as ast
 from fuzzpy.frontend.lexer import Tok
 from fuzzpy.frontend.tree_base import MAX_DEPTH, Children, _append
 from fuzzpy.frontend.tree_mechanisms import MechanismRules
 from fuzzpy.frontend.tree_types import TypeRules
+from fuzzpy.language import syntax as ast
 
 __all__ = ["MAX_DEPTH", "TreeBuilder", "unescape"]
 

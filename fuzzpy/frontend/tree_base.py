@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzzpy import syntax as ast
-from fuzzpy.diagnostics import Diagnostic, FuzzError
 from fuzzpy.frontend.lexer import Tok
-from fuzzpy.limits import MAX_LITERAL_CHARS, literal_value
-from fuzzpy.source import Span, make_span
+from fuzzpy.language import syntax as ast
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.limits import MAX_LITERAL_CHARS, literal_value
+from fuzzpy.language.source import Span, make_span
 
 Children = list[Any]
 

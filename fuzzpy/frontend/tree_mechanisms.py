@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzzpy import syntax as ast
 from fuzzpy.frontend.lexer import Tok
 from fuzzpy.frontend.tree_base import BuilderBase, Children, _append, _extend
+from fuzzpy.language import syntax as ast
 
 
 class MechanismRules(BuilderBase):

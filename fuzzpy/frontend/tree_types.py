@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fuzzpy import syntax as ast
 from fuzzpy.frontend.tree_base import BuilderBase, Children
+from fuzzpy.language import syntax as ast
 
 
 class TypeRules(BuilderBase):

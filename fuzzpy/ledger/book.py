@@ -79,7 +79,7 @@ from fuzzpy.ledger.store import (
     update_release_row,
     utc_now,
 )
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 __all__ = [
     "Budget",

@@ -15,7 +15,7 @@ from fractions import Fraction
 from types import ModuleType
 
 from fuzzpy.accounting.events import Event
-from fuzzpy.figures import text_up
+from fuzzpy.language.figures import text_up
 
 
 class CostUnavailable(Exception):

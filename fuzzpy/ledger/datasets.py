@@ -20,9 +20,9 @@ import sqlite3
 from dataclasses import field
 from typing import Any
 
-from fuzzpy.diagnostics import Diagnostic, FuzzError
-from fuzzpy.records import frozen
-from fuzzpy.source import NO_SPAN
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.source import NO_SPAN
+from fuzzpy.support.records import frozen
 
 KINDS = ("int", "num", "bool", "string")
 FORMATS = ("csv", "parquet")

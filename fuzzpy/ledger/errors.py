@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from fuzzpy.diagnostics import Diagnostic, FuzzError
-from fuzzpy.source import NO_SPAN, Span
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.source import NO_SPAN, Span
 
 OVER_BUDGET = "FZ601"
 BUDGET_MISMATCH = "FZ602"

@@ -57,7 +57,7 @@ def delta_that_fits(events: Sequence[Event], epsilon_left: Fraction, delta_left:
 def refusal_hint(events: Sequence[Event], budget: Budget, cost: ReleaseCost, left: Spend,
                  budget_fixed: bool) -> str | None:
     """What would work instead of a release refused as over budget."""
-    from fuzzpy.figures import text_up
+    from fuzzpy.language.figures import text_up
     from fuzzpy.ledger.rules import format_number
 
     if budget.rule == "zcdp":

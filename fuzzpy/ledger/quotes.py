@@ -6,7 +6,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from fuzzpy.accounting.events import Event
-from fuzzpy.diagnostics import FuzzError
+from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.ledger.errors import OVER_BUDGET, ledger_error
 from fuzzpy.ledger.event_codec import events_to_data
 from fuzzpy.ledger.rules import (
@@ -16,7 +16,7 @@ from fuzzpy.ledger.rules import (
     format_number,
     rule_named,
 )
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 
 def amount_json(amount: Spend, budget: Budget) -> dict[str, object]:

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 
-from fuzzpy.diagnostics import FuzzError
+from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.ledger.errors import INVALID_BUDGET, NOT_A_DATABASE, ledger_error
 from fuzzpy.ledger.event_codec import EventFormatError, events_from_json
 from fuzzpy.ledger.quotes import Entry

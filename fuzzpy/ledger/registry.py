@@ -31,7 +31,7 @@ from fuzzpy.ledger.datasets import (
 )
 from fuzzpy.ledger.errors import INVALID_BUDGET, ledger_error
 from fuzzpy.ledger.records import decoding
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 if TYPE_CHECKING:
     from fuzzpy.ledger.rules import Budget

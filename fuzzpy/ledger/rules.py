@@ -43,7 +43,7 @@ from fuzzpy.ledger.costs import (
 from fuzzpy.ledger.errors import INVALID_BUDGET, ledger_error
 from fuzzpy.ledger.policy import DEFAULT_DELTA
 from fuzzpy.ledger.zcdp import zcdp_epsilon, zcdp_rho_budget
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 Exact = Fraction | float | int | str | Decimal
 
@@ -301,7 +301,7 @@ def format_number(value: Fraction, up: bool = True) -> str:
     """A Fraction as a short decimal: exact when it has one (0.1, 1e-06),
     else 6 significant digits prefixed by '~', rounded up (a cost, the
     default) or down (what remains of a budget; ``up=False``), as
-    `fuzzpy.figures.ledger_text` says."""
-    from fuzzpy.figures import ledger_text
+    `fuzzpy.language.figures.ledger_text` says."""
+    from fuzzpy.language.figures import ledger_text
 
     return ledger_text(value, up)

@@ -26,7 +26,6 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from fuzzpy.interrupts import checkpoint
 from fuzzpy.ledger.datasets import CONTENT_COLUMN, LOG_CONTENT_COLUMNS
 from fuzzpy.ledger.datasets import SCHEMA as DATASETS
 from fuzzpy.ledger.errors import (
@@ -38,6 +37,7 @@ from fuzzpy.ledger.errors import (
     sqlite_failure,
     unusable_file_hint,
 )
+from fuzzpy.support.interrupts import checkpoint
 
 APPLICATION_ID = 0x46757A4C  # "FuzL" in the SQLite header marks a fuzzpy ledger
 FORMAT_VERSION = 4

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from fuzzpy.lazy import lazy
 from fuzzpy.runtime.exact import DBL_MAX
+from fuzzpy.support.lazy import lazy
 
 np = lazy("numpy")
 

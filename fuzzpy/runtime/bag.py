@@ -16,7 +16,6 @@ from contextvars import ContextVar
 from fractions import Fraction
 from typing import Any
 
-from fuzzpy.lazy import lazy
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.values import NotVectorisable, Record, RuntimeFailure, Value, WithPair
 from fuzzpy.runtime.vectors import (
@@ -26,6 +25,7 @@ from fuzzpy.runtime.vectors import (
     is_vector,
     row_vector_view,
 )
+from fuzzpy.support.lazy import lazy
 
 np = lazy("numpy")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fuzzpy import syntax as S
+from fuzzpy.language import syntax as S
 from fuzzpy.runtime.values import Function, Fuzzy, Inl, Record, Value, WithPair
 
 _BASE: dict[str, Value] = {

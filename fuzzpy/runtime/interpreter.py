@@ -33,10 +33,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 
-from fuzzpy import syntax as S
-from fuzzpy.categories import categories_of, category_constant
 from fuzzpy.checker.result import CheckedProgram, RunLength
-from fuzzpy.lazy import is_instance, lazy
+from fuzzpy.language import syntax as S
+from fuzzpy.language.categories import categories_of, category_constant
+from fuzzpy.language.types import LenVar
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.operations import SumColumn, binary, index_value, is_columnar, select_rows
@@ -60,7 +60,7 @@ from fuzzpy.runtime.values import (
     force,
 )
 from fuzzpy.runtime.vectors import is_exact_vector, is_per_row_number, negate, vector, vector_column
-from fuzzpy.types import LenVar
+from fuzzpy.support.lazy import is_instance, lazy
 
 np = lazy("numpy")
 
@@ -108,7 +108,7 @@ class Interpreter:
         self.source = source
         self.warn = warn or (lambda message: None)
         self.constants: dict[str, Fraction] = {}
-        #: top-level `let`s bound to a list of categories (`fuzzpy.categories`)
+        #: top-level `let`s bound to a list of categories (`fuzzpy.language.categories`)
         self.categories: dict[str, tuple[str, ...]] = {}
         self.globals: Env = {}
         self._builtins = builtin_functions(self)

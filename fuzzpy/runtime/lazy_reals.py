@@ -35,10 +35,10 @@ import sys
 from fractions import Fraction
 from itertools import count
 
-from fuzzpy.records import frozen
 from fuzzpy.runtime.randomness import RandomSource
 from fuzzpy.runtime.samplers import bernoulli_exp_fraction
 from fuzzpy.runtime.values import RuntimeFailure
+from fuzzpy.support.records import frozen
 
 #: Digits added to a draw per refinement round (doubling up to the maximum).
 FIRST_STEP, MAX_STEP = 8, 64

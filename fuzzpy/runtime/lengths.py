@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fuzzpy import types as T
 from fuzzpy.checker.result import CheckedDef
-from fuzzpy.lazy import lazy
-from fuzzpy.records import frozen
+from fuzzpy.language import types as T
 from fuzzpy.runtime.values import Record, Value
+from fuzzpy.support.lazy import lazy
+from fuzzpy.support.records import frozen
 
 np = lazy("numpy")
 

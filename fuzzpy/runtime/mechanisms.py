@@ -24,12 +24,12 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy import syntax as S
-from fuzzpy.lazy import lazy
+from fuzzpy.language import syntax as S
 from fuzzpy.runtime import lazy_reals as R
 from fuzzpy.runtime.exact import to_float
 from fuzzpy.runtime.operations import binary
 from fuzzpy.runtime.values import Function, Fuzzy, RuntimeFailure, Value
+from fuzzpy.support.lazy import lazy
 
 np = lazy("numpy")
 

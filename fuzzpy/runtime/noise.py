@@ -45,8 +45,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from fuzzpy.accounting.events import Event, Gaussian, Group, Laplace, Repeat, Subsample
-from fuzzpy.figures import text_up
-from fuzzpy.lazy import lazy
+from fuzzpy.language.figures import text_up
 from fuzzpy.runtime.randomness import RandomSource
 from fuzzpy.runtime.samplers import (
     discrete_gaussian,
@@ -55,6 +54,7 @@ from fuzzpy.runtime.samplers import (
     geometric,
 )
 from fuzzpy.runtime.values import RuntimeFailure
+from fuzzpy.support.lazy import lazy
 
 np = lazy("numpy")
 

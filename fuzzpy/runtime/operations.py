@@ -13,8 +13,6 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
-from fuzzpy.lazy import lazy
-from fuzzpy.records import frozen
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.values import Inl, Inr, NotVectorisable, Record, RuntimeFailure, Value
@@ -25,6 +23,8 @@ from fuzzpy.runtime.vectors import (
     is_vector,
     vector_arithmetic,
 )
+from fuzzpy.support.lazy import lazy
+from fuzzpy.support.records import frozen
 
 np = lazy("numpy")
 

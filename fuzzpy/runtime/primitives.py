@@ -14,9 +14,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy import syntax as S
-from fuzzpy.categories import bucket_indices
-from fuzzpy.lazy import lazy
+from fuzzpy.language import syntax as S
+from fuzzpy.language.categories import bucket_indices
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.aggregates import clamped_sum, vector_sum
@@ -60,6 +59,7 @@ from fuzzpy.runtime.vectors import (
     vector,
     vector_view,
 )
+from fuzzpy.support.lazy import lazy
 
 np = lazy("numpy")
 
@@ -342,7 +342,7 @@ def _group(interp: Interpreter, args: list[Fraction]) -> Function:
 def group_by_category(interp: Interpreter, categories: tuple[str, ...]) -> Function:
     """`group["a", "b", ...] f db`: `group[k]` on each row's position among
     the categories; a key in none of them is outside the range, dropped and
-    counted for the owner's audit like the int form's (`fuzzpy.categories`)."""
+    counted for the owner's audit like the int form's (`fuzzpy.language.categories`)."""
 
     def group(f: Value, db: Value) -> LazyGroups:
         bag = _bag(db, "group")

@@ -17,7 +17,7 @@ import os
 from abc import ABC, abstractmethod
 from array import array
 
-from fuzzpy.lazy import lazy
+from fuzzpy.support.lazy import lazy
 
 np = lazy("numpy")
 

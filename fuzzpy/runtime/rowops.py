@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
 
-from fuzzpy.lazy import lazy
 from fuzzpy.runtime.exact import DBL_MAX, to_float
+from fuzzpy.support.lazy import lazy
 
 np = lazy("numpy")
 

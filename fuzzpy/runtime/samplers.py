@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from fuzzpy.lazy import lazy
 from fuzzpy.runtime.randomness import RandomSource
+from fuzzpy.support.lazy import lazy
 
 np = lazy("numpy")
 

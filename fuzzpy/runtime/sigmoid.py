@@ -33,7 +33,7 @@ import math
 from fractions import Fraction
 from functools import cache
 
-from fuzzpy.lazy import lazy
+from fuzzpy.support.lazy import lazy
 
 np = lazy("numpy")
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 
-from fuzzpy import syntax as S
+from fuzzpy.language import syntax as S
 
 Scope = Mapping[str, Fraction | None]
 

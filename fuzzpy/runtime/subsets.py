@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fuzzpy.lazy import lazy
 from fuzzpy.runtime.values import Function, Inl, Inr, NotVectorisable, Record, Value, WithPair
 from fuzzpy.runtime.vectors import VectorColumn, is_exact_vector, is_row_vector
+from fuzzpy.support.lazy import lazy
 
 np = lazy("numpy")
 

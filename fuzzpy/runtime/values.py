@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from fuzzpy.lazy import lazy
-from fuzzpy.records import frozen
 from fuzzpy.runtime.exact import to_float
+from fuzzpy.support.lazy import lazy
+from fuzzpy.support.records import frozen
 
 np = lazy("numpy")
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.lazy import lazy
-from fuzzpy.records import frozen
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.values import NotVectorisable, RuntimeFailure, Value
+from fuzzpy.support.lazy import lazy
+from fuzzpy.support.records import frozen
 
 np = lazy("numpy")
 

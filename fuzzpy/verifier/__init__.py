@@ -21,8 +21,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from fuzzpy.diagnostics import FuzzError
-from fuzzpy.syntax import MechanismDecl, Program
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.syntax import MechanismDecl, Program
 from fuzzpy.verifier import proof_cache
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ def verify_mechanism(
 
 def _verify(decl: MechanismDecl, program: Program | None, constants: dict[str, Fraction], proof_seconds: float,
              refute_seconds: float) -> Verdict:
-    from fuzzpy.interrupts import prepare_z3
+    from fuzzpy.support.interrupts import prepare_z3
 
     prepare_z3()
     started = time.monotonic()

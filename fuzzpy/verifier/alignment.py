@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.records import frozen
-from fuzzpy.syntax import Call, Dist, Expr, Index, NumLit, Var
+from fuzzpy.language.syntax import Call, Dist, Expr, Index, NumLit, Var
+from fuzzpy.support.records import frozen
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.draws import DrawContext, DrawSite
 from fuzzpy.verifier.model import MechanismInfo
@@ -158,7 +158,7 @@ def _fraction_text(value: Fraction) -> str:
 
 def _relational_hint(expr: Expr, env: DrawEnv) -> Term:
     """An `align E` hint: plain variables are this run's values, dist(e) the difference."""
-    from fuzzpy.syntax import Binary, Call, If, Unary
+    from fuzzpy.language.syntax import Binary, Call, If, Unary
     from fuzzpy.verifier.product import BINARY
 
     if isinstance(expr, Dist):

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from fuzzpy.syntax import (
+from fuzzpy.language.syntax import (
     Assign,
     Binary,
     BoolLit,

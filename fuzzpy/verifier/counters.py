@@ -23,8 +23,19 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from fuzzpy.records import frozen
-from fuzzpy.syntax import Assign, Binary, BoolLit, Expr, IfStmt, NumLit, Unary, Var, VarDecl, While
+from fuzzpy.language.syntax import (
+    Assign,
+    Binary,
+    BoolLit,
+    Expr,
+    IfStmt,
+    NumLit,
+    Unary,
+    Var,
+    VarDecl,
+    While,
+)
+from fuzzpy.support.records import frozen
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.invariants import Atom, View, guard_conjuncts
 from fuzzpy.verifier.model import MechanismInfo

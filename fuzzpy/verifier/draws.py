@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fuzzpy.records import frozen
-from fuzzpy.syntax import (
+from fuzzpy.language.syntax import (
     Assign,
     Binary,
     Call,
@@ -37,6 +36,7 @@ from fuzzpy.syntax import (
     VarDecl,
     While,
 )
+from fuzzpy.support.records import frozen
 from fuzzpy.verifier.text import show
 from fuzzpy.verifier.walk import (
     additive_terms,

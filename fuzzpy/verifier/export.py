@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import z3
 
-from fuzzpy.syntax import While
+from fuzzpy.language.syntax import While
 from fuzzpy.verifier.kernel.certificate import (
     BranchRule,
     Certificate,
@@ -147,7 +147,7 @@ def certificate(info: MechanismInfo, sides: list[Side], whole: frozenset[str]) -
 
 
 def _dist_names(expr: object) -> set[str]:
-    from fuzzpy.syntax import Dist, Var
+    from fuzzpy.language.syntax import Dist, Var
     from fuzzpy.verifier.walk import sub_expressions
 
     return {e.expr.name for e in sub_expressions(expr) if isinstance(e, Dist) and isinstance(e.expr, Var)}  # type: ignore[arg-type]

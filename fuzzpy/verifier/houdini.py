@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from fuzzpy.syntax import (
+from fuzzpy.language.syntax import (
     Assign,
     Binary,
     Expr,

@@ -23,7 +23,7 @@ from fractions import Fraction
 
 import mpmath
 
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 mpmath.mp.dps = 50
 Number = Fraction

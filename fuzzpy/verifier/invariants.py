@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fuzzpy.records import frozen
-from fuzzpy.syntax import Binary, Expr, While
+from fuzzpy.language.syntax import Binary, Expr, While
+from fuzzpy.support.records import frozen
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.solver import Term
@@ -63,7 +63,7 @@ def guard_conjuncts(cond: Expr) -> list[Expr]:
 def guard_bounds(loop: While) -> list[Expr]:
     """Right-hand sides of `x < E` / `x <= E` in the guard (`E > x`, `E >= x`):
     the counters' limits, when the loop does not change them."""
-    from fuzzpy.syntax import Assign, Var, VarDecl
+    from fuzzpy.language.syntax import Assign, Var, VarDecl
 
     changing = {s.name for s in statements(loop.body) if isinstance(s, (VarDecl, Assign))}
     found: list[Expr] = []
@@ -292,7 +292,7 @@ def _cost_atoms(claim: Term) -> list[Atom]:
 
 def noises_in(loop: While) -> list:
     """The draws of one loop trip: in the guard and in the body."""
-    from fuzzpy.syntax import Noise
+    from fuzzpy.language.syntax import Noise
 
     tops = [loop.cond] + [top for s in statements(loop.body) for top in stmt_expressions(s)]
     return [e for top in tops for e in sub_expressions(top) if isinstance(e, Noise)]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fuzzpy.syntax import Dist, Expr, Forall, MechanismDecl, Unary
+from fuzzpy.language.syntax import Dist, Expr, Forall, MechanismDecl, Unary
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.walk import sub_expressions
@@ -77,5 +77,5 @@ def _negate_dists(expr: Expr) -> Expr:
 
 
 def _is_expr(value: object) -> bool:
-    return dataclasses.is_dataclass(value) and not isinstance(value, type) and type(value).__module__ == "fuzzpy.syntax" \
+    return dataclasses.is_dataclass(value) and not isinstance(value, type) and type(value).__module__ == "fuzzpy.language.syntax" \
         and not hasattr(value, "line")  # a Span is not an expression

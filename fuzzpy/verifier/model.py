@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from fuzzpy.diagnostics import Diagnostic, FuzzError
-from fuzzpy.syntax import (
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.syntax import (
     Assign,
     Binary,
     BoolLit,

@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from fuzzpy.records import frozen
-from fuzzpy.syntax import (
+from fuzzpy.language.syntax import (
     Assign,
     Binary,
     BoolLit,
@@ -40,6 +39,7 @@ from fuzzpy.syntax import (
     VarDecl,
     While,
 )
+from fuzzpy.support.records import frozen
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.alignment import Alignment, DrawEnv
 from fuzzpy.verifier.model import MechanismInfo

@@ -25,7 +25,7 @@ whose stored key text equals this key exactly and whose stored hash is this
 key's hash (and the file's name); anything else (damaged, truncated, another
 key, another verifier) is ignored and, once the mechanism is proved again,
 overwritten. Entries are read only from a private directory
-(`fuzzpy.usercache.trusted`). `verify --explain` always proves afresh: the
+(`fuzzpy.support.usercache.trusted`). `verify --explain` always proves afresh: the
 explanation shows the proof itself, and stores it again.
 """
 
@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fuzzpy import __version__
-from fuzzpy.syntax import MechanismDecl
-from fuzzpy.usercache import cache_dir, trusted, write_atomic
+from fuzzpy.language.syntax import MechanismDecl
+from fuzzpy.support.usercache import cache_dir, trusted, write_atomic
 
 if TYPE_CHECKING:
     from fuzzpy.verifier.verdict import Verdict
@@ -121,7 +121,7 @@ def tree_text(node: object) -> str:
 def verifier_digest() -> str:
     """SHA-256 of the source files the verifier's answers depend on."""
     package = Path(__file__).resolve().parent
-    files = sorted(package.rglob("*.py")) + [package.parent / "syntax.py"]
+    files = sorted(package.rglob("*.py")) + [package.parent / "language" / "syntax.py"]
     digest = hashlib.sha256()
     for path in files:
         name = path.relative_to(package.parent).as_posix()

@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from fuzzpy.diagnostics import Diagnostic
-from fuzzpy.syntax import Dist, Forall, Var, While
+from fuzzpy.language.diagnostics import Diagnostic
+from fuzzpy.language.syntax import Dist, Forall, Var, While
 from fuzzpy.verifier import export
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.alignment import Alignment, candidates, combinations

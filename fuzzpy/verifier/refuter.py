@@ -23,8 +23,8 @@ from fractions import Fraction
 
 import mpmath
 
-from fuzzpy.records import frozen
-from fuzzpy.syntax import Expr, Forall, NumLit, Var
+from fuzzpy.language.syntax import Expr, Forall, NumLit, Var
+from fuzzpy.support.records import frozen
 from fuzzpy.verifier.concrete import Run, Stuck, Value, run_all
 from fuzzpy.verifier.integrate import ZERO, Linear, Mass, Unsupported, path_mass
 from fuzzpy.verifier.model import MechanismInfo
@@ -181,7 +181,7 @@ def _combinations(names: list[str], options: dict[str, list[Fraction]], limit: i
 
 def _compared_literals(info: MechanismInfo) -> dict[str, list[Fraction]]:
     """Literals a parameter is compared with in the body (`t > 5` gives t: [5])."""
-    from fuzzpy.syntax import Binary, Unary
+    from fuzzpy.language.syntax import Binary, Unary
 
     def literal(e: Expr) -> Fraction | None:
         if isinstance(e, NumLit):
@@ -218,7 +218,7 @@ def _bound_moves(info: MechanismInfo, private: set[str]) -> dict[str, list[Fract
     """Fractional moves (+-1/2) and the positive literals of the `requires`
     that bound dist(x) (`abs(dist(x)) <= 3` gives +-3), for each private scalar:
     a leak may need the whole allowed move, or only part of it."""
-    from fuzzpy.syntax import Dist
+    from fuzzpy.language.syntax import Dist
 
     found: dict[str, list[Fraction]] = {}
     for name in private:

@@ -15,7 +15,19 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from fuzzpy.syntax import Binary, BoolLit, Call, Dist, Expr, Forall, If, Index, NumLit, Unary, Var
+from fuzzpy.language.syntax import (
+    Binary,
+    BoolLit,
+    Call,
+    Dist,
+    Expr,
+    Forall,
+    If,
+    Index,
+    NumLit,
+    Unary,
+    Var,
+)
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.walk import sub_expressions
 

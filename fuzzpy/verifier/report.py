@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import mpmath
 
-from fuzzpy.figures import text_down, text_up
+from fuzzpy.language.figures import text_down, text_up
 from fuzzpy.verifier.verdict import Verdict, output_json
 
 if TYPE_CHECKING:  # not at run time: rendering a cached proof loads neither the prover nor z3

@@ -22,7 +22,7 @@ from itertools import count
 
 import z3
 
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 Term = z3.ExprRef
 _fresh_ids = count()

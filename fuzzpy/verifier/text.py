@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fuzzpy.syntax import (
+from fuzzpy.language.syntax import (
     Binary,
     BoolLit,
     Call,

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import mpmath
 
-from fuzzpy.records import frozen
-from fuzzpy.syntax import Expr
+from fuzzpy.language.syntax import Expr
+from fuzzpy.support.records import frozen
 
 if TYPE_CHECKING:  # not at run time: a cached proof is read without loading the prover (and z3)
     from fuzzpy.verifier.kernel.certificate import Certificate

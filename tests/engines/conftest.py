@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzzpy.diagnostics import FuzzError
-from fuzzpy.runtime.run import Refusal, RunRequest, execute
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.release.run import Refusal, RunRequest, execute
 
 HAVE_SPARK = importlib.util.find_spec("pyspark") is not None
 

@@ -17,11 +17,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fuzzpy.diagnostics import FuzzError
 from fuzzpy.engines.engine import QueryEngine
 from fuzzpy.engines.execute import Executor
+from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.ledger.book import Ledger
-from fuzzpy.runtime.run import Refusal, RunRequest, execute
+from fuzzpy.release.run import Refusal, RunRequest, execute
 
 PROGRAM = ("type Row = { w : int };\n"
            "def c (db : bag Row) : fuzzy num = laplace[1] (size (filter (fun r -> r.w > 1) db));\n"

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzzpy.data.loader import load, plan, read_data_file, read_header
 from fuzzpy.engines.csvscan import CHUNK, LINE_LIMIT, Scanner
 from fuzzpy.engines.engine import QueryEngine, streamed_data_file
 from fuzzpy.engines.scan import ROW_ID
+from fuzzpy.language.types import BOOL, INT, NUM, STRING, TBag, TRecord
 from fuzzpy.ledger.datasets import Column, Policy, Registration
-from fuzzpy.runtime.loader import load, plan, read_data_file, read_header
-from fuzzpy.types import BOOL, INT, NUM, STRING, TBag, TRecord
 
 from .conftest import release
 
@@ -175,8 +175,8 @@ def test_the_scanner_sees_across_chunks() -> None:
 
 
 def test_a_streamed_csv_is_never_loaded_into_python(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import fuzzpy.data.loader as loader
     import fuzzpy.engines.engine as engine
-    import fuzzpy.runtime.loader as loader
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the loader read the file")

@@ -31,9 +31,9 @@ from hypothesis import strategies as st
 from neighbour.datasets import rows, write_csv
 from neighbour.programs import SCHEMA, programs
 
-from fuzzpy.pipeline import load_source
-from fuzzpy.runtime.run import check
-from fuzzpy.types import TBag, TFuzzy
+from fuzzpy.language.types import TBag, TFuzzy
+from fuzzpy.release.pipeline import load_source
+from fuzzpy.release.run import check
 
 from .conftest import release
 

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fuzzpy.ledger.book import Ledger
-from fuzzpy.runtime.run import RunRequest, execute
+from fuzzpy.release.run import RunRequest, execute
 
 from .conftest import release_with_queries
 
@@ -90,8 +90,8 @@ def test_a_file_replaced_by_another_schema_during_the_query_is_a_changed_file(
     bind -- reported as FZ541 (the file changed), not an internal error (a22 F2)."""
     import os
 
-    from fuzzpy.diagnostics import FuzzError
     from fuzzpy.engines.execute import Executor
+    from fuzzpy.language.diagnostics import FuzzError
 
     program = tmp_path / "p.fz"
     program.write_text("type Row = { w : int };\n"

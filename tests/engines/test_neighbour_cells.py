@@ -19,8 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fuzzpy.diagnostics import FuzzError
-from fuzzpy.runtime.run import Refusal, RunRequest, execute
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.release.run import Refusal, RunRequest, execute
 from tests.engines.conftest import release
 
 PROGRAM = """

@@ -50,7 +50,7 @@ class Watch(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, Watch())
-from fuzzpy.runtime.run import RunRequest, execute
+from fuzzpy.release.run import RunRequest, execute
 request = RunRequest(sys.argv[1], sys.argv[2], data={"db": sys.argv[3]}, budget="1000", ledger=sys.argv[4],
                      engine="duckdb")
 value = execute(request).value

@@ -21,15 +21,15 @@ import pytest
 
 import fuzzpy.engines.engine as engine_module
 import fuzzpy.engines.filehash as filehash
-from fuzzpy.diagnostics import FuzzError
+from fuzzpy.data.cells import kind_of_arrow, readable_from
+from fuzzpy.data.columntypes import column_type, from_json, to_json
+from fuzzpy.data.loader import Header, plan
 from fuzzpy.engines.engine import _compilable, parquet_columns, streamed_data_file
 from fuzzpy.engines.fingerprint import cell_class
 from fuzzpy.engines.scan import cell_sql, compilable, parquet_select
 from fuzzpy.engines.sql import DIALECTS
-from fuzzpy.runtime.cells import kind_of_arrow, readable_from
-from fuzzpy.runtime.columntypes import column_type, from_json, to_json
-from fuzzpy.runtime.loader import Header, plan
-from fuzzpy.types import TBag, TBool, TInt, TNum, TRecord, TString
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.types import TBag, TBool, TInt, TNum, TRecord, TString
 
 from .conftest import release
 
@@ -246,7 +246,7 @@ def test_runs_from_a_remembered_schema_release_what_memory_releases(tmp_path: Pa
 CHILD = """
 import json, sys
 import fuzzpy.engines.filehash as filehash
-from fuzzpy.runtime.run import RunRequest, execute
+from fuzzpy.release.run import RunRequest, execute
 filehash.SETTLED_SECONDS = 0.0  # the file was just written
 request = RunRequest(sys.argv[1], "count_older", data={"db": sys.argv[2]}, budget="10", ledger=sys.argv[3],
                      seed=1, engine="duckdb")

@@ -18,14 +18,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzzpy.data.loader import load, plan, read_data_file, read_header
 from fuzzpy.engines.engine import QueryEngine, streamed_data_file
 from fuzzpy.engines.execute import Executor
 from fuzzpy.engines.plan import Relation
 from fuzzpy.engines.scan import TRIMMED, scan_row
 from fuzzpy.engines.subsample import keep_threshold, keeps
+from fuzzpy.language.types import TBag, TBool, TInt, TNum, TRecord, TString
 from fuzzpy.ledger.datasets import Column, Policy, Registration
-from fuzzpy.runtime.loader import load, plan, read_data_file, read_header
-from fuzzpy.types import TBag, TBool, TInt, TNum, TRecord, TString
 
 from .conftest import release
 

@@ -42,7 +42,7 @@ def test_the_schema_is_read_schemas(tmp_path: Path, name: str, options: dict[str
 
 CHILD = """
 import json, sys
-from fuzzpy.runtime.run import RunRequest, execute
+from fuzzpy.release.run import RunRequest, execute
 request = RunRequest(sys.argv[1], "count_older", data={"db": sys.argv[2]}, budget="1", ledger=sys.argv[3],
                      seed=1, engine="duckdb")
 value = execute(request).value
@@ -66,7 +66,7 @@ def test_a_damaged_parquet_page_is_refused_as_data_not_as_a_bug(tmp_path: Path) 
     """a20 F2: DuckDB's decompression failure was FZ799 "internal error";
     it is the loader's FZ505, without DuckDB's text, and nothing is charged."""
     from fuzzpy.ledger.book import Ledger
-    from fuzzpy.runtime.run import RunRequest, execute
+    from fuzzpy.release.run import RunRequest, execute
 
     path = tmp_path / "bad.parquet"
     pq.write_table(pa.table({"x": list(range(2000)), "age": [i % 100 for i in range(2000)]}), path,
@@ -83,7 +83,7 @@ def test_a_damaged_parquet_page_is_refused_as_data_not_as_a_bug(tmp_path: Path) 
     ledger = tmp_path / "l.sqlite"
     request = RunRequest(str(program), "ages", data={"db": str(path)}, budget="1000", ledger=str(ledger),
                          seed=1, engine="duckdb")
-    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.language.diagnostics import FuzzError
 
     with pytest.raises(FuzzError) as refused:
         execute(request, warn=lambda message: None)

@@ -47,8 +47,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from fuzzpy import types as T
 from fuzzpy.accounting import events as E
+from fuzzpy.language import types as T
 
 from .runner import Outcome
 

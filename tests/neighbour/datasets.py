@@ -21,7 +21,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from fuzzpy import types as T
+from fuzzpy.language import types as T
 
 Cell = float | int | bool | str
 Row = tuple[Cell, ...]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fuzzpy import types as T
+from fuzzpy.language import types as T
 
 from . import compare as C
 from .datasets import Pair, Schema, catalogue, sized

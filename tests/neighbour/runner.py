@@ -1,6 +1,6 @@
 """Check a program and run one definition on two neighbouring datasets.
 
-Only the public pipeline is used (`fuzzpy.pipeline.parse / check / run`, the
+Only the public pipeline is used (`fuzzpy.release.pipeline.parse / check / run`, the
 loader that `pipeline.run` documents for its bags, and the `fuzzpy` command),
 so that refactors of the checker and the runtime do not break the harness.
 
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fuzzpy import pipeline
-from fuzzpy.diagnostics import FuzzError
-from fuzzpy.source import Source
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.source import Source
+from fuzzpy.release import pipeline
 
 from .datasets import Pair, Schema, write_csv
 
@@ -124,7 +124,7 @@ def check_text(text: str, name: str = "neighbour.fz", seconds: float = RUN_SECON
 
 def bag_parameter(checked: Any, definition: str) -> tuple[str, Any]:
     """The definition's only parameter, which must be a `bag` (name, type)."""
-    from fuzzpy.types import TBag
+    from fuzzpy.language.types import TBag
 
     params = checked.definitions[definition].params
     if len(params) != 1 or not isinstance(params[0].type, TBag):
@@ -134,7 +134,7 @@ def bag_parameter(checked: Any, definition: str) -> tuple[str, Any]:
 
 def run_file(checked: Any, definition: str, data: Path, seed: int, seconds: float = RUN_SECONDS) -> Outcome:
     """`definition` on the data file with noise seeded by `seed`."""
-    from fuzzpy.runtime.loader import load_bag
+    from fuzzpy.data.loader import load_bag
 
     name, bag_type = bag_parameter(checked, definition)
     try:
@@ -237,9 +237,9 @@ def warm_up() -> None:
     share it instead of importing it each time."""
     import fuzzpy.checker  # noqa: F401
     import fuzzpy.cli  # noqa: F401
+    import fuzzpy.data.loader  # noqa: F401
+    import fuzzpy.release.run  # noqa: F401
     import fuzzpy.runtime.interpreter  # noqa: F401
-    import fuzzpy.runtime.loader  # noqa: F401
-    import fuzzpy.runtime.run  # noqa: F401
     import fuzzpy.verifier  # noqa: F401
 
 

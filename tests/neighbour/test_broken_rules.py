@@ -65,7 +65,7 @@ def _seam(module: object, name: str) -> object:
 def halve_size(monkeypatch: pytest.MonkeyPatch) -> None:
     """`size` reported 1/2-sensitive instead of 1."""
     from fuzzpy.checker import primitives, usage
-    from fuzzpy.sensitivity import Sens
+    from fuzzpy.language.sensitivity import Sens
 
     table = _seam(primitives, "PRIMITIVES")
     original = table["size"]  # type: ignore[index]

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fuzzpy import types as T
 from fuzzpy.accounting.events import ExpMech, Laplace, Repeat
+from fuzzpy.language import types as T
 
 from . import compare as C
 from .datasets import Schema, added, catalogue, removed, sized, write_csv
@@ -21,7 +21,7 @@ PERSON = T.TBag(T.TRecord((("a", T.NUM), ("k", T.INT), ("f", T.BOOL), ("s", T.ST
 
 def test_every_catalogue_pair_reads_back_exactly(tmp_path: Path) -> None:
     """The adversarial values survive the CSV file and the loader bit for bit."""
-    from fuzzpy.runtime.loader import load_bag
+    from fuzzpy.data.loader import load_bag
 
     schema = Schema.of(PERSON)
     for pair in catalogue(schema, many=50):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 FORMAT = "fuzzpy-certificate 1"
 
@@ -43,7 +43,7 @@ def numbering(decl: Any) -> dict[int, int]:
             for item in node:
                 visit(item)
         elif dataclasses.is_dataclass(node) and not isinstance(node, type) \
-                and type(node).__module__ == "fuzzpy.syntax":
+                and type(node).__module__ == "fuzzpy.language.syntax":
             order[id(node)] = len(order)
             for f in dataclasses.fields(node):
                 if f.name != "span":

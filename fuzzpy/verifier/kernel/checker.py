@@ -18,8 +18,7 @@ from fractions import Fraction
 
 import z3
 
-from fuzzpy.records import frozen
-from fuzzpy.syntax import (
+from fuzzpy.language.syntax import (
     Dist,
     Expr,
     Forall,
@@ -32,6 +31,7 @@ from fuzzpy.syntax import (
     Var,
     While,
 )
+from fuzzpy.support.records import frozen
 from fuzzpy.verifier import solver
 from fuzzpy.verifier.kernel.certificate import Certificate, LoopInvariant, Side, numbering
 from fuzzpy.verifier.kernel.inputs import (
@@ -124,7 +124,7 @@ class _Inputs:
         """A precondition over this pair of runs. Forward: variables are run 1,
         dist(x) = x' - x. Reversed (the relation's converse): variables are
         run 2 and every distance is negated."""
-        from fuzzpy.syntax import Binary, BoolLit, Call, NumLit, Unary
+        from fuzzpy.language.syntax import Binary, BoolLit, Call, NumLit, Unary
         from fuzzpy.verifier.kernel.product import OPS, absolute, ite
 
         def go(x: Expr) -> z3.ExprRef:

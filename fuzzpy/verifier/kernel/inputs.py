@@ -13,7 +13,7 @@ from fractions import Fraction
 import z3
 
 from fuzzpy.frontend.parser import parse_program
-from fuzzpy.syntax import (
+from fuzzpy.language.syntax import (
     Binary,
     BoolLit,
     Call,
@@ -148,7 +148,7 @@ def number(value: Fraction, integral: bool) -> z3.ExprRef:
 
 def local_sorts(decl: MechanismDecl, consts: dict[str, Fraction]) -> dict[str, str]:
     """`int` when every value a local receives is an integer; `bool`; else `num` (a fixpoint)."""
-    from fuzzpy.syntax import Assign, VarDecl, While
+    from fuzzpy.language.syntax import Assign, VarDecl, While
 
     def stmts(body):  # noqa: ANN001, ANN202
         for s in body:

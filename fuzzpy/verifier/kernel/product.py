@@ -15,7 +15,7 @@ from functools import cache
 
 import z3
 
-from fuzzpy.syntax import (
+from fuzzpy.language.syntax import (
     Assign,
     Binary,
     BoolLit,

@@ -22,7 +22,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fuzzpy.diagnostics import Diagnostic, FuzzError
+from fuzzpy.data.loader import DataFile, Header, Plan, plan, read_data_file, read_header
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.source import NO_SPAN
+from fuzzpy.language.types import Type
 from fuzzpy.ledger.book import Ledger
 from fuzzpy.ledger.datasets import (
     LEGACY_PREFIX,
@@ -34,10 +37,7 @@ from fuzzpy.ledger.datasets import (
     other_datasets_file_error,
 )
 from fuzzpy.ledger.store import utc_now
-from fuzzpy.records import frozen
-from fuzzpy.runtime.loader import DataFile, Header, Plan, plan, read_data_file, read_header
-from fuzzpy.source import NO_SPAN
-from fuzzpy.types import Type
+from fuzzpy.support.records import frozen
 
 
 @frozen
@@ -49,7 +49,7 @@ class Source:
     path: str  # the file to read
     registration: Registration | None  # None: the run's charge registers it
     file: DataFile | None = None  # already read when naming needed its content
-    frame: Any = None  # `fuzzpy.data.InMemory`: data given as an object, not a file
+    frame: Any = None  # `fuzzpy.data.memory.InMemory`: data given as an object, not a file
 
 
 @frozen
@@ -72,8 +72,8 @@ def usage(message: str, hint: str | None = None) -> FuzzError:
 
 def name_sources(ledger: Ledger, data: dict[str, Any], names: dict[str, str], params: list[str],
                  reader: Callable[[str], DataFile] = read_data_file) -> dict[str, Source]:
-    """`data[p]`: a path or name, or data in memory (`fuzzpy.data.recognise`)."""
-    from fuzzpy.data import InMemory, recognise
+    """`data[p]`: a path or name, or data in memory (`fuzzpy.data.memory.recognise`)."""
+    from fuzzpy.data.memory import InMemory, recognise
 
     if "" in names and len(params) != 1:
         raise usage(
@@ -88,7 +88,7 @@ def name_sources(ledger: Ledger, data: dict[str, Any], names: dict[str, str], pa
 def _frame_source(ledger: Ledger, param: str, frame: Any, chosen: str | None) -> Source:
     """Data in memory has no file to name it: its dataset is named (FZ550
     otherwise), registered or registered by the run's first charge."""
-    from fuzzpy.data import UNNAMED_FRAME, data_error
+    from fuzzpy.data.memory import UNNAMED_FRAME, data_error
     from fuzzpy.ledger.datasets import check_name
 
     if not chosen:

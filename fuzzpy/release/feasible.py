@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from fuzzpy import syntax as S
 from fuzzpy.accounting.events import Gaussian, Laplace
 from fuzzpy.checker.result import CheckedDef, CheckedProgram
-from fuzzpy.diagnostics import Diagnostic
+from fuzzpy.language import syntax as S
+from fuzzpy.language.diagnostics import Diagnostic
+from fuzzpy.language.source import Span
 from fuzzpy.runtime.exact import EXACT_DBL_MAX
 from fuzzpy.runtime.noise import MAX_RELEASE_ENTRIES, undiscretisable
-from fuzzpy.source import Span
 
 SMALLEST_STATIC = Fraction(2) ** -1022
 MAX_LOOP_ROUNDS = 2**20

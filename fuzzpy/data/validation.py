@@ -20,13 +20,13 @@ from dataclasses import field
 
 import numpy as np
 
-from fuzzpy.diagnostics import Diagnostic
+from fuzzpy.data.cells import MISSING, NOT_UTF8, OK, kind_of_arrow, parse_value, reason
+from fuzzpy.data.csvframe import field_column, schema_error
+from fuzzpy.data.loader import DataFile, Header, Records, read_records
+from fuzzpy.language.diagnostics import Diagnostic
+from fuzzpy.language.source import Source, Span
 from fuzzpy.ledger.datasets import BAD_POLICY, DEFAULT_POLICY, Column, Policy, dataset_error
-from fuzzpy.records import frozen
-from fuzzpy.runtime.cells import MISSING, NOT_UTF8, OK, kind_of_arrow, parse_value, reason
-from fuzzpy.runtime.csvframe import field_column, schema_error
-from fuzzpy.runtime.loader import DataFile, Header, Records, read_records
-from fuzzpy.source import Source, Span
+from fuzzpy.support.records import frozen
 
 INFERENCE_ORDER = ("int", "num", "bool")
 

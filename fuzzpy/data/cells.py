@@ -3,7 +3,7 @@
 Every cell is parsed on its own, from its own text (or Parquet value) and the
 column's public type: whether a cell fits never depends on another row. A
 cell that does not fit is not an error here; it is marked with its problem
-and the column's policy (`fuzzpy.runtime.loader`) decides what happens to
+and the column's policy (`fuzzpy.data.loader`) decides what happens to
 its row. Columns are processed whole, with pyarrow compute kernels.
 
 Kinds are the row types a file can hold: `int` (64-bit, see `INT_LIMIT`),
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from functools import cache
 
-from fuzzpy.lazy import lazy
-from fuzzpy.records import frozen
-from fuzzpy.runtime.columntypes import BINARY, INTEGER, NUMBER, TEXT, ColumnType, column_type
+from fuzzpy.data.columntypes import BINARY, INTEGER, NUMBER, TEXT, ColumnType, column_type
+from fuzzpy.support.lazy import lazy
+from fuzzpy.support.records import frozen
 
 pa = lazy("pyarrow")
 np = lazy("numpy")

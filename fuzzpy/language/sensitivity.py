@@ -21,8 +21,8 @@ import math
 from fractions import Fraction
 from functools import total_ordering
 
-from fuzzpy.limits import MAX_MAGNITUDE, MAX_STATIC_BITS, bounded_sensitivity
-from fuzzpy.records import frozen
+from fuzzpy.language.limits import MAX_MAGNITUDE, MAX_STATIC_BITS, bounded_sensitivity
+from fuzzpy.support.records import frozen
 
 
 @total_ordering
@@ -34,7 +34,7 @@ class Sens:
 
     def __post_init__(self) -> None:
         # derived sensitivities are rounded up into the static range (sound:
-        # a larger sensitivity is a weaker claim); see `fuzzpy.limits`
+        # a larger sensitivity is a weaker claim); see `fuzzpy.language.limits`
         value = self.value
         if value is None:
             return

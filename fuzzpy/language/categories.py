@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from fuzzpy import syntax as S
-from fuzzpy.lazy import lazy
+from fuzzpy.language import syntax as S
+from fuzzpy.support.lazy import lazy
 
 np = lazy("numpy")
 

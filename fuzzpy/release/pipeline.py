@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fuzzpy.diagnostics import Diagnostic, FuzzError
-from fuzzpy.source import NO_SPAN, Source, Span
-from fuzzpy.syntax import Program
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.source import NO_SPAN, Source, Span
+from fuzzpy.language.syntax import Program
 
 if TYPE_CHECKING:
     from fuzzpy.checker.result import CheckedProgram
@@ -66,7 +66,7 @@ def check(program: Program) -> CheckedProgram:
 def verify(program: Program) -> list:
     """A `Verdict` for every `mechanism` of the program, in order (cached per
     mechanism). Raises FuzzError (FZ4xx) when a mechanism is malformed."""
-    from fuzzpy.syntax import MechanismDecl
+    from fuzzpy.language.syntax import MechanismDecl
     from fuzzpy.verifier import verify_mechanism
 
     return [verify_mechanism(d, program) for d in program.decls if isinstance(d, MechanismDecl)]
@@ -79,12 +79,12 @@ def run(
     seed: int | None = None,
 ) -> object:
     """Apply a checked definition to its arguments (bags from
-    `fuzzpy.runtime.loader.load_bag`, public values as Python numbers) and
+    `fuzzpy.data.loader.load_bag`, public values as Python numbers) and
     sample its `fuzzy` result with the exact samplers (`seed`: reproducible,
-    not private). Charges no budget: `fuzzpy run` (`fuzzpy.runtime.run`)
+    not private). Charges no budget: `fuzzpy run` (`fuzzpy.release.run`)
     puts the ledger around this phase. Raises FuzzError (FZ5xx) on failure."""
+    from fuzzpy.release.run import compute
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
-    from fuzzpy.runtime.run import compute
 
     if definition not in checked.definitions:
         raise FuzzError((Diagnostic("FZ521", f"the program has no definition `{definition}`", NO_SPAN),))

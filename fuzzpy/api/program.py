@@ -9,10 +9,10 @@
     release = program.run("noisy_count", data={"db": "people.csv"}, budget=1.0)
     release.value, release.charges["people"].remaining.epsilon
 
-Every failure raises a `fuzzpy.FuzzError` (`fuzzpy.errors`): its
+Every failure raises a `fuzzpy.FuzzError` (`fuzzpy.api.errors`): its
 ``diagnostics`` are the CLI's, ``exit_code`` the CLI's exit code, and
 ``str()`` renders them as the CLI does. A run does what `fuzzpy run` does,
-in the same order (`fuzzpy.runtime.run`): the program is checked again,
+in the same order (`fuzzpy.release.run`): the program is checked again,
 the budget quoted and refused before any data is read, then charged before
 anything is computed.
 """
@@ -25,17 +25,17 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fuzzpy.diagnostics import Diagnostic, FuzzError
-from fuzzpy.errors import BudgetExceeded, InvalidInput, ProgramError, Rejected, api_error
-from fuzzpy.reports import CheckReport, DefinitionReport, VerifyResult
-from fuzzpy.source import NO_SPAN, Source
+from fuzzpy.api.errors import BudgetExceeded, InvalidInput, ProgramError, Rejected, api_error
+from fuzzpy.api.reports import CheckReport, DefinitionReport, VerifyResult
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.source import NO_SPAN, Source
 
 if TYPE_CHECKING:
-    from fuzzpy import syntax as S
+    from fuzzpy.api.releases import Charge, Release
+    from fuzzpy.language import syntax as S
     from fuzzpy.ledger.book import DatasetState
     from fuzzpy.ledger.quotes import Entry
-    from fuzzpy.releases import Charge, Release
-    from fuzzpy.runtime.run import RunRequest, RunResult
+    from fuzzpy.release.run import RunRequest, RunResult
 
 Warn = Callable[[str], None]
 
@@ -58,7 +58,7 @@ __all__ = [
 def load(path: str | os.PathLike[str]) -> Program:
     """Read and parse a program file (syntax errors raise `Rejected`, an
     unreadable file `InvalidInput`)."""
-    from fuzzpy.pipeline import load_source
+    from fuzzpy.release.pipeline import load_source
 
     try:
         source = load_source(path)
@@ -77,7 +77,7 @@ class Program:
     """A parsed program. `check`, `verify`, `quote` and `run` it."""
 
     def __init__(self, source: Source) -> None:
-        from fuzzpy.pipeline import parse
+        from fuzzpy.release.pipeline import parse
 
         self.source = source
         self.syntax: S.Program = self._guarded(lambda: parse(source))
@@ -94,14 +94,14 @@ class Program:
     @property
     def definitions(self) -> list[str]:
         """The names of the program's `def`s, in order."""
-        from fuzzpy.syntax import DefDecl
+        from fuzzpy.language.syntax import DefDecl
 
         return [d.name for d in self.syntax.decls if isinstance(d, DefDecl)]
 
     @property
     def mechanisms(self) -> list[str]:
         """The names of the program's `mechanism`s, in order."""
-        from fuzzpy.syntax import MechanismDecl
+        from fuzzpy.language.syntax import MechanismDecl
 
         return [d.name for d in self.syntax.decls if isinstance(d, MechanismDecl)]
 
@@ -117,8 +117,8 @@ class Program:
         epsilon at ``delta`` (FZ314) raises `Rejected` whose ``report`` is
         the report. Mechanisms it calls must be proved (the proof cache is
         used, as by `fuzzpy check`)."""
+        from fuzzpy.api.reports import check_report
         from fuzzpy.checker import check_program
-        from fuzzpy.reports import check_report
         from fuzzpy.verifier import proof_cache
 
         delta = _check_delta(delta)
@@ -162,7 +162,7 @@ class Program:
     def verify_each(self, fresh: bool = False) -> Iterator[VerifyResult | ProgramError]:
         """`verify` one mechanism at a time: each verdict as it is decided, or
         the error of a malformed mechanism (for the CLI's streaming output)."""
-        from fuzzpy.syntax import MechanismDecl
+        from fuzzpy.language.syntax import MechanismDecl
         from fuzzpy.verifier import proof_cache, verify_mechanism
         from fuzzpy.verifier.model import static_constants
 
@@ -199,8 +199,8 @@ class Program:
         its budget, without charging or reading any rows. Refused as the run
         would be: over budget raises `BudgetExceeded` (exit 3). Arguments as
         for `run`."""
-        from fuzzpy.releases import charge
-        from fuzzpy.runtime.run import quote
+        from fuzzpy.api.releases import charge
+        from fuzzpy.release.run import quote
 
         request = self._request(definition, data, args, datasets, ledger, budget, rule, None, delta, engine)
         return {q.dataset: charge(q) for q in _guarded(lambda: quote(request), self._sources())}
@@ -262,7 +262,7 @@ def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = 
                 ledger: Any = None, budget: Any = None, rule: str = "basic", seed: int | None = None,
                 delta: Any = None, engine: str = "auto", source_text: str | None = None) -> RunRequest:
     """The runtime's request for these options, checked as the CLI checks its own."""
-    from fuzzpy.runtime.run import RunRequest
+    from fuzzpy.release.run import RunRequest
 
     return RunRequest(
         file=file,
@@ -296,9 +296,9 @@ def _engine(name: str) -> str:
 
 def _release(request: RunRequest, sources: dict[str, Source] | None, on_warning: Warn | None,
              on_release: Callable[[Release], None] | None, progress: Warn | None) -> Release:
-    from fuzzpy import interrupts
-    from fuzzpy.releases import release
-    from fuzzpy.runtime.run import execute
+    from fuzzpy.api.releases import release
+    from fuzzpy.release.run import execute
+    from fuzzpy.support import interrupts
     from fuzzpy.verifier import proof_cache
 
     released: list[Release] = []
@@ -338,7 +338,7 @@ def _guarded(step: Callable[[], Any], sources: dict[str, Source] | None) -> Any:
 
 
 def _option_error(message: str) -> FuzzError:
-    from fuzzpy.runtime.run import EXIT_USAGE, refuse
+    from fuzzpy.release.run import EXIT_USAGE, refuse
 
     return refuse(EXIT_USAGE, "FZ523", message)
 

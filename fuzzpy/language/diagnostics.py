@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from fuzzpy.records import frozen
-from fuzzpy.source import Source, Span
+from fuzzpy.language.source import Source, Span
+from fuzzpy.support.records import frozen
 
 
 @frozen
@@ -69,7 +69,7 @@ class FuzzError(Exception):
     """Raised by a phase that rejects its input; carries the reasons.
 
     ``exit_code`` is the one the CLI exits with for them (read off the
-    codes; a subclass may fix it, as `fuzzpy.runtime.run.Refusal` does)."""
+    codes; a subclass may fix it, as `fuzzpy.release.run.Refusal` does)."""
 
     diagnostics: tuple[Diagnostic, ...] = field(default_factory=tuple)
 

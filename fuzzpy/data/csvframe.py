@@ -20,10 +20,10 @@ import csv
 import dataclasses
 from dataclasses import field
 
-from fuzzpy.diagnostics import Diagnostic, FuzzError
-from fuzzpy.lazy import lazy
-from fuzzpy.records import frozen
-from fuzzpy.source import Span
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.source import Span
+from fuzzpy.support.lazy import lazy
+from fuzzpy.support.records import frozen
 
 pa = lazy("pyarrow")
 np = lazy("numpy")

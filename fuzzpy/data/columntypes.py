@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 #: The families of Arrow types the runtime tells apart (`pyarrow.types`'
 #: predicates); every other type is `other`.

@@ -133,7 +133,7 @@ CODES: dict[str, str] = {
     "FZ714": "invalid privacy budget",
     "FZ715": "no budget is set for this dataset",
     "FZ716": "the ledger stayed locked by another process for too long",
-    # stopping (fuzzpy.interrupts; exit 128 + the signal's number: 130 Ctrl-C, 143 SIGTERM)
+    # stopping (fuzzpy.support.interrupts; exit 128 + the signal's number: 130 Ctrl-C, 143 SIGTERM)
     "FZ720": "the command was stopped by Ctrl-C (SIGINT) or SIGTERM; the message says what had happened",
     "FZ799": "an internal error in fuzzpy (a bug; FUZZPY_DEBUG=1 shows the traceback)",
 }

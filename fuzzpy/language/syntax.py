@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import field
 from fractions import Fraction
 
-from fuzzpy.records import frozen
-from fuzzpy.source import NO_SPAN, Span
+from fuzzpy.language.source import NO_SPAN, Span
+from fuzzpy.support.records import frozen
 
 
 def _span() -> Span:

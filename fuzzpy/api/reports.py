@@ -15,14 +15,14 @@ from dataclasses import field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.diagnostics import Diagnostic
-from fuzzpy.records import frozen
+from fuzzpy.language.diagnostics import Diagnostic
+from fuzzpy.support.records import frozen
 
 if TYPE_CHECKING:
     from fuzzpy.accounting.events import Event
     from fuzzpy.checker.report import PrivacyFigure
     from fuzzpy.checker.result import CheckedDef, CheckedProgram
-    from fuzzpy.sensitivity import Sens
+    from fuzzpy.language.sensitivity import Sens
     from fuzzpy.verifier.verdict import Verdict
 
 
@@ -156,7 +156,7 @@ class CheckReport:
 
     def to_json(self) -> dict[str, object]:
         """`fuzzpy check --json`'s document for this program."""
-        from fuzzpy.figures import NEIGHBOURS
+        from fuzzpy.language.figures import NEIGHBOURS
 
         return {
             "ok": self.ok,
@@ -170,7 +170,7 @@ class CheckReport:
         return self.text
 
     def _repr_html_(self) -> str:
-        from fuzzpy.notebook import check_report_html
+        from fuzzpy.api.notebook import check_report_html
 
         return check_report_html(self)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 
 @dataclass(frozen=True, slots=True)

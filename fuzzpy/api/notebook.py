@@ -20,10 +20,10 @@ import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 if TYPE_CHECKING:
-    from fuzzpy.reports import CheckReport, DefinitionReport, VerifyResult
+    from fuzzpy.api.reports import CheckReport, DefinitionReport, VerifyResult
 
 CELL_NAME = "<cell>"
 
@@ -50,8 +50,8 @@ def load_ipython_extension(ipython: Any) -> None:
 def fuzzpy_cell(line: str, cell: str) -> tuple[Any, Any, str | None]:
     """What `%%fuzzpy LINE` shows for ``cell``, the Program (None if
     rejected) and the name to bind it to. Never raises for a bad program."""
-    from fuzzpy.api import loads
-    from fuzzpy.diagnostics import FuzzError
+    from fuzzpy.api.program import loads
+    from fuzzpy.language.diagnostics import FuzzError
 
     try:
         options = _options(line)
@@ -125,7 +125,7 @@ def check_report_html(report: CheckReport, verdicts: Sequence[VerifyResult] = ()
     rows = [_definition_row(d, derivations) for d in report.definitions]
     parts = [_STYLE, _table(head, rows, "fuzzpy-report")]
     if any(d.costs for d in report.definitions):  # costs are shown: say for which neighbours
-        from fuzzpy.figures import NEIGHBOURS_TEXT
+        from fuzzpy.language.figures import NEIGHBOURS_TEXT
 
         parts.append(f"<small>{html.escape(NEIGHBOURS_TEXT)}</small>")
     if verdicts:

@@ -8,7 +8,7 @@ docs/semantics.md, "Data loading and the order of a run"):
 1. parse and check the program; refuse what the checker did not accept
    (exit 1) -- the checker also refuses every call of a mechanism that the
    coupling verifier has not proved (FZ310);
-2. name each `bag` parameter's dataset (`fuzzpy.runtime.datasets`), take
+2. name each `bag` parameter's dataset (`fuzzpy.data.datasets`), take
    the definition's privacy events per dataset and quote them against its
    budget, refusing (exit 3) before the data is read;
 3. read each data file and check what is public about it: it is the file
@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 from fuzzpy.accounting.events import Event
 from fuzzpy.checker.result import CheckedDef, CheckedProgram
-from fuzzpy.diagnostics import Diagnostic, FuzzError
-from fuzzpy.source import NO_SPAN, Source, Span
-from fuzzpy.types import (
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.source import NO_SPAN, Source, Span
+from fuzzpy.language.types import (
     LenVar,
     TBag,
     TBool,
@@ -125,7 +125,7 @@ class RunResult:
 
 def check(source: Source) -> CheckedProgram:
     from fuzzpy.checker import check_program
-    from fuzzpy.pipeline import parse
+    from fuzzpy.release.pipeline import parse
 
     try:
         return check_program(parse(source))
@@ -186,8 +186,8 @@ def privacy_events(definition: CheckedDef) -> dict[str, tuple[Event, ...]]:
 
 def refuse_unrunnable(checked: CheckedProgram, definition: CheckedDef) -> None:
     """What the runtime could not carry out exactly is refused before the
-    ledger is touched (fuzzpy.runtime.feasible)."""
-    from fuzzpy.runtime.feasible import refusals
+    ledger is touched (fuzzpy.release.feasible)."""
+    from fuzzpy.release.feasible import refusals
 
     found = refusals(checked, definition)
     if found:
@@ -216,9 +216,9 @@ def public_arguments(definition: CheckedDef, request: RunRequest) -> dict[str, V
 
 def parse_argument(name: str, kind: Type, text: Value) -> Value:
     """A public argument as given on the command line (text), or as a Python
-    value through the API (`fuzzpy.runtime.arguments`)."""
+    value through the API (`fuzzpy.release.arguments`)."""
     if not isinstance(text, str):
-        from fuzzpy.runtime.arguments import python_argument
+        from fuzzpy.release.arguments import python_argument
 
         return python_argument(name, kind, text)
     try:
@@ -253,7 +253,7 @@ def execute(request: RunRequest, warn: Warn = lambda message: None, show: Show |
             progress: Warn | None = None) -> RunResult:
     """The whole run, in the order of the module docstring. ``show`` prints
     the result; it is called once the release is recorded, and the two
-    happen together even if a signal arrives (`fuzzpy.interrupts.held`).
+    happen together even if a signal arrives (`fuzzpy.support.interrupts.held`).
     ``progress`` (if given) receives messages about long work: rows
     scanned, rounds of `loop`. The bag operations run in `request.engine`
     (`fuzzpy.engines`, docs/engines.md).
@@ -275,19 +275,19 @@ def execute(request: RunRequest, warn: Warn = lambda message: None, show: Show |
 def _placed(request: RunRequest, read_streams: bool = True) -> RunRequest:
     """The request with its data recognised (paths, names, data in memory)
     and the engine that data lives in (`fuzzpy.data`)."""
-    from fuzzpy.data import home_engine, recognise
+    from fuzzpy.data.memory import home_engine, recognise
 
     data = {param: recognise(param, value, read_streams) for param, value in request.data.items()}
     return replace(request, data=data, engine=home_engine(data, request.engine))
 
 
 def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) -> RunResult:
-    from fuzzpy.interrupts import Interrupted, held
+    from fuzzpy.data.datasets import name_sources
     from fuzzpy.ledger.book import DataUse, Ledger
     from fuzzpy.ledger.errors import LOOSE_CHARGE
     from fuzzpy.runtime.bag import auditing_groups
-    from fuzzpy.runtime.datasets import name_sources
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
+    from fuzzpy.support.interrupts import Interrupted, held
 
     source, checked, definition, events, public, lengths, budget = prepare(request)
     types = {p.name: p.type for p in definition.params}
@@ -351,7 +351,7 @@ def prepare(request: RunRequest) -> tuple[Source, CheckedProgram, CheckedDef, di
     """Steps 1 and 2 up to the datasets: everything a run settles from the
     program and its public arguments alone, refusing before any data is named."""
     from fuzzpy.ledger.book import Budget
-    from fuzzpy.pipeline import load_source
+    from fuzzpy.release.pipeline import load_source
 
     source = load_source(request.file) if request.source_text is None else Source(request.file, request.source_text)
     checked = check(source)
@@ -370,9 +370,9 @@ def quote(request: RunRequest, warn: Warn = lambda message: None) -> list[Quote]
     budget, refused (FZ601, exit 3) as the run would be; nothing is charged
     and no rows are read (a data file is read only if naming its dataset
     needs its content, as for the run)."""
+    from fuzzpy.data.datasets import name_sources
     from fuzzpy.engines import engine_for
     from fuzzpy.ledger.book import Ledger
-    from fuzzpy.runtime.datasets import name_sources
 
     request = _placed(request, read_streams=False)
     _, _, _, events, _, _, budget = prepare(request)

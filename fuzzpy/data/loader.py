@@ -31,11 +31,7 @@ import hashlib
 import io
 from pathlib import Path
 
-from fuzzpy.lazy import lazy
-from fuzzpy.ledger.datasets import DEFAULT_POLICY, SCHEMA_MISMATCH, Policy, Registration
-from fuzzpy.records import frozen
-from fuzzpy.runtime.bag import Bag, Column
-from fuzzpy.runtime.cells import (
+from fuzzpy.data.cells import (
     Cells,
     kind_of_arrow,
     parse_text,
@@ -43,9 +39,13 @@ from fuzzpy.runtime.cells import (
     parse_value,
     readable_from,
 )
-from fuzzpy.runtime.csvframe import CsvFrame, field_column, frame, schema_error
+from fuzzpy.data.csvframe import CsvFrame, field_column, frame, schema_error
+from fuzzpy.language.types import TBag, TBool, TInt, TNum, TRecord, TString, TVec, Type
+from fuzzpy.ledger.datasets import DEFAULT_POLICY, SCHEMA_MISMATCH, Policy, Registration
+from fuzzpy.runtime.bag import Bag, Column
 from fuzzpy.runtime.values import Record
-from fuzzpy.types import TBag, TBool, TInt, TNum, TRecord, TString, TVec, Type
+from fuzzpy.support.lazy import lazy
+from fuzzpy.support.records import frozen
 
 np = lazy("numpy")
 
@@ -332,7 +332,7 @@ def _unmarked(body: bytes) -> io.BytesIO:
     first record starting with U+FEFF is preceded by an empty line (which
     pyarrow skips), and keeps it as every other record does (a15 F1: one
     added line changed how the next was read)."""
-    from fuzzpy.runtime.csvframe import UTF8_BOM
+    from fuzzpy.data.csvframe import UTF8_BOM
 
     return io.BytesIO(b"\n" + body if body.startswith(UTF8_BOM) else body)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fuzzpy.records import frozen
-from fuzzpy.sensitivity import INF, ONE, Sens
+from fuzzpy.language.sensitivity import INF, ONE, Sens
+from fuzzpy.support.records import frozen
 
 
 @frozen

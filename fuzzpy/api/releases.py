@@ -11,12 +11,12 @@ from dataclasses import field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from fuzzpy.records import frozen
+from fuzzpy.support.records import frozen
 
 if TYPE_CHECKING:
+    from fuzzpy.language.types import Type
     from fuzzpy.ledger.quotes import Quote
-    from fuzzpy.runtime.run import RunResult
-    from fuzzpy.types import Type
+    from fuzzpy.release.run import RunResult
 
 
 class Amount(NamedTuple):
@@ -32,9 +32,9 @@ class Amount(NamedTuple):
 
     def __str__(self) -> str:
         """As the ledger's text shows it: exact when short, else 6 digits
-        rounded up (a charge) or down (`Remaining`): `fuzzpy.figures`. The
+        rounded up (a charge) or down (`Remaining`): `fuzzpy.language.figures`. The
         floats are the nearest doubles, as in JSON; ``exact`` is exact."""
-        from fuzzpy.figures import ledger_text
+        from fuzzpy.language.figures import ledger_text
 
         up = not isinstance(self, Remaining)
         text = f"epsilon={ledger_text(self.exact['epsilon'], up)}, delta={ledger_text(self.exact['delta'], up)}"
@@ -151,7 +151,7 @@ def to_python(value: Any, kind: Type | None = None) -> Any:
     vectors lists (a labelled vector a dict, as in JSON), records dicts,
     sums {"inl": ...} / {"inr": ...}.
     Without a type, numbers keep their kind (an exact Fraction a float)."""
-    from fuzzpy import types as T
+    from fuzzpy.language import types as T
 
     if isinstance(kind, T.TFuzzy):
         return to_python(value, kind.inner)
@@ -165,7 +165,7 @@ _UNTYPED = object()
 def _typed(value: Any, kind: Type) -> Any:
     import numpy as np
 
-    from fuzzpy import types as T
+    from fuzzpy.language import types as T
     from fuzzpy.runtime.exact import to_float
     from fuzzpy.runtime.values import Inl, Inr, Record, WithPair
 

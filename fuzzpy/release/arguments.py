@@ -1,7 +1,7 @@
 """Public arguments given as Python values (the Python API's `args=`).
 
 The command line gives every public argument as text
-(`fuzzpy.runtime.run.parse_argument`); the API may give numbers, booleans,
+(`fuzzpy.release.run.parse_argument`); the API may give numbers, booleans,
 strings and lists as they are. Both end in the same runtime values, and a
 float is read as its shortest decimal (0.1 is 1/10, as `--arg t=0.1`), so
 that the API and the CLI release the same thing for the same inputs.
@@ -14,7 +14,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from fuzzpy.types import TBool, TInt, TList, TNum, TString, TVec, Type
+from fuzzpy.language.types import TBool, TInt, TList, TNum, TString, TVec, Type
 
 Value = Any
 
@@ -24,7 +24,7 @@ def python_argument(name: str, kind: Type, given: Value) -> Value:
     refused (FZ509, exit 2) if it is not a value of that type."""
     value = _convert(kind, given)
     if value is _NOT_A_VALUE:
-        from fuzzpy.runtime.run import EXIT_USAGE, refuse
+        from fuzzpy.release.run import EXIT_USAGE, refuse
 
         raise refuse(EXIT_USAGE, "FZ509", f"`{given!r}` is not a value of type `{kind}` for parameter `{name}`")
     return value

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from fuzzpy.diagnostics import (
+from fuzzpy.language.diagnostics import (
     EXIT_BUDGET,
     EXIT_REJECTED,
     EXIT_USAGE,
@@ -23,7 +23,7 @@ from fuzzpy.diagnostics import (
     FuzzError,
     render_all,
 )
-from fuzzpy.source import Source
+from fuzzpy.language.source import Source
 
 
 class ProgramError(FuzzError):

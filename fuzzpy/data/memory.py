@@ -22,10 +22,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fuzzpy.diagnostics import Diagnostic, FuzzError
-from fuzzpy.lazy import lazy
-from fuzzpy.records import frozen
-from fuzzpy.source import NO_SPAN
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.source import NO_SPAN
+from fuzzpy.support.lazy import lazy
+from fuzzpy.support.records import frozen
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 np = lazy("numpy")
@@ -320,11 +320,13 @@ def register_frame(ledger: Any, name: str, data: object, budget: Any, rule: str 
     its type is not accepted (FZ546). Returns the registration. ``ledger``
     and ``budget`` as the Python API takes them (a path or `fuzzpy.Ledger`;
     a number, a pair (epsilon, delta) or "EPS,DELTA")."""
-    from fuzzpy.api import _budget_text, _ledger_path
+    from fuzzpy.api.program import _budget_text, _ledger_path
 
     ledger, budget = _ledger_path(ledger), _budget_text(budget)
     if budget is None:
         raise data_error("FZ714", "register_frame needs a budget", "give budget=EPS or (EPS, DELTA)")
+    from fuzzpy.data.cells import KINDS, parse_typed, readable_from
+    from fuzzpy.data.datasets import frame_path, refuse_same_rows
     from fuzzpy.engines.fingerprint import cell_class, data_fingerprint
     from fuzzpy.engines.frames import local_content, local_digests, local_table
     from fuzzpy.ledger.book import Budget, Ledger
@@ -338,8 +340,6 @@ def register_frame(ledger: Any, name: str, data: object, budget: Any, rule: str 
         dataset_error,
     )
     from fuzzpy.ledger.store import utc_now
-    from fuzzpy.runtime.cells import KINDS, parse_typed, readable_from
-    from fuzzpy.runtime.datasets import frame_path, refuse_same_rows
 
     check_name(name)
     given = recognise(name, data)
@@ -373,6 +373,6 @@ def register_frame(ledger: Any, name: str, data: object, budget: Any, rule: str 
 
 
 def _stored_kind(arrow_type: pa.DataType) -> str:
-    from fuzzpy.runtime.cells import kind_of_arrow
+    from fuzzpy.data.cells import kind_of_arrow
 
     return kind_of_arrow(arrow_type) or "string"

@@ -1,0 +1,4 @@
+"""Support: caches, lazy imports, interrupts, small record helpers.
+
+Imports nothing from fuzzpy (the bottom layer).
+"""
