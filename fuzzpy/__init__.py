@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from fuzzpy.support.version import VERSION as __version__
 
 #: The names `fuzzpy` re-exports from its API, and the module each lives in.
 _API = {

@@ -41,9 +41,9 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fuzzpy import __version__
 from fuzzpy.language.syntax import MechanismDecl
 from fuzzpy.support.usercache import cache_dir, trusted, write_atomic
+from fuzzpy.support.version import VERSION
 
 if TYPE_CHECKING:
     from fuzzpy.verifier.verdict import Verdict
@@ -86,7 +86,7 @@ def from_disk(verdict: object) -> bool:
 def key_text(decl: MechanismDecl, constants: dict[str, Fraction]) -> str:
     lines = [
         FORMAT,
-        f"fuzzpy {__version__}",
+        f"fuzzpy {VERSION}",
         f"verifier {verifier_digest()}",
         f"z3 {_z3_version()}",
         "constants " + json.dumps({name: str(value) for name, value in sorted(constants.items())}),
