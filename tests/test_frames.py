@@ -13,7 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fuzzpy.data import DuckDBTable, register_frame
+from fuzzpy.api.frames import register_frame
+from fuzzpy.data import DuckDBTable
 from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.release.run import Refusal, RunRequest, execute
 
