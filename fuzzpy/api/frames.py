@@ -28,6 +28,7 @@ def register_frame(ledger: Any, name: str, data: object, budget: Any, rule: str 
         raise data_error("FZ714", "register_frame needs a budget", "give budget=EPS or (EPS, DELTA)")
     from fuzzpy.data.cells import KINDS, parse_typed, readable_from
     from fuzzpy.data.datasets import frame_path, refuse_same_rows
+    from fuzzpy.engines.content import file_content
     from fuzzpy.engines.fingerprint import cell_class, data_fingerprint
     from fuzzpy.engines.frames import local_content, local_digests, local_table
     from fuzzpy.ledger.book import Budget, Ledger
@@ -67,7 +68,8 @@ def register_frame(ledger: Any, name: str, data: object, budget: Any, rule: str 
     registration = Registration(name, frame_path(name), "frame", data_fingerprint(digests), table.num_rows,
                                 tuple(columns), explicit=True, registered=now, validated=now)
     with Ledger(ledger) as book:
-        content = refuse_same_rows(book, name, table.column_names, lambda: local_content(table), eager=True)
+        content = refuse_same_rows(book, name, table.column_names, lambda: local_content(table), eager=True,
+                                   file_content=file_content)
         registration = replace(registration, content=content)
         book.register(registration, Budget.parse(budget, rule))
     return registration

@@ -190,7 +190,7 @@ def _with_content(ledger: Ledger, registration: Registration) -> Registration:
     # key, so an earlier version in another form stays this dataset's (a18 F2).
     content = refuse_same_rows(ledger, registration.name, [c.name for c in registration.columns],
                                lambda: file_content(registration.file, registration.format, registration.sha256),
-                               eager=True)
+                               eager=True, file_content=file_content)
     return replace(registration, content=content)
 
 

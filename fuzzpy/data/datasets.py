@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from fuzzpy.data.identity import cell_class, current, data_fingerprint, same_columns
 from fuzzpy.data.loader import DataFile, Header, Plan, plan, read_data_file, read_header
 from fuzzpy.language.diagnostics import Diagnostic, FuzzError
 from fuzzpy.language.source import NO_SPAN
@@ -38,6 +39,9 @@ from fuzzpy.ledger.datasets import (
 )
 from fuzzpy.ledger.store import utc_now
 from fuzzpy.support.records import frozen
+
+#: A file's content key from its path, format and SHA-256 (`fuzzpy.engines.content.file_content`).
+FileContent = Callable[[str, str, str], "str | None"]
 
 
 @frozen
@@ -133,7 +137,8 @@ def _name_source(ledger: Ledger, param: str, given: str, chosen: str | None,
 
 
 def open_source(ledger: Ledger, source: Source, bag_type: Type,
-                header_reader: Callable[[DataFile], Header] = read_header) -> Opened:
+                header_reader: Callable[[DataFile], Header] = read_header, *,
+                file_content: FileContent) -> Opened:
     """Read the source's file, check it is its dataset's, and plan how the
     row type reads it: refusals name the file and column, never a row."""
     file = source.file or read_data_file(source.path)
@@ -151,23 +156,23 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
             raise other_datasets_file_error(source.dataset, holder, earlier=True)
     header = header_reader(file)
     if registration is None:
-        from fuzzpy.engines.content import file_content
-
         registration = _first_run_registration(source.dataset, file, header)
         content = refuse_same_rows(ledger, source.dataset, list(header.names),
-                                   lambda: file_content(file.absolute, file.format, file.sha256))
+                                   lambda: file_content(file.absolute, file.format, file.sha256),
+                                   file_content=file_content)
         registration = replace(registration, content=content)
     return Opened(source, file, header, plan(header, bag_type, file.path, registration), registration, implicit)
 
 
 def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Callable[[], str | None],
-                     eager: bool = False) -> str | None:
+                     eager: bool = False, *, file_content: FileContent) -> str | None:
     """Refuse (FZ545) a new dataset holding the rows of a registered one in
     another form (a frame read from its file, its CSV as Parquet: a14 F1),
     by content key (`fuzzpy.engines.content`). Only datasets with the same
     column names can; a file's key is computed then, and recorded. Returns
-    the new dataset's key (None if it was not needed and not `eager`)."""
-    from fuzzpy.engines.content import current, file_content, same_columns
+    the new dataset's key (None if it was not needed and not `eager`).
+    `file_content` computes a registered file's key (the engines' reader,
+    passed in: this layer reads no engine)."""
 
     alike = [r for r in ledger.registrations() if r.name != name
              and same_columns(names, [c.name for c in r.columns])]
@@ -193,14 +198,12 @@ def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Calla
 
 def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                digests: Callable[[list[int]], dict[str, str]], rows: Callable[[], int],
-               content: Callable[[], str | None] = lambda: None) -> Opened:
+               content: Callable[[], str | None] = lambda: None, *, file_content: FileContent) -> Opened:
     """`open_source` for data in memory: the header is its columns' names and
     Arrow types; `digests(indices)` gives the named columns' digests
     (`fuzzpy.engines.fingerprint`). A registered dataset's columns read must
     have their registered digests (FZ541 otherwise, as for a changed file);
     a first run records the digests of every column."""
-    from fuzzpy.engines.fingerprint import cell_class, data_fingerprint
-
     registration = source.registration
     path = source.path
     if registration is not None and registration.format != "frame":
@@ -226,7 +229,8 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
         holders = [r for r in ledger.registrations_holding(path, fingerprint) if r.name != source.dataset]
         if holders:
             raise other_datasets_file_error(source.dataset, holders[0])
-        key = refuse_same_rows(ledger, source.dataset, list(header.names), content, eager=True)
+        key = refuse_same_rows(ledger, source.dataset, list(header.names), content, eager=True,
+                               file_content=file_content)
         now = utc_now()
         columns = tuple(Column(n, sha256=found.get(n)) for n in dict.fromkeys(header.names))
         registration = Registration(source.dataset, path, "frame", fingerprint, rows(), columns,

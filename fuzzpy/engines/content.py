@@ -49,6 +49,7 @@ import hashlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from fuzzpy.data.identity import CONTENT_TAG, current, same_columns  # noqa: F401 -- their home is data/
 from fuzzpy.engines.fingerprint import LANES, _float_text, _lane, _sha
 from fuzzpy.engines.sql import DIALECTS, Dialect
 from fuzzpy.support.lazy import lazy
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
 VERSION = "fuzzpy-content-4"
-TAG = "c4:"  # a key of this version
+TAG = CONTENT_TAG  # a key of this version
 _MISSING_WORDS = ("na", "n/a", "nan", "-nan", "null", "none", "<na>", "#n/a", "#na", "nat")
 
 Rows = Callable[[str], list[tuple]]
@@ -166,12 +167,6 @@ def content_key(row: tuple, names: list[str]) -> str:
     return TAG + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def current(key: str | None) -> bool:
-    """Whether a recorded key was computed by this version (an older one,
-    keyed otherwise, is never compared: a file's is computed again)."""
-    return key is not None and key.startswith(TAG)
-
-
 def key_order(names: list[str]) -> list[int]:
     """The positions of the columns in the key's order: by trimmed name, so
     that the order of a table's columns does not matter."""
@@ -225,9 +220,6 @@ def _is_text(arrow_type: pa.DataType) -> bool:
             or pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type))
 
 
-def same_columns(names: list[str], other: list[str]) -> bool:
-    """Whether two tables could hold the same rows: the same column names."""
-    return sorted(n.strip() for n in names) == sorted(n.strip() for n in other)
 
 
 def file_content(path: str, form: str, sha256: str) -> str | None:

@@ -78,12 +78,13 @@ class MemoryEngine:
 
     def open(self, ledger, source, bag_type):  # type: ignore[no-untyped-def]
         from fuzzpy.data.datasets import open_source
+        from fuzzpy.engines.content import file_content
 
         if source.frame is not None:
             from fuzzpy.engines.frames import open_in_memory
 
             return open_in_memory(ledger, source, bag_type)
-        return open_source(ledger, source, bag_type)
+        return open_source(ledger, source, bag_type, file_content=file_content)
 
     def load(self, opened) -> tuple[Bag, dict[str, object]]:  # type: ignore[no-untyped-def]
         return load(opened.header, opened.plan)
@@ -226,6 +227,7 @@ class QueryEngine:
 
     def open(self, ledger, source, bag_type):  # type: ignore[no-untyped-def]
         from fuzzpy.data.datasets import open_source
+        from fuzzpy.engines.content import file_content
 
         if source.frame is not None:
             from fuzzpy.engines.frames import open_in_engine
@@ -233,7 +235,7 @@ class QueryEngine:
             return open_in_engine(self, ledger, source, bag_type)
         if source.file is None or isinstance(source.file.data, _Unread):
             source = replace(source, file=source.file or streamed_data_file(source.path))
-        return open_source(ledger, source, bag_type, header_reader=self._header)
+        return open_source(ledger, source, bag_type, header_reader=self._header, file_content=file_content)
 
     def _header(self, file: DataFile) -> Header:
         if not isinstance(file.data, _Unread):

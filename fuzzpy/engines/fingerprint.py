@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 
-from fuzzpy.data.columntypes import ColumnType, column_type
+from fuzzpy.data.identity import cell_class, data_fingerprint  # noqa: F401 -- their home is data/
 from fuzzpy.engines.sql import Dialect
 from fuzzpy.support.lazy import lazy
 
@@ -37,18 +37,6 @@ pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 LANES, LANE_HEX = 8, 7
 
 
-def cell_class(arrow_type: pa.DataType | ColumnType) -> str | None:
-    """How a column's cells are spelled; None for a type no run can read."""
-    family = column_type(arrow_type).family
-    if family in ("int", "uint"):
-        return "int"
-    if family in ("float", "bool", "decimal"):
-        return family
-    if family in ("string", "large_string"):
-        return "string"
-    if family in ("binary", "large_binary"):
-        return "binary"
-    return None
 
 
 def _text(d: Dialect, column: str, kind: str) -> str:
@@ -110,9 +98,3 @@ def column_digests(row: tuple, classes: list[str]) -> list[str]:
         text = f"fuzzpy-column-1\n{kind}\n{count}\n" + " ".join(map(str, lanes))
         digests.append(hashlib.sha256(text.encode()).hexdigest())
     return digests
-
-
-def data_fingerprint(digests: dict[str, str]) -> str:
-    """The fingerprint of the columns a run reads (name -> digest)."""
-    text = "fuzzpy-data-1\n" + "".join(f"{name}\t{digests[name]}\n" for name in sorted(digests))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -142,12 +142,13 @@ def local_content(table: pa.Table) -> str | None:
 
 def open_in_memory(ledger: Any, source: Any, bag_type: Any) -> Any:
     from fuzzpy.data.datasets import open_frame
+    from fuzzpy.engines.content import file_content
 
     with reading(source.frame):
         table = local_table(source.frame)
     header = Header(tuple(table.column_names), tuple(table.schema.types), None, table)
     return open_frame(ledger, source, bag_type, header, local_digests(table), lambda: table.num_rows,
-                      lambda: local_content(table))
+                      lambda: local_content(table), file_content=file_content)
 
 
 # ---------------------------------------------------------------- in an engine
@@ -158,6 +159,7 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
     from dataclasses import replace
 
     from fuzzpy.data.datasets import open_frame
+    from fuzzpy.engines.content import file_content
 
     frame: InMemory = source.frame
     if frame.home is None and engine.name == "spark":  # held by Python: through the loader, as CSV
@@ -182,7 +184,7 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
             return local_content(placed.table)
         return query_content(backend.dialect, backend.rows, placed.source, schema)
 
-    opened = open_frame(ledger, source, bag_type, header, digests, count, content)
+    opened = open_frame(ledger, source, bag_type, header, digests, count, content, file_content=file_content)
     return replace(opened, placed=placed)
 
 
