@@ -21,11 +21,15 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from fuzzpy.support import interrupts
 
+if TYPE_CHECKING:
+    import argparse
 
-def build_parser(command: str | None = None):  # -> argparse.ArgumentParser (imported lazily)
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:  # argparse imported lazily
     """The argument parser. Only ``command``'s module is imported and its
     options added (the others are listed with their summaries): `fuzzpy
     --help` imports no command, `fuzzpy run ...` only `fuzzpy.commands.run`.

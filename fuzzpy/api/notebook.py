@@ -60,7 +60,7 @@ def fuzzpy_cell(line: str, cell: str) -> tuple[Any, Any, str | None]:
     name = options.get("name")
     try:
         program = loads(cell, name=name or CELL_NAME)
-        report = program.check(options.get("delta"))  # type: ignore[arg-type]
+        report = program.check(options.get("delta"))
         verdicts = program.verify()
     except FuzzError as error:
         return Failure(str(error)), None, None

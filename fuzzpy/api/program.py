@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fuzzpy.api.errors import BudgetExceeded, InvalidInput, ProgramError, Rejected, api_error
 from fuzzpy.api.reports import CheckReport, DefinitionReport, VerifyResult
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from fuzzpy.release.run import RunRequest, RunResult
 
 Warn = Callable[[str], None]
+_T = TypeVar("_T")
 
 __all__ = [
     "BudgetExceeded",
@@ -182,7 +183,7 @@ class Program:
             if verdict is None:
                 yield failure
                 continue
-            warnings = ()
+            warnings: tuple[Diagnostic, ...] = ()
             if verdict.vacuous:
                 warnings = (Diagnostic(
                     "FZ406", f"the proof of `{decl.name}` is {verdict.reason}", decl.name_span, severity="warning",
@@ -240,7 +241,7 @@ class Program:
     def _sources(self) -> dict[str, Source]:
         return {self.source.name: self.source}
 
-    def _guarded(self, step: Callable[[], Any]) -> Any:
+    def _guarded(self, step: Callable[[], _T]) -> _T:
         return _guarded(step, self._sources())
 
 
@@ -327,7 +328,7 @@ def _file_sources(path: str) -> dict[str, Source]:
         return {}
 
 
-def _guarded(step: Callable[[], Any], sources: dict[str, Source] | None) -> Any:
+def _guarded(step: Callable[[], _T], sources: dict[str, Source] | None) -> _T:
     """``step()``, its FuzzError raised as the API's (with the sources to render)."""
     try:
         return step()
@@ -383,7 +384,8 @@ def _ledger_path(ledger: Any) -> str | None:
         return None
     if isinstance(ledger, Ledger):
         return str(ledger.path)
-    return os.fspath(ledger)
+    path: str = os.fspath(ledger)
+    return path
 
 
 # ---------------------------------------------------------------- the ledger
@@ -429,10 +431,10 @@ class Ledger:
         raise InvalidInput((Diagnostic("FZ508", f"the ledger {self.path} has no dataset `{dataset}`", NO_SPAN,
                                        hint=f"its datasets: {known}"),))
 
-    def _read(self, read: Callable[[Any], Any]) -> Any:
+    def _read(self, read: Callable[[Any], _T]) -> _T:
         from fuzzpy.ledger.book import Ledger as Book
 
-        def step() -> Any:
+        def step() -> _T:
             with Book(self.path, create=False) if self.path.exists() else _Empty() as book:
                 return read(book)
 

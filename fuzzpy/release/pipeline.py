@@ -8,6 +8,7 @@ returns its result or raises `FuzzError` with that phase's diagnostics.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from fuzzpy.checker.result import CheckedProgram
 
 
-def load_source(path: str | Path) -> Source:
+def load_source(path: str | os.PathLike[str]) -> Source:
     """Read a source file; unreadable or non-UTF-8 files become diagnostics."""
     name = str(path)
     try:

@@ -63,7 +63,7 @@ def _float_to_exact(x: float) -> Fraction:
     return Fraction(x)
 
 
-def to_float(value: Exact) -> float:
+def to_float(value: Exact | float) -> float:
     """The nearest double (Python rounds Fraction -> float correctly),
     saturated to +/- DBL_MAX instead of overflowing."""
     try:

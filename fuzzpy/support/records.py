@@ -20,8 +20,17 @@ from __future__ import annotations
 import dataclasses
 import operator
 import reprlib
+import sys
 from collections.abc import Callable
-from typing import Any, TypeVar, dataclass_transform
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+elif sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # Python 3.10: the marker only tells type checkers; nothing to do at run time
+    def dataclass_transform(**_: object) -> Callable[[T], T]:
+        return lambda function: function
 
 T = TypeVar("T", bound=type)
 
