@@ -1,4 +1,5 @@
-"""Privacy accounting: mechanism events, composition, conversions, the ledger.
+"""Privacy accounting: mechanism events, composition, conversions (the ledger is `fuzzpy.ledger`).
+May import `frontend`, `language`, `support`; independent of the verifier.
 
 Module map (the ledger lives beside it in `fuzzpy.ledger`, the `fuzzpy budget`
 command in `fuzzpy.commands.budget`):

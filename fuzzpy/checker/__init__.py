@@ -1,4 +1,5 @@
 """The linear sensitivity type checker: types, sensitivities and privacy costs.
+May import `verifier`, `accounting`, `frontend`, `language`, `support`.
 
 `check_program(program)` returns a `CheckedProgram` or raises `FuzzError`
 with every error found. Module map:

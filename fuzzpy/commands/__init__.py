@@ -1,7 +1,8 @@
-"""The `fuzzpy` subcommands, one module each (`parse`, `check`, `verify`,
-`run`, `ledger`, `dataset`, `budget`). Each module offers `DESCRIPTION`,
-`add_arguments(parser)` and `run(args) -> exit code`; `common` holds what
-they share.
+"""The command line's subcommands (`parse`, `check`, `verify`, `run`, `ledger`, `dataset`, `budget`).
+May import every layer below (the API first); only `fuzzpy.cli` imports it.
+
+Each module offers `DESCRIPTION`, `add_arguments(parser)` and `run(args) -> exit code`;
+`common` holds what they share.
 
 `fuzzpy --help` needs only the one-line summaries below, and `fuzzpy CMD`
 imports the module of CMD alone (`fuzzpy.cli.build_parser`); each command

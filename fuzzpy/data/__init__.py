@@ -1,5 +1,5 @@
 """Data: readers and row rules, validation, data in memory, dataset identity.
-Imports `ledger`, `runtime` and the layers below them; never `engines`, `release`, `api`.
+May import `ledger`, `runtime` and the layers below them; never `engines`, `release`, `api`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Bag operations pushed into a query engine: DuckDB (the default for files)
-and Spark. Design notes: docs/engines.md.
+"""Engines (memory, DuckDB, Spark): compute a checked definition over a data source.
+May import `data`, `ledger`, `runtime` and below; never `release`, `api`, the command line.
 
 * `rows`, `symops`: per-row expressions, with exactly the in-memory per-row
   semantics (docs/semantics.md);

@@ -1,4 +1,5 @@
-"""The front end: source text -> syntax tree.
+"""The front end: source text -> syntax tree, syntax diagnostics.
+May import `language` and `support`.
 
 * `lexer`           -- the scanner (tokens with offsets)
 * `lalr`            -- a lean driver over the LALR(1) tables lark builds

@@ -1,3 +1,3 @@
-"""The language: source and spans, the syntax tree, types, the sensitivity algebra,
-diagnostics, messages, limits. Imports only `support`.
+"""The language: source and spans, the syntax tree, types, the sensitivity algebra, diagnostics, messages, limits.
+May import `support` only.
 """

@@ -1,4 +1,5 @@
-"""The persistent privacy-budget ledger (SQLite), beside the accountant.
+"""The persistent privacy budget (SQLite): datasets, budgets, quotes, charges, history.
+May import `runtime` and below (it uses `accounting`, `language`, `support`); never `data` or above.
 
 * `book`         -- `Ledger`: quote, charge, history; dataset keys; where the file lives
 * `datasets`, `registry` -- registered datasets: name, file and its hash,

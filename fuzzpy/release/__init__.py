@@ -1,3 +1,3 @@
-"""The release protocol: quote -> check the data -> charge -> compute -> record.
-Imports `engines`, `data`, `ledger`, `runtime` and below; never `api` or the command line.
+"""The release protocol (`fuzzpy run`): quote -> check the data -> charge -> compute -> record.
+May import `engines`, `data`, `ledger`, `runtime` and below; never `api` or the command line.
 """

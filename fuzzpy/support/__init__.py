@@ -1,4 +1,3 @@
-"""Support: caches, lazy imports, interrupts, small record helpers.
-
+"""Support: caches, lazy imports, interrupts, small record helpers, the version.
 Imports nothing from fuzzpy (the bottom layer).
 """

@@ -1,4 +1,5 @@
 """The coupling verifier for `mechanism` declarations (language.md §5, verifier.md).
+May import `frontend`, `language`, `support`; independent of `accounting`.
 
     verify_mechanism(decl, program) -> Verdict
 
