@@ -59,3 +59,17 @@ def test_an_import_that_runs_up_breaks_the_contracts(copy: Path, module: str, in
         path.write_text(original)
     assert done.returncode == 1, done.stdout + done.stderr
     assert complaint in " ".join(done.stdout.split())
+
+
+def test_the_top_of_fuzzpy_holds_only_the_entry_points() -> None:
+    assert sorted(p.name for p in (ROOT / "fuzzpy").glob("*.py")) == ["__init__.py", "__main__.py", "cli.py"]
+
+
+def test_each_layer_says_what_it_owns_and_what_it_may_import() -> None:
+    """The first two lines of each package's docstring (docs/architecture.md)."""
+    import ast
+
+    for init in sorted((ROOT / "fuzzpy").glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        owns, may = (doc.splitlines() + ["", ""])[:2]
+        assert owns.strip() and may.startswith("May import"), init

@@ -1,3 +1,3 @@
 """Support: caches, lazy imports, interrupts, small record helpers, the version.
-Imports nothing from fuzzpy (the bottom layer).
+May import nothing from fuzzpy (the bottom layer).
 """
