@@ -16,9 +16,9 @@ import sys
 import time
 from pathlib import Path
 
+from fuzzpy.checker.scope import verify_mechanism
 from fuzzpy.language.syntax import MechanismDecl
 from fuzzpy.release.pipeline import load_source, parse
-from fuzzpy.verifier import verify_mechanism
 from fuzzpy.verifier.kernel import check
 
 REPO = Path(__file__).resolve().parent.parent

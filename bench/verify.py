@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import fuzzpy.verifier as verifier
+from fuzzpy.checker.scope import verify_mechanism
 from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.language.syntax import MechanismDecl
 from fuzzpy.release.pipeline import load_source, parse
-from fuzzpy.verifier import verify_mechanism
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples" / "mechanisms"

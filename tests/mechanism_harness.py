@@ -67,11 +67,12 @@ import numpy as np
 from mechanism_sampler import Outputs
 from scipy import stats
 
+from fuzzpy.checker.scope import static_constants
 from fuzzpy.language.syntax import Binary, MechanismDecl, Noise, NumLit, Program
 from fuzzpy.runtime.interpreter import Interpreter
 from fuzzpy.runtime.mechanisms import run_mechanism
 from fuzzpy.runtime.randomness import SeededSource
-from fuzzpy.verifier.model import MechanismInfo, analyse, static_constants
+from fuzzpy.verifier.model import MechanismInfo, analyse
 from fuzzpy.verifier.prover import private_scalars
 from fuzzpy.verifier.relation import evaluate, neighbours
 

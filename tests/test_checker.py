@@ -266,7 +266,7 @@ class FakeVerifier:
         self.calls: list[str] = []
         self.status = "proved"
 
-    def __call__(self, decl: object, program: object) -> _Verdict:
+    def __call__(self, decl: object, program: object, **_: object) -> _Verdict:
         self.calls.append(decl.name)  # type: ignore[attr-defined]
         return _Verdict(self.status)
 

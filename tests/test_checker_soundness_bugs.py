@@ -46,7 +46,7 @@ def proved(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every mechanism counts as proved (the claims here are the checker's business)."""
     import fuzzpy.verifier
 
-    monkeypatch.setattr(fuzzpy.verifier, "verify_mechanism", lambda decl, program: _Verdict(), raising=False)
+    monkeypatch.setattr(fuzzpy.verifier, "verify_mechanism", lambda decl, program, **_: _Verdict(), raising=False)
 
 
 # ---------------------------------------------------------------- 1. static positions in the proof's scope

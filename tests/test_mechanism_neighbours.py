@@ -42,12 +42,12 @@ from mechanism_sampler import Outputs
 from mechanism_sampler import sample as sampler_sample
 from scipy import stats
 
+from fuzzpy.checker.scope import static_constants, verify_mechanism
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.syntax import MechanismDecl, Program
 from fuzzpy.release.pipeline import load_source, parse
-from fuzzpy.verifier import verify_mechanism
 from fuzzpy.verifier.mirror import mirrored
-from fuzzpy.verifier.model import analyse, static_constants
+from fuzzpy.verifier.model import analyse
 from fuzzpy.verifier.refuter import refute
 
 ROOT = Path(__file__).resolve().parent.parent / "examples"

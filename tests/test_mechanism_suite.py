@@ -35,6 +35,7 @@ from pathlib import Path
 import mpmath
 import pytest
 
+from fuzzpy.checker.scope import verify_mechanism
 from fuzzpy.language.syntax import (
     Binary,
     BoolLit,
@@ -49,7 +50,6 @@ from fuzzpy.language.syntax import (
     Var,
 )
 from fuzzpy.release.pipeline import load_source, parse
-from fuzzpy.verifier import verify_mechanism
 
 SUITE = Path(__file__).resolve().parent / "mechanism_suite"
 MANIFEST = json.loads((SUITE / "expected.json").read_text())["mechanisms"]

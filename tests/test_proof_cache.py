@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 
 import fuzzpy.verifier as verifier_package
+from fuzzpy.checker.scope import verify_mechanism
 from fuzzpy.cli import main
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.syntax import MechanismDecl
-from fuzzpy.verifier import proof_cache, verify_mechanism
+from fuzzpy.verifier import proof_cache
 from fuzzpy.verifier.prover import SearchResult
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -156,7 +157,7 @@ def test_an_entry_for_another_mechanism_under_this_name_is_ignored(
         assert _verify(leaky).status == "unknown"  # nothing stored for it
     program = parse_program(leaky, "m.fz")
     decl = next(d for d in program.decls if isinstance(d, MechanismDecl))
-    from fuzzpy.verifier.model import static_constants
+    from fuzzpy.checker.scope import static_constants
 
     key = proof_cache.key_text(decl, static_constants(program))
     import hashlib

@@ -12,10 +12,11 @@ from types import SimpleNamespace
 import pytest
 import z3
 
+from fuzzpy.checker.scope import static_constants
 from fuzzpy.language.syntax import MechanismDecl
 from fuzzpy.release.pipeline import load_source, parse
 from fuzzpy.verifier import REFUTE_CANDIDATES, REFUTE_SECONDS, refuter, solver
-from fuzzpy.verifier.model import analyse, static_constants
+from fuzzpy.verifier.model import analyse
 from fuzzpy.verifier.refuter import Counterexample, refute
 
 SUITE = Path(__file__).parent / "mechanism_suite"

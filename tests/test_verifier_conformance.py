@@ -12,10 +12,11 @@ from fractions import Fraction
 import mpmath
 import pytest
 
+from fuzzpy.checker.scope import verify_mechanism
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.language.syntax import MechanismDecl
-from fuzzpy.verifier import Verdict, verify_mechanism
+from fuzzpy.verifier import Verdict
 
 SCALAR = """
 mechanism m (x : num, {extra}eps : num) : {result}

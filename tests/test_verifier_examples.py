@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from fuzzpy.checker.scope import verify_mechanism
 from fuzzpy.cli import main
 from fuzzpy.language.syntax import MechanismDecl, TyVec
 from fuzzpy.release.pipeline import load_source, parse
-from fuzzpy.verifier import verify_mechanism
 
 ROOT = Path(__file__).resolve().parent.parent / "examples" / "mechanisms"
 CORRECT = sorted(ROOT.glob("*.fz"))

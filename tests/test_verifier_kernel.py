@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 
 import fuzzpy.verifier as verifier_package
+from fuzzpy.checker.scope import verify_mechanism
 from fuzzpy.cli import main
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.syntax import MechanismDecl
 from fuzzpy.release.pipeline import load_source, parse
-from fuzzpy.verifier import verify_mechanism
 from fuzzpy.verifier.kernel import check
 from fuzzpy.verifier.kernel.certificate import Certificate
 
@@ -52,9 +52,10 @@ def _from_text(text: str) -> tuple[MechanismDecl, object]:
 
 def prover_certificate(decl: MechanismDecl, program: object) -> Certificate:
     """What the prover alone emits (no kernel in between): the input of fault injection."""
+    from fuzzpy.checker.scope import static_constants
     from fuzzpy.verifier import export
     from fuzzpy.verifier.mirror import mirrored
-    from fuzzpy.verifier.model import analyse, static_constants
+    from fuzzpy.verifier.model import analyse
     from fuzzpy.verifier.prover import search
 
     info = analyse(decl, static_constants(program))  # type: ignore[arg-type]

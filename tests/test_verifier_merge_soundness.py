@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from fuzzpy.checker.scope import static_constants, verify_mechanism
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.syntax import MechanismDecl
-from fuzzpy.verifier import Verdict, verify_mechanism
-from fuzzpy.verifier.model import analyse, static_constants
+from fuzzpy.verifier import Verdict
+from fuzzpy.verifier.model import analyse
 from fuzzpy.verifier.prover import search
 
 PROOF_SECONDS = 3

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import pytest
 
+from fuzzpy.checker.scope import verify_mechanism
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.syntax import MechanismDecl
-from fuzzpy.verifier import Verdict, verify_mechanism
+from fuzzpy.verifier import Verdict
 from fuzzpy.verifier.model import analyse
 from fuzzpy.verifier.relation import neighbours
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 import fuzzpy
+from fuzzpy.checker.scope import verify_mechanism
 from fuzzpy.cli import main
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.language.syntax import MechanismDecl
-from fuzzpy.verifier import verify_mechanism
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "mechanisms"
 

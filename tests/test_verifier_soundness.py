@@ -19,6 +19,7 @@ from fractions import Fraction
 import pytest
 
 import fuzzpy.verifier as verifier_package
+from fuzzpy.checker.scope import verify_mechanism
 from fuzzpy.cli import main
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.diagnostics import FuzzError
@@ -27,7 +28,7 @@ from fuzzpy.release.pipeline import load_source, parse
 from fuzzpy.runtime.interpreter import Interpreter
 from fuzzpy.runtime.mechanisms import run_mechanism
 from fuzzpy.runtime.randomness import SeededSource
-from fuzzpy.verifier import Verdict, verify_mechanism
+from fuzzpy.verifier import Verdict
 from fuzzpy.verifier.mirror import symmetric
 from fuzzpy.verifier.model import analyse
 from fuzzpy.verifier.relation import neighbours

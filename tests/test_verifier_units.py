@@ -14,11 +14,11 @@ import mpmath
 import pytest
 from scipy import integrate
 
+from fuzzpy.checker.scope import verify_mechanism
 from fuzzpy.cli import main
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.language.syntax import MechanismDecl
-from fuzzpy.verifier import verify_mechanism
 from fuzzpy.verifier.concrete import run_all
 from fuzzpy.verifier.integrate import Linear, NoiseDraw, path_mass
 from fuzzpy.verifier.model import analyse

@@ -163,19 +163,19 @@ class Program:
     def verify_each(self, fresh: bool = False) -> Iterator[VerifyResult | ProgramError]:
         """`verify` one mechanism at a time: each verdict as it is decided, or
         the error of a malformed mechanism (for the CLI's streaming output)."""
+        from fuzzpy.checker.scope import static_constants
         from fuzzpy.language.syntax import MechanismDecl
         from fuzzpy.verifier import proof_cache, verify_mechanism
-        from fuzzpy.verifier.model import static_constants
 
         try:  # the file's top-level scope, as `check` reads it: its errors once, not per mechanism
-            static_constants(self.syntax)
+            constants = static_constants(self.syntax)
         except FuzzError as error:
             yield api_error(error, self._sources())
             return
         for decl in [d for d in self.syntax.decls if isinstance(d, MechanismDecl)]:
             with proof_cache.enabled(read=not fresh):
                 try:
-                    verdict = verify_mechanism(decl, self.syntax)
+                    verdict = verify_mechanism(decl, self.syntax, constants=constants)
                 except FuzzError as error:
                     verdict = None
                     failure = api_error(error, self._sources())

@@ -254,7 +254,9 @@ def _verify(mech: S.MechanismDecl, program: S.Program | None) -> tuple[str, str]
     if program is None:
         return "unavailable", "no program to verify against"
     try:
-        verdict = verify_mechanism(mech, program)
+        from fuzzpy.checker.scope import static_constants
+
+        verdict = verify_mechanism(mech, program, constants=static_constants(program))
     except Exception as exc:  # a verifier failure must not read as a proof
         return "unknown", f"the verifier failed: {type(exc).__name__}: {exc}"
     status = str(getattr(verdict, "status", "unknown"))

@@ -67,8 +67,8 @@ def check(program: Program) -> CheckedProgram:
 def verify(program: Program) -> list:
     """A `Verdict` for every `mechanism` of the program, in order (cached per
     mechanism). Raises FuzzError (FZ4xx) when a mechanism is malformed."""
+    from fuzzpy.checker.scope import verify_mechanism
     from fuzzpy.language.syntax import MechanismDecl
-    from fuzzpy.verifier import verify_mechanism
 
     return [verify_mechanism(d, program) for d in program.decls if isinstance(d, MechanismDecl)]
 

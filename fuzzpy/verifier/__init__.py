@@ -1,7 +1,7 @@
 """The coupling verifier for `mechanism` declarations (language.md §5, verifier.md).
 May import `frontend`, `language`, `support`; independent of `accounting`.
 
-    verify_mechanism(decl, program) -> Verdict
+    verify_mechanism(decl, program, constants=...) -> Verdict
 
 first looks for a proof (randomness alignments and loop invariants, checked
 with z3, epsilon symbolic, any input length); failing that, for a
@@ -27,6 +27,7 @@ from fuzzpy.language.syntax import MechanismDecl, Program
 from fuzzpy.verifier import proof_cache
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from fractions import Fraction
 
     from fuzzpy.verifier.model import MechanismInfo
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 _PARTS = {
     "Verdict": "fuzzpy.verifier.verdict",
     "analyse": "fuzzpy.verifier.model",
-    "static_constants": "fuzzpy.verifier.model",
     "mirrored": "fuzzpy.verifier.mirror",
     "scale_diagnostics": "fuzzpy.verifier.prover",
     "search": "fuzzpy.verifier.prover",
@@ -86,6 +86,8 @@ def verify_mechanism(
     program: Program | None = None,
     proof_seconds: float = PROOF_SECONDS,
     refute_seconds: float = REFUTE_SECONDS,
+    *,
+    constants: Mapping[str, Fraction],
 ) -> Verdict:
     """Prove, refute, or give up on the mechanism's privacy claim.
 
@@ -94,7 +96,7 @@ def verify_mechanism(
     the error as its reason), never "proved", and never an exception that
     would hide the verdicts of the other mechanisms of the file.
     """
-    constants = _part("static_constants")(program)
+    constants = dict(constants)  # the file's top-level scope, read by the checker (`checker.scope`)
     key = (decl, tuple(sorted(constants.items())))
     if key in _cache:
         return _cache[key]

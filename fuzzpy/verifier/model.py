@@ -29,7 +29,6 @@ from fuzzpy.language.syntax import (
     Noise,
     NumLit,
     Output,
-    Program,
     ReturnStmt,
     Stmt,
     TyList,
@@ -157,23 +156,6 @@ def _result_sort(ty: TypeExpr) -> str | None:
 
 
 # ---------------------------------------------------------------- analysis
-
-
-def static_constants(program: Program | None) -> dict[str, Fraction]:
-    """Top-level `let` constants with a numeric value (language.md §1), in the
-    scope `check` uses: the checker's own collection of the top-level
-    declarations, so that a file `check` rejects there (a name defined twice,
-    FZ210; a `let` that is not static, FZ212) is rejected by `verify` the
-    same way, never proved with the later of two definitions (issue 23)."""
-    if program is None:
-        return {}
-    from fuzzpy.checker.driver import ProgramChecker
-
-    checker = ProgramChecker(program)
-    checker.collect()
-    if checker.errors:
-        raise FuzzError(tuple(_dedupe(checker.errors)))
-    return dict(checker.globals.constants)
 
 
 def analyse(decl: MechanismDecl, constants: dict[str, Fraction] | None = None) -> MechanismInfo:

@@ -1,0 +1,53 @@
+"""The file's top-level scope, as `check` reads it, for the verifier too:
+`static_constants(program)` and `verify_mechanism(decl, program)`, which
+verifies a mechanism with the constants of that scope (issue 23: one scope
+for `verify` and `check`). The verifier below is handed the constants as a
+value; it never reads the checker (docs/architecture.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+
+if TYPE_CHECKING:
+    from fuzzpy.language.syntax import MechanismDecl, Program
+    from fuzzpy.verifier.verdict import Verdict
+
+
+def static_constants(program: Program | None) -> dict[str, Fraction]:
+    """Top-level `let` constants with a numeric value (language.md §1), by the
+    checker's own collection of the top-level declarations, so that a file
+    `check` rejects there (a name defined twice, FZ210; a `let` that is not
+    static, FZ212) is rejected by `verify` the same way, never proved with
+    the later of two definitions."""
+    if program is None:
+        return {}
+    from fuzzpy.checker.driver import ProgramChecker
+
+    checker = ProgramChecker(program)
+    checker.collect()
+    if checker.errors:
+        raise FuzzError(tuple(_dedupe(checker.errors)))
+    return dict(checker.globals.constants)
+
+
+def verify_mechanism(decl: MechanismDecl, program: Program | None = None, **limits: Any) -> Verdict:
+    """`fuzzpy.verifier.verify_mechanism` with the constants of the file's scope."""
+    import fuzzpy.verifier
+
+    constants: Mapping[str, Fraction] = static_constants(program)
+    return fuzzpy.verifier.verify_mechanism(decl, program, constants=constants, **limits)
+
+
+def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    seen: set[tuple[str, object, str]] = set()
+    unique = []
+    for d in diagnostics:
+        key = (d.code, d.span, d.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(d)
+    return unique
