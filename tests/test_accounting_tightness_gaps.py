@@ -22,7 +22,7 @@ from mpmath import mp, mpf
 from fuzzpy.accounting.accountant import guarantees, tightest
 from fuzzpy.accounting.events import ExpMech, Gaussian, Group, Laplace, Repeat, Subsample, Verified
 
-mp.dps = 40
+mp.dps = 40  # this module's references; the verifier keeps its own 50 digits (refuter.refute)
 
 # ---------------------------------------------------------------- heterogeneous (eps, delta)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import math
+from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from fractions import Fraction
 from pathlib import Path
@@ -25,6 +26,15 @@ from fuzzpy.verifier.model import analyse
 from fuzzpy.verifier.refuter import _output_mass
 
 ROOT = Path(__file__).resolve().parent.parent / "examples" / "mechanisms"
+
+
+@pytest.fixture(autouse=True)
+def _fifty_digits() -> Iterator[None]:
+    """The verifier states its probabilities at 50 digits (refuter.refute
+    sets them); direct calls of `path_mass` here do the same."""
+    with mpmath.workdps(50):
+        yield
+
 
 
 def _decl(text: str) -> tuple[MechanismDecl, object]:

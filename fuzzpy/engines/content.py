@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fuzzpy.data.identity import CONTENT_TAG, current, same_columns  # noqa: F401 -- their home is data/
 from fuzzpy.engines.fingerprint import LANES, _float_text, _lane, _sha
@@ -204,7 +204,7 @@ def table_content(table: pa.Table, names: list[str] | None = None) -> str:
     positional = pa.table(columns, names=[f"c{i}" for i in range(len(columns))])
     con = duckdb.connect()
     try:
-        con.execute("SET enable_progress_bar = false")
+        _quiet(con)
         con.register("_fz_rows", positional)
         d = DIALECTS["duckdb"]
         order = key_order(names)
@@ -255,7 +255,7 @@ def _read_file_content(path: str, form: str, sha256: str | None = None) -> str |
     source = f"read_parquet({d.string(path)}, hive_partitioning = false)"
     con = duckdb.connect()
     try:
-        con.execute("SET enable_progress_bar = false")
+        _quiet(con)
         relation = con.sql(f"SELECT * FROM {source} LIMIT 0")
         schema = (getattr(relation, "to_arrow_table", None) or relation.arrow)().schema  # DuckDB 2 / 1
         key = query_content(d, lambda sql: con.execute(sql).fetchall(), source, schema)
@@ -307,7 +307,7 @@ def _streamed_csv_content(path: str, sha256: str | None) -> str | None:
     order = key_order(names)
     con = duckdb.connect()
     try:
-        con.execute("SET enable_progress_bar = false")
+        _quiet(con)
         (row,) = con.execute(content_sql(d, source, [(f"f{i}", "text") for i in order])).fetchall()
     except duckdb.Error:
         return None
@@ -349,3 +349,10 @@ def _current_sha256(path: str) -> str | None:
     except FuzzError:  # unreadable now
         return None
 
+
+def _quiet(con: Any) -> None:
+    """No progress bar on a connection of our own: switched off only where it
+    is on (in Jupyter it is off, and setting it at all needs ipywidgets)."""
+    ((on,),) = con.execute("SELECT current_setting('enable_progress_bar')").fetchall()
+    if on:
+        con.execute("SET enable_progress_bar = false")

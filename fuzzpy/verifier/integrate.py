@@ -25,7 +25,6 @@ import mpmath
 
 from fuzzpy.support.records import frozen
 
-mpmath.mp.dps = 50
 Number = Fraction
 
 

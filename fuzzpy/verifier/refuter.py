@@ -474,6 +474,15 @@ def _mp(value: Fraction) -> mpmath.mpf:
 
 def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH,
            quick: bool = False, candidates: int | None = None) -> tuple[Counterexample | None, str]:
+    """`_refute` at the 50 significant digits the probabilities are stated
+    at, whatever precision the caller's process left mpmath at (a global
+    `mp.dps` set elsewhere changed the printed ratios)."""
+    with mpmath.workdps(50):
+        return _refute(info, seconds, max_length, quick, candidates)
+
+
+def _refute(info: MechanismInfo, seconds: float, max_length: int,
+            quick: bool, candidates: int | None) -> tuple[Counterexample | None, str]:
     """Search for a confirmed counterexample; the string says why none was found.
 
     ``quick``: the base parameter values only (a first look: most bugs show
