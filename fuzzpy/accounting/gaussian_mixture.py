@@ -163,12 +163,7 @@ def _mp_points(groups: heterogeneous.Groups) -> list[tuple[mpf, mpf]]:
     terms (exact losses: integer multiples of doubles, added at this precision)."""
     points = [(mpf(0), mpf(1))]
     for e0, n in groups:
-        e = mpf(e0)
-        log_p, log_q = -mpmath.log1p(mpmath.exp(-e)), -mpmath.log1p(mpmath.exp(e))
-        rows = []
-        for flips in range(n + 1):
-            log_binomial = mpmath.loggamma(n + 1) - mpmath.loggamma(flips + 1) - mpmath.loggamma(n - flips + 1)
-            rows.append(((n - 2 * flips) * e, mpmath.exp(log_binomial + (n - flips) * log_p + flips * log_q)))
+        rows = heterogeneous.loss_rows(e0, n)
         points = [(x + y, p * m) for x, p in points for y, m in rows]
     return points
 

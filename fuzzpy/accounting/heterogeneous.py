@@ -145,18 +145,22 @@ def holds(
         return bool(bound <= mpf(delta))
 
 
+def loss_rows(e0: float, n: int) -> list[tuple[mpf, mpf]]:
+    """The privacy loss of n compositions of one e0-randomized response: the
+    values (n - 2 flips) e0 with their binomial masses (Kairouz, Oh &
+    Viswanath 2015, Thm. 3.3), at the working precision."""
+    e = mpf(e0)
+    log_p, log_q = -mpmath.log1p(mpmath.exp(-e)), -mpmath.log1p(mpmath.exp(e))
+    rows = []
+    for flips in range(n + 1):
+        log_binomial = mpmath.loggamma(n + 1) - mpmath.loggamma(flips + 1) - mpmath.loggamma(n - flips + 1)
+        rows.append(((n - 2 * flips) * e, mpmath.exp(log_binomial + (n - flips) * log_p + flips * log_q)))
+    return rows
+
+
 def _rr_tail(groups: Groups, eps: mpf) -> mpf:
     """delta_RR(eps): the sum over loss values L > eps of P(L) (1 - e^{eps - L})."""
-    tables = []
-    for e0, n in groups:
-        e = mpf(e0)
-        log_p, log_q = -mpmath.log1p(mpmath.exp(-e)), -mpmath.log1p(mpmath.exp(e))
-        rows = []
-        for flips in range(n + 1):
-            log_binomial = mpmath.loggamma(n + 1) - mpmath.loggamma(flips + 1) - mpmath.loggamma(n - flips + 1)
-            mass = mpmath.exp(log_binomial + (n - flips) * log_p + flips * log_q)
-            rows.append(((n - 2 * flips) * e, mass))
-        tables.append(rows)
+    tables = [loss_rows(e0, n) for e0, n in groups]
     total = mpf(0)
     for combination in itertools.product(*tables):
         loss = mpmath.fsum(value for value, _ in combination)

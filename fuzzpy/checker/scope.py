@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from fuzzpy.language.diagnostics import Diagnostic, FuzzError
+from fuzzpy.language.diagnostics import FuzzError
 
 if TYPE_CHECKING:
     from fuzzpy.language.syntax import MechanismDecl, Program
@@ -30,7 +30,7 @@ def static_constants(program: Program | None) -> dict[str, Fraction]:
     checker = ProgramChecker(program)
     checker.collect()
     if checker.errors:
-        raise FuzzError(tuple(_dedupe(checker.errors)))
+        raise FuzzError(tuple(dict.fromkeys(checker.errors)))
     return dict(checker.globals.constants)
 
 
@@ -41,13 +41,3 @@ def verify_mechanism(decl: MechanismDecl, program: Program | None = None, **limi
     constants: Mapping[str, Fraction] = static_constants(program)
     return fuzzpy.verifier.verify_mechanism(decl, program, constants=constants, **limits)
 
-
-def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    seen: set[tuple[str, object, str]] = set()
-    unique = []
-    for d in diagnostics:
-        key = (d.code, d.span, d.message)
-        if key not in seen:
-            seen.add(key)
-            unique.append(d)
-    return unique
