@@ -25,6 +25,8 @@ import mpmath
 
 from fuzzpy.support.records import frozen
 
+mpmath.mp.dps = 50  # the refuter also sets it around each search (refuter.refute)
+
 Number = Fraction
 
 
