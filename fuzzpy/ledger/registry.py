@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sqlite3
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +40,13 @@ if TYPE_CHECKING:
     from fuzzpy.ledger.store import LedgerStore
 
 
+#: A first run's check for the same rows under the write lock, given the
+#: registered datasets and the earlier versions' keys (`earlier_contents`):
+#: raises FZ545 if one holds them, else returns the new dataset's content
+#: key (None if not needed).
+SameRows = Callable[[list[Registration], list[tuple[str, list[str], str]]], "str | None"]
+
+
 @frozen
 class DataUse:
     """What one charge read: the dataset's registration as the run saw it
@@ -49,6 +58,7 @@ class DataUse:
     implicit: bool = False
     row_rules: dict[str, object] | None = None
     fingerprint: str | None = None  # data in memory: of the columns read (else the file's hash)
+    same_rows: SameRows | None = None  # a first run's: checked again with its registration
 
 
 class Registry(ABC):
@@ -151,6 +161,12 @@ def confirm_registration(connection: sqlite3.Connection, dataset: str, use: Data
     seen = use.registration
     current = read_registration(connection, dataset)
     if current is None and use.implicit:
+        if use.same_rows is not None:
+            # the check for the same rows again, in the transaction that registers: two first runs of
+            # one table in two forms, checked before either registered, both got a budget (issue 24)
+            key = use.same_rows(read_registrations(connection), earlier_contents(connection))
+            if key is not None and seen.content is None:
+                seen = replace(seen, content=key)
         holders = registrations_holding(connection, seen.file, seen.sha256, seen.content)
         if holders:
             raise other_datasets_file_error(dataset, holders[0])
