@@ -9,13 +9,22 @@ cell is spelled from its value, whatever its type:
 
 * missing: null, empty or blank text, NaN, and the texts pandas reads as
   missing (`NA`, `N/A`, `null`, `None`, `nan`, ...): `N`;
-* a number (any cell whose trimmed text reads as a double, and every
-  numeric cell): `D` and the double, exactly (sign, binary exponent,
-  53-bit mantissa, as the fingerprint spells it), so `3`, `3.0`, ` 3 ` and
-  the integer 3 are one cell;
-* a boolean, or `true`/`false` in any case: the number 1 or 0 (a column
-  of booleans exported as 0/1 is the same cells);
+* a number (any cell whose trimmed text reads as a double or is hex such
+  as `0xee`, and every numeric cell): `D` and the double, exactly (sign,
+  binary exponent, 53-bit mantissa, as the fingerprint spells it), so `3`,
+  `3.0`, ` 3 ` and the integer 3 are one cell; an integer beyond 2^53: `I`
+  and its digits (2^53 + 1 is not 2^53); text with `_` is no number;
+* a boolean, or `true`/`false`/`t`/`f`/`yes`/`no`/... in any case: the
+  number 1 or 0 (a column of booleans exported as 0/1 is the same cells);
+* a date or timestamp, or text that reads as one: `T` and its instant in
+  microseconds (a date its midnight, a zoneless time stamp its wall time as
+  UTC); a time of day or text that reads as one: `H` and microseconds since
+  midnight -- whatever reader typed the column (docs/semantics.md, "one
+  value, every reader's type");
 * any other text: `S` and the text, trimmed.
+
+A column with no name is left out of a row where it holds nothing (a
+trailing comma on every line is no column).
 
 Which rows: those the loader reads (issue 24), never a sniffing reader's
 guess. A CSV file is framed and split by the loader's own rules (a record
@@ -28,7 +37,7 @@ Each kept row's cells, in the order of the columns' (trimmed) names, are
 hashed together (each cell length-prefixed) with SHA-256; 8 lanes of 28
 bits of the hash are summed over the rows (the order of rows does not
 matter: Bellare & Micciancio's AdHash, EUROCRYPT 1997); the key is SHA-256
-of the version, the row count, the names and the sums, tagged `c4:`. Two
+of the version, the row count, the names and the sums, tagged `c5:`. Two
 tables key equal exactly when their multisets of rows are equal (each cell
 by value, as above). A second dataset with the key of a registered one is
 refused (FZ545). It detects accidents, as the rest of the ledger does; data
@@ -59,7 +68,7 @@ if TYPE_CHECKING:
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
-VERSION = "fuzzpy-content-4"
+VERSION = "fuzzpy-content-5"  # 5: typed values of every reader, raw temporal storage, exact big integers
 TAG = CONTENT_TAG  # a key of this version
 _MISSING_WORDS = ("na", "n/a", "nan", "-nan", "null", "none", "<na>", "#n/a", "#na", "nat")
 
