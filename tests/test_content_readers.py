@@ -157,6 +157,33 @@ def test_two_first_runs_of_one_table_checked_before_either_registers(
     assert isinstance(other[0], Fraction)
 
 
+def test_an_owner_registering_the_rows_while_a_first_run_is_checked(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both orders of a first run and an owner's registration of the same
+    rows as a frame: whichever comes second is refused."""
+    from fuzzpy.api.frames import register_frame
+
+    path = csv_of(folder, ["1", "2", "3"])
+    frame = pd.read_csv(path)
+    ledger = str(folder / "ledger.sqlite")
+
+    def owner() -> object:
+        try:
+            return register_frame(ledger, "people", frame, "1")
+        except FuzzError as error:
+            return error.diagnostics[0].code
+
+    other = interleave(monkeypatch, owner)
+    assert run(folder, path) == "FZ545"  # the owner registered between its check and its charge
+    assert not isinstance(other[0], str)
+    monkeypatch.undo()
+    second = str(folder / "second.sqlite")
+    assert isinstance(run(folder, path, ledger="second.sqlite"), Fraction)
+    with pytest.raises(FuzzError) as refused:
+        register_frame(second, "people", frame, "1")
+    assert refused.value.diagnostics[0].code == "FZ545"
+
+
 def test_a_trailing_comma_on_every_line_is_the_same_rows(folder: Path) -> None:
     plain = folder / "plain.csv"
     plain.write_text("c,x\n1,0\n2,1\n3,2\n")

@@ -113,10 +113,12 @@ class Registry(ABC):
         with self._store.reading() as connection:
             return earlier_contents(connection)
 
-    def register(self, registration: Registration, budget: Budget | None) -> Budget:
+    def register(self, registration: Registration, budget: Budget | None,
+                 same_rows: SameRows | None = None) -> Budget:
         """Register a dataset with its budget (or the one already fixed for
         its name), atomically. Refused if the name is registered, or the
-        file is another dataset's."""
+        file is another dataset's, or (`same_rows`, checked again under the
+        write lock) a dataset registered meanwhile holds the same rows."""
         name = registration.name
         if not name.strip():
             raise ledger_error(INVALID_BUDGET, "a dataset needs a non-empty name", self.path)
@@ -124,6 +126,8 @@ class Registry(ABC):
             if read_registration(connection, name) is not None:
                 raise dataset_error(ALREADY_REGISTERED, f"dataset `{name}` is already registered",
                                     hint=f"change it with `fuzzpy dataset update {name}`")
+            if same_rows is not None:
+                same_rows(read_registrations(connection), earlier_contents(connection))
             holders = registrations_holding(connection, registration.file, registration.sha256,
                                             registration.content)
             if holders:
