@@ -26,6 +26,11 @@ cell is spelled from its value, whatever its type:
 A column with no name is left out of a row where it holds nothing (a
 trailing comma on every line is no column).
 
+Spark spells text as DuckDB does except dates and times (a Spark frame's
+text that reads as a date or time keys as text: its session time zone and
+its casts differ from DuckDB's; typed date and timestamp columns are keyed
+by their instant on every engine).
+
 Which rows: those the loader reads (issue 24), never a sniffing reader's
 guess. A CSV file is framed and split by the loader's own rules (a record
 per well-formed line of the header's width; every cell its text); a
@@ -202,8 +207,11 @@ def _text_values(d: Dialect, i: str | int) -> list[str]:
     # `3_78` is no number to the loader (its row is dropped): text here (DuckDB's cast reads 378)
     values = [t, f"(CASE WHEN instr({t}, '_') > 0 THEN NULL ELSE {try_cast}({t} AS DOUBLE) END) AS x{i}",
               f"lower({t}) AS l{i}"]
-    if d.name == "spark":
-        return values
+    if d.name == "spark":  # integers and hex as DuckDB reads them; no temporal text (see the module's notes)
+        return values + [
+            f"(CASE WHEN {t} RLIKE '^[+-]?[0-9]+$' THEN try_cast({t} AS DECIMAL(38, 0)) "
+            f"WHEN {t} RLIKE '^0[xX][0-9a-fA-F]{{1,31}}$' THEN try_cast(conv(substr({t}, 3), 16, 10) "
+            f"AS DECIMAL(38, 0)) END) AS i{i}"]
     integer = r"[+-]?([0-9]+|0[xX][0-9a-fA-F]+)"  # hex: pyarrow's and DuckDB's readers read 0xee as 238
     return values + [
         f"(CASE WHEN regexp_full_match({t}, '{integer}') THEN TRY_CAST({t} AS HUGEINT) END) AS i{i}",
@@ -218,17 +226,12 @@ def _text_spelling(d: Dialect, i: int, text_type: str) -> str:
     missing = ", ".join(d.string(word) for word in _MISSING_WORDS)
     true = ", ".join(d.string(word) for word in _TRUE_WORDS)
     false = ", ".join(d.string(word) for word in _FALSE_WORDS)
-    spark = d.name == "spark"
-    words = ("true", "false") if spark else None
-    branches = [f"WHEN {t} IS NULL OR {t} = '' OR {low} IN ({missing}) THEN 'N'"]
-    if not spark:
-        branches.append(f"WHEN i{i} IS NOT NULL THEN {_integer(d, f'i{i}', text_type)}")
-    branches.append(f"WHEN {x} IS NOT NULL THEN {_number(d, x, text_type)}")
-    if words:
-        true, false = d.string("true"), d.string("false")
-    branches.append(f"WHEN {low} IN ({true}) THEN {_number(d, '1.0', text_type)}")
-    branches.append(f"WHEN {low} IN ({false}) THEN {_number(d, '0.0', text_type)}")
-    if not spark:
+    branches = [f"WHEN {t} IS NULL OR {t} = '' OR {low} IN ({missing}) THEN 'N'",
+                f"WHEN i{i} IS NOT NULL THEN {_integer(d, f'i{i}', text_type)}",
+                f"WHEN {x} IS NOT NULL THEN {_number(d, x, text_type)}",
+                f"WHEN {low} IN ({true}) THEN {_number(d, '1.0', text_type)}",
+                f"WHEN {low} IN ({false}) THEN {_number(d, '0.0', text_type)}"]
+    if d.name != "spark":
         branches.append(f"WHEN m{i} IS NOT NULL THEN {_temporal('T', f'm{i}', text_type)}")
         branches.append(f"WHEN h{i} IS NOT NULL THEN {_temporal('H', f'h{i}', text_type)}")
     return f"(CASE {' '.join(branches)} ELSE concat('S', {t}) END)"
