@@ -143,6 +143,8 @@ def _typed_micros(d: Dialect, column: str, kind: str) -> str:
         _, times, divided = kind.split(":")
         raw = f"CAST({column} AS HUGEINT)"
         return f"({raw} * {times})" if divided == "1" else f"({raw} // {divided})"
+    if d.name == "spark" and kind == "instant-date":  # its midnight in UTC, whatever the session's zone
+        return f"(CAST(unix_date({column}) AS DECIMAL(38, 0)) * {_DAY_MICROS})"
     if d.name == "spark":
         return f"unix_micros(CAST({column} AS TIMESTAMP))"
     return f"epoch_us({column})"
@@ -296,9 +298,15 @@ def key_order(names: list[str]) -> list[int]:
 def query_content(d: Dialect, rows: Rows, source: str, schema: pa.Schema) -> str:
     """The content key of `source`, whose columns are `schema`'s."""
     order = key_order(list(schema.names))
-    columns = [(d.ident(schema.names[i]), column_kind(schema.types[i])) for i in order]
+    columns = [(d.ident(schema.names[i]), _sql_kind(schema.types[i])) for i in order]
     (row,) = rows(content_sql(d, source, columns, blank_positions(list(schema.names), order)))
     return content_key(row, [schema.names[i] for i in order])
+
+
+def _sql_kind(arrow_type: pa.DataType) -> str:
+    """`column_kind`, a date told apart (Spark reads it otherwise)."""
+    kind = column_kind(arrow_type)
+    return "instant-date" if kind == "instant" and pa.types.is_date(arrow_type) else kind
 
 
 def table_content(table: pa.Table, names: list[str] | None = None) -> str:
