@@ -27,7 +27,7 @@ def register_frame(ledger: Any, name: str, data: object, budget: Any, rule: str 
     if budget is None:
         raise data_error("FZ714", "register_frame needs a budget", "give budget=EPS or (EPS, DELTA)")
     from fuzzpy.data.cells import KINDS, parse_typed, readable_from
-    from fuzzpy.data.datasets import frame_path, refuse_same_rows
+    from fuzzpy.data.datasets import frame_path, refuse_same_rows, same_rows_check
     from fuzzpy.engines.content import file_content
     from fuzzpy.engines.fingerprint import cell_class, data_fingerprint
     from fuzzpy.engines.frames import local_content, local_digests, local_table
@@ -71,7 +71,8 @@ def register_frame(ledger: Any, name: str, data: object, budget: Any, rule: str 
         content = refuse_same_rows(book, name, table.column_names, lambda: local_content(table), eager=True,
                                    file_content=file_content)
         registration = replace(registration, content=content)
-        book.register(registration, Budget.parse(budget, rule))
+        book.register(registration, Budget.parse(budget, rule),
+                      same_rows_check(name, table.column_names, lambda: content, file_content))
     return registration
 
 

@@ -36,6 +36,7 @@ from fuzzpy.ledger.datasets import (
     dataset_error,
 )
 from fuzzpy.ledger.quotes import describe_amount
+from fuzzpy.ledger.registry import SameRows
 from fuzzpy.ledger.rules import RULES, Budget
 from fuzzpy.ledger.store import utc_now
 
@@ -123,7 +124,7 @@ def _register(args: argparse.Namespace, path: Path) -> int:
     if accepted:
         with Ledger(path) as ledger:
             registration = _with_content(ledger, registration)
-            budget = ledger.register(registration, budget)
+            budget = ledger.register(registration, budget, _same_rows(registration))
     _print_validation(args, registration, validation, "registered" if accepted else "not registered", budget)
     return EXIT_OK if accepted else EXIT_REJECTED
 
@@ -175,6 +176,15 @@ def _key_previous_version(ledger: Ledger, previous: Registration) -> None:
         key = file_content(previous.file, previous.format, previous.sha256)
         if key is not None:
             ledger.record_content(previous.name, previous.sha256, key)
+
+
+def _same_rows(registration: Registration) -> SameRows:
+    """The check for the same rows, made again under the ledger's write lock."""
+    from fuzzpy.data.datasets import same_rows_check
+    from fuzzpy.engines.content import file_content
+
+    key = registration.content
+    return same_rows_check(registration.name, [c.name for c in registration.columns], lambda: key, file_content)
 
 
 def _with_content(ledger: Ledger, registration: Registration) -> Registration:

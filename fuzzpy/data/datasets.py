@@ -37,6 +37,7 @@ from fuzzpy.ledger.datasets import (
     name_from_path,
     other_datasets_file_error,
 )
+from fuzzpy.ledger.registry import SameRows
 from fuzzpy.ledger.store import utc_now
 from fuzzpy.support.records import frozen
 
@@ -68,6 +69,7 @@ class Opened:
     implicit: bool
     placed: Any = None  # data in memory: where the engine holds it (`fuzzpy.engines.frames`)
     fingerprint: str | None = None  # data in memory: the columns read (`engines.fingerprint`)
+    same_rows: SameRows | None = None  # a first run's check for the same rows, made again by the charge
 
 
 def usage(message: str, hint: str | None = None) -> FuzzError:
@@ -155,13 +157,20 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
         if holder is not None:
             raise other_datasets_file_error(source.dataset, holder, earlier=True)
     header = header_reader(file)
+    same_rows = None
     if registration is None:
         registration = _first_run_registration(source.dataset, file, header)
         content = refuse_same_rows(ledger, source.dataset, list(header.names),
                                    lambda: file_content(file.absolute, file.format, file.sha256),
                                    file_content=file_content)
         registration = replace(registration, content=content)
-    return Opened(source, file, header, plan(header, bag_type, file.path, registration), registration, implicit)
+        same_rows = same_rows_check(
+            source.dataset, list(header.names),
+            (lambda: content) if content is not None else lambda: file_content(file.absolute, file.format,
+                                                                                file.sha256),
+            file_content)
+    return Opened(source, file, header, plan(header, bag_type, file.path, registration), registration, implicit,
+                  same_rows=same_rows)
 
 
 def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Callable[[], str | None],
@@ -173,10 +182,37 @@ def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Calla
     the new dataset's key (None if it was not needed and not `eager`).
     `file_content` computes a registered file's key (the engines' reader,
     passed in: this layer reads no engine)."""
+    return _refuse_same_rows(name, names, content, eager, ledger.registrations(), ledger.earlier_contents(),
+                             ledger.registration, ledger.record_content, file_content)
 
-    alike = [r for r in ledger.registrations() if r.name != name
+
+def same_rows_check(name: str, names: list[str], content: Callable[[], str | None],
+                    file_content: FileContent) -> SameRows:
+    """`refuse_same_rows` again, for the charge to make under its write lock
+    with what is registered then (`DataUse.same_rows`): nothing recorded,
+    the new dataset's key computed at most once."""
+    known: list[str | None] = []
+
+    def once() -> str | None:
+        if not known:
+            known.append(content())
+        return known[0]
+
+    def check(registrations: list[Registration], earlier: list[tuple[str, list[str], str]]) -> str | None:
+        by_name = {r.name: r for r in registrations}
+        return _refuse_same_rows(name, names, once, False, registrations, earlier, by_name.get,
+                                 lambda *_: None, file_content)
+
+    return check
+
+
+def _refuse_same_rows(name: str, names: list[str], content: Callable[[], str | None], eager: bool,
+                      registrations: list[Registration], earlier_keys: list[tuple[str, list[str], str]],
+                      registration_of: Callable[[str], Registration | None],
+                      record: Callable[[str, str, str], None], file_content: FileContent) -> str | None:
+    alike = [r for r in registrations if r.name != name
              and same_columns(names, [c.name for c in r.columns])]
-    earlier = [(holder, theirs) for holder, their_names, theirs in ledger.earlier_contents()
+    earlier = [(holder, theirs) for holder, their_names, theirs in earlier_keys
                if holder != name and same_columns(names, their_names) and current(theirs)]
     key = content() if alike or earlier or eager else None
     if key is None:
@@ -186,11 +222,11 @@ def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Calla
         if theirs is None and other.format != "frame":
             theirs = file_content(other.file, other.format, other.sha256)
             if theirs is not None:
-                ledger.record_content(other.name, other.sha256, theirs)
+                record(other.name, other.sha256, theirs)
         if theirs == key:
             raise other_datasets_file_error(name, other, same_rows=True)
     for holder, theirs in earlier:  # an earlier version, in another form (a18 F2)
-        registration = ledger.registration(holder)
+        registration = registration_of(holder)
         if theirs == key and registration is not None:
             raise other_datasets_file_error(name, registration, same_rows=True, earlier=True)
     return key
@@ -239,7 +275,10 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
     read_names = {header.names[c.index] for c in planned.columns}
     fingerprint = data_fingerprint({n: d for n, d in found.items() if n in read_names})
     file = DataFile(path, path, "frame", b"", registration.sha256)
-    return Opened(source, file, header, planned, registration, implicit, fingerprint=fingerprint)
+    known = registration.content
+    same_rows = same_rows_check(source.dataset, list(header.names), lambda: known, file_content) if implicit else None
+    return Opened(source, file, header, planned, registration, implicit, fingerprint=fingerprint,
+                  same_rows=same_rows)
 
 
 def _first_run_registration(name: str, file: DataFile, header: Header) -> Registration:

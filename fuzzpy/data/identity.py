@@ -36,7 +36,7 @@ def data_fingerprint(digests: dict[str, str]) -> str:
 
 
 #: the tag of a content key of this version (`fuzzpy.engines.content.VERSION`)
-CONTENT_TAG = "c4:"
+CONTENT_TAG = "c5:"
 
 
 def current(key: str | None) -> bool:
@@ -46,5 +46,8 @@ def current(key: str | None) -> bool:
 
 
 def same_columns(names: list[str], other: list[str]) -> bool:
-    """Whether two tables could hold the same rows: the same column names."""
-    return sorted(n.strip() for n in names) == sorted(n.strip() for n in other)
+    """Whether two tables could hold the same rows: the same column names (a
+    column with no name, e.g. of a trailing comma on every line, may hold
+    no value: not counted, and the content key tells)."""
+    return (sorted(n.strip() for n in names if n.strip())
+            == sorted(n.strip() for n in other if n.strip()))

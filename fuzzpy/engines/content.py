@@ -9,13 +9,27 @@ cell is spelled from its value, whatever its type:
 
 * missing: null, empty or blank text, NaN, and the texts pandas reads as
   missing (`NA`, `N/A`, `null`, `None`, `nan`, ...): `N`;
-* a number (any cell whose trimmed text reads as a double, and every
-  numeric cell): `D` and the double, exactly (sign, binary exponent,
-  53-bit mantissa, as the fingerprint spells it), so `3`, `3.0`, ` 3 ` and
-  the integer 3 are one cell;
-* a boolean, or `true`/`false` in any case: the number 1 or 0 (a column
-  of booleans exported as 0/1 is the same cells);
+* a number (any cell whose trimmed text reads as a double or is hex such
+  as `0xee`, and every numeric cell): `D` and the double, exactly (sign,
+  binary exponent, 53-bit mantissa, as the fingerprint spells it), so `3`,
+  `3.0`, ` 3 ` and the integer 3 are one cell; an integer beyond 2^53: `I`
+  and its digits (2^53 + 1 is not 2^53); text with `_` is no number;
+* a boolean, or `true`/`false`/`t`/`f`/`yes`/`no`/... in any case: the
+  number 1 or 0 (a column of booleans exported as 0/1 is the same cells);
+* a date or timestamp, or text that reads as one: `T` and its instant in
+  microseconds (a date its midnight, a zoneless time stamp its wall time as
+  UTC); a time of day or text that reads as one: `H` and microseconds since
+  midnight -- whatever reader typed the column (docs/semantics.md, "one
+  value, every reader's type");
 * any other text: `S` and the text, trimmed.
+
+A column with no name is left out of a row where it holds nothing (a
+trailing comma on every line is no column).
+
+Spark spells text as DuckDB does except dates and times (a Spark frame's
+text that reads as a date or time keys as text: its session time zone and
+its casts differ from DuckDB's; typed date and timestamp columns are keyed
+by their instant on every engine).
 
 Which rows: those the loader reads (issue 24), never a sniffing reader's
 guess. A CSV file is framed and split by the loader's own rules (a record
@@ -28,7 +42,7 @@ Each kept row's cells, in the order of the columns' (trimmed) names, are
 hashed together (each cell length-prefixed) with SHA-256; 8 lanes of 28
 bits of the hash are summed over the rows (the order of rows does not
 matter: Bellare & Micciancio's AdHash, EUROCRYPT 1997); the key is SHA-256
-of the version, the row count, the names and the sums, tagged `c4:`. Two
+of the version, the row count, the names and the sums, tagged `c5:`. Two
 tables key equal exactly when their multisets of rows are equal (each cell
 by value, as above). A second dataset with the key of a registered one is
 refused (FZ545). It detects accidents, as the rest of the ledger does; data
@@ -59,7 +73,7 @@ if TYPE_CHECKING:
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
-VERSION = "fuzzpy-content-4"
+VERSION = "fuzzpy-content-5"  # 5: typed values of every reader, raw temporal storage, exact big integers
 TAG = CONTENT_TAG  # a key of this version
 _MISSING_WORDS = ("na", "n/a", "nan", "-nan", "null", "none", "<na>", "#n/a", "#na", "nat")
 
@@ -67,19 +81,73 @@ Rows = Callable[[str], list[tuple]]
 
 
 def column_kind(arrow_type: pa.DataType) -> str:
-    """How a column's cells are spelled: `number`, `bool` or `text`."""
+    """How a column's cells are spelled: `int`, `number`, `bool`, `instant`
+    (a date or timestamp: its instant), `clock` (a time of day) or `text`."""
     if pa.types.is_dictionary(arrow_type):
         arrow_type = arrow_type.value_type
-    if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type):
+    if pa.types.is_integer(arrow_type):
+        return "int"
+    if pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type):
         return "number"
     if pa.types.is_boolean(arrow_type):
         return "bool"
+    if pa.types.is_timestamp(arrow_type) or pa.types.is_date(arrow_type):
+        return "instant"
+    if pa.types.is_time(arrow_type):
+        return "clock"
     return "text"
 
 
+#: Above this magnitude a double no longer holds every integer: an integer
+#: beyond it is spelled exactly (`I` and its digits), so 2^53 + 1 and 2^53
+#: are two cells (a program reading `int` tells them apart).
+_EXACT = 2 ** 53
+#: Microseconds per unit of an Arrow temporal column's raw storage.
+_MICROS = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": None}
+_DAY_MICROS = 86_400_000_000
+_OFFSET = r"[0-9]:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?\s*(Z|z|UTC|[+-][0-9]{2}(:?[0-9]{2})?)$"
+#: Texts read as booleans by some reader (DuckDB's read_csv reads T/F, t/f,
+#: yes/no as booleans): spelled as the numbers 1 and 0 (linking more).
+_TRUE_WORDS = ("true", "t", "yes", "y", "on")
+_FALSE_WORDS = ("false", "f", "no", "n", "off")
+
+
 def _number(d: Dialect, x: str, text_type: str) -> str:
+    """A double's spelling: `N` (null, NaN), an integer beyond 2^53 exactly
+    (`I`, as `_integer` spells it: the double 2^60 and the integer 2^60 are
+    one cell), else `D` and its bits."""
+    exact = (f"concat('I', CAST(CAST({x} AS DECIMAL(38, 0)) AS {text_type}))")
     return (f"(CASE WHEN {x} IS NULL OR isnan({x}) THEN 'N' "
+            f"WHEN abs({x}) > {_EXACT}.0 AND abs({x}) < power(2.0, 126) AND {x} = floor({x}) THEN {exact} "
             f"ELSE concat('D', {_float_text(d, x, text_type)}) END)")
+
+
+def _integer(d: Dialect, i: str, text_type: str) -> str:
+    """An integer's spelling (`i` a DECIMAL(38, 0)): as the double when the
+    double holds it, else `I` and its digits."""
+    return (f"(CASE WHEN {i} IS NULL THEN 'N' WHEN abs({i}) > {_EXACT} "
+            f"THEN concat('I', CAST({i} AS {text_type})) "
+            f"ELSE {_number(d, f'CAST({i} AS DOUBLE)', text_type)} END)")
+
+
+def _temporal(prefix: str, micros: str, text_type: str) -> str:
+    return f"(CASE WHEN {micros} IS NULL THEN 'N' ELSE concat('{prefix}', CAST({micros} AS {text_type})) END)"
+
+
+def _typed_micros(d: Dialect, column: str, kind: str) -> str:
+    """A date, timestamp or time column's value in microseconds (since the
+    epoch, or since midnight). `instant:M:D`/`clock:M:D` is a column of raw
+    Arrow storage (integers, `table_content`): times M, divided by D, which
+    no cell can make fail."""
+    if ":" in kind:
+        _, times, divided = kind.split(":")
+        raw = f"CAST({column} AS HUGEINT)"
+        return f"({raw} * {times})" if divided == "1" else f"({raw} // {divided})"
+    if d.name == "spark" and kind == "instant-date":  # its midnight in UTC, whatever the session's zone
+        return f"(CAST(unix_date({column}) AS DECIMAL(38, 0)) * {_DAY_MICROS})"
+    if d.name == "spark":
+        return f"unix_micros(CAST({column} AS TIMESTAMP))"
+    return f"epoch_us({column})"
 
 
 #: Trimmed around a cell: every character the loader trims (Unicode
@@ -99,18 +167,24 @@ def _trimmed(d: Dialect, text: str) -> str:
 
 def _layers(d: Dialect, columns: list[tuple[str, str]]) -> tuple[list[str], list[str], list[str]]:
     """A cell's spelling, in three layers of one query so that each
-    expression is computed once per cell: (1) the cell as a double (`x`)
-    or its trimmed text (`t`); (2) a text's value as a double and its
-    lower case (`l`); (3) the spelling (`c`). Text that reads as a number
-    is that number (a column of numbers with a word among them is text in
-    one library and numbers in another)."""
+    expression is computed once per cell: (1) the cell as a number (`x`,
+    an integer `i`) or its trimmed text (`t`); (2) a text's values: as an
+    integer, a double, its lower case, an instant, a time of day; (3) the
+    spelling (`c`). Text that reads as a number is that number (a column of
+    numbers with a word among them is text in one library and numbers in
+    another); text that reads as a date or timestamp is its instant, as a
+    time its time of day (a reader that types them keys the same)."""
     text_type = "STRING" if d.name == "spark" else "VARCHAR"
-    try_cast = "try_cast" if d.name == "spark" else "TRY_CAST"
-    missing = ", ".join(d.string(word) for word in _MISSING_WORDS)
-    first, second, third = [], [], []
+    first: list[str] = []
+    second: list[str] = []
+    third: list[str] = []
     for i, (column, kind) in enumerate(columns):
-        x, t, low = f"x{i}", f"t{i}", f"l{i}"
-        if kind == "number":
+        x = f"x{i}"
+        if kind == "int":
+            first.append(f"CAST({column} AS DECIMAL(38, 0)) AS {x}")
+            second.append(x)
+            third.append(f"{_integer(d, x, text_type)} AS c{i}")
+        elif kind == "number":
             first.append(f"CAST({column} AS DOUBLE) AS {x}")
             second.append(x)
             third.append(f"{_number(d, x, text_type)} AS c{i}")
@@ -118,28 +192,76 @@ def _layers(d: Dialect, columns: list[tuple[str, str]]) -> tuple[list[str], list
             first.append(f"(CASE WHEN {column} IS NULL THEN NULL WHEN {column} THEN 1.0 ELSE 0.0 END) AS {x}")
             second.append(x)
             third.append(f"{_number(d, x, text_type)} AS c{i}")
+        elif kind.startswith(("instant", "clock")):
+            first.append(f"{_typed_micros(d, column, kind)} AS {x}")
+            second.append(x)
+            third.append(f"{_temporal('T' if kind.startswith('instant') else 'H', x, text_type)} AS c{i}")
         else:
-            first.append(f"{_trimmed(d, f'CAST({column} AS {text_type})')} AS {t}")
-            second.extend((t, f"{try_cast}({t} AS DOUBLE) AS {x}", f"lower({t}) AS {low}"))
-            boolean = _number(d, f"(CASE WHEN {low} = 'true' THEN 1.0 ELSE 0.0 END)", text_type)
-            third.append(f"(CASE WHEN {t} IS NULL OR {t} = '' OR {low} IN ({missing}) THEN 'N' "
-                         f"WHEN {x} IS NOT NULL THEN {_number(d, x, text_type)} "
-                         f"WHEN {low} IN ('true', 'false') THEN {boolean} "
-                         f"ELSE concat('S', {t}) END) AS c{i}")
+            first.append(f"{_trimmed(d, f'CAST({column} AS {text_type})')} AS t{i}")
+            second.extend(_text_values(d, i))
+            third.append(f"{_text_spelling(d, i, text_type)} AS c{i}")
     return first, second, third
 
 
-def _length_prefixed(d: Dialect, cells: list[str]) -> str:
+def _text_values(d: Dialect, i: str | int) -> list[str]:
+    t = f"t{i}"
+    try_cast = "try_cast" if d.name == "spark" else "TRY_CAST"
+    # `3_78` is no number to the loader (its row is dropped): text here (DuckDB's cast reads 378)
+    values = [t, f"(CASE WHEN instr({t}, '_') > 0 THEN NULL ELSE {try_cast}({t} AS DOUBLE) END) AS x{i}",
+              f"lower({t}) AS l{i}"]
+    if d.name == "spark":  # integers and hex as DuckDB reads them; no temporal text (see the module's notes)
+        return values + [
+            f"(CASE WHEN {t} RLIKE '^[+-]?[0-9]+$' THEN try_cast({t} AS DECIMAL(38, 0)) "
+            f"WHEN {t} RLIKE '^0[xX][0-9a-fA-F]{{1,31}}$' THEN try_cast(conv(substr({t}, 3), 16, 10) "
+            f"AS DECIMAL(38, 0)) END) AS i{i}"]
+    integer = r"[+-]?([0-9]+|0[xX][0-9a-fA-F]+)"  # hex: pyarrow's and DuckDB's readers read 0xee as 238
+    return values + [
+        f"(CASE WHEN regexp_full_match({t}, '{integer}') THEN TRY_CAST({t} AS HUGEINT) END) AS i{i}",
+        # an offset is read as one (the instant); without, the wall time read as UTC, as Arrow stores it
+        f"(CASE WHEN regexp_matches({t}, '{_OFFSET}') THEN epoch_us(TRY_CAST({t} AS TIMESTAMPTZ)) "
+        f"ELSE epoch_us(TRY_CAST({t} AS TIMESTAMP)) END) AS m{i}",
+        f"epoch_us(TRY_CAST({t} AS TIME)) AS h{i}"]
+
+
+def _text_spelling(d: Dialect, i: int, text_type: str) -> str:
+    t, x, low = f"t{i}", f"x{i}", f"l{i}"
+    missing = ", ".join(d.string(word) for word in _MISSING_WORDS)
+    true = ", ".join(d.string(word) for word in _TRUE_WORDS)
+    false = ", ".join(d.string(word) for word in _FALSE_WORDS)
+    branches = [f"WHEN {t} IS NULL OR {t} = '' OR {low} IN ({missing}) THEN 'N'",
+                f"WHEN i{i} IS NOT NULL THEN {_integer(d, f'i{i}', text_type)}",
+                f"WHEN {x} IS NOT NULL THEN {_number(d, x, text_type)}",
+                f"WHEN {low} IN ({true}) THEN {_number(d, '1.0', text_type)}",
+                f"WHEN {low} IN ({false}) THEN {_number(d, '0.0', text_type)}"]
+    if d.name != "spark":
+        branches.append(f"WHEN m{i} IS NOT NULL THEN {_temporal('T', f'm{i}', text_type)}")
+        branches.append(f"WHEN h{i} IS NOT NULL THEN {_temporal('H', f'h{i}', text_type)}")
+    return f"(CASE {' '.join(branches)} ELSE concat('S', {t}) END)"
+
+
+def _length_prefixed(d: Dialect, cells: list[str], blank: frozenset[int] = frozenset()) -> str:
     """A row's cells as one text that no other row spells: each cell's
-    length, a colon, the cell."""
+    length, a colon, the cell. A cell of a column with no name (`blank`: a
+    trailing comma on every line) is left out when missing and marked `E`
+    otherwise: such a column with no value is no column."""
     text_type = "STRING" if d.name == "spark" else "VARCHAR"
-    parts = [f"CAST(length({c}) AS {text_type}), ':', {c}" for c in cells]
+    parts = []
+    for i, c in enumerate(cells):
+        spelled = f"concat(CAST(length({c}) AS {text_type}), ':', {c})"
+        parts.append(f"(CASE WHEN {c} = 'N' THEN '' ELSE concat('E', {spelled}) END)" if i in blank else spelled)
     return f"concat({', '.join(parts)})"
 
 
-def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]]) -> str:
+def blank_positions(names: list[str], order: list[int]) -> frozenset[int]:
+    """The positions, in the key's order, of the columns with no name."""
+    return frozenset(k for k, i in enumerate(order) if not names[i].strip())
+
+
+def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]],
+                blank: frozenset[int] = frozenset()) -> str:
     """One query over `source`: the number of rows keyed, then 8 lane sums of
-    the rows' hashes (`columns`: (quoted name, kind), in the key's order).
+    the rows' hashes (`columns`: (quoted name, kind), in the key's order;
+    `blank`: the positions of those with no name).
     Each cell is spelled once, in inner queries (`_layers`); a row whose
     every cell is missing is left out (the loader reads no value from it:
     under the default rule it is dropped by every program, as a blank CSV
@@ -152,7 +274,7 @@ def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]]) -> str:
     present = " OR ".join(f"{c} <> 'N'" for c in cells)
     spelled = (f"SELECT {', '.join(third)} FROM (SELECT {', '.join(second)} FROM "
                f"(SELECT {', '.join(first)} FROM {source}) AS cells) AS valued")
-    rows = f"SELECT {_length_prefixed(d, cells)} AS r FROM ({spelled}) AS spelled WHERE {present}"
+    rows = f"SELECT {_length_prefixed(d, cells, blank)} AS r FROM ({spelled}) AS spelled WHERE {present}"
     digest = _sha(d, "r")
     lanes = ", ".join(f"CAST(sum({_lane(d, digest, lane)}) AS BIGINT)" for lane in range(LANES))
     return f"SELECT count(*), {lanes} FROM ({rows}) AS kept"
@@ -160,9 +282,9 @@ def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]]) -> str:
 
 def content_key(row: tuple, names: list[str]) -> str:
     """The key from `content_sql`'s row, for columns named `names` (in the
-    order the query spelled them)."""
+    order the query spelled them; a column with no name is not named)."""
     lanes = [int(v or 0) for v in row[1: 1 + LANES]]
-    text = (f"{VERSION}\n{int(row[0])}\n" + "".join(f"{n.strip()}\n" for n in names)
+    text = (f"{VERSION}\n{int(row[0])}\n" + "".join(f"{n.strip()}\n" for n in names if n.strip())
             + " ".join(map(str, lanes)))
     return TAG + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -176,9 +298,15 @@ def key_order(names: list[str]) -> list[int]:
 def query_content(d: Dialect, rows: Rows, source: str, schema: pa.Schema) -> str:
     """The content key of `source`, whose columns are `schema`'s."""
     order = key_order(list(schema.names))
-    columns = [(d.ident(schema.names[i]), column_kind(schema.types[i])) for i in order]
-    (row,) = rows(content_sql(d, source, columns))
+    columns = [(d.ident(schema.names[i]), _sql_kind(schema.types[i])) for i in order]
+    (row,) = rows(content_sql(d, source, columns, blank_positions(list(schema.names), order)))
     return content_key(row, [schema.names[i] for i in order])
+
+
+def _sql_kind(arrow_type: pa.DataType) -> str:
+    """`column_kind`, a date told apart (Spark reads it otherwise)."""
+    kind = column_kind(arrow_type)
+    return "instant-date" if kind == "instant" and pa.types.is_date(arrow_type) else kind
 
 
 def table_content(table: pa.Table, names: list[str] | None = None) -> str:
@@ -192,7 +320,7 @@ def table_content(table: pa.Table, names: list[str] | None = None) -> str:
     from fuzzpy.data.cells import as_text
 
     names = list(table.column_names) if names is None else names
-    columns = []
+    columns, kinds = [], []
     for column in table.columns:
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
@@ -200,7 +328,8 @@ def table_content(table: pa.Table, names: list[str] | None = None) -> str:
             column = column.dictionary_decode()
         if column_kind(column.type) == "text" and _is_text(column.type):
             column = as_text(column)
-        columns.append(column)
+        kinds.append(_kind(column.type))
+        columns.append(_raw_storage(column))
     positional = pa.table(columns, names=[f"c{i}" for i in range(len(columns))])
     con = duckdb.connect()
     try:
@@ -208,11 +337,33 @@ def table_content(table: pa.Table, names: list[str] | None = None) -> str:
         con.register("_fz_rows", positional)
         d = DIALECTS["duckdb"]
         order = key_order(names)
-        spelled = [(f"c{i}", column_kind(positional.schema.types[i])) for i in order]
-        (row,) = con.execute(content_sql(d, "_fz_rows", spelled)).fetchall()
+        spelled = [(f"c{i}", kinds[i]) for i in order]
+        (row,) = con.execute(content_sql(d, "_fz_rows", spelled, blank_positions(names, order))).fetchall()
         return content_key(row, [names[i] for i in order])
     finally:
         con.close()
+
+
+def _raw_storage(column: pa.Array) -> pa.Array:
+    """A date, timestamp or time column as its raw integers (which DuckDB
+    reads whatever they hold: a timestamp[s] of 10^13 s is beyond DuckDB's
+    TIMESTAMP and made keying fail, one bit about another dataset's row)."""
+    if column_kind(column.type) in ("instant", "clock"):
+        return column.view(pa.int32() if column.type.bit_width == 32 else pa.int64())
+    return column
+
+
+def _kind(arrow_type: pa.DataType) -> str:
+    """`column_kind`, and for a temporal column the factors that turn its raw
+    storage into microseconds (`_typed_micros`)."""
+    kind = column_kind(arrow_type)
+    if kind not in ("instant", "clock"):
+        return kind
+    if pa.types.is_date32(arrow_type):
+        return f"instant:{_DAY_MICROS}:1"
+    unit = "ms" if pa.types.is_date64(arrow_type) else arrow_type.unit
+    times = _MICROS[unit]
+    return f"{kind}:1:1000" if times is None else f"{kind}:{times}:1"
 
 
 def _is_text(arrow_type: pa.DataType) -> bool:
@@ -308,7 +459,8 @@ def _streamed_csv_content(path: str, sha256: str | None) -> str | None:
     con = duckdb.connect()
     try:
         _quiet(con)
-        (row,) = con.execute(content_sql(d, source, [(f"f{i}", "text") for i in order])).fetchall()
+        (row,) = con.execute(content_sql(d, source, [(f"f{i}", "text") for i in order],
+                                         blank_positions(names, order))).fetchall()
     except duckdb.Error:
         return None
     finally:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sqlite3
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +40,13 @@ if TYPE_CHECKING:
     from fuzzpy.ledger.store import LedgerStore
 
 
+#: A first run's check for the same rows under the write lock, given the
+#: registered datasets and the earlier versions' keys (`earlier_contents`):
+#: raises FZ545 if one holds them, else returns the new dataset's content
+#: key (None if not needed).
+SameRows = Callable[[list[Registration], list[tuple[str, list[str], str]]], "str | None"]
+
+
 @frozen
 class DataUse:
     """What one charge read: the dataset's registration as the run saw it
@@ -49,6 +58,7 @@ class DataUse:
     implicit: bool = False
     row_rules: dict[str, object] | None = None
     fingerprint: str | None = None  # data in memory: of the columns read (else the file's hash)
+    same_rows: SameRows | None = None  # a first run's: checked again with its registration
 
 
 class Registry(ABC):
@@ -103,10 +113,12 @@ class Registry(ABC):
         with self._store.reading() as connection:
             return earlier_contents(connection)
 
-    def register(self, registration: Registration, budget: Budget | None) -> Budget:
+    def register(self, registration: Registration, budget: Budget | None,
+                 same_rows: SameRows | None = None) -> Budget:
         """Register a dataset with its budget (or the one already fixed for
         its name), atomically. Refused if the name is registered, or the
-        file is another dataset's."""
+        file is another dataset's, or (`same_rows`, checked again under the
+        write lock) a dataset registered meanwhile holds the same rows."""
         name = registration.name
         if not name.strip():
             raise ledger_error(INVALID_BUDGET, "a dataset needs a non-empty name", self.path)
@@ -114,6 +126,8 @@ class Registry(ABC):
             if read_registration(connection, name) is not None:
                 raise dataset_error(ALREADY_REGISTERED, f"dataset `{name}` is already registered",
                                     hint=f"change it with `fuzzpy dataset update {name}`")
+            if same_rows is not None:
+                same_rows(read_registrations(connection), earlier_contents(connection))
             holders = registrations_holding(connection, registration.file, registration.sha256,
                                             registration.content)
             if holders:
@@ -151,6 +165,12 @@ def confirm_registration(connection: sqlite3.Connection, dataset: str, use: Data
     seen = use.registration
     current = read_registration(connection, dataset)
     if current is None and use.implicit:
+        if use.same_rows is not None:
+            # the check for the same rows again, in the transaction that registers: two first runs of
+            # one table in two forms, checked before either registered, both got a budget (issue 24)
+            key = use.same_rows(read_registrations(connection), earlier_contents(connection))
+            if key is not None and seen.content is None:
+                seen = replace(seen, content=key)
         holders = registrations_holding(connection, seen.file, seen.sha256, seen.content)
         if holders:
             raise other_datasets_file_error(dataset, holders[0])

@@ -306,7 +306,8 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             by_dataset = _events_by_dataset(events, keys)  # one entry per dataset, as quoted
             reader = {keys[name]: name for name in reversed(list(events))}  # its first parameter
             uses = [DataUse(opened[reader[key]].registration, opened[reader[key]].implicit,
-                            loaded[reader[key]][1], opened[reader[key]].fingerprint) for key in by_dataset]
+                            loaded[reader[key]][1], opened[reader[key]].fingerprint,
+                            opened[reader[key]].same_rows) for key in by_dataset]
             with held():  # charged and known to be, or not charged at all
                 receipts = ledger.charge_many(
                     [(key, evs, budget) for key, evs in by_dataset.items()],
