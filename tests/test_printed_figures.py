@@ -265,6 +265,14 @@ def test_the_neighbour_relation_is_said(capsys):
     assert cli(capsys, "check", program).rstrip().endswith("adding or removing one row (the bag metric)")
 
 
+def test_a_release_document_says_the_neighbour_relation(capsys, tmp_path):
+    program, data = str(EXAMPLES / "noisy_count.fz"), "db=" + str(EXAMPLES / "data" / "people.csv")
+    args = ["run", program, "noisy_count", "--data", data, "--ledger", str(tmp_path / "l.sqlite"),
+            "--budget", "1", "--seed", "3", "--json"]
+    assert main(args) == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["neighbours"] == "add-remove-one"
+
+
 def test_the_notebook_table_says_the_neighbour_relation_and_rounds_up():
     from fuzzpy.api.program import load
 
