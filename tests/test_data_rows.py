@@ -100,7 +100,7 @@ def test_no_count_of_dropped_rows_is_printed(capsys: pytest.CaptureFixture[str],
     code, out, err = _run(capsys, tmp_path, "many", many, "--json")
     assert code == 0 and _only_the_seed_note(err)
     document = json.loads(out)
-    assert set(document) == {"ok", "released", "charged", "remaining", "datasets", "private", "warnings"}
+    assert set(document) == {"ok", "released", "charged", "remaining", "datasets", "private", "warnings", "neighbours"}
     assert "drop" not in out and "row" not in out.replace("rows_", "")
 
 
