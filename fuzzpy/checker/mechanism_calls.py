@@ -218,7 +218,7 @@ def _require_proof(ck: Inferencer, mech: S.MechanismDecl, head: S.Var) -> None:
     """Ask the verifier, once per mechanism, and only for mechanisms called."""
     verdicts = ck.globals.verdicts
     if mech.name not in verdicts:
-        verdicts[mech.name] = _verify(mech, ck.globals.program)
+        verdicts[mech.name] = _verify(mech, ck.globals.program, ck.globals.constants)
     status, reason = verdicts[mech.name]
     if status == "proved":
         return
@@ -246,7 +246,10 @@ def _require_proof(ck: Inferencer, mech: S.MechanismDecl, head: S.Var) -> None:
     )
 
 
-def _verify(mech: S.MechanismDecl, program: S.Program | None) -> tuple[str, str]:
+def _verify(mech: S.MechanismDecl, program: S.Program | None,
+            constants: dict[str, Fraction]) -> tuple[str, str]:
+    """The verdict with the constants this checker collected from the file's
+    top level (the scope `verify` reads too: `checker.scope`)."""
     try:
         from fuzzpy.verifier import verify_mechanism  # type: ignore[attr-defined]
     except ImportError as exc:
@@ -254,9 +257,7 @@ def _verify(mech: S.MechanismDecl, program: S.Program | None) -> tuple[str, str]
     if program is None:
         return "unavailable", "no program to verify against"
     try:
-        from fuzzpy.checker.scope import static_constants
-
-        verdict = verify_mechanism(mech, program, constants=static_constants(program))
+        verdict = verify_mechanism(mech, program, constants=constants)
     except Exception as exc:  # a verifier failure must not read as a proof
         return "unknown", f"the verifier failed: {type(exc).__name__}: {exc}"
     status = str(getattr(verdict, "status", "unknown"))
