@@ -65,7 +65,7 @@ class RandomSource(ABC):
     def bits(self, count: int) -> np.ndarray:
         """`count` fair bits as a bool array (64 from each word)."""
         words = self.words((count + 63) // 64)
-        return np.unpackbits(words.view(np.uint8))[:count].astype(bool)
+        return np.unpackbits(words.view(np.uint8))[:count].view(bool)
 
     def below(self, bound: int, count: int) -> np.ndarray:
         """`count` exact uniform integers in [0, bound) as int64 (1 <= bound < 2^62).
@@ -86,16 +86,16 @@ class RandomSource(ABC):
         per_word = 64 // chunk_bits
         shift = chunk(chunk_bits - nbits)
         accept = bound / 2.0**nbits
-        out = np.empty(count, dtype=np.int64)
+        parts = []
         filled = 0
         while filled < count:
             need = count - filled
             wanted = int(need / accept * 1.05) + 16
             chunks = self.words(-(-wanted // per_word)).view(chunk) >> shift
             draws = chunks[chunks < bound][:need].astype(np.int64)
-            out[filled : filled + draws.size] = draws
+            parts.append(draws)
             filled += draws.size
-        return out
+        return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
     def word(self) -> int:
         """One uniform 64-bit word as a Python int (the scalar samplers' path)."""

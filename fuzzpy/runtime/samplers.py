@@ -236,16 +236,19 @@ def discrete_gaussian_fractions(sigma2: Fraction, count: int, source: RandomSour
 
 # ---------------------------------------------------------------- the discrete Gaussian in batches
 # CKS Algorithm 3 is exact for every scale t > 0 of its discrete Laplace
-# proposal, not only t = floor(sigma) + 1: P(Y = y) accepted is proportional to
-#   exp(-|y|/t) exp(-(|y| - sigma^2/t)^2 / (2 sigma^2)) = exp(-y^2 / (2 sigma^2)) exp(-sigma^2 / (2 t^2)),
-# and the last factor does not depend on y (CKS20 section 5.3; t only sets the
-# acceptance rate). For a whole sigma, t = sigma makes the centre sigma^2/t =
-# sigma an integer, so with |Y| - sigma = +-(sigma h + r), 0 <= r < sigma,
-#   gamma = (|Y| - sigma)^2 / (2 sigma^2) = h^2/2 + h r/sigma + r^2/(2 sigma^2),
-# three non-negative terms, and Bernoulli(exp(-gamma)) is the AND of
-# Bernoulli(exp(-h^2/2)), h draws of Bernoulli(exp(-r/sigma)) and one of
-# Bernoulli(exp(-r^2/(2 sigma^2))): every number stays a small int64, and
-# every comparison is one of uniform integers (`RandomSource.below`).
+# proposal, not only t = floor(sigma) + 1: Y accepted has a probability
+# proportional to exp(-|y|/t) exp(-(|y| - sigma^2/t)^2 / (2 sigma^2)) =
+# exp(-y^2 / (2 sigma^2)) exp(-sigma^2 / (2 t^2)), whose last factor does not
+# depend on y (t sets only the acceptance rate, best at t = sigma). With
+# t = sigma whole, and the Laplace's magnitude drawn as in Algorithm 2,
+# |Y| = u + sigma v (u uniform in [0, sigma), v geometric: P(v) = (1 - 1/e) e^-v),
+# the two acceptance steps (Algorithm 2's exp(-u/sigma), Algorithm 3's) combine
+# into one: the target over the proposal is, up to a constant,
+#   exp(-(u + sigma v)^2 / (2 sigma^2)) / e^-v
+#     = exp(-u^2 / (2 sigma^2)) * exp(-u/sigma)^v * exp(-(v - 1)^2 / 2) * e^(1/2),
+# three factors at most 1, each a Bernoulli(exp(-x)) with x a ratio of small
+# int64s: every comparison is one of uniform integers (`RandomSource.below`),
+# no number leaves the int64 range and no float enters.
 
 #: The largest sigma the batch sampler takes (t = sigma is within `_check_scale`).
 _MAX_BATCH_SIGMA = 2**57
@@ -261,17 +264,17 @@ def _whole_sigma(sigma2: Fraction) -> int | None:
 
 def discrete_gaussian_array(sigma2: Fraction, count: int, source: RandomSource) -> np.ndarray:
     """`count` draws of N_Z(0, sigma2) as int64, for sigma2 the square of a
-    whole number: exact, by CKS Algorithm 3 with t = sigma, the acceptance
-    test vectorised over a batch of candidates (the comment above)."""
+    whole number: exact, by CKS Algorithms 2 and 3 with t = sigma, the
+    acceptance tests vectorised over a batch of proposals (the comment above)."""
     sigma = _whole_sigma(Fraction(sigma2))
     if sigma is None:
-        raise ValueError(f"the batch discrete Gaussian needs sigma^2 the square of a whole number below 2^57, got {sigma2}")
-
+        raise ValueError(f"the batch discrete Gaussian needs sigma^2 the square of a whole number below 2^114, "
+                         f"got {sigma2}")
     parts: list[np.ndarray] = []
     have = 0
     while have < count:
         need = count - have
-        # about 0.48 of the proposals are kept (0.63 by the one-sided draw, 0.76 here)
+        # about 0.48 of the proposals are kept: (1 - 1/e) e^(-1/2) sqrt(2 pi) / 2
         drawn = _gaussian_batch(sigma, int(need / 0.46) + 16, source)[:need]
         parts.append(drawn)
         have += drawn.size
@@ -279,30 +282,27 @@ def discrete_gaussian_array(sigma2: Fraction, count: int, source: RandomSource) 
 
 
 def _gaussian_batch(sigma: int, proposals: int, source: RandomSource) -> np.ndarray:
-    """The accepted draws among `proposals` (CKS Algorithms 2 and 3 with t = sigma)."""
-    x = _one_sided(sigma, proposals, source)  # |Y|: the discrete Laplace's magnitude
+    """The accepted draws among `proposals` (the comment above)."""
+    u = source.below(sigma, proposals)
+    u = u[_bernoulli_exp_ratio(u, sigma, True, source)]  # exp(-u^2 / (2 sigma^2))
+    v = _geometric_exp1(u.size, source)
+    if v.size and int(v.max()) >= min(_MAX_BOUND // sigma, 2**31):
+        raise OverflowError("discrete Gaussian draw outside the integer range")
+    off = np.flatnonzero(v != 1)  # exp(-(v - 1)^2 / 2), 1 at v = 1
+    keep = np.ones(u.size, dtype=bool)
+    keep[off] = bernoulli_exp((v[off] - 1) ** 2, 2, source)
+    u, v = u[keep], v[keep]
+    keep = np.ones(u.size, dtype=bool)
+    steps = v.copy()
+    left = np.flatnonzero(steps > 0)
+    while left.size:  # v draws of exp(-u / sigma), each only while all before it were 1
+        ok = _bernoulli_exp_ratio(u[left], sigma, False, source)
+        keep[left[~ok]] = False
+        steps[left] -= 1
+        left = left[ok & (steps[left] > 0)]
+    x = u[keep] + sigma * v[keep]
     negative = source.bits(x.size)
-    keep = ~(negative & (x == 0)) & _gaussian_accept(x, sigma, source)
-    return np.where(negative, -x, x)[keep]
-
-
-def _gaussian_accept(y: np.ndarray, sigma: int, source: RandomSource) -> np.ndarray:
-    """Bernoulli(exp(-(y - sigma)^2 / (2 sigma^2))) for each y >= 0 (int64)."""
-    h, r = np.divmod(np.abs(y - sigma), sigma)
-    alive = _bernoulli_exp_ratio(r, sigma, True, source)  # exp(-r^2 / (2 sigma^2))
-    far = np.flatnonzero(alive & (h > 0))
-    if far.size:
-        if int(h[far].max()) >= 2**31:
-            raise OverflowError("discrete Gaussian candidate outside the integer range")
-        alive[far] = bernoulli_exp(h[far] * h[far], 2, source)  # exp(-h^2 / 2)
-        far = far[alive[far]]
-    steps = h.copy()
-    while far.size:  # h draws of exp(-r / sigma), each kept only while all before it were 1
-        ok = _bernoulli_exp_ratio(r[far], sigma, False, source)
-        alive[far[~ok]] = False
-        steps[far] -= 1
-        far = far[ok & (steps[far] > 0)]
-    return alive
+    return np.where(negative, -x, x)[~(negative & (x == 0))]  # zero is not counted twice (CKS Alg. 2)
 
 
 def _bernoulli_exp_ratio(r: np.ndarray, sigma: int, squared: bool, source: RandomSource) -> np.ndarray:
@@ -311,20 +311,22 @@ def _bernoulli_exp_ratio(r: np.ndarray, sigma: int, squared: bool, source: Rando
     until A = 0; 1 iff K is odd). Bernoulli(x/K) is the AND of independent
     exact draws: `below(sigma) < r` (twice and a fair bit when squared) and
     `below(K) == 0` -- the product of their probabilities is x/K."""
-    result = np.ones(r.size, dtype=bool)  # x = 0: A = 0 at once, K = 1 is odd
-    pending = np.flatnonzero(r > 0)
+    result = np.ones(r.size, dtype=bool)  # answer 1 when A = 0 at K = 1 (always so when r = 0)
+    pending = np.arange(r.size)
     k = 1
     while pending.size:
-        # each factor is drawn only for the draws whose earlier factors were 1
-        chosen = pending[source.below(sigma, pending.size) < r[pending]]
+        if k > 1:
+            result[pending] = k % 2 == 1  # those whose A is 0 in this round keep this answer
+        # each factor is drawn only for the draws whose earlier factors were 1,
+        # the cheap and selective ones first (a fair bit is 1/64 of a word)
+        chosen = pending if k > 1 else np.arange(r.size)
         if squared:
-            chosen = chosen[source.below(sigma, chosen.size) < r[chosen]]
             chosen = chosen[source.bits(chosen.size)]
         if k > 1:
             chosen = chosen[source.below(k, chosen.size) == 0]
-        success = np.zeros(r.size, dtype=bool)
-        success[chosen] = True
-        result[pending[~success[pending]]] = k % 2 == 1
+        chosen = chosen[source.below(sigma, chosen.size) < r[chosen]]
+        if squared:
+            chosen = chosen[source.below(sigma, chosen.size) < r[chosen]]
         pending = chosen
         k += 1
     return result
