@@ -158,3 +158,40 @@ def test_a_long_vector_release_uses_the_batches(monkeypatch: pytest.MonkeyPatch)
     out = noise.gauss_release(np.arange(1000, dtype=np.int64), Fraction(5), SeededSource(8))
     assert calls == [1000] and out.shape == (1000,)
     assert abs(float(np.std(out.astype(float) - np.arange(1000))) - 5) < 0.5
+
+
+@pytest.mark.parametrize("bound", [3, 2**32 + 5, 3 * 2**40 + 1, 2**62 - 1])
+def test_uniform_by_remainder_is_uniform_and_in_range(bound: int) -> None:
+    """The Gaussian's wide uniform draws (a word's remainder): in range, and
+    each of (up to) 8 equal slices of [0, bound) as often as the others."""
+    draws = SeededSource(bound % 1000).below_by_remainder(bound, 160_000)
+    assert draws.dtype == np.int64 and draws.min() >= 0 and draws.max() < bound
+    parts = min(8, bound)
+    slices = np.bincount((draws.astype(object) * parts // bound).astype(np.int64), minlength=parts)
+    assert stats.chisquare(slices).pvalue > ALPHA
+
+
+def test_uniform_by_remainder_draws_again_above_the_last_multiple() -> None:
+    """Words at or above 2^64 - (2^64 mod bound) are not used: a source whose
+    first words all lie there gives the draws of the words after them."""
+
+    class Scripted(RandomSource):
+        def __init__(self, words: list[int]) -> None:
+            super().__init__()
+            self.left = list(words)
+
+        def _generate(self, count: int) -> np.ndarray:
+            taken, self.left = self.left[:count], self.left[count:]
+            return np.array(taken + [0] * (count - len(taken)), dtype=np.uint64)
+
+    bound = 3 * 2**60  # 2^64 = 5 bound + 2^60: words from 15 * 2^60 on are drawn again
+    limit = 15 * 2**60
+    source = Scripted([5, 2**64 - 1, limit + 7, limit, 9, 2**60 + 4, limit - 1])
+    assert source.below_by_remainder(bound, 4).tolist() == [5, 9, 2**60 + 4, bound - 1]
+
+
+@pytest.mark.parametrize("den", [1, 2, 5])
+def test_bernoulli_exp_of_a_unit_fraction(den: int) -> None:
+    n = 200_000
+    ones = int(samplers._bernoulli_exp_one(n, SeededSource(den), den).sum())
+    assert stats.binomtest(ones, n, math.exp(-1 / den)).pvalue > ALPHA

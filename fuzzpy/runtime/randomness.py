@@ -97,6 +97,27 @@ class RandomSource(ABC):
             filled += draws.size
         return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
+    def below_by_remainder(self, bound: int, count: int) -> np.ndarray:
+        """`count` exact uniform integers in [0, bound) as int64 (1 <= bound < 2^62),
+        one 64-bit word each: a word w below 2^64 - (2^64 mod bound), the
+        largest multiple of bound, gives w mod bound, uniform; the other
+        words (a fraction below bound / 2^64) are drawn again. Cheaper than
+        `below` for a bound just above a power of two (which rejects up to
+        half of its draws); different words, so kept for the samplers that
+        are new with it (`samplers.discrete_gaussian_array`)."""
+        if not 1 <= bound < 2**62:
+            raise ValueError(f"bound {bound} outside [1, 2^62)")
+        limit, divisor = np.uint64(2**64 - 2**64 % bound), np.uint64(bound)
+        words = self.words(count)
+        out = (words % divisor).astype(np.int64)
+        again = np.flatnonzero(words >= limit)
+        while again.size:
+            words = self.words(again.size)
+            fits = words < limit
+            out[again[fits]] = (words[fits] % divisor).astype(np.int64)
+            again = again[~fits]
+        return out
+
     def word(self) -> int:
         """One uniform 64-bit word as a Python int (the scalar samplers' path)."""
         if not self._scalar_words:

@@ -60,13 +60,28 @@ def bernoulli_exp(num: np.ndarray, den: int, source: RandomSource) -> np.ndarray
     alive = _bernoulli_exp_at_most_one(frac, den, source)
     remaining = whole.copy()
     candidates = np.flatnonzero(alive & (remaining > 0))
-    ones = np.ones(1, dtype=np.int64)
     while candidates.size:
-        ok = _bernoulli_exp_at_most_one(np.repeat(ones, candidates.size), 1, source)
+        ok = _bernoulli_exp_one(candidates.size, source)
         alive[candidates[~ok]] = False
         remaining[candidates] -= 1
         candidates = candidates[ok & (remaining[candidates] > 0)]
     return alive
+
+
+def _bernoulli_exp_one(count: int, source: RandomSource, den: int = 1) -> np.ndarray:
+    """`count` draws of Bernoulli(exp(-1/den)): `_bernoulli_exp_at_most_one`
+    with num = 1 (the same words, the same answers), without its gathers.
+    A ~ Bernoulli(1/(den K)) is `below(den K) == 0`; below(1) takes no word."""
+    result = np.ones(count, dtype=bool)  # A = 0 at K = 1: the answer is 1
+    pending = np.arange(count)
+    k = 1
+    while pending.size:
+        if den * k >= _MAX_BOUND:
+            raise OverflowError("Bernoulli(exp(-x)) loop ran past the integer range")
+        result[pending] = k % 2 == 1  # the answer of those whose A is 0 at this K
+        pending = pending[source.below(den * k, pending.size) == 0]
+        k += 1
+    return result
 
 
 def _geometric_exp1(count: int, source: RandomSource) -> np.ndarray:
@@ -74,10 +89,8 @@ def _geometric_exp1(count: int, source: RandomSource) -> np.ndarray:
     P(V = v) = (1 - e^-1) e^-v."""
     result = np.zeros(count, dtype=np.int64)
     pending = np.arange(count)
-    ones = np.ones(1, dtype=np.int64)
     while pending.size:
-        success = _bernoulli_exp_at_most_one(np.repeat(ones, pending.size), 1, source)
-        pending = pending[success]
+        pending = pending[_bernoulli_exp_one(pending.size, source)]
         result[pending] += 1
     return result
 
@@ -283,14 +296,16 @@ def discrete_gaussian_array(sigma2: Fraction, count: int, source: RandomSource) 
 
 def _gaussian_batch(sigma: int, proposals: int, source: RandomSource) -> np.ndarray:
     """The accepted draws among `proposals` (the comment above)."""
-    u = source.below(sigma, proposals)
+    u = _uniform(sigma, proposals, source)
     u = u[_bernoulli_exp_ratio(u, sigma, True, source)]  # exp(-u^2 / (2 sigma^2))
     v = _geometric_exp1(u.size, source)
     if v.size and int(v.max()) >= min(_MAX_BOUND // sigma, 2**31):
         raise OverflowError("discrete Gaussian draw outside the integer range")
-    off = np.flatnonzero(v != 1)  # exp(-(v - 1)^2 / 2), 1 at v = 1
-    keep = np.ones(u.size, dtype=bool)
-    keep[off] = bernoulli_exp((v[off] - 1) ** 2, 2, source)
+    keep = np.ones(u.size, dtype=bool)  # exp(-(v - 1)^2 / 2): 1 at v = 1
+    half = np.flatnonzero((v == 0) | (v == 2))  # exp(-1/2), most of the others
+    keep[half] = _bernoulli_exp_one(half.size, source, 2)
+    far = np.flatnonzero(v > 2)
+    keep[far] = bernoulli_exp((v[far] - 1) ** 2, 2, source)
     u, v = u[keep], v[keep]
     keep = np.ones(u.size, dtype=bool)
     steps = v.copy()
@@ -303,6 +318,13 @@ def _gaussian_batch(sigma: int, proposals: int, source: RandomSource) -> np.ndar
     x = u[keep] + sigma * v[keep]
     negative = source.bits(x.size)
     return np.where(negative, -x, x)[~(negative & (x == 0))]  # zero is not counted twice (CKS Alg. 2)
+
+
+def _uniform(bound: int, count: int, source: RandomSource) -> np.ndarray:
+    """Exact uniform integers in [0, bound): a 64-bit word's remainder when
+    the bound needs more than 32 bits (`RandomSource.below_by_remainder`),
+    else a chunk of a word (`RandomSource.below`)."""
+    return source.below_by_remainder(bound, count) if bound > 2**32 else source.below(bound, count)
 
 
 def _bernoulli_exp_ratio(r: np.ndarray, sigma: int, squared: bool, source: RandomSource) -> np.ndarray:
@@ -324,9 +346,9 @@ def _bernoulli_exp_ratio(r: np.ndarray, sigma: int, squared: bool, source: Rando
             chosen = chosen[source.bits(chosen.size)]
         if k > 1:
             chosen = chosen[source.below(k, chosen.size) == 0]
-        chosen = chosen[source.below(sigma, chosen.size) < r[chosen]]
+        chosen = chosen[_uniform(sigma, chosen.size, source) < r[chosen]]
         if squared:
-            chosen = chosen[source.below(sigma, chosen.size) < r[chosen]]
+            chosen = chosen[_uniform(sigma, chosen.size, source) < r[chosen]]
         pending = chosen
         k += 1
     return result
