@@ -260,8 +260,8 @@ def discrete_gaussian_fractions(sigma2: Fraction, count: int, source: RandomSour
 #   exp(-(u + sigma v)^2 / (2 sigma^2)) / e^-v
 #     = exp(-u^2 / (2 sigma^2)) * exp(-u/sigma)^v * exp(-(v - 1)^2 / 2) * e^(1/2),
 # three factors at most 1, each a Bernoulli(exp(-x)) with x a ratio of small
-# int64s: every comparison is one of uniform integers (`RandomSource.below`),
-# no number leaves the int64 range and no float enters.
+# int64s: every comparison is one of exact uniform integers drawn from the
+# run's `RandomSource`, no number leaves the int64 range and no float enters.
 
 #: The largest sigma the batch sampler takes (t = sigma is within `_check_scale`).
 _MAX_BATCH_SIGMA = 2**57
@@ -341,7 +341,7 @@ def _bernoulli_exp_ratio(r: np.ndarray, sigma: int, squared: bool, source: Rando
             result[pending] = k % 2 == 1  # those whose A is 0 in this round keep this answer
         # each factor is drawn only for the draws whose earlier factors were 1,
         # the cheap and selective ones first (a fair bit is 1/64 of a word)
-        chosen = pending if k > 1 else np.arange(r.size)
+        chosen = pending
         if squared:
             chosen = chosen[source.bits(chosen.size)]
         if k > 1:
