@@ -107,9 +107,12 @@ class RandomSource(ABC):
         are new with it (`samplers.discrete_gaussian_array`)."""
         if not 1 <= bound < 2**62:
             raise ValueError(f"bound {bound} outside [1, 2^62)")
-        limit, divisor = np.uint64(2**64 - 2**64 % bound), np.uint64(bound)
+        divisor = np.uint64(bound)
         words = self.words(count)
         out = (words % divisor).astype(np.int64)
+        if 2**64 % bound == 0:  # a power of two: every word is used
+            return out
+        limit = np.uint64(2**64 - 2**64 % bound)
         again = np.flatnonzero(words >= limit)
         while again.size:
             words = self.words(again.size)
