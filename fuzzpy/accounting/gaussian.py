@@ -16,11 +16,11 @@ sigma / sqrt(k): no bound can be smaller than this one.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 
 import mpmath
 from mpmath import mp, mpf
-from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from fuzzpy.accounting.rounding import MP_PREC, float_up_mp
@@ -123,7 +123,25 @@ def _candidate(mu: float, delta: float) -> float:
         hi *= 2
         if hi > _EPS_CEILING:
             return math.inf
-    return brentq(lambda e: log_delta(mu, e) - target, 0.0, hi, xtol=1e-14, rtol=1e-14)
+    return root_at_or_past(lambda e: log_delta(mu, e) - target, 0.0, hi, xtol=1e-14, rtol=1e-14)
+
+
+def root_at_or_past(f: Callable[[float], float], a: float, b: float, xtol: float, rtol: float) -> float:
+    """A point within xtol + rtol |x| of a root of `f` between a and b (f(a)
+    and f(b) of opposite signs), on the side where f <= 0: bisection, in
+    place of scipy's brentq (scipy.optimize is ~0.2 s of imports, issue 24).
+    A float candidate only: the callers prove or adjust what they use."""
+    fa = f(a)
+    if fa <= 0:
+        return a
+    while True:
+        middle = (a + b) / 2
+        if abs(b - a) <= xtol + rtol * abs(middle) or middle in (a, b):
+            return b
+        if f(middle) > 0:
+            a = middle
+        else:
+            b = middle
 
 
 def candidate(mu: float, delta: float) -> float:
@@ -139,7 +157,7 @@ def mu_for(epsilon: float, delta: float) -> float:
     lo, hi = 1e-9, 1.0
     while log_delta(hi, epsilon) <= target:
         hi *= 2
-    root = brentq(lambda m: log_delta(m, epsilon) - target, lo, hi, xtol=1e-15, rtol=1e-14)
+    root = root_at_or_past(lambda m: log_delta(m, epsilon) - target, hi, lo, xtol=1e-15, rtol=1e-14)
     candidate = root
     while log_delta(candidate, epsilon) > target:
         candidate = math.nextafter(candidate, 0.0) * (1 - 1e-12)

@@ -34,6 +34,7 @@ from fuzzpy.data.cells import _INT_TEXT, _NUM_TEXT, INT_LIMIT
 from fuzzpy.data.columntypes import INTEGER, TEXT, ColumnType, column_type
 from fuzzpy.data.loader import ColumnRead, Plan
 from fuzzpy.engines.sql import Dialect, literal_sql
+from fuzzpy.language.categories import TRIMMED
 from fuzzpy.runtime.bag import Bag
 from fuzzpy.runtime.values import Record
 from fuzzpy.support.lazy import lazy
@@ -54,12 +55,7 @@ def pattern_obstacle(path: str, engine: str) -> str | None:
         return f"{engine} reads its path as a pattern of file names (it has one of * ? [ ] {{ }} \\)"
     return None
 
-#: The characters Arrow's `utf8_trim_whitespace` trims (checked against
-#: pyarrow over every code point by the tests).
-TRIMMED = "".join(chr(c) for c in (
-    0x9, 0xA, 0xB, 0xC, 0xD, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680, 0x2000, 0x2001, 0x2002,
-    0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000,
-))
+
 ROW_ID = "_fz_row"
 
 
