@@ -29,6 +29,7 @@ from fuzzpy.language.syntax import (
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.counters import (
     Counter,
+    accumulator_atoms,
     counter_atoms,
     flag_atoms,
     flag_tests,
@@ -288,6 +289,7 @@ def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While
                        cases, _relevance(info, loop, product))
     atoms += counter_atoms(info, [c for c in counters if all(show(e) in _bound_texts(product, sample, c)
                                                              for e in c.steps + c.limits)], inputs.claim)
+    atoms += accumulator_atoms(info, counters, names)
     for counter in counters:
         start = _common_entry(entering, counter.name)
         if start is not None:
