@@ -62,6 +62,11 @@ class Shift:
     context: int = 0
     target: str = ""  # "zero" | "one" | "minus_one" | "other"
     hint: Expr | None = None
+    #: "positive": only the upward part max(0, t) of the target shift t. One-sided
+    #: noise may only move up (Albarghouthi & Hsu 2018); a chain holding two
+    #: draws of opposite signs (`x + lapplus(b) - lapplus(b)`) is kept equal by
+    #: moving the one that has to go up, each paying its own part.
+    part: str = ""
 
     def term(self, env: DrawEnv) -> Term:
         if self.kind == "const":
@@ -75,7 +80,8 @@ class Shift:
             assert ctx.other is not None
             goal = env.dist_of(ctx.other)
         # dist(carrier) = rest distance + sign * a; solve dist(carrier) = goal for a
-        return ctx.sign * (goal - env.rest_dist(ctx))
+        shift = ctx.sign * (goal - env.rest_dist(ctx))
+        return (shift + z.absolute(shift)) / 2 if self.part == "positive" else shift
 
     def describe(self, site: DrawSite) -> str:
         if self.kind == "const":
@@ -91,10 +97,11 @@ class Shift:
         if goal.startswith("dist(") and _constant_text(goal[5:-1]):
             goal = ""
         pieces = [(1, goal)] if goal else []
-        pieces += [(-s * ctx.sign, f"dist({show(e)})") for s, e in ctx.rest if not _constant_text(show(e))]
+        pieces += [(-s, f"dist({show(e)})") for s, e in ctx.rest if not _constant_text(show(e))]
         if ctx.sign < 0:
             pieces = [(-s, p) for s, p in pieces]
-        return show_signed_sum(pieces)
+        text = show_signed_sum(pieces)
+        return f"max(0, {text})" if self.part == "positive" else text
 
 
 def _constant_text(text: str) -> bool:
@@ -201,6 +208,11 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
     for i in releases:
         # a release under a branch on the same draw is better served by a selector
         scored.append((2 if i in guarded else 0, Alignment(Shift("target", context=i, target="zero"))))
+    if site.noise.kind == "lapplus":
+        # one-sided noise moves only up: the upward part of "the carrier agrees"
+        for i in releases + carries:
+            if not _public(site.contexts[i], info):
+                scored.append((1, Alignment(Shift("target", context=i, target="zero", part="positive"))))
     for i in carries:
         if _public(site.contexts[i], info):
             continue  # the carrier's other summands never differ: same as the constants

@@ -48,7 +48,10 @@ def shift_text(shift: Shift | None, site: DrawSite) -> str:
         assert ctx.other is not None
         goal = f"dist({show(ctx.other)})"
     rest = "".join(f" {'-' if sign > 0 else '+'} dist({show(e)})" for sign, e in ctx.rest)
-    return f"({ctx.sign} * ({goal}{rest}))"
+    text = f"({ctx.sign} * ({goal}{rest}))"
+    if shift.part == "positive":  # max(0, t), written with the kernel's `abs`
+        return f"(({text} + abs({text})) / 2)"
+    return text
 
 
 def draw_alignment(site: DrawSite, alignment: Alignment, numbers: dict[int, int]) -> DrawAlignment:
