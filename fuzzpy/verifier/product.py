@@ -44,7 +44,7 @@ from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.alignment import Alignment, DrawEnv
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.solver import Term
-from fuzzpy.verifier.walk import block_is_pure
+from fuzzpy.verifier.walk import block_is_pure, statements, stmt_expressions, sub_expressions
 
 
 class Unsupported(Exception):
@@ -206,7 +206,7 @@ class Product:
         cond = self.eval(stmt.cond, path)
         self.resolve_pending(id(stmt), cond.one, path)
         public = cond.one is cond.two  # the same term in both runs: they always agree
-        if block_is_pure(stmt.then, draws=True) and block_is_pure(stmt.orelse, draws=True) and not public:
+        if not public and self._mergeable(stmt):
             merged = self._merge_pure(stmt, cond, path)
             if merged is not None:
                 self.merged.append(stmt)
@@ -228,6 +228,26 @@ class Product:
         then_path.trail.append((stmt, True))
         else_path.trail.append((stmt, False))
         return self.exec_block(stmt.then, [then_path]) + self.exec_block(stmt.orelse, [else_path])
+
+    def _mergeable(self, stmt: IfStmt) -> bool:
+        """Arms that only assign; a draw in them only when its alignment is the
+        shift 0 -- the search's way of saying "sample it in each run alone"
+        (`_draw_alone`); a draw aligned otherwise needs both runs in its arm."""
+        if not (block_is_pure(stmt.then, draws=True) and block_is_pure(stmt.orelse, draws=True)):
+            return False
+        for inner in statements(stmt.then + stmt.orelse):
+            for top in stmt_expressions(inner):
+                for e in sub_expressions(top):
+                    if isinstance(e, Noise) and not self._zero_alignment(e):
+                        return False
+        return True
+
+    def _zero_alignment(self, noise: Noise) -> bool:
+        site = self.site_of.get(id(noise))
+        if site is None:
+            return False
+        alignment = self.alignments[site.index]
+        return alignment.selector is None and alignment.then.kind == "const" and alignment.then.value == 0
 
     def _merge_pure(self, stmt: IfStmt, cond: Pair, path: Path) -> Path | None:
         """Assignment-only branches may differ between the runs: merge with if-then-else.
