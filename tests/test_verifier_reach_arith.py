@@ -200,6 +200,11 @@ def _text(case: tuple[str, ...]) -> str:
     return _mechanism(params, claim, body, *rest)
 
 
+def text_of(name: str) -> str:
+    """A proved shape's source (the statistical net, tests/test_mechanism_neighbours.py, runs them too)."""
+    return _text(PRIVATE[name])
+
+
 @pytest.mark.parametrize("name", sorted(PRIVATE))
 def test_private_shape_is_proved_and_the_kernel_accepts(name: str) -> None:
     verdict = _verdict(_text(PRIVATE[name]))
