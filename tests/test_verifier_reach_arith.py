@@ -8,7 +8,10 @@ written in several styles, with non-private twins the prover must not prove.
   upward part `max(0, t)` of a target shift for each one-sided draw;
 * a draw in an arm the two runs may not share (a noiseless private `if`):
   sampled by each run alone (apRHL's one-sided random assignment), in the
-  prover and in the kernel.
+  prover and in the kernel;
+* a Laplace draw whose sign a private test chooses (`x = e` or `x = 0 - e`):
+  the neighbour's value is -eta where the runs disagree on the test (a
+  "mirror" alignment; the density is symmetric).
 
 Non-private twins are checked against the prover alone (`prover.search`):
 the refuter refutes most of them, but a refutation must not be what stands
@@ -135,6 +138,17 @@ PRIVATE = {
     if (flag) { output q[i] + lap(1 / eps); }
     i = i + 1;
   }""", "list num"),
+    # symmetric noise under a private sign
+    "plus or minus the same draw": (Q, "eps", """
+  var e = lap(1 / eps);
+  var x = 0;
+  if (q[0] > 0) { x = e; } else { x = 0 - e; }
+  return x;"""),
+    "a constant plus or minus the draw, two entries compared": (Q, "eps", """
+  var noise = lap(2 / eps);
+  var out = 0;
+  if (q[0] >= q[1]) { out = noise + 3; } else { out = 3 - noise; }
+  return out;"""),
 }
 
 NOT_PRIVATE = {
@@ -188,6 +202,21 @@ NOT_PRIVATE = {
   var x = 0;
   if (q[0] > 0) { var d = lap(1 / eps); x = 5; } else { x = 7; }
   return x + lap(1 / eps);"""),
+    "plus or minus one-sided noise in a variable": (Q, "eps", """
+  var e = lapplus(1 / eps);
+  var x = 0;
+  if (q[0] > 0) { x = e; } else { x = 0 - e; }
+  return x;"""),
+    "plus or minus the draw, off by three": (Q, "eps", """
+  var e = lap(1 / eps);
+  var x = 0;
+  if (q[0] > 0) { x = e + 3; } else { x = 0 - e; }
+  return x;"""),
+    "the draw or minus twice the draw": (Q, "eps", """
+  var e = lap(1 / eps);
+  var x = 0;
+  if (q[0] > 0) { x = e; } else { x = 0 - 2 * e; }
+  return x;"""),
     "the arm's draw is used": (Q, "eps", """
   var x = 0;
   if (q[0] > 0) { var d = lap(1 / eps); x = d + 5; } else { x = 5; }
@@ -241,6 +270,32 @@ def test_kernel_rejects_a_draw_sampled_alone_whose_value_leaks() -> None:
     same = dataclasses.replace(cert, sides=(dataclasses.replace(cert.sides[0], branches=()),))
     decision = check(proved, program, same)
     assert not decision.accepted and "both runs take the same branch" in decision.reason
+
+
+def test_kernel_rejects_a_mirror_on_one_sided_noise_or_a_wrong_test() -> None:
+    """The mirror is sound for Laplace only, and only where the test decides the sign."""
+    text = _text(PRIVATE["plus or minus the same draw"])
+    decl, program = _decl(text)
+    verifier_package._cache.clear()
+    cert = verify_mechanism(decl, program).certificate
+    verifier_package._cache.clear()
+    assert cert is not None and cert.sides[0].draws[0].mirror == "q[0] > 0"
+    assert check(decl, program, cert).accepted
+    # the same certificate for one-sided noise is refused
+    one_sided, one_program = _decl(text.replace("lap(1 / eps)", "lapplus(1 / eps)"))
+    forged = dataclasses.replace(cert, sides=(dataclasses.replace(
+        cert.sides[0], draws=(dataclasses.replace(cert.sides[0].draws[0], kind="lapplus"),)),))
+    decision = check(one_sided, one_program, forged)
+    assert not decision.accepted and "Laplace" in decision.reason
+    # mirroring on a test that does not choose the sign: the release differs
+    other = dataclasses.replace(cert, sides=(dataclasses.replace(
+        cert.sides[0], draws=(dataclasses.replace(cert.sides[0].draws[0], mirror="q[1] > 0"),)),))
+    decision = check(decl, program, other)
+    assert not decision.accepted and "returned values are equal" in decision.reason
+    # a mirror test may not read dist() (it is a test of the state, in both runs)
+    peeking = dataclasses.replace(cert, sides=(dataclasses.replace(
+        cert.sides[0], draws=(dataclasses.replace(cert.sides[0].draws[0], mirror="dist(q[0]) > 0"),)),))
+    assert not check(decl, program, peeking).accepted
 
 
 def test_kernel_rejects_a_one_sided_shift_that_goes_down() -> None:

@@ -151,8 +151,13 @@ class Alignment:
     then: Shift
     selector: Selector | None = None
     orelse: Shift | None = None
+    #: Laplace only: where the runs disagree on this test (of the inputs), the
+    #: neighbour's value is -eta + shift (the density is symmetric)
+    mirror: Expr | None = None
 
     def describe(self, site: DrawSite) -> str:
+        if self.mirror is not None:
+            return f"{self.then.describe(site)}, negated where the runs disagree on {show(self.mirror)}"
         if self.selector is None:
             return self.then.describe(site)
         other = self.orelse.describe(site) if self.orelse is not None else "0"
@@ -231,6 +236,10 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
         # the comparison's false side is the one that pays (`while (... && q[i] + lap(b) < tt)`)
         scored.append((1, Alignment(zero, branch, Shift("target", context=i, target="other"))))
         scored.append((2, Alignment(zero, branch, Shift("target", context=i, target="one"))))
+    for test in _sign_tests(info, site):
+        # `x = e` in one arm, `x = 0 - e` in the other (a sign chosen by private
+        # data): run 2 takes -eta where the runs take different arms
+        scored.append((2, Alignment(zero, mirror=test)))
     for test in site.next_guards:
         # a draw that matters only if the loop runs another trip (a redrawn threshold);
         # a budget test (`count < N`) first, running out of input second
@@ -252,6 +261,33 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
             scored.append((3, Alignment(Shift("const", Fraction(1)), point, zero)))
     scored.sort(key=lambda pair: pair[0])
     return scored
+
+
+def _sign_tests(info: MechanismInfo, site: DrawSite) -> list[Expr]:
+    """Conditions of the `if`s whose two arms both assign from the variable
+    holding a Laplace draw, when they read only the inputs (so that they can
+    be evaluated at the draw)."""
+    from fuzzpy.language.syntax import Assign, IfStmt, VarDecl
+    from fuzzpy.verifier.walk import statements
+
+    if site.noise.kind != "lap" or site.carrier_var is None:
+        return []
+    inputs = set(info.scalars) | set(info.vectors)
+    carrier = site.carrier_var
+
+    def reads_carrier(body: tuple) -> bool:  # noqa: ANN001 - statements
+        return any(isinstance(s, (Assign, VarDecl)) and any(isinstance(e, Var) and e.name == carrier
+                                                              for e in sub_expressions(s.expr))
+                   for s in statements(body))
+
+    found: dict[str, Expr] = {}
+    for stmt in statements(info.decl.body):
+        if not isinstance(stmt, IfStmt) or has_noise(stmt.cond):
+            continue
+        names = {e.name for e in sub_expressions(stmt.cond) if isinstance(e, Var)}
+        if names <= inputs and reads_carrier(stmt.then) and reads_carrier(stmt.orelse):
+            found.setdefault(show(stmt.cond), stmt.cond)
+    return list(found.values())
 
 
 def _inside(stmt: object, branch: object) -> bool:

@@ -59,7 +59,8 @@ def draw_alignment(site: DrawSite, alignment: Alignment, numbers: dict[int, int]
     then = shift_text(alignment.then, site)
     selector = alignment.selector
     if selector is None:
-        return DrawAlignment(at, site.noise.kind, then)
+        mirror = show(alignment.mirror) if alignment.mirror is not None else ""
+        return DrawAlignment(at, site.noise.kind, then, mirror=mirror)
     otherwise = shift_text(alignment.orelse, site)
     if selector.kind == "branch":
         node = selector.node

@@ -529,6 +529,10 @@ class Product:
         else:
             path.cost = path.cost + z.divide(z.absolute(shift), scale.one)
         path.draws.append(DrawRecord(site.index, shift, scale.one, noise.kind))
+        if alignment.mirror is not None and noise.kind == "lap" and alignment.selector is None:
+            # where the runs disagree on the test, run 2 draws -eta (Laplace is symmetric)
+            test = self.eval(alignment.mirror, path)
+            return Pair(eta, z.ite(test.one != test.two, -eta, eta) + shift)
         return Pair(eta, eta + shift)
 
 

@@ -424,6 +424,7 @@ class Product:
         path.obs.append(Ob("the noise scale is the same in both runs", one == two, line))
         path.obs.append(Ob("the noise scale is positive", real(one) > 0, line))
         shift = self.shift(cert, path, line)
+        flip = self.mirror(cert, noise, path, line)
         if noise.kind == "lapplus":  # one-sided noise: shifts >= 0 keep the support; cost a / b
             path.obs.append(Ob("one-sided noise is shifted up (shift >= 0)", shift >= 0, line))
             path.cost = path.cost + shift / real(one)
@@ -432,7 +433,30 @@ class Product:
         eta = fresh_like(f"eta{line}", z3.RealVal(0))
         if noise.kind == "lapplus":  # its support is [0, inf): a fact about run 1's draw
             path.facts.append(eta >= 0)
+        if flip is not None:
+            return (eta, ite(flip, -eta, eta) + shift)
         return (eta, eta + shift)
+
+    def mirror(self, cert: DrawAlignment, noise: Noise, path: KPath, line: int) -> Term | None:
+        """Where the runs disagree on the certificate's `mirror` test (evaluated
+        on both runs' states at the draw), run 2 gets -eta + shift: for each
+        fixed past a bijection of the line that preserves Laplace(0, b)'s
+        density up to exp(|shift| / b), as a translation does (the density is
+        symmetric; LightDP's alignments need only be injective and
+        measure-preserving up to that factor, Zhang & Kifer 2017, Thm. 1)."""
+        if not cert.mirror:
+            return None
+        if noise.kind != "lap" or cert.selector != "":
+            raise Reject(f"line {line}: a mirrored alignment is for a Laplace draw without a selector")
+        test = _test_expr(cert.mirror)
+        for e in walk(test):
+            if isinstance(e, (Noise, Dist)) or (isinstance(e, Index) and isinstance(e.base, Var)
+                                               and self.env.vectors.get(e.base.name, ("", "", ""))[2] == "1"):
+                raise Reject(f"line {line}: a mirror test may not draw, read `vec[1]` or name dist()")
+        one, two = self.ev(test, path, BOTH)
+        if not (z3.is_bool(one) and z3.is_bool(two)):
+            raise Reject(f"line {line}: a mirror test that is not a condition")
+        return one != two
 
     def draw_alone(self, noise: Noise, path: KPath, runs: Runs) -> tuple[Term, ...]:
         """A draw in an arm one run executes alone: sampled in that run only,
