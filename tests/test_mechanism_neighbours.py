@@ -101,6 +101,8 @@ FROM_TESTS = {
         ("unused_draw_private_if", "unused draw in a private if"),
         ("unused_draw_arms_apart", "unused draw, arms one apart"),
         ("unused_draw_vec1_loop", "unused draw in a loop over vec[1]"),
+        ("mirrored_sign", "plus or minus the same draw"),
+        ("mirrored_offset", "a constant plus or minus the draw, two entries compared"),
     )},
 }
 
