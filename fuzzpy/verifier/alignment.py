@@ -62,6 +62,11 @@ class Shift:
     context: int = 0
     target: str = ""  # "zero" | "one" | "minus_one" | "other"
     hint: Expr | None = None
+    #: "positive": only the upward part max(0, t) of the target shift t. One-sided
+    #: noise may only move up (Albarghouthi & Hsu 2018); a chain holding two
+    #: draws of opposite signs (`x + lapplus(b) - lapplus(b)`) is kept equal by
+    #: moving the one that has to go up, each paying its own part.
+    part: str = ""
 
     def term(self, env: DrawEnv) -> Term:
         if self.kind == "const":
@@ -75,7 +80,8 @@ class Shift:
             assert ctx.other is not None
             goal = env.dist_of(ctx.other)
         # dist(carrier) = rest distance + sign * a; solve dist(carrier) = goal for a
-        return ctx.sign * (goal - env.rest_dist(ctx))
+        shift = ctx.sign * (goal - env.rest_dist(ctx))
+        return (shift + z.absolute(shift)) / 2 if self.part == "positive" else shift
 
     def describe(self, site: DrawSite) -> str:
         if self.kind == "const":
@@ -91,10 +97,11 @@ class Shift:
         if goal.startswith("dist(") and _constant_text(goal[5:-1]):
             goal = ""
         pieces = [(1, goal)] if goal else []
-        pieces += [(-s * ctx.sign, f"dist({show(e)})") for s, e in ctx.rest if not _constant_text(show(e))]
+        pieces += [(-s, f"dist({show(e)})") for s, e in ctx.rest if not _constant_text(show(e))]
         if ctx.sign < 0:
             pieces = [(-s, p) for s, p in pieces]
-        return show_signed_sum(pieces)
+        text = show_signed_sum(pieces)
+        return f"max(0, {text})" if self.part == "positive" else text
 
 
 def _constant_text(text: str) -> bool:
@@ -144,8 +151,13 @@ class Alignment:
     then: Shift
     selector: Selector | None = None
     orelse: Shift | None = None
+    #: Laplace only: where the runs disagree on this test (of the inputs), the
+    #: neighbour's value is -eta + shift (the density is symmetric)
+    mirror: Expr | None = None
 
     def describe(self, site: DrawSite) -> str:
+        if self.mirror is not None:
+            return f"{self.then.describe(site)}, negated where the runs disagree on {show(self.mirror)}"
         if self.selector is None:
             return self.then.describe(site)
         other = self.orelse.describe(site) if self.orelse is not None else "0"
@@ -201,6 +213,11 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
     for i in releases:
         # a release under a branch on the same draw is better served by a selector
         scored.append((2 if i in guarded else 0, Alignment(Shift("target", context=i, target="zero"))))
+    if site.noise.kind == "lapplus":
+        # one-sided noise moves only up: the upward part of "the carrier agrees"
+        for i in releases + carries:
+            if not _public(site.contexts[i], info):
+                scored.append((1, Alignment(Shift("target", context=i, target="zero", part="positive"))))
     for i in carries:
         if _public(site.contexts[i], info):
             continue  # the carrier's other summands never differ: same as the constants
@@ -219,6 +236,10 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
         # the comparison's false side is the one that pays (`while (... && q[i] + lap(b) < tt)`)
         scored.append((1, Alignment(zero, branch, Shift("target", context=i, target="other"))))
         scored.append((2, Alignment(zero, branch, Shift("target", context=i, target="one"))))
+    for test in _sign_tests(info, site):
+        # `x = e` in one arm, `x = 0 - e` in the other (a sign chosen by private
+        # data): run 2 takes -eta where the runs take different arms
+        scored.append((2, Alignment(zero, mirror=test)))
     for test in site.next_guards:
         # a draw that matters only if the loop runs another trip (a redrawn threshold);
         # a budget test (`count < N`) first, running out of input second
@@ -240,6 +261,33 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
             scored.append((3, Alignment(Shift("const", Fraction(1)), point, zero)))
     scored.sort(key=lambda pair: pair[0])
     return scored
+
+
+def _sign_tests(info: MechanismInfo, site: DrawSite) -> list[Expr]:
+    """Conditions of the `if`s whose two arms both assign from the variable
+    holding a Laplace draw, when they read only the inputs (so that they can
+    be evaluated at the draw)."""
+    from fuzzpy.language.syntax import Assign, IfStmt, VarDecl
+    from fuzzpy.verifier.walk import statements
+
+    if site.noise.kind != "lap" or site.carrier_var is None:
+        return []
+    inputs = set(info.scalars) | set(info.vectors)
+    carrier = site.carrier_var
+
+    def reads_carrier(body: tuple) -> bool:  # noqa: ANN001 - statements
+        return any(isinstance(s, (Assign, VarDecl)) and any(isinstance(e, Var) and e.name == carrier
+                                                              for e in sub_expressions(s.expr))
+                   for s in statements(body))
+
+    found: dict[str, Expr] = {}
+    for stmt in statements(info.decl.body):
+        if not isinstance(stmt, IfStmt) or has_noise(stmt.cond):
+            continue
+        names = {e.name for e in sub_expressions(stmt.cond) if isinstance(e, Var)}
+        if names <= inputs and reads_carrier(stmt.then) and reads_carrier(stmt.orelse):
+            found.setdefault(show(stmt.cond), stmt.cond)
+    return list(found.values())
 
 
 def _inside(stmt: object, branch: object) -> bool:

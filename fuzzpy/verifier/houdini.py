@@ -29,6 +29,7 @@ from fuzzpy.language.syntax import (
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.counters import (
     Counter,
+    accumulator_atoms,
     counter_atoms,
     flag_atoms,
     flag_tests,
@@ -220,8 +221,8 @@ class InvariantLoops:
             active -= {i for i in active if z.is_false(terms[i])}  # decided without the solver
             self._weed(facts, terms, active)
         head_terms = [a.build(head) for a in atoms]
-        posts = [(p, [a.build(view_of(p)) for a in atoms])
-                 for p in body if not p.returned]
+        posts = [(p, [a.build(view) for a in atoms])
+                 for p in body if not p.returned for view in (view_of(p),)]
         changed = True
         while changed:
             changed = False
@@ -273,8 +274,15 @@ def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While
             continue
     guards, cases = [], []
     for conj in guard_conjuncts(loop.cond) + _counter_tests(info, loop, names):
-        def g(v: View, conj: Expr = conj) -> Term:
-            return product.eval(conj, Path(dict(v.values), v.cost, budgets=dict(v.budgets))).one
+        def g(v: View, conj: Expr = conj, key: str | None = None if has_noise(conj) else show(conj)) -> Term:
+            # a test guards many atoms: evaluated once per view (a draw in it
+            # names a fresh value at each use, so that one is not kept)
+            if key is not None and key in v.memo:
+                return v.memo[key]
+            found = product.eval(conj, Path(dict(v.values), v.cost, budgets=dict(v.budgets))).one
+            if key is not None:
+                v.memo[key] = found
+            return found
 
         both = [(show(conj), g), (f"!({show(conj)})", lambda v, g=g: z.neg(g(v)))]
         (guards if conj in guard_conjuncts(loop.cond) else cases).extend(both)
@@ -288,6 +296,7 @@ def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While
                        cases, _relevance(info, loop, product))
     atoms += counter_atoms(info, [c for c in counters if all(show(e) in _bound_texts(product, sample, c)
                                                              for e in c.steps + c.limits)], inputs.claim)
+    atoms += accumulator_atoms(info, counters, names)
     for counter in counters:
         start = _common_entry(entering, counter.name)
         if start is not None:

@@ -32,6 +32,7 @@ class View:
     budgets: dict  # name -> Budget
     bounds: dict[str, Term]  # text of a guard bound -> its value (loop constant)
     entries: dict[str, Term] = field(default_factory=dict)  # counter -> its value at loop entry (a ghost)
+    memo: dict[object, Term] = field(default_factory=dict)  # noise-free tests (by text), atoms (by id) built here
 
 
 @frozen
@@ -150,19 +151,27 @@ def build_pool(
     kept = set(returned) | {n for n in names if n not in ints}
     light = [a for a in distance if a.label.split("(")[-1].split(")")[0] in kept or "'" in a.label]
     guarded = [
-        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), a.build(v)))
+        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), _built(a, v)))
         for label, g in guards + list(case_guards)
         for atom in distance + costs + counters + pointwise
     ] + [
-        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), a.build(v)))
+        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), _built(a, v)))
         for label, g in narrow
         for atom in light + costs + pointwise
     ] + [
-        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), a.build(v)))
+        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), _built(a, v)))
         for label, g in case_guards
         for atom in relations
     ]
     return unguarded + guarded
+
+
+def _built(atom: Atom, view: View) -> Term:
+    """``atom`` on ``view``, built once however many guards it appears under."""
+    key = id(atom)
+    if key not in view.memo:
+        view.memo[key] = atom.build(view)
+    return view.memo[key]
 
 
 def _distance_atoms(names: list[str]) -> list[Atom]:
