@@ -25,7 +25,7 @@ from fractions import Fraction
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Env, Globals, Judgment
 from fuzzpy.checker.costs import Blame, Cost, CostCtx, infinite
-from fuzzpy.checker.elaborate import static_arith
+from fuzzpy.checker.elaborate import static_arith, static_value
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.explain import Tracer
 from fuzzpy.checker.lengths import Lengths
@@ -43,6 +43,7 @@ from fuzzpy.language import types as T
 from fuzzpy.language.diagnostics import Diagnostic, Label
 from fuzzpy.language.sensitivity import INF, ONE, ZERO, Sens, case_scale
 from fuzzpy.language.source import Span
+from fuzzpy.language.symbolic import Poly
 
 Handler = Callable[[S.Expr, "T.Type | None"], Judgment]
 
@@ -79,6 +80,14 @@ class Inferencer:
         #: each use of a definition in the one being checked: the callee and
         #: the fresh length variables its signature was instantiated with
         self.call_sites: dict[Span, tuple[str, dict[T.LenVar, T.Length]]] = {}
+        #: the static parameters of the definition being checked that a noise
+        #: scale has named (they are its symbolic parameters)
+        self.symbolic_used: set[str] = set()
+        #: the bindings of the static parameters of the definition being checked
+        self.static_params: dict[str, Binding] = {}
+        #: a definition's signature at given values of its static parameters
+        #: (set by the driver: each call is checked at its own numbers)
+        self.instance_of: Callable[[str, tuple[Poly, ...], Span], DefSig] | None = None
         from fuzzpy.checker import apply, blocks, literals
 
         self._handlers: dict[type, Handler] = {
@@ -121,7 +130,45 @@ class Inferencer:
         """The top-level constants a static position may name here: a local
         variable of the same name (a parameter, a `let`) hides the constant,
         so `laplace[e]` under `fun e -> ...` is not the constant `e`."""
-        return {name: value for name, value in self.globals.constants.items() if self.env.lookup(name) is None}
+        visible = {name: value for name, value in self.globals.constants.items() if self.env.lookup(name) is None}
+        # a static parameter checked at a call's number is that number
+        # (the call's instance is today's check of the program written with it)
+        for name, binding in self.static_params.items():
+            if binding.symbolic is not None and binding.symbolic.is_const and self.env.lookup(name) is binding:
+                visible[name] = binding.symbolic.value
+        return visible
+
+    def symbolic_value(self, expr: S.Expr) -> Poly | None:
+        """A static expression over the static parameters in scope, as a
+        polynomial: literals, visible constants, parameters, `+`, `-`, `*`,
+        and division by a non-zero static number; None otherwise (a
+        parameter in a denominator is not a polynomial)."""
+        if isinstance(expr, S.Var):
+            binding = self.env.lookup(expr.name)
+            if binding is not None:
+                if binding.symbolic is not None:
+                    self.symbolic_used.add(expr.name)
+                return binding.symbolic
+        if isinstance(expr, S.Unary) and expr.op == "-":
+            inner = self.symbolic_value(expr.operand)
+            return None if inner is None else -inner
+        if isinstance(expr, S.Ann):
+            return self.symbolic_value(expr.expr)
+        if isinstance(expr, S.Binary) and expr.op in ("+", "-", "*", "/"):
+            left, right = self.symbolic_value(expr.left), self.symbolic_value(expr.right)
+            if left is None or right is None:
+                return None
+            if expr.op == "+":
+                return left + right
+            if expr.op == "-":
+                return left - right
+            if expr.op == "*":
+                return left * right
+            if not right.is_const or right.value == 0:
+                return None
+            return left.scale(1 / right.value)
+        value = static_value(expr, self.visible_constants())
+        return None if value is None else Poly.const(value)
 
     def visible_categories(self) -> dict[str, tuple[str, ...]]:
         """The top-level category lists `group[...]` may name here (a local
