@@ -119,6 +119,6 @@ Decisions of issue 9 (soundness of the checker's own logic):
   the data given to an `expmech` score.
 """
 
-from fuzzpy.checker.driver import check_program, explain_definition
+from fuzzpy.checker.driver import check_program, explain_definition, instantiate_definition
 
-__all__ = ["check_program", "explain_definition"]
+__all__ = ["check_program", "explain_definition", "instantiate_definition"]

@@ -82,6 +82,39 @@ def explain_definition(program: S.Program, name: str, source_text: str | None = 
     return tracer.render(title) + "\n\n" + _conclusion(checked, figures)
 
 
+def instantiate_definition(program: S.Program, name: str, values: dict[str, Fraction]) -> CheckedDef:
+    """A definition with static parameters at given numbers (`run --arg
+    eps=0.1`, the Python API's keyword arguments): its body checked at
+    those numbers, as a call with them is; FuzzError when the program or the
+    definition there is refused. The result's ``privacy`` is the events
+    `run` charges; the interpreter reads the same numbers from the call."""
+    checker = ProgramChecker(program)
+    checked = checker.run()
+    definition = checked.definitions[name]
+    where = Span("<command line>", 1, 1, 1, 1)
+    poly_values: list[Poly] = []
+    for pname in definition.static_params:
+        value = Fraction(values[pname])
+        if value <= 0:
+            raise FuzzError((Diagnostic("FZ202", f"`{pname}` of `{name}` is an epsilon and must be positive, got {value}", where),))
+        static_value(S.NumLit(value, where), {})  # within the static range (FZ217 otherwise)
+        poly_values.append(Poly.const(value))
+    try:
+        sig = checker.instance(name, tuple(poly_values), where)
+    except CheckError as err:
+        raise FuzzError((err.diagnostic,)) from None
+    privacy = {
+        pname: (() if cost is None else cost.events())
+        for (pname, ty), cost in zip(sig.params, sig.costs, strict=False)
+        if isinstance(ty, T.TBag)
+    }
+    params = tuple(
+        ParamInfo(p.name, p.type, p.sensitivity if p.name in definition.static_params else sens)
+        for p, sens in zip(definition.params, sig.sens, strict=True)
+    )
+    return CheckedDef(name, definition.decl, params, definition.result, privacy)
+
+
 class ProgramChecker:
     def __init__(self, program: S.Program) -> None:
         self.program = program

@@ -30,7 +30,16 @@ def program_costs(
     if definition is not None and definition not in checked.definitions:
         known = ", ".join(sorted(checked.definitions)) or "none"
         raise CostsUnavailable(f"no definition `{definition}` in {path} (definitions: {known})", "FZ702")
-    names = [definition] if definition is not None else list(checked.definitions)
+    if definition is not None and checked.definitions[definition].static_params:
+        static = ", ".join(checked.definitions[definition].static_params)
+        raise CostsUnavailable(
+            f"`{definition}` has no single cost: it depends on its parameter(s) {static} (`fuzzpy check` shows "
+            f"the expression); quote a run with `fuzzpy run --arg NAME=VALUE` or call it from a definition",
+            "FZ702",
+        )
+    # a definition with static parameters has a cost only at numbers: its
+    # callers' costs include it at theirs
+    names = [definition] if definition is not None else [n for n, d in checked.definitions.items() if not d.static_params]
     return [
         (name, param, tuple(events))
         for name in names
