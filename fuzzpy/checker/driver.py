@@ -659,6 +659,14 @@ def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 def _conclusion(checked: CheckedDef, figures: dict) -> str:
     lines = ["Conclusion:"]
     for p in checked.params:
+        if p.name in checked.static_params:
+            lines.append(f"  `{p.name}`: a static parameter (a positive number at each call, which is checked at it)")
+            continue
+        if p.name in checked.symbolic_privacy:
+            cost = checked.symbolic_privacy[p.name]
+            lines.append(f"  privacy in `{p.name}`: {'not pure' if cost is None else f'({cost})-DP'} for every positive value of "
+                         + ", ".join(checked.static_params))
+            continue
         if p.name in figures:
             continue
         lines.append(f"  `{p.name}`: sensitivity {p.sensitivity}")

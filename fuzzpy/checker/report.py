@@ -22,7 +22,7 @@ from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
 from fuzzpy.checker.costs import pure_epsilon
-from fuzzpy.checker.result import CheckedDef, CheckedProgram
+from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
 from fuzzpy.language import syntax as S
 from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.language.figures import NEIGHBOURS_TEXT, text_up
@@ -255,9 +255,7 @@ def json_definitions(checked: CheckedProgram, delta: float | None, known: Figure
             {
                 "name": d.name,
                 "type": signature(d, figures),
-                "params": [
-                    {"name": p.name, "type": str(p.type), "sensitivity": p.sensitivity.to_json()} for p in d.params
-                ],
+                "params": [{"name": p.name, "type": str(p.type), "sensitivity": _param_json(d, p)} for p in d.params],
                 "result": str(d.result),
                 "privacy": {name: fig.to_json() for name, fig in figures.items()},
             }
@@ -275,6 +273,17 @@ def json_definitions(checked: CheckedProgram, delta: float | None, known: Figure
                 for instance in checked.instances.get(d.name, ())
             ]
     return out
+
+
+def _param_json(d: CheckedDef, p: ParamInfo) -> object:
+    """A parameter's sensitivity; for a static parameter "static", and for a
+    cost over static parameters its expression (text)."""
+    if p.name in d.static_params:
+        return "static"
+    if p.name in d.symbolic_privacy:
+        cost = d.symbolic_privacy[p.name]
+        return "inf" if cost is None else str(cost)
+    return p.sensitivity.to_json()
 
 
 # ---------------------------------------------------------------- numbers
