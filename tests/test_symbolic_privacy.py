@@ -290,3 +290,20 @@ def test_cli_run_of_a_library_definition_at_an_argument(tmp_path: Path) -> None:
     assert doc["charged"]["exact"]["epsilon"] == "1/4"
     refused = fuzzpy("run", str(program), "f", "--arg", "eps=0", "--ledger", str(tmp_path / "c.db"), *common)
     assert refused.returncode == 1 and "FZ202" in refused.stdout
+
+
+def test_python_api_checks_once_and_runs_at_three_epsilons(tmp_path: Path) -> None:
+    import fuzzpy
+
+    program = fuzzpy.load(ROOT / "examples" / "parameterised_mean.fz")
+    report = program.check()
+    assert "(eps : num) -> (db :[eps] bag Person)" in report.text
+    people = str(ROOT / "examples" / "data" / "people.csv")
+    ledger = tmp_path / "ledger.sqlite"
+    spent = []
+    for eps in (0.05, 0.1, 0.2):
+        quote = program.quote("noisy_mean", data={"db": people}, args={"eps": eps}, ledger=ledger, budget=1.0)
+        release = program.run("noisy_mean", data={"db": people}, args={"eps": eps}, ledger=ledger, budget=1.0)
+        assert release.charges["people"].epsilon == quote["people"].epsilon == pytest.approx(eps)
+        spent.append(release.charges["people"].epsilon)
+    assert fuzzpy.Ledger(ledger).remaining("people") == pytest.approx((1 - sum(spent), 0.0))
