@@ -21,8 +21,8 @@ from fuzzpy.checker.usage import Ctx
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.sensitivity import Sens
-from fuzzpy.language.symbolic import Poly
 from fuzzpy.language.source import Span
+from fuzzpy.language.symbolic import Poly
 
 
 @dataclass

@@ -28,9 +28,9 @@ from fuzzpy.accounting.events import (
     Verified,
 )
 from fuzzpy.language.diagnostics import Label
-from fuzzpy.language.symbolic import Poly
 from fuzzpy.language.sensitivity import ONE, Sens
 from fuzzpy.language.source import Span
+from fuzzpy.language.symbolic import Poly
 from fuzzpy.support.records import frozen
 
 

@@ -19,6 +19,7 @@ from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Globals, Judgment
 from fuzzpy.checker.elaborate import (
     elaborate,
+    in_range,
     static_sens,
     static_value,
     with_alias,
@@ -26,7 +27,14 @@ from fuzzpy.checker.elaborate import (
 from fuzzpy.checker.errors import CheckError, SilentAbort
 from fuzzpy.checker.explain import Tracer
 from fuzzpy.checker.infer import Inferencer
-from fuzzpy.checker.result import CheckedDef, CheckedProgram, Instance, LengthOf, ParamInfo, RunLength
+from fuzzpy.checker.result import (
+    CheckedDef,
+    CheckedProgram,
+    Instance,
+    LengthOf,
+    ParamInfo,
+    RunLength,
+)
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.categories import category_constant
@@ -93,13 +101,12 @@ def instantiate_definition(program: S.Program, name: str, values: dict[str, Frac
     definition = checked.definitions[name]
     where = Span("<command line>", 1, 1, 1, 1)
     poly_values: list[Poly] = []
-    for pname in definition.static_params:
-        value = Fraction(values[pname])
-        if value <= 0:
-            raise FuzzError((Diagnostic("FZ202", f"`{pname}` of `{name}` is an epsilon and must be positive, got {value}", where),))
-        static_value(S.NumLit(value, where), {})  # within the static range (FZ217 otherwise)
-        poly_values.append(Poly.const(value))
     try:
+        for pname in definition.static_params:
+            value = Fraction(values[pname])
+            if value <= 0:
+                raise CheckError("FZ202", f"`{pname}` of `{name}` is an epsilon and must be positive, got {value}", where)
+            poly_values.append(Poly.const(in_range(value, where)))  # within the static range (FZ217 otherwise)
         sig = checker.instance(name, tuple(poly_values), where)
     except CheckError as err:
         raise FuzzError((err.diagnostic,)) from None

@@ -20,7 +20,16 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.accounting.events import Event, ExpMech, Gaussian, Group, Laplace, Repeat, Subsample, SymbolicPure
+from fuzzpy.accounting.events import (
+    Event,
+    ExpMech,
+    Gaussian,
+    Group,
+    Laplace,
+    Repeat,
+    Subsample,
+    SymbolicPure,
+)
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.blocks import BinderRules, LambdaResult

@@ -248,7 +248,7 @@ def infinite_at_delta(checked: CheckedProgram, delta: float | None, known: Figur
 
 
 def json_definitions(checked: CheckedProgram, delta: float | None, known: Figures | None = None) -> list[dict[str, object]]:
-    out = []
+    out: list[dict[str, object]] = []
     for d in checked.definitions.values():
         figures = known[d.name] if known is not None else figures_for(d, delta)
         out.append(

@@ -146,7 +146,7 @@ def at_static_values(checked: CheckedProgram, definition: CheckedDef, public: di
     run charges; the interpreter reads the same exact numbers."""
     from fuzzpy.checker import instantiate_definition
 
-    values = {name: Fraction(public[name]) for name in definition.static_params}  # type: ignore[arg-type]
+    values = {name: Fraction(public[name]) for name in definition.static_params}
     try:
         return instantiate_definition(checked.program, definition.name, values)
     except FuzzError as exc:

@@ -327,7 +327,7 @@ class Interpreter:
         if env is not None and isinstance(expr, S.Var) and expr.name in env:
             value = self._lookup(expr.name, env)
             if X.is_exact(value):
-                return Fraction(value)  # type: ignore[arg-type]
+                return Fraction(value)
             raise RuntimeFailure("FZ513", f"a static number was expected for `{expr.name}`")
         if isinstance(expr, S.NumLit):
             return expr.value
