@@ -82,6 +82,16 @@ LIBRARY = {
         "  let (lo, hi) = split (fun r -> r.paid > 10) v;\n"
         "  sample a = laplace[{E}] (size lo);\n  sample b = laplace[{E} / 2] (size hi);\n  return (a, b) };",
     ),
+    "the epsilon also as data": (
+        "def lib (e : num) (v : bag Visit) : fuzzy num = laplace[e] (size v + 2 * e);",
+        "def lib (v : bag Visit) : fuzzy num = laplace[{E}] (size v + 2 * {E});",
+    ),
+    "a callee at the caller's expression": (
+        "def one (x : num) (v : bag Visit) : fuzzy num = laplace[x] (size v);\n"
+        "def lib (e : num) (v : bag Visit) : fuzzy (num, num) = { sample a = one (e / 4) v; sample b = one (e * 2) v; return (a, b) };",
+        "def lib (v : bag Visit) : fuzzy (num, num) = {\n"
+        "  sample a = laplace[{E} / 4] (size v); sample b = laplace[{E} * 2] (size v); return (a, b) };",
+    ),
     "gaussian beside a symbolic laplace": (
         "def lib (e : num) (v : bag Visit) : fuzzy (num, num) = {\n"
         "  sample a = laplace[e] (size v);\n  sample b = gauss[4] (size v);\n  return (a, b) };",
@@ -103,7 +113,7 @@ def _caller(result: str, arg: str | None) -> str:
 
 
 def _result(lib_text: str) -> str:
-    return lib_text.split(": fuzzy ", 1)[1].split(" =", 1)[0]
+    return lib_text.split("def lib", 1)[1].split(": fuzzy ", 1)[1].split(" =", 1)[0]
 
 
 @pytest.mark.parametrize("name", list(LIBRARY))

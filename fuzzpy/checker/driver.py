@@ -346,7 +346,8 @@ class ProgramChecker:
             else:
                 body = ck.infer(decl.body)
         finally:
-            g.sigs.pop(decl.name, None)
+            if values is None:  # a `def rec`'s stub; an instance keeps the checked signature
+                g.sigs.pop(decl.name, None)
         if declared_result is not None:
             body.type = declared_result  # the declared type is the interface
         symbolic = tuple(name for name, _ in params if name in ck.symbolic_used) if values is None else tuple(values)
@@ -389,7 +390,7 @@ class ProgramChecker:
                 cost = body.cost.get(name)
                 assert cost is not None
                 costs.append(cost)
-                if register:
+                if register and name not in symbolic:  # a static parameter's own cost is nothing at a call
                     symbolic_costs[name] = C.symbolic_epsilon(cost.events())
                     self._check_declared_symbolic(decl, param, symbolic_costs[name], symbolic)
                 sens = INF  # not a number: the cost is symbolic_costs[name]
