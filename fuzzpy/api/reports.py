@@ -67,10 +67,14 @@ class Parameter:
     type: str
     sensitivity: Sens
     cost: Cost | None  # its privacy cost, for a database of a `fuzzy` result
+    #: for a definition with static parameters (docs/language-notes.md):
+    #: "static" for such a parameter, the cost's expression over them for a
+    #: database (``sensitivity`` is then infinite: it is not one number)
+    symbolic: str | None = None
 
     @property
     def sensitivity_text(self) -> str:
-        return str(self.sensitivity)
+        return self.symbolic if self.symbolic is not None else str(self.sensitivity)
 
 
 @frozen
@@ -202,10 +206,19 @@ def _definition(
 ) -> DefinitionReport:
     parameters = tuple(
         Parameter(p.name, str(p.type), p.sensitivity, _cost(p.name, d.privacy.get(p.name, ()), figures[p.name])
-                  if p.name in figures else None)
+                  if p.name in figures else None, _symbolic(d, p.name))
         for p in d.params
     )
     return DefinitionReport(d.name, str(document["type"]), str(d.result), parameters, d, document, explain)
+
+
+def _symbolic(d: CheckedDef, name: str) -> str | None:
+    if name in d.static_params:
+        return "static"
+    if name in d.symbolic_privacy:
+        cost = d.symbolic_privacy[name]
+        return "not pure (see each call)" if cost is None else f"{cost}"
+    return None
 
 
 def _cost(database: str, events: tuple[Event, ...], figure: PrivacyFigure) -> Cost:
