@@ -317,3 +317,11 @@ def test_python_api_checks_once_and_runs_at_three_epsilons(tmp_path: Path) -> No
         assert release.charges["people"].epsilon == quote["people"].epsilon == pytest.approx(eps)
         spent.append(release.charges["people"].epsilon)
     assert fuzzpy.Ledger(ledger).remaining("people") == pytest.approx((1 - sum(spent), 0.0))
+
+
+def test_a_local_let_is_not_a_static_argument() -> None:
+    lib = "def f (e : num) (v : bag Visit) : fuzzy num = laplace[e] (size v);\n"
+    with pytest.raises(FuzzError) as info:
+        checked(lib + "def g (v : bag Visit) : fuzzy num = { let k = 0.5; f k v };")
+    (diagnostic,) = info.value.diagnostics
+    assert diagnostic.code == "FZ202" and "top-level `let`" in diagnostic.message

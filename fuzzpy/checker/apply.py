@@ -165,7 +165,11 @@ def _depends(ck: Inferencer, arg: S.Expr) -> str:
     local = sorted(name for name in free_vars(arg) if ck.env.lookup(name) is not None)
     if not local:
         return ""
-    return ": this one depends on " + ", ".join(f"`{name}`" for name in local)
+    names = ", ".join(f"`{name}`" for name in local)
+    bindings = [ck.env.lookup(name) for name in local]
+    if all(b is not None and b.static is not None for b in bindings):
+        return f": {names} is a local name (a noise scale takes a top-level `let`, not one inside a body)"
+    return f": this one depends on {names}"
 
 
 def instantiate(ck: Inferencer, sig: DefSig, use: Span) -> DefSig:
