@@ -115,7 +115,8 @@ def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[s
             continue
         if p.name in checked.symbolic_privacy:
             cost = checked.symbolic_privacy[p.name]
-            parts.append(f"({p.name} :[{'inf' if cost is None else cost}] {p.type})")
+            # not pure (a Gaussian beside a symbolic epsilon): no one expression; each call's cost is listed
+            parts.append(f"({p.name} :[{'at each call' if cost is None else cost}] {p.type})")
             continue
         sens: str = str(p.sensitivity)
         figure = figures.get(p.name)
@@ -147,11 +148,13 @@ def symbolic_text(d: CheckedDef) -> str:
     parts = []
     for name, cost in d.symbolic_privacy.items():
         if cost is None:
-            parts.append(f"not pure in {name} (its cost at each call's numbers is below)")
+            parts.append(f"approximate in {name}: see each call")
             continue
         text = str(cost)
         parts.append(f"{f'({text})' if ' ' in text else text}-DP in {name}")
-    return ", ".join(parts) + f"  for all {' '.join(f'{p} > 0' for p in d.static_params)}"
+    if all(cost is None for cost in d.symbolic_privacy.values()):
+        return ", ".join(parts)
+    return ", ".join(parts) + f"  for all {', '.join(f'{p} > 0' for p in d.static_params)}"
 
 
 def instance_lines(checked: CheckedProgram, d: CheckedDef, delta: float | None) -> list[str]:
@@ -282,7 +285,7 @@ def _param_json(d: CheckedDef, p: ParamInfo) -> object:
         return "static"
     if p.name in d.symbolic_privacy:
         cost = d.symbolic_privacy[p.name]
-        return "inf" if cost is None else str(cost)
+        return None if cost is None else str(cost)  # None: not pure, see "instances"
     return p.sensitivity.to_json()
 
 
