@@ -325,3 +325,19 @@ def test_a_local_let_is_not_a_static_argument() -> None:
         checked(lib + "def g (v : bag Visit) : fuzzy num = { let k = 0.5; f k v };")
     (diagnostic,) = info.value.diagnostics
     assert diagnostic.code == "FZ202" and "top-level `let`" in diagnostic.message
+
+
+def test_the_expression_bounds_every_call_from_above() -> None:
+    # branches joined: equal releases count once at a call, the expression cannot know they are equal
+    text = (
+        "def f (e : num) (v : bag Visit) : fuzzy num = if top > 50 then laplace[e] (size v) else laplace[0.1] (size v);\n"
+        "def at_equal (v : bag Visit) : fuzzy num = f 0.1 v;\n"
+        "def at_other (v : bag Visit) : fuzzy num = f 0.3 v;\n"
+    )
+    prog = checked(text)
+    cost = prog.definitions["f"].symbolic_privacy["v"]
+    assert cost == Poly.var("e") + Poly.const(Fraction(1, 10))
+    for name, e in (("at_equal", Fraction(1, 10)), ("at_other", Fraction(3, 10))):
+        charged = pure_epsilon(prog.definitions[name].privacy["v"])
+        assert charged is not None and charged <= cost.evaluate({"e": e})
+    assert pure_epsilon(prog.definitions["at_equal"].privacy["v"]) == Fraction(1, 10)
