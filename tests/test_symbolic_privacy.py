@@ -370,3 +370,47 @@ def test_every_example_definition_runs_alike_in_memory_and_on_duckdb(name: str, 
                               budget=100, seed=5, engine=engine)
         got[engine] = release.value
     assert got["memory"] == pytest.approx(got["duckdb"])
+
+
+# ---------------------------------------------------------------- limits (review F2)
+
+
+def _powers(levels: int, factors: int) -> str:
+    product = " * ".join(["e"] * factors)
+    lines = ["def p0 (e : num) (v : bag Visit) : fuzzy num = laplace[e] (size v);"]
+    lines += [f"def p{k} (e : num) (v : bag Visit) : fuzzy num = p{k - 1} ({product}) v;" for k in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_chain_of_powers_is_refused_at_its_degree() -> None:
+    # e^8 three times over is e^512: once accepted at 1.001 (and `run` then
+    # died building a number of thousands of digits); twenty squarings hung
+    for levels, factors, at in ((3, 8, "1.001"), (20, 2, "0.9")):
+        text = _powers(levels, factors) + f"def go (v : bag Visit) : fuzzy num = p{levels} {at} v;\n"
+        codes = {code for code, _, _ in codes_at(text)}
+        assert codes == {"FZ217"}
+
+
+@pytest.mark.parametrize(("body", "at"), [
+    ("noisy (e * e) v", "1e200"),        # 1e400: beyond the largest double
+    ("noisy (e * e * e) v", "1e-120"),   # 1e-360: below the smallest normal double
+    ("noisy (e / 3 * e) v", "1e-154"),
+])
+def test_a_value_computed_at_a_call_keeps_the_static_range(body: str, at: str) -> None:
+    text = (
+        "def noisy (eps : num) (v : bag Visit) : fuzzy num = laplace[eps] (size v);\n"
+        f"def lib (e : num) (v : bag Visit) : fuzzy num = {body};\n"
+        f"def go (v : bag Visit) : fuzzy num = lib {at} v;\n"
+    )
+    assert [(code, line) for code, line, _ in codes_at(text)] == [("FZ217", 3)]
+
+
+def test_run_refuses_an_argument_out_of_the_static_range() -> None:
+    from fuzzpy.checker import instantiate_definition
+
+    program = parse_program(HEAD + "def f (e : num) (v : bag Visit) : fuzzy num = laplace[e] (size v);\n", "<x>")
+    for value in (Fraction(1, 10**360), Fraction(10**400), Fraction(1, 3**700)):
+        with pytest.raises(FuzzError) as info:
+            instantiate_definition(program, "f", {"e": value})
+        (diagnostic,) = info.value.diagnostics
+        assert diagnostic.code == "FZ217" and "`e`" in diagnostic.message

@@ -19,7 +19,6 @@ from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Globals, Judgment
 from fuzzpy.checker.elaborate import (
     elaborate,
-    in_range,
     static_sens,
     static_value,
     with_alias,
@@ -39,6 +38,7 @@ from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.categories import category_constant
 from fuzzpy.language.diagnostics import Diagnostic, FuzzError, Label
+from fuzzpy.language.limits import MAX_STATIC_BITS, in_static_range
 from fuzzpy.language.sensitivity import INF, ZERO, Sens
 from fuzzpy.language.source import Span
 from fuzzpy.language.symbolic import Poly
@@ -106,7 +106,15 @@ def instantiate_definition(program: S.Program, name: str, values: dict[str, Frac
             value = Fraction(values[pname])
             if value <= 0:
                 raise CheckError("FZ202", f"`{pname}` of `{name}` is an epsilon and must be positive, got {value}", where)
-            poly_values.append(Poly.const(in_range(value, where)))  # within the static range (FZ217 otherwise)
+            if not in_static_range(value):  # within the static range, as a literal is (FZ217)
+                raise CheckError(
+                    "FZ217",
+                    f"the value given for `{pname}` of `{name}` is out of range: a static number lies between 2.2e-308 "
+                    f"and 1.8e308 in magnitude, with a numerator and denominator of at most {MAX_STATIC_BITS} bits",
+                    where,
+                    hint="`run` computes with doubles, which cannot carry such a number",
+                )
+            poly_values.append(Poly.const(value))
         sig = checker.instance(name, tuple(poly_values), where)
     except CheckError as err:
         raise FuzzError((err.diagnostic,)) from None
@@ -257,7 +265,7 @@ class ProgramChecker:
 
         ck.env, ck.tracer, self.errors = Env(), None, []
         ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites = {}, {}, {}, {}
-        at = ", ".join(f"{p} = {v}" for p, v in zip(generic.symbolic, values, strict=True))
+        at = ", ".join(f"{p} = {_compact(v)}" for p, v in zip(generic.symbolic, values, strict=True))
         self._in_progress.append(name)
         try:
             sig = self._check_def(decl, dict(zip(generic.symbolic, values, strict=True)))
@@ -608,6 +616,17 @@ def length_witness(name: str, ty: T.Type, length: object, path: tuple[str | int,
         if found is not None:
             return found
     return None
+
+
+def _compact(value: Poly) -> str:
+    """A call's value as a message shows it: a long number in scientific
+    notation (marked approximate)."""
+    text = str(value)
+    if len(text) <= 40:
+        return text
+    if value.is_const:
+        return f"~{float(value.value):.6g}"
+    return text[:37] + "..."
 
 
 def _is_symbolic(cost: C.Cost | None) -> bool:

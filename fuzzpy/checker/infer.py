@@ -158,17 +158,21 @@ class Inferencer:
             left, right = self.symbolic_value(expr.left), self.symbolic_value(expr.right)
             if left is None or right is None:
                 return None
-            if expr.op == "+":
-                return left + right
-            if expr.op == "-":
-                return left - right
-            if expr.op == "*":
-                return left * right
-            if not right.is_const or right.value == 0:
+            if expr.op == "/" and (not right.is_const or right.value == 0):
                 return None
-            return left.scale(1 / right.value)
+            return _bounded(_poly_arith(expr.op, left, right), expr)
         value = static_value(expr, self.visible_constants())
         return None if value is None else Poly.const(value)
+
+    def static_parameters_in(self, expr: S.Expr) -> list[str]:
+        """The static parameters of the definition being checked that
+        ``expr`` names (not hidden by a local name)."""
+        from fuzzpy.checker.terms import free_vars
+
+        return sorted(
+            name for name in free_vars(expr)
+            if name in self.static_params and self.env.lookup(name) is self.static_params[name]
+        )
 
     def visible_categories(self) -> dict[str, tuple[str, ...]]:
         """The top-level category lists `group[...]` may name here (a local
@@ -534,3 +538,39 @@ def _kind(expr: S.Expr) -> str:
 
 
 __all__ = ["Inferencer", "type_mismatch"]
+
+
+def _poly_arith(op: str, left: Poly, right: Poly) -> Poly:
+    if op == "+":
+        return left + right
+    if op == "-":
+        return left - right
+    if op == "*":
+        return left * right
+    return left.scale(1 / right.value)
+
+
+def _bounded(poly: Poly, expr: S.Expr) -> Poly:
+    """A static value over parameters within the limits every static number
+    keeps (`fuzzpy.language.limits`; FZ217 at the operation otherwise): at a
+    call's numbers it is one, checked as a literal is (range, precision); over
+    symbols its degree and terms are bounded, so that instantiating it never
+    computes a huge number."""
+    if poly.is_const:
+        static_arith("+", poly.value, Fraction(0), expr)  # the range check of `elaborate.static_arith`
+        return poly
+    reason = poly.out_of_limits()
+    if reason is not None:
+        raise CheckError(
+            "FZ217",
+            f"this static value over parameters, `{_short(poly)}`, is out of range: {reason} "
+            "(an epsilon over parameters keeps the bounds of every static number)",
+            expr.span,
+            hint="use a lower power of the parameter, or pass the caller a number",
+        )
+    return poly
+
+
+def _short(poly: Poly) -> str:
+    text = str(poly)
+    return text if len(text) <= 60 else text[:57] + "..."

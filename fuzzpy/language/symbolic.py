@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 
+from fuzzpy.language.limits import MAX_STATIC_DEGREE, MAX_STATIC_TERMS, in_static_range
 from fuzzpy.support.records import frozen
 
 #: a product of symbols: (name, power) pairs sorted by name, powers >= 1
@@ -71,6 +72,26 @@ class Poly:
         """self <= other at every positive value of the symbols, shown term
         by term: other - self has no negative coefficient (sufficient)."""
         return all(c >= 0 for _, c in (other - self).terms)
+
+    @property
+    def degree(self) -> int:
+        """The highest total power of a term (0 for a constant)."""
+        return max((sum(p for _, p in m) for m, _ in self.terms), default=0)
+
+    def out_of_limits(self) -> str | None:
+        """Why this polynomial is beyond the bounds every static value keeps
+        (`fuzzpy.language.limits`), or None: each coefficient is a static
+        number in range (so a constant is one), the degree is at most
+        `MAX_STATIC_DEGREE` and there are at most `MAX_STATIC_TERMS` terms,
+        so that exact arithmetic on it, and its value at in-range numbers,
+        stays cheap."""
+        if self.degree > MAX_STATIC_DEGREE:
+            return f"it has degree {self.degree}, more than {MAX_STATIC_DEGREE}"
+        if len(self.terms) > MAX_STATIC_TERMS:
+            return f"it has {len(self.terms)} terms, more than {MAX_STATIC_TERMS}"
+        if not all(in_static_range(c) for _, c in self.terms):
+            return "a coefficient (or its value) is out of the static range"
+        return None
 
     def symbols(self) -> frozenset[str]:
         return frozenset(name for m, _ in self.terms for name, _ in m)
