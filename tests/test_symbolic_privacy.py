@@ -414,3 +414,25 @@ def test_run_refuses_an_argument_out_of_the_static_range() -> None:
             instantiate_definition(program, "f", {"e": value})
         (diagnostic,) = info.value.diagnostics
         assert diagnostic.code == "FZ217" and "`e`" in diagnostic.message
+
+
+# ---------------------------------------------------------------- messages (review)
+
+
+@pytest.mark.parametrize(("definition", "words"), [
+    ("def f (eps : num) (v : bag Visit) : fuzzy num = laplace[1 / eps] (size v);", "not a polynomial in `eps`"),
+    ("def f (eps : num) (v : bag Visit) : fuzzy num = laplace[eps - eps] (size v);", "it is 0 for every value"),
+    ("def f (eps : num) (v : bag Visit) : fuzzy num = laplace[eps * 0] (size v);", "it is 0 for every value"),
+    ("def f (eps : num) (v : bag Visit) : fuzzy num = (fun eps -> laplace[eps] (size v)) 0.5;", "hides the parameter `eps`"),
+    ("def rec f (eps : num) (v : bag Visit) : fuzzy num = laplace[eps] (size v);", "`def rec`"),
+    ("def f (hi : num) (v : bag Visit) : fuzzy num = laplace[1] (sum[0, hi] (map (fun r -> r.mins) v));", "`hi`: a parameter may stand only in the epsilon"),
+    ("def f (hi : num) (x : num) : num = clip[hi, 2 * hi] x;", "`hi`: a parameter may stand only in the epsilon"),
+    ("def f (k : num) (v : bag Visit) = group[k] (fun r -> r.ward) v;", "`k`: a parameter may stand only in the epsilon"),
+    ("def f (c : num) (v : bag Visit) = vsum[c] (map (fun r -> [r.mins, r.paid]) v);", "`c`: a parameter may stand only in the epsilon"),
+])
+def test_a_static_position_says_which_rule_a_parameter_breaks(definition: str, words: str) -> None:
+    with pytest.raises(FuzzError) as info:
+        checked(definition)
+    (diagnostic,) = info.value.diagnostics
+    assert diagnostic.code == "FZ202" and words in diagnostic.message
+    assert "a literal or a top-level `let` constant)" not in diagnostic.message

@@ -51,6 +51,9 @@ class Binding:
     #: call's numbers (or the caller's polynomial) when a call is checked
     #: (`Inferencer.symbolic_value`); None for every other variable.
     symbolic: Poly | None = None
+    #: A numeric parameter of a `def rec` (never static: named in a static
+    #: position, it is refused with that reason).
+    rec_param: bool = False
     #: The name its uses are recorded under in contexts and costs: the
     #: variable's own name, or a fresh one (`db#3`) when it shadows another
     #: variable, so that a context or cost made in an outer scope (a

@@ -174,6 +174,45 @@ class Inferencer:
             if name in self.static_params and self.env.lookup(name) is self.static_params[name]
         )
 
+    def refuse_local_names(self, expr: S.Expr, what: str, epsilon: bool) -> None:
+        """A static position (``what``) that is not a static number and names
+        a local variable: refused (FZ202) with the rule it breaks, instead of
+        "must be a static number". Only a noise epsilon (``epsilon``) may name
+        a definition's static parameters, as a polynomial with positive
+        coefficients (DFuzz's index terms, Gaboardi et al. POPL 2013)."""
+        from fuzzpy.checker.terms import free_vars
+
+        local = sorted(n for n in free_vars(expr) if self.env.lookup(n) is not None)
+        if not local:
+            return
+        rule = ("a noise epsilon may name a definition's `num` parameters as a polynomial with positive coefficients "
+                "(`eps / 2`, `3 * eps + 0.1`)")
+        for name in local:
+            binding = self.env.lookup(name)
+            assert binding is not None
+            static = self.static_params.get(name)
+            if binding.rec_param:
+                reason = (f"`{name}` is a parameter of a `def rec`, which takes no static parameters (each call would be "
+                          "checked again at its numbers); use a top-level constant or a non-recursive definition")
+            elif static is not None and binding is not static:
+                reason = (f"`{name}` here is a local name (bound by `fun`, `let` or `sample`) that hides the parameter "
+                          f"`{name}`: only the definition's own parameter may stand here; rename one of them")
+            elif static is not None and not epsilon:
+                reason = (f"it names the parameter `{name}`: only the epsilon of `laplace[..]` or `expmech[..]` may name "
+                          f"a parameter ({rule[len('a noise epsilon may name '):]}); here a number is needed, a literal "
+                          "or a top-level constant")
+            elif static is not None:
+                poly = self.symbolic_value(expr)
+                if poly is None:
+                    reason = f"it is not a polynomial in `{name}` (a parameter may not divide, nor be compared): {rule}"
+                else:
+                    reason = f"it is {poly} for every value of the parameter(s), and an epsilon must be positive: {rule}"
+            else:
+                reason = (f"`{name}` is a local name (bound by `fun`, `let` or `sample`); a static position takes a "
+                          f"literal or a top-level constant, and {rule}")
+            raise CheckError("FZ202", f"{what} must be a static number: {reason}", expr.span,
+                             hint="write a literal or a top-level `let` constant here")
+
     def visible_categories(self) -> dict[str, tuple[str, ...]]:
         """The top-level category lists `group[...]` may name here (a local
         variable of the same name hides one, as for `visible_constants`)."""

@@ -84,13 +84,16 @@ def epsilon(ck: Inferencer, expr: S.Expr, what: str) -> Fraction | Poly:
                     hint="write the epsilon as a sum of positive multiples of parameters and constants (e.g. `eps / 2`)",
                 )
             return poly
+        ck.refuse_local_names(expr, what, epsilon=True)
     return positive_static(expr, constants, what)
 
 
 def no_static_parameter(ck: Inferencer, expr: S.Expr, what: str) -> None:
     """A static parameter stands only in an epsilon (FZ202 elsewhere, with
     the reason, instead of "must be a static number")."""
-    poly = ck.symbolic_value(expr) if static_value(expr, ck.visible_constants()) is None else None
+    if static_value(expr, ck.visible_constants()) is not None:
+        return
+    poly = ck.symbolic_value(expr)
     if poly is not None and not poly.is_const:
         raise CheckError(
             "FZ202",
@@ -99,6 +102,7 @@ def no_static_parameter(ck: Inferencer, expr: S.Expr, what: str) -> None:
             expr.span,
             hint="use a top-level constant or a literal here",
         )
+    ck.refuse_local_names(expr, what, epsilon=False)
 
 
 def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
