@@ -436,3 +436,38 @@ def test_a_static_position_says_which_rule_a_parameter_breaks(definition: str, w
     (diagnostic,) = info.value.diagnostics
     assert diagnostic.code == "FZ202" and words in diagnostic.message
     assert "a literal or a top-level `let` constant)" not in diagnostic.message
+
+
+# ---------------------------------------------------------------- what the API and `budget` show (review F3)
+
+
+def test_the_api_shows_a_parameterised_definitions_costs(tmp_path: Path) -> None:
+    import fuzzpy
+
+    source = tmp_path / "lib.fz"
+    source.write_text(
+        "type Visit = { mins : num };\n"
+        "def twice (e : num) (v : bag Visit) : fuzzy (num, num) = {\n"
+        "  sample a = laplace[e] (size v); sample b = laplace[e / 4] (size v); return (a, b) };\n"
+        "def main (v : bag Visit) : fuzzy (num, num) = twice 0.8 v;\n"
+    )
+    report = fuzzpy.load(source).check()
+    twice = report["twice"]
+    assert twice.static_parameters == ("e",)
+    assert twice.cost_expressions == {"v": "1.25 * e"}
+    (instance,) = twice.instances
+    assert instance.values == {"e": Fraction(4, 5)} and instance.costs["v"].epsilon == Fraction(1)
+    assert [p.is_static for p in twice.parameters] == [True, False]
+    with pytest.raises(KeyError, match="static parameters"):
+        twice.costs["v"]
+    assert report["main"].costs["v"].epsilon == Fraction(1)
+
+
+def test_budget_of_a_file_with_only_a_parameterised_definition(tmp_path: Path) -> None:
+    source = tmp_path / "only.fz"
+    source.write_text("type P = { age : num };\ndef f (eps : num) (db : bag P) : fuzzy num = laplace[eps / 3] (size db);\n")
+    out = subprocess.run([sys.executable, "-m", "fuzzpy", "budget", str(source)], capture_output=True, text=True,
+                         cwd=ROOT, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "no definition releases" not in out.stdout
+    assert "parameterised by eps" in out.stdout and "(1/3 * eps)-DP in db" in out.stdout
