@@ -20,8 +20,8 @@ from fuzzpy.checker.blocks import BinderRules
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.elaborate import static_count
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.checker.noise import no_static_parameter
 from fuzzpy.checker.first_order import static_length
+from fuzzpy.checker.noise import no_static_parameter
 from fuzzpy.checker.terms import source_name
 from fuzzpy.checker.typerel import is_numeric
 from fuzzpy.language import syntax as S
