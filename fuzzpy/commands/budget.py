@@ -288,10 +288,10 @@ def _print_calibration(args: argparse.Namespace, result: Calibration, rounds: in
 
 def _program(args: argparse.Namespace) -> int:
     from fuzzpy.accounting.accountant import DESCRIPTIONS, guarantees, pure_epsilon
-    from fuzzpy.commands.program_costs import CostsUnavailable, program_costs
+    from fuzzpy.commands.program_costs import CostsUnavailable, costs_and_parameterised
 
     try:
-        costs = program_costs(args.file, args.definition)
+        costs, parameterised = costs_and_parameterised(args.file, args.definition, None if args.delta is None else float(args.delta))
     except CostsUnavailable as exc:
         raise _failure(exc.code, str(exc)) from None
     rows = []
@@ -306,13 +306,17 @@ def _program(args: argparse.Namespace) -> int:
         _print_json({"ok": True, "file": args.file, "neighbours": NEIGHBOURS,
                      "definitions": _definitions_json(rows, costs, args)})
         return EXIT_OK
-    if not rows:
+    if not rows and not parameterised:
         print(f"{args.file}: no definition releases a private value")
+    elif not rows:  # only definitions over static parameters: their costs are expressions
+        print(f"{args.file}: every private definition is parameterised (its cost depends on its parameters)")
     for (name, param, g, pure), (_, _, events) in zip(rows, costs, strict=True):
         print(f"{name:20} {_describe(g, pure)} in {param}   [{g.method}: {DESCRIPTIONS[g.method]}]")
         if args.definition and g.delta > 0:  # one definition: every method, side by side
             _print_table(guarantees(events, g.delta), g, pure)
-    if rows:
+    for line in parameterised:
+        print(line)
+    if rows or parameterised:
         print(NEIGHBOURS_TEXT)
     return EXIT_OK
 
