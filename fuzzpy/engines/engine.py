@@ -350,12 +350,13 @@ class QueryEngine:
         d = self.backend.dialect
         self._watch(file, path)
         source, position = self.backend.parquet_source(path)
-        _, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names)
-        counts = self._audit(file, audit, source)
+        _, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names, count_trims=True)
+        *counts, trims = self._audit(file, audit, source)  # trims: text cells that trimming changes
         all_fit = not any(counts[1:-1]) and counts[-1] == counts[0]
-        select, _ = parquet_select(d, source, position, plan, header.arrow_types, header.names, all_fit)
+        select, _ = parquet_select(d, source, position, plan, header.arrow_types, header.names, all_fit,
+                                   untrimmed=not trims)
         table = self.backend.register_view(select)
-        return ScanBag(scan_of(table, plan, counts[-1])), parquet_report(plan, counts)
+        return ScanBag(scan_of(table, plan, counts[-1])), parquet_report(plan, tuple(counts))
 
     def _frame(self, opened) -> tuple[Bag, dict[str, object]]:  # type: ignore[no-untyped-def]
         """Data in memory (`fuzzpy.engines.frames`): the compiled scan over

@@ -221,21 +221,35 @@ def row_rule_value(d: Dialect, read: ColumnRead, cell: Cell, keep: list[str]) ->
 
 def parquet_select(d: Dialect, source: str, row_index: str, plan: Plan,
                    arrow_types: tuple[pa.DataType | ColumnType, ...], names: tuple[str, ...],
-                   all_fit: bool = False) -> tuple[str, str]:
+                   all_fit: bool = False, count_trims: bool = False, untrimmed: bool = False) -> tuple[str, str]:
     """The scan's SELECT over the raw file (`source`, with `row_index` its
     position column), and the SELECT of the owner's audit counts.
     `all_fit`: the audit found every cell fits, so the per-cell tests are
     left out of the scan (they would keep every row and replace nothing;
-    the file is checked to be unchanged after computing)."""
-    values, keep, audit = [], [], ["count(*)"]
+    the file is checked to be unchanged after computing).
+    `count_trims`: the audit ends with one more count, of the text cells
+    read as strings that trimming changes (`audit_trims`); `untrimmed`
+    (with `all_fit`): it found none, so those cells are read as they are
+    (the trim would return each unchanged; issue 24: it costs more than
+    the scan)."""
+    values, keep, audit, trims = [], [], ["count(*)"], []
     for index, read in enumerate(plan.columns):
         kind = "num" if plan.shape == "vector" else read.kind
-        cell = cell_sql(d, d.ident(names[read.index]), arrow_types[read.index], kind)
-        value = cell.value if all_fit else row_rule_value(d, read, cell, keep)
+        raw = d.ident(names[read.index])
+        cell = cell_sql(d, raw, arrow_types[read.index], kind)
+        as_text = kind == "string" and column_type(arrow_types[read.index]).family in TEXT
+        if as_text:
+            trims.append(f"({raw} IS NULL OR {cell.value} <> {raw})")
+        if all_fit and untrimmed and as_text:
+            value = raw
+        else:
+            value = cell.value if all_fit else row_rule_value(d, read, cell, keep)
         values.append(f"{value} AS {d.ident(column_name(index))}")
         audit.append(count_where(f"NOT {cell.fits}"))
     where = " AND ".join(keep) or "TRUE"
     audit.append(f"count(*) FILTER (WHERE {where})")
+    if count_trims:
+        audit.append(count_where(" OR ".join(trims)) if trims else "0")
     if all_fit:
         where = "TRUE"
     select = f"SELECT {', '.join(values)}, {row_index} AS {d.ident(ROW_ID)} FROM {source} WHERE {where}"
