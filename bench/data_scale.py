@@ -209,10 +209,10 @@ class Fuzzpy:
         return [sys.executable, "-m", "fuzzpy", "run", str(self.program), release, "--data", f"db={path}",
                 "--budget", "1000000000", "--ledger", str(ledger), "--engine", self.engine]
 
-    def prepare(self, path: Path) -> None:
+    def prepare(self, path: Path, releases: tuple[str, ...] = RELEASES) -> None:
         """The warm state: one run of every release (registration, hash, audit,
         schema, proofs), and a base cache without the file's entries."""
-        for release in RELEASES:
+        for release in releases:
             out = measured(self.argv(release, path, self.warm_ledger), self.env(self.warm_cache))
             if "error" in out:
                 raise SystemExit(f"fuzzpy {release} on {path.name} failed: {out['error']}")
@@ -324,12 +324,12 @@ def main() -> None:
             for form in args.forms.split(","):
                 path = generate(args.data, rows, form)
                 fuzzpy = Fuzzpy(Path(folder) / f"{rows}-{form}")
-                fuzzpy.prepare(path)
+                fuzzpy.prepare(path, releases)
                 compare(path, fuzzpy, tools, args.repeat, releases, summary)
         if args.spark:
             path = generate(args.data, args.spark_rows, "parquet")
             spark = Fuzzpy(Path(folder) / "spark", engine="spark")
-            spark.prepare(path)
+            spark.prepare(path, releases)
             print("\nSpark local[*] (each run a fresh process, the JVM's start-up included): sql = PySpark")
             compare_spark(path, spark, args.repeat, releases)
     print("\nthe goals (issue 24):")
