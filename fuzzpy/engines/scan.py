@@ -167,6 +167,15 @@ def _trim(d: Dialect, text: str) -> str:
     return fast_trim(f"coalesce({text}, '')", chars)
 
 
+def may_trim(d: Dialect, text: str) -> str:
+    """Whether trimming `text` (not NULL) may change it: its first or last
+    code point is one trimmed, or it is empty (`fast_trim`'s test)."""
+    chars = d.string(TRIMMED)
+    if d.name == "spark":
+        return f"(trim(BOTH {chars} FROM {text}) <> {text} OR {text} = '')"
+    return f"(contains({chars}, left({text}, 1)) OR contains({chars}, right({text}, 1)))"
+
+
 def fast_trim(text: str, chars: str) -> str:
     """DuckDB's `trim(text, chars)`, called only where it can remove
     something: when the first or the last code point (`left`, `right`: code
@@ -238,8 +247,8 @@ def parquet_select(d: Dialect, source: str, row_index: str, plan: Plan,
         raw = d.ident(names[read.index])
         cell = cell_sql(d, raw, arrow_types[read.index], kind)
         as_text = kind == "string" and column_type(arrow_types[read.index]).family in TEXT
-        if as_text:
-            trims.append(f"({raw} IS NULL OR {cell.value} <> {raw})")
+        if as_text:  # trimming may change it: `fast_trim`'s test (an empty cell counts: it does not fit)
+            trims.append(f"({raw} IS NULL OR {may_trim(d, raw)})")
         if all_fit and untrimmed and as_text:
             value = raw
         else:

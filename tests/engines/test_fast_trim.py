@@ -46,3 +46,14 @@ def test_random_texts(texts: list[str]) -> None:
     texts = [t.replace("\x00", "") for t in texts]
     assert [f for _, f in _both(texts)] == [t for t, _ in _both(texts)]
     assert [f for _, f in _both(texts)] == pc.utf8_trim_whitespace(pa.array(texts)).to_pylist()
+
+
+def test_may_trim_holds_wherever_trimming_changes_a_text() -> None:
+    from fuzzpy.engines.scan import may_trim
+
+    texts = [w + o for w in TRIMMED + "x" for o in ODD] + [o + w for w in TRIMMED + "x" for o in ODD] + [""]
+    with duckdb.connect() as con:
+        con.register("t", pa.table({"s": pa.array(texts, pa.string())}))
+        rows = con.execute(f"SELECT s, trim(s, {CHARS}), {may_trim(DIALECTS['duckdb'], 's')} FROM t").fetchall()
+    for text, trimmed, may in rows:
+        assert may or trimmed == text
