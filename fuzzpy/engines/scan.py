@@ -160,7 +160,27 @@ def _trim(d: Dialect, text: str) -> str:
     chars = d.string(TRIMMED)
     if d.name == "spark":
         return f"trim(BOTH {chars} FROM coalesce({text}, ''))"
-    return f"trim(coalesce({text}, ''), {chars})"
+    return fast_trim(f"coalesce({text}, '')", chars)
+
+
+def may_trim(d: Dialect, text: str) -> str:
+    """Whether trimming `text` (not NULL) may change it: its first or last
+    code point is one trimmed, or it is empty (`fast_trim`'s test)."""
+    chars = d.string(TRIMMED)
+    if d.name == "spark":
+        return f"(trim(BOTH {chars} FROM {text}) <> {text} OR {text} = '')"
+    return f"(contains({chars}, left({text}, 1)) OR contains({chars}, right({text}, 1)))"
+
+
+def fast_trim(text: str, chars: str) -> str:
+    """DuckDB's `trim(text, chars)`, called only where it can remove
+    something: when the first or the last code point (`left`, `right`: code
+    points, not grapheme clusters) is one of `chars`; an empty text is
+    trimmed too. DuckDB's trim with a set of characters costs ten times a
+    scan of the column (issue 24); most cells have nothing to trim. The
+    same value for every text (tests/engines/test_fast_trim.py)."""
+    return (f"(CASE WHEN contains({chars}, left({text}, 1)) OR contains({chars}, right({text}, 1)) "
+            f"THEN trim({text}, {chars}) ELSE {text} END)")
 
 
 def _matches(d: Dialect, text: str, pattern: str) -> str:
@@ -206,21 +226,35 @@ def row_rule_value(d: Dialect, read: ColumnRead, cell: Cell, keep: list[str]) ->
 
 def parquet_select(d: Dialect, source: str, row_index: str, plan: Plan,
                    arrow_types: tuple[pa.DataType | ColumnType, ...], names: tuple[str, ...],
-                   all_fit: bool = False) -> tuple[str, str]:
+                   all_fit: bool = False, count_trims: bool = False, untrimmed: bool = False) -> tuple[str, str]:
     """The scan's SELECT over the raw file (`source`, with `row_index` its
     position column), and the SELECT of the owner's audit counts.
     `all_fit`: the audit found every cell fits, so the per-cell tests are
     left out of the scan (they would keep every row and replace nothing;
-    the file is checked to be unchanged after computing)."""
-    values, keep, audit = [], [], ["count(*)"]
+    the file is checked to be unchanged after computing).
+    `count_trims`: the audit ends with one more count, of the text cells
+    read as strings that trimming changes (`audit_trims`); `untrimmed`
+    (with `all_fit`): it found none, so those cells are read as they are
+    (the trim would return each unchanged; issue 24: it costs more than
+    the scan)."""
+    values, keep, audit, trims = [], [], ["count(*)"], []
     for index, read in enumerate(plan.columns):
         kind = "num" if plan.shape == "vector" else read.kind
-        cell = cell_sql(d, d.ident(names[read.index]), arrow_types[read.index], kind)
-        value = cell.value if all_fit else row_rule_value(d, read, cell, keep)
+        raw = d.ident(names[read.index])
+        cell = cell_sql(d, raw, arrow_types[read.index], kind)
+        as_text = kind == "string" and column_type(arrow_types[read.index]).family in TEXT
+        if as_text:  # trimming may change it: `fast_trim`'s test (an empty cell counts: it does not fit)
+            trims.append(f"({raw} IS NULL OR {may_trim(d, raw)})")
+        if all_fit and untrimmed and as_text:
+            value = raw
+        else:
+            value = cell.value if all_fit else row_rule_value(d, read, cell, keep)
         values.append(f"{value} AS {d.ident(column_name(index))}")
         audit.append(count_where(f"NOT {cell.fits}"))
     where = " AND ".join(keep) or "TRUE"
     audit.append(f"count(*) FILTER (WHERE {where})")
+    if count_trims:
+        audit.append(count_where(" OR ".join(trims)) if trims else "0")
     if all_fit:
         where = "TRUE"
     select = f"SELECT {', '.join(values)}, {row_index} AS {d.ident(ROW_ID)} FROM {source} WHERE {where}"
