@@ -317,3 +317,31 @@ def test_the_least_printed_noise_is_found_in_few_steps(start, least):
 
     printed, _ = _least_proving(start, Guarantee(0.5, 1e-6, "test"), proves)
     assert printed == least and len(calls) <= 60
+
+
+def test_run_text_ledger_and_refusal_say_the_neighbour_relation(capsys, tmp_path):
+    """Issue 25 item 4: `run`'s text, `ledger` (text, JSON, audit) and an
+    over-budget refusal (FZ601) each say for which neighbours the costs hold."""
+    said = "adding or removing one row (the bag metric)"
+    ledger = str(tmp_path / "book.sqlite")
+    program, data = str(EXAMPLES / "noisy_count.fz"), "db=" + str(EXAMPLES / "data" / "people.csv")
+    base = ["run", program, "noisy_count", "--data", data, "--ledger", ledger, "--seed", "7"]
+    assert main([*base, "--budget", "0.15"]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "charged:" in out and said in out
+    assert main(["ledger", "--ledger", ledger]) == 0
+    text = capsys.readouterr().out
+    assert said in text.splitlines()[1]
+    assert main(["ledger", "--ledger", ledger, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["neighbours"] == "add-remove-one"
+    assert main(["ledger", "--ledger", ledger, "--audit", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["neighbours"] == "add-remove-one"
+    assert main(["ledger", "--ledger", ledger, "--audit"]) == 0
+    assert said in capsys.readouterr().out
+    # 0.05 of 0.15 is left: a second release of cost 0.1 is refused
+    assert main(base) == 3
+    err = capsys.readouterr().err
+    assert "FZ601" in err and said in " ".join(err.split())
+    assert main([*base, "--json"]) == 3
+    refusal = capsys.readouterr()
+    assert said in " ".join((refusal.out + refusal.err).split())
