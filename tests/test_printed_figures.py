@@ -345,3 +345,24 @@ def test_run_text_ledger_and_refusal_say_the_neighbour_relation(capsys, tmp_path
     assert main([*base, "--json"]) == 3
     refusal = capsys.readouterr()
     assert said in " ".join((refusal.out + refusal.err).split())
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "rounds"), [("1e-9", "1e-300", 1), ("1e-9", "1e-300", 7),
+                                                         ("1e-6", "1e-200", 3), ("1e-140", "1e-10", 1)])
+def test_calibration_at_tiny_targets_reaches_them(capsys, epsilon, delta, rounds):
+    """Review (c): `--calibrate gaussian --epsilon 1e-9 --delta 1e-300` failed
+    with the root finder's text (mu was searched from 1e-9 up); the printed
+    sigma must reach the target, by the accountant and by the closed form."""
+    out = cli(capsys, "budget", "--calibrate", "gaussian", "--epsilon", epsilon, "--delta", delta,
+              "--rounds", str(rounds))
+    sigma, claimed = _calibrated(out)
+    for value in _readings(sigma):
+        found = tightest(gaussian_events(value, rounds), float(delta)).epsilon
+        assert found <= float(epsilon) and claimed <= Fraction(epsilon)
+        assert exact_gaussian_epsilon(rounds**0.5 / float(value), float(delta)) <= float(epsilon)
+
+
+def test_calibration_beyond_the_doubles_range_says_so(capsys):
+    assert main(["budget", "--calibrate", "gaussian", "--epsilon", "1e-200", "--delta", "1e-300"]) != 0
+    err = capsys.readouterr().err
+    assert "FZ704" in err and "f(a) and f(b)" not in err and "noise scale" in err
