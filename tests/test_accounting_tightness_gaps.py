@@ -389,3 +389,23 @@ def test_the_budget_command_prints_no_integration_warning(capsys):
         assert main(["budget", "--gaussian", "0.001", "--subsample", "0.01", "--delta", "1e-5"]) == 0
     captured = capsys.readouterr()
     assert not caught and "Warning" not in captured.err and "tightest" in captured.out
+
+
+@pytest.mark.parametrize(("eps0", "rounds", "delta"), [("0.1", 60, 0.3), ("1", 10, 0.45)])
+def test_k_fold_laplace_at_large_delta_is_exact(eps0, rounds, delta):
+    """Review (e): at delta 0.3 the PLD answered inf for 60-fold Laplace(0.1)
+    (the grid's last node fell an ulp short of the loss +eps0, putting its
+    atom -- half the mass -- at +infinity), leaving KOV, above the exact
+    value (0 here). Against tests/dp_reference's exact k-fold Laplace."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from dp_reference.exact import LaplaceComposition, solve_epsilon
+
+    from fuzzpy.accounting.calibrate import laplace_events
+
+    lo, hi = solve_epsilon(LaplaceComposition(Fraction(eps0), rounds).delta, delta)
+    found = tightest(laplace_events(1 / Fraction(eps0), rounds), delta)
+    assert found.epsilon >= lo * (1 - 1e-9)
+    assert found.epsilon <= hi * 1.01 + 1e-9, found
