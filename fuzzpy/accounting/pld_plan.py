@@ -290,14 +290,14 @@ class Planner:
         def fits(widths: np.ndarray) -> np.ndarray:
             return tilt * widths + self._log_tail(base + widths) <= self.log_wrap
 
-        widths = np.geomspace(least, most + 1e-9, 48)
+        widths = np.geomspace(least, most + 1e-9, 24)  # 48 + 16 cost a fifth of a short DP-SGD run
         fine = fits(widths)
         if not np.any(fine):
             return float(widths[-1])
         index = int(np.argmax(fine))
         if index == 0:
             return float(widths[0])
-        widths = np.linspace(widths[index - 1], widths[index], 17)[1:]
+        widths = np.linspace(widths[index - 1], widths[index], 33)[1:]
         return float(widths[int(np.argmax(fits(widths)))])
 
     def _lowest(self, tilt: float, hi: float) -> float:
