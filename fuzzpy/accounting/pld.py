@@ -50,14 +50,13 @@ from fuzzpy.accounting.pld_pairs import (
     RandomizedResponsePair,
     tail_depth,
 )
-from fuzzpy.accounting.pld_plan import HINT_POINTS, Plan, Planner, renyi_bound, summary
+from fuzzpy.accounting.pld_plan import Plan, Planner, renyi_bound, summary
 
 DELTA_FLOOR = 1e-200
 LOSS_LIMIT = 1e5  # pairs with larger losses are left to the other methods
 # a later direction whose Renyi bound is within this factor of the answer so
 # far is likely below it: a coarse pass checks that first (speed only)
 COARSE_FIRST = 1.25
-HINT_ENOUGH = 2  # `_direction_epsilon`: fine passes this many times the coarse one's length are skipped
 Direction = list[tuple[LossTails, int]]
 
 
@@ -143,12 +142,6 @@ def _direction_epsilon(
         found = coarse if coarse is not None else _bound(direction, planner.hint()).epsilon(delta)
         estimate = found if math.isfinite(found) else planner.renyi_epsilon
     plan = planner.final(estimate)
-    if math.isfinite(found) and planner.coarser_smooth() and plan.size >= HINT_ENOUGH * HINT_POINTS:
-        # a Gaussian-only direction whose fine window is wide (heavy tails at a
-        # high tilt: tiny epsilons): the coarse pass is already within a few
-        # 1e-4 of it (its grid spread is HINT_TOLERANCE of the variance), and
-        # the fine one would cost HINT_ENOUGH times more (speed only; both valid)
-        return found
     final = _bound(direction, plan).epsilon(delta)
     if final < estimate * (1 - 1e-3) and math.isinf(found):
         # the window was planned for a larger answer: plan again for this one
