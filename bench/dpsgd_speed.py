@@ -289,6 +289,15 @@ def summarise(results: list, with_cold: bool) -> None:
             print(f"   {key(row)}: {r['cold']:.4f}s > {r['cold_dpa']:.4f}s")
         ratios = sorted(r["cold"] / r["cold_dpa"] for _, r in results)
         print(f"time fuzzpy / dp-accounting (cold): median {ratios[len(ratios) // 2]:.3f}, max {ratios[-1]:.3f}")
+        both = [(row, r) for row, r in results if "imp" in r]
+        slower = [(row, r) for row, r in both if r["imp"] + r["cold"] > r["imp_dpa"] + r["cold_dpa"]]
+        print(
+            f"imports + first call (fuzzpy imports numpy, scipy and mpmath lazily, inside the "
+            f"first call; dp-accounting at import), {len(both)} rows: fuzzpy slower in {len(slower)}"
+        )
+        if both:
+            totals = sorted((r["imp"] + r["cold"]) / (r["imp_dpa"] + r["cold_dpa"]) for _, r in both)
+            print(f"   time ratio median {totals[len(totals) // 2]:.3f}, max {totals[-1]:.3f}")
         imports = [(r["imp"], r["imp_dpa"]) for _, r in results if "imp" in r]
         if imports:
             print(
