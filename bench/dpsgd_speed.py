@@ -21,9 +21,9 @@ bench/accounting_grid.py that grid is within 1e-5 of the proven reference
 brackets). Every fuzzpy epsilon is a proven upper bound.
 --refresh re-times and recomputes every cached row; --cached-dpa takes every
 dp-accounting figure and time from the cache (fuzzpy alone is timed live).
-A first --full run (no cache) takes about 15 minutes on a loaded 2-core
-machine, later ones about 8 (dp-accounting re-timed live below 2 s), with
---cached-dpa about a minute; the default 42 rows about 3.
+A --full run takes about 18 minutes on a loaded 2-core machine (dp-accounting
+timed live in every row it answers within 2 s, three times), with
+--cached-dpa one minute (measured: 59 s); the default 42 rows a few minutes.
 
 --cold also times each row in fresh processes (one for fuzzpy, one for
 dp-accounting; the call's CPU time after the imports, and the imports'
