@@ -89,7 +89,7 @@ def _certified_epsilon(mu: float, delta: float) -> float:
     candidate = _candidate(mu, delta)
     if math.isinf(candidate):
         return math.inf
-    minimum = max(candidate, 1.0) * 2.0**-48
+    minimum = max(candidate, 1e-290) * 2.0**-48
     for _ in range(_MAX_RAISES):
         proved, excess, slope = _decide(mu, candidate, delta)
         if proved:
@@ -123,7 +123,8 @@ def _candidate(mu: float, delta: float) -> float:
         hi *= 2
         if hi > _EPS_CEILING:
             return math.inf
-    return root_at_or_past(lambda e: log_delta(mu, e) - target, 0.0, hi, xtol=1e-14, rtol=1e-14)
+    # relative precision only: an absolute 1e-14 was 1e-5 of an eps near 1e-9
+    return root_at_or_past(lambda e: log_delta(mu, e) - target, 0.0, hi, xtol=1e-300, rtol=1e-14)
 
 
 def root_at_or_past(f: Callable[[float], float], a: float, b: float, xtol: float, rtol: float) -> float:
@@ -149,6 +150,20 @@ def candidate(mu: float, delta: float) -> float:
     return _candidate(mu, delta)
 
 
+# calibration stops here: below it the Gaussian's rho = mu^2 / 2 leaves the
+# range of doubles and no figure the accountant proves would be near exact
+SMALLEST_MU = 1e-150
+
+
+def _beyond(epsilon: float, delta: float) -> str:
+    return (
+        f"({epsilon:g}, {delta:g})-DP needs a Gaussian with mu = sensitivity / sigma below about "
+        f"{1e6 * SMALLEST_MU:g} (sigma above {1 / (1e6 * SMALLEST_MU):g} times the sensitivity): "
+        "beyond the range in which fuzzpy's accountant proves the Gaussian's epsilon; "
+        "ask for a larger epsilon or delta"
+    )
+
+
 def mu_for(epsilon: float, delta: float) -> float:
     """The largest mu for which the analytic Gaussian is (eps, delta)-DP
     (delta(eps) is increasing in mu), rounded down; the calibration that uses
@@ -157,7 +172,13 @@ def mu_for(epsilon: float, delta: float) -> float:
     lo, hi = 1e-9, 1.0
     while log_delta(hi, epsilon) <= target:
         hi *= 2
-    root = root_at_or_past(lambda m: log_delta(m, epsilon) - target, hi, lo, xtol=1e-15, rtol=1e-14)
+    while log_delta(lo, epsilon) > target:  # a tiny target: a tiny mu
+        if lo <= SMALLEST_MU:
+            raise ValueError(_beyond(epsilon, delta))
+        lo = max(lo * 1e-6, SMALLEST_MU)
+    root = root_at_or_past(lambda m: log_delta(m, epsilon) - target, hi, lo, xtol=1e-300, rtol=1e-14)
+    if root < 1e6 * SMALLEST_MU:  # near where log_delta loses every digit (eps, delta ~ 1e-150)
+        raise ValueError(_beyond(epsilon, delta))
     candidate = root
     while log_delta(candidate, epsilon) > target:
         candidate = math.nextafter(candidate, 0.0) * (1 - 1e-12)
