@@ -18,17 +18,18 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass
+from dataclasses import replace as rebuild
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.language.syntax import Call, Dist, Expr, Index, NumLit, Var
+from fuzzpy.language.syntax import Assign, Binary, Call, Dist, Expr, Index, NumLit, ReturnStmt, Unary, Var, VarDecl
 from fuzzpy.support.records import frozen
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.draws import DrawContext, DrawSite
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.solver import Term
 from fuzzpy.verifier.text import show, show_signed_sum
-from fuzzpy.verifier.walk import has_noise, sub_expressions
+from fuzzpy.verifier.walk import has_noise, statements, sub_expressions
 
 if TYPE_CHECKING:
     from fuzzpy.verifier.product import Path, Product
@@ -239,7 +240,41 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
                 scored.append((3, Alignment(Shift("target", context=i, target="other"), point, zero)))
             scored.append((3, Alignment(Shift("const", Fraction(1)), point, zero)))
     scored.sort(key=lambda pair: pair[0])
-    return scored
+    return _distinct(scored, site)
+
+
+def _distinct(scored: list[tuple[int, Alignment]], site: DrawSite) -> list[tuple[int, Alignment]]:
+    """One entry per alignment (two contexts of a draw often give the same
+    shift): a repeated one could only fail again, at the price of a proof attempt."""
+    seen: set[tuple] = set()
+    kept = []
+    for score, alignment in scored:
+        key = (_shift_key(alignment.then, site), _shift_key(alignment.orelse, site), _selector_key(alignment.selector))
+        if key not in seen:
+            seen.add(key)
+            kept.append((score, alignment))
+    return kept
+
+
+def _shift_key(shift: Shift | None, site: DrawSite) -> tuple:
+    """What a shift's value depends on (the same key, the same term at every draw)."""
+    if shift is None:
+        return ("const", Fraction(0))
+    if shift.kind == "const":
+        return ("const", shift.value)
+    if shift.kind == "hint":
+        return ("hint", show(shift.hint))  # type: ignore[arg-type]
+    ctx = site.contexts[shift.context]
+    other = show(ctx.other) if shift.target == "other" and ctx.other is not None else ""
+    return ("target", shift.target, ctx.sign, tuple((sign, show(e)) for sign, e in ctx.rest), other)
+
+
+def _selector_key(selector: Selector | None) -> tuple:
+    if selector is None:
+        return ()
+    if selector.kind == "branch":
+        return ("branch", id(selector.node))
+    return (selector.kind, show(selector.index))  # type: ignore[arg-type]
 
 
 def _inside(stmt: object, branch: object) -> bool:
@@ -276,21 +311,74 @@ def _evaluable(context: DrawContext, known: frozenset[str] | set[str]) -> bool:
 
 
 def _indices(info: MechanismInfo, site: DrawSite, usable: list[int]) -> list[Expr]:
-    """Integer indices of the vector entries next to the draw (`q[i]` gives i,
-    `q[0]` gives 0): under the pointwise rule, "the draw at index s"."""
+    """Integer expressions naming "the draw at s" under the pointwise rule.
+
+    The indices of the vector entries next to the draw (`q[i]` gives i,
+    `q[0]` gives 0, `q[i - 1]` gives i - 1: a 1-based loop), and the labels
+    the mechanism returns for the entry: when it returns `best` and assigns
+    `best = i`, the draw whose index variable is i at s (a 1-based label
+    `best = i` next to `q[i - 1]`, or `return best - 1` with `best = i`:
+    the returned expression with the assigned value put in). Any integer
+    test of the state at the draw is an injective selector (a translation
+    for each fixed past); these only choose which one the proof tries.
+    """
+    known = site.visible | set(info.scalars)
     found: dict[str, Expr] = {}
     for i in usable:
         for _, expr in site.contexts[i].rest:
             for sub in sub_expressions(expr):
-                if not isinstance(sub, Index):
-                    continue
-                index = sub.index
-                integral = (isinstance(index, Var) and info.sort_of(index.name) == "int") or (
-                    isinstance(index, NumLit) and index.is_int
-                )
-                if integral:
-                    found.setdefault(show(index), index)
+                if isinstance(sub, Index) and _integral(info, sub.index, known):
+                    found.setdefault(show(sub.index), sub.index)
+    if site.in_loop:
+        for label in _labels(info, known):
+            found.setdefault(show(label), label)
     return list(found.values())
+
+
+def _integral(info: MechanismInfo, expr: Expr, known: frozenset[str] | set[str]) -> bool:
+    """An integer expression over integer variables readable at the draw, `len` and literals."""
+    if isinstance(expr, NumLit):
+        return expr.is_int
+    if isinstance(expr, Var):
+        return expr.name in known and info.sort_of(expr.name) == "int"
+    if isinstance(expr, Call):
+        return expr.func == "len" and len(expr.args) == 1 and isinstance(expr.args[0], Var) \
+            and expr.args[0].name in info.vectors
+    if isinstance(expr, Binary) and expr.op in ("+", "-", "*"):
+        return _integral(info, expr.left, known) and _integral(info, expr.right, known)
+    if isinstance(expr, Unary) and expr.op == "-":
+        return _integral(info, expr.operand, known)
+    return False
+
+
+def _labels(info: MechanismInfo, known: frozenset[str] | set[str]) -> list[Expr]:
+    """The returned expression with a returned local replaced by a value assigned to it
+    (`return best` and `best = i` give i); only values that vary (a literal is
+    already an index when it is one)."""
+    body = info.decl.body
+    found: list[Expr] = []
+    for ret in (s for s in statements(body) if isinstance(s, ReturnStmt)):
+        names = {e.name for e in sub_expressions(ret.expr) if isinstance(e, Var) and e.name in info.locals}
+        if len(names) != 1 or has_noise(ret.expr):
+            continue
+        (name,) = names
+        for stmt in statements(body):
+            if isinstance(stmt, (VarDecl, Assign)) and stmt.name == name and getattr(stmt, "index", None) is None \
+                    and not isinstance(stmt.expr, NumLit) and _integral(info, stmt.expr, known):
+                label = _substitute(ret.expr, name, stmt.expr)
+                if _integral(info, label, known):
+                    found.append(label)
+    return found
+
+
+def _substitute(expr: Expr, name: str, value: Expr) -> Expr:
+    if isinstance(expr, Var) and expr.name == name:
+        return value
+    if isinstance(expr, Binary):
+        return rebuild(expr, left=_substitute(expr.left, name, value), right=_substitute(expr.right, name, value))
+    if isinstance(expr, Unary):
+        return rebuild(expr, operand=_substitute(expr.operand, name, value))
+    return expr
 
 
 def combinations(options: list[list[tuple[int, Alignment]]]) -> Iterator[tuple[int, tuple[Alignment, ...]]]:

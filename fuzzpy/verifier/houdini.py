@@ -20,6 +20,7 @@ from fuzzpy.language.syntax import (
     Expr,
     IfStmt,
     Index,
+    NumLit,
     Output,
     ReturnStmt,
     Var,
@@ -259,7 +260,16 @@ def loop_view(product: Product, loop: While, path: Path, entry_cost: Term, entri
             bounds[show(expr)] = product.eval(expr, path.fork()).one
         except Unsupported:
             continue
-    return View(path.values, path.cost, entry_cost, path.budgets, bounds, dict(entries or {}))
+    values = path.values
+    derived = derived_terms(product.info, product)
+    if derived:
+        values = dict(values)
+        for text, expr in derived.items():
+            try:
+                values.setdefault(text, product.eval(expr, path.fork()))
+            except Unsupported:
+                continue
+    return View(values, path.cost, entry_cost, path.budgets, bounds, dict(entries or {}))
 
 
 def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While, sample: Path,
@@ -293,7 +303,8 @@ def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While
         if start is not None:
             atoms.append(Atom(f"{counter.name} at entry == {z.pretty(start)}",
                               lambda v, c=counter.name, t=start: v.entries[c] == t))
-    flags = [f for f in flag_tests(info, loop) if f.flag in names]
+    # a test over a local of the trip (`first || v > bq`, v declared in the body) says nothing at the head
+    flags = [f for f in flag_tests(info, loop) if f.flag in names and _evaluates(product, f.test, sample)]
     atoms += flag_atoms(flags, lambda e, v: product.eval(e, Path(dict(v.values), v.cost, budgets=dict(v.budgets))).one)
     for hint in loop.invariants:
         atoms.append(Atom(show(hint), lambda v, h=hint: _hint_term(product, h, v), user=True))
@@ -312,7 +323,66 @@ def _relevance(info: MechanismInfo, loop: While, product: Product) -> Relevance:
     indices = {v.name for top in tops for e in sub_expressions(top)
                if isinstance(e, Index) and isinstance(e.base, Var) and info.vectors.get(e.base.name) == "1"
                for v in sub_expressions(e.index) if isinstance(v, Var)}
-    return Relevance(frozenset(returned), frozenset(selected), frozenset(indices))
+    derived = derived_terms(info, product)
+    returned |= {text for text, expr in derived.items() if expr in _returned_exprs(info)}
+    selected |= {text for text, expr in derived.items() if expr not in _returned_exprs(info)}
+    down = _descending(loop)
+    down |= {text for text, expr in derived.items()
+             if {e.name for e in sub_expressions(expr) if isinstance(e, Var)} & down}
+    return Relevance(frozenset(returned), frozenset(selected), frozenset(indices), tuple(derived), frozenset(down))
+
+
+def _returned_exprs(info: MechanismInfo) -> list[Expr]:
+    return [s.expr for s in statements(info.decl.body) if isinstance(s, ReturnStmt)]
+
+
+def derived_terms(info: MechanismInfo, product: Product) -> dict[str, Expr]:
+    """Integer expressions the pointwise case split is about, when they are not
+    plain variables: a returned `best - 1`, a selector's `i - 1 == s` (1-based
+    labels). Named by their text; a loop-head view holds their values."""
+    if not info.pointwise:
+        return {}
+    found: dict[str, Expr] = {}
+    for expr in _returned_exprs(info):
+        if not isinstance(expr, Var) and info.result_sort == "int" and not has_noise(expr):
+            found.setdefault(show(expr), expr)
+    for alignment in product.alignments.values():
+        selector = alignment.selector
+        if selector is not None and selector.kind == "pointwise" and selector.index is not None \
+                and not isinstance(selector.index, Var) and _mentions_local(info, selector.index):
+            found.setdefault(show(selector.index), selector.index)
+    return found
+
+
+def _mentions_local(info: MechanismInfo, expr: Expr) -> bool:
+    return any(isinstance(e, Var) and e.name in info.locals for e in sub_expressions(expr))
+
+
+def _descending(loop: While) -> set[str]:
+    """Locals every update of which in the loop is `x = x - k` (or `x + -k`), k a positive literal."""
+    updates: dict[str, list[bool]] = {}
+    for stmt in statements(loop.body):
+        if isinstance(stmt, (VarDecl, Assign)):
+            updates.setdefault(stmt.name, []).append(_decrement(stmt))
+    return {name for name, downs in updates.items() if all(downs)}
+
+
+def _decrement(stmt: VarDecl | Assign) -> bool:
+    expr = stmt.expr
+    if isinstance(stmt, VarDecl) or not isinstance(expr, Binary) or expr.op not in ("+", "-"):
+        return False
+    if not (isinstance(expr.left, Var) and expr.left.name == stmt.name and isinstance(expr.right, NumLit)):
+        return False
+    step = expr.right.value
+    return step > 0 if expr.op == "-" else step < 0
+
+
+def _evaluates(product: Product, expr: Expr, sample: Path) -> bool:
+    try:
+        product.eval(expr, sample.fork())
+    except Unsupported:
+        return False
+    return True
 
 
 def _common_entry(entering: list[Path], name: str) -> Term | None:
@@ -339,12 +409,16 @@ def _bound_texts(product: Product, sample: Path, counter: Counter) -> set[str]:
 
 def _counter_tests(info: MechanismInfo, loop: While, names: list[str]) -> list[Expr]:
     """Comparisons of integer loop variables with constants tested in the body
-    (`i == 0`, `best == -1`): the first or "nothing yet" cases, used as guards."""
+    (`i == 0`, `best == -1`) and `bool` flags tested there (`first || v > bq`):
+    the first or "nothing yet" cases, used as guards."""
     found: dict[str, Expr] = {}
     for stmt in statements(loop.body):
         if not isinstance(stmt, IfStmt):
             continue
         for expr in sub_expressions(stmt.cond):
+            if isinstance(expr, Var) and expr.name in names and info.locals.get(expr.name) == "bool":
+                found.setdefault(expr.name, expr)
+                continue
             if not (isinstance(expr, Binary) and expr.op in ("==", "!=")):
                 continue
             sides = (expr.left, expr.right)

@@ -41,6 +41,10 @@ class Relevance:
     returned: frozenset[str]  # released (compared with the pointwise rule's output s)
     selected: frozenset[str]  # compared with s by a draw's alignment (`i == s ? ...`)
     indices: frozenset[str]  # index a `vec[1]` input
+    #: integer expressions named by their text (`best - 1` returned, `i - 1 == s ? ...`),
+    #: split on like variables; a view holds their values (`houdini.loop_view`)
+    derived: tuple[str, ...] = ()
+    descending: frozenset[str] = frozenset()  # counters the loop only ever decreases (`i = i - 1`)
 
     @property
     def pointwise(self) -> frozenset[str]:
@@ -98,9 +102,11 @@ def build_pool(
     narrows the case splits to the variables they can matter for (the pool's
     size is what a proof costs)."""
     ints = [n for n in names if info.locals.get(n) == "int" or n in info.whole]
-    split = [n for n in ints if relevant is None or n in relevant.pointwise]
-    returned = [n for n in ints if relevant is None or n in relevant.returned]
-    selected = [n for n in ints if relevant is None or n in relevant.selected]
+    derived = [n for n in (relevant.derived if relevant is not None else ()) if n not in ints]
+    split = [n for n in ints + derived if relevant is None or n in relevant.pointwise]
+    returned = [n for n in ints + derived if relevant is None or n in relevant.returned]
+    selected = [n for n in ints + derived if relevant is None or n in relevant.selected]
+    descending = relevant.descending if relevant is not None else frozenset()
     indices = [n for n in ints if relevant is None or n in relevant.indices]
     nums = [n for n in names if info.locals.get(n) == "num" and n not in info.whole]
     bools = [n for n in names if info.locals.get(n) == "bool"]
@@ -140,9 +146,12 @@ def build_pool(
             narrow.append((f"{n} == s", lambda v, n=n: v.values[n].one == output))
             narrow += [
                 (f"{n} == s != {c}", lambda v, n=n, c=c: z.conj(v.values[n].one == output, output != c))
-                for c in sorted(info.int_constants) if c < 0
+                for c in sorted(info.int_constants) if c < 0 or c in _initial_literals(info, n)
             ]
+            # "the draw at s has happened": s is behind the counter (ahead of it when counting down)
             narrow += [
+                (f"{n} == s > {m}", lambda v, n=n, m=m: z.conj(v.values[n].one == output, output > v.values[m].one))
+                if m in descending else
                 (f"{n} == s < {m}", lambda v, n=n, m=m: z.conj(v.values[n].one == output, output < v.values[m].one))
                 for m in selected if m != n and case_guards
             ]
@@ -163,6 +172,15 @@ def build_pool(
         for atom in relations
     ]
     return unguarded + guarded
+
+
+def _initial_literals(info: MechanismInfo, name: str) -> set[int]:
+    """The integer literals a local is declared with (`var best = 0;` before a
+    1-based loop: 0 then means "nothing chosen yet", as -1 does elsewhere)."""
+    from fuzzpy.language.syntax import NumLit, VarDecl
+
+    return {int(s.expr.value) for s in statements(info.decl.body)
+            if isinstance(s, VarDecl) and s.name == name and isinstance(s.expr, NumLit) and s.expr.is_int}
 
 
 def _distance_atoms(names: list[str]) -> list[Atom]:
