@@ -61,8 +61,13 @@ class Shift:
     kind: str  # "const" | "target" | "hint"
     value: Fraction = Fraction(0)
     context: int = 0
-    target: str = ""  # "zero" | "one" | "minus_one" | "other"
+    #: "zero" | "one" | "minus_one" | "other" | "spare": 1 minus the `vec[1]`
+    #: distance of the carrier's own entries, the most any *other* entry of
+    #: that vector can move (the `vec[1]` counterpart of "one")
+    target: str = ""
     hint: Expr | None = None
+    clamp: bool = False  # max(0, shift): one-sided noise may only move up
+    spare: tuple[Expr, ...] = ()  # "spare": the carrier's `vec[1]` entries (`spare_reads`)
 
     def term(self, env: DrawEnv) -> Term:
         if self.kind == "const":
@@ -72,11 +77,16 @@ class Shift:
             return z.to_real(_relational_hint(self.hint, env))
         ctx = env.site.contexts[self.context]
         goal = {"zero": z.number(0), "one": z.number(1), "minus_one": z.number(-1)}.get(self.target)
+        if self.target == "spare":
+            goal = z.number(1)
+            for expr in self.spare:
+                goal = goal - z.absolute(env.dist_of(expr))
         if goal is None:
             assert ctx.other is not None
             goal = env.dist_of(ctx.other)
         # dist(carrier) = rest distance + sign * a; solve dist(carrier) = goal for a
-        return ctx.sign * (goal - env.rest_dist(ctx))
+        shift = ctx.sign * (goal - env.rest_dist(ctx))
+        return (shift + z.absolute(shift)) / 2 if self.clamp else shift
 
     def describe(self, site: DrawSite) -> str:
         if self.kind == "const":
@@ -85,17 +95,26 @@ class Shift:
             assert self.hint is not None
             return show(self.hint)
         ctx = site.contexts[self.context]
-        goal = {"zero": "", "one": "1", "minus_one": "-1"}.get(self.target)
+        goal = {"zero": "", "one": "1", "minus_one": "-1", "spare": "1"}.get(self.target)
         if goal is None:
             assert ctx.other is not None
             goal = f"dist({show(ctx.other)})"
         if goal.startswith("dist(") and _constant_text(goal[5:-1]):
             goal = ""
         pieces = [(1, goal)] if goal else []
+        if self.target == "spare":
+            pieces += [(-1, f"|dist({show(e)})|") for e in self.spare]
         pieces += [(-s * ctx.sign, f"dist({show(e)})") for s, e in ctx.rest if not _constant_text(show(e))]
         if ctx.sign < 0:
             pieces = [(-s, p) for s, p in pieces]
-        return show_signed_sum(pieces)
+        text = show_signed_sum(pieces)
+        return f"max(0, {text})" if self.clamp else text
+
+
+def spare_reads(info: MechanismInfo, context: DrawContext) -> list[Expr]:
+    """The `vec[1]` entries among the carrier's other summands (`q[i]` in `q[i] + lap(b)`)."""
+    return [e for _, e in context.rest if isinstance(e, Index) and isinstance(e.base, Var)
+            and info.vectors.get(e.base.name) == "1"]
 
 
 def _constant_text(text: str) -> bool:
@@ -239,6 +258,14 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
             for i in compares:
                 scored.append((3, Alignment(Shift("target", context=i, target="other"), point, zero)))
             scored.append((3, Alignment(Shift("const", Fraction(1)), point, zero)))
+            for i in compares + carries:
+                # `vec[1]`: no other entry moves by more than 1 - |dist(q[s])|; one-sided
+                # noise takes that shift only when it is >= 0 (Ding et al. 2021's
+                # exponential-noise noisy max, the sensitivity counted in L1)
+                spare = tuple(spare_reads(info, site.contexts[i]))
+                if spare:
+                    scored.append((2, Alignment(Shift("target", context=i, target="spare", spare=spare,
+                                                      clamp=site.noise.kind == "lapplus"), point, zero)))
     scored.sort(key=lambda pair: pair[0])
     return _distinct(scored, site)
 
@@ -266,7 +293,8 @@ def _shift_key(shift: Shift | None, site: DrawSite) -> tuple:
         return ("hint", show(shift.hint))  # type: ignore[arg-type]
     ctx = site.contexts[shift.context]
     other = show(ctx.other) if shift.target == "other" and ctx.other is not None else ""
-    return ("target", shift.target, ctx.sign, tuple((sign, show(e)) for sign, e in ctx.rest), other)
+    return ("target", shift.target, ctx.sign, tuple((sign, show(e)) for sign, e in ctx.rest), other,
+            tuple(show(e) for e in shift.spare), shift.clamp)
 
 
 def _selector_key(selector: Selector | None) -> tuple:
@@ -364,7 +392,8 @@ def _labels(info: MechanismInfo, known: frozenset[str] | set[str]) -> list[Expr]
         (name,) = names
         for stmt in statements(body):
             if isinstance(stmt, (VarDecl, Assign)) and stmt.name == name and getattr(stmt, "index", None) is None \
-                    and not isinstance(stmt.expr, NumLit) and _integral(info, stmt.expr, known):
+                    and _integral(info, stmt.expr, known) \
+                    and any(isinstance(e, Var) and e.name in info.locals for e in sub_expressions(stmt.expr)):
                 label = _substitute(ret.expr, name, stmt.expr)
                 if _integral(info, label, known):
                     found.append(label)

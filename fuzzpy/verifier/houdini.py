@@ -261,7 +261,7 @@ def loop_view(product: Product, loop: While, path: Path, entry_cost: Term, entri
         except Unsupported:
             continue
     values = path.values
-    derived = derived_terms(product.info, product)
+    derived = derived_terms(product.info, product, loop)
     if derived:
         values = dict(values)
         for text, expr in derived.items():
@@ -323,9 +323,11 @@ def _relevance(info: MechanismInfo, loop: While, product: Product) -> Relevance:
     indices = {v.name for top in tops for e in sub_expressions(top)
                if isinstance(e, Index) and isinstance(e.base, Var) and info.vectors.get(e.base.name) == "1"
                for v in sub_expressions(e.index) if isinstance(v, Var)}
-    derived = derived_terms(info, product)
+    derived = derived_terms(info, product, loop)
+    reads = _vec1_indices(info, loop)
     returned |= {text for text, expr in derived.items() if expr in _returned_exprs(info)}
-    selected |= {text for text, expr in derived.items() if expr not in _returned_exprs(info)}
+    selected |= {text for text, expr in derived.items() if expr in _selector_indices(product)}
+    indices |= {text for text, expr in derived.items() if expr in reads}
     down = _descending(loop)
     down |= {text for text, expr in derived.items()
              if {e.name for e in sub_expressions(expr) if isinstance(e, Var)} & down}
@@ -336,22 +338,32 @@ def _returned_exprs(info: MechanismInfo) -> list[Expr]:
     return [s.expr for s in statements(info.decl.body) if isinstance(s, ReturnStmt)]
 
 
-def derived_terms(info: MechanismInfo, product: Product) -> dict[str, Expr]:
-    """Integer expressions the pointwise case split is about, when they are not
-    plain variables: a returned `best - 1`, a selector's `i - 1 == s` (1-based
-    labels). Named by their text; a loop-head view holds their values."""
-    if not info.pointwise:
-        return {}
+def derived_terms(info: MechanismInfo, product: Product, loop: While) -> dict[str, Expr]:
+    """Integer expressions case splits are about, when they are not plain
+    variables: a returned `best - 1`, a selector's `i - 1 == s` (1-based
+    labels), the index of a `vec[1]` read `q[i - 1]` (the last read is
+    behind it). Named by their text; a loop-head view holds their values."""
     found: dict[str, Expr] = {}
-    for expr in _returned_exprs(info):
-        if not isinstance(expr, Var) and info.result_sort == "int" and not has_noise(expr):
+    exprs = _vec1_indices(info, loop)
+    if info.pointwise:
+        exprs += [e for e in _returned_exprs(info) if info.result_sort == "int" and not has_noise(e)]
+        exprs += _selector_indices(product)
+    for expr in exprs:
+        if not isinstance(expr, Var) and _mentions_local(info, expr):
             found.setdefault(show(expr), expr)
-    for alignment in product.alignments.values():
-        selector = alignment.selector
-        if selector is not None and selector.kind == "pointwise" and selector.index is not None \
-                and not isinstance(selector.index, Var) and _mentions_local(info, selector.index):
-            found.setdefault(show(selector.index), selector.index)
     return found
+
+
+def _selector_indices(product: Product) -> list[Expr]:
+    return [a.selector.index for a in product.alignments.values() if a.selector is not None
+            and a.selector.kind == "pointwise" and a.selector.index is not None]
+
+
+def _vec1_indices(info: MechanismInfo, loop: While) -> list[Expr]:
+    tops = [loop.cond] + [t for s in statements(loop.body) for t in stmt_expressions(s)]
+    return [e.index for top in tops for e in sub_expressions(top)
+            if isinstance(e, Index) and isinstance(e.base, Var) and info.vectors.get(e.base.name) == "1"
+            and not has_noise(e.index)]
 
 
 def _mentions_local(info: MechanismInfo, expr: Expr) -> bool:

@@ -107,13 +107,13 @@ def build_pool(
     returned = [n for n in ints + derived if relevant is None or n in relevant.returned]
     selected = [n for n in ints + derived if relevant is None or n in relevant.selected]
     descending = relevant.descending if relevant is not None else frozenset()
-    indices = [n for n in ints if relevant is None or n in relevant.indices]
+    indices = [n for n in ints + derived if relevant is None or n in relevant.indices]
     nums = [n for n in names if info.locals.get(n) == "num" and n not in info.whole]
     bools = [n for n in names if info.locals.get(n) == "bool"]
     distance = _distance_atoms(ints + nums) + [
         Atom(f"{b}' == {b}", lambda v, b=b: v.values[b].one == v.values[b].two) for b in bools
     ]
-    budget = _budget_atoms(info, ints, nums, claim, prices)
+    budget = _budget_atoms(info, ints + [n for n in derived if n in indices], nums, claim, prices)
     counters = _counter_atoms(ints, claim, bounds)
     relations = _int_relations(info, ints)
     pointwise = _pointwise_atoms(split, output) if output is not None and z.is_int(output) else []
@@ -158,6 +158,8 @@ def build_pool(
     narrow = list({label: (label, g) for label, g in narrow}.values())
     kept = set(returned) | {n for n in names if n not in ints}
     light = [a for a in distance if a.label.split("(")[-1].split(")")[0] in kept or "'" in a.label]
+    if output is not None:
+        light += _spare_atoms(info, nums)
     guarded = [
         Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), a.build(v)))
         for label, g in guards + list(case_guards)
@@ -233,6 +235,24 @@ def _budget_atoms(info: MechanismInfo, ints: list[str], nums: list[str], claim: 
                     f"COST + ({z.pretty(price)}) * |dist({n})| <= V0 + ({z.pretty(claim)}) * used({q})",
                     lambda v, d=d, u=used, p=price: v.cost + p * z.absolute(d(v)) <= v.entry_cost + claim * u(v),
                 ))
+    return atoms
+
+
+def _spare_atoms(info: MechanismInfo, nums: list[str]) -> list[Atom]:
+    """`dist(x) >= 1 - used(q)`: x is ahead by at least what any entry of the
+    `vec[1]` input q not read yet can move (the best value of a noisy max over
+    `vec[1]`, once the draw at s was shifted by the spare budget), and
+    `dist(x) <= used(q)` (before it: at most what the entries read moved)."""
+    atoms = []
+    for q, norm in info.vectors.items():
+        if norm != "1":
+            continue
+        for n in nums:
+            def d(v: View, n: str = n) -> Term:
+                return v.values[n].two - v.values[n].one
+
+            atoms.append(Atom(f"dist({n}) >= 1 - used({q})", lambda v, q=q, d=d: d(v) >= v.budgets[q].remaining))
+            atoms.append(Atom(f"dist({n}) <= used({q})", lambda v, q=q, d=d: d(v) <= 1 - v.budgets[q].remaining))
     return atoms
 
 
