@@ -60,14 +60,18 @@ class Shift:
 
     kind: str  # "const" | "target" | "hint"
     value: Fraction = Fraction(0)
+    #: target "spare": 1 minus the `vec[1]` distances of these entries (the
+    #: carrier's own, `spare_reads`), the most any *other* entry of that vector
+    #: can move: the `vec[1]` counterpart of the target "one"
+    spare: tuple[Expr, ...] = ()
     context: int = 0
-    #: "zero" | "one" | "minus_one" | "other" | "spare": 1 minus the `vec[1]`
-    #: distance of the carrier's own entries, the most any *other* entry of
-    #: that vector can move (the `vec[1]` counterpart of "one")
-    target: str = ""
+    target: str = ""  # "zero" | "one" | "minus_one" | "other"
     hint: Expr | None = None
-    clamp: bool = False  # max(0, shift): one-sided noise may only move up
-    spare: tuple[Expr, ...] = ()  # "spare": the carrier's `vec[1]` entries (`spare_reads`)
+    #: "positive": only the upward part max(0, t) of the target shift t. One-sided
+    #: noise may only move up (Albarghouthi & Hsu 2018); a chain holding two
+    #: draws of opposite signs (`x + lapplus(b) - lapplus(b)`) is kept equal by
+    #: moving the one that has to go up, each paying its own part.
+    part: str = ""
 
     def term(self, env: DrawEnv) -> Term:
         if self.kind == "const":
@@ -78,15 +82,14 @@ class Shift:
         ctx = env.site.contexts[self.context]
         goal = {"zero": z.number(0), "one": z.number(1), "minus_one": z.number(-1)}.get(self.target)
         if self.target == "spare":
-            goal = z.number(1)
-            for expr in self.spare:
-                goal = goal - z.absolute(env.dist_of(expr))
+            goal = z.sum_of(z.number(1), *(-z.absolute(env.dist_of(e)) for e in self.spare))
+
         if goal is None:
             assert ctx.other is not None
             goal = env.dist_of(ctx.other)
         # dist(carrier) = rest distance + sign * a; solve dist(carrier) = goal for a
         shift = ctx.sign * (goal - env.rest_dist(ctx))
-        return (shift + z.absolute(shift)) / 2 if self.clamp else shift
+        return (shift + z.absolute(shift)) / 2 if self.part == "positive" else shift
 
     def describe(self, site: DrawSite) -> str:
         if self.kind == "const":
@@ -95,20 +98,21 @@ class Shift:
             assert self.hint is not None
             return show(self.hint)
         ctx = site.contexts[self.context]
-        goal = {"zero": "", "one": "1", "minus_one": "-1", "spare": "1"}.get(self.target)
+        goal = {"zero": "", "one": "1", "minus_one": "-1"}.get(self.target)
+        if self.target == "spare":
+            goal = "(" + " - ".join(["1"] + [f"|dist({show(e)})|" for e in self.spare]) + ")"
+
         if goal is None:
             assert ctx.other is not None
             goal = f"dist({show(ctx.other)})"
         if goal.startswith("dist(") and _constant_text(goal[5:-1]):
             goal = ""
         pieces = [(1, goal)] if goal else []
-        if self.target == "spare":
-            pieces += [(-1, f"|dist({show(e)})|") for e in self.spare]
-        pieces += [(-s * ctx.sign, f"dist({show(e)})") for s, e in ctx.rest if not _constant_text(show(e))]
+        pieces += [(-s, f"dist({show(e)})") for s, e in ctx.rest if not _constant_text(show(e))]
         if ctx.sign < 0:
             pieces = [(-s, p) for s, p in pieces]
         text = show_signed_sum(pieces)
-        return f"max(0, {text})" if self.clamp else text
+        return f"max(0, {text})" if self.part == "positive" else text
 
 
 def spare_reads(info: MechanismInfo, context: DrawContext) -> list[Expr]:
@@ -264,8 +268,9 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
                 # exponential-noise noisy max, the sensitivity counted in L1)
                 spare = tuple(spare_reads(info, site.contexts[i]))
                 if spare:
-                    scored.append((2, Alignment(Shift("target", context=i, target="spare", spare=spare,
-                                                      clamp=site.noise.kind == "lapplus"), point, zero)))
+                    part = "positive" if site.noise.kind == "lapplus" else ""
+                    scored.append((2, Alignment(Shift("target", context=i, target="spare", spare=spare, part=part),
+                                                point, zero)))
     scored.sort(key=lambda pair: pair[0])
     return _distinct(scored, site)
 
@@ -294,7 +299,7 @@ def _shift_key(shift: Shift | None, site: DrawSite) -> tuple:
     ctx = site.contexts[shift.context]
     other = show(ctx.other) if shift.target == "other" and ctx.other is not None else ""
     return ("target", shift.target, ctx.sign, tuple((sign, show(e)) for sign, e in ctx.rest), other,
-            tuple(show(e) for e in shift.spare), shift.clamp)
+            tuple(show(e) for e in shift.spare), shift.part)
 
 
 def _selector_key(selector: Selector | None) -> tuple:

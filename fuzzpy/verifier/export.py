@@ -46,12 +46,15 @@ def shift_text(shift: Shift | None, site: DrawSite) -> str:
     goal = {"zero": "0", "one": "1", "minus_one": "(0 - 1)"}.get(shift.target)
     if shift.target == "spare":
         goal = "(1" + "".join(f" - abs(dist({show(e)}))" for e in shift.spare) + ")"
+
     if goal is None:
         assert ctx.other is not None
         goal = f"dist({show(ctx.other)})"
     rest = "".join(f" {'-' if sign > 0 else '+'} dist({show(e)})" for sign, e in ctx.rest)
     text = f"({ctx.sign} * ({goal}{rest}))"
-    return f"(({text} + abs({text})) / 2)" if shift.clamp else text
+    if shift.part == "positive":  # max(0, t), written with the kernel's `abs`
+        return f"(({text} + abs({text})) / 2)"
+    return text
 
 
 def draw_alignment(site: DrawSite, alignment: Alignment, numbers: dict[int, int]) -> DrawAlignment:
