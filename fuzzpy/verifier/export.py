@@ -79,7 +79,8 @@ def loop_invariant(info: MechanismInfo, inputs: Inputs, product: Product, loop: 
 
     values = {n: Pair(z3.Const(f"{n}.1", p.one.sort()), z3.Const(f"{n}.2", p.two.sort()))
               for n, p in head.values.items()}
-    budgets = {q: Budget(z3.Real(f"%remaining.{q}"), z3.Int(f"%last.{q}"), z3.Real(f"%lastd.{q}")) for q in head.budgets}
+    budgets = {q: Budget(z3.Real(f"%remaining.{q}"), z3.Int(f"%last.{q}"), z3.Real(f"%lastd.{q}"),
+                         z3.Int(f"%low.{q}"), z3.Int(f"%high.{q}")) for q in head.budgets}
     canonical = Path(values, z3.Real("%cost"), budgets=budgets)
     ghosts = {c: z3.Const(f"{c}.entry", head.values[c].one.sort()) for c in counters}
     view = loop_view(product, loop, canonical, z3.Real("%cost.entry"), ghosts, extra)

@@ -204,7 +204,8 @@ class InvariantLoops:
             values[name] = Pair(z.fresh_of_sort(f"{name}", old.one), z.fresh_of_sort(f"{name}_2", old.two))
         read = _vectors_read(loop)
         budgets = {
-            q: type(b)(z.fresh_real(f"remaining_{q}"), z.fresh_int(f"last_{q}"), z.fresh_real(f"lastd_{q}"))
+            q: type(b)(z.fresh_real(f"remaining_{q}"), z.fresh_int(f"last_{q}"), z.fresh_real(f"lastd_{q}"),
+                       z.fresh_int(f"low_{q}"), z.fresh_int(f"high_{q}"))
             if q in read or any(p.budgets[q] != b for p in live) else b
             for q, b in template.budgets.items()
         }

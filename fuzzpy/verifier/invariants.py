@@ -113,7 +113,7 @@ def build_pool(
     distance = _distance_atoms(ints + nums) + [
         Atom(f"{b}' == {b}", lambda v, b=b: v.values[b].one == v.values[b].two) for b in bools
     ]
-    budget = _budget_atoms(info, ints + [n for n in derived if n in indices], nums, claim, prices)
+    budget = _budget_atoms(info, ints + [n for n in derived if n in indices], nums, claim, prices, descending)
     counters = _counter_atoms(ints, claim, bounds)
     relations = _int_relations(info, ints)
     pointwise = _pointwise_atoms(split, output) if output is not None and z.is_int(output) else []
@@ -128,11 +128,10 @@ def build_pool(
             continue
         for n in indices:
             # before the first read of a new pass over q, and after it
-            def ahead(v: View, q: str = q, n: str = n) -> Term:
-                return v.budgets[q].last_index < v.values[n].one
-
-            narrow += [(f"last read of {q} < {n}", ahead),
-                       (f"!(last read of {q} < {n})", lambda v, a=ahead: z.neg(a(v)))]
+            relation = ">" if n in descending else "<"
+            narrow += [(f"reads of {q} so far {relation} {n}", _pass_side(q, n, relation)),
+                       (f"!(reads of {q} so far {relation} {n})",
+                        lambda v, a=_pass_side(q, n, relation): z.neg(a(v)))]
     if output is not None and z.is_int(output):
         # the pointwise case split (verifier.md): the index of the draws against s,
         # the released value at s
@@ -204,7 +203,22 @@ def _distance_atoms(names: list[str]) -> list[Atom]:
     return atoms
 
 
-def _budget_atoms(info: MechanismInfo, ints: list[str], nums: list[str], claim: Term, prices: list[Term]) -> list[Atom]:
+def _pass_side(q: str, n: str, relation: str) -> Callable[[View], Term]:
+    """"Every index read in this pass over q is below n" (`<`, `<=`) or above it
+    (`>`, `>=`); true of an empty pass: the next read at n extends the pass."""
+    compare = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+               ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}[relation]
+
+    def side(v: View) -> Term:
+        budget = v.budgets[q]
+        edge = budget.high if relation in ("<", "<=") else budget.low
+        return z.disj(budget.high < budget.low, compare(edge, v.values[n].one))
+
+    return side
+
+
+def _budget_atoms(info: MechanismInfo, ints: list[str], nums: list[str], claim: Term, prices: list[Term],
+                  descending: frozenset[str] = frozenset()) -> list[Atom]:
     atoms: list[Atom] = []
     for q, norm in info.vectors.items():
         if norm != "1":
@@ -214,7 +228,13 @@ def _budget_atoms(info: MechanismInfo, ints: list[str], nums: list[str], claim: 
             return 1 - v.budgets[q].remaining
 
         for n in ints:
-            atoms.append(Atom(f"last read of {q} < {n}", lambda v, q=q, n=n: v.budgets[q].last_index < v.values[n].one))
+            # a counter going up reads above the pass so far, one going down below it
+            for relation in ((">", ">=") if n in descending else ("<",)):
+                atoms.append(Atom(f"reads of {q} so far {relation} {n}", _pass_side(q, n, relation)))
+        atoms.append(Atom(f"the last read of {q} is in its pass",
+                          lambda v, q=q: z.disj(v.budgets[q].high < v.budgets[q].low,
+                                                z.conj(v.budgets[q].low <= v.budgets[q].last_index,
+                                                       v.budgets[q].last_index <= v.budgets[q].high))))
         atoms.append(Atom(f"|distance of the last read of {q}| <= used({q})",
                           lambda v, q=q, u=used: z.absolute(v.budgets[q].last_dist) <= u(v)))
         atoms.append(Atom(f"used({q}) <= 1", lambda v, u=used: u(v) <= 1))
