@@ -22,7 +22,19 @@ from dataclasses import replace as rebuild
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.language.syntax import Assign, Binary, Call, Dist, Expr, Index, NumLit, ReturnStmt, Unary, Var, VarDecl
+from fuzzpy.language.syntax import (
+    Assign,
+    Binary,
+    Call,
+    Dist,
+    Expr,
+    Index,
+    NumLit,
+    ReturnStmt,
+    Unary,
+    Var,
+    VarDecl,
+)
 from fuzzpy.support.records import frozen
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.draws import DrawContext, DrawSite

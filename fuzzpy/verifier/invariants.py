@@ -129,9 +129,9 @@ def build_pool(
         for n in indices:
             # before the first read of a new pass over q, and after it
             relation = ">" if n in descending else "<"
-            narrow += [(f"reads of {q} so far {relation} {n}", _pass_side(q, n, relation)),
-                       (f"!(reads of {q} so far {relation} {n})",
-                        lambda v, a=_pass_side(q, n, relation): z.neg(a(v)))]
+            side = _pass_side(q, n, relation)
+            narrow += [(f"reads of {q} so far {relation} {n}", side),
+                       (f"!(reads of {q} so far {relation} {n})", lambda v, a=side: z.neg(a(v)))]
     if output is not None and z.is_int(output):
         # the pointwise case split (verifier.md): the index of the draws against s,
         # the released value at s
