@@ -361,10 +361,18 @@ def _selector_indices(product: Product) -> list[Expr]:
 
 
 def _vec1_indices(info: MechanismInfo, loop: While) -> list[Expr]:
+    """`vec[1]` reads at a counter moved by a literal (`q[i - 1]`, `q[i + 1]`):
+    other index shapes are left to the plain variables (each derived term
+    multiplies the case splits, the price of every proof attempt)."""
     tops = [loop.cond] + [t for s in statements(loop.body) for t in stmt_expressions(s)]
     return [e.index for top in tops for e in sub_expressions(top)
             if isinstance(e, Index) and isinstance(e.base, Var) and info.vectors.get(e.base.name) == "1"
-            and not has_noise(e.index)]
+            and _offset(e.index)]
+
+
+def _offset(expr: Expr) -> bool:
+    return isinstance(expr, Binary) and expr.op in ("+", "-") and isinstance(expr.left, Var) \
+        and isinstance(expr.right, NumLit) and expr.right.is_int
 
 
 def _mentions_local(info: MechanismInfo, expr: Expr) -> bool:

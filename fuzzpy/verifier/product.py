@@ -440,8 +440,10 @@ class Product:
         d = z.ite(same, budget.last_dist, fresh)
         remaining = z.ite(same, budget.remaining, available - z.absolute(fresh))
         extend = z.conj(outside, z.neg(empty))
-        low = z.ite(same, budget.low, z.ite(z.conj(extend, budget.low < k), budget.low, k))
-        high = z.ite(same, budget.high, z.ite(z.conj(extend, budget.high > k), budget.high, k))
+        # named, not nested: a run of reads would otherwise build ever deeper terms
+        low, high = z.fresh_int(f"low_{name}"), z.fresh_int(f"high_{name}")
+        path.facts.append(low == z.ite(same, budget.low, z.ite(z.conj(extend, budget.low < k), budget.low, k)))
+        path.facts.append(high == z.ite(same, budget.high, z.ite(z.conj(extend, budget.high > k), budget.high, k)))
         path.budgets[name] = Budget(remaining, k, d, low, high)
         return d
 
