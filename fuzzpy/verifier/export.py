@@ -44,6 +44,9 @@ def shift_text(shift: Shift | None, site: DrawSite) -> str:
         return f"({show(shift.hint)})"
     ctx = site.contexts[shift.context]
     goal = {"zero": "0", "one": "1", "minus_one": "(0 - 1)"}.get(shift.target)
+    if shift.target == "spare":
+        goal = "(1" + "".join(f" - abs(dist({show(e)}))" for e in shift.spare) + ")"
+
     if goal is None:
         assert ctx.other is not None
         goal = f"dist({show(ctx.other)})"
@@ -77,7 +80,8 @@ def loop_invariant(info: MechanismInfo, inputs: Inputs, product: Product, loop: 
 
     values = {n: Pair(z3.Const(f"{n}.1", p.one.sort()), z3.Const(f"{n}.2", p.two.sort()))
               for n, p in head.values.items()}
-    budgets = {q: Budget(z3.Real(f"%remaining.{q}"), z3.Int(f"%last.{q}"), z3.Real(f"%lastd.{q}")) for q in head.budgets}
+    budgets = {q: Budget(z3.Real(f"%remaining.{q}"), z3.Int(f"%last.{q}"), z3.Real(f"%lastd.{q}"),
+                         z3.Int(f"%low.{q}"), z3.Int(f"%high.{q}")) for q in head.budgets}
     canonical = Path(values, z3.Real("%cost"), budgets=budgets)
     ghosts = {c: z3.Const(f"{c}.entry", head.values[c].one.sort()) for c in counters}
     view = loop_view(product, loop, canonical, z3.Real("%cost.entry"), ghosts, extra)

@@ -71,11 +71,15 @@ class Obligation:
 
 @frozen
 class Budget:
-    """Ghost state of a `vec[1]` input: distance not yet used, last index read."""
+    """Ghost state of a `vec[1]` input: distance not yet used, last index read,
+    and the interval [low, high] of the indices read in this pass (empty
+    while high < low)."""
 
     remaining: Term
     last_index: Term
     last_dist: Term
+    low: Term
+    high: Term
 
 
 @frozen
@@ -142,7 +146,8 @@ class Product:
     def initial_path(self) -> Path:
         values = dict(self.inputs.scalars)
         budgets = {
-            name: Budget(z.number(1), z.number(-1, integral=True), z.number(0))
+            name: Budget(z.number(1), z.number(-1, integral=True), z.number(0), z.number(0, integral=True),
+                         z.number(-1, integral=True))
             for name, norm in self.info.vectors.items()
             if norm == "1"
         }
@@ -443,22 +448,30 @@ class Product:
     def _read_budgeted(self, name: str, k: Term, dists: object, path: Path, expr: Index) -> Term:
         """`vec[1]`: each entry read is charged once against the unit distance budget.
 
-        Within one pass (reads at increasing indices; a re-read of the last
-        index is free) the distances charged are those of distinct entries,
-        whose absolute values sum to at most 1; a read at a smaller index
-        starts a new pass with a fresh budget of 1.
+        Within one pass (each read outside the interval of the indices read so
+        far in it: a pass going up, going down, or outwards; a re-read of the
+        last index is free) the distances charged are those of distinct
+        entries, whose absolute values sum to at most 1; a read inside the
+        interval starts a new pass with a fresh budget of 1.
         """
         budget = path.budgets[name]
         fresh = dists(k)  # type: ignore[operator]
-        same = k == budget.last_index
-        # a read behind the last one starts a new pass over the input: the
-        # entries of one pass are distinct, so their distances again sum to
-        # at most 1 (every fact stated here is true of the distance vector)
-        available = z.ite(k > budget.last_index, budget.remaining, z.number(1))
+        # a read inside the pass's interval starts a new pass over the input:
+        # the entries of one pass are distinct, so their distances again sum
+        # to at most 1 (every fact stated here is true of the distance vector)
+        empty = budget.high < budget.low
+        same = z.conj(k == budget.last_index, z.neg(empty))  # the entry the pass read last: counted already
+        outside = z.disj(empty, k > budget.high, k < budget.low)
+        available = z.ite(outside, budget.remaining, z.number(1))
         path.facts.append(z.implies(z.neg(same), z.absolute(fresh) <= available))
         d = z.ite(same, budget.last_dist, fresh)
         remaining = z.ite(same, budget.remaining, available - z.absolute(fresh))
-        path.budgets[name] = Budget(remaining, k, d)
+        extend = z.conj(outside, z.neg(empty))
+        # named, not nested: a run of reads would otherwise build ever deeper terms
+        low, high = z.fresh_int(f"low_{name}"), z.fresh_int(f"high_{name}")
+        path.facts.append(low == z.ite(same, budget.low, z.ite(z.conj(extend, budget.low < k), budget.low, k)))
+        path.facts.append(high == z.ite(same, budget.high, z.ite(z.conj(extend, budget.high > k), budget.high, k)))
+        path.budgets[name] = Budget(remaining, k, d, low, high)
         return d
 
     def forall_facts(self, vector: str, k: Term, d: Term) -> list[Term]:

@@ -83,7 +83,8 @@ class KPath:
     facts: list[Term]
     obs: list[Ob] = field(default_factory=list)
     pending: list[tuple[int, Term, Term, Term]] = field(default_factory=list)
-    budgets: dict[str, tuple[Term, Term]] = field(default_factory=dict)  # vec[1]: (remaining, last index)
+    #: vec[1]: (remaining, last index, lowest and highest index of the pass; empty when high < low)
+    budgets: dict[str, tuple[Term, Term, Term, Term]] = field(default_factory=dict)
     trail: list[str] = field(default_factory=list)
 
     def fork(self) -> KPath:
@@ -304,7 +305,8 @@ class Product:
                         else fresh_like(f"{name}{run}", like)
         for q in head.budgets:
             if self.mentions_vector(loop, q):
-                head.budgets[q] = (fresh_like(f"rem_{q}", z3.RealVal(0)), fresh_like(f"last_{q}", z3.IntVal(0)))
+                head.budgets[q] = (fresh_like(f"rem_{q}", z3.RealVal(0)), fresh_like(f"last_{q}", z3.IntVal(0)),
+                                   fresh_like(f"low_{q}", z3.IntVal(0)), fresh_like(f"high_{q}", z3.IntVal(0)))
         head.facts.append(self.invariant(loop, head, entering))
         one, two = self.ev(loop.cond, head, BOTH)
         head.obs.append(Ob("both runs agree on the loop condition", one == two, line))
@@ -404,14 +406,20 @@ class Product:
         return tuple(out)
 
     def charge(self, name: str, k: Term, path: KPath) -> None:
-        """`vec[1]`: the distances of distinct entries read at increasing
-        indices sum to at most 1; a read below the last index starts a new
-        pass (budget 1 again); re-reading the last index is free."""
-        remaining, last = path.budgets[name]
+        """`vec[1]`: the entries of a pass lie in [low, high], each read outside
+        the interval so far (a pass going up, going down, or both ways), so
+        they are distinct and their distances sum to at most 1; a read inside
+        it starts a new pass (budget 1 again); re-reading the last index is free."""
+        remaining, last, low, high = path.budgets[name]
         d = self.env.vectors[name][1](k)
-        available = z3.If(k > last, remaining, z3.RealVal(1))
-        path.facts.append(z3.Implies(k != last, absolute(d) <= available))
-        path.budgets[name] = (z3.If(k == last, remaining, available - absolute(d)), k)
+        empty = high < low
+        outside = z3.Or(empty, k > high, k < low)
+        available = z3.If(outside, remaining, z3.RealVal(1))
+        same = z3.And(k == last, z3.Not(empty))  # the entry the pass read last: counted already
+        path.facts.append(z3.Implies(z3.Not(same), absolute(d) <= available))
+        low2 = z3.If(same, low, z3.If(z3.And(outside, z3.Not(empty), low < k), low, k))
+        high2 = z3.If(same, high, z3.If(z3.And(outside, z3.Not(empty), high > k), high, k))
+        path.budgets[name] = (z3.If(same, remaining, available - absolute(d)), k, low2, high2)
 
     # ------------------------------------------------------------ draws and selectors
 
