@@ -307,7 +307,9 @@ def _distinct(scored: list[tuple[int, Alignment]], site: DrawSite) -> list[tuple
     seen: set[tuple] = set()
     kept = []
     for score, alignment in scored:
-        key = (_shift_key(alignment.then, site), _shift_key(alignment.orelse, site), _selector_key(alignment.selector))
+        mirror = show(alignment.mirror) if alignment.mirror is not None else None
+        key = (_shift_key(alignment.then, site), _shift_key(alignment.orelse, site), _selector_key(alignment.selector),
+               mirror)
         if key not in seen:
             seen.add(key)
             kept.append((score, alignment))
