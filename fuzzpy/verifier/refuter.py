@@ -107,11 +107,14 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
         elif sort == "bool":
             values = [Fraction(1)]
         else:
-            # a number compared with a literal (`x >= 3`) changes behaviour only next to it
+            # a number compared with a literal (`x >= 3`) changes behaviour only next to it; a
+            # public factor or scale (`c * q[0]`, `lap(c / eps)`, an `eps` the claim does not
+            # name) leaks at a value above or below 1, or negative (`requires t <= 1` only)
             near = [v + d for v in literals.get(name, []) for d in (Fraction(0), Fraction(1), Fraction(-1))]
             body = _body_literals(info) if name in private else []
-            values = [Fraction(0), Fraction(1)] + near + [v for v in body if v != 0]
-        options[name] = list(dict.fromkeys(values))
+            values = [Fraction(0), Fraction(1)] + near + [v for v in body if v != 0] + list(OTHER_VALUES)
+        admissible = [v for v in dict.fromkeys(values) if _alone_ok(info, name, v)]
+        options[name] = admissible or list(dict.fromkeys(values))[:1]
     # which parameters to vary first: counts (N), then the claim (eps), then the rest
     order = sorted(names, key=lambda n: (0 if info.scalars[n] == "int" and n not in claim
                                          else 1 if n in literals else 2 if n in claim else 3))
@@ -166,6 +169,38 @@ def extra_choices(info: MechanismInfo, choices: list[tuple[dict[str, Fraction], 
     return unique
 
 
+#: values of a public number parameter tried after its base values (0, 1, the literals it is compared with)
+OTHER_VALUES = (Fraction(2), Fraction(1, 2), Fraction(-5), Fraction(4), Fraction(1, 4))
+
+
+def _conjuncts(expr: Expr) -> list[Expr]:
+    from fuzzpy.language.syntax import Binary
+
+    if isinstance(expr, Binary) and expr.op == "&&":
+        return _conjuncts(expr.left) + _conjuncts(expr.right)
+    return [expr]
+
+
+def _alone_ok(info: MechanismInfo, name: str, value: Fraction) -> bool:
+    """The `requires` conjuncts about this parameter alone (`c > 0`, `t <= 1`)
+    hold at ``value``: a value they exclude is never combined with others."""
+    from fuzzpy.language.syntax import Dist
+
+    for req in info.decl.requires:
+        for part in _conjuncts(req):
+            parts = list(sub_expressions(part))
+            if any(isinstance(e, (Dist, Forall)) for e in parts):
+                continue
+            if {e.name for e in parts if isinstance(e, Var)} != {name}:
+                continue
+            try:
+                if not bool(evaluate(part, {name: value}, {})):
+                    return False
+            except (KeyError, ZeroDivisionError, TypeError):
+                continue
+    return True
+
+
 def _combinations(names: list[str], options: dict[str, list[Fraction]], limit: int) -> list[dict[str, Fraction]]:
     """Assignments in order of how many names leave their first value."""
     found: list[dict[str, Fraction]] = []
@@ -180,7 +215,7 @@ def _combinations(names: list[str], options: dict[str, list[Fraction]], limit: i
 
 
 def _compared_literals(info: MechanismInfo) -> dict[str, list[Fraction]]:
-    """Literals a parameter is compared with in the body (`t > 5` gives t: [5])."""
+    """Literals a parameter is compared with in the body or the `requires` (`t > 5` gives t: [5])."""
     from fuzzpy.language.syntax import Binary, Unary
 
     def literal(e: Expr) -> Fraction | None:
@@ -191,15 +226,16 @@ def _compared_literals(info: MechanismInfo) -> dict[str, list[Fraction]]:
         return None
 
     found: dict[str, list[Fraction]] = {}
-    for stmt in statements(info.decl.body):
-        for top in stmt_expressions(stmt):
-            for e in sub_expressions(top):
-                if not (isinstance(e, Binary) and e.op in ("<", "<=", ">", ">=", "==", "!=")):
-                    continue
-                for side, other in ((e.left, e.right), (e.right, e.left)):
-                    value = literal(other)
-                    if isinstance(side, Var) and side.name in info.scalars and value is not None:
-                        found.setdefault(side.name, []).append(value)
+    tops = [top for stmt in statements(info.decl.body) for top in stmt_expressions(stmt)]
+    tops += [r for r in info.decl.requires if not isinstance(r, Forall)]  # `requires c >= 3`: c = 3, 4, 2
+    for top in tops:
+        for e in sub_expressions(top):
+            if not (isinstance(e, Binary) and e.op in ("<", "<=", ">", ">=", "==", "!=")):
+                continue
+            for side, other in ((e.left, e.right), (e.right, e.left)):
+                value = literal(other)
+                if isinstance(side, Var) and side.name in info.scalars and value is not None:
+                    found.setdefault(side.name, []).append(value)
     return found
 
 
@@ -513,7 +549,7 @@ def _refute(info: MechanismInfo, seconds: float, max_length: int,
             if search.over(phase_end):
                 break
             eps = _claim_value(info, params)
-            if eps is None or eps < 0:  # a claim of 0 is refuted by any ratio above 1
+            if eps is None:  # a claim below 0 is refuted by any output either input can produce
                 continue
             if not _requires_hold(info, params, {}, length if names else None):
                 continue
