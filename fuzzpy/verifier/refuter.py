@@ -461,8 +461,20 @@ class _Search:
                 try:
                     self.point_cache[key] = _output_points(self.runs(params, vectors))
                 except Stuck:
-                    self.point_cache[key] = self._stretched(params, vectors)
+                    try:
+                        self.point_cache[key] = self._stretched(params, vectors)
+                    except Stuck:
+                        self.point_cache[key] = self._first_paths(params, vectors)
         return self.point_cache[key]
+
+    def _first_paths(self, params: dict[str, Fraction], vectors: dict) -> list[tuple[object, ...]]:
+        """Outputs of the first `MAX_RUNS` paths, depth first, of an input with
+        too many paths to list (a loop of noisy tests over 9 entries behind
+        `if (len(q) >= 9)`): some outputs, not all; each one's probability is
+        still computed exactly, over every path that releases it (`mass`)."""
+        runs = run_all(self.info, dict(params), {k: list(v) for k, v in vectors.items()},
+                       max_runs=MAX_RUNS, first=True)
+        return _output_points(runs)
 
     def _stretched(self, params: dict[str, Fraction], vectors: dict) -> list[tuple[object, ...]]:
         """Outputs of a long input with too many paths to list: those of its
@@ -603,8 +615,9 @@ def _phases(info: MechanismInfo, choices: list, names: list[str], max_length: in
     lengths = [*range(1, max_length + 1), *mentioned_lengths(info, max_length)]
     last = [(base, other, n, True) for n in lengths]
     last += [(p, n, length) for p, n in extras or [] for length in range(1, min(2, max_length) + 1)]
+    mentioned = [n for n in mentioned_lengths(info, max_length) if n not in suggested(base)]
     return [
-        (0.25, [(base, other, n) for n in [*range(1, max_length + 1), *suggested(base)]]),
+        (0.25, [(base, other, n) for n in [*range(1, max_length + 1), *suggested(base), *mentioned]]),
         (0.2, [(p, n, length) for p, n in wide for length in range(1, min(SHORT, max_length) + 1)]),
         (0.15, [(p, n, length) for p, n in wide for length in suggested(p)]),
         (0.15, [(p, n, length) for length in range(SHORT + 1, max_length + 1) for p, n in wide]),
@@ -663,7 +676,8 @@ def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour
     if not names:
         bases: list[tuple[tuple, range]] = [((), range(4))]
     elif extended:
-        bases = [(p, range(4, 5)) for p in _patterns(length)]
+        # a length the program mentions past MAX_LENGTH has not been searched yet: every tier
+        bases = [(p, range(4, 5) if length <= MAX_LENGTH else range(5)) for p in _patterns(length)]
         bases += [(p, range(5)) for p in _literal_patterns(length, _entry_literals(info))]
     else:
         bases = [(p, range(4)) for p in _patterns(length)]
@@ -677,13 +691,13 @@ def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour
         for tier in tiers:
             best: Counterexample | None = None
             for point in points:
-                for delta in _deltas_for(info, names, point, length, tier):
+                for delta, moved in _moved(names, _deltas_for(info, names, point, length, tier)):
                     search.ticks += 1
                     if search.over(deadline):
                         return best, skipped
                     v2 = dict(v1)
-                    if names:
-                        v2[names[0]] = tuple(b + d for b, d in zip(base, delta, strict=False))
+                    for name in moved:
+                        v2[name] = tuple(b + d for b, d in zip(v1[name], delta, strict=False))
                     if not neighbours(info, params, neighbour_params,
                                       {k: list(v) for k, v in v1.items()},
                                       {k: list(v) for k, v in v2.items()}):
@@ -698,6 +712,16 @@ def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour
             if best is not None:
                 return best, skipped
     return None, skipped
+
+
+def _moved(names: list[str], deltas: list[tuple]) -> list[tuple[tuple, tuple[str, ...]]]:
+    """(move, the vectors it is applied to): the first vector alone, and with
+    two private vectors or more all of them together (`q[0] + r[0]` moves by
+    2), then each other one alone."""
+    if len(names) <= 1:
+        return [(d, tuple(names)) for d in deltas]
+    found = [(d, (names[0],)) for d in deltas] + [(d, tuple(names)) for d in deltas]
+    return found + [(d, (name,)) for name in names[1:] for d in deltas]
 
 
 def _deltas_for(info: MechanismInfo, names: list[str], point: tuple[object, ...], length: int,
@@ -717,6 +741,9 @@ def _deltas_for(info: MechanismInfo, names: list[str], point: tuple[object, ...]
         moves += [guided, tuple(-d for d in guided)]
     elif tier == 1:
         moves += [tuple(one for _ in range(length)), tuple(minus for _ in range(length))]
+        if length > 1:  # `vec[2]`: every entry by just under 1/sqrt(n), `vec[1]`: by 1/n
+            for step in (_root_step(length), Fraction(1, length)):
+                moves += [tuple(step for _ in range(length)), tuple(-step for _ in range(length))]
     elif tier == 2:
         for i in range(length) if length <= MAX_LENGTH else (0, length - 1):
             for sign in (one, minus):
@@ -733,7 +760,16 @@ def _deltas_for(info: MechanismInfo, names: list[str], point: tuple[object, ...]
         if length >= 2:
             moves += [(half, -half) + (Fraction(0),) * (length - 2), (-half, half) + (Fraction(0),) * (length - 2)]
     unique = list(dict.fromkeys(moves))
-    return [d for d in unique if _vector_ok(info, names[0], d)]
+    return [d for d in unique if any(_vector_ok(info, name, d) for name in names)]
+
+
+def _root_step(length: int) -> Fraction:
+    """The largest multiple of 1/1000 whose square times ``length`` is at most 1
+    (a `vec[2]` input's widest uniform move, 7/10 for two entries)."""
+    step = Fraction(math.isqrt(10**6 // length), 1000)
+    while step * step * length > 1:
+        step -= Fraction(1, 1000)
+    return step
 
 
 def _claim_value(info: MechanismInfo, params: dict[str, Fraction]) -> Fraction | None:
