@@ -691,12 +691,12 @@ def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour
         for tier in tiers:
             best: Counterexample | None = None
             for point in points:
-                for delta, moved in _moved(names, _deltas_for(info, names, point, length, tier)):
+                for moved in _moved(names, _deltas_for(info, names, point, length, tier)):
                     search.ticks += 1
                     if search.over(deadline):
                         return best, skipped
                     v2 = dict(v1)
-                    for name in moved:
+                    for name, delta in moved.items():
                         v2[name] = tuple(b + d for b, d in zip(v1[name], delta, strict=False))
                     if not neighbours(info, params, neighbour_params,
                                       {k: list(v) for k, v in v1.items()},
@@ -714,14 +714,15 @@ def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour
     return None, skipped
 
 
-def _moved(names: list[str], deltas: list[tuple]) -> list[tuple[tuple, tuple[str, ...]]]:
-    """(move, the vectors it is applied to): the first vector alone, and with
+def _moved(names: list[str], deltas: list[tuple]) -> list[dict[str, tuple]]:
+    """The move of each vector that moves: the first vector alone, and with
     two private vectors or more all of them together (`q[0] + r[0]` moves by
-    2), then each other one alone."""
+    2), the first against the others (`q[0] - r[0]`), then each other alone."""
     if len(names) <= 1:
-        return [(d, tuple(names)) for d in deltas]
-    found = [(d, (names[0],)) for d in deltas] + [(d, tuple(names)) for d in deltas]
-    return found + [(d, (name,)) for name in names[1:] for d in deltas]
+        return [{n: d for n in names} for d in deltas]
+    found = [{names[0]: d} for d in deltas] + [{n: d for n in names} for d in deltas]
+    found += [{n: d if n == names[0] else tuple(-x for x in d) for n in names} for d in deltas]
+    return found + [{name: d} for name in names[1:] for d in deltas]
 
 
 def _deltas_for(info: MechanismInfo, names: list[str], point: tuple[object, ...], length: int,
