@@ -107,6 +107,28 @@ def _pinned_value(form: Linear, fixed: dict[int, Fraction]) -> Fraction | None:
     return form.const + sum((c * fixed[i] for i, c in form.coeffs), Fraction(0))
 
 
+def _open(run: Run, form: Linear) -> bool:
+    """False when ``form >= 0`` and the path's constraints on the same single
+    draw admit no value of it (strictly: an interval with lo > hi), so that
+    the path with it has probability 0; True otherwise (also whenever a
+    constraint involves several draws: no test is made)."""
+    if len(form.coeffs) != 1:
+        return True
+    (index, _), = form.coeffs
+    low: Fraction | None = None
+    high: Fraction | None = None
+    for c in (*run.constraints, form):
+        if len(c.coeffs) != 1 or c.coeffs[0][0] != index:
+            continue
+        coeff = c.coeffs[0][1]
+        edge = -c.const / coeff  # coeff * e + const >= 0
+        if coeff > 0:
+            low = edge if low is None else max(low, edge)
+        else:
+            high = edge if high is None else min(high, edge)
+    return low is None or high is None or low <= high
+
+
 def _normal(value: Linear) -> Value:
     return value.const if value.is_constant else value
 
@@ -284,6 +306,13 @@ class _Executor:
             run.constraints.append(diff if pinned > 0 else -diff)
             yield run, truth if pinned > 0 else not truth
             return
+        if self.target is not None or self.lazy:
+            # a branch whose one-draw constraint leaves its draw no value has mass 0
+            sides = [(form, value) for form, value in ((diff, truth), (-diff, not truth)) if _open(run, form)]
+            if len(sides) == 1:
+                run.constraints.append(sides[0][0])
+                yield run, sides[0][1]
+                return
         positive, negative = run.fork(), run
         positive.constraints.append(diff)
         negative.constraints.append(-diff)

@@ -709,6 +709,8 @@ def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour
                         continue
                     if found is not None and (best is None or found.log_ratio > best.log_ratio):
                         best = found
+                    if best is not None and best.infinite:  # none better: the first infinite one is kept
+                        return best, skipped
             if best is not None:
                 return best, skipped
     return None, skipped
