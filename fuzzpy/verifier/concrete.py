@@ -92,6 +92,24 @@ def run_all(
     return runs
 
 
+def length_thresholds(info: MechanismInfo, scalars: dict[str, Value], vectors: dict[str, list[Fraction]],
+                      max_runs: int = 64) -> set[Fraction]:
+    """The values `len(v)` is compared with on these inputs (`if (len(q) < kk)`
+    with kk computed by the body: its value), from the first paths, depth
+    first; the lengths worth trying on either side of such a test."""
+    executor = _Executor(info, vectors, None, lazy=True)
+    executor.thresholds = set()
+    count = 0
+    try:
+        for _ in executor.block(info.decl.body, Run(dict(scalars))):
+            count += 1
+            if count >= max_runs:
+                break
+    except (Stuck, ArithmeticError, RecursionError):
+        pass
+    return executor.thresholds
+
+
 def _linear(value: Value) -> Linear:
     if isinstance(value, Linear):
         return value
@@ -140,6 +158,7 @@ class _Executor:
         self.vectors = vectors
         self.target = target
         self.lazy = lazy  # one path at a time (depth first), not statement by statement
+        self.thresholds: set[Fraction] | None = None  # `length_thresholds` records here
 
     def _may_release(self, position: int, value: Value) -> bool:
         if self.target is None:
@@ -269,7 +288,16 @@ class _Executor:
             return
         for r1, left in self.eval(expr.left, run):
             for r2, right in self.eval(expr.right, r1):
+                if self.thresholds is not None and op in ("<", "<=", ">", ">=", "==", "!="):
+                    self._note_length_test(expr, left, right)
                 yield from self.combine(op, left, right, r2)
+
+    def _note_length_test(self, expr: Binary, left: Value, right: Value) -> None:
+        for side, other in ((expr.left, right), (expr.right, left)):
+            if isinstance(side, Call) and side.func == "len" and isinstance(other, Fraction) \
+                    and not isinstance(other, bool):
+                assert self.thresholds is not None
+                self.thresholds.add(other)
 
     def combine(self, op: str, left: Value, right: Value, run: Run) -> Iterator[tuple[Run, Value]]:
         if op in ("==", "!=") and (isinstance(left, bool) or isinstance(right, bool)):

@@ -326,6 +326,19 @@ def _patterns(length: int) -> list[tuple[Fraction, ...]]:
     return [zeros, ones, tuple(Fraction(i % 2) for i in range(length))]
 
 
+def _shaped_patterns(length: int) -> list[tuple[Fraction, ...]]:
+    """Vectors beyond the constant and alternating ones (length 3 on): a single
+    1 first or last, and the ramps up and down (0, 1, 2, ...): a noisy max or
+    a running comparison decides differently on them."""
+    if length < 3:
+        return []
+    zeros = [Fraction(0)] * length
+    ramp = tuple(Fraction(i) for i in range(length))
+    found = [tuple([Fraction(1)] + zeros[1:]), tuple(zeros[:-1] + [Fraction(1)]), ramp, ramp[::-1]]
+    ordinary = set(_patterns(length))
+    return [p for p in dict.fromkeys(found) if p not in ordinary]
+
+
 def _literal_patterns(length: int, literals: tuple[Fraction, ...]) -> list[tuple[Fraction, ...]]:
     """For each of the program's own literals v (`if (q[0] > 100)`): the
     constant vector v and v in the first entry only, and v + 1 likewise (a
@@ -615,11 +628,17 @@ def _phases(info: MechanismInfo, choices: list, names: list[str], max_length: in
     lengths = [*range(1, max_length + 1), *mentioned_lengths(info, max_length)]
     last = [(base, other, n, True) for n in lengths]
     last += [(p, n, length) for p, n in extras or [] for length in range(1, min(2, max_length) + 1)]
-    mentioned = [n for n in mentioned_lengths(info, max_length) if n not in suggested(base)]
+    written = mentioned_lengths(info, max_length)
+
+    def longer(p: dict) -> list[int]:
+        """Lengths past ``max_length``: the draws' scales need them, the program
+        writes them, or its `len(q)` tests compare with them."""
+        return list(dict.fromkeys([*suggested(p), *written, *observed_lengths(info, p, max_length)]))
+
     return [
-        (0.25, [(base, other, n) for n in [*range(1, max_length + 1), *suggested(base), *mentioned]]),
+        (0.25, [(base, other, n) for n in [*range(1, max_length + 1), *longer(base)]]),
         (0.2, [(p, n, length) for p, n in wide for length in range(1, min(SHORT, max_length) + 1)]),
-        (0.15, [(p, n, length) for p, n in wide for length in suggested(p)]),
+        (0.15, [(p, n, length) for p, n in wide for length in longer(p)]),
         (0.15, [(p, n, length) for length in range(SHORT + 1, max_length + 1) for p, n in wide]),
         (0.15, [(p, n, length) for p, n in rest for length in range(1, min(2, max_length) + 1)]),
         (0.1, [(p, n, SHORT) for p, n in rest if max_length >= SHORT]),
@@ -653,6 +672,26 @@ def long_lengths(info: MechanismInfo, params: dict[str, Fraction], eps: Fraction
 LONGEST = 24
 
 
+#: the longest input tried because the body compares `len(q)` with a value it computes
+LONGEST_OBSERVED = 1024
+
+
+def observed_lengths(info: MechanismInfo, params: dict[str, Fraction], max_length: int) -> list[int]:
+    """Lengths past ``max_length`` on either side of a test of `len(q)` against
+    a value the body computes (`var kk = 1; while (...) { kk = kk * 3; } if
+    (len(q) < kk)`): the values it is compared with on a one-entry input."""
+    from fuzzpy.verifier.concrete import length_thresholds
+
+    if not info.vectors:
+        return []
+    seen = length_thresholds(info, dict(params), {n: [Fraction(0)] for n in info.vectors})
+    found: set[int] = set()
+    for value in seen:
+        low = math.floor(value)
+        found.update(n for n in (low, low + 1) if max_length < n <= LONGEST_OBSERVED)
+    return sorted(found)
+
+
 def mentioned_lengths(info: MechanismInfo, max_length: int) -> list[int]:
     """Lengths beyond ``max_length`` the program mentions: each integer literal
     n of the body or the `requires` (`if (len(q) < 7)`) gives n and n + 1,
@@ -679,6 +718,7 @@ def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour
         # a length the program mentions past MAX_LENGTH has not been searched yet: every tier
         bases = [(p, range(4, 5) if length <= MAX_LENGTH else range(5)) for p in _patterns(length)]
         bases += [(p, range(5)) for p in _literal_patterns(length, _entry_literals(info))]
+        bases += [(p, range(5)) for p in _shaped_patterns(length)]
     else:
         bases = [(p, range(4)) for p in _patterns(length)]
     for base, tiers in bases:
