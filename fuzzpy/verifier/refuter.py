@@ -8,9 +8,20 @@ first run (discrete values as they are, continuous values at a few points
 around the noise-free value). Parameters get small concrete values (the ones
 in the claim first 1, then 2). Probabilities come from `integrate.path_mass`.
 A last phase (issue 23) tries what leaks on unseen programs needed: vector
-entries at the program's own literals, fractional and mixed-sign moves,
-lengths past 6 that the program mentions, scalar moves by the literals of
-their bounds and by halves, integer parameters one past a literal of the body.
+entries at the program's own literals, shaped vectors (a single 1, ramps),
+fractional and mixed-sign moves, scalar moves by the literals of their
+bounds and by halves, integer parameters one past a literal of the body.
+
+Also (issue 23): a public number is tried away from 0 and 1 (2, 1/2, -5, 4,
+1/4, the literals of its `requires`), each value filtered by the `requires`
+about that parameter alone; a claim parameter at the literals it is compared
+with; a claim below 0 is refuted by any output (the event "any output" has
+probability 1 under both inputs); `vec[2]` inputs move every entry by just
+under 1/sqrt(n); two private vectors move together and against each other;
+lengths past 6 that the program writes, or that its `len(q)` tests compare
+with (values computed by its public code included), are searched with every
+move; a long input whose paths are too many to list gives the outputs of
+its first paths, depth first, each output's probability still exact.
 """
 
 from __future__ import annotations
@@ -99,7 +110,9 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
         elif name in claim and sort == "int":
             values = [Fraction(1), Fraction(2)]
         elif name in claim:
-            values = [Fraction(1), Fraction(1, 2), Fraction(2)]
+            # `if (eps < 7) { return 0; }`: the body is reached only at 7 and above
+            near = [v + d for v in literals.get(name, []) for d in (Fraction(0), Fraction(1), Fraction(-1))]
+            values = [Fraction(1), Fraction(1, 2), Fraction(2)] + [v for v in near if v > 0]
         elif sort == "int":
             # N = 2: two answers may cost twice; `if (N > 3)`: both sides of the test
             near = [v + d for v in literals.get(name, []) for d in (Fraction(0), Fraction(1), Fraction(-1))]
