@@ -339,11 +339,14 @@ def _patterns(length: int) -> list[tuple[Fraction, ...]]:
     return [zeros, ones, tuple(Fraction(i % 2) for i in range(length))]
 
 
+SHAPED_LONGEST = 4  # beyond, shaped vectors cost more than they found on the corpora
+
+
 def _shaped_patterns(length: int) -> list[tuple[Fraction, ...]]:
-    """Vectors beyond the constant and alternating ones (length 3 on): a single
+    """Vectors beyond the constant and alternating ones (lengths 3 and 4): a single
     1 first or last, and the ramps up and down (0, 1, 2, ...): a noisy max or
     a running comparison decides differently on them."""
-    if length < 3:
+    if not 3 <= length <= SHAPED_LONGEST:
         return []
     zeros = [Fraction(0)] * length
     ramp = tuple(Fraction(i) for i in range(length))
@@ -731,7 +734,7 @@ def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour
         # a length the program mentions past MAX_LENGTH has not been searched yet: every tier
         bases = [(p, range(4, 5) if length <= MAX_LENGTH else range(5)) for p in _patterns(length)]
         bases += [(p, range(5)) for p in _literal_patterns(length, _entry_literals(info))]
-        bases += [(p, range(5)) for p in _shaped_patterns(length)]
+        bases += [(p, range(3)) for p in _shaped_patterns(length)]  # guided, uniform, single-entry moves
     else:
         bases = [(p, range(4)) for p in _patterns(length)]
     for base, tiers in bases:
@@ -797,9 +800,10 @@ def _deltas_for(info: MechanismInfo, names: list[str], point: tuple[object, ...]
         moves += [guided, tuple(-d for d in guided)]
     elif tier == 1:
         moves += [tuple(one for _ in range(length)), tuple(minus for _ in range(length))]
-        if length > 1:  # `vec[2]`: every entry by just under 1/sqrt(n), `vec[1]`: by 1/n
-            for step in (_root_step(length), Fraction(1, length)):
-                moves += [tuple(step for _ in range(length)), tuple(-step for _ in range(length))]
+        norms = {info.vectors[n] for n in names}
+        steps = [_root_step(length)] * ("2" in norms) + [Fraction(1, length)] * ("1" in norms)
+        for step in steps if length > 1 else []:  # `vec[2]`: each entry by just under 1/sqrt(n); `vec[1]`: 1/n
+            moves += [tuple(step for _ in range(length)), tuple(-step for _ in range(length))]
     elif tier == 2:
         for i in range(length) if length <= MAX_LENGTH else (0, length - 1):
             for sign in (one, minus):
