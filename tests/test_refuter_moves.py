@@ -251,3 +251,36 @@ mechanism chain (q : vec[inf] num, eps : num) : list num
         assert (full.atoms, full.value) == (pinned.atoms, pinned.value)
         assert len(cut) <= len(every)
     assert math.isfinite(len(every))
+
+
+def test_a_length_gate_computed_by_the_body_is_crossed() -> None:
+    # the threshold 2^4 = 16 appears in no literal: it is the value the body
+    # compares len(xs) with on a one-entry input
+    text = """
+mechanism computed_gate (xs : vec[inf] num, eps : num) : num
+  requires eps > 0
+  privacy eps
+{
+  var limit = 2;
+  var k = 1;
+  while (k < 4) { limit = limit * 2; k = k + 1; }
+  if (len(xs) <= limit) { return 0; }
+  return 3 * xs[len(xs) - 1] + lap(1 / eps);
+}"""
+    _, cx = _refuted(text)
+    assert len(cx.inputs["xs"]) == 17
+    assert cx.log_ratio == pytest.approx(3 * float(cx.eps))
+
+
+def test_a_budget_gate_is_crossed_at_the_literal_it_is_compared_with() -> None:
+    text = """
+mechanism big_budget_only (amount : num, eps : num) : num
+  requires eps > 0
+  requires abs(dist(amount)) <= 1
+  privacy eps
+{
+  if (eps <= 12) { return 0; }
+  return amount * 2 + lap(1 / eps);
+}"""
+    _, cx = _refuted(text)
+    assert cx.params["eps"] > 12
