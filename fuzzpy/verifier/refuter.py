@@ -102,6 +102,7 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
     private = private_scalars(info)
     names = list(info.scalars)
     literals = _compared_literals(info)
+    scaling = _scaling_names(info)
     options: dict[str, list[Fraction]] = {}
     for name in names:
         sort = info.scalars[name]
@@ -125,7 +126,8 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
             # name) leaks at a value above or below 1, or negative (`requires t <= 1` only)
             near = [v + d for v in literals.get(name, []) for d in (Fraction(0), Fraction(1), Fraction(-1))]
             body = _body_literals(info) if name in private else []
-            values = [Fraction(0), Fraction(1)] + near + [v for v in body if v != 0] + list(OTHER_VALUES)
+            wider = list(OTHER_VALUES) if name in scaling else []
+            values = [Fraction(0), Fraction(1)] + near + [v for v in body if v != 0] + wider
         admissible = [v for v in dict.fromkeys(values) if _alone_ok(info, name, v)]
         options[name] = admissible or list(dict.fromkeys(values))[:1]
     # which parameters to vary first: counts (N), then the claim (eps), then the rest
@@ -184,6 +186,26 @@ def extra_choices(info: MechanismInfo, choices: list[tuple[dict[str, Fraction], 
 
 #: values of a public number parameter tried after its base values (0, 1, the literals it is compared with)
 OTHER_VALUES = (Fraction(2), Fraction(1, 2), Fraction(-5), Fraction(4), Fraction(1, 4))
+
+
+def _scaling_names(info: MechanismInfo) -> set[str]:
+    """Names that scale something: inside a noise scale (`lap(c / eps)`) or
+    an operand of `*` or `/` (`c * q[0]`, `q[0] / c`), where a value away
+    from 0 and 1 changes how far the output moves. A threshold only
+    compared with (`q[i] + eta >= t`) is not one."""
+    from fuzzpy.language.syntax import Binary, Noise
+
+    found: set[str] = set()
+    for stmt in statements(info.decl.body):
+        for top in stmt_expressions(stmt):
+            for e in sub_expressions(top):
+                inner: list[Expr] = []
+                if isinstance(e, Noise):
+                    inner = [e.scale]
+                elif isinstance(e, Binary) and e.op in ("*", "/"):
+                    inner = [e.left, e.right]
+                found.update(v.name for part in inner for v in sub_expressions(part) if isinstance(v, Var))
+    return found
 
 
 def _conjuncts(expr: Expr) -> list[Expr]:
