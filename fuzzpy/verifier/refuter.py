@@ -365,10 +365,11 @@ SHAPED_LONGEST = 4  # beyond, shaped vectors cost more than they found on the co
 
 
 def _shaped_patterns(length: int) -> list[tuple[Fraction, ...]]:
-    """Vectors beyond the constant and alternating ones (lengths 3 and 4): a single
+    """Vectors beyond the constant and alternating ones (lengths 3, 4 and those past
+    `MAX_LENGTH` the program names): a single
     1 first or last, and the ramps up and down (0, 1, 2, ...): a noisy max or
     a running comparison decides differently on them."""
-    if not 3 <= length <= SHAPED_LONGEST:
+    if length < 3 or MAX_LENGTH >= length > SHAPED_LONGEST:  # a length the program names: worth them
         return []
     zeros = [Fraction(0)] * length
     ramp = tuple(Fraction(i) for i in range(length))
