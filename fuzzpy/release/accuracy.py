@@ -9,7 +9,8 @@ interval is only claimed where the released number *is* a noisy query:
   is one; or
 * the body is a block ending in `return r`, where r is a variable, a tuple
   of variables or a record of variables, and a variable counts when its last
-  binding in the block is `sample x = <noise primitive applied to a query>`.
+  binding in the block is `sample x = <noise primitive applied to a query>`,
+  or `sample x = f a ...` with `f` a definition whose body is one.
 
 Everything else -- an arithmetic on noisy values (a ratio, a clamp), a
 branch, a call of another definition or mechanism -- is "accuracy not
@@ -82,12 +83,14 @@ def float_up(value: Fraction) -> float:
     return math.nextafter(f, math.inf) if Fraction(f) < value else f
 
 
-def derive(decl: S.DefDecl, value: Any, notes: list[tuple[Any, Any]], confidence: Fraction) -> tuple[Accuracy, ...]:
+def derive(program: S.Program, decl: S.DefDecl, value: Any, notes: list[tuple[Any, Any]],
+           confidence: Fraction) -> tuple[Accuracy, ...]:
     """The accuracy of each released part (module note)."""
     from fuzzpy.runtime.accuracy import half_width, textbook_half_width
 
+    direct = {d.name for d in program.decls if isinstance(d, S.DefDecl) and is_noise_application(d.body)}
     out = []
-    for path, eligible, part in _parts(decl.body, value):
+    for path, eligible, part in _parts(decl.body, value, direct):
         note = _note_of(part, notes) if eligible else None
         if note is None:
             out.append(Accuracy(path, None, confidence))
@@ -119,7 +122,15 @@ def is_noise_application(expr: S.Expr) -> bool:
     return isinstance(expr, S.Prim) and _NOISE.get(expr.name) == applied
 
 
-def _parts(body: S.Expr, value: Any) -> list[tuple[str, bool, Any]]:
+def _is_direct_call(expr: S.Expr, direct: set[str]) -> bool:
+    """`f a b ...` (or `f`) with `f` a definition whose body is a noise application."""
+    expr = _strip(expr)
+    while isinstance(expr, S.App):
+        expr = _strip(expr.func)
+    return isinstance(expr, S.Var) and expr.name in direct
+
+
+def _parts(body: S.Expr, value: Any, direct: set[str]) -> list[tuple[str, bool, Any]]:
     body = _strip(body)
     if is_noise_application(body):
         return [("", True, value)]
@@ -130,7 +141,7 @@ def _parts(body: S.Expr, value: Any) -> list[tuple[str, bool, Any]]:
         return [("", True, value)]
     if not isinstance(result, S.Return):
         return [("", False, value)]
-    sampled = _sampled_names(body.stmts)
+    sampled = _sampled_names(body.stmts, direct)
     returned = _strip(result.expr)
     if isinstance(returned, S.Var):
         return [("", returned.name in sampled, value)]
@@ -148,12 +159,13 @@ def _is_sampled(expr: S.Expr, sampled: set[str]) -> bool:
     return isinstance(expr, S.Var) and expr.name in sampled
 
 
-def _sampled_names(stmts: tuple[S.BlockStmt, ...]) -> set[str]:
-    """Names whose last binding in the block is `sample x = <noise application>`."""
+def _sampled_names(stmts: tuple[S.BlockStmt, ...], direct: set[str]) -> set[str]:
+    """Names whose last binding in the block is `sample x = <noise application>`
+    (or a call of a definition that is one)."""
     last: dict[str, bool] = {}
     for stmt in stmts:
         if isinstance(stmt, S.SampleStmt):
-            last[stmt.name] = is_noise_application(stmt.expr)
+            last[stmt.name] = is_noise_application(stmt.expr) or _is_direct_call(stmt.expr, direct)
         elif isinstance(stmt, S.LetTuple):
             last.update(dict.fromkeys(stmt.names, False))
         else:

@@ -356,7 +356,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
         stop.note = interrupted_note(receipts)
         raise
     files = {keys[name]: opened[name].file.path for name in events}
-    accuracy = derive(definition.decl, value, notes, request.confidence or DEFAULT_CONFIDENCE)
+    accuracy = derive(checked.program, definition.decl, value, notes, request.confidence or DEFAULT_CONFIDENCE)
     result = RunResult(value, receipts, source_of_noise.private, warnings, files, definition.result, accuracy)
     with held(finish=True) as late:  # recorded as released and shown, together
         if receipts:
