@@ -296,7 +296,9 @@ def check_confidence(confidence: Any) -> Fraction | None:
     if confidence is None:
         return None
     try:
-        value = Fraction(confidence.strip() if isinstance(confidence, str) else confidence)
+        # a float by its shortest decimal: 0.8 is 4/5, not the double just below it
+        value = Fraction(confidence.strip() if isinstance(confidence, str) else
+                         repr(confidence) if isinstance(confidence, float) else confidence)
     except (TypeError, ValueError, ZeroDivisionError):
         raise _option_error(f"--confidence takes a number, not {confidence!r}") from None
     if isinstance(confidence, bool) or not 0 < value < 1:
