@@ -26,7 +26,13 @@ from fuzzpy.runtime.accuracy import (
     half_width,
 )
 from fuzzpy.runtime.expmech import exponential_mechanism
-from fuzzpy.runtime.noise import gauss_grid, gauss_release, laplace_grid, laplace_release, laplace_release_one
+from fuzzpy.runtime.noise import (
+    gauss_grid,
+    gauss_release,
+    laplace_grid,
+    laplace_release,
+    laplace_release_one,
+)
 from fuzzpy.runtime.randomness import SeededSource
 
 np = pytest.importorskip("numpy")
