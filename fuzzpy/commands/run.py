@@ -67,7 +67,7 @@ def _text(result: RunResult) -> str:
     from fuzzpy.ledger.quotes import describe_amount
     from fuzzpy.runtime.values import render
 
-    lines = [f"released:  {render(result.value)}", *_accuracy_lines(result)]
+    lines = [f"released:  {render(result.value)}"]
     for receipt in result.receipts:
         origin = result.files.get(receipt.dataset)
         dataset = f"{receipt.dataset}, {origin}" if origin and origin not in receipt.dataset else receipt.dataset
@@ -77,6 +77,7 @@ def _text(result: RunResult) -> str:
         )
     if not result.receipts:
         lines.append("charged:   nothing (the result does not depend on any database)")
+    lines.extend(_accuracy_lines(result))  # last: a reader of `released:` ... `charged:` sees what it saw
     return "\n".join(lines) + "\n"
 
 
