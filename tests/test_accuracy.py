@@ -295,3 +295,22 @@ def test_python_api_release_carries_accuracy(tmp_path: Path) -> None:
     with pytest.raises(fuzzpy.FuzzError):
         prog.run("pair", {"db": _csv(tmp_path, "a.csv", ROWS)}, ledger=tmp_path / "l.sqlite",
                  budget=20, datasets="d", confidence=1.5)
+
+
+@pytest.mark.parametrize("scale", [Fraction(1, 10), Fraction(10), Fraction(12345, 7), Fraction(2) ** 40])
+@pytest.mark.parametrize("alpha", ["0.05", "0.001"])
+def test_discrete_laplace_units_hold_in_50_digits_at_the_runtime_grid(scale: Fraction, alpha: str) -> None:
+    """The closed form is solved in doubles at t ~ 2^32: checked again in
+    50-digit decimals that the chosen k still covers, and that k - 2 does not."""
+    from decimal import Decimal, localcontext
+
+    _, t = laplace_grid(scale, 1)
+    k = dlap_units(t, float(alpha))
+    with localcontext() as ctx:
+        ctx.prec = 50
+        q = (Decimal(-1) / Decimal(t)).exp()
+
+        def tail(j: int) -> Decimal:
+            return 2 * (Decimal(-(j + 1)) / Decimal(t)).exp() / (1 + q)
+
+        assert tail(k) <= Decimal(alpha) < tail(k - 2)
