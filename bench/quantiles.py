@@ -50,7 +50,8 @@ RELEASES = ("count", "median", "p90")
 
 
 class Runs(scale.Fuzzpy):
-    """`fuzzpy run` of this script's program, from ``tree``'s code."""
+    """`fuzzpy run` of this script's program, from ``tree``'s code (a full
+    checkout: `git archive COMMIT | tar -x -C DIR` makes one)."""
 
     def __init__(self, work: Path, text: str, tree: Path) -> None:
         super().__init__(work)
@@ -72,6 +73,9 @@ def main() -> None:
     args = parser.parse_args()
     releases = tuple(r for r in RELEASES if r in args.releases.split(","))
     import tempfile
+
+    # `python -m` reads the package from its working directory first: each run starts in ``tree``
+    scale.TREE = args.tree.resolve()
 
     path = scale.generate(args.data, args.rows, "parquet")
     with tempfile.TemporaryDirectory(prefix="fuzzpy-quantiles-") as folder:
