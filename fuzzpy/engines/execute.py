@@ -423,17 +423,17 @@ class _Threshold:
 def _threshold(predicate: Node) -> _Threshold | None:
     negated = predicate.op == "not"
     test = predicate.args[0] if negated else predicate
-    if test.op != "cmp" or len(test.args) != 2:
+    if test.op != "cmp" or len(test.args) != 2 or test.param not in _FLIP:
         return None
-    a, b = test.args
+    a, b, written = *test.args, str(test.param)
     if b.op == "lit" and a.op != "lit":
-        value, limit, op = a, b, test.param
+        value, limit, op = a, b, written
     elif a.op == "lit" and b.op != "lit":
-        value, limit, op = b, a, _FLIP[test.param]
+        value, limit, op = b, a, _FLIP[written]
     else:
         return None
     # numbers only: the engine orders strings by its collation, not as Python does
-    if value.kind not in ("int", "num") or limit.kind != value.kind or op not in _FLIP:
+    if value.kind not in ("int", "num") or limit.kind != value.kind:
         return None
     return _Threshold(value, op, limit, negated)
 
