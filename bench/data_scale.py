@@ -296,6 +296,9 @@ def compare(path: Path, fuzzpy: Fuzzpy, tools: tuple[str, ...], repeat: int, rel
         if warm and cold and "error" not in warm and "error" not in cold:
             line += f"{cold['cpu'] / warm['cpu']:>9.2f}x"  # type: ignore[operator]
         print(line, flush=True)
+        for tool, figure in figures.items():
+            if "error" in figure:
+                summary.append(f"{path.name:<22}{release:<10} {tool} failed: {figure['error']}")
 
 
 def main() -> None:
