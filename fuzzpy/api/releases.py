@@ -166,7 +166,7 @@ def to_python(value: Any, kind: Type | None = None) -> Any:
 _UNTYPED = object()
 
 
-def _numpy_types() -> tuple[tuple[type, ...], tuple[type, ...]]:
+def _numpy_types() -> tuple[tuple[type[Any], ...], tuple[type[Any], ...]]:
     """numpy's scalar and array types, or none where numpy was never
     imported (no value can then be one: a scalar release does not load it)."""
     np = sys.modules.get("numpy")

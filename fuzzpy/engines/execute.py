@@ -17,7 +17,15 @@ from typing import Protocol
 
 from fuzzpy.engines.plan import Aggregate, Relation, leaves
 from fuzzpy.engines.rows import Node, Nodes, Sym, SymVector
-from fuzzpy.engines.sql import Dialect, Emitter, Layers, category_position, key_in_range, plan_layers, with_layers
+from fuzzpy.engines.sql import (
+    Dialect,
+    Emitter,
+    Layers,
+    category_position,
+    key_in_range,
+    plan_layers,
+    with_layers,
+)
 from fuzzpy.engines.symops import SymOps
 from fuzzpy.runtime.aggregates import (
     SUM_UNIT_BITS,
