@@ -109,7 +109,7 @@ def desugar(bounds: list[ast.Expr], span: Span) -> tuple[ast.Expr, ...]:
                 "FZ117",
                 "a bound of a range `[a, b .. c]` must be a number written out (a literal, "
                 "possibly negated)",
-                bound.span,  # type: ignore[attr-defined]
+                bound.span,
                 hint="write the number itself, or write the list out element by element",
             )
         values.append(found[0])
