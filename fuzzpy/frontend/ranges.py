@@ -119,7 +119,7 @@ def desugar(bounds: list[ast.Expr], span: Span) -> tuple[ast.Expr, ...]:
     count = range_length(first, step, last)
     if count == 0:
         why = "its step is zero" if step == 0 else (
-            f"its step {_show(step)} walks away from its last bound {_show(last)}")
+            f"its step {_show(step)} moves from {_show(first)} away from its last bound {_show(last)}")
         raise RangeProblem(
             "FZ116", f"this range is empty or endless: {why}", span,
             hint="write `[a, b .. c]` with b - a the step, moving from a towards c "
