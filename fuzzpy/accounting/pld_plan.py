@@ -69,11 +69,11 @@ FIT_SLACK = 1.05
 # smooth directions whose window needs more than SMOOTH_FFT_POINTS cells at the
 # tolerance above (heavy upper tails: sigma 50, q 0.001 needed 2^17-2^18) get a
 # grid up to SMOOTH_STRETCH times coarser, as far as fits SMOOTH_FFT_POINTS (the
-# spread grows by SMOOTH_STRETCH^2 at most: measured <= 1e-3 relative on the DP-SGD
-# grid of bench/dpsgd_speed.py, 2-3x faster there; tightness only). The coarse
+# spread grows by SMOOTH_STRETCH^2 at most: measured <= 1.5e-3 relative on the DP-SGD
+# grid of bench/dpsgd_speed.py, 2-4x faster there; tightness only). The coarse
 # pass likewise, at most its factor coarser, as far as fits half that.
-SMOOTH_STRETCH = 4.0
-SMOOTH_FFT_POINTS = 1 << 16
+SMOOTH_STRETCH = 8.0
+SMOOTH_FFT_POINTS = 1 << 15
 STRIDES = (2, 4, 8, 16, 32, 64)  # cell widths (in grid steps) allowed in a smooth part's tail
 STRIDE_SHARE = 1e-8  # tilted tail share times m^2 (`Planner.strides`)
 ORDERS = np.geomspace(1e-3, 1e3, 49)
@@ -409,6 +409,7 @@ class Planner:
         strides = tuple(self.strides(i, tilt) for i in range(len(self.summaries)))
         return Plan(interval, tilt, low, size, cuts, self.orders_above, self.orders_below, strides)
 
+    @cache  # noqa: B019 - one planner per direction and delta; every pass asks again
     def strides(self, index: int, tilt: float) -> Strides:
         """Where part ``index`` may use cells of m grid steps. Connect-the-dots
         on a cell of width w spreads its mass by about w^2 in loss, which at
