@@ -339,10 +339,24 @@ class Planner:
         t = ORDERS[:, None]
         tu = t * u[None, :]
         best = np.min(self.log_mgf[:, None] - tu, axis=0)
+        split = self._tail_split()
+        if split is None:
+            return best
+        exponent, log_binomials, rare = split
+        terms = log_binomials + np.min(exponent[..., None] - tu, axis=2)
+        if rare is not None:
+            rare_terms = np.broadcast_to(rare, (rare.shape[0], 1, u.size))
+            terms = np.concatenate([terms, rare_terms], axis=1)
+        return np.minimum(best, np.min(np.logaddexp.reduce(terms, axis=1), axis=0))
+
+    @cache  # noqa: B019 - one planner per direction and delta; `_log_tail` asks often
+    def _tail_split(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+        """`_log_tail`'s pieces that do not depend on u: the exponents of
+        its terms (axes level, j, order), log C(n, j), and the rare-jumps term."""
         heavy = max(range(len(self.counts)), key=lambda i: self.cuts[i][1])
         levels = self._levels(heavy)
         if not levels:
-            return best
+            return None
         summary_h, n, (lo, hi) = self.summaries[heavy], self.counts[heavy], self.cuts[heavy]
         rest = self.log_mgf - n * summary_h.log_mgf(ORDERS, lo, hi)
         # all levels b and counts j at once: axes (level, j, order, u)
@@ -352,11 +366,8 @@ class Planner:
         j = np.arange(min(n, 6) + 1)
         exponent = (n - j)[None, :, None] * small + j[None, :, None] * big + rest
         log_binomials = np.array([_log_binomial(n, i) for i in j])[None, :, None]
-        terms = log_binomials + np.min(exponent[..., None] - tu, axis=2)
-        if n > 6:
-            rare = np.broadcast_to(_log_binomial(n, 7) + 7 * log_above, (len(levels), 1, u.size))
-            terms = np.concatenate([terms, rare], axis=1)
-        return np.minimum(best, np.min(np.logaddexp.reduce(terms, axis=1), axis=0))
+        rare = _log_binomial(n, 7) + 7 * log_above if n > 6 else None
+        return exponent, log_binomials, rare
 
     @cache  # noqa: B019 - one planner per direction and delta
     def _levels(self, index: int) -> tuple[tuple[float, np.ndarray, np.ndarray], ...]:
