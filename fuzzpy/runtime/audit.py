@@ -150,13 +150,19 @@ def loss_bound(k1: int, k2: int, n1: int, n2: int, alpha: float, delta: float = 
     return max([*found, 0.0])
 
 
+PILOT_ALPHA = 0.2  # how pessimistic the pilot's frequencies are taken when events are scored
+
+
 def _score(k1: int, k2: int, n: int, final: int, z: float, delta: float) -> float:
-    """The bound an event would give on ``final`` runs if the pilot's frequencies held
-    (normal approximation; used to choose events only, never as a bound)."""
-    p1, p2 = k1 / n, k2 / n
-    w1, w2 = (z * math.sqrt(max(p * (1 - p), 1 / final) / final) for p in (p1, p2))
+    """The bound an event would give on ``final`` runs (normal approximation) if its
+    probabilities were the pilot's pessimistic ones (one-sided Clopper-Pearson at
+    PILOT_ALPHA: an event seen a few times in the pilot is not taken at its word).
+    Used to choose events only, never as a bound."""
+    lo1, up1 = clopper_pearson(k1, n, PILOT_ALPHA)
+    lo2, up2 = clopper_pearson(k2, n, PILOT_ALPHA)
     best = -math.inf
-    for a, wa, b, wb in ((p1, w1, p2, w2), (p2, w2, p1, w1)):
+    for a, b in ((lo1, up2), (lo2, up1)):
+        wa, wb = (z * math.sqrt(max(p * (1 - p), 1 / final) / final) for p in (a, b))
         if a - wa - delta > 0:
             best = max(best, math.log((a - wa - delta) / min(b + wb, 1.0)))
     return best
