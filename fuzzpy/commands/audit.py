@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         print_json({"ok": not result.leak, "verified": status, **result.to_json(),
                     **({"plot": args.plot} if args.plot else {})})
     else:
-        sys.stdout.write(render(result, status) + ("" if not args.plot else f"  plot written to {args.plot}\n"))
+        sys.stdout.write(result.text(status) + ("" if not args.plot else f"  plot written to {args.plot}\n"))
     return EXIT_REJECTED if result.leak else EXIT_OK
 
 
@@ -128,35 +128,6 @@ def _verify_status(program: S.Program, name: str) -> str:
         return verify_mechanism(decl, program, constants=static_constants(program)).status
     except FuzzError:
         return "malformed"
-
-
-def render(result: AuditResult, status: str | None = None) -> str:
-    """The audit as text (`fuzzpy audit` without --json)."""
-    best = result.best
-    source = {"proved": "proved by verify", "refuted": "refuted by verify", "unknown": "not proved: verify says unknown",
-              "malformed": "verify rejects the mechanism", None: "the `privacy` clause"}[status] \
-        if result.kind == "mechanism" else "proved by the checker; " + ", ".join(result.notes)
-    delta = f", delta = {result.delta:g}" if result.delta else ""
-    (lo1, up1), (lo2, up2) = best.intervals
-    lines = [
-        f"audit of {result.kind} `{result.name}`",
-        f"  upper bound: eps = {best.claim:g}{delta}  ({source})",
-        f"  lower bound: eps >= {best.bound:.4g}  (confidence {result.confidence:g}; point estimate {best.estimate:.4g})",
-        f"  on inputs  {best.pair}",
-        f"  event      {best.event}",
-        f"    first:  {best.k1} of {best.n} runs  (P in [{lo1:.4g}, {up1:.4g}])",
-        f"    second: {best.k2} of {best.n} runs  (P in [{lo2:.4g}, {up2:.4g}])",
-        f"  search: {result.pairs} neighbouring pairs, {result.events_searched} candidate events on a pilot of "
-        f"{result.pilot} runs a side; {len(result.tested)} tested on {result.samples} fresh runs a side "
-        f"(Clopper-Pearson, Bonferroni over {4 * len(result.tested)} one-sided bounds); seed {result.seed}",
-        f"  sampler: {result.sampler}; {result.seconds:.2f} s of CPU",
-    ]
-    if result.leak:
-        lines.append(f"  LEAK: the runs prove eps >= {best.bound:.4g} > {best.claim:g}, the claim"
-                     + (" (a soundness bug: the claim is proved)" if status == "proved" or result.kind == "definition" else ""))
-    else:
-        lines.append("  consistent with the claim (no event proves a loss above it)")
-    return "\n".join(lines) + "\n"
 
 
 def _check_plot_path(path: str) -> None:
@@ -179,27 +150,8 @@ def _plot(result: AuditResult, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tested = result.tested
-    labels = [f"E{k + 1}" for k in range(len(tested))]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    left.bar(labels, [e.bound for e in tested], color="tab:blue", label=f"lower bound ({result.confidence:g})")
-    left.scatter(labels, [min(e.estimate, 50) for e in tested], color="black", zorder=3, label="point estimate")
-    left.axhline(result.best.claim, color="tab:red", linestyle="--", label=f"claim eps = {result.best.claim:g}")
-    left.set_ylabel("epsilon")
-    left.set_title(f"audit of `{result.name}`")
-    left.legend(fontsize=8)
-    for k, e in enumerate(tested):
-        for side, (lo, up), shift, colour in ((1, e.intervals[0], -0.1, "tab:green"),
-                                             (2, e.intervals[1], 0.1, "tab:orange")):
-            p = (e.k1 if side == 1 else e.k2) / e.n
-            right.errorbar(k + shift, p, yerr=[[p - lo], [up - p]], fmt="o", color=colour,
-                           label=("P[E | first]" if side == 1 else "P[E | second]") if k == 0 else None)
-    right.set_xticks(range(len(tested)), labels)
-    right.set_ylabel("probability (Clopper-Pearson)")
-    right.set_title("the tested events")
-    right.legend(fontsize=8)
-    caption = "\n".join(f"{label}: {e.event}  on  {e.pair}"[:150] for label, e in zip(labels, tested, strict=True))
-    fig.text(0.01, 0.01, caption, fontsize=6, va="bottom")
-    fig.tight_layout(rect=(0, 0.05 * len(tested) / 2, 1, 1))
+    from fuzzpy.runtime.audit_plot import figure
+
+    fig = figure(result)
     fig.savefig(path)
     plt.close(fig)

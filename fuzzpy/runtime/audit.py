@@ -114,6 +114,38 @@ class AuditResult:
         """The samples prove a loss above the claim (at the audit's confidence)."""
         return self.best.bound > self.best.claim
 
+    def text(self, status: str | None = None) -> str:
+        """The audit as text (`fuzzpy audit` without --json); ``status`` is `verify`'s verdict
+        on a mechanism's claim ("proved", "refuted", "unknown"), None when not asked."""
+        best = self.best
+        source = {"proved": "proved by verify", "refuted": "refuted by verify", "unknown": "not proved: verify says unknown",
+                  "malformed": "verify rejects the mechanism", None: "the `privacy` clause"}[status] \
+            if self.kind == "mechanism" else "proved by the checker; " + ", ".join(self.notes)
+        delta = f", delta = {self.delta:g}" if self.delta else ""
+        (lo1, up1), (lo2, up2) = best.intervals
+        lines = [
+            f"audit of {self.kind} `{self.name}`",
+            f"  upper bound: eps = {best.claim:g}{delta}  ({source}{'' if self.kind == 'definition' else ', at these inputs'})",
+            f"  lower bound: eps >= {best.bound:.4g}  (confidence {self.confidence:g}; point estimate {best.estimate:.4g})",
+            f"  on inputs  {best.pair}",
+            f"  event      {best.event}",
+            f"    first:  {best.k1} of {best.n} runs  (P in [{lo1:.4g}, {up1:.4g}])",
+            f"    second: {best.k2} of {best.n} runs  (P in [{lo2:.4g}, {up2:.4g}])",
+            f"  search: {self.pairs} neighbouring pairs, {self.events_searched} candidate events on a pilot of "
+            f"{self.pilot} runs a side; {len(self.tested)} tested on {self.samples} fresh runs a side "
+            f"(Clopper-Pearson, Bonferroni over {4 * len(self.tested)} one-sided bounds); seed {self.seed}",
+            f"  sampler: {self.sampler}; {self.seconds:.2f} s of CPU",
+        ]
+        if self.leak:
+            lines.append(f"  LEAK: the runs prove eps >= {best.bound:.4g} > {best.claim:g}, the claim"
+                         + (" (a soundness bug: the claim is proved)" if status == "proved" or self.kind == "definition" else ""))
+        else:
+            lines.append("  consistent with the claim (no event proves a loss above it)")
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self) -> str:
+        return self.text()
+
     def to_json(self) -> dict[str, object]:
         return {"name": self.name, "kind": self.kind, "claim": {"epsilon": self.best.claim, "delta": self.delta},
                 "lower_bound": _finite(self.lower), "confidence": self.confidence, "leak": self.leak,
@@ -349,7 +381,7 @@ def _run(plan: _Plan, samples: int, pilot: int, confidence: float, seed: int, ke
                                   loss_bound(k1, k2, samples, samples, alpha, plan.delta),
                                   _estimate(k1, k2, samples), plan.claims[index],
                                   (clopper_pearson(k1, samples, two_sided), clopper_pearson(k2, samples, two_sided))))
-    best = max(tested, key=lambda e: (e.bound - e.claim, e.bound))
+    best = max(tested, key=lambda e: (e.bound / e.claim if e.claim > 0 else math.inf * e.bound, e.bound))
     return AuditResult(plan.name, plan.kind, best.claim, plan.delta, max(e.bound for e in tested), confidence,
                        best, tuple(tested), len(plan.pairs), len(candidates), pilot, samples, seed,
                        time.process_time() - start, plan.sampler, plan.notes)
