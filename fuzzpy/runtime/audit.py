@@ -216,17 +216,50 @@ def candidate_events(first: Outputs, second: Outputs) -> list[Event]:
     atoms = [_atoms(pooled[:, k]) for k in range(width)]
     family = _whole_outputs(first, second) + _length_events(first, second)
     for k in range(min(width, 8)):
-        family += _column_events(f"out[{k}]", lambda o, k=k: o.values[:, k], pooled[:, k], atoms[k])
+        family += _column_events(f"out[{k}]", _coordinate(k), pooled[:, k], atoms[k])
     family += _skeleton_events(first, second, atoms)
     if width > 1:
         means = [np.nan_to_num(o.values[:, :width]).mean(0) for o in (first, second)]
         weights = np.sign(means[0] - means[1])
         if weights.any():
-            project = _memo(lambda o, w=weights: np.nan_to_num(o.values[:, : len(w)]) @ w)
+            project = _memo(_projection(weights))
             signs = "(" + " ".join("+" if w > 0 else "-" if w < 0 else "0" for w in weights) + ")"
             family += _column_events(f"{signs}.out", project,
                                      np.concatenate([project(first), project(second)]), np.array([]))
     return family
+
+
+def _coordinate(k: int) -> Callable[[Outputs], np.ndarray]:
+    def column(o: Outputs) -> np.ndarray:
+        return o.values[:, k]
+
+    return column
+
+
+def _projection(weights: np.ndarray) -> Callable[[Outputs], np.ndarray]:
+    def project(o: Outputs) -> np.ndarray:
+        return np.nan_to_num(o.values[:, : len(weights)]) @ weights
+
+    return project
+
+
+def _lengths(o: Outputs) -> np.ndarray:
+    return o.lengths
+
+
+def _key_is(key: float) -> Callable[[Outputs], np.ndarray]:
+    def event(o: Outputs) -> np.ndarray:
+        return o.keys == key
+
+    return event
+
+
+def _compare(column: Callable[[Outputs], np.ndarray], op: str, value: float) -> Callable[[Outputs], np.ndarray]:
+    def event(o: Outputs) -> np.ndarray:
+        x = column(o)
+        return x == value if op == "==" else x <= value if op == "<=" else x >= value
+
+    return event
 
 
 def _memo(function: Callable[[Outputs], np.ndarray]) -> Callable[[Outputs], np.ndarray]:
@@ -252,8 +285,7 @@ def _whole_outputs(first: Outputs, second: Outputs) -> list[Event]:
     pooled = Outputs(np.concatenate([first.values, second.values]), np.concatenate([first.lengths, second.lengths]))
     keys, counts = np.unique(pooled.keys, return_counts=True)
     frequent = [keys[i] for i in np.argsort(-counts)[:12] if counts[i] >= 10]
-    return [(f"output == {_describe(pooled, pooled.keys == key)}", lambda o, key=key: o.keys == key)
-            for key in frequent]
+    return [(f"output == {_describe(pooled, pooled.keys == key)}", _key_is(float(key))) for key in frequent]
 
 
 def _describe(o: Outputs, rows: np.ndarray) -> str:
@@ -314,19 +346,19 @@ def _length_events(first: Outputs, second: Outputs) -> list[Event]:
     lengths = np.unique(np.concatenate([first.lengths, second.lengths]))
     if len(lengths) < 2:
         return []
-    return ([(f"len(out) == {n}", lambda o, n=n: o.lengths == n) for n in lengths]
-            + [(f"len(out) >= {n}", lambda o, n=n: o.lengths >= n) for n in lengths[1:]])
+    return ([(f"len(out) == {n}", _compare(_lengths, "==", float(n))) for n in lengths]
+            + [(f"len(out) >= {n}", _compare(_lengths, ">=", float(n))) for n in lengths[1:]])
 
 
 def _column_events(name: str, column: Callable[[Outputs], np.ndarray], pooled: np.ndarray,
                    atoms: np.ndarray) -> list[Event]:
     pooled = pooled[~np.isnan(pooled)]
-    family: list[Event] = [(f"{name} == {v:g}", lambda o, v=v: column(o) == v) for v in atoms[:8]]
+    family: list[Event] = [(f"{name} == {v:g}", _compare(column, "==", float(v))) for v in atoms[:8]]
     rest = pooled[~np.isin(pooled, atoms)]
     if rest.size > 20:
         for c in np.unique(np.quantile(rest, QUANTILES)):
-            family.append((f"{name} <= {c:.4g}", lambda o, c=c: column(o) <= c))
-            family.append((f"{name} >= {c:.4g}", lambda o, c=c: column(o) >= c))
+            family.append((f"{name} <= {c:.4g}", _compare(column, "<=", float(c))))
+            family.append((f"{name} >= {c:.4g}", _compare(column, ">=", float(c))))
     return family
 
 
@@ -370,12 +402,12 @@ def _run(plan: _Plan, samples: int, pilot: int, confidence: float, seed: int, ke
     chosen = _choose(candidates, keep)
     drawn: dict[int, tuple[Outputs, Outputs]] = {}
     tested: list[EventResult] = []
-    for _, index, (name, event) in chosen:
+    for _, index, (name, test) in chosen:
         if index not in drawn:  # fresh runs, never seen by the choice of events
             drawn[index] = (plan.draw(plan.pairs[index], False, samples, _seed(seed, 3, index)),
                             plan.draw(plan.pairs[index], True, samples, _seed(seed, 4, index)))
         first, second = drawn[index]
-        k1, k2 = int(event(first).sum()), int(event(second).sum())
+        k1, k2 = int(test(first).sum()), int(test(second).sum())
         two_sided = alpha / 2
         tested.append(EventResult(plan.pairs[index].label, name, k1, k2, samples,
                                   loss_bound(k1, k2, samples, samples, alpha, plan.delta),
@@ -447,6 +479,8 @@ def audit_definition(program: S.Program, name: str, samples: int = 10_000, pilot
         raise AuditError(f"`{name}` must take exactly one parameter, a bag, and release a `fuzzy` value "
                          f"(it takes {len(checked.params)} parameter(s), {len(bags)} of them private bags)")
     figure = privacy_figure(checked.privacy[bags[0]], delta)
+    if figure.epsilon is None:
+        raise AuditError(f"`{name}` has no privacy bound to audit")
     eps, dlt = float(figure.epsilon), float(figure.delta)
     if not math.isfinite(eps):
         raise AuditError(f"`{name}` has no finite privacy bound to audit")

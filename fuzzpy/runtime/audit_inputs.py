@@ -223,7 +223,7 @@ def bag_pairs(program: S.Program, decl: S.DefDecl, bag_param: str) -> list[Pair]
 
 
 def _bag(rows: list[object], template: object) -> Bag:
-    return Bag(column_from_rows(rows, template))  # type: ignore[arg-type]
+    return Bag(column_from_rows(rows, template))
 
 
 def _row_text(row: object) -> str:

@@ -218,7 +218,7 @@ class _Lanes:
         if isinstance(expr, S.If):
             cond = self._bool(self.expr(expr.cond))
             then, orelse = self.expr(expr.then), self.expr(expr.orelse)
-            return np.where(cond, then, orelse)  # type: ignore[arg-type]
+            return np.where(cond, then, orelse)
         if isinstance(expr, S.Tuple):
             return tuple(self.expr(e) for e in expr.items)
         raise Unsupported(type(expr).__name__)
