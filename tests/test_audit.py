@@ -60,7 +60,10 @@ CAUGHT = [
     pytest.param("rnm_release_value", marks=pytest.mark.slow),
     pytest.param("smart_sum_no_block_noise", marks=pytest.mark.slow),
     pytest.param("svt_no_cutoff", marks=pytest.mark.slow),
+    pytest.param("svt_release_query", marks=pytest.mark.slow),  # missed by the test suite's net (issue 23)
 ]
+#: Not caught (their ratio exceeds e^eps only where both densities are below 1e-12):
+#: gap_svt_release_query, adaptive_svt_release_query (bench/audit.py: 0.78 and 0.26 of 1 and 0.5).
 
 
 @pytest.mark.parametrize("name", CAUGHT)
