@@ -264,3 +264,17 @@ def test_cli_bad_input_is_a_message_not_a_traceback(capsys: pytest.CaptureFixtur
     code, out, err = _cli(capsys, *[a.format(**paths) for a in argv])
     assert code == 2 or (code == 1 and "{bad}" in argv), (code, out, err)
     assert message in err and "Traceback" not in err + out
+
+
+def test_the_python_api_audits_and_refuses_as_the_cli_does() -> None:
+    import fuzzpy
+
+    program = fuzzpy.loads(COUNTS, "counts.fz")
+    result = program.audit("loud", samples=600, pilot=300, seed=2)
+    assert result.kind == "definition" and result.best.claim == 2.0
+    assert result.to_json()["samples"] == 600 and "audit of definition `loud`" in result.text()
+    with pytest.raises(fuzzpy.InvalidInput) as refused:
+        program.audit("grid", samples=200)
+    assert refused.value.exit_code == 2 and "exactly one parameter" in str(refused.value)
+    with pytest.raises(fuzzpy.InvalidInput):
+        program.audit("loud", confidence=1.0)
