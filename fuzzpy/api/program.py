@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from fuzzpy.ledger.book import DatasetState
     from fuzzpy.ledger.quotes import Entry
     from fuzzpy.release.run import RunRequest, RunResult
+    from fuzzpy.runtime.audit import AuditResult
 
 Warn = Callable[[str], None]
 _T = TypeVar("_T")
@@ -230,6 +231,33 @@ class Program:
         request = self._request(definition, data, args, datasets, ledger, budget, rule, seed, delta, engine)
         request.confidence = check_confidence(confidence)
         return _release(request, self._sources(), on_warning, None, progress)
+
+    # ------------------------------------------------------------ audit
+
+    def audit(self, name: str, *, samples: int | None = None, pilot: int | None = None,
+              confidence: float = 0.95, seed: int = 0) -> AuditResult:
+        """An empirical lower bound on the epsilon of the definition or mechanism
+        ``name`` (what `fuzzpy audit` prints; `fuzzpy.runtime.audit` has the method):
+        ``samples`` fresh runs per input (default 100000 for a mechanism, 5000 for
+        a definition), chosen events tested at ``confidence``. The result's
+        ``lower`` / ``best.bound``, ``best.claim`` and ``leak`` say what it found;
+        ``text()`` renders it, and `fuzzpy.runtime.audit_plot.figure(result)` plots
+        it. A program that cannot be audited raises `InvalidInput`."""
+        from fuzzpy.checker.driver import check_program
+        from fuzzpy.runtime.audit import AuditError, audit_definition, audit_mechanism, safe_audit
+
+        if not 0.5 <= confidence < 1:
+            raise api_error(_option_error("the confidence must be at least 0.5 and below 1"), {})
+        self._guarded(lambda: check_program(self.syntax))
+        mechanism = name in self.mechanisms
+        try:
+            if mechanism:
+                return safe_audit(lambda: audit_mechanism(self.syntax, name, samples=samples or 100_000,
+                                                          pilot=pilot, confidence=confidence, seed=seed))
+            return safe_audit(lambda: audit_definition(self.syntax, name, samples=samples or 5_000,
+                                                       pilot=pilot, confidence=confidence, seed=seed))
+        except AuditError as error:
+            raise api_error(_option_error(f"cannot audit `{name}`: {error}"), {}) from None
 
     # ------------------------------------------------------------ internals
 
