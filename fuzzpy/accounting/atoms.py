@@ -47,6 +47,7 @@ from fuzzpy.accounting.events import (
     Group,
     Laplace,
     Repeat,
+    Sample,
     Subsample,
     Verified,
 )
@@ -171,6 +172,10 @@ class Flattener:
             return self._nested_group(Fraction(event.size), event.body)
         if isinstance(event, Subsample):
             return self._subsample(Fraction(event.rate), event.body)
+        if isinstance(event, Sample):  # not resolved for a relation: the add/remove bound, unamplified
+            from fuzzpy.accounting.neighbours import unamplified
+
+            return self._event(unamplified(event))
         raise TypeError(f"not a privacy event: {event!r}")
 
     def _nested_group(self, size: Fraction, body: tuple[Event, ...]) -> Atoms:

@@ -72,6 +72,24 @@ class Subsample:
 
 
 @frozen
+class Sample:
+    """``body`` run on a fixed-size sample of ``size`` rows of a bag: drawn
+    without replacement (`sample[m]`) or, ``replacement`` set, with
+    replacement (`bootstrap[m]`). The sampling rate m/n depends on the
+    bag's size n, which add/remove neighbours do not share, so the event
+    records the size and is resolved for a neighbour relation (and a public
+    row count) by `fuzzpy.accounting.neighbours.resolve` before any
+    accounting. ``direct``: the sampled bag is the parameter the cost is
+    charged to, unchanged (its size is the dataset's); any re-expression of
+    the cost in another variable clears it (`checker.costs.scale_cost`)."""
+
+    replacement: bool
+    size: int
+    direct: bool
+    body: tuple[Event, ...]
+
+
+@frozen
 class Group:
     """``body`` where the database is used with sensitivity k > 1: group
     privacy over k-fold neighbours (Dwork & Roth 2014, Thm 2.2)."""
@@ -94,4 +112,4 @@ class SymbolicPure:
     epsilon: Poly
 
 
-Event = Laplace | Gaussian | ExpMech | Verified | Repeat | Subsample | Group | SymbolicPure
+Event = Laplace | Gaussian | ExpMech | Verified | Repeat | Subsample | Sample | Group | SymbolicPure

@@ -31,6 +31,7 @@ from fuzzpy.language.diagnostics import Diagnostic, FuzzError
 from fuzzpy.language.source import NO_SPAN, Source
 
 if TYPE_CHECKING:
+    from fuzzpy.accounting.neighbours import Neighbours
     from fuzzpy.api.releases import Charge, Release
     from fuzzpy.language import syntax as S
     from fuzzpy.ledger.book import DatasetState
@@ -111,9 +112,12 @@ class Program:
 
     # ------------------------------------------------------------ check
 
-    def check(self, delta: float | None = None) -> CheckReport:
+    def check(self, delta: float | None = None, neighbours: str | None = None,
+              rows: int | None = None) -> CheckReport:
         """Types, sensitivities and privacy costs of every definition
-        (approximate costs at ``delta``, default 1e-6). Raises `Rejected`
+        (approximate costs at ``delta``, default 1e-6), for ``neighbours``
+        "add-remove-one" (the default) or "replace-one" with ``rows`` the
+        datasets' public size (`choose[m]` is amplified by m/rows). Raises `Rejected`
         with every error found; a program that checks but has no finite
         epsilon at ``delta`` (FZ314) raises `Rejected` whose ``report`` is
         the report. Mechanisms it calls must be proved (the proof cache is
@@ -123,9 +127,10 @@ class Program:
         from fuzzpy.verifier import proof_cache
 
         delta = _check_delta(delta)
+        relation = _check_neighbours(neighbours, rows)
         with proof_cache.enabled():
             checked = self._guarded(lambda: check_program(self.syntax))
-            report = check_report(self.name, checked, delta, self.explain)
+            report = check_report(self.name, checked, delta, self.explain, relation)
         if report.errors:
             raise Rejected(report.errors, self._sources(), report)
         return report
@@ -361,6 +366,16 @@ def _option_error(message: str) -> FuzzError:
     from fuzzpy.release.run import EXIT_USAGE, refuse
 
     return refuse(EXIT_USAGE, "FZ523", message)
+
+
+def _check_neighbours(neighbours: str | None, rows: int | None) -> Neighbours:
+    """The relation asked for, or a usage error (FZ523) naming the choices."""
+    from fuzzpy.accounting.neighbours import ADD_REMOVE, RELATIONS, Neighbours
+
+    try:
+        return Neighbours(neighbours or ADD_REMOVE, None if rows is None else int(rows))
+    except (ValueError, TypeError) as exc:
+        raise InvalidInput((Diagnostic("FZ523", f"{exc} (relations: {', '.join(RELATIONS)})", NO_SPAN),)) from None
 
 
 def _check_delta(delta: Any) -> float | None:
