@@ -269,7 +269,7 @@ def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = 
                 args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
                 ledger: Any = None, budget: Any = None, rule: str = "basic", seed: int | None = None,
                 delta: Any = None, engine: str = "auto", source_text: str | None = None,
-                confidence: Any = None) -> RunRequest:
+                confidence: Any = None, neighbours: str | None = None, rows: int | None = None) -> RunRequest:
     """The runtime's request for these options, checked as the CLI checks its own."""
     from fuzzpy.release.run import RunRequest
 
@@ -287,6 +287,8 @@ def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = 
         engine=_engine(engine),
         source_text=source_text,
         confidence=check_confidence(confidence),
+        neighbours=_check_neighbours(neighbours, rows).relation,
+        rows=rows,
     )
 
 
