@@ -46,7 +46,7 @@ from fuzzpy.ledger.errors import (
     ledger_error,
 )
 from fuzzpy.ledger.event_codec import events_to_json
-from fuzzpy.ledger.neighbours import ADD_REMOVE, refuse_other
+from fuzzpy.ledger.neighbours import ADD_REMOVE, recorded, refuse_other
 from fuzzpy.ledger.neighbours import fix as fix_neighbours
 from fuzzpy.ledger.policy import pure_budget_hint, refusal_hint
 from fuzzpy.ledger.quotes import Entry, Quote, Receipt, over_budget_error
@@ -208,7 +208,7 @@ class Ledger(Registry):
             fixed = self._fixed(connection, dataset, budget)
             spent = spent_on(connection, dataset, self.path)
         cost = self._cost(events, fixed, release_delta)
-        return self._checked_quote(dataset, fixed, cost, spent, events)
+        return self._checked_quote(dataset, fixed, cost, spent, events, neighbours)
 
     def charge(
         self,
@@ -269,7 +269,7 @@ class Ledger(Registry):
                 fix_neighbours(connection, dataset, neighbours)
                 fixed = self._fixed(connection, dataset, expected)
                 quote = self._checked_quote(
-                    dataset, fixed, cost, spent_on(connection, dataset, self.path), events
+                    dataset, fixed, cost, spent_on(connection, dataset, self.path), events, neighbours
                 )
                 if not fixed.stored:
                     self._store_budget(connection, dataset, fixed)
@@ -348,6 +348,13 @@ class Ledger(Registry):
                 checked.append((entry, None))
         return checked
 
+    def neighbours(self, dataset: str) -> str:
+        """The neighbour relation ``dataset``'s charges are for (add/remove-one
+        unless a charge or its registration fixed another:
+        fuzzpy.ledger.neighbours)."""
+        with self._store.reading() as connection:
+            return recorded(connection, dataset) or ADD_REMOVE
+
     def datasets(self) -> list[DatasetState]:
         """Each dataset with its budget, what is spent and what remains."""
         with self._store.reading() as connection, decoding(self.path):
@@ -409,13 +416,14 @@ class Ledger(Registry):
             raise ledger_error(COST_UNAVAILABLE, message, self.path, hint=hint) from exc
 
     def _checked_quote(
-        self, dataset: str, fixed: _Fixed, cost: ReleaseCost, spent: Spend, events: Sequence[Event]
+        self, dataset: str, fixed: _Fixed, cost: ReleaseCost, spent: Spend, events: Sequence[Event],
+        neighbours: str = ADD_REMOVE,
     ) -> Quote:
         quote = Quote(dataset, fixed.budget, cost, spent, fixed.capacity)
         if not rule_named(fixed.budget.rule).fits(spent, cost.spend, fixed.capacity):
             left = fixed.capacity - spent
             hint = refusal_hint(events, fixed.budget, cost, left, fixed.stored)
-            raise over_budget_error(quote, self.path, hint)
+            raise over_budget_error(quote, self.path, hint, neighbours)
         return quote
 
     def _store_budget(self, connection: sqlite3.Connection, dataset: str, fixed: _Fixed) -> None:
