@@ -44,8 +44,9 @@ Rules (each sound for every event the checker produces):
 * `bootstrap[m]` (with replacement): the added or replaced row can be drawn
   up to m times; coupling each draw of the neighbour with one of the
   dataset, the samples (both of m rows) differ by at most m replaced rows,
-  2m add/remove steps: `Group(2m, body)`, not amplified (twice that again
-  for a derived bag under replace-one). (The amplified bound of Balle et al.
+  2m add/remove steps: `Group(2m, body)`, not amplified; under replace-one
+  the same for the dataset itself (K draws of the replaced row are K
+  replacements), twice that again for a derived bag. (The amplified bound of Balle et al.
   2018, Thm 11, needs group privacy profiles per multiplicity: not built.)
 * Poisson `subsample[q]` under replace-one: group privacy over the two
   steps of the whole subsampled event, `Group(2, (Subsample(q, body),))`.
@@ -130,6 +131,9 @@ def _top(event: Event, relation: str, rows: int | None) -> Event:
         return Repeat(event.count, tuple(_top(e, relation, rows) for e in event.body))
     if relation == ADD_REMOVE:
         return _inner(event)
+    if isinstance(event, Sample) and event.direct and event.replacement:
+        # the replaced row drawn K <= m times: K replacements, 2K steps (module docstring)
+        return Group(Fraction(2 * event.size), _inner_all(event.body))
     if isinstance(event, Sample) and event.direct and not event.replacement:
         body = (Group(Fraction(2), _inner_all(event.body)),)
         if rows is not None and rows > event.size:

@@ -287,7 +287,8 @@ def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = 
         engine=_engine(engine),
         source_text=source_text,
         confidence=check_confidence(confidence),
-        neighbours=_check_neighbours(neighbours, rows).relation,
+        # no relation given: the datasets' own, settled when they are named (`--rows` then needs replace-one)
+        neighbours=None if neighbours is None else _check_neighbours(neighbours, rows).relation,
         rows=rows,
     )
 

@@ -132,9 +132,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the fuzzpy program (.fz)")
     parser.add_argument("definition", metavar="DEF", help="the definition whose result is released")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.add_argument("--neighbours", choices=("add-remove-one", "replace-one"), default="add-remove-one",
-                        help="the neighbour relation the charge is for (default: add-remove-one); fixed for a "
-                        "dataset by its first charge")
+    parser.add_argument("--neighbours", choices=("add-remove-one", "replace-one"), default=None,
+                        help="the neighbour relation the charge is for (default: the dataset's, fixed by its "
+                        "registration or first charge; add-remove-one for a new dataset)")
     parser.add_argument("--rows", type=int, metavar="N",
                         help="with --neighbours replace-one: the dataset's public number of rows (checked once "
                         "loaded; `choose[m]` of it is then charged at the rate m/N)")

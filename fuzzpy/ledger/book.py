@@ -355,6 +355,14 @@ class Ledger(Registry):
         with self._store.reading() as connection:
             return recorded(connection, dataset) or ADD_REMOVE
 
+    def set_neighbours(self, dataset: str, relation: str) -> None:
+        """Fix ``dataset``'s neighbour relation (its registration); FZ605 if
+        its charges are already for another one."""
+        _check_dataset(dataset, self.path)
+        with self._store.writing() as connection:
+            refuse_other(connection, dataset, relation, self.path)
+            fix_neighbours(connection, dataset, relation)
+
     def datasets(self) -> list[DatasetState]:
         """Each dataset with its budget, what is spent and what remains."""
         with self._store.reading() as connection, decoding(self.path):

@@ -49,7 +49,7 @@ def fix(connection: sqlite3.Connection, dataset: str, relation: str) -> None:
 def _mismatch(dataset: str, fixed: str, relation: str, path: Path | str | None) -> FuzzError:
     return ledger_error(
         OTHER_NEIGHBOURS,
-        f"refused: dataset '{dataset}' is charged for {fixed} neighbours; this release asks for {relation}",
+        f"refused: dataset '{dataset}' has its charges for {fixed} neighbours; this release asks for {relation}",
         path,
         notes=("budgets spent for two neighbour relations are guarantees about different pairs of datasets: "
                "they are never summed", "nothing was charged"),

@@ -96,7 +96,7 @@ class RunRequest:
     engine: str = "auto"  # memory | duckdb | spark; auto: DuckDB for files (fuzzpy.engines)
     source_text: str | None = None  # the program's text, when not read from `file` (the Python API)
     confidence: Fraction | None = None  # the level of the accuracy intervals (default 95%; fuzzpy.release.accuracy)
-    neighbours: str = "add-remove-one"  # the relation charged (fuzzpy.accounting.neighbours; one per dataset)
+    neighbours: str | None = None  # the relation charged (None: the datasets' own; fuzzpy.accounting.neighbours)
     rows: int | None = None  # with replace-one: every dataset's public number of rows (checked once loaded)
 
 
@@ -196,13 +196,29 @@ def refuse_unsafe_release(definition: CheckedDef) -> None:
             )
 
 
+def _relation(request: RunRequest, ledger: Any, keys: dict[str, str]) -> RunRequest:
+    """The request with its neighbour relation settled: the one asked for,
+    else the one the datasets' charges are for (add/remove-one for a new
+    dataset; FZ605 if two datasets of one release disagree)."""
+    from dataclasses import replace
+
+    if request.neighbours is not None:
+        return request
+    found = {ledger.neighbours(key) for key in keys.values()} or {"add-remove-one"}
+    if len(found) > 1:
+        raise refuse(EXIT_BUDGET, "FZ605", "the datasets of this release are charged for different neighbour "
+                     f"relations ({', '.join(sorted(found))}); one release is for one relation",
+                     "give --neighbours; the datasets of the other relation refuse it")
+    return replace(request, neighbours=found.pop())
+
+
 def _for_relation(events: dict[str, tuple[Event, ...]], request: RunRequest) -> dict[str, tuple[Event, ...]]:
     """The events restated for the request's neighbour relation (no fixed-size
     sample left: fuzzpy.accounting.neighbours); FZ523 for a bad relation."""
     from fuzzpy.accounting.neighbours import Neighbours
 
     try:
-        relation = Neighbours(request.neighbours, request.rows)
+        relation = Neighbours(request.neighbours or "add-remove-one", request.rows)
     except ValueError as exc:
         raise refuse(EXIT_USAGE, "FZ523", str(exc)) from None
     return {name: relation.resolve(evs) for name, evs in events.items()}
@@ -377,6 +393,8 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
         with Ledger(request.ledger) as ledger:
             sources = name_sources(ledger, request.data, request.datasets, list(events), reader=engine.reader)
             keys = {name: s.dataset for name, s in sources.items()}
+            request = _relation(request, ledger, keys)
+            events = _for_relation(events, request)
             for key, evs in _events_by_dataset(events, keys).items():  # refuse before the data is read
                 ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours)
             opened = {name: engine.open(ledger, s, types[name]) for name, s in sources.items()}
@@ -399,7 +417,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
                     release_delta=request.delta,
                     uses=uses,
                     seeded=request.seed is not None,
-                    neighbours=request.neighbours,
+                    neighbours=request.neighbours or "add-remove-one",
                 ) if events else []
         source_of_noise: RandomSource = SecureSource() if request.seed is None else SeededSource(request.seed)
         warnings: list[str] = []
@@ -422,7 +440,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     files = {keys[name]: opened[name].file.path for name in events}
     accuracy = derive(checked.program, definition.decl, value, notes, request.confidence or DEFAULT_CONFIDENCE)
     result = RunResult(value, receipts, source_of_noise.private, warnings, files, definition.result, accuracy,
-                       request.neighbours, request.rows)
+                       request.neighbours or "add-remove-one", request.rows)
     with held(finish=True) as late:  # recorded as released and shown, together
         if receipts:
             _record_release(request.ledger, receipts, value, outside[0], record)
@@ -447,7 +465,7 @@ def prepare(request: RunRequest) -> tuple[Source, CheckedProgram, CheckedDef, di
         definition = at_static_values(checked, definition, public_arguments(definition, request))
     refuse_unsafe_release(definition)
     refuse_unrunnable(checked, definition)
-    events = _for_relation(privacy_events(definition), request)
+    events = privacy_events(definition)  # restated for the relation once the datasets are named (`_relation`)
     public = public_arguments(definition, request)
     lengths = argument_lengths(definition, public)  # public lengths: refused before the data is named
     budget = Budget.parse(request.budget, request.rule) if request.budget else None
@@ -470,7 +488,9 @@ def quote(request: RunRequest, warn: Warn = lambda message: None) -> list[Quote]
         with Ledger(request.ledger) as ledger:
             sources = name_sources(ledger, request.data, request.datasets, list(events), reader=engine.reader)
             keys = {name: s.dataset for name, s in sources.items()}
-            return [ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours)
+            request = _relation(request, ledger, keys)
+            events = _for_relation(events, request)
+            return [ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours or "add-remove-one")
                     for key, evs in _events_by_dataset(events, keys).items()]
     finally:
         engine.close()
