@@ -166,7 +166,7 @@ def _contains(big: tuple[Event, ...], small: tuple[Event, ...]) -> bool:
 # ---------------------------------------------------------------- scaling by a sensitivity
 
 
-def scale_cost(cost: Cost, factor: Sens, blame: Blame) -> Cost | None:
+def scale_cost(cost: Cost, factor: Sens, blame: Blame, keep_direct: bool = False) -> Cost | None:
     """The cost in v of using, at sensitivity ``factor`` in v, something whose
     cost in its own input is ``cost``. None when it costs nothing."""
     if factor.is_zero:
@@ -178,7 +178,8 @@ def scale_cost(cost: Cost, factor: Sens, blame: Blame) -> Cost | None:
         return None
     if factor.is_inf:
         return infinite(blame)
-    events = indirect(events)  # re-expressed in another variable: its size is not the sample's bag's
+    if not (keep_direct and factor == ONE):  # re-expressed in another bag: its size is not the sample's
+        events = indirect(events)
     if factor == ONE:
         return Cost(events)
     return Cost(tuple(scale_event(e, factor) for e in events))
