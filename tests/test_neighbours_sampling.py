@@ -273,8 +273,13 @@ let eps = 1/2;
 def inner(b : bag num) : fuzzy num = choose[2] (fun s -> laplace[eps] (sum[-1, 1] s)) b;
 def filtered(db : bag num) : fuzzy num = choose[2] (fun s -> laplace[eps] (sum[-1, 1] s)) (filter (fun x -> x > 0) db);
 def called(db : bag num) : fuzzy num = inner (filter (fun x -> x > 0) db);
+def passed(db : bag num) : fuzzy num = inner db;
+def aliased(db : bag num) : fuzzy num = { let b = db; inner b };
 """
-    assert _eps(source, "inner", REPLACE_ONE, 100) < 0.1
+    amplified = math.log1p(2 / 100 * math.expm1(1.0))
+    assert _eps(source, "inner", REPLACE_ONE, 100) == pytest.approx(amplified)
+    assert _eps(source, "passed", REPLACE_ONE, 100) == pytest.approx(amplified)  # the bag as it is
+    assert _eps(source, "aliased", REPLACE_ONE, 100) <= 2.0  # a let: re-expressed, valid either way
     assert _eps(source, "filtered", REPLACE_ONE, 100) == 2.0
     assert _eps(source, "called", REPLACE_ONE, 100) == 2.0
 
