@@ -25,7 +25,7 @@ def test_subset_has_m_distinct_sorted_positions(nm: tuple[int, int], seed: int) 
     chosen = subset_without_replacement(n, m, SeededSource(seed))
     assert chosen.shape == (m,) and chosen.dtype == np.int64
     assert len(set(chosen.tolist())) == m
-    assert 0 <= chosen.min() and chosen.max() < n
+    assert chosen.min() >= 0 and chosen.max() < n
     assert (np.diff(chosen) > 0).all()
 
 
@@ -36,7 +36,7 @@ def test_draws_have_m_positions_in_range(n: int, m: int, seed: int) -> None:
     if n == 0:
         assert drawn.size == 0
         return
-    assert drawn.shape == (m,) and 0 <= drawn.min() and drawn.max() < n
+    assert drawn.shape == (m,) and drawn.min() >= 0 and drawn.max() < n
     assert (np.diff(drawn) >= 0).all()
 
 

@@ -216,8 +216,8 @@ def test_dpsgd_fixed_batches_against_dp_accounting(q_num: int, n: int, sigma: Fr
     group privacy of the add/remove figure much looser."""
     from dp_accounting import dp_event
     from dp_accounting.pld import pld_privacy_accountant as pld_acc
-    from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
     from dp_accounting.privacy_accountant import NeighboringRelation
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
 
     from fuzzpy.checker.report import privacy_figure, under
 

@@ -61,7 +61,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from fuzzpy.support.records import frozen
 from fuzzpy.accounting.events import (
     Event,
     ExpMech,
@@ -72,6 +71,7 @@ from fuzzpy.accounting.events import (
     Sample,
     Subsample,
 )
+from fuzzpy.support.records import frozen
 
 ADD_REMOVE = "add-remove-one"
 REPLACE_ONE = "replace-one"

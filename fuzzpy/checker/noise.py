@@ -17,9 +17,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
-from collections.abc import Callable
 
 from fuzzpy.accounting.events import (
     Event,

@@ -22,12 +22,12 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
+from fuzzpy.accounting.neighbours import DEFAULT as DEFAULT_NEIGHBOURS
+from fuzzpy.accounting.neighbours import Neighbours, has_sample
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
 from fuzzpy.language import syntax as S
 from fuzzpy.language.diagnostics import Diagnostic
-from fuzzpy.accounting.neighbours import DEFAULT as DEFAULT_NEIGHBOURS
-from fuzzpy.accounting.neighbours import Neighbours, has_sample
 from fuzzpy.language.figures import text_up
 from fuzzpy.language.sensitivity import Sens
 from fuzzpy.support.records import frozen

@@ -6,8 +6,8 @@ from fractions import Fraction
 from pathlib import Path
 
 from fuzzpy.accounting.events import Event
-from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.accounting.neighbours import TEXTS as NEIGHBOURS_TEXTS
+from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.language.figures import NEIGHBOURS_TEXT
 from fuzzpy.ledger.errors import OVER_BUDGET, ledger_error
 from fuzzpy.ledger.event_codec import events_to_data
