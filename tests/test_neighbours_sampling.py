@@ -9,9 +9,11 @@ independent computation:
   two such is monotone between consecutive centres, so its supremum is at a
   centre or at +-infinity, all evaluated exactly in mpmath);
 * Gaussian: the hockey-stick divergence of the attained worst pair, in
-  mpmath quadrature, for one step; dp-accounting's PLD (an independent
-  implementation) and its replace-one RDP for sampling without
-  replacement (Wang, Balle & Kasiviswanathan 2019) for many steps.
+  mpmath quadrature, for one step (within 1 %); for many steps a valid
+  bound (at least dp-accounting's optimistic PLD of a realisable run) but
+  not a tight one: the direction of each step's pair may change from step
+  to step, and the tight composition (the symmetrised trade-off of Zhu,
+  Dong & Wang 2022) is not built.
 
 Each reported epsilon must be valid (at least the exact value) and, where
 the exact value is known, within 1 % of it.
@@ -133,7 +135,7 @@ def test_bootstrap_is_group_privacy_over_its_draws() -> None:
     the exact loss by enumeration of all n^m draws stays below it."""
     source = PURE.format(eps="1/4", m=2)
     assert _eps(source, "boot") == 1.0
-    assert _eps(source, "boot", REPLACE_ONE, 3) == 2.0  # a derived-bag bound: twice again
+    assert _eps(source, "boot", REPLACE_ONE, 3) == 1.0  # of the dataset itself: K draws, K replacements
     b, worst = mpmath.mpf(4), mpmath.mpf(0)
     for data in itertools.product((-1, 0, 1), repeat=2):
         for x, y in itertools.permutations((-1, 0, 1), 2):
@@ -207,45 +209,59 @@ def _dpsgd_events(m: int, sigma: Fraction, steps: int) -> tuple:
     return (Repeat(steps, (Sample(False, m, True, (Gaussian(Fraction(1), sigma),)),)),)
 
 
-@pytest.mark.parametrize(("q_num", "n", "sigma", "steps"), [(256, 60000, Fraction(1), 1000), (100, 10000, Fraction(3, 2), 2000)])
-def test_dpsgd_fixed_batches_against_dp_accounting(q_num: int, n: int, sigma: Fraction, steps: int) -> None:
+@pytest.mark.parametrize(("q_num", "n", "sigma", "steps"), [(256, 60000, Fraction(1), 1000), (200, 4000, Fraction(4), 150)])
+def test_dpsgd_fixed_batches_valid_over_many_steps(q_num: int, n: int, sigma: Fraction, steps: int) -> None:
     """T steps of choose[m] of a Gaussian sum of L2 sensitivity 1 under
-    replace-one: the body at sensitivity 2 Poisson-style at m/n, which
-    dp-accounting computes independently (its PLD, pessimistic, fine grid);
-    its replace-one RDP for sampling without replacement is looser, and
-    group privacy of the add/remove figure much looser."""
+    replace-one. Each step is bounded by the Poisson pair at m/n of the body
+    at sensitivity 2 in one direction or the other, and the direction may
+    change from step to step: the figure comes from methods that bound both
+    orders of each step (`ORIENTATION_FREE`), never from a PLD composed per
+    direction. Valid: at least dp-accounting's optimistic PLD (a lower
+    bound) of the realisable run with one fixed direction. Loose: the
+    published replace-one RDP for sampling without replacement (Wang, Balle
+    & Kasiviswanathan 2019, in dp-accounting, floats) is far below it; the
+    tight composition is not built (docs/semantics.md)."""
     from dp_accounting import dp_event
-    from dp_accounting.pld import pld_privacy_accountant as pld_acc
+    from dp_accounting.pld import privacy_loss_distribution as dpa_pld
     from dp_accounting.privacy_accountant import NeighboringRelation
     from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
 
+    from fuzzpy.accounting.accountant import ORIENTATION_FREE
     from fuzzpy.checker.report import privacy_figure, under
 
     logging.getLogger().setLevel(logging.ERROR)
     with under(Neighbours(REPLACE_ONE, n)):
-        ours = float(privacy_figure(_dpsgd_events(q_num, sigma, steps), DELTA).epsilon)
+        figure = privacy_figure(_dpsgd_events(q_num, sigma, steps), DELTA)
+    ours = float(figure.epsilon)
+    assert figure.method in ORIENTATION_FREE or figure.method.startswith("pure")
     q = q_num / n
-    pld = pld_acc.PLDAccountant(value_discretization_interval=1e-4)
-    pld.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(float(sigma) / 2)), steps)
-    reference = pld.get_epsilon(DELTA)
-    assert ours <= reference * 1.01 and ours >= reference * 0.99
+    # valid: the run where every step faces the same way is realisable
+    optimistic = dpa_pld.from_gaussian_mechanism(float(sigma) / 2, sampling_prob=q, pessimistic_estimate=False,
+                                                 value_discretization_interval=1e-4).self_compose(steps)
+    assert ours >= optimistic.get_epsilon_for_delta(DELTA)
+    # loose: the published both-ways RDP bound is below it
     rdp = rdp_acc.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
     # dp-accounting's replace-one Gaussian is calibrated to the replace-one
     # sensitivity, here 2: noise multiplier sigma / 2
     rdp.compose(dp_event.SampledWithoutReplacementDpEvent(n, q_num, dp_event.GaussianDpEvent(float(sigma) / 2)), steps)
-    assert ours <= rdp.get_epsilon(DELTA) * 1.001
-    # valid: at least dp-accounting's optimistic PLD (a lower bound) of the
-    # attained pair N(0) vs (1-q) N(0) + q N(2/sigma) (all other rows equal
-    # to the replaced one, the replacement at the other end of [-1, 1])
-    from dp_accounting.pld import privacy_loss_distribution as dpa_pld
+    assert rdp.get_epsilon(DELTA) < ours
 
-    optimistic = dpa_pld.from_gaussian_mechanism(float(sigma) / 2, sampling_prob=q, pessimistic_estimate=False,
-                                                 value_discretization_interval=1e-4).self_compose(steps)
-    assert ours >= optimistic.get_epsilon_for_delta(DELTA)
-    # not amplified (no public n) it is far more
-    with under(Neighbours(REPLACE_ONE)):
-        unamplified = float(privacy_figure(_dpsgd_events(q_num, sigma, steps), DELTA).epsilon)
-    assert ours < unamplified / 5
+
+def test_one_way_pld_is_not_used_for_steps_that_may_face_either_way() -> None:
+    """Regression: composing the per-direction PLD of `Subsample(q, ...)`
+    for fixed-size samples under replace-one took one direction for every
+    step; the event is marked `either_way` and the PLD is not used (it was
+    the answer, 1.55251 for examples/dpsgd_fixed_batches.fz, before)."""
+    from fuzzpy.accounting.accountant import guarantees, tightest
+
+    body = (Group(Fraction(2), (Gaussian(Fraction(1), Fraction(4)),)),)
+    one_way = (Repeat(150, (Subsample(Fraction(1, 20), body),)),)
+    either = (Repeat(150, (Subsample(Fraction(1, 20), body, either_way=True),)),)
+    assert tightest(one_way, 1e-6).method == "pld"
+    assert tightest(either, 1e-6).method != "pld"
+    assert "pld" not in {g.method for g in guarantees(either, 1e-6)}
+    single = (Subsample(Fraction(1, 20), body, either_way=True),)  # one step: its larger direction
+    assert tightest(single, 1e-6).epsilon == tightest((Subsample(Fraction(1, 20), body),), 1e-6).epsilon
 
 
 # ---------------------------------------------------------------- the rules themselves
@@ -259,7 +275,7 @@ def test_resolve_leaves_no_sample_and_keeps_add_remove_events() -> None:
     assert ar[1] == events[1] and ar[0] == Group(Fraction(2), body)
     assert ar[2] == Subsample(Fraction(1, 10), (Group(Fraction(4), body),))
     ro = resolve(events, REPLACE_ONE, 30)
-    assert ro[0] == Subsample(Fraction(1, 10), (Group(Fraction(2), body),))
+    assert ro[0] == Subsample(Fraction(1, 10), (Group(Fraction(2), body),), either_way=True)
     assert ro[1] == Laplace(Fraction(2), Fraction(1))
     assert ro[2] == Group(Fraction(2), (ar[2],))  # Poisson under replace-one: group privacy
 

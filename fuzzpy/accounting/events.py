@@ -65,10 +65,18 @@ class Repeat:
 
 @frozen
 class Subsample:
-    """``body`` run on a Poisson subsample of rate q (`subsample[q]`)."""
+    """``body`` run on a Poisson subsample of rate q (`subsample[q]`).
+
+    ``either_way``: the step's pair of output distributions may face either
+    way from one step to the next (a fixed-size sample under replace-one,
+    `fuzzpy.accounting.neighbours`): each step is bounded by the subsampled
+    pair of one direction or the other, so only methods that bound both
+    orders of every step compose such steps (the accountant's
+    `ORIENTATION_FREE`); a PLD composed per direction does not."""
 
     rate: Number
     body: tuple[Event, ...]
+    either_way: bool = False
 
 
 @frozen

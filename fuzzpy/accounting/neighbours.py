@@ -31,9 +31,16 @@ Rules (each sound for every event the checker produces):
   Thm 10; this is exactly what the accountant's Poisson pair at rate q of
   the distance-2 body gives in its removal direction (Zhu, Dong & Wang 2022,
   Thm 9: the pair ((1-q) Q0 + q P0, Q0)), and its addition direction is
-  also attained (swap x and x'; take y with x's value). So for a Gaussian
-  body the figure is the tight one (Zhu, Dong & Wang 2022, Thm 10: WOR under
-  replace-one is C_{m/n}(f) of the body's replace-one trade-off f).
+  also attained (swap x and x'; take y with x's value), so one step's
+  figure is the tight one for a Gaussian body. Over many steps the
+  direction may change from step to step (which row has a twin in the
+  batch is up to the data and the adaptively chosen gradients), so the
+  event is marked ``either_way`` and composed only by methods that bound
+  both orders of every step (pure, (eps, delta) composition: basic,
+  advanced, Kairouz-Oh-Viswanath; zCDP): not by a PLD composed per
+  direction, which is exact for one fixed direction only (the tight
+  composition is that of the symmetrised trade-off C_{m/n}(f), Zhu, Dong &
+  Wang 2022, not built).
 * `choose[m]` in every other case (add/remove neighbours, whose sizes
   differ so m/n would reveal n; a sample of a derived bag, whose size is not
   public; no row count given): not amplified. The samples of neighbours can
@@ -138,7 +145,7 @@ def _top(event: Event, relation: str, rows: int | None) -> Event:
         body = (Group(Fraction(2), _inner_all(event.body)),)
         if rows is not None and rows > event.size:
             # Balle, Barthe & Gaboardi 2018, Thm 10; Zhu, Dong & Wang 2022 (module docstring)
-            return Subsample(Fraction(event.size, rows), body)
+            return Subsample(Fraction(event.size, rows), body, either_way=True)
         return body[0]  # the whole dataset, or n unknown: the body at distance 2
     return _doubled(_inner(event))
 
