@@ -9,11 +9,12 @@ independent computation:
   two such is monotone between consecutive centres, so its supremum is at a
   centre or at +-infinity, all evaluated exactly in mpmath);
 * Gaussian: the hockey-stick divergence of the attained worst pair, in
-  mpmath quadrature, for one step (within 1 %); for many steps a valid
-  bound (at least dp-accounting's optimistic PLD of a realisable run) but
-  not a tight one: the direction of each step's pair may change from step
-  to step, and the tight composition (the symmetrised trade-off of Zhu,
-  Dong & Wang 2022) is not built.
+  mpmath quadrature, for one step (within 1 %); for many steps, where the
+  direction of each step's pair may change from step to step, the product
+  of both directions per step against dp-accounting composing the same
+  (within 1 %), valid (above a realisable run's lower bound) and below the
+  published replace-one Renyi bound; the tight composition (the
+  symmetrised trade-off of Zhu, Dong & Wang 2022) is not built.
 
 Each reported epsilon must be valid (at least the exact value) and, where
 the exact value is known, within 1 % of it.
@@ -210,56 +211,56 @@ def _dpsgd_events(m: int, sigma: Fraction, steps: int) -> tuple:
 
 
 @pytest.mark.parametrize(("q_num", "n", "sigma", "steps"), [(256, 60000, Fraction(1), 1000), (200, 4000, Fraction(4), 150)])
-def test_dpsgd_fixed_batches_valid_over_many_steps(q_num: int, n: int, sigma: Fraction, steps: int) -> None:
+def test_dpsgd_fixed_batches_over_many_steps(q_num: int, n: int, sigma: Fraction, steps: int) -> None:
     """T steps of choose[m] of a Gaussian sum of L2 sensitivity 1 under
-    replace-one. Each step is bounded by the Poisson pair at m/n of the body
-    at sensitivity 2 in one direction or the other, and the direction may
-    change from step to step: the figure comes from methods that bound both
-    orders of each step (`ORIENTATION_FREE`), never from a PLD composed per
-    direction. Valid: at least dp-accounting's optimistic PLD (a lower
-    bound) of the realisable run with one fixed direction. Loose: the
-    published replace-one RDP for sampling without replacement (Wang, Balle
-    & Kasiviswanathan 2019, in dp-accounting, floats) is far below it; the
-    tight composition is not built (docs/semantics.md)."""
+    replace-one. Each step is bounded by the Poisson pair (A, B) at m/n of
+    the body at sensitivity 2 in one direction or the other, and the
+    direction may change from step to step, so every step is composed as
+    the product pair (A x B, B x A), which dominates both. Checked against
+    dp-accounting composing the same product (its two direction PMFs
+    convolved, an independent implementation): within 1 %, and above it;
+    valid: at least dp-accounting's optimistic PLD (a lower bound) of the
+    realisable run whose steps all face one way; below the published
+    replace-one Renyi bound for sampling without replacement (Wang, Balle &
+    Kasiviswanathan 2019, as dp-accounting computes it)."""
     from dp_accounting import dp_event
     from dp_accounting.pld import privacy_loss_distribution as dpa_pld
     from dp_accounting.privacy_accountant import NeighboringRelation
     from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
 
-    from fuzzpy.accounting.accountant import ORIENTATION_FREE
     from fuzzpy.checker.report import privacy_figure, under
 
     logging.getLogger().setLevel(logging.ERROR)
     with under(Neighbours(REPLACE_ONE, n)):
-        figure = privacy_figure(_dpsgd_events(q_num, sigma, steps), DELTA)
-    ours = float(figure.epsilon)
-    assert figure.method in ORIENTATION_FREE or figure.method.startswith("pure")
+        ours = float(privacy_figure(_dpsgd_events(q_num, sigma, steps), DELTA).epsilon)
     q = q_num / n
-    # valid: the run where every step faces the same way is realisable
+    pessimistic = dpa_pld.from_gaussian_mechanism(float(sigma) / 2, sampling_prob=q, value_discretization_interval=1e-4)
+    product = pessimistic._pmf_remove.compose(pessimistic._pmf_add).self_compose(steps)
+    reference = product.get_epsilon_for_delta(DELTA)
+    assert reference * 0.999 <= ours <= reference * 1.01
     optimistic = dpa_pld.from_gaussian_mechanism(float(sigma) / 2, sampling_prob=q, pessimistic_estimate=False,
                                                  value_discretization_interval=1e-4).self_compose(steps)
     assert ours >= optimistic.get_epsilon_for_delta(DELTA)
-    # loose: the published both-ways RDP bound is below it
     rdp = rdp_acc.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
     # dp-accounting's replace-one Gaussian is calibrated to the replace-one
     # sensitivity, here 2: noise multiplier sigma / 2
     rdp.compose(dp_event.SampledWithoutReplacementDpEvent(n, q_num, dp_event.GaussianDpEvent(float(sigma) / 2)), steps)
-    assert rdp.get_epsilon(DELTA) < ours
+    assert ours < rdp.get_epsilon(DELTA)
 
 
-def test_one_way_pld_is_not_used_for_steps_that_may_face_either_way() -> None:
-    """Regression: composing the per-direction PLD of `Subsample(q, ...)`
-    for fixed-size samples under replace-one took one direction for every
-    step; the event is marked `either_way` and the PLD is not used (it was
-    the answer, 1.55251 for examples/dpsgd_fixed_batches.fz, before)."""
+def test_one_direction_is_not_composed_for_steps_that_may_face_either_way() -> None:
+    """Regression: fixed-size samples under replace-one were composed as a
+    Poisson `Subsample` whose PLD takes one direction for every step (1.55251
+    for examples/dpsgd_fixed_batches.fz); a step that may face either way
+    is marked `either_way` and composed as the product of both directions
+    (2.06752 there), and the one-direction exact methods are not used."""
     from fuzzpy.accounting.accountant import guarantees, tightest
 
     body = (Group(Fraction(2), (Gaussian(Fraction(1), Fraction(4)),)),)
     one_way = (Repeat(150, (Subsample(Fraction(1, 20), body),)),)
     either = (Repeat(150, (Subsample(Fraction(1, 20), body, either_way=True),)),)
-    assert tightest(one_way, 1e-6).method == "pld"
-    assert tightest(either, 1e-6).method != "pld"
-    assert "pld" not in {g.method for g in guarantees(either, 1e-6)}
+    assert tightest(either, 1e-6).epsilon > tightest(one_way, 1e-6).epsilon * 1.2
+    assert {g.method for g in guarantees(either, 1e-6)} <= {"pure", "basic", "advanced", "kov", "zcdp", "zcdp-cks", "pld"}
     single = (Subsample(Fraction(1, 20), body, either_way=True),)  # one step: its larger direction
     assert tightest(single, 1e-6).epsilon == tightest((Subsample(Fraction(1, 20), body),), 1e-6).epsilon
 

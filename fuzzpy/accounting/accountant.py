@@ -349,9 +349,10 @@ def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = 
 #: The methods that bound every step in both orders, so that they compose
 #: steps whose pair faces either way from one step to the next
 #: (`events.Subsample.either_way`): pure and (eps, delta) composition of
-#: per-step guarantees, and zCDP (Renyi divergences of both orders); the
-#: PLD and the exact compositions take one direction for all steps.
-ORIENTATION_FREE = ("pure", "exact-single", "basic", "advanced", "kov", "zcdp", "zcdp-cks")
+#: per-step guarantees, zCDP (Renyi divergences of both orders), and the PLD,
+#: which composes both directions of every such step (`pld.directions`); the
+#: exact compositions and the sharp Renyi bound take one direction for all.
+ORIENTATION_FREE = ("pure", "exact-single", "basic", "advanced", "kov", "zcdp", "zcdp-cks", "pld")
 
 
 def _either_way(events: Iterable[Event]) -> bool:
