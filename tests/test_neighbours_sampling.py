@@ -308,3 +308,45 @@ def test_rows_only_with_replace_one() -> None:
         loads(PURE.format(eps=1, m=2)).check(None, ADD_REMOVE, 10)
     with pytest.raises(InvalidInput):
         loads(PURE.format(eps=1, m=2)).check(None, "swap-one")
+
+
+# ---------------------------------------------------------------- rules broken on purpose are caught
+
+
+def test_a_broken_replace_one_rule_is_caught_by_enumeration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Amplifying `choose[m]` under replace-one without the distance 2 (the
+    body at its add/remove cost) under-charges: the enumeration above finds
+    a pair whose loss exceeds the figure."""
+    from fuzzpy.accounting import neighbours as N
+
+    def broken(event, relation, rows):  # type: ignore[no-untyped-def]
+        if isinstance(event, Sample) and event.direct and rows is not None and relation == REPLACE_ONE:
+            return Subsample(Fraction(event.size, rows), N._inner_all(event.body))
+        return original(event, relation, rows)
+
+    original = N._top
+    monkeypatch.setattr(N, "_top", broken)
+    mpmath.mp.prec = 100
+    reported = _eps(PURE.format(eps=Fraction(1, 2), m=2), "batch", REPLACE_ONE, 5)
+    assert reported < float(_exhaustive_replace_one(5, 2, Fraction(1, 2)))
+
+
+def test_a_sample_kept_direct_through_a_filter_would_under_charge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """If re-expressing a cost kept `direct` (the sample of a filtered bag
+    taken for a sample of the dataset), `filtered` would be amplified by
+    m/n although the filtered bag's size is private: the rule is what keeps
+    it at the unamplified 2."""
+    from fuzzpy.checker import costs as C
+
+    monkeypatch.setattr(C, "indirect", lambda events: events)
+    source = """
+let eps = 1/2;
+def filtered(db : bag num) : fuzzy num = choose[2] (fun s -> laplace[eps] (sum[-1, 1] s)) (filter (fun x -> x > 0) db);
+"""
+    assert _eps(source, "filtered", REPLACE_ONE, 100) == 2.0  # the sample's own rule: not a Var
+    called = """
+let eps = 1/2;
+def inner(b : bag num) : fuzzy num = choose[2] (fun s -> laplace[eps] (sum[-1, 1] s)) b;
+def called(db : bag num) : fuzzy num = inner (filter (fun x -> x > 0) db);
+"""
+    assert _eps(called, "called", REPLACE_ONE, 100) < 0.1  # broken: amplified by 2/100
