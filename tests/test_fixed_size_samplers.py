@@ -94,3 +94,34 @@ def small(db : bag num) : fuzzy num = choose[50] (fun b -> laplace[1000000] (sum
         assert abs(program.run("sizes", {"db": rows}, seed=seed, budget="1e12", datasets={"db": "rows"}, ledger=str(tmp_path / "l.db")).value - 7) < 0.01
         assert abs(program.run("boots", {"db": rows}, seed=seed, budget="1e12", datasets={"db": "rows"}, ledger=str(tmp_path / "l.db")).value - 45) < 0.01
         assert abs(program.run("small", {"db": rows}, seed=seed, budget="1e12", datasets={"db": "rows"}, ledger=str(tmp_path / "l.db")).value - 30) < 0.01
+
+
+def test_api_run_under_replace_one_with_public_rows(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`Program.run(neighbours="replace-one", rows=N)`: charged at m/N, the
+    relation kept for the dataset, the other relation refused (FZ605), a
+    wrong N refused before the charge (FZ606)."""
+    import math
+    import subprocess
+    import sys
+
+    import pytest
+
+    from fuzzpy.api import loads
+    from fuzzpy.api.errors import ProgramError
+
+    data = tmp_path / "rows.csv"
+    data.write_text("v\n" + "".join(f"{i % 3 - 1}\n" for i in range(20)), encoding="utf-8")
+    program = loads("def f(db : bag num) : fuzzy num = choose[5] (fun b -> laplace[1] (sum[-1, 1] b)) db;")
+    ledger = str(tmp_path / "l.db")
+    subprocess.run([sys.executable, "-m", "fuzzpy", "dataset", "register", "rows", str(data), "--budget", "10",
+                    "--missing", "value:0", "--neighbours", "replace-one", "--ledger", ledger], check=True,
+                   capture_output=True)
+    release = program.run("f", {"db": "rows"}, ledger=ledger, rows=20)
+    (charge,) = release.charges.values()
+    assert float(charge.epsilon) == pytest.approx(math.log1p(5 / 20 * math.expm1(2)), rel=1e-9)
+    with pytest.raises(ProgramError) as refused:
+        program.run("f", {"db": "rows"}, ledger=ledger, neighbours="add-remove-one")
+    assert "FZ605" in str(refused.value)
+    with pytest.raises(ProgramError) as wrong:
+        program.run("f", {"db": "rows"}, ledger=ledger, rows=21)
+    assert "FZ606" in str(wrong.value)

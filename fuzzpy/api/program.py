@@ -200,7 +200,8 @@ class Program:
     def quote(self, definition: str, data: Mapping[str, Any] | None = None, *,
               args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
               ledger: str | os.PathLike[str] | Ledger | None = None, budget: Any = None, rule: str = "basic",
-              delta: Any = None, engine: str = "auto") -> dict[str, Charge]:
+              delta: Any = None, engine: str = "auto", neighbours: str | None = None,
+              rows: int | None = None) -> dict[str, Charge]:
         """What running ``definition`` would charge each dataset and leave of
         its budget, without charging or reading any rows. Refused as the run
         would be: over budget raises `BudgetExceeded` (exit 3). Arguments as
@@ -208,14 +209,16 @@ class Program:
         from fuzzpy.api.releases import charge
         from fuzzpy.release.run import quote
 
-        request = self._request(definition, data, args, datasets, ledger, budget, rule, None, delta, engine)
+        request = self._request(definition, data, args, datasets, ledger, budget, rule, None, delta, engine,
+                                neighbours, rows)
         return {q.dataset: charge(q) for q in _guarded(lambda: quote(request), self._sources())}
 
     def run(self, definition: str, data: Mapping[str, Any] | None = None, *,
             args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
             ledger: str | os.PathLike[str] | Ledger | None = None, budget: Any = None, rule: str = "basic",
             seed: int | None = None, delta: Any = None, engine: str = "auto", confidence: Any = None,
-            on_warning: Warn | None = None, progress: Warn | None = None) -> Release:
+            on_warning: Warn | None = None, progress: Warn | None = None, neighbours: str | None = None,
+            rows: int | None = None) -> Release:
         """Release ``definition``'s result on data, charged to the ledger.
 
         ``data``: each `bag` parameter's data (a CSV or Parquet path, or a
@@ -231,8 +234,13 @@ class Program:
         1e-6). ``engine``: "auto" (DuckDB), "memory", "duckdb" or "spark".
         ``on_warning``/``progress`` receive messages (warnings are also in
         the release's ``warnings``). ``confidence``: the level of the
-        release's accuracy intervals (``Release.accuracy``; default 0.95)."""
-        request = self._request(definition, data, args, datasets, ledger, budget, rule, seed, delta, engine)
+        release's accuracy intervals (``Release.accuracy``; default 0.95).
+        ``neighbours``: "add-remove-one" or "replace-one" (default: the
+        datasets' own, fixed by their registration or first charge);
+        ``rows``: with replace-one, the datasets' public number of rows
+        (`choose[m]` of one is charged at m/rows; checked once loaded)."""
+        request = self._request(definition, data, args, datasets, ledger, budget, rule, seed, delta, engine,
+                                neighbours, rows)
         request.confidence = check_confidence(confidence)
         return _release(request, self._sources(), on_warning, None, progress)
 
@@ -240,10 +248,12 @@ class Program:
 
     def _request(self, definition: str, data: Mapping[str, Any] | None, args: Mapping[str, Any] | None,
                  datasets: Mapping[str, str] | str | None, ledger: Any, budget: Any, rule: str,
-                 seed: int | None, delta: Any, engine: str) -> RunRequest:
+                 seed: int | None, delta: Any, engine: str, neighbours: str | None = None,
+                 rows: int | None = None) -> RunRequest:
         return _guarded(lambda: run_request(
             self.name, definition, data=data, args=args, datasets=datasets, ledger=ledger, budget=budget,
-            rule=rule, seed=seed, delta=delta, engine=engine, source_text=self.text), self._sources())
+            rule=rule, seed=seed, delta=delta, engine=engine, source_text=self.text, neighbours=neighbours,
+            rows=rows), self._sources())
 
     def _sources(self) -> dict[str, Source]:
         return {self.source.name: self.source}
