@@ -90,6 +90,8 @@ _TABLE = [
     Primitive("expmech", ("eps",), 3, "list C -> (C -> D -[s]-> num) -> D -[eps*s]-> fuzzy C", N.expmech),
     Primitive("loop", ("k",), 2, "A -> (A -> fuzzy A) -> fuzzy A  (cost: k times the body's)", N.loop),
     Primitive("subsample", ("q",), 2, "(bag A -> fuzzy B) -> bag A -> fuzzy B  (amplified)", N.subsample),
+    Primitive("choose", ("m",), 2, "(bag A -> fuzzy B) -> bag A -> fuzzy B  (m rows without replacement)", N.choose),
+    Primitive("bootstrap", ("m",), 2, "(bag A -> fuzzy B) -> bag A -> fuzzy B  (m rows with replacement)", N.bootstrap),
 ]
 
 PRIMITIVES: dict[str, Primitive] = {p.name: p for p in _TABLE}

@@ -33,6 +33,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document")
     add_delta_option(p, "report every approximate definition's smallest epsilon at this delta")
     p.add_argument("--explain", metavar="DEF", help="print the derivation of one definition, rule by rule")
+    p.add_argument("--neighbours", choices=("add-remove-one", "replace-one"), default="add-remove-one",
+                   help="the neighbour relation every figure is for (default: add-remove-one)")
+    p.add_argument("--rows", type=int, metavar="N",
+                   help="with --neighbours replace-one: the datasets' public number of rows "
+                        "(`choose[m]` of a dataset is then amplified by m/N)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             sources[program.name] = program.source
             if args.explain:  # shown also for a rejected definition: it helps to see why
                 explanations.append(program.explain(args.explain))
-            report = program.check(delta)
+            report = program.check(delta, args.neighbours, args.rows)
         except Rejected as err:
             sources.update(err.sources)
             if not isinstance(err.report, CheckReport):
@@ -76,11 +81,10 @@ def run(args: argparse.Namespace) -> int:
         texts.append(f"{report.name}:\n{_indent(report.text)}" if len(args.files) > 1 else report.text)
     code = exit_code_for(diagnostics)
     if args.json:
-        from fuzzpy.language.figures import NEIGHBOURS
-
         document: dict[str, object] = {
             "ok": code == 0,
-            "neighbours": NEIGHBOURS,  # every cost is for add/remove-one-row neighbours
+            "neighbours": args.neighbours,  # the relation every cost is for
+            "rows": args.rows,
             "definitions": definitions,
             "mechanisms": mechanisms,
             "diagnostics": [d.to_json() for d in diagnostics],
