@@ -59,6 +59,8 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
     lengths: dict[str, int] = {}
     judgments: list[Judgment] = []
     top_level = {n: v for n, v in ck.globals.constants.items() if n not in {p.name for p in mech.params}}
+    # the parameters the claim or a precondition names: only those may be a static parameter of the caller
+    interface = set(free_vars(mech.privacy)).union(*(free_vars(r) for r in mech.requires))
     for param, arg in zip(mech.params, args, strict=True):
         ty = ck.elaborate(param.type, constants=top_level)  # the mechanism's own scope, not the caller's
         j = ck.check(arg, ty, f"the parameter `{param.name}` of mechanism `{mech.name}` has type `{ty}`")
@@ -67,7 +69,8 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
             lengths[param.name] = n
         if j.static is not None:
             statics[param.name] = j.static
-        elif isinstance(j.type, (T.TNum, T.TInt)) and (poly := _static_parameter(ck, arg)) is not None:
+        elif (isinstance(j.type, (T.TNum, T.TInt)) and param.name in interface
+              and (poly := _static_parameter(ck, arg)) is not None):
             if poly.is_const:  # the definition checked at a call's numbers
                 statics[param.name] = poly.value
             else:
@@ -319,6 +322,10 @@ def _verify(mech: S.MechanismDecl, program: S.Program | None,
         return "unavailable", str(exc)
     if program is None:
         return "unavailable", "no program to verify against"
+    from fuzzpy.checker.scope import library_home, static_constants
+
+    if (module := library_home(mech)) is not None:  # an imported mechanism: proved in its module's scope
+        program, constants = module, static_constants(module)
     try:
         verdict = verify_mechanism(mech, program, constants=constants)
     except Exception as exc:  # a verifier failure must not read as a proof
