@@ -327,6 +327,19 @@ def test_every_module_is_a_program_and_listed() -> None:
         assert program.decls and all(library.is_library_file(d.span.file) for d in program.decls)
 
 
+def test_the_wheel_ships_the_library_beside_the_code() -> None:
+    """hatch ships every file of the `fuzzpy` package that git does not
+    ignore; the modules are read from inside the package, not the repository."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert config["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["fuzzpy"]
+    assert library.STD_DIR == ROOT / "fuzzpy" / "std"
+    ignored = subprocess.run(["git", "check-ignore", *(str(p) for p in library.STD_DIR.glob("*.fz"))],
+                             cwd=ROOT, capture_output=True, text=True)
+    assert ignored.stdout == ""
+
+
 def test_python_m_fuzzpy_run_with_a_library_label(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "FUZZPY_CACHE": "off"}
     argv = [sys.executable, "-m", "fuzzpy", "run", str(ROOT / "examples" / "region_library.fz"), "busiest_region",
