@@ -288,8 +288,17 @@ def test_mechanism_call_costs_its_verified_claim(verifier: FakeVerifier) -> None
 
 
 def test_mechanism_call_rules(verifier: FakeVerifier) -> None:
+    # a parameter named in the claim is a static parameter (DFuzz, issue 31):
+    # every call checks the body at its number, which must be static
     text = SVT + "def f (db : bag Row) (e : num) : fuzzy int = above (counts_over db) 100 e;"
-    assert rejected(text)[0][0] == "FZ309"
+    text += "\ndef g (db : bag Row) : fuzzy int = f db (size db);"
+    assert rejected(text)[0][0] == "FZ202"
+    text = SVT + "def f (db : bag Row) (e : num) : fuzzy int = above (counts_over db) 100 (e - 1);"
+    text += "\ndef g (db : bag Row) : fuzzy int = f db 0.5;"
+    assert rejected(text)[0][0] in ("FZ309", "FZ202")  # e - 1 is not positive for every e; at 0.5 it is -0.5
+    text = SVT + "def f (db : bag Row) (e : num) : fuzzy int = above (counts_over db) 100 e;"
+    text += "\ndef g (db : bag Row) : fuzzy int = f db 0.5;"
+    assert events(text, "g") == (Verified("above", Fraction(1, 2)),)
     text = SVT + "def f (db : bag Row) : fuzzy int = above (2 * counts_over db) 100 0.5;"
     assert rejected(text)[0][0] == "FZ308"
     text = SVT + "def f (db : bag Row) : fuzzy int = above (counts_over db) (size db) 0.5;"

@@ -169,7 +169,7 @@ class Program:
     def verify_each(self, fresh: bool = False) -> Iterator[VerifyResult | ProgramError]:
         """`verify` one mechanism at a time: each verdict as it is decided, or
         the error of a malformed mechanism (for the CLI's streaming output)."""
-        from fuzzpy.checker.scope import static_constants
+        from fuzzpy.checker.scope import library_home, static_constants
         from fuzzpy.language.syntax import MechanismDecl
         from fuzzpy.verifier import proof_cache, verify_mechanism
 
@@ -181,7 +181,9 @@ class Program:
         for decl in [d for d in self.syntax.decls if isinstance(d, MechanismDecl)]:
             with proof_cache.enabled(read=not fresh):
                 try:
-                    verdict = verify_mechanism(decl, self.syntax, constants=constants)
+                    home = library_home(decl)  # an imported mechanism: in its module's scope
+                    verdict = (verify_mechanism(decl, self.syntax, constants=constants) if home is None
+                               else verify_mechanism(decl, home, constants=static_constants(home)))
                 except FuzzError as error:
                     verdict = None
                     failure = api_error(error, self._sources())

@@ -256,7 +256,7 @@ def _check_report(
     documents = R.json_definitions(checked, delta, figures)
     definitions = tuple(
         _definition(d, figures[d.name], doc, explain, _instances(checked, d, delta))
-        for d, doc in zip(checked.definitions.values(), documents, strict=True)
+        for d, doc in zip(checked.own_definitions().values(), documents, strict=True)
     )
     mechanisms = tuple(MechanismClaim(**m) for m in R.json_mechanisms(checked))  # type: ignore[arg-type]
     diagnostics = (*checked.warnings, *R.infinite_at_delta(checked, delta, figures))

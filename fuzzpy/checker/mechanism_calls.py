@@ -21,7 +21,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.accounting.events import Verified
+from fuzzpy.accounting.events import SymbolicPure, Verified
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
@@ -39,6 +39,7 @@ from fuzzpy.checker.terms import free_vars, source_name
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.sensitivity import Sens
+from fuzzpy.language.symbolic import Poly
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
@@ -54,9 +55,12 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
             whole.span,
         )
     statics: dict[str, Fraction] = {}
+    symbolic: dict[str, Poly] = {}  # arguments that are a definition's static parameters
     lengths: dict[str, int] = {}
     judgments: list[Judgment] = []
     top_level = {n: v for n, v in ck.globals.constants.items() if n not in {p.name for p in mech.params}}
+    # the parameters the claim or a precondition names: only those may be a static parameter of the caller
+    interface = set(free_vars(mech.privacy)).union(*(free_vars(r) for r in mech.requires))
     for param, arg in zip(mech.params, args, strict=True):
         ty = ck.elaborate(param.type, constants=top_level)  # the mechanism's own scope, not the caller's
         j = ck.check(arg, ty, f"the parameter `{param.name}` of mechanism `{mech.name}` has type `{ty}`")
@@ -65,11 +69,18 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
             lengths[param.name] = n
         if j.static is not None:
             statics[param.name] = j.static
+        elif (isinstance(j.type, (T.TNum, T.TInt)) and param.name in interface
+              and (poly := _static_parameter(ck, arg)) is not None):
+            if poly.is_const:  # the definition checked at a call's numbers
+                statics[param.name] = poly.value
+            else:
+                symbolic[param.name] = poly
     scope = call_scope(ck.globals.constants, mech.params, statics, lengths)
-    call = _Call(mech, args, scope, whole)
+    call = _Call(mech, args, scope, whole, symbolic)
     bounds = _private_bounds(call)
     _check_public_preconditions(call)
-    epsilon, delta = _claim(call)
+    claim = _symbolic_claim(call) if symbolic else None
+    epsilon, delta = _claim(call) if claim is None else (Fraction(0), Fraction(0))
     _require_proof(ck, mech, head)
     cost: C.CostCtx = {}
     for param, arg in zip(mech.params, args, strict=True):
@@ -86,7 +97,8 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
             elif not all(b.admits(usage.sens) for b in bound):
                 cost[name] = C.infinite(_too_sensitive(mech, param, name, usage, bound, arg))
             elif name not in cost:
-                cost[name] = C.Cost((Verified(mech.name, epsilon, delta),))
+                event = Verified(mech.name, epsilon, delta) if claim is None else SymbolicPure(Fraction(1), claim)
+                cost[name] = C.Cost((event,))
     ck.note(f"call of mechanism `{mech.name}`: its proved claim ({epsilon}) in each variable of its private inputs")
     result = ck.elaborate(mech.result, rigid=True, constants=top_level)  # a vector result's length is known only at run time
     return Judgment(T.TFuzzy(result), {}, cost=cost)
@@ -95,11 +107,13 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
 class _Call:
     """One call: the mechanism, its arguments and the scope they make."""
 
-    def __init__(self, mech: S.MechanismDecl, args: list[S.Expr], scope: dict[str, Fraction], whole: S.Expr) -> None:
+    def __init__(self, mech: S.MechanismDecl, args: list[S.Expr], scope: dict[str, Fraction], whole: S.Expr,
+                 symbolic: dict[str, Poly] | None = None) -> None:
         self.mech = mech
         self.args = args
         self.scope = scope
         self.whole = whole
+        self.symbolic = symbolic or {}
 
     def value(self, expr: S.Expr, what: str) -> Value:
         """``expr`` evaluated at this call; refused (FZ309) when it needs an
@@ -184,6 +198,11 @@ def _check_public_preconditions(call: _Call) -> None:
     for req in (part for whole in call.mech.requires for part in conjuncts(whole)):
         if mentions_dist(req):
             continue
+        if free_vars(req) & call.symbolic.keys():
+            # a definition's static parameter: checked at every call's own
+            # numbers, where the definition is checked again (DFuzz's
+            # instantiation, Gaboardi et al. POPL 2013); never trusted here
+            continue
         value = call.value(req, "a precondition")
         if value is not True:
             raise CheckError(
@@ -192,6 +211,53 @@ def _check_public_preconditions(call: _Call) -> None:
                 call.whole.span,
                 notes=(f"precondition at {req.span}",),
             )
+
+
+def _static_parameter(ck: Inferencer, arg: S.Expr) -> Poly | None:
+    """The argument as a polynomial over the definition's static parameters,
+    when it names one (`report_noisy_max q eps` inside `def f (eps : num)`)."""
+    return ck.symbolic_value(arg)
+
+
+def _symbolic_claim(call: _Call) -> Poly | None:
+    """The claim as a polynomial over the definition's static parameters,
+    for the definition checked once for all its calls (its cost is then
+    symbolic, like `laplace[eps]`'s; each call is checked again at its own
+    numbers, where the claim, the preconditions and the proof are evaluated
+    as for any call). A pure claim only; positive at every positive value of
+    the parameters, else FZ309."""
+    claim = call.mech.privacy
+    if isinstance(claim, S.Tuple) or not (free_vars(claim) & call.symbolic.keys()):
+        return None
+    poly = _poly(claim, call)
+    if poly is None or not poly.positive:
+        raise CheckError(
+            "FZ309",
+            f"the privacy claim of `{call.mech.name}` is not a positive polynomial in the static parameters "
+            "given at this call",
+            call.whole.span,
+            notes=(f"claim at {claim.span}",),
+            hint="pass a literal or a top-level `let` constant",
+        )
+    return poly
+
+
+def _poly(expr: S.Expr, call: _Call) -> Poly | None:
+    if isinstance(expr, S.Var) and expr.name in call.symbolic:
+        return call.symbolic[expr.name]
+    if isinstance(expr, S.Binary) and expr.op in ("+", "-", "*", "/"):
+        left, right = _poly(expr.left, call), _poly(expr.right, call)
+        if left is None or right is None:
+            return None
+        if expr.op == "+":
+            return left + right
+        if expr.op == "-":
+            return left - right
+        if expr.op == "*":
+            return left * right
+        return left.scale(1 / right.value) if right.is_const and right.value != 0 else None
+    value = evaluate(expr, call.scope)
+    return Poly.const(value) if isinstance(value, Fraction) else None
 
 
 def _claim(call: _Call) -> tuple[Fraction, Fraction]:
@@ -256,6 +322,10 @@ def _verify(mech: S.MechanismDecl, program: S.Program | None,
         return "unavailable", str(exc)
     if program is None:
         return "unavailable", "no program to verify against"
+    from fuzzpy.checker.scope import library_home, static_constants
+
+    if (module := library_home(mech)) is not None:  # an imported mechanism: proved in its module's scope
+        program, constants = module, static_constants(module)
     try:
         verdict = verify_mechanism(mech, program, constants=constants)
     except Exception as exc:  # a verifier failure must not read as a proof

@@ -210,7 +210,7 @@ def instance_lines(checked: CheckedProgram, d: CheckedDef, delta: float | None) 
 def text_report(checked: CheckedProgram, delta: float | None, known: Figures | None = None) -> str:
     rows = []
     extra: dict[str, list[str]] = {}
-    for d in checked.definitions.values():
+    for d in checked.own_definitions().values():
         figures = known[d.name] if known is not None else figures_for(d, delta)
         if d.static_params:
             rows.append((d.name, signature(d, figures), symbolic_text(d)))
@@ -276,7 +276,7 @@ def infinite_at_delta(checked: CheckedProgram, delta: float | None, known: Figur
     (adversarial review of issue 9, F5)."""
     found = []
     decls = {d.name: d for d in checked.program.decls if isinstance(d, S.DefDecl)}
-    for d in checked.definitions.values():
+    for d in checked.own_definitions().values():
         for name, figure in (known[d.name] if known is not None else figures_for(d, delta)).items():
             epsilon = figure.epsilon
             if isinstance(epsilon, float) and math.isinf(epsilon):
@@ -292,7 +292,7 @@ def infinite_at_delta(checked: CheckedProgram, delta: float | None, known: Figur
 
 def json_definitions(checked: CheckedProgram, delta: float | None, known: Figures | None = None) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
-    for d in checked.definitions.values():
+    for d in checked.own_definitions().values():
         figures = known[d.name] if known is not None else figures_for(d, delta)
         out.append(
             {

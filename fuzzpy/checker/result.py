@@ -11,6 +11,7 @@ from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
 from fuzzpy.language.diagnostics import Diagnostic
+from fuzzpy.language.library import is_library_file
 from fuzzpy.language.sensitivity import Sens
 from fuzzpy.language.source import Span
 from fuzzpy.language.symbolic import Poly
@@ -128,3 +129,9 @@ class CheckedProgram:
     #: Every definition with static parameters, at the numbers its calls gave
     #: (in the order first met); `check` prints each one's concrete cost.
     instances: dict[str, tuple[Instance, ...]] = field(default_factory=dict)
+
+    def own_definitions(self) -> dict[str, CheckedDef]:
+        """The program's own definitions, without those it imported from the
+        standard library (which `check` does not list: they are checked, and
+        used, like the program's own)."""
+        return {n: d for n, d in self.definitions.items() if not is_library_file(d.decl.span.file)}

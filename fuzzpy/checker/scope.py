@@ -34,10 +34,28 @@ def static_constants(program: Program | None) -> dict[str, Fraction]:
     return dict(checker.globals.constants)
 
 
+def library_home(decl: MechanismDecl) -> Program | None:
+    """The standard library module an imported mechanism comes from (None for
+    the file's own): its scope is that module's, never the importing file's,
+    so its proof (and its proof-cache key) is the same in every program."""
+    from fuzzpy.frontend.imports import home
+
+    return home(decl.span.file)
+
+
+def verification_scope(decl: MechanismDecl, program: Program | None) -> tuple[Program | None, dict[str, Fraction]]:
+    """The program and constants a mechanism is verified against."""
+    module = library_home(decl)
+    scope = program if module is None else module
+    return scope, static_constants(scope)
+
+
 def verify_mechanism(decl: MechanismDecl, program: Program | None = None, **limits: Any) -> Verdict:
-    """`fuzzpy.verifier.verify_mechanism` with the constants of the file's scope."""
+    """`fuzzpy.verifier.verify_mechanism` with the constants of its scope:
+    the file's, or its library module's for an imported mechanism."""
     import fuzzpy.verifier
 
-    constants: Mapping[str, Fraction] = static_constants(program)
-    return fuzzpy.verifier.verify_mechanism(decl, program, constants=constants, **limits)
+    scope, found = verification_scope(decl, program)
+    constants: Mapping[str, Fraction] = found
+    return fuzzpy.verifier.verify_mechanism(decl, scope, constants=constants, **limits)
 

@@ -48,7 +48,7 @@ def costs_and_parameterised(
         )
     # a definition with static parameters has a cost only at numbers: its
     # callers' costs include it at theirs
-    names = [definition] if definition is not None else [n for n, d in checked.definitions.items() if not d.static_params]
+    names = [definition] if definition is not None else [n for n, d in checked.own_definitions().items() if not d.static_params]
     costs = [
         (name, param, tuple(events))
         for name in names
@@ -63,7 +63,7 @@ def _parameterised_lines(checked: object, delta: float | None) -> list[str]:
 
     assert isinstance(checked, CheckedProgram)
     lines = []
-    for d in checked.definitions.values():
+    for d in checked.own_definitions().values():
         if not d.static_params:
             continue
         params = ", ".join(d.static_params)

@@ -233,6 +233,10 @@ def parse_program(text: str, filename: str = "<input>") -> Program:
             builder.depth.clear()
             if collecting:
                 gc.enable()
+    if program.imports:  # the standard library's declarations spliced in first
+        from fuzzpy.frontend.imports import resolve
+
+        program = resolve(program)
     if not program.decls:
         raise FuzzError((_empty_program(filename, text),))
     return program  # type: ignore[no-any-return]

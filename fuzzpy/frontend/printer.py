@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from fuzzpy.frontend.lexer import PRIMITIVES
 from fuzzpy.language import syntax as ast
+from fuzzpy.language.library import is_library_file
 
 INDENT = "  "
 
@@ -39,8 +40,18 @@ _MECH_UNARY, _MECH_ATOM = 8, 9
 
 
 def print_program(program: ast.Program) -> str:
-    """The whole program, declarations separated by blank lines."""
-    return "\n\n".join(print_decl(decl) for decl in program.decls) + "\n"
+    """The whole program, declarations separated by blank lines: its
+    `import`s as written, then its own declarations (not those the imports
+    brought in, which parse back from the imports)."""
+    imports = [print_import(imp) for imp in program.imports]
+    own = [print_decl(decl) for decl in program.decls if not is_library_file(decl.span.file)]
+    head = ["\n".join(imports)] if imports else []
+    return "\n\n".join(head + own) + "\n"
+
+
+def print_import(imp: ast.ImportDecl) -> str:
+    names = "" if imp.names is None else " (" + ", ".join(imp.names) + ")"
+    return f"import {'.'.join(imp.module)}{names};"
 
 
 def print_decl(decl: ast.Decl) -> str:

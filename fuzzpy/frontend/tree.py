@@ -27,6 +27,7 @@ from fuzzpy.frontend.tree_base import MAX_DEPTH, Children, _append
 from fuzzpy.frontend.tree_mechanisms import MechanismRules
 from fuzzpy.frontend.tree_types import TypeRules
 from fuzzpy.language import syntax as ast
+from fuzzpy.language.source import Span
 
 __all__ = ["MAX_DEPTH", "TreeBuilder", "unescape"]
 
@@ -42,7 +43,28 @@ class TreeBuilder(MechanismRules, TypeRules):
     # ------------------------------------------------------------ declarations
 
     def start(self, c: Children) -> ast.Program:
-        return ast.Program(tuple(c[0]), self.file)
+        return ast.Program(tuple(c[1]), self.file, tuple(c[0]))
+
+    def imports(self, c: Children) -> Children:
+        return _append(c)
+
+    def import_decl(self, c: Children) -> ast.ImportDecl:
+        _, (module, module_span), names, semi = c
+        listed = None if names is None else tuple(t.value for t in names)
+        spans = () if names is None else tuple(self.token_span(t) for t in names)
+        return ast.ImportDecl(module, listed, self.span(c[0], semi), module_span, spans)
+
+    def module_path(self, c: Children) -> tuple[tuple[str, ...], Span]:
+        if len(c) == 1:
+            return (c[0].value,), self.token_span(c[0])
+        (parts, span), _, last = c
+        return (*parts, last.value), span.merge(self.token_span(last))
+
+    def import_list(self, c: Children) -> Children | None:
+        return c[1] if c else None
+
+    def import_names(self, c: Children) -> Children:
+        return [c[0]] if len(c) == 1 else [*c[0], c[2]]
 
     def decls(self, c: Children) -> Children:
         return _append(c)

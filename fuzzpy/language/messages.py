@@ -29,6 +29,10 @@ CODES: dict[str, str] = {
     "FZ116": "an arithmetic range `[a, b .. c]` that is empty or endless (a zero step, or one away from c)",
     "FZ117": "a bound of an arithmetic range that is not a number written out",
     "FZ118": "an arithmetic range with more elements than allowed (100,000)",
+    "FZ120": "an import of a module that is not in the standard library (`import std.NAME`)",
+    "FZ121": "an import of a name the standard library module does not define",
+    "FZ122": "a name declared by the program and also imported (or two imports defining it differently)",
+    "FZ123": "a standard library module that cannot be read (a broken install)",
     # --- FZ2xx: types (checker) ---
     "FZ201": "type mismatch: the expected type, what was found, and why it was expected",
     "FZ202": "a static number is required here (or a static bound is invalid)",

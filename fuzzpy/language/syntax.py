@@ -545,6 +545,23 @@ Decl = LetDecl | TypeDecl | DefDecl | MechanismDecl
 
 
 @frozen
+class ImportDecl:
+    """`import std.noisy_max;` or `import std.noisy_max (report_noisy_max, label_at);`
+    (``names`` None: every name of the module)."""
+
+    module: tuple[str, ...]
+    names: tuple[str, ...] | None
+    span: Span = _span()
+    module_span: Span = _span()
+    name_spans: tuple[Span, ...] = field(default=(), compare=False, repr=False)
+
+
+@frozen
 class Program:
+    """A file: its declarations, after `import`s are resolved (the imported
+    declarations come first, their spans in the library's files), and the
+    `import`s themselves as written."""
+
     decls: tuple[Decl, ...]
     file: str = field(default="<input>", compare=False)
+    imports: tuple[ImportDecl, ...] = ()
