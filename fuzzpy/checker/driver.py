@@ -392,6 +392,7 @@ class ProgramChecker:
         sens_list: list[Sens] = []
         costs: list[C.Cost | None] = []
         privacy: dict[str, tuple] = {}
+        arguments: dict[str, tuple] = {}
         symbolic_costs: dict[str, Poly | None] = {}
         for param, (name, ty) in zip(decl.params, params, strict=True):
             if body.cost is not None and _is_symbolic(body.cost.get(name)):
@@ -414,6 +415,9 @@ class ProgramChecker:
                         privacy[name] = cost.events()
                     elif cost is None:
                         privacy[name] = ()
+                elif _approximate(cost):  # (eps, delta) in an argument, as in a bag (Duet's Gaussian rule)
+                    assert cost is not None
+                    arguments[name] = cost.events()
                 self._check_declared_cost(decl, param, cost)
             else:
                 usage = body.ctx.get(name)
@@ -429,7 +433,8 @@ class ProgramChecker:
             if symbolic:  # its cost is an expression: no event list the accountant could read
                 privacy = {}
             self.checked[decl.name] = CheckedDef(
-                decl.name, decl, tuple(infos), body.type, privacy, static_params=symbolic, symbolic_privacy=symbolic_costs
+                decl.name, decl, tuple(infos), body.type, privacy, static_params=symbolic, symbolic_privacy=symbolic_costs,
+                argument_privacy={} if symbolic else arguments,
             )
         return sig
 
@@ -651,6 +656,11 @@ def _poly_of(expr: S.Expr, scope: dict[str, Poly]) -> Poly | None:
     return None
 
 
+def _approximate(cost: C.Cost | None) -> bool:
+    """A finite cost with a non-pure event (Gaussian, subsampled, approximate verified)."""
+    return cost is not None and not cost.is_infinite and bool(cost.events()) and C.pure_epsilon(cost.events()) is None
+
+
 def _cost_as_sens(cost: C.Cost | None) -> Sens:
     """A parameter's sensitivity in the max-divergence metric of `fuzzy`:
     its pure epsilon; infinite when the cost is infinite or not pure."""
@@ -697,7 +707,7 @@ def _conclusion(checked: CheckedDef, figures: dict) -> str:
         if p.name in figures:
             continue
         lines.append(f"  `{p.name}`: sensitivity {p.sensitivity}")
-    for name, events in checked.privacy.items():
+    for name, events in (checked.privacy | checked.argument_privacy).items():
         figure = figures[name]
         how = "basic composition" if figure.delta == 0 else figure.method
         lines.append(f"  privacy in `{name}`: [{C.describe_events(events)}]")

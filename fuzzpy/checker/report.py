@@ -45,6 +45,8 @@ class PrivacyFigure:
     def text(self) -> str:
         if self.epsilon is None:
             return f"cost unavailable ({self.note})"
+        if isinstance(self.epsilon, float) and math.isinf(self.epsilon):
+            return f"no finite epsilon at delta = {_show(self.delta)}"
         eps = _show(self.epsilon)
         if self.delta == 0:
             return f"{eps}-DP"
@@ -122,6 +124,8 @@ def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[s
         figure = figures.get(p.name)
         if figure is not None and figure.pure_epsilon is None and figure.delta != 0 and figure.epsilon is not None:
             sens = _show(figure.epsilon)  # an approximate cost: show the epsilon at this delta
+            if isinstance(figure.epsilon, float) and math.isinf(figure.epsilon):
+                sens = "unbounded at this delta"  # words, not a bare `inf` (which reads as "not private")
         parts.append(f"({p.name} :[{sens}] {p.type})")
     return parts
 
@@ -131,7 +135,12 @@ def signature(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> str:
 
 
 def figures_for(checked: CheckedDef, delta: float | None) -> dict[str, PrivacyFigure]:
-    return {name: privacy_figure(events, delta) for name, events in checked.privacy.items()}
+    """The guarantee in each database, then in each argument whose cost is
+    (eps, delta) (`CheckedDef.argument_privacy`), reported alike."""
+    events_of = checked.privacy | checked.argument_privacy
+    order = [p.name for p in checked.params if p.name in events_of]  # the signature's order
+    order += [name for name in events_of if name not in order]
+    return {name: privacy_figure(events_of[name], delta) for name in order}
 
 
 #: Each definition's figures, by definition name: computed once and passed to
@@ -238,6 +247,8 @@ def infinite_at_delta(checked: CheckedProgram, delta: float | None, known: Figur
     decls = {d.name: d for d in checked.program.decls if isinstance(d, S.DefDecl)}
     for d in checked.definitions.values():
         for name, figure in (known[d.name] if known is not None else figures_for(d, delta)).items():
+            if name in d.argument_privacy:  # an argument is not charged: `run` carries it out, the text says so
+                continue
             epsilon = figure.epsilon
             if isinstance(epsilon, float) and math.isinf(epsilon):
                 found.append(Diagnostic(
@@ -286,6 +297,9 @@ def _param_json(d: CheckedDef, p: ParamInfo) -> object:
     if p.name in d.symbolic_privacy:
         cost = d.symbolic_privacy[p.name]
         return None if cost is None else str(cost)  # None: not pure, see "instances"
+    events = d.argument_privacy.get(p.name, d.privacy.get(p.name, ()))
+    if events and pure_epsilon(events) is None:  # not a bare "inf": an (eps, delta) cost, under "privacy"
+        return "approximate"
     return p.sensitivity.to_json()
 
 

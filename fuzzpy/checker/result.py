@@ -73,6 +73,14 @@ class CheckedDef:
     #: and `run` refuses it as an entry point (give it numbers in a caller).
     static_params: tuple[str, ...] = ()
     symbolic_privacy: dict[str, Poly | None] = field(default_factory=dict)
+    #: Every parameter that is not a `bag` and whose cost is finite but not
+    #: pure (Gaussian noise on a `num`/`vec` argument; Duet's Gaussian rule,
+    #: Near et al. OOPSLA 2019): the events it performs on that argument,
+    #: reported as an (eps, delta) guarantee like a bag's. A pure cost stays
+    #: the parameter's sensitivity (Fuzz's max-divergence metric). Nothing is
+    #: charged for it: an argument of `run` is public; a caller that passes
+    #: data re-expresses these events in its own variables.
+    argument_privacy: dict[str, tuple[Event, ...]] = field(default_factory=dict)
 
 
 @frozen
