@@ -285,7 +285,9 @@ def _symbolic(d: CheckedDef, name: str) -> str | None:
         return "static"
     if name in d.symbolic_privacy:
         cost = d.symbolic_privacy[name]
-        return "not pure (see each call)" if cost is None else f"{cost}"
+        if cost is None:
+            return "checked at each call" if d.deferred else "not pure (see each call)"
+        return f"{cost}"
     return None
 
 

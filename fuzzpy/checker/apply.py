@@ -151,7 +151,8 @@ def static_instance(ck: Inferencer, sig: DefSig, args: list[S.Expr], whole: S.Ex
             shown = f"got {value}" if value.is_const else f"`{value}` is not positive for every positive value of its parameters"
             raise CheckError(
                 "FZ202",
-                f"the argument for `{pname}` of `{sig.name}` is an epsilon and must be positive: {shown}",
+                f"the argument for `{pname}` of `{sig.name}` is a static parameter (a noise scale, bound, count or rate) "
+                f"and must be positive: {shown}",
                 arg.span,
             )
         values.append(value)

@@ -105,7 +105,7 @@ def instantiate_definition(program: S.Program, name: str, values: dict[str, Frac
         for pname in definition.static_params:
             value = Fraction(values[pname])
             if value <= 0:
-                raise CheckError("FZ202", f"`{pname}` of `{name}` is an epsilon and must be positive, got {value}", where)
+                raise CheckError("FZ202", f"`{pname}` of `{name}` is a static parameter (a noise scale, bound, count or rate) and must be positive, got {value}", where)
             if not in_static_range(value):  # within the static range, as a literal is (FZ217)
                 raise CheckError(
                     "FZ217",
@@ -145,6 +145,8 @@ class ProgramChecker:
         #: per definition with static parameters, its signature at each call's values
         self.instances_of: dict[str, dict[tuple[Poly, ...], DefSig]] = {}
         self._bound_scope: dict[str, Fraction] = {}
+        #: the instances at symbols whose check was deferred (see `Inferencer.deferred`)
+        self._deferred_keys: set[tuple[str, tuple[Poly, ...]]] = set()
 
     # ------------------------------------------------------------ phase 1
 
@@ -255,11 +257,13 @@ class ProgramChecker:
         index variables, Gaboardi et al. POPL 2013). Cached per values."""
         key = (name, values)
         if key in self._instances:
+            self._propagate_deferral(name, key)
             return self._instances[key]
         generic = self.signature_of(name, use)
         decl = self.globals.defs[name]
         ck = self.ck
         saved = (ck.env, ck.tracer, ck.symbolic_used, ck.static_params, self.errors, len(ck.soft_errors))
+        deferred_saved = ck.deferred
         sites_saved = ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites
         from fuzzpy.checker.context import Env
 
@@ -274,7 +278,9 @@ class ProgramChecker:
             found = [err.diagnostic]
         finally:
             self._in_progress.pop()
+            inner_deferred = bool(ck.deferred)
             ck.env, ck.tracer, ck.symbolic_used, ck.static_params, self.errors = saved[:5]
+            ck.deferred = deferred_saved
             del ck.soft_errors[saved[5]:]
             ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites = sites_saved
         if found:
@@ -287,14 +293,27 @@ class ProgramChecker:
                 hint=first.hint,
             )
         assert sig is not None
+        if inner_deferred:
+            self._deferred_keys.add(key)
+        self._propagate_deferral(name, key)
         self._instances[key] = sig
         self.instances_of.setdefault(name, {})[values] = sig
         return sig
 
+    def _propagate_deferral(self, name: str, key: tuple[str, tuple[Poly, ...]]) -> None:
+        """A call at the caller's own symbols of a definition checked at
+        each call's numbers: the caller is too (its cost is not one
+        expression either)."""
+        if key not in self._deferred_keys:
+            return
+        for value in key[1]:
+            if not value.is_const:
+                self.ck.defer(value.symbols(), f"passed to `{name}`, which is checked at each call's numbers")
+
     def check_def(self, decl: S.DefDecl) -> None:
         self._in_progress.append(decl.name)
         env_saved = self.ck.env
-        symbolic_saved = self.ck.symbolic_used, self.ck.static_params
+        symbolic_saved = self.ck.symbolic_used, self.ck.static_params, self.ck.deferred
         from fuzzpy.checker.context import Env
 
         self.ck.env = Env()  # a definition sees only globals and its parameters
@@ -314,7 +333,7 @@ class ProgramChecker:
             self.globals.broken.add(decl.name)
         finally:
             self.ck.env = env_saved
-            self.ck.symbolic_used, self.ck.static_params = symbolic_saved
+            self.ck.symbolic_used, self.ck.static_params, self.ck.deferred = symbolic_saved
             self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites, self.ck.len_sites = sites_saved
             self._in_progress.pop()
             soft = self.ck.soft_errors[first_soft:]
@@ -340,7 +359,7 @@ class ProgramChecker:
         declared_result = ck.elaborate(decl.result, constants=scope) if decl.result is not None else None
         if decl.recursive:
             g.sigs[decl.name] = self._recursive_stub(decl, params, declared_result)
-        ck.symbolic_used, ck.static_params = set(), {}
+        ck.symbolic_used, ck.static_params, ck.deferred = set(), {}, {}
         for name, ty in params:
             binding = Binding(ty, is_param=True, rec_param=decl.recursive)
             if isinstance(ty, (T.TNum, T.TInt)) and not decl.recursive:
@@ -394,7 +413,25 @@ class ProgramChecker:
         privacy: dict[str, tuple] = {}
         arguments: dict[str, tuple] = {}
         symbolic_costs: dict[str, Poly | None] = {}
+        deferred = dict(self.ck.deferred) if register else {}
         for param, (name, ty) in zip(decl.params, params, strict=True):
+            if deferred and name not in symbolic:
+                # checked at each call's numbers: the generic pass read its
+                # static parameters as placeholders, so it states no cost and
+                # checks no declared bound (each call's check does both)
+                cost = None if body.cost is None else body.cost.get(name)
+                costs.append(cost)
+                symbolic_costs[name] = None  # printed "at each call", never a bare `inf`
+                if body.cost is not None and isinstance(ty, T.TBag):
+                    self._check_private(decl, name, cost)  # as for an epsilon parameter's generic check
+                sens_list.append(INF)
+                infos.append(ParamInfo(name, ty, INF))
+                continue
+            if deferred:  # a static parameter
+                costs.append(None)
+                sens_list.append(ZERO)
+                infos.append(ParamInfo(name, ty, ZERO))
+                continue
             if body.cost is not None and _is_symbolic(body.cost.get(name)):
                 cost = body.cost.get(name)
                 assert cost is not None
@@ -434,7 +471,7 @@ class ProgramChecker:
                 privacy = {}
             self.checked[decl.name] = CheckedDef(
                 decl.name, decl, tuple(infos), body.type, privacy, static_params=symbolic, symbolic_privacy=symbolic_costs,
-                argument_privacy={} if symbolic else arguments,
+                argument_privacy={} if symbolic else arguments, deferred=tuple(deferred.items()),
             )
         return sig
 
@@ -698,6 +735,9 @@ def _conclusion(checked: CheckedDef, figures: dict) -> str:
     for p in checked.params:
         if p.name in checked.static_params:
             lines.append(f"  `{p.name}`: a static parameter (a positive number at each call, which is checked at it)")
+            continue
+        if p.name in checked.symbolic_privacy and checked.deferred:
+            lines.append(f"  `{p.name}`: checked at each call's numbers ({', '.join(f'`{n}` is {why}' for n, why in checked.deferred)})")
             continue
         if p.name in checked.symbolic_privacy:
             cost = checked.symbolic_privacy[p.name]

@@ -132,7 +132,7 @@ def group(ck: Inferencer, call: PrimCall) -> Judgment:
     categories = _categories(ck, call, named) if is_categorical(call.statics, named) else None
     if categories is None:
         _refuse_dynamic_categories(ck, call)
-        no_static_parameter(ck, call.statics[0], "the number of buckets of `group`")
+        no_static_parameter(ck, call.statics[0], "the number of buckets of `group`", deferrable=False)  # a length in the type
         k = static_count(call.statics[0], ck.visible_constants(), "the number of buckets of `group`", 1)
     else:
         k = len(categories)

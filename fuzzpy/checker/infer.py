@@ -85,6 +85,14 @@ class Inferencer:
         self.symbolic_used: set[str] = set()
         #: the bindings of the static parameters of the definition being checked
         self.static_params: dict[str, Binding] = {}
+        #: static parameters named where their value is needed as a number (a
+        #: `gauss` sigma, a `loop` count, a clamp bound, a sampling rate, an
+        #: epsilon under `subsample`): the definition's cost is then not one
+        #: expression, so it is checked at each call's numbers only (the
+        #: check of the program written with them, C++-template style), and
+        #: its generic pass reads them as the placeholder 1 for types only.
+        #: name -> why (the first position that named it)
+        self.deferred: dict[str, str] = {}
         #: a definition's signature at given values of its static parameters
         #: (set by the driver: each call is checked at its own numbers)
         self.instance_of: Callable[[str, tuple[Poly, ...], Span], DefSig] | None = None
@@ -136,7 +144,27 @@ class Inferencer:
         for name, binding in self.static_params.items():
             if binding.symbolic is not None and binding.symbolic.is_const and self.env.lookup(name) is binding:
                 visible[name] = binding.symbolic.value
+            elif name in self.deferred and self.env.lookup(name) is binding:
+                visible[name] = Fraction(1)  # the generic pass's placeholder: its costs are discarded
         return visible
+
+    def defer(self, symbols: frozenset[str], what: str) -> bool:
+        """Whether a static position that needs a number (``what``) may
+        depend on ``symbols`` (the symbols of the polynomial found there):
+        only through the definition's own static parameters (not hidden by
+        a local) whose value here is not a number, which are then recorded
+        as deferred (the definition is checked at each call's numbers).
+        False otherwise (the caller refuses it)."""
+        covered: set[str] = set()
+        for name, binding in self.static_params.items():
+            value = binding.symbolic
+            if value is None or value.is_const or self.env.lookup(name) is not binding:
+                continue
+            if value.symbols() & symbols:
+                covered |= value.symbols()
+                self.symbolic_used.add(name)
+                self.deferred.setdefault(name, what)
+        return bool(symbols) and symbols <= covered
 
     def symbolic_value(self, expr: S.Expr) -> Poly | None:
         """A static expression over the static parameters in scope, as a
@@ -198,9 +226,8 @@ class Inferencer:
                 reason = (f"`{name}` here is a local name (bound by `fun`, `let` or `sample`) that hides the parameter "
                           f"`{name}`: only the definition's own parameter may stand here; rename one of them")
             elif static is not None and not epsilon:
-                reason = (f"it names the parameter `{name}`: only the epsilon of `laplace[..]` or `expmech[..]` may name "
-                          f"a parameter ({rule[len('a noise epsilon may name '):]}); here a number is needed, a literal "
-                          "or a top-level constant")
+                reason = (f"it names the parameter `{name}` in an expression that is not arithmetic (`+`, `-`, `*`, `/`) "
+                          "over the definition's parameters and constants; here a number is needed at each call")
             elif static is not None:
                 poly = self.symbolic_value(expr)
                 if poly is None:

@@ -153,7 +153,12 @@ def all_figures(checked: CheckedProgram, delta: float | None) -> Figures:
 
 
 def symbolic_text(d: CheckedDef) -> str:
-    """A definition's cost over its static parameters: `eps-DP in db`."""
+    """A definition's cost over its static parameters: `eps-DP in db`; for
+    one checked at each call's numbers only, which parameter made it so."""
+    if d.deferred:
+        name, why = d.deferred[0]
+        more = f" (and {', '.join(n for n, _ in d.deferred[1:])})" if len(d.deferred) > 1 else ""
+        return f"cost checked at each call's numbers: `{name}` is {why}{more}"
     parts = []
     for name, cost in d.symbolic_privacy.items():
         if cost is None:

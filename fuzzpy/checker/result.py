@@ -81,6 +81,12 @@ class CheckedDef:
     #: charged for it: an argument of `run` is public; a caller that passes
     #: data re-expresses these events in its own variables.
     argument_privacy: dict[str, tuple[Event, ...]] = field(default_factory=dict)
+    #: The static parameters named where a number is needed (a `gauss`
+    #: sigma, a `loop` count, a clamp bound, a sampling rate, an epsilon
+    #: under `subsample`), each with the first such position: the
+    #: definition has no cost expression (every `symbolic_privacy` entry is
+    #: None) and is checked at each call's numbers only.
+    deferred: tuple[tuple[str, str], ...] = ()
 
 
 @frozen
