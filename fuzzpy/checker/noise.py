@@ -42,7 +42,7 @@ from fuzzpy.checker.typerel import is_number_list, is_numeric, same_type, subtyp
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.limits import MAX_STATIC_COUNT
-from fuzzpy.language.sensitivity import INF, Sens
+from fuzzpy.language.sensitivity import INF, ONE, ZERO, Sens
 from fuzzpy.language.source import Span
 from fuzzpy.language.symbolic import Poly
 
@@ -421,3 +421,66 @@ def subsample(ck: Inferencer, call: PrimCall) -> Judgment:
                 cost[name] = C.then(cost.get(name), scaled)
     ck.note(f"`subsample[{Sens(q)}]`: the body's cost in the sampled bag, amplified by subsampling")
     return Judgment(lam.body.type, {}, cost=cost)
+
+
+# ---------------------------------------------------------------- iterate
+
+
+#: beyond this many bits a sensitivity s^k is reported as infinite (sound:
+#: an upper bound), and below 1 the powers past it are bounded by s^64
+_ITERATE_EXACT = 64
+_ITERATE_CAP = Fraction(2) ** 1024
+
+
+def iterate(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`iterate[k] f x`: f applied k times to x, f : A -[s]-> A deterministic.
+    Fuzz's application rule (Reed & Pierce 2010: Gamma + s * Delta) applied k
+    times: the result is s^k-sensitive in x (DiffMu's `for` loop over
+    `x = x + x` is 2^k), and what f captures with sensitivity t is used
+    t * (1 + s + ... + s^(k-1)): the i-th application's use passes through
+    the k - 1 - i later ones. k = 0 gives x and never applies f."""
+    what = "the number of rounds of `iterate`"
+    k = deferred_read(ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 0), 1)
+    fn, start_expr = call.args
+    start = ck.infer(start_expr, call.hint)
+    if not isinstance(fn, S.Lambda):
+        fn = eta_expand(fn)
+    lam = BinderRules(ck).with_param(fn, start.type, start.type)
+    if lam.body.is_fuzzy:
+        raise CheckError(
+            "FZ201",
+            "the function given to `iterate` returns a distribution: `iterate` composes deterministic steps",
+            fn.span,
+            hint="use `loop[k] x0 (fun s -> ...)` for rounds that release",
+        )
+    ck.coerce(lam.body, start.type, fn.span, "`iterate` feeds each result back to the function")
+    power, geometric = _powers(lam.param_sens, k)
+    ctx = U.scale_ctx(start.ctx, power, start_expr.span, f"passed through {k} applications of a {lam.param_sens}-sensitive function")
+    captured = U.scale_ctx(dict(lam.body.ctx), geometric, fn.span, f"used by each of the {k} applications")
+    ck.note(f"`iterate[{k}]`: {power}-sensitive in the start (s^k with s = {lam.param_sens}); "
+            f"what the function captures, {geometric} times")
+    return Judgment(start.type, U.plus(ctx, captured))
+
+
+def _powers(s: Sens, k: int) -> tuple[Sens, Sens]:
+    """(s^k, 1 + s + ... + s^(k-1)) as sensitivities, rounded up: infinite
+    past 2^1024, and for s < 1 bounded by the first 64 terms' form
+    (s^k <= s^64, the sum <= 1 / (1 - s))."""
+    if k == 0:
+        return ONE, ZERO
+    if s.is_inf:
+        return INF, INF
+    assert s.value is not None
+    v = s.value
+    if v == 1:
+        return ONE, Sens(Fraction(k))
+    if v < 1:
+        power = v ** min(k, _ITERATE_EXACT)
+        geometric = (1 - v ** k) / (1 - v) if k <= _ITERATE_EXACT else 1 / (1 - v)
+        return Sens(power), Sens(geometric)
+    if k * v.numerator.bit_length() > 1100:  # v^k > 2^1024 surely or nearly: an upper bound
+        return INF, INF
+    power = v ** k
+    if power > _ITERATE_CAP:
+        return INF, INF
+    return Sens(power), Sens((power - 1) / (v - 1))
