@@ -216,6 +216,7 @@ class Ledger(Registry):
         release_delta: Exact | None = None,
         use: DataUse | None = None,
         seeded: bool | None = None,
+        arguments: dict[str, str] | None = None,
     ) -> Receipt:
         """Re-check and record the release atomically; committed on return."""
         (receipt,) = self.charge_many(
@@ -226,6 +227,7 @@ class Ledger(Registry):
             release_delta=release_delta,
             uses=None if use is None else [use],
             seeded=seeded,
+            arguments=arguments,
         )
         return receipt
 
@@ -239,13 +241,15 @@ class Ledger(Registry):
         release_delta: Exact | None = None,
         uses: Sequence[DataUse | None] | None = None,
         seeded: bool | None = None,
+        arguments: dict[str, str] | None = None,
     ) -> list[Receipt]:
         """Charge one release to several datasets (a definition with several
         `bag` parameters): all charges are recorded, or none.
 
         ``uses[i]`` is the data request i read (its registration is checked,
         or recorded, in the same transaction); ``seeded`` marks a run whose
-        noise came from ``--seed`` (not private). Each release is recorded
+        noise came from ``--seed`` (not private); ``arguments`` are the
+        run's public arguments as given (`--arg`), recorded with each charge. Each release is recorded
         as "charged"; `record_release` marks it released with its value.
         """
         costs = [self._precompute(request, release_delta) for request in requests]
@@ -276,6 +280,7 @@ class Ledger(Registry):
                     "seeded": None if seeded is None else int(seeded),
                     "status": "charged",
                     "row_rules": None if use is None or use.row_rules is None else json.dumps(use.row_rules),
+                    "arguments": json.dumps(arguments, sort_keys=True) if arguments else None,
                 }
                 release_id = insert_release_row(connection, row)
                 receipts.append(Receipt(**vars(quote), id=release_id, time=time))
