@@ -15,6 +15,7 @@ import gc
 from fractions import Fraction
 
 from fuzzpy.checker import costs as C
+from fuzzpy.checker import obligations
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Globals, Judgment
 from fuzzpy.checker.elaborate import (
@@ -488,14 +489,20 @@ class ProgramChecker:
         if declared is None:
             self.errors.append(Diagnostic("FZ202", "a bound must be a static number or a polynomial over static parameters", param.sens.span))
             return
-        if cost is not None and cost.at_most(declared):
+        verdict = None if cost is None else obligations.at_most(cost, declared)  # term by term, else z3
+        if verdict is not None and verdict.status == "proved":
             return
         shown = "an approximate (eps, delta) cost" if cost is None else f"{cost}-DP"
+        why = ""
+        if verdict is not None and verdict.status == "refuted" and verdict.witness:
+            why = f" (it is above it at {verdict.witness})"
+        elif verdict is not None and verdict.status == "unknown":
+            why = " (z3 could not decide it: undecided is refused)"
         self.errors.append(
             Diagnostic(
                 "FZ312",
                 f"`{decl.name}` is {shown} in `{param.name}`, which is not shown to be at most {declared} "
-                "for every positive value of its parameters",
+                f"for every positive value of its parameters{why}",
                 param.span,
             )
         )

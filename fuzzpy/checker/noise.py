@@ -32,6 +32,7 @@ from fuzzpy.accounting.events import (
     SymbolicPure,
 )
 from fuzzpy.checker import costs as C
+from fuzzpy.checker import obligations
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.blocks import BinderRules, LambdaResult
 from fuzzpy.checker.context import Judgment
@@ -79,10 +80,14 @@ def epsilon(ck: Inferencer, expr: S.Expr, what: str) -> Fraction | Poly:
     if static_value(expr, constants) is None:
         poly = ck.symbolic_value(expr)
         if poly is not None and not poly.is_const:
-            if not poly.positive:
+            verdict = obligations.positive(poly)  # term by term, else z3 (nonnegative reals)
+            if verdict.status != "proved":
+                why = (f"it is not positive at {verdict.witness}" if verdict.status == "refuted" and verdict.witness
+                       else "z3 could not decide that it is positive (undecided is refused)" if verdict.status == "unknown"
+                       else "it is not positive")
                 raise CheckError(
                     "FZ202",
-                    f"{what} is `{poly}`, which is not positive for every positive value of its parameters",
+                    f"{what} is `{poly}`, which is not shown positive for every positive value of its parameters: {why}",
                     expr.span,
                     hint="write the epsilon as a sum of positive multiples of parameters and constants (e.g. `eps / 2`)",
                 )
