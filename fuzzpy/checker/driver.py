@@ -227,7 +227,8 @@ class ProgramChecker:
                     for (pname, ty), cost in zip(sig.params, sig.costs, strict=False)
                     if isinstance(ty, T.TBag) and (cost is None or not cost.is_infinite)
                 }
-                rows.append(Instance(tuple((p, v.value) for p, v in zip(sig.symbolic, values, strict=True)), privacy))
+                sens = tuple((p, s) for (p, _), s in zip(sig.params, sig.sens, strict=True) if p not in sig.symbolic)
+                rows.append(Instance(tuple((p, v.value) for p, v in zip(sig.symbolic, values, strict=True)), privacy, sens))
             if rows:
                 found[name] = tuple(rows)
         return found
@@ -264,7 +265,7 @@ class ProgramChecker:
         decl = self.globals.defs[name]
         ck = self.ck
         saved = (ck.env, ck.tracer, ck.symbolic_used, ck.static_params, self.errors, len(ck.soft_errors))
-        deferred_saved = ck.deferred
+        deferred_saved = ck.deferred, ck.index_params, self._bound_scope
         sites_saved = ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites
         from fuzzpy.checker.context import Env
 
@@ -281,7 +282,7 @@ class ProgramChecker:
             self._in_progress.pop()
             inner_deferred = bool(ck.deferred)
             ck.env, ck.tracer, ck.symbolic_used, ck.static_params, self.errors = saved[:5]
-            ck.deferred = deferred_saved
+            ck.deferred, ck.index_params, self._bound_scope = deferred_saved
             del ck.soft_errors[saved[5]:]
             ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites = sites_saved
         if found:
@@ -314,7 +315,7 @@ class ProgramChecker:
     def check_def(self, decl: S.DefDecl) -> None:
         self._in_progress.append(decl.name)
         env_saved = self.ck.env
-        symbolic_saved = self.ck.symbolic_used, self.ck.static_params, self.ck.deferred
+        symbolic_saved = self.ck.symbolic_used, self.ck.static_params, self.ck.deferred, self.ck.index_params
         from fuzzpy.checker.context import Env
 
         self.ck.env = Env()  # a definition sees only globals and its parameters
@@ -334,7 +335,7 @@ class ProgramChecker:
             self.globals.broken.add(decl.name)
         finally:
             self.ck.env = env_saved
-            self.ck.symbolic_used, self.ck.static_params, self.ck.deferred = symbolic_saved
+            self.ck.symbolic_used, self.ck.static_params, self.ck.deferred, self.ck.index_params = symbolic_saved
             self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites, self.ck.len_sites = sites_saved
             self._in_progress.pop()
             soft = self.ck.soft_errors[first_soft:]
@@ -352,6 +353,11 @@ class ProgramChecker:
         for param in decl.params:
             if names.count(param.name) > 1:
                 raise CheckError("FZ210", f"`{decl.name}` has two parameters named `{param.name}`", param.span)
+        indices = () if decl.recursive else tuple(p.name for p in decl.params if _is_nat(p.type))
+        # a `nat` index in a bound or a type (`vec[n]`, `[n * e]`): its number
+        # at a call, the placeholder 1 in the generic pass (checked at each call)
+        self._bound_scope = {n: (values[n].value if values is not None and n in values and values[n].is_const else Fraction(1))
+                             for n in indices}
         scope = self._signature_scope(decl)
         params = [(p.name, ck.elaborate(p.type, constants=scope)) for p in decl.params]
         for param, (_, ty) in zip(decl.params, params, strict=True):
@@ -360,7 +366,15 @@ class ProgramChecker:
         declared_result = ck.elaborate(decl.result, constants=scope) if decl.result is not None else None
         if decl.recursive:
             g.sigs[decl.name] = self._recursive_stub(decl, params, declared_result)
-        ck.symbolic_used, ck.static_params, ck.deferred = set(), {}, {}
+        ck.symbolic_used, ck.static_params, ck.deferred, ck.index_params = set(), {}, {}, set(indices)
+        for name in indices:
+            value = None if values is None else values.get(name)
+            if value is None or not value.is_const:
+                ck.symbolic_used.add(name)
+                ck.deferred.setdefault(name, "a `nat` index (a size or a sensitivity)")
+            elif value.value.denominator != 1:
+                where = next(p.span for p in decl.params if p.name == name)
+                raise CheckError("FZ202", f"`{name}` is a `nat` and must be a whole number, got {value.value}", where)
         for name, ty in params:
             binding = Binding(ty, is_param=True, rec_param=decl.recursive)
             if isinstance(ty, (T.TNum, T.TInt)) and not decl.recursive:
@@ -380,7 +394,7 @@ class ProgramChecker:
             body.type = declared_result  # the declared type is the interface
         symbolic = tuple(name for name, _ in params if name in ck.symbolic_used) if values is None else tuple(values)
         # a declared bound may name a static parameter given a number
-        self._bound_scope = {n: v.value for n, v in (values or {}).items() if v.is_const}
+        self._bound_scope = {n: Fraction(1) for n in indices} | {n: v.value for n, v in (values or {}).items() if v.is_const}
         try:
             return self._conclude(decl, params, body, symbolic, register=values is None)
         finally:
@@ -414,7 +428,9 @@ class ProgramChecker:
         privacy: dict[str, tuple] = {}
         arguments: dict[str, tuple] = {}
         symbolic_costs: dict[str, Poly | None] = {}
-        deferred = dict(self.ck.deferred) if register else {}
+        # checked at each call: the generic pass, or an instance at a caller's
+        # symbols (whose caller is then checked at each call too)
+        deferred = dict(self.ck.deferred)
         for param, (name, ty) in zip(decl.params, params, strict=True):
             if deferred and name not in symbolic:
                 # checked at each call's numbers: the generic pass read its
@@ -425,7 +441,12 @@ class ProgramChecker:
                 symbolic_costs[name] = None  # printed "at each call", never a bare `inf`
                 if body.cost is not None and isinstance(ty, T.TBag):
                     self._check_private(decl, name, cost)  # as for an epsilon parameter's generic check
-                sens_list.append(INF)
+                # at the placeholders: what a caller checked at each call reads (its results are discarded too)
+                usage = body.ctx.get(name)
+                if body.cost is not None:  # a caller reads the events; the number only for a pure cost
+                    sens_list.append(INF if _is_symbolic(cost) else _cost_as_sens(cost))
+                else:
+                    sens_list.append(ZERO if usage is None else usage.sens)
                 infos.append(ParamInfo(name, ty, INF))
                 continue
             if deferred:  # a static parameter
@@ -698,6 +719,10 @@ def _poly_of(expr: S.Expr, scope: dict[str, Poly]) -> Poly | None:
             return left * right
         return left.scale(1 / right.value) if right.is_const and right.value > 0 else None
     return None
+
+
+def _is_nat(ty: S.TypeExpr | None) -> bool:
+    return isinstance(ty, S.TyName) and ty.name == "nat"
 
 
 def _approximate(cost: C.Cost | None) -> bool:

@@ -93,6 +93,10 @@ class Inferencer:
         #: its generic pass reads them as the placeholder 1 for types only.
         #: name -> why (the first position that named it)
         self.deferred: dict[str, str] = {}
+        #: the `(n : nat)` parameters of the definition being checked: static
+        #: indices (DFuzz's `forall n : nat`), read as numbers in arithmetic
+        #: (`n * x` is n-sensitive), in bounds (`[n * e]`) and in types (`vec[n]`)
+        self.index_params: set[str] = set()
         #: a definition's signature at given values of its static parameters
         #: (set by the driver: each call is checked at its own numbers)
         self.instance_of: Callable[[str, tuple[Poly, ...], Span], DefSig] | None = None

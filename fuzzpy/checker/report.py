@@ -113,7 +113,9 @@ def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[s
     parts = []
     for p in checked.params:
         if p.name in checked.static_params:  # a static index: no sensitivity, a number at each call
-            parts.append(f"({p.name} : {p.type})")
+            written = next((q.type for q in checked.decl.params if q.name == p.name), None)
+            nat = isinstance(written, S.TyName) and written.name == "nat"
+            parts.append(f"({p.name} : {'nat' if nat else p.type})")
             continue
         if p.name in checked.symbolic_privacy:
             cost = checked.symbolic_privacy[p.name]
@@ -176,7 +178,10 @@ def instance_lines(checked: CheckedProgram, d: CheckedDef, delta: float | None) 
     lines = []
     for instance in checked.instances.get(d.name, ()):
         figures = {name: privacy_figure(events, delta) for name, events in instance.privacy.items()}
-        cost = ", ".join(f"{fig.text()} in {name}" for name, fig in figures.items()) or "no release in a database"
+        cost = ", ".join(f"{fig.text()} in {name}" for name, fig in figures.items())
+        if not cost and not d.result_is_fuzzy:  # a deterministic definition: its sensitivities there
+            cost = ", ".join(f"{s}-sensitive in {name}" for name, s in instance.sensitivities) or "no parameter"
+        cost = cost or "no release in a database"
         lines.append(f"    at {instance.assignment()}: {cost}")
     return lines
 

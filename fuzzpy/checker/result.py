@@ -73,6 +73,12 @@ class CheckedDef:
     #: and `run` refuses it as an entry point (give it numbers in a caller).
     static_params: tuple[str, ...] = ()
     symbolic_privacy: dict[str, Poly | None] = field(default_factory=dict)
+
+    @property
+    def result_is_fuzzy(self) -> bool:
+        from fuzzpy.language.types import TFuzzy
+
+        return isinstance(self.result, TFuzzy)
     #: Every parameter that is not a `bag` and whose cost is finite but not
     #: pure (Gaussian noise on a `num`/`vec` argument; Duet's Gaussian rule,
     #: Near et al. OOPSLA 2019): the events it performs on that argument,
@@ -97,6 +103,9 @@ class Instance:
 
     values: tuple[tuple[str, Fraction], ...]
     privacy: dict[str, tuple[Event, ...]]
+    #: each other parameter's sensitivity there (what a deterministic
+    #: definition's call states)
+    sensitivities: tuple[tuple[str, Sens], ...] = ()
 
     def assignment(self) -> str:
         return ", ".join(f"{name} = {Sens(value)}" for name, value in self.values)
