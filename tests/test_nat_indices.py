@@ -96,3 +96,15 @@ def test_run_takes_it_as_an_argument(tmp_path: Path) -> None:
     done = fuzzpy("run", str(src), "noisy", "--arg", "n=4", *common)
     assert done.returncode == 0 and "eps=2" in done.stdout, done.stdout + done.stderr
     assert fuzzpy("run", str(src), "noisy", "--arg", "n=1.5", *common).returncode != 0
+
+
+def test_a_zero_from_a_parameter_is_refused_at_the_call() -> None:
+    # the interpreter finds static zeros lexically (a parameter is data to it): it would evaluate
+    # what the checker scaled by 0, which may fail on one dataset only (issue 9's rule)
+    lib = "def f (n : nat) (db : bag num) : fuzzy num = laplace[1] ((n - 1) * size db);\n"
+    assert codes(lib + "def g (db : bag num) : fuzzy num = f 1 db;") == ["FZ202"]
+    prog = checked(lib + "def g (db : bag num) : fuzzy num = f 3 db;")
+    assert not prog.zero_products  # the generic pass's placeholder zero is not recorded
+    bounds = "def s (hi : num) (db : bag num) : fuzzy num = laplace[1] (sum[0, hi - 2] db);\n"
+    assert codes(bounds + "def t (db : bag num) : fuzzy num = s 2 db;") == ["FZ202"]
+    checked(bounds + "def t (db : bag num) : fuzzy num = s 3 db;")

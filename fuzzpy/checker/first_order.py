@@ -77,6 +77,8 @@ def clamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:
         raise CheckError("FZ202", f"`sum[{lo}, {hi}]`: the lower bound is above the upper bound", call.statics[0].span)
     j = _bag(ck, call, elem=T.NUM)
     bound = Sens(max(abs(lo), abs(hi)))
+    if bound.is_zero:
+        ck.zero_from_parameters(call.statics, "the bound of `sum`", call.statics[0].span)
     return _scaled(ck, call, j, bound, T.NUM, f"rows clamped into [{lo}, {hi}] move the sum by at most {bound}")
 
 
@@ -197,6 +199,8 @@ def dot(ck: Inferencer, call: PrimCall) -> Judgment:
     norm = left.type.norm
     for weights, other in ((first, right), (second, left)):
         factor = _dual_norm(_static_entries(weights, ck.visible_constants()), norm)
+        if factor is not None and factor.is_zero and isinstance(weights, S.ListLit):
+            ck.zero_from_parameters(tuple(weights.items), "the weights of `dot`", weights.span)
         if factor is not None:
             ck.note(f"`dot` with a constant vector: Lipschitz with its dual norm, sensitivity x {factor}")
             return Judgment(T.NUM, U.scale_ctx(other.ctx, factor, call.span, "`dot` with a constant vector"))

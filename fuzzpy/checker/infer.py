@@ -196,6 +196,29 @@ class Inferencer:
         value = static_value(expr, self.visible_constants())
         return None if value is None else Poly.const(value)
 
+    def zero_from_parameters(self, exprs: tuple[S.Expr, ...], what: str, span: Span) -> bool:
+        """A static 0 (a factor, a `sum` bound, `dot` weights) that names a
+        static parameter: the interpreter finds static zeros lexically
+        (`fuzzpy.runtime.statics`, which reads a parameter as data), so it
+        would evaluate what the checker scaled by 0 -- which may fail on one
+        dataset only. At a call's numbers it is refused (FZ202); in the
+        generic pass (placeholders, results discarded) it is not recorded
+        (True: skip recording it)."""
+        names = sorted({n for e in exprs for n in self.static_parameters_in(e)})
+        if not names:
+            return False
+        values = [self.static_params[n].symbolic for n in names]
+        if any(v is None or not v.is_const for v in values):
+            return True
+        shown = ", ".join(f"{n} = {v.value}" for n, v in zip(names, values, strict=True) if v is not None)
+        raise CheckError(
+            "FZ202",
+            f"{what} is 0 at this call ({shown}): a 0 that comes from a parameter is refused, since `run` would still "
+            "evaluate what it scales by 0",
+            span,
+            hint="give the parameter a value that does not make it 0, or write that case without the parameter",
+        )
+
     def static_parameters_in(self, expr: S.Expr) -> list[str]:
         """The static parameters of the definition being checked that
         ``expr`` names (not hidden by a local name)."""
@@ -406,7 +429,9 @@ class Inferencer:
         if expr.op == "*" and (left.static is not None or right.static is not None):
             constant, other = (left, right) if left.static is not None else (right, left)
             assert constant.static is not None
-            if constant.static == 0:  # `run` makes the zero of e's type without evaluating e
+            side = expr.left if constant is left else expr.right
+            if constant.static == 0 and not self.zero_from_parameters((side,), f"the factor `{_shown(side)}`", side.span):
+                # `run` makes the zero of e's type without evaluating e
                 self.zero_sites[expr.span] = other.type.length if isinstance(other.type, T.TVec) else None
             factor = Sens(abs(constant.static))
             self.note(f"multiplied by the constant {constant.static}: sensitivity x {factor}")
@@ -644,3 +669,9 @@ def _bounded(poly: Poly, expr: S.Expr) -> Poly:
 def _short(poly: Poly) -> str:
     text = str(poly)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _shown(expr: S.Expr) -> str:
+    from fuzzpy.frontend.printer import expr as printed
+
+    return printed(expr)
