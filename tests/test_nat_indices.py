@@ -108,3 +108,8 @@ def test_a_zero_from_a_parameter_is_refused_at_the_call() -> None:
     bounds = "def s (hi : num) (db : bag num) : fuzzy num = laplace[1] (sum[0, hi - 2] db);\n"
     assert codes(bounds + "def t (db : bag num) : fuzzy num = s 2 db;") == ["FZ202"]
     checked(bounds + "def t (db : bag num) : fuzzy num = s 3 db;")
+
+
+def test_a_length_read_beside_a_parameterised_count_is_refused() -> None:
+    # `run` reads `len`'s answer from the generic pass, where `group[n]` had the placeholder length
+    assert codes("def h (n : nat) (db : bag num) : fuzzy num = laplace[1] (len (counts (group[n] (fun r -> 0) db)));") == ["FZ202"]

@@ -265,7 +265,7 @@ class ProgramChecker:
         decl = self.globals.defs[name]
         ck = self.ck
         saved = (ck.env, ck.tracer, ck.symbolic_used, ck.static_params, self.errors, len(ck.soft_errors))
-        deferred_saved = ck.deferred, ck.index_params, self._bound_scope
+        deferred_saved = ck.deferred, ck.index_params, self._bound_scope, ck.placeholder_length
         sites_saved = ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites
         from fuzzpy.checker.context import Env
 
@@ -282,7 +282,7 @@ class ProgramChecker:
             self._in_progress.pop()
             inner_deferred = bool(ck.deferred)
             ck.env, ck.tracer, ck.symbolic_used, ck.static_params, self.errors = saved[:5]
-            ck.deferred, ck.index_params, self._bound_scope = deferred_saved
+            ck.deferred, ck.index_params, self._bound_scope, ck.placeholder_length = deferred_saved
             del ck.soft_errors[saved[5]:]
             ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites = sites_saved
         if found:
@@ -316,6 +316,7 @@ class ProgramChecker:
         self._in_progress.append(decl.name)
         env_saved = self.ck.env
         symbolic_saved = self.ck.symbolic_used, self.ck.static_params, self.ck.deferred, self.ck.index_params
+        placeholder_saved = self.ck.placeholder_length
         from fuzzpy.checker.context import Env
 
         self.ck.env = Env()  # a definition sees only globals and its parameters
@@ -336,6 +337,7 @@ class ProgramChecker:
         finally:
             self.ck.env = env_saved
             self.ck.symbolic_used, self.ck.static_params, self.ck.deferred, self.ck.index_params = symbolic_saved
+            self.ck.placeholder_length = placeholder_saved
             self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites, self.ck.len_sites = sites_saved
             self._in_progress.pop()
             soft = self.ck.soft_errors[first_soft:]
@@ -367,6 +369,7 @@ class ProgramChecker:
         if decl.recursive:
             g.sigs[decl.name] = self._recursive_stub(decl, params, declared_result)
         ck.symbolic_used, ck.static_params, ck.deferred, ck.index_params = set(), {}, {}, set(indices)
+        ck.placeholder_length = None
         for name in indices:
             value = None if values is None else values.get(name)
             if value is None or not value.is_const:
@@ -431,6 +434,15 @@ class ProgramChecker:
         # checked at each call: the generic pass, or an instance at a caller's
         # symbols (whose caller is then checked at each call too)
         deferred = dict(self.ck.deferred)
+        if deferred and self.ck.placeholder_length is not None and (self.ck.len_sites or self.ck.vector_sites):
+            # `run` reads these lengths from the generic pass, where the count was a placeholder
+            raise CheckError(
+                "FZ202",
+                f"`{decl.name}` counts buckets with a parameter and also reads a vector's length (`len`, `vsum`, `map`): "
+                "not supported yet, since that length would be read at the placeholder",
+                self.ck.placeholder_length,
+                hint="give the number of buckets as a literal or a top-level constant",
+            )
         for param, (name, ty) in zip(decl.params, params, strict=True):
             if deferred and name not in symbolic:
                 # checked at each call's numbers: the generic pass read its

@@ -136,6 +136,9 @@ def group(ck: Inferencer, call: PrimCall) -> Judgment:
         # a length in the type: the generic pass's placeholder gives a type
         # that is discarded (the definition is checked at each call's numbers)
         k = deferred_read(ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 1), 1)
+        if any(ck.static_params[n].symbolic is None or not ck.static_params[n].symbolic.is_const  # type: ignore[union-attr]
+               for n in ck.static_parameters_in(call.statics[0])):
+            ck.placeholder_length = call.statics[0].span  # a vector length read as the placeholder
     else:
         k = len(categories)
     bag, bag_type = _bag_arg(ck, call, 1)

@@ -97,6 +97,8 @@ class Inferencer:
         #: indices (DFuzz's `forall n : nat`), read as numbers in arithmetic
         #: (`n * x` is n-sensitive), in bounds (`[n * e]`) and in types (`vec[n]`)
         self.index_params: set[str] = set()
+        #: where the generic pass gave a vector a placeholder length (`group[n]`)
+        self.placeholder_length: Span | None = None
         #: a definition's signature at given values of its static parameters
         #: (set by the driver: each call is checked at its own numbers)
         self.instance_of: Callable[[str, tuple[Poly, ...], Span], DefSig] | None = None
