@@ -113,3 +113,10 @@ def test_a_zero_from_a_parameter_is_refused_at_the_call() -> None:
 def test_a_length_read_beside_a_parameterised_count_is_refused() -> None:
     # `run` reads `len`'s answer from the generic pass, where `group[n]` had the placeholder length
     assert codes("def h (n : nat) (db : bag num) : fuzzy num = laplace[1] (len (counts (group[n] (fun r -> 0) db)));") == ["FZ202"]
+
+
+def test_division_by_a_parameter_is_checked_at_each_call() -> None:
+    lib = "def f (n : nat) (x : num) : num = x / (n - 1);\n"
+    prog = checked(lib + "def g (x : num) : num = f 3 x;")  # the placeholder's 0 is not a refusal
+    assert prog.definitions["g"].params[0].sensitivity.value == Fraction(1, 2)
+    assert codes(lib + "def g (x : num) : num = f 1 x;") == ["FZ202"]

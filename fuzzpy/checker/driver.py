@@ -88,6 +88,10 @@ def explain_definition(program: S.Program, name: str, source_text: str | None = 
     checked = checker.checked[name]
     figures = figures_for(checked, None)
     title = f"Derivation of `{name}` : {signature(checked, figures)}"
+    if checked.deferred:  # the derivation shown is the generic pass's, at placeholders
+        names = ", ".join(f"`{n}`" for n, _ in checked.deferred)
+        title += (f"\n(the generic pass, which checks the types only: {names} read as the placeholder 1; "
+                  "each call is derived again at its own numbers, and its cost is the one reported)")
     return tracer.render(title) + "\n\n" + _conclusion(checked, figures)
 
 
