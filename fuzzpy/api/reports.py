@@ -68,7 +68,7 @@ class Parameter:
     name: str
     type: str
     sensitivity: Sens
-    cost: Cost | None  # its privacy cost, for a database of a `fuzzy` result
+    cost: Cost | None  # its privacy cost: a database of a `fuzzy` result, or an argument's (eps, delta) cost
     #: for a definition with static parameters (docs/language-notes.md):
     #: "static" for such a parameter, the cost's expression over them for a
     #: database (``sensitivity`` is then infinite: it is not one number)
@@ -76,7 +76,11 @@ class Parameter:
 
     @property
     def sensitivity_text(self) -> str:
-        return self.symbolic if self.symbolic is not None else str(self.sensitivity)
+        if self.symbolic is not None:
+            return self.symbolic
+        if self.cost is not None and self.cost.pure_epsilon is None and self.cost.delta != 0:
+            return f"approximate: {self.cost.text}"  # not a bare `inf` (it reads as "not private")
+        return str(self.sensitivity)
 
     @property
     def is_static(self) -> bool:
@@ -269,7 +273,7 @@ def _definition(
     explain: Callable[[str], str] | None, instances: tuple[StaticInstance, ...],
 ) -> DefinitionReport:
     parameters = tuple(
-        Parameter(p.name, str(p.type), p.sensitivity, _cost(p.name, d.privacy.get(p.name, ()), figures[p.name])
+        Parameter(p.name, str(p.type), p.sensitivity, _cost(p.name, (d.privacy | d.argument_privacy).get(p.name, ()), figures[p.name])
                   if p.name in figures else None, _symbolic(d, p.name))
         for p in d.params
     )
@@ -293,7 +297,9 @@ def _symbolic(d: CheckedDef, name: str) -> str | None:
         return "static"
     if name in d.symbolic_privacy:
         cost = d.symbolic_privacy[name]
-        return "not pure (see each call)" if cost is None else f"{cost}"
+        if cost is None:
+            return "checked at each call" if d.deferred else "not pure (see each call)"
+        return f"{cost}"
     return None
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from fuzzpy.accounting.events import Verified
 from fuzzpy.checker import costs as C
+from fuzzpy.checker import obligations
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import DefSig, Judgment
 from fuzzpy.checker.errors import CheckError
@@ -147,11 +148,12 @@ def static_instance(ck: Inferencer, sig: DefSig, args: list[S.Expr], whole: S.Ex
                 arg.span,
                 hint=f"`{sig.name}` is checked at the value of `{pname}`: a scale computed at run time could depend on the data",
             )
-        if not value.positive:
-            shown = f"got {value}" if value.is_const else f"`{value}` is not positive for every positive value of its parameters"
+        if not value.positive and (value.is_const or obligations.positive(value).status != "proved"):  # z3 for the rest
+            shown = f"got {value}" if value.is_const else f"`{value}` is not shown positive for every positive value of its parameters"
             raise CheckError(
                 "FZ202",
-                f"the argument for `{pname}` of `{sig.name}` is an epsilon and must be positive: {shown}",
+                f"the argument for `{pname}` of `{sig.name}` is a static parameter (a noise scale, bound, count or rate) "
+                f"and must be positive: {shown}",
                 arg.span,
             )
         values.append(value)

@@ -15,6 +15,7 @@ import gc
 from fractions import Fraction
 
 from fuzzpy.checker import costs as C
+from fuzzpy.checker import obligations
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Globals, Judgment
 from fuzzpy.checker.elaborate import (
@@ -87,6 +88,10 @@ def explain_definition(program: S.Program, name: str, source_text: str | None = 
     checked = checker.checked[name]
     figures = figures_for(checked, None)
     title = f"Derivation of `{name}` : {signature(checked, figures)}"
+    if checked.deferred:  # the derivation shown is the generic pass's, at placeholders
+        names = ", ".join(f"`{n}`" for n, _ in checked.deferred)
+        title += (f"\n(the generic pass, which checks the types only: {names} read as the placeholder 1; "
+                  "each call is derived again at its own numbers, and its cost is the one reported)")
     return tracer.render(title) + "\n\n" + _conclusion(checked, figures)
 
 
@@ -105,7 +110,7 @@ def instantiate_definition(program: S.Program, name: str, values: dict[str, Frac
         for pname in definition.static_params:
             value = Fraction(values[pname])
             if value <= 0:
-                raise CheckError("FZ202", f"`{pname}` of `{name}` is an epsilon and must be positive, got {value}", where)
+                raise CheckError("FZ202", f"`{pname}` of `{name}` is a static parameter (a noise scale, bound, count or rate) and must be positive, got {value}", where)
             if not in_static_range(value):  # within the static range, as a literal is (FZ217)
                 raise CheckError(
                     "FZ217",
@@ -145,6 +150,8 @@ class ProgramChecker:
         #: per definition with static parameters, its signature at each call's values
         self.instances_of: dict[str, dict[tuple[Poly, ...], DefSig]] = {}
         self._bound_scope: dict[str, Fraction] = {}
+        #: the instances at symbols whose check was deferred (see `Inferencer.deferred`)
+        self._deferred_keys: set[tuple[str, tuple[Poly, ...]]] = set()
 
     # ------------------------------------------------------------ phase 1
 
@@ -224,7 +231,8 @@ class ProgramChecker:
                     for (pname, ty), cost in zip(sig.params, sig.costs, strict=False)
                     if isinstance(ty, T.TBag) and (cost is None or not cost.is_infinite)
                 }
-                rows.append(Instance(tuple((p, v.value) for p, v in zip(sig.symbolic, values, strict=True)), privacy))
+                sens = tuple((p, s) for (p, _), s in zip(sig.params, sig.sens, strict=True) if p not in sig.symbolic)
+                rows.append(Instance(tuple((p, v.value) for p, v in zip(sig.symbolic, values, strict=True)), privacy, sens))
             if rows:
                 found[name] = tuple(rows)
         return found
@@ -255,11 +263,13 @@ class ProgramChecker:
         index variables, Gaboardi et al. POPL 2013). Cached per values."""
         key = (name, values)
         if key in self._instances:
+            self._propagate_deferral(name, key)
             return self._instances[key]
         generic = self.signature_of(name, use)
         decl = self.globals.defs[name]
         ck = self.ck
         saved = (ck.env, ck.tracer, ck.symbolic_used, ck.static_params, self.errors, len(ck.soft_errors))
+        deferred_saved = ck.deferred, ck.index_params, self._bound_scope, ck.placeholder_length
         sites_saved = ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites
         from fuzzpy.checker.context import Env
 
@@ -274,7 +284,9 @@ class ProgramChecker:
             found = [err.diagnostic]
         finally:
             self._in_progress.pop()
+            inner_deferred = bool(ck.deferred)
             ck.env, ck.tracer, ck.symbolic_used, ck.static_params, self.errors = saved[:5]
+            ck.deferred, ck.index_params, self._bound_scope, ck.placeholder_length = deferred_saved
             del ck.soft_errors[saved[5]:]
             ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites = sites_saved
         if found:
@@ -287,14 +299,28 @@ class ProgramChecker:
                 hint=first.hint,
             )
         assert sig is not None
+        if inner_deferred:
+            self._deferred_keys.add(key)
+        self._propagate_deferral(name, key)
         self._instances[key] = sig
         self.instances_of.setdefault(name, {})[values] = sig
         return sig
 
+    def _propagate_deferral(self, name: str, key: tuple[str, tuple[Poly, ...]]) -> None:
+        """A call at the caller's own symbols of a definition checked at
+        each call's numbers: the caller is too (its cost is not one
+        expression either)."""
+        if key not in self._deferred_keys:
+            return
+        for value in key[1]:
+            if not value.is_const:
+                self.ck.defer(value.symbols(), f"passed to `{name}`, which is checked at each call's numbers")
+
     def check_def(self, decl: S.DefDecl) -> None:
         self._in_progress.append(decl.name)
         env_saved = self.ck.env
-        symbolic_saved = self.ck.symbolic_used, self.ck.static_params
+        symbolic_saved = self.ck.symbolic_used, self.ck.static_params, self.ck.deferred, self.ck.index_params
+        placeholder_saved = self.ck.placeholder_length
         from fuzzpy.checker.context import Env
 
         self.ck.env = Env()  # a definition sees only globals and its parameters
@@ -314,7 +340,8 @@ class ProgramChecker:
             self.globals.broken.add(decl.name)
         finally:
             self.ck.env = env_saved
-            self.ck.symbolic_used, self.ck.static_params = symbolic_saved
+            self.ck.symbolic_used, self.ck.static_params, self.ck.deferred, self.ck.index_params = symbolic_saved
+            self.ck.placeholder_length = placeholder_saved
             self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites, self.ck.len_sites = sites_saved
             self._in_progress.pop()
             soft = self.ck.soft_errors[first_soft:]
@@ -332,6 +359,11 @@ class ProgramChecker:
         for param in decl.params:
             if names.count(param.name) > 1:
                 raise CheckError("FZ210", f"`{decl.name}` has two parameters named `{param.name}`", param.span)
+        indices = () if decl.recursive else tuple(p.name for p in decl.params if _is_nat(p.type))
+        # a `nat` index in a bound or a type (`vec[n]`, `[n * e]`): its number
+        # at a call, the placeholder 1 in the generic pass (checked at each call)
+        self._bound_scope = {n: (values[n].value if values is not None and n in values and values[n].is_const else Fraction(1))
+                             for n in indices}
         scope = self._signature_scope(decl)
         params = [(p.name, ck.elaborate(p.type, constants=scope)) for p in decl.params]
         for param, (_, ty) in zip(decl.params, params, strict=True):
@@ -340,7 +372,16 @@ class ProgramChecker:
         declared_result = ck.elaborate(decl.result, constants=scope) if decl.result is not None else None
         if decl.recursive:
             g.sigs[decl.name] = self._recursive_stub(decl, params, declared_result)
-        ck.symbolic_used, ck.static_params = set(), {}
+        ck.symbolic_used, ck.static_params, ck.deferred, ck.index_params = set(), {}, {}, set(indices)
+        ck.placeholder_length = None
+        for name in indices:
+            value = None if values is None else values.get(name)
+            if value is None or not value.is_const:
+                ck.symbolic_used.add(name)
+                ck.deferred.setdefault(name, "a `nat` index (a size or a sensitivity)")
+            elif value.value.denominator != 1:
+                where = next(p.span for p in decl.params if p.name == name)
+                raise CheckError("FZ202", f"`{name}` is a `nat` and must be a whole number, got {value.value}", where)
         for name, ty in params:
             binding = Binding(ty, is_param=True, rec_param=decl.recursive)
             if isinstance(ty, (T.TNum, T.TInt)) and not decl.recursive:
@@ -360,7 +401,7 @@ class ProgramChecker:
             body.type = declared_result  # the declared type is the interface
         symbolic = tuple(name for name, _ in params if name in ck.symbolic_used) if values is None else tuple(values)
         # a declared bound may name a static parameter given a number
-        self._bound_scope = {n: v.value for n, v in (values or {}).items() if v.is_const}
+        self._bound_scope = {n: Fraction(1) for n in indices} | {n: v.value for n, v in (values or {}).items() if v.is_const}
         try:
             return self._conclude(decl, params, body, symbolic, register=values is None)
         finally:
@@ -392,8 +433,43 @@ class ProgramChecker:
         sens_list: list[Sens] = []
         costs: list[C.Cost | None] = []
         privacy: dict[str, tuple] = {}
+        arguments: dict[str, tuple] = {}
         symbolic_costs: dict[str, Poly | None] = {}
+        # checked at each call: the generic pass, or an instance at a caller's
+        # symbols (whose caller is then checked at each call too)
+        deferred = dict(self.ck.deferred)
+        if deferred and self.ck.placeholder_length is not None and (self.ck.len_sites or self.ck.vector_sites):
+            # `run` reads these lengths from the generic pass, where the count was a placeholder
+            raise CheckError(
+                "FZ202",
+                f"`{decl.name}` counts buckets with a parameter and also reads a vector's length (`len`, `vsum`, `map`): "
+                "not supported yet, since that length would be read at the placeholder",
+                self.ck.placeholder_length,
+                hint="give the number of buckets as a literal or a top-level constant",
+            )
         for param, (name, ty) in zip(decl.params, params, strict=True):
+            if deferred and name not in symbolic:
+                # checked at each call's numbers: the generic pass read its
+                # static parameters as placeholders, so it states no cost and
+                # checks no declared bound (each call's check does both)
+                cost = None if body.cost is None else body.cost.get(name)
+                costs.append(cost)
+                symbolic_costs[name] = None  # printed "at each call", never a bare `inf`
+                if body.cost is not None and isinstance(ty, T.TBag):
+                    self._check_private(decl, name, cost)  # as for an epsilon parameter's generic check
+                # at the placeholders: what a caller checked at each call reads (its results are discarded too)
+                usage = body.ctx.get(name)
+                if body.cost is not None:  # a caller reads the events; the number only for a pure cost
+                    sens_list.append(INF if _is_symbolic(cost) else _cost_as_sens(cost))
+                else:
+                    sens_list.append(ZERO if usage is None else usage.sens)
+                infos.append(ParamInfo(name, ty, INF))
+                continue
+            if deferred:  # a static parameter
+                costs.append(None)
+                sens_list.append(ZERO)
+                infos.append(ParamInfo(name, ty, ZERO))
+                continue
             if body.cost is not None and _is_symbolic(body.cost.get(name)):
                 cost = body.cost.get(name)
                 assert cost is not None
@@ -414,6 +490,9 @@ class ProgramChecker:
                         privacy[name] = cost.events()
                     elif cost is None:
                         privacy[name] = ()
+                elif _approximate(cost):  # (eps, delta) in an argument, as in a bag (Duet's Gaussian rule)
+                    assert cost is not None
+                    arguments[name] = cost.events()
                 self._check_declared_cost(decl, param, cost)
             else:
                 usage = body.ctx.get(name)
@@ -429,7 +508,8 @@ class ProgramChecker:
             if symbolic:  # its cost is an expression: no event list the accountant could read
                 privacy = {}
             self.checked[decl.name] = CheckedDef(
-                decl.name, decl, tuple(infos), body.type, privacy, static_params=symbolic, symbolic_privacy=symbolic_costs
+                decl.name, decl, tuple(infos), body.type, privacy, static_params=symbolic, symbolic_privacy=symbolic_costs,
+                argument_privacy={} if symbolic else arguments, deferred=tuple(deferred.items()),
             )
         return sig
 
@@ -446,14 +526,20 @@ class ProgramChecker:
         if declared is None:
             self.errors.append(Diagnostic("FZ202", "a bound must be a static number or a polynomial over static parameters", param.sens.span))
             return
-        if cost is not None and cost.at_most(declared):
+        verdict = None if cost is None else obligations.at_most(cost, declared)  # term by term, else z3
+        if verdict is not None and verdict.status == "proved":
             return
         shown = "an approximate (eps, delta) cost" if cost is None else f"{cost}-DP"
+        why = ""
+        if verdict is not None and verdict.status == "refuted" and verdict.witness:
+            why = f" (it is above it at {verdict.witness})"
+        elif verdict is not None and verdict.status == "unknown":
+            why = " (z3 could not decide it: undecided is refused)"
         self.errors.append(
             Diagnostic(
                 "FZ312",
                 f"`{decl.name}` is {shown} in `{param.name}`, which is not shown to be at most {declared} "
-                "for every positive value of its parameters",
+                f"for every positive value of its parameters{why}",
                 param.span,
             )
         )
@@ -651,6 +737,15 @@ def _poly_of(expr: S.Expr, scope: dict[str, Poly]) -> Poly | None:
     return None
 
 
+def _is_nat(ty: S.TypeExpr | None) -> bool:
+    return isinstance(ty, S.TyName) and ty.name == "nat"
+
+
+def _approximate(cost: C.Cost | None) -> bool:
+    """A finite cost with a non-pure event (Gaussian, subsampled, approximate verified)."""
+    return cost is not None and not cost.is_infinite and bool(cost.events()) and C.pure_epsilon(cost.events()) is None
+
+
 def _cost_as_sens(cost: C.Cost | None) -> Sens:
     """A parameter's sensitivity in the max-divergence metric of `fuzzy`:
     its pure epsilon; infinite when the cost is infinite or not pure."""
@@ -689,6 +784,9 @@ def _conclusion(checked: CheckedDef, figures: dict) -> str:
         if p.name in checked.static_params:
             lines.append(f"  `{p.name}`: a static parameter (a positive number at each call, which is checked at it)")
             continue
+        if p.name in checked.symbolic_privacy and checked.deferred:
+            lines.append(f"  `{p.name}`: checked at each call's numbers ({', '.join(f'`{n}` is {why}' for n, why in checked.deferred)})")
+            continue
         if p.name in checked.symbolic_privacy:
             cost = checked.symbolic_privacy[p.name]
             lines.append(f"  privacy in `{p.name}`: {'not pure' if cost is None else f'({cost})-DP'} for every positive value of "
@@ -697,7 +795,7 @@ def _conclusion(checked: CheckedDef, figures: dict) -> str:
         if p.name in figures:
             continue
         lines.append(f"  `{p.name}`: sensitivity {p.sensitivity}")
-    for name, events in checked.privacy.items():
+    for name, events in (checked.privacy | checked.argument_privacy).items():
         figure = figures[name]
         how = "basic composition" if figure.delta == 0 else figure.method
         lines.append(f"  privacy in `{name}`: [{C.describe_events(events)}]")

@@ -124,6 +124,7 @@ _BASE: dict[str, T.Type] = {
     "num": T.NUM,
     "real": T.NUM,
     "int": T.INT,
+    "nat": T.INT,  # a `def`'s `(n : nat)` is a static index (driver); elsewhere a whole number
     "bool": T.BOOL,
     "string": T.STRING,
     "unit": T.UNIT,

@@ -27,7 +27,7 @@ from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.elaborate import positive_static, require_static, static_value
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.checker.noise import no_static_parameter
+from fuzzpy.checker.noise import deferred_read, no_static_parameter
 from fuzzpy.checker.typerel import sqrt_upper
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
@@ -72,14 +72,13 @@ def _is_infinite_bound(expr: S.Expr) -> bool:
 def clamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:
     if any(_is_infinite_bound(bound) for bound in call.statics):
         return unclamped_sum(ck, call)
-    no_static_parameter(ck, call.statics[0], "the lower bound of `sum`")
-    lo = require_static(call.statics[0], ck.visible_constants(), "the lower bound of `sum`")
-    no_static_parameter(ck, call.statics[1], "the upper bound of `sum`")
-    hi = require_static(call.statics[1], ck.visible_constants(), "the upper bound of `sum`")
-    if lo > hi:
+    lo, hi, deferred = _bounds(ck, call, "`sum`")
+    if lo > hi and not deferred:  # with a placeholder, each call decides it at its numbers
         raise CheckError("FZ202", f"`sum[{lo}, {hi}]`: the lower bound is above the upper bound", call.statics[0].span)
     j = _bag(ck, call, elem=T.NUM)
     bound = Sens(max(abs(lo), abs(hi)))
+    if bound.is_zero:
+        ck.zero_from_parameters(call.statics, "the bound of `sum`", call.statics[0].span)
     return _scaled(ck, call, j, bound, T.NUM, f"rows clamped into [{lo}, {hi}] move the sum by at most {bound}")
 
 
@@ -96,12 +95,19 @@ def unclamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:
     )
 
 
+def _bounds(ck: Inferencer, call: PrimCall, prim: str) -> tuple[Fraction, Fraction, bool]:
+    """The static bounds of `sum`/`clip`, and whether one names a static
+    parameter read as a placeholder (`noise.no_static_parameter`)."""
+    deferred = no_static_parameter(ck, call.statics[0], f"the lower bound of {prim}")
+    lo = require_static(call.statics[0], ck.visible_constants(), f"the lower bound of {prim}")
+    deferred = no_static_parameter(ck, call.statics[1], f"the upper bound of {prim}") or deferred
+    hi = require_static(call.statics[1], ck.visible_constants(), f"the upper bound of {prim}")
+    return lo, hi, deferred
+
+
 def clip(ck: Inferencer, call: PrimCall) -> Judgment:
-    no_static_parameter(ck, call.statics[0], "the lower bound of `clip`")
-    lo = require_static(call.statics[0], ck.visible_constants(), "the lower bound of `clip`")
-    no_static_parameter(ck, call.statics[1], "the upper bound of `clip`")
-    hi = require_static(call.statics[1], ck.visible_constants(), "the upper bound of `clip`")
-    if lo > hi:
+    lo, hi, deferred = _bounds(ck, call, "`clip`")
+    if lo > hi and not deferred:  # with a placeholder, each call decides it at its numbers
         raise CheckError("FZ202", f"`clip[{lo}, {hi}]`: the lower bound is above the upper bound", call.statics[0].span)
     j = _number(ck, call)
     return _scaled(ck, call, j, Sens.of(1), T.NUM, "clamping is 1-Lipschitz")
@@ -154,8 +160,8 @@ def static_length(j: Judgment, expr: S.Expr, what: str) -> int:
 
 
 def clip2(ck: Inferencer, call: PrimCall) -> Judgment:
-    no_static_parameter(ck, call.statics[0], "the radius of `clip2`")
-    positive_static(call.statics[0], ck.visible_constants(), "the radius of `clip2`")
+    what = "the radius of `clip2`"
+    deferred_read(ck, call.statics[0], what, lambda: positive_static(call.statics[0], ck.visible_constants(), what), Fraction(1))
     j = ck.check(call.args[0], ck.lengths.vec("2"), "`clip2` clips a vector in the L2 norm")
     return _scaled(ck, call, j, Sens.of(1), j.type, "projection onto an L2 ball is 1-Lipschitz")
 
@@ -164,8 +170,8 @@ def vsum(ck: Inferencer, call: PrimCall) -> Judgment:
     """The sum's length is its rows' (part of their type), so that the sum
     of an empty bag is the zero vector of that length: `run` reads it from
     `CheckedProgram.vector_lengths` (see `driver`)."""
-    no_static_parameter(ck, call.statics[0], "the clipping norm of `vsum`")
-    c = positive_static(call.statics[0], ck.visible_constants(), "the clipping norm of `vsum`")
+    what = "the clipping norm of `vsum`"
+    c = deferred_read(ck, call.statics[0], what, lambda: positive_static(call.statics[0], ck.visible_constants(), what), Fraction(1))
     row = ck.lengths.vec("2")
     j = ck.check(call.args[0], T.TBag(row), "`vsum` sums rows that are L2 vectors")
     ck.vector_sites[call.head.span] = row.length
@@ -193,6 +199,8 @@ def dot(ck: Inferencer, call: PrimCall) -> Judgment:
     norm = left.type.norm
     for weights, other in ((first, right), (second, left)):
         factor = _dual_norm(_static_entries(weights, ck.visible_constants()), norm)
+        if factor is not None and factor.is_zero and isinstance(weights, S.ListLit):
+            ck.zero_from_parameters(tuple(weights.items), "the weights of `dot`", weights.span)
         if factor is not None:
             ck.note(f"`dot` with a constant vector: Lipschitz with its dual norm, sensitivity x {factor}")
             return Judgment(T.NUM, U.scale_ctx(other.ctx, factor, call.span, "`dot` with a constant vector"))

@@ -21,7 +21,7 @@ from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.elaborate import static_count
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.first_order import static_length
-from fuzzpy.checker.noise import no_static_parameter
+from fuzzpy.checker.noise import deferred_read
 from fuzzpy.checker.terms import source_name
 from fuzzpy.checker.typerel import is_numeric
 from fuzzpy.language import syntax as S
@@ -132,8 +132,13 @@ def group(ck: Inferencer, call: PrimCall) -> Judgment:
     categories = _categories(ck, call, named) if is_categorical(call.statics, named) else None
     if categories is None:
         _refuse_dynamic_categories(ck, call)
-        no_static_parameter(ck, call.statics[0], "the number of buckets of `group`")
-        k = static_count(call.statics[0], ck.visible_constants(), "the number of buckets of `group`", 1)
+        what = "the number of buckets of `group`"
+        # a length in the type: the generic pass's placeholder gives a type
+        # that is discarded (the definition is checked at each call's numbers)
+        k = deferred_read(ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 1), 1)
+        if any(ck.static_params[n].symbolic is None or not ck.static_params[n].symbolic.is_const  # type: ignore[union-attr]
+               for n in ck.static_parameters_in(call.statics[0])):
+            ck.placeholder_length = call.statics[0].span  # a vector length read as the placeholder
     else:
         k = len(categories)
     bag, bag_type = _bag_arg(ck, call, 1)

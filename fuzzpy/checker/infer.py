@@ -85,6 +85,20 @@ class Inferencer:
         self.symbolic_used: set[str] = set()
         #: the bindings of the static parameters of the definition being checked
         self.static_params: dict[str, Binding] = {}
+        #: static parameters named where their value is needed as a number (a
+        #: `gauss` sigma, a `loop` count, a clamp bound, a sampling rate, an
+        #: epsilon under `subsample`): the definition's cost is then not one
+        #: expression, so it is checked at each call's numbers only (the
+        #: check of the program written with them, C++-template style), and
+        #: its generic pass reads them as the placeholder 1 for types only.
+        #: name -> why (the first position that named it)
+        self.deferred: dict[str, str] = {}
+        #: the `(n : nat)` parameters of the definition being checked: static
+        #: indices (DFuzz's `forall n : nat`), read as numbers in arithmetic
+        #: (`n * x` is n-sensitive), in bounds (`[n * e]`) and in types (`vec[n]`)
+        self.index_params: set[str] = set()
+        #: where the generic pass gave a vector a placeholder length (`group[n]`)
+        self.placeholder_length: Span | None = None
         #: a definition's signature at given values of its static parameters
         #: (set by the driver: each call is checked at its own numbers)
         self.instance_of: Callable[[str, tuple[Poly, ...], Span], DefSig] | None = None
@@ -136,7 +150,27 @@ class Inferencer:
         for name, binding in self.static_params.items():
             if binding.symbolic is not None and binding.symbolic.is_const and self.env.lookup(name) is binding:
                 visible[name] = binding.symbolic.value
+            elif name in self.deferred and self.env.lookup(name) is binding:
+                visible[name] = Fraction(1)  # the generic pass's placeholder: its costs are discarded
         return visible
+
+    def defer(self, symbols: frozenset[str], what: str) -> bool:
+        """Whether a static position that needs a number (``what``) may
+        depend on ``symbols`` (the symbols of the polynomial found there):
+        only through the definition's own static parameters (not hidden by
+        a local) whose value here is not a number, which are then recorded
+        as deferred (the definition is checked at each call's numbers).
+        False otherwise (the caller refuses it)."""
+        covered: set[str] = set()
+        for name, binding in self.static_params.items():
+            value = binding.symbolic
+            if value is None or value.is_const or self.env.lookup(name) is not binding:
+                continue
+            if value.symbols() & symbols:
+                covered |= value.symbols()
+                self.symbolic_used.add(name)
+                self.deferred.setdefault(name, what)
+        return bool(symbols) and symbols <= covered
 
     def symbolic_value(self, expr: S.Expr) -> Poly | None:
         """A static expression over the static parameters in scope, as a
@@ -163,6 +197,29 @@ class Inferencer:
             return _bounded(_poly_arith(expr.op, left, right), expr)
         value = static_value(expr, self.visible_constants())
         return None if value is None else Poly.const(value)
+
+    def zero_from_parameters(self, exprs: tuple[S.Expr, ...], what: str, span: Span) -> bool:
+        """A static 0 (a factor, a `sum` bound, `dot` weights) that names a
+        static parameter: the interpreter finds static zeros lexically
+        (`fuzzpy.runtime.statics`, which reads a parameter as data), so it
+        would evaluate what the checker scaled by 0 -- which may fail on one
+        dataset only. At a call's numbers it is refused (FZ202); in the
+        generic pass (placeholders, results discarded) it is not recorded
+        (True: skip recording it)."""
+        names = sorted({n for e in exprs for n in self.static_parameters_in(e)})
+        if not names:
+            return False
+        values = [self.static_params[n].symbolic for n in names]
+        if any(v is None or not v.is_const for v in values):
+            return True
+        shown = ", ".join(f"{n} = {v.value}" for n, v in zip(names, values, strict=True) if v is not None)
+        raise CheckError(
+            "FZ202",
+            f"{what} is 0 at this call ({shown}): a 0 that comes from a parameter is refused, since `run` would still "
+            "evaluate what it scales by 0",
+            span,
+            hint="give the parameter a value that does not make it 0, or write that case without the parameter",
+        )
 
     def static_parameters_in(self, expr: S.Expr) -> list[str]:
         """The static parameters of the definition being checked that
@@ -198,9 +255,8 @@ class Inferencer:
                 reason = (f"`{name}` here is a local name (bound by `fun`, `let` or `sample`) that hides the parameter "
                           f"`{name}`: only the definition's own parameter may stand here; rename one of them")
             elif static is not None and not epsilon:
-                reason = (f"it names the parameter `{name}`: only the epsilon of `laplace[..]` or `expmech[..]` may name "
-                          f"a parameter ({rule[len('a noise epsilon may name '):]}); here a number is needed, a literal "
-                          "or a top-level constant")
+                reason = (f"it names the parameter `{name}` in an expression that is not arithmetic (`+`, `-`, `*`, `/`) "
+                          "over the definition's parameters and constants; here a number is needed at each call")
             elif static is not None:
                 poly = self.symbolic_value(expr)
                 if poly is None:
@@ -366,6 +422,9 @@ class Inferencer:
             value = static_arith(expr.op, left.static, right.static, expr)
             return Judgment(result, U.plus(left.ctx, right.ctx), static=value)
         if expr.op == "/" and right.static is not None:
+            if right.static == 0 and self.zero_from_parameters((expr.right,), "the divisor", expr.right.span):
+                # a placeholder's zero in the generic pass: each call divides by its own number
+                return Judgment(result, U.plus(left.ctx, right.ctx))
             if right.static == 0:
                 raise CheckError("FZ203", "division by zero", expr.right.span)
             factor = Sens(abs(1 / right.static))
@@ -375,7 +434,9 @@ class Inferencer:
         if expr.op == "*" and (left.static is not None or right.static is not None):
             constant, other = (left, right) if left.static is not None else (right, left)
             assert constant.static is not None
-            if constant.static == 0:  # `run` makes the zero of e's type without evaluating e
+            side = expr.left if constant is left else expr.right
+            if constant.static == 0 and not self.zero_from_parameters((side,), f"the factor `{_shown(side)}`", side.span):
+                # `run` makes the zero of e's type without evaluating e
                 self.zero_sites[expr.span] = other.type.length if isinstance(other.type, T.TVec) else None
             factor = Sens(abs(constant.static))
             self.note(f"multiplied by the constant {constant.static}: sensitivity x {factor}")
@@ -613,3 +674,9 @@ def _bounded(poly: Poly, expr: S.Expr) -> Poly:
 def _short(poly: Poly) -> str:
     text = str(poly)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _shown(expr: S.Expr) -> str:
+    from fuzzpy.frontend.printer import expr as printed
+
+    return printed(expr)

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from fuzzpy.checker import usage as U
@@ -70,6 +71,12 @@ class LiteralRules:
                 return Judgment(binding.type, {}, cost=dict(binding.cost))
             if binding.static is not None:
                 return Judgment(binding.type, {}, static=binding.static)
+            if expr.name in ck.index_params and ck.static_params.get(expr.name) is binding and binding.symbolic is not None:
+                # a `nat` index: its number at a call, the placeholder 1 in the
+                # generic pass (whose results are discarded: checked at each call)
+                value = binding.symbolic.value if binding.symbolic.is_const else Fraction(1)
+                ck.note(f"`{expr.name}` is a static index: the number {value} here")
+                return Judgment(binding.type, {}, static=value)
             ck.note(f"variable: 1-sensitive in `{expr.name}`")
             return Judgment(binding.type, U.single(binding.key, expr.span), length=binding.length)
         if expr.name in ck.globals.constants:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from fuzzpy.accounting.events import (
     Event,
@@ -33,6 +33,7 @@ from fuzzpy.accounting.events import (
     SymbolicPure,
 )
 from fuzzpy.checker import costs as C
+from fuzzpy.checker import obligations
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.blocks import BinderRules, LambdaResult
 from fuzzpy.checker.context import Judgment
@@ -43,9 +44,11 @@ from fuzzpy.checker.typerel import is_number_list, is_numeric, same_type, subtyp
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.limits import MAX_STATIC_COUNT
-from fuzzpy.language.sensitivity import INF, ONE, Sens
+from fuzzpy.language.sensitivity import INF, ONE, ZERO, Sens
 from fuzzpy.language.source import Span
 from fuzzpy.language.symbolic import Poly
+
+T_ = TypeVar("T_")
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
@@ -78,33 +81,110 @@ def epsilon(ck: Inferencer, expr: S.Expr, what: str) -> Fraction | Poly:
     if static_value(expr, constants) is None:
         poly = ck.symbolic_value(expr)
         if poly is not None and not poly.is_const:
-            if not poly.positive:
+            verdict = obligations.positive(poly)  # term by term, else z3 (nonnegative reals)
+            if verdict.status != "proved":
+                why = (f"it is not positive at {verdict.witness}" if verdict.status == "refuted" and verdict.witness
+                       else "z3 could not decide that it is positive (undecided is refused)" if verdict.status == "unknown"
+                       else "it is not positive")
                 raise CheckError(
                     "FZ202",
-                    f"{what} is `{poly}`, which is not positive for every positive value of its parameters",
+                    f"{what} is `{poly}`, which is not shown positive for every positive value of its parameters: {why}",
                     expr.span,
                     hint="write the epsilon as a sum of positive multiples of parameters and constants (e.g. `eps / 2`)",
                 )
             return poly
-        ck.refuse_local_names(expr, what, epsilon=True)
+        if poly is None and _defer_arithmetic(ck, expr, what):
+            constants = ck.visible_constants()  # the placeholders of the generic pass
+        else:
+            ck.refuse_local_names(expr, what, epsilon=True)
     return positive_static(expr, constants, what)
 
 
-def no_static_parameter(ck: Inferencer, expr: S.Expr, what: str) -> None:
-    """A static parameter stands only in an epsilon (FZ202 elsewhere, with
-    the reason, instead of "must be a static number")."""
-    if static_value(expr, ck.visible_constants()) is not None:
-        return
+def _defer_arithmetic(ck: Inferencer, expr: S.Expr, what: str) -> bool:
+    """An epsilon that is arithmetic over static parameters but not a
+    polynomial (`eps / hi`): checked at each call's numbers (`defer`), if it
+    names no other local and is arithmetic over the parameters and constants."""
+    from fuzzpy.checker.terms import free_vars
+
+    local = [n for n in free_vars(expr) if ck.env.lookup(n) is not None]
+    static = ck.static_parameters_in(expr)
+    if not local or sorted(local) != static or not _arithmetic(expr):
+        return False
+    symbols: frozenset[str] = frozenset()
+    for name in static:
+        value = ck.static_params[name].symbolic
+        if value is None or value.is_const:
+            return False
+        symbols |= value.symbols()
+    return ck.defer(symbols, f"in {what}, which is not a polynomial")
+
+
+def _arithmetic(expr: S.Expr) -> bool:
+    if isinstance(expr, (S.Var, S.NumLit)):
+        return True
+    if isinstance(expr, S.Unary) and expr.op == "-":
+        return _arithmetic(expr.operand)
+    if isinstance(expr, S.Ann):
+        return _arithmetic(expr.expr)
+    return isinstance(expr, S.Binary) and expr.op in ("+", "-", "*", "/") and _arithmetic(expr.left) and _arithmetic(expr.right)
+
+
+def no_static_parameter(ck: Inferencer, expr: S.Expr, what: str, deferrable: bool = True) -> bool:
+    """A static parameter where a number is needed: the definition is then
+    checked at each call's numbers (True: deferred, `Inferencer.defer`);
+    where that is not allowed (``deferrable`` False: a length in a type) or
+    the expression names another local, FZ202 with the reason."""
+    if static_value(expr, ck.visible_constants()) is not None and not _names_deferred(ck, expr):
+        return False
     poly = ck.symbolic_value(expr)
     if poly is not None and not poly.is_const:
+        # a number is needed here: the definition is checked at each call's
+        # numbers instead of once (DFuzz's instantiation of index variables,
+        # Gaboardi et al. POPL 2013, with the side conditions decided there)
+        if deferrable and ck.defer(poly.symbols(), what):
+            return True
         raise CheckError(
             "FZ202",
-            f"{what} names the parameter(s) {', '.join(f'`{n}`' for n in sorted(poly.symbols()))}: a parameter may stand "
-            "only in the epsilon of `laplace[..]` or `expmech[..]` (checked once for all calls); here a number is needed",
+            f"{what} names the parameter(s) {', '.join(f'`{n}`' for n in sorted(poly.symbols()))}: "
+            + ("it sets the length of a vector, part of a type, which is not yet written over a parameter"
+               if not deferrable else "only a definition's own parameters may stand here")
+            + "; here a number is needed",
             expr.span,
             hint="use a top-level constant or a literal here",
         )
+    if poly is None and deferrable and _defer_arithmetic(ck, expr, what):
+        return True
     ck.refuse_local_names(expr, what, epsilon=False)
+    return False
+
+
+def _names_deferred(ck: Inferencer, expr: S.Expr) -> bool:
+    """Whether ``expr`` names a static parameter read as a placeholder."""
+    return any(name in ck.deferred for name in ck.static_parameters_in(expr))
+
+
+def deferred_read(ck: Inferencer, expr: S.Expr, what: str, read: Callable[[], T_], fallback: T_) -> T_:
+    """A number at a static position: in the generic pass of a definition
+    checked at each call's numbers, a side condition that fails at the
+    placeholder (`gauss[sigma - 2]`) is not a refusal: each call decides it
+    at its own numbers (``fallback`` stands in for the value)."""
+    if not no_static_parameter(ck, expr, what):
+        return read()
+    try:
+        return read()
+    except CheckError:
+        return fallback
+
+
+def _symbols_of(events: tuple[Event, ...]) -> Poly:
+    """A polynomial naming every symbol of the events' epsilons (for `defer`)."""
+    total = Poly()
+    for event in events:
+        if isinstance(event, SymbolicPure):
+            total = total + Poly._from({((n, 1),): Fraction(1) for n in event.epsilon.symbols()})
+        elif isinstance(event, (Repeat, Subsample, Group)):
+            total = total + _symbols_of(event.body)
+    return total
 
 
 def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
@@ -122,8 +202,8 @@ def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def gauss(ck: Inferencer, call: PrimCall) -> Judgment:
-    no_static_parameter(ck, call.statics[0], "the sigma of `gauss`")
-    sigma = positive_static(call.statics[0], ck.visible_constants(), "the sigma of `gauss`")
+    what = "the sigma of `gauss`"
+    sigma = deferred_read(ck, call.statics[0], what, lambda: positive_static(call.statics[0], ck.visible_constants(), what), Fraction(1))
     j = _noise_arg(ck, call, "2")
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `gauss`", lambda s: Gaussian(s, sigma))
     ck.note(f"`gauss[{Sens(sigma)}]`: one Gaussian event per variable, with its L2 sensitivity")
@@ -197,8 +277,8 @@ def _function(ck: Inferencer, fn: S.Expr, param_type: T.Type, result_hint: T.Typ
 
 
 def loop(ck: Inferencer, call: PrimCall) -> Judgment:
-    no_static_parameter(ck, call.statics[0], "the number of rounds of `loop`")
-    k = static_count(call.statics[0], ck.visible_constants(), "the number of rounds of `loop`", 0)
+    what = "the number of rounds of `loop`"
+    k = deferred_read(ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 0), 1)
     init_expr, fn = call.args
     init = ck.infer(init_expr)
     start = call.hint.inner if isinstance(call.hint, T.TFuzzy) and subtype(init.type, call.hint.inner, ck.lengths) else init.type
@@ -306,9 +386,16 @@ def _widen_ints(t: T.Type) -> T.Type:
     return t
 
 
+def _rate(ck: Inferencer, expr: S.Expr, what: str) -> Fraction:
+    q = positive_static(expr, ck.visible_constants(), what)
+    if q > 1:
+        raise CheckError("FZ202", f"`subsample[{q}]`: the rate is a probability, at most 1", expr.span)
+    return q
+
+
 def subsample(ck: Inferencer, call: PrimCall) -> Judgment:
-    no_static_parameter(ck, call.statics[0], "the sampling rate of `subsample`")
-    q = positive_static(call.statics[0], ck.visible_constants(), "the sampling rate of `subsample`")
+    what = "the sampling rate of `subsample`"
+    q = deferred_read(ck, call.statics[0], what, lambda: _rate(ck, call.statics[0], what), Fraction(1, 2))
     if q > 1:
         raise CheckError("FZ202", f"`subsample[{q}]`: the rate is a probability, at most 1", call.statics[0].span)
     return _sampled(ck, call, "subsample", lambda body, direct: Subsample(Fraction(q), body),
@@ -353,7 +440,8 @@ def _sampled(ck: Inferencer, call: PrimCall, name: str,
     assert lam.body.cost is not None
     cost: C.CostCtx = dict(lam.body.cost)
     inner = lam.param_cost
-    if inner is not None and not inner.is_infinite and C.is_symbolic(inner.events()):
+    if (inner is not None and not inner.is_infinite and C.is_symbolic(inner.events())
+            and not ck.defer(_symbols_of(inner.events()).symbols(), "an epsilon under `subsample`")):
         # amplification (log(1 + q(e^eps - 1))) is not a polynomial in eps
         raise CheckError(
             "FZ202",
@@ -379,3 +467,66 @@ def _sampled(ck: Inferencer, call: PrimCall, name: str,
                 cost[name_] = C.then(cost.get(name_), scaled)
     ck.note(note)
     return Judgment(lam.body.type, {}, cost=cost)
+
+
+# ---------------------------------------------------------------- iterate
+
+
+#: beyond this many bits a sensitivity s^k is reported as infinite (sound:
+#: an upper bound), and below 1 the powers past it are bounded by s^64
+_ITERATE_EXACT = 64
+_ITERATE_CAP = Fraction(2) ** 1024
+
+
+def iterate(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`iterate[k] f x`: f applied k times to x, f : A -[s]-> A deterministic.
+    Fuzz's application rule (Reed & Pierce 2010: Gamma + s * Delta) applied k
+    times: the result is s^k-sensitive in x (DiffMu's `for` loop over
+    `x = x + x` is 2^k), and what f captures with sensitivity t is used
+    t * (1 + s + ... + s^(k-1)): the i-th application's use passes through
+    the k - 1 - i later ones. k = 0 gives x and never applies f."""
+    what = "the number of rounds of `iterate`"
+    k = deferred_read(ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 0), 1)
+    fn, start_expr = call.args
+    start = ck.infer(start_expr, call.hint)
+    if not isinstance(fn, S.Lambda):
+        fn = eta_expand(fn)
+    lam = BinderRules(ck).with_param(fn, start.type, start.type)
+    if lam.body.is_fuzzy:
+        raise CheckError(
+            "FZ201",
+            "the function given to `iterate` returns a distribution: `iterate` composes deterministic steps",
+            fn.span,
+            hint="use `loop[k] x0 (fun s -> ...)` for rounds that release",
+        )
+    ck.coerce(lam.body, start.type, fn.span, "`iterate` feeds each result back to the function")
+    power, geometric = _powers(lam.param_sens, k)
+    ctx = U.scale_ctx(start.ctx, power, start_expr.span, f"passed through {k} applications of a {lam.param_sens}-sensitive function")
+    captured = U.scale_ctx(dict(lam.body.ctx), geometric, fn.span, f"used by each of the {k} applications")
+    ck.note(f"`iterate[{k}]`: {power}-sensitive in the start (s^k with s = {lam.param_sens}); "
+            f"what the function captures, {geometric} times")
+    return Judgment(start.type, U.plus(ctx, captured))
+
+
+def _powers(s: Sens, k: int) -> tuple[Sens, Sens]:
+    """(s^k, 1 + s + ... + s^(k-1)) as sensitivities, rounded up: infinite
+    past 2^1024, and for s < 1 bounded by the first 64 terms' form
+    (s^k <= s^64, the sum <= 1 / (1 - s))."""
+    if k == 0:
+        return ONE, ZERO
+    if s.is_inf:
+        return INF, INF
+    assert s.value is not None
+    v = s.value
+    if v == 1:
+        return ONE, Sens(Fraction(k))
+    if v < 1:
+        power = v ** min(k, _ITERATE_EXACT)
+        geometric = (1 - v ** k) / (1 - v) if k <= _ITERATE_EXACT else 1 / (1 - v)
+        return Sens(power), Sens(geometric)
+    if k * v.numerator.bit_length() > 1100:  # v^k > 2^1024 surely or nearly: an upper bound
+        return INF, INF
+    power = v ** k
+    if power > _ITERATE_CAP:
+        return INF, INF
+    return Sens(power), Sens((power - 1) / (v - 1))

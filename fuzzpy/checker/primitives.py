@@ -89,6 +89,7 @@ _TABLE = [
     Primitive("gauss", ("sigma",), 1, "num -> fuzzy num  (rho = s^2 / 2 sigma^2; also vec[2] num)", N.gauss),
     Primitive("expmech", ("eps",), 3, "list C -> (C -> D -[s]-> num) -> D -[eps*s]-> fuzzy C", N.expmech),
     Primitive("loop", ("k",), 2, "A -> (A -> fuzzy A) -> fuzzy A  (cost: k times the body's)", N.loop),
+    Primitive("iterate", ("k",), 2, "(A -> A) -> A -> A  (s^k-sensitive in the start for an s-sensitive step)", N.iterate),
     Primitive("subsample", ("q",), 2, "(bag A -> fuzzy B) -> bag A -> fuzzy B  (amplified)", N.subsample),
     Primitive("choose", ("m",), 2, "(bag A -> fuzzy B) -> bag A -> fuzzy B  (m rows without replacement)", N.choose),
     Primitive("bootstrap", ("m",), 2, "(bag A -> fuzzy B) -> bag A -> fuzzy B  (m rows with replacement)", N.bootstrap),

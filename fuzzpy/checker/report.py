@@ -48,6 +48,8 @@ class PrivacyFigure:
     def text(self) -> str:
         if self.epsilon is None:
             return f"cost unavailable ({self.note})"
+        if isinstance(self.epsilon, float) and math.isinf(self.epsilon):
+            return f"no finite epsilon at delta = {_show(self.delta)}"
         eps = _show(self.epsilon)
         if self.delta == 0:
             return f"{eps}-DP"
@@ -149,7 +151,9 @@ def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[s
     parts = []
     for p in checked.params:
         if p.name in checked.static_params:  # a static index: no sensitivity, a number at each call
-            parts.append(f"({p.name} : {p.type})")
+            written = next((q.type for q in checked.decl.params if q.name == p.name), None)
+            nat = isinstance(written, S.TyName) and written.name == "nat"
+            parts.append(f"({p.name} : {'nat' if nat else p.type})")
             continue
         if p.name in checked.symbolic_privacy:
             cost = checked.symbolic_privacy[p.name]
@@ -160,6 +164,8 @@ def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[s
         figure = figures.get(p.name)
         if figure is not None and figure.pure_epsilon is None and figure.delta != 0 and figure.epsilon is not None:
             sens = _show(figure.epsilon)  # an approximate cost: show the epsilon at this delta
+            if isinstance(figure.epsilon, float) and math.isinf(figure.epsilon):
+                sens = "unbounded at this delta"  # words, not a bare `inf` (which reads as "not private")
         elif figure is not None and figure.epsilon is not None and _IN_FORCE.get() != DEFAULT_NEIGHBOURS:
             sens = _show(figure.epsilon)  # the checker's sensitivity is for add/remove: show this relation's cost
         parts.append(f"({p.name} :[{sens}] {p.type})")
@@ -171,7 +177,12 @@ def signature(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> str:
 
 
 def figures_for(checked: CheckedDef, delta: float | None) -> dict[str, PrivacyFigure]:
-    return {name: privacy_figure(events, delta) for name, events in checked.privacy.items()}
+    """The guarantee in each database, then in each argument whose cost is
+    (eps, delta) (`CheckedDef.argument_privacy`), reported alike."""
+    events_of = checked.privacy | checked.argument_privacy
+    order = [p.name for p in checked.params if p.name in events_of]  # the signature's order
+    order += [name for name in events_of if name not in order]
+    return {name: privacy_figure(events_of[name], delta) for name in order}
 
 
 #: Each definition's figures, by definition name: computed once and passed to
@@ -184,7 +195,12 @@ def all_figures(checked: CheckedProgram, delta: float | None) -> Figures:
 
 
 def symbolic_text(d: CheckedDef) -> str:
-    """A definition's cost over its static parameters: `eps-DP in db`."""
+    """A definition's cost over its static parameters: `eps-DP in db`; for
+    one checked at each call's numbers only, which parameter made it so."""
+    if d.deferred:
+        name, why = d.deferred[0]
+        more = f" (and {', '.join(n for n, _ in d.deferred[1:])})" if len(d.deferred) > 1 else ""
+        return f"cost checked at each call's numbers: `{name}` is {why}{more}"
     parts = []
     for name, cost in d.symbolic_privacy.items():
         if cost is None:
@@ -202,7 +218,10 @@ def instance_lines(checked: CheckedProgram, d: CheckedDef, delta: float | None) 
     lines = []
     for instance in checked.instances.get(d.name, ()):
         figures = {name: privacy_figure(events, delta) for name, events in instance.privacy.items()}
-        cost = ", ".join(f"{fig.text()} in {name}" for name, fig in figures.items()) or "no release in a database"
+        cost = ", ".join(f"{fig.text()} in {name}" for name, fig in figures.items())
+        if not cost and not d.result_is_fuzzy:  # a deterministic definition: its sensitivities there
+            cost = ", ".join(f"{s}-sensitive in {name}" for name, s in instance.sensitivities) or "no parameter"
+        cost = cost or "no release in a database"
         lines.append(f"    at {instance.assignment()}: {cost}")
     return lines
 
@@ -278,6 +297,8 @@ def infinite_at_delta(checked: CheckedProgram, delta: float | None, known: Figur
     decls = {d.name: d for d in checked.program.decls if isinstance(d, S.DefDecl)}
     for d in checked.own_definitions().values():
         for name, figure in (known[d.name] if known is not None else figures_for(d, delta)).items():
+            if name in d.argument_privacy:  # an argument is not charged: `run` carries it out, the text says so
+                continue
             epsilon = figure.epsilon
             if isinstance(epsilon, float) and math.isinf(epsilon):
                 found.append(Diagnostic(
@@ -326,6 +347,9 @@ def _param_json(d: CheckedDef, p: ParamInfo) -> object:
     if p.name in d.symbolic_privacy:
         cost = d.symbolic_privacy[p.name]
         return None if cost is None else str(cost)  # None: not pure, see "instances"
+    events = d.argument_privacy.get(p.name, d.privacy.get(p.name, ()))
+    if events and pure_epsilon(events) is None:  # not a bare "inf": an (eps, delta) cost, under "privacy"
+        return "approximate"
     return p.sensitivity.to_json()
 
 

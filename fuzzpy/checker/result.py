@@ -75,6 +75,26 @@ class CheckedDef:
     static_params: tuple[str, ...] = ()
     symbolic_privacy: dict[str, Poly | None] = field(default_factory=dict)
 
+    @property
+    def result_is_fuzzy(self) -> bool:
+        from fuzzpy.language.types import TFuzzy
+
+        return isinstance(self.result, TFuzzy)
+    #: Every parameter that is not a `bag` and whose cost is finite but not
+    #: pure (Gaussian noise on a `num`/`vec` argument; Duet's Gaussian rule,
+    #: Near et al. OOPSLA 2019): the events it performs on that argument,
+    #: reported as an (eps, delta) guarantee like a bag's. A pure cost stays
+    #: the parameter's sensitivity (Fuzz's max-divergence metric). Nothing is
+    #: charged for it: an argument of `run` is public; a caller that passes
+    #: data re-expresses these events in its own variables.
+    argument_privacy: dict[str, tuple[Event, ...]] = field(default_factory=dict)
+    #: The static parameters named where a number is needed (a `gauss`
+    #: sigma, a `loop` count, a clamp bound, a sampling rate, an epsilon
+    #: under `subsample`), each with the first such position: the
+    #: definition has no cost expression (every `symbolic_privacy` entry is
+    #: None) and is checked at each call's numbers only.
+    deferred: tuple[tuple[str, str], ...] = ()
+
 
 @frozen
 class Instance:
@@ -84,6 +104,9 @@ class Instance:
 
     values: tuple[tuple[str, Fraction], ...]
     privacy: dict[str, tuple[Event, ...]]
+    #: each other parameter's sensitivity there (what a deterministic
+    #: definition's call states)
+    sensitivities: tuple[tuple[str, Sens], ...] = ()
 
     def assignment(self) -> str:
         return ", ".join(f"{name} = {Sens(value)}" for name, value in self.values)

@@ -337,7 +337,8 @@ def _program(args: argparse.Namespace) -> int:
         _plot_events(args, f"{rows[0][0]} in {rows[0][1]}", rows[0][2].delta, costs[0][2])
     if args.json:
         _print_json({"ok": True, "file": args.file, **relation.to_json(),
-                     "definitions": _definitions_json(rows, costs, args)})
+                     "definitions": _definitions_json(rows, costs, args),
+                     "parameterised": parameterised.documents})
         return EXIT_OK
     if not rows and not parameterised:
         print(f"{args.file}: no definition releases a private value")
@@ -347,7 +348,7 @@ def _program(args: argparse.Namespace) -> int:
         print(f"{name:20} {_describe(g, pure)} in {param}   [{g.method}: {DESCRIPTIONS[g.method]}]")
         if args.definition and g.delta > 0:  # one definition: every method, side by side
             _print_table(guarantees(events, g.delta), g, pure)
-    for line in parameterised:
+    for line in parameterised.lines:
         print(line)
     if rows or parameterised:
         print(relation.text())

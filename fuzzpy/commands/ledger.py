@@ -242,7 +242,7 @@ def _table(entries: list[Entry]) -> list[str]:
             str(e.id),
             e.time,
             _program_text(e),
-            e.definition or "-",
+            _definition_text(e),
             _released_text(e),
             describe_amount(e.cost.spend, e.budget),
             describe_amount(e.remaining, e.budget, up=False),
@@ -254,6 +254,15 @@ def _table(entries: list[Entry]) -> list[str]:
         "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
+
+
+def _definition_text(entry: Entry) -> str:
+    """The definition, with the run's public arguments when there were any
+    (`noisy_mean eps=0.1`): a parameterised definition's cost depends on them."""
+    name = entry.definition or "-"
+    if not entry.arguments:
+        return name
+    return name + " " + " ".join(f"{key}={value}" for key, value in sorted(entry.arguments.items()))
 
 
 def _released_text(entry: Entry, width: int = 32) -> str:

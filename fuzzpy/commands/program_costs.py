@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from fuzzpy.accounting.events import Event
+
+
+@dataclass(frozen=True)
+class Parameterised:
+    """The definitions with static parameters: `budget`'s text lines, and
+    one JSON document each (`budget --json`'s `parameterised`): the
+    parameters, the cost over them (text; None where it is checked at each
+    call), why it is checked at each call, and each call's numbers and cost."""
+
+    lines: list[str] = field(default_factory=list)
+    documents: list[dict[str, object]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.lines)
 
 
 class CostsUnavailable(LookupError):
@@ -26,7 +41,7 @@ def program_costs(
 
 def costs_and_parameterised(
     path: str, definition: str | None = None, delta: float | None = None
-) -> tuple[list[tuple[str, str, tuple[Event, ...]]], list[str]]:
+) -> tuple[list[tuple[str, str, tuple[Event, ...]]], Parameterised]:
     """`program_costs`, and the lines that describe each definition with
     static parameters (all definitions only): its cost as an expression over
     them and, under it, its cost at each call's numbers in the file."""
@@ -54,19 +69,35 @@ def costs_and_parameterised(
         for name in names
         for param, events in checked.definitions[name].privacy.items()
     ]
-    return costs, ([] if definition is not None else _parameterised_lines(checked, delta))
+    return costs, (Parameterised() if definition is not None else _parameterised(checked, delta))
 
 
-def _parameterised_lines(checked: object, delta: float | None) -> list[str]:
-    from fuzzpy.checker.report import instance_lines, symbolic_text
+def _parameterised(checked: object, delta: float | None) -> Parameterised:
+    from fuzzpy.checker.report import _upper_float, instance_lines, privacy_figure, symbolic_text
     from fuzzpy.checker.result import CheckedProgram
 
     assert isinstance(checked, CheckedProgram)
-    lines = []
+    found = Parameterised()
     for d in checked.own_definitions().values():
         if not d.static_params:
             continue
         params = ", ".join(d.static_params)
-        lines.append(f"{d.name:20} parameterised by {params}: {symbolic_text(d) or 'no release in a database'}")
-        lines.extend(instance_lines(checked, d, delta) or [f"    (no call in the file gives {params} a number)"])
-    return lines
+        text = symbolic_text(d) or "no release in a database"
+        found.lines.append(f"{d.name:20} parameterised by {params}: {text}")
+        found.lines.extend(instance_lines(checked, d, delta) or [f"    (no call in the file gives {params} a number)"])
+        found.documents.append({
+            "name": d.name,
+            "static_params": list(d.static_params),
+            "symbolic_privacy": {db: None if cost is None else str(cost) for db, cost in d.symbolic_privacy.items()},
+            "cost": text,
+            "checked_at_each_call": {name: why for name, why in d.deferred},
+            "instances": [
+                {
+                    "values": {name: _upper_float(value) for name, value in instance.values},
+                    "exact_values": {name: str(value) for name, value in instance.values},
+                    "privacy": {db: privacy_figure(events, delta).to_json() for db, events in instance.privacy.items()},
+                }
+                for instance in checked.instances.get(d.name, ())
+            ],
+        })
+    return found

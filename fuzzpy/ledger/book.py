@@ -223,6 +223,7 @@ class Ledger(Registry):
         use: DataUse | None = None,
         seeded: bool | None = None,
         neighbours: str = ADD_REMOVE,
+        arguments: dict[str, str] | None = None,
     ) -> Receipt:
         """Re-check and record the release atomically; committed on return."""
         (receipt,) = self.charge_many(
@@ -234,6 +235,7 @@ class Ledger(Registry):
             uses=None if use is None else [use],
             seeded=seeded,
             neighbours=neighbours,
+            arguments=arguments,
         )
         return receipt
 
@@ -248,13 +250,15 @@ class Ledger(Registry):
         uses: Sequence[DataUse | None] | None = None,
         seeded: bool | None = None,
         neighbours: str = ADD_REMOVE,
+        arguments: dict[str, str] | None = None,
     ) -> list[Receipt]:
         """Charge one release to several datasets (a definition with several
         `bag` parameters): all charges are recorded, or none.
 
         ``uses[i]`` is the data request i read (its registration is checked,
         or recorded, in the same transaction); ``seeded`` marks a run whose
-        noise came from ``--seed`` (not private). Each release is recorded
+        noise came from ``--seed`` (not private); ``arguments`` are the
+        run's public arguments as given (`--arg`), recorded with each charge. Each release is recorded
         as "charged"; `record_release` marks it released with its value.
         """
         costs = [self._precompute(request, release_delta) for request in requests]
@@ -287,6 +291,7 @@ class Ledger(Registry):
                     "seeded": None if seeded is None else int(seeded),
                     "status": "charged",
                     "row_rules": None if use is None or use.row_rules is None else json.dumps(use.row_rules),
+                    "arguments": json.dumps(arguments, sort_keys=True) if arguments else None,
                 }
                 release_id = insert_release_row(connection, row)
                 receipts.append(Receipt(**vars(quote), id=release_id, time=time))

@@ -111,6 +111,7 @@ class Entry:
     status: str | None = None  # "charged" (nothing shown yet) or "released"; None: not recorded
     released: object = None  # the released value as JSON data, once released
     row_rules: dict[str, object] | None = None  # what the row rules did: for the data owner only
+    arguments: dict[str, str] | None = None  # the run's public arguments as given (`--arg`); None: none recorded
 
     def to_json(self) -> dict[str, object]:
         """Everything but the row rules' counts, which are the owner's
@@ -131,6 +132,7 @@ class Entry:
             "charged": charged,
             "remaining": amount_json(self.remaining, self.budget),
             "events": events_to_data(self.events),
+            "arguments": self.arguments,
         }
 
 

@@ -93,4 +93,5 @@ def entry_of(row: sqlite3.Row, budget: Budget, spend: Spend, remaining: Spend) -
         status=row["status"],
         released=None if row["released"] is None else json.loads(row["released"]),
         row_rules=None if row["row_rules"] is None else json.loads(row["row_rules"]),
+        arguments=None if row["arguments"] is None else json.loads(row["arguments"]),
     )

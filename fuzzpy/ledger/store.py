@@ -40,7 +40,7 @@ from fuzzpy.ledger.errors import (
 from fuzzpy.support.interrupts import checkpoint
 
 APPLICATION_ID = 0x46757A4C  # "FuzL" in the SQLite header marks a fuzzpy ledger
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 FORMAT_NAME = "fuzzpy-ledger"
 
 #: The columns version 2 added to `releases` (NULL in releases made before).
@@ -86,6 +86,11 @@ _SCHEMA_V1 = (
 )
 
 
+#: Version 5: the public arguments of the run (`--arg NAME=VALUE`, the
+#: API's ``args``) as given, JSON {name: text}; NULL before, or without any.
+ARGUMENTS_COLUMN = ("ALTER TABLE releases ADD COLUMN arguments TEXT",)
+
+
 def _migration_to_2() -> tuple[str, ...]:
     added = tuple(f"ALTER TABLE releases ADD COLUMN {column}" for column in _RELEASE_COLUMNS_V2)
     return added + DATASETS
@@ -93,7 +98,7 @@ def _migration_to_2() -> tuple[str, ...]:
 
 #: Version n -> n + 1, applied in order inside one write transaction. A new
 #: file is made at version 1 and migrated, so new and migrated files agree.
-_MIGRATIONS = {1: _migration_to_2, 2: lambda: CONTENT_COLUMN, 3: lambda: LOG_CONTENT_COLUMNS}
+_MIGRATIONS = {1: _migration_to_2, 2: lambda: CONTENT_COLUMN, 3: lambda: LOG_CONTENT_COLUMNS, 4: lambda: ARGUMENTS_COLUMN}
 
 
 def utc_now() -> str:

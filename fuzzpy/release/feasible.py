@@ -115,7 +115,7 @@ def _check_prim(prim: S.Prim, constants: dict[str, Fraction]) -> list[Diagnostic
     elif prim.name == "group" and values and values[0] is not None and not 0 <= values[0] <= MAX_RELEASE_ENTRIES:
         out.append(_out_of_range(prim, prim.static_args[0].span, f"{values[0]} buckets",
                                  f"at most {MAX_RELEASE_ENTRIES} buckets can be counted and released"))
-    elif prim.name == "loop" and values and values[0] is not None and not 0 <= values[0] <= MAX_LOOP_ROUNDS:
+    elif prim.name in ("loop", "iterate") and values and values[0] is not None and not 0 <= values[0] <= MAX_LOOP_ROUNDS:
         out.append(_out_of_range(prim, prim.static_args[0].span, f"{values[0]} rounds",
                                  f"at most {MAX_LOOP_ROUNDS} rounds are run"))
     return out

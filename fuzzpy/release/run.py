@@ -418,6 +418,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
                     uses=uses,
                     seeded=request.seed is not None,
                     neighbours=request.neighbours or "add-remove-one",
+                    arguments=recorded_arguments(request),
                 ) if events else []
         source_of_noise: RandomSource = SecureSource() if request.seed is None else SeededSource(request.seed)
         warnings: list[str] = []
@@ -535,6 +536,23 @@ def _record_release(ledger_path: str | None, receipts: list[Receipt], value: Val
             ledger.record_release([r.id for r in receipts], to_json(value), audit)
     except FuzzError as exc:  # the charge stands; the release is still shown
         warn(f"warning: the ledger could not mark this release as released: {exc}")
+
+
+def recorded_arguments(request: RunRequest) -> dict[str, str]:
+    """The run's public arguments as the ledger records them: each as given
+    (the `--arg` text; an API value's text, a float as its shortest decimal)."""
+    return {name: value if isinstance(value, str) else _argument_text(value) for name, value in request.args.items()}
+
+
+def _argument_text(value: object) -> str:
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, Fraction):
+        return str(value)
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str]) -> dict[str, tuple[Event, ...]]:

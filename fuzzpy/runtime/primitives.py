@@ -221,6 +221,7 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
         "group": _group,
         "expmech": _expmech,
         "loop": _loop,
+        "iterate": _iterate,
         "subsample": _subsample,
         "choose": _fixed_size(replacement=False),
         "bootstrap": _fixed_size(replacement=True),
@@ -412,6 +413,27 @@ def _loop(interp: Interpreter, args: list[Fraction]) -> Function:
         return Fuzzy(draw)
 
     return Function("loop", 2, run, lazy=True)
+
+
+def _iterate(interp: Interpreter, args: list[Fraction]) -> Function:
+    """`iterate[k] f x`: f applied k times, x first (a thunk until f reads
+    it: a step 0-sensitive in its argument never evaluates it, as the
+    checker scales it by 0); k = 0 gives x and never evaluates f."""
+    (k,) = args
+
+    def run(step: Value, x0: Value) -> Value:
+        rounds = int(k)
+        if rounds == 0:
+            return force(x0)
+        apply = force(step)
+        state = x0
+        for index in range(rounds):
+            if rounds > 1000 and index % 1000 == 0:
+                interp.progress(f"iterate: round {index + 1} of {rounds}")
+            state = apply(state)
+        return force(state)
+
+    return Function("iterate", 2, run, lazy=True)
 
 
 def _subsample(interp: Interpreter, args: list[Fraction]) -> Function:

@@ -15,6 +15,7 @@ division, log / exp / sqrt of data-derived values, and cancellation
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -247,14 +248,62 @@ class Writer:
         depth = self.draw(st.integers(1, 3))
         kind = self.draw(st.sampled_from(QUERY_KINDS))
         query_type, query_body, release = kind(self, depth)
+        models = {"q": "deterministic", "m": release.model}
+        if self.chance(0.4):  # the release written over static parameters, instantiated twice (issue 27)
+            release, extra = parametrised(self, release)
+            models.update({name: release.model for name in extra})
         lines = [ROW_TYPE, CONSTANTS, f"def q (db : bag R) : {query_type} =\n  {query_body};", release.text]
-        return Generated("\n".join(lines) + "\n", {"q": "deterministic", "m": release.model})
+        return Generated("\n".join(lines) + "\n", models)
 
 
 @dataclass(frozen=True)
 class Release:
     text: str
     model: str
+
+
+_HEADER = re.compile(r"def m \(db : bag R\) : (.*?) =", re.S)
+_STATIC_BRACKET = re.compile(r"\b(laplace|gauss|expmech|loop|subsample)\[([^\[\]]+)\]")
+#: values a parameter may take at a call, by the bracket it stands in
+_VALUES = {"laplace": EPSILONS, "expmech": EPSILONS, "gauss": ("1", "0.5", "1000", "3 / 7"),
+           "loop": ("1", "2", "3"), "subsample": ("0.5", "1", "0.25")}
+
+
+def parametrised(w: Writer, release: Release) -> tuple[Release, list[str]]:
+    """The release as a library over static parameters (DFuzz/Duet style: the
+    noise scale, rounds or rate a parameter, sometimes scaled: `p / 4`), and
+    `m` / `m2` calling it at values drawn at random: each call is checked
+    and run at its own numbers, so the harness judges every instantiation
+    by the claim the checker made for it."""
+    header = _HEADER.match(release.text)
+    brackets = list(_STATIC_BRACKET.finditer(release.text))
+    if header is None or not brackets:
+        return release, []
+    params: list[str] = []
+    kinds: list[str] = []
+    pieces: list[str] = []
+    last = header.end()
+    for found in brackets:
+        if params and not w.chance(0.6):
+            continue
+        name = f"p{len(params)}"
+        scaled = w.chance(0.3)
+        pieces.append(release.text[last:found.start(2)] + (f"{name} / 4" if scaled else name))
+        last = found.end(2)
+        params.append(name)
+        kinds.append(found.group(1) + ("/4" if scaled else ""))
+    body = "".join(pieces) + release.text[last:]
+    result = header.group(1)
+    signature = " ".join(f"({p} : num)" for p in params)
+    calls = []
+    for wrapper in ("m", "m2"):
+        values = []
+        for kind in kinds:
+            base = w.pick(_VALUES[kind.split("/")[0]])
+            values.append(f"(4 * ({base}))" if kind.endswith("/4") else f"({base})")
+        calls.append(f"def {wrapper} (db : bag R) : {result} = mlib {' '.join(values)} db;")
+    text = f"def mlib {signature} (db : bag R) : {result} ={body}\n" + "\n".join(calls)
+    return Release(text, release.model), ["m2"]
 
 
 def _release_of_number(w: Writer) -> Release:
