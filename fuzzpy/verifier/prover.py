@@ -153,14 +153,31 @@ def screen(info: MechanismInfo, alignments: dict[int, Alignment],
 
     Most wrong alignments already fail in the first trip, where the check is cheap.
     """
+    return screen_failure(info, alignments, fixed) is None
+
+
+def screen_failure(info: MechanismInfo, alignments: dict[int, Alignment],
+                   fixed: tuple[dict[str, Fraction], dict[str, Fraction]], name: bool = False) -> str | None:
+    """None when the bounded check passes; else the failure (with ``name``, the
+    first obligation that fails, its line and path: what a wrong hint is told)."""
     for depth, values in ((1, fixed[0]), (UNROLL, fixed[1])):
         inputs = make_inputs(info, values)
         product = Product(info, inputs, alignments, unrolled(depth))
         for path in product.run():
             bad = z.conj(*path.facts, z.neg(z.conj(*(o.formula for o in path.obligations))))
             if z.satisfiable([bad]).status != "valid":
-                return False
-    return True
+                return _failed_obligation(path, depth, values) if name else "fails"
+    return None
+
+
+def _failed_obligation(path: Path, depth: int, values: dict[str, Fraction]) -> str:
+    where = ", ".join(show(getattr(s, "cond", s)) if b else f"!({show(getattr(s, 'cond', s))})" for s, b in path.trail)
+    at = ", ".join(f"{k} = {v}" for k, v in values.items())
+    for ob in path.obligations:
+        if z.check_valid(path.facts, ob.formula).status != "valid":
+            return (f"`{ob.text}` (line {ob.where.line}) fails on the path [{where or 'straight through'}] "  # type: ignore[attr-defined]
+                    f"within {depth} loop trip(s){' at ' + at if at else ''}")
+    return "an obligation fails"
 
 
 # ---------------------------------------------------------------- search
@@ -267,7 +284,11 @@ def search(info: MechanismInfo, seconds: float) -> SearchResult:
         tried += 1
         alignments = dict(enumerate(choice))
         try:
-            if not screen(info, alignments, (first, second)):
+            hinted = all(site.noise.align is not None for site in info.draws)
+            failure = screen_failure(info, alignments, (first, second), name=hinted)
+            if failure is not None:
+                if hinted:  # the student's own alignment: say which obligation it breaks
+                    last_reason = f"the `align` hints fail the bounded check: {failure}"
                 continue
             dead: dict[int, set[str]] = {}
             for values in (first, second):
