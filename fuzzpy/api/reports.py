@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import field
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.support.records import frozen
 
 if TYPE_CHECKING:
+    from fuzzpy.verifier.game import GameProof
     from fuzzpy.accounting.events import Event
     from fuzzpy.checker.report import PrivacyFigure
     from fuzzpy.checker.result import CheckedDef, CheckedProgram
@@ -307,6 +308,9 @@ class VerifyResult:
     verdict: Verdict = field(repr=False)
     cached: bool = False  # read from the proof cache
     warnings: tuple[Diagnostic, ...] = ()  # FZ406: proved only because no input meets `requires`
+    decl: Any = field(default=None, repr=False, compare=False)  # the mechanism (for the proof as data)
+    program: Any = field(default=None, repr=False, compare=False)
+    _games: dict[bool, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -338,17 +342,37 @@ class VerifyResult:
 
     @property
     def steps(self) -> list[str]:
-        """The proof (alignments, invariants, cost per path) or the refutation, line by line."""
+        """The proof as the verification game, or the refutation, line by line."""
         return self.text(explain=True).splitlines()[1:]
 
-    def text(self, explain: bool = False) -> str:
-        """What `fuzzpy verify` (``--explain``) prints for this mechanism."""
+    def proof(self, minimise: bool = True) -> GameProof | None:
+        """The proof as data (a tree of frozen dataclasses, `to_json()`-able):
+        precondition, statements with their assertions, the coupling rule at
+        each draw, loop invariants (``minimise``: only the clauses the proof
+        kernel needs, which asks the kernel again), the closing cost. None
+        unless proved."""
+        if minimise not in self._games:
+            from fuzzpy.verifier.game import build
+
+            self._games[minimise] = None if self.decl is None else build(self.verdict, self.decl, self.program,
+                                                                           minimise)
+        return self._games[minimise]  # type: ignore[no-any-return]
+
+    def text(self, explain: bool | str = False) -> str:
+        """What `fuzzpy verify` prints for this mechanism: ``explain`` True or
+        "game" adds the verification game, "summary" the short proof."""
         from fuzzpy.verifier.report import render
 
-        return render(self.verdict, explain)
+        mode = "game" if explain is True else explain
+        game = self.proof() if mode == "game" and self.verdict.proved else None
+        return render(self.verdict, mode, game)
 
-    def to_json(self) -> dict[str, object]:
-        return {**self.verdict.to_json(), "cached": self.cached}
+    def to_json(self, minimise: bool = False) -> dict[str, object]:
+        document = {**self.verdict.to_json(), "cached": self.cached}
+        game = self.proof(minimise) if self.verdict.proved else None
+        if game is not None:
+            document["proof"] = {**game.to_json(), "minimised": minimise}
+        return document
 
     def __repr__(self) -> str:
         return f"VerifyResult({self.text()!r})"

@@ -46,6 +46,8 @@ class ProofTrace:
     claim: str
     split_on: list[str] = field(default_factory=list)  # counters compared with s (pointwise rule)
     side: Side | None = None  # the proof as a certificate entry, for the kernel (export.py)
+    #: per draw (selector kind, selector text, shift, other shift): the alignments as a reader writes them
+    shifts: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -221,7 +223,16 @@ def _discharge(path: Path) -> None:
 def _trace(info: MechanismInfo, alignments: dict[int, Alignment], loops: InvariantLoops,
            paths: list[Path], inputs: Inputs, alone: set[int] = frozenset()) -> ProofTrace:  # type: ignore[assignment]
     rows = []
+    shifts: list[tuple[str, str, str, str]] = []
     for site in info.draws:
+        chosen = alignments[site.index]
+        if site.index in alone:
+            shifts.append(("alone", "", "none", ""))
+        elif chosen.selector is None:
+            shifts.append(("", "", chosen.describe(site), ""))
+        else:
+            other = chosen.orelse.describe(site) if chosen.orelse is not None else "0"
+            shifts.append((chosen.selector.kind, chosen.selector.describe(), chosen.then.describe(site), other))
         rule = "one-sided: shift >= 0, pays shift / scale" if site.noise.kind == "lapplus" else "pays |shift| / scale"
         shift = alignments[site.index].describe(site)
         if site.index in alone:  # in an arm the runs may not share (product._draw_alone)
@@ -236,7 +247,8 @@ def _trace(info: MechanismInfo, alignments: dict[int, Alignment], loops: Invaria
             path_lines.append(line)
     split = sorted({a.selector.variable for a in alignments.values() if a.selector is not None
                     and a.selector.kind == "pointwise" and isinstance(a.selector.index, Var)})
-    return ProofTrace(rows, loops.proofs, path_lines, inputs.output is not None, show(info.decl.privacy), split)
+    return ProofTrace(rows, loops.proofs, path_lines, inputs.output is not None, show(info.decl.privacy), split,
+                      shifts=shifts)
 
 
 def _path_line(info: MechanismInfo, alignments: dict[int, Alignment], path: Path) -> str | None:

@@ -12,6 +12,7 @@ from fuzzpy.language.figures import text_down, text_up
 from fuzzpy.verifier.verdict import Verdict, output_json
 
 if TYPE_CHECKING:  # not at run time: rendering a cached proof loads neither the prover nor z3
+    from fuzzpy.verifier.game import GameProof
     from fuzzpy.verifier.prover import ProofTrace
     from fuzzpy.verifier.refuter import Counterexample
 
@@ -25,13 +26,56 @@ def summary(verdict: Verdict) -> str:
     return head
 
 
-def render(verdict: Verdict, explain: bool) -> str:
+def render(verdict: Verdict, explain: bool | str, game: GameProof | None = None) -> str:
+    """``explain``: False, "summary" (or True: the short proof), "game" (the
+    verification game, from ``game``; the short proof when there is none)."""
     lines = [summary(verdict)]
     if verdict.counterexample is not None:
         lines += refutation_lines(verdict.counterexample, verdict.stream)
-    if explain and verdict.proof is not None:
+    if explain == "game" and game is not None:
+        lines += game_lines(game)
+    elif explain and verdict.proof is not None:
         lines += proof_lines(verdict.proof)
     return "\n".join(lines)
+
+
+def game_lines(game: GameProof) -> list[str]:
+    """The proof as the lecture plays the verification game."""
+    rule = "pointwise rule" if game.rule == "pointwise" else "randomness alignment"
+    lines = [f"  the verification game ({rule}; x1, x2: x in the run on the input and on its neighbour;",
+             "    dist(e) = e2 - e1; a draw eta in run 1 is eta + shift in run 2):",
+             "    precondition:"]
+    lines += [f"      {p}" for p in game.precondition]
+    lines.append(f"    postcondition: {game.postcondition}")
+    if len(game.orientations) > 1:
+        lines.append("    (the relation is one-sided: the game is played for it reversed too, every distance negated)")
+    lines.append("    statement by statement (assertion after each):")
+    for step in game.steps:
+        pad = "  " * step.depth
+        head = f"      line {step.line:<3} {pad}{step.statement}"
+        lines.append(f"{head}  {step.assertion}" if step.assertion and len(head) + len(step.assertion) < 110
+                     else head)
+        if step.assertion and len(head) + len(step.assertion) >= 110:
+            lines.append(f"               {pad}  {step.assertion}")
+        for use in step.rules:
+            case = f"case {use.case}: " if use.case else ""
+            lines.append(f"               {pad}  {case}{use.rule}, shift {use.shift}")
+            lines.append(f"               {pad}    pre {use.pre}; post {use.post}; paid {use.paid}")
+    for loop in game.loops:
+        side = "" if loop.orientation == "forward" else " (relation reversed)"
+        how = (f"the {len(loop.clauses)} clauses of the {loop.found} found that the kernel needs"
+               if loop.minimised else f"{len(loop.clauses)} clauses, as found")
+        lines.append(f"    loop invariant at line {loop.line}, while ({loop.guard}){side}: {how}")
+        cases: dict[str, list[str]] = {}
+        for clause in loop.clauses:
+            cases.setdefault(clause.case, []).append(clause.text + ("  (your hint)" if clause.hint else ""))
+        for case, texts in cases.items():
+            label = f"when {case}:" if case else "in every case:"
+            lines.append(f"      {label}")
+            lines += [f"        {text}" for text in texts]
+    lines.append("    cost:")
+    lines += [f"      {text}" for text in game.closing]
+    return lines
 
 
 def proof_lines(proof: ProofTrace) -> list[str]:
