@@ -284,9 +284,19 @@ class _Context:
         return [Step(line, depth, type(stmt).__name__, "")]
 
     def _public(self, e: Expr) -> bool:
-        return all(not isinstance(x, (Index, Noise, Dist)) and (not isinstance(x, Var) or x.name in self.same
-                                                                  or x.name in self.public)
-                   for x in sub_expressions(e))
+        """Equal in both runs: literals, public parameters, lengths (neighbours have
+        the same length) and locals that only ever hold such values."""
+        from fuzzpy.language.syntax import Call
+
+        if isinstance(e, Call) and e.func == "len":
+            return True
+        if isinstance(e, (Index, Noise, Dist)):
+            return False
+        if isinstance(e, Var):
+            return e.name in self.same or e.name in self.public
+        from fuzzpy.verifier.walk import children
+
+        return all(self._public(c) for c in children(e))
 
     def assertion(self, name: str, value: Expr) -> str:
         if self._public(value):
@@ -438,7 +448,7 @@ def _same_in_both_runs(decl: MechanismDecl, public: set[str]) -> set[str]:
         for name in sorted(same):
             for value in assigns[name]:
                 bad = any(isinstance(x, (Index, Noise, Dist)) or (isinstance(x, Var) and x.name not in same
-                                                                   and x.name not in public)
+                                                                   and x.name not in public and not _length_of(x, value))
                           for x in sub_expressions(value))
                 if bad:
                     same.discard(name)
@@ -446,6 +456,13 @@ def _same_in_both_runs(decl: MechanismDecl, public: set[str]) -> set[str]:
                     break
     # assigned in an `if` on private data: the runs may differ
     return same - _assigned_under_private_if(decl, same | public)
+
+
+def _length_of(var: Var, value: Expr) -> bool:
+    """``var`` appears in ``value`` only as `len(var)` (a public number)."""
+    from fuzzpy.language.syntax import Call
+
+    return any(isinstance(x, Call) and x.func == "len" and x.args and x.args[0] is var for x in sub_expressions(value))
 
 
 def _assigned_under_private_if(decl: MechanismDecl, known: set[str]) -> set[str]:

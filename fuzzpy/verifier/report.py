@@ -13,6 +13,7 @@ from fuzzpy.verifier.verdict import Verdict, output_json
 
 if TYPE_CHECKING:  # not at run time: rendering a cached proof loads neither the prover nor z3
     from fuzzpy.verifier.game import GameProof
+    from fuzzpy.verifier.kernel.certificate import Certificate
     from fuzzpy.verifier.prover import ProofTrace
     from fuzzpy.verifier.refuter import Counterexample
 
@@ -35,7 +36,7 @@ def render(verdict: Verdict, explain: bool | str, game: GameProof | None = None)
     if explain == "game" and game is not None:
         lines += game_lines(game)
     elif explain and verdict.proof is not None:
-        lines += proof_lines(verdict.proof)
+        lines += proof_lines(verdict.proof, verdict.certificate)
     return "\n".join(lines)
 
 
@@ -78,7 +79,7 @@ def game_lines(game: GameProof) -> list[str]:
     return lines
 
 
-def proof_lines(proof: ProofTrace) -> list[str]:
+def proof_lines(proof: ProofTrace, certificate: Certificate | None = None) -> list[str]:
     lines = ["  proof (randomness alignment; a draw eta becomes eta + a in the neighbouring run):"]
     if proof.pointwise:
         lines.append("    rule: pointwise equality: fix an output s; show out = s implies out' = s,")
@@ -96,9 +97,17 @@ def proof_lines(proof: ProofTrace) -> list[str]:
     if proof.paths:
         lines.append("    cost paid per path (a_k: the shift of draw k):")
         lines += [f"      {path}" for path in proof.paths]
-    released = "out = s implies out' = s" if proof.pointwise else "release equal values"
-    lines.append("    every path: both runs take the same branches (an `if` whose arms only assign may")
-    lines.append(f"      differ: merged per run, nested `if`s included), read the same entries, {released}")
+    released = "out = s implies out' = s" if proof.pointwise else "both runs release equal values"
+    apart = sorted({b.at.line for side in (certificate.sides if certificate is not None else ())
+                    for b in side.branches if b.rule == "either"})
+    if apart:  # the runs may branch apart there (issue 30: never claim they take the same branches)
+        where = ", ".join(str(line) for line in apart)
+        lines.append(f"    the `if` at line{'s' if len(apart) > 1 else ''} {where} may take different arms in the two "
+                     "runs (its arms only assign:")
+        lines.append("      each run executes its own, every combination checked); every other branch and loop guard")
+        lines.append(f"      is taken alike by both runs; at the end {released}")
+    else:
+        lines.append(f"    every path: both runs take the same branches, and {released}")
     lines.append(f"    cost <= {proof.claim} for every path")
     return lines
 
