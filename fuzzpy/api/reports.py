@@ -19,6 +19,7 @@ from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.support.records import frozen
 
 if TYPE_CHECKING:
+    from fuzzpy.verifier.cheapest import Cheaper
     from fuzzpy.verifier.game import GameProof
     from fuzzpy.accounting.events import Event
     from fuzzpy.checker.report import PrivacyFigure
@@ -310,7 +311,7 @@ class VerifyResult:
     warnings: tuple[Diagnostic, ...] = ()  # FZ406: proved only because no input meets `requires`
     decl: Any = field(default=None, repr=False, compare=False)  # the mechanism (for the proof as data)
     program: Any = field(default=None, repr=False, compare=False)
-    _games: dict[bool, Any] = field(default_factory=dict, repr=False, compare=False)
+    _games: dict[object, Any] = field(default_factory=dict, repr=False, compare=False)  # built on request
 
     @property
     def name(self) -> str:
@@ -365,13 +366,39 @@ class VerifyResult:
 
         mode = "game" if explain is True else explain
         game = self.proof() if mode == "game" and self.verdict.proved else None
-        return render(self.verdict, mode, game)
+        text = render(self.verdict, mode, game)
+        if mode == "game" and self.verdict.status == "refuted":
+            from fuzzpy.verifier.report import cheaper_lines
+
+            text += "\n" + "\n".join(cheaper_lines(self.verdict, self.cheapest_claim()))
+        return text
+
+    def cheapest_claim(self) -> Cheaper | None:
+        """For a refuted claim: the cheapest claim the verifier proves among the
+        costs a proof could pay (`fuzzpy.verifier.cheapest`), with the obligation
+        that fails for the original claim; None when none is found."""
+        if "cheapest" not in self._games:
+            from fuzzpy.checker.scope import static_constants
+            from fuzzpy.verifier.cheapest import cheapest_claim
+
+            found = None
+            if self.verdict.status == "refuted" and self.decl is not None:
+                found = cheapest_claim(self.decl, self.program, static_constants(self.program),
+                                       self.verdict.counterexample)
+            self._games["cheapest"] = found
+        return self._games["cheapest"]  # type: ignore[no-any-return]
 
     def to_json(self, minimise: bool = False) -> dict[str, object]:
+        """``minimise`` (`verify --json --explain`): the proof's invariants reduced
+        to what the kernel needs, and for a refuted claim the cheapest claim proved."""
         document = {**self.verdict.to_json(), "cached": self.cached}
         game = self.proof(minimise) if self.verdict.proved else None
         if game is not None:
             document["proof"] = {**game.to_json(), "minimised": minimise}
+        if minimise and self.verdict.status == "refuted":
+            cheaper = self.cheapest_claim()
+            document["cheapest_claim"] = None if cheaper is None else {
+                "claim": cheaper.claim, "tried": list(cheaper.tried), "failing": cheaper.failing}
         return document
 
     def __repr__(self) -> str:

@@ -12,6 +12,7 @@ from fuzzpy.language.figures import text_down, text_up
 from fuzzpy.verifier.verdict import Verdict, output_json
 
 if TYPE_CHECKING:  # not at run time: rendering a cached proof loads neither the prover nor z3
+    from fuzzpy.verifier.cheapest import Cheaper
     from fuzzpy.verifier.game import GameProof
     from fuzzpy.verifier.kernel.certificate import Certificate
     from fuzzpy.verifier.prover import ProofTrace
@@ -38,6 +39,21 @@ def render(verdict: Verdict, explain: bool | str, game: GameProof | None = None)
     elif explain and verdict.proof is not None:
         lines += proof_lines(verdict.proof, verdict.certificate)
     return "\n".join(lines)
+
+
+def cheaper_lines(verdict: Verdict, cheaper: Cheaper | None) -> list[str]:
+    """Why a refuted claim fails, and what the mechanism does achieve."""
+    claim = verdict.claim_text
+    if cheaper is None:
+        return [f"  no claim above `privacy {claim}` was proved among the costs a proof could pay (a shift of",
+                "    0, 1 or 2 per draw, once or once per paying trip)"]
+    lines = [f"  cheapest claim the verifier proves: privacy {cheaper.claim}"]
+    lines += [f"    {cost}" for cost in cheaper.costs]
+    if cheaper.tried:
+        lines.append(f"    (not proved, cheaper: {'; '.join(cheaper.tried)})")
+    if cheaper.failing:
+        lines.append(f"  held to `privacy {claim}`, that proof fails: {cheaper.failing}")
+    return lines
 
 
 def game_lines(game: GameProof) -> list[str]:
