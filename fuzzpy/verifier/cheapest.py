@@ -65,7 +65,7 @@ def cheapest_claim(decl: MechanismDecl, program: Program | None, constants: dict
             from fuzzpy.verifier.game import build
 
             game = build(verdict, trial, program, minimise=False)
-            costs = tuple(c for c in game.closing if "checked by the proof kernel" not in c) if game else ()
+            costs = tuple(c for c in game.closing if c.startswith("the draw")) if game else ()
             return Cheaper(text, tuple(tried), _failing(decl, program, verdict.certificate), costs)
         tried.append(text)
     return None

@@ -203,6 +203,7 @@ class _Context:
             self.draw_of[d.at.node] = (k, d)
         self.numbers = numbers
         self.either = {b.at.node for b in side.branches if b.rule == "either"}
+        self.either |= {b.at.node for other in cert.sides for b in other.branches if b.rule == "either"}
         self.trace = verdict.proof
         self.pointwise = cert.rule == "pointwise"
         from fuzzpy.language.syntax import TyVec
@@ -211,7 +212,7 @@ class _Context:
         private = {e.expr.name for r in decl.requires for e in sub_expressions(r)
                    if isinstance(e, Dist) and isinstance(e.expr, Var)}
         self.public = {p.name for p in decl.params if not isinstance(p.type, TyVec) and p.name not in private}
-        self.same = _same_in_both_runs(decl, self.public)
+        self.same = _same_in_both_runs(decl, self.public, self.either, numbers)
         self.paid_bounds: list[str] = []
         self.in_loop = False
         self.steps: list[Step] = []
@@ -258,7 +259,7 @@ class _Context:
             else:
                 how = f"both runs take the same arm: obligation ({cond})1 <=> ({cond})2"
             split = apart or number in self.either
-            steps = [Step(line, depth, f"if ({cond})", how)]
+            steps = [Step(line, depth, f"if ({cond})", how, tuple(self.expression_rules(stmt.cond)))]
             steps += self.walk(stmt.then, depth + 1, split)
             if stmt.orelse:
                 steps.append(Step(stmt.orelse[0].span.line, depth, "else", ""))
@@ -282,6 +283,21 @@ class _Context:
             value = show(stmt.expr)
             return [Step(line, depth, f"output {value};", f"[ ({value})1 = ({value})2 ] (released: equal in both runs)")]
         return [Step(line, depth, type(stmt).__name__, "")]
+
+    def expression_rules(self, e: Expr) -> list[RuleUse]:
+        """The rules of the draws inside a condition or a release: the carrier is
+        the side of the comparison that holds the draw (`q[i] + lap(b)`)."""
+        uses: list[RuleUse] = []
+        for node in sub_expressions(e):
+            if isinstance(node, Binary) and node.op in ("<", "<=", ">", ">=", "==", "!="):
+                for part in (node.left, node.right):
+                    for noise in [x for x in sub_expressions(part) if isinstance(x, Noise)]:
+                        carrier = show(part) if isinstance(part, Binary) else show(noise)
+                        uses += self.rules(noise, f"({carrier})", part)
+        if not uses:
+            for noise in [x for x in sub_expressions(e) if isinstance(x, Noise)]:
+                uses += self.rules(noise, f"({show(noise)})", noise)
+        return uses
 
     def _public(self, e: Expr) -> bool:
         """Equal in both runs: literals, public parameters, lengths (neighbours have
@@ -434,7 +450,7 @@ class _Context:
         return lines
 
 
-def _same_in_both_runs(decl: MechanismDecl, public: set[str]) -> set[str]:
+def _same_in_both_runs(decl: MechanismDecl, public: set[str], either: set[int], numbers: dict[int, int]) -> set[str]:
     """Locals equal in both runs on every path: every assignment reads only
     literals, public parameters, lengths and such locals (a greatest fixpoint)."""
     assigns: dict[str, list[Expr]] = {}
@@ -454,8 +470,8 @@ def _same_in_both_runs(decl: MechanismDecl, public: set[str]) -> set[str]:
                     same.discard(name)
                     changed = True
                     break
-    # assigned in an `if` on private data: the runs may differ
-    return same - _assigned_under_private_if(decl, same | public)
+    # assigned in an `if` whose arms the runs may take apart: they may differ there
+    return same - _assigned_apart(decl, either, numbers)
 
 
 def _length_of(var: Var, value: Expr) -> bool:
@@ -465,11 +481,10 @@ def _length_of(var: Var, value: Expr) -> bool:
     return any(isinstance(x, Call) and x.func == "len" and x.args and x.args[0] is var for x in sub_expressions(value))
 
 
-def _assigned_under_private_if(decl: MechanismDecl, known: set[str]) -> set[str]:
+def _assigned_apart(decl: MechanismDecl, either: set[int], numbers: dict[int, int]) -> set[str]:
     found: set[str] = set()
     for s in _statements(decl.body):
-        if isinstance(s, IfStmt) and any(isinstance(x, (Index, Noise)) or (isinstance(x, Var) and x.name not in known)
-                                         for x in sub_expressions(s.cond)):
+        if isinstance(s, IfStmt) and numbers.get(id(s), -1) in either:
             found |= {t.name for t in _statements(s.then) + _statements(s.orelse or ())
                       if isinstance(t, (VarDecl, Assign))}
     return found
@@ -576,6 +591,9 @@ def _over_scale(bound: Fraction, scale: Expr) -> str:
             return right
         head = right if k.numerator == 1 else f"{k.numerator} * {right}"
         return head if k.denominator == 1 else f"{head} / {k.denominator}"
+    if isinstance(scale, Binary) and scale.op == "/":
+        head = show(scale.right, 5) if bound == 1 else f"{_fraction(bound)} * {show(scale.right, 5)}"
+        return f"{head} / ({show(scale.left)})"
     return f"{_fraction(bound)} / ({show(scale)})"
 
 
