@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 #: the kernel re-checks at most this many trimmed certificates per proof (minimising)
 MAX_KERNEL_CHECKS = 80
 #: ... and stops trimming after this much CPU (the clauses left are then all shown)
-MINIMISE_SECONDS = 30.0
+MINIMISE_SECONDS = 60.0
 
 
 # ---------------------------------------------------------------- the data
@@ -276,9 +276,10 @@ class _Context:
             return head + body + [after]
         if isinstance(stmt, ReturnStmt):
             value = show(stmt.expr)
+            one, two = (f"{value}1", f"{value}2") if isinstance(stmt.expr, Var) else (f"({value})1", f"({value})2")
             if self.pointwise:
-                return [Step(line, depth, f"return {value};", f"[ ({value})1 = s ==> ({value})2 = s ] (pointwise rule)")]
-            return [Step(line, depth, f"return {value};", f"[ ({value})1 = ({value})2 ]")]
+                return [Step(line, depth, f"return {value};", f"[ {one} = s ==> {two} = s ] (pointwise rule)")]
+            return [Step(line, depth, f"return {value};", f"[ {one} = {two} ]")]
         if isinstance(stmt, Output):
             value = show(stmt.expr)
             return [Step(line, depth, f"output {value};", f"[ ({value})1 = ({value})2 ] (released: equal in both runs)")]
@@ -437,9 +438,10 @@ class _Context:
     def closing(self, loops: tuple[LoopClauses, ...], paths: int) -> list[str]:
         lines = []
         lines = list(dict.fromkeys(self.paid_bounds))
-        if self.pointwise and any(r.case.endswith("== s") for s in self.steps for r in s.rules):
-            lines.append("under the pointwise rule only the draw whose index is s is shifted; every other draw "
-                         "pays 0")
+        for step in self.steps:
+            if any(r.case.endswith("== s") for r in step.rules):
+                lines.append(f"the draw at line {step.line} is shifted only when its index equals s; at every other "
+                             "index it pays 0")
         for loop in loops:
             cost = [c for c in loop.clauses if "cost" in c.text]
             if cost:
@@ -615,6 +617,7 @@ _WORDS = {"s", "cost", "entry", "claim", "at", "len", "abs", "max", "min", "dist
 def _two_runs(label: str, names: set[str]) -> str:
     """A prover label (`best`, `best'`, `dist(best)`) in the lecture's notation (best1, best2)."""
     label = label.replace("!=", " != ")
+    label = re.sub(r"(\w+) == s\s+!=\s+(-?\d+)", r"\1 == s && s != \2", label)
     label = re.sub(r"dist\((\w+)\) == 0\b", r"\1_1 = \1_2", label)
     label = re.sub(r"dist\((\w+)\) == (\d+(?:/\d+)?)\b", r"\1_1 + \2 = \1_2", label)
     label = re.sub(r"dist\((\w+)\)", r"(\1_2 - \1_1)", label)
