@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from fuzzpy.verifier.verdict import Verdict
 
 #: the kernel re-checks at most this many trimmed certificates per proof (minimising)
-MAX_KERNEL_CHECKS = 80
+MAX_KERNEL_CHECKS = 120
 #: ... and stops trimming after this much CPU (the clauses left are then all shown)
 MINIMISE_SECONDS = 60.0
 
@@ -447,8 +447,8 @@ class _Context:
             if cost:
                 shown = "; ".join((f"{c.case} ==> " if c.case else "") + c.text for c in cost)
                 lines.append(f"the invariant at line {loop.line} carries the cost: {shown}")
-        tail = f" on each of its {paths} paths" if paths else " on every path"
-        lines.append(f"cost <= {self.cert.claim}: checked by the proof kernel{tail}")
+        tail = f" on each of its {paths} paths" if paths else ""
+        lines.append(f"cost <= {self.cert.claim} for every path: checked by the proof kernel{tail}")
         return lines
 
 
@@ -647,6 +647,9 @@ def _loop_clauses(decl: MechanismDecl, side: Side, inv: LoopInvariant, hints: se
         case, sep, body = shown.partition(" ==> ")
         if not sep or hint:
             case, body = "", shown
+        if hint:  # the student's own words
+            clauses.append(Clause(shown, "", True))
+            continue
         clauses.append(Clause(_two_runs(body, names), _two_runs(case, names) if case else "", hint))
     clauses = _merge_abs(clauses)
     guard = show(loop.cond) if loop is not None else "?"
@@ -766,6 +769,7 @@ def _minimise(decl: MechanismDecl, program: Program | None, cert: Certificate
             # Zeller 2002): about (clauses needed) * log(block) kernel checks
             done = True
             blocks = [[k for k in reversed(keep) if k not in fixed]]
+            tried: set[tuple[int, int]] = set()  # (clause, size of the set it was tried against)
             while blocks:
                 if checks >= MAX_KERNEL_CHECKS or time.process_time() - started > MINIMISE_SECONDS:
                     done = False
@@ -778,6 +782,11 @@ def _minimise(decl: MechanismDecl, program: Program | None, cert: Certificate
                 elif len(block) > 1:
                     half = len(block) // 2
                     blocks += [block[half:], block[:half]]
+                # a clause kept only to carry one dropped later may go now: once more, one by one,
+                # until none can go (the invariant is not monotone in its clauses)
+                if not blocks and done:
+                    blocks = [[k] for k in reversed(keep) if k not in fixed and (k, len(keep)) not in tried]
+                    tried.update((k, len(keep)) for k in keep)
             if done:
                 complete.add((side.orientation, inv.at.node))
             found[(side.orientation, inv.at.node)] = len(inv.labels)

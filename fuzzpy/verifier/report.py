@@ -80,8 +80,12 @@ def game_lines(game: GameProof) -> list[str]:
             lines.append(f"               {pad}    pre {use.pre}; post {use.post}; paid {use.paid}")
     for loop in game.loops:
         side = "" if loop.orientation == "forward" else " (relation reversed)"
-        how = (f"the {len(loop.clauses)} clauses of the {loop.found} found that the kernel needs"
-               if loop.minimised else f"{len(loop.clauses)} clauses, as found")
+        if loop.minimised:
+            how = f"the clauses the kernel needs (of the {loop.found} found)"
+        elif len(loop.clauses) < loop.found:
+            how = f"the clauses left of the {loop.found} found (the kernel's trimming stopped at its budget)"
+        else:
+            how = "the clauses as found"
         lines.append(f"    loop invariant at line {loop.line}, while ({loop.guard}){side}: {how}")
         cases: dict[str, list[str]] = {}
         for clause in loop.clauses:
