@@ -208,3 +208,15 @@ def test_check_explain_names_parallel_composition_and_the_laplace_mechanism() ->
     assert "parallel composition (McSherry, PINQ 2009)" in text
     assert "by the Laplace mechanism: sensitivity 1 / scale 5" in text
     assert "post-processing" in text
+
+
+def test_the_probability_derivation_on_request() -> None:
+    """Lee & Clifton at q = (0, 0) vs (1, -1), output (false, true): one path on each
+    side, whose region moves by the inputs' change."""
+    result = load(ROOT / "buggy" / "svt_lee_clifton.fz").verify(fresh=True)[0]
+    lines = result.derivation()
+    text = "\n".join(lines)
+    assert "eta1 ~ Lap(4), eta2 ~ Lap(4/3)" in text
+    assert "region: eta1 - eta2 >= 0 and -eta1 + eta3 >= 0" in text
+    assert "region: eta1 - eta2 - 1 >= 0 and -eta1 + eta3 - 1 >= 0" in text
+    assert text.count("integral = ") == 2

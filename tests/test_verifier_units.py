@@ -186,6 +186,7 @@ def test_json_has_the_design_page_shape() -> None:
     proved, refuted = document["mechanisms"]
     assert isinstance(proved.pop("cached"), bool)  # beside the page's fields: whether the proof came from the cache
     assert proved.pop("certificate")["mechanism"] == "partial_sum"  # and the proof the kernel accepted
+    assert proved.pop("proof")["rule"] == "alignment"  # and that proof as data (issue 30)
     assert proved == {"name": "partial_sum", "claim": "eps", "verdict": "proved",
                       "counterexample": None, "reason": None}
     assert refuted["verdict"] == "refuted"

@@ -19,12 +19,12 @@ from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.support.records import frozen
 
 if TYPE_CHECKING:
-    from fuzzpy.verifier.cheapest import Cheaper
-    from fuzzpy.verifier.game import GameProof
     from fuzzpy.accounting.events import Event
     from fuzzpy.checker.report import PrivacyFigure
     from fuzzpy.checker.result import CheckedDef, CheckedProgram
     from fuzzpy.language.sensitivity import Sens
+    from fuzzpy.verifier.cheapest import Cheaper
+    from fuzzpy.verifier.game import GameProof
     from fuzzpy.verifier.verdict import Verdict
 
 
@@ -370,8 +370,24 @@ class VerifyResult:
         if mode == "game" and self.verdict.status == "refuted":
             from fuzzpy.verifier.report import cheaper_lines
 
-            text += "\n" + "\n".join(cheaper_lines(self.verdict, self.cheapest_claim()))
+            text += "\n" + "\n".join(self.derivation() + cheaper_lines(self.verdict, self.cheapest_claim()))
         return text
+
+    def derivation(self) -> list[str]:
+        """For a refuted claim: how both probabilities are computed (each path's
+        region over the draws, its density equations, its integral), as text."""
+        cx = self.verdict.counterexample
+        if cx is None or self.decl is None:
+            return []
+        from fuzzpy.checker.scope import static_constants
+        from fuzzpy.verifier.model import analyse
+        from fuzzpy.verifier.refuter import derivation
+
+        try:
+            info = analyse(self.decl, static_constants(self.program))
+            return ["  derivation:", *derivation(info, cx)]
+        except Exception as exc:  # noqa: BLE001 - text for a reader: the verdict stands without it
+            return [f"  (no derivation: {type(exc).__name__})"]
 
     def cheapest_claim(self) -> Cheaper | None:
         """For a refuted claim: the cheapest claim the verifier proves among the

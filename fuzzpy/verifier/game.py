@@ -43,7 +43,13 @@ from fuzzpy.language.syntax import (
     While,
 )
 from fuzzpy.support.records import frozen
-from fuzzpy.verifier.kernel.certificate import Certificate, DrawAlignment, LoopInvariant, Side, numbering
+from fuzzpy.verifier.kernel.certificate import (
+    Certificate,
+    DrawAlignment,
+    LoopInvariant,
+    Side,
+    numbering,
+)
 from fuzzpy.verifier.text import show
 from fuzzpy.verifier.walk import sub_expressions
 
@@ -754,11 +760,11 @@ def _minimise(decl: MechanismDecl, program: Program | None, cert: Certificate
             keep = list(range(len(parts)))
             fixed = {k for k in keep if inv.labels[k] in hints}  # the student's own clauses stay
 
-            def accepted(trial: list[int], side: Side = side, loop_index: int = loop_index,
+            def accepted(trial: list[int], base: Certificate, side: Side = side, loop_index: int = loop_index,
                          parts: list[str] = parts, inv: LoopInvariant = inv) -> Certificate | None:
                 nonlocal checks, paths
                 checks += 1
-                candidate = _with_clauses(cert, side.orientation, loop_index, parts, inv.labels, trial)
+                candidate = _with_clauses(base, side.orientation, loop_index, parts, inv.labels, trial)
                 result = check(decl, program, candidate)
                 if result.accepted:
                     paths = result.paths
@@ -776,7 +782,7 @@ def _minimise(decl: MechanismDecl, program: Program | None, cert: Certificate
                     break
                 block = blocks.pop()
                 trial = [k for k in keep if k not in block]
-                found_cert = accepted(trial)
+                found_cert = accepted(trial, cert)
                 if found_cert is not None:
                     keep, cert = trial, found_cert
                 elif len(block) > 1:
