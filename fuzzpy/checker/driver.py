@@ -714,12 +714,12 @@ def _rule_name(events: tuple) -> str:
     from fuzzpy.accounting.events import Gaussian, Laplace
 
     if len(events) == 1 and isinstance(events[0], Laplace):
-        e = events[0]
-        return (f"the Laplace mechanism: sensitivity {Sens.of(e.sensitivity)} / scale {Sens.of(e.scale)} "
+        lap = events[0]
+        return (f"the Laplace mechanism: sensitivity {Sens.of(lap.sensitivity)} / scale {Sens.of(lap.scale)} "
                 "(Dwork, McSherry, Nissim & Smith 2006)")
     if len(events) == 1 and isinstance(events[0], Gaussian):
-        e = events[0]
-        return f"the Gaussian mechanism: sensitivity {Sens.of(e.sensitivity)}, sigma {Sens.of(e.sigma)}"
+        gauss = events[0]
+        return f"the Gaussian mechanism: sensitivity {Sens.of(gauss.sensitivity)}, sigma {Sens.of(gauss.sigma)}"
     return "basic (sequential) composition: the events' costs add (Dwork & Roth 2014, Thm 3.16)"
 
 

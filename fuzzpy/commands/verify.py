@@ -94,7 +94,8 @@ def _verify_files(args: argparse.Namespace, progress: _Progress) -> None:
                 progress.diagnostics.extend(outcome.diagnostics)
                 continue
             progress.verdicts.append(outcome.verdict)
-            progress.documents.append(outcome.to_json(minimise=explain))
+            if args.json:  # the proof as data is built only when asked for (a cached proof loads no z3)
+                progress.documents.append(outcome.to_json(minimise=explain))
             progress.diagnostics.extend(outcome.warnings)
             if not args.json:  # the same text whether the proof was cached or not
                 sys.stdout.write(outcome.text(args.explain or False) + "\n")

@@ -120,7 +120,8 @@ class GameProof:
     kernel_paths: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return _plain(self)  # type: ignore[no-any-return]
+        document: dict[str, Any] = _plain(self)
+        return document
 
 
 def _plain(value: Any) -> Any:
@@ -281,14 +282,14 @@ class _Context:
             after = Step(line, depth, f"(after the loop at line {line})", f"[ the loop invariant and !({guard}) ]")
             return head + body + [after]
         if isinstance(stmt, ReturnStmt):
-            value = show(stmt.expr)
-            one, two = (f"{value}1", f"{value}2") if isinstance(stmt.expr, Var) else (f"({value})1", f"({value})2")
+            shown = show(stmt.expr)
+            one, two = (f"{shown}1", f"{shown}2") if isinstance(stmt.expr, Var) else (f"({shown})1", f"({shown})2")
             if self.pointwise:
-                return [Step(line, depth, f"return {value};", f"[ {one} = s ==> {two} = s ] (pointwise rule)")]
-            return [Step(line, depth, f"return {value};", f"[ {one} = {two} ]")]
+                return [Step(line, depth, f"return {shown};", f"[ {one} = s ==> {two} = s ] (pointwise rule)")]
+            return [Step(line, depth, f"return {shown};", f"[ {one} = {two} ]")]
         if isinstance(stmt, Output):
-            value = show(stmt.expr)
-            return [Step(line, depth, f"output {value};", f"[ ({value})1 = ({value})2 ] (released: equal in both runs)")]
+            shown = show(stmt.expr)
+            return [Step(line, depth, f"output {shown};", f"[ ({shown})1 = ({shown})2 ] (released: equal in both runs)")]
         return [Step(line, depth, type(stmt).__name__, "")]
 
     def expression_rules(self, e: Expr) -> list[RuleUse]:
@@ -542,13 +543,20 @@ def _linear_text(form: dict[str, Fraction] | None) -> str:
 
 def _parse_linear(text: str) -> dict[str, Fraction] | None:
     """A shift's text as a linear form over `dist(..)` atoms ("1" the constant)."""
-    from fuzzpy.verifier.kernel.product import _shift_expr
-
     try:
-        expr = _shift_expr(text)
+        expr = _expression(text)
     except Exception:  # noqa: BLE001 - text only: no form then
         return None
     return _linear_of(expr)
+
+
+def _expression(text: str) -> Expr:
+    """A mechanism expression from its text (the parser alone: no z3)."""
+    from fuzzpy.frontend.parser import parse_program
+
+    decl = parse_program(f"mechanism k__ () : num privacy 0 {{ return ({text}); }}", "<proof>").decls[0]
+    assert isinstance(decl, MechanismDecl) and isinstance(decl.body[0], ReturnStmt)
+    return decl.body[0].expr
 
 
 def _linear_of(e: Expr) -> dict[str, Fraction] | None:

@@ -50,7 +50,7 @@ from fuzzpy.verifier.invariants import (
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.product import Inputs, Obligation, Pair, Path, Product, Unsupported
 from fuzzpy.verifier.solver import Term
-from fuzzpy.verifier.text import show
+from fuzzpy.verifier.text import show, show_trail
 from fuzzpy.verifier.walk import has_noise, statements, stmt_expressions, sub_expressions
 
 #: z3's resource limit for one Houdini round: the suite's hardest spends 5.5
@@ -234,8 +234,7 @@ class InvariantLoops:
             changed = False
             for path, terms in posts:
                 assumption = z.conj(*(head_terms[i] for i in active))
-                where = "; ".join(show(getattr(s, "cond", s)) if b else f"!({show(getattr(s, 'cond', s))})"
-                                  for s, b in path.trail)
+                where = show_trail(path.trail)
                 if self._weed(path.facts + [assumption], terms, active,
                               f"is not preserved by a trip of the loop (consecution) on the path [{where or 'the loop body'}]"):
                     changed = True

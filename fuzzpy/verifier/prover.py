@@ -24,7 +24,7 @@ from fuzzpy.verifier.houdini import InvariantLoops, LoopProof, ProofFailed
 from fuzzpy.verifier.kernel.certificate import Side
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.product import Inputs, Obligation, Pair, Path, Product, Unsupported, relational
-from fuzzpy.verifier.text import show
+from fuzzpy.verifier.text import show, show_trail
 from fuzzpy.verifier.walk import sub_expressions
 
 UNROLL = 5
@@ -173,7 +173,7 @@ def screen_failure(info: MechanismInfo, alignments: dict[int, Alignment],
 
 
 def _failed_obligation(path: Path, depth: int, values: dict[str, Fraction]) -> str:
-    where = ", ".join(show(getattr(s, "cond", s)) if b else f"!({show(getattr(s, 'cond', s))})" for s, b in path.trail)
+    where = show_trail(path.trail)
     at = ", ".join(f"{k} = {v}" for k, v in values.items())
     for ob in path.obligations:
         if z.check_valid(path.facts, ob.formula).status != "valid":

@@ -61,3 +61,12 @@ def show_signed_sum(terms: list[tuple[int, str]]) -> str:
         else:
             text += f" + {piece}" if sign > 0 else f" - {piece}"
     return text or "0"
+
+
+def show_trail(trail: list) -> str:  # noqa: ANN001 - (statement, branch taken) pairs of a product path
+    """The branches a path took, `c` or `!(c)`, comma-separated."""
+    parts = []
+    for stmt, taken in trail:
+        cond = show(getattr(stmt, "cond", stmt))
+        parts.append(cond if taken else f"!({cond})")
+    return ", ".join(parts)
