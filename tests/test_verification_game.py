@@ -142,6 +142,11 @@ def test_implication_parses_right_associative_and_only_in_assertions() -> None:
     implication = decl.requires[1]
     assert isinstance(implication, Binary) and implication.op == "==>"
     assert isinstance(implication.right, Binary) and implication.right.op == "==>"
+    from fuzzpy.frontend.printer import mexpr
+
+    assert mexpr(implication) == "x > 0 ==> x > 1 ==> x > 2"
+    left = Binary("==>", implication, implication.right.right)
+    assert mexpr(left) == "(x > 0 ==> x > 1 ==> x > 2) ==> x > 2"  # parenthesised on the left only
     bad = ("mechanism m (q : vec[inf] num, eps : num) : num requires eps > 0 privacy eps "
            "{ var b = (eps > 1 ==> eps > 2); return q[0] + lap(1 / eps); }")
     with pytest.raises(FuzzError) as caught:
