@@ -186,6 +186,7 @@ def test_the_api_returns_a_dataclass_tree() -> None:
     assert dataclasses.is_dataclass(game)
     assert game.loops[0].minimised
     assert json.loads(json.dumps(game.to_json()))["mechanism"] == "above_t"
+    assert "line 13: one more trip keeps the invariant (consecution)" in game.obligations
     assert result.steps[0].startswith("  the verification game")
 
 

@@ -118,6 +118,8 @@ class GameProof:
     closing: tuple[str, ...]
     orientations: tuple[str, ...]
     kernel_paths: int = 0
+    #: what the kernel discharged, by kind and line (each path's obligations are one z3 validity check)
+    obligations: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = _plain(self)
@@ -154,7 +156,36 @@ def build(verdict: Verdict, decl: MechanismDecl, program: Program | None, minimi
                   for side in cert.sides for inv in side.loops)
     return GameProof(decl.name, cert.claim, cert.rule, _precondition(decl), _postcondition(decl, cert.rule),
                      tuple(steps), loops, tuple(context.closing(loops, paths)),
-                     tuple(s.orientation for s in cert.sides), paths)
+                     tuple(s.orientation for s in cert.sides), paths, tuple(_obligations(decl, context)))
+
+
+def _obligations(decl: MechanismDecl, context: _Context) -> list[str]:
+    """The kinds of obligation the kernel discharges for this proof (docs/verifier-kernel.md)."""
+    found = []
+    for stmt in _statements(decl.body):
+        line = stmt.span.line
+        if isinstance(stmt, While):
+            guard = show(stmt.cond)
+            found += [f"line {line}: the loop invariant holds when the loop is entered (initiation)",
+                      f"line {line}: one more trip keeps the invariant (consecution)",
+                      f"line {line}: both runs agree on the guard `{guard}`"]
+        elif isinstance(stmt, IfStmt):
+            number = context.numbers.get(id(stmt), -1)
+            if number in context.either:
+                found.append(f"line {line}: every combination of the runs' arms of `if ({show(stmt.cond)})`")
+            elif not context._public(stmt.cond):
+                found.append(f"line {line}: both runs take the same arm of `if ({show(stmt.cond)})`")
+        elif isinstance(stmt, ReturnStmt):
+            found.append(f"line {line}: " + ("out1 = s ==> out2 = s (pointwise rule)" if context.pointwise
+                                             else "both runs return equal values"))
+        elif isinstance(stmt, Output):
+            found.append(f"line {line}: both runs release equal values")
+    for step in context.steps:
+        for use in step.rules:
+            if use.rule.startswith("Laplace+ rule 2"):
+                found.append(f"line {step.line}: the one-sided draw's shift is >= 0 ({use.shift})")
+    found.append(f"every path: cost <= {show(decl.privacy)}")
+    return list(dict.fromkeys(found))
 
 
 def _statements(body: tuple[Stmt, ...]) -> list[Stmt]:

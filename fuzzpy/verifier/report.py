@@ -94,6 +94,9 @@ def game_lines(game: GameProof) -> list[str]:
             label = f"when {case}:" if case else "in every case:"
             lines.append(f"      {label}")
             lines += [f"        {text}" for text in texts]
+    if game.obligations:
+        lines.append("    obligations the kernel discharged (z3, one validity check per path):")
+        lines += [f"      {text}" for text in game.obligations]
     lines.append("    cost:")
     lines += [f"      {text}" for text in game.closing]
     return lines
