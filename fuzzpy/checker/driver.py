@@ -700,6 +700,8 @@ def _conclusion(checked: CheckedDef, figures: dict) -> str:
     for name, events in checked.privacy.items():
         figure = figures[name]
         how = _rule_name(events) if figure.delta == 0 else figure.method
+        if figure.delta != 0 and len(events) == 1 and _rule_name(events).startswith("the Gaussian"):
+            how = f"{_rule_name(events)} ({figure.method})"
         lines.append(f"  privacy in `{name}`: [{C.describe_events(events)}]")
         lines.append(f"    = {figure.text()} by {how}")
     splits = [e for e in _walk_syntax(checked.decl) if isinstance(e, S.LetTuple) and _is_split(e.expr)]
