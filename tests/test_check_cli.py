@@ -68,6 +68,6 @@ def test_explain_prints_the_derivation(capsys: pytest.CaptureFixture[str]) -> No
     assert code == 0
     assert "Derivation of `noisy_count`" in out and "[variable] db" in out
     assert "context: cost db: [Laplace(sensitivity 1, scale 10)]" in out
-    assert "0.1-DP by basic composition" in out
+    assert "0.1-DP by the Laplace mechanism: sensitivity 1 / scale 10" in out
     code, _, err = run(capsys, "check", NOISY, "--explain", "nothing_here")
     assert code == 2 and "FZ702" in err

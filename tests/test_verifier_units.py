@@ -186,6 +186,7 @@ def test_json_has_the_design_page_shape() -> None:
     proved, refuted = document["mechanisms"]
     assert isinstance(proved.pop("cached"), bool)  # beside the page's fields: whether the proof came from the cache
     assert proved.pop("certificate")["mechanism"] == "partial_sum"  # and the proof the kernel accepted
+    assert proved.pop("proof")["rule"] == "alignment"  # and that proof as data (issue 30)
     assert proved == {"name": "partial_sum", "claim": "eps", "verdict": "proved",
                       "counterexample": None, "reason": None}
     assert refuted["verdict"] == "refuted"
@@ -205,8 +206,13 @@ def test_explain_builds_the_proof_like_a_lecture() -> None:
     code, text = _run(["verify", "--explain", str(ROOT / "report_noisy_max.fz")])
     assert code == 0
     lines = text.strip().splitlines()
-    assert lines[-1].strip() == "cost <= eps for every path"
+    assert lines[-1].strip().startswith("cost <= eps for every path")
     assert any("pointwise" in line for line in lines)
+    assert any("loop invariant at line" in line for line in lines)
+    assert any("case i1 == s: Laplace rule" in line for line in lines)
+    code, text = _run(["verify", "--explain=summary", str(ROOT / "report_noisy_max.fz")])
+    lines = text.strip().splitlines()
+    assert lines[-1].strip() == "cost <= eps for every path"
     assert any("invariant at the loop head" in line for line in lines)
     assert any("i == s ? 1 - dist(q[i]) : 0" in line for line in lines)
 

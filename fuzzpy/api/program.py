@@ -196,7 +196,7 @@ class Program:
                 warnings = (Diagnostic(
                     "FZ406", f"the proof of `{decl.name}` is {verdict.reason}", decl.name_span, severity="warning",
                     hint="check the preconditions: a mechanism proved for no inputs tells nothing"),)
-            yield VerifyResult(verdict, cached, warnings)
+            yield VerifyResult(verdict, cached, warnings, decl, self.syntax)
 
     # ------------------------------------------------------------ quote and run
 

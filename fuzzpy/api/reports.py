@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import field
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fuzzpy.accounting.neighbours import DEFAULT as DEFAULT_NEIGHBOURS
 from fuzzpy.accounting.neighbours import Neighbours
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from fuzzpy.checker.report import PrivacyFigure
     from fuzzpy.checker.result import CheckedDef, CheckedProgram
     from fuzzpy.language.sensitivity import Sens
+    from fuzzpy.verifier.cheapest import Cheaper
+    from fuzzpy.verifier.game import GameProof
     from fuzzpy.verifier.verdict import Verdict
 
 
@@ -325,6 +327,9 @@ class VerifyResult:
     verdict: Verdict = field(repr=False)
     cached: bool = False  # read from the proof cache
     warnings: tuple[Diagnostic, ...] = ()  # FZ406: proved only because no input meets `requires`
+    decl: Any = field(default=None, repr=False, compare=False)  # the mechanism (for the proof as data)
+    program: Any = field(default=None, repr=False, compare=False)
+    _games: dict[object, Any] = field(default_factory=dict, repr=False, compare=False)  # built on request
 
     @property
     def name(self) -> str:
@@ -356,17 +361,79 @@ class VerifyResult:
 
     @property
     def steps(self) -> list[str]:
-        """The proof (alignments, invariants, cost per path) or the refutation, line by line."""
+        """The proof as the verification game, or the refutation, line by line."""
         return self.text(explain=True).splitlines()[1:]
 
-    def text(self, explain: bool = False) -> str:
-        """What `fuzzpy verify` (``--explain``) prints for this mechanism."""
+    def proof(self, minimise: bool = True) -> GameProof | None:
+        """The proof as data (a tree of frozen dataclasses, `to_json()`-able):
+        precondition, statements with their assertions, the coupling rule at
+        each draw, loop invariants (``minimise``: only the clauses the proof
+        kernel needs, which asks the kernel again), the closing cost. None
+        unless proved."""
+        if minimise not in self._games:
+            from fuzzpy.verifier.game import build
+
+            self._games[minimise] = None if self.decl is None else build(self.verdict, self.decl, self.program,
+                                                                           minimise)
+        return self._games[minimise]  # type: ignore[no-any-return]
+
+    def text(self, explain: bool | str = False) -> str:
+        """What `fuzzpy verify` prints for this mechanism: ``explain`` True or
+        "game" adds the verification game, "summary" the short proof."""
         from fuzzpy.verifier.report import render
 
-        return render(self.verdict, explain)
+        mode = "game" if explain is True else explain
+        game = self.proof() if mode == "game" and self.verdict.proved else None
+        text = render(self.verdict, mode, game)
+        if mode == "game" and self.verdict.status == "refuted":
+            from fuzzpy.verifier.report import cheaper_lines
 
-    def to_json(self) -> dict[str, object]:
-        return {**self.verdict.to_json(), "cached": self.cached}
+            text += "\n" + "\n".join(self.derivation() + cheaper_lines(self.verdict, self.cheapest_claim()))
+        return text
+
+    def derivation(self) -> list[str]:
+        """For a refuted claim: how both probabilities are computed (each path's
+        region over the draws, its density equations, its integral), as text."""
+        cx = self.verdict.counterexample
+        if cx is None or self.decl is None:
+            return []
+        from fuzzpy.checker.scope import static_constants
+        from fuzzpy.verifier.model import analyse
+        from fuzzpy.verifier.refuter import derivation
+
+        try:
+            info = analyse(self.decl, static_constants(self.program))
+            return ["  derivation:", *derivation(info, cx)]
+        except Exception as exc:  # noqa: BLE001 - text for a reader: the verdict stands without it
+            return [f"  (no derivation: {type(exc).__name__})"]
+
+    def cheapest_claim(self) -> Cheaper | None:
+        """For a refuted claim: the cheapest claim the verifier proves among the
+        costs a proof could pay (`fuzzpy.verifier.cheapest`), with the obligation
+        that fails for the original claim; None when none is found."""
+        if "cheapest" not in self._games:
+            from fuzzpy.checker.scope import static_constants
+            from fuzzpy.verifier.cheapest import cheapest_claim
+
+            found = None
+            if self.verdict.status == "refuted" and self.decl is not None:
+                found = cheapest_claim(self.decl, self.program, static_constants(self.program),
+                                       self.verdict.counterexample)
+            self._games["cheapest"] = found
+        return self._games["cheapest"]  # type: ignore[no-any-return]
+
+    def to_json(self, minimise: bool = False) -> dict[str, object]:
+        """``minimise`` (`verify --json --explain`): the proof's invariants reduced
+        to what the kernel needs, and for a refuted claim the cheapest claim proved."""
+        document = {**self.verdict.to_json(), "cached": self.cached}
+        game = self.proof(minimise) if self.verdict.proved else None
+        if game is not None:
+            document["proof"] = {**game.to_json(), "minimised": minimise}
+        if minimise and self.verdict.status == "refuted":
+            cheaper = self.cheapest_claim()
+            document["cheapest_claim"] = None if cheaper is None else {
+                "claim": cheaper.claim, "tried": list(cheaper.tried), "failing": cheaper.failing}
+        return document
 
     def __repr__(self) -> str:
         return f"VerifyResult({self.text()!r})"

@@ -86,7 +86,8 @@ class BinderRules:
                 assert cost is not None and j.cost is not None
                 cost.pop(keys[0], None)
                 cost = C.then_into(cost, j.cost)
-                note = f"`{stmt.name}` is a released value, free to use; the costs compose (events concatenate)"
+                note = (f"`{stmt.name}` is a released value: using it is post-processing, free (Dwork & Roth "
+                        "2014, Prop. 2.1); the costs compose sequentially (events concatenate)")
             elif isinstance(stmt, S.LetStmt):
                 if j.is_fuzzy:
                     note = f"`{stmt.name}` names a distribution: each `sample` of it was charged where it was used"
@@ -96,6 +97,9 @@ class BinderRules:
             else:
                 ctx, cost = self._fold_let(keys, j, stmt, ctx, cost)
                 note = "let (x, y): the pair counts as much as its most used component"
+                if is_split(stmt.expr):
+                    note = ("parallel composition (McSherry, PINQ 2009): `split` puts each row in exactly one "
+                            "half, so the cost is the larger of the halves' costs, not their sum")
             if ck.tracer is not None:
                 ck.tracer.statement(stmt, Judgment(result.type, ctx, cost=cost), note)
         if done:
@@ -373,3 +377,10 @@ def _pure_sens(cost: C.Cost | None) -> Sens:
         return Sens(None)
     eps = C.pure_epsilon(cost.events())
     return Sens(None) if eps is None else Sens(eps)
+
+
+def is_split(expr: S.Expr) -> bool:
+    """`split p db` (the head of the application is the primitive `split`)."""
+    while isinstance(expr, S.App):
+        expr = expr.func
+    return isinstance(expr, S.Var) and expr.name == "split"

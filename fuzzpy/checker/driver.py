@@ -797,10 +797,51 @@ def _conclusion(checked: CheckedDef, figures: dict) -> str:
         lines.append(f"  `{p.name}`: sensitivity {p.sensitivity}")
     for name, events in (checked.privacy | checked.argument_privacy).items():
         figure = figures[name]
-        how = "basic composition" if figure.delta == 0 else figure.method
+        how = _rule_name(events) if figure.delta == 0 else figure.method
+        if figure.delta != 0 and len(events) == 1 and _rule_name(events).startswith("the Gaussian"):
+            how = f"{_rule_name(events)} ({figure.method})"
         lines.append(f"  privacy in `{name}`: [{C.describe_events(events)}]")
         lines.append(f"    = {figure.text()} by {how}")
+    splits = [e for e in _walk_syntax(checked.decl) if isinstance(e, S.LetTuple) and _is_split(e.expr)]
+    for stmt in splits:
+        lines.append(f"  parallel composition at the `split` of line {stmt.span.line}: its halves hold disjoint rows, "
+                     "so their costs are not added (McSherry, PINQ 2009)")
     return "\n".join(lines)
+
+
+def _rule_name(events: tuple) -> str:
+    """How the events make the figure, in the lecture's words."""
+    from fuzzpy.accounting.events import Gaussian, Laplace
+
+    if len(events) == 1 and isinstance(events[0], Laplace):
+        lap = events[0]
+        return (f"the Laplace mechanism: sensitivity {Sens.of(lap.sensitivity)} / scale {Sens.of(lap.scale)} "
+                "(Dwork, McSherry, Nissim & Smith 2006)")
+    if len(events) == 1 and isinstance(events[0], Gaussian):
+        gauss = events[0]
+        return f"the Gaussian mechanism: sensitivity {Sens.of(gauss.sensitivity)}, sigma {Sens.of(gauss.sigma)}"
+    return "basic (sequential) composition: the events' costs add (Dwork & Roth 2014, Thm 3.16)"
+
+
+def _walk_syntax(node: object) -> list[object]:
+    import dataclasses
+
+    found: list[object] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            found.append(item)
+            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item) if f.name != "span")
+    return found
+
+
+def _is_split(expr: object) -> bool:
+    from fuzzpy.checker.blocks import is_split
+
+    return is_split(expr)  # type: ignore[arg-type]
 
 
 __all__ = ["ProgramChecker", "check_program", "explain_definition"]

@@ -573,7 +573,8 @@ class Inferencer:
                         hint="add noise (laplace, gauss) before releasing, or return only sampled values",
                     )
                 )
-        self.note("return: free of cost in public and sampled values, infinite in anything else")
+        self.note("return: post-processing of public and sampled values is free (Dwork & Roth 2014, Prop. 2.1); "
+                  "returning anything else costs infinity")
         return Judgment(T.TFuzzy(inner.type), {}, cost=cost)
 
     def _ann(self, expr: S.Expr, hint: T.Type | None) -> Judgment:

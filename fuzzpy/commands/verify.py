@@ -31,13 +31,20 @@ EPILOG = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="+", metavar="FILE", help="fuzzpy source files (.fz)")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.add_argument("--explain", action="store_true",
-                   help="show each proof: alignments, invariants, cost per path")
+    p.add_argument("files", nargs="*", metavar="FILE", help="fuzzpy source files (.fz)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document (each proof as data under `proof`; with --explain its "
+                        "invariants reduced to the clauses the kernel needs)")
+    p.add_argument("--explain", nargs="?", const="game", default=None, metavar="game|summary",
+                   help="show each proof as the verification game (the precondition, each statement's "
+                        "assertion, the coupling rule at each draw, the loop invariants the kernel needs, the "
+                        "cost); --explain=summary: the short form (alignments, invariants, cost per path)")
     p.add_argument("--certificate", action="store_true",
                    help="print each proof's certificate as JSON (what the proof kernel checked; "
                         "docs/verifier-kernel.md); `--json` carries it too")
+
+
+EXPLAIN_MODES = ("game", "summary")
 
 
 class _Progress:
@@ -53,6 +60,11 @@ class _Progress:
 def run(args: argparse.Namespace) -> int:
     from fuzzpy.support.interrupts import Interrupted
 
+    if args.explain is not None and args.explain not in EXPLAIN_MODES:  # `--explain FILE`: a file, not a mode
+        args.files.insert(0, args.explain)
+        args.explain = "game"
+    if not args.files:
+        args.parser.error("the following arguments are required: FILE")
     progress = _Progress()
     try:
         _verify_files(args, progress)
@@ -76,15 +88,17 @@ def _verify_files(args: argparse.Namespace, progress: _Progress) -> None:
         progress.sources[program.name] = program.source
         if not program.mechanisms and not args.json:
             sys.stdout.write(f"{path}: no mechanisms\n")
-        for outcome in program.verify_each(fresh=args.explain):  # --explain always proves afresh
+        explain = args.explain is not None
+        for outcome in program.verify_each(fresh=explain):  # --explain always proves afresh
             if isinstance(outcome, ProgramError):
                 progress.diagnostics.extend(outcome.diagnostics)
                 continue
             progress.verdicts.append(outcome.verdict)
-            progress.documents.append(outcome.to_json())
+            if args.json:  # the proof as data is built only when asked for (a cached proof loads no z3)
+                progress.documents.append(outcome.to_json(minimise=explain))
             progress.diagnostics.extend(outcome.warnings)
             if not args.json:  # the same text whether the proof was cached or not
-                sys.stdout.write(outcome.text(args.explain) + "\n")
+                sys.stdout.write(outcome.text(args.explain or False) + "\n")
                 certificate = outcome.verdict.certificate
                 if args.certificate and outcome.verdict.proved and certificate is not None:
                     sys.stdout.write(json.dumps(certificate.to_json(), indent=2) + "\n")

@@ -29,7 +29,7 @@ from fuzzpy.language.library import is_library_file
 INDENT = "  "
 
 _OP_LEVEL = {
-    "||": 1, "&&": 2,
+    "==>": 0, "||": 1, "&&": 2,
     "==": 3, "!=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3,
     "::": 4, "+": 5, "-": 5, "*": 6, "/": 6,
 }
@@ -272,6 +272,8 @@ def _mexpr(e: ast.Expr) -> tuple[str, int]:
         level = _OP_LEVEL[e.op] + 1
         right_level = level + 1
         left_level = level + 1 if _OP_LEVEL[e.op] == _COMPARISON else level
+        if e.op == "==>":  # right-associative
+            left_level, right_level = level + 1, level
         return f"{mexpr(e.left, left_level)} {e.op} {mexpr(e.right, right_level)}", level
     if isinstance(e, ast.Unary):
         operand = mexpr(e.operand, _MECH_UNARY)

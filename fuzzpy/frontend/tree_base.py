@@ -29,12 +29,12 @@ MAX_DEPTH = 200
 # Binding strength of the binary operators (higher binds tighter).
 COMPARISON = 3
 PRECEDENCE = {
-    "||": 1, "&&": 2,
+    "==>": 0, "||": 1, "&&": 2,
     "==": COMPARISON, "!=": COMPARISON, "<": COMPARISON, "<=": COMPARISON,
     ">": COMPARISON, ">=": COMPARISON,
     "::": 4, "+": 5, "-": 5, "*": 6, "/": 6,
 }
-RIGHT_ASSOCIATIVE = {4}
+RIGHT_ASSOCIATIVE = {0, 4}  # `a ==> b ==> c` is `a ==> (b ==> c)`
 
 
 def _append(c: Children) -> Children:

@@ -193,6 +193,8 @@ class _Runner:
             return bool(self.expr(expr.left)) and bool(self.expr(expr.right))
         if expr.op == "||":
             return bool(self.expr(expr.left)) or bool(self.expr(expr.right))
+        if expr.op == "==>":  # requires only (the verifier rejects it in statements)
+            return (not self.expr(expr.left)) or bool(self.expr(expr.right))
         left, right = self.expr(expr.left), self.expr(expr.right)
         if _number(left) and _number(right):
             if expr.op in _ARITHMETIC:

@@ -193,6 +193,36 @@ def _kernel_checked(info: MechanismInfo, program: Program | None, results: list,
                    stream=stream, vacuous=vacuous is not None, certificate=certificate)
 
 
+def prove_only(decl: MechanismDecl, program: Program | None, constants: Mapping[str, Fraction],
+               proof_seconds: float = PROOF_SECONDS) -> Verdict | None:
+    """The proof search and the kernel alone (no refutation, no caches): a
+    kernel-accepted "proved" verdict, or None. For trying other claims
+    (`cheapest.cheapest_claim`)."""
+    from fuzzpy.support.interrupts import prepare_z3
+
+    prepare_z3()
+    analyse, search = _part("analyse"), _part("search")
+    constants = dict(constants)
+    try:
+        info = analyse(decl, constants)
+        mirror = _part("mirrored")(decl, info)
+        infos = [info] + ([analyse(mirror, constants)] if mirror is not None else [])
+        results = [search(each, proof_seconds) for each in infos]
+        if not all(r.proved for r in results):
+            return None
+        verdict = _kernel_checked(info, program, results, _part("show")(decl.privacy))
+        if verdict.proved or mirror is not None:
+            return verdict if verdict.proved else None
+        reversed_decl = _part("negated")(decl)
+        if reversed_decl is not None:
+            reversed_result = search(analyse(reversed_decl, constants), proof_seconds)
+            if reversed_result.proved:
+                verdict = _kernel_checked(info, program, [*results, reversed_result], verdict.claim_text)
+        return verdict if verdict.proved else None
+    except FuzzError:
+        return None
+
+
 def _refuted(info: MechanismInfo, claim_text: str, counterexample: Counterexample) -> Verdict:
     decl = info.decl
     return _part("Verdict")(decl.name, "refuted", decl.privacy, claim_text, f"the claim `privacy {claim_text}` is false",

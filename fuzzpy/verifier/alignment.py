@@ -38,7 +38,7 @@ from fuzzpy.language.syntax import (
 from fuzzpy.support.records import frozen
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.draws import DrawContext, DrawSite
-from fuzzpy.verifier.model import MechanismInfo
+from fuzzpy.verifier.model import OUTPUT_NAME, MechanismInfo
 from fuzzpy.verifier.solver import Term
 from fuzzpy.verifier.text import show, show_signed_sum
 from fuzzpy.verifier.walk import has_noise, statements, sub_expressions
@@ -193,6 +193,26 @@ class Alignment:
         return f"{self.selector.describe()} ? {self.then.describe(site)} : {other}"
 
 
+def hinted(info: MechanismInfo, hint: Expr) -> Alignment:
+    """A student's `align` hint. `X == s ? A : B` under the pointwise rule is the
+    pointwise selector (the draw at index s gets A, every other draw B: a
+    translation per s, Barthe et al. LICS 2016), so the proof and the kernel
+    treat it as they treat a found one; any other hint is one shift."""
+    from fuzzpy.language.syntax import Binary, If, Noise
+
+    if isinstance(hint, If) and isinstance(hint.cond, Binary) and hint.cond.op == "==" and info.pointwise \
+            and info.sort_of(OUTPUT_NAME) is None:
+        sides = (hint.cond.left, hint.cond.right)
+        names_s = [isinstance(e, Var) and e.name == OUTPUT_NAME for e in sides]
+        if names_s.count(True) == 1:
+            index = sides[names_s.index(False)]
+            if not any(isinstance(e, (Dist, Noise)) or (isinstance(e, Var) and e.name == OUTPUT_NAME)
+                       for e in sub_expressions(index)):
+                point = Selector("pointwise", variable=show(index), index=index)
+                return Alignment(Shift("hint", hint=hint.then), point, Shift("hint", hint=hint.orelse))
+    return Alignment(Shift("hint", hint=hint))
+
+
 def _fraction_text(value: Fraction) -> str:
     return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
 
@@ -214,6 +234,9 @@ def _relational_hint(expr: Expr, env: DrawEnv) -> Term:
         return z.ite(cond, then, orelse)
     if isinstance(expr, Call) and expr.func == "abs" and len(expr.args) == 1:
         return z.absolute(_relational_hint(expr.args[0], env))
+    output = env.product.inputs.output
+    if isinstance(expr, Var) and expr.name == OUTPUT_NAME and output is not None and OUTPUT_NAME not in env.path.values:
+        return output  # the pointwise rule's fixed output (a hint may name it)
     return env.product.eval(expr, env.path).one
 
 
@@ -223,7 +246,7 @@ def _relational_hint(expr: Expr, env: DrawEnv) -> Term:
 def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment]]:
     """Scored alignments for one draw, lowest score (simplest) first."""
     if site.noise.align is not None:
-        return [(0, Alignment(Shift("hint", hint=site.noise.align)))]
+        return [(0, hinted(info, site.noise.align))]
     scored: list[tuple[int, Alignment]] = []
     known = site.visible | set(info.scalars) | set(info.vectors)
     usable = [i for i, c in enumerate(site.contexts) if _evaluable(c, known)]

@@ -50,7 +50,7 @@ from fuzzpy.verifier.invariants import (
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.product import Inputs, Obligation, Pair, Path, Product, Unsupported
 from fuzzpy.verifier.solver import Term
-from fuzzpy.verifier.text import show
+from fuzzpy.verifier.text import show, show_trail
 from fuzzpy.verifier.walk import has_noise, statements, stmt_expressions, sub_expressions
 
 #: z3's resource limit for one Houdini round: the suite's hardest spends 5.5
@@ -163,7 +163,8 @@ class InvariantLoops:
         invariant = z.conj(*(atoms[i].build(head_view) for i in active))
         for atom_index, atom in enumerate(atoms):
             if atom.user and atom_index not in active:
-                raise ProofFailed(f"the loop invariant `{atom.label}` (line {loop.span.line}) is not inductive")
+                reason = self.why.get(atom_index, "is not inductive")
+                raise ProofFailed(f"the loop invariant `{atom.label}` (line {loop.span.line}) {reason}")
         ordered = sorted(active)
         self.dead.setdefault(id(loop), set()).update(a.label for i, a in enumerate(atoms) if i not in active)
         self.exports.append(loop_invariant(self.info, self.inputs, product, loop, [atoms[i] for i in ordered],
@@ -218,10 +219,13 @@ class InvariantLoops:
 
     def _houdini(self, product: Product, loop: While, atoms: list[Atom], entries: list, head: View,
                  body: list[Path], view_of, active: set[int]) -> set[int]:  # noqa: ANN001
+        self.why: dict[int, str] = {}  # why a candidate was dropped (a user hint's failed obligation)
         for facts, view in entries:
             terms = [a.build(view) for a in atoms]
-            active -= {i for i in active if z.is_false(terms[i])}  # decided without the solver
-            self._weed(facts, terms, active)
+            for i in [i for i in active if z.is_false(terms[i])]:  # decided without the solver
+                active.discard(i)
+                self.why.setdefault(i, "does not hold when the loop is entered (initiation)")
+            self._weed(facts, terms, active, "does not hold when the loop is entered (initiation)")
         head_terms = [a.build(head) for a in atoms]
         posts = [(p, [a.build(view) for a in atoms])
                  for p in body if not p.returned for view in (view_of(p),)]
@@ -230,11 +234,13 @@ class InvariantLoops:
             changed = False
             for path, terms in posts:
                 assumption = z.conj(*(head_terms[i] for i in active))
-                if self._weed(path.facts + [assumption], terms, active):
+                where = show_trail(path.trail)
+                if self._weed(path.facts + [assumption], terms, active,
+                              f"is not preserved by a trip of the loop (consecution) on the path [{where or 'the loop body'}]"):
                     changed = True
         return active
 
-    def _weed(self, facts: list[Term], terms: list[Term], active: set[int]) -> bool:
+    def _weed(self, facts: list[Term], terms: list[Term], active: set[int], why: str = "") -> bool:
         """Drop the candidates a counterexample falsifies, until the rest is valid."""
         dropped = False
         while active:
@@ -250,6 +256,8 @@ class InvariantLoops:
             if not falsified:
                 raise ProofFailed("invariant inference did not converge")
             active -= falsified
+            for i in falsified:
+                self.why.setdefault(i, why)
             dropped = True
         return dropped
 

@@ -46,6 +46,8 @@ from fuzzpy.verifier.walk import children, statements, stmt_expressions, sub_exp
 SORTS = {"num": "num", "int": "int", "bool": "bool"}
 COMPARISONS = {"<", "<=", ">", ">=", "==", "!="}
 BUILTINS = {"len", "abs", "max", "min"}
+#: hints may name the fixed output of the pointwise rule so (Gaboardi's lecture: "out1 = s => out2 = s")
+OUTPUT_NAME = "s"
 
 
 @dataclass
@@ -93,6 +95,8 @@ class _Sorter:
             if expr.name in info.vectors:
                 return "vec"
             found = info.sort_of(expr.name)
+            if found is None and expr.name == OUTPUT_NAME and info.pointwise:
+                return info.result_sort  # in program code: FZ401 (`_output_outside_hints`)
             if found is None:
                 self.diagnostics.append(
                     _error("FZ401", f"unknown variable `{expr.name}` in mechanism `{info.decl.name}`", expr.span)
@@ -101,7 +105,7 @@ class _Sorter:
             return found
         if isinstance(expr, Binary):
             left, right = self.sort(expr.left, bound), self.sort(expr.right, bound)
-            if expr.op in COMPARISONS or expr.op in ("&&", "||"):
+            if expr.op in COMPARISONS or expr.op in ("&&", "||", "==>"):
                 return "bool"
             if expr.op == "/":
                 return "num"
@@ -323,6 +327,17 @@ def _check_statements(
                     "FZ404", "`dist(...)` may appear only in `requires`, `align` and `invariant`", stray.span,
                     hint="an `align` hint takes one term: parenthesise it, as in `align (0 - dist(x))`",
                 ))
+            for name in _output_outside_hints(info, expr):
+                diagnostics.append(_error(
+                    "FZ401", f"unknown variable `{name.name}` in mechanism `{info.decl.name}`", name.span,
+                    hint=f"`{OUTPUT_NAME}` names the fixed output of the pointwise rule in `invariant` and `align` "
+                         "hints only",
+                ))
+            for stray in _implications_outside_hints(expr):
+                diagnostics.append(_error(
+                    "FZ404", "`==>` may appear only in `requires`, `align` and `invariant`", stray.span,
+                    hint="in program code write `!a || b`",
+                ))
         if isinstance(stmt, Assign):
             if stmt.index is not None:
                 diagnostics.append(_error("FZ404", "assigning to a vector entry is not supported in mechanisms", stmt.span))
@@ -350,6 +365,28 @@ def _dist_outside_hints(expr: Expr) -> list[Dist]:
     found: list[Dist] = []
     for child in children(expr):
         found += _dist_outside_hints(child)
+    return found
+
+
+def _output_outside_hints(info: MechanismInfo, expr: Expr) -> list[Var]:
+    """The pointwise output's name read by program code (where it means nothing)."""
+    if info.sort_of(OUTPUT_NAME) is not None or not info.pointwise:
+        return []
+    if isinstance(expr, Noise):
+        return _output_outside_hints(info, expr.scale)
+    found = [expr] if isinstance(expr, Var) and expr.name == OUTPUT_NAME else []
+    for child in children(expr):
+        found += _output_outside_hints(info, child)
+    return found
+
+
+def _implications_outside_hints(expr: Expr) -> list[Binary]:
+    """`a ==> b` nodes in program code (the assertion language's implication)."""
+    if isinstance(expr, Noise):
+        return _implications_outside_hints(expr.scale)
+    found: list[Binary] = [expr] if isinstance(expr, Binary) and expr.op == "==>" else []
+    for child in children(expr):
+        found += _implications_outside_hints(child)
     return found
 
 

@@ -623,4 +623,5 @@ BINARY: dict[str, Callable[[Term, Term], Term]] = {
     "!=": lambda a, b: a != b,
     "&&": lambda a, b: z.conj(a, b),
     "||": lambda a, b: z.disj(a, b),
+    "==>": lambda a, b: z.disj(z.neg(a), b),
 }

@@ -24,7 +24,7 @@ from fuzzpy.verifier.houdini import InvariantLoops, LoopProof, ProofFailed
 from fuzzpy.verifier.kernel.certificate import Side
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.product import Inputs, Obligation, Pair, Path, Product, Unsupported, relational
-from fuzzpy.verifier.text import show
+from fuzzpy.verifier.text import show, show_trail
 from fuzzpy.verifier.walk import sub_expressions
 
 UNROLL = 5
@@ -46,6 +46,8 @@ class ProofTrace:
     claim: str
     split_on: list[str] = field(default_factory=list)  # counters compared with s (pointwise rule)
     side: Side | None = None  # the proof as a certificate entry, for the kernel (export.py)
+    #: per draw (selector kind, selector text, shift, other shift): the alignments as a reader writes them
+    shifts: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -153,14 +155,31 @@ def screen(info: MechanismInfo, alignments: dict[int, Alignment],
 
     Most wrong alignments already fail in the first trip, where the check is cheap.
     """
+    return screen_failure(info, alignments, fixed) is None
+
+
+def screen_failure(info: MechanismInfo, alignments: dict[int, Alignment],
+                   fixed: tuple[dict[str, Fraction], dict[str, Fraction]], name: bool = False) -> str | None:
+    """None when the bounded check passes; else the failure (with ``name``, the
+    first obligation that fails, its line and path: what a wrong hint is told)."""
     for depth, values in ((1, fixed[0]), (UNROLL, fixed[1])):
         inputs = make_inputs(info, values)
         product = Product(info, inputs, alignments, unrolled(depth))
         for path in product.run():
             bad = z.conj(*path.facts, z.neg(z.conj(*(o.formula for o in path.obligations))))
             if z.satisfiable([bad]).status != "valid":
-                return False
-    return True
+                return _failed_obligation(path, depth, values) if name else "fails"
+    return None
+
+
+def _failed_obligation(path: Path, depth: int, values: dict[str, Fraction]) -> str:
+    where = show_trail(path.trail)
+    at = ", ".join(f"{k} = {v}" for k, v in values.items())
+    for ob in path.obligations:
+        if z.check_valid(path.facts, ob.formula).status != "valid":
+            return (f"`{ob.text}` (line {ob.where.line}) fails on the path [{where or 'straight through'}] "  # type: ignore[attr-defined]
+                    f"within {depth} loop trip(s){' at ' + at if at else ''}")
+    return "an obligation fails"
 
 
 # ---------------------------------------------------------------- search
@@ -204,7 +223,16 @@ def _discharge(path: Path) -> None:
 def _trace(info: MechanismInfo, alignments: dict[int, Alignment], loops: InvariantLoops,
            paths: list[Path], inputs: Inputs, alone: set[int] = frozenset()) -> ProofTrace:  # type: ignore[assignment]
     rows = []
+    shifts: list[tuple[str, str, str, str]] = []
     for site in info.draws:
+        chosen = alignments[site.index]
+        if site.index in alone:
+            shifts.append(("alone", "", "none", ""))
+        elif chosen.selector is None:
+            shifts.append(("", "", chosen.describe(site), ""))
+        else:
+            other = chosen.orelse.describe(site) if chosen.orelse is not None else "0"
+            shifts.append((chosen.selector.kind, chosen.selector.describe(), chosen.then.describe(site), other))
         rule = "one-sided: shift >= 0, pays shift / scale" if site.noise.kind == "lapplus" else "pays |shift| / scale"
         shift = alignments[site.index].describe(site)
         if site.index in alone:  # in an arm the runs may not share (product._draw_alone)
@@ -219,7 +247,8 @@ def _trace(info: MechanismInfo, alignments: dict[int, Alignment], loops: Invaria
             path_lines.append(line)
     split = sorted({a.selector.variable for a in alignments.values() if a.selector is not None
                     and a.selector.kind == "pointwise" and isinstance(a.selector.index, Var)})
-    return ProofTrace(rows, loops.proofs, path_lines, inputs.output is not None, show(info.decl.privacy), split)
+    return ProofTrace(rows, loops.proofs, path_lines, inputs.output is not None, show(info.decl.privacy), split,
+                      shifts=shifts)
 
 
 def _path_line(info: MechanismInfo, alignments: dict[int, Alignment], path: Path) -> str | None:
@@ -267,7 +296,11 @@ def search(info: MechanismInfo, seconds: float) -> SearchResult:
         tried += 1
         alignments = dict(enumerate(choice))
         try:
-            if not screen(info, alignments, (first, second)):
+            hinted = all(site.noise.align is not None for site in info.draws)
+            failure = screen_failure(info, alignments, (first, second), name=hinted)
+            if failure is not None:
+                if hinted:  # the student's own alignment: say which obligation it breaks
+                    last_reason = f"the `align` hints fail the bounded check: {failure}"
                 continue
             dead: dict[int, set[str]] = {}
             for values in (first, second):

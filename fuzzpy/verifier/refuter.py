@@ -861,3 +861,57 @@ def _claim_value(info: MechanismInfo, params: dict[str, Fraction]) -> Fraction |
     except (KeyError, ZeroDivisionError, TypeError):
         return None
     return value if isinstance(value, Fraction) and not isinstance(value, bool) else None
+
+
+# ---------------------------------------------------------------- the derivation, for a reader
+
+
+def derivation(info: MechanismInfo, cx: Counterexample, max_paths: int = 4) -> list[str]:
+    """How the counterexample's two probabilities are computed: on each input,
+    the paths that release the output, each a polyhedron over the draws (its
+    branch conditions, linear in the noise) and the equations a released noisy
+    value pins, integrated against the draws' densities (`integrate.path_mass`)."""
+    lines = []
+    for label, params, vectors in (("inputs", cx.params, cx.inputs), ("neighbour", cx.neighbour_params, cx.neighbour)):
+        runs = run_all(info, dict(params), {k: list(v) for k, v in vectors.items()}, target=cx.output)
+        shown = 0
+        lines.append(f"    P[output | {label}] = the sum over the paths that release the output of the integral,")
+        lines.append("      over the path's region, of the product of the draws' densities:")
+        for run in runs:
+            mass = _output_mass([run], cx.output)
+            if mass.value == 0:
+                continue
+            shown += 1
+            if shown > max_paths:
+                continue
+            draws = ", ".join(f"eta{k + 1} ~ {'Lap+' if d.kind == 'lapplus' else 'Lap'}({_fraction_text(d.scale)})"
+                              for k, d in enumerate(run.draws))
+            region = [f"{_linear_text(c)} >= 0" for c in run.constraints]
+            pinned = [f"{_linear_text(v)} = {_fraction_text(t)}" for v, t in zip(run.released, cx.output, strict=False)
+                      if isinstance(v, Linear) and isinstance(t, Fraction) and not isinstance(t, bool)]
+            lines.append(f"      path {shown}: {draws or 'no draws'}")
+            lines.append(f"        region: {' and '.join(region) if region else 'everywhere'}")
+            if pinned:
+                lines.append(f"        pinned (a density in the released value): {' and '.join(pinned)}")
+            lines.append(f"        integral = {mpmath.nstr(mass.value, 12)}")
+        if shown > max_paths:
+            lines.append(f"      ... and {shown - max_paths} more paths")
+    return lines
+
+
+def _fraction_text(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def _linear_text(form: Linear) -> str:
+    pieces = []
+    for k, c in form.coeffs:
+        name = f"eta{k + 1}"
+        body = name if abs(c) == 1 else f"{_fraction_text(abs(c))} * {name}"
+        pieces.append(("-" if c < 0 else "+", body))
+    if form.const != 0 or not pieces:
+        pieces.append(("-" if form.const < 0 else "+", _fraction_text(abs(form.const))))
+    text = ("-" if pieces[0][0] == "-" else "") + pieces[0][1]
+    for sign, body in pieces[1:]:
+        text += f" {sign} {body}"
+    return text

@@ -97,6 +97,8 @@ def _binary(op: str, left, right) -> Scalar:  # noqa: ANN001 - thunks
         return bool(left()) and bool(right())
     if op == "||":
         return bool(left()) or bool(right())
+    if op == "==>":
+        return (not left()) or bool(right())
     a, b = left(), right()
     if op == "/":
         return Fraction(0) if b == 0 else a / b

@@ -12,6 +12,9 @@ from fuzzpy.language.figures import text_down, text_up
 from fuzzpy.verifier.verdict import Verdict, output_json
 
 if TYPE_CHECKING:  # not at run time: rendering a cached proof loads neither the prover nor z3
+    from fuzzpy.verifier.cheapest import Cheaper
+    from fuzzpy.verifier.game import GameProof
+    from fuzzpy.verifier.kernel.certificate import Certificate
     from fuzzpy.verifier.prover import ProofTrace
     from fuzzpy.verifier.refuter import Counterexample
 
@@ -25,16 +28,81 @@ def summary(verdict: Verdict) -> str:
     return head
 
 
-def render(verdict: Verdict, explain: bool) -> str:
+def render(verdict: Verdict, explain: bool | str, game: GameProof | None = None) -> str:
+    """``explain``: False, "summary" (or True: the short proof), "game" (the
+    verification game, from ``game``; the short proof when there is none)."""
     lines = [summary(verdict)]
     if verdict.counterexample is not None:
         lines += refutation_lines(verdict.counterexample, verdict.stream)
-    if explain and verdict.proof is not None:
-        lines += proof_lines(verdict.proof)
+    if explain == "game" and game is not None:
+        lines += game_lines(game)
+    elif explain and verdict.proof is not None:
+        lines += proof_lines(verdict.proof, verdict.certificate)
     return "\n".join(lines)
 
 
-def proof_lines(proof: ProofTrace) -> list[str]:
+def cheaper_lines(verdict: Verdict, cheaper: Cheaper | None) -> list[str]:
+    """Why a refuted claim fails, and what the mechanism does achieve."""
+    claim = verdict.claim_text
+    if cheaper is None:
+        return [f"  no claim above `privacy {claim}` was proved among the costs a proof could pay (a shift of",
+                "    0, 1 or 2 per draw, once or once per paying trip)"]
+    lines = [f"  cheapest claim the verifier proves: privacy {cheaper.claim}"]
+    lines += [f"    {cost}" for cost in cheaper.costs]
+    if cheaper.tried:
+        lines.append(f"    (not proved, cheaper: {'; '.join(cheaper.tried)})")
+    if cheaper.failing:
+        lines.append(f"  held to `privacy {claim}`, that proof fails: {cheaper.failing}")
+    return lines
+
+
+def game_lines(game: GameProof) -> list[str]:
+    """The proof as the lecture plays the verification game."""
+    rule = "pointwise rule" if game.rule == "pointwise" else "randomness alignment"
+    lines = [f"  the verification game ({rule}; x1, x2: x in the run on the input and on its neighbour;",
+             "    dist(e) = e2 - e1; a draw eta in run 1 is eta + shift in run 2):",
+             "    precondition:"]
+    lines += [f"      {p}" for p in game.precondition]
+    lines.append(f"    postcondition: {game.postcondition}")
+    if len(game.orientations) > 1:
+        lines.append("    (the relation is one-sided: the game is played for it reversed too, every distance negated)")
+    lines.append("    statement by statement (assertion after each):")
+    for step in game.steps:
+        pad = "  " * step.depth
+        head = f"      line {step.line:<3} {pad}{step.statement}"
+        lines.append(f"{head}  {step.assertion}" if step.assertion and len(head) + len(step.assertion) < 110
+                     else head)
+        if step.assertion and len(head) + len(step.assertion) >= 110:
+            lines.append(f"               {pad}  {step.assertion}")
+        for use in step.rules:
+            case = f"case {use.case}: " if use.case else ""
+            lines.append(f"               {pad}  {case}{use.rule}, shift {use.shift}")
+            lines.append(f"               {pad}    pre {use.pre}; post {use.post}; paid {use.paid}")
+    for loop in game.loops:
+        side = "" if loop.orientation == "forward" else " (relation reversed)"
+        if loop.minimised:
+            how = f"the clauses the kernel needs (of the {loop.found} found)"
+        elif len(loop.clauses) < loop.found:
+            how = f"the clauses left of the {loop.found} found (the kernel's trimming stopped at its budget)"
+        else:
+            how = "the clauses as found"
+        lines.append(f"    loop invariant at line {loop.line}, while ({loop.guard}){side}: {how}")
+        cases: dict[str, list[str]] = {}
+        for clause in loop.clauses:
+            cases.setdefault(clause.case, []).append(clause.text + ("  (your hint)" if clause.hint else ""))
+        for case, texts in cases.items():
+            label = f"when {case}:" if case else "in every case:"
+            lines.append(f"      {label}")
+            lines += [f"        {text}" for text in texts]
+    if game.obligations:
+        lines.append("    obligations the kernel discharged (z3, one validity check per path):")
+        lines += [f"      {text}" for text in game.obligations]
+    lines.append("    cost:")
+    lines += [f"      {text}" for text in game.closing]
+    return lines
+
+
+def proof_lines(proof: ProofTrace, certificate: Certificate | None = None) -> list[str]:
     lines = ["  proof (randomness alignment; a draw eta becomes eta + a in the neighbouring run):"]
     if proof.pointwise:
         lines.append("    rule: pointwise equality: fix an output s; show out = s implies out' = s,")
@@ -52,9 +120,17 @@ def proof_lines(proof: ProofTrace) -> list[str]:
     if proof.paths:
         lines.append("    cost paid per path (a_k: the shift of draw k):")
         lines += [f"      {path}" for path in proof.paths]
-    released = "out = s implies out' = s" if proof.pointwise else "release equal values"
-    lines.append("    every path: both runs take the same branches (an `if` whose arms only assign may")
-    lines.append(f"      differ: merged per run, nested `if`s included), read the same entries, {released}")
+    released = "out = s implies out' = s" if proof.pointwise else "both runs release equal values"
+    apart = sorted({b.at.line for side in (certificate.sides if certificate is not None else ())
+                    for b in side.branches if b.rule == "either"})
+    if apart:  # the runs may branch apart there (issue 30: never claim they take the same branches)
+        where = ", ".join(str(line) for line in apart)
+        lines.append(f"    the `if` at line{'s' if len(apart) > 1 else ''} {where} may take different arms in the two "
+                     "runs (its arms only assign:")
+        lines.append("      each run executes its own, every combination checked); every other branch and loop guard")
+        lines.append(f"      is taken alike by both runs; at the end {released}")
+    else:
+        lines.append(f"    every path: both runs take the same branches, and {released}")
     lines.append(f"    cost <= {proof.claim} for every path")
     return lines
 

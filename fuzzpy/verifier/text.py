@@ -17,7 +17,7 @@ from fuzzpy.language.syntax import (
     Var,
 )
 
-_PRECEDENCE = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3,
+_PRECEDENCE = {"==>": 0, "||": 1, "&&": 2, "==": 3, "!=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3,
                "+": 4, "-": 4, "*": 5, "/": 5}
 
 
@@ -30,7 +30,8 @@ def show(expr: Expr, outer: int = 0) -> str:
         return expr.name
     if isinstance(expr, Binary):
         level = _PRECEDENCE.get(expr.op, 0)
-        text = f"{show(expr.left, level)} {expr.op} {show(expr.right, level + 1)}"
+        left, right = (level + 1, level) if expr.op == "==>" else (level, level + 1)  # `==>` is right-associative
+        text = f"{show(expr.left, left)} {expr.op} {show(expr.right, right)}"
         return f"({text})" if level < outer else text
     if isinstance(expr, Unary):
         op = "-" if expr.op == "-" else "!"
@@ -60,3 +61,12 @@ def show_signed_sum(terms: list[tuple[int, str]]) -> str:
         else:
             text += f" + {piece}" if sign > 0 else f" - {piece}"
     return text or "0"
+
+
+def show_trail(trail: list) -> str:  # noqa: ANN001 - (statement, branch taken) pairs of a product path
+    """The branches a path took, `c` or `!(c)`, comma-separated."""
+    parts = []
+    for stmt, taken in trail:
+        cond = show(getattr(stmt, "cond", stmt))
+        parts.append(cond if taken else f"!({cond})")
+    return ", ".join(parts)

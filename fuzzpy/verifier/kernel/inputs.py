@@ -178,7 +178,7 @@ def sort_of(e: Expr, env: dict[str, str]) -> str:
     if isinstance(e, Var):
         return env.get(e.name, "int")
     if isinstance(e, Binary):
-        if e.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||"):
+        if e.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||", "==>"):
             return "bool"
         both = {sort_of(e.left, env), sort_of(e.right, env)}
         return "int" if both == {"int"} and e.op != "/" else "num"

@@ -65,6 +65,7 @@ OPS: dict[str, Callable[[Term, Term], Term]] = {
     "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
     "&&": lambda a, b: z3.And(a, b), "||": lambda a, b: z3.Or(a, b),
+    "==>": lambda a, b: z3.Implies(a, b),
 }
 
 
@@ -500,19 +501,27 @@ class Product:
 
     def align(self, e: Expr, path: KPath) -> Term:
         """The `align` language: dist(e) is e's value in run 2 minus run 1; the rest is run 1."""
+        return real(self.hint(e, path))
+
+    def hint(self, e: Expr, path: KPath) -> Term:
+        """A term of the `align` language. Under the pointwise rule `s`, where no
+        variable has that name, is the fixed output: the rule lets alignments
+        depend on it (Barthe et al., LICS 2016; one translation per s)."""
         if isinstance(e, Dist):
             one, two = self.ev(e.expr, path, BOTH)
             return real(two) - real(one)
+        if isinstance(e, Var) and e.name == "s" and self.env.s is not None and "s" not in path.store(1):
+            return self.env.s
         if isinstance(e, Binary):
-            return real(OPS[e.op](self.align(e.left, path), self.align(e.right, path)))
-        if isinstance(e, Unary) and e.op == "-":
-            return -self.align(e.operand, path)
+            return OPS[e.op](self.hint(e.left, path), self.hint(e.right, path))  # z3 mixes Int and Real
+        if isinstance(e, Unary):
+            inner = self.hint(e.operand, path)
+            return -inner if e.op == "-" else z3.Not(inner)
         if isinstance(e, If):
-            (cond,) = self.ev(e.cond, path, (1,))
-            return ite(cond, self.align(e.then, path), self.align(e.orelse, path))
+            return ite(self.hint(e.cond, path), self.hint(e.then, path), self.hint(e.orelse, path))
         if isinstance(e, Call) and e.func == "abs" and len(e.args) == 1:
-            return absolute(self.align(e.args[0], path))
-        return real(self.ev(e, path, (1,))[0])
+            return absolute(real(self.hint(e.args[0], path)))
+        return self.ev(e, path, (1,))[0]
 
     def select(self, e: Binary, found: tuple[Term, ...], path: KPath, runs: Runs) -> None:
         here = self.key(e)

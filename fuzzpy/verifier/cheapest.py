@@ -1,0 +1,192 @@
+"""What a refuted mechanism does achieve: the cheapest claim the verifier proves.
+
+    cheapest_claim(decl, program, constants, counterexample) -> Cheaper | None
+
+Candidates are costs a proof could pay: for each draw of scale b, a shift of
+0, 1 or 2 (an input or a threshold moved by 1, a comparison kept by moving
+both sides: LightDP's usual alignments), costing shift / b (Zhang & Kifer
+2017, Thm. 1) once, or, for a draw in a loop, once per trip that pays, at most
+the loop's counter bound (`count < N`) or the input's length. A candidate the
+counterexample already refutes (its value at the counterexample's parameters
+is below the log-ratio found) is skipped; the others are proved cheapest
+first, each by the prover and then the proof kernel (a candidate is "proved"
+only as every claim is). The first one proved is reported, with the
+obligation the kernel finds failing when that proof is checked against the
+original claim.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import time
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from fuzzpy.language.syntax import Binary, Call, Expr, MechanismDecl, NumLit, Var, While
+from fuzzpy.support.records import frozen
+from fuzzpy.verifier.text import show
+from fuzzpy.verifier.walk import statements, sub_expressions
+
+if TYPE_CHECKING:
+    from fuzzpy.language.syntax import Program
+    from fuzzpy.verifier.refuter import Counterexample
+
+#: candidates carried to a proof attempt, and a CPU cap over all of them
+MAX_ATTEMPTS = 12
+SECONDS = 90.0
+
+
+@frozen
+class Cheaper:
+    claim: str  # the cheapest claim proved
+    tried: tuple[str, ...]  # the claims tried before it (not proved)
+    failing: str  # the obligation that fails for the original claim under that proof ("" if not found)
+    costs: tuple[str, ...] = ()  # what the draws of that proof pay (the game's cost lines)
+
+
+def cheapest_claim(decl: MechanismDecl, program: Program | None, constants: dict[str, Fraction],
+                   counterexample: Counterexample | None) -> Cheaper | None:
+    from fuzzpy.verifier import prove_only
+    from fuzzpy.verifier.kernel.inputs import parse_head
+
+    started = time.process_time()
+    tried: list[str] = []
+    for text in candidates(decl, counterexample):
+        if len(tried) >= MAX_ATTEMPTS or time.process_time() - started > SECONDS:
+            break
+        try:
+            _, claim = parse_head(tuple(show(r) for r in decl.requires), text)
+        except Exception:  # noqa: BLE001 - a candidate that does not parse is skipped
+            continue
+        trial = dataclasses.replace(decl, privacy=claim)
+        verdict = prove_only(trial, program, constants)
+        if verdict is not None and verdict.proved and verdict.certificate is not None:
+            from fuzzpy.verifier.game import build
+
+            game = build(verdict, trial, program, minimise=False)
+            costs = tuple(c for c in game.closing if c.startswith("the draw")) if game else ()
+            return Cheaper(text, tuple(tried), _failing(decl, program, verdict.certificate), costs)
+        tried.append(text)
+    return None
+
+
+def _failing(decl: MechanismDecl, program: Program | None, certificate: object) -> str:
+    """The kernel's verdict on the cheaper proof held to the original claim."""
+    from fuzzpy.verifier.kernel import check
+
+    moved = dataclasses.replace(certificate, claim=show(decl.privacy))  # type: ignore[type-var]
+    decision = check(decl, program, moved)
+    return "" if decision.accepted else decision.reason.replace(" (line 0)", "")
+
+
+# ---------------------------------------------------------------- candidates
+
+
+def candidates(decl: MechanismDecl, counterexample: Counterexample | None) -> list[str]:
+    """Claims as text, cheapest first (at sample parameter values), above what
+    the counterexample shows."""
+    from fuzzpy.language.syntax import Noise
+
+    draws: list[tuple[Expr, Expr | None]] = []  # (scale, trips bound or None outside loops)
+    for stmt in decl.body:
+        loop_bound = _trip_bound(decl, stmt) if isinstance(stmt, While) else None
+        inner = statements(stmt.body) if isinstance(stmt, While) else [stmt]
+        for s in inner:
+            from fuzzpy.verifier.walk import stmt_expressions
+
+            for top in (stmt.cond,) if s is stmt and isinstance(stmt, While) else stmt_expressions(s):
+                for e in sub_expressions(top):
+                    if isinstance(e, Noise):
+                        draws.append((e.scale, loop_bound if isinstance(stmt, While) else None))
+    if not draws or len(draws) > 4:
+        return []
+    options = []
+    for scale, bound in draws:
+        choices: list[tuple[str, Fraction]] = [("", Fraction(0))]
+        for shift in (1, 2):
+            term = _per_draw(shift, scale)
+            choices.append((term, Fraction(shift)))
+            if bound is not None:
+                choices.append((f"{show(bound, 5)} * {term}", Fraction(shift)))
+        options.append(choices)
+    sample = _sample(decl, counterexample)  # where the counterexample is: a claim must reach its log-ratio
+    ranking = {p.name: Fraction(2) for p in decl.params}  # where claims are ranked (a bound N counts there)
+    ranking.update({k: v for k, v in sample.items() if k == "eps"})
+    found: dict[str, tuple[float, float]] = {}
+    for combo in itertools.product(*options):
+        terms = [t for t, _ in combo if t]
+        if not terms:
+            continue
+        text = " + ".join(terms)
+        value, rank = _value(text, sample), _value(text, ranking)
+        if value is None or rank is None:
+            continue
+        found.setdefault(text, (value, rank))
+    floor = counterexample.log_ratio if counterexample is not None else 0.0
+    claim_value = _value(show(decl.privacy), ranking) or 0.0
+    ranked = sorted((r, len(t), t) for t, (v, r) in found.items() if r > claim_value and v >= floor - 1e-9)
+    seen_values: set[float] = set()
+    out = []
+    for v, _, t in ranked:
+        key = round(v, 9)
+        if key in seen_values:
+            continue
+        seen_values.add(key)
+        out.append(t)
+    return out
+
+
+def _per_draw(shift: int, scale: Expr) -> str:
+    """shift / scale as text: `2 / (4 / (3 * eps))` as `3 * eps / 2`."""
+    if isinstance(scale, Binary) and scale.op == "/" and isinstance(scale.left, NumLit):
+        k = Fraction(shift) / scale.left.value
+        right = show(scale.right, 5)
+        head = right if k.numerator == 1 else f"{k.numerator} * {right}"
+        return head if k.denominator == 1 else f"{head} / {k.denominator}"
+    return f"{shift} / ({show(scale)})"
+
+
+def _trip_bound(decl: MechanismDecl, loop: While) -> Expr | None:
+    """How many trips may pay: N in a guard `count < N` (N a parameter), else the input's length."""
+    params = {p.name for p in decl.params}
+    for e in sub_expressions(loop.cond):
+        if isinstance(e, Binary) and e.op in ("<", "<=") and isinstance(e.right, Var) and e.right.name in params:
+            return e.right
+    for e in sub_expressions(loop.cond):
+        if isinstance(e, Call) and e.func == "len":
+            return e
+    return None
+
+
+def _sample(decl: MechanismDecl, counterexample: Counterexample | None) -> dict[str, Fraction]:
+    values = {p.name: Fraction(2) for p in decl.params}
+    if counterexample is not None:
+        values.update(counterexample.params)
+        values["eps"] = counterexample.eps
+        for name, vector in counterexample.inputs.items():
+            values[f"len:{name}"] = Fraction(len(vector))
+    return values
+
+
+def _value(text: str, sample: dict[str, Fraction]) -> float | None:
+    from fuzzpy.verifier.kernel.inputs import parse_head
+
+    try:
+        _, expr = parse_head((), text)
+        return float(_eval(expr, sample))
+    except Exception:  # noqa: BLE001 - a claim we cannot evaluate is not ranked
+        return None
+
+
+def _eval(e: Expr, sample: dict[str, Fraction]) -> Fraction:
+    if isinstance(e, NumLit):
+        return e.value
+    if isinstance(e, Var):
+        return sample[e.name]
+    if isinstance(e, Call) and e.func == "len" and isinstance(e.args[0], Var):
+        return sample.get(f"len:{e.args[0].name}", Fraction(3))
+    if isinstance(e, Binary):
+        a, b = _eval(e.left, sample), _eval(e.right, sample)
+        return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b}[e.op]()
+    raise ValueError(type(e).__name__)

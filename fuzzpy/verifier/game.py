@@ -1,0 +1,841 @@
+"""A proof as the verification game of Gaboardi's lecture, as data.
+
+    build(verdict, decl, program, minimise=True) -> GameProof | None
+
+The relational precondition, the program walked statement by statement with
+the relational assertion after each, at every draw the named coupling rule
+(Laplace rule, Laplace+ rules 1 and 2, the pointwise rule's case split) with
+its instantiated pre/postcondition and cost, each loop invariant reduced to
+the clauses the proof needs and grouped by case, and the closing cost
+arithmetic. Everything is read from the certificate the kernel accepted (and
+the prover's trace when there is one, for tidier text); ``minimise`` asks the
+kernel itself which invariant clauses the proof uses: a clause is dropped only
+when the kernel still accepts the certificate without it. Nothing here is
+trusted: it describes a proof, it never makes one.
+
+Notation: x1, x2 are x in the run on the input and in the run on its
+neighbour; dist(e) is e2 - e1 (the lecture's `q_i(d1) - q_i(d2)` turned round).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from fuzzpy.language.syntax import (
+    Assign,
+    Binary,
+    Dist,
+    Expr,
+    IfStmt,
+    Index,
+    MechanismDecl,
+    Noise,
+    NumLit,
+    Output,
+    ReturnStmt,
+    Unary,
+    Var,
+    VarDecl,
+    While,
+)
+from fuzzpy.support.records import frozen
+from fuzzpy.verifier.kernel.certificate import (
+    Certificate,
+    DrawAlignment,
+    LoopInvariant,
+    Side,
+    numbering,
+)
+from fuzzpy.verifier.text import show
+from fuzzpy.verifier.walk import sub_expressions
+
+if TYPE_CHECKING:
+    from fuzzpy.language.syntax import Program, Stmt
+    from fuzzpy.verifier.verdict import Verdict
+
+#: the kernel re-checks at most this many trimmed certificates per proof (minimising)
+MAX_KERNEL_CHECKS = 120
+#: ... and stops trimming after this much CPU (the clauses left are then all shown)
+MINIMISE_SECONDS = 60.0
+
+
+# ---------------------------------------------------------------- the data
+
+
+@frozen
+class RuleUse:
+    """One coupling rule applied at a draw (in one case of a pointwise split)."""
+
+    case: str  # "" (every trip) or the case, e.g. "i1 == s"
+    rule: str  # "Laplace+ rule 2", "Laplace rule", ...
+    shift: str  # the alignment: eta in run 1 is eta + shift in run 2
+    pre: str
+    post: str
+    paid: str
+
+
+@frozen
+class Step:
+    """A statement of the mechanism and what holds after it (the relational assertion)."""
+
+    line: int
+    depth: int
+    statement: str
+    assertion: str
+    rules: tuple[RuleUse, ...] = ()
+
+
+@frozen
+class Clause:
+    text: str  # in x1 / x2 notation
+    case: str  # the antecedent ("" for the clauses that hold in every case)
+    hint: bool = False  # written by the user (`invariant P`)
+
+
+@frozen
+class LoopClauses:
+    line: int
+    guard: str
+    orientation: str
+    clauses: tuple[Clause, ...]
+    found: int  # clauses the prover's invariant had
+    minimised: bool  # every clause left was shown needed by the kernel
+
+
+@frozen
+class GameProof:
+    mechanism: str
+    claim: str
+    rule: str  # "pointwise" | "alignment"
+    precondition: tuple[str, ...]
+    postcondition: str
+    steps: tuple[Step, ...]
+    loops: tuple[LoopClauses, ...]
+    closing: tuple[str, ...]
+    orientations: tuple[str, ...]
+    kernel_paths: int = 0
+    #: what the kernel discharged, by kind and line (each path's obligations are one z3 validity check)
+    obligations: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = _plain(self)
+        return document
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------- building
+
+
+def build(verdict: Verdict, decl: MechanismDecl, program: Program | None, minimise: bool = True) -> GameProof | None:
+    cert = verdict.certificate
+    if not verdict.proved or cert is None:
+        return None
+    paths = 0
+    found: dict[tuple[str, int], int] = {}
+    if minimise:
+        cert, minimal, paths, found = _minimise(decl, program, cert)
+    else:
+        minimal = set()
+    forward = next(s for s in cert.sides if s.orientation == "forward")
+    context = _Context(decl, cert, forward, verdict)
+    steps = context.walk(decl.body, 0)
+    hints = {show(p) for s in _statements(decl.body) if isinstance(s, While) for p in s.invariants}
+    loops = tuple(_loop_clauses(decl, side, inv, hints, (side.orientation, inv.at.node) in minimal, context,
+                                found.get((side.orientation, inv.at.node), len(inv.labels)))
+                  for side in cert.sides for inv in side.loops)
+    return GameProof(decl.name, cert.claim, cert.rule, _precondition(decl), _postcondition(decl, cert.rule),
+                     tuple(steps), loops, tuple(context.closing(loops, paths)),
+                     tuple(s.orientation for s in cert.sides), paths, tuple(_obligations(decl, context)))
+
+
+def _obligations(decl: MechanismDecl, context: _Context) -> list[str]:
+    """The kinds of obligation the kernel discharges for this proof (docs/verifier-kernel.md)."""
+    found = []
+    for stmt in _statements(decl.body):
+        line = stmt.span.line
+        if isinstance(stmt, While):
+            guard = show(stmt.cond)
+            found += [f"line {line}: the loop invariant holds when the loop is entered (initiation)",
+                      f"line {line}: one more trip keeps the invariant (consecution)",
+                      f"line {line}: both runs agree on the guard `{guard}`"]
+        elif isinstance(stmt, IfStmt):
+            number = context.numbers.get(id(stmt), -1)
+            if number in context.either:
+                found.append(f"line {line}: every combination of the runs' arms of `if ({show(stmt.cond)})`")
+            elif not context._public(stmt.cond):
+                found.append(f"line {line}: both runs take the same arm of `if ({show(stmt.cond)})`")
+        elif isinstance(stmt, ReturnStmt):
+            found.append(f"line {line}: " + ("out1 = s ==> out2 = s (pointwise rule)" if context.pointwise
+                                             else "both runs return equal values"))
+        elif isinstance(stmt, Output):
+            found.append(f"line {line}: both runs release equal values")
+    for step in context.steps:
+        for use in step.rules:
+            if use.rule.startswith("Laplace+ rule 2"):
+                found.append(f"line {step.line}: the one-sided draw's shift is >= 0 ({use.shift})")
+    found.append(f"every path: cost <= {show(decl.privacy)}")
+    return list(dict.fromkeys(found))
+
+
+def _statements(body: tuple[Stmt, ...]) -> list[Stmt]:
+    found: list[Stmt] = []
+    for stmt in body:
+        found.append(stmt)
+        if isinstance(stmt, While):
+            found += _statements(stmt.body)
+        if isinstance(stmt, IfStmt):
+            found += _statements(stmt.then) + _statements(stmt.orelse or ())
+    return found
+
+
+def _precondition(decl: MechanismDecl) -> tuple[str, ...]:
+    from fuzzpy.language.syntax import TyVec
+
+    parts = []
+    for p in decl.params:
+        if isinstance(p.type, TyVec):
+            norm = p.type.norm
+            if norm == "1":
+                parts.append(f"{p.name}1 ~ {p.name}2: sum over j of |{p.name}2[j] - {p.name}1[j]| <= 1 (vec[1]), "
+                             "same length")
+            else:
+                parts.append(f"{p.name}1 ~ {p.name}2: |{p.name}2[j] - {p.name}1[j]| <= 1 for every j (vec[{norm}]), "
+                             "same length")
+    private = {e.expr.name for r in decl.requires for e in sub_expressions(r)
+               if isinstance(e, Dist) and isinstance(e.expr, Var)}
+    public = [p.name for p in decl.params if not isinstance(p.type, TyVec) and p.name not in private]
+    if public:
+        parts.append(" , ".join(f"{n}1 = {n}2" for n in public) + " (public)")
+    for r in decl.requires:
+        text = show(r)
+        parts.append(f"{text}  (dist(e) = e2 - e1)" if any(isinstance(e, Dist) for e in sub_expressions(r)) else text)
+    return tuple(parts)
+
+
+def _postcondition(decl: MechanismDecl, rule: str) -> str:
+    if rule == "pointwise":
+        return ("[ out1 = s ==> out2 = s ] and paid <= " + show(decl.privacy)
+                + ", for every value s (the pointwise rule: the result is discrete, so "
+                "P[out1 = s] <= e^claim P[out2 = s] for each s is enough)")
+    return f"[ out1 = out2 ] and paid <= {show(decl.privacy)}"
+
+
+class _Context:
+    def __init__(self, decl: MechanismDecl, cert: Certificate, side: Side, verdict: Verdict) -> None:
+        self.decl = decl
+        self.cert = cert
+        numbers = numbering(decl)
+        self.draw_of: dict[int, tuple[int, DrawAlignment]] = {}
+        for k, d in enumerate(side.draws):
+            self.draw_of[d.at.node] = (k, d)
+        self.numbers = numbers
+        self.either = {b.at.node for b in side.branches if b.rule == "either"}
+        self.either |= {b.at.node for other in cert.sides for b in other.branches if b.rule == "either"}
+        self.trace = verdict.proof
+        self.pointwise = cert.rule == "pointwise"
+        from fuzzpy.language.syntax import TyVec
+
+        self.vectors = {p.name for p in decl.params if isinstance(p.type, TyVec)}
+        private = {e.expr.name for r in decl.requires for e in sub_expressions(r)
+                   if isinstance(e, Dist) and isinstance(e.expr, Var)}
+        self.public = {p.name for p in decl.params if not isinstance(p.type, TyVec) and p.name not in private}
+        self.same = _same_in_both_runs(decl, self.public, self.either, numbers)
+        self.paid_bounds: list[str] = []
+        self.in_loop = False
+        self.steps: list[Step] = []
+        #: dist(x) of a local assigned once, outside loops, when it is a constant (`tt1 + 1 = tt2`)
+        self.known: dict[str, Fraction] = {}
+        counts: dict[str, int] = {}
+        for s in _statements(decl.body):
+            if isinstance(s, (VarDecl, Assign)):
+                counts[s.name] = counts.get(s.name, 0) + 1
+        self.once = {n for n, c in counts.items() if c == 1 and any(
+            isinstance(s, (VarDecl, Assign)) and s.name == n for s in decl.body)}
+
+    # ------------------------------------------------------------ statements
+
+    def walk(self, body: tuple[Stmt, ...], depth: int, apart: bool = False) -> list[Step]:
+        steps: list[Step] = []
+        for stmt in body:
+            steps += self.step(stmt, depth, apart)
+        self.steps = steps
+        return steps
+
+    def step(self, stmt: Stmt, depth: int, apart: bool) -> list[Step]:
+        line = stmt.span.line
+        if isinstance(stmt, (VarDecl, Assign)) and (not isinstance(stmt, Assign) or stmt.index is None):
+            name, value = stmt.name, stmt.expr
+            text = f"{'var ' if isinstance(stmt, VarDecl) else ''}{name} = {show(value)};"
+            noises = [e for e in sub_expressions(value) if isinstance(e, Noise)]
+            if noises:
+                rules = tuple(r for n in noises for r in self.rules(n, name, value))
+                return [Step(line, depth, text, "", rules)]
+            if apart:
+                return [Step(line, depth, text, "(each run on its own arm)")]
+            return [Step(line, depth, text, self.assertion(name, value))]
+        if isinstance(stmt, IfStmt):
+            number = self.numbers.get(id(stmt), -1)
+            cond = show(stmt.cond)
+            if apart:
+                how = "(each run on its own arm)"
+            elif number in self.either:
+                how = ("the runs may take different arms: the arms only assign, so each run executes its own "
+                       "(apRHL's one-sided rules); every combination is checked")
+            elif self._public(stmt.cond):
+                how = f"both runs take the same arm: `{cond}` reads only values equal in both runs"
+            else:
+                how = f"both runs take the same arm: obligation ({cond})1 <=> ({cond})2"
+            split = apart or number in self.either
+            steps = [Step(line, depth, f"if ({cond})", how, tuple(self.expression_rules(stmt.cond)))]
+            steps += self.walk(stmt.then, depth + 1, split)
+            if stmt.orelse:
+                steps.append(Step(stmt.orelse[0].span.line, depth, "else", ""))
+                steps += self.walk(stmt.orelse, depth + 1, split)
+            return steps
+        if isinstance(stmt, While):
+            guard = show(stmt.cond)
+            self.in_loop = True
+            head = [Step(line, depth, f"while ({guard})",
+                         f"[ the loop invariant (below) ] and both runs agree on the guard: ({guard})1 <=> ({guard})2")]
+            body = self.walk(stmt.body, depth + 1)
+            self.in_loop = False
+            after = Step(line, depth, f"(after the loop at line {line})", f"[ the loop invariant and !({guard}) ]")
+            return head + body + [after]
+        if isinstance(stmt, ReturnStmt):
+            shown = show(stmt.expr)
+            one, two = (f"{shown}1", f"{shown}2") if isinstance(stmt.expr, Var) else (f"({shown})1", f"({shown})2")
+            if self.pointwise:
+                return [Step(line, depth, f"return {shown};", f"[ {one} = s ==> {two} = s ] (pointwise rule)")]
+            return [Step(line, depth, f"return {shown};", f"[ {one} = {two} ]")]
+        if isinstance(stmt, Output):
+            shown = show(stmt.expr)
+            return [Step(line, depth, f"output {shown};", f"[ ({shown})1 = ({shown})2 ] (released: equal in both runs)")]
+        return [Step(line, depth, type(stmt).__name__, "")]
+
+    def expression_rules(self, e: Expr) -> list[RuleUse]:
+        """The rules of the draws inside a condition or a release: the carrier is
+        the side of the comparison that holds the draw (`q[i] + lap(b)`)."""
+        uses: list[RuleUse] = []
+        for node in sub_expressions(e):
+            if isinstance(node, Binary) and node.op in ("<", "<=", ">", ">=", "==", "!="):
+                for part in (node.left, node.right):
+                    for noise in [x for x in sub_expressions(part) if isinstance(x, Noise)]:
+                        carrier = show(part) if isinstance(part, Binary) else show(noise)
+                        uses += self.rules(noise, f"({carrier})", part)
+        if not uses:
+            for noise in [x for x in sub_expressions(e) if isinstance(x, Noise)]:
+                uses += self.rules(noise, f"({show(noise)})", noise)
+        return uses
+
+    def _public(self, e: Expr) -> bool:
+        """Equal in both runs: literals, public parameters, lengths (neighbours have
+        the same length) and locals that only ever hold such values."""
+        from fuzzpy.language.syntax import Call
+
+        if isinstance(e, Call) and e.func == "len":
+            return True
+        if isinstance(e, (Index, Noise, Dist)):
+            return False
+        if isinstance(e, Var):
+            return e.name in self.same or e.name in self.public
+        from fuzzpy.verifier.walk import children
+
+        return all(self._public(c) for c in children(e))
+
+    def assertion(self, name: str, value: Expr) -> str:
+        if self._public(value):
+            return f"[ {name}1 = {name}2 ]"
+        linear = self.dist_linear(value)
+        if linear is None:
+            return f"[ {name}2 - {name}1 = dist({show(value)}) ]"
+        return f"[ {name}2 - {name}1 = {_linear_text(linear)} ]"
+
+    def dist_linear(self, e: Expr) -> dict[str, Fraction] | None:
+        """dist(e) as a linear form over atoms `dist(..)` (None when not linear)."""
+        if self._public(e):
+            return {}
+        if isinstance(e, Binary) and e.op in ("+", "-"):
+            left, right = self.dist_linear(e.left), self.dist_linear(e.right)
+            if left is None or right is None:
+                return None
+            sign = 1 if e.op == "+" else -1
+            return _add(left, right, sign)
+        if isinstance(e, Unary) and e.op == "-":
+            inner = self.dist_linear(e.operand)
+            return None if inner is None else {k: -v for k, v in inner.items()}
+        if isinstance(e, (Var, Index)):
+            return {f"dist({show(e)})": Fraction(1)}
+        return None
+
+    # ------------------------------------------------------------ draws
+
+    def rules(self, noise: Noise, carrier: str, value: Expr) -> list[RuleUse]:
+        found = self.draw_of.get(self.numbers.get(id(noise), -1))
+        if found is None:
+            return []
+        index, cert = found
+        nice = self._nice(index)
+        scale = show(noise.scale)
+        rest = _rest(value, noise)
+        if nice is not None and nice[0] == "alone":
+            return [RuleUse("", "one-sided random sampling (apRHL): each run draws on its own", "none",
+                            f"the scale {scale} > 0 in that run", "(no relation: what follows holds for every value)",
+                            "0")]
+        if cert.selector == "":
+            shift = nice[2] if nice else _tidy(cert.shift)
+            rule = self.one_rule(noise, carrier, rest, shift, scale, mirror=cert.mirror)
+            return [rule]
+        then = nice[2] if nice else _tidy(cert.shift)
+        other = nice[3] if nice else _tidy(cert.otherwise)
+        if cert.selector == "pointwise":
+            test = nice[1].partition(" == ")[0] if nice else _tidy(cert.test)
+            first = dataclasses.replace(self.one_rule(noise, carrier, rest, then, scale), case=f"{test}1 == s")
+            second = dataclasses.replace(self.one_rule(noise, carrier, rest, other, scale), case=f"{test}1 != s")
+            return [first, second]
+        test = nice[1] if nice else _tidy(cert.test)
+        when = "later comparison" if cert.selector == "branch" else "state test"
+        first = dataclasses.replace(self.one_rule(noise, carrier, rest, then, scale), case=f"{test} ({when}: true)")
+        second = dataclasses.replace(self.one_rule(noise, carrier, rest, other, scale), case=f"{test} ({when}: false)")
+        return [first, second]
+
+    def _nice(self, index: int) -> tuple[str, str, str, str] | None:
+        trace = self.trace
+        if trace is None or index >= len(trace.shifts):
+            return None
+        return trace.shifts[index]
+
+    def one_rule(self, noise: Noise, carrier: str, rest: Expr | None, shift: str, scale: str,
+                 mirror: str = "") -> RuleUse:
+        one_sided = noise.kind == "lapplus"
+        zero = shift.strip() in ("0", "(0)")
+        moved = self.dist_linear(rest) if rest is not None else ({} if rest is None else None)
+        a = _parse_linear(shift)
+        bound = _bound(self._substitute(a), self.vectors) if a is not None else None
+        if zero:
+            rule = "Laplace+ rule 1 (the same noise in both runs)" if one_sided else \
+                "Laplace rule with shift 0 (the same noise in both runs)"
+            post = (f"[ {carrier}2 - {carrier}1 = {_linear_text(moved)} ]" if moved is not None
+                    else f"[ {carrier}2 - {carrier}1 = dist(input) ]")
+            return RuleUse("", rule, "0", "true", post, "0")
+        rule = "Laplace+ rule 2 (shift the noise up)" if one_sided else "Laplace rule (shift the noise)"
+        if mirror:
+            rule = f"Laplace rule, mirrored where the runs disagree on `{mirror}` (run 2 draws -eta + shift)"
+        constant = a is not None and set(a) <= {"1"}
+        if constant:
+            pre = "true (a constant shift)"
+        elif one_sided:
+            pre = f"0 <= {shift}" + (f" <= {_fraction(bound)}" if bound is not None else "")
+        else:
+            pre = f"|{shift}|" + (f" <= {_fraction(bound)}" if bound is not None else " bounded (see the cost)")
+        post = self._post(carrier, moved, a, shift)
+        shown = shift if (one_sided or constant) and re.fullmatch(r"[\w.()\[\]]+", shift) else f"({shift})"
+        paid = f"{shown if one_sided or constant else '|' + shift + '|'} / ({scale})"
+        if bound is not None:
+            paid += f" <= {_over_scale(bound, noise.scale)}"
+            self.paid_bounds.append(f"the draw at line {noise.span.line} pays at most {_fraction(bound)} / ({scale}) = "
+                                    f"{_over_scale(bound, noise.scale)} when shifted")
+        return RuleUse("", rule, shift, pre, post, paid)
+
+    def _substitute(self, form: dict[str, Fraction]) -> dict[str, Fraction]:
+        out: dict[str, Fraction] = {}
+        for key, v in form.items():
+            m = re.fullmatch(r"dist\((\w+)\)", key)
+            if m is not None and m.group(1) in self.known:
+                out["1"] = out.get("1", Fraction(0)) + v * self.known[m.group(1)]
+            else:
+                out[key] = out.get(key, Fraction(0)) + v
+        return {k: v for k, v in out.items() if v != 0}
+
+    def _post(self, carrier: str, moved: dict[str, Fraction] | None, a: dict[str, Fraction] | None,
+              shift: str) -> str:
+        if moved is not None and a is not None:
+            total = _add(moved, a, 1)
+            if set(total) <= {"1"}:
+                k = total.get("1", Fraction(0))
+                if carrier in self.once and not self.in_loop:
+                    self.known[carrier] = k
+                if k == 0:
+                    return f"[ {carrier}1 = {carrier}2 ]"
+                return f"[ {carrier}1 + {_fraction(k)} = {carrier}2 ]"
+            return f"[ {carrier}2 - {carrier}1 = {_linear_text(total)} ]"
+        return f"[ {carrier}2 - {carrier}1 = dist(input) + ({shift}) ]"
+
+    # ------------------------------------------------------------ closing
+
+    def closing(self, loops: tuple[LoopClauses, ...], paths: int) -> list[str]:
+        lines = []
+        lines = list(dict.fromkeys(self.paid_bounds))
+        for step in self.steps:
+            if any(r.case.endswith("== s") for r in step.rules):
+                lines.append(f"the draw at line {step.line} is shifted only when its index equals s; at every other "
+                             "index it pays 0")
+        for loop in loops:
+            cost = [c for c in loop.clauses if "cost" in c.text]
+            if cost:
+                shown = "; ".join((f"{c.case} ==> " if c.case else "") + c.text for c in cost)
+                lines.append(f"the invariant at line {loop.line} carries the cost: {shown}")
+        tail = f" on each of its {paths} paths" if paths else ""
+        lines.append(f"cost <= {self.cert.claim} for every path: checked by the proof kernel{tail}")
+        return lines
+
+
+def _same_in_both_runs(decl: MechanismDecl, public: set[str], either: set[int], numbers: dict[int, int]) -> set[str]:
+    """Locals equal in both runs on every path: every assignment reads only
+    literals, public parameters, lengths and such locals (a greatest fixpoint)."""
+    assigns: dict[str, list[Expr]] = {}
+    for s in _statements(decl.body):
+        if isinstance(s, (VarDecl, Assign)):
+            assigns.setdefault(s.name, []).append(s.expr)
+    same = set(assigns)
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(same):
+            for value in assigns[name]:
+                bad = any(isinstance(x, (Index, Noise, Dist)) or (isinstance(x, Var) and x.name not in same
+                                                                   and x.name not in public and not _length_of(x, value))
+                          for x in sub_expressions(value))
+                if bad:
+                    same.discard(name)
+                    changed = True
+                    break
+    # assigned in an `if` whose arms the runs may take apart: they may differ there
+    return same - _assigned_apart(decl, either, numbers)
+
+
+def _length_of(var: Var, value: Expr) -> bool:
+    """``var`` appears in ``value`` only as `len(var)` (a public number)."""
+    from fuzzpy.language.syntax import Call
+
+    return any(isinstance(x, Call) and x.func == "len" and x.args and x.args[0] is var for x in sub_expressions(value))
+
+
+def _assigned_apart(decl: MechanismDecl, either: set[int], numbers: dict[int, int]) -> set[str]:
+    found: set[str] = set()
+    for s in _statements(decl.body):
+        if isinstance(s, IfStmt) and numbers.get(id(s), -1) in either:
+            found |= {t.name for t in _statements(s.then) + _statements(s.orelse or ())
+                      if isinstance(t, (VarDecl, Assign))}
+    return found
+
+
+def _rest(value: Expr, noise: Noise) -> Expr | None:
+    """The input the noise is added to (`q[i]` in `q[i] + lap(b)`); NumLit 0 when alone."""
+    if value is noise:
+        return NumLit("0", noise.span)
+    if isinstance(value, Binary) and value.op == "+":
+        if value.right is noise:
+            return value.left
+        if value.left is noise:
+            return value.right
+    return None
+
+
+# ---------------------------------------------------------------- linear forms and text
+
+
+def _add(a: dict[str, Fraction], b: dict[str, Fraction], sign: int) -> dict[str, Fraction]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, Fraction(0)) + sign * v
+    return {k: v for k, v in out.items() if v != 0}
+
+
+def _fraction(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def _linear_text(form: dict[str, Fraction] | None) -> str:
+    if form is None:
+        return "?"
+    pieces = []
+    for key in sorted(form, key=lambda k: (k == "1", k)):
+        v = form[key]
+        body = _fraction(abs(v)) if key == "1" else (key if abs(v) == 1 else f"{_fraction(abs(v))} * {key}")
+        pieces.append(("-" if v < 0 else "+", body))
+    if not pieces:
+        return "0"
+    text = ("-" if pieces[0][0] == "-" else "") + pieces[0][1]
+    for sign, body in pieces[1:]:
+        text += f" {sign} {body}"
+    return text
+
+
+def _parse_linear(text: str) -> dict[str, Fraction] | None:
+    """A shift's text as a linear form over `dist(..)` atoms ("1" the constant)."""
+    try:
+        expr = _expression(text)
+    except Exception:  # noqa: BLE001 - text only: no form then
+        return None
+    return _linear_of(expr)
+
+
+def _expression(text: str) -> Expr:
+    """A mechanism expression from its text (the parser alone: no z3)."""
+    from fuzzpy.frontend.parser import parse_program
+
+    decl = parse_program(f"mechanism k__ () : num privacy 0 {{ return ({text}); }}", "<proof>").decls[0]
+    assert isinstance(decl, MechanismDecl) and isinstance(decl.body[0], ReturnStmt)
+    return decl.body[0].expr
+
+
+def _linear_of(e: Expr) -> dict[str, Fraction] | None:
+    if isinstance(e, NumLit):
+        return {"1": Fraction(e.value)} if e.value != 0 else {}
+    if isinstance(e, Dist):
+        return {f"dist({show(e.expr)})": Fraction(1)}
+    if isinstance(e, Binary) and e.op in ("+", "-"):
+        left, right = _linear_of(e.left), _linear_of(e.right)
+        if left is None or right is None:
+            return None
+        return _add(left, right, 1 if e.op == "+" else -1)
+    if isinstance(e, Binary) and e.op == "*":
+        left, right = _linear_of(e.left), _linear_of(e.right)
+        if left is None or right is None:
+            return None
+        for c, x in ((left, right), (right, left)):
+            if set(c) <= {"1"}:
+                k = c.get("1", Fraction(0))
+                return {n: k * v for n, v in x.items() if k * v != 0}
+        return None
+    if isinstance(e, Unary) and e.op == "-":
+        inner = _linear_of(e.operand)
+        return None if inner is None else {k: -v for k, v in inner.items()}
+    return None
+
+
+def _bound(form: dict[str, Fraction], vectors: set[str]) -> Fraction | None:
+    """The largest |shift| when each vector entry moves by at most 1 (None when
+    the shift reads other distances)."""
+    total = abs(form.get("1", Fraction(0)))
+    for key, v in form.items():
+        if key == "1":
+            continue
+        m = re.fullmatch(r"dist\((\w+)\[.*\]\)", key)
+        if m is None or m.group(1) not in vectors:
+            return None
+        total += abs(v)
+    return total
+
+
+def _over_scale(bound: Fraction, scale: Expr) -> str:
+    """bound / scale as text, `2 / (2 / eps)` as `eps`."""
+    if isinstance(scale, Binary) and scale.op == "/" and isinstance(scale.left, NumLit):
+        k = bound / Fraction(scale.left.value)
+        right = show(scale.right, 5)
+        if k == 1:
+            return right
+        head = right if k.numerator == 1 else f"{k.numerator} * {right}"
+        return head if k.denominator == 1 else f"{head} / {k.denominator}"
+    if isinstance(scale, Binary) and scale.op == "/":
+        head = show(scale.right, 5) if bound == 1 else f"{_fraction(bound)} * {show(scale.right, 5)}"
+        return f"{head} / ({show(scale.left)})"
+    return f"{_fraction(bound)} / ({show(scale)})"
+
+
+def _tidy(text: str) -> str:
+    """A certificate shift (`(1 * (1 - dist(q[i])))`) as a reader writes it."""
+    form = _parse_linear(text)
+    if form is not None:
+        return _linear_text(form)
+    return text
+
+
+# ---------------------------------------------------------------- loop invariants
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*'?")
+_WORDS = {"s", "cost", "entry", "claim", "at", "len", "abs", "max", "min", "dist", "true", "false"}
+
+
+def _two_runs(label: str, names: set[str]) -> str:
+    """A prover label (`best`, `best'`, `dist(best)`) in the lecture's notation (best1, best2)."""
+    label = label.replace("!=", " != ")
+    label = re.sub(r"(\w+) == s\s+!=\s+(-?\d+)", r"\1 == s && s != \2", label)
+    label = re.sub(r"dist\((\w+)\) == 0\b", r"\1_1 = \1_2", label)
+    label = re.sub(r"dist\((\w+)\) == (\d+(?:/\d+)?)\b", r"\1_1 + \2 = \1_2", label)
+    label = re.sub(r"dist\((\w+)\)", r"(\1_2 - \1_1)", label)
+
+    def rename(m: re.Match[str]) -> str:
+        word = m.group(0)
+        base = word.rstrip("'")
+        if base.endswith("_1") or base.endswith("_2"):
+            return base[:-2] + base[-1]
+        if base not in names or base in _WORDS and base not in names:
+            return word
+        return f"{base}2" if word.endswith("'") else f"{base}1"
+
+    text = _NAME.sub(rename, label)
+    return re.sub(r"\s+", " ", text)
+
+
+def _loop_clauses(decl: MechanismDecl, side: Side, inv: LoopInvariant, hints: set[str], minimal: bool,
+                  context: _Context, found: int) -> LoopClauses:
+    names = {p.name for p in decl.params} | {s.name for s in _statements(decl.body) if isinstance(s, VarDecl)}
+    clauses = []
+    loop = next((s for s in _statements(decl.body) if isinstance(s, While)
+                 and context.numbers.get(id(s)) == inv.at.node), None)
+    for label in inv.labels:
+        shown = label.replace("COST", "cost").replace("V0", "entry cost").replace("param_", "")
+        hint = shown in hints
+        case, sep, body = shown.partition(" ==> ")
+        if not sep or hint:
+            case, body = "", shown
+        if hint:  # the student's own words
+            clauses.append(Clause(shown, "", True))
+            continue
+        clauses.append(Clause(_two_runs(body, names), _two_runs(case, names) if case else "", hint))
+    clauses = _merge_abs(clauses)
+    guard = show(loop.cond) if loop is not None else "?"
+    return LoopClauses(inv.at.line, guard, side.orientation, tuple(clauses), found, minimal)
+
+
+def _merge_abs(clauses: list[Clause]) -> list[Clause]:
+    """`d <= c` and `d >= -c` (same case) as `|d| <= c`."""
+    out: list[Clause] = []
+    used: set[int] = set()
+    for k, c in enumerate(clauses):
+        if k in used:
+            continue
+        m = re.fullmatch(r"(.+) <= (\d+(?:/\d+)?)", c.text)
+        if m is not None:
+            twin = next((j for j, d in enumerate(clauses) if j not in used and j != k and d.case == c.case
+                         and d.text == f"{m.group(1)} >= -{m.group(2)}"), None)
+            if twin is not None:
+                used.add(twin)
+                inner = m.group(1)[1:-1] if m.group(1).startswith("(") and m.group(1).endswith(")") else m.group(1)
+                out.append(Clause(f"|{inner}| <= {m.group(2)}", c.case, c.hint))
+                continue
+        out.append(c)
+    return out
+
+
+def _conjuncts(term: str) -> list[str]:
+    """The top-level conjuncts of `(and t1 t2 ...)` (SMT-LIB text)."""
+    term = term.strip()
+    if not term.startswith("(and "):
+        return [term]
+    inner = term[len("(and "):-1]
+    parts, depth, start, quoted = [], 0, None, False
+    for k, ch in enumerate(inner):
+        if ch == "|":
+            quoted = not quoted
+        if quoted:
+            if start is None:
+                start = k
+            continue
+        if ch == "(":
+            if depth == 0 and start is None:
+                start = k
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0 and start is not None:
+                parts.append(inner[start:k + 1])
+                start = None
+        elif ch.isspace():
+            if depth == 0 and start is not None:
+                parts.append(inner[start:k])
+                start = None
+        elif start is None:
+            start = k
+    if start is not None:
+        parts.append(inner[start:])
+    return parts
+
+
+def _with_clauses(cert: Certificate, orientation: str, loop_index: int, parts: list[str],
+                  labels: tuple[str, ...], keep: list[int]) -> Certificate:
+    """The certificate with only the conjuncts ``keep`` (of ``parts``) of one loop's invariant."""
+    sides = []
+    for side in cert.sides:
+        if side.orientation != orientation:
+            sides.append(side)
+            continue
+        loops = list(side.loops)
+        inv = loops[loop_index]
+        if not keep:
+            body = "true"
+        else:
+            body = f"(and {' '.join(parts[k] for k in keep)})" if len(keep) > 1 else parts[keep[0]]
+        loops[loop_index] = LoopInvariant(inv.at, body, tuple(labels[k] for k in keep))
+        sides.append(dataclasses.replace(side, loops=tuple(loops)))
+    return dataclasses.replace(cert, sides=tuple(sides))
+
+
+def _minimise(decl: MechanismDecl, program: Program | None, cert: Certificate
+              ) -> tuple[Certificate, set[tuple[str, int]], int, dict[tuple[str, int], int]]:
+    """Drop every invariant clause the kernel does not need (greedy, last
+    first: the prover lists the general clauses before the guarded ones).
+    Returns the trimmed certificate (still accepted by the kernel), the loops
+    whose every clause was tried, and the kernel's path count."""
+    from fuzzpy.verifier.kernel import check
+
+    started = time.process_time()
+    checks = 0
+    decision = check(decl, program, cert)
+    found: dict[tuple[str, int], int] = {}
+    if not decision.accepted:
+        return cert, set(), 0, found
+    paths = decision.paths
+    complete: set[tuple[str, int]] = set()
+    hints = {show(p) for s in _statements(decl.body) if isinstance(s, While) for p in s.invariants}
+    for side in cert.sides:
+        for loop_index, inv in enumerate(side.loops):
+            parts = _conjuncts(inv.invariant)
+            if len(parts) != len(inv.labels):
+                continue  # labels do not match the conjuncts: show them all
+            keep = list(range(len(parts)))
+            fixed = {k for k in keep if inv.labels[k] in hints}  # the student's own clauses stay
+
+            def accepted(trial: list[int], base: Certificate, side: Side = side, loop_index: int = loop_index,
+                         parts: list[str] = parts, inv: LoopInvariant = inv) -> Certificate | None:
+                nonlocal checks, paths
+                checks += 1
+                candidate = _with_clauses(base, side.orientation, loop_index, parts, inv.labels, trial)
+                result = check(decl, program, candidate)
+                if result.accepted:
+                    paths = result.paths
+                    return candidate
+                return None
+
+            # drop blocks of clauses, halving a block the kernel needs (delta debugging,
+            # Zeller 2002): about (clauses needed) * log(block) kernel checks
+            done = True
+            blocks = [[k for k in reversed(keep) if k not in fixed]]
+            tried: set[tuple[int, int]] = set()  # (clause, size of the set it was tried against)
+            while blocks:
+                if checks >= MAX_KERNEL_CHECKS or time.process_time() - started > MINIMISE_SECONDS:
+                    done = False
+                    break
+                block = blocks.pop()
+                trial = [k for k in keep if k not in block]
+                found_cert = accepted(trial, cert)
+                if found_cert is not None:
+                    keep, cert = trial, found_cert
+                elif len(block) > 1:
+                    half = len(block) // 2
+                    blocks += [block[half:], block[:half]]
+                # a clause kept only to carry one dropped later may go now: once more, one by one,
+                # until none can go (the invariant is not monotone in its clauses)
+                if not blocks and done:
+                    blocks = [[k] for k in reversed(keep) if k not in fixed and (k, len(keep)) not in tried]
+                    tried.update((k, len(keep)) for k in keep)
+            if done:
+                complete.add((side.orientation, inv.at.node))
+            found[(side.orientation, inv.at.node)] = len(inv.labels)
+    return cert, complete, paths, found
+
+
+__all__ = ["GameProof", "build", "Clause", "LoopClauses", "RuleUse", "Step"]
