@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fuzzpy.data.identity import pandas_index_columns
 from fuzzpy.language.diagnostics import Diagnostic, FuzzError
 from fuzzpy.language.source import NO_SPAN
 from fuzzpy.support.lazy import lazy
@@ -139,8 +140,9 @@ def arrow_of(data: InMemory) -> pa.Table:
     so one row would change the others), so it is read as text, cell by
     cell (`_object_text`)."""
     value = data.value
-    if data.kind == "arrow":
-        table = value
+    if data.kind == "arrow":  # without the columns pandas stored its index in, as a pandas frame is read
+        index = pandas_index_columns(value.schema)
+        table = value.drop_columns(list(index)) if index else value
     elif data.kind == "polars":
         table = _polars_arrow(value)
     elif data.kind == "pandas":

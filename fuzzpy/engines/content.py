@@ -66,7 +66,7 @@ import hashlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from fuzzpy.data.identity import CONTENT_TAG, current, same_columns  # noqa: F401 -- their home is data/
+from fuzzpy.data.identity import CONTENT_TAG, current, pandas_index_columns, same_columns  # noqa: F401 -- their home is data/
 from fuzzpy.engines.fingerprint import LANES, _float_text, _lane, _sha
 from fuzzpy.engines.sql import DIALECTS, Dialect
 from fuzzpy.support.lazy import lazy
@@ -306,9 +306,13 @@ def key_order(names: list[str]) -> list[int]:
     return sorted(range(len(names)), key=lambda i: (names[i].strip(), i))
 
 
-def query_content(d: Dialect, rows: Rows, source: str, schema: pa.Schema) -> str:
-    """The content key of `source`, whose columns are `schema`'s."""
-    order = key_order(list(schema.names))
+def query_content(d: Dialect, rows: Rows, source: str, schema: pa.Schema,
+                  index: frozenset[str] = frozenset()) -> str:
+    """The content key of `source`, whose columns are `schema`'s, less the
+    columns that hold a pandas frame's index (`index`, and those `schema`'s
+    own metadata names: `pandas_index_columns`)."""
+    dropped = index | pandas_index_columns(schema)
+    order = [i for i in key_order(list(schema.names)) if schema.names[i] not in dropped]
     columns = [(d.ident(schema.names[i]), _sql_kind(schema.types[i])) for i in order]
     (row,) = rows(content_sql(d, source, columns, blank_positions(list(schema.names), order)))
     return content_key(row, [schema.names[i] for i in order])
@@ -329,6 +333,10 @@ def table_content(table: pa.Table, names: list[str] | None = None) -> str:
     import duckdb
 
     names = list(table.column_names) if names is None else names
+    index = pandas_index_columns(table.schema)
+    if index:
+        kept = [i for i, name in enumerate(names) if name not in index]
+        table, names = table.select(kept), [names[i] for i in kept]
     con = duckdb.connect()
     try:
         _quiet(con)
@@ -507,15 +515,17 @@ def _parquet_content(path: str) -> str | None:
 
     try:
         file = pq.ParquetFile(path)
-        names = list(file.schema_arrow.names)
+        index = pandas_index_columns(file.schema_arrow)
         if all(_plain_in_duckdb(t) for t in file.schema_arrow.types):
-            return _duckdb_parquet_content(path)
+            return _duckdb_parquet_content(path, index)
+        kept = [i for i, name in enumerate(file.schema_arrow.names) if name not in index]
+        names = [file.schema_arrow.names[i] for i in kept]
         total = [0] * (1 + LANES)
         con = duckdb.connect()
         try:
             _quiet(con)
             for batch in file.iter_batches(batch_size=_BATCH_ROWS):
-                row = _table_row(con, pa.Table.from_batches([batch]), names)
+                row = _table_row(con, pa.Table.from_batches([batch]).select(kept), names)
                 total = [t + int(v or 0) for t, v in zip(total, row, strict=True)]
         finally:
             con.close()
@@ -536,7 +546,7 @@ def _plain_in_duckdb(arrow_type: pa.DataType) -> bool:
             or (pa.types.is_decimal(arrow_type) and arrow_type.bit_width == 128))
 
 
-def _duckdb_parquet_content(path: str) -> str | None:
+def _duckdb_parquet_content(path: str, index: frozenset[str]) -> str | None:
     import duckdb
 
     d = DIALECTS["duckdb"]
@@ -546,7 +556,7 @@ def _duckdb_parquet_content(path: str) -> str | None:
         _quiet(con)
         relation = con.sql(f"SELECT * FROM {source} LIMIT 0")
         schema = (getattr(relation, "to_arrow_table", None) or relation.arrow)().schema  # DuckDB 2 / 1
-        return query_content(d, lambda sql: con.execute(sql).fetchall(), source, schema)
+        return query_content(d, lambda sql: con.execute(sql).fetchall(), source, schema, index)
     except duckdb.Error:  # e.g. a string that is not UTF-8: the loader's reading
         return None
     finally:
