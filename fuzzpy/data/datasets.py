@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from fuzzpy.data.cells import kind_of_arrow
 from fuzzpy.data.identity import cell_class, current, data_fingerprint, same_columns
 from fuzzpy.data.loader import DataFile, Header, Plan, plan, read_data_file, read_header
 from fuzzpy.language.diagnostics import Diagnostic, FuzzError
@@ -249,8 +250,8 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
             notes=("nothing was charged",),
             hint=f"give its file (--data {source.param}={registration.name}), or register the frame as a "
             "dataset of its own"),))
-    planned = plan(header, bag_type, path, registration)
     if registration is not None:
+        planned = plan(header, bag_type, path, registration)
         read = sorted({c.index for c in planned.columns})
         found = digests(read)
         for name, digest in found.items():
@@ -268,9 +269,13 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
         key = refuse_same_rows(ledger, source.dataset, list(header.names), content, eager=True,
                                file_content=file_content)
         now = utc_now()
-        columns = tuple(Column(n, sha256=found.get(n)) for n in dict.fromkeys(header.names))
+        # each column typed by its own Arrow type, public, as `dataset register` types a Parquet file's (issue 31)
+        kinds = dict(zip(header.names, (kind_of_arrow(t) for t in header.arrow_types or ()), strict=False))
+        columns = tuple(Column(n, kinds.get(n) if header.names.count(n) == 1 else None, sha256=found.get(n))
+                        for n in dict.fromkeys(header.names))
         registration = Registration(source.dataset, path, "frame", fingerprint, rows(), columns,
                                     explicit=False, registered=now, validated=now, content=key)
+        planned = plan(header, bag_type, path, registration)
         implicit = True
     read_names = {header.names[c.index] for c in planned.columns}
     fingerprint = data_fingerprint({n: d for n, d in found.items() if n in read_names})
@@ -282,10 +287,16 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
 
 
 def _first_run_registration(name: str, file: DataFile, header: Header) -> Registration:
-    """A dataset a run registers: its columns untyped (each program's row type
-    says how it reads them) and the default row rule (drop)."""
+    """A dataset a run registers: its columns typed as `dataset register`
+    types them without declarations (inferred from a CSV file's cells, a
+    Parquet column's own type; the registration is its owner's act and the
+    schema public from then on, docs/semantics.md "Columns no row can be read
+    from") and the default row rule (drop)."""
+    from fuzzpy.data.validation import first_run_kinds
+
     now = utc_now()
-    columns = tuple(Column(n) for n in dict.fromkeys(header.names))
+    kinds = first_run_kinds(file, header)
+    columns = tuple(Column(n, kinds.get(n)) for n in dict.fromkeys(header.names))
     return Registration(name, file.absolute, file.format, file.sha256, len(file.data), columns,
                         explicit=False, registered=now, validated=now)
 

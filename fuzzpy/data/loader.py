@@ -215,12 +215,10 @@ def _read(header: Header, index: int, kind: str, path: str, registration: Regist
     name = header.names[index]
     registered = registration.column(name) if registration is not None else None
     if registered is not None and registered.kind is not None and not compatible(kind, registered.kind):
-        raise schema_error(
-            SCHEMA_MISMATCH, f"column `{name}` of dataset `{registration.name}` is registered as "  # type: ignore[union-attr]
-            f"`{registered.kind}`; the row type reads it as `{kind}`", path,
-            hint="a column is read as its registered type, an int column also as num, any column as string",
-            **_where(header, index),
-        )
+        # decided from the public schema alone, never from the rows (issue 31): the same on every neighbour
+        assert registration is not None
+        message, hint = _mismatch(name, kind, registered.kind, registration)
+        raise schema_error(SCHEMA_MISMATCH, message, path, hint=hint, **_where(header, index))
     if header.arrow_types is not None and not readable_from(header.arrow_types[index], kind):
         raise schema_error(SCHEMA_MISMATCH, f"column `{name}` of `{path}` holds {header.arrow_types[index]} "
                            f"values, which cannot be read as `{kind}`", path)  # Parquet: no header line
@@ -233,6 +231,26 @@ def _read(header: Header, index: int, kind: str, path: str, registration: Regist
                                f"`{name}` is not {'an' if kind == 'int' else 'a'} {kind}", path,
                                **_where(header, index))
     return ColumnRead(name, index, kind, policy, replacement)
+
+
+def _mismatch(name: str, kind: str, registered: str, registration: Registration) -> tuple[str, str]:
+    """The message and hint of a column read as a type its schema refuses."""
+    if registration.explicit:
+        return (f"column `{name}` of dataset `{registration.name}` is registered as `{registered}`; the row type "
+                f"reads it as `{kind}`",
+                "a column is read as its registered type, an int column also as num, any column as string")
+    what = {"int": "integers", "num": "numbers", "bool": "booleans", "string": "text"}[registered]
+    article = "an" if kind == "int" else "a"
+    message = (f"column `{name}` of dataset `{registration.name}` holds {what} (`{registered}`: the type its "
+               f"first run recorded, as `fuzzpy dataset register` types it); the row type reads it as `{kind}`, "
+               f"which its schema does not allow (a row whose cell is not {article} {kind} would be dropped)")
+    if registration.format == "csv":
+        hint = (f"declare `{name} : {registered}`{' (or num)' if registered == 'int' else ''}, or `string`; to "
+                f"read it as `{kind}` and drop the rows that do not fit, register the dataset with "
+                f"`fuzzpy dataset register NAME FILE --type {name}={kind}`")
+    else:
+        hint = f"declare `{name} : {registered}`{' (or num)' if registered == 'int' else ''}, or `string`"
+    return message, hint
 
 
 def compatible(read: str, registered: str) -> bool:

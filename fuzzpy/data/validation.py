@@ -104,6 +104,27 @@ def _kinds(
     return kinds, tuple(header.names[i] for i in open_columns), notes
 
 
+def first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
+    """The type of every uniquely named column, as `dataset register` infers
+    it without declarations (a Parquet column's own type; a CSV column's,
+    from its cells), for a dataset a first run registers (issue 31). A CSV
+    column with no present cell gets no type (each program's row type says):
+    nothing in it could contradict a declaration."""
+    if header.arrow_types is None and header.csv is not None and not isinstance(file.data, bytes):
+        from fuzzpy.data.loader import read_data_file, read_header
+
+        header = read_header(read_data_file(file.absolute))  # a streamed file: its header only was read
+    unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
+    kinds, inferred, _ = _kinds(header, unique, {})
+    if inferred:
+        open_columns = [i for i in unique if header.names[i] in inferred]
+        records = read_records(header, tuple((i, "string") for i in open_columns))
+        for i, cells in zip(open_columns, records.cells, strict=True):
+            if not ((cells.problems != MISSING) & (cells.problems != NOT_UTF8)).any():
+                kinds[i] = None
+    return {header.names[i]: kinds[i] for i in unique}
+
+
 def _infer(header: Header, indices: list[int]) -> tuple[list[str], tuple[str, ...]]:
     """The narrowest of int, num, bool that every present cell of a column
     fits, else string; the owner sees the result and may declare another.
