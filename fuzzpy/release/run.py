@@ -289,8 +289,11 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
     from fuzzpy.support.interrupts import Interrupted, held
 
+    from fuzzpy.release.columns import fields_read, read_type
+
     source, checked, definition, events, public, lengths, budget = prepare(request)
-    types = {p.name: p.type for p in definition.params}
+    used = fields_read(checked.program, definition.name, definition.result)
+    types = {p.name: read_type(p.type, used) for p in definition.params}  # the columns read (issue 31)
     receipts: list[Receipt] = []
     try:
         with Ledger(request.ledger) as ledger:
