@@ -270,7 +270,9 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                                file_content=file_content)
         now = utc_now()
         # each column typed by its own Arrow type, public, as `dataset register` types a Parquet file's (issue 31)
-        kinds = dict(zip(header.names, (kind_of_arrow(t) for t in header.arrow_types or ()), strict=False))
+        # (a text column's cells are not read here: it gets no type, as each program reads it)
+        kinds = {n: k for n, k in zip(header.names, (kind_of_arrow(t) for t in header.arrow_types or ()),
+                                      strict=False) if k != "string"}
         columns = tuple(Column(n, kinds.get(n) if header.names.count(n) == 1 else None, sha256=found.get(n))
                         for n in dict.fromkeys(header.names))
         registration = Registration(source.dataset, path, "frame", fingerprint, rows(), columns,

@@ -20,7 +20,7 @@ from dataclasses import field
 
 import numpy as np
 
-from fuzzpy.data.cells import MISSING, NOT_UTF8, OK, kind_of_arrow, parse_value, reason
+from fuzzpy.data.cells import MISSING, NOT_UTF8, OK, OUT_OF_RANGE, kind_of_arrow, parse_value, reason
 from fuzzpy.data.csvframe import field_column, schema_error
 from fuzzpy.data.loader import DataFile, Header, Records, read_records
 from fuzzpy.language.diagnostics import Diagnostic
@@ -29,6 +29,9 @@ from fuzzpy.ledger.datasets import BAD_POLICY, DEFAULT_POLICY, Column, Policy, d
 from fuzzpy.support.records import frozen
 
 INFERENCE_ORDER = ("int", "num", "bool")
+#: cells that spell a missing value in common exports (R's NA, SQL's NULL, ...): no evidence of a
+#: column's type when it is inferred (the row rules still treat them as cells that do not fit)
+MISSING_MARKERS = ("NA", "N/A", "n/a", "na", "NaN", "nan", "null", "NULL", "Null", "None", "none", "-", "?", ".")
 
 
 @frozen
@@ -85,7 +88,7 @@ def validate(
 
 
 def _kinds(
-    header: Header, unique: list[int], declared: dict[str, str]
+    header: Header, unique: list[int], declared: dict[str, str], majority: bool = False
 ) -> tuple[dict[int, str | None], tuple[str, ...], tuple[str, ...]]:
     """Each column's type (declared, a Parquet column's own, else inferred),
     the columns inferred, and notes on inferences the owner may want to fix."""
@@ -99,7 +102,7 @@ def _kinds(
         else:
             kinds[i] = None
     open_columns = [i for i in unique if kinds[i] is None and header.arrow_types is None]
-    chosen, notes = _infer(header, open_columns) if open_columns else ([], ())
+    chosen, notes = _infer(header, open_columns, majority) if open_columns else ([], ())
     kinds.update(zip(open_columns, chosen, strict=True))
     return kinds, tuple(header.names[i] for i in open_columns), notes
 
@@ -110,22 +113,28 @@ def first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
     from its cells), for a dataset a first run registers (issue 31). A CSV
     column with no present cell gets no type (each program's row type says):
     nothing in it could contradict a declaration."""
-    if header.arrow_types is None and header.csv is not None and not isinstance(file.data, bytes):
+    unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
+    kinds, inferred, _ = _kinds(header, unique, {}, majority=True)
+    text = [i for i in unique if kinds[i] == "string"] if header.arrow_types is not None else []
+    if not inferred and not text:
+        return {header.names[i]: kinds[i] for i in unique}
+    if (header.csv is None and header.table is None) or not isinstance(file.data, bytes):
         from fuzzpy.data.loader import read_data_file, read_header
 
         header = read_header(read_data_file(file.absolute))  # a streamed file: its header only was read
-    unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
-    kinds, inferred, _ = _kinds(header, unique, {})
-    if inferred:
-        open_columns = [i for i in unique if header.names[i] in inferred]
+    if text:  # a Parquet text column: typed by its cells, as a CSV column is
+        kinds.update(zip(text, _infer(header, text, majority=True)[0], strict=True))
+    open_columns = [i for i in unique if header.names[i] in inferred or i in text]
+    if open_columns:
         records = read_records(header, tuple((i, "string") for i in open_columns))
         for i, cells in zip(open_columns, records.cells, strict=True):
-            if not ((cells.problems != MISSING) & (cells.problems != NOT_UTF8)).any():
+            marked = np.isin(np.asarray(cells.values, dtype=object), MISSING_MARKERS)
+            if not ((cells.problems != MISSING) & (cells.problems != NOT_UTF8) & ~marked).any():
                 kinds[i] = None
     return {header.names[i]: kinds[i] for i in unique}
 
 
-def _infer(header: Header, indices: list[int]) -> tuple[list[str], tuple[str, ...]]:
+def _infer(header: Header, indices: list[int], majority: bool = False) -> tuple[list[str], tuple[str, ...]]:
     """The narrowest of int, num, bool that every present cell of a column
     fits, else string; the owner sees the result and may declare another.
     A column inferred as string though most of its cells are numbers gets a
@@ -133,18 +142,23 @@ def _infer(header: Header, indices: list[int]) -> tuple[list[str], tuple[str, ..
     chosen = ["string"] * len(indices)
     notes = []
     undecided = list(range(len(indices)))
+    texts = read_records(header, tuple((i, "string") for i in indices)).cells
+    marked = [np.isin(np.asarray(c.values, dtype=object), MISSING_MARKERS) for c in texts]
     for kind in INFERENCE_ORDER:
         records = read_records(header, tuple((indices[j], kind) for j in undecided))
         still = []
         for j, cells in zip(undecided, records.cells, strict=True):
-            present = (cells.problems != MISSING) & (cells.problems != NOT_UTF8)
-            fitting = int((cells.problems[present] == OK).sum())
-            if present.any() and fitting == int(present.sum()):
+            present = (cells.problems != MISSING) & (cells.problems != NOT_UTF8) & ~marked[j]
+            # a number beyond the kind's range (nan, inf, 1e400; an int beyond 64 bits) is of the kind: dropped
+            fitting = int(((cells.problems[present] == OK) | (cells.problems[present] == OUT_OF_RANGE)).sum())
+            # a first run's typing (`majority`): what most present cells hold, so that one row
+            # (a neighbour's) does not retype a column with more than one other cell
+            if present.any() and (2 * fitting > int(present.sum()) if majority else fitting == int(present.sum())):
                 chosen[j] = kind
                 continue
             still.append(j)
             if kind == "num" and 2 * fitting >= int(present.sum()) > 0:
-                first = int(np.flatnonzero(present & (cells.problems != OK))[0])
+                first = int(np.flatnonzero(present & (cells.problems != OK) & (cells.problems != OUT_OF_RANGE))[0])
                 where = f"line {records.lines[first]}" if records.lines is not None else f"row {first + 1}"
                 name = header.names[indices[j]]
                 notes.append(f"column `{name}` is inferred as string though {fitting} of its "
