@@ -52,8 +52,18 @@ np = lazy("numpy")
 _KIND_OF_TYPE: dict[type, str] = {TNum: "num", TInt: "int", TBool: "bool", TString: "string"}
 _DTYPES = {"num": "float64", "int": "int64", "bool": "bool", "string": object}  # numpy dtypes, by name
 _BAD_POLICY = "FZ543"
-#: the alias of a row type whose fields a definition never reads (`fuzzpy.release.columns`)
-NO_FIELD_READ = "<no field read>"
+
+
+@frozen
+class Unread:
+    """The type of a declared field a definition never reads
+    (`fuzzpy.release.columns`): its column must exist; no cell of it is read."""
+
+    def __str__(self) -> str:
+        return "unread"
+
+
+UNREAD: Type = Unread()  # type: ignore[assignment]
 pa = lazy("pyarrow")
 pacsv = lazy("pyarrow.csv")  # a run whose rows an engine reads never parses a file here
 pq = lazy("pyarrow.parquet")
@@ -158,12 +168,13 @@ def plan(header: Header, bag_type: Type, path: str, registration: Registration |
     if not isinstance(bag_type, TBag):
         raise schema_error("FZ507", f"only `bag` parameters read data files, not `{bag_type}`", path)
     row = bag_type.elem
-    if isinstance(row, TRecord) and row.alias == NO_FIELD_READ and row.fields:
-        return _no_field_plan(header, row, path, registration)
     if isinstance(row, TRecord):
-        reads = [(_column_index(header, name, path), _kind(t, name, path)) for name, t in row.fields]
-        columns = tuple(_read(header, i, kind, path, registration) for i, kind in reads)
-        return Plan("record", tuple(name for name, _ in row.fields), columns)
+        indices = [_column_index(header, name, path) for name, _ in row.fields]  # every declared column exists
+        read = [(name, i, t) for (name, t), i in zip(row.fields, indices, strict=True) if t is not UNREAD]
+        if not read and row.fields:
+            return _no_field_plan(header, row, indices, path, registration)
+        columns = tuple(_read(header, i, _kind(t, name, path), path, registration) for name, i, t in read)
+        return Plan("record", tuple(name for name, _, _ in read), columns)
     if isinstance(row, TVec):
         columns = tuple(_read(header, i, "num", path, registration) for i in range(len(header.names)))
         return Plan("vector", (), columns)
@@ -175,15 +186,16 @@ def plan(header: Header, bag_type: Type, path: str, registration: Registration |
     return Plan("single", (), (_read(header, 0, _kind(row, header.names[0], path), path, registration),))
 
 
-def _no_field_plan(header: Header, row: TRecord, path: str, registration: Registration | None) -> Plan:
+def _no_field_plan(header: Header, row: TRecord, indices: list[int], path: str,
+                   registration: Registration | None) -> Plan:
     """The rows of a definition that reads no field (a count): one declared
     column is read as text under a rule that replaces every cell that does
     not fit by "" -- no row is dropped for a column nobody reads (issue 31);
     the column only carries the number of rows."""
-    indices = [_column_index(header, name, path) for name, _ in row.fields]
     readable = [i for i in indices if header.arrow_types is None or readable_from(header.arrow_types[i], "string")]
     if not readable:  # no declared column holds values a run reads as text: every field is read, as declared
-        return plan(header, TBag(TRecord(row.fields)), path, registration)
+        raise schema_error("FZ507", "no column of the row type can be read as text to count the rows of "
+                           f"`{path}`", path, hint="declare one of the file's text or number columns in the row type")
     index = readable[0]
     column = ColumnRead(header.names[index], index, "string", Policy("value", ""), "")
     return Plan("record", (header.names[index],), (column,))

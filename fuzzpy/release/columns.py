@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
-from fuzzpy.data.loader import NO_FIELD_READ
+from fuzzpy.data.loader import UNREAD
 from fuzzpy.language import syntax as S
 from fuzzpy.language.types import TBag, TRecord, Type
 
@@ -48,10 +48,9 @@ def read_type(bag_type: Type, names: frozenset[str] | None) -> Type:
     if names is None or not isinstance(bag_type, TBag) or not isinstance(bag_type.elem, TRecord):
         return bag_type
     row = bag_type.elem
-    kept = tuple((n, t) for n, t in row.fields if n in names)
-    if not kept and row.fields:
-        return TBag(TRecord(row.fields, NO_FIELD_READ))  # the loader reads no field's values (only the rows)
-    return TBag(TRecord(kept, row.alias)) if len(kept) < len(row.fields) else bag_type
+    if all(n in names for n, _ in row.fields):
+        return bag_type
+    return TBag(TRecord(tuple((n, t if n in names else UNREAD) for n, t in row.fields), row.alias))
 
 
 def columns_read(bag_type: Type, names: frozenset[str] | None) -> tuple[str, ...] | None:
@@ -59,7 +58,7 @@ def columns_read(bag_type: Type, names: frozenset[str] | None) -> tuple[str, ...
     read = read_type(bag_type, names)
     if not isinstance(read, TBag) or not isinstance(read.elem, TRecord):
         return None
-    return () if read.elem.alias == NO_FIELD_READ else tuple(n for n, _ in read.elem.fields)
+    return tuple(n for n, t in read.elem.fields if t is not UNREAD)
 
 
 def _reached(program: S.Program, definition: str) -> list[object]:
