@@ -187,13 +187,47 @@ def check_report(
 
     figures = R.all_figures(checked, delta)
     documents = R.json_definitions(checked, delta, figures)
+    mechanisms = tuple(MechanismClaim(**m) for m in R.json_mechanisms(checked))  # type: ignore[arg-type]
+    diagnostics = (*checked.warnings, *R.infinite_at_delta(checked, delta, figures))
+    read = _columns_read(checked)
+    for document in documents:
+        if document.get("name") in read:
+            document["columns_read"] = {p: list(c) for p, c in read[str(document["name"])].items()}
     definitions = tuple(
         _definition(d, figures[d.name], doc, explain) for d, doc in zip(checked.definitions.values(), documents, strict=True)
     )
-    mechanisms = tuple(MechanismClaim(**m) for m in R.json_mechanisms(checked))  # type: ignore[arg-type]
-    diagnostics = (*checked.warnings, *R.infinite_at_delta(checked, delta, figures))
     return CheckReport(name, definitions, mechanisms, tuple(diagnostics), delta,
-                       R.text_report(checked, delta, figures), checked)
+                       R.text_report(checked, delta, figures) + _columns_text(read), checked)
+
+
+def _columns_read(checked: CheckedProgram) -> dict[str, dict[str, tuple[str, ...]]]:
+    """For each definition with a `fuzzy` result, the columns each bag of
+    records is read against when it is run (`fuzzpy.release.columns`)."""
+    from fuzzpy.language.types import TFuzzy
+    from fuzzpy.release.columns import columns_read, fields_read
+
+    found: dict[str, dict[str, tuple[str, ...]]] = {}
+    for d in checked.definitions.values():
+        if not isinstance(d.result, TFuzzy):
+            continue
+        names = fields_read(checked.program, d.name, d.result)
+        params = {p.name: columns_read(p.type, names) for p in d.params}
+        params = {p: c for p, c in params.items() if c is not None}
+        if params:
+            found[d.name] = params  # type: ignore[assignment]
+    return found
+
+
+def _columns_text(read: dict[str, dict[str, tuple[str, ...]]]) -> str:
+    if not read:
+        return ""
+    lines = ["", "columns read by a run (a row with a missing value, or a value not of the column's type, in one "
+             "of them is dropped; a declared column not read drops no row):"]
+    for name, params in read.items():
+        shown = "; ".join(f"{p}: {', '.join(c) if c else 'none (only the rows are counted)'}"
+                          for p, c in params.items())
+        lines.append(f"  {name}: {shown}")
+    return "\n".join(lines)
 
 
 def _definition(

@@ -235,7 +235,8 @@ def _refuse_same_rows(name: str, names: list[str], content: Callable[[], str | N
 
 def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                digests: Callable[[list[int]], dict[str, str]], rows: Callable[[], int],
-               content: Callable[[], str | None] = lambda: None, *, file_content: FileContent) -> Opened:
+               content: Callable[[], str | None] = lambda: None, *, file_content: FileContent,
+               cells: Header | None = None) -> Opened:
     """`open_source` for data in memory: the header is its columns' names and
     Arrow types; `digests(indices)` gives the named columns' digests
     (`fuzzpy.engines.fingerprint`). A registered dataset's columns read must
@@ -270,9 +271,15 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                                file_content=file_content)
         now = utc_now()
         # each column typed by its own Arrow type, public, as `dataset register` types a Parquet file's (issue 31)
-        # (a text column's cells are not read here: it gets no type, as each program reads it)
+        # a text column by its cells when Python holds them (`cells`, else `header`'s table); otherwise
+        # it gets no type (as each program reads it): a DuckDB relation's cells are not read here
         kinds = {n: k for n, k in zip(header.names, (kind_of_arrow(t) for t in header.arrow_types or ()),
                                       strict=False) if k != "string"}
+        held = cells if cells is not None else header if header.table is not None else None
+        if held is not None:
+            from fuzzpy.data.validation import text_kinds
+
+            kinds.update(text_kinds(held))
         columns = tuple(Column(n, kinds.get(n) if header.names.count(n) == 1 else None, sha256=found.get(n))
                         for n in dict.fromkeys(header.names))
         registration = Registration(source.dataset, path, "frame", fingerprint, rows(), columns,

@@ -115,23 +115,46 @@ def first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
     nothing in it could contradict a declaration."""
     unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
     kinds, inferred, _ = _kinds(header, unique, {}, majority=True)
-    text = [i for i in unique if kinds[i] == "string"] if header.arrow_types is not None else []
+    text = _text_columns(header, unique)
     if not inferred and not text:
         return {header.names[i]: kinds[i] for i in unique}
     if (header.csv is None and header.table is None) or not isinstance(file.data, bytes):
         from fuzzpy.data.loader import read_data_file, read_header
 
         header = read_header(read_data_file(file.absolute))  # a streamed file: its header only was read
-    if text:  # a Parquet text column: typed by its cells, as a CSV column is
-        kinds.update(zip(text, _infer(header, text, majority=True)[0], strict=True))
-    open_columns = [i for i in unique if header.names[i] in inferred or i in text]
-    if open_columns:
-        records = read_records(header, tuple((i, "string") for i in open_columns))
-        for i, cells in zip(open_columns, records.cells, strict=True):
-            marked = np.isin(np.asarray(cells.values, dtype=object), MISSING_MARKERS)
-            if not ((cells.problems != MISSING) & (cells.problems != NOT_UTF8) & ~marked).any():
-                kinds[i] = None
+    kinds.update(_typed_by_cells(header, [i for i in unique if header.names[i] in inferred or i in text]))
     return {header.names[i]: kinds[i] for i in unique}
+
+
+def text_kinds(header: Header) -> dict[str, str | None]:
+    """The first-run types of a table's text columns (`header.table`, data
+    in memory), from their cells, as `first_run_kinds` types a file's."""
+    unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
+    return {header.names[i]: kind for i, kind in _typed_by_cells(header, _text_columns(header, unique)).items()}
+
+
+def _text_columns(header: Header, unique: list[int]) -> list[int]:
+    """The columns of a typed table (Parquet, data in memory) that hold text
+    (or bytes: a pandas `object` column): typed by their cells."""
+    from fuzzpy.data.columntypes import BINARY, TEXT, column_type
+
+    if header.arrow_types is None:
+        return []
+    return [i for i in unique if column_type(header.arrow_types[i]).family in TEXT + BINARY]
+
+
+def _typed_by_cells(header: Header, indices: list[int]) -> dict[int, str | None]:
+    """What most present cells of each column hold; None for a column with
+    no present cell (nothing in it could contradict a declaration)."""
+    if not indices:
+        return {}
+    kinds: dict[int, str | None] = dict(zip(indices, _infer(header, indices, majority=True)[0], strict=True))
+    records = read_records(header, tuple((i, "string") for i in indices))
+    for i, cells in zip(indices, records.cells, strict=True):
+        marked = np.isin(np.asarray(cells.values, dtype=object), MISSING_MARKERS)
+        if not ((cells.problems != MISSING) & (cells.problems != NOT_UTF8) & ~marked).any():
+            kinds[i] = None
+    return kinds
 
 
 def _infer(header: Header, indices: list[int], majority: bool = False) -> tuple[list[str], tuple[str, ...]]:
