@@ -216,3 +216,11 @@ def test_a_declared_column_missing_from_the_file_is_still_refused(
     data.write_text(PENGUINS.replace(",sex", "").replace(",male", "").replace(",female", "").replace(",,", ","))
     code, _, err = _cli(capsys, tmp_path, "count", data)
     assert code == 2 and "FZ503" in err and "`sex`" in err
+
+
+def test_a_misspelled_name_gets_a_suggestion(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    program = tmp_path / "typo.fz"
+    program.write_text("type R = { a : num };\ndef f (db : bag R) : fuzzy num = laplce[1.0] (size db);\n")
+    assert main(["check", str(program)]) == 1
+    err = capsys.readouterr().err
+    assert "FZ207" in err and "did you mean `laplace`?" in err
