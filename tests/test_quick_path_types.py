@@ -224,3 +224,35 @@ def test_a_misspelled_name_gets_a_suggestion(capsys: pytest.CaptureFixture[str],
     assert main(["check", str(program)]) == 1
     err = capsys.readouterr().err
     assert "FZ207" in err and "did you mean `laplace`?" in err
+
+
+def test_api_hints_name_keyword_arguments_and_the_ledger_is_no_place(tmp_path: Path) -> None:
+    import fuzzpy
+
+    _files(tmp_path)
+    program = fuzzpy.load(str(tmp_path / "p.fz"))
+    data = {"db": str(tmp_path / "penguins.csv")}
+    with pytest.raises(fuzzpy.FuzzError) as unset:
+        program.run("count", data=data, ledger=str(tmp_path / "h.sqlite"))
+    assert "budget=EPS" in str(unset.value) and "--budget" not in str(unset.value)
+    with pytest.raises(fuzzpy.FuzzError) as over:
+        program.run("count", data=data, ledger=str(tmp_path / "h.sqlite"), budget=0.5)
+    text = str(over.value)
+    assert "raise budget to at least 1" in text and "--budget" not in text
+    assert "h.sqlite:1:1" not in text and f"--> {tmp_path / 'h.sqlite'}" in text
+
+
+def test_ledger_entries_take_a_datasets_item(tmp_path: Path) -> None:
+    import fuzzpy
+
+    _files(tmp_path)
+    ledger = str(tmp_path / "e.sqlite")
+    fuzzpy.load(str(tmp_path / "p.fz")).run("count", data={"db": str(tmp_path / "penguins.csv")}, ledger=ledger,
+                                            budget=3)
+    book = fuzzpy.Ledger(ledger)
+    (state,) = book.datasets()
+    assert len(book.entries(state)) == 1 == len(book.entries("penguins"))
+    assert book.remaining(state) == book.remaining("penguins") == (2.0, 0.0)
+    with pytest.raises(fuzzpy.FuzzError) as wrong:
+        book.entries(3)  # type: ignore[arg-type]
+    assert [d.code for d in wrong.value.diagnostics] == ["FZ509"]
