@@ -256,3 +256,12 @@ def test_ledger_entries_take_a_datasets_item(tmp_path: Path) -> None:
     with pytest.raises(fuzzpy.FuzzError) as wrong:
         book.entries(3)  # type: ignore[arg-type]
     assert [d.code for d in wrong.value.diagnostics] == ["FZ509"]
+
+
+def test_check_says_what_the_p_of_a_vector_is(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    program = tmp_path / "v.fz"
+    program.write_text("type R = { a : num };\n"
+                       "def five (db : bag R) : fuzzy (vec[2] num) =\n"
+                       "  gauss[10.0] (vsum[1] (map (fun r -> [clip[0, 1] r.a, 0, 0, 0, 0]) db));\n")
+    assert main(["check", str(program)]) == 0
+    assert "p is not its length" in capsys.readouterr().out

@@ -196,8 +196,11 @@ def check_report(
     definitions = tuple(
         _definition(d, figures[d.name], doc, explain) for d, doc in zip(checked.definitions.values(), documents, strict=True)
     )
-    return CheckReport(name, definitions, mechanisms, tuple(diagnostics), delta,
-                       R.text_report(checked, delta, figures) + _columns_text(read), checked)
+    text = R.text_report(checked, delta, figures) + _columns_text(read)
+    if any("vec[" in d.type for d in definitions):  # `vec[2] num` read as "two entries" (issue 31)
+        text += ("\nvec[p] num: a vector of any length whose distance is the Lp norm (p = 1, 2 or inf); "
+                 "p is not its length")
+    return CheckReport(name, definitions, mechanisms, tuple(diagnostics), delta, text, checked)
 
 
 def _columns_read(checked: CheckedProgram) -> dict[str, dict[str, tuple[str, ...]]]:
