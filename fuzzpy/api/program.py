@@ -25,7 +25,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from fuzzpy.api.errors import BudgetExceeded, InvalidInput, ProgramError, Rejected, api_error, in_python
+from fuzzpy.api.errors import (
+    BudgetExceeded,
+    InvalidInput,
+    ProgramError,
+    Rejected,
+    api_error,
+    in_python,
+)
 from fuzzpy.api.reports import CheckReport, DefinitionReport, VerifyResult
 from fuzzpy.language.diagnostics import Diagnostic, FuzzError
 from fuzzpy.language.source import NO_SPAN, Source

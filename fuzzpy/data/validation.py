@@ -20,7 +20,15 @@ from dataclasses import field
 
 import numpy as np
 
-from fuzzpy.data.cells import MISSING, NOT_UTF8, OK, OUT_OF_RANGE, kind_of_arrow, parse_value, reason
+from fuzzpy.data.cells import (
+    MISSING,
+    NOT_UTF8,
+    OK,
+    OUT_OF_RANGE,
+    kind_of_arrow,
+    parse_value,
+    reason,
+)
 from fuzzpy.data.csvframe import field_column, schema_error
 from fuzzpy.data.loader import DataFile, Header, Records, read_records
 from fuzzpy.language.diagnostics import Diagnostic

@@ -285,11 +285,10 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     from fuzzpy.data.datasets import name_sources
     from fuzzpy.ledger.book import DataUse, Ledger
     from fuzzpy.ledger.errors import LOOSE_CHARGE
+    from fuzzpy.release.columns import fields_read, read_type
     from fuzzpy.runtime.bag import auditing_groups
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
     from fuzzpy.support.interrupts import Interrupted, held
-
-    from fuzzpy.release.columns import fields_read, read_type
 
     source, checked, definition, events, public, lengths, budget = prepare(request)
     used = fields_read(checked.program, definition.name, definition.result)
