@@ -265,3 +265,17 @@ def test_check_says_what_the_p_of_a_vector_is(capsys: pytest.CaptureFixture[str]
                        "  gauss[10.0] (vsum[1] (map (fun r -> [clip[0, 1] r.a, 0, 0, 0, 0]) db));\n")
     assert main(["check", str(program)]) == 0
     assert "p is not its length" in capsys.readouterr().out
+
+
+def test_a_row_inside_a_built_record_compared_reads_every_column(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    program = tmp_path / "n.fz"
+    program.write_text("type R = { a : num, b : string };\n"
+                       "def wrap (r : R) : { inner : R } = { inner = r };\n"
+                       "def same (db : bag R) : fuzzy num =\n"
+                       "  laplace[1.0] (size (filter (fun r -> (wrap r).inner == r) db));\n")
+    assert main(["check", str(program), "--json"]) == 0, capsys.readouterr()
+    document = json.loads(capsys.readouterr().out)
+    read = {d["name"]: d.get("columns_read") for d in document["definitions"]}
+    assert read["same"] == {"db": ["a", "b"]}

@@ -33,11 +33,15 @@ def fields_read(program: S.Program, definition: str, result: Type) -> frozenset[
     field is then read)."""
     if _holds_record(result):
         return None
+    reached = list(_nodes(_reached(program, definition)))
+    # a field of a record the program builds may hold a whole row: comparing it is not comparing a cell
+    built = {name for node in reached if isinstance(node, S.RecordLit) for name, _ in node.fields}
     names: set[str] = set()
-    for node in _nodes(_reached(program, definition)):
+    for node in reached:
         if isinstance(node, S.Field):
             names.add(node.name)
-        elif isinstance(node, S.Binary) and node.op in _COMPARISONS and _opaque(node.left) and _opaque(node.right):
+        elif (isinstance(node, S.Binary) and node.op in _COMPARISONS
+              and _opaque(node.left, built) and _opaque(node.right, built)):
             return None  # two values of unknown type compared: records, perhaps
     return frozenset(names)
 
@@ -81,7 +85,12 @@ def _reached(program: S.Program, definition: str) -> list[object]:
     return reached
 
 
-def _opaque(side: object) -> bool:
+def _opaque(side: object, built: set[str]) -> bool:
+    """Whether a compared value may be a record: anything but a literal, a
+    number computed by arithmetic, or a cell (a row's field: not one of a
+    record the program builds)."""
+    if isinstance(side, S.Field):
+        return side.name in built
     return not isinstance(side, _SCALAR_SIDES) and not (isinstance(side, S.Binary) and side.op in ("+", "-", "*", "/"))
 
 
