@@ -182,9 +182,9 @@ def _infer(header: Header, indices: list[int], majority: bool = False) -> tuple[
             present = (cells.problems != MISSING) & (cells.problems != NOT_UTF8) & ~marked[j]
             # a number beyond the kind's range (nan, inf, 1e400; an int beyond 64 bits) is of the kind: dropped
             fitting = int(((cells.problems[present] == OK) | (cells.problems[present] == OUT_OF_RANGE)).sum())
-            # a first run's typing (`majority`): what most present cells hold, so that one row
-            # (a neighbour's) does not retype a column with more than one other cell
-            if present.any() and (2 * fitting > int(present.sum()) if majority else fitting == int(present.sum())):
+            # a first run's typing (`majority`): what at least half the present cells hold, so that
+            # one row (a neighbour's) does not retype a column with another cell of the kind
+            if present.any() and (2 * fitting >= int(present.sum()) if majority else fitting == int(present.sum())):
                 chosen[j] = kind
                 continue
             still.append(j)
