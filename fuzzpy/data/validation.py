@@ -25,6 +25,7 @@ from fuzzpy.data.cells import (
     NOT_UTF8,
     OK,
     OUT_OF_RANGE,
+    Cells,
     kind_of_arrow,
     parse_value,
     reason,
@@ -40,6 +41,7 @@ INFERENCE_ORDER = ("int", "num", "bool")
 #: cells that spell a missing value in common exports (R's NA, SQL's NULL, ...): no evidence of a
 #: column's type when it is inferred (the row rules still treat them as cells that do not fit)
 MISSING_MARKERS = ("NA", "N/A", "n/a", "na", "NaN", "nan", "null", "NULL", "Null", "None", "none", "-", "?", ".")
+_MARKERS = frozenset(MISSING_MARKERS)
 
 
 @frozen
@@ -96,7 +98,7 @@ def validate(
 
 
 def _kinds(
-    header: Header, unique: list[int], declared: dict[str, str], majority: bool = False
+    header: Header, unique: list[int], declared: dict[str, str]
 ) -> tuple[dict[int, str | None], tuple[str, ...], tuple[str, ...]]:
     """Each column's type (declared, a Parquet column's own, else inferred),
     the columns inferred, and notes on inferences the owner may want to fix."""
@@ -110,7 +112,7 @@ def _kinds(
         else:
             kinds[i] = None
     open_columns = [i for i in unique if kinds[i] is None and header.arrow_types is None]
-    chosen, notes = _infer(header, open_columns, majority) if open_columns else ([], ())
+    chosen, notes = _infer(header, open_columns) if open_columns else ([], ())
     kinds.update(zip(open_columns, chosen, strict=True))
     return kinds, tuple(header.names[i] for i in open_columns), notes
 
@@ -118,19 +120,21 @@ def _kinds(
 def first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
     """The type of every uniquely named column, as `dataset register` infers
     it without declarations (a Parquet column's own type; a CSV column's,
-    from its cells), for a dataset a first run registers (issue 31). A CSV
-    column with no present cell gets no type (each program's row type says):
-    nothing in it could contradict a declaration."""
+    and a Parquet text column's, from its cells: what at least half of them
+    hold), for a dataset a first run registers (issue 31). A column with no
+    present cell gets no type (each program's row type says): nothing in it
+    could contradict a declaration."""
     unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
-    kinds, inferred, _ = _kinds(header, unique, {}, majority=True)
-    text = _text_columns(header, unique)
-    if not inferred and not text:
-        return {header.names[i]: kinds[i] for i in unique}
-    if (header.csv is None and header.table is None) or not isinstance(file.data, bytes):
+    if header.arrow_types is not None:
+        kinds: dict[int, str | None] = {i: kind_of_arrow(header.arrow_types[i]) for i in unique}
+        open_columns = _text_columns(header, unique)
+    else:
+        kinds, open_columns = dict.fromkeys(unique), unique
+    if open_columns and ((header.csv is None and header.table is None) or not isinstance(file.data, bytes)):
         from fuzzpy.data.loader import read_data_file, read_header
 
         header = read_header(read_data_file(file.absolute))  # a streamed file: its header only was read
-    kinds.update(_typed_by_cells(header, [i for i in unique if header.names[i] in inferred or i in text]))
+    kinds.update(_typed_by_cells(header, open_columns))
     return {header.names[i]: kinds[i] for i in unique}
 
 
@@ -156,16 +160,17 @@ def _typed_by_cells(header: Header, indices: list[int]) -> dict[int, str | None]
     no present cell (nothing in it could contradict a declaration)."""
     if not indices:
         return {}
-    kinds: dict[int, str | None] = dict(zip(indices, _infer(header, indices, majority=True)[0], strict=True))
-    records = read_records(header, tuple((i, "string") for i in indices))
-    for i, cells in zip(indices, records.cells, strict=True):
-        marked = np.isin(np.asarray(cells.values, dtype=object), MISSING_MARKERS)
-        if not ((cells.problems != MISSING) & (cells.problems != NOT_UTF8) & ~marked).any():
+    texts = read_records(header, tuple((i, "string") for i in indices)).cells
+    kinds: dict[int, str | None] = dict(zip(indices, _infer(header, indices, True, texts)[0], strict=True))
+    for i, cells in zip(indices, texts, strict=True):
+        present = np.asarray(cells.values, dtype=object)[(cells.problems != MISSING) & (cells.problems != NOT_UTF8)]
+        if all(v in _MARKERS for v in present):  # stops at the first cell that is not a marker
             kinds[i] = None
     return kinds
 
 
-def _infer(header: Header, indices: list[int], majority: bool = False) -> tuple[list[str], tuple[str, ...]]:
+def _infer(header: Header, indices: list[int], majority: bool = False,
+           texts: tuple[Cells, ...] | None = None) -> tuple[list[str], tuple[str, ...]]:
     """The narrowest of int, num, bool that every present cell of a column
     fits, else string; the owner sees the result and may declare another.
     A column inferred as string though most of its cells are numbers gets a
@@ -173,13 +178,25 @@ def _infer(header: Header, indices: list[int], majority: bool = False) -> tuple[
     chosen = ["string"] * len(indices)
     notes = []
     undecided = list(range(len(indices)))
-    texts = read_records(header, tuple((i, "string") for i in indices)).cells
-    marked = [np.isin(np.asarray(c.values, dtype=object), MISSING_MARKERS) for c in texts]
+    if texts is None:
+        texts = read_records(header, tuple((i, "string") for i in indices)).cells
+    marks: dict[int, np.ndarray] = {}
+
+    def marked(j: int, cells: Cells) -> np.ndarray:
+        """The column's cells spelled as missing (`NA`, ...), found once,
+        and only for a column with a cell its kind does not fit."""
+        if j not in marks:
+            fits = (cells.problems == OK) | (cells.problems == OUT_OF_RANGE)
+            if fits.all():
+                return np.zeros(cells.problems.shape, dtype=bool)
+            marks[j] = np.isin(np.asarray(texts[j].values, dtype=object), MISSING_MARKERS)
+        return marks[j]
+
     for kind in INFERENCE_ORDER:
         records = read_records(header, tuple((indices[j], kind) for j in undecided))
         still = []
         for j, cells in zip(undecided, records.cells, strict=True):
-            present = (cells.problems != MISSING) & (cells.problems != NOT_UTF8) & ~marked[j]
+            present = (cells.problems != MISSING) & (cells.problems != NOT_UTF8) & ~marked(j, cells)
             # a number beyond the kind's range (nan, inf, 1e400; an int beyond 64 bits) is of the kind: dropped
             fitting = int(((cells.problems[present] == OK) | (cells.problems[present] == OUT_OF_RANGE)).sum())
             # a first run's typing (`majority`): what at least half the present cells hold, so that
