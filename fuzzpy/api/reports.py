@@ -196,11 +196,21 @@ def check_report(
     definitions = tuple(
         _definition(d, figures[d.name], doc, explain) for d, doc in zip(checked.definitions.values(), documents, strict=True)
     )
-    text = R.text_report(checked, delta, figures) + _columns_text(read)
+    extra = _columns_text(read)
     if any("vec[" in d.type for d in definitions):  # `vec[2] num` read as "two entries" (issue 31)
-        text += ("\nvec[p] num: a vector of any length whose distance is the Lp norm (p = 1, 2 or inf); "
-                 "p is not its length")
+        extra += ("\nvec[p] num: a vector of any length whose distance is the Lp norm (p = 1, 2 or inf); "
+                  "p is not its length")
+    text = _before_neighbours(R.text_report(checked, delta, figures), extra)
     return CheckReport(name, definitions, mechanisms, tuple(diagnostics), delta, text, checked)
+
+
+def _before_neighbours(text: str, extra: str) -> str:
+    """``extra`` lines inserted before the report's closing `neighbours:`
+    line (which stays last), or appended."""
+    if not extra:
+        return text
+    head, sep, tail = text.rpartition("\nneighbours:")
+    return f"{head}{extra}{sep}{tail}" if sep else text + extra
 
 
 def _columns_read(checked: CheckedProgram) -> dict[str, dict[str, tuple[str, ...]]]:
