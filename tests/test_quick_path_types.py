@@ -51,7 +51,8 @@ def _files(tmp: Path) -> dict[str, Path]:
     (tmp / "penguins.csv").write_text(PENGUINS)
     (tmp / "floaty.csv").write_text(FLOATY)
     pd.read_csv(tmp / "penguins.csv").to_parquet(tmp / "penguins.parquet")
-    pd.read_csv(tmp / "floaty.csv").to_parquet(tmp / "floaty.parquet")
+    fractional = pd.DataFrame({"species": ["Adelie", "Gentoo", "Chinstrap"], "year": [2007.5, 2008.25, 2009.0]})
+    fractional.to_parquet(tmp / "floaty.parquet")  # a float column: whole floats would read as int
     return {"program": tmp / "p.fz"}
 
 
@@ -110,7 +111,7 @@ def test_a_pandas_frame_is_typed_as_its_columns_hold(tmp_path: Path, engine: str
 
     _files(tmp_path)
     program = fuzzpy.load(str(tmp_path / "p.fz"))
-    frame = pd.read_csv(tmp_path / "floaty.csv")  # year: float64
+    frame = pd.read_parquet(tmp_path / "floaty.parquet")  # year: float64, two of three not whole
     for definition, column in (("years", "year"), ("species_sum", "species")):
         with pytest.raises(fuzzpy.FuzzError) as refused:
             program.run(definition, data={"db": frame}, datasets={"db": "floaty"}, budget=1e6, seed=1,
@@ -279,3 +280,18 @@ def test_a_row_inside_a_built_record_compared_reads_every_column(
     document = json.loads(capsys.readouterr().out)
     read = {d["name"]: d.get("columns_read") for d in document["definitions"]}
     assert read["same"] == {"db": ["a", "b"]}
+
+
+def test_whole_floats_read_as_int_as_before(tmp_path: Path) -> None:
+    """A pandas int column with a missing value is float64: its whole values
+    still read as `int` (typed by its cells), the missing row dropped."""
+    import fuzzpy
+
+    _files(tmp_path)
+    program = fuzzpy.load(str(tmp_path / "p.fz"))
+    frame = pd.DataFrame({"species": ["a", "b", "c", "d"], "year": [2007.0, None, 2008.0, 2009.0]})
+    frame.to_parquet(tmp_path / "whole.parquet")
+    for data, ledger in ((frame, "f.sqlite"), (str(tmp_path / "whole.parquet"), "p.sqlite")):
+        release = program.run("years", data={"db": data}, datasets={"db": ledger[0]}, budget=1e6, seed=2,
+                              ledger=str(tmp_path / ledger))
+        assert isinstance(release.value, float)

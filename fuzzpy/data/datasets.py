@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzzpy.data.cells import kind_of_arrow
+from fuzzpy.data.columntypes import column_type
 from fuzzpy.data.identity import cell_class, current, data_fingerprint, same_columns
 from fuzzpy.data.loader import DataFile, Header, Plan, plan, read_data_file, read_header
 from fuzzpy.language.diagnostics import Diagnostic, FuzzError
@@ -273,8 +274,8 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
         # each column typed by its own Arrow type, public, as `dataset register` types a Parquet file's (issue 31)
         # a text column by its cells when Python holds them (`cells`, else `header`'s table); otherwise
         # it gets no type (as each program reads it): a DuckDB relation's cells are not read here
-        kinds = {n: k for n, k in zip(header.names, (kind_of_arrow(t) for t in header.arrow_types or ()),
-                                      strict=False) if k != "string"}
+        kinds = {n: k for n, t in zip(header.names, header.arrow_types or (), strict=False)
+                 if (k := kind_of_arrow(t)) not in ("string", None) and column_type(t).family != "float"}
         held = cells if cells is not None else header if header.table is not None else None
         if held is not None:
             from fuzzpy.data.validation import text_kinds

@@ -146,13 +146,15 @@ def text_kinds(header: Header) -> dict[str, str | None]:
 
 
 def _text_columns(header: Header, unique: list[int]) -> list[int]:
-    """The columns of a typed table (Parquet, data in memory) that hold text
-    (or bytes: a pandas `object` column): typed by their cells."""
+    """The columns of a typed table (Parquet, data in memory) typed by their
+    cells: text (or bytes: a pandas `object` column), and floats (an int
+    column with a missing value is float64 in pandas: whole floats read as
+    `int`, issue 24)."""
     from fuzzpy.data.columntypes import BINARY, TEXT, column_type
 
     if header.arrow_types is None:
         return []
-    return [i for i in unique if column_type(header.arrow_types[i]).family in TEXT + BINARY]
+    return [i for i in unique if column_type(header.arrow_types[i]).family in (*TEXT, *BINARY, "float")]
 
 
 def _typed_by_cells(header: Header, indices: list[int]) -> dict[int, str | None]:
