@@ -22,8 +22,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fuzzpy.data.cells import kind_of_arrow
-from fuzzpy.data.columntypes import column_type
 from fuzzpy.data.identity import cell_class, current, data_fingerprint, same_columns
 from fuzzpy.data.loader import DataFile, Header, Plan, plan, read_data_file, read_header
 from fuzzpy.language.diagnostics import Diagnostic, FuzzError
@@ -274,8 +272,7 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
         # each column typed by its own Arrow type, public, as `dataset register` types a Parquet file's (issue 31)
         # a text column by its cells when Python holds them (`cells`, else `header`'s table); otherwise
         # it gets no type (as each program reads it): a DuckDB relation's cells are not read here
-        kinds = {n: k for n, t in zip(header.names, header.arrow_types or (), strict=False)
-                 if (k := kind_of_arrow(t)) not in ("string", None) and column_type(t).family != "float"}
+        kinds: dict[str, str | None] = {}  # a stored int or bool column reads as its readings allow (issue 24)
         held = cells if cells is not None else header if header.table is not None else None
         if held is not None:
             from fuzzpy.data.validation import text_kinds

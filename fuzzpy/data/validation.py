@@ -125,8 +125,8 @@ def first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
     present cell gets no type (each program's row type says): nothing in it
     could contradict a declaration."""
     unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
-    if header.arrow_types is not None:
-        kinds: dict[int, str | None] = {i: kind_of_arrow(header.arrow_types[i]) for i in unique}
+    if header.arrow_types is not None:  # a stored int or bool column reads as its readings allow (issue 24)
+        kinds: dict[int, str | None] = dict.fromkeys(unique)
         open_columns = _text_columns(header, unique)
     else:
         kinds, open_columns = dict.fromkeys(unique), unique
@@ -168,7 +168,15 @@ def _typed_by_cells(header: Header, indices: list[int]) -> dict[int, str | None]
         present = np.asarray(cells.values, dtype=object)[(cells.problems != MISSING) & (cells.problems != NOT_UTF8)]
         if all(v in _MARKERS for v in present):  # stops at the first cell that is not a marker
             kinds[i] = None
+        elif kinds[i] == "int" and header.arrow_types is not None and _is_float(header.arrow_types[i]):
+            kinds[i] = None  # whole floats: read as int, num or bool (issue 24), as each program says
     return kinds
+
+
+def _is_float(arrow_type: object) -> bool:
+    from fuzzpy.data.columntypes import column_type
+
+    return column_type(arrow_type).family == "float"
 
 
 def _infer(header: Header, indices: list[int], majority: bool = False,
