@@ -127,9 +127,8 @@ def readable_from(arrow_type: pa.DataType | ColumnType, kind: str) -> bool:
 
 def kind_of_arrow(arrow_type: pa.DataType | ColumnType) -> str | None:
     """The kind a Parquet column's type holds as it is, if any."""
-    described = column_type(arrow_type)
-    family = described.family
-    if family in INTEGER or (family == "decimal" and _integral_decimal(described.text)):
+    family = column_type(arrow_type).family
+    if family in INTEGER:
         return "int"
     if family in ("float", "decimal"):
         return "num"
@@ -138,15 +137,6 @@ def kind_of_arrow(arrow_type: pa.DataType | ColumnType) -> str | None:
     if family in TEXT:
         return "string"
     return None
-
-
-def _integral_decimal(text: str) -> bool:
-    """Whether a decimal type (`decimal128(5, -2)`, a dictionary of one) has
-    no digit after the point: its values are integers."""
-    import re
-
-    found = re.search(r"decimal\d*\(\s*\d+\s*,\s*(-?\d+)\s*\)", text)
-    return found is not None and int(found.group(1)) <= 0
 
 
 def parse_value(text: str, kind: str) -> object | None:
