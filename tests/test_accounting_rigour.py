@@ -174,9 +174,11 @@ def test_dpsgd_at_delta_1e9_is_an_upper_bound():
     assert found.proven
     assert found.epsilon >= 3.164444
     assert trees.delta(events, found.epsilon) <= 1e-9
-    # and tight: 1e-5 below it the true delta already exceeds 1e-9 (the
-    # reference bracket is [3.16444374, 3.16444376]; found 3.1644600, +5.2e-6)
-    assert trees.delta(events, found.epsilon * (1 - 1e-5)) > 1e-9
+    # and tight: 1e-4 below it the true delta already exceeds 1e-9 (the
+    # reference bracket is [3.16444374, 3.16444376]; found 3.1646061, +5.1e-5:
+    # Gaussian-only directions use a grid 3x coarser since issue 25's speed
+    # item, `pld_plan.SMOOTH_VARIANCE_TOLERANCE`; it was 3.1644600, +5.2e-6)
+    assert trees.delta(events, found.epsilon * (1 - 1e-4)) > 1e-9
 
 
 # ---------------------------------------------------------------- edges

@@ -108,8 +108,10 @@ def test_def_signatures_read_constants_their_parameters_do_not_hide() -> None:
     # inside a body, an annotation's static numbers are read where it stands
     text = "let k = 5;\ndef f (k : num) (x : num) : num = (fun (h : num -[k]-> num) -> h x) (fun y -> 3 * y);"
     assert codes(text) == ["FZ202"]
+    # a parameter in a noise scale is the parameter (a static one since issue 27), never the constant it hides
     text = "let e = 1;\ndef f (db : bag Row) (e : num) : fuzzy num = laplace[e] (size db);"
-    assert codes(text) == ["FZ202"]
+    f = check_program(parse_program(ROW + text, "<t>")).definitions["f"]
+    assert f.static_params == ("e",) and str(f.symbolic_privacy["db"]) == "e" and f.privacy == {}
 
 
 # ---------------------------------------------------------------- 2. capture-avoiding terms

@@ -102,3 +102,26 @@ def test_run_under_zcdp_warns_with_fz604(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "warning[FZ604]" in captured.err and "--rule basic" in captured.err
     assert json.loads(captured.out)["warnings"][0].startswith("warning[FZ604]")
+
+
+def test_a_refusal_against_a_fixed_zcdp_budget_gives_a_hint(ledger):
+    """Review (a): a release over a fixed zcdp budget was refused with no
+    hint; the hint's noise factor makes the release fit."""
+    from fuzzpy.language.diagnostics import FuzzError
+
+    budget = Budget(10, DELTA, "zcdp")  # rho ~1.7
+    ledger.set_budget("clinic", budget)
+    first = ledger.charge("clinic", (Gaussian(Fraction(1), Fraction(1)),), budget)
+    assert first.cost.spend.rho == Fraction(1, 2)
+    heavy = (Repeat(3, (Gaussian(Fraction(2), Fraction(3, 2)),)),)  # rho 3 * 4 / 4.5 = 8/3
+    with pytest.raises(FuzzError) as refused:
+        ledger.charge("clinic", heavy, budget)
+    (diagnostic,) = refused.value.diagnostics
+    assert diagnostic.code == "FZ601" and diagnostic.hint, diagnostic
+    assert "--delta does not change rho" in diagnostic.hint
+    factor = Fraction(diagnostic.hint.rsplit("at least ", 1)[1].lstrip("~"))
+    scaled = (Repeat(3, (Gaussian(Fraction(2), Fraction(3, 2) * factor),)),)
+    assert ledger.charge("clinic", scaled, budget).cost.spend.rho > 0  # it fits now
+    with pytest.raises(FuzzError) as spent:
+        ledger.charge("clinic", heavy, budget)
+    assert "rho" in spent.value.diagnostics[0].hint

@@ -36,6 +36,8 @@ import mechanism_harness as H
 import numpy as np
 import pytest
 import test_verifier_conformance as conformance
+import test_verifier_reach_arith as reach_arith
+import test_verifier_reach_rnm as reach_rnm
 import test_verifier_soundness as soundness
 import test_verifier_units as units
 from mechanism_sampler import Outputs
@@ -91,7 +93,20 @@ FROM_TESTS = {
     "pinned_entry": soundness.PINNED.format(relation="dist(q[0]) == 0", released="q[0] + lap(1 / eps)"),
     "one_sided_laplace": soundness.ONE_SIDED.format(relation="abs(2 * dist(x) + 1) <= 1").replace("lapplus", "lap"),
     "padding_release": soundness.PREVIOUS.format(body="output q[len(q) + i * i] + lap(1 / eps);"),
+    **{f"arith_{key}": reach_arith.text_of(name) for key, name in (
+        ("mean", "mean, counting up"),
+        ("mean_down", "mean, counting down, the length in a local"),
+        ("clipped_sum_len_scale", "clipped sum at (len(q) + 1) / eps"),
+        ("lapplus_difference", "lapplus - lapplus inline"),
+        ("lapplus_variables", "lapplus - lapplus in variables"),
+        ("unused_draw_private_if", "unused draw in a private if"),
+        ("unused_draw_arms_apart", "unused draw, arms one apart"),
+        ("unused_draw_vec1_loop", "unused draw in a loop over vec[1]"),
+        ("mirrored_sign", "plus or minus the same draw"),
+        ("mirrored_offset", "a constant plus or minus the draw, two entries compared"),
+    )},
 }
+FROM_TESTS.update(reach_rnm.PROVED)  # noisy max and histograms as authors write them
 
 
 def _from_file(path: Path) -> list[tuple[str, MechanismDecl, Program]]:

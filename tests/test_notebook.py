@@ -154,6 +154,9 @@ def test_the_example_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "would charge eps=0.5, leaving eps=1.5" in text  # the quote
+    # a library function checked once over its epsilon, run at three (its own ledger)
+    assert "noisy_mean at eps=0.05:" in text and "charged eps=0.1, remaining eps=1.85" in text
+    assert "remaining eps=1.65" in text
 
     images = [o.data["image/png"] for o in outputs if "image/png" in o.get("data", {})]
     assert images and base64.b64decode(images[0]).startswith(b"\x89PNG")

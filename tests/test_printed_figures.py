@@ -317,3 +317,52 @@ def test_the_least_printed_noise_is_found_in_few_steps(start, least):
 
     printed, _ = _least_proving(start, Guarantee(0.5, 1e-6, "test"), proves)
     assert printed == least and len(calls) <= 60
+
+
+def test_run_text_ledger_and_refusal_say_the_neighbour_relation(capsys, tmp_path):
+    """Issue 25 item 4: `run`'s text, `ledger` (text, JSON, audit) and an
+    over-budget refusal (FZ601) each say for which neighbours the costs hold."""
+    said = "adding or removing one row (the bag metric)"
+    ledger = str(tmp_path / "book.sqlite")
+    program, data = str(EXAMPLES / "noisy_count.fz"), "db=" + str(EXAMPLES / "data" / "people.csv")
+    base = ["run", program, "noisy_count", "--data", data, "--ledger", ledger, "--seed", "7"]
+    assert main([*base, "--budget", "0.15"]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "charged:" in out and said in out
+    assert main(["ledger", "--ledger", ledger]) == 0
+    text = capsys.readouterr().out
+    assert said in text.splitlines()[1]
+    assert main(["ledger", "--ledger", ledger, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["neighbours"] == "add-remove-one"
+    assert main(["ledger", "--ledger", ledger, "--audit", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["neighbours"] == "add-remove-one"
+    assert main(["ledger", "--ledger", ledger, "--audit"]) == 0
+    assert said in capsys.readouterr().out
+    # 0.05 of 0.15 is left: a second release of cost 0.1 is refused
+    assert main(base) == 3
+    err = capsys.readouterr().err
+    assert "FZ601" in err and said in " ".join(err.split())
+    assert main([*base, "--json"]) == 3
+    refusal = capsys.readouterr()
+    assert said in " ".join((refusal.out + refusal.err).split())
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "rounds"), [("1e-9", "1e-300", 1), ("1e-9", "1e-300", 7),
+                                                         ("1e-6", "1e-200", 3), ("1e-140", "1e-10", 1)])
+def test_calibration_at_tiny_targets_reaches_them(capsys, epsilon, delta, rounds):
+    """Review (c): `--calibrate gaussian --epsilon 1e-9 --delta 1e-300` failed
+    with the root finder's text (mu was searched from 1e-9 up); the printed
+    sigma must reach the target, by the accountant and by the closed form."""
+    out = cli(capsys, "budget", "--calibrate", "gaussian", "--epsilon", epsilon, "--delta", delta,
+              "--rounds", str(rounds))
+    sigma, claimed = _calibrated(out)
+    for value in _readings(sigma):
+        found = tightest(gaussian_events(value, rounds), float(delta)).epsilon
+        assert found <= float(epsilon) and claimed <= Fraction(epsilon)
+        assert exact_gaussian_epsilon(rounds**0.5 / float(value), float(delta)) <= float(epsilon)
+
+
+def test_calibration_beyond_the_doubles_range_says_so(capsys):
+    assert main(["budget", "--calibrate", "gaussian", "--epsilon", "1e-200", "--delta", "1e-300"]) != 0
+    err = capsys.readouterr().err
+    assert "FZ704" in err and "f(a) and f(b)" not in err and "noise scale" in err

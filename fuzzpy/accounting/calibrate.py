@@ -152,6 +152,8 @@ def _verified(
             break
         scale *= 1 + factor
         factor *= 4
+        if not scale < 1e300:  # tiny targets at the edge of the doubles' range
+            raise ValueError(f"no noise scale fuzzpy can account for proves ({epsilon:g}, {delta:g})-DP")
 
     def proves(text: str) -> Guarantee | None:
         found = tightest(build(_read_as(text), rounds, sensitivity, rate), delta)

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 from mpmath import mp, mpf
+from scipy.special import gammaln
 
 from fuzzpy.accounting import discrete, gaussian, heterogeneous, optimal
 from fuzzpy.accounting.atoms import (
@@ -305,4 +307,31 @@ def kov_floor(atoms: Atoms, delta: float) -> float | None:
     atom, k = flexible[0]
     if k > KOV_MAX_COUNT:
         return None
-    return kov_candidate(_flexible_floor(atom, max(_SPLITS) * delta / k), 0.0, k, delta)
+    epsilon0 = _flexible_floor(atom, max(_SPLITS) * delta / k)
+    if not math.isfinite(epsilon0):
+        return None
+    losses, log_masses = _rr_band(epsilon0, k)
+    first = int(np.searchsorted(losses, 0.0, side="right"))
+    if first >= losses.size:
+        return 0.0
+    # dropping terms of delta_k(eps) (a sum of non-negative terms) lowers the
+    # curve, so the eps solved from the band is at most KOV's: still a floor
+    return discrete.candidate_log(losses[first:], log_masses[first:], delta)
+
+
+_BAND_SIGMAS = 40.0  # binomial standard deviations kept by `_rr_band`
+
+
+def _rr_band(epsilon0: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """k-fold randomized response (`optimal.randomized_response`) restricted
+    to flip counts within _BAND_SIGMAS standard deviations of the mean: a few
+    thousand points instead of k + 1 (floors only; the mass left out is far
+    below any delta)."""
+    q = 1 / (1 + math.exp(epsilon0)) if epsilon0 < 700 else 0.0
+    mean, spread = k * q, _BAND_SIGMAS * math.sqrt(k * q * (1 - q)) + 16
+    low, high = max(0, math.floor(mean - spread)), min(k, math.ceil(mean + spread))
+    j = np.arange(high, low - 1, -1, dtype=float)  # losses (k - 2j) eps0, ascending
+    log_p = -np.logaddexp(0.0, -epsilon0)
+    log_q = -np.logaddexp(0.0, epsilon0)
+    log_binomial = gammaln(k + 1) - gammaln(j + 1) - gammaln(k - j + 1)
+    return (k - 2 * j) * epsilon0, log_binomial + (k - j) * log_p + j * log_q

@@ -60,6 +60,14 @@ def epsilon_for_delta_log(
     return _solve(losses[first:], np.asarray(log_masses, dtype=float)[first:], infinity_mass, delta)
 
 
+def candidate_log(losses: np.ndarray, log_masses: np.ndarray, delta: float) -> float:
+    """The float solution of `epsilon_for_delta_log` on positive ascending
+    losses, not certified (for estimates, e.g. the accountant's floors)."""
+    if losses.size == 0:
+        return 0.0
+    return _candidate(losses, log_masses, 0.0, delta)
+
+
 def _solve(losses: np.ndarray, log_masses: np.ndarray, infinity_mass: float, delta: float) -> float:
     """The search on the positive losses (ascending) and their log masses."""
     if infinity_mass > delta:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from fuzzpy.language.symbolic import Poly
 from fuzzpy.support.records import frozen
 
 Number = Fraction
@@ -79,4 +80,18 @@ class Group:
     body: tuple[Event, ...]
 
 
-Event = Laplace | Gaussian | ExpMech | Verified | Repeat | Subsample | Group
+@frozen
+class SymbolicPure:
+    """A pure release whose epsilon is a polynomial over a definition's
+    static parameters (`laplace[eps]` or `expmech[eps]` with `eps` a
+    parameter), on a query of sensitivity s: (epsilon * s)-DP once the
+    parameters have values (DFuzz, Gaboardi et al. POPL 2013). Only in the
+    symbolic cost of a definition checked once for all its calls: every call
+    is checked again at its own numbers, so the accountant never meets one
+    (it refuses it, `atoms.Flattener`)."""
+
+    sensitivity: Number
+    epsilon: Poly
+
+
+Event = Laplace | Gaussian | ExpMech | Verified | Repeat | Subsample | Group | SymbolicPure

@@ -16,11 +16,11 @@ sigma / sqrt(k): no bound can be smaller than this one.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 
 import mpmath
 from mpmath import mp, mpf
-from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from fuzzpy.accounting.rounding import MP_PREC, float_up_mp
@@ -89,7 +89,7 @@ def _certified_epsilon(mu: float, delta: float) -> float:
     candidate = _candidate(mu, delta)
     if math.isinf(candidate):
         return math.inf
-    minimum = max(candidate, 1.0) * 2.0**-48
+    minimum = max(candidate, 1e-290) * 2.0**-48
     for _ in range(_MAX_RAISES):
         proved, excess, slope = _decide(mu, candidate, delta)
         if proved:
@@ -123,12 +123,45 @@ def _candidate(mu: float, delta: float) -> float:
         hi *= 2
         if hi > _EPS_CEILING:
             return math.inf
-    return brentq(lambda e: log_delta(mu, e) - target, 0.0, hi, xtol=1e-14, rtol=1e-14)
+    # relative precision only: an absolute 1e-14 was 1e-5 of an eps near 1e-9
+    return root_at_or_past(lambda e: log_delta(mu, e) - target, 0.0, hi, xtol=1e-300, rtol=1e-14)
+
+
+def root_at_or_past(f: Callable[[float], float], a: float, b: float, xtol: float, rtol: float) -> float:
+    """A point within xtol + rtol |x| of a root of `f` between a and b (f(a)
+    and f(b) of opposite signs), on the side where f <= 0: bisection, in
+    place of scipy's brentq (scipy.optimize is ~0.2 s of imports, issue 24).
+    A float candidate only: the callers prove or adjust what they use."""
+    fa = f(a)
+    if fa <= 0:
+        return a
+    while True:
+        middle = (a + b) / 2
+        if abs(b - a) <= xtol + rtol * abs(middle) or middle in (a, b):
+            return b
+        if f(middle) > 0:
+            a = middle
+        else:
+            b = middle
 
 
 def candidate(mu: float, delta: float) -> float:
     """The float epsilon at delta, not rounded safely (for estimates only)."""
     return _candidate(mu, delta)
+
+
+# calibration stops here: below it the Gaussian's rho = mu^2 / 2 leaves the
+# range of doubles and no figure the accountant proves would be near exact
+SMALLEST_MU = 1e-150
+
+
+def _beyond(epsilon: float, delta: float) -> str:
+    return (
+        f"({epsilon:g}, {delta:g})-DP needs a Gaussian with mu = sensitivity / sigma below about "
+        f"{1e6 * SMALLEST_MU:g} (sigma above {1 / (1e6 * SMALLEST_MU):g} times the sensitivity): "
+        "beyond the range in which fuzzpy's accountant proves the Gaussian's epsilon; "
+        "ask for a larger epsilon or delta"
+    )
 
 
 def mu_for(epsilon: float, delta: float) -> float:
@@ -139,7 +172,13 @@ def mu_for(epsilon: float, delta: float) -> float:
     lo, hi = 1e-9, 1.0
     while log_delta(hi, epsilon) <= target:
         hi *= 2
-    root = brentq(lambda m: log_delta(m, epsilon) - target, lo, hi, xtol=1e-15, rtol=1e-14)
+    while log_delta(lo, epsilon) > target:  # a tiny target: a tiny mu
+        if lo <= SMALLEST_MU:
+            raise ValueError(_beyond(epsilon, delta))
+        lo = max(lo * 1e-6, SMALLEST_MU)
+    root = root_at_or_past(lambda m: log_delta(m, epsilon) - target, hi, lo, xtol=1e-300, rtol=1e-14)
+    if root < 1e6 * SMALLEST_MU:  # near where log_delta loses every digit (eps, delta ~ 1e-150)
+        raise ValueError(_beyond(epsilon, delta))
     candidate = root
     while log_delta(candidate, epsilon) > target:
         candidate = math.nextafter(candidate, 0.0) * (1 - 1e-12)

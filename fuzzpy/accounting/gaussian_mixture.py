@@ -29,11 +29,11 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 from mpmath import mp, mpf
-from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from fuzzpy.accounting import heterogeneous
 from fuzzpy.accounting.atoms import ApproxAtom, Atoms, GaussianAtom, PureAtom, mu_up
+from fuzzpy.accounting.gaussian import root_at_or_past
 from fuzzpy.accounting.optimal import randomized_response
 from fuzzpy.accounting.rounding import MP_MARGIN, MP_PREC, mp_of
 
@@ -117,7 +117,7 @@ def _candidate(mu: float, losses: np.ndarray, log_masses: np.ndarray, kept: floa
         hi *= 2
         if hi > _EPS_CEILING:
             return math.inf
-    return brentq(f, 0.0, hi, xtol=1e-14, rtol=1e-14)
+    return root_at_or_past(f, 0.0, hi, xtol=1e-14, rtol=1e-14)
 
 
 def _certified(

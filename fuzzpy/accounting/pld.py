@@ -141,11 +141,18 @@ def _direction_epsilon(
     if planner.needs_hint(estimate):
         found = coarse if coarse is not None else _bound(direction, planner.hint()).epsilon(delta)
         estimate = found if math.isfinite(found) else planner.renyi_epsilon
-    final = _bound(direction, planner.final(estimate)).epsilon(delta)
+    plan = planner.final(estimate)
+    final = _bound(direction, plan).epsilon(delta)
     if final < estimate * (1 - 1e-3) and math.isinf(found):
         # the window was planned for a larger answer: plan again for this one
         found = _bound(direction, planner.final(final)).epsilon(delta)
-    return min(found, final)
+    best = min(found, final)
+    if not best <= planner.renyi_epsilon and planner.coarser_smooth():
+        # the coarser Gaussian-only grid (`pld_plan.SMOOTH_VARIANCE_TOLERANCE`)
+        # did worse than the Renyi estimate (a window too narrow for its tilt):
+        # the fine grid, as for the other directions (speed only; both valid)
+        best = min(best, _bound(direction, planner.final(estimate, fine=True)).epsilon(delta))
+    return best
 
 
 def _bound(direction: Direction, plan: Plan) -> DeltaBound:

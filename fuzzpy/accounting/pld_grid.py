@@ -106,6 +106,11 @@ def discretise(
     lo, hi = max(lo, range_lo), min(hi, range_hi)
     first = math.floor(lo / interval)
     last = max(math.ceil(hi / interval), first + 1)
+    if last * interval < hi:
+        # hi / interval rounded down onto an integer (a lattice interval
+        # eps0 / n): the node must reach hi, or the atom of a Laplace loss
+        # at +eps0 is counted at +infinity (valid, but delta >= half the mass)
+        last += 1
     indices = _node_indices(first, last, interval, strides)
     nodes = indices * interval
     t = tails.tails(nodes)

@@ -18,6 +18,7 @@ of each pair below increases with its parameter.
 from __future__ import annotations
 
 import math
+import warnings
 from fractions import Fraction
 from functools import lru_cache
 
@@ -213,12 +214,18 @@ def _log_moment_by_quadrature(rate: float, sigma: float, order: float) -> tuple[
     cuts = [centre + width * sigma for width in (-40.0, -8.0, 0.0, 8.0, 40.0)]
     pieces = [(-np.inf, cuts[0]), *zip(cuts, cuts[1:], strict=False), (cuts[-1], np.inf)]
     total, estimate = 0.0, 0.0
-    for lo, hi in pieces:
-        value, error = integrate.quad(
-            lambda z: math.exp(log_integrand(z) - top), lo, hi, epsabs=0.0, epsrel=1e-13, limit=200
-        )
-        total += value
-        estimate += error
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", integrate.IntegrationWarning)
+        for lo, hi in pieces:
+            value, error = integrate.quad(
+                lambda z: math.exp(log_integrand(z) - top), lo, hi, epsabs=0.0, epsrel=1e-13, limit=200
+            )
+            total += value
+            estimate += error
+    if any(issubclass(w.category, integrate.IntegrationWarning) for w in caught) or not total > 0:
+        # quadpack's own estimate is then not to be trusted (extreme sigma,
+        # e.g. 0.001): no bound at this order (inf; the others still hold)
+        return math.inf, math.inf
     rounding = 64 * U * (abs(top) + order * (abs(log_rate) + 1) + 1)
     return top + math.log(total), 1000 * estimate / total + rounding
 

@@ -148,6 +148,10 @@ def _definition_row(d: DefinitionReport, derivations: bool) -> list[str]:
         f"{_code(name)}: {html.escape(cost.text)} <small>({html.escape(cost.method)})</small>"
         for name, cost in d.costs.items()
     ) or "—"
+    if d.checked.static_params:  # a cost over its parameters, a number at each call
+        from fuzzpy.checker.report import symbolic_text
+
+        costs = html.escape(symbolic_text(d.checked))
     row = [_code(d.name), _code(d.type), sensitivity, costs]
     if derivations:
         row.append(_folded("derivation", d.derivation))

@@ -67,10 +67,52 @@ class Parameter:
     type: str
     sensitivity: Sens
     cost: Cost | None  # its privacy cost, for a database of a `fuzzy` result
+    #: for a definition with static parameters (docs/language-notes.md):
+    #: "static" for such a parameter, the cost's expression over them for a
+    #: database (``sensitivity`` is then infinite: it is not one number)
+    symbolic: str | None = None
 
     @property
     def sensitivity_text(self) -> str:
-        return str(self.sensitivity)
+        return self.symbolic if self.symbolic is not None else str(self.sensitivity)
+
+    @property
+    def is_static(self) -> bool:
+        """A static parameter: a number each call gives, at which the
+        definition is checked again (its ``sensitivity`` is the checker's
+        figure for the number as data, not a cost)."""
+        return self.symbolic == "static"
+
+
+@frozen
+class StaticInstance:
+    """A definition with static parameters at one call's numbers: ``values``
+    (exact) and its privacy cost there in each database (``costs``, as a
+    definition without static parameters has them)."""
+
+    values: dict[str, Fraction]
+    costs: dict[str, Cost]
+
+    def __str__(self) -> str:
+        at = ", ".join(f"{name} = {float(value):g}" for name, value in self.values.items())
+        return f"at {at}: " + (", ".join(str(c) for c in self.costs.values()) or "no release in a database")
+
+
+class StaticCosts(dict[str, "Cost"]):
+    """The `costs` of a definition with static parameters: empty (its cost
+    is not one number), and a lookup says where the cost is."""
+
+    def __init__(self, definition: str, static: tuple[str, ...], expressions: dict[str, str | None]) -> None:
+        super().__init__()
+        shown = ", ".join(f"{db}: {e or 'approximate, see each call'}" for db, e in expressions.items()) or "none"
+        self._why = (
+            f"`{definition}` has static parameters ({', '.join(static)}): its cost is an expression over them "
+            f"({shown}); "
+            "see `.cost_expressions`, `.instances` (each call's numbers and costs), or `quote`/`run` with `args=`"
+        )
+
+    def __missing__(self, key: str) -> Cost:
+        raise KeyError(self._why)
 
 
 @frozen
@@ -85,9 +127,22 @@ class DefinitionReport:
     _json: dict[str, object] = field(repr=False, compare=False, default_factory=dict)
     _explain: Callable[[str], str] | None = field(repr=False, compare=False, default=None)
 
+    #: a definition whose noise scales name its parameters (docs/language-notes.md
+    #: "Static parameters"): those parameters, its cost in each database as an
+    #: expression over them (None: approximate, see each call), and each call's
+    #: numbers in the program with its cost there
+    static_parameters: tuple[str, ...] = ()
+    cost_expressions: dict[str, str | None] = field(default_factory=dict)
+    instances: tuple[StaticInstance, ...] = ()
+
     @property
     def costs(self) -> dict[str, Cost]:
-        """The privacy cost in each database (empty unless the result is `fuzzy`)."""
+        """The privacy cost in each database (empty unless the result is
+        `fuzzy`). A definition with static parameters has no single cost:
+        its `costs` is empty and a lookup in it raises a KeyError saying so
+        (`cost_expressions` and `instances` hold its costs)."""
+        if self.static_parameters:
+            return StaticCosts(self.name, self.static_parameters, self.cost_expressions)
         return {p.name: p.cost for p in self.parameters if p.cost is not None}
 
     @property
@@ -194,7 +249,8 @@ def check_report(
         if document.get("name") in read:
             document["columns_read"] = {p: list(c) for p, c in read[str(document["name"])].items()}
     definitions = tuple(
-        _definition(d, figures[d.name], doc, explain) for d, doc in zip(checked.definitions.values(), documents, strict=True)
+        _definition(d, figures[d.name], doc, explain, _instances(checked, d, delta))
+        for d, doc in zip(checked.definitions.values(), documents, strict=True)
     )
     extra = _columns_text(read)
     if any("vec[" in d.type for d in definitions):  # `vec[2] num` read as "two entries" (issue 31)
@@ -245,14 +301,35 @@ def _columns_text(read: dict[str, dict[str, tuple[str, ...]]]) -> str:
 
 def _definition(
     d: CheckedDef, figures: dict[str, PrivacyFigure], document: dict[str, object],
-    explain: Callable[[str], str] | None,
+    explain: Callable[[str], str] | None, instances: tuple[StaticInstance, ...],
 ) -> DefinitionReport:
     parameters = tuple(
         Parameter(p.name, str(p.type), p.sensitivity, _cost(p.name, d.privacy.get(p.name, ()), figures[p.name])
-                  if p.name in figures else None)
+                  if p.name in figures else None, _symbolic(d, p.name))
         for p in d.params
     )
-    return DefinitionReport(d.name, str(document["type"]), str(d.result), parameters, d, document, explain)
+    expressions = {name: None if cost is None else str(cost) for name, cost in d.symbolic_privacy.items()}
+    return DefinitionReport(d.name, str(document["type"]), str(d.result), parameters, d, document, explain,
+                            d.static_params, expressions, instances)
+
+
+def _instances(checked: CheckedProgram, d: CheckedDef, delta: float | None) -> tuple[StaticInstance, ...]:
+    from fuzzpy.checker.report import privacy_figure
+
+    return tuple(
+        StaticInstance(dict(instance.values),
+                       {db: _cost(db, events, privacy_figure(events, delta)) for db, events in instance.privacy.items()})
+        for instance in checked.instances.get(d.name, ())
+    )
+
+
+def _symbolic(d: CheckedDef, name: str) -> str | None:
+    if name in d.static_params:
+        return "static"
+    if name in d.symbolic_privacy:
+        cost = d.symbolic_privacy[name]
+        return "not pure (see each call)" if cost is None else f"{cost}"
+    return None
 
 
 def _cost(database: str, events: tuple[Event, ...], figure: PrivacyFigure) -> Cost:

@@ -65,6 +65,13 @@ Choices made where the language design is silent:
   noisy reals).
 * Printed approximate epsilons (floats from the accountant) are rounded up
   to 6 significant digits, never down.
+* A `num` parameter named by the epsilon of `laplace`/`expmech` is static
+  (DFuzz, Gaboardi et al. POPL 2013): the definition is checked once with
+  its cost a polynomial over such parameters (`SymbolicPure` events,
+  `language.symbolic.Poly`), and each call, whose argument must be a
+  positive static number or a polynomial over the caller's static
+  parameters, checks the body again at it (`ProgramChecker.instance`);
+  docs/language-notes.md, "Static parameters".
 
 Decisions of issue 9 (soundness of the checker's own logic):
 
@@ -119,6 +126,6 @@ Decisions of issue 9 (soundness of the checker's own logic):
   the data given to an `expmech` score.
 """
 
-from fuzzpy.checker.driver import check_program, explain_definition
+from fuzzpy.checker.driver import check_program, explain_definition, instantiate_definition
 
-__all__ = ["check_program", "explain_definition"]
+__all__ = ["check_program", "explain_definition", "instantiate_definition"]

@@ -26,6 +26,7 @@ from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.sensitivity import INF
 from fuzzpy.language.source import Span
+from fuzzpy.language.symbolic import Poly
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Handler, Inferencer
@@ -90,7 +91,10 @@ def _apply_lambda(ck: Inferencer, head: S.Lambda, args: list[S.Expr], whole: S.E
 
 
 def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) -> Judgment:
-    sig = instantiate(ck, ck.signature_of(head.name, head.span), head.span)
+    generic = ck.signature_of(head.name, head.span)
+    if generic.symbolic:
+        generic = static_instance(ck, generic, args, whole)
+    sig = instantiate(ck, generic, head.span)
     n = len(sig.params)
     given = args[:n]
     judgments = [
@@ -110,6 +114,62 @@ def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) ->
         ck.note(f"call of `{sig.name}`: its cost in each parameter, re-expressed in the arguments' variables")
     rest = args[n:]
     return apply_value(ck, result, head, rest, whole) if rest else result
+
+
+def static_instance(ck: Inferencer, sig: DefSig, args: list[S.Expr], whole: S.Expr) -> DefSig:
+    """A call of a definition with static parameters (noise scales over its
+    parameters): each such argument must be a static number -- a literal, a
+    top-level constant, arithmetic over them, or a polynomial over the
+    caller's own static parameters -- and positive; the callee is then
+    checked at those values (`ProgramChecker.instance`). An argument that
+    depends on data is refused: a noise scale chosen from the data is not
+    differentially private (DFuzz's index terms are static, Gaboardi et al.
+    POPL 2013)."""
+    names = [name for name, _ in sig.params]
+    values: list[Poly] = []
+    for pname in sig.symbolic:
+        index = names.index(pname)
+        if index >= len(args):
+            raise CheckError(
+                "FZ202",
+                f"`{sig.name}` is used without a value for its parameter `{pname}`, which sets a noise scale: "
+                "give it a static number at this use",
+                whole.span,
+                hint=f"apply `{sig.name}` to a literal or a top-level constant for `{pname}` (e.g. `{sig.name} 0.1 ...`)",
+            )
+        arg = args[index]
+        value = ck.symbolic_value(arg)
+        if value is None:
+            raise CheckError(
+                "FZ202",
+                f"the argument for `{pname}` of `{sig.name}` sets a noise scale, so it must be a static number "
+                f"(a literal, a top-level constant or arithmetic over them){_depends(ck, arg)}",
+                arg.span,
+                hint=f"`{sig.name}` is checked at the value of `{pname}`: a scale computed at run time could depend on the data",
+            )
+        if not value.positive:
+            shown = f"got {value}" if value.is_const else f"`{value}` is not positive for every positive value of its parameters"
+            raise CheckError(
+                "FZ202",
+                f"the argument for `{pname}` of `{sig.name}` is an epsilon and must be positive: {shown}",
+                arg.span,
+            )
+        values.append(value)
+    assert ck.instance_of is not None
+    return ck.instance_of(sig.name, tuple(values), whole.span)
+
+
+def _depends(ck: Inferencer, arg: S.Expr) -> str:
+    from fuzzpy.checker.terms import free_vars
+
+    local = sorted(name for name in free_vars(arg) if ck.env.lookup(name) is not None)
+    if not local:
+        return ""
+    names = ", ".join(f"`{name}`" for name in local)
+    bindings = [ck.env.lookup(name) for name in local]
+    if all(b is not None and b.static is not None for b in bindings):
+        return f": {names} is a local name (a noise scale takes a top-level `let`, not one inside a body)"
+    return f": this one depends on {names}"
 
 
 def instantiate(ck: Inferencer, sig: DefSig, use: Span) -> DefSig:

@@ -349,6 +349,14 @@ def lambda_value(ck: Inferencer, expr: S.Lambda, lam: LambdaResult) -> Judgment:
     if body.cost is None:
         ck.note(f"function: {lam.param_sens}-sensitive in `{expr.param}`; its context is what it captures")
         return Judgment(T.TFun(lam.param_type, lam.param_sens, body.type), body.ctx)
+    if any(not c.is_infinite and C.is_symbolic(c.events()) for c in body.cost.values()):
+        raise CheckError(
+            "FZ202",
+            "this function's epsilon names a parameter of the definition: a function value must have a "
+            "numeric epsilon (its sensitivity in max divergence)",
+            expr.span,
+            hint="call the noise directly in the definition's body, or give the epsilon as a constant",
+        )
     sens = _pure_sens(lam.param_cost)
     ctx: U.Ctx = {}
     for name, cost in body.cost.items():

@@ -22,6 +22,7 @@ from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.sensitivity import Sens
 from fuzzpy.language.source import Span
+from fuzzpy.language.symbolic import Poly
 
 
 @dataclass
@@ -44,6 +45,15 @@ class Binding:
     length: int | None = None
     cost: CostCtx | None = None  # a `let`-bound distribution: what each use of it costs
     is_param: bool = False
+    #: A `def`'s numeric parameter as a static index (DFuzz's index
+    #: variables): the polynomial it stands for where a noise scale names it
+    #: -- itself while the definition is checked once for all calls, the
+    #: call's numbers (or the caller's polynomial) when a call is checked
+    #: (`Inferencer.symbolic_value`); None for every other variable.
+    symbolic: Poly | None = None
+    #: A numeric parameter of a `def rec` (never static: named in a static
+    #: position, it is refused with that reason).
+    rec_param: bool = False
     #: The name its uses are recorded under in contexts and costs: the
     #: variable's own name, or a fresh one (`db#3`) when it shadows another
     #: variable, so that a context or cost made in an outer scope (a
@@ -97,6 +107,9 @@ class DefSig:
     length: int | None = None  # the result's static length (a list), if known
     #: The length variables of the signature whose values its body needs at run time.
     needs: frozenset[T.LenVar] = frozenset()
+    #: The parameters that stand in a noise scale (static parameters): every
+    #: call gives them static numbers and is checked at those numbers.
+    symbolic: tuple[str, ...] = ()
 
     @property
     def is_fuzzy(self) -> bool:

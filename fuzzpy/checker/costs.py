@@ -24,11 +24,13 @@ from fuzzpy.accounting.events import (
     Laplace,
     Repeat,
     Subsample,
+    SymbolicPure,
     Verified,
 )
 from fuzzpy.language.diagnostics import Label
 from fuzzpy.language.sensitivity import ONE, Sens
 from fuzzpy.language.source import Span
+from fuzzpy.language.symbolic import Poly
 from fuzzpy.support.records import frozen
 
 
@@ -196,6 +198,8 @@ def scale_event(event: Event, factor: Sens) -> Event:
         return Gaussian(event.sensitivity * k, event.sigma)
     if isinstance(event, ExpMech):
         return ExpMech(event.epsilon * k)
+    if isinstance(event, SymbolicPure):  # calibrated like Laplace: linear in the sensitivity
+        return SymbolicPure(event.sensitivity * k, event.epsilon)
     if isinstance(event, Repeat):
         return Repeat(event.count, tuple(scale_event(e, factor) for e in event.body))
     if k <= 1:
@@ -215,8 +219,46 @@ def pure_epsilon(events: tuple[Event, ...]) -> Fraction | None:
     return accountant_pure_epsilon(events)
 
 
+def is_symbolic(events: tuple[Event, ...]) -> bool:
+    """Whether some event's epsilon is a polynomial over parameters."""
+    return any(
+        isinstance(e, SymbolicPure) or (isinstance(e, (Repeat, Subsample, Group)) and is_symbolic(e.body))
+        for e in events
+    )
+
+
+def symbolic_epsilon(events: tuple[Event, ...]) -> Poly | None:
+    """The pure epsilon of events some of whose epsilons are polynomials,
+    as a polynomial: basic composition adds (Dwork & Roth 2014, Thm 3.16),
+    `loop[k]` multiplies by k, an event on a query of sensitivity s costs
+    s times its epsilon (DFuzz, Gaboardi et al. POPL 2013: the cost of a
+    release is its index term scaled by the sensitivity). Events without a
+    symbol are summed by the accountant's exact pure rule. None when some
+    part is not pure, or a symbol sits where the cost is not linear in it
+    (under `group` or `subsample`, which the checker refuses)."""
+    total = Poly()
+    for event in events:
+        if isinstance(event, SymbolicPure):
+            total = total + event.epsilon.scale(event.sensitivity)
+        elif isinstance(event, Repeat) and is_symbolic(event.body):
+            body = symbolic_epsilon(event.body)
+            if body is None:
+                return None
+            total = total + body.scale(Fraction(event.count))
+        elif is_symbolic((event,)):
+            return None
+        else:
+            pure = pure_epsilon((event,))
+            if pure is None:
+                return None
+            total = total + Poly.const(pure)
+    return total
+
+
 def describe_event(event: Event) -> str:
     """A short human form: `Laplace(sens 1, scale 10)`."""
+    if isinstance(event, SymbolicPure):
+        return f"pure(eps {event.epsilon}, sensitivity {_num(event.sensitivity)})"
     if isinstance(event, Laplace):
         return f"Laplace(sensitivity {_num(event.sensitivity)}, scale {_num(event.scale)})"
     if isinstance(event, Gaussian):

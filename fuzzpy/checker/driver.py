@@ -26,13 +26,22 @@ from fuzzpy.checker.elaborate import (
 from fuzzpy.checker.errors import CheckError, SilentAbort
 from fuzzpy.checker.explain import Tracer
 from fuzzpy.checker.infer import Inferencer
-from fuzzpy.checker.result import CheckedDef, CheckedProgram, LengthOf, ParamInfo, RunLength
+from fuzzpy.checker.result import (
+    CheckedDef,
+    CheckedProgram,
+    Instance,
+    LengthOf,
+    ParamInfo,
+    RunLength,
+)
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.categories import category_constant
 from fuzzpy.language.diagnostics import Diagnostic, FuzzError, Label
+from fuzzpy.language.limits import MAX_STATIC_BITS, in_static_range
 from fuzzpy.language.sensitivity import INF, ZERO, Sens
 from fuzzpy.language.source import Span
+from fuzzpy.language.symbolic import Poly
 
 
 def check_program(program: S.Program) -> CheckedProgram:
@@ -81,15 +90,61 @@ def explain_definition(program: S.Program, name: str, source_text: str | None = 
     return tracer.render(title) + "\n\n" + _conclusion(checked, figures)
 
 
+def instantiate_definition(program: S.Program, name: str, values: dict[str, Fraction]) -> CheckedDef:
+    """A definition with static parameters at given numbers (`run --arg
+    eps=0.1`, the Python API's keyword arguments): its body checked at
+    those numbers, as a call with them is; FuzzError when the program or the
+    definition there is refused. The result's ``privacy`` is the events
+    `run` charges; the interpreter reads the same numbers from the call."""
+    checker = ProgramChecker(program)
+    checked = checker.run()
+    definition = checked.definitions[name]
+    where = Span("<command line>", 1, 1, 1, 1)
+    poly_values: list[Poly] = []
+    try:
+        for pname in definition.static_params:
+            value = Fraction(values[pname])
+            if value <= 0:
+                raise CheckError("FZ202", f"`{pname}` of `{name}` is an epsilon and must be positive, got {value}", where)
+            if not in_static_range(value):  # within the static range, as a literal is (FZ217)
+                raise CheckError(
+                    "FZ217",
+                    f"the value given for `{pname}` of `{name}` is out of range: a static number lies between 2.2e-308 "
+                    f"and 1.8e308 in magnitude, with a numerator and denominator of at most {MAX_STATIC_BITS} bits",
+                    where,
+                    hint="`run` computes with doubles, which cannot carry such a number",
+                )
+            poly_values.append(Poly.const(value))
+        sig = checker.instance(name, tuple(poly_values), where)
+    except CheckError as err:
+        raise FuzzError((err.diagnostic,)) from None
+    privacy = {
+        pname: (() if cost is None else cost.events())
+        for (pname, ty), cost in zip(sig.params, sig.costs, strict=False)
+        if isinstance(ty, T.TBag)
+    }
+    params = tuple(
+        ParamInfo(p.name, p.type, p.sensitivity if p.name in definition.static_params else sens)
+        for p, sens in zip(definition.params, sig.sens, strict=True)
+    )
+    return CheckedDef(name, definition.decl, params, definition.result, privacy)
+
+
 class ProgramChecker:
     def __init__(self, program: S.Program) -> None:
         self.program = program
         self.globals = Globals(program=program)
         self.ck = Inferencer(self.globals, self.signature_of)
+        self.ck.instance_of = self.instance
+        #: each definition with static parameters, at each tuple of values a call gave
+        self._instances: dict[tuple[str, tuple[Poly, ...]], DefSig] = {}
         self.errors: list[Diagnostic] = []
         self.checked: dict[str, CheckedDef] = {}
         self._in_progress: list[str] = []
         self._collected = False
+        #: per definition with static parameters, its signature at each call's values
+        self.instances_of: dict[str, dict[tuple[Poly, ...], DefSig]] = {}
+        self._bound_scope: dict[str, Fraction] = {}
 
     # ------------------------------------------------------------ phase 1
 
@@ -153,7 +208,26 @@ class ProgramChecker:
             call_lengths=dict(self.globals.call_lengths),
             length_reads=dict(self.globals.length_reads),
             captures=dict(self.ck.captures),
+            instances=self._concrete_instances(),
         )
+
+    def _concrete_instances(self) -> dict[str, tuple[Instance, ...]]:
+        """The calls' instances at numbers (not those at a caller's symbols)."""
+        found: dict[str, tuple[Instance, ...]] = {}
+        for name, table in self.instances_of.items():
+            rows = []
+            for values, sig in table.items():
+                if not all(v.is_const for v in values):
+                    continue
+                privacy = {
+                    pname: (() if cost is None else cost.events())
+                    for (pname, ty), cost in zip(sig.params, sig.costs, strict=False)
+                    if isinstance(ty, T.TBag) and (cost is None or not cost.is_infinite)
+                }
+                rows.append(Instance(tuple((p, v.value) for p, v in zip(sig.symbolic, values, strict=True)), privacy))
+            if rows:
+                found[name] = tuple(rows)
+        return found
 
     def signature_of(self, name: str, span: Span) -> DefSig:
         g = self.globals
@@ -173,9 +247,54 @@ class ProgramChecker:
             raise SilentAbort()
         return g.sigs[name]
 
+    def instance(self, name: str, values: tuple[Poly, ...], use: Span) -> DefSig:
+        """``name``'s signature at one call: its body checked again with
+        each static parameter standing for the call's value (a number, or a
+        polynomial over the caller's own static parameters) -- the check
+        of the program written with those values (DFuzz's instantiation of
+        index variables, Gaboardi et al. POPL 2013). Cached per values."""
+        key = (name, values)
+        if key in self._instances:
+            return self._instances[key]
+        generic = self.signature_of(name, use)
+        decl = self.globals.defs[name]
+        ck = self.ck
+        saved = (ck.env, ck.tracer, ck.symbolic_used, ck.static_params, self.errors, len(ck.soft_errors))
+        sites_saved = ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites
+        from fuzzpy.checker.context import Env
+
+        ck.env, ck.tracer, self.errors = Env(), None, []
+        ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites = {}, {}, {}, {}
+        at = ", ".join(f"{p} = {_compact(v)}" for p, v in zip(generic.symbolic, values, strict=True))
+        self._in_progress.append(name)
+        try:
+            sig = self._check_def(decl, dict(zip(generic.symbolic, values, strict=True)))
+            found = self.errors + ck.soft_errors[saved[5]:]
+        except CheckError as err:
+            found = [err.diagnostic]
+        finally:
+            self._in_progress.pop()
+            ck.env, ck.tracer, ck.symbolic_used, ck.static_params, self.errors = saved[:5]
+            del ck.soft_errors[saved[5]:]
+            ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites = sites_saved
+        if found:
+            first = found[0]
+            raise CheckError(
+                first.code,
+                f"`{name}` at {at} is refused: {first.message}",
+                use,
+                labels=(Label(first.span, "in the definition, at these values"),),
+                hint=first.hint,
+            )
+        assert sig is not None
+        self._instances[key] = sig
+        self.instances_of.setdefault(name, {})[values] = sig
+        return sig
+
     def check_def(self, decl: S.DefDecl) -> None:
         self._in_progress.append(decl.name)
         env_saved = self.ck.env
+        symbolic_saved = self.ck.symbolic_used, self.ck.static_params
         from fuzzpy.checker.context import Env
 
         self.ck.env = Env()  # a definition sees only globals and its parameters
@@ -195,6 +314,7 @@ class ProgramChecker:
             self.globals.broken.add(decl.name)
         finally:
             self.ck.env = env_saved
+            self.ck.symbolic_used, self.ck.static_params = symbolic_saved
             self.ck.vector_sites, self.ck.zero_sites, self.ck.call_sites, self.ck.len_sites = sites_saved
             self._in_progress.pop()
             soft = self.ck.soft_errors[first_soft:]
@@ -202,7 +322,11 @@ class ProgramChecker:
             if soft:  # errors found while inferring come before the conclusions drawn from them
                 self.errors[first_error:first_error] = soft
 
-    def _check_def(self, decl: S.DefDecl) -> None:
+    def _check_def(self, decl: S.DefDecl, values: dict[str, Poly] | None = None) -> DefSig | None:
+        """Check a definition: once for all calls (``values`` None: every
+        numeric parameter may be named by a noise scale, and those that are
+        become its static parameters), or at one call's ``values`` of its
+        static parameters (`instance`), returning that signature."""
         ck, g = self.ck, self.globals
         names = [p.name for p in decl.params]
         for param in decl.params:
@@ -216,18 +340,31 @@ class ProgramChecker:
         declared_result = ck.elaborate(decl.result, constants=scope) if decl.result is not None else None
         if decl.recursive:
             g.sigs[decl.name] = self._recursive_stub(decl, params, declared_result)
+        ck.symbolic_used, ck.static_params = set(), {}
         for name, ty in params:
-            ck.bind(name, Binding(ty, is_param=True))
+            binding = Binding(ty, is_param=True, rec_param=decl.recursive)
+            if isinstance(ty, (T.TNum, T.TInt)) and not decl.recursive:
+                binding.symbolic = Poly.var(name) if values is None else values.get(name)
+                if binding.symbolic is not None:
+                    ck.static_params[name] = binding
+            ck.bind(name, binding)
         try:
             if declared_result is not None:
                 body = ck.check(decl.body, declared_result, f"`{decl.name}` is declared to return `{declared_result}`")
             else:
                 body = ck.infer(decl.body)
         finally:
-            g.sigs.pop(decl.name, None)
+            if values is None:  # a `def rec`'s stub; an instance keeps the checked signature
+                g.sigs.pop(decl.name, None)
         if declared_result is not None:
             body.type = declared_result  # the declared type is the interface
-        self._conclude(decl, params, body)
+        symbolic = tuple(name for name, _ in params if name in ck.symbolic_used) if values is None else tuple(values)
+        # a declared bound may name a static parameter given a number
+        self._bound_scope = {n: v.value for n, v in (values or {}).items() if v.is_const}
+        try:
+            return self._conclude(decl, params, body, symbolic, register=values is None)
+        finally:
+            self._bound_scope = {}
 
     def _recursive_stub(self, decl: S.DefDecl, params: list[tuple[str, T.Type]], result: T.Type | None) -> DefSig:
         if result is None:
@@ -243,7 +380,9 @@ class ProgramChecker:
 
     # ------------------------------------------------------------ phase 2b: conclusions
 
-    def _conclude(self, decl: S.DefDecl, params: list[tuple[str, T.Type]], body: Judgment) -> None:
+    def _conclude(
+        self, decl: S.DefDecl, params: list[tuple[str, T.Type]], body: Judgment, symbolic: tuple[str, ...], register: bool
+    ) -> DefSig:
         lengths = self.ck.lengths
         params = [(name, lengths.zonk(ty)) for name, ty in params]  # the signature, generalised
         body.type = lengths.zonk(body.type)
@@ -253,11 +392,22 @@ class ProgramChecker:
         sens_list: list[Sens] = []
         costs: list[C.Cost | None] = []
         privacy: dict[str, tuple] = {}
+        symbolic_costs: dict[str, Poly | None] = {}
         for param, (name, ty) in zip(decl.params, params, strict=True):
-            if body.cost is not None:
+            if body.cost is not None and _is_symbolic(body.cost.get(name)):
+                cost = body.cost.get(name)
+                assert cost is not None
+                costs.append(cost)
+                if register and name not in symbolic:  # a static parameter's own cost is nothing at a call
+                    symbolic_costs[name] = C.symbolic_epsilon(cost.events())
+                    self._check_declared_symbolic(decl, param, symbolic_costs[name], symbolic)
+                sens = INF  # not a number: the cost is symbolic_costs[name]
+            elif body.cost is not None:
                 cost = body.cost.get(name)
                 costs.append(cost)
                 sens = _cost_as_sens(cost)
+                if register and symbolic and isinstance(ty, T.TBag) and (cost is None or not cost.is_infinite):
+                    symbolic_costs[name] = Poly() if cost is None else C.symbolic_epsilon(cost.events())
                 if isinstance(ty, T.TBag):
                     self._check_private(decl, name, cost)
                     if cost is not None and not cost.is_infinite:
@@ -271,9 +421,42 @@ class ProgramChecker:
                 self._check_declared(decl, param, usage)
             sens_list.append(sens)
             infos.append(ParamInfo(name, ty, sens))
-        sig = DefSig(decl.name, tuple(params), body.type, tuple(sens_list), tuple(costs), length=body.length, needs=needs)
-        self.globals.sigs[decl.name] = sig
-        self.checked[decl.name] = CheckedDef(decl.name, decl, tuple(infos), body.type, privacy)
+        sig = DefSig(
+            decl.name, tuple(params), body.type, tuple(sens_list), tuple(costs), length=body.length, needs=needs, symbolic=symbolic
+        )
+        if register:
+            self.globals.sigs[decl.name] = sig
+            if symbolic:  # its cost is an expression: no event list the accountant could read
+                privacy = {}
+            self.checked[decl.name] = CheckedDef(
+                decl.name, decl, tuple(infos), body.type, privacy, static_params=symbolic, symbolic_privacy=symbolic_costs
+            )
+        return sig
+
+    def _check_declared_symbolic(self, decl: S.DefDecl, param: S.Param, cost: Poly | None, symbolic: tuple[str, ...]) -> None:
+        """A declared bound on a parameter whose cost names static
+        parameters: `(db :[eps] bag R)` may name them (DFuzz's index terms);
+        the cost must be below the bound for every positive value of them,
+        shown term by term (`Poly.at_most`; an undecided bound is refused)."""
+        if param.sens is None:
+            return
+        scope = {n: Poly.const(v) for n, v in self._signature_scope(decl).items()}
+        scope.update({n: Poly.var(n) for n in symbolic})
+        declared = _poly_of(param.sens, scope)
+        if declared is None:
+            self.errors.append(Diagnostic("FZ202", "a bound must be a static number or a polynomial over static parameters", param.sens.span))
+            return
+        if cost is not None and cost.at_most(declared):
+            return
+        shown = "an approximate (eps, delta) cost" if cost is None else f"{cost}-DP"
+        self.errors.append(
+            Diagnostic(
+                "FZ312",
+                f"`{decl.name}` is {shown} in `{param.name}`, which is not shown to be at most {declared} "
+                "for every positive value of its parameters",
+                param.span,
+            )
+        )
 
     def _resolve_vector_lengths(self, params: list[tuple[str, T.Type]]) -> None:
         """Each `vsum` and vector-valued `map` of the definition with its
@@ -363,7 +546,9 @@ class ProgramChecker:
         the constant of that name (`(c : num) (db :[c] bag Row)` is refused,
         not read as the constant `c`)."""
         names = {p.name for p in decl.params}
-        return {name: value for name, value in self.globals.constants.items() if name not in names}
+        scope = {name: value for name, value in self.globals.constants.items() if name not in names}
+        scope.update(self._bound_scope)
+        return scope
 
     def _declared(self, decl: S.DefDecl, param: S.Param) -> Sens | None:
         if param.sens is None:
@@ -433,6 +618,39 @@ def length_witness(name: str, ty: T.Type, length: object, path: tuple[str | int,
     return None
 
 
+def _compact(value: Poly) -> str:
+    """A call's value as a message shows it: a long number in scientific
+    notation (marked approximate)."""
+    text = str(value)
+    if len(text) <= 40:
+        return text
+    if value.is_const:
+        return f"~{float(value.value):.6g}"
+    return text[:37] + "..."
+
+
+def _is_symbolic(cost: C.Cost | None) -> bool:
+    return cost is not None and not cost.is_infinite and C.is_symbolic(cost.events())
+
+
+def _poly_of(expr: S.Expr, scope: dict[str, Poly]) -> Poly | None:
+    """A bound written over static parameters and constants, as a polynomial."""
+    if isinstance(expr, S.NumLit):
+        return Poly.const(expr.value)
+    if isinstance(expr, S.Var):
+        return scope.get(expr.name)
+    if isinstance(expr, S.Binary) and expr.op in ("+", "*", "/"):
+        left, right = _poly_of(expr.left, scope), _poly_of(expr.right, scope)
+        if left is None or right is None:
+            return None
+        if expr.op == "+":
+            return left + right
+        if expr.op == "*":
+            return left * right
+        return left.scale(1 / right.value) if right.is_const and right.value > 0 else None
+    return None
+
+
 def _cost_as_sens(cost: C.Cost | None) -> Sens:
     """A parameter's sensitivity in the max-divergence metric of `fuzzy`:
     its pure epsilon; infinite when the cost is infinite or not pure."""
@@ -468,6 +686,14 @@ def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 def _conclusion(checked: CheckedDef, figures: dict) -> str:
     lines = ["Conclusion:"]
     for p in checked.params:
+        if p.name in checked.static_params:
+            lines.append(f"  `{p.name}`: a static parameter (a positive number at each call, which is checked at it)")
+            continue
+        if p.name in checked.symbolic_privacy:
+            cost = checked.symbolic_privacy[p.name]
+            lines.append(f"  privacy in `{p.name}`: {'not pure' if cost is None else f'({cost})-DP'} for every positive value of "
+                         + ", ".join(checked.static_params))
+            continue
         if p.name in figures:
             continue
         lines.append(f"  `{p.name}`: sensitivity {p.sensitivity}")

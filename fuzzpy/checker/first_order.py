@@ -27,6 +27,7 @@ from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.elaborate import positive_static, require_static, static_value
 from fuzzpy.checker.errors import CheckError
+from fuzzpy.checker.noise import no_static_parameter
 from fuzzpy.checker.typerel import sqrt_upper
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
@@ -71,7 +72,9 @@ def _is_infinite_bound(expr: S.Expr) -> bool:
 def clamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:
     if any(_is_infinite_bound(bound) for bound in call.statics):
         return unclamped_sum(ck, call)
+    no_static_parameter(ck, call.statics[0], "the lower bound of `sum`")
     lo = require_static(call.statics[0], ck.visible_constants(), "the lower bound of `sum`")
+    no_static_parameter(ck, call.statics[1], "the upper bound of `sum`")
     hi = require_static(call.statics[1], ck.visible_constants(), "the upper bound of `sum`")
     if lo > hi:
         raise CheckError("FZ202", f"`sum[{lo}, {hi}]`: the lower bound is above the upper bound", call.statics[0].span)
@@ -94,7 +97,9 @@ def unclamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def clip(ck: Inferencer, call: PrimCall) -> Judgment:
+    no_static_parameter(ck, call.statics[0], "the lower bound of `clip`")
     lo = require_static(call.statics[0], ck.visible_constants(), "the lower bound of `clip`")
+    no_static_parameter(ck, call.statics[1], "the upper bound of `clip`")
     hi = require_static(call.statics[1], ck.visible_constants(), "the upper bound of `clip`")
     if lo > hi:
         raise CheckError("FZ202", f"`clip[{lo}, {hi}]`: the lower bound is above the upper bound", call.statics[0].span)
@@ -149,6 +154,7 @@ def static_length(j: Judgment, expr: S.Expr, what: str) -> int:
 
 
 def clip2(ck: Inferencer, call: PrimCall) -> Judgment:
+    no_static_parameter(ck, call.statics[0], "the radius of `clip2`")
     positive_static(call.statics[0], ck.visible_constants(), "the radius of `clip2`")
     j = ck.check(call.args[0], ck.lengths.vec("2"), "`clip2` clips a vector in the L2 norm")
     return _scaled(ck, call, j, Sens.of(1), j.type, "projection onto an L2 ball is 1-Lipschitz")
@@ -158,6 +164,7 @@ def vsum(ck: Inferencer, call: PrimCall) -> Judgment:
     """The sum's length is its rows' (part of their type), so that the sum
     of an empty bag is the zero vector of that length: `run` reads it from
     `CheckedProgram.vector_lengths` (see `driver`)."""
+    no_static_parameter(ck, call.statics[0], "the clipping norm of `vsum`")
     c = positive_static(call.statics[0], ck.visible_constants(), "the clipping norm of `vsum`")
     row = ck.lengths.vec("2")
     j = ck.check(call.args[0], T.TBag(row), "`vsum` sums rows that are L2 vectors")

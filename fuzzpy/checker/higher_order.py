@@ -21,11 +21,12 @@ from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.elaborate import static_count
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.first_order import static_length
+from fuzzpy.checker.noise import no_static_parameter
 from fuzzpy.checker.terms import source_name
 from fuzzpy.checker.typerel import is_numeric
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
-from fuzzpy.language.categories import categories_of, is_categorical
+from fuzzpy.language.categories import categories_of, is_categorical, trimmed
 from fuzzpy.language.diagnostics import Diagnostic, Label
 from fuzzpy.language.limits import MAX_STATIC_COUNT
 from fuzzpy.language.sensitivity import INF
@@ -131,6 +132,7 @@ def group(ck: Inferencer, call: PrimCall) -> Judgment:
     categories = _categories(ck, call, named) if is_categorical(call.statics, named) else None
     if categories is None:
         _refuse_dynamic_categories(ck, call)
+        no_static_parameter(ck, call.statics[0], "the number of buckets of `group`")
         k = static_count(call.statics[0], ck.visible_constants(), "the number of buckets of `group`", 1)
     else:
         k = len(categories)
@@ -178,7 +180,7 @@ def _categories(ck: Inferencer, call: PrimCall, named: dict[str, tuple[str, ...]
             )
         seen[category] = index
     for index, category in enumerate(categories):
-        if _trimmed(category) != category:
+        if trimmed(category) != category:
             raise CheckError(
                 "FZ221",
                 f"the category {_quoted(category)} has surrounding whitespace: the loader trims it from every cell, "
@@ -210,16 +212,6 @@ def _refuse_dynamic_categories(ck: Inferencer, call: PrimCall) -> None:
 
 def _quoted(category: str) -> str:
     return '"' + category.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _trimmed(text: str) -> str:
-    """`text` as the loader would read it from a cell: trimmed by Arrow's
-    `utf8_trim_whitespace` (`fuzzpy.data.cells`); imported only here,
-    since most programs have no categories."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    return str(pc.utf8_trim_whitespace(pa.array([text], type=pa.string()))[0].as_py())
 
 
 def tabulate(ck: Inferencer, call: PrimCall) -> Judgment:

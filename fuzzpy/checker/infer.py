@@ -25,7 +25,7 @@ from fractions import Fraction
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Env, Globals, Judgment
 from fuzzpy.checker.costs import Blame, Cost, CostCtx, infinite
-from fuzzpy.checker.elaborate import static_arith
+from fuzzpy.checker.elaborate import static_arith, static_value
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.explain import Tracer
 from fuzzpy.checker.lengths import Lengths
@@ -43,6 +43,7 @@ from fuzzpy.language import types as T
 from fuzzpy.language.diagnostics import Diagnostic, Label
 from fuzzpy.language.sensitivity import INF, ONE, ZERO, Sens, case_scale
 from fuzzpy.language.source import Span
+from fuzzpy.language.symbolic import Poly
 
 Handler = Callable[[S.Expr, "T.Type | None"], Judgment]
 
@@ -79,6 +80,14 @@ class Inferencer:
         #: each use of a definition in the one being checked: the callee and
         #: the fresh length variables its signature was instantiated with
         self.call_sites: dict[Span, tuple[str, dict[T.LenVar, T.Length]]] = {}
+        #: the static parameters of the definition being checked that a noise
+        #: scale has named (they are its symbolic parameters)
+        self.symbolic_used: set[str] = set()
+        #: the bindings of the static parameters of the definition being checked
+        self.static_params: dict[str, Binding] = {}
+        #: a definition's signature at given values of its static parameters
+        #: (set by the driver: each call is checked at its own numbers)
+        self.instance_of: Callable[[str, tuple[Poly, ...], Span], DefSig] | None = None
         from fuzzpy.checker import apply, blocks, literals
 
         self._handlers: dict[type, Handler] = {
@@ -121,7 +130,88 @@ class Inferencer:
         """The top-level constants a static position may name here: a local
         variable of the same name (a parameter, a `let`) hides the constant,
         so `laplace[e]` under `fun e -> ...` is not the constant `e`."""
-        return {name: value for name, value in self.globals.constants.items() if self.env.lookup(name) is None}
+        visible = {name: value for name, value in self.globals.constants.items() if self.env.lookup(name) is None}
+        # a static parameter checked at a call's number is that number
+        # (the call's instance is today's check of the program written with it)
+        for name, binding in self.static_params.items():
+            if binding.symbolic is not None and binding.symbolic.is_const and self.env.lookup(name) is binding:
+                visible[name] = binding.symbolic.value
+        return visible
+
+    def symbolic_value(self, expr: S.Expr) -> Poly | None:
+        """A static expression over the static parameters in scope, as a
+        polynomial: literals, visible constants, parameters, `+`, `-`, `*`,
+        and division by a non-zero static number; None otherwise (a
+        parameter in a denominator is not a polynomial)."""
+        if isinstance(expr, S.Var):
+            binding = self.env.lookup(expr.name)
+            if binding is not None:
+                if binding.symbolic is not None:
+                    self.symbolic_used.add(expr.name)
+                return binding.symbolic
+        if isinstance(expr, S.Unary) and expr.op == "-":
+            inner = self.symbolic_value(expr.operand)
+            return None if inner is None else -inner
+        if isinstance(expr, S.Ann):
+            return self.symbolic_value(expr.expr)
+        if isinstance(expr, S.Binary) and expr.op in ("+", "-", "*", "/"):
+            left, right = self.symbolic_value(expr.left), self.symbolic_value(expr.right)
+            if left is None or right is None:
+                return None
+            if expr.op == "/" and (not right.is_const or right.value == 0):
+                return None
+            return _bounded(_poly_arith(expr.op, left, right), expr)
+        value = static_value(expr, self.visible_constants())
+        return None if value is None else Poly.const(value)
+
+    def static_parameters_in(self, expr: S.Expr) -> list[str]:
+        """The static parameters of the definition being checked that
+        ``expr`` names (not hidden by a local name)."""
+        from fuzzpy.checker.terms import free_vars
+
+        return sorted(
+            name for name in free_vars(expr)
+            if name in self.static_params and self.env.lookup(name) is self.static_params[name]
+        )
+
+    def refuse_local_names(self, expr: S.Expr, what: str, epsilon: bool) -> None:
+        """A static position (``what``) that is not a static number and names
+        a local variable: refused (FZ202) with the rule it breaks, instead of
+        "must be a static number". Only a noise epsilon (``epsilon``) may name
+        a definition's static parameters, as a polynomial with positive
+        coefficients (DFuzz's index terms, Gaboardi et al. POPL 2013)."""
+        from fuzzpy.checker.terms import free_vars
+
+        local = sorted(n for n in free_vars(expr) if self.env.lookup(n) is not None)
+        if not local:
+            return
+        rule = ("a noise epsilon may name a definition's `num` parameters as a polynomial with positive coefficients "
+                "(`eps / 2`, `3 * eps + 0.1`)")
+        for name in local:
+            binding = self.env.lookup(name)
+            assert binding is not None
+            static = self.static_params.get(name)
+            if binding.rec_param:
+                reason = (f"`{name}` is a parameter of a `def rec`, which takes no static parameters (each call would be "
+                          "checked again at its numbers); use a top-level constant or a non-recursive definition")
+            elif static is not None and binding is not static:
+                reason = (f"`{name}` here is a local name (bound by `fun`, `let` or `sample`) that hides the parameter "
+                          f"`{name}`: only the definition's own parameter may stand here; rename one of them")
+            elif static is not None and not epsilon:
+                reason = (f"it names the parameter `{name}`: only the epsilon of `laplace[..]` or `expmech[..]` may name "
+                          f"a parameter ({rule[len('a noise epsilon may name '):]}); here a number is needed, a literal "
+                          "or a top-level constant")
+            elif static is not None:
+                poly = self.symbolic_value(expr)
+                if poly is None:
+                    reason = f"it is not a polynomial in `{name}` (a parameter may not divide, nor be compared): {rule}"
+                else:
+                    reason = f"it is {poly} for every value of the parameter(s), and an epsilon must be positive: {rule}"
+            else:
+                reason = (f"`{name}` is a local name (bound by `fun`, `let` or `sample`); a static position takes a "
+                          f"literal or a top-level constant, and {rule}")
+            raise CheckError("FZ202", f"{what} must be a static number: {reason}", expr.span,
+                             hint="write a literal or a top-level `let` constant here")
 
     def visible_categories(self) -> dict[str, tuple[str, ...]]:
         """The top-level category lists `group[...]` may name here (a local
@@ -487,3 +577,39 @@ def _kind(expr: S.Expr) -> str:
 
 
 __all__ = ["Inferencer", "type_mismatch"]
+
+
+def _poly_arith(op: str, left: Poly, right: Poly) -> Poly:
+    if op == "+":
+        return left + right
+    if op == "-":
+        return left - right
+    if op == "*":
+        return left * right
+    return left.scale(1 / right.value)
+
+
+def _bounded(poly: Poly, expr: S.Expr) -> Poly:
+    """A static value over parameters within the limits every static number
+    keeps (`fuzzpy.language.limits`; FZ217 at the operation otherwise): at a
+    call's numbers it is one, checked as a literal is (range, precision); over
+    symbols its degree and terms are bounded, so that instantiating it never
+    computes a huge number."""
+    if poly.is_const:
+        static_arith("+", poly.value, Fraction(0), expr)  # the range check of `elaborate.static_arith`
+        return poly
+    reason = poly.out_of_limits()
+    if reason is not None:
+        raise CheckError(
+            "FZ217",
+            f"this static value over parameters, `{_short(poly)}`, is out of range: {reason} "
+            "(an epsilon over parameters keeps the bounds of every static number)",
+            expr.span,
+            hint="use a lower power of the parameter, or pass the caller a number",
+        )
+    return poly
+
+
+def _short(poly: Poly) -> str:
+    text = str(poly)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -20,12 +20,21 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.accounting.events import Event, ExpMech, Gaussian, Group, Laplace, Repeat, Subsample
+from fuzzpy.accounting.events import (
+    Event,
+    ExpMech,
+    Gaussian,
+    Group,
+    Laplace,
+    Repeat,
+    Subsample,
+    SymbolicPure,
+)
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.blocks import BinderRules, LambdaResult
 from fuzzpy.checker.context import Judgment
-from fuzzpy.checker.elaborate import positive_static, static_count
+from fuzzpy.checker.elaborate import positive_static, static_count, static_value
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.terms import eta_expand, source_name
 from fuzzpy.checker.typerel import is_number_list, is_numeric, same_type, subtype
@@ -34,6 +43,7 @@ from fuzzpy.language import types as T
 from fuzzpy.language.limits import MAX_STATIC_COUNT
 from fuzzpy.language.sensitivity import INF, Sens
 from fuzzpy.language.source import Span
+from fuzzpy.language.symbolic import Poly
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
@@ -56,9 +66,53 @@ def _noise_arg(ck: Inferencer, call: PrimCall, norm: str) -> Judgment:
     raise CheckError("FZ201", f"expected {wanted} but found `{j.type}`: `{call.name}` adds noise to numbers", arg.span)
 
 
+def epsilon(ck: Inferencer, expr: S.Expr, what: str) -> Fraction | Poly:
+    """The epsilon of `laplace` / `expmech`: a positive static number, as
+    today; or, where it names a static parameter of the definition being
+    checked once for all calls, a polynomial over those parameters, positive
+    at every positive value of them (DFuzz's index terms, Gaboardi et al.
+    POPL 2013). Each call checks the body again at its own numbers."""
+    constants = ck.visible_constants()
+    if static_value(expr, constants) is None:
+        poly = ck.symbolic_value(expr)
+        if poly is not None and not poly.is_const:
+            if not poly.positive:
+                raise CheckError(
+                    "FZ202",
+                    f"{what} is `{poly}`, which is not positive for every positive value of its parameters",
+                    expr.span,
+                    hint="write the epsilon as a sum of positive multiples of parameters and constants (e.g. `eps / 2`)",
+                )
+            return poly
+        ck.refuse_local_names(expr, what, epsilon=True)
+    return positive_static(expr, constants, what)
+
+
+def no_static_parameter(ck: Inferencer, expr: S.Expr, what: str) -> None:
+    """A static parameter stands only in an epsilon (FZ202 elsewhere, with
+    the reason, instead of "must be a static number")."""
+    if static_value(expr, ck.visible_constants()) is not None:
+        return
+    poly = ck.symbolic_value(expr)
+    if poly is not None and not poly.is_const:
+        raise CheckError(
+            "FZ202",
+            f"{what} names the parameter(s) {', '.join(f'`{n}`' for n in sorted(poly.symbols()))}: a parameter may stand "
+            "only in the epsilon of `laplace[..]` or `expmech[..]` (checked once for all calls); here a number is needed",
+            expr.span,
+            hint="use a top-level constant or a literal here",
+        )
+    ck.refuse_local_names(expr, what, epsilon=False)
+
+
 def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
-    eps = positive_static(call.statics[0], ck.visible_constants(), "the epsilon of `laplace`")
+    eps = epsilon(ck, call.statics[0], "the epsilon of `laplace`")
     j = _noise_arg(ck, call, "1")
+    if isinstance(eps, Poly):
+        symbolic = eps
+        cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: SymbolicPure(s, symbolic))
+        ck.note(f"`laplace[{eps}]`: costs ({eps}) x the sensitivity in each variable, for every positive value of the parameters")
+        return Judgment(T.TFuzzy(j.type), {}, cost=cost)
     scale = 1 / eps
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: Laplace(s, scale))
     ck.note(f"`laplace[{Sens(eps)}]`: noise of scale {Sens(scale)}; costs eps x the sensitivity in each variable")
@@ -66,6 +120,7 @@ def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def gauss(ck: Inferencer, call: PrimCall) -> Judgment:
+    no_static_parameter(ck, call.statics[0], "the sigma of `gauss`")
     sigma = positive_static(call.statics[0], ck.visible_constants(), "the sigma of `gauss`")
     j = _noise_arg(ck, call, "2")
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `gauss`", lambda s: Gaussian(s, sigma))
@@ -74,7 +129,7 @@ def gauss(ck: Inferencer, call: PrimCall) -> Judgment:
 
 
 def expmech(ck: Inferencer, call: PrimCall) -> Judgment:
-    eps = positive_static(call.statics[0], ck.visible_constants(), "the epsilon of `expmech`")
+    eps = epsilon(ck, call.statics[0], "the epsilon of `expmech`")
     cands_expr, score_expr, data_expr = call.args
     cands = ck.infer(cands_expr)
     if not isinstance(cands.type, T.TList):
@@ -87,8 +142,13 @@ def expmech(ck: Inferencer, call: PrimCall) -> Judgment:
     delta = U.plus(captured, U.scale_ctx(data.ctx, data_sens, data_expr.span, f"the score is {data_sens}-sensitive in its data"))
     public = U.scale_ctx(cands.ctx, INF, cands_expr.span, "the candidates of `expmech` are released: they must be public")
     delta = U.plus(delta, public)
-    cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: ExpMech(eps * s))
-    ck.note(f"`expmech[{Sens(eps)}]`: costs eps x the score's sensitivity in each variable")
+    if isinstance(eps, Poly):
+        symbolic = eps
+        cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: SymbolicPure(s, symbolic))
+    else:
+        concrete = eps
+        cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: ExpMech(concrete * s))
+    ck.note(f"`expmech[{eps if isinstance(eps, Poly) else Sens(eps)}]`: costs eps x the score's sensitivity in each variable")
     return Judgment(T.TFuzzy(cand_type), {}, cost=cost)
 
 
@@ -135,6 +195,7 @@ def _function(ck: Inferencer, fn: S.Expr, param_type: T.Type, result_hint: T.Typ
 
 
 def loop(ck: Inferencer, call: PrimCall) -> Judgment:
+    no_static_parameter(ck, call.statics[0], "the number of rounds of `loop`")
     k = static_count(call.statics[0], ck.visible_constants(), "the number of rounds of `loop`", 0)
     init_expr, fn = call.args
     init = ck.infer(init_expr)
@@ -244,6 +305,7 @@ def _widen_ints(t: T.Type) -> T.Type:
 
 
 def subsample(ck: Inferencer, call: PrimCall) -> Judgment:
+    no_static_parameter(ck, call.statics[0], "the sampling rate of `subsample`")
     q = positive_static(call.statics[0], ck.visible_constants(), "the sampling rate of `subsample`")
     if q > 1:
         raise CheckError("FZ202", f"`subsample[{q}]`: the rate is a probability, at most 1", call.statics[0].span)
@@ -257,6 +319,15 @@ def subsample(ck: Inferencer, call: PrimCall) -> Judgment:
     assert lam.body.cost is not None
     cost: C.CostCtx = dict(lam.body.cost)
     inner = lam.param_cost
+    if inner is not None and not inner.is_infinite and C.is_symbolic(inner.events()):
+        # amplification (log(1 + q(e^eps - 1))) is not a polynomial in eps
+        raise CheckError(
+            "FZ202",
+            "the body of `subsample` has an epsilon that names a parameter: amplification by subsampling "
+            "is not linear in epsilon, so its cost cannot be written over the parameter",
+            fn.span,
+            hint="give the epsilon inside `subsample` as a top-level constant or a literal",
+        )
     if inner is not None:
         amplified = inner if inner.is_infinite else C.Cost((Subsample(Fraction(q), inner.events()),))
         for name, usage in data.ctx.items():

@@ -22,7 +22,7 @@ from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
 from fuzzpy.checker.costs import pure_epsilon
-from fuzzpy.checker.result import CheckedDef, CheckedProgram
+from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
 from fuzzpy.language import syntax as S
 from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.language.figures import NEIGHBOURS_TEXT, text_up
@@ -110,6 +110,14 @@ def _quiet_library_warnings() -> Iterator[None]:
 def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[str]:
     parts = []
     for p in checked.params:
+        if p.name in checked.static_params:  # a static index: no sensitivity, a number at each call
+            parts.append(f"({p.name} : {p.type})")
+            continue
+        if p.name in checked.symbolic_privacy:
+            cost = checked.symbolic_privacy[p.name]
+            # not pure (a Gaussian beside a symbolic epsilon): no one expression; each call's cost is listed
+            parts.append(f"({p.name} :[{'at each call' if cost is None else cost}] {p.type})")
+            continue
         sens: str = str(p.sensitivity)
         figure = figures.get(p.name)
         if figure is not None and figure.pure_epsilon is None and figure.delta != 0 and figure.epsilon is not None:
@@ -135,10 +143,39 @@ def all_figures(checked: CheckedProgram, delta: float | None) -> Figures:
     return {d.name: figures_for(d, delta) for d in checked.definitions.values()}
 
 
+def symbolic_text(d: CheckedDef) -> str:
+    """A definition's cost over its static parameters: `eps-DP in db`."""
+    parts = []
+    for name, cost in d.symbolic_privacy.items():
+        if cost is None:
+            parts.append(f"approximate in {name}: see each call")
+            continue
+        text = str(cost)
+        parts.append(f"{f'({text})' if ' ' in text else text}-DP in {name}")
+    if all(cost is None for cost in d.symbolic_privacy.values()):
+        return ", ".join(parts)
+    return ", ".join(parts) + f"  for all {', '.join(f'{p} > 0' for p in d.static_params)}"
+
+
+def instance_lines(checked: CheckedProgram, d: CheckedDef, delta: float | None) -> list[str]:
+    """Each call's numbers and the cost there (`check` prints them under the definition)."""
+    lines = []
+    for instance in checked.instances.get(d.name, ()):
+        figures = {name: privacy_figure(events, delta) for name, events in instance.privacy.items()}
+        cost = ", ".join(f"{fig.text()} in {name}" for name, fig in figures.items()) or "no release in a database"
+        lines.append(f"    at {instance.assignment()}: {cost}")
+    return lines
+
+
 def text_report(checked: CheckedProgram, delta: float | None, known: Figures | None = None) -> str:
     rows = []
+    extra: dict[str, list[str]] = {}
     for d in checked.definitions.values():
         figures = known[d.name] if known is not None else figures_for(d, delta)
+        if d.static_params:
+            rows.append((d.name, signature(d, figures), symbolic_text(d)))
+            extra[d.name] = instance_lines(checked, d, delta)
+            continue
         privacy = ", ".join(f"{fig.text()} in {name}" for name, fig in figures.items())
         approx = [f for f in figures.values() if f.delta != 0 and f.epsilon is not None]
         if approx and delta is None:
@@ -146,13 +183,13 @@ def text_report(checked: CheckedProgram, delta: float | None, known: Figures | N
         elif approx:
             privacy += f"  (by {approx[0].method})"
         rows.append((d.name, signature(d, figures), privacy))
-    blocks = [_align(group) for group in (rows, _mechanism_rows(checked)) if group]
+    blocks = [_align(group, extra) for group in (rows, _mechanism_rows(checked)) if group]
     if any(privacy for _, _, privacy in rows):  # costs are shown: say for which neighbours
         blocks.append(NEIGHBOURS_TEXT)
     return "\n".join(blocks) if blocks else "(no definitions)"
 
 
-def _align(rows: list[tuple[str, str, str]]) -> str:
+def _align(rows: list[tuple[str, str, str]], extra: dict[str, list[str]] | None = None) -> str:
     name_width = max(len(n) for n, _, _ in rows)
     sig_width = max((len(s) for _, s, p in rows if p), default=0)
     lines = []
@@ -161,6 +198,7 @@ def _align(rows: list[tuple[str, str, str]]) -> str:
         if privacy:
             line = f"{name.ljust(name_width)} : {sig.ljust(sig_width)}  {privacy}"
         lines.append(line)
+        lines.extend((extra or {}).get(name, []))
     return "\n".join(lines)
 
 
@@ -213,21 +251,42 @@ def infinite_at_delta(checked: CheckedProgram, delta: float | None, known: Figur
 
 
 def json_definitions(checked: CheckedProgram, delta: float | None, known: Figures | None = None) -> list[dict[str, object]]:
-    out = []
+    out: list[dict[str, object]] = []
     for d in checked.definitions.values():
         figures = known[d.name] if known is not None else figures_for(d, delta)
         out.append(
             {
                 "name": d.name,
                 "type": signature(d, figures),
-                "params": [
-                    {"name": p.name, "type": str(p.type), "sensitivity": p.sensitivity.to_json()} for p in d.params
-                ],
+                "params": [{"name": p.name, "type": str(p.type), "sensitivity": _param_json(d, p)} for p in d.params],
                 "result": str(d.result),
                 "privacy": {name: fig.to_json() for name, fig in figures.items()},
             }
         )
+        if d.static_params:
+            out[-1]["static_params"] = list(d.static_params)
+            out[-1]["symbolic_privacy"] = {
+                name: None if cost is None else str(cost) for name, cost in d.symbolic_privacy.items()
+            }
+            out[-1]["instances"] = [
+                {
+                    "values": {name: _upper_float(value) for name, value in instance.values},
+                    "privacy": {name: privacy_figure(events, delta).to_json() for name, events in instance.privacy.items()},
+                }
+                for instance in checked.instances.get(d.name, ())
+            ]
     return out
+
+
+def _param_json(d: CheckedDef, p: ParamInfo) -> object:
+    """A parameter's sensitivity; for a static parameter "static", and for a
+    cost over static parameters its expression (text)."""
+    if p.name in d.static_params:
+        return "static"
+    if p.name in d.symbolic_privacy:
+        cost = d.symbolic_privacy[p.name]
+        return None if cost is None else str(cost)  # None: not pure, see "instances"
+    return p.sensitivity.to_json()
 
 
 # ---------------------------------------------------------------- numbers

@@ -7,11 +7,13 @@ This is the contract between the checker and its consumers (the CLI's
 from __future__ import annotations
 
 from dataclasses import field
+from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
 from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.language.sensitivity import Sens
 from fuzzpy.language.source import Span
+from fuzzpy.language.symbolic import Poly
 from fuzzpy.language.syntax import DefDecl, MechanismDecl, Program
 from fuzzpy.language.types import LenVar, Type
 from fuzzpy.support.records import frozen
@@ -63,6 +65,27 @@ class CheckedDef:
     params: tuple[ParamInfo, ...]
     result: Type
     privacy: dict[str, tuple[Event, ...]] = field(default_factory=dict)
+    #: The parameters that stand in a noise scale (DFuzz-style static
+    #: parameters, docs/semantics.md "Static parameters"): the definition is
+    #: checked once with them as symbols and again at each call's numbers.
+    #: Such a definition has no event list (``privacy`` is empty): its cost
+    #: in each `bag` parameter is a polynomial over them (None: not pure),
+    #: and `run` refuses it as an entry point (give it numbers in a caller).
+    static_params: tuple[str, ...] = ()
+    symbolic_privacy: dict[str, Poly | None] = field(default_factory=dict)
+
+
+@frozen
+class Instance:
+    """A definition with static parameters at one call's numbers: the
+    events it performs on each `bag` parameter there (the check of the
+    program written with those numbers)."""
+
+    values: tuple[tuple[str, Fraction], ...]
+    privacy: dict[str, tuple[Event, ...]]
+
+    def assignment(self) -> str:
+        return ", ".join(f"{name} = {Sens(value)}" for name, value in self.values)
 
 
 @frozen
@@ -102,3 +125,6 @@ class CheckedProgram:
     #: binding only on the rows that reach it (adversarial review of issue 9,
     #: round 2, G2). What it uses at 0 is still never evaluated.
     captures: dict[Span, frozenset[str]] = field(default_factory=dict)
+    #: Every definition with static parameters, at the numbers its calls gave
+    #: (in the order first met); `check` prints each one's concrete cost.
+    instances: dict[str, tuple[Instance, ...]] = field(default_factory=dict)

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from fuzzpy.language.figures import NEIGHBOURS, NEIGHBOURS_TEXT
 from fuzzpy.ledger.book import DatasetState, Ledger, dataset_key, default_ledger_path
 from fuzzpy.ledger.datasets import LEGACY_PREFIX, Registration, name_from_path
 from fuzzpy.ledger.errors import NO_BUDGET, ledger_error
@@ -19,7 +20,9 @@ from fuzzpy.ledger.rules import RULES, Budget, ReleaseCost, format_number, rule_
 
 DESCRIPTION = """\
 Show each dataset's privacy budget, its composition rule, and every release
-charged to it (time, program, definition, cost, remaining).
+charged to it (time, program, definition, cost, remaining). Every cost and
+budget is for neighbouring datasets differing by adding or removing one row
+(the bag metric; "neighbours": "add-remove-one" in --json).
 
 The ledger file is --ledger FILE, else $FUZZPY_LEDGER, else
 $XDG_DATA_HOME/fuzzpy/ledger.sqlite (~/.local/share/fuzzpy/ledger.sqlite).
@@ -138,9 +141,14 @@ def _print_audit(checked: list[tuple[Entry, ReleaseCost | None]], as_json: bool)
             for entry, cost in checked
         ]
         sys.stdout.write(
-            json.dumps({"ok": not undercharged, "releases": releases}, indent=2) + "\n"
+            json.dumps(
+                {"ok": not undercharged, "releases": releases, "neighbours": NEIGHBOURS}, indent=2
+            )
+            + "\n"
         )
     else:
+        if checked:
+            sys.stdout.write(NEIGHBOURS_TEXT + "\n")
         for entry, cost in checked:
             now = "cannot be costed" if cost is None else describe_amount(cost.spend, entry.budget)
             verdict = "UNDERCHARGED" if entry.id in undercharged else "ok"
@@ -171,6 +179,7 @@ def _document(
     return {
         "ledger": str(path),
         "exists": True,
+        "neighbours": NEIGHBOURS,  # every cost and budget is for add/remove-one-row neighbours
         "datasets": [
             {
                 "dataset": name,
@@ -188,7 +197,7 @@ def _document(
 def _text(
     path: Path, datasets: list[DatasetState], history: list[Entry], files: dict[str, Registration]
 ) -> str:
-    lines = [f"ledger {path}"]
+    lines = [f"ledger {path}", f"  {NEIGHBOURS_TEXT}"]
     if not datasets:
         lines.append("  (no datasets yet)")
     for name, budget, spent, remaining in datasets:

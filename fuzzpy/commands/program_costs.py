@@ -21,6 +21,15 @@ def program_costs(
 ) -> list[tuple[str, str, tuple[Event, ...]]]:
     """(definition, database parameter, events) for every private release in
     the file, or in ``definition`` only. Parse and type errors raise FuzzError."""
+    return costs_and_parameterised(path, definition)[0]
+
+
+def costs_and_parameterised(
+    path: str, definition: str | None = None, delta: float | None = None
+) -> tuple[list[tuple[str, str, tuple[Event, ...]]], list[str]]:
+    """`program_costs`, and the lines that describe each definition with
+    static parameters (all definitions only): its cost as an expression over
+    them and, under it, its cost at each call's numbers in the file."""
     try:
         from fuzzpy.checker import check_program
         from fuzzpy.release.pipeline import load_source, parse
@@ -30,9 +39,34 @@ def program_costs(
     if definition is not None and definition not in checked.definitions:
         known = ", ".join(sorted(checked.definitions)) or "none"
         raise CostsUnavailable(f"no definition `{definition}` in {path} (definitions: {known})", "FZ702")
-    names = [definition] if definition is not None else list(checked.definitions)
-    return [
+    if definition is not None and checked.definitions[definition].static_params:
+        static = ", ".join(checked.definitions[definition].static_params)
+        raise CostsUnavailable(
+            f"`{definition}` has no single cost: it depends on its parameter(s) {static} (`fuzzpy check` shows "
+            f"the expression); quote a run with `fuzzpy run --arg NAME=VALUE` or call it from a definition",
+            "FZ702",
+        )
+    # a definition with static parameters has a cost only at numbers: its
+    # callers' costs include it at theirs
+    names = [definition] if definition is not None else [n for n, d in checked.definitions.items() if not d.static_params]
+    costs = [
         (name, param, tuple(events))
         for name in names
         for param, events in checked.definitions[name].privacy.items()
     ]
+    return costs, ([] if definition is not None else _parameterised_lines(checked, delta))
+
+
+def _parameterised_lines(checked: object, delta: float | None) -> list[str]:
+    from fuzzpy.checker.report import instance_lines, symbolic_text
+    from fuzzpy.checker.result import CheckedProgram
+
+    assert isinstance(checked, CheckedProgram)
+    lines = []
+    for d in checked.definitions.values():
+        if not d.static_params:
+            continue
+        params = ", ".join(d.static_params)
+        lines.append(f"{d.name:20} parameterised by {params}: {symbolic_text(d) or 'no release in a database'}")
+        lines.extend(instance_lines(checked, d, delta) or [f"    (no call in the file gives {params} a number)"])
+    return lines

@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _text(result: RunResult) -> str:
+    from fuzzpy.language.figures import NEIGHBOURS_TEXT
     from fuzzpy.ledger.quotes import describe_amount
     from fuzzpy.runtime.values import render
 
@@ -76,7 +77,9 @@ def _text(result: RunResult) -> str:
         lines.append(
             f"remaining: {describe_amount(receipt.remaining, receipt.budget, up=False)} of {receipt.budget.describe()}"
         )
-    if not result.receipts:
+    if result.receipts:  # every charge is a cost for these neighbours
+        lines.append(NEIGHBOURS_TEXT)
+    else:
         lines.append("charged:   nothing (the result does not depend on any database)")
     return "\n".join(lines) + "\n"
 

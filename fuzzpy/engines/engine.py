@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 from collections.abc import Callable
 from dataclasses import replace
@@ -293,7 +294,7 @@ class QueryEngine:
             self.warn(f"warning: `{file.path}` is read by fuzzpy's loader, not {self.name}: {named}")
             obstacle = named
         elif parquet:
-            if _strings_are_utf8(path, header, plan):
+            if _strings_are_utf8(file, path, header, plan):
                 return self._parquet(file, header, plan, path)
             obstacle = "text that is not UTF-8"
         elif csv:
@@ -349,12 +350,13 @@ class QueryEngine:
         d = self.backend.dialect
         self._watch(file, path)
         source, position = self.backend.parquet_source(path)
-        _, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names)
-        counts = self._audit(file, audit, source)
+        _, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names, count_trims=True)
+        *counts, trims = self._audit(file, audit, source)  # trims: text cells that trimming changes
         all_fit = not any(counts[1:-1]) and counts[-1] == counts[0]
-        select, _ = parquet_select(d, source, position, plan, header.arrow_types, header.names, all_fit)
+        select, _ = parquet_select(d, source, position, plan, header.arrow_types, header.names, all_fit,
+                                   untrimmed=not trims)
         table = self.backend.register_view(select)
-        return ScanBag(scan_of(table, plan, counts[-1])), parquet_report(plan, counts)
+        return ScanBag(scan_of(table, plan, counts[-1])), parquet_report(plan, tuple(counts))
 
     def _frame(self, opened) -> tuple[Bag, dict[str, object]]:  # type: ignore[no-untyped-def]
         """Data in memory (`fuzzpy.engines.frames`): the compiled scan over
@@ -428,16 +430,37 @@ def _compilable(header: Header, plan: Plan) -> bool:
     return all(compilable(types[c.index], "num" if plan.shape == "vector" else c.kind) for c in plan.columns)
 
 
-def _strings_are_utf8(path: str, header: Header, plan: Plan) -> bool:
+def _strings_are_utf8(file: DataFile, path: str, header: Header, plan: Plan) -> bool:
     """Whether every text cell the plan reads is valid UTF-8. The loader
     drops a row with an invalid one (`runtime.cells`); DuckDB refuses to
     read such a file and Spark reads the bytes as they are, so such a file
-    is loaded by the loader instead. One streamed pass over those columns."""
+    is loaded by the loader instead. One streamed pass over those columns,
+    remembered with the file's hash (`filehash`, as the audit's counts are:
+    a function of the bytes and of the columns named) when the file read is
+    still the version hashed, so a later run of the same bytes reads no
+    column for it (issue 24)."""
     types = header.arrow_types or ()
     described = [(header.names[c.index], column_type(types[c.index])) for c in plan.columns]
     names = sorted({name for name, t in described if t.family in TEXT and not t.dictionary})
     if not names:
         return True
+    key = UTF8_QUERY + json.dumps(names)
+    remembered = recall_counts(file.sha256, key)
+    if remembered is not None and len(remembered) == 1 and remembered[0] in (0, 1):
+        return remembered[0] == 1
+    valid = _read_utf8(path, names)
+    seen = file.data.stat if isinstance(file.data, _Unread) else None
+    if seen is not None and _stat(path) == seen:  # the bytes read are the bytes hashed
+        remember_counts(file.sha256, key, (int(valid),))
+    return valid
+
+
+#: The key, in `filehash`'s audit entries, of the UTF-8 validity of a
+#: Parquet file's text columns (the names, as JSON, follow).
+UTF8_QUERY = "fuzzpy-utf8-valid-1:"
+
+
+def _read_utf8(path: str, names: list[str]) -> bool:
     import pyarrow.parquet as pq
 
     for batch in pq.ParquetFile(path).iter_batches(columns=names, batch_size=1 << 16):

@@ -34,6 +34,7 @@ from fuzzpy.data.cells import _INT_TEXT, _NUM_TEXT, INT_LIMIT
 from fuzzpy.data.columntypes import INTEGER, TEXT, ColumnType, column_type
 from fuzzpy.data.loader import ColumnRead, Plan
 from fuzzpy.engines.sql import Dialect, literal_sql
+from fuzzpy.language.categories import TRIMMED
 from fuzzpy.runtime.bag import Bag
 from fuzzpy.runtime.values import Record
 from fuzzpy.support.lazy import lazy
@@ -54,12 +55,7 @@ def pattern_obstacle(path: str, engine: str) -> str | None:
         return f"{engine} reads its path as a pattern of file names (it has one of * ? [ ] {{ }} \\)"
     return None
 
-#: The characters Arrow's `utf8_trim_whitespace` trims (checked against
-#: pyarrow over every code point by the tests).
-TRIMMED = "".join(chr(c) for c in (
-    0x9, 0xA, 0xB, 0xC, 0xD, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680, 0x2000, 0x2001, 0x2002,
-    0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000,
-))
+
 ROW_ID = "_fz_row"
 
 
@@ -164,7 +160,27 @@ def _trim(d: Dialect, text: str) -> str:
     chars = d.string(TRIMMED)
     if d.name == "spark":
         return f"trim(BOTH {chars} FROM coalesce({text}, ''))"
-    return f"trim(coalesce({text}, ''), {chars})"
+    return fast_trim(f"coalesce({text}, '')", chars)
+
+
+def may_trim(d: Dialect, text: str) -> str:
+    """Whether trimming `text` (not NULL) may change it: its first or last
+    code point is one trimmed, or it is empty (`fast_trim`'s test)."""
+    chars = d.string(TRIMMED)
+    if d.name == "spark":
+        return f"(trim(BOTH {chars} FROM {text}) <> {text} OR {text} = '')"
+    return f"(contains({chars}, left({text}, 1)) OR contains({chars}, right({text}, 1)))"
+
+
+def fast_trim(text: str, chars: str) -> str:
+    """DuckDB's `trim(text, chars)`, called only where it can remove
+    something: when the first or the last code point (`left`, `right`: code
+    points, not grapheme clusters) is one of `chars`; an empty text is
+    trimmed too. DuckDB's trim with a set of characters costs ten times a
+    scan of the column (issue 24); most cells have nothing to trim. The
+    same value for every text (tests/engines/test_fast_trim.py)."""
+    return (f"(CASE WHEN contains({chars}, left({text}, 1)) OR contains({chars}, right({text}, 1)) "
+            f"THEN trim({text}, {chars}) ELSE {text} END)")
 
 
 def _matches(d: Dialect, text: str, pattern: str) -> str:
@@ -210,21 +226,35 @@ def row_rule_value(d: Dialect, read: ColumnRead, cell: Cell, keep: list[str]) ->
 
 def parquet_select(d: Dialect, source: str, row_index: str, plan: Plan,
                    arrow_types: tuple[pa.DataType | ColumnType, ...], names: tuple[str, ...],
-                   all_fit: bool = False) -> tuple[str, str]:
+                   all_fit: bool = False, count_trims: bool = False, untrimmed: bool = False) -> tuple[str, str]:
     """The scan's SELECT over the raw file (`source`, with `row_index` its
     position column), and the SELECT of the owner's audit counts.
     `all_fit`: the audit found every cell fits, so the per-cell tests are
     left out of the scan (they would keep every row and replace nothing;
-    the file is checked to be unchanged after computing)."""
-    values, keep, audit = [], [], ["count(*)"]
+    the file is checked to be unchanged after computing).
+    `count_trims`: the audit ends with one more count, of the text cells
+    read as strings that trimming changes (`audit_trims`); `untrimmed`
+    (with `all_fit`): it found none, so those cells are read as they are
+    (the trim would return each unchanged; issue 24: it costs more than
+    the scan)."""
+    values, keep, audit, trims = [], [], ["count(*)"], []
     for index, read in enumerate(plan.columns):
         kind = "num" if plan.shape == "vector" else read.kind
-        cell = cell_sql(d, d.ident(names[read.index]), arrow_types[read.index], kind)
-        value = cell.value if all_fit else row_rule_value(d, read, cell, keep)
+        raw = d.ident(names[read.index])
+        cell = cell_sql(d, raw, arrow_types[read.index], kind)
+        as_text = kind == "string" and column_type(arrow_types[read.index]).family in TEXT
+        if as_text:  # trimming may change it: `fast_trim`'s test (an empty cell counts: it does not fit)
+            trims.append(f"({raw} IS NULL OR {may_trim(d, raw)})")
+        if all_fit and untrimmed and as_text:
+            value = raw
+        else:
+            value = cell.value if all_fit else row_rule_value(d, read, cell, keep)
         values.append(f"{value} AS {d.ident(column_name(index))}")
         audit.append(count_where(f"NOT {cell.fits}"))
     where = " AND ".join(keep) or "TRUE"
     audit.append(f"count(*) FILTER (WHERE {where})")
+    if count_trims:
+        audit.append(count_where(" OR ".join(trims)) if trims else "0")
     if all_fit:
         where = "TRUE"
     select = f"SELECT {', '.join(values)}, {row_index} AS {d.ident(ROW_ID)} FROM {source} WHERE {where}"

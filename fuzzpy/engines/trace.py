@@ -256,7 +256,7 @@ class EngineInterpreter(Interpreter):
         categories = self.group_categories(expr)
         if categories is not None:
             return Function(expr.name, func.arity, lambda f, db: self._group_categories(categories, func.apply, f, db))
-        args = [self.static(a) for a in expr.static_args]
+        args = [self.static(a, env) for a in expr.static_args]
         handler = getattr(self, "_prim_" + expr.name)
         return Function(expr.name, func.arity, lambda *xs: handler(args, func.apply, *xs), lazy=func.lazy)
 

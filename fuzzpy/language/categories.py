@@ -20,6 +20,21 @@ from fuzzpy.support.lazy import lazy
 
 np = lazy("numpy")
 
+#: The characters Arrow's `utf8_trim_whitespace` trims around a cell (the
+#: loader, `fuzzpy.data.cells`; checked against pyarrow over every code point
+#: by the tests): the checker and the engines trim with these as a `str`
+#: operation, without importing pyarrow.
+TRIMMED = "".join(chr(c) for c in (
+    0x9, 0xA, 0xB, 0xC, 0xD, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680, 0x2000, 0x2001, 0x2002,
+    0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000,
+))
+
+
+def trimmed(text: str) -> str:
+    """`text` as the loader reads it from a cell: without the surrounding
+    whitespace Arrow's `utf8_trim_whitespace` removes."""
+    return text.strip(TRIMMED)
+
 
 def category_constant(expr: S.Expr) -> tuple[str, ...] | None:
     """The categories a top-level `let` binds, when its value is a non-empty

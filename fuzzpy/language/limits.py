@@ -37,6 +37,14 @@ MIN_MAGNITUDE = Fraction(sys.float_info.min)
 #: hold a point per composition; beyond this a count is refused (FZ217).
 MAX_STATIC_COUNT = 1_000_000
 
+#: The highest total power, and the most terms, of an epsilon written over a
+#: definition's static parameters (`fuzzpy.language.symbolic.Poly`): each
+#: of its coefficients, and its value at every call, is a static number in
+#: range like any other (FZ217 otherwise), so the exact arithmetic of
+#: instantiating it stays small.
+MAX_STATIC_DEGREE = 32
+MAX_STATIC_TERMS = 256
+
 _SCALE = 1 << MAX_STATIC_BITS
 _EXPONENT = re.compile(r"[eE]([+-]?)0*(\d+)\Z")
 
@@ -73,6 +81,8 @@ def bounded_sensitivity(value: Fraction) -> Fraction | None:
 
 __all__ = [
     "MAX_STATIC_COUNT",
+    "MAX_STATIC_DEGREE",
+    "MAX_STATIC_TERMS",
     "MAX_LITERAL_CHARS",
     "MAX_LITERAL_EXPONENT",
     "MAX_STATIC_BITS",

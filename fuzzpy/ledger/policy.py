@@ -61,7 +61,9 @@ def refusal_hint(events: Sequence[Event], budget: Budget, cost: ReleaseCost, lef
     from fuzzpy.ledger.rules import format_number
 
     if budget.rule == "zcdp":
-        return None if budget_fixed else "raise --budget (the zcdp rule charges rho; --delta does not change it)"
+        if not budget_fixed:
+            return "raise --budget (the zcdp rule charges rho; --delta does not change it)"
+        return _zcdp_fixed_hint(cost.spend.rho, left.rho)
     if cost.spend.delta == 0:
         if budget_fixed:
             return None
@@ -80,6 +82,20 @@ def refusal_hint(events: Sequence[Event], budget: Budget, cost: ReleaseCost, lef
     else:
         options.append(f"no --delta up to the {format_number(left.delta, up=False)} left makes the epsilon fit")
     return "; ".join(options) or None
+
+
+def _zcdp_fixed_hint(needed: Fraction, left: Fraction) -> str:
+    """A fixed zcdp budget: what is left, and how much more noise would fit.
+    A Gaussian's rho is Delta^2 / (2 sigma^2) (Bun & Steinke 2016, Prop. 1.6):
+    sigma times c divides it by c^2, so c >= sqrt(needed / left) fits."""
+    from fuzzpy.language.figures import text_down, text_up
+
+    if left <= 0:
+        return "the dataset's zcdp budget is spent: no further release fits (--delta does not change rho)"
+    factor = math.nextafter(math.sqrt(float(needed / left)) * (1 + 1e-12), math.inf)
+    return (f"the release needs rho = {text_up(needed)} and {text_down(left)} is left (--delta does not "
+            f"change rho): use fewer rounds or more noise, e.g. every Gaussian sigma times at least "
+            f"{text_up(factor, 4)}")
 
 
 def pure_budget_hint(budget_fixed: bool) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fuzzpy.accounting.events import Event
 from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.figures import NEIGHBOURS_TEXT
 from fuzzpy.ledger.errors import OVER_BUDGET, ledger_error
 from fuzzpy.ledger.event_codec import events_to_data
 from fuzzpy.ledger.rules import (
@@ -143,5 +144,10 @@ def over_budget_error(quote: Quote, path: Path, hint: str | None = None) -> Fuzz
         f"{quote.dataset!r} has spent {describe_amount(quote.spent, budget)} of its total "
         f"{describe_amount(quote.capacity, budget, up=False)} ({describe_amount(left, budget, up=False)} left)"
     )
-    notes = (f"budget rule {rule.name}: {rule.summary}", *quote.cost.notes, "nothing was charged")
+    notes = (
+        f"budget rule {rule.name}: {rule.summary}",
+        *quote.cost.notes,
+        NEIGHBOURS_TEXT,
+        "nothing was charged",
+    )
     return ledger_error(OVER_BUDGET, message, path, notes=notes, hint=hint)

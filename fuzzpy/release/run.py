@@ -140,6 +140,19 @@ def find_definition(checked: CheckedProgram, name: str) -> CheckedDef:
     return checked.definitions[name]
 
 
+def at_static_values(checked: CheckedProgram, definition: CheckedDef, public: dict[str, Value]) -> CheckedDef:
+    """A definition whose noise scales name its parameters, at the numbers
+    given (`--arg eps=0.1`): checked again there, its events are what the
+    run charges; the interpreter reads the same exact numbers."""
+    from fuzzpy.checker import instantiate_definition
+
+    values = {name: Fraction(public[name]) for name in definition.static_params}
+    try:
+        return instantiate_definition(checked.program, definition.name, values)
+    except FuzzError as exc:
+        raise Refusal(EXIT_REJECTED, exc.diagnostics) from None
+
+
 def refuse_unsafe_release(definition: CheckedDef) -> None:
     """A result that is not `fuzzy` may only depend on public parameters;
     and only data is released, never a function (a24 F1: a closure's value
@@ -359,6 +372,8 @@ def prepare(request: RunRequest) -> tuple[Source, CheckedProgram, CheckedDef, di
     source = load_source(request.file) if request.source_text is None else Source(request.file, request.source_text)
     checked = check(source)
     definition = find_definition(checked, request.definition)
+    if definition.static_params:
+        definition = at_static_values(checked, definition, public_arguments(definition, request))
     refuse_unsafe_release(definition)
     refuse_unrunnable(checked, definition)
     events = privacy_events(definition)

@@ -317,9 +317,18 @@ class Interpreter:
 
     # ------------------------------------------------------------ static numbers
 
-    def static(self, expr: S.Expr) -> Fraction:
+    def static(self, expr: S.Expr, env: Env | None = None) -> Fraction:
         """An exact static number (`laplace[..]`, `sum[..]`, `let` constants);
-        `inf` (a bound of `sum`) is read as the largest double."""
+        `inf` (a bound of `sum`) is read as the largest double. In ``env``, a
+        static parameter of a definition (`laplace[eps]` with `eps` a
+        parameter) is the exact number its call passed: a local name hides a
+        constant, as the checker reads it (the checker admits a local name in
+        a static position only for such a parameter, given a static number)."""
+        if env is not None and isinstance(expr, S.Var) and expr.name in env:
+            value = self._lookup(expr.name, env)
+            if X.is_exact(value):
+                return Fraction(value)
+            raise RuntimeFailure("FZ513", f"a static number was expected for `{expr.name}`")
         if isinstance(expr, S.NumLit):
             return expr.value
         if isinstance(expr, S.InfLit) or (isinstance(expr, S.Var) and expr.name == "inf" and "inf" not in self.constants):
@@ -327,14 +336,14 @@ class Interpreter:
         if isinstance(expr, S.Var) and expr.name in self.constants:
             return self.constants[expr.name]
         if isinstance(expr, S.Unary) and expr.op == "-":
-            return -self.static(expr.operand)
+            return -self.static(expr.operand, env)
         if isinstance(expr, S.Binary) and expr.op in ("+", "-", "*", "/"):
-            left, right = self.static(expr.left), self.static(expr.right)
+            left, right = self.static(expr.left, env), self.static(expr.right, env)
             if expr.op == "/" and right == 0:
                 raise RuntimeFailure("FZ512", "division by zero in a static number")
             return Fraction(X.arith(expr.op, left, right))
         if isinstance(expr, S.Ann):
-            return self.static(expr.expr)
+            return self.static(expr.expr, env)
         value = self.eval(expr, {})
         if X.is_exact(value):
             return Fraction(value)
@@ -512,7 +521,7 @@ class Interpreter:
         categories = self.group_categories(expr)
         if categories is not None:
             return group_by_category(self, categories)
-        return primitive(self, expr, [self.static(a) for a in expr.static_args])
+        return primitive(self, expr, [self.static(a, env) for a in expr.static_args])
 
     def group_categories(self, expr: S.Prim) -> tuple[str, ...] | None:
         """The categories of a categorical `group["a", ...]` (None for

@@ -49,6 +49,7 @@ from fuzzpy.language.figures import text_up
 from fuzzpy.runtime.randomness import RandomSource
 from fuzzpy.runtime.samplers import (
     discrete_gaussian,
+    discrete_gaussian_array,
     discrete_laplace,
     discrete_laplace_ints,
     geometric,
@@ -65,6 +66,7 @@ MIN_RELATIVE_COST = Fraction(1, 2**23)
 #: The most coordinates one release may have (keeps t below 2^58).
 MAX_RELEASE_ENTRIES = 2**24
 _INT64_SAFE = 2**62
+_FEW_DRAWS = 16
 
 
 def _floor_log2(x: Fraction) -> int:
@@ -164,10 +166,11 @@ def gauss_release(values: np.ndarray, sigma: Fraction, source: RandomSource) -> 
     spread = math.isqrt(max(values.size, 1) - 1) + 1  # ceil(sqrt(d)): L2 rounding error
     e = grid_exponent(sigma, spread)
     sigma_units = _grid_units(sigma / Fraction(2) ** e)
-    noise = discrete_gaussian(Fraction(sigma_units) ** 2, values.size, source)
-    units = _to_units(values.ravel(), e)
-    total = [int(a) + b for a, b in zip(list(units), noise, strict=True)]
-    return _from_units(total, e).reshape(values.shape)
+    sigma2 = Fraction(sigma_units) ** 2
+    # a few draws one at a time (no numpy arrays to set up), many in int64 batches
+    noise = discrete_gaussian(sigma2, values.size, source) if values.size <= _FEW_DRAWS else \
+        discrete_gaussian_array(sigma2, values.size, source)
+    return _from_units(_add(_to_units(values.ravel(), e), noise), e).reshape(values.shape)
 
 
 def laplace_release_one(value: int | Fraction, scale: Fraction, source: RandomSource) -> Fraction:

@@ -65,7 +65,7 @@ class RandomSource(ABC):
     def bits(self, count: int) -> np.ndarray:
         """`count` fair bits as a bool array (64 from each word)."""
         words = self.words((count + 63) // 64)
-        return np.unpackbits(words.view(np.uint8))[:count].astype(bool)
+        return np.unpackbits(words.view(np.uint8))[:count].view(bool)
 
     def below(self, bound: int, count: int) -> np.ndarray:
         """`count` exact uniform integers in [0, bound) as int64 (1 <= bound < 2^62).
@@ -86,15 +86,39 @@ class RandomSource(ABC):
         per_word = 64 // chunk_bits
         shift = chunk(chunk_bits - nbits)
         accept = bound / 2.0**nbits
-        out = np.empty(count, dtype=np.int64)
+        parts = []
         filled = 0
         while filled < count:
             need = count - filled
             wanted = int(need / accept * 1.05) + 16
             chunks = self.words(-(-wanted // per_word)).view(chunk) >> shift
             draws = chunks[chunks < bound][:need].astype(np.int64)
-            out[filled : filled + draws.size] = draws
+            parts.append(draws)
             filled += draws.size
+        return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def below_by_remainder(self, bound: int, count: int) -> np.ndarray:
+        """`count` exact uniform integers in [0, bound) as int64 (1 <= bound < 2^62),
+        one 64-bit word each: a word w below 2^64 - (2^64 mod bound), the
+        largest multiple of bound, gives w mod bound, uniform; the other
+        words (a fraction below bound / 2^64) are drawn again. Cheaper than
+        `below` for a bound just above a power of two (which rejects up to
+        half of its draws); different words, so kept for the samplers that
+        are new with it (`samplers.discrete_gaussian_array`)."""
+        if not 1 <= bound < 2**62:
+            raise ValueError(f"bound {bound} outside [1, 2^62)")
+        divisor = np.uint64(bound)
+        words = self.words(count)
+        out = (words % divisor).astype(np.int64)
+        if 2**64 % bound == 0:  # a power of two: every word is used
+            return out
+        limit = np.uint64(2**64 - 2**64 % bound)
+        again = np.flatnonzero(words >= limit)
+        while again.size:
+            words = self.words(again.size)
+            fits = words < limit
+            out[again[fits]] = (words[fits] % divisor).astype(np.int64)
+            again = again[~fits]
         return out
 
     def word(self) -> int:

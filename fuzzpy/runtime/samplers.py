@@ -10,7 +10,8 @@ random words, never on the other draws or on floating-point arithmetic.
 * `bernoulli_exp`      Bernoulli(exp(-n/d)) for integer n >= 0, d >= 1 (CKS Alg. 1)
 * `discrete_laplace`   P(Z = z) proportional to exp(-|z| / t), integer t >= 1 (CKS Alg. 2)
 * `geometric`          P(X = x) proportional to exp(-x / t) on x >= 0 (one-sided)
-* `discrete_gaussian`  P(Z = z) proportional to exp(-z^2 / (2 sigma^2)), rational sigma^2 (CKS Alg. 3)
+* `discrete_gaussian`  P(Z = z) proportional to exp(-z^2 / (2 sigma^2)), rational sigma^2 (CKS Alg. 3);
+  `discrete_gaussian_array` its batches for a whole sigma (int64 throughout)
 * `bernoulli_exp_fraction`  the same as `bernoulli_exp` for one arbitrary rational
 """
 
@@ -59,13 +60,28 @@ def bernoulli_exp(num: np.ndarray, den: int, source: RandomSource) -> np.ndarray
     alive = _bernoulli_exp_at_most_one(frac, den, source)
     remaining = whole.copy()
     candidates = np.flatnonzero(alive & (remaining > 0))
-    ones = np.ones(1, dtype=np.int64)
     while candidates.size:
-        ok = _bernoulli_exp_at_most_one(np.repeat(ones, candidates.size), 1, source)
+        ok = _bernoulli_exp_one(candidates.size, source)
         alive[candidates[~ok]] = False
         remaining[candidates] -= 1
         candidates = candidates[ok & (remaining[candidates] > 0)]
     return alive
+
+
+def _bernoulli_exp_one(count: int, source: RandomSource, den: int = 1) -> np.ndarray:
+    """`count` draws of Bernoulli(exp(-1/den)): `_bernoulli_exp_at_most_one`
+    with num = 1 (the same words, the same answers), without its gathers.
+    A ~ Bernoulli(1/(den K)) is `below(den K) == 0`; below(1) takes no word."""
+    result = np.ones(count, dtype=bool)  # A = 0 at K = 1: the answer is 1
+    pending = np.arange(count)
+    k = 1
+    while pending.size:
+        if den * k >= _MAX_BOUND:
+            raise OverflowError("Bernoulli(exp(-x)) loop ran past the integer range")
+        result[pending] = k % 2 == 1  # the answer of those whose A is 0 at this K
+        pending = pending[source.below(den * k, pending.size) == 0]
+        k += 1
+    return result
 
 
 def _geometric_exp1(count: int, source: RandomSource) -> np.ndarray:
@@ -73,10 +89,8 @@ def _geometric_exp1(count: int, source: RandomSource) -> np.ndarray:
     P(V = v) = (1 - e^-1) e^-v."""
     result = np.zeros(count, dtype=np.int64)
     pending = np.arange(count)
-    ones = np.ones(1, dtype=np.int64)
     while pending.size:
-        success = _bernoulli_exp_at_most_one(np.repeat(ones, pending.size), 1, source)
-        pending = pending[success]
+        pending = pending[_bernoulli_exp_one(pending.size, source)]
         result[pending] += 1
     return result
 
@@ -200,7 +214,19 @@ def _bernoulli_exp_fraction_unit(gamma: Fraction, source: RandomSource) -> bool:
 
 
 def discrete_gaussian(sigma2: Fraction, count: int, source: RandomSource) -> list[int]:
-    """`count` draws of the discrete Gaussian N_Z(0, sigma2) (CKS Algorithm 3).
+    """`count` draws of the discrete Gaussian N_Z(0, sigma2) (CKS Algorithm 3),
+    as Python integers: `discrete_gaussian_array` when sigma is a whole number
+    (every runtime release: `noise.gauss_release`), else one candidate at a
+    time with exact rationals (`discrete_gaussian_fractions`)."""
+    if sigma2 <= 0:
+        raise ValueError("sigma^2 must be positive")
+    if count > _SCALAR_COUNT and _whole_sigma(sigma2) is not None:
+        return discrete_gaussian_array(sigma2, count, source).tolist()
+    return discrete_gaussian_fractions(sigma2, count, source)
+
+
+def discrete_gaussian_fractions(sigma2: Fraction, count: int, source: RandomSource) -> list[int]:
+    """`count` draws of N_Z(0, sigma2) for any rational sigma2 > 0 (CKS Algorithm 3).
 
     Propose Y from the discrete Laplace of scale t = floor(sigma) + 1 and accept
     with probability exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2)); the acceptance
@@ -219,6 +245,113 @@ def discrete_gaussian(sigma2: Fraction, count: int, source: RandomSource) -> lis
                 if len(out) == count:
                     break
     return out
+
+
+# ---------------------------------------------------------------- the discrete Gaussian in batches
+# CKS Algorithm 3 is exact for every scale t > 0 of its discrete Laplace
+# proposal, not only t = floor(sigma) + 1: Y accepted has a probability
+# proportional to exp(-|y|/t) exp(-(|y| - sigma^2/t)^2 / (2 sigma^2)) =
+# exp(-y^2 / (2 sigma^2)) exp(-sigma^2 / (2 t^2)), whose last factor does not
+# depend on y (t sets only the acceptance rate, best at t = sigma). With
+# t = sigma whole, and the Laplace's magnitude drawn as in Algorithm 2,
+# |Y| = u + sigma v (u uniform in [0, sigma), v geometric: P(v) = (1 - 1/e) e^-v),
+# the two acceptance steps (Algorithm 2's exp(-u/sigma), Algorithm 3's) combine
+# into one: the target over the proposal is, up to a constant,
+#   exp(-(u + sigma v)^2 / (2 sigma^2)) / e^-v
+#     = exp(-u^2 / (2 sigma^2)) * exp(-u/sigma)^v * exp(-(v - 1)^2 / 2) * e^(1/2),
+# three factors at most 1, each a Bernoulli(exp(-x)) with x a ratio of small
+# int64s: every comparison is one of exact uniform integers drawn from the
+# run's `RandomSource`, no number leaves the int64 range and no float enters.
+
+#: The largest sigma the batch sampler takes (t = sigma is within `_check_scale`).
+_MAX_BATCH_SIGMA = 2**57
+
+
+def _whole_sigma(sigma2: Fraction) -> int | None:
+    """sigma when sigma2 is the square of a whole number the batch sampler takes."""
+    if sigma2.denominator != 1 or sigma2 <= 0:
+        return None
+    root = math.isqrt(sigma2.numerator)
+    return root if root * root == sigma2.numerator and root < _MAX_BATCH_SIGMA else None
+
+
+def discrete_gaussian_array(sigma2: Fraction, count: int, source: RandomSource) -> np.ndarray:
+    """`count` draws of N_Z(0, sigma2) as int64, for sigma2 the square of a
+    whole number: exact, by CKS Algorithms 2 and 3 with t = sigma, the
+    acceptance tests vectorised over a batch of proposals (the comment above)."""
+    sigma = _whole_sigma(Fraction(sigma2))
+    if sigma is None:
+        raise ValueError(f"the batch discrete Gaussian needs sigma^2 the square of a whole number below 2^114, "
+                         f"got {sigma2}")
+    parts: list[np.ndarray] = []
+    have = 0
+    while have < count:
+        need = count - have
+        # about 0.48 of the proposals are kept: (1 - 1/e) e^(-1/2) sqrt(2 pi) / 2
+        drawn = _gaussian_batch(sigma, int(need / 0.46) + 16, source)[:need]
+        parts.append(drawn)
+        have += drawn.size
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _gaussian_batch(sigma: int, proposals: int, source: RandomSource) -> np.ndarray:
+    """The accepted draws among `proposals` (the comment above)."""
+    u = _uniform(sigma, proposals, source)
+    u = u[_bernoulli_exp_ratio(u, sigma, True, source)]  # exp(-u^2 / (2 sigma^2))
+    v = _geometric_exp1(u.size, source)
+    if v.size and int(v.max()) >= min(_MAX_BOUND // sigma, 2**31):
+        raise OverflowError("discrete Gaussian draw outside the integer range")
+    keep = np.ones(u.size, dtype=bool)  # exp(-(v - 1)^2 / 2): 1 at v = 1
+    half = np.flatnonzero((v == 0) | (v == 2))  # exp(-1/2), most of the others
+    keep[half] = _bernoulli_exp_one(half.size, source, 2)
+    far = np.flatnonzero(v > 2)
+    keep[far] = bernoulli_exp((v[far] - 1) ** 2, 2, source)
+    u, v = u[keep], v[keep]
+    keep = np.ones(u.size, dtype=bool)
+    steps = v.copy()
+    left = np.flatnonzero(steps > 0)
+    while left.size:  # v draws of exp(-u / sigma), each only while all before it were 1
+        ok = _bernoulli_exp_ratio(u[left], sigma, False, source)
+        keep[left[~ok]] = False
+        steps[left] -= 1
+        left = left[ok & (steps[left] > 0)]
+    x = u[keep] + sigma * v[keep]
+    negative = source.bits(x.size)
+    return np.where(negative, -x, x)[~(negative & (x == 0))]  # zero is not counted twice (CKS Alg. 2)
+
+
+def _uniform(bound: int, count: int, source: RandomSource) -> np.ndarray:
+    """Exact uniform integers in [0, bound): a 64-bit word's remainder when
+    the bound needs more than 32 bits (`RandomSource.below_by_remainder`),
+    else a chunk of a word (`RandomSource.below`)."""
+    return source.below_by_remainder(bound, count) if bound > 2**32 else source.below(bound, count)
+
+
+def _bernoulli_exp_ratio(r: np.ndarray, sigma: int, squared: bool, source: RandomSource) -> np.ndarray:
+    """Bernoulli(exp(-x)) elementwise for x = r/sigma, or x = (r/sigma)^2 / 2
+    when `squared`, 0 <= r < sigma (CKS Algorithm 1: K = 1; A ~ Bernoulli(x/K)
+    until A = 0; 1 iff K is odd). Bernoulli(x/K) is the AND of independent
+    exact draws: `below(sigma) < r` (twice and a fair bit when squared) and
+    `below(K) == 0` -- the product of their probabilities is x/K."""
+    result = np.ones(r.size, dtype=bool)  # answer 1 when A = 0 at K = 1 (always so when r = 0)
+    pending = np.arange(r.size)
+    k = 1
+    while pending.size:
+        if k > 1:
+            result[pending] = k % 2 == 1  # those whose A is 0 in this round keep this answer
+        # each factor is drawn only for the draws whose earlier factors were 1,
+        # the cheap and selective ones first (a fair bit is 1/64 of a word)
+        chosen = pending
+        if squared:
+            chosen = chosen[source.bits(chosen.size)]
+        if k > 1:
+            chosen = chosen[source.below(k, chosen.size) == 0]
+        chosen = chosen[_uniform(sigma, chosen.size, source) < r[chosen]]
+        if squared:
+            chosen = chosen[_uniform(sigma, chosen.size, source) < r[chosen]]
+        pending = chosen
+        k += 1
+    return result
 
 
 def bernoulli(p: Fraction, count: int, source: RandomSource) -> np.ndarray:

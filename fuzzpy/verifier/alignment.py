@@ -18,17 +18,30 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass
+from dataclasses import replace as rebuild
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.language.syntax import Call, Dist, Expr, Index, NumLit, Var
+from fuzzpy.language.syntax import (
+    Assign,
+    Binary,
+    Call,
+    Dist,
+    Expr,
+    Index,
+    NumLit,
+    ReturnStmt,
+    Unary,
+    Var,
+    VarDecl,
+)
 from fuzzpy.support.records import frozen
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.draws import DrawContext, DrawSite
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.solver import Term
 from fuzzpy.verifier.text import show, show_signed_sum
-from fuzzpy.verifier.walk import has_noise, sub_expressions
+from fuzzpy.verifier.walk import has_noise, statements, sub_expressions
 
 if TYPE_CHECKING:
     from fuzzpy.verifier.product import Path, Product
@@ -59,9 +72,18 @@ class Shift:
 
     kind: str  # "const" | "target" | "hint"
     value: Fraction = Fraction(0)
+    #: target "spare": 1 minus the `vec[1]` distances of these entries (the
+    #: carrier's own, `spare_reads`), the most any *other* entry of that vector
+    #: can move: the `vec[1]` counterpart of the target "one"
+    spare: tuple[Expr, ...] = ()
     context: int = 0
     target: str = ""  # "zero" | "one" | "minus_one" | "other"
     hint: Expr | None = None
+    #: "positive": only the upward part max(0, t) of the target shift t. One-sided
+    #: noise may only move up (Albarghouthi & Hsu 2018); a chain holding two
+    #: draws of opposite signs (`x + lapplus(b) - lapplus(b)`) is kept equal by
+    #: moving the one that has to go up, each paying its own part.
+    part: str = ""
 
     def term(self, env: DrawEnv) -> Term:
         if self.kind == "const":
@@ -71,11 +93,15 @@ class Shift:
             return z.to_real(_relational_hint(self.hint, env))
         ctx = env.site.contexts[self.context]
         goal = {"zero": z.number(0), "one": z.number(1), "minus_one": z.number(-1)}.get(self.target)
+        if self.target == "spare":
+            goal = z.sum_of(z.number(1), *(-z.absolute(env.dist_of(e)) for e in self.spare))
+
         if goal is None:
             assert ctx.other is not None
             goal = env.dist_of(ctx.other)
         # dist(carrier) = rest distance + sign * a; solve dist(carrier) = goal for a
-        return ctx.sign * (goal - env.rest_dist(ctx))
+        shift = ctx.sign * (goal - env.rest_dist(ctx))
+        return (shift + z.absolute(shift)) / 2 if self.part == "positive" else shift
 
     def describe(self, site: DrawSite) -> str:
         if self.kind == "const":
@@ -85,16 +111,26 @@ class Shift:
             return show(self.hint)
         ctx = site.contexts[self.context]
         goal = {"zero": "", "one": "1", "minus_one": "-1"}.get(self.target)
+        if self.target == "spare":
+            goal = "(" + " - ".join(["1"] + [f"|dist({show(e)})|" for e in self.spare]) + ")"
+
         if goal is None:
             assert ctx.other is not None
             goal = f"dist({show(ctx.other)})"
         if goal.startswith("dist(") and _constant_text(goal[5:-1]):
             goal = ""
         pieces = [(1, goal)] if goal else []
-        pieces += [(-s * ctx.sign, f"dist({show(e)})") for s, e in ctx.rest if not _constant_text(show(e))]
+        pieces += [(-s, f"dist({show(e)})") for s, e in ctx.rest if not _constant_text(show(e))]
         if ctx.sign < 0:
             pieces = [(-s, p) for s, p in pieces]
-        return show_signed_sum(pieces)
+        text = show_signed_sum(pieces)
+        return f"max(0, {text})" if self.part == "positive" else text
+
+
+def spare_reads(info: MechanismInfo, context: DrawContext) -> list[Expr]:
+    """The `vec[1]` entries among the carrier's other summands (`q[i]` in `q[i] + lap(b)`)."""
+    return [e for _, e in context.rest if isinstance(e, Index) and isinstance(e.base, Var)
+            and info.vectors.get(e.base.name) == "1"]
 
 
 def _constant_text(text: str) -> bool:
@@ -144,8 +180,13 @@ class Alignment:
     then: Shift
     selector: Selector | None = None
     orelse: Shift | None = None
+    #: Laplace only: where the runs disagree on this test (of the inputs), the
+    #: neighbour's value is -eta + shift (the density is symmetric)
+    mirror: Expr | None = None
 
     def describe(self, site: DrawSite) -> str:
+        if self.mirror is not None:
+            return f"{self.then.describe(site)}, negated where the runs disagree on {show(self.mirror)}"
         if self.selector is None:
             return self.then.describe(site)
         other = self.orelse.describe(site) if self.orelse is not None else "0"
@@ -201,6 +242,11 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
     for i in releases:
         # a release under a branch on the same draw is better served by a selector
         scored.append((2 if i in guarded else 0, Alignment(Shift("target", context=i, target="zero"))))
+    if site.noise.kind == "lapplus":
+        # one-sided noise moves only up: the upward part of "the carrier agrees"
+        for i in releases + carries:
+            if not _public(site.contexts[i], info):
+                scored.append((1, Alignment(Shift("target", context=i, target="zero", part="positive"))))
     for i in carries:
         if _public(site.contexts[i], info):
             continue  # the carrier's other summands never differ: same as the constants
@@ -219,6 +265,10 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
         # the comparison's false side is the one that pays (`while (... && q[i] + lap(b) < tt)`)
         scored.append((1, Alignment(zero, branch, Shift("target", context=i, target="other"))))
         scored.append((2, Alignment(zero, branch, Shift("target", context=i, target="one"))))
+    for test in _sign_tests(info, site):
+        # `x = e` in one arm, `x = 0 - e` in the other (a sign chosen by private
+        # data): run 2 takes -eta where the runs take different arms
+        scored.append((2, Alignment(zero, mirror=test)))
     for test in site.next_guards:
         # a draw that matters only if the loop runs another trip (a redrawn threshold);
         # a budget test (`count < N`) first, running out of input second
@@ -238,8 +288,81 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
             for i in compares:
                 scored.append((3, Alignment(Shift("target", context=i, target="other"), point, zero)))
             scored.append((3, Alignment(Shift("const", Fraction(1)), point, zero)))
+            for i in compares + carries:
+                # `vec[1]`: no other entry moves by more than 1 - |dist(q[s])|; one-sided
+                # noise takes that shift only when it is >= 0 (Ding et al. 2021's
+                # exponential-noise noisy max, the sensitivity counted in L1)
+                spare = tuple(spare_reads(info, site.contexts[i]))
+                if spare:
+                    part = "positive" if site.noise.kind == "lapplus" else ""
+                    scored.append((2, Alignment(Shift("target", context=i, target="spare", spare=spare, part=part),
+                                                point, zero)))
     scored.sort(key=lambda pair: pair[0])
-    return scored
+    return _distinct(scored, site)
+
+
+def _distinct(scored: list[tuple[int, Alignment]], site: DrawSite) -> list[tuple[int, Alignment]]:
+    """One entry per alignment (two contexts of a draw often give the same
+    shift): a repeated one could only fail again, at the price of a proof attempt."""
+    seen: set[tuple] = set()
+    kept = []
+    for score, alignment in scored:
+        mirror = show(alignment.mirror) if alignment.mirror is not None else None
+        key = (_shift_key(alignment.then, site), _shift_key(alignment.orelse, site), _selector_key(alignment.selector),
+               mirror)
+        if key not in seen:
+            seen.add(key)
+            kept.append((score, alignment))
+    return kept
+
+
+def _shift_key(shift: Shift | None, site: DrawSite) -> tuple:
+    """What a shift's value depends on (the same key, the same term at every draw)."""
+    if shift is None:
+        return ("const", Fraction(0))
+    if shift.kind == "const":
+        return ("const", shift.value)
+    if shift.kind == "hint":
+        return ("hint", show(shift.hint))  # type: ignore[arg-type]
+    ctx = site.contexts[shift.context]
+    other = show(ctx.other) if shift.target == "other" and ctx.other is not None else ""
+    return ("target", shift.target, ctx.sign, tuple((sign, show(e)) for sign, e in ctx.rest), other,
+            tuple(show(e) for e in shift.spare), shift.part)
+
+
+def _selector_key(selector: Selector | None) -> tuple:
+    if selector is None:
+        return ()
+    if selector.kind == "branch":
+        return ("branch", id(selector.node))
+    return (selector.kind, show(selector.index))  # type: ignore[arg-type]
+
+
+def _sign_tests(info: MechanismInfo, site: DrawSite) -> list[Expr]:
+    """Conditions of the `if`s whose two arms both assign from the variable
+    holding a Laplace draw, when they read only the inputs (so that they can
+    be evaluated at the draw)."""
+    from fuzzpy.language.syntax import Assign, IfStmt, VarDecl
+    from fuzzpy.verifier.walk import statements
+
+    if site.noise.kind != "lap" or site.carrier_var is None:
+        return []
+    inputs = set(info.scalars) | set(info.vectors)
+    carrier = site.carrier_var
+
+    def reads_carrier(body: tuple) -> bool:  # noqa: ANN001 - statements
+        return any(isinstance(s, (Assign, VarDecl)) and any(isinstance(e, Var) and e.name == carrier
+                                                              for e in sub_expressions(s.expr))
+                   for s in statements(body))
+
+    found: dict[str, Expr] = {}
+    for stmt in statements(info.decl.body):
+        if not isinstance(stmt, IfStmt) or has_noise(stmt.cond):
+            continue
+        names = {e.name for e in sub_expressions(stmt.cond) if isinstance(e, Var)}
+        if names <= inputs and reads_carrier(stmt.then) and reads_carrier(stmt.orelse):
+            found.setdefault(show(stmt.cond), stmt.cond)
+    return list(found.values())
 
 
 def _inside(stmt: object, branch: object) -> bool:
@@ -276,21 +399,75 @@ def _evaluable(context: DrawContext, known: frozenset[str] | set[str]) -> bool:
 
 
 def _indices(info: MechanismInfo, site: DrawSite, usable: list[int]) -> list[Expr]:
-    """Integer indices of the vector entries next to the draw (`q[i]` gives i,
-    `q[0]` gives 0): under the pointwise rule, "the draw at index s"."""
+    """Integer expressions naming "the draw at s" under the pointwise rule.
+
+    The indices of the vector entries next to the draw (`q[i]` gives i,
+    `q[0]` gives 0, `q[i - 1]` gives i - 1: a 1-based loop), and the labels
+    the mechanism returns for the entry: when it returns `best` and assigns
+    `best = i`, the draw whose index variable is i at s (a 1-based label
+    `best = i` next to `q[i - 1]`, or `return best - 1` with `best = i`:
+    the returned expression with the assigned value put in). Any integer
+    test of the state at the draw is an injective selector (a translation
+    for each fixed past); these only choose which one the proof tries.
+    """
+    known = site.visible | set(info.scalars)
     found: dict[str, Expr] = {}
     for i in usable:
         for _, expr in site.contexts[i].rest:
             for sub in sub_expressions(expr):
-                if not isinstance(sub, Index):
-                    continue
-                index = sub.index
-                integral = (isinstance(index, Var) and info.sort_of(index.name) == "int") or (
-                    isinstance(index, NumLit) and index.is_int
-                )
-                if integral:
-                    found.setdefault(show(index), index)
+                if isinstance(sub, Index) and _integral(info, sub.index, known):
+                    found.setdefault(show(sub.index), sub.index)
+    if site.in_loop:
+        for label in _labels(info, known):
+            found.setdefault(show(label), label)
     return list(found.values())
+
+
+def _integral(info: MechanismInfo, expr: Expr, known: frozenset[str] | set[str]) -> bool:
+    """An integer expression over integer variables readable at the draw, `len` and literals."""
+    if isinstance(expr, NumLit):
+        return expr.is_int
+    if isinstance(expr, Var):
+        return expr.name in known and info.sort_of(expr.name) == "int"
+    if isinstance(expr, Call):
+        return expr.func == "len" and len(expr.args) == 1 and isinstance(expr.args[0], Var) \
+            and expr.args[0].name in info.vectors
+    if isinstance(expr, Binary) and expr.op in ("+", "-", "*"):
+        return _integral(info, expr.left, known) and _integral(info, expr.right, known)
+    if isinstance(expr, Unary) and expr.op == "-":
+        return _integral(info, expr.operand, known)
+    return False
+
+
+def _labels(info: MechanismInfo, known: frozenset[str] | set[str]) -> list[Expr]:
+    """The returned expression with a returned local replaced by a value assigned to it
+    (`return best` and `best = i` give i); only values that vary (a literal is
+    already an index when it is one)."""
+    body = info.decl.body
+    found: list[Expr] = []
+    for ret in (s for s in statements(body) if isinstance(s, ReturnStmt)):
+        names = {e.name for e in sub_expressions(ret.expr) if isinstance(e, Var) and e.name in info.locals}
+        if len(names) != 1 or has_noise(ret.expr):
+            continue
+        (name,) = names
+        for stmt in statements(body):
+            if isinstance(stmt, (VarDecl, Assign)) and stmt.name == name and getattr(stmt, "index", None) is None \
+                    and _integral(info, stmt.expr, known) \
+                    and any(isinstance(e, Var) and e.name in info.locals for e in sub_expressions(stmt.expr)):
+                label = _substitute(ret.expr, name, stmt.expr)
+                if _integral(info, label, known):
+                    found.append(label)
+    return found
+
+
+def _substitute(expr: Expr, name: str, value: Expr) -> Expr:
+    if isinstance(expr, Var) and expr.name == name:
+        return value
+    if isinstance(expr, Binary):
+        return rebuild(expr, left=_substitute(expr.left, name, value), right=_substitute(expr.right, name, value))
+    if isinstance(expr, Unary):
+        return rebuild(expr, operand=_substitute(expr.operand, name, value))
+    return expr
 
 
 def combinations(options: list[list[tuple[int, Alignment]]]) -> Iterator[tuple[int, tuple[Alignment, ...]]]:

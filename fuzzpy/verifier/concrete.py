@@ -53,10 +53,13 @@ class Run:
     outputs: list[Value] = field(default_factory=list)
     result: Value | None = None
     done: bool = False
+    #: draws a released value pins to the target output (``x + e`` released as
+    #: 3 fixes e = 3 - x); only when a target is given, to cut paths of mass 0
+    fixed: dict[int, Fraction] = field(default_factory=dict)
 
     def fork(self) -> Run:
         return Run(dict(self.values), list(self.draws), list(self.constraints), list(self.outputs),
-                   self.result, self.done)
+                   self.result, self.done, dict(self.fixed))
 
     @property
     def released(self) -> tuple[Value, ...]:
@@ -69,18 +72,42 @@ def run_all(
     vectors: dict[str, list[Fraction]],
     target: tuple[object, ...] | None = None,
     max_runs: int | None = None,
+    first: bool = False,
 ) -> list[Run]:
     """Every path of the mechanism on these inputs (only those that can release
     ``target``, when it is given: paths are cut as soon as an output differs).
-    More than ``max_runs`` paths raise `Stuck`."""
-    executor = _Executor(info, vectors, target)
+    More than ``max_runs`` paths raise `Stuck`; with ``first``, the first
+    ``max_runs`` paths in depth-first order are returned instead (some of
+    the outputs, for a long input whose paths are too many to list: each
+    path is exact, the list is not complete)."""
+    executor = _Executor(info, vectors, target, lazy=first)
     start = Run(dict(scalars))
     runs = []
     for run in executor.block(info.decl.body, start):
         runs.append(run)
+        if max_runs is not None and len(runs) >= max_runs and first:
+            break
         if max_runs is not None and len(runs) > max_runs:
             raise Stuck(f"more than {max_runs} paths")
     return runs
+
+
+def length_thresholds(info: MechanismInfo, scalars: dict[str, Value], vectors: dict[str, list[Fraction]],
+                      max_runs: int = 64) -> set[Fraction]:
+    """The values `len(v)` is compared with on these inputs (`if (len(q) < kk)`
+    with kk computed by the body: its value), from the first paths, depth
+    first; the lengths worth trying on either side of such a test."""
+    executor = _Executor(info, vectors, None, lazy=True)
+    executor.thresholds = set()
+    count = 0
+    try:
+        for _ in executor.block(info.decl.body, Run(dict(scalars))):
+            count += 1
+            if count >= max_runs:
+                break
+    except (Stuck, ArithmeticError, RecursionError):
+        pass
+    return executor.thresholds
 
 
 def _linear(value: Value) -> Linear:
@@ -91,16 +118,47 @@ def _linear(value: Value) -> Linear:
     return Linear.of(value)
 
 
+def _pinned_value(form: Linear, fixed: dict[int, Fraction]) -> Fraction | None:
+    """The value of ``form`` when every draw in it is fixed, else None."""
+    if not fixed or any(i not in fixed for i, _ in form.coeffs):
+        return None
+    return form.const + sum((c * fixed[i] for i, c in form.coeffs), Fraction(0))
+
+
+def _open(run: Run, form: Linear) -> bool:
+    """False when ``form >= 0`` and the path's constraints on the same single
+    draw admit no value of it (strictly: an interval with lo > hi), so that
+    the path with it has probability 0; True otherwise (also whenever a
+    constraint involves several draws: no test is made)."""
+    if len(form.coeffs) != 1:
+        return True
+    (index, _), = form.coeffs
+    low: Fraction | None = None
+    high: Fraction | None = None
+    for c in (*run.constraints, form):
+        if len(c.coeffs) != 1 or c.coeffs[0][0] != index:
+            continue
+        coeff = c.coeffs[0][1]
+        edge = -c.const / coeff  # coeff * e + const >= 0
+        if coeff > 0:
+            low = edge if low is None else max(low, edge)
+        else:
+            high = edge if high is None else min(high, edge)
+    return low is None or high is None or low <= high
+
+
 def _normal(value: Linear) -> Value:
     return value.const if value.is_constant else value
 
 
 class _Executor:
     def __init__(self, info: MechanismInfo, vectors: dict[str, list[Fraction]],
-                 target: tuple[object, ...] | None) -> None:
+                 target: tuple[object, ...] | None, lazy: bool = False) -> None:
         self.info = info
         self.vectors = vectors
         self.target = target
+        self.lazy = lazy  # one path at a time (depth first), not statement by statement
+        self.thresholds: set[Fraction] | None = None  # `length_thresholds` records here
 
     def _may_release(self, position: int, value: Value) -> bool:
         if self.target is None:
@@ -114,9 +172,30 @@ class _Executor:
             return isinstance(value, bool) and isinstance(expected, bool) and value == expected
         return isinstance(expected, Fraction) and value == expected
 
+    def _pin(self, run: Run, position: int, value: Value) -> bool:
+        """Record the draw a released one-draw value fixes (target mode), and
+        say whether the path can still release the target: False when the
+        fixed values break a constraint the path assumed, strictly (the set
+        of draws the path stands for, on the target's equation, is then empty:
+        its mass is 0, so dropping it changes no probability)."""
+        if self.target is None or not isinstance(value, Linear) or len(value.coeffs) != 1:
+            return True
+        expected = self.target[position]
+        assert isinstance(expected, Fraction)
+        (index, coeff), = value.coeffs
+        pinned = (expected - value.const) / coeff
+        if run.fixed.get(index, pinned) != pinned:
+            return False
+        run.fixed[index] = pinned
+        return all(_pinned_value(c, run.fixed) is None or _pinned_value(c, run.fixed) >= 0  # type: ignore[operator]
+                   for c in run.constraints)
+
     # ------------------------------------------------------------ statements
 
     def block(self, body: tuple[Stmt, ...], run: Run) -> Iterator[Run]:
+        if self.lazy:
+            yield from self._depth_first(body, 0, run)
+            return
         runs = [run]
         for stmt in body:
             nxt: list[Run] = []
@@ -128,6 +207,13 @@ class _Executor:
             runs = nxt
         yield from runs
 
+    def _depth_first(self, body: tuple[Stmt, ...], at: int, run: Run) -> Iterator[Run]:
+        if at == len(body) or run.done:
+            yield run
+            return
+        for r in self.stmt(body[at], run):
+            yield from self._depth_first(body, at + 1, r)
+
     def stmt(self, stmt: Stmt, run: Run) -> Iterator[Run]:
         if isinstance(stmt, (VarDecl, Assign)):
             for r, value in self.eval(stmt.expr, run):
@@ -135,12 +221,12 @@ class _Executor:
                 yield r
         elif isinstance(stmt, Output):
             for r, value in self.eval(stmt.expr, run):
-                if self._may_release(len(r.outputs), value):
+                if self._may_release(len(r.outputs), value) and self._pin(r, len(r.outputs), value):
                     r.outputs.append(value)
                     yield r
         elif isinstance(stmt, ReturnStmt):
             for r, value in self.eval(stmt.expr, run):
-                if self._may_release(0, value):
+                if self._may_release(0, value) and self._pin(r, 0, value):
                     r.result, r.done = value, True
                     yield r
         elif isinstance(stmt, IfStmt):
@@ -202,7 +288,16 @@ class _Executor:
             return
         for r1, left in self.eval(expr.left, run):
             for r2, right in self.eval(expr.right, r1):
+                if self.thresholds is not None and op in ("<", "<=", ">", ">=", "==", "!="):
+                    self._note_length_test(expr, left, right)
                 yield from self.combine(op, left, right, r2)
+
+    def _note_length_test(self, expr: Binary, left: Value, right: Value) -> None:
+        for side, other in ((expr.left, right), (expr.right, left)):
+            if isinstance(side, Call) and side.func == "len" and isinstance(other, Fraction) \
+                    and not isinstance(other, bool):
+                assert self.thresholds is not None
+                self.thresholds.add(other)
 
     def combine(self, op: str, left: Value, right: Value, run: Run) -> Iterator[tuple[Run, Value]]:
         if op in ("==", "!=") and (isinstance(left, bool) or isinstance(right, bool)):
@@ -233,10 +328,22 @@ class _Executor:
         if op in ("==", "!="):
             yield run, op == "!="
             return
+        truth = op in (">", ">=")
+        pinned = _pinned_value(diff, run.fixed)
+        if pinned is not None and pinned != 0:  # target mode: the draws are fixed, one side has mass 0
+            run.constraints.append(diff if pinned > 0 else -diff)
+            yield run, truth if pinned > 0 else not truth
+            return
+        if self.target is not None or self.lazy:
+            # a branch whose one-draw constraint leaves its draw no value has mass 0
+            sides = [(form, value) for form, value in ((diff, truth), (-diff, not truth)) if _open(run, form)]
+            if len(sides) == 1:
+                run.constraints.append(sides[0][0])
+                yield run, sides[0][1]
+                return
         positive, negative = run.fork(), run
         positive.constraints.append(diff)
         negative.constraints.append(-diff)
-        truth = op in (">", ">=")
         yield positive, truth
         yield negative, not truth
 

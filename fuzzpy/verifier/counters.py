@@ -175,6 +175,36 @@ def counter_atoms(info: MechanismInfo, counters: list[Counter], claim: Term) -> 
     return atoms
 
 
+def accumulator_atoms(info: MechanismInfo, counters: list[Counter], names: list[str]) -> list[Atom]:
+    """A sum over the entries read so far (`s = s + q[i]`, `s = s + min(max(q[i], 0), 1)`)
+    drifts by at most 1 per trip under `vec[inf]` (each entry moves by at most 1):
+    `|dist(s)| <= |c - c at entry|` and `|dist(s)| <= c` for a counter c of unit
+    step (the sensitivity of a sum of n entries is n: Dwork & Roth 2014, §3.3).
+    Houdini keeps them only where inductive, whatever the body adds."""
+    atoms: list[Atom] = []
+    accumulators = [n for n in names if info.locals.get(n) == "num" and all(n != c.name for c in counters)]
+    for counter in counters:
+        steps = {show(s) for s in counter.steps}
+        if steps not in ({"1"}, {"-1"}, {"-(1)"}):
+            continue
+        c, up = counter.name, steps == {"1"}
+        for n in accumulators:
+            def within(v: View, bound: Term, n: str = n) -> Term:
+                d = z.to_real(v.values[n].two) - z.to_real(v.values[n].one)
+                return z.conj(d <= bound, -d <= bound)  # |d| <= bound, without a case split
+
+            def trips(v: View, c: str = c, up: bool = up) -> Term:
+                x, x0 = z.to_real(v.values[c].one), z.to_real(v.entries[c])
+                return x - x0 if up else x0 - x
+
+            atoms.append(Atom(f"|dist({n})| <= " + (f"{c} - {c} at entry" if up else f"{c} at entry - {c}"),
+                              lambda v, w=within, t=trips: w(v, t(v))))
+            if up:
+                atoms.append(Atom(f"|dist({n})| <= {c}",
+                                  lambda v, w=within, c=c: w(v, z.to_real(v.values[c].one))))
+    return atoms
+
+
 def _progress_text(c: str, end: str, down: bool) -> str:
     """The cost atom's label: the counter's progress as a fraction of its range."""
     if down:

@@ -162,12 +162,16 @@ class _Flow:
 
     tracked: dict[str, tuple[int, tuple[tuple[int, Expr], ...]]] = field(default_factory=dict)
     values: dict[str, Expr | None] = field(default_factory=dict)  # assigned since the draw
+    #: variables holding a later draw (`var down = lapplus(b)`): in a chain they
+    #: are left out like a draw written in place (its own alignment decides)
+    noisy: set[str] = field(default_factory=set)
 
     def copy(self) -> _Flow:
-        return _Flow(dict(self.tracked), dict(self.values))
+        return _Flow(dict(self.tracked), dict(self.values), set(self.noisy))
 
     def forget(self, name: str) -> None:
         self.tracked.pop(name, None)
+        self.noisy.discard(name)
         self.values[name] = _UNKNOWN
 
 
@@ -238,6 +242,8 @@ def _follow_assignment(site: DrawSite, flow: _Flow, stmt: VarDecl | Assign) -> N
         flow.values.pop(stmt.name, None)
     elif has_noise(expr) or _mentions(expr, set(flow.tracked)):
         flow.forget(stmt.name)
+        if has_noise(expr) and not _mentions(expr, set(flow.tracked)):
+            flow.noisy.add(stmt.name)
     else:
         flow.tracked.pop(stmt.name, None)
         flow.values[stmt.name] = _rewrite(expr, flow)
@@ -300,6 +306,8 @@ def _rewritten_terms(terms: list[tuple[int, Expr]] | tuple[tuple[int, Expr], ...
                      flow: _Flow) -> tuple[tuple[int, Expr], ...] | None:
     out = []
     for sign, term in terms:
+        if isinstance(term, Var) and term.name in flow.noisy:
+            continue  # another draw's value: assumed aligned by its own shift (the proof checks it)
         rewritten = _rewrite(term, flow)
         if rewritten is None:
             return None

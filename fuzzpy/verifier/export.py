@@ -44,11 +44,17 @@ def shift_text(shift: Shift | None, site: DrawSite) -> str:
         return f"({show(shift.hint)})"
     ctx = site.contexts[shift.context]
     goal = {"zero": "0", "one": "1", "minus_one": "(0 - 1)"}.get(shift.target)
+    if shift.target == "spare":
+        goal = "(1" + "".join(f" - abs(dist({show(e)}))" for e in shift.spare) + ")"
+
     if goal is None:
         assert ctx.other is not None
         goal = f"dist({show(ctx.other)})"
     rest = "".join(f" {'-' if sign > 0 else '+'} dist({show(e)})" for sign, e in ctx.rest)
-    return f"({ctx.sign} * ({goal}{rest}))"
+    text = f"({ctx.sign} * ({goal}{rest}))"
+    if shift.part == "positive":  # max(0, t), written with the kernel's `abs`
+        return f"(({text} + abs({text})) / 2)"
+    return text
 
 
 def draw_alignment(site: DrawSite, alignment: Alignment, numbers: dict[int, int]) -> DrawAlignment:
@@ -56,7 +62,8 @@ def draw_alignment(site: DrawSite, alignment: Alignment, numbers: dict[int, int]
     then = shift_text(alignment.then, site)
     selector = alignment.selector
     if selector is None:
-        return DrawAlignment(at, site.noise.kind, then)
+        mirror = show(alignment.mirror) if alignment.mirror is not None else ""
+        return DrawAlignment(at, site.noise.kind, then, mirror=mirror)
     otherwise = shift_text(alignment.orelse, site)
     if selector.kind == "branch":
         node = selector.node
@@ -73,38 +80,51 @@ def loop_invariant(info: MechanismInfo, inputs: Inputs, product: Product, loop: 
 
     values = {n: Pair(z3.Const(f"{n}.1", p.one.sort()), z3.Const(f"{n}.2", p.two.sort()))
               for n, p in head.values.items()}
-    budgets = {q: Budget(z3.Real(f"%remaining.{q}"), z3.Int(f"%last.{q}"), z3.Real(f"%lastd.{q}")) for q in head.budgets}
+    budgets = {q: Budget(z3.Real(f"%remaining.{q}"), z3.Int(f"%last.{q}"), z3.Real(f"%lastd.{q}"),
+                         z3.Int(f"%low.{q}"), z3.Int(f"%high.{q}")) for q in head.budgets}
     canonical = Path(values, z3.Real("%cost"), budgets=budgets)
     ghosts = {c: z3.Const(f"{c}.entry", head.values[c].one.sort()) for c in counters}
     view = loop_view(product, loop, canonical, z3.Real("%cost.entry"), ghosts, extra)
     kept, labels = [], []
+    seen: dict[int, frozenset[str]] = {}  # the atoms share most subterms: each is walked once
+    alive: list[z3.ExprRef] = []
     names = _names(inputs)
     for atom in atoms:
         term = atom.build(view)
+        alive.append(term)  # z3 reuses the ids of freed terms: keep the walked ones alive
         # an atom over a draw in the guard names a fresh noise value at each
         # use: vacuous as an assumption, so it is left out (nothing else is)
-        if all("!" not in n or n in names for n in _symbols(term)):
+        if all("!" not in n or n in names for n in _symbols(term, seen)):
             kept.append(_rename(term.sexpr(), names))
             labels.append(atom.label)
     body = f"(and {' '.join(kept)})" if kept else "true"
     return LoopInvariant(Where.of(loop, numbering(info.decl)), body, tuple(labels))
 
 
-def _symbols(term: z3.ExprRef) -> set[str]:
-    found, stack, seen = set(), [term], set()
+def _symbols(term: z3.ExprRef, seen: dict[int, frozenset[str]]) -> frozenset[str]:
+    """The uninterpreted names in ``term``; ``seen`` keeps those of every subterm walked."""
+    stack: list[tuple[z3.ExprRef, list | None]] = [(term, None)]
     while stack:
-        node = stack.pop()
-        if node.get_id() in seen:
+        node, children = stack.pop()
+        key = node.get_id()
+        if key in seen:
             continue
-        seen.add(node.get_id())
-        if z3.is_app(node) and node.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            found.add(node.decl().name())
-        stack.extend(node.children())
-    return found
+        if children is None:
+            children = node.children()
+            stack.append((node, children))
+            stack.extend((c, None) for c in children if c.get_id() not in seen)
+            continue
+        own = frozenset((node.decl().name(),)) if z3.is_app(node) and node.decl().kind() == z3.Z3_OP_UNINTERPRETED \
+            else frozenset()
+        seen[key] = own.union(*(seen[c.get_id()] for c in children))
+    return seen[term.get_id()]
+
+
+_TOKEN = re.compile(r"[^\s()|]+")
 
 
 def _rename(text: str, names: dict[str, str]) -> str:
-    return re.sub(r"[^\s()|]+", lambda m: names.get(m.group(0), m.group(0)), text)
+    return _TOKEN.sub(lambda m: names.get(m.group(0), m.group(0)), text)
 
 
 def _names(inputs: Inputs) -> dict[str, str]:

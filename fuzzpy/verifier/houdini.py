@@ -20,6 +20,7 @@ from fuzzpy.language.syntax import (
     Expr,
     IfStmt,
     Index,
+    NumLit,
     Output,
     ReturnStmt,
     Var,
@@ -29,6 +30,7 @@ from fuzzpy.language.syntax import (
 from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.counters import (
     Counter,
+    accumulator_atoms,
     counter_atoms,
     flag_atoms,
     flag_tests,
@@ -203,7 +205,8 @@ class InvariantLoops:
             values[name] = Pair(z.fresh_of_sort(f"{name}", old.one), z.fresh_of_sort(f"{name}_2", old.two))
         read = _vectors_read(loop)
         budgets = {
-            q: type(b)(z.fresh_real(f"remaining_{q}"), z.fresh_int(f"last_{q}"), z.fresh_real(f"lastd_{q}"))
+            q: type(b)(z.fresh_real(f"remaining_{q}"), z.fresh_int(f"last_{q}"), z.fresh_real(f"lastd_{q}"),
+                       z.fresh_int(f"low_{q}"), z.fresh_int(f"high_{q}"))
             if q in read or any(p.budgets[q] != b for p in live) else b
             for q, b in template.budgets.items()
         }
@@ -220,8 +223,8 @@ class InvariantLoops:
             active -= {i for i in active if z.is_false(terms[i])}  # decided without the solver
             self._weed(facts, terms, active)
         head_terms = [a.build(head) for a in atoms]
-        posts = [(p, [a.build(view_of(p)) for a in atoms])
-                 for p in body if not p.returned]
+        posts = [(p, [a.build(view) for a in atoms])
+                 for p in body if not p.returned for view in (view_of(p),)]
         changed = True
         while changed:
             changed = False
@@ -259,7 +262,16 @@ def loop_view(product: Product, loop: While, path: Path, entry_cost: Term, entri
             bounds[show(expr)] = product.eval(expr, path.fork()).one
         except Unsupported:
             continue
-    return View(path.values, path.cost, entry_cost, path.budgets, bounds, dict(entries or {}))
+    values = path.values
+    derived = derived_terms(product.info, product, loop)
+    if derived:
+        values = dict(values)
+        for text, expr in derived.items():
+            try:
+                values.setdefault(text, product.eval(expr, path.fork()))
+            except Unsupported:
+                continue
+    return View(values, path.cost, entry_cost, path.budgets, bounds, dict(entries or {}))
 
 
 def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While, sample: Path,
@@ -273,8 +285,15 @@ def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While
             continue
     guards, cases = [], []
     for conj in guard_conjuncts(loop.cond) + _counter_tests(info, loop, names):
-        def g(v: View, conj: Expr = conj) -> Term:
-            return product.eval(conj, Path(dict(v.values), v.cost, budgets=dict(v.budgets))).one
+        def g(v: View, conj: Expr = conj, key: str | None = None if has_noise(conj) else show(conj)) -> Term:
+            # a test guards many atoms: evaluated once per view (a draw in it
+            # names a fresh value at each use, so that one is not kept)
+            if key is not None and key in v.memo:
+                return v.memo[key]
+            found = product.eval(conj, Path(dict(v.values), v.cost, budgets=dict(v.budgets))).one
+            if key is not None:
+                v.memo[key] = found
+            return found
 
         both = [(show(conj), g), (f"!({show(conj)})", lambda v, g=g: z.neg(g(v)))]
         (guards if conj in guard_conjuncts(loop.cond) else cases).extend(both)
@@ -288,12 +307,14 @@ def loop_pool(info: MechanismInfo, inputs: Inputs, product: Product, loop: While
                        cases, _relevance(info, loop, product))
     atoms += counter_atoms(info, [c for c in counters if all(show(e) in _bound_texts(product, sample, c)
                                                              for e in c.steps + c.limits)], inputs.claim)
+    atoms += accumulator_atoms(info, counters, names)
     for counter in counters:
         start = _common_entry(entering, counter.name)
         if start is not None:
             atoms.append(Atom(f"{counter.name} at entry == {z.pretty(start)}",
                               lambda v, c=counter.name, t=start: v.entries[c] == t))
-    flags = [f for f in flag_tests(info, loop) if f.flag in names]
+    # a test over a local of the trip (`first || v > bq`, v declared in the body) says nothing at the head
+    flags = [f for f in flag_tests(info, loop) if f.flag in names and _evaluates(product, f.test, sample)]
     atoms += flag_atoms(flags, lambda e, v: product.eval(e, Path(dict(v.values), v.cost, budgets=dict(v.budgets))).one)
     for hint in loop.invariants:
         atoms.append(Atom(show(hint), lambda v, h=hint: _hint_term(product, h, v), user=True))
@@ -312,7 +333,86 @@ def _relevance(info: MechanismInfo, loop: While, product: Product) -> Relevance:
     indices = {v.name for top in tops for e in sub_expressions(top)
                if isinstance(e, Index) and isinstance(e.base, Var) and info.vectors.get(e.base.name) == "1"
                for v in sub_expressions(e.index) if isinstance(v, Var)}
-    return Relevance(frozenset(returned), frozenset(selected), frozenset(indices))
+    derived = derived_terms(info, product, loop)
+    reads = _vec1_indices(info, loop)
+    returned |= {text for text, expr in derived.items() if expr in _returned_exprs(info)}
+    selected |= {text for text, expr in derived.items() if expr in _selector_indices(product)}
+    indices |= {text for text, expr in derived.items() if expr in reads}
+    down = _descending(loop)
+    down |= {text for text, expr in derived.items()
+             if {e.name for e in sub_expressions(expr) if isinstance(e, Var)} & down}
+    return Relevance(frozenset(returned), frozenset(selected), frozenset(indices), tuple(derived), frozenset(down))
+
+
+def _returned_exprs(info: MechanismInfo) -> list[Expr]:
+    return [s.expr for s in statements(info.decl.body) if isinstance(s, ReturnStmt)]
+
+
+def derived_terms(info: MechanismInfo, product: Product, loop: While) -> dict[str, Expr]:
+    """Integer expressions case splits are about, when they are not plain
+    variables: a returned `best - 1`, a selector's `i - 1 == s` (1-based
+    labels), the index of a `vec[1]` read `q[i - 1]` (the last read is
+    behind it). Named by their text; a loop-head view holds their values."""
+    found: dict[str, Expr] = {}
+    exprs = _vec1_indices(info, loop)
+    if info.pointwise:
+        exprs += [e for e in _returned_exprs(info) if info.result_sort == "int" and not has_noise(e)]
+        exprs += _selector_indices(product)
+    for expr in exprs:
+        if not isinstance(expr, Var) and _mentions_local(info, expr):
+            found.setdefault(show(expr), expr)
+    return found
+
+
+def _selector_indices(product: Product) -> list[Expr]:
+    return [a.selector.index for a in product.alignments.values() if a.selector is not None
+            and a.selector.kind == "pointwise" and a.selector.index is not None]
+
+
+def _vec1_indices(info: MechanismInfo, loop: While) -> list[Expr]:
+    """`vec[1]` reads at a counter moved by a literal (`q[i - 1]`, `q[i + 1]`):
+    other index shapes are left to the plain variables (each derived term
+    multiplies the case splits, the price of every proof attempt)."""
+    tops = [loop.cond] + [t for s in statements(loop.body) for t in stmt_expressions(s)]
+    return [e.index for top in tops for e in sub_expressions(top)
+            if isinstance(e, Index) and isinstance(e.base, Var) and info.vectors.get(e.base.name) == "1"
+            and _offset(e.index)]
+
+
+def _offset(expr: Expr) -> bool:
+    return isinstance(expr, Binary) and expr.op in ("+", "-") and isinstance(expr.left, Var) \
+        and isinstance(expr.right, NumLit) and expr.right.is_int
+
+
+def _mentions_local(info: MechanismInfo, expr: Expr) -> bool:
+    return any(isinstance(e, Var) and e.name in info.locals for e in sub_expressions(expr))
+
+
+def _descending(loop: While) -> set[str]:
+    """Locals every update of which in the loop is `x = x - k` (or `x + -k`), k a positive literal."""
+    updates: dict[str, list[bool]] = {}
+    for stmt in statements(loop.body):
+        if isinstance(stmt, (VarDecl, Assign)):
+            updates.setdefault(stmt.name, []).append(_decrement(stmt))
+    return {name for name, downs in updates.items() if all(downs)}
+
+
+def _decrement(stmt: VarDecl | Assign) -> bool:
+    expr = stmt.expr
+    if isinstance(stmt, VarDecl) or not isinstance(expr, Binary) or expr.op not in ("+", "-"):
+        return False
+    if not (isinstance(expr.left, Var) and expr.left.name == stmt.name and isinstance(expr.right, NumLit)):
+        return False
+    step = expr.right.value
+    return step > 0 if expr.op == "-" else step < 0
+
+
+def _evaluates(product: Product, expr: Expr, sample: Path) -> bool:
+    try:
+        product.eval(expr, sample.fork())
+    except Unsupported:
+        return False
+    return True
 
 
 def _common_entry(entering: list[Path], name: str) -> Term | None:
@@ -339,12 +439,16 @@ def _bound_texts(product: Product, sample: Path, counter: Counter) -> set[str]:
 
 def _counter_tests(info: MechanismInfo, loop: While, names: list[str]) -> list[Expr]:
     """Comparisons of integer loop variables with constants tested in the body
-    (`i == 0`, `best == -1`): the first or "nothing yet" cases, used as guards."""
+    (`i == 0`, `best == -1`) and `bool` flags tested there (`first || v > bq`):
+    the first or "nothing yet" cases, used as guards."""
     found: dict[str, Expr] = {}
     for stmt in statements(loop.body):
         if not isinstance(stmt, IfStmt):
             continue
         for expr in sub_expressions(stmt.cond):
+            if isinstance(expr, Var) and expr.name in names and info.locals.get(expr.name) == "bool":
+                found.setdefault(expr.name, expr)
+                continue
             if not (isinstance(expr, Binary) and expr.op in ("==", "!=")):
                 continue
             sides = (expr.left, expr.right)

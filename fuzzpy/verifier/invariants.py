@@ -32,6 +32,7 @@ class View:
     budgets: dict  # name -> Budget
     bounds: dict[str, Term]  # text of a guard bound -> its value (loop constant)
     entries: dict[str, Term] = field(default_factory=dict)  # counter -> its value at loop entry (a ghost)
+    memo: dict[object, Term] = field(default_factory=dict)  # noise-free tests (by text), atoms (by id) built here
 
 
 @frozen
@@ -41,6 +42,10 @@ class Relevance:
     returned: frozenset[str]  # released (compared with the pointwise rule's output s)
     selected: frozenset[str]  # compared with s by a draw's alignment (`i == s ? ...`)
     indices: frozenset[str]  # index a `vec[1]` input
+    #: integer expressions named by their text (`best - 1` returned, `i - 1 == s ? ...`),
+    #: split on like variables; a view holds their values (`houdini.loop_view`)
+    derived: tuple[str, ...] = ()
+    descending: frozenset[str] = frozenset()  # counters the loop only ever decreases (`i = i - 1`)
 
     @property
     def pointwise(self) -> frozenset[str]:
@@ -98,16 +103,18 @@ def build_pool(
     narrows the case splits to the variables they can matter for (the pool's
     size is what a proof costs)."""
     ints = [n for n in names if info.locals.get(n) == "int" or n in info.whole]
-    split = [n for n in ints if relevant is None or n in relevant.pointwise]
-    returned = [n for n in ints if relevant is None or n in relevant.returned]
-    selected = [n for n in ints if relevant is None or n in relevant.selected]
-    indices = [n for n in ints if relevant is None or n in relevant.indices]
+    derived = [n for n in (relevant.derived if relevant is not None else ()) if n not in ints]
+    split = [n for n in ints + derived if relevant is None or n in relevant.pointwise]
+    returned = [n for n in ints + derived if relevant is None or n in relevant.returned]
+    selected = [n for n in ints + derived if relevant is None or n in relevant.selected]
+    descending = relevant.descending if relevant is not None else frozenset()
+    indices = [n for n in ints + derived if relevant is None or n in relevant.indices]
     nums = [n for n in names if info.locals.get(n) == "num" and n not in info.whole]
     bools = [n for n in names if info.locals.get(n) == "bool"]
     distance = _distance_atoms(ints + nums) + [
         Atom(f"{b}' == {b}", lambda v, b=b: v.values[b].one == v.values[b].two) for b in bools
     ]
-    budget = _budget_atoms(info, ints, nums, claim, prices)
+    budget = _budget_atoms(info, ints + [n for n in derived if n in indices], nums, claim, prices, descending)
     counters = _counter_atoms(ints, claim, bounds)
     relations = _int_relations(info, ints)
     pointwise = _pointwise_atoms(split, output) if output is not None and z.is_int(output) else []
@@ -122,11 +129,10 @@ def build_pool(
             continue
         for n in indices:
             # before the first read of a new pass over q, and after it
-            def ahead(v: View, q: str = q, n: str = n) -> Term:
-                return v.budgets[q].last_index < v.values[n].one
-
-            narrow += [(f"last read of {q} < {n}", ahead),
-                       (f"!(last read of {q} < {n})", lambda v, a=ahead: z.neg(a(v)))]
+            relation = ">" if n in descending else "<"
+            side = _pass_side(q, n, relation)
+            narrow += [(f"reads of {q} so far {relation} {n}", side),
+                       (f"!(reads of {q} so far {relation} {n})", lambda v, a=side: z.neg(a(v)))]
     if output is not None and z.is_int(output):
         # the pointwise case split (verifier.md): the index of the draws against s,
         # the released value at s
@@ -140,29 +146,51 @@ def build_pool(
             narrow.append((f"{n} == s", lambda v, n=n: v.values[n].one == output))
             narrow += [
                 (f"{n} == s != {c}", lambda v, n=n, c=c: z.conj(v.values[n].one == output, output != c))
-                for c in sorted(info.int_constants) if c < 0
+                for c in sorted(info.int_constants) if c < 0 or c in _initial_literals(info, n)
             ]
+            # "the draw at s has happened": s is behind the counter (ahead of it when counting down)
             narrow += [
+                (f"{n} == s > {m}", lambda v, n=n, m=m: z.conj(v.values[n].one == output, output > v.values[m].one))
+                if m in descending else
                 (f"{n} == s < {m}", lambda v, n=n, m=m: z.conj(v.values[n].one == output, output < v.values[m].one))
                 for m in selected if m != n and case_guards
             ]
     narrow = list({label: (label, g) for label, g in narrow}.values())
     kept = set(returned) | {n for n in names if n not in ints}
     light = [a for a in distance if a.label.split("(")[-1].split(")")[0] in kept or "'" in a.label]
+    if output is not None:
+        light += _spare_atoms(info, nums)
     guarded = [
-        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), a.build(v)))
+        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), _built(a, v)))
         for label, g in guards + list(case_guards)
         for atom in distance + costs + counters + pointwise
     ] + [
-        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), a.build(v)))
+        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), _built(a, v)))
         for label, g in narrow
         for atom in light + costs + pointwise
     ] + [
-        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), a.build(v)))
+        Atom(f"{label} ==> {atom.label}", lambda v, g=g, a=atom: z.implies(g(v), _built(a, v)))
         for label, g in case_guards
         for atom in relations
     ]
     return unguarded + guarded
+
+
+def _built(atom: Atom, view: View) -> Term:
+    """``atom`` on ``view``, built once however many guards it appears under."""
+    key = id(atom)
+    if key not in view.memo:
+        view.memo[key] = atom.build(view)
+    return view.memo[key]
+
+
+def _initial_literals(info: MechanismInfo, name: str) -> set[int]:
+    """The integer literals a local is declared with (`var best = 0;` before a
+    1-based loop: 0 then means "nothing chosen yet", as -1 does elsewhere)."""
+    from fuzzpy.language.syntax import NumLit, VarDecl
+
+    return {int(s.expr.value) for s in statements(info.decl.body)
+            if isinstance(s, VarDecl) and s.name == name and isinstance(s.expr, NumLit) and s.expr.is_int}
 
 
 def _distance_atoms(names: list[str]) -> list[Atom]:
@@ -184,7 +212,22 @@ def _distance_atoms(names: list[str]) -> list[Atom]:
     return atoms
 
 
-def _budget_atoms(info: MechanismInfo, ints: list[str], nums: list[str], claim: Term, prices: list[Term]) -> list[Atom]:
+def _pass_side(q: str, n: str, relation: str) -> Callable[[View], Term]:
+    """"Every index read in this pass over q is below n" (`<`, `<=`) or above it
+    (`>`, `>=`); true of an empty pass: the next read at n extends the pass."""
+    compare = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+               ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}[relation]
+
+    def side(v: View) -> Term:
+        budget = v.budgets[q]
+        edge = budget.high if relation in ("<", "<=") else budget.low
+        return z.disj(budget.high < budget.low, compare(edge, v.values[n].one))
+
+    return side
+
+
+def _budget_atoms(info: MechanismInfo, ints: list[str], nums: list[str], claim: Term, prices: list[Term],
+                  descending: frozenset[str] = frozenset()) -> list[Atom]:
     atoms: list[Atom] = []
     for q, norm in info.vectors.items():
         if norm != "1":
@@ -194,7 +237,13 @@ def _budget_atoms(info: MechanismInfo, ints: list[str], nums: list[str], claim: 
             return 1 - v.budgets[q].remaining
 
         for n in ints:
-            atoms.append(Atom(f"last read of {q} < {n}", lambda v, q=q, n=n: v.budgets[q].last_index < v.values[n].one))
+            # a counter going up reads above the pass so far, one going down below it
+            for relation in ((">", ">=") if n in descending else ("<",)):
+                atoms.append(Atom(f"reads of {q} so far {relation} {n}", _pass_side(q, n, relation)))
+        atoms.append(Atom(f"the last read of {q} is in its pass",
+                          lambda v, q=q: z.disj(v.budgets[q].high < v.budgets[q].low,
+                                                z.conj(v.budgets[q].low <= v.budgets[q].last_index,
+                                                       v.budgets[q].last_index <= v.budgets[q].high))))
         atoms.append(Atom(f"|distance of the last read of {q}| <= used({q})",
                           lambda v, q=q, u=used: z.absolute(v.budgets[q].last_dist) <= u(v)))
         atoms.append(Atom(f"used({q}) <= 1", lambda v, u=used: u(v) <= 1))
@@ -215,6 +264,24 @@ def _budget_atoms(info: MechanismInfo, ints: list[str], nums: list[str], claim: 
                     f"COST + ({z.pretty(price)}) * |dist({n})| <= V0 + ({z.pretty(claim)}) * used({q})",
                     lambda v, d=d, u=used, p=price: v.cost + p * z.absolute(d(v)) <= v.entry_cost + claim * u(v),
                 ))
+    return atoms
+
+
+def _spare_atoms(info: MechanismInfo, nums: list[str]) -> list[Atom]:
+    """`dist(x) >= 1 - used(q)`: x is ahead by at least what any entry of the
+    `vec[1]` input q not read yet can move (the best value of a noisy max over
+    `vec[1]`, once the draw at s was shifted by the spare budget), and
+    `dist(x) <= used(q)` (before it: at most what the entries read moved)."""
+    atoms = []
+    for q, norm in info.vectors.items():
+        if norm != "1":
+            continue
+        for n in nums:
+            def d(v: View, n: str = n) -> Term:
+                return v.values[n].two - v.values[n].one
+
+            atoms.append(Atom(f"dist({n}) >= 1 - used({q})", lambda v, q=q, d=d: d(v) >= v.budgets[q].remaining))
+            atoms.append(Atom(f"dist({n}) <= used({q})", lambda v, q=q, d=d: d(v) <= 1 - v.budgets[q].remaining))
     return atoms
 
 

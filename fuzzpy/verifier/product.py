@@ -44,7 +44,7 @@ from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.alignment import Alignment, DrawEnv
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.solver import Term
-from fuzzpy.verifier.walk import block_is_pure
+from fuzzpy.verifier.walk import block_is_pure, statements, stmt_expressions, sub_expressions
 
 
 class Unsupported(Exception):
@@ -71,11 +71,15 @@ class Obligation:
 
 @frozen
 class Budget:
-    """Ghost state of a `vec[1]` input: distance not yet used, last index read."""
+    """Ghost state of a `vec[1]` input: distance not yet used, last index read,
+    and the interval [low, high] of the indices read in this pass (empty
+    while high < low)."""
 
     remaining: Term
     last_index: Term
     last_dist: Term
+    low: Term
+    high: Term
 
 
 @frozen
@@ -134,13 +138,16 @@ class Product:
         self.loop_handler = loop_handler
         self.site_of = {id(site.noise): site for site in info.draws}
         self.merged: list[object] = []  # the `if`s merged (runs may take different arms): certificate
+        self.alone = 0  # > 0 while merged arms run: each run samples its own draws (`_draw_alone`)
+        self.sampled_alone: set[int] = set()  # draw sites met only so (for the explanation)
 
     # ------------------------------------------------------------ entry
 
     def initial_path(self) -> Path:
         values = dict(self.inputs.scalars)
         budgets = {
-            name: Budget(z.number(1), z.number(-1, integral=True), z.number(0))
+            name: Budget(z.number(1), z.number(-1, integral=True), z.number(0), z.number(0, integral=True),
+                         z.number(-1, integral=True))
             for name, norm in self.info.vectors.items()
             if norm == "1"
         }
@@ -204,7 +211,7 @@ class Product:
         cond = self.eval(stmt.cond, path)
         self.resolve_pending(id(stmt), cond.one, path)
         public = cond.one is cond.two  # the same term in both runs: they always agree
-        if block_is_pure(stmt.then) and block_is_pure(stmt.orelse) and not public:
+        if not public and self._mergeable(stmt):
             merged = self._merge_pure(stmt, cond, path)
             if merged is not None:
                 self.merged.append(stmt)
@@ -226,6 +233,26 @@ class Product:
         then_path.trail.append((stmt, True))
         else_path.trail.append((stmt, False))
         return self.exec_block(stmt.then, [then_path]) + self.exec_block(stmt.orelse, [else_path])
+
+    def _mergeable(self, stmt: IfStmt) -> bool:
+        """Arms that only assign; a draw in them only when its alignment is the
+        shift 0 -- the search's way of saying "sample it in each run alone"
+        (`_draw_alone`); a draw aligned otherwise needs both runs in its arm."""
+        if not (block_is_pure(stmt.then, draws=True) and block_is_pure(stmt.orelse, draws=True)):
+            return False
+        for inner in statements(stmt.then + stmt.orelse):
+            for top in stmt_expressions(inner):
+                for e in sub_expressions(top):
+                    if isinstance(e, Noise) and not self._zero_alignment(e):
+                        return False
+        return True
+
+    def _zero_alignment(self, noise: Noise) -> bool:
+        site = self.site_of.get(id(noise))
+        if site is None:
+            return False
+        alignment = self.alignments[site.index]
+        return alignment.selector is None and alignment.then.kind == "const" and alignment.then.value == 0
 
     def _merge_pure(self, stmt: IfStmt, cond: Pair, path: Path) -> Path | None:
         """Assignment-only branches may differ between the runs: merge with if-then-else.
@@ -250,7 +277,12 @@ class Product:
         arms = []
         for body in (stmt.then, stmt.orelse):
             arm = path.fork()
-            if not self._exec_merged_block(body, arm):
+            self.alone += 1
+            try:
+                ok = self._exec_merged_block(body, arm)
+            finally:
+                self.alone -= 1
+            if not ok:
                 return False
             if arm.budgets != path.budgets:
                 return False  # a vec[1] input is read inside: its budget would depend on the run
@@ -416,22 +448,30 @@ class Product:
     def _read_budgeted(self, name: str, k: Term, dists: object, path: Path, expr: Index) -> Term:
         """`vec[1]`: each entry read is charged once against the unit distance budget.
 
-        Within one pass (reads at increasing indices; a re-read of the last
-        index is free) the distances charged are those of distinct entries,
-        whose absolute values sum to at most 1; a read at a smaller index
-        starts a new pass with a fresh budget of 1.
+        Within one pass (each read outside the interval of the indices read so
+        far in it: a pass going up, going down, or outwards; a re-read of the
+        last index is free) the distances charged are those of distinct
+        entries, whose absolute values sum to at most 1; a read inside the
+        interval starts a new pass with a fresh budget of 1.
         """
         budget = path.budgets[name]
         fresh = dists(k)  # type: ignore[operator]
-        same = k == budget.last_index
-        # a read behind the last one starts a new pass over the input: the
-        # entries of one pass are distinct, so their distances again sum to
-        # at most 1 (every fact stated here is true of the distance vector)
-        available = z.ite(k > budget.last_index, budget.remaining, z.number(1))
+        # a read inside the pass's interval starts a new pass over the input:
+        # the entries of one pass are distinct, so their distances again sum
+        # to at most 1 (every fact stated here is true of the distance vector)
+        empty = budget.high < budget.low
+        same = z.conj(k == budget.last_index, z.neg(empty))  # the entry the pass read last: counted already
+        outside = z.disj(empty, k > budget.high, k < budget.low)
+        available = z.ite(outside, budget.remaining, z.number(1))
         path.facts.append(z.implies(z.neg(same), z.absolute(fresh) <= available))
         d = z.ite(same, budget.last_dist, fresh)
         remaining = z.ite(same, budget.remaining, available - z.absolute(fresh))
-        path.budgets[name] = Budget(remaining, k, d)
+        extend = z.conj(outside, z.neg(empty))
+        # named, not nested: a run of reads would otherwise build ever deeper terms
+        low, high = z.fresh_int(f"low_{name}"), z.fresh_int(f"high_{name}")
+        path.facts.append(low == z.ite(same, budget.low, z.ite(z.conj(extend, budget.low < k), budget.low, k)))
+        path.facts.append(high == z.ite(same, budget.high, z.ite(z.conj(extend, budget.high > k), budget.high, k)))
+        path.budgets[name] = Budget(remaining, k, d, low, high)
         return d
 
     def forall_facts(self, vector: str, k: Term, d: Term) -> list[Term]:
@@ -450,9 +490,26 @@ class Product:
 
     # ------------------------------------------------------------ noise
 
+    def _draw_alone(self, noise: Noise, scale: Pair, path: Path) -> Pair:
+        """A draw in an arm the two runs may not both take: each run samples it
+        on its own, uncoupled and free (apRHL's one-sided random assignment,
+        Barthe et al. POPL 2012: a lossless sampling in one run costs nothing;
+        the proof holds for every value in the support). When both runs take
+        the arm the two values are independent (the product coupling)."""
+        one, two = z.fresh_real(f"eta_alone{noise.span.line}"), z.fresh_real(f"eta_alone{noise.span.line}_2")
+        for term in (scale.one, scale.two):
+            path.obligations.append(Obligation("scale", z.to_real(term) > 0, noise.scale.span,
+                                               "the noise scale is positive"))
+        if noise.kind == "lapplus":
+            path.facts += [one >= 0, two >= 0]
+        return Pair(one, two)
+
     def draw(self, noise: Noise, path: Path) -> Pair:
         site = self.site_of[id(noise)]
         scale = self.eval(noise.scale, path)
+        if self.alone:
+            self.sampled_alone.add(site.index)
+            return self._draw_alone(noise, scale, path)
         eta = z.fresh_real(f"eta{site.index}")
         span = noise.span
         path.obligations.append(Obligation("scale", scale.one == scale.two, noise.scale.span,
@@ -485,6 +542,10 @@ class Product:
         else:
             path.cost = path.cost + z.divide(z.absolute(shift), scale.one)
         path.draws.append(DrawRecord(site.index, shift, scale.one, noise.kind))
+        if alignment.mirror is not None and noise.kind == "lap" and alignment.selector is None:
+            # where the runs disagree on the test, run 2 draws -eta (Laplace is symmetric)
+            test = self.eval(alignment.mirror, path)
+            return Pair(eta, z.ite(test.one != test.two, -eta, eta) + shift)
         return Pair(eta, eta + shift)
 
 

@@ -181,7 +181,7 @@ def prove_with(info: MechanismInfo, alignments: dict[int, Alignment], deadline: 
     paths = product.run()
     for path in paths + loops.side_paths:
         _discharge(path)
-    trace = _trace(info, alignments, loops, paths, inputs)
+    trace = _trace(info, alignments, loops, paths, inputs, product.sampled_alone)
     trace.side = export.side("forward", info, alignments, loops.exports, product.merged)
     return trace, loops.dead
 
@@ -202,12 +202,14 @@ def _discharge(path: Path) -> None:
 
 
 def _trace(info: MechanismInfo, alignments: dict[int, Alignment], loops: InvariantLoops,
-           paths: list[Path], inputs: Inputs) -> ProofTrace:
+           paths: list[Path], inputs: Inputs, alone: set[int] = frozenset()) -> ProofTrace:  # type: ignore[assignment]
     rows = []
     for site in info.draws:
         rule = "one-sided: shift >= 0, pays shift / scale" if site.noise.kind == "lapplus" else "pays |shift| / scale"
-        rows.append((site.noise.span.line, f"{site.noise.kind}({show(site.noise.scale)})",
-                     alignments[site.index].describe(site), rule))
+        shift = alignments[site.index].describe(site)
+        if site.index in alone:  # in an arm the runs may not share (product._draw_alone)
+            shift, rule = "none", "sampled by each run on its own (its arm may differ): pays nothing"
+        rows.append((site.noise.span.line, f"{site.noise.kind}({show(site.noise.scale)})", shift, rule))
     path_lines = []
     seen: set[str] = set()
     for path in loops.side_paths + paths:

@@ -8,9 +8,20 @@ first run (discrete values as they are, continuous values at a few points
 around the noise-free value). Parameters get small concrete values (the ones
 in the claim first 1, then 2). Probabilities come from `integrate.path_mass`.
 A last phase (issue 23) tries what leaks on unseen programs needed: vector
-entries at the program's own literals, fractional and mixed-sign moves,
-lengths past 6 that the program mentions, scalar moves by the literals of
-their bounds and by halves, integer parameters one past a literal of the body.
+entries at the program's own literals, shaped vectors (a single 1, ramps),
+fractional and mixed-sign moves, scalar moves by the literals of their
+bounds and by halves, integer parameters one past a literal of the body.
+
+Also (issue 23): a public number is tried away from 0 and 1 (2, 1/2, -5, 4,
+1/4, the literals of its `requires`), each value filtered by the `requires`
+about that parameter alone; a claim parameter at the literals it is compared
+with; a claim below 0 is refuted by any output (the event "any output" has
+probability 1 under both inputs); `vec[2]` inputs move every entry by just
+under 1/sqrt(n); two private vectors move together and against each other;
+lengths past 6 that the program writes, or that its `len(q)` tests compare
+with (values computed by its public code included), are searched with every
+move; a long input whose paths are too many to list gives the outputs of
+its first paths, depth first, each output's probability still exact.
 """
 
 from __future__ import annotations
@@ -91,6 +102,7 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
     private = private_scalars(info)
     names = list(info.scalars)
     literals = _compared_literals(info)
+    scaling = _scaling_names(info)
     options: dict[str, list[Fraction]] = {}
     for name in names:
         sort = info.scalars[name]
@@ -99,7 +111,9 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
         elif name in claim and sort == "int":
             values = [Fraction(1), Fraction(2)]
         elif name in claim:
-            values = [Fraction(1), Fraction(1, 2), Fraction(2)]
+            # `if (eps < 7) { return 0; }`: the body is reached only at 7 and above
+            near = [v + d for v in literals.get(name, []) for d in (Fraction(0), Fraction(1), Fraction(-1))]
+            values = [Fraction(1), Fraction(1, 2), Fraction(2)] + [v for v in near if v > 0]
         elif sort == "int":
             # N = 2: two answers may cost twice; `if (N > 3)`: both sides of the test
             near = [v + d for v in literals.get(name, []) for d in (Fraction(0), Fraction(1), Fraction(-1))]
@@ -107,11 +121,15 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
         elif sort == "bool":
             values = [Fraction(1)]
         else:
-            # a number compared with a literal (`x >= 3`) changes behaviour only next to it
+            # a number compared with a literal (`x >= 3`) changes behaviour only next to it; a
+            # public factor or scale (`c * q[0]`, `lap(c / eps)`, an `eps` the claim does not
+            # name) leaks at a value above or below 1, or negative (`requires t <= 1` only)
             near = [v + d for v in literals.get(name, []) for d in (Fraction(0), Fraction(1), Fraction(-1))]
             body = _body_literals(info) if name in private else []
-            values = [Fraction(0), Fraction(1)] + near + [v for v in body if v != 0]
-        options[name] = list(dict.fromkeys(values))
+            wider = list(OTHER_VALUES) if name in scaling else []
+            values = [Fraction(0), Fraction(1)] + near + [v for v in body if v != 0] + wider
+        admissible = [v for v in dict.fromkeys(values) if _alone_ok(info, name, v)]
+        options[name] = admissible or list(dict.fromkeys(values))[:1]
     # which parameters to vary first: counts (N), then the claim (eps), then the rest
     order = sorted(names, key=lambda n: (0 if info.scalars[n] == "int" and n not in claim
                                          else 1 if n in literals else 2 if n in claim else 3))
@@ -166,6 +184,58 @@ def extra_choices(info: MechanismInfo, choices: list[tuple[dict[str, Fraction], 
     return unique
 
 
+#: values of a public number parameter tried after its base values (0, 1, the literals it is compared with)
+OTHER_VALUES = (Fraction(2), Fraction(1, 2), Fraction(-5), Fraction(4), Fraction(1, 4))
+
+
+def _scaling_names(info: MechanismInfo) -> set[str]:
+    """Names that scale something: inside a noise scale (`lap(c / eps)`) or
+    an operand of `*` or `/` (`c * q[0]`, `q[0] / c`), where a value away
+    from 0 and 1 changes how far the output moves. A threshold only
+    compared with (`q[i] + eta >= t`) is not one."""
+    from fuzzpy.language.syntax import Binary, Noise
+
+    found: set[str] = set()
+    for stmt in statements(info.decl.body):
+        for top in stmt_expressions(stmt):
+            for e in sub_expressions(top):
+                inner: list[Expr] = []
+                if isinstance(e, Noise):
+                    inner = [e.scale]
+                elif isinstance(e, Binary) and e.op in ("*", "/"):
+                    inner = [e.left, e.right]
+                found.update(v.name for part in inner for v in sub_expressions(part) if isinstance(v, Var))
+    return found
+
+
+def _conjuncts(expr: Expr) -> list[Expr]:
+    from fuzzpy.language.syntax import Binary
+
+    if isinstance(expr, Binary) and expr.op == "&&":
+        return _conjuncts(expr.left) + _conjuncts(expr.right)
+    return [expr]
+
+
+def _alone_ok(info: MechanismInfo, name: str, value: Fraction) -> bool:
+    """The `requires` conjuncts about this parameter alone (`c > 0`, `t <= 1`)
+    hold at ``value``: a value they exclude is never combined with others."""
+    from fuzzpy.language.syntax import Dist
+
+    for req in info.decl.requires:
+        for part in _conjuncts(req):
+            parts = list(sub_expressions(part))
+            if any(isinstance(e, (Dist, Forall)) for e in parts):
+                continue
+            if {e.name for e in parts if isinstance(e, Var)} != {name}:
+                continue
+            try:
+                if not bool(evaluate(part, {name: value}, {})):
+                    return False
+            except (KeyError, ZeroDivisionError, TypeError):
+                continue
+    return True
+
+
 def _combinations(names: list[str], options: dict[str, list[Fraction]], limit: int) -> list[dict[str, Fraction]]:
     """Assignments in order of how many names leave their first value."""
     found: list[dict[str, Fraction]] = []
@@ -180,7 +250,7 @@ def _combinations(names: list[str], options: dict[str, list[Fraction]], limit: i
 
 
 def _compared_literals(info: MechanismInfo) -> dict[str, list[Fraction]]:
-    """Literals a parameter is compared with in the body (`t > 5` gives t: [5])."""
+    """Literals a parameter is compared with in the body or the `requires` (`t > 5` gives t: [5])."""
     from fuzzpy.language.syntax import Binary, Unary
 
     def literal(e: Expr) -> Fraction | None:
@@ -191,15 +261,16 @@ def _compared_literals(info: MechanismInfo) -> dict[str, list[Fraction]]:
         return None
 
     found: dict[str, list[Fraction]] = {}
-    for stmt in statements(info.decl.body):
-        for top in stmt_expressions(stmt):
-            for e in sub_expressions(top):
-                if not (isinstance(e, Binary) and e.op in ("<", "<=", ">", ">=", "==", "!=")):
-                    continue
-                for side, other in ((e.left, e.right), (e.right, e.left)):
-                    value = literal(other)
-                    if isinstance(side, Var) and side.name in info.scalars and value is not None:
-                        found.setdefault(side.name, []).append(value)
+    tops = [top for stmt in statements(info.decl.body) for top in stmt_expressions(stmt)]
+    tops += [r for r in info.decl.requires if not isinstance(r, Forall)]  # `requires c >= 3`: c = 3, 4, 2
+    for top in tops:
+        for e in sub_expressions(top):
+            if not (isinstance(e, Binary) and e.op in ("<", "<=", ">", ">=", "==", "!=")):
+                continue
+            for side, other in ((e.left, e.right), (e.right, e.left)):
+                value = literal(other)
+                if isinstance(side, Var) and side.name in info.scalars and value is not None:
+                    found.setdefault(side.name, []).append(value)
     return found
 
 
@@ -288,6 +359,23 @@ def _patterns(length: int) -> list[tuple[Fraction, ...]]:
     if length >= 5:
         return [zeros, ones]
     return [zeros, ones, tuple(Fraction(i % 2) for i in range(length))]
+
+
+SHAPED_LONGEST = 4  # beyond, shaped vectors cost more than they found on the corpora
+
+
+def _shaped_patterns(length: int) -> list[tuple[Fraction, ...]]:
+    """Vectors beyond the constant and alternating ones (lengths 3, 4 and those past
+    `MAX_LENGTH` the program names): a single
+    1 first or last, and the ramps up and down (0, 1, 2, ...): a noisy max or
+    a running comparison decides differently on them."""
+    if length < 3 or MAX_LENGTH >= length > SHAPED_LONGEST:  # a length the program names: worth them
+        return []
+    zeros = [Fraction(0)] * length
+    ramp = tuple(Fraction(i) for i in range(length))
+    found = [tuple([Fraction(1)] + zeros[1:]), tuple(zeros[:-1] + [Fraction(1)]), ramp, ramp[::-1]]
+    ordinary = set(_patterns(length))
+    return [p for p in dict.fromkeys(found) if p not in ordinary]
 
 
 def _literal_patterns(length: int, literals: tuple[Fraction, ...]) -> list[tuple[Fraction, ...]]:
@@ -425,8 +513,20 @@ class _Search:
                 try:
                     self.point_cache[key] = _output_points(self.runs(params, vectors))
                 except Stuck:
-                    self.point_cache[key] = self._stretched(params, vectors)
+                    try:
+                        self.point_cache[key] = self._stretched(params, vectors)
+                    except Stuck:
+                        self.point_cache[key] = self._first_paths(params, vectors)
         return self.point_cache[key]
+
+    def _first_paths(self, params: dict[str, Fraction], vectors: dict) -> list[tuple[object, ...]]:
+        """Outputs of the first `MAX_RUNS` paths, depth first, of an input with
+        too many paths to list (a loop of noisy tests over 9 entries behind
+        `if (len(q) >= 9)`): some outputs, not all; each one's probability is
+        still computed exactly, over every path that releases it (`mass`)."""
+        runs = run_all(self.info, dict(params), {k: list(v) for k, v in vectors.items()},
+                       max_runs=MAX_RUNS, first=True)
+        return _output_points(runs)
 
     def _stretched(self, params: dict[str, Fraction], vectors: dict) -> list[tuple[object, ...]]:
         """Outputs of a long input with too many paths to list: those of its
@@ -513,7 +613,7 @@ def _refute(info: MechanismInfo, seconds: float, max_length: int,
             if search.over(phase_end):
                 break
             eps = _claim_value(info, params)
-            if eps is None or eps < 0:  # a claim of 0 is refuted by any ratio above 1
+            if eps is None:  # a claim below 0 is refuted by any output either input can produce
                 continue
             if not _requires_hold(info, params, {}, length if names else None):
                 continue
@@ -567,10 +667,17 @@ def _phases(info: MechanismInfo, choices: list, names: list[str], max_length: in
     lengths = [*range(1, max_length + 1), *mentioned_lengths(info, max_length)]
     last = [(base, other, n, True) for n in lengths]
     last += [(p, n, length) for p, n in extras or [] for length in range(1, min(2, max_length) + 1)]
+    written = mentioned_lengths(info, max_length)
+
+    def longer(p: dict) -> list[int]:
+        """Lengths past ``max_length``: the draws' scales need them, the program
+        writes them, or its `len(q)` tests compare with them."""
+        return list(dict.fromkeys([*suggested(p), *written, *observed_lengths(info, p, max_length)]))
+
     return [
-        (0.25, [(base, other, n) for n in [*range(1, max_length + 1), *suggested(base)]]),
+        (0.25, [(base, other, n) for n in [*range(1, max_length + 1), *longer(base)]]),
         (0.2, [(p, n, length) for p, n in wide for length in range(1, min(SHORT, max_length) + 1)]),
-        (0.15, [(p, n, length) for p, n in wide for length in suggested(p)]),
+        (0.15, [(p, n, length) for p, n in wide for length in longer(p)]),
         (0.15, [(p, n, length) for length in range(SHORT + 1, max_length + 1) for p, n in wide]),
         (0.15, [(p, n, length) for p, n in rest for length in range(1, min(2, max_length) + 1)]),
         (0.1, [(p, n, SHORT) for p, n in rest if max_length >= SHORT]),
@@ -604,6 +711,26 @@ def long_lengths(info: MechanismInfo, params: dict[str, Fraction], eps: Fraction
 LONGEST = 24
 
 
+#: the longest input tried because the body compares `len(q)` with a value it computes
+LONGEST_OBSERVED = 1024
+
+
+def observed_lengths(info: MechanismInfo, params: dict[str, Fraction], max_length: int) -> list[int]:
+    """Lengths past ``max_length`` on either side of a test of `len(q)` against
+    a value the body computes (`var kk = 1; while (...) { kk = kk * 3; } if
+    (len(q) < kk)`): the values it is compared with on a one-entry input."""
+    from fuzzpy.verifier.concrete import length_thresholds
+
+    if not info.vectors:
+        return []
+    seen = length_thresholds(info, dict(params), {n: [Fraction(0)] for n in info.vectors})
+    found: set[int] = set()
+    for value in seen:
+        low = math.floor(value)
+        found.update(n for n in (low, low + 1) if max_length < n <= LONGEST_OBSERVED)
+    return sorted(found)
+
+
 def mentioned_lengths(info: MechanismInfo, max_length: int) -> list[int]:
     """Lengths beyond ``max_length`` the program mentions: each integer literal
     n of the body or the `requires` (`if (len(q) < 7)`) gives n and n + 1,
@@ -627,8 +754,10 @@ def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour
     if not names:
         bases: list[tuple[tuple, range]] = [((), range(4))]
     elif extended:
-        bases = [(p, range(4, 5)) for p in _patterns(length)]
+        # a length the program mentions past MAX_LENGTH has not been searched yet: every tier
+        bases = [(p, range(4, 5) if length <= MAX_LENGTH else range(5)) for p in _patterns(length)]
         bases += [(p, range(5)) for p in _literal_patterns(length, _entry_literals(info))]
+        bases += [(p, range(3)) for p in _shaped_patterns(length)]  # guided, uniform, single-entry moves
     else:
         bases = [(p, range(4)) for p in _patterns(length)]
     for base, tiers in bases:
@@ -641,13 +770,13 @@ def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour
         for tier in tiers:
             best: Counterexample | None = None
             for point in points:
-                for delta in _deltas_for(info, names, point, length, tier):
+                for moved in _moved(names, _deltas_for(info, names, point, length, tier)):
                     search.ticks += 1
                     if search.over(deadline):
                         return best, skipped
                     v2 = dict(v1)
-                    if names:
-                        v2[names[0]] = tuple(b + d for b, d in zip(base, delta, strict=False))
+                    for name, delta in moved.items():
+                        v2[name] = tuple(b + d for b, d in zip(v1[name], delta, strict=False))
                     if not neighbours(info, params, neighbour_params,
                                       {k: list(v) for k, v in v1.items()},
                                       {k: list(v) for k, v in v2.items()}):
@@ -659,9 +788,22 @@ def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour
                         continue
                     if found is not None and (best is None or found.log_ratio > best.log_ratio):
                         best = found
+                    if best is not None and best.infinite:  # none better: the first infinite one is kept
+                        return best, skipped
             if best is not None:
                 return best, skipped
     return None, skipped
+
+
+def _moved(names: list[str], deltas: list[tuple]) -> list[dict[str, tuple]]:
+    """The move of each vector that moves: the first vector alone, and with
+    two private vectors or more all of them together (`q[0] + r[0]` moves by
+    2), the first against the others (`q[0] - r[0]`), then each other alone."""
+    if len(names) <= 1:
+        return [{n: d for n in names} for d in deltas]
+    found = [{names[0]: d} for d in deltas] + [{n: d for n in names} for d in deltas]
+    found += [{n: d if n == names[0] else tuple(-x for x in d) for n in names} for d in deltas]
+    return found + [{name: d} for name in names[1:] for d in deltas]
 
 
 def _deltas_for(info: MechanismInfo, names: list[str], point: tuple[object, ...], length: int,
@@ -681,6 +823,10 @@ def _deltas_for(info: MechanismInfo, names: list[str], point: tuple[object, ...]
         moves += [guided, tuple(-d for d in guided)]
     elif tier == 1:
         moves += [tuple(one for _ in range(length)), tuple(minus for _ in range(length))]
+        norms = {info.vectors[n] for n in names}
+        steps = [_root_step(length)] * ("2" in norms) + [Fraction(1, length)] * ("1" in norms)
+        for step in steps if length > 1 else []:  # `vec[2]`: each entry by just under 1/sqrt(n); `vec[1]`: 1/n
+            moves += [tuple(step for _ in range(length)), tuple(-step for _ in range(length))]
     elif tier == 2:
         for i in range(length) if length <= MAX_LENGTH else (0, length - 1):
             for sign in (one, minus):
@@ -697,7 +843,16 @@ def _deltas_for(info: MechanismInfo, names: list[str], point: tuple[object, ...]
         if length >= 2:
             moves += [(half, -half) + (Fraction(0),) * (length - 2), (-half, half) + (Fraction(0),) * (length - 2)]
     unique = list(dict.fromkeys(moves))
-    return [d for d in unique if _vector_ok(info, names[0], d)]
+    return [d for d in unique if any(_vector_ok(info, name, d) for name in names)]
+
+
+def _root_step(length: int) -> Fraction:
+    """The largest multiple of 1/1000 whose square times ``length`` is at most 1
+    (a `vec[2]` input's widest uniform move, 7/10 for two entries)."""
+    step = Fraction(math.isqrt(10**6 // length), 1000)
+    while step * step * length > 1:
+        step -= Fraction(1, 1000)
+    return step
 
 
 def _claim_value(info: MechanismInfo, params: dict[str, Fraction]) -> Fraction | None:

@@ -88,7 +88,15 @@ def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
     ]
     lines.append(_ratio_line(cx))
     lines.append("    (probabilities in closed form, evaluated to 50 significant digits)")
+    if cx.eps < 0:
+        lines.append("    (a claim below 0 is false for every mechanism: the event `any output` has probability 1")
+        lines.append(f"     under both inputs, and 1 > e^eps = {_text(_exp(cx.eps), up=True)})")
     return lines
+
+
+def _exp(value: Fraction) -> mpmath.mpf:
+    with mpmath.workdps(50):
+        return mpmath.exp(mpmath.mpf(value.numerator) / value.denominator)
 
 
 def _ratio_line(cx: Counterexample) -> str:

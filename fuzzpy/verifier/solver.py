@@ -161,10 +161,14 @@ class Outcome:
     status: str
     model: z3.ModelRef | None = None
     reason: str = ""
+    context: z3.Context | None = None  # the fresh context the model lives in, if not the main one
 
     def value(self, term: Term) -> Term:
         assert self.model is not None
-        return self.model.eval(term, model_completion=True)
+        if self.context is None:
+            return self.model.eval(term, model_completion=True)
+        found = self.model.eval(term.translate(self.context), model_completion=True)
+        return found.translate(term.ctx)
 
     def holds(self, formula: Term) -> bool:
         return z3.is_true(self.value(formula))
@@ -191,7 +195,24 @@ def check_valid(
     far); ``cap_seconds`` bounds the CPU time of this thread (`_CpuWatchdog`;
     z3's wall-clock `timeout` where per-thread clocks are missing).
     """
-    solver = z3.Solver()
+    started = time.process_time()
+    outcome = _check(list(assumptions), goal, rlimit, cap_seconds, None)
+    if outcome.status == "unknown" and time.process_time() - started < cap_seconds / 2:
+        # z3's search depends on the history of its context (the order terms
+        # were created in): a check that runs out of its budget after many
+        # others may be easy on its own. Ask once more in a fresh context,
+        # so that what is decided depends on the query alone.
+        fresh = _check(list(assumptions), goal, rlimit, cap_seconds, z3.Context())
+        if fresh.status != "unknown":
+            return fresh
+    return outcome
+
+
+def _check(assumptions: list[Term], goal: Term, rlimit: int, cap_seconds: float, ctx: z3.Context | None) -> Outcome:
+    if ctx is not None:
+        assumptions = [a.translate(ctx) for a in assumptions]
+        goal = goal.translate(ctx)
+    solver = z3.Solver(ctx=ctx) if ctx is not None else z3.Solver()
     solver.set("rlimit", rlimit)
     solver.add(*assumptions)
     solver.add(z3.Not(goal))
@@ -204,7 +225,7 @@ def check_valid(
     if result == z3.unsat:
         return Outcome("valid")
     if result == z3.sat:
-        return Outcome("invalid", solver.model())
+        return Outcome("invalid", solver.model(), context=ctx)
     return Outcome("unknown", reason=solver.reason_unknown())
 
 

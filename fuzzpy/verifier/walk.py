@@ -78,12 +78,13 @@ def has_noise(expr: Expr) -> bool:
     return any(isinstance(e, Noise) for e in sub_expressions(expr))
 
 
-def block_is_pure(body: tuple[Stmt, ...]) -> bool:
-    """No noise, no release, no loop: branches like this may differ between runs."""
+def block_is_pure(body: tuple[Stmt, ...], draws: bool = False) -> bool:
+    """No release, no loop (and no noise, unless ``draws``): branches like this
+    may differ between runs."""
     for stmt in statements(body):
         if isinstance(stmt, (Output, ReturnStmt, While)):
             return False
-        if any(has_noise(e) for e in stmt_expressions(stmt)):
+        if not draws and any(has_noise(e) for e in stmt_expressions(stmt)):
             return False
     return True
 

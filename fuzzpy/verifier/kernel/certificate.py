@@ -61,7 +61,9 @@ class DrawAlignment:
     the draw chooses ``shift`` else ``otherwise``), "pointwise" (``test`` is an
     index: the draw at index s gets ``shift``), "branch" (the comparison at
     ``test_at``, evaluated later in the first run, chooses; it must agree in
-    both runs).
+    both runs). ``mirror`` (Laplace only, no selector): a test of the state at
+    the draw; where the two runs disagree on it, the second run's value is
+    -eta + shift instead of eta + shift.
     """
 
     at: Where
@@ -71,6 +73,7 @@ class DrawAlignment:
     test: str = ""
     test_at: Where | None = None
     otherwise: str = "0"
+    mirror: str = ""
 
 
 @frozen
@@ -124,7 +127,8 @@ class Certificate:
         sides = tuple(
             Side(s["orientation"],
                  tuple(DrawAlignment(where(d["at"]), d["kind"], d["shift"], d["selector"], d["test"],  # type: ignore[arg-type]
-                                     where(d["test_at"]), d["otherwise"]) for d in s["draws"]),
+                                     where(d["test_at"]), d["otherwise"], d.get("mirror", ""))
+                       for d in s["draws"]),
                  tuple(LoopInvariant(where(v["at"]), v["invariant"], tuple(v["labels"])) for v in s["loops"]),  # type: ignore[arg-type]
                  tuple(BranchRule(where(b["at"]), b["rule"]) for b in s["branches"]))  # type: ignore[arg-type]
             for s in data["sides"])

@@ -201,7 +201,9 @@ def _check_side(decl: MechanismDecl, consts: dict[str, Fraction], cert: Certific
     def entry_facts(vector: str, k: z3.ExprRef, _d: z3.ExprRef) -> list[z3.ExprRef]:
         return [inputs.relational(r.body, {r.var: k}, reverse) for r in foralls]
 
-    budgets = {q: (z3.RealVal(1), z3.IntVal(-1)) for q, (_, _, norm) in inputs.vectors.items() if norm == "1"}
+    # vec[1] ghost: budget 1, no index read, an empty pass (high < low)
+    budgets = {q: (z3.RealVal(1), z3.IntVal(-1), z3.IntVal(0), z3.IntVal(-1))
+               for q, (_, _, norm) in inputs.vectors.items() if norm == "1"}
     start = KPath(dict(inputs.one), dict(inputs.two), z3.RealVal(0), inputs.background(decl, reverse),
                   budgets=budgets)
     sorts = local_sorts(decl, consts)
@@ -256,6 +258,8 @@ def _invariants(side: Side, inputs: _Inputs, s: z3.ExprRef | None,
                 bind(f"%remaining.{q}", real(now.budgets[q][0]))
                 bind(f"%last.{q}", now.budgets[q][1])
                 bind(f"%lastd.{q}", dists(now.budgets[q][1]))
+                bind(f"%low.{q}", now.budgets[q][2])
+                bind(f"%high.{q}", now.budgets[q][3])
         formulas = []
         for inv in found:
             if any(word in inv.invariant for word in ("assert", "declare", "define", "push", "pop", "check-sat")):

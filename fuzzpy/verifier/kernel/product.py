@@ -83,7 +83,8 @@ class KPath:
     facts: list[Term]
     obs: list[Ob] = field(default_factory=list)
     pending: list[tuple[int, Term, Term, Term]] = field(default_factory=list)
-    budgets: dict[str, tuple[Term, Term]] = field(default_factory=dict)  # vec[1]: (remaining, last index)
+    #: vec[1]: (remaining, last index, lowest and highest index of the pass; empty when high < low)
+    budgets: dict[str, tuple[Term, Term, Term, Term]] = field(default_factory=dict)
     trail: list[str] = field(default_factory=list)
 
     def fork(self) -> KPath:
@@ -138,6 +139,7 @@ class Product:
         self.selectors = {d.test_at.node for d in side.draws if d.selector == "branch" and d.test_at is not None}
         self.invariant = invariant  # (loop, path now, path entering) -> the invariant over the path
         self.finished: list[KPath] = []
+        self.solo = 0  # > 0 while one run executes an arm alone (`either`)
 
     # ------------------------------------------------------------ statements
 
@@ -229,6 +231,13 @@ class Product:
         return found
 
     def alone(self, body: tuple[Stmt, ...], paths: list[KPath], run: int) -> list[KPath]:
+        self.solo += 1
+        try:
+            return self._alone(body, paths, run)
+        finally:
+            self.solo -= 1
+
+    def _alone(self, body: tuple[Stmt, ...], paths: list[KPath], run: int) -> list[KPath]:
         for stmt in body:
             after = []
             for path in paths:
@@ -243,13 +252,14 @@ class Product:
                 then.trail.append(f"line {stmt.span.line}: run {run} then")
                 path.facts.append(z3.Not(cond))
                 path.trail.append(f"line {stmt.span.line}: run {run} else")
-                after += self.alone(stmt.then, [then], run) + self.alone(stmt.orelse, [path], run)
+                after += self._alone(stmt.then, [then], run) + self._alone(stmt.orelse, [path], run)
             paths = after
         return paths
 
     def divergence_safe(self, stmt: IfStmt) -> bool:
-        """Arms that only assign (no draw, release, loop, `vec[1]` read or
-        alignment-selecting comparison): each run can execute its own alone."""
+        """Arms that only assign (no release, loop, `vec[1]` read or
+        alignment-selecting comparison; a draw is sampled by the run alone,
+        `draw_alone`): each run can execute its own alone."""
         def ok(body: tuple[Stmt, ...]) -> bool:
             for s in body:
                 if isinstance(s, IfStmt):
@@ -263,7 +273,9 @@ class Product:
 
     def pure(self, expr: Expr) -> bool:
         for e in walk(expr):
-            if isinstance(e, Noise) or (isinstance(e, Binary) and self.key(e) in self.selectors):
+            if isinstance(e, Noise) and e.kind not in ("lap", "lapplus"):
+                return False
+            if isinstance(e, Binary) and self.key(e) in self.selectors:
                 return False
             if isinstance(e, Index) and isinstance(e.base, Var) and self.env.vectors.get(e.base.name, ("", "", ""))[2] == "1":
                 return False
@@ -293,7 +305,8 @@ class Product:
                         else fresh_like(f"{name}{run}", like)
         for q in head.budgets:
             if self.mentions_vector(loop, q):
-                head.budgets[q] = (fresh_like(f"rem_{q}", z3.RealVal(0)), fresh_like(f"last_{q}", z3.IntVal(0)))
+                head.budgets[q] = (fresh_like(f"rem_{q}", z3.RealVal(0)), fresh_like(f"last_{q}", z3.IntVal(0)),
+                                   fresh_like(f"low_{q}", z3.IntVal(0)), fresh_like(f"high_{q}", z3.IntVal(0)))
         head.facts.append(self.invariant(loop, head, entering))
         one, two = self.ev(loop.cond, head, BOTH)
         head.obs.append(Ob("both runs agree on the loop condition", one == two, line))
@@ -347,6 +360,8 @@ class Product:
         if isinstance(e, Index):
             return self.read(e, path, runs)
         if isinstance(e, Noise):
+            if runs != BOTH and self.solo and self.key(e) != -1:
+                return self.draw_alone(e, path, runs)
             if runs != BOTH:
                 raise Reject(f"line {e.span.line}: a draw in one run only")
             return self.draw(e, path)
@@ -391,14 +406,20 @@ class Product:
         return tuple(out)
 
     def charge(self, name: str, k: Term, path: KPath) -> None:
-        """`vec[1]`: the distances of distinct entries read at increasing
-        indices sum to at most 1; a read below the last index starts a new
-        pass (budget 1 again); re-reading the last index is free."""
-        remaining, last = path.budgets[name]
+        """`vec[1]`: the entries of a pass lie in [low, high], each read outside
+        the interval so far (a pass going up, going down, or both ways), so
+        they are distinct and their distances sum to at most 1; a read inside
+        it starts a new pass (budget 1 again); re-reading the last index is free."""
+        remaining, last, low, high = path.budgets[name]
         d = self.env.vectors[name][1](k)
-        available = z3.If(k > last, remaining, z3.RealVal(1))
-        path.facts.append(z3.Implies(k != last, absolute(d) <= available))
-        path.budgets[name] = (z3.If(k == last, remaining, available - absolute(d)), k)
+        empty = high < low
+        outside = z3.Or(empty, k > high, k < low)
+        available = z3.If(outside, remaining, z3.RealVal(1))
+        same = z3.And(k == last, z3.Not(empty))  # the entry the pass read last: counted already
+        path.facts.append(z3.Implies(z3.Not(same), absolute(d) <= available))
+        low2 = z3.If(same, low, z3.If(z3.And(outside, z3.Not(empty), low < k), low, k))
+        high2 = z3.If(same, high, z3.If(z3.And(outside, z3.Not(empty), high > k), high, k))
+        path.budgets[name] = (z3.If(same, remaining, available - absolute(d)), k, low2, high2)
 
     # ------------------------------------------------------------ draws and selectors
 
@@ -411,6 +432,7 @@ class Product:
         path.obs.append(Ob("the noise scale is the same in both runs", one == two, line))
         path.obs.append(Ob("the noise scale is positive", real(one) > 0, line))
         shift = self.shift(cert, path, line)
+        flip = self.mirror(cert, noise, path, line)
         if noise.kind == "lapplus":  # one-sided noise: shifts >= 0 keep the support; cost a / b
             path.obs.append(Ob("one-sided noise is shifted up (shift >= 0)", shift >= 0, line))
             path.cost = path.cost + shift / real(one)
@@ -419,7 +441,43 @@ class Product:
         eta = fresh_like(f"eta{line}", z3.RealVal(0))
         if noise.kind == "lapplus":  # its support is [0, inf): a fact about run 1's draw
             path.facts.append(eta >= 0)
+        if flip is not None:
+            return (eta, ite(flip, -eta, eta) + shift)
         return (eta, eta + shift)
+
+    def mirror(self, cert: DrawAlignment, noise: Noise, path: KPath, line: int) -> Term | None:
+        """Where the runs disagree on the certificate's `mirror` test (evaluated
+        on both runs' states at the draw), run 2 gets -eta + shift: for each
+        fixed past a bijection of the line that preserves Laplace(0, b)'s
+        density up to exp(|shift| / b), as a translation does (the density is
+        symmetric; LightDP's alignments need only be injective and
+        measure-preserving up to that factor, Zhang & Kifer 2017, Thm. 1)."""
+        if not cert.mirror:
+            return None
+        if noise.kind != "lap" or cert.selector != "":
+            raise Reject(f"line {line}: a mirrored alignment is for a Laplace draw without a selector")
+        test = _test_expr(cert.mirror)
+        for e in walk(test):
+            if isinstance(e, (Noise, Dist)) or (isinstance(e, Index) and isinstance(e.base, Var)
+                                               and self.env.vectors.get(e.base.name, ("", "", ""))[2] == "1"):
+                raise Reject(f"line {line}: a mirror test may not draw, read `vec[1]` or name dist()")
+        one, two = self.ev(test, path, BOTH)
+        if not (z3.is_bool(one) and z3.is_bool(two)):
+            raise Reject(f"line {line}: a mirror test that is not a condition")
+        return one != two
+
+    def draw_alone(self, noise: Noise, path: KPath, runs: Runs) -> tuple[Term, ...]:
+        """A draw in an arm one run executes alone: sampled in that run only,
+        uncoupled, at no cost -- apRHL's one-sided random assignment (Barthe
+        et al., POPL 2012: a lossless sampling on one side; what follows must
+        hold for every value in the support)."""
+        line = noise.span.line
+        (scale,) = self.ev(noise.scale, path, runs)
+        path.obs.append(Ob("the noise scale is positive", real(scale) > 0, line))
+        eta = fresh_like(f"eta{line}.run{runs[0]}", z3.RealVal(0))
+        if noise.kind == "lapplus":
+            path.facts.append(eta >= 0)
+        return (eta,)
 
     def shift(self, cert: DrawAlignment, path: KPath, line: int) -> Term:
         then = self.align(_shift_expr(cert.shift), path)
