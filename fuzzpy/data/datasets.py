@@ -299,13 +299,38 @@ def _first_run_registration(name: str, file: DataFile, header: Header) -> Regist
     Parquet column's own type; the registration is its owner's act and the
     schema public from then on, docs/semantics.md "Columns no row can be read
     from") and the default row rule (drop)."""
-    from fuzzpy.data.validation import first_run_kinds
-
     now = utc_now()
-    kinds = first_run_kinds(file, header)
+    kinds = _first_run_kinds(file, header)
     columns = tuple(Column(n, kinds.get(n)) for n in dict.fromkeys(header.names))
     return Registration(name, file.absolute, file.format, file.sha256, len(file.data), columns,
                         explicit=False, registered=now, validated=now)
+
+
+def _first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
+    """`validation.first_run_kinds`, except that a Parquet file whose
+    columns typed by their cells are all floats is typed in Arrow compute
+    (no numpy on the DuckDB path, issue 11)."""
+    if header.arrow_types is not None:
+        from fuzzpy.data.columntypes import BINARY, TEXT, column_type, float_column_kind
+
+        unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
+        families = {i: column_type(header.arrow_types[i]).family for i in unique}
+        if all(f not in (*TEXT, *BINARY) for f in families.values()):
+            floats = [i for i in unique if families[i] == "float"]
+            table = header.table
+            if floats and table is None:
+                import pyarrow.parquet as pq
+
+                # ParquetFile, not read_table: pyarrow.dataset imports pandas
+                table = pq.ParquetFile(file.absolute).read(columns=[header.names[i] for i in floats])
+            kinds: dict[str, str | None] = dict.fromkeys((header.names[i] for i in unique), None)
+            for i in floats:
+                assert table is not None
+                kinds[header.names[i]] = float_column_kind(table.column(header.names[i]))
+            return kinds
+    from fuzzpy.data.validation import first_run_kinds
+
+    return first_run_kinds(file, header)
 
 
 def _could_be_name(given: str) -> bool:
