@@ -295,3 +295,27 @@ def test_whole_floats_read_as_int_as_before(tmp_path: Path) -> None:
         release = program.run("years", data={"db": data}, datasets={"db": ledger[0]}, budget=1e6, seed=2,
                               ledger=str(tmp_path / ledger))
         assert isinstance(release.value, float)
+
+
+def test_a_later_run_types_nothing_it_reads_the_registration(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the first run reads cells to type them (the registration); a
+    later run's refusal (FZ542) and its release come from the recorded types
+    alone: typing from cells is made to fail after the first run."""
+    import fuzzpy.data.datasets as datasets
+    import fuzzpy.data.validation as validation
+
+    _files(tmp_path)
+    data = tmp_path / "penguins.csv"
+    assert _cli(capsys, tmp_path, "count", data)[0] == 0
+
+    def no_typing(*args: object) -> object:
+        raise AssertionError("a later run typed the data from its cells")
+
+    monkeypatch.setattr(datasets, "_first_run_kinds", no_typing)
+    monkeypatch.setattr(validation, "first_run_kinds", no_typing)
+    monkeypatch.setattr(validation, "text_kinds", no_typing)
+    monkeypatch.setattr(validation, "_infer", no_typing)
+    code, _, err = _cli(capsys, tmp_path, "species_sum", data)
+    assert code == 2 and "FZ542" in err
+    assert _cli(capsys, tmp_path, "heavy", data)[0] == 0
