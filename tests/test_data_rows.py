@@ -100,7 +100,8 @@ def test_no_count_of_dropped_rows_is_printed(capsys: pytest.CaptureFixture[str],
     code, out, err = _run(capsys, tmp_path, "many", many, "--json")
     assert code == 0 and _only_the_seed_note(err)
     document = json.loads(out)
-    assert set(document) == {"ok", "released", "charged", "remaining", "datasets", "private", "warnings", "neighbours"}
+    assert set(document) == {"ok", "released", "charged", "remaining", "datasets", "accuracy", "private", "warnings",
+                             "neighbours"}
     assert "drop" not in out and "row" not in out.replace("rows_", "")
 
 
@@ -133,7 +134,8 @@ def test_rows_a_group_drops_are_counted_for_the_owner_only(
     ledger = str(tmp_path / "l.sqlite")
     assert main(["run", str(program), "groups", "--data", f"db={data}", "--budget", "10", "--ledger", ledger]) == 0
     captured = capsys.readouterr()
-    assert captured.err == "" and [line.split()[0] for line in captured.out.splitlines()] == ["released:", "charged:", "remaining:"]
+    assert captured.err == "" and [line.split()[0] for line in captured.out.splitlines()] == ["released:", "charged:", "remaining:",
+                                                                                                "accuracy:"]
     (entry,) = Ledger(ledger).history()
     assert entry.row_rules is not None and entry.row_rules["group_keys_outside"] == 2
     assert main(["dataset", "show", "g", "--ledger", ledger, "--json"]) == 0

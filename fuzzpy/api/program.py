@@ -219,7 +219,7 @@ class Program:
     def run(self, definition: str, data: Mapping[str, Any] | None = None, *,
             args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
             ledger: str | os.PathLike[str] | Ledger | None = None, budget: Any = None, rule: str = "basic",
-            seed: int | None = None, delta: Any = None, engine: str = "auto",
+            seed: int | None = None, delta: Any = None, engine: str = "auto", confidence: Any = None,
             on_warning: Warn | None = None, progress: Warn | None = None) -> Release:
         """Release ``definition``'s result on data, charged to the ledger.
 
@@ -235,9 +235,11 @@ class Program:
         ``delta``: the delta an approximate release is charged at (default
         1e-6). ``engine``: "auto" (DuckDB), "memory", "duckdb" or "spark".
         ``on_warning``/``progress`` receive messages (warnings are also in
-        the release's ``warnings``)."""
+        the release's ``warnings``). ``confidence``: the level of the
+        release's accuracy intervals (``Release.accuracy``; default 0.95)."""
         try:
             request = self._request(definition, data, args, datasets, ledger, budget, rule, seed, delta, engine)
+            request.confidence = check_confidence(confidence)
             return _release(request, self._sources(), on_warning, None, progress)
         except ProgramError as error:
             raise in_python(error) from None
@@ -274,7 +276,8 @@ def run_file(path: str, definition: str, *, on_release: Callable[[Release], None
 def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = None,
                 args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
                 ledger: Any = None, budget: Any = None, rule: str = "basic", seed: int | None = None,
-                delta: Any = None, engine: str = "auto", source_text: str | None = None) -> RunRequest:
+                delta: Any = None, engine: str = "auto", source_text: str | None = None,
+                confidence: Any = None) -> RunRequest:
     """The runtime's request for these options, checked as the CLI checks its own."""
     from fuzzpy.release.run import RunRequest
 
@@ -291,6 +294,7 @@ def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = 
         delta=_delta_text(delta),
         engine=_engine(engine),
         source_text=source_text,
+        confidence=check_confidence(confidence),
     )
 
 
@@ -298,6 +302,21 @@ def check_seed(seed: int | None) -> int | None:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise _option_error(f"--seed must be a non-negative integer, not {seed}")
     return seed
+
+
+def check_confidence(confidence: Any) -> Fraction | None:
+    """The accuracy intervals' level, strictly between 0 and 1 (None: the default, 95%)."""
+    if confidence is None:
+        return None
+    try:
+        # a float by its shortest decimal: 0.8 is 4/5, not the double just below it
+        value = Fraction(confidence.strip() if isinstance(confidence, str) else
+                         repr(confidence) if isinstance(confidence, float) else confidence)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise _option_error(f"--confidence takes a number, not {confidence!r}") from None
+    if isinstance(confidence, bool) or not 0 < value < 1:
+        raise _option_error(f"--confidence must be strictly between 0 and 1, not {confidence}")
+    return value
 
 
 def _engine(name: str) -> str:

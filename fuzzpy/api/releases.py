@@ -16,6 +16,7 @@ from fuzzpy.support.records import frozen
 if TYPE_CHECKING:
     from fuzzpy.language.types import Type
     from fuzzpy.ledger.quotes import Quote
+    from fuzzpy.release.accuracy import Accuracy
     from fuzzpy.release.run import RunResult
 
 
@@ -133,6 +134,13 @@ class Release:
     private: bool
     warnings: list[str]
     result: RunResult = field(repr=False, compare=False)
+
+    @property
+    def accuracy(self) -> tuple[Accuracy, ...]:
+        """Each released part's noise and the half-width of its interval at
+        the run's confidence (`fuzzpy.release.accuracy`; docs/semantics.md,
+        "Accuracy"): ``noise`` is None where none is derived."""
+        return self.result.accuracy
 
     def to_json(self) -> dict[str, object]:
         """`fuzzpy run --json`'s document; every charge is for datasets that

@@ -81,7 +81,16 @@ def _text(result: RunResult) -> str:
         lines.append(NEIGHBOURS_TEXT)
     else:
         lines.append("charged:   nothing (the result does not depend on any database)")
+    lines.extend(_accuracy_lines(result))  # last: a reader of `released:` ... `charged:` sees what it saw
     return "\n".join(lines) + "\n"
+
+
+def _accuracy_lines(result: RunResult) -> list[str]:
+    """`accuracy:` lines: one for the whole value, else one per released part."""
+    parts = result.accuracy
+    if len(parts) == 1 and not parts[0].path:
+        return [f"accuracy:  {parts[0].statement()}"]
+    return [f"accuracy:  {a.path}: {a.statement()}" for a in parts]
 
 
 def _pairs(items: list[str] | None, option: str, allow_bare: bool = False) -> dict[str, str]:
@@ -115,6 +124,7 @@ def _options(args: argparse.Namespace) -> dict[str, object]:
         "seed": args.seed,
         "delta": args.delta,
         "engine": args.engine,
+        "confidence": args.confidence,
     }
 
 
@@ -142,6 +152,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", default="auto", choices=("auto", "memory", "duckdb", "spark"),
                         help="where bag operations run (default auto: DuckDB, streaming the file; memory: "
                         "fuzzpy's interpreter; spark: PySpark, needs the [spark] extra)")
+    parser.add_argument("--confidence", metavar="C",
+                        help="the level of the accuracy intervals printed with the release, strictly between "
+                        "0 and 1 (default: 0.95)")
 
 
 def _delta_text(text: str) -> str:

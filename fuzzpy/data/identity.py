@@ -36,7 +36,7 @@ def data_fingerprint(digests: dict[str, str]) -> str:
 
 
 #: the tag of a content key of this version (`fuzzpy.engines.content.VERSION`)
-CONTENT_TAG = "c5:"
+CONTENT_TAG = "c6:"
 
 
 def current(key: str | None) -> bool:

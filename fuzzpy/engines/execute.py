@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Protocol
 
@@ -190,6 +191,46 @@ class Executor:
         return emitter, prefix, f"{source} AS _fz_rows", applied
 
     def _run_scalars(self, aggregates: list[Aggregate]) -> None:
+        families, rest = _threshold_families(aggregates)
+        for family in families:
+            self._run_thresholds(family)
+        if rest:
+            self._run_filtered(rest)
+
+    def _run_thresholds(self, family: list[tuple[Aggregate, _Threshold]]) -> None:
+        """Counts of one relation cut by comparisons of one per-row value
+        with many constants (an exponential mechanism's candidates: `split
+        (fun p -> p.x <= c)` for every c), from ONE grouped pass instead of
+        two filtered counts per candidate: each row gets the index of the
+        first of the ordered tests ``x < t0, x <= t0, x < t1, x <= t1, ...``
+        it passes (a binary search written as nested `CASE`s, with the same
+        comparison text as the filters), and every count is a cumulative
+        sum of those buckets. The tests are monotone (a total order on the
+        engine's numbers), so each count equals its filtered count; a row
+        whose value is NULL passes no test nor its negation, as a `FILTER`."""
+        relation = family[0][0].relation
+        base = list(relation.predicates[:-1])
+        value = family[0][1].value
+        cuts = sorted({t.limit.param: t.limit for _, t in family}.values(), key=lambda n: n.param)
+        tests = [self.nodes.make("cmp", (value, limit), "bool", op) for limit in cuts for op in ("<", "<=")]
+        emitter, prefix, source, applied = self._emitter(relation, base + [value], [value], base)
+        bucket = f"(CASE WHEN {emitter.expr(value)} IS NULL THEN NULL ELSE {_search(emitter, tests, 0, len(tests))} END)"
+        where = _conjunction([emitter.expr(p) for p in base if p.id not in applied])
+        inner = f"SELECT {bucket} AS _fz_b FROM {source}" + (f" WHERE {where}" if where else "")
+        rows = self._query(f"{prefix}SELECT _fz_b, count(*) FROM ({inner}) AS _fz_cuts GROUP BY _fz_b",
+                           f"{len(family)} counts in one pass over {len(cuts)} cuts")
+        sizes = [0] * (len(tests) + 1)
+        for b, count in rows:
+            if b is not None:
+                sizes[int(b)] += int(count)
+        below = [0]
+        for size in sizes:
+            below.append(below[-1] + size)
+        position = {limit.param: j for j, limit in enumerate(cuts)}  # -0.0 and 0.0 are one cut, as in SQL
+        for aggregate, test in family:
+            self._cache[aggregate.key()] = test.count(below, position[test.limit.param])
+
+    def _run_filtered(self, aggregates: list[Aggregate]) -> None:
         d = self.backend.dialect
         passes = {id(a): self._vsum_pass(a) for a in aggregates if a.kind == "vsum"}
         roots = [p for a in aggregates for p in a.relation.predicates]
@@ -354,6 +395,77 @@ def _rebuild(shape: object, arrays: list[np.ndarray], n: int, start: int = 0) ->
         item, start = _rebuild(value, arrays, n, start)
         items.append(item)
     return tuple(items), start
+
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+#: fewer counts than this of one family run as filtered counts (no gain)
+MIN_FAMILY = 3
+
+
+@dataclass(frozen=True)
+class _Threshold:
+    """A count's last predicate, ``value op limit`` (or its negation)."""
+
+    value: Node
+    op: str
+    limit: Node
+    negated: bool
+
+    def count(self, below: list[int], j: int) -> int:
+        """From ``below[k]``: the rows whose bucket is < k (`_run_thresholds`):
+        ``value < t_j`` is bucket <= 2j, ``value <= t_j`` bucket <= 2j+1."""
+        total = below[-1]
+        lt, le = below[2 * j + 1], below[2 * j + 2]
+        found = {"<": lt, "<=": le, ">": total - le, ">=": total - lt, "==": le - lt, "!=": total - (le - lt)}[self.op]
+        return total - found if self.negated else found
+
+
+def _threshold(predicate: Node) -> _Threshold | None:
+    negated = predicate.op == "not"
+    test = predicate.args[0] if negated else predicate
+    if test.op != "cmp" or len(test.args) != 2 or test.param not in _FLIP:
+        return None
+    a, b, written = *test.args, str(test.param)
+    if b.op == "lit" and a.op != "lit":
+        value, limit, op = a, b, written
+    elif a.op == "lit" and b.op != "lit":
+        value, limit, op = b, a, _FLIP[written]
+    else:
+        return None
+    # numbers only: the engine orders strings by its collation, not as Python does
+    if value.kind not in ("int", "num") or limit.kind != value.kind:
+        return None
+    return _Threshold(value, op, limit, negated)
+
+
+def _threshold_families(aggregates: list[Aggregate]) -> tuple[list[list[tuple[Aggregate, _Threshold]]], list[Aggregate]]:
+    """The counts that differ only by a last predicate comparing one value
+    with a constant, grouped (`Executor._run_thresholds`), and the rest."""
+    groups: dict[tuple, list[tuple[Aggregate, _Threshold]]] = {}
+    rest: list[Aggregate] = []
+    for aggregate in aggregates:
+        predicates = aggregate.relation.predicates
+        test = _threshold(predicates[-1]) if aggregate.kind == "count" and predicates else None
+        if test is None:
+            rest.append(aggregate)
+            continue
+        groups.setdefault((tuple(p.id for p in predicates[:-1]), test.value.id), []).append((aggregate, test))
+    families = []
+    for members in groups.values():
+        if len(members) >= MIN_FAMILY:
+            families.append(members)
+        else:
+            rest.extend(a for a, _ in members)
+    return families, rest
+
+
+def _search(emitter: Emitter, tests: list[Node], lo: int, hi: int) -> str:
+    """The first of ``tests[lo:hi]`` a row passes (``hi`` if none), known to
+    fail those before ``lo``: a binary search over monotone tests."""
+    if lo == hi:
+        return str(lo)
+    mid = (lo + hi) // 2
+    return f"(CASE WHEN {emitter.expr(tests[mid])} THEN {_search(emitter, tests, lo, mid)} ELSE {_search(emitter, tests, mid + 1, hi)} END)"
 
 
 def _scan_level(predicates: list[Node], layers: Layers) -> list[Node]:

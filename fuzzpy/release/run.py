@@ -54,6 +54,7 @@ from fuzzpy.language.types import (
 if TYPE_CHECKING:  # the runtime's numeric modules load only when a run starts
     from fuzzpy.ledger.book import Budget, Receipt
     from fuzzpy.ledger.quotes import Quote
+    from fuzzpy.release.accuracy import Accuracy
     from fuzzpy.runtime.lengths import FrameBuilder
     from fuzzpy.runtime.randomness import RandomSource
 
@@ -94,6 +95,7 @@ class RunRequest:
     delta: str | None = None
     engine: str = "auto"  # memory | duckdb | spark; auto: DuckDB for files (fuzzpy.engines)
     source_text: str | None = None  # the program's text, when not read from `file` (the Python API)
+    confidence: Fraction | None = None  # the level of the accuracy intervals (default 95%; fuzzpy.release.accuracy)
 
 
 @dataclass
@@ -104,6 +106,7 @@ class RunResult:
     warnings: list[str]
     files: dict[str, str] = field(default_factory=dict)  # dataset key -> data file
     type: Type | None = None  # the definition's result type (the API converts the value by it)
+    accuracy: tuple[Accuracy, ...] = ()  # each released part's noise and interval (fuzzpy.release.accuracy)
 
     def to_json(self) -> dict[str, object]:
         from fuzzpy.runtime.values import to_json
@@ -115,6 +118,7 @@ class RunResult:
             "charged": first.charged_json() if first else zero,
             "remaining": first.remaining_json() if first else None,
             "datasets": [r.to_json() for r in self.receipts],
+            "accuracy": [a.to_json() for a in self.accuracy],
             "private": self.private,
             "warnings": self.warnings,
         }
@@ -299,6 +303,8 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     from fuzzpy.ledger.book import DataUse, Ledger
     from fuzzpy.ledger.errors import LOOSE_CHARGE
     from fuzzpy.release.columns import fields_read, read_type
+    from fuzzpy.release.accuracy import derive
+    from fuzzpy.runtime.accuracy import DEFAULT_CONFIDENCE
     from fuzzpy.runtime.bag import auditing_groups
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
     from fuzzpy.support.interrupts import Interrupted, held
@@ -344,14 +350,16 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             record(f"warning[{LOOSE_CHARGE}]: {note}")  # the zcdp rule's un-amplified subsampling
 
         bags = {name: bag for name, (bag, _) in loaded.items()}
+        notes: list[tuple[Value, Any]] = []
         with auditing_groups() as outside:
             value = compute(checked, definition, {**public, **bags}, source_of_noise, record, lengths.frame,
-                            engine.interpreter)
+                            engine.interpreter, notes)
     except Interrupted as stop:
         stop.note = interrupted_note(receipts)
         raise
     files = {keys[name]: opened[name].file.path for name in events}
-    result = RunResult(value, receipts, source_of_noise.private, warnings, files, definition.result)
+    accuracy = derive(checked.program, definition.decl, value, notes, request.confidence or DEFAULT_CONFIDENCE)
+    result = RunResult(value, receipts, source_of_noise.private, warnings, files, definition.result, accuracy)
     with held(finish=True) as late:  # recorded as released and shown, together
         if receipts:
             _record_release(request.ledger, receipts, value, outside[0], record)
@@ -485,11 +493,13 @@ def compute(
     warn: Warn,
     frame: dict[LenVar, int] | None = None,
     interpreter: Callable[..., Any] | None = None,
+    notes: list[tuple[Value, Any]] | None = None,
 ) -> Value:
     """Apply the definition to its arguments and sample its `fuzzy` result;
     ``frame``: the lengths of its signature (`fuzzpy.runtime.lengths`), read
     off the arguments when not given; ``interpreter``: a factory like
-    `Interpreter`'s (an engine's: `fuzzpy.engines`)."""
+    `Interpreter`'s (an engine's: `fuzzpy.engines`); ``notes``, when given,
+    receives each noise draw's public parameters (`fuzzpy.release.accuracy`)."""
     from fuzzpy.runtime.interpreter import Interpreter
     from fuzzpy.runtime.values import RuntimeFailure
 
@@ -499,6 +509,8 @@ def compute(
         except Refusal as refusal:
             raise FuzzError(refusal.diagnostics) from None
     interp = (interpreter or Interpreter)(checked.program, source, warn, checked)
+    if notes is not None:
+        interp.noise_notes = notes
     try:
         return interp.call_definition(definition.name, [arguments[p.name] for p in definition.params], frame)
     except RuntimeFailure as failure:

@@ -39,6 +39,7 @@ from fuzzpy.language.categories import categories_of, category_constant
 from fuzzpy.language.types import LenVar
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
+from fuzzpy.runtime.accuracy import NoiseNote
 from fuzzpy.runtime.operations import SumColumn, binary, index_value, is_columnar, select_rows
 from fuzzpy.runtime.randomness import RandomSource
 from fuzzpy.runtime.stack import on_large_stack, outside
@@ -106,6 +107,8 @@ class Interpreter:
         #: Only `def rec` can go deep: other programs run on the caller's stack.
         self.recursive = any(isinstance(d, S.DefDecl) and d.recursive for d in program.decls)
         self.source = source
+        #: when a list, each noise draw and its public parameters (for the release's accuracy)
+        self.noise_notes: list[tuple[Value, NoiseNote]] | None = None
         self.warn = warn or (lambda message: None)
         self.constants: dict[str, Fraction] = {}
         #: top-level `let`s bound to a list of categories (`fuzzpy.language.categories`)

@@ -149,12 +149,25 @@ def _add(units: np.ndarray | list[int], noise: np.ndarray | list[int]) -> np.nda
     return [int(a) + int(b) for a, b in zip(list(units), list(noise), strict=True)]
 
 
+def laplace_grid(scale: Fraction, entries: int) -> tuple[int, int]:
+    """(e, t): the grid 2^e and the discrete Laplace's t of a release of
+    ``entries`` numbers at scale b (also what its accuracy is computed from)."""
+    e = grid_exponent(scale, max(entries, 1))
+    return e, _grid_units(scale / Fraction(2) ** e)
+
+
+def gauss_grid(sigma: Fraction, entries: int) -> tuple[int, int]:
+    """(e, sigma_u): the grid and the discrete Gaussian's sigma in grid units."""
+    spread = math.isqrt(max(entries, 1) - 1) + 1  # ceil(sqrt(d)): L2 rounding error
+    e = grid_exponent(sigma, spread)
+    return e, _grid_units(sigma / Fraction(2) ** e)
+
+
 def laplace_release(values: np.ndarray, scale: Fraction, source: RandomSource) -> np.ndarray:
     """values + Laplace(scale) noise on the grid (module docstring), elementwise."""
     values = np.asarray(values)
     _check_entries(values.size)
-    e = grid_exponent(scale, max(values.size, 1))
-    t = _grid_units(scale / Fraction(2) ** e)
+    e, t = laplace_grid(scale, values.size)
     noise = discrete_laplace(t, values.size, source)
     return _from_units(_add(_to_units(values.ravel(), e), noise), e).reshape(values.shape)
 
@@ -163,9 +176,7 @@ def gauss_release(values: np.ndarray, sigma: Fraction, source: RandomSource) -> 
     """values + Gaussian(sigma) noise on the grid, elementwise (discrete Gaussian)."""
     values = np.asarray(values)
     _check_entries(values.size)
-    spread = math.isqrt(max(values.size, 1) - 1) + 1  # ceil(sqrt(d)): L2 rounding error
-    e = grid_exponent(sigma, spread)
-    sigma_units = _grid_units(sigma / Fraction(2) ** e)
+    e, sigma_units = gauss_grid(sigma, values.size)
     sigma2 = Fraction(sigma_units) ** 2
     # a few draws one at a time (no numpy arrays to set up), many in int64 batches
     noise = discrete_gaussian(sigma2, values.size, source) if values.size <= _FEW_DRAWS else \
@@ -184,8 +195,7 @@ def laplace_release_one(value: int | Fraction, scale: Fraction, source: RandomSo
 
 @lru_cache(maxsize=256)
 def _scalar_grid(scale: Fraction) -> tuple[int, int]:
-    e = grid_exponent(scale, 1)
-    return e, _grid_units(scale / Fraction(2) ** e)
+    return laplace_grid(scale, 1)
 
 
 def lap_draw(scale: Fraction, source: RandomSource) -> Fraction:

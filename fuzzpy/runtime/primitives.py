@@ -18,6 +18,7 @@ from fuzzpy.language import syntax as S
 from fuzzpy.language.categories import bucket_indices
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
+from fuzzpy.runtime.accuracy import NoiseNote
 from fuzzpy.runtime.aggregates import clamped_sum, vector_sum
 from fuzzpy.runtime.bag import (
     Bag,
@@ -30,7 +31,9 @@ from fuzzpy.runtime.bag import (
 )
 from fuzzpy.runtime.expmech import exponential_mechanism
 from fuzzpy.runtime.noise import (
+    gauss_grid,
     gauss_release,
+    laplace_grid,
     laplace_release,
     laplace_release_one,
 )
@@ -232,9 +235,10 @@ def _laplace(interp: Interpreter, args: list[Fraction]) -> Function:
 
     def noisy(value: Value) -> Fuzzy:
         if X.is_exact(value):  # one number: no arrays (a run on a query engine need not import numpy)
-            return Fuzzy(lambda: laplace_release_one(value, 1 / eps, interp.source))
+            return Fuzzy(lambda: _noted(interp, laplace_release_one(value, 1 / eps, interp.source), "laplace", 1 / eps, 1))
         values = _numeric(value, "laplace")
-        return Fuzzy(lambda: _shape_like(value, laplace_release(values, 1 / eps, interp.source)))
+        return Fuzzy(lambda: _noted(interp, _shape_like(value, laplace_release(values, 1 / eps, interp.source)),
+                                    "laplace", 1 / eps, values.size))
 
     return Function("laplace", 1, noisy)
 
@@ -246,9 +250,21 @@ def _gauss(interp: Interpreter, args: list[Fraction]) -> Function:
 
     def noisy(value: Value) -> Fuzzy:
         values = _numeric(value, "gauss")
-        return Fuzzy(lambda: _shape_like(value, gauss_release(values, sigma, interp.source)))
+        return Fuzzy(lambda: _noted(interp, _shape_like(value, gauss_release(values, sigma, interp.source)),
+                                    "gauss", sigma, values.size))
 
     return Function("gauss", 1, noisy)
+
+
+def _noted(interp: Interpreter, released: Value, kind: str, scale: Fraction, entries: int) -> Value:
+    """``released``, its noise noted for its accuracy (public parameters
+    only: `fuzzpy.runtime.accuracy`) when the run keeps notes."""
+    notes = getattr(interp, "noise_notes", None)
+    if notes is not None:
+        grids = {"laplace": laplace_grid, "gauss": gauss_grid}
+        e, units = grids[kind](scale, entries) if kind in grids else (0, 0)
+        notes.append((released, NoiseNote(kind, Fraction(scale), entries, e, units)))
+    return released
 
 
 def _numeric(value: Value, what: str) -> np.ndarray:
@@ -365,7 +381,8 @@ def _expmech(interp: Interpreter, args: list[Fraction]) -> Function:
             raise RuntimeFailure("FZ517", "`expmech` needs at least one candidate")
         scorer = force(score)
         scores = [X.to_exact(scorer(c)(db)) for c in options]
-        return Fuzzy(lambda: options[exponential_mechanism(scores, eps, interp.source)])
+        return Fuzzy(lambda: _noted(interp, options[exponential_mechanism(scores, eps, interp.source)],
+                                    "expmech", eps, len(options)))
 
     return Function("expmech", 3, choose, lazy=True)
 

@@ -1,0 +1,115 @@
+"""The accuracy of a release: how far the released value may be from the
+exact query, at a stated confidence, computed from the noise exactly as
+`fuzzpy.runtime.noise` samples it (docs/semantics.md, "Accuracy").
+
+Every number here is a function of public parameters only (the noise's
+scale, the grid, the number of entries or candidates, the confidence):
+accuracy is post-processing of what is public, never of the data.
+
+A release of x at Laplace scale b is g * (round(x/g) + Z) with
+Z ~ DLap(t), P(Z = z) = (1 - q)/(1 + q) q^|z|, q = exp(-1/t). Its error is
+g Z plus a rounding error of at most g/2, so
+
+    P(|release - x| > g (k + 1/2)) <= P(|Z| > k) = 2 q^(k+1) / (1 + q),
+
+the exact tail of the discrete Laplace (the discrete analogue of Dwork &
+Roth, Thm 3.8: P(|Lap(b)| > b ln(1/alpha)) = alpha). The smallest such k is
+solved in closed form in doubles and one grid unit is added (the doubles'
+error is far below one unit, t < 2^34), so the interval is never too narrow.
+
+The Gaussian release adds Z ~ N_Z(0, s^2), P(Z = z) proportional to
+f(z) = exp(-z^2 / (2 s^2)). Its normaliser is at least sqrt(2 pi) s (Poisson
+summation; Canonne, Kamath & Steinke 2020, Fact 18 and Prop. 5) and, f being
+decreasing on z >= 0, sum_{z >= m} f(z) <= f(m) + sqrt(2 pi) s Q(m / s), so
+
+    P(|Z| >= m) <= 2 Q(m / s) + 2 f(m) / (sqrt(2 pi) s)        (m >= 1),
+
+an upper bound on the exact tail (tested against brute-force sums), the
+continuous Gaussian's P(|N(0, s^2)| > s Phi^-1(1 - alpha/2)) = alpha plus a
+term below 1/s. The smallest m it admits is found from the Gaussian's
+quantile upwards, and one unit added.
+
+The exponential mechanism picks candidate i with probability proportional
+to exp(eps u_i / 2) (`fuzzpy.runtime.expmech`), so for n candidates
+P(u_chosen <= OPT - c) <= n exp(-eps c / 2) (McSherry & Talwar 2007; Dwork &
+Roth, Thm 3.11, with the score's units as the program wrote them): with
+probability at least 1 - beta, u_chosen > OPT - (2 / eps) ln(n / beta).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from statistics import NormalDist
+
+#: The confidence shown when none is asked for.
+DEFAULT_CONFIDENCE = Fraction(95, 100)
+
+
+@dataclass(frozen=True)
+class NoiseNote:
+    """What one noise draw was, in public terms: ``kind`` "laplace" (``scale``
+    b, grid 2^``exponent``, ``units`` t) or "gauss" (``scale`` sigma, grid,
+    ``units`` sigma_u), over ``entries`` numbers; or "expmech" (``scale`` eps,
+    ``entries`` the number of candidates, no grid)."""
+
+    kind: str
+    scale: Fraction
+    entries: int
+    exponent: int = 0
+    units: int = 0
+
+
+def dlap_tail(t: int, k: int) -> float:
+    """P(|Z| > k) for Z ~ DLap(t), exactly as a formula: 2 q^(k+1) / (1 + q)."""
+    q = math.exp(-1 / t)
+    return 2 * math.exp(-(k + 1) / t) / (1 + q)
+
+
+def dlap_units(t: int, alpha: float) -> int:
+    """A k >= 0 with P(|Z| > k) <= alpha for Z ~ DLap(t) (the least one, plus one)."""
+    q = math.exp(-1 / t)
+    least = math.ceil(t * math.log(2 / (alpha * (1 + q)))) - 1
+    return max(least, 0) + 1
+
+
+def dgauss_tail_bound(sigma_units: int, m: int) -> float:
+    """An upper bound on P(|Z| >= m) for Z ~ N_Z(0, sigma_units^2) (module note)."""
+    if m <= 0:
+        return 1.0
+    s = float(sigma_units)
+    z = m / s
+    return math.erfc(z / math.sqrt(2)) + 2 * math.exp(-z * z / 2) / (math.sqrt(2 * math.pi) * s)
+
+
+def dgauss_units(sigma_units: int, alpha: float) -> int:
+    """A k >= 0 with P(|Z| > k) <= alpha for Z ~ N_Z(0, sigma_units^2)."""
+    m = max(1, math.ceil(sigma_units * NormalDist().inv_cdf(1 - alpha / 2)))
+    while dgauss_tail_bound(sigma_units, m) > alpha:
+        m += 1 + m // 2**20  # a few steps: the extra term is below 1 / sigma_units
+    return m  # |Z| > m - 1 is |Z| >= m: k = m - 1, and one unit of margin
+
+
+def half_width(note: NoiseNote, confidence: Fraction) -> Fraction:
+    """The half-width h with P(|release - x| <= h) >= confidence for each
+    entry (Laplace, Gaussian), or the utility gap c with P(u_chosen > OPT - c)
+    >= confidence (exponential mechanism); an upper bound, exact where it can be."""
+    alpha = float(1 - confidence)
+    if note.kind == "expmech":
+        # Dwork & Roth Thm 3.11 (McSherry-Talwar): n exp(-eps c / 2) = beta
+        gap = 2 / float(note.scale) * math.log(max(note.entries, 1) / alpha)
+        return Fraction(math.nextafter(max(gap, 0.0), math.inf))
+    g = Fraction(2) ** note.exponent
+    # Laplace: Dwork & Roth Thm 3.8, discrete form; Gaussian: CKS 2020, the tail bound (module note)
+    k = dlap_units(note.units, alpha) if note.kind == "laplace" else dgauss_units(note.units, alpha)
+    return g * (k + Fraction(1, 2))  # the rounding to the grid moves x by at most g/2
+
+
+def textbook_half_width(note: NoiseNote, confidence: Fraction) -> float:
+    """The continuous noise's half-width (for comparison): b ln(1/alpha) for
+    Laplace (Dwork & Roth Thm 3.8), sigma Phi^-1(1 - alpha/2) for the Gaussian."""
+    alpha = float(1 - confidence)
+    if note.kind == "laplace":
+        return float(note.scale) * math.log(1 / alpha)
+    return float(note.scale) * NormalDist().inv_cdf(1 - alpha / 2)

@@ -1,0 +1,123 @@
+"""Counts of one value cut at many constants (a median's or a quantile's
+candidates, a tabulated list of thresholds) come from one grouped pass on
+the engines (`Executor._run_thresholds`), and equal, bit for bit, the
+filtered counts they replace and the in-memory interpreter's counts: on
+rows with ties at the candidates, missing cells (dropped by the row rules),
+negative zero, a filter before the cut, a computed value, and every
+comparison written either way round.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+import fuzzpy.engines.execute as execute
+
+from .conftest import release
+
+HEADER = "type Row = { x : num, k : int, g : bool };\n\n"
+
+#: (name, score of a candidate `t` on `db`, candidates): each released as a
+#: vector with almost no noise, so any count that differs shows.
+SCORES = [
+    ("split_le", "let (lo, hi) = split (fun r -> r.x <= t) db in size lo - 3 * size hi",
+     "[-2, -1, 0, 0.5, 1, 1.5, 2, 3, 4.25, 9]"),
+    ("lt_left", "size (filter (fun r -> t < r.x) db) + 10 * size (filter (fun r -> r.x < t) db)",
+     "[0, 1, 2, 3, 4]"),
+    ("ge_gt", "size (filter (fun r -> r.x >= t) db) - 7 * size (filter (fun r -> t > r.x) db)",
+     "[4.25, 1, 0, 1.5, 3]"),
+    ("eq_ne", "size (filter (fun r -> r.x == t) db) + 10 * size (filter (fun r -> r.x != t) db)",
+     "[-0.0, 1, 2, 2.5, 3]"),
+    ("ints", "let (lo, hi) = split (fun r -> r.k <= t) db in size lo - size hi + 9 * size (filter (fun r -> r.k > t) db)",
+     "[0, 1, 2, 3, 5, 8]"),
+    ("int_vs_num", "size (filter (fun r -> r.k < t) db) - 3 * size (filter (fun r -> r.k >= t) db)",
+     "[0.5, 1, 2.5, 3]"),
+    ("after_filter", "let (lo, hi) = split (fun r -> r.x <= t) (filter (fun r -> r.g) db) in size lo - 2 * size hi",
+     "[0, 1, 2, 3]"),
+    ("computed", "let (lo, hi) = split (fun r -> r.x * 2 + 1 <= t) db in size lo - 5 * size hi",
+     "[1, 2, 3, 5, 7]"),
+]
+
+
+def _program(tmp: Path, name: str, score: str, candidates: str) -> Path:
+    kind = "int" if name == "ints" else "num"
+    text = (HEADER + f"def score (t : {kind}) (db : bag Row) : num =\n  {score};\n\n"
+            f"def release (db : bag Row) : fuzzy (vec[1] num) =\n"
+            f"  laplace[1000000000] (tabulate {candidates} (fun t -> score t db));\n")
+    path = tmp / f"{name}.fz"
+    path.write_text(text)
+    return path
+
+
+def _rows(tmp: Path, seed: int) -> Path:
+    """Values drawn from a few, so that many rows tie with a candidate;
+    about one row in eight has a missing cell."""
+    rng = random.Random(seed)
+    lines = ["x,k,g"]
+    for _ in range(300):
+        x = rng.choice(["-1", "0", "-0.0", "0.5", "1", "1", "1.5", "2", "2.5", "3", "4.25", "1e300", "-7.5"])
+        k = str(rng.choice([0, 1, 1, 2, 3, 5, 8, 13, -4]))
+        g = rng.choice(["true", "false"])
+        cells = [x, k, g]
+        if rng.random() < 0.125:
+            cells[rng.randrange(3)] = ""
+        lines.append(",".join(cells))
+    path = tmp / f"rows{seed}.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def grouped_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    seen: list[int] = []
+    original = execute.Executor._run_thresholds
+
+    def counting(self, family):  # type: ignore[no-untyped-def]
+        seen.append(len(family))
+        return original(self, family)
+
+    monkeypatch.setattr(execute.Executor, "_run_thresholds", counting)
+    return seen
+
+
+@pytest.mark.parametrize(("name", "score", "candidates"), SCORES, ids=[s[0] for s in SCORES])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_one_pass_counts_equal_filtered_counts_and_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grouped_passes: list[int],
+    name: str, score: str, candidates: str, seed: int,
+) -> None:
+    program, data = _program(tmp_path, name, score, candidates), _rows(tmp_path, seed)
+    grouped = release(program, "release", data, "duckdb", budget="1e13,0")
+    assert grouped.kind == "released", grouped
+    assert grouped_passes, "the counts were not computed in one grouped pass"
+    monkeypatch.setattr(execute, "MIN_FAMILY", 10**9)  # the filtered counts of before
+    filtered = release(program, "release", data, "duckdb", budget="1e13,0")
+    memory = release(program, "release", data, "memory", budget="1e13,0")
+    assert grouped.detail == filtered.detail == memory.detail
+
+
+def test_a_median_by_the_exponential_mechanism_is_one_grouped_query(
+    tmp_path: Path, grouped_passes: list[int],
+) -> None:
+    program = tmp_path / "median.fz"
+    program.write_text(HEADER + "def balance (c : num) (db : bag Row) : num =\n"
+                       "  let (below, above) = split (fun p -> p.x <= c) db in - abs (size below - size above);\n\n"
+                       "def median (db : bag Row) : fuzzy num =\n"
+                       "  expmech[1] [-1, 0, 0.5, 1, 1.5, 2, 2.5, 3] balance db;\n")
+    data = _rows(tmp_path, 3)
+    releases = {seed: release(program, "median", data, "duckdb", seed=seed) for seed in (1, 2, 3)}
+    assert grouped_passes == [16, 16, 16]  # 8 candidates, two counts each, every seed
+    for seed, ending in releases.items():
+        assert ending == release(program, "median", data, "memory", seed=seed)
+
+
+@pytest.mark.spark
+def test_one_pass_counts_on_spark(tmp_path: Path, spark: object, grouped_passes: list[int]) -> None:
+    name, score, candidates = SCORES[0]
+    program, data = _program(tmp_path, name, score, candidates), _rows(tmp_path, 4)
+    on_spark = release(program, "release", data, "spark", budget="1e13,0")
+    assert grouped_passes
+    assert on_spark.detail == release(program, "release", data, "memory", budget="1e13,0").detail
