@@ -302,8 +302,8 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     from fuzzpy.data.datasets import name_sources
     from fuzzpy.ledger.book import DataUse, Ledger
     from fuzzpy.ledger.errors import LOOSE_CHARGE
-    from fuzzpy.release.columns import fields_read, read_type
     from fuzzpy.release.accuracy import derive
+    from fuzzpy.release.columns import fields_read, read_type
     from fuzzpy.runtime.accuracy import DEFAULT_CONFIDENCE
     from fuzzpy.runtime.bag import auditing_groups
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
