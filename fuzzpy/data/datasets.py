@@ -140,7 +140,8 @@ def _name_source(ledger: Ledger, param: str, given: str, chosen: str | None,
 
 def open_source(ledger: Ledger, source: Source, bag_type: Type,
                 header_reader: Callable[[DataFile], Header] = read_header, *,
-                file_content: FileContent) -> Opened:
+                file_content: FileContent,
+                first_kinds: Callable[[DataFile, Header], dict[str, str | None] | None] | None = None) -> Opened:
     """Read the source's file, check it is its dataset's, and plan how the
     row type reads it: refusals name the file and column, never a row."""
     file = source.file or read_data_file(source.path)
@@ -159,7 +160,8 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
     header = header_reader(file)
     same_rows = None
     if registration is None:
-        registration = _first_run_registration(source.dataset, file, header)
+        typed = first_kinds(file, header) if first_kinds is not None else None  # the engine's one pass
+        registration = _first_run_registration(source.dataset, file, header, typed)
         content = refuse_same_rows(ledger, source.dataset, list(header.names),
                                    lambda: file_content(file.absolute, file.format, file.sha256),
                                    file_content=file_content)
@@ -293,14 +295,15 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                   same_rows=same_rows)
 
 
-def _first_run_registration(name: str, file: DataFile, header: Header) -> Registration:
+def _first_run_registration(name: str, file: DataFile, header: Header,
+                            typed: dict[str, str | None] | None = None) -> Registration:
     """A dataset a run registers: its columns typed as `dataset register`
     types them without declarations (inferred from a CSV file's cells, a
     Parquet column's own type; the registration is its owner's act and the
     schema public from then on, docs/semantics.md "Columns no row can be read
     from") and the default row rule (drop)."""
     now = utc_now()
-    kinds = _first_run_kinds(file, header)
+    kinds = typed if typed is not None else _first_run_kinds(file, header)
     columns = tuple(Column(n, kinds.get(n)) for n in dict.fromkeys(header.names))
     return Registration(name, file.absolute, file.format, file.sha256, len(file.data), columns,
                         explicit=False, registered=now, validated=now)

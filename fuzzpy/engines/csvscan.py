@@ -35,6 +35,7 @@ cannot stream is loaded by the loader, with a warning: the same rows.
 from __future__ import annotations
 
 import codecs
+from typing import Any
 
 from fuzzpy.data.csvframe import _FIELD, _QUOTED_FIELD
 from fuzzpy.data.loader import Plan
@@ -201,3 +202,59 @@ def csv_report(plan: Plan, counts: tuple[int, ...]) -> dict[str, object]:
             replaced += int(cells)
     return {"rows_dropped": int(total) - int(kept), "malformed_lines": int(dropped_lines),
             "cells_replaced": replaced, "columns": columns}
+
+
+def streamed_csv_kinds(file: Any, header: Any) -> dict[str, str | None] | None:
+    """A first run's column types of a streamed CSV file (issue 31), as
+    `validation.first_run_kinds` infers them from the loader's cells, in one
+    DuckDB pass over the records the loader reads (`csv_fields`, the content
+    key's reading: no file held in memory, no pyarrow). Per column: its
+    present cells (trimmed, not empty, not a missing marker) and how many
+    spell an `int` (any size), a `num` (inf and nan too), a `bool`; the
+    narrowest kind at least half of them spell, else `string`; no type if
+    none is present. None where DuckDB cannot read the file by the loader's
+    rules (the loader types it then)."""
+    import duckdb
+
+    from fuzzpy.data.cells import _BOOL_WORDS, _INT_TEXT, _NUM_TEXT
+    from fuzzpy.data.validation import INFERENCE_ORDER, MISSING_MARKERS
+    from fuzzpy.engines.scan import _matches, _trim, pattern_obstacle
+    from fuzzpy.engines.sql import DIALECTS
+
+    facts = getattr(file.data, "facts", None)
+    names = list(header.names)
+    if facts is None or header.csv is None or facts.obstacle(len(names)) is not None \
+            or pattern_obstacle(file.absolute, "DuckDB"):
+        return None
+    d = DIALECTS["duckdb"]
+    unique = [i for i, n in enumerate(names) if names.count(n) == 1]
+    markers = ", ".join(d.string(m) for m in MISSING_MARKERS)
+    words = ", ".join(d.string(w) for w in _BOOL_WORDS)
+    counts = []
+    for i in unique:
+        t = _trim(d, f"f{i}")
+        present = f"({t} <> '' AND {t} NOT IN ({markers}))"
+        spelled = {
+            "int": _matches(d, t, _INT_TEXT),
+            "num": f"({_matches(d, t, _NUM_TEXT)} OR lower(ltrim({t}, '+-')) IN ('inf', 'infinity', 'nan'))",
+            "bool": f"(lower({t}) IN ({words}))",
+        }
+        counts.append(f"count(*) FILTER (WHERE {present})")
+        counts.extend(f"count(*) FILTER (WHERE {present} AND {spelled[k]})" for k in INFERENCE_ORDER)
+    if not unique:
+        return {}
+    source = csv_source(file.absolute, facts, header.csv.header_line)
+    con = duckdb.connect()
+    try:
+        (row,) = con.execute(f"SELECT {', '.join(counts)} FROM ({csv_fields(d, source, len(names))})").fetchall()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    kinds: dict[str, str | None] = {}
+    step = 1 + len(INFERENCE_ORDER)
+    for j, i in enumerate(unique):
+        present_n, *fitting = row[j * step:(j + 1) * step]
+        chosen = next((k for k, n in zip(INFERENCE_ORDER, fitting, strict=True) if 2 * n >= present_n), "string")
+        kinds[names[i]] = chosen if present_n else None
+    return kinds

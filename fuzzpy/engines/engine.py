@@ -236,7 +236,10 @@ class QueryEngine:
             return open_in_engine(self, ledger, source, bag_type)
         if source.file is None or isinstance(source.file.data, _Unread):
             source = replace(source, file=source.file or streamed_data_file(source.path))
-        return open_source(ledger, source, bag_type, header_reader=self._header, file_content=file_content)
+        from fuzzpy.engines.csvscan import streamed_csv_kinds
+
+        return open_source(ledger, source, bag_type, header_reader=self._header, file_content=file_content,
+                           first_kinds=streamed_csv_kinds)
 
     def _header(self, file: DataFile) -> Header:
         if not isinstance(file.data, _Unread):
