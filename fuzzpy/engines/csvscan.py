@@ -214,6 +214,10 @@ def streamed_csv_kinds(file: Any, header: Any) -> dict[str, str | None] | None:
     narrowest kind at least half of them spell, else `string`; no type if
     none is present. None where DuckDB cannot read the file by the loader's
     rules (the loader types it then)."""
+    facts = getattr(file.data, "facts", None)
+    names = list(header.names)
+    if facts is None or header.csv is None or facts.obstacle(len(names)) is not None:
+        return None  # checked before any import: a Parquet file's run imports no numpy (issue 11)
     import duckdb
 
     from fuzzpy.data.cells import _BOOL_WORDS, _INT_TEXT, _NUM_TEXT
@@ -221,10 +225,7 @@ def streamed_csv_kinds(file: Any, header: Any) -> dict[str, str | None] | None:
     from fuzzpy.engines.scan import _matches, _trim, pattern_obstacle
     from fuzzpy.engines.sql import DIALECTS
 
-    facts = getattr(file.data, "facts", None)
-    names = list(header.names)
-    if facts is None or header.csv is None or facts.obstacle(len(names)) is not None \
-            or pattern_obstacle(file.absolute, "DuckDB"):
+    if pattern_obstacle(file.absolute, "DuckDB"):
         return None
     d = DIALECTS["duckdb"]
     unique = [i for i, n in enumerate(names) if names.count(n) == 1]
