@@ -134,8 +134,8 @@ def test_rows_a_group_drops_are_counted_for_the_owner_only(
     ledger = str(tmp_path / "l.sqlite")
     assert main(["run", str(program), "groups", "--data", f"db={data}", "--budget", "10", "--ledger", ledger]) == 0
     captured = capsys.readouterr()
-    assert captured.err == "" and [line.split()[0] for line in captured.out.splitlines()] == ["released:", "charged:", "remaining:",
-                                                                                                "neighbours:", "accuracy:"]
+    assert captured.err == "" and [line.split()[0] for line in captured.out.splitlines()] == [
+        "released:", "charged:", "remaining:", "neighbours:", "accuracy:"]
     (entry,) = Ledger(ledger).history()
     assert entry.row_rules is not None and entry.row_rules["group_keys_outside"] == 2
     assert main(["dataset", "show", "g", "--ledger", ledger, "--json"]) == 0

@@ -148,3 +148,20 @@ def test_run_on_a_small_csv_imports_no_pandas_nor_pyarrow(tmp_path: Path, progra
     again = _imports(tmp_path, "run", str(program), release, "--data", f"db={tmp_path / 'visits.csv'}",
                      "--budget", "10", "--ledger", str(tmp_path / "ledger.sqlite"))
     _within(again, BASE | {"duckdb", "numpy"})  # the dataset known: the same or less
+
+
+@pytest.mark.parametrize("flag", [[], ["--json"]])
+def test_a_scalar_release_of_a_known_parquet_file_loads_no_numpy(tmp_path: Path, program: Path,
+                                                                 flag: list[str]) -> None:
+    """The released number is rendered and made plain Python without numpy:
+    no value is a numpy object where numpy was never loaded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = tmp_path / "visits.parquet"
+    pq.write_table(pa.table({"age": [71.0, 34.0, 66.0], "ward": ["north", "south", "east"],
+                             "minutes": [12.0, 40.0, 5.0]}), data)
+    argv = ("run", str(program), "older", "--data", f"db={data}", "--budget", "10",
+            "--ledger", str(tmp_path / "ledger.sqlite"), *flag)
+    _within(_imports(tmp_path, *argv), BASE | {"duckdb", "numpy", "pyarrow"})  # the first run: hash and audit
+    _within(_imports(tmp_path, *argv), BASE | {"duckdb"})

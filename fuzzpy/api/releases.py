@@ -7,6 +7,7 @@ plain Python data, with its charges.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -173,14 +174,21 @@ def to_python(value: Any, kind: Type | None = None) -> Any:
 _UNTYPED = object()
 
 
+def _numpy_types() -> tuple[tuple[type[Any], ...], tuple[type[Any], ...]]:
+    """numpy's scalar and array types, or none where numpy was never
+    imported (no value can then be one: a scalar release does not load it)."""
+    np = sys.modules.get("numpy")
+    return ((np.generic,), (np.ndarray,)) if np is not None else ((), ())
+
+
 def _typed(value: Any, kind: Type) -> Any:
-    import numpy as np
+    scalar, array = _numpy_types()
 
     from fuzzpy.language import types as T
     from fuzzpy.runtime.exact import to_float
     from fuzzpy.runtime.values import Inl, Inr, Record, WithPair
 
-    if isinstance(value, np.generic):
+    if isinstance(value, scalar):
         value = value.item()
     if isinstance(kind, T.TNum) and isinstance(value, (int, float, Fraction)) and not isinstance(value, bool):
         return to_float(value)
@@ -196,7 +204,7 @@ def _typed(value: Any, kind: Type) -> Any:
     if isinstance(kind, (T.TList, T.TVec)) and getattr(value, "labels", None) is not None:
         return {label: to_python(v, kind.elem) for label, v in zip(value.labels, value.tolist(), strict=True)}
     if isinstance(kind, (T.TList, T.TVec)) and not isinstance(value, (str, bytes, Record, tuple)):
-        items = value.tolist() if isinstance(value, np.ndarray) else list(value)
+        items = value.tolist() if isinstance(value, array) else list(value)
         return [to_python(v, kind.elem) for v in items]
     if isinstance(kind, T.TSum) and isinstance(value, (Inl, Inr)):
         side = kind.left if isinstance(value, Inl) else kind.right
@@ -205,7 +213,7 @@ def _typed(value: Any, kind: Type) -> Any:
 
 
 def _untyped(value: Any) -> Any:
-    import numpy as np
+    scalar, array = _numpy_types()
 
     from fuzzpy.runtime.bag import LazyGroups
     from fuzzpy.runtime.exact import to_float
@@ -215,13 +223,13 @@ def _untyped(value: Any) -> Any:
         return value
     if isinstance(value, Fraction):
         return to_float(value)
-    if isinstance(value, np.generic):
+    if isinstance(value, scalar):
         return to_python(value.item())
     if isinstance(value, tuple):
         return tuple(to_python(v) for v in value)
     if getattr(value, "labels", None) is not None:  # a labelled vector: a dict, in the labels' order
         return {label: to_python(v) for label, v in zip(value.labels, value.tolist(), strict=True)}
-    if isinstance(value, np.ndarray):
+    if isinstance(value, array):
         return [to_python(v) for v in value.tolist()]
     if isinstance(value, (list, LazyGroups)):
         return [to_python(v) for v in value]

@@ -475,12 +475,18 @@ class Emitter:
         them exactly in both engines, as Python's `==`)."""
         d = self.d
         if isinstance(k, tuple):
-            arms = " ".join(f"WHEN {d.string(c)} THEN {d.bigint(i)}" for i, c in enumerate(k))
-            return f"(CASE {text} {arms} ELSE {d.bigint(-1)} END)"
+            return category_position(d, text, k)
         if key.kind == "bool":
             return f"(CASE WHEN {text} THEN {d.bigint(1)} ELSE {d.bigint(0)} END)"
         inside, bucket = key_in_range(d, key.kind, text, k)
         return f"(CASE WHEN {inside} THEN {bucket} ELSE {d.bigint(-1)} END)"
+
+
+def category_position(d: Dialect, text: str, categories: tuple[str, ...]) -> str:
+    """A string key's position among the categories of `group["a", ...]`
+    (the first that equals it by SQL `=`), -1 for a key equal to none."""
+    arms = " ".join(f"WHEN {d.string(c)} THEN {d.bigint(i)}" for i, c in enumerate(categories))
+    return f"(CASE {text} {arms} ELSE {d.bigint(-1)} END)"
 
 
 def key_in_range(d: Dialect, kind: str, text: str, k: int) -> tuple[str, str]:

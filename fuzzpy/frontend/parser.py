@@ -77,7 +77,8 @@ class Compiled:
 
 _compiled: Compiled | None = None
 #: The modules whose code makes the pickled tables, scanner and tree builder.
-_FRONTEND = ("parser.py", "lalr.py", "lexer.py", "tree.py", "tree_base.py", "tree_types.py", "tree_mechanisms.py")
+_FRONTEND = ("parser.py", "lalr.py", "lexer.py", "tree.py", "tree_base.py", "tree_types.py", "tree_mechanisms.py",
+             "ranges.py")
 
 
 def grammar_text() -> str:

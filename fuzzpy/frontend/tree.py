@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fuzzpy.frontend import ranges
 from fuzzpy.frontend.lexer import Tok
 from fuzzpy.frontend.tree_base import MAX_DEPTH, Children, _append
 from fuzzpy.frontend.tree_mechanisms import MechanismRules
@@ -182,6 +183,18 @@ class TreeBuilder(MechanismRules, TypeRules):
     def list_lit(self, c: Children) -> ast.ListLit:
         items = tuple(c[1:-1:2])
         return self.nest(ast.ListLit(items, self.span(c[0], c[-1])), *items)
+
+    def range_lit(self, c: Children) -> ast.ListLit:
+        """`[a .. c]` or `[a, b .. c]` -> the list literal of its elements (`ranges`)."""
+        span = self.span(c[0], c[-1])
+        bounds = [item for item in c[1:-1] if not isinstance(item, Tok)]
+        try:
+            items = ranges.desugar(bounds, span)
+        except ranges.RangeProblem as problem:
+            raise self.fail(problem.code, problem.message, problem.span, hint=problem.hint) from None
+        node = ast.ListLit(items, span)
+        self.depth[id(node)] = 2
+        return node
 
     def record(self, c: Children) -> ast.RecordLit:
         fields = self._fields(c)

@@ -37,6 +37,11 @@ MIN_MAGNITUDE = Fraction(sys.float_info.min)
 #: hold a point per composition; beyond this a count is refused (FZ217).
 MAX_STATIC_COUNT = 1_000_000
 
+#: The most elements of an arithmetic range `[a, b .. c]` (FZ118): it is
+#: desugared to a list literal of that many numbers, which the checker and
+#: `run` (one score per `expmech` candidate) carry element by element.
+MAX_RANGE_LENGTH = 100_000
+
 #: The highest total power, and the most terms, of an epsilon written over a
 #: definition's static parameters (`fuzzpy.language.symbolic.Poly`): each
 #: of its coefficients, and its value at every call, is a static number in

@@ -26,6 +26,9 @@ CODES: dict[str, str] = {
     "FZ113": "comparisons written as a chain (`a < b < c`)",
     "FZ114": "the file contains no declarations",
     "FZ115": "a numeric literal out of range (zero or magnitude 2.2e-308 to 1.8e308, at most 400 characters)",
+    "FZ116": "an arithmetic range `[a, b .. c]` that is empty or endless (a zero step, or one away from c)",
+    "FZ117": "a bound of an arithmetic range that is not a number written out",
+    "FZ118": "an arithmetic range with more elements than allowed (100,000)",
     # --- FZ2xx: types (checker) ---
     "FZ201": "type mismatch: the expected type, what was found, and why it was expected",
     "FZ202": "a static number is required here (or a static bound is invalid)",

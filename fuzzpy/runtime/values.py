@@ -205,11 +205,15 @@ def render(value: Value) -> str:
     """The released value as a line of text, in the language's own notation."""
     from fuzzpy.runtime.bag import LazyGroups
 
+    # numpy's types only where numpy was loaded (no value is one otherwise:
+    # a scalar release never loads it)
+    loaded = sys.modules.get("numpy")
+    scalar, array = ((loaded.generic,), (loaded.ndarray,)) if loaded is not None else ((), ())
     if value is None:
         return "()"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (np.generic,)):
+    if isinstance(value, scalar):
         return render(value.item())
     if isinstance(value, float):
         return repr(value)
@@ -223,10 +227,10 @@ def render(value: Value) -> str:
         return "(" + ", ".join(render(v) for v in value) + ")"
     if isinstance(value, (list, LazyGroups)):
         return "[" + ", ".join(render(v) for v in value) + "]"
-    if isinstance(value, np.ndarray) and getattr(value, "labels", None) is not None:  # a labelled vector
-        pairs = zip(value.labels, value.tolist(), strict=True)  # type: ignore[attr-defined]
+    if isinstance(value, array) and getattr(value, "labels", None) is not None:  # a labelled vector
+        pairs = zip(value.labels, value.tolist(), strict=True)
         return "{" + ", ".join(f"{render(label)}: {render(v)}" for label, v in pairs) + "}"
-    if isinstance(value, np.ndarray):
+    if isinstance(value, array):
         return "[" + ", ".join(render(v) for v in value.tolist()) + "]"
     if isinstance(value, Record):
         return "{ " + ", ".join(f"{k} = {render(v)}" for k, v in value.fields.items()) + " }"
