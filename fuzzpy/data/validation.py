@@ -133,7 +133,12 @@ def first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
     if open_columns and ((header.csv is None and header.table is None) or not isinstance(file.data, bytes)):
         from fuzzpy.data.loader import read_data_file, read_header
 
-        header = read_header(read_data_file(file.absolute))  # a streamed file: its header only was read
+        if header.arrow_types is not None:  # ParquetFile, not read_table: pyarrow.dataset imports pandas
+            import pyarrow.parquet as pq
+
+            header = Header(header.names, header.arrow_types, None, pq.ParquetFile(file.absolute).read())
+        else:
+            header = read_header(read_data_file(file.absolute))  # a streamed file: its header only was read
     kinds.update(_typed_by_cells(header, open_columns))
     return {header.names[i]: kinds[i] for i in unique}
 
