@@ -273,22 +273,23 @@ def main() -> None:
     summarise(results, args.cold)
 
 
+def _compare(results: list, ours: str, theirs: str, how: str) -> None:
+    """The rows where fuzzpy's time `ours` is above dp-accounting's `theirs`, and the ratios."""
+    slower = [(row, r) for row, r in results if r[ours] > r[theirs]]
+    print(f"rows where fuzzpy is slower than dp-accounting ({how}): {len(slower)}")
+    for row, r in slower:
+        print(f"   {key(row)}: {r[ours]:.4f}s > {r[theirs]:.4f}s")
+    ratios = sorted(r[ours] / r[theirs] for _, r in results)
+    print(f"time fuzzpy / dp-accounting ({how.split(',')[0]}): median {ratios[len(ratios) // 2]:.3f}, "
+          f"max {ratios[-1]:.3f}")
+
+
 def summarise(results: list, with_cold: bool) -> None:
     print()
     print(f"rows: {len(results)} (dp-accounting times marked * are cached single runs > {CACHED_ABOVE:g} s)")
-    slower = [(row, r) for row, r in results if r["t"] > r["dpa_t"]]
-    print(f"rows where fuzzpy is slower than dp-accounting (warm, best of N): {len(slower)}")
-    for row, r in slower:
-        print(f"   {key(row)}: {r['t']:.4f}s > {r['dpa_t']:.4f}s")
-    ratios = sorted(r["t"] / r["dpa_t"] for _, r in results)
-    print(f"time fuzzpy / dp-accounting (warm): median {ratios[len(ratios) // 2]:.3f}, max {ratios[-1]:.3f}")
+    _compare(results, "t", "dpa_t", "warm, best of N")
     if with_cold:
-        slower = [(row, r) for row, r in results if r["cold"] > r["cold_dpa"]]
-        print(f"rows where fuzzpy is slower than dp-accounting (cold, fresh process): {len(slower)}")
-        for row, r in slower:
-            print(f"   {key(row)}: {r['cold']:.4f}s > {r['cold_dpa']:.4f}s")
-        ratios = sorted(r["cold"] / r["cold_dpa"] for _, r in results)
-        print(f"time fuzzpy / dp-accounting (cold): median {ratios[len(ratios) // 2]:.3f}, max {ratios[-1]:.3f}")
+        _compare(results, "cold", "cold_dpa", "cold, fresh process")
         both = [(row, r) for row, r in results if "imp" in r]
         slower = [(row, r) for row, r in both if r["imp"] + r["cold"] > r["imp_dpa"] + r["cold_dpa"]]
         print(

@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -161,6 +162,9 @@ def test_a_scalar_release_of_a_known_parquet_file_loads_no_numpy(tmp_path: Path,
     data = tmp_path / "visits.parquet"
     pq.write_table(pa.table({"age": [71.0, 34.0, 66.0], "ward": ["north", "south", "east"],
                              "minutes": [12.0, 40.0, 5.0]}), data)
+    # a file is "known" once its version has settled (filehash.SETTLED_SECONDS after its last
+    # change, ctime included): only then are its hash and schema remembered for later runs
+    time.sleep(2.5)
     argv = ("run", str(program), "older", "--data", f"db={data}", "--budget", "10",
             "--ledger", str(tmp_path / "ledger.sqlite"), *flag)
     _within(_imports(tmp_path, *argv), BASE | {"duckdb", "numpy", "pyarrow"})  # the first run: hash and audit

@@ -193,3 +193,31 @@ def test_a_read_back_inside_a_pass_starts_a_new_pass() -> None:
     outward = BACK_INSIDE.replace("back_inside", "outward").replace(
         "  output q[1] + lap(1 / eps);\n}", "  output q[3] + lap(1 / eps);\n}")
     assert _verify(outward).status == "proved"
+
+
+#: exponential noisy max over `vec[1]` seeded from the first entry, ties to the
+#: later index, the authors' own names. After the merge of the reach branches the
+#: one-sided `part="positive"` candidates ranked its shift past the screening
+#: budget (unknown); the half-scale twin must stay unproved.
+SEEDED = """mechanism exp_argmax_seeded (counts : vec[1] num, epsilon : num) : int
+  requires epsilon > 0
+  privacy epsilon
+{
+  var top = counts[0] + lapplus(SCALE / epsilon);
+  var arg = 0;
+  var j = 1;
+  while (j < len(counts)) {
+    var noisy = counts[j] + lapplus(SCALE / epsilon);
+    if (noisy >= top) { top = noisy; arg = j; }
+    j = j + 1;
+  }
+  return arg;
+}
+"""
+
+
+def test_exponential_argmax_seeded_from_the_first_count() -> None:
+    verdict = _verify(SEEDED.replace("SCALE", "1"))
+    assert verdict.status == "proved", verdict.reason
+    assert verdict.certificate is not None
+    assert _verify(SEEDED.replace("SCALE", "0.5")).status != "proved"

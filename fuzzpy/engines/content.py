@@ -396,7 +396,7 @@ def _keyable(column: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, str]:
         if plain != column.type:
             try:
                 column = column.cast(plain)
-            except (pa.ArrowException, NotImplementedError):
+            except pa.ArrowException:  # pyarrow's ArrowNotImplementedError included
                 return _python_texts(column), "text"
     return _raw_storage(column), _kind(column.type)
 

@@ -40,6 +40,7 @@ _PARTS = {
     "Verdict": "fuzzpy.verifier.verdict",
     "analyse": "fuzzpy.verifier.model",
     "mirrored": "fuzzpy.verifier.mirror",
+    "negated": "fuzzpy.verifier.mirror",
     "scale_diagnostics": "fuzzpy.verifier.prover",
     "search": "fuzzpy.verifier.prover",
     "vacuity": "fuzzpy.verifier.prover",
@@ -148,7 +149,17 @@ def _decide(decl: MechanismDecl, program: Program | None, constants: dict, claim
     results = [search(each, proof_seconds) for each in infos]
     failed = next((r for r in results if not r.proved), None)
     if failed is None:
-        return _kernel_checked(info, program, results, claim_text)
+        verdict = _kernel_checked(info, program, results, claim_text)
+        if verdict.status == "proved" or mirror is not None:
+            return verdict
+        # the kernel's own symmetry test is stricter than the prover's: prove the
+        # relation reversed too, and let the kernel check both orientations
+        reversed_decl = _part("negated")(decl)
+        if reversed_decl is not None:
+            reversed_result = search(analyse(reversed_decl, constants), proof_seconds)
+            if reversed_result.proved:
+                return _kernel_checked(info, program, [*results, reversed_result], claim_text)
+        return verdict
     why = ""
     counterexample = None
     cap = time.process_time() + refute_seconds  # over both orientations

@@ -294,9 +294,14 @@ def candidates(info: MechanismInfo, site: DrawSite) -> list[tuple[int, Alignment
                 # exponential-noise noisy max, the sensitivity counted in L1)
                 spare = tuple(spare_reads(info, site.contexts[i]))
                 if spare:
-                    part = "positive" if site.noise.kind == "lapplus" else ""
-                    scored.append((2, Alignment(Shift("target", context=i, target="spare", spare=spare, part=part),
-                                                point, zero)))
+                    one_sided = site.noise.kind == "lapplus"
+                    part = "positive" if one_sided else ""
+                    # one-sided noise over vec[1]: this is the proof's own shift (the
+                    # plain `1 - dist` may cost 2), ranked with the simplest so that the
+                    # other one-sided candidates (`part="positive"` of a carrier) do
+                    # not push it past the screening budget (MAX_SCREENED)
+                    shift = Shift("target", context=i, target="spare", spare=spare, part=part)
+                    scored.append((1 if one_sided else 2, Alignment(shift, point, zero)))
     scored.sort(key=lambda pair: pair[0])
     return _distinct(scored, site)
 

@@ -32,6 +32,15 @@ def mirrored(decl: MechanismDecl, info: MechanismInfo) -> MechanismDecl | None:
     return dataclasses.replace(decl, requires=tuple(_negate_dists(r) for r in decl.requires))
 
 
+def negated(decl: MechanismDecl) -> MechanismDecl | None:
+    """The mechanism with every `dist(e)` of its `requires` negated, whether or
+    not the relation is symmetric (None without any `dist`): the reversed
+    orientation the kernel asks for when it cannot see the symmetry itself."""
+    if not any(isinstance(e, Dist) for r in decl.requires for e in sub_expressions(r)):
+        return None
+    return dataclasses.replace(decl, requires=tuple(_negate_dists(r) for r in decl.requires))
+
+
 def symmetric(info: MechanismInfo) -> bool:
     """Does every distance vector the `requires` allow stay allowed when negated?
 
