@@ -25,6 +25,8 @@ from fuzzpy.data.cells import (
     NOT_UTF8,
     OK,
     OUT_OF_RANGE,
+    INFERENCE_ORDER,
+    MISSING_MARKERS,
     Cells,
     kind_of_arrow,
     parse_value,
@@ -37,10 +39,6 @@ from fuzzpy.language.source import Source, Span
 from fuzzpy.ledger.datasets import BAD_POLICY, DEFAULT_POLICY, Column, Policy, dataset_error
 from fuzzpy.support.records import frozen
 
-INFERENCE_ORDER = ("int", "num", "bool")
-#: cells that spell a missing value in common exports (R's NA, SQL's NULL, ...): no evidence of a
-#: column's type when it is inferred (the row rules still treat them as cells that do not fit)
-MISSING_MARKERS = ("NA", "N/A", "n/a", "na", "NaN", "nan", "null", "NULL", "Null", "None", "none", "-", "?", ".")
 _MARKERS = frozenset(MISSING_MARKERS)
 
 

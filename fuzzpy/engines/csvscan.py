@@ -53,6 +53,7 @@ DELIMITERS = (b"\x01", b"\x02", b"\x03", b"\x1f")
 #: is found for narrower files only.
 MAX_WIDTH = 1000
 LINE = "_fz_line"
+KIND_COUNTS = 4  # `kind_counts` per column: present cells, then those spelling each of cells.INFERENCE_ORDER
 
 _FIELD_VALUE = r'("(?:[^"]|"")*"|[^",][^,]*|)'
 _FIELD_SKIPPED = r'(?:"(?:[^"]|"")*"|[^",][^,]*|),'
@@ -152,11 +153,13 @@ def _unquote(field: str) -> str:
             f"'\"\"', '\"') ELSE {field} END)")
 
 
-def csv_selects(d: Dialect, source: str, plan: Plan, width: int) -> tuple[str, str]:
+def csv_selects(d: Dialect, source: str, plan: Plan, width: int, typed: list[int] | None = None) -> tuple[str, str]:
     """The SELECT of the loaded rows (in the file's order) and that of the
     owner's audit counts: total records, lines dropped, bad cells per
-    column read, rows kept (`csv_report`)."""
-    indexes = sorted({c.index for c in plan.columns})
+    column read, rows kept (`csv_report`). `typed`: the audit also counts
+    what the records of these columns spell (`kind_counts`, after the
+    audit's counts): a first run's typing in the same pass (issue 31)."""
+    indexes = sorted({c.index for c in plan.columns} | set(typed or ()))
     cells_from = f"({_records(d, source, indexes, width)})"
     values, keep, audit = [], ["record"], ["count(*)", "count(*) FILTER (WHERE NOT record)"]
     for position, read in enumerate(plan.columns):
@@ -167,6 +170,7 @@ def csv_selects(d: Dialect, source: str, plan: Plan, width: int) -> tuple[str, s
         audit.append(count_where(f"record AND NOT {cell.fits}"))
     where = " AND ".join(keep)
     audit.append(f"count(*) FILTER (WHERE {where})")
+    audit.extend(kind_counts(d, [f"f{i}" for i in typed or ()], "record"))
     select = f"SELECT {', '.join(values)} FROM {cells_from} WHERE {where}"
     return select, f"SELECT {', '.join(audit)} FROM {cells_from}"
 
@@ -208,43 +212,27 @@ def streamed_csv_kinds(file: Any, header: Any) -> dict[str, str | None] | None:
     """A first run's column types of a streamed CSV file (issue 31), as
     `validation.first_run_kinds` infers them from the loader's cells, in one
     DuckDB pass over the records the loader reads (`csv_fields`, the content
-    key's reading: no file held in memory, no pyarrow). Per column: its
-    present cells (trimmed, not empty, not a missing marker) and how many
-    spell an `int` (any size), a `num` (inf and nan too), a `bool`; the
-    narrowest kind at least half of them spell, else `string`; no type if
-    none is present. None where DuckDB cannot read the file by the loader's
-    rules (the loader types it then)."""
+    key's reading: no file held in memory, no pyarrow). The DuckDB engine
+    counts them in its audit query instead (`csv_selects`' `typed`: one
+    pass); this is for the other engines. None where DuckDB cannot read the
+    file by the loader's rules (the loader types it then)."""
     facts = getattr(file.data, "facts", None)
     names = list(header.names)
     if facts is None or header.csv is None or facts.obstacle(len(names)) is not None:
         return None  # checked before any import: a Parquet file's run imports no numpy (issue 11)
     import duckdb
 
-    from fuzzpy.data.cells import _BOOL_WORDS, _INT_TEXT, _NUM_TEXT
-    from fuzzpy.data.validation import INFERENCE_ORDER, MISSING_MARKERS
-    from fuzzpy.engines.scan import _matches, _trim, pattern_obstacle
+    from fuzzpy.engines.scan import pattern_obstacle
     from fuzzpy.engines.sql import DIALECTS
 
     if pattern_obstacle(file.absolute, "DuckDB"):
         return None
     d = DIALECTS["duckdb"]
-    unique = [i for i, n in enumerate(names) if names.count(n) == 1]
-    markers = ", ".join(d.string(m) for m in MISSING_MARKERS)
-    words = ", ".join(d.string(w) for w in _BOOL_WORDS)
-    counts = []
-    for i in unique:
-        t = _trim(d, f"f{i}")
-        present = f"({t} <> '' AND {t} NOT IN ({markers}))"
-        spelled = {
-            "int": _matches(d, t, _INT_TEXT),
-            "num": f"({_matches(d, t, _NUM_TEXT)} OR lower(ltrim({t}, '+-')) IN ('inf', 'infinity', 'nan'))",
-            "bool": f"(lower({t}) IN ({words}))",
-        }
-        counts.append(f"count(*) FILTER (WHERE {present})")
-        counts.extend(f"count(*) FILTER (WHERE {present} AND {spelled[k]})" for k in INFERENCE_ORDER)
+    unique = unique_columns(names)
     if not unique:
         return {}
     source = csv_source(file.absolute, facts, header.csv.header_line)
+    counts = kind_counts(d, [f"f{i}" for i in unique])
     con = duckdb.connect()
     try:
         (row,) = con.execute(f"SELECT {', '.join(counts)} FROM ({csv_fields(d, source, len(names))})").fetchall()
@@ -252,10 +240,101 @@ def streamed_csv_kinds(file: Any, header: Any) -> dict[str, str | None] | None:
         return None
     finally:
         con.close()
+    return kinds_of(names, unique, row)
+
+
+def unique_columns(names: list[str] | tuple[str, ...]) -> list[int]:
+    """The columns a first run types: those whose name is not repeated."""
+    return [i for i, n in enumerate(names) if names.count(n) == 1]
+
+
+def kind_counts(d: Dialect, texts: list[str], where: str = "TRUE") -> list[str]:
+    """Per text column (SQL text, NULL read as empty), the counts
+    `kinds_of` types it by: its present cells (trimmed, not empty, not a
+    missing marker) and how many spell an `int` (any size), a `num` (inf
+    and nan too), a `bool`, as `cells.parse_text` reads them; over the rows
+    where `where` holds."""
+    from fuzzpy.data.cells import _BOOL_WORDS, _INT_TEXT, _NUM_TEXT, INFERENCE_ORDER, MISSING_MARKERS
+    from fuzzpy.engines.scan import _matches, _trim
+
+    markers = ", ".join(d.string(m) for m in MISSING_MARKERS)
+    words = ", ".join(d.string(w) for w in _BOOL_WORDS)
+    counts = []
+    for text in texts:
+        t = _trim(d, text)
+        present = f"{where} AND {t} <> '' AND {t} NOT IN ({markers})"
+        spelled = {
+            "int": _matches(d, t, _INT_TEXT),
+            "num": f"({_matches(d, t, _NUM_TEXT)} OR lower(ltrim({t}, '+-')) IN ('inf', 'infinity', 'nan'))",
+            "bool": f"(lower({t}) IN ({words}))",
+        }
+        counts.append(f"count(*) FILTER (WHERE {present})")
+        counts.extend(f"count(*) FILTER (WHERE {present} AND {spelled[k]})" for k in INFERENCE_ORDER)
+    return counts
+
+
+def kinds_of(names: list[str] | tuple[str, ...], typed: list[int], row: tuple | list) -> dict[str, str | None]:
+    """The types `kind_counts`' counts give (`row`, in the order of
+    `typed`): the narrowest kind at least half of the present cells spell,
+    else `string`; no type if no cell is present (nothing in the column
+    could contradict a declaration)."""
+    from fuzzpy.data.cells import INFERENCE_ORDER
+
     kinds: dict[str, str | None] = {}
     step = 1 + len(INFERENCE_ORDER)
-    for j, i in enumerate(unique):
-        present_n, *fitting = row[j * step:(j + 1) * step]
+    for j, i in enumerate(typed):
+        present_n, *fitting = (int(c or 0) for c in row[j * step:(j + 1) * step])
         chosen = next((k for k, n in zip(INFERENCE_ORDER, fitting, strict=True) if 2 * n >= present_n), "string")
         kinds[names[i]] = chosen if present_n else None
+    return kinds
+
+
+def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | None:
+    """A first run's column types of a Parquet file (issue 31), as
+    `validation.first_run_kinds` types them, in one DuckDB query over the
+    columns typed by their cells (no pyarrow, numpy nor pandas: issue 11):
+    a text column by what its cells spell (`kind_counts`); a float column
+    `num` when fewer than half of its present cells (not null, not NaN) are
+    whole (`columntypes.float_column_kind`), else untyped (whole floats read
+    as `int`, `num` or `bool`, as each program says, issue 24); every other
+    column keeps its own type's readings. None where DuckDB does not read
+    them as the loader does (bytes, a file DuckDB refuses: text that is not
+    UTF-8): the loader types the file then."""
+    from fuzzpy.data.columntypes import BINARY, TEXT, column_type
+    from fuzzpy.engines.scan import pattern_obstacle
+    from fuzzpy.engines.sql import DIALECTS
+
+    names = list(header.names)
+    unique = unique_columns(names)
+    families = {i: column_type(header.arrow_types[i]).family for i in unique}
+    if any(f in BINARY for f in families.values()) or pattern_obstacle(path, "DuckDB"):
+        return None
+    texts = [i for i in unique if families[i] in TEXT]
+    floats = [i for i in unique if families[i] == "float"]
+    kinds: dict[str, str | None] = {names[i]: None for i in unique}
+    if not texts and not floats:
+        return kinds
+    import duckdb
+
+    d = DIALECTS["duckdb"]
+    counts = kind_counts(d, [f"CAST({d.ident(names[i])} AS VARCHAR)" for i in texts])
+    for i in floats:
+        x = f"CAST({d.ident(names[i])} AS DOUBLE)"
+        present = f"{x} IS NOT NULL AND NOT isnan({x})"
+        counts += [f"count(*) FILTER (WHERE {present})",
+                   f"count(*) FILTER (WHERE {present} AND (isinf({x}) OR floor({x}) = {x}))"]
+    quoted = path.replace("'", "''")
+    con = duckdb.connect()
+    try:
+        (row,) = con.execute(f"SELECT {', '.join(counts)} FROM read_parquet('{quoted}', "
+                             "hive_partitioning = false)").fetchall()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    kinds.update(kinds_of(names, texts, row[:len(texts) * KIND_COUNTS]))
+    rest = row[len(texts) * KIND_COUNTS:]
+    for j, i in enumerate(floats):
+        present_n, whole = int(rest[2 * j] or 0), int(rest[2 * j + 1] or 0)
+        kinds[names[i]] = "num" if present_n and 2 * whole < present_n else None
     return kinds
