@@ -274,12 +274,13 @@ def _mismatch(name: str, kind: str, registered: str, registration: Registration)
     message = (f"column `{name}` of dataset `{registration.name}` holds {what} (`{registered}`: the type its "
                f"first run recorded, as `fuzzpy dataset register` types it); the row type reads it as `{kind}`, "
                f"which its schema does not allow (a row whose cell is not {article} {kind} would be dropped)")
+    declare = f"declare `{name} : {registered}`{' (or num)' if registered == 'int' else ''}"
+    declare += ", or `string`" if registered != "string" else ""
     if registration.format == "csv":
-        hint = (f"declare `{name} : {registered}`{' (or num)' if registered == 'int' else ''}, or `string`; to "
-                f"read it as `{kind}` and drop the rows that do not fit, register the dataset with "
-                f"`fuzzpy dataset register NAME FILE --type {name}={kind}`")
+        hint = (f"{declare}; to read it as `{kind}` and drop the rows that do not fit, register the dataset "
+                f"with `fuzzpy dataset register NAME FILE --type {name}={kind}`")
     else:
-        hint = f"declare `{name} : {registered}`{' (or num)' if registered == 'int' else ''}, or `string`"
+        hint = declare
     return message, hint
 
 
