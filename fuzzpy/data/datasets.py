@@ -134,7 +134,7 @@ def _name_source(ledger: Ledger, param: str, given: str, chosen: str | None,
     name = name_from_path(given)
     same_name = ledger.registration(name)
     if same_name is not None:  # e.g. people.csv converted to people.parquet, or a new export
-        raise changed_file_error(same_name)
+        raise changed_file_error(same_name, param, file.absolute)
     return Source(param, name, given, None, file)
 
 
@@ -148,7 +148,7 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
     registration = source.registration
     implicit = registration is None
     if registration is not None and file.sha256 != registration.sha256:
-        raise changed_file_error(registration)
+        raise changed_file_error(registration, source.param)
     if registration is None:
         holders = [r for r in ledger.registrations_holding(file.absolute, file.sha256) if r.name != source.dataset]
         if holders:
