@@ -319,3 +319,22 @@ def test_a_later_run_types_nothing_it_reads_the_registration(
     code, _, err = _cli(capsys, tmp_path, "species_sum", data)
     assert code == 2 and "FZ542" in err
     assert _cli(capsys, tmp_path, "heavy", data)[0] == 0
+
+
+def test_the_guide_s_post_processing_helpers_cost_nothing(capsys: pytest.CaptureFixture[str],
+                                                          tmp_path: Path) -> None:
+    """Issue 31 item 6: a noisy mean clamped into its range, a count rounded
+    and floored at 0, after `sample`, as docs/user-guide.md shows them: the
+    same cost as the bare releases (post-processing)."""
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "user-guide.md").read_text()
+    block = guide.split("```\ntype Visit")[1].split("```")[0]
+    bare = ("def bare_mean (db : bag Visit) : fuzzy (num, num) = {\n"
+            "  sample total = laplace[0.5 / 15] (sum[0, 15] (map (fun v -> v.minutes) db));\n"
+            "  sample n = laplace[0.5] (size db);\n  return (total, n)\n};\n"
+            "def bare_count (db : bag Visit) : fuzzy num = laplace[0.5] (size db);\n")
+    (tmp_path / "guide.fz").write_text("type Visit" + block + bare)
+    assert main(["check", str(tmp_path / "guide.fz")]) == 0
+    costs = {line.split(":")[0].strip(): line.rsplit("->", 1)[1].split()[-3]
+             for line in capsys.readouterr().out.splitlines() if "-DP in db" in line}
+    assert costs["mean_minutes"] == costs["bare_mean"] == "1-DP"
+    assert costs["visits"] == costs["bare_count"] == "0.5-DP"
