@@ -170,8 +170,10 @@ def csv_selects(d: Dialect, source: str, plan: Plan, width: int, typed: list[int
         audit.append(count_where(f"record AND NOT {cell.fits}"))
     where = " AND ".join(keep)
     audit.append(f"count(*) FILTER (WHERE {where})")
-    audit.extend(kind_counts(d, [f"f{i}" for i in typed or ()], "record"))
     select = f"SELECT {', '.join(values)} FROM {cells_from} WHERE {where}"
+    if typed:
+        audit.extend(kind_counts(d, [f"f{i}" for i in typed], "record"))
+        return select, f"SELECT {', '.join(audit)} FROM {kind_coded(d, cells_from, [f'f{i}' for i in typed])}"
     return select, f"SELECT {', '.join(audit)} FROM {cells_from}"
 
 
@@ -232,10 +234,12 @@ def streamed_csv_kinds(file: Any, header: Any) -> dict[str, str | None] | None:
     if not unique:
         return {}
     source = csv_source(file.absolute, facts, header.csv.header_line)
-    counts = kind_counts(d, [f"f{i}" for i in unique])
+    texts = [f"f{i}" for i in unique]
+    counts = kind_counts(d, texts)
     con = duckdb.connect()
     try:
-        (row,) = con.execute(f"SELECT {', '.join(counts)} FROM ({csv_fields(d, source, len(names))})").fetchall()
+        rows = kind_coded(d, f"({csv_fields(d, source, len(names))})", texts)
+        (row,) = con.execute(f"SELECT {', '.join(counts)} FROM {rows}").fetchall()
     except duckdb.Error:
         return None
     finally:
@@ -248,28 +252,47 @@ def unique_columns(names: list[str] | tuple[str, ...]) -> list[int]:
     return [i for i, n in enumerate(names) if names.count(n) == 1]
 
 
-def kind_counts(d: Dialect, texts: list[str], where: str = "TRUE") -> list[str]:
-    """Per text column (SQL text, NULL read as empty), the counts
-    `kinds_of` types it by: its present cells (trimmed, not empty, not a
-    missing marker) and how many spell an `int` (any size), a `num` (inf
-    and nan too), a `bool`, as `cells.parse_text` reads them; over the rows
-    where `where` holds."""
-    from fuzzpy.data.cells import _BOOL_WORDS, _INT_TEXT, _NUM_TEXT, INFERENCE_ORDER, MISSING_MARKERS
-    from fuzzpy.engines.scan import _matches, _trim
+def kind_coded(d: Dialect, rows: str, texts: list[str]) -> str:
+    """`rows` (a FROM item) with, for each of `texts` (SQL text of its
+    columns, NULL read as empty), its trimmed text and what that spells
+    (`kind_code`) as columns `_fz_k0`, `_fz_k1`, ...: each cell is trimmed
+    and tested once, whatever number of counts read it (`kind_counts`)."""
+    from fuzzpy.engines.scan import _trim
+
+    trimmed = ", ".join(f"{_trim(d, text)} AS _fz_t{j}" for j, text in enumerate(texts))
+    coded = ", ".join(f"{kind_code(d, f'_fz_t{j}')} AS _fz_k{j}" for j in range(len(texts)))
+    return f"(SELECT *, {coded} FROM (SELECT *, {trimmed} FROM {rows}))"
+
+
+def kind_code(d: Dialect, t: str) -> str:
+    """What a trimmed cell `t` spells, as `cells.parse_text` reads it: 0 no
+    value (empty, or a missing marker), 1 `0` or `1` (an int, a num and a
+    bool), 2 another int (any size), 3 another num (inf and nan too), 4
+    `true` or `false` (any case), 5 only a string. The tests run in turn,
+    each on the cells the earlier ones left (every int spelling is a num
+    spelling; no other num spelling is a bool one)."""
+    from fuzzpy.data.cells import _INT_TEXT, _NUM_TEXT, MISSING_MARKERS
+    from fuzzpy.engines.scan import _matches
 
     markers = ", ".join(d.string(m) for m in MISSING_MARKERS)
-    words = ", ".join(d.string(w) for w in _BOOL_WORDS)
+    return (f"(CASE WHEN {t} = '' OR {t} IN ({markers}) THEN 0 WHEN {t} IN ('0', '1') THEN 1 "
+            f"WHEN {_matches(d, t, _INT_TEXT)} THEN 2 "
+            f"WHEN {_matches(d, t, _NUM_TEXT)} OR lower(ltrim({t}, '+-')) IN ('inf', 'infinity', 'nan') THEN 3 "
+            f"WHEN lower({t}) IN ('true', 'false') THEN 4 ELSE 5 END)")
+
+
+def kind_counts(d: Dialect, texts: list[str], where: str = "TRUE") -> list[str]:
+    """Per column of `texts` (read from `kind_coded`'s columns `_fz_k{j}`),
+    the counts `kinds_of` types it by, over the rows where `where` holds:
+    its present cells (trimmed, not empty, not a missing marker) and how
+    many spell an `int`, a `num`, a `bool` (`cells.INFERENCE_ORDER`)."""
     counts = []
-    for text in texts:
-        t = _trim(d, text)
-        present = f"{where} AND {t} <> '' AND {t} NOT IN ({markers})"
-        spelled = {
-            "int": _matches(d, t, _INT_TEXT),
-            "num": f"({_matches(d, t, _NUM_TEXT)} OR lower(ltrim({t}, '+-')) IN ('inf', 'infinity', 'nan'))",
-            "bool": f"(lower({t}) IN ({words}))",
-        }
-        counts.append(f"count(*) FILTER (WHERE {present})")
-        counts.extend(f"count(*) FILTER (WHERE {present} AND {spelled[k]})" for k in INFERENCE_ORDER)
+    for j in range(len(texts)):
+        k = f"_fz_k{j}"
+        counts += [f"count(*) FILTER (WHERE {where} AND {k} > 0)",
+                   f"count(*) FILTER (WHERE {where} AND {k} IN (1, 2))",
+                   f"count(*) FILTER (WHERE {where} AND {k} IN (1, 2, 3))",
+                   f"count(*) FILTER (WHERE {where} AND {k} IN (1, 4))"]
     return counts
 
 
@@ -317,7 +340,8 @@ def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | No
     import duckdb
 
     d = DIALECTS["duckdb"]
-    counts = kind_counts(d, [f"CAST({d.ident(names[i])} AS VARCHAR)" for i in texts])
+    text_sql = [f"CAST({d.ident(names[i])} AS VARCHAR)" for i in texts]
+    counts = kind_counts(d, text_sql)
     for i in floats:
         x = f"CAST({d.ident(names[i])} AS DOUBLE)"
         present = f"{x} IS NOT NULL AND NOT isnan({x})"
@@ -326,8 +350,8 @@ def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | No
     quoted = path.replace("'", "''")
     con = duckdb.connect()
     try:
-        (row,) = con.execute(f"SELECT {', '.join(counts)} FROM read_parquet('{quoted}', "
-                             "hive_partitioning = false)").fetchall()
+        rows = kind_coded(d, f"read_parquet('{quoted}', hive_partitioning = false)", text_sql)
+        (row,) = con.execute(f"SELECT {', '.join(counts)} FROM {rows}").fetchall()
     except duckdb.Error:
         return None
     finally:
