@@ -21,12 +21,12 @@ from dataclasses import field
 import numpy as np
 
 from fuzzpy.data.cells import (
+    INFERENCE_ORDER,
     MISSING,
+    MISSING_MARKERS,
     NOT_UTF8,
     OK,
     OUT_OF_RANGE,
-    INFERENCE_ORDER,
-    MISSING_MARKERS,
     Cells,
     kind_of_arrow,
     parse_value,

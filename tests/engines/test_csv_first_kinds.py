@@ -13,7 +13,12 @@ import pytest
 from fuzzpy.data.datasets import _first_run_kinds
 from fuzzpy.data.loader import plan, read_data_file, read_header
 from fuzzpy.data.validation import first_run_kinds
-from fuzzpy.engines.csvscan import csv_selects, csv_source, streamed_csv_kinds, streamed_parquet_kinds
+from fuzzpy.engines.csvscan import (
+    csv_selects,
+    csv_source,
+    streamed_csv_kinds,
+    streamed_parquet_kinds,
+)
 from fuzzpy.engines.engine import QueryEngine, csv_header, streamed_data_file
 from fuzzpy.language.types import STRING, TBag, TRecord
 
