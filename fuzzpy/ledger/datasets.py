@@ -208,8 +208,8 @@ def changed_file_error(registration: Registration, param: str = "PARAM", given: 
     message names only the registration, never anything read from the file;
     the hint names the command that runs on the validated file (issue 31:
     a Parquet copy of a used CSV was refused without it)."""
-    other = given is not None and given != registration.file
-    accept = f"`fuzzpy dataset update {registration.name}{' ' + given if other else ''}`"
+    other = f" {given}" if given is not None and given != registration.file else ""
+    accept = f"`fuzzpy dataset update {registration.name}{other}`"
     return dataset_error(
         CHANGED_FILE,
         f"the file of dataset `{registration.name}` ({registration.file}) is not the file its "
