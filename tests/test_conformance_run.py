@@ -20,6 +20,8 @@ COUNTS = """
 type Row = { age : num, name : string, ok : bool, kids : int };
 def n (db : bag Row) : fuzzy num = laplace[0.5] (size db);
 def tenth (db : bag Row) : fuzzy num = laplace[0.1] (size db);
+def every (db : bag Row) : fuzzy num =
+  laplace[0.5] (size (filter (fun r -> r.age == r.age && r.name == r.name && r.ok == r.ok && r.kids == r.kids) db));
 """
 
 TWO_BAGS = """
@@ -221,14 +223,15 @@ def test_bad_rows_are_dropped_silently_and_bad_schemas_refused_before_the_charge
 ) -> None:
     """Was: every file below exited 2. A bad row is private (dropped: the
     release is the clean file's, and nothing is said); a bad schema is public
-    (exit 2, nothing charged)."""
+    (exit 2, nothing charged). `every` reads every column (a count reads
+    none: its rows are not dropped for a bad cell, issue 31)."""
     program = _write(tmp_path, "p.fz", COUNTS)
     header = "name,kids,age,ok\n"
     clean = header + "z,0,1,false\n"
 
     def released(name: str, text: str | bytes) -> tuple[int, object, str]:
         data = _write(tmp_path, name, text)
-        code, out, err = _run(capsys, program, "n", "--data", f"db={data}", "--budget", "1", "--seed", "4",
+        code, out, err = _run(capsys, program, "every", "--data", f"db={data}", "--budget", "1", "--seed", "4",
                               "--ledger", str(tmp_path / f"{name}.sqlite"), "--json")
         return code, json.loads(out)["released"] if code == 0 else None, err
 

@@ -30,7 +30,7 @@ from fuzzpy.ledger.book import Ledger
 PROGRAM = """
 type R = { n : int, x : num, ok : bool, s : string };
 def stats (db : bag R) : fuzzy (num, num, num, num) = {
-  sample a = laplace[1] (size db);
+  sample a = laplace[1] (size (filter (fun r -> r.n > -1) db));
   sample b = laplace[1] (sum[0, 100] (map (fun r -> r.x) db));
   sample c = laplace[1] (size (filter (fun r -> r.ok) db));
   sample d = laplace[1] (size (filter (fun r -> r.s == "b") db));

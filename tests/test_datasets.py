@@ -22,7 +22,7 @@ from fuzzpy.ledger.store import FORMAT_VERSION
 
 PROGRAM = """
 type Row = { age : int, income : num };
-def count (db : bag Row) : fuzzy num = laplace[0.25] (size db);
+def count (db : bag Row) : fuzzy num = laplace[0.25] (size (filter (fun r -> r.age > -1) db));
 """
 PEOPLE = "age,income\n30,100\n50,200\n60,300\n"
 V1 = Path(__file__).parent / "data" / "ledger_v1"

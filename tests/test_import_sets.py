@@ -85,7 +85,7 @@ def _imports(tmp_path: Path, *argv: str) -> dict[str, object]:
     done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(sorted(sys.stdlib_module_names)), *argv],
                           capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert done.stdout.strip(), done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "stderr": done.stderr}
 
 
 def _within(found: dict[str, object], allowed: set[str], scipy: set[str] = frozenset()) -> None:
@@ -169,3 +169,37 @@ def test_a_scalar_release_of_a_known_parquet_file_loads_no_numpy(tmp_path: Path,
             "--ledger", str(tmp_path / "ledger.sqlite"), *flag)
     _within(_imports(tmp_path, *argv), BASE | {"duckdb", "numpy", "pyarrow"})  # the first run: hash and audit
     _within(_imports(tmp_path, *argv), BASE | {"duckdb"})
+
+
+MISTYPED = """\
+type Visit = { age : num, ward : num, minutes : num };
+def older (db : bag Visit) : fuzzy num = laplace[0.5] (size (filter (fun v -> v.ward > 65) db));
+"""
+
+
+@pytest.mark.parametrize("form", ["parquet", "csv"])
+def test_the_quick_path_types_a_file_once_and_a_later_run_refuses_from_the_types_alone(
+        tmp_path: Path, program: Path, form: str) -> None:
+    """Issue 31: a first run types the file's columns (text, floats) in
+    DuckDB, importing no pandas; a later run of the settled file, released
+    or refused (FZ542: `ward` read as `num`) from the recorded types,
+    imports no more than DuckDB (and numpy for a CSV's header)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = tmp_path / f"visits.{form}"
+    if form == "parquet":
+        pq.write_table(pa.table({"age": [71.5, 34.0, 66.25], "ward": ["north", " south", "east"],
+                                 "minutes": [12.0, 40.0, 5.0]}), data)
+    else:
+        data.write_text(ROWS)
+    time.sleep(2.5)  # settled: its hash (and a Parquet file's schema) remembered by the first run
+    reader = {"duckdb", "numpy"} if form == "csv" else {"duckdb"}
+    argv = ("older", "--data", f"db={data}", "--budget", "10", "--ledger", str(tmp_path / "ledger.sqlite"))
+    _within(_imports(tmp_path, "run", str(program), *argv), BASE | {"duckdb", "numpy", "pyarrow"})
+    _within(_imports(tmp_path, "run", str(program), *argv), BASE | reader)
+    mistyped = tmp_path / "mistyped.fz"
+    mistyped.write_text(MISTYPED)
+    refused = _imports(tmp_path, "run", str(mistyped), *argv)
+    assert refused["code"] == 2 and "FZ542" in refused["stderr"], refused  # type: ignore[operator]
+    assert not set(refused["third"]) - BASE - reader, refused  # type: ignore[operator]

@@ -13,7 +13,9 @@ line underlined, notes and hint).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from fuzzpy.language.diagnostics import (
     EXIT_BUDGET,
@@ -89,3 +91,32 @@ def api_error(
         return error
     kind = _BY_EXIT_CODE.get(error.exit_code, Rejected)
     return kind(error.diagnostics, sources if sources is not None else getattr(error, "sources", None), report)
+
+
+#: a command-line option in a hint, as a keyword argument of `Program.run`/`quote` (issue 31)
+_AS_KEYWORDS = (
+    (re.compile(r"--budget EPS,DELTA"), "budget=(EPS, DELTA)"),
+    (re.compile(r"--budget EPS\b"), "budget=EPS"),
+    (re.compile(r"--(budget|delta|seed) ([0-9][^\s,;)]*(?:,[0-9][^\s;)]*)?)"), r"\1=\2"),
+    (re.compile(r"--(ledger|rule|engine) ([^\s,;)]+)"), r'\1="\2"'),
+    (re.compile(r"--(budget|delta|seed|ledger|rule|engine)\b(?= to\b)"), r"\1"),
+    (re.compile(r"--(budget|delta|seed|ledger|rule|engine)\b"), r"\1="),
+)
+
+
+def in_python(error: ProgramError) -> ProgramError:
+    """``error`` with the options its hints and notes name spelled as the
+    Python API's keyword arguments (`budget=1`, not `--budget 1`)."""
+
+    def spelled(text: str | None) -> str | None:
+        if text is None:
+            return None
+        for pattern, replacement in _AS_KEYWORDS:
+            text = pattern.sub(replacement, text)
+        return text
+
+    diagnostics = [replace(d, hint=spelled(d.hint), notes=tuple(spelled(n) or "" for n in d.notes))
+                   for d in error.diagnostics]
+    if diagnostics == list(error.diagnostics):
+        return error
+    return type(error)(diagnostics, error.sources, error.report)

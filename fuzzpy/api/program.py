@@ -25,7 +25,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from fuzzpy.api.errors import BudgetExceeded, InvalidInput, ProgramError, Rejected, api_error
+from fuzzpy.api.errors import (
+    BudgetExceeded,
+    InvalidInput,
+    ProgramError,
+    Rejected,
+    api_error,
+    in_python,
+)
 from fuzzpy.api.reports import CheckReport, DefinitionReport, VerifyResult
 from fuzzpy.language.diagnostics import Diagnostic, FuzzError
 from fuzzpy.language.source import NO_SPAN, Source
@@ -212,9 +219,12 @@ class Program:
         from fuzzpy.api.releases import charge
         from fuzzpy.release.run import quote
 
-        request = self._request(definition, data, args, datasets, ledger, budget, rule, None, delta, engine,
-                                neighbours, rows)
-        return {q.dataset: charge(q) for q in _guarded(lambda: quote(request), self._sources())}
+        try:
+            request = self._request(definition, data, args, datasets, ledger, budget, rule, None, delta, engine,
+                                    neighbours, rows)
+            return {q.dataset: charge(q) for q in _guarded(lambda: quote(request), self._sources())}
+        except ProgramError as error:
+            raise in_python(error) from None
 
     def run(self, definition: str, data: Mapping[str, Any] | None = None, *,
             args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
@@ -242,10 +252,13 @@ class Program:
         datasets' own, fixed by their registration or first charge);
         ``rows``: with replace-one, the datasets' public number of rows
         (`choose[m]` of one is charged at m/rows; checked once loaded)."""
-        request = self._request(definition, data, args, datasets, ledger, budget, rule, seed, delta, engine,
-                                neighbours, rows)
-        request.confidence = check_confidence(confidence)
-        return _release(request, self._sources(), on_warning, None, progress)
+        try:
+            request = self._request(definition, data, args, datasets, ledger, budget, rule, seed, delta, engine,
+                                    neighbours, rows)
+            request.confidence = check_confidence(confidence)
+            return _release(request, self._sources(), on_warning, None, progress)
+        except ProgramError as error:
+            raise in_python(error) from None
 
     # ------------------------------------------------------------ audit
 
@@ -486,20 +499,23 @@ class Ledger:
         """Each dataset with its budget, what was spent and what remains."""
         return self._read(lambda book: book.datasets())
 
-    def entries(self, dataset: str | None = None) -> list[Entry]:
-        """Every release (of ``dataset``, or all), oldest first, as `fuzzpy
-        ledger` shows them: without the row rules' counts, which are exact
-        counts of the private rows and the data owner's (`fuzzpy dataset
-        show`; review a25 F3)."""
+    def entries(self, dataset: str | DatasetState | None = None) -> list[Entry]:
+        """Every release (of ``dataset`` -- a name, or an item of
+        `datasets()` -- or all), oldest first, as `fuzzpy ledger` shows them:
+        without the row rules' counts, which are exact counts of the private
+        rows and the data owner's (`fuzzpy dataset show`; review a25 F3)."""
         from dataclasses import replace
 
+        dataset = self._name(dataset)
         return [replace(e, row_rules=None) for e in self._read(lambda book: book.history(dataset))]
 
-    def remaining(self, dataset: str) -> tuple[float, float]:
-        """What remains of ``dataset``'s budget, as (epsilon, delta); the
-        dataset must have a budget (`InvalidInput` otherwise)."""
+    def remaining(self, dataset: str | DatasetState) -> tuple[float, float]:
+        """What remains of ``dataset``'s budget (a name, or an item of
+        `datasets()`), as (epsilon, delta); the dataset must have a budget
+        (`InvalidInput` otherwise)."""
         from fuzzpy.ledger.rules import rule_named
 
+        dataset = self._name(dataset)
         for state in self.datasets():
             if state.dataset == dataset:
                 epsilon, delta = rule_named(state.budget.rule).as_guarantee(state.remaining, state.budget)
@@ -507,6 +523,19 @@ class Ledger:
         known = ", ".join(s.dataset for s in self.datasets()) or "none"
         raise InvalidInput((Diagnostic("FZ508", f"the ledger {self.path} has no dataset `{dataset}`", NO_SPAN,
                                        hint=f"its datasets: {known}"),))
+
+    @staticmethod
+    def _name(dataset: object) -> Any:
+        """A dataset's name from a name or a `datasets()` item; anything else
+        is refused as the argument it is (FZ509), not blamed on the file."""
+        if dataset is None or isinstance(dataset, str):
+            return dataset
+        name = getattr(dataset, "dataset", None)
+        if isinstance(name, str):
+            return name
+        raise InvalidInput((Diagnostic(
+            "FZ509", f"`{dataset!r}` is not a dataset: give its name or an item of `Ledger.datasets()`",
+            NO_SPAN),))
 
     def _read(self, read: Callable[[Any], _T]) -> _T:
         from fuzzpy.ledger.book import Ledger as Book

@@ -260,14 +260,61 @@ def _check_report(
 
     figures = R.all_figures(checked, delta)
     documents = R.json_definitions(checked, delta, figures)
+    mechanisms = tuple(MechanismClaim(**m) for m in R.json_mechanisms(checked))  # type: ignore[arg-type]
+    diagnostics = (*checked.warnings, *R.infinite_at_delta(checked, delta, figures))
+    read = _columns_read(checked)
+    for document in documents:
+        if document.get("name") in read:
+            document["columns_read"] = {p: list(c) for p, c in read[str(document["name"])].items()}
     definitions = tuple(
         _definition(d, figures[d.name], doc, explain, _instances(checked, d, delta))
         for d, doc in zip(checked.own_definitions().values(), documents, strict=True)
     )
-    mechanisms = tuple(MechanismClaim(**m) for m in R.json_mechanisms(checked))  # type: ignore[arg-type]
-    diagnostics = (*checked.warnings, *R.infinite_at_delta(checked, delta, figures))
-    return CheckReport(name, definitions, mechanisms, tuple(diagnostics), delta,
-                       R.text_report(checked, delta, figures), checked, neighbours)
+    extra = _columns_text(read)
+    if any("vec[" in d.type for d in definitions):  # `vec[2] num` read as "two entries" (issue 31)
+        extra += ("\nvec[p] num: a vector of any length whose distance is the Lp norm (p = 1, 2 or inf); "
+                  "p is not its length")
+    text = _before_neighbours(R.text_report(checked, delta, figures), extra)
+    return CheckReport(name, definitions, mechanisms, tuple(diagnostics), delta, text, checked, neighbours)
+
+
+def _before_neighbours(text: str, extra: str) -> str:
+    """``extra`` lines inserted before the report's closing `neighbours:`
+    line (which stays last), or appended."""
+    if not extra:
+        return text
+    head, sep, tail = text.rpartition("\nneighbours:")
+    return f"{head}{extra}{sep}{tail}" if sep else text + extra
+
+
+def _columns_read(checked: CheckedProgram) -> dict[str, dict[str, tuple[str, ...]]]:
+    """For each definition with a `fuzzy` result, the columns each bag of
+    records is read against when it is run (`fuzzpy.release.columns`)."""
+    from fuzzpy.language.types import TFuzzy
+    from fuzzpy.release.columns import columns_read, fields_read
+
+    found: dict[str, dict[str, tuple[str, ...]]] = {}
+    for d in checked.definitions.values():
+        if not isinstance(d.result, TFuzzy):
+            continue
+        names = fields_read(checked.program, d.name, d.result)
+        params = {p.name: columns_read(p.type, names) for p in d.params}
+        params = {p: c for p, c in params.items() if c is not None}
+        if params:
+            found[d.name] = params  # type: ignore[assignment]
+    return found
+
+
+def _columns_text(read: dict[str, dict[str, tuple[str, ...]]]) -> str:
+    if not read:
+        return ""
+    lines = ["", "columns read by a run (a row with a missing value, or a value not of the column's type, in one "
+             "of them is dropped; a declared column not read drops no row):"]
+    for name, params in read.items():
+        shown = "; ".join(f"{p}: {', '.join(c) if c else 'none (only the rows are counted)'}"
+                          for p, c in params.items())
+        lines.append(f"  {name}: {shown}")
+    return "\n".join(lines)
 
 
 def _definition(

@@ -75,7 +75,7 @@ def apply_spine(ck: Inferencer, head: S.Expr, args: list[S.Expr], whole: S.Expr,
             return apply_mechanism(ck, head, args, whole)
         if name in PRIMITIVES:
             return apply_primitive(ck, name, head, (), args, whole, hint)
-        raise CheckError("FZ207", f"unknown variable `{name}`", head.span)
+        raise CheckError("FZ207", f"unknown variable `{name}`", head.span, hint=_did_you_mean(ck, name))
     if isinstance(head, S.Lambda) and head.param_type is None and args:
         return _apply_lambda(ck, head, args, whole)
     return apply_value(ck, ck.infer(head), head, args, whole)
@@ -276,3 +276,14 @@ def _generic_cost(ck: Inferencer, ctx: U.Ctx, where: S.Expr) -> C.CostCtx:
         "the call of a function returning a distribution",
         lambda s: Verified("function value", Fraction(s)),
     )
+
+
+def _did_you_mean(ck: Inferencer, name: str) -> str | None:
+    """`did you mean `laplace`?` for a name close to a known one (issue 31)."""
+    import difflib
+
+    from fuzzpy.checker.primitives import PRIMITIVES
+
+    known = [*ck.globals.defs, *ck.globals.mechanisms, *ck.globals.constants, *PRIMITIVES]
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    return f"did you mean `{close[0]}`?" if close else None

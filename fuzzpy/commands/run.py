@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 DESCRIPTION = (
     "Check the program, quote the definition's privacy cost against each dataset's budget "
     "(refusing with exit 3 before the data is read), check what is public about the data (the "
-    "file is its dataset's, unchanged; its format, header and column types; exit 2), load the "
-    "rows under the dataset's row rules (a row that does not fit is dropped or its cell replaced, "
+    "file is its dataset's, unchanged; its format, header and column types, typed on a first run as "
+    "`dataset register` types them; exit 2), load the rows, against the columns the definition "
+    "reads, under the dataset's row rules (a row that does not fit is dropped or its cell replaced, "
     "silently), charge the ledger, then compute and release the result with exact noise samplers. "
     "Interrupted (Ctrl-C, SIGTERM) before the charge, nothing changes; after it, the ledger keeps "
     "the release as charged, not released (exit 130 / 143)."

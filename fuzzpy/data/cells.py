@@ -26,6 +26,11 @@ np = lazy("numpy")
 pc = lazy("pyarrow.compute")  # a run whose rows an engine reads parses no cell here
 
 KINDS = ("int", "num", "bool", "string")
+#: the order in which a column's type is inferred from its cells: the narrowest first
+INFERENCE_ORDER = ("int", "num", "bool")
+#: cells that spell a missing value in common exports (R's NA, SQL's NULL, ...): no evidence of a
+#: column's type when it is inferred (the row rules still treat them as cells that do not fit)
+MISSING_MARKERS = ("NA", "N/A", "n/a", "na", "NaN", "nan", "null", "NULL", "Null", "None", "none", "-", "?", ".")
 
 #: The ints the runtime accepts from data: signed 64-bit (the width of its
 #: int columns); a larger value is a cell that does not fit.

@@ -74,3 +74,23 @@ def from_json(entry: object) -> ColumnType | None:
     if family not in FAMILIES or type(width) is not int or type(dictionary) is not bool or type(text) is not str:
         return None
     return ColumnType(family, width, dictionary, text)
+
+
+def float_column_kind(column: Any) -> str | None:
+    """The first-run type of a stored float column (Parquet, a frame) from
+    its cells, as `validation.first_run_kinds` types it, in Arrow compute
+    alone (no numpy: the DuckDB path must not need it, issue 11): `num` when
+    fewer than half of its present cells are whole, else None (whole floats
+    read as `int`, `num` or `bool`, as each program says, issue 24). Missing
+    cells and NaN (a missing marker as text) are no evidence."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = column.cast(pa.float64())
+    present = pc.and_(pc.is_valid(values), pc.invert(pc.is_nan(values)))
+    n_present = pc.sum(pc.cast(present, pa.int64())).as_py() or 0
+    if n_present == 0:
+        return None
+    whole = pc.or_(pc.is_inf(values), pc.equal(pc.floor(values), values))  # inf: an int out of range, of the kind
+    n_whole = pc.sum(pc.cast(pc.and_(present, whole), pa.int64())).as_py() or 0
+    return None if 2 * n_whole >= n_present else "num"

@@ -134,20 +134,21 @@ def _name_source(ledger: Ledger, param: str, given: str, chosen: str | None,
     name = name_from_path(given)
     same_name = ledger.registration(name)
     if same_name is not None:  # e.g. people.csv converted to people.parquet, or a new export
-        raise changed_file_error(same_name)
+        raise changed_file_error(same_name, param, file.absolute)
     return Source(param, name, given, None, file)
 
 
 def open_source(ledger: Ledger, source: Source, bag_type: Type,
                 header_reader: Callable[[DataFile], Header] = read_header, *,
-                file_content: FileContent) -> Opened:
+                file_content: FileContent,
+                first_kinds: Callable[[DataFile, Header], dict[str, str | None] | None] | None = None) -> Opened:
     """Read the source's file, check it is its dataset's, and plan how the
     row type reads it: refusals name the file and column, never a row."""
     file = source.file or read_data_file(source.path)
     registration = source.registration
     implicit = registration is None
     if registration is not None and file.sha256 != registration.sha256:
-        raise changed_file_error(registration)
+        raise changed_file_error(registration, source.param)
     if registration is None:
         holders = [r for r in ledger.registrations_holding(file.absolute, file.sha256) if r.name != source.dataset]
         if holders:
@@ -159,7 +160,8 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
     header = header_reader(file)
     same_rows = None
     if registration is None:
-        registration = _first_run_registration(source.dataset, file, header)
+        typed = first_kinds(file, header) if first_kinds is not None else None  # the engine's one pass
+        registration = _first_run_registration(source.dataset, file, header, typed)
         content = refuse_same_rows(ledger, source.dataset, list(header.names),
                                    lambda: file_content(file.absolute, file.format, file.sha256),
                                    file_content=file_content)
@@ -234,7 +236,8 @@ def _refuse_same_rows(name: str, names: list[str], content: Callable[[], str | N
 
 def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                digests: Callable[[list[int]], dict[str, str]], rows: Callable[[], int],
-               content: Callable[[], str | None] = lambda: None, *, file_content: FileContent) -> Opened:
+               content: Callable[[], str | None] = lambda: None, *, file_content: FileContent,
+               cells: Header | None = None) -> Opened:
     """`open_source` for data in memory: the header is its columns' names and
     Arrow types; `digests(indices)` gives the named columns' digests
     (`fuzzpy.engines.fingerprint`). A registered dataset's columns read must
@@ -249,8 +252,8 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
             notes=("nothing was charged",),
             hint=f"give its file (--data {source.param}={registration.name}), or register the frame as a "
             "dataset of its own"),))
-    planned = plan(header, bag_type, path, registration)
     if registration is not None:
+        planned = plan(header, bag_type, path, registration)
         read = sorted({c.index for c in planned.columns})
         found = digests(read)
         for name, digest in found.items():
@@ -268,9 +271,20 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
         key = refuse_same_rows(ledger, source.dataset, list(header.names), content, eager=True,
                                file_content=file_content)
         now = utc_now()
-        columns = tuple(Column(n, sha256=found.get(n)) for n in dict.fromkeys(header.names))
+        # each column typed by its own Arrow type, public, as `dataset register` types a Parquet file's (issue 31)
+        # a text column by its cells when Python holds them (`cells`, else `header`'s table); otherwise
+        # it gets no type (as each program reads it): a DuckDB relation's cells are not read here
+        kinds: dict[str, str | None] = {}  # a stored int or bool column reads as its readings allow (issue 24)
+        held = cells if cells is not None else header if header.table is not None else None
+        if held is not None:
+            from fuzzpy.data.validation import text_kinds
+
+            kinds.update(text_kinds(held))
+        columns = tuple(Column(n, kinds.get(n) if header.names.count(n) == 1 else None, sha256=found.get(n))
+                        for n in dict.fromkeys(header.names))
         registration = Registration(source.dataset, path, "frame", fingerprint, rows(), columns,
                                     explicit=False, registered=now, validated=now, content=key)
+        planned = plan(header, bag_type, path, registration)
         implicit = True
     read_names = {header.names[c.index] for c in planned.columns}
     fingerprint = data_fingerprint({n: d for n, d in found.items() if n in read_names})
@@ -281,13 +295,45 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                   same_rows=same_rows)
 
 
-def _first_run_registration(name: str, file: DataFile, header: Header) -> Registration:
-    """A dataset a run registers: its columns untyped (each program's row type
-    says how it reads them) and the default row rule (drop)."""
+def _first_run_registration(name: str, file: DataFile, header: Header,
+                            typed: dict[str, str | None] | None = None) -> Registration:
+    """A dataset a run registers: its columns typed as `dataset register`
+    types them without declarations (inferred from a CSV file's cells, a
+    Parquet column's own type; the registration is its owner's act and the
+    schema public from then on, docs/semantics.md "Columns no row can be read
+    from") and the default row rule (drop)."""
     now = utc_now()
-    columns = tuple(Column(n) for n in dict.fromkeys(header.names))
+    kinds = typed if typed is not None else _first_run_kinds(file, header)
+    columns = tuple(Column(n, kinds.get(n)) for n in dict.fromkeys(header.names))
     return Registration(name, file.absolute, file.format, file.sha256, len(file.data), columns,
                         explicit=False, registered=now, validated=now)
+
+
+def _first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
+    """`validation.first_run_kinds`, except that a Parquet file whose
+    columns typed by their cells are all floats is typed in Arrow compute
+    (no numpy on the DuckDB path, issue 11)."""
+    if header.arrow_types is not None:
+        from fuzzpy.data.columntypes import BINARY, TEXT, column_type, float_column_kind
+
+        unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
+        families = {i: column_type(header.arrow_types[i]).family for i in unique}
+        if all(f not in (*TEXT, *BINARY) for f in families.values()):
+            floats = [i for i in unique if families[i] == "float"]
+            table = header.table
+            if floats and table is None:
+                import pyarrow.parquet as pq
+
+                # ParquetFile, not read_table: pyarrow.dataset imports pandas
+                table = pq.ParquetFile(file.absolute).read(columns=[header.names[i] for i in floats])
+            kinds: dict[str, str | None] = dict.fromkeys((header.names[i] for i in unique), None)
+            for i in floats:
+                assert table is not None
+                kinds[header.names[i]] = float_column_kind(table.column(header.names[i]))
+            return kinds
+    from fuzzpy.data.validation import first_run_kinds
+
+    return first_run_kinds(file, header)
 
 
 def _could_be_name(given: str) -> bool:

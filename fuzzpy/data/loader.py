@@ -52,6 +52,18 @@ np = lazy("numpy")
 _KIND_OF_TYPE: dict[type, str] = {TNum: "num", TInt: "int", TBool: "bool", TString: "string"}
 _DTYPES = {"num": "float64", "int": "int64", "bool": "bool", "string": object}  # numpy dtypes, by name
 _BAD_POLICY = "FZ543"
+
+
+@frozen
+class Unread:
+    """The type of a declared field a definition never reads
+    (`fuzzpy.release.columns`): its column must exist; no cell of it is read."""
+
+    def __str__(self) -> str:
+        return "unread"
+
+
+UNREAD: Type = Unread()  # type: ignore[assignment]
 pa = lazy("pyarrow")
 pacsv = lazy("pyarrow.csv")  # a run whose rows an engine reads never parses a file here
 pq = lazy("pyarrow.parquet")
@@ -157,9 +169,12 @@ def plan(header: Header, bag_type: Type, path: str, registration: Registration |
         raise schema_error("FZ507", f"only `bag` parameters read data files, not `{bag_type}`", path)
     row = bag_type.elem
     if isinstance(row, TRecord):
-        reads = [(_column_index(header, name, path), _kind(t, name, path)) for name, t in row.fields]
-        columns = tuple(_read(header, i, kind, path, registration) for i, kind in reads)
-        return Plan("record", tuple(name for name, _ in row.fields), columns)
+        indices = [_column_index(header, name, path) for name, _ in row.fields]  # every declared column exists
+        read = [(name, i, t) for (name, t), i in zip(row.fields, indices, strict=True) if t is not UNREAD]
+        if not read and row.fields:
+            return _no_field_plan(header, row, indices, path, registration)
+        columns = tuple(_read(header, i, _kind(t, name, path), path, registration) for name, i, t in read)
+        return Plan("record", tuple(name for name, _, _ in read), columns)
     if isinstance(row, TVec):
         columns = tuple(_read(header, i, "num", path, registration) for i in range(len(header.names)))
         return Plan("vector", (), columns)
@@ -169,6 +184,21 @@ def plan(header: Header, bag_type: Type, path: str, registration: Registration |
             path, hint="the file's columns are: " + _listed(header.names),
         )
     return Plan("single", (), (_read(header, 0, _kind(row, header.names[0], path), path, registration),))
+
+
+def _no_field_plan(header: Header, row: TRecord, indices: list[int], path: str,
+                   registration: Registration | None) -> Plan:
+    """The rows of a definition that reads no field (a count): one declared
+    column is read as text under a rule that replaces every cell that does
+    not fit by "" -- no row is dropped for a column nobody reads (issue 31);
+    the column only carries the number of rows."""
+    readable = [i for i in indices if header.arrow_types is None or readable_from(header.arrow_types[i], "string")]
+    if not readable:  # no declared column holds values a run reads as text: every field is read, as declared
+        raise schema_error("FZ507", "no column of the row type can be read as text to count the rows of "
+                           f"`{path}`", path, hint="declare one of the file's text or number columns in the row type")
+    index = readable[0]
+    column = ColumnRead(header.names[index], index, "string", Policy("value", ""), "")
+    return Plan("record", (header.names[index],), (column,))
 
 
 def _kind(kind: Type, column: str, path: str) -> str:
@@ -215,12 +245,10 @@ def _read(header: Header, index: int, kind: str, path: str, registration: Regist
     name = header.names[index]
     registered = registration.column(name) if registration is not None else None
     if registered is not None and registered.kind is not None and not compatible(kind, registered.kind):
-        raise schema_error(
-            SCHEMA_MISMATCH, f"column `{name}` of dataset `{registration.name}` is registered as "  # type: ignore[union-attr]
-            f"`{registered.kind}`; the row type reads it as `{kind}`", path,
-            hint="a column is read as its registered type, an int column also as num, any column as string",
-            **_where(header, index),
-        )
+        # decided from the public schema alone, never from the rows (issue 31): the same on every neighbour
+        assert registration is not None
+        message, hint = _mismatch(name, kind, registered.kind, registration)
+        raise schema_error(SCHEMA_MISMATCH, message, path, hint=hint, **_where(header, index))
     if header.arrow_types is not None and not readable_from(header.arrow_types[index], kind):
         raise schema_error(SCHEMA_MISMATCH, f"column `{name}` of `{path}` holds {header.arrow_types[index]} "
                            f"values, which cannot be read as `{kind}`", path)  # Parquet: no header line
@@ -233,6 +261,27 @@ def _read(header: Header, index: int, kind: str, path: str, registration: Regist
                                f"`{name}` is not {'an' if kind == 'int' else 'a'} {kind}", path,
                                **_where(header, index))
     return ColumnRead(name, index, kind, policy, replacement)
+
+
+def _mismatch(name: str, kind: str, registered: str, registration: Registration) -> tuple[str, str]:
+    """The message and hint of a column read as a type its schema refuses."""
+    if registration.explicit:
+        return (f"column `{name}` of dataset `{registration.name}` is registered as `{registered}`; the row type "
+                f"reads it as `{kind}`",
+                "a column is read as its registered type, an int column also as num, any column as string")
+    what = {"int": "integers", "num": "numbers", "bool": "booleans", "string": "text"}[registered]
+    article = "an" if kind == "int" else "a"
+    message = (f"column `{name}` of dataset `{registration.name}` holds {what} (`{registered}`: the type its "
+               f"first run recorded, as `fuzzpy dataset register` types it); the row type reads it as `{kind}`, "
+               f"which its schema does not allow (a row whose cell is not {article} {kind} would be dropped)")
+    declare = f"declare `{name} : {registered}`{' (or num)' if registered == 'int' else ''}"
+    declare += ", or `string`" if registered != "string" else ""
+    if registration.format == "csv":
+        hint = (f"{declare}; to read it as `{kind}` and drop the rows that do not fit, register the dataset "
+                f"with `fuzzpy dataset register NAME FILE --type {name}={kind}`")
+    else:
+        hint = declare
+    return message, hint
 
 
 def compatible(read: str, registered: str) -> bool:

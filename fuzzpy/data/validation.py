@@ -20,7 +20,18 @@ from dataclasses import field
 
 import numpy as np
 
-from fuzzpy.data.cells import MISSING, NOT_UTF8, OK, kind_of_arrow, parse_value, reason
+from fuzzpy.data.cells import (
+    INFERENCE_ORDER,
+    MISSING,
+    MISSING_MARKERS,
+    NOT_UTF8,
+    OK,
+    OUT_OF_RANGE,
+    Cells,
+    kind_of_arrow,
+    parse_value,
+    reason,
+)
 from fuzzpy.data.csvframe import field_column, schema_error
 from fuzzpy.data.loader import DataFile, Header, Records, read_records
 from fuzzpy.language.diagnostics import Diagnostic
@@ -28,7 +39,7 @@ from fuzzpy.language.source import Source, Span
 from fuzzpy.ledger.datasets import BAD_POLICY, DEFAULT_POLICY, Column, Policy, dataset_error
 from fuzzpy.support.records import frozen
 
-INFERENCE_ORDER = ("int", "num", "bool")
+_MARKERS = frozenset(MISSING_MARKERS)
 
 
 @frozen
@@ -104,7 +115,75 @@ def _kinds(
     return kinds, tuple(header.names[i] for i in open_columns), notes
 
 
-def _infer(header: Header, indices: list[int]) -> tuple[list[str], tuple[str, ...]]:
+def first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
+    """The type of every uniquely named column, as `dataset register` infers
+    it without declarations (a Parquet column's own type; a CSV column's,
+    and a Parquet text column's, from its cells: what at least half of them
+    hold), for a dataset a first run registers (issue 31). A column with no
+    present cell gets no type (each program's row type says): nothing in it
+    could contradict a declaration."""
+    unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
+    if header.arrow_types is not None:  # a stored int or bool column reads as its readings allow (issue 24)
+        kinds: dict[int, str | None] = dict.fromkeys(unique)
+        open_columns = _text_columns(header, unique)
+    else:
+        kinds, open_columns = dict.fromkeys(unique), unique
+    if open_columns and ((header.csv is None and header.table is None) or not isinstance(file.data, bytes)):
+        from fuzzpy.data.loader import read_data_file, read_header
+
+        if header.arrow_types is not None:  # ParquetFile, not read_table: pyarrow.dataset imports pandas
+            import pyarrow.parquet as pq
+
+            header = Header(header.names, header.arrow_types, None, pq.ParquetFile(file.absolute).read())
+        else:
+            header = read_header(read_data_file(file.absolute))  # a streamed file: its header only was read
+    kinds.update(_typed_by_cells(header, open_columns))
+    return {header.names[i]: kinds[i] for i in unique}
+
+
+def text_kinds(header: Header) -> dict[str, str | None]:
+    """The first-run types of a table's text columns (`header.table`, data
+    in memory), from their cells, as `first_run_kinds` types a file's."""
+    unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
+    return {header.names[i]: kind for i, kind in _typed_by_cells(header, _text_columns(header, unique)).items()}
+
+
+def _text_columns(header: Header, unique: list[int]) -> list[int]:
+    """The columns of a typed table (Parquet, data in memory) typed by their
+    cells: text (or bytes: a pandas `object` column), and floats (an int
+    column with a missing value is float64 in pandas: whole floats read as
+    `int`, issue 24)."""
+    from fuzzpy.data.columntypes import BINARY, TEXT, column_type
+
+    if header.arrow_types is None:
+        return []
+    return [i for i in unique if column_type(header.arrow_types[i]).family in (*TEXT, *BINARY, "float")]
+
+
+def _typed_by_cells(header: Header, indices: list[int]) -> dict[int, str | None]:
+    """What most present cells of each column hold; None for a column with
+    no present cell (nothing in it could contradict a declaration)."""
+    if not indices:
+        return {}
+    texts = read_records(header, tuple((i, "string") for i in indices)).cells
+    kinds: dict[int, str | None] = dict(zip(indices, _infer(header, indices, True, texts)[0], strict=True))
+    for i, cells in zip(indices, texts, strict=True):
+        present = np.asarray(cells.values, dtype=object)[(cells.problems != MISSING) & (cells.problems != NOT_UTF8)]
+        if all(v in _MARKERS for v in present):  # stops at the first cell that is not a marker
+            kinds[i] = None
+        elif kinds[i] == "int" and header.arrow_types is not None and _is_float(header.arrow_types[i]):
+            kinds[i] = None  # whole floats: read as int, num or bool (issue 24), as each program says
+    return kinds
+
+
+def _is_float(arrow_type: object) -> bool:
+    from fuzzpy.data.columntypes import column_type
+
+    return column_type(arrow_type).family == "float"
+
+
+def _infer(header: Header, indices: list[int], majority: bool = False,
+           texts: tuple[Cells, ...] | None = None) -> tuple[list[str], tuple[str, ...]]:
     """The narrowest of int, num, bool that every present cell of a column
     fits, else string; the owner sees the result and may declare another.
     A column inferred as string though most of its cells are numbers gets a
@@ -112,18 +191,35 @@ def _infer(header: Header, indices: list[int]) -> tuple[list[str], tuple[str, ..
     chosen = ["string"] * len(indices)
     notes = []
     undecided = list(range(len(indices)))
+    if texts is None:
+        texts = read_records(header, tuple((i, "string") for i in indices)).cells
+    marks: dict[int, np.ndarray] = {}
+
+    def marked(j: int, cells: Cells) -> np.ndarray:
+        """The column's cells spelled as missing (`NA`, ...), found once,
+        and only for a column with a cell its kind does not fit."""
+        if j not in marks:
+            fits = (cells.problems == OK) | (cells.problems == OUT_OF_RANGE)
+            if fits.all():
+                return np.zeros(cells.problems.shape, dtype=bool)
+            marks[j] = np.isin(np.asarray(texts[j].values, dtype=object), MISSING_MARKERS)
+        return marks[j]
+
     for kind in INFERENCE_ORDER:
         records = read_records(header, tuple((indices[j], kind) for j in undecided))
         still = []
         for j, cells in zip(undecided, records.cells, strict=True):
-            present = (cells.problems != MISSING) & (cells.problems != NOT_UTF8)
-            fitting = int((cells.problems[present] == OK).sum())
-            if present.any() and fitting == int(present.sum()):
+            present = (cells.problems != MISSING) & (cells.problems != NOT_UTF8) & ~marked(j, cells)
+            # a number beyond the kind's range (nan, inf, 1e400; an int beyond 64 bits) is of the kind: dropped
+            fitting = int(((cells.problems[present] == OK) | (cells.problems[present] == OUT_OF_RANGE)).sum())
+            # a first run's typing (`majority`): what at least half the present cells hold, so that
+            # one row (a neighbour's) does not retype a column with another cell of the kind
+            if present.any() and (2 * fitting >= int(present.sum()) if majority else fitting == int(present.sum())):
                 chosen[j] = kind
                 continue
             still.append(j)
             if kind == "num" and 2 * fitting >= int(present.sum()) > 0:
-                first = int(np.flatnonzero(present & (cells.problems != OK))[0])
+                first = int(np.flatnonzero(present & (cells.problems != OK) & (cells.problems != OUT_OF_RANGE))[0])
                 where = f"line {records.lines[first]}" if records.lines is not None else f"row {first + 1}"
                 name = header.names[indices[j]]
                 notes.append(f"column `{name}` is inferred as string though {fitting} of its "

@@ -35,6 +35,7 @@ cannot stream is loaded by the loader, with a warning: the same rows.
 from __future__ import annotations
 
 import codecs
+from typing import Any
 
 from fuzzpy.data.csvframe import _FIELD, _QUOTED_FIELD
 from fuzzpy.data.loader import Plan
@@ -52,6 +53,7 @@ DELIMITERS = (b"\x01", b"\x02", b"\x03", b"\x1f")
 #: is found for narrower files only.
 MAX_WIDTH = 1000
 LINE = "_fz_line"
+KIND_COUNTS = 4  # `kind_counts` per column: present cells, then those spelling each of cells.INFERENCE_ORDER
 
 _FIELD_VALUE = r'("(?:[^"]|"")*"|[^",][^,]*|)'
 _FIELD_SKIPPED = r'(?:"(?:[^"]|"")*"|[^",][^,]*|),'
@@ -151,11 +153,13 @@ def _unquote(field: str) -> str:
             f"'\"\"', '\"') ELSE {field} END)")
 
 
-def csv_selects(d: Dialect, source: str, plan: Plan, width: int) -> tuple[str, str]:
+def csv_selects(d: Dialect, source: str, plan: Plan, width: int, typed: list[int] | None = None) -> tuple[str, str]:
     """The SELECT of the loaded rows (in the file's order) and that of the
     owner's audit counts: total records, lines dropped, bad cells per
-    column read, rows kept (`csv_report`)."""
-    indexes = sorted({c.index for c in plan.columns})
+    column read, rows kept (`csv_report`). `typed`: the audit also counts
+    what the records of these columns spell (`kind_counts`, after the
+    audit's counts): a first run's typing in the same pass (issue 31)."""
+    indexes = sorted({c.index for c in plan.columns} | set(typed or ()))
     cells_from = f"({_records(d, source, indexes, width)})"
     values, keep, audit = [], ["record"], ["count(*)", "count(*) FILTER (WHERE NOT record)"]
     for position, read in enumerate(plan.columns):
@@ -167,6 +171,9 @@ def csv_selects(d: Dialect, source: str, plan: Plan, width: int) -> tuple[str, s
     where = " AND ".join(keep)
     audit.append(f"count(*) FILTER (WHERE {where})")
     select = f"SELECT {', '.join(values)} FROM {cells_from} WHERE {where}"
+    if typed:
+        audit.extend(kind_counts(d, [f"f{i}" for i in typed], "record"))
+        return select, f"SELECT {', '.join(audit)} FROM {kind_coded(d, cells_from, [f'f{i}' for i in typed])}"
     return select, f"SELECT {', '.join(audit)} FROM {cells_from}"
 
 
@@ -201,3 +208,157 @@ def csv_report(plan: Plan, counts: tuple[int, ...]) -> dict[str, object]:
             replaced += int(cells)
     return {"rows_dropped": int(total) - int(kept), "malformed_lines": int(dropped_lines),
             "cells_replaced": replaced, "columns": columns}
+
+
+def streamed_csv_kinds(file: Any, header: Any) -> dict[str, str | None] | None:
+    """A first run's column types of a streamed CSV file (issue 31), as
+    `validation.first_run_kinds` infers them from the loader's cells, in one
+    DuckDB pass over the records the loader reads (`csv_fields`, the content
+    key's reading: no file held in memory, no pyarrow). The DuckDB engine
+    counts them in its audit query instead (`csv_selects`' `typed`: one
+    pass); this is for the other engines. None where DuckDB cannot read the
+    file by the loader's rules (the loader types it then)."""
+    facts = getattr(file.data, "facts", None)
+    names = list(header.names)
+    if facts is None or header.csv is None or facts.obstacle(len(names)) is not None:
+        return None  # checked before any import: a Parquet file's run imports no numpy (issue 11)
+    import duckdb
+
+    from fuzzpy.engines.scan import pattern_obstacle
+    from fuzzpy.engines.sql import DIALECTS
+
+    if pattern_obstacle(file.absolute, "DuckDB"):
+        return None
+    d = DIALECTS["duckdb"]
+    unique = unique_columns(names)
+    if not unique:
+        return {}
+    source = csv_source(file.absolute, facts, header.csv.header_line)
+    texts = [f"f{i}" for i in unique]
+    counts = kind_counts(d, texts)
+    con = duckdb.connect()
+    try:
+        rows = kind_coded(d, f"({csv_fields(d, source, len(names))})", texts)
+        (row,) = con.execute(f"SELECT {', '.join(counts)} FROM {rows}").fetchall()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    return kinds_of(names, unique, row)
+
+
+def unique_columns(names: list[str] | tuple[str, ...]) -> list[int]:
+    """The columns a first run types: those whose name is not repeated."""
+    return [i for i, n in enumerate(names) if names.count(n) == 1]
+
+
+def kind_coded(d: Dialect, rows: str, texts: list[str]) -> str:
+    """`rows` (a FROM item) with, for each of `texts` (SQL text of its
+    columns, NULL read as empty), its trimmed text and what that spells
+    (`kind_code`) as columns `_fz_k0`, `_fz_k1`, ...: each cell is trimmed
+    and tested once, whatever number of counts read it (`kind_counts`)."""
+    from fuzzpy.engines.scan import _trim
+
+    trimmed = ", ".join(f"{_trim(d, text)} AS _fz_t{j}" for j, text in enumerate(texts))
+    coded = ", ".join(f"{kind_code(d, f'_fz_t{j}')} AS _fz_k{j}" for j in range(len(texts)))
+    return f"(SELECT *, {coded} FROM (SELECT *, {trimmed} FROM {rows}))"
+
+
+def kind_code(d: Dialect, t: str) -> str:
+    """What a trimmed cell `t` spells, as `cells.parse_text` reads it: 0 no
+    value (empty, or a missing marker), 1 `0` or `1` (an int, a num and a
+    bool), 2 another int (any size), 3 another num (inf and nan too), 4
+    `true` or `false` (any case), 5 only a string. The tests run in turn,
+    each on the cells the earlier ones left (every int spelling is a num
+    spelling; no other num spelling is a bool one)."""
+    from fuzzpy.data.cells import _INT_TEXT, _NUM_TEXT, MISSING_MARKERS
+    from fuzzpy.engines.scan import _matches
+
+    markers = ", ".join(d.string(m) for m in MISSING_MARKERS)
+    return (f"(CASE WHEN {t} = '' OR {t} IN ({markers}) THEN 0 WHEN {t} IN ('0', '1') THEN 1 "
+            f"WHEN {_matches(d, t, _INT_TEXT)} THEN 2 "
+            f"WHEN {_matches(d, t, _NUM_TEXT)} OR lower(ltrim({t}, '+-')) IN ('inf', 'infinity', 'nan') THEN 3 "
+            f"WHEN lower({t}) IN ('true', 'false') THEN 4 ELSE 5 END)")
+
+
+def kind_counts(d: Dialect, texts: list[str], where: str = "TRUE") -> list[str]:
+    """Per column of `texts` (read from `kind_coded`'s columns `_fz_k{j}`),
+    the counts `kinds_of` types it by, over the rows where `where` holds:
+    its present cells (trimmed, not empty, not a missing marker) and how
+    many spell an `int`, a `num`, a `bool` (`cells.INFERENCE_ORDER`)."""
+    counts = []
+    for j in range(len(texts)):
+        k = f"_fz_k{j}"
+        counts += [f"count(*) FILTER (WHERE {where} AND {k} > 0)",
+                   f"count(*) FILTER (WHERE {where} AND {k} IN (1, 2))",
+                   f"count(*) FILTER (WHERE {where} AND {k} IN (1, 2, 3))",
+                   f"count(*) FILTER (WHERE {where} AND {k} IN (1, 4))"]
+    return counts
+
+
+def kinds_of(names: list[str] | tuple[str, ...], typed: list[int], row: tuple | list) -> dict[str, str | None]:
+    """The types `kind_counts`' counts give (`row`, in the order of
+    `typed`): the narrowest kind at least half of the present cells spell,
+    else `string`; no type if no cell is present (nothing in the column
+    could contradict a declaration)."""
+    from fuzzpy.data.cells import INFERENCE_ORDER
+
+    kinds: dict[str, str | None] = {}
+    step = 1 + len(INFERENCE_ORDER)
+    for j, i in enumerate(typed):
+        present_n, *fitting = (int(c or 0) for c in row[j * step:(j + 1) * step])
+        chosen = next((k for k, n in zip(INFERENCE_ORDER, fitting, strict=True) if 2 * n >= present_n), "string")
+        kinds[names[i]] = chosen if present_n else None
+    return kinds
+
+
+def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | None:
+    """A first run's column types of a Parquet file (issue 31), as
+    `validation.first_run_kinds` types them, in one DuckDB query over the
+    columns typed by their cells (no pyarrow, numpy nor pandas: issue 11):
+    a text column by what its cells spell (`kind_counts`); a float column
+    `num` when fewer than half of its present cells (not null, not NaN) are
+    whole (`columntypes.float_column_kind`), else untyped (whole floats read
+    as `int`, `num` or `bool`, as each program says, issue 24); every other
+    column keeps its own type's readings. None where DuckDB does not read
+    them as the loader does (bytes, a file DuckDB refuses: text that is not
+    UTF-8): the loader types the file then."""
+    from fuzzpy.data.columntypes import BINARY, TEXT, column_type
+    from fuzzpy.engines.scan import pattern_obstacle
+    from fuzzpy.engines.sql import DIALECTS
+
+    names = list(header.names)
+    unique = unique_columns(names)
+    families = {i: column_type(header.arrow_types[i]).family for i in unique}
+    if any(f in BINARY for f in families.values()) or pattern_obstacle(path, "DuckDB"):
+        return None
+    texts = [i for i in unique if families[i] in TEXT]
+    floats = [i for i in unique if families[i] == "float"]
+    kinds: dict[str, str | None] = {names[i]: None for i in unique}
+    if not texts and not floats:
+        return kinds
+    import duckdb
+
+    d = DIALECTS["duckdb"]
+    text_sql = [f"CAST({d.ident(names[i])} AS VARCHAR)" for i in texts]
+    counts = kind_counts(d, text_sql)
+    for i in floats:
+        x = f"CAST({d.ident(names[i])} AS DOUBLE)"
+        present = f"{x} IS NOT NULL AND NOT isnan({x})"
+        counts += [f"count(*) FILTER (WHERE {present})",
+                   f"count(*) FILTER (WHERE {present} AND (isinf({x}) OR floor({x}) = {x}))"]
+    quoted = path.replace("'", "''")
+    con = duckdb.connect()
+    try:
+        rows = kind_coded(d, f"read_parquet('{quoted}', hive_partitioning = false)", text_sql)
+        (row,) = con.execute(f"SELECT {', '.join(counts)} FROM {rows}").fetchall()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    kinds.update(kinds_of(names, texts, row[:len(texts) * KIND_COUNTS]))
+    rest = row[len(texts) * KIND_COUNTS:]
+    for j, i in enumerate(floats):
+        present_n, whole = int(rest[2 * j] or 0), int(rest[2 * j + 1] or 0)
+        kinds[names[i]] = "num" if present_n and 2 * whole < present_n else None
+    return kinds

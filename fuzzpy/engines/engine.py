@@ -209,6 +209,8 @@ class QueryEngine:
         self.options = options
         self._backend = None
         self._watched: dict[str, tuple[int, int, int]] = {}
+        #: audit counts a first run's typing pass counted (`_first_kinds`), by hash and query
+        self._audits: dict[tuple[str, str], tuple[int, ...]] = {}
 
     @property
     def backend(self):  # type: ignore[no-untyped-def]
@@ -236,7 +238,52 @@ class QueryEngine:
             return open_in_engine(self, ledger, source, bag_type)
         if source.file is None or isinstance(source.file.data, _Unread):
             source = replace(source, file=source.file or streamed_data_file(source.path))
-        return open_source(ledger, source, bag_type, header_reader=self._header, file_content=file_content)
+        return open_source(ledger, source, bag_type, header_reader=self._header, file_content=file_content,
+                           first_kinds=lambda file, header: self._first_kinds(file, header, bag_type))
+
+    def _first_kinds(self, file: DataFile, header: Header, bag_type: object) -> dict[str, str | None] | None:
+        """A first run's column types (issue 31), counted by DuckDB: a CSV
+        file's in the pass of the audit query (`_csv_kinds`), a Parquet
+        file's text and float columns in one query over those columns. None:
+        the loader's typing (`datasets._first_run_kinds`)."""
+        from fuzzpy.engines.csvscan import streamed_csv_kinds, streamed_parquet_kinds
+
+        if file.format == "parquet" and header.table is None:
+            return streamed_parquet_kinds(file.absolute, header)
+        counted = self._csv_kinds(file, header, bag_type)
+        return counted if counted is not None else streamed_csv_kinds(file, header)
+
+    def _csv_kinds(self, file: DataFile, header: Header, bag_type: object) -> dict[str, str | None] | None:
+        """A streamed CSV file's column types counted in the audit query's
+        pass (`csv_selects`' `typed`), its audit counts kept for `load`
+        (`_audit`): the first run reads the records once for both. The
+        plan is the one `open_source` makes (a first run's rule: drop);
+        where `load` would not stream the file, None."""
+        from fuzzpy.data.loader import plan as plan_rows
+        from fuzzpy.engines.csvscan import KIND_COUNTS, kinds_of, unique_columns
+
+        facts = file.data.facts if isinstance(file.data, _Unread) else None
+        width = len(header.names)
+        if self.name != "duckdb" or file.format != "csv" or facts is None or header.csv is None \
+                or facts.obstacle(width) is not None:
+            return None
+        planned = plan_rows(header, bag_type, file.path, None)  # type: ignore[arg-type]  # open_source's refusals
+        path = os.path.realpath(file.path)
+        if len(planned.columns) > MAX_QUERY_COLUMNS or self.backend.path_obstacle(path) is not None:
+            return None
+        self._watch(file, path)
+        source = csv_source(path, facts, header.csv.header_line)
+        typed = unique_columns(header.names)
+        _, audit = csv_selects(self.backend.dialect, source, planned, width)
+        _, both = csv_selects(self.backend.dialect, source, planned, width, typed)
+        (row,) = self.backend.rows(both)
+        self.check_files()
+        audited = len(row) - len(typed) * KIND_COUNTS
+        counts = tuple(int(c or 0) for c in row[:audited])
+        key = audit.replace(source, "<file>")
+        self._audits[(file.sha256, key)] = counts
+        remember_counts(file.sha256, key, counts)
+        return kinds_of(header.names, typed, row[audited:])
 
     def _header(self, file: DataFile) -> Header:
         if not isinstance(file.data, _Unread):
@@ -338,7 +385,7 @@ class QueryEngine:
         the charge), never remembered under the hash: they decide whether
         the scan checks the row rules at all (`all_fit`)."""
         key = audit.replace(source, "<file>")
-        counts = recall_counts(file.sha256, key)
+        counts = self._audits.get((file.sha256, key)) or recall_counts(file.sha256, key)
         if counts is None:
             (row,) = self.backend.rows(audit)
             counts = tuple(int(c or 0) for c in row)

@@ -184,7 +184,9 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
             return local_content(placed.table)
         return query_content(backend.dialect, backend.rows, placed.source, schema)
 
-    opened = open_frame(ledger, source, bag_type, header, digests, count, content, file_content=file_content)
+    held = Header(header.names, header.arrow_types, None, placed.table) if placed.table is not None else None
+    opened = open_frame(ledger, source, bag_type, header, digests, count, content, file_content=file_content,
+                        cells=held)
     return replace(opened, placed=placed)
 
 

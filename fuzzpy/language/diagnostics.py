@@ -100,8 +100,8 @@ def render_text(
     """
     span = diagnostic.span
     lines = [f"{diagnostic.severity}[{diagnostic.code}]: {diagnostic.message}"]
-    if span.file not in _NOWHERE:
-        lines.append(f"  --> {span.file}:{span.line}:{span.col}")
+    if span.file not in _NOWHERE:  # line 0: a whole file (a ledger), not a place in it
+        lines.append(f"  --> {span.file}:{span.line}:{span.col}" if span.line else f"  --> {span.file}")
     source = (sources or {}).get(span.file)
     gutter = len(str(max([span.line, *(lab.span.line for lab in diagnostic.labels)])))
     pad = " " * gutter

@@ -203,17 +203,21 @@ def registrations_holding(
     return [_registration_of(r) for r in rows]
 
 
-def changed_file_error(registration: Registration) -> FuzzError:
+def changed_file_error(registration: Registration, param: str = "PARAM", given: str | None = None) -> FuzzError:
     """A registered dataset's file is not the one its owner validated. The
-    message names only the registration, never anything read from the file."""
+    message names only the registration, never anything read from the file;
+    the hint names the command that runs on the validated file (issue 31:
+    a Parquet copy of a used CSV was refused without it)."""
+    other = f" {given}" if given is not None and given != registration.file else ""
+    accept = f"`fuzzpy dataset update {registration.name}{other}`"
     return dataset_error(
         CHANGED_FILE,
         f"the file of dataset `{registration.name}` ({registration.file}) is not the file its "
         "owner validated: it has changed, or another file was given",
         notes=("nothing was charged; a changed file stays the same dataset, with the same budget",),
-        hint=f"its owner can review it with `fuzzpy dataset check {registration.name}` and accept it "
-        f"with `fuzzpy dataset update {registration.name}`; other data is a dataset of its own: name it "
-        "with --dataset NAME",
+        hint=f"to run on the file its owner validated: --data {param}={registration.name}; its owner can "
+        f"review this file with `fuzzpy dataset check {registration.name}` and accept it with {accept}; "
+        f"other data is a dataset of its own: --dataset {param}=NAME",
     )
 
 
@@ -225,7 +229,7 @@ def other_datasets_file_error(name: str, holder: Registration, same_rows: bool =
             f"this data holds the same rows as an earlier version of dataset `{holder.name}`, in another "
             f"form; it cannot be dataset `{name}`",
             notes=("a dataset's data keeps its budget when its file is updated, whatever form it comes in",),
-            hint=f"use the dataset `{holder.name}` with its own data, or ask its owner",
+            hint=f"run on the dataset's current file by its name: --data PARAM={holder.name}, or ask its owner",
         )
     if earlier:
         return dataset_error(
@@ -241,7 +245,7 @@ def other_datasets_file_error(name: str, holder: Registration, same_rows: bool =
             f"this data holds the same rows as dataset `{holder.name}` ({holder.file}), in another form; "
             f"it cannot also be dataset `{name}`",
             notes=("the same rows have one budget, whatever file or frame they come in",),
-            hint=f"use the dataset `{holder.name}` with its own data, or ask its owner",
+            hint=f"run on the dataset by its name (its own file): --data PARAM={holder.name}",
         )
     return dataset_error(
         OTHER_DATASETS_FILE,

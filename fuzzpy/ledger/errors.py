@@ -27,8 +27,9 @@ LEDGER_BUSY = "FZ716"
 
 
 def ledger_span(path: Path | str | None) -> Span:
-    """Ledger diagnostics point at the ledger file itself."""
-    return NO_SPAN if path is None else Span(str(path), 1, 1, 1, 1)
+    """Ledger diagnostics point at the ledger file itself: the whole file
+    (line 0), shown as its path without a line and column (issue 31)."""
+    return NO_SPAN if path is None else Span(str(path), 0, 0, 0, 0)
 
 
 def ledger_error(

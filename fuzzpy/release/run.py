@@ -381,13 +381,15 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     from fuzzpy.ledger.book import DataUse, Ledger
     from fuzzpy.ledger.errors import LOOSE_CHARGE
     from fuzzpy.release.accuracy import derive
+    from fuzzpy.release.columns import fields_read, read_type
     from fuzzpy.runtime.accuracy import DEFAULT_CONFIDENCE
     from fuzzpy.runtime.bag import auditing_groups
     from fuzzpy.runtime.randomness import SecureSource, SeededSource
     from fuzzpy.support.interrupts import Interrupted, held
 
     source, checked, definition, events, public, lengths, budget = prepare(request)
-    types = {p.name: p.type for p in definition.params}
+    used = fields_read(checked.program, definition.name, definition.result)
+    types = {p.name: read_type(p.type, used) for p in definition.params}  # the columns read (issue 31)
     receipts: list[Receipt] = []
     try:
         with Ledger(request.ledger) as ledger:

@@ -26,7 +26,7 @@ from tests.engines.conftest import release
 PROGRAM = """
 type I = { k : int };
 type B = { k : bool };
-def count_int (db : bag I) : fuzzy num = laplace[1.0] (size db);
+def count_int (db : bag I) : fuzzy num = laplace[1.0] (size (filter (fun r -> r.k == r.k) db));  // reads k (issue 31)
 def total_int (db : bag I) : fuzzy num = laplace[1.0] (sum[-5, 5] (map (fun r -> r.k) db));
 def count_bool (db : bag B) : fuzzy num = laplace[1.0] (size (filter (fun r -> r.k) db));
 """
