@@ -1,0 +1,66 @@
+"""The local model: randomized response and the guarantees of local reports.
+
+* Randomized response (Warner 1965): a person holding a bit reports it with
+  probability e^eps / (e^eps + 1) and flips it otherwise. For any two inputs
+  and any report the likelihood ratio is at most e^eps, attained: the exact
+  local epsilon is ln(e^eps) = eps (`rr_exact_epsilon` computes it from the
+  report probabilities, independently of the construction).
+* k-ary randomized response (Wang, Blocki, Li & Jha, USENIX Security 2017,
+  "direct encoding"): a value in {0, .., k-1} is reported with probability
+  e^eps / (e^eps + k - 1), each other value with 1 / (e^eps + k - 1); exact
+  local epsilon eps again.
+* Local model (Kasiviswanathan, Lee, Nissim, Raskhodnikova & Smith 2011): a
+  per-row randomiser R is eps-LDP when R(x) and R(x') are e^eps-close for
+  ANY two rows. Releasing every person's report (each row randomised once,
+  independently) is eps-DP in the central model for datasets differing in one
+  person's row (parallel composition over rows; the number of reports is the
+  number of rows, so it is public: replace-one neighbours).
+* Debiasing the reports (counts -> unbiased estimates) is post-processing:
+  it costs nothing more.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import mpmath
+from mpmath import mp
+
+from fuzzpy.accounting.rounding import MP_PREC, fraction_up_mp, mp_of
+
+
+def report_probabilities(epsilon: Fraction, k: int) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """(P[report = truth], P[report = one given other value]) for k-RR at eps
+    (k = 2 is Warner's randomized response)."""
+    with mp.workprec(MP_PREC):
+        e = mpmath.exp(mp_of(epsilon))
+        return e / (e + k - 1), 1 / (e + k - 1)
+
+
+def rr_exact_epsilon(epsilon: Fraction, k: int = 2) -> Fraction:
+    """The exact local epsilon of k-RR at eps: the largest log likelihood
+    ratio over every pair of inputs and every report, from the report
+    probabilities (rounded up)."""
+    if k < 2:
+        return Fraction(0)  # one category: the report is constant
+    with mp.workprec(MP_PREC):
+        truth, other = report_probabilities(epsilon, k)
+        ratios = [truth / other, other / truth, other / other] if k > 2 else [truth / other, other / truth]
+        return fraction_up_mp(mpmath.log(max(ratios)))
+
+
+def debias_count(reported_true: int, n: int, epsilon: Fraction) -> mpmath.mpf:
+    """An unbiased estimate of how many of n people hold `true`, from the
+    number of `true` reports of RR at eps: (c - n (1 - p)) / (2 p - 1)."""
+    with mp.workprec(MP_PREC):
+        p, _ = report_probabilities(epsilon, 2)
+        return (reported_true - n * (1 - p)) / (2 * p - 1)
+
+
+def debias_histogram(reported: list[int], epsilon: Fraction) -> list[mpmath.mpf]:
+    """Unbiased estimates of the k category counts from k-RR reports' counts
+    (Wang et al. 2017): (c_v - n q) / (p - q)."""
+    k, n = len(reported), sum(reported)
+    with mp.workprec(MP_PREC):
+        p, q = report_probabilities(epsilon, k)
+        return [(c - n * q) / (p - q) for c in reported]
