@@ -120,7 +120,12 @@ def atoms_of(events: Iterable[Event], delta: float = 0.0, whole_groups: bool = F
     summarised at equal shares of half of ``delta`` (NotSummarisable without);
     ``whole_groups`` chooses how a group's summarised part is charged
     (`atoms.Flattener`)."""
-    events = tuple(events)
+    from fuzzpy.accounting.local import MixedRelations, replace_one_view
+
+    try:  # local reports: every event charged for replace-one neighbours
+        events = replace_one_view(tuple(events))
+    except MixedRelations as exc:
+        raise NotSummarisable(str(exc)) from exc
     counter = Flattener(lambda body, d: 0.0, delta_share=1.0, whole_groups=whole_groups)
     counter.flatten(events)
     if counter.sites == 0:

@@ -22,16 +22,66 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-import mpmath
-from mpmath import mp
-
+from fuzzpy.accounting.events import (
+    Event,
+    Group,
+    LocalReports,
+    Repeat,
+    ShuffledReports,
+    Subsample,
+)
 from fuzzpy.accounting.rounding import MP_PREC, fraction_up_mp, mp_of
+
+if TYPE_CHECKING:
+    import mpmath
+
+
+class MixedRelations(ValueError):
+    """Local reports under `subsample`: no rule here covers them."""
+
+
+def has_local(events: tuple[Event, ...]) -> bool:
+    """Whether some event releases local reports (replace-one guarantees)."""
+    for event in events:
+        if isinstance(event, LocalReports | ShuffledReports):
+            return True
+        if isinstance(event, Repeat | Subsample | Group) and has_local(event.body):
+            return True
+    return False
+
+
+def replace_one_view(events: tuple[Event, ...]) -> tuple[Event, ...]:
+    """The events as costs for replace-one neighbours, when some release
+    local reports (else unchanged). A replacement is a removal and an
+    addition: an add/remove event is charged its group-of-2 cost (Dwork &
+    Roth 2014, Thm 2.2); local and shuffled reports are charged as they are
+    (their own guarantees are for replace-one neighbours)."""
+    if not has_local(events):
+        return events
+    return tuple(_replace_one(e) for e in events)
+
+
+def _replace_one(event: Event) -> Event:
+    if isinstance(event, LocalReports | ShuffledReports):
+        return event
+    if isinstance(event, Repeat):
+        return Repeat(event.count, tuple(_replace_one(e) for e in event.body))
+    if isinstance(event, Group) and has_local(event.body):
+        # k rows per person: a person's replacement is k row replacements (group privacy)
+        return Group(event.size, tuple(_replace_one(e) for e in event.body))
+    if isinstance(event, Subsample) and has_local(event.body):
+        raise MixedRelations("local reports under `subsample` have no amplification rule here")
+    return Group(Fraction(2), (event,))
 
 
 def report_probabilities(epsilon: Fraction, k: int) -> tuple[mpmath.mpf, mpmath.mpf]:
     """(P[report = truth], P[report = one given other value]) for k-RR at eps
     (k = 2 is Warner's randomized response)."""
+    import mpmath
+    from mpmath import mp
+
     with mp.workprec(MP_PREC):
         e = mpmath.exp(mp_of(epsilon))
         return e / (e + k - 1), 1 / (e + k - 1)
@@ -43,6 +93,9 @@ def rr_exact_epsilon(epsilon: Fraction, k: int = 2) -> Fraction:
     probabilities (rounded up)."""
     if k < 2:
         return Fraction(0)  # one category: the report is constant
+    import mpmath
+    from mpmath import mp
+
     with mp.workprec(MP_PREC):
         truth, other = report_probabilities(epsilon, k)
         ratios = [truth / other, other / truth, other / other] if k > 2 else [truth / other, other / truth]
@@ -52,6 +105,9 @@ def rr_exact_epsilon(epsilon: Fraction, k: int = 2) -> Fraction:
 def debias_count(reported_true: int, n: int, epsilon: Fraction) -> mpmath.mpf:
     """An unbiased estimate of how many of n people hold `true`, from the
     number of `true` reports of RR at eps: (c - n (1 - p)) / (2 p - 1)."""
+    import mpmath
+    from mpmath import mp
+
     with mp.workprec(MP_PREC):
         p, _ = report_probabilities(epsilon, 2)
         return (reported_true - n * (1 - p)) / (2 * p - 1)
@@ -61,6 +117,9 @@ def debias_histogram(reported: list[int], epsilon: Fraction) -> list[mpmath.mpf]
     """Unbiased estimates of the k category counts from k-RR reports' counts
     (Wang et al. 2017): (c_v - n q) / (p - q)."""
     k, n = len(reported), sum(reported)
+    import mpmath
+    from mpmath import mp
+
     with mp.workprec(MP_PREC):
         p, q = report_probabilities(epsilon, k)
         return [(c - n * q) / (p - q) for c in reported]
