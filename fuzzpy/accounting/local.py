@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -50,6 +51,37 @@ def has_local(events: tuple[Event, ...]) -> bool:
         if isinstance(event, Repeat | Subsample | Group) and has_local(event.body):
             return True
     return False
+
+
+def has_shuffled(events: tuple[Event, ...]) -> bool:
+    """Whether some event releases shuffled reports ((eps, delta) guarantees)."""
+    for event in events:
+        if isinstance(event, ShuffledReports):
+            return True
+        if isinstance(event, Repeat | Subsample | Group) and has_shuffled(event.body):
+            return True
+    return False
+
+
+def local_epsilon_of(events: tuple[Event, ...]) -> Fraction | None:
+    """The local guarantee a person gets from the reports of these events: the
+    largest local epsilon of one release, times the releases of it (a person
+    reporting again in each of k runs of a loop is k eps-LDP by composition);
+    None without local reports. Group sizes (k rows per person) multiply."""
+    total = Fraction(0)
+    found = False
+    for event in events:
+        if isinstance(event, LocalReports | ShuffledReports):
+            total += Fraction(event.epsilon)
+            found = True
+        elif isinstance(event, Repeat | Group | Subsample):
+            inner = local_epsilon_of(event.body)
+            if inner is not None:
+                found = True
+                factor = event.count if isinstance(event, Repeat) else (
+                    math.ceil(event.size) if isinstance(event, Group) else 1)
+                total += inner * factor
+    return total if found else None
 
 
 def replace_one_view(events: tuple[Event, ...]) -> tuple[Event, ...]:

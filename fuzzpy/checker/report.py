@@ -14,6 +14,7 @@ accountant's tightest valid bound at the requested delta (1e-6 by default).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import math
 import sys
@@ -30,6 +31,10 @@ from fuzzpy.language.sensitivity import Sens
 from fuzzpy.support.records import frozen
 
 DEFAULT_DELTA = 1e-6
+REPLACE_ONE_TEXT = (
+    "replace-one (local reports): datasets differing in one row's value, their sizes public; "
+    "LDP: what each person's own report reveals, for any two values of their row"
+)
 
 
 @frozen
@@ -41,14 +46,20 @@ class PrivacyFigure:
     method: str
     pure_epsilon: Fraction | None
     note: str | None = None
+    # local reports (`local`, `shuffle`): the guarantee is for replace-one
+    # neighbours, and each person also holds a local one (`accounting.local`)
+    neighbours: str = "add/remove"
+    local_epsilon: Fraction | None = None
 
     def text(self) -> str:
         if self.epsilon is None:
             return f"cost unavailable ({self.note})"
         eps = _show(self.epsilon)
-        if self.delta == 0:
-            return f"{eps}-DP"
-        return f"({eps}, {_show(self.delta)})-DP"
+        core = f"{eps}-DP" if self.delta == 0 else f"({eps}, {_show(self.delta)})-DP"
+        if self.neighbours == "replace-one":
+            local = f"; {_show(self.local_epsilon)}-LDP per person" if self.local_epsilon is not None else ""
+            return f"{core} (replace-one{local})"
+        return core
 
     def to_json(self) -> dict[str, object]:
         doc: dict[str, object] = {
@@ -60,14 +71,29 @@ class PrivacyFigure:
             doc["pure_epsilon"] = _upper_float(self.pure_epsilon)
         if self.note:
             doc["note"] = self.note
+        if self.neighbours != "add/remove":
+            doc["neighbours"] = self.neighbours
+        if self.local_epsilon is not None:
+            doc["local_epsilon"] = _upper_float(self.local_epsilon)
         return doc
 
 
 def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFigure:
+    from fuzzpy.accounting.local import has_local, has_shuffled, local_epsilon_of
+
+    figure = _privacy_figure(events, delta, has_shuffled(events))
+    if not has_local(events):
+        return figure
+    return dataclasses.replace(figure, neighbours="replace-one", local_epsilon=local_epsilon_of(events))
+
+
+def _privacy_figure(events: tuple[Event, ...], delta: float | None, approximate: bool = False) -> PrivacyFigure:
+    """``approximate``: shuffled reports, pure only at their local epsilon,
+    are reported at a delta even without `--delta`."""
     pure = pure_epsilon(events)
     if not events:
         return PrivacyFigure(Fraction(0), 0, "no release", Fraction(0) if delta is not None else None)
-    if delta is None and pure is not None:
+    if delta is None and pure is not None and not approximate:
         return PrivacyFigure(pure, 0, "pure (basic composition)", None)
     target = DEFAULT_DELTA if delta is None else delta
     try:
@@ -186,6 +212,8 @@ def text_report(checked: CheckedProgram, delta: float | None, known: Figures | N
     blocks = [_align(group, extra) for group in (rows, _mechanism_rows(checked)) if group]
     if any(privacy for _, _, privacy in rows):  # costs are shown: say for which neighbours
         blocks.append(NEIGHBOURS_TEXT)
+        if any("(replace-one" in privacy for _, _, privacy in rows):
+            blocks.append(REPLACE_ONE_TEXT)
     return "\n".join(blocks) if blocks else "(no definitions)"
 
 

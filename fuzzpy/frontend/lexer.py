@@ -38,6 +38,7 @@ RESERVED = frozenset({
 # may call a variable `sum` or `group` (in mechanisms, or in a `def`).
 PRIMITIVES = frozenset({
     "laplace", "gauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "subsample",
+    "rr", "krr", "shuffle", "rr_estimate", "krr_estimate",
 })
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -45,6 +45,7 @@ _EXPRESSION_STARTS = {
     "NAME", "NUMBER", "STRING", "(", "[", "{", "<", "true", "false", "inf", "not", "-", "!",
     "fun", "if", "case", "let", "return", "lap", "lapplus", "dist", "forall",
     "laplace", "gauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "subsample",
+    "rr", "krr", "shuffle", "rr_estimate", "krr_estimate",
 }
 _NAMED = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string", "$END": "the end of the file"}
 _DECLARATION_WORDS = {"def": "the definition of", "let": "the constant", "type": "the type",
