@@ -137,7 +137,6 @@ def rr_exact_epsilon(epsilon: Fraction, k: int = 2) -> Fraction:
 def debias_count(reported_true: int, n: int, epsilon: Fraction) -> mpmath.mpf:
     """An unbiased estimate of how many of n people hold `true`, from the
     number of `true` reports of RR at eps: (c - n (1 - p)) / (2 p - 1)."""
-    import mpmath
     from mpmath import mp
 
     with mp.workprec(MP_PREC):
@@ -149,7 +148,6 @@ def debias_histogram(reported: list[int], epsilon: Fraction) -> list[mpmath.mpf]
     """Unbiased estimates of the k category counts from k-RR reports' counts
     (Wang et al. 2017): (c_v - n q) / (p - q)."""
     k, n = len(reported), sum(reported)
-    import mpmath
     from mpmath import mp
 
     with mp.workprec(MP_PREC):

@@ -77,7 +77,12 @@ def _text(result: RunResult) -> str:
             f"remaining: {describe_amount(receipt.remaining, receipt.budget, up=False)} of {receipt.budget.describe()}"
         )
     if result.receipts:  # every charge is a cost for these neighbours
-        lines.append(NEIGHBOURS_TEXT)
+        if any("replace-one" in r.cost.method for r in result.receipts):
+            from fuzzpy.checker.report import REPLACE_ONE_TEXT
+
+            lines.append(REPLACE_ONE_TEXT)
+        else:
+            lines.append(NEIGHBOURS_TEXT)
     else:
         lines.append("charged:   nothing (the result does not depend on any database)")
     lines.extend(_accuracy_lines(result))  # last: a reader of `released:` ... `charged:` sees what it saw

@@ -46,6 +46,7 @@ from fuzzpy.ledger.errors import (
     ledger_error,
 )
 from fuzzpy.ledger.event_codec import events_to_json
+from fuzzpy.ledger.neighbours import check_same_neighbours
 from fuzzpy.ledger.policy import pure_budget_hint, refusal_hint
 from fuzzpy.ledger.quotes import Entry, Quote, Receipt, over_budget_error
 from fuzzpy.ledger.records import (
@@ -257,6 +258,7 @@ class Ledger(Registry):
             for (dataset, events, _given), (expected, cost), use in zip(requests, costs, uses, strict=True):
                 # re-read under the lock: the budget must still be the one costed
                 fixed = self._fixed(connection, dataset, expected)
+                check_same_neighbours(connection, dataset, events, self.path)
                 quote = self._checked_quote(
                     dataset, fixed, cost, spent_on(connection, dataset, self.path), events
                 )
