@@ -23,7 +23,12 @@ import pytest
 
 from fuzzpy.accounting.accountant import tightest
 from fuzzpy.accounting.events import Laplace, LocalReports, RandomizedResponse, ShuffledReports
-from fuzzpy.accounting.local import debias_count, debias_histogram, replace_one_view, rr_exact_epsilon
+from fuzzpy.accounting.local import (
+    debias_count,
+    debias_histogram,
+    replace_one_view,
+    rr_exact_epsilon,
+)
 from fuzzpy.api.errors import Rejected
 from fuzzpy.api.program import loads
 from fuzzpy.runtime.local import krr, rr, shuffled

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import mpmath
 import pytest
@@ -28,7 +28,7 @@ from fuzzpy.accounting.shuffle import closed_form_epsilon, shuffle_delta, shuffl
 mpmath.mp.dps = 40
 
 
-@lru_cache(maxsize=None)
+@cache
 def exact_delta(eps0: float, n: int, eps: float) -> mpmath.mpf:
     e0 = mpmath.e ** mpmath.mpf(eps0)
     p = 1 / e0
@@ -50,11 +50,10 @@ def exact_delta(eps0: float, n: int, eps: float) -> mpmath.mpf:
         pmf: dict[int, mpmath.mpf] = {a_lo: mpmath.binomial(c, a_lo) * mpmath.mpf(2) ** -c}
         for j in range(a_lo + 1, a_hi + 1):
             pmf[j] = pmf[j - 1] * mpmath.mpf(c - j + 1) / j
-        at = lambda j: pmf.get(j, 0)  # noqa: E731
         inner = mpmath.mpf(0)
         for a in range(a_lo, a_hi + 2):  # the first coordinate; the second is c + 1 - a
-            pa = b * at(a - 1) + (1 - b) * at(a)
-            qa = b * at(a) + (1 - b) * at(a - 1)
+            pa = b * pmf.get(a - 1, 0) + (1 - b) * pmf.get(a, 0)
+            qa = b * pmf.get(a, 0) + (1 - b) * pmf.get(a - 1, 0)
             inner += max(0, pa - ee * qa)
         outside = 2 * mpmath.e**-50 if (a_lo > 0 or a_hi < c) else 0
         total += weight * (inner + outside)

@@ -123,8 +123,8 @@ def _release(ck: Inferencer, call: PrimCall, make: type[LocalReports] | None, re
     hint = T.TFuzzy(call.hint.inner.elem) if isinstance(call.hint, T.TFuzzy) and isinstance(call.hint.inner, T.TBag) else None
     lam = _function(ck, fn, data.type.elem, hint)
     assert isinstance(lam.body.type, T.TFuzzy) and lam.body.cost is not None
-    for name, cost in lam.body.cost.items():
-        if cost.is_infinite or cost.events():
+    for name, captured in lam.body.cost.items():
+        if captured.is_infinite or captured.events():
             raise CheckError(
                 "FZ303",
                 f"the randomiser given to {what} releases something about `{source_name(name)}`, which it captures: "

@@ -18,10 +18,9 @@ this call's arguments and hide top-level constants of the same names.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import TYPE_CHECKING
-
-import math
 
 from fuzzpy.accounting.events import Group, Verified
 from fuzzpy.checker import costs as C

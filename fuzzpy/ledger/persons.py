@@ -14,8 +14,8 @@ made for a smaller group would not cover a larger one.
 from __future__ import annotations
 
 import sqlite3
-from fractions import Fraction
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 
 from fuzzpy.accounting.events import Event, Group

@@ -199,7 +199,7 @@ class BasicRule(Rule):
         self, events: Sequence[Event], budget: Budget, release_delta: Fraction | None
     ) -> ReleaseCost:
         pure = pure_epsilon(events)
-        if pure is not None and not (budget.delta > 0 and has_shuffled(tuple(events))):
+        if pure is not None and not (budget.delta != 0 and has_shuffled(tuple(events))):
             # shuffled reports are pure only at their local epsilon: with a delta
             # to spend, their amplified (eps, delta) is charged instead
             return ReleaseCost(Spend(pure, Fraction(0)), pure, Fraction(0), "pure")

@@ -42,7 +42,7 @@ def rr(value: bool, epsilon: Fraction, source: RandomSource) -> bool:
     return bool(krr(int(value), 2, epsilon, source))
 
 
-def shuffled(values: list, source: RandomSource) -> list:  # type: ignore[type-arg]
+def shuffled(values: list[Value], source: RandomSource) -> list[Value]:
     """A uniformly random permutation of ``values`` (Fisher-Yates with exact
     uniform integers): the shuffler of the shuffle model."""
     out = list(values)
@@ -67,7 +67,7 @@ def _category(value: object, k: int) -> int:
     """A category in 0..k-1: a value outside is clamped into the range (a
     deterministic step before the randomiser, as the checker documents)."""
     try:
-        whole = int(Fraction(value))  # type: ignore[arg-type]
+        whole = int(Fraction(value))  # type: ignore[call-overload]
     except (TypeError, ValueError) as exc:
         raise RuntimeFailure("FZ516", "`krr` randomises an int") from exc
     return min(max(whole, 0), k - 1)
@@ -116,7 +116,9 @@ def local_function(interp: Interpreter) -> Function:
     def run(func: Value, db: Value) -> Fuzzy:
         def draw() -> Value:
             bag = force(db)
-            return _bag_of(_reports(interp, func, bag, "local"), interp, func, bag)  # type: ignore[arg-type]
+            if not isinstance(bag, Bag):
+                raise RuntimeFailure("FZ516", "`local` expects a bag")
+            return _bag_of(_reports(interp, func, bag, "local"), interp, func, bag)
 
         return Fuzzy(draw)
 
