@@ -135,8 +135,10 @@ def shuffle_primitive(interp: Interpreter, args: list[Fraction]) -> Function:
             if not isinstance(bag, Bag):
                 raise RuntimeFailure("FZ516", "`shuffle` expects a bag")
             if len(bag) < least:  # the guarantee was computed for at least n reports
+                # (the message does not say how many rows there are: the
+                # refusal itself is all that depends on the size)
                 raise RuntimeFailure(
-                    "FZ519", f"`shuffle[{least}]` is charged for at least {least} reports, but the bag has {len(bag)} rows"
+                    "FZ519", f"`shuffle[{least}]` is charged for at least {least} reports, but the bag has fewer rows"
                 )
             reports = shuffled(_reports(interp, func, bag, "shuffle"), interp.source)
             return _bag_of(reports, interp, func, bag)
