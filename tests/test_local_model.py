@@ -248,3 +248,28 @@ def test_shuffled_events_are_approximate_with_a_delta_and_pure_without() -> None
     assert tightest(events, 0).epsilon == 2.0  # eps0-LDP is eps0-DP for replace-one neighbours
     assert tightest(events, 1e-6).epsilon < 0.2
     assert 1.99 < tightest((LocalReports(Fraction(2)),), 1e-6).epsilon <= 2.0  # randomized response at a delta
+
+
+@pytest.mark.parametrize(
+    "release",
+    [
+        "local (fun r -> rr[1] r.on) (filter (fun r -> r.x > 1) db)",  # a filter: one row adds a report
+        "{ let (a, b) = split (fun r -> r.on) db; local (fun r -> rr[1] r.on) a }",
+        "inner (filter (fun r -> r.x > 1) db)",  # through a call
+        "subsample[0.5] (fun b -> local (fun r -> rr[1] r.on) b) db",  # a Poisson sample's size moves
+        "local (fun r -> rr[1] r.on) (map (fun r -> r) (filter (fun r -> r.on) db))",
+    ],
+)
+def test_local_reports_of_a_bag_whose_size_one_row_moves_are_refused(release: str) -> None:
+    # regression (adversarial review of issue 28): these were reported 1-DP for
+    # replace-one neighbours, but the number of reports released gives away the
+    # filtered count exactly
+    inner = "def inner (b : bag D) : fuzzy (bag bool) = local (fun r -> rr[1] r.on) b;\n"
+    with pytest.raises(Rejected) as info:
+        check(inner + f"def f (db : bag D) : fuzzy (bag bool) = {release};")
+    assert "FZ301" in [d.code for d in info.value.diagnostics]
+
+
+def test_local_reports_of_mapped_rows_are_accepted() -> None:
+    figure = privacy("def f (db : bag D) : fuzzy (bag bool) = local (fun r -> rr[1] r.on) (map (fun r -> { on = not r.on, cat = r.cat, x = r.x }) db);", "f")
+    assert figure["epsilon"] == 1

@@ -47,6 +47,7 @@ from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.higher_order import capture_infinitely
 from fuzzpy.checker.noise import _function, no_static_parameter
 from fuzzpy.checker.terms import source_name
+from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.sensitivity import INF, Sens
 
@@ -151,20 +152,40 @@ def _release(ck: Inferencer, call: PrimCall, make: type[LocalReports] | None, re
             fn.span,
             hint="randomise each field with `rr[eps]` (bits) or `krr[eps, k]` (categories)",
         )
+    _row_preserving(data_expr, what)
     event: Event = ShuffledReports(eps, reports) if make is None else LocalReports(eps)
-    cost: C.CostCtx = {}
-    for name, usage in data.ctx.items():
-        if usage.sens.is_zero:
-            continue
-        blame = ck.blame_for(name, usage, data_expr.span, f"the bag given to {what}")
-        scaled = C.scale_cost(C.Cost((event,)), usage.sens, blame)
-        if scaled is not None:
-            cost[name] = scaled
+    # the bag is a variable (or its rows mapped): a change of one row's value
+    # there is a change of one report, and the variable is 1-sensitive in itself
+    cost: C.CostCtx = {name: C.Cost((event,)) for name, usage in data.ctx.items() if not usage.sens.is_zero}
     ck.note(
         f"{what}: each row randomised once, {Sens(eps)}-LDP for every person; centrally "
         + ("amplified by shuffling (replace-one neighbours)" if make is None else f"{Sens(eps)}-DP for replace-one neighbours")
     )
     return Judgment(T.TFuzzy(T.TBag(lam.body.type.inner)), {}, cost=cost)
+
+
+def _row_preserving(expr: S.Expr, what: str) -> None:
+    """The bag of `local` / `shuffle` must be a variable or `map f` of one:
+    then replacing one row of the database replaces one report. A filter, a
+    split or a subsample would let one row add or remove a report, and the
+    number of reports is released exactly (FZ301); costs through a variable
+    bound to such a bag are refused where they are substituted
+    (`costs.scale_cost`)."""
+    inner = expr
+    while True:
+        if isinstance(inner, S.Var):
+            return
+        if isinstance(inner, S.App) and isinstance(inner.func, S.App) and isinstance(inner.func.func, S.Var) \
+                and inner.func.func.name == "map":
+            inner = inner.arg
+            continue
+        raise CheckError(
+            "FZ301",
+            f"the bag given to {what} must be a database variable, or `map f` of one: its reports are released "
+            "with their number, which a filter or a split lets one row change",
+            expr.span,
+            hint=f"randomise every row: {what} (fun r -> ...) db, answering `false` for rows outside the question",
+        )
 
 
 def local(ck: Inferencer, call: PrimCall) -> Judgment:
