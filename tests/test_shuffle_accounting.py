@@ -113,3 +113,8 @@ def test_degenerate_inputs() -> None:
     assert shuffle_epsilon(Fraction(1), 1, 1e-6) == 1  # one report: nobody to hide among
     assert shuffle_epsilon(Fraction(1), 1000, 0.0) == 1  # no delta: the local epsilon
     assert shuffle_delta(1.0, 1000, 1.0) == 0.0
+
+
+def test_a_huge_local_epsilon_is_its_own_bound_and_does_not_overflow() -> None:
+    assert shuffle_epsilon(Fraction(1000), 10**7, 1e-6) == 1000
+    assert shuffle_epsilon(Fraction(59), 10**6, 1e-6) <= 59

@@ -52,6 +52,9 @@ from fuzzpy.accounting.rounding import float_up
 
 MARGIN = 1e-6  # relative safety margin on every floating contribution to delta
 MAX_BLOCKS = 400
+# beyond this local epsilon a report is a clone with probability below 1e-26:
+# no amplification is claimed (eps0 itself is always valid), and e^eps stays a double
+MAX_EPS0 = 60.0
 
 
 def _probabilities(eps0: float) -> tuple[float, float]:
@@ -131,7 +134,7 @@ def shuffle_epsilon(eps0: Fraction, n: int, delta: float) -> Fraction:
     most ``delta``: the central guarantee of shuffling n eps0-LDP reports
     (FMT 2021), never worse than eps0 itself."""
     top = float_up(Fraction(eps0))
-    if delta <= 0 or n < 2:
+    if delta <= 0 or n < 2 or top > MAX_EPS0:
         return Fraction(eps0)
     if shuffle_delta(top, n, 0.0) <= delta:
         return Fraction(0)
