@@ -47,9 +47,20 @@ def _id(path: Path) -> str:
     return str(path.relative_to(ROOT))
 
 
+#: `// golden: --neighbours replace-one --rows N` in a file: its golden output
+#: is `fuzzpy check --neighbours replace-one --rows N`'s
+GOLDEN_OPTIONS = re.compile(r"//\s*golden:\s*--neighbours\s+(\S+)(?:\s+--rows\s+(\d+))?")
+
+
 def _check_text(path: Path) -> str:
+    from fuzzpy.accounting.neighbours import Neighbours
+    from fuzzpy.checker.report import under
+
     source = load_source(path)
-    return text_report(check_program(parse(source)), None) + "\n"
+    found = GOLDEN_OPTIONS.search(source.text)
+    neighbours = Neighbours() if found is None else Neighbours(found[1], int(found[2]) if found[2] else None)
+    with under(neighbours):
+        return text_report(check_program(parse(source)), None) + "\n"
 
 
 @pytest.mark.parametrize("path", _files(_with_expected), ids=_id)

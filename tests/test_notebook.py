@@ -15,6 +15,7 @@ from fuzzpy.api.notebook import CellReport, Failure, fuzzpy_cell, load_ipython_e
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "examples" / "notebook.ipynb"
+TEACHING = ROOT / "examples" / "teaching.ipynb"
 EXAMPLES = ROOT / "examples"
 
 CELL = """\
@@ -164,3 +165,24 @@ def test_the_example_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     budget = json.loads(text.strip().splitlines()[-1])
     assert budget["remaining_after"] < budget["remaining_before"]
     assert budget == {"remaining_before": 1.5, "remaining_after": 0.5, "ledger": 0.5}
+
+
+def test_the_teaching_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/teaching.ipynb (issue 30 item 7): Laplace and composition, noisy max and
+    AboveThreshold proved, a buggy SVT refuted and audited; its cells assert what they show."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    kernel = _kernel(tmp_path, monkeypatch)
+    notebook = nbformat.read(TEACHING, as_version=4)
+    assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")  # committed without outputs
+    NotebookClient(notebook, timeout=600, kernel_name=kernel,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code)
+    outputs = [o for c in code for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "rosnm: proved" in text and "above_threshold: proved" in text
+    assert "svt_lee_clifton: refuted" in text and "LEAK: the runs prove eps >=" in text
+    assert any("image/png" in o.get("data", {}) for o in outputs)  # the audit's plot

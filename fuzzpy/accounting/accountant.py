@@ -58,7 +58,7 @@ from fuzzpy.accounting.atoms import (
     pure_part,
     subsampled_pure_epsilon,
 )
-from fuzzpy.accounting.events import Event
+from fuzzpy.accounting.events import Event, Subsample
 from fuzzpy.support.records import frozen
 
 DESCRIPTIONS: dict[str, str] = {
@@ -351,6 +351,34 @@ def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = 
 # ---------------------------------------------------------------- public API
 
 
+#: The methods that bound every step in both orders, so that they compose
+#: steps whose pair faces either way from one step to the next
+#: (`events.Subsample.either_way`): pure and (eps, delta) composition of
+#: per-step guarantees, zCDP (Renyi divergences of both orders), and the PLD,
+#: which composes both directions of every such step (`pld.directions`); the
+#: exact compositions and the sharp Renyi bound take one direction for all.
+ORIENTATION_FREE = ("pure", "exact-single", "basic", "advanced", "kov", "zcdp", "zcdp-cks", "pld")
+
+
+def _either_way(events: Iterable[Event]) -> bool:
+    for event in events:
+        if isinstance(event, Subsample) and event.either_way:
+            return True
+        body = getattr(event, "body", None)
+        if body is not None and _either_way(body):
+            return True
+    return False
+
+
+def _allowed(events: tuple[Event, ...], atoms: Atoms, methods: Sequence[str] | None) -> Sequence[str] | None:
+    """``methods`` (None: all), restricted to `ORIENTATION_FREE` when a step
+    may face either way and there is more than one step (one step is bounded
+    by the larger of its two directions, which every method takes)."""
+    if sum(atoms.values()) <= 1 or not _either_way(events):
+        return methods
+    return [name for name in (methods or METHODS) if name in ORIENTATION_FREE]
+
+
 def tightest(
     events: Iterable[Event], delta: float, methods: Sequence[str] | None = None
 ) -> Guarantee:
@@ -361,21 +389,25 @@ def tightest(
     delta = float(delta)
     if not 0 <= delta <= 1:
         raise ValueError(f"delta must lie in [0, 1], got {delta}")
+    events = tuple(events)
     try:
         options = atoms_options(events, delta)
     except NotSummarisable:
         return Guarantee(math.inf, delta, "none")
-    return min((_tightest_atoms(atoms, delta, methods) for atoms in options), key=lambda g: g.epsilon)
+    return min((_tightest_atoms(atoms, delta, _allowed(events, atoms, methods)) for atoms in options),
+               key=lambda g: g.epsilon)
 
 
 def guarantees(events: Iterable[Event], delta: float) -> list[Guarantee]:
     """What every applicable method gives (exact and unproven ones included),
     tightest first; `Guarantee.proven` tells which `tightest` may use."""
+    events = tuple(events)
     try:
         options = atoms_options(events, float(delta))
     except NotSummarisable:
         return []
-    found = [g for atoms in options if atoms for g in _run(atoms, float(delta), list(METHODS))]
+    found = [g for atoms in options if atoms
+             for g in _run(atoms, float(delta), list(_allowed(events, atoms, None) or METHODS))]
     best: dict[str, Guarantee] = {}
     for g in found:  # per method, the better flattening
         if g.method not in best or g.epsilon < best[g.method].epsilon:

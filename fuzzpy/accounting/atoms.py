@@ -49,6 +49,7 @@ from fuzzpy.accounting.events import (
     LocalReports,
     RandomizedResponse,
     Repeat,
+    Sample,
     ShuffledReports,
     Subsample,
     Verified,
@@ -100,10 +101,14 @@ BaseAtom = GaussianAtom | LaplaceAtom | PureAtom | ApproxAtom
 
 @frozen
 class SubsampledAtom:
-    """``inner`` run on a Poisson subsample of rate q, 0 < q < 1."""
+    """``inner`` run on a Poisson subsample of rate q, 0 < q < 1.
+    ``either_way``: its pair may face either way from step to step
+    (`events.Subsample.either_way`; the PLD composes both directions of
+    every such step, `pld.directions`)."""
 
     rate: Fraction
     inner: BaseAtom
+    either_way: bool = False
 
 
 Atom = BaseAtom | SubsampledAtom
@@ -177,7 +182,11 @@ class Flattener:
         if isinstance(event, Group):
             return self._nested_group(Fraction(event.size), event.body)
         if isinstance(event, Subsample):
-            return self._subsample(Fraction(event.rate), event.body)
+            return self._subsample(Fraction(event.rate), event.body, event.either_way)
+        if isinstance(event, Sample):  # not resolved for a relation: the add/remove bound, unamplified
+            from fuzzpy.accounting.neighbours import unamplified
+
+            return self._event(unamplified(event))
         raise TypeError(f"not a privacy event: {event!r}")
 
     def _nested_group(self, size: Fraction, body: tuple[Event, ...]) -> Atoms:
@@ -224,7 +233,7 @@ class Flattener:
             scaled[self._group_summary(summarised, math.ceil(size), 1)] += 1
         return scaled
 
-    def _subsample(self, rate: Fraction, body: tuple[Event, ...]) -> Atoms:
+    def _subsample(self, rate: Fraction, body: tuple[Event, ...], either_way: bool = False) -> Atoms:
         if rate <= 0:
             return Counter()
         inner = self.flatten(body)
@@ -232,14 +241,14 @@ class Flattener:
             return inner
         single = _single_atom(inner)
         if single is not None:
-            return Counter({_subsampled(rate, single): 1})
+            return Counter({_subsampled(rate, single, either_way): 1})
         if all(isinstance(atom, GaussianAtom) for atom in inner):
             rho = sum((atom.rho * n for atom, n in inner.items()), Fraction(0))
-            return Counter({SubsampledAtom(rate, GaussianAtom(rho)): 1})
+            return Counter({SubsampledAtom(rate, GaussianAtom(rho), either_way): 1})
         if all(pure_part(atom) is not None for atom in inner):
             epsilon = sum((pure_part(atom) * n for atom, n in inner.items()), Fraction(0))
-            return Counter({SubsampledAtom(rate, PureAtom(epsilon)): 1})
-        return Counter({SubsampledAtom(rate, self._summary(inner)): 1})
+            return Counter({SubsampledAtom(rate, PureAtom(epsilon), either_way): 1})
+        return Counter({SubsampledAtom(rate, self._summary(inner), either_way): 1})
 
     def _summary(self, body: Atoms) -> ApproxAtom:
         """A composite body as one (eps, delta)-DP atom (its tightest guarantee)."""
@@ -357,10 +366,10 @@ def _single_atom(atoms: Atoms) -> Atom | None:
     return None
 
 
-def _subsampled(rate: Fraction, atom: Atom) -> SubsampledAtom:
+def _subsampled(rate: Fraction, atom: Atom, either_way: bool = False) -> SubsampledAtom:
     if isinstance(atom, SubsampledAtom):  # Poisson of Poisson is Poisson(q1 q2)
-        return SubsampledAtom(rate * atom.rate, atom.inner)
-    return SubsampledAtom(rate, atom)
+        return SubsampledAtom(rate * atom.rate, atom.inner, either_way or atom.either_way)
+    return SubsampledAtom(rate, atom, either_way)
 
 
 def _group_exact(atom: Atom, size: Fraction) -> Atom | None:

@@ -65,9 +65,35 @@ class Repeat:
 
 @frozen
 class Subsample:
-    """``body`` run on a Poisson subsample of rate q (`subsample[q]`)."""
+    """``body`` run on a Poisson subsample of rate q (`subsample[q]`).
+
+    ``either_way``: the step's pair of output distributions may face either
+    way from one step to the next (a fixed-size sample under replace-one,
+    `fuzzpy.accounting.neighbours`): each step is bounded by the subsampled
+    pair of one direction or the other, so only methods that bound both
+    orders of every step compose such steps (the accountant's
+    `ORIENTATION_FREE`); a PLD composed per direction does not."""
 
     rate: Number
+    body: tuple[Event, ...]
+    either_way: bool = False
+
+
+@frozen
+class Sample:
+    """``body`` run on a fixed-size sample of ``size`` rows of a bag: drawn
+    without replacement (`sample[m]`) or, ``replacement`` set, with
+    replacement (`bootstrap[m]`). The sampling rate m/n depends on the
+    bag's size n, which add/remove neighbours do not share, so the event
+    records the size and is resolved for a neighbour relation (and a public
+    row count) by `fuzzpy.accounting.neighbours.resolve` before any
+    accounting. ``direct``: the sampled bag is the parameter the cost is
+    charged to, unchanged (its size is the dataset's); any re-expression of
+    the cost in another variable clears it (`checker.costs.scale_cost`)."""
+
+    replacement: bool
+    size: int
+    direct: bool
     body: tuple[Event, ...]
 
 
@@ -127,6 +153,6 @@ class ShuffledReports:
 
 
 Event = (
-    Laplace | Gaussian | ExpMech | Verified | Repeat | Subsample | Group | SymbolicPure
+    Laplace | Gaussian | ExpMech | Verified | Repeat | Subsample | Sample | Group | SymbolicPure
     | RandomizedResponse | LocalReports | ShuffledReports
 )

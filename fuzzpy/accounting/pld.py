@@ -107,6 +107,13 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
             base, q = _base_pair(atom.inner, tail_depth(delta, count, inner_mu)), up(atom.rate)
             remove.append((LossTails(base, q, True), n))
             add.append((LossTails(base, q, False), n))
+            if atom.either_way:
+                # a step whose pair may face either way is dominated, for every
+                # order, by the product of its two directions, (A x B, B x A):
+                # each direction is a projection of it (data processing), and a
+                # mixture of the two by joint convexity (events.Subsample)
+                remove.append((LossTails(base, q, False), n))
+                add.append((LossTails(base, q, True), n))
         elif not isinstance(atom, GaussianAtom):
             remove.append((LossTails(_base_pair(atom), 1.0, True), n))
     if not add:

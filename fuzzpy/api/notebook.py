@@ -125,9 +125,7 @@ def check_report_html(report: CheckReport, verdicts: Sequence[VerifyResult] = ()
     rows = [_definition_row(d, derivations) for d in report.definitions]
     parts = [_STYLE, _table(head, rows, "fuzzpy-report")]
     if any(d.costs for d in report.definitions):  # costs are shown: say for which neighbours
-        from fuzzpy.language.figures import NEIGHBOURS_TEXT
-
-        parts.append(f"<small>{html.escape(NEIGHBOURS_TEXT)}</small>")
+        parts.append(f"<small>{html.escape(report.neighbours.text())}</small>")
     if verdicts:
         rows = [[_code(v.name), html.escape(v.status), _code(v.claim), _folded("proof" if v.proved else "details",
                                                                               "\n".join(v.steps))]

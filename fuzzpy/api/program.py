@@ -31,11 +31,13 @@ from fuzzpy.language.diagnostics import Diagnostic, FuzzError
 from fuzzpy.language.source import NO_SPAN, Source
 
 if TYPE_CHECKING:
+    from fuzzpy.accounting.neighbours import Neighbours
     from fuzzpy.api.releases import Charge, Release
     from fuzzpy.language import syntax as S
     from fuzzpy.ledger.book import DatasetState
     from fuzzpy.ledger.quotes import Entry
     from fuzzpy.release.run import RunRequest, RunResult
+    from fuzzpy.runtime.audit import AuditResult
 
 Warn = Callable[[str], None]
 _T = TypeVar("_T")
@@ -111,10 +113,14 @@ class Program:
 
     # ------------------------------------------------------------ check
 
-    def check(self, delta: float | None = None, group: int = 1) -> CheckReport:
+    def check(self, delta: float | None = None, neighbours: str | None = None,
+              rows: int | None = None, group: int = 1) -> CheckReport:
         """Types, sensitivities and privacy costs of every definition
         (approximate costs at ``delta``, default 1e-6; with ``group`` k, the
-        costs for one person's up to k rows, by group privacy). Raises `Rejected`
+        costs for one person's up to k rows, by group privacy), for
+        ``neighbours`` "add-remove-one" (the default) or "replace-one" with
+        ``rows`` the datasets' public size (`choose[m]` is amplified by
+        m/rows). Raises `Rejected`
         with every error found; a program that checks but has no finite
         epsilon at ``delta`` (FZ314) raises `Rejected` whose ``report`` is
         the report. Mechanisms it calls must be proved (the proof cache is
@@ -124,13 +130,14 @@ class Program:
         from fuzzpy.verifier import proof_cache
 
         delta = _check_delta(delta)
+        relation = _check_neighbours(neighbours, rows)
         with proof_cache.enabled():
             checked = self._guarded(lambda: check_program(self.syntax))
             if group != 1:  # costs for a person holding up to `group` rows (`checker.group`)
                 from fuzzpy.checker.group import grouped
 
                 checked = grouped(checked, _check_group(group))
-            report = check_report(self.name, checked, delta, self.explain)
+            report = check_report(self.name, checked, delta, self.explain, relation)
         if report.errors:
             raise Rejected(report.errors, self._sources(), report)
         return report
@@ -200,7 +207,8 @@ class Program:
     def quote(self, definition: str, data: Mapping[str, Any] | None = None, *,
               args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
               ledger: str | os.PathLike[str] | Ledger | None = None, budget: Any = None, rule: str = "basic",
-              delta: Any = None, engine: str = "auto") -> dict[str, Charge]:
+              delta: Any = None, engine: str = "auto", neighbours: str | None = None,
+              rows: int | None = None) -> dict[str, Charge]:
         """What running ``definition`` would charge each dataset and leave of
         its budget, without charging or reading any rows. Refused as the run
         would be: over budget raises `BudgetExceeded` (exit 3). Arguments as
@@ -208,14 +216,16 @@ class Program:
         from fuzzpy.api.releases import charge
         from fuzzpy.release.run import quote
 
-        request = self._request(definition, data, args, datasets, ledger, budget, rule, None, delta, engine)
+        request = self._request(definition, data, args, datasets, ledger, budget, rule, None, delta, engine,
+                                neighbours, rows)
         return {q.dataset: charge(q) for q in _guarded(lambda: quote(request), self._sources())}
 
     def run(self, definition: str, data: Mapping[str, Any] | None = None, *,
             args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
             ledger: str | os.PathLike[str] | Ledger | None = None, budget: Any = None, rule: str = "basic",
             seed: int | None = None, delta: Any = None, engine: str = "auto", confidence: Any = None,
-            on_warning: Warn | None = None, progress: Warn | None = None) -> Release:
+            on_warning: Warn | None = None, progress: Warn | None = None, neighbours: str | None = None,
+            rows: int | None = None) -> Release:
         """Release ``definition``'s result on data, charged to the ledger.
 
         ``data``: each `bag` parameter's data (a CSV or Parquet path, or a
@@ -231,19 +241,53 @@ class Program:
         1e-6). ``engine``: "auto" (DuckDB), "memory", "duckdb" or "spark".
         ``on_warning``/``progress`` receive messages (warnings are also in
         the release's ``warnings``). ``confidence``: the level of the
-        release's accuracy intervals (``Release.accuracy``; default 0.95)."""
-        request = self._request(definition, data, args, datasets, ledger, budget, rule, seed, delta, engine)
+        release's accuracy intervals (``Release.accuracy``; default 0.95).
+        ``neighbours``: "add-remove-one" or "replace-one" (default: the
+        datasets' own, fixed by their registration or first charge);
+        ``rows``: with replace-one, the datasets' public number of rows
+        (`choose[m]` of one is charged at m/rows; checked once loaded)."""
+        request = self._request(definition, data, args, datasets, ledger, budget, rule, seed, delta, engine,
+                                neighbours, rows)
         request.confidence = check_confidence(confidence)
         return _release(request, self._sources(), on_warning, None, progress)
+
+    # ------------------------------------------------------------ audit
+
+    def audit(self, name: str, *, samples: int | None = None, pilot: int | None = None,
+              confidence: float = 0.95, seed: int = 0) -> AuditResult:
+        """An empirical lower bound on the epsilon of the definition or mechanism
+        ``name`` (what `fuzzpy audit` prints; `fuzzpy.runtime.audit` has the method):
+        ``samples`` fresh runs per input (default 100000 for a mechanism, 5000 for
+        a definition), chosen events tested at ``confidence``. The result's
+        ``lower`` / ``best.bound``, ``best.claim`` and ``leak`` say what it found;
+        ``text()`` renders it, and `fuzzpy.runtime.audit_plot.figure(result)` plots
+        it. A program that cannot be audited raises `InvalidInput`."""
+        from fuzzpy.checker.driver import check_program
+        from fuzzpy.runtime.audit import AuditError, audit_definition, audit_mechanism, safe_audit
+
+        if not 0.5 <= confidence < 1:
+            raise api_error(_option_error("the confidence must be at least 0.5 and below 1"), {})
+        self._guarded(lambda: check_program(self.syntax))
+        mechanism = name in self.mechanisms
+        try:
+            if mechanism:
+                return safe_audit(lambda: audit_mechanism(self.syntax, name, samples=samples or 100_000,
+                                                          pilot=pilot, confidence=confidence, seed=seed))
+            return safe_audit(lambda: audit_definition(self.syntax, name, samples=samples or 5_000,
+                                                       pilot=pilot, confidence=confidence, seed=seed))
+        except AuditError as error:
+            raise api_error(_option_error(f"cannot audit `{name}`: {error}"), {}) from None
 
     # ------------------------------------------------------------ internals
 
     def _request(self, definition: str, data: Mapping[str, Any] | None, args: Mapping[str, Any] | None,
                  datasets: Mapping[str, str] | str | None, ledger: Any, budget: Any, rule: str,
-                 seed: int | None, delta: Any, engine: str) -> RunRequest:
+                 seed: int | None, delta: Any, engine: str, neighbours: str | None = None,
+                 rows: int | None = None) -> RunRequest:
         return _guarded(lambda: run_request(
             self.name, definition, data=data, args=args, datasets=datasets, ledger=ledger, budget=budget,
-            rule=rule, seed=seed, delta=delta, engine=engine, source_text=self.text), self._sources())
+            rule=rule, seed=seed, delta=delta, engine=engine, source_text=self.text, neighbours=neighbours,
+            rows=rows), self._sources())
 
     def _sources(self) -> dict[str, Source]:
         return {self.source.name: self.source}
@@ -269,7 +313,7 @@ def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = 
                 args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
                 ledger: Any = None, budget: Any = None, rule: str = "basic", seed: int | None = None,
                 delta: Any = None, engine: str = "auto", source_text: str | None = None,
-                confidence: Any = None) -> RunRequest:
+                confidence: Any = None, neighbours: str | None = None, rows: int | None = None) -> RunRequest:
     """The runtime's request for these options, checked as the CLI checks its own."""
     from fuzzpy.release.run import RunRequest
 
@@ -287,6 +331,9 @@ def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = 
         engine=_engine(engine),
         source_text=source_text,
         confidence=check_confidence(confidence),
+        # no relation given: the datasets' own, settled when they are named (`--rows` then needs replace-one)
+        neighbours=None if neighbours is None else _check_neighbours(neighbours, rows).relation,
+        rows=rows,
     )
 
 
@@ -373,6 +420,16 @@ def _option_error(message: str) -> FuzzError:
     from fuzzpy.release.run import EXIT_USAGE, refuse
 
     return refuse(EXIT_USAGE, "FZ523", message)
+
+
+def _check_neighbours(neighbours: str | None, rows: int | None) -> Neighbours:
+    """The relation asked for, or a usage error (FZ523) naming the choices."""
+    from fuzzpy.accounting.neighbours import ADD_REMOVE, RELATIONS, Neighbours
+
+    try:
+        return Neighbours(neighbours or ADD_REMOVE, None if rows is None else int(rows))
+    except (ValueError, TypeError) as exc:
+        raise InvalidInput((Diagnostic("FZ523", f"{exc} (relations: {', '.join(RELATIONS)})", NO_SPAN),)) from None
 
 
 def _check_delta(delta: Any) -> float | None:

@@ -146,9 +146,7 @@ class Release:
     def to_json(self) -> dict[str, object]:
         """`fuzzpy run --json`'s document; every charge is for datasets that
         differ by adding or removing one row (issue 25)."""
-        from fuzzpy.language.figures import NEIGHBOURS
-
-        return {"ok": True, **self.result.to_json(), "neighbours": NEIGHBOURS}
+        return {"ok": True, **self.result.to_json()}
 
 
 def release(result: RunResult) -> Release:

@@ -15,6 +15,8 @@ from dataclasses import field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from fuzzpy.accounting.neighbours import DEFAULT as DEFAULT_NEIGHBOURS
+from fuzzpy.accounting.neighbours import Neighbours
 from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.support.records import frozen
 
@@ -180,6 +182,7 @@ class CheckReport:
     delta: float | None
     text: str  # what `fuzzpy check` prints
     checked: CheckedProgram = field(repr=False, compare=False)
+    neighbours: Neighbours = field(default=DEFAULT_NEIGHBOURS)  # the relation every figure is for
 
     @property
     def ok(self) -> bool:
@@ -211,11 +214,9 @@ class CheckReport:
 
     def to_json(self) -> dict[str, object]:
         """`fuzzpy check --json`'s document for this program."""
-        from fuzzpy.language.figures import NEIGHBOURS
-
         return {
             "ok": self.ok,
-            "neighbours": NEIGHBOURS,
+            **self.neighbours.to_json(),
             "definitions": [d.to_json() for d in self.definitions],
             "mechanisms": [m.to_json() for m in self.mechanisms],
             "diagnostics": [d.to_json() for d in self.diagnostics],
@@ -235,9 +236,20 @@ def check_report(
     checked: CheckedProgram,
     delta: float | None,
     explain: Callable[[str], str] | None = None,
+    neighbours: Neighbours = DEFAULT_NEIGHBOURS,
 ) -> CheckReport:
-    """The report of a checked program at ``delta`` (None: the default one);
-    the accountant is asked once per definition."""
+    """The report of a checked program at ``delta`` (None: the default one)
+    for ``neighbours``; the accountant is asked once per definition."""
+    from fuzzpy.checker import report as R
+
+    with R.under(neighbours):
+        return _check_report(name, checked, delta, explain, neighbours)
+
+
+def _check_report(
+    name: str, checked: CheckedProgram, delta: float | None, explain: Callable[[str], str] | None,
+    neighbours: Neighbours,
+) -> CheckReport:
     from fuzzpy.checker import report as R
 
     figures = R.all_figures(checked, delta)
@@ -249,7 +261,7 @@ def check_report(
     mechanisms = tuple(MechanismClaim(**m) for m in R.json_mechanisms(checked))  # type: ignore[arg-type]
     diagnostics = (*checked.warnings, *R.infinite_at_delta(checked, delta, figures))
     return CheckReport(name, definitions, mechanisms, tuple(diagnostics), delta,
-                       R.text_report(checked, delta, figures), checked)
+                       R.text_report(checked, delta, figures), checked, neighbours)
 
 
 def _definition(

@@ -110,7 +110,7 @@ def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) ->
         if given:
             ck.note(f"call of `{sig.name}`: each argument's context scaled by its parameter's sensitivity")
     else:
-        result = Judgment(sig.result, {}, cost=_call_cost(ck, sig, judgments, whole))
+        result = Judgment(sig.result, {}, cost=_call_cost(ck, sig, judgments, whole, given))
         ck.note(f"call of `{sig.name}`: its cost in each parameter, re-expressed in the arguments' variables")
     rest = args[n:]
     return apply_value(ck, result, head, rest, whole) if rest else result
@@ -204,9 +204,10 @@ def _scale_arg(sig: DefSig, pname: str, sens: object, j: Judgment, whole: S.Expr
     return U.scale_ctx(j.ctx, sens, whole.span, why, code)
 
 
-def _call_cost(ck: Inferencer, sig: DefSig, judgments: list[Judgment], whole: S.Expr) -> C.CostCtx:
+def _call_cost(ck: Inferencer, sig: DefSig, judgments: list[Judgment], whole: S.Expr,
+               args: list[S.Expr]) -> C.CostCtx:
     cost: C.CostCtx = {}
-    for (pname, _), param_cost, j in zip(sig.params, sig.costs, judgments, strict=True):
+    for (pname, _), param_cost, j, arg in zip(sig.params, sig.costs, judgments, args, strict=True):
         if sig.recursive_stub:
             param_cost = C.infinite(
                 C.Blame(
@@ -220,7 +221,10 @@ def _call_cost(ck: Inferencer, sig: DefSig, judgments: list[Judgment], whole: S.
             continue
         for var, usage in j.ctx.items():
             blame = ck.blame_for(var, usage, whole.span, f"the argument for `{pname}` of `{sig.name}`")
-            scaled = C.scale_cost(param_cost, usage.sens, blame)
+            # a bag passed as it is (a variable) is the parameter's bag: a sample
+            # of it is still of the variable's own rows (`events.Sample.direct`)
+            same_bag = isinstance(arg, S.Var) and arg.name == var
+            scaled = C.scale_cost(param_cost, usage.sens, blame, keep_direct=same_bag)
             if scaled is not None:
                 cost[var] = C.then(cost.get(var), scaled)
     return cost

@@ -23,6 +23,7 @@ from fuzzpy.accounting.events import (
     Group,
     Laplace,
     Repeat,
+    Sample,
     Subsample,
     SymbolicPure,
     Verified,
@@ -166,7 +167,7 @@ def _contains(big: tuple[Event, ...], small: tuple[Event, ...]) -> bool:
 # ---------------------------------------------------------------- scaling by a sensitivity
 
 
-def scale_cost(cost: Cost, factor: Sens, blame: Blame) -> Cost | None:
+def scale_cost(cost: Cost, factor: Sens, blame: Blame, keep_direct: bool = False) -> Cost | None:
     """The cost in v of using, at sensitivity ``factor`` in v, something whose
     cost in its own input is ``cost``. None when it costs nothing."""
     if factor.is_zero:
@@ -189,9 +190,25 @@ def scale_cost(cost: Cost, factor: Sens, blame: Blame) -> Cost | None:
         ))
     if factor.is_inf:
         return infinite(blame)
+    if not (keep_direct and factor == ONE):  # re-expressed in another bag: its size is not the sample's
+        events = indirect(events)
     if factor == ONE:
-        return cost
+        return Cost(events)
     return Cost(tuple(scale_event(e, factor) for e in events))
+
+
+def indirect(events: tuple[Event, ...]) -> tuple[Event, ...]:
+    """The events with every fixed-size sample marked as not of the charged
+    variable's own rows (`events.Sample.direct`): the rate m/n is known only
+    for a sample of the dataset itself."""
+    def one(event: Event) -> Event:
+        if isinstance(event, Sample) and event.direct:
+            return Sample(event.replacement, event.size, False, event.body)
+        if isinstance(event, Repeat):
+            return Repeat(event.count, indirect(event.body))
+        return event
+
+    return tuple(one(e) for e in events)
 
 
 def scale_event(event: Event, factor: Sens) -> Event:
@@ -234,7 +251,7 @@ def pure_epsilon(events: tuple[Event, ...]) -> Fraction | None:
 def is_symbolic(events: tuple[Event, ...]) -> bool:
     """Whether some event's epsilon is a polynomial over parameters."""
     return any(
-        isinstance(e, SymbolicPure) or (isinstance(e, (Repeat, Subsample, Group)) and is_symbolic(e.body))
+        isinstance(e, SymbolicPure) or (isinstance(e, (Repeat, Subsample, Sample, Group)) and is_symbolic(e.body))
         for e in events
     )
 
@@ -284,6 +301,9 @@ def describe_event(event: Event) -> str:
         return f"{event.count} x [{describe_events(event.body)}]"
     if isinstance(event, Subsample):
         return f"subsample q={_num(event.rate)} [{describe_events(event.body)}]"
+    if isinstance(event, Sample):
+        how = "bootstrap" if event.replacement else "choose"
+        return f"{how} m={event.size} [{describe_events(event.body)}]"
     if isinstance(event, Group):
         return f"group {_num(event.size)} [{describe_events(event.body)}]"
     return repr(event)

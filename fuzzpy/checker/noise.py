@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -27,9 +28,11 @@ from fuzzpy.accounting.events import (
     Group,
     Laplace,
     Repeat,
+    Sample,
     Subsample,
     SymbolicPure,
 )
+from fuzzpy.accounting.local import has_local
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.blocks import BinderRules, LambdaResult
@@ -41,7 +44,7 @@ from fuzzpy.checker.typerel import is_number_list, is_numeric, same_type, subtyp
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.limits import MAX_STATIC_COUNT
-from fuzzpy.language.sensitivity import INF, Sens
+from fuzzpy.language.sensitivity import INF, ONE, Sens
 from fuzzpy.language.source import Span
 from fuzzpy.language.symbolic import Poly
 
@@ -253,7 +256,7 @@ def repeated(events: tuple[Event, ...]) -> int:
     for event in events:
         if isinstance(event, Repeat):
             most = max(most, event.count * repeated(event.body))
-        elif isinstance(event, (Subsample, Group)):
+        elif isinstance(event, (Subsample, Sample, Group)):
             most = max(most, repeated(event.body))
     return most
 
@@ -309,12 +312,44 @@ def subsample(ck: Inferencer, call: PrimCall) -> Judgment:
     q = positive_static(call.statics[0], ck.visible_constants(), "the sampling rate of `subsample`")
     if q > 1:
         raise CheckError("FZ202", f"`subsample[{q}]`: the rate is a probability, at most 1", call.statics[0].span)
+    return _sampled(ck, call, "subsample", lambda body, direct: Subsample(Fraction(q), body),
+                    f"`subsample[{Sens(q)}]`: the body's cost in the sampled bag, amplified by subsampling")
+
+
+def choose(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`choose[m] f db`: f on m rows of db drawn uniformly without
+    replacement (all of db if it has at most m). Amplified by the rate m/n
+    only where n is public: under replace-one neighbours, for a bag that is
+    the dataset itself (`fuzzpy.accounting.neighbours`; Balle, Barthe &
+    Gaboardi 2018, Thm 10)."""
+    no_static_parameter(ck, call.statics[0], "the sample size of `choose`")
+    m = static_count(call.statics[0], ck.visible_constants(), "the sample size of `choose`", 1)
+    return _sampled(ck, call, "choose", lambda body, direct: Sample(False, m, direct, body),
+                    f"`choose[{m}]`: the body's cost in a sample of {m} rows, amplified by m/n where n is public")
+
+
+def bootstrap(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`bootstrap[m] f db`: f on m rows of db drawn uniformly with
+    replacement (empty if db is)."""
+    no_static_parameter(ck, call.statics[0], "the sample size of `bootstrap`")
+    m = static_count(call.statics[0], ck.visible_constants(), "the sample size of `bootstrap`", 1)
+    return _sampled(ck, call, "bootstrap", lambda body, direct: Sample(True, m, direct, body),
+                    f"`bootstrap[{m}]`: the body's cost in {m} draws with replacement (a row drawn k times moves the sample by k)")
+
+
+def _sampled(ck: Inferencer, call: PrimCall, name: str,
+             event: Callable[[tuple[Event, ...], bool], Event], note: str) -> Judgment:
+    """The rule shared by the samplers: the body's cost in the sampled bag,
+    wrapped in the sampler's event, re-expressed in the bag's variables. A
+    bag that is a variable used once is charged the event directly (the
+    sample is of that variable's rows: ``direct``); any other bag through
+    `costs.scale_cost`, which clears ``direct``."""
     fn, data_expr = call.args
     data = ck.infer(data_expr)
     if not isinstance(data.type, T.TBag):
         from fuzzpy.checker.infer import type_mismatch
 
-        raise type_mismatch(T.TBag(T.NUM), data.type, data_expr.span, "`subsample` samples the rows of a bag")
+        raise type_mismatch(T.TBag(T.NUM), data.type, data_expr.span, f"`{name}` samples the rows of a bag")
     lam = _function(ck, fn, data.type, call.hint)
     assert lam.body.cost is not None
     cost: C.CostCtx = dict(lam.body.cost)
@@ -323,17 +358,27 @@ def subsample(ck: Inferencer, call: PrimCall) -> Judgment:
         # amplification (log(1 + q(e^eps - 1))) is not a polynomial in eps
         raise CheckError(
             "FZ202",
-            "the body of `subsample` has an epsilon that names a parameter: amplification by subsampling "
+            f"the body of `{name}` has an epsilon that names a parameter: amplification by subsampling "
             "is not linear in epsilon, so its cost cannot be written over the parameter",
             fn.span,
-            hint="give the epsilon inside `subsample` as a top-level constant or a literal",
+            hint=f"give the epsilon inside `{name}` as a top-level constant or a literal",
         )
     if inner is not None:
-        amplified = inner if inner.is_infinite else C.Cost((Subsample(Fraction(q), inner.events()),))
-        for name, usage in data.ctx.items():
-            blame = ck.blame_for(name, usage, data_expr.span, "the bag given to `subsample`")
+        direct_name = data_expr.name if isinstance(data_expr, S.Var) else None
+        for name_, usage in data.ctx.items():
+            if inner.is_infinite:
+                amplified = inner
+            else:
+                # local reports under a sampler: the sample's size moves with one row (or, for
+                # `choose`, has no rule here), so they go through `scale_cost`, which refuses them (FZ301)
+                direct = name_ == direct_name and usage.sens == ONE and not has_local(inner.events())
+                amplified = C.Cost((event(inner.events(), direct),))
+                if direct:
+                    cost[name_] = C.then(cost.get(name_), amplified)
+                    continue
+            blame = ck.blame_for(name_, usage, data_expr.span, f"the bag given to `{name}`")
             scaled = C.scale_cost(amplified, usage.sens, blame)
             if scaled is not None:
-                cost[name] = C.then(cost.get(name), scaled)
-    ck.note(f"`subsample[{Sens(q)}]`: the body's cost in the sampled bag, amplified by subsampling")
+                cost[name_] = C.then(cost.get(name_), scaled)
+    ck.note(note)
     return Judgment(lam.body.type, {}, cost=cost)

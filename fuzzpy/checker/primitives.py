@@ -98,6 +98,8 @@ _TABLE = [
     Primitive("shuffle", ("n",), 2, "(A -> fuzzy B) -> bag A -> fuzzy (bag B)  (shuffled; FMT 2021)", L.shuffle),
     Primitive("rr_estimate", ("eps",), 1, "bag bool -> num  (debiased count of true reports)", L.rr_estimate),
     Primitive("krr_estimate", ("eps", "k"), 1, "bag int -> list num  (debiased category counts)", L.krr_estimate),
+    Primitive("choose", ("m",), 2, "(bag A -> fuzzy B) -> bag A -> fuzzy B  (m rows without replacement)", N.choose),
+    Primitive("bootstrap", ("m",), 2, "(bag A -> fuzzy B) -> bag A -> fuzzy B  (m rows with replacement)", N.bootstrap),
 ]
 
 PRIMITIVES: dict[str, Primitive] = {p.name: p for p in _TABLE}

@@ -14,6 +14,7 @@ accountant's tightest valid bound at the requested delta (1e-6 by default).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import logging
 import math
@@ -22,11 +23,13 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
+from fuzzpy.accounting.neighbours import DEFAULT as DEFAULT_NEIGHBOURS
+from fuzzpy.accounting.neighbours import Neighbours, has_sample
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
 from fuzzpy.language import syntax as S
 from fuzzpy.language.diagnostics import Diagnostic
-from fuzzpy.language.figures import NEIGHBOURS_TEXT, text_up
+from fuzzpy.language.figures import text_up
 from fuzzpy.language.sensitivity import Sens
 from fuzzpy.support.records import frozen
 
@@ -78,16 +81,49 @@ class PrivacyFigure:
         return doc
 
 
+#: The neighbour relation the figures are computed for (`check --neighbours`,
+#: `Program.check(neighbours=...)`): set around one report by `under`, read by
+#: `privacy_figure` and the report's text (fuzzpy.accounting.neighbours).
+_IN_FORCE: contextvars.ContextVar[Neighbours] = contextvars.ContextVar("neighbours", default=DEFAULT_NEIGHBOURS)
+
+
+@contextlib.contextmanager
+def under(neighbours: Neighbours) -> Iterator[None]:
+    token = _IN_FORCE.set(neighbours)
+    try:
+        yield
+    finally:
+        _IN_FORCE.reset(token)
+
+
+def neighbours_in_force() -> Neighbours:
+    return _IN_FORCE.get()
+
+
 def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFigure:
+    """The guarantee of ``events`` at ``delta`` for the neighbours in force
+    (the events restated for them first: `accounting.neighbours.resolve`)."""
     from fuzzpy.accounting.local import has_local, has_shuffled, local_epsilon_of
 
-    figure = _privacy_figure(events, delta, has_shuffled(events))
-    if not has_local(events):
-        return figure
-    return dataclasses.replace(figure, neighbours="replace-one", local_epsilon=local_epsilon_of(events))
+    neighbours = _IN_FORCE.get()
+    sampled = has_sample(events)
+    local = has_local(events)
+    local_epsilon = local_epsilon_of(events) if local else None
+    shuffled = has_shuffled(events)
+    events = neighbours.resolve(events)
+    figure = _figure(events, delta, shuffled)
+    if sampled and figure.note is None:
+        note = ("`choose[m]` of the dataset amplified by m/n (n public); other fixed-size samples unamplified"
+                if neighbours.rows is not None
+                else "fixed-size samples charged unamplified (m/n is known only for replace-one "
+                "neighbours of a dataset of public size: --neighbours replace-one --rows N)")
+        figure = dataclasses.replace(figure, note=note)
+    if local:
+        figure = dataclasses.replace(figure, neighbours="replace-one", local_epsilon=local_epsilon)
+    return figure
 
 
-def _privacy_figure(events: tuple[Event, ...], delta: float | None, approximate: bool = False) -> PrivacyFigure:
+def _figure(events: tuple[Event, ...], delta: float | None, approximate: bool = False) -> PrivacyFigure:
     """``approximate``: shuffled reports, pure only at their local epsilon,
     are reported at a delta even without `--delta`."""
     pure = pure_epsilon(events)
@@ -148,6 +184,8 @@ def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[s
         figure = figures.get(p.name)
         if figure is not None and figure.pure_epsilon is None and figure.delta != 0 and figure.epsilon is not None:
             sens = _show(figure.epsilon)  # an approximate cost: show the epsilon at this delta
+        elif figure is not None and figure.epsilon is not None and _IN_FORCE.get() != DEFAULT_NEIGHBOURS:
+            sens = _show(figure.epsilon)  # the checker's sensitivity is for add/remove: show this relation's cost
         parts.append(f"({p.name} :[{sens}] {p.type})")
     return parts
 
@@ -211,7 +249,7 @@ def text_report(checked: CheckedProgram, delta: float | None, known: Figures | N
         rows.append((d.name, signature(d, figures), privacy))
     blocks = [_align(group, extra) for group in (rows, _mechanism_rows(checked)) if group]
     if any(privacy for _, _, privacy in rows):  # costs are shown: say for which neighbours
-        blocks.append(NEIGHBOURS_TEXT)
+        blocks.append(_IN_FORCE.get().text())
         if any("(replace-one" in privacy for _, _, privacy in rows):
             blocks.append(REPLACE_ONE_TEXT)
     return "\n".join(blocks) if blocks else "(no definitions)"

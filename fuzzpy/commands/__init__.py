@@ -1,4 +1,4 @@
-"""The command line's subcommands (`parse`, `check`, `verify`, `run`, `ledger`, `dataset`, `budget`).
+"""The command line's subcommands (`parse`, `check`, `verify`, `run`, `ledger`, `dataset`, `budget`, `audit`).
 May import every layer below (the API first); only `fuzzpy.cli` imports it.
 
 Each module offers `DESCRIPTION`, `add_arguments(parser)` and `run(args) -> exit code`;
@@ -18,4 +18,5 @@ SUMMARIES: dict[str, str] = {
     "ledger": "show privacy budgets and the history of releases",
     "dataset": "register, validate and audit datasets (the data owner's commands)",
     "budget": "what a program or a series of releases costs; calibrate noise; plot",
+    "audit": "an empirical lower bound on a definition's or mechanism's epsilon (StatDP-style)",
 }

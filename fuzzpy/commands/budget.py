@@ -34,14 +34,15 @@ if TYPE_CHECKING:  # the accountant (scipy, dp_accounting) is imported when the 
     from fuzzpy.accounting.accountant import Guarantee
     from fuzzpy.accounting.calibrate import Calibration
     from fuzzpy.accounting.events import Event
+    from fuzzpy.accounting.neighbours import Neighbours
 
 DESCRIPTION = (
     "Say what releases cost in privacy: a program's definitions (FILE [DEF]), or K rounds of "
     "Gaussian or Laplace noise (optionally subsampled), at a delta, with the tightest valid "
     "accounting method named; calibrate the noise for a target epsilon; plot epsilon against rounds. "
-    "Every figure is for neighbouring datasets that differ by adding or removing one row (the bag "
-    "metric; \"neighbours\": \"add-remove-one\" in --json): under replace-one neighbours the same "
-    "releases cost more. "
+    "Every figure is for the neighbour relation printed under it: datasets that differ by adding or "
+    "removing one row (the bag metric, the default), or with --neighbours replace-one datasets of one "
+    "size that differ in one row (\"neighbours\" in --json). "
     "Printed figures are rounded toward safety (epsilon and delta up, calibrated noise up); "
     "--json keeps the exact floats."
 )
@@ -68,6 +69,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--subsample", type=_rate, metavar="Q", help="each release on a Poisson subsample of rate Q"
     )
+    p.add_argument(
+        "--choose", type=_count, metavar="M",
+        help="each release on M rows drawn without replacement (amplified by M/N with --neighbours "
+        "replace-one --rows N)",
+    )
+    p.add_argument("--neighbours", choices=("add-remove-one", "replace-one"), default="add-remove-one",
+                   help="the neighbour relation of every figure (default: add-remove-one)")
+    p.add_argument("--rows", type=_count, metavar="N",
+                   help="with --neighbours replace-one: the dataset's public number of rows")
     p.add_argument(
         "--sensitivity",
         type=_positive,
@@ -166,14 +176,29 @@ def _finite_tightest(found: Sequence[Guarantee], events: Sequence[Event], delta:
 
 def _release_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
     from fuzzpy.accounting.calibrate import gaussian_events, laplace_events
+    from fuzzpy.accounting.events import Repeat, Sample
 
     # the numbers as the user wrote them (0.1 is 1/10, not the double nearest
     # it): a13b found eps0 = 10 accounted as 1 / Fraction(0.1), a hair below 10
     sensitivity, rate = _as_written(args.sensitivity), _as_written(args.subsample)
     if args.gaussian is not None:
-        return gaussian_events(_as_written(args.gaussian), rounds, sensitivity, rate)
-    # --laplace EPS0: scale sensitivity / EPS0, so each release is EPS0-DP
-    return laplace_events(sensitivity / _as_written(args.laplace), rounds, sensitivity, rate)
+        events = gaussian_events(_as_written(args.gaussian), rounds, sensitivity, rate)
+    else:  # --laplace EPS0: scale sensitivity / EPS0, so each release is EPS0-DP
+        events = laplace_events(sensitivity / _as_written(args.laplace), rounds, sensitivity, rate)
+    if args.choose is not None:  # each round on M rows of the dataset itself
+        (repeat,) = events
+        assert isinstance(repeat, Repeat)
+        events = (Repeat(repeat.count, (Sample(False, args.choose, True, repeat.body),)),)
+    return _neighbours(args).resolve(events)
+
+
+def _neighbours(args: argparse.Namespace) -> Neighbours:
+    from fuzzpy.accounting.neighbours import Neighbours
+
+    try:
+        return Neighbours(args.neighbours, args.rows)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
 
 
 def _as_written(value: float | None) -> Fraction | None:
@@ -192,6 +217,8 @@ def _release_label(args: argparse.Namespace) -> str:
         what += f", sensitivity {text_exact(args.sensitivity)}"
     if args.subsample is not None and args.subsample < 1:
         what += f", Poisson subsampling q={text_exact(args.subsample)}"
+    if args.choose is not None:
+        what += f", batches of {args.choose} rows without replacement"
     return what
 
 
@@ -213,7 +240,7 @@ def _releases(args: argparse.Namespace) -> int:
                 "releases": label,
                 "rounds": rounds,
                 "delta": delta,
-                "neighbours": NEIGHBOURS,
+                **_neighbours(args).to_json(),
                 "tightest": _guarantee_json(best),
                 "methods": [_guarantee_json(g) for g in found],
             }
@@ -223,7 +250,7 @@ def _releases(args: argparse.Namespace) -> int:
 
     print(f"{label}, at delta = {text_up(delta)}:")
     _print_table(found, best, pure_epsilon(events))
-    print(f"  {NEIGHBOURS_TEXT}")
+    print(f"  {_neighbours(args).text()}")
     return EXIT_OK
 
 
@@ -232,6 +259,10 @@ def _calibrate(args: argparse.Namespace) -> int:
 
     if args.epsilon is None:
         raise usage_error("--calibrate needs --epsilon E")
+    if args.neighbours != "add-remove-one" or args.choose is not None:
+        raise usage_error("--calibrate is for add/remove-one neighbours and Poisson subsampling",
+                          "for replace-one, calibrate at twice the sensitivity (no subsampling), or "
+                          "try scales with --gaussian SIGMA --neighbours replace-one")
     pure = args.calibrate == "laplace"
     delta = args.delta if args.delta is not None else (0.0 if pure else float(DEFAULT_DELTA))
     rounds = args.rounds or 1
@@ -294,6 +325,8 @@ def _program(args: argparse.Namespace) -> int:
         costs, parameterised = costs_and_parameterised(args.file, args.definition, None if args.delta is None else float(args.delta))
     except CostsUnavailable as exc:
         raise _failure(exc.code, str(exc)) from None
+    relation = _neighbours(args)
+    costs = [(name, param, relation.resolve(events)) for name, param, events in costs]
     rows = []
     for name, param, events in costs:
         rows.append((name, param, _program_guarantee(events, args.delta, bool(args.definition)),
@@ -303,7 +336,7 @@ def _program(args: argparse.Namespace) -> int:
             raise usage_error("--plot on a program needs one DEF with one database parameter")
         _plot_events(args, f"{rows[0][0]} in {rows[0][1]}", rows[0][2].delta, costs[0][2])
     if args.json:
-        _print_json({"ok": True, "file": args.file, "neighbours": NEIGHBOURS,
+        _print_json({"ok": True, "file": args.file, **relation.to_json(),
                      "definitions": _definitions_json(rows, costs, args)})
         return EXIT_OK
     if not rows and not parameterised:
@@ -317,7 +350,7 @@ def _program(args: argparse.Namespace) -> int:
     for line in parameterised:
         print(line)
     if rows or parameterised:
-        print(NEIGHBOURS_TEXT)
+        print(relation.text())
     return EXIT_OK
 
 

@@ -37,6 +37,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--group", metavar="K", type=int, default=1,
         help="report every cost for a person holding up to K rows (group privacy: neighbours that differ in K rows)",
     )
+    p.add_argument("--neighbours", choices=("add-remove-one", "replace-one"), default="add-remove-one",
+                   help="the neighbour relation every figure is for (default: add-remove-one)")
+    p.add_argument("--rows", type=int, metavar="N",
+                   help="with --neighbours replace-one: the datasets' public number of rows "
+                        "(`choose[m]` of a dataset is then amplified by m/N)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             sources[program.name] = program.source
             if args.explain:  # shown also for a rejected definition: it helps to see why
                 explanations.append(program.explain(args.explain))
-            report = program.check(delta, group=args.group)
+            report = program.check(delta, group=args.group, neighbours=args.neighbours, rows=args.rows)
         except Rejected as err:
             sources.update(err.sources)
             if not isinstance(err.report, CheckReport):
@@ -80,11 +85,10 @@ def run(args: argparse.Namespace) -> int:
         texts.append(f"{report.name}:\n{_indent(report.text)}" if len(args.files) > 1 else report.text)
     code = exit_code_for(diagnostics)
     if args.json:
-        from fuzzpy.language.figures import NEIGHBOURS
-
         document: dict[str, object] = {
             "ok": code == 0,
-            "neighbours": NEIGHBOURS,  # every cost is for add/remove-one-row neighbours
+            "neighbours": args.neighbours,  # the relation every cost is for
+            "rows": args.rows,
             **({"group": args.group} if args.group != 1 else {}),  # ... of one person's up to K rows
             "definitions": definitions,
             "mechanisms": mechanisms,

@@ -1,6 +1,7 @@
 """`fuzzpy dataset`: a data owner registers, validates and audits datasets.
 
     fuzzpy dataset register NAME FILE --budget EPS[,DELTA] [--rule basic|zcdp]
+                            [--neighbours add-remove-one|replace-one]
                             [--type COL=KIND]... [--missing [COL=]POLICY]...
     fuzzpy dataset check NAME|FILE [--type ...] [--missing ...]
     fuzzpy dataset update NAME [FILE] [--type ...] [--missing ...]
@@ -72,6 +73,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     register.add_argument("file", metavar="FILE", help="its data file (.csv, or .parquet / .pq)")
     register.add_argument("--budget", metavar="EPS[,DELTA]",
                           help="its total privacy budget (needed unless one is already fixed for NAME)")
+    register.add_argument("--neighbours", choices=("add-remove-one", "replace-one"), default=None,
+                          help="the neighbour relation every charge to it is for (default: fixed by its first "
+                          "release, add-remove-one unless that asks for replace-one)")
     register.add_argument("--rule", choices=sorted(RULES), default="basic",
                           help="how releases spend the budget (default: basic)")
     register.add_argument("--rows-per-person", type=int, metavar="K", default=None,
@@ -127,6 +131,8 @@ def _register(args: argparse.Namespace, path: Path) -> int:
     if accepted:
         with Ledger(path) as ledger:
             registration = _with_content(ledger, registration)
+            if args.neighbours is not None:  # before the budget: a refusal (FZ605) registers nothing new
+                ledger.set_neighbours(args.name, args.neighbours)
             if args.rows_per_person is not None:  # checked (and refused) before anything is written
                 ledger.set_rows_per_person(args.name, args.rows_per_person)
             budget = ledger.register(registration, budget, _same_rows(registration))

@@ -94,14 +94,15 @@ def run(args: argparse.Namespace) -> int:
         datasets = ledger.datasets()
         history = ledger.history(dataset)
         files = {r.name: r for r in ledger.registrations()}
+        relations = {d.dataset: ledger.neighbours(d.dataset) for d in datasets}
     if dataset is not None:
         datasets = [d for d in datasets if d.dataset == dataset]
         if not datasets:
             raise ledger_error(NO_BUDGET, f"the ledger has no dataset {dataset!r}", path)
     if args.json:
-        sys.stdout.write(json.dumps(_document(path, datasets, history, files), indent=2) + "\n")
+        sys.stdout.write(json.dumps(_document(path, datasets, history, files, relations), indent=2) + "\n")
     else:
-        sys.stdout.write(_text(path, datasets, history, files))
+        sys.stdout.write(_text(path, datasets, history, files, relations))
     return 0
 
 
@@ -174,15 +175,18 @@ def _print_missing(path: Path, as_json: bool) -> None:
 
 
 def _document(
-    path: Path, datasets: list[DatasetState], history: list[Entry], files: dict[str, Registration]
+    path: Path, datasets: list[DatasetState], history: list[Entry], files: dict[str, Registration],
+    relations: dict[str, str] | None = None,
 ) -> dict[str, object]:
+    relations = relations or {}
     return {
         "ledger": str(path),
         "exists": True,
-        "neighbours": NEIGHBOURS,  # every cost and budget is for add/remove-one-row neighbours
+        "neighbours": _common(relations),  # the relation of every dataset's costs, or "per dataset"
         "datasets": [
             {
                 "dataset": name,
+                "neighbours": relations.get(name, NEIGHBOURS),
                 "registration": files[name].public_json() if name in files else None,
                 "budget": {**budget.to_json(), "rule_summary": rule_named(budget.rule).summary},
                 "spent": amount_json(spent, budget),
@@ -194,10 +198,21 @@ def _document(
     }
 
 
+def _common(relations: dict[str, str]) -> str:
+    found = set(relations.values()) or {NEIGHBOURS}
+    return found.pop() if len(found) == 1 else "per dataset"
+
+
 def _text(
-    path: Path, datasets: list[DatasetState], history: list[Entry], files: dict[str, Registration]
+    path: Path, datasets: list[DatasetState], history: list[Entry], files: dict[str, Registration],
+    relations: dict[str, str] | None = None,
 ) -> str:
-    lines = [f"ledger {path}", f"  {NEIGHBOURS_TEXT}"]
+    from fuzzpy.accounting.neighbours import TEXTS
+
+    relations = relations or {}
+    common = _common(relations)
+    shown = TEXTS.get(common, "neighbours: each dataset's own relation (below); a budget is never shared by two")
+    lines = [f"ledger {path}", f"  {shown}"]
     if not datasets:
         lines.append("  (no datasets yet)")
     for name, budget, spent, remaining in datasets:
@@ -207,6 +222,7 @@ def _text(
             lines.append(f"  file       {files[name].file} ({files[name].format}, sha256 {files[name].sha256[:16]}…)")
         lines.append(f"  budget     {_budget_text(budget)}")
         lines.append(f"  rule       {budget.rule}: {rule_named(budget.rule).summary}")
+        lines.append(f"  neighbours {relations.get(name, NEIGHBOURS)}")
         lines.append(f"  spent      {describe_amount(spent, budget)}")
         lines.append(f"  remaining  {describe_amount(remaining, budget, up=False)}")
         entries = [e for e in history if e.dataset == name]

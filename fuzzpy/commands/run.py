@@ -64,7 +64,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _text(result: RunResult) -> str:
-    from fuzzpy.language.figures import NEIGHBOURS_TEXT
     from fuzzpy.ledger.quotes import describe_amount
     from fuzzpy.runtime.values import render
 
@@ -82,7 +81,7 @@ def _text(result: RunResult) -> str:
 
             lines.append(REPLACE_ONE_TEXT)
         else:
-            lines.append(NEIGHBOURS_TEXT)
+            lines.append(result.neighbours_text())
     else:
         lines.append("charged:   nothing (the result does not depend on any database)")
     lines.extend(_accuracy_lines(result))  # last: a reader of `released:` ... `charged:` sees what it saw
@@ -129,6 +128,8 @@ def _options(args: argparse.Namespace) -> dict[str, object]:
         "delta": args.delta,
         "engine": args.engine,
         "confidence": args.confidence,
+        "neighbours": args.neighbours,
+        "rows": args.rows,
     }
 
 
@@ -136,6 +137,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the fuzzpy program (.fz)")
     parser.add_argument("definition", metavar="DEF", help="the definition whose result is released")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--neighbours", choices=("add-remove-one", "replace-one"), default=None,
+                        help="the neighbour relation the charge is for (default: the dataset's, fixed by its "
+                        "registration or first charge; add-remove-one for a new dataset)")
+    parser.add_argument("--rows", type=int, metavar="N",
+                        help="with --neighbours replace-one: the dataset's public number of rows (checked once "
+                        "loaded; `choose[m]` of it is then charged at the rate m/N)")
     parser.add_argument("--data", action="append", metavar="PARAM=FILE|NAME",
                         help="a registered dataset's name, or a CSV or Parquet file, for a bag parameter "
                         "(repeatable)")

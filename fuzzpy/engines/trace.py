@@ -325,6 +325,15 @@ class EngineInterpreter(Interpreter):
         keep = self.executor.nodes.make("keep", (row_id,), "bool", (draw_secret(self.source), keep_threshold(q)))
         return RelationBag(self, relation.where(keep))
 
+    def fixed_sample_bag(self, bag: Value, size: int, replacement: bool) -> Value:
+        """`choose[m]` / `bootstrap[m]` of a relation: its rows are read into
+        the in-memory interpreter, which draws the sample exactly (an
+        in-engine keyed sample is not built: docs/semantics.md)."""
+        if isinstance(bag, RelationBag):
+            name = "bootstrap" if replacement else "choose"
+            bag = bag.in_memory(name, "its sample is drawn exactly in Python")
+        return super().fixed_sample_bag(bag, size, replacement)
+
     def progress(self, message: str) -> None:
         self.executor.progress(message)
 

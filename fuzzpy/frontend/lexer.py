@@ -39,6 +39,7 @@ RESERVED = frozenset({
 PRIMITIVES = frozenset({
     "laplace", "gauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "subsample",
     "rr", "krr", "shuffle", "rr_estimate", "krr_estimate",
+    "choose", "bootstrap",
 })
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

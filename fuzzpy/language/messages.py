@@ -121,6 +121,8 @@ CODES: dict[str, str] = {
     "FZ602": "the budget given differs from the one fixed for this dataset",
     "FZ603": "the release's cost cannot be accounted under the dataset's composition rule",
     "FZ604": "a warning: the charge is valid but far above the release's tight cost (the zcdp rule cannot credit subsampling)",
+    "FZ605": "the release's neighbour relation differs from the one the dataset's charges are for",
+    "FZ606": "the data does not have the public number of rows given by --rows (replace-one neighbours)",
     # --- FZ7xx: command-line usage (cli) ---
     "FZ700": "this phase is not built yet",
     "FZ701": "file not found or unreadable",

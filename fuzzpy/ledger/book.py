@@ -47,7 +47,8 @@ from fuzzpy.ledger.errors import (
     ledger_error,
 )
 from fuzzpy.ledger.event_codec import events_to_json
-from fuzzpy.ledger.neighbours import check_same_neighbours
+from fuzzpy.ledger.neighbours import ADD_REMOVE, check_same_neighbours, recorded, refuse_other
+from fuzzpy.ledger.neighbours import fix as fix_neighbours
 from fuzzpy.ledger.persons import for_person, rows_per_person, set_rows_per_person
 from fuzzpy.ledger.policy import pure_budget_hint, refusal_hint
 from fuzzpy.ledger.quotes import Entry, Quote, Receipt, over_budget_error
@@ -194,19 +195,23 @@ class Ledger(Registry):
         budget: Budget | None = None,
         *,
         release_delta: Exact | None = None,
+        neighbours: str = ADD_REMOVE,
     ) -> Quote:
         """What the release would cost and leave; changes nothing.
 
-        Raises FuzzError FZ601 if it would exceed the remaining budget.
-        ``budget=None`` uses the one fixed for the dataset.
+        Raises FuzzError FZ601 if it would exceed the remaining budget, FZ605
+        if the dataset's charges are for another neighbour relation
+        (fuzzpy.ledger.neighbours). ``budget=None`` uses the one fixed for
+        the dataset.
         """
         _check_dataset(dataset, self.path)
         with self._store.reading() as connection:
+            refuse_other(connection, dataset, neighbours, self.path)
             fixed = self._fixed(connection, dataset, budget)
             spent = spent_on(connection, dataset, self.path)
             events = for_person(events, rows_per_person(connection, dataset))
         cost = self._cost(events, fixed, release_delta)
-        return self._checked_quote(dataset, fixed, cost, spent, events)
+        return self._checked_quote(dataset, fixed, cost, spent, events, neighbours)
 
     def charge(
         self,
@@ -220,6 +225,7 @@ class Ledger(Registry):
         release_delta: Exact | None = None,
         use: DataUse | None = None,
         seeded: bool | None = None,
+        neighbours: str = ADD_REMOVE,
     ) -> Receipt:
         """Re-check and record the release atomically; committed on return."""
         (receipt,) = self.charge_many(
@@ -230,6 +236,7 @@ class Ledger(Registry):
             release_delta=release_delta,
             uses=None if use is None else [use],
             seeded=seeded,
+            neighbours=neighbours,
         )
         return receipt
 
@@ -243,6 +250,7 @@ class Ledger(Registry):
         release_delta: Exact | None = None,
         uses: Sequence[DataUse | None] | None = None,
         seeded: bool | None = None,
+        neighbours: str = ADD_REMOVE,
     ) -> list[Receipt]:
         """Charge one release to several datasets (a definition with several
         `bag` parameters): all charges are recorded, or none.
@@ -263,14 +271,16 @@ class Ledger(Registry):
             for (dataset, events, _given), (expected, cost), use, (_, original, _b) in zip(
                 requests, costs, uses, asked, strict=True
             ):
-                # re-read under the lock: the budget must still be the one costed
+                # re-read under the lock: the budget and relation must still be the ones costed
+                refuse_other(connection, dataset, neighbours, self.path)
+                fix_neighbours(connection, dataset, neighbours)
                 fixed = self._fixed(connection, dataset, expected)
                 if for_person(original, rows_per_person(connection, dataset)) != tuple(events):
                     raise ledger_error(LEDGER_BUSY, f"the rows-per-person policy of {dataset!r} changed during this charge",
                                        self.path, hint="run again")
                 check_same_neighbours(connection, dataset, events, self.path)
                 quote = self._checked_quote(
-                    dataset, fixed, cost, spent_on(connection, dataset, self.path), events
+                    dataset, fixed, cost, spent_on(connection, dataset, self.path), events, neighbours
                 )
                 if not fixed.stored:
                     self._store_budget(connection, dataset, fixed)
@@ -365,6 +375,21 @@ class Ledger(Registry):
                 checked.append((entry, None))
         return checked
 
+    def neighbours(self, dataset: str) -> str:
+        """The neighbour relation ``dataset``'s charges are for (add/remove-one
+        unless a charge or its registration fixed another:
+        fuzzpy.ledger.neighbours)."""
+        with self._store.reading() as connection:
+            return recorded(connection, dataset) or ADD_REMOVE
+
+    def set_neighbours(self, dataset: str, relation: str) -> None:
+        """Fix ``dataset``'s neighbour relation (its registration); FZ605 if
+        its charges are already for another one."""
+        _check_dataset(dataset, self.path)
+        with self._store.writing() as connection:
+            refuse_other(connection, dataset, relation, self.path)
+            fix_neighbours(connection, dataset, relation)
+
     def datasets(self) -> list[DatasetState]:
         """Each dataset with its budget, what is spent and what remains."""
         with self._store.reading() as connection, decoding(self.path):
@@ -426,13 +451,14 @@ class Ledger(Registry):
             raise ledger_error(COST_UNAVAILABLE, message, self.path, hint=hint) from exc
 
     def _checked_quote(
-        self, dataset: str, fixed: _Fixed, cost: ReleaseCost, spent: Spend, events: Sequence[Event]
+        self, dataset: str, fixed: _Fixed, cost: ReleaseCost, spent: Spend, events: Sequence[Event],
+        neighbours: str = ADD_REMOVE,
     ) -> Quote:
         quote = Quote(dataset, fixed.budget, cost, spent, fixed.capacity)
         if not rule_named(fixed.budget.rule).fits(spent, cost.spend, fixed.capacity):
             left = fixed.capacity - spent
             hint = refusal_hint(events, fixed.budget, cost, left, fixed.stored)
-            raise over_budget_error(quote, self.path, hint)
+            raise over_budget_error(quote, self.path, hint, neighbours)
         return quote
 
     def _store_budget(self, connection: sqlite3.Connection, dataset: str, fixed: _Fixed) -> None:

@@ -6,6 +6,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from fuzzpy.accounting.events import Event
+from fuzzpy.accounting.neighbours import TEXTS as NEIGHBOURS_TEXTS
 from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.language.figures import NEIGHBOURS_TEXT
 from fuzzpy.ledger.errors import OVER_BUDGET, ledger_error
@@ -133,7 +134,8 @@ class Entry:
         }
 
 
-def over_budget_error(quote: Quote, path: Path, hint: str | None = None) -> FuzzError:
+def over_budget_error(quote: Quote, path: Path, hint: str | None = None,
+                      neighbours: str = "add-remove-one") -> FuzzError:
     """FZ601: the release's cost, what is spent and the total, in numbers."""
     budget = quote.budget
     rule = rule_named(budget.rule)
@@ -147,7 +149,7 @@ def over_budget_error(quote: Quote, path: Path, hint: str | None = None) -> Fuzz
     notes = (
         f"budget rule {rule.name}: {rule.summary}",
         *quote.cost.notes,
-        NEIGHBOURS_TEXT,
+        NEIGHBOURS_TEXTS.get(neighbours, NEIGHBOURS_TEXT),
         "nothing was charged",
     )
     return ledger_error(OVER_BUDGET, message, path, notes=notes, hint=hint)

@@ -96,6 +96,8 @@ class RunRequest:
     engine: str = "auto"  # memory | duckdb | spark; auto: DuckDB for files (fuzzpy.engines)
     source_text: str | None = None  # the program's text, when not read from `file` (the Python API)
     confidence: Fraction | None = None  # the level of the accuracy intervals (default 95%; fuzzpy.release.accuracy)
+    neighbours: str | None = None  # the relation charged (None: the datasets' own; fuzzpy.accounting.neighbours)
+    rows: int | None = None  # with replace-one: every dataset's public number of rows (checked once loaded)
 
 
 @dataclass
@@ -107,6 +109,13 @@ class RunResult:
     files: dict[str, str] = field(default_factory=dict)  # dataset key -> data file
     type: Type | None = None  # the definition's result type (the API converts the value by it)
     accuracy: tuple[Accuracy, ...] = ()  # each released part's noise and interval (fuzzpy.release.accuracy)
+    neighbours: str = "add-remove-one"  # the relation every charge is for
+    rows: int | None = None  # the public row count it was charged with (replace-one)
+
+    def neighbours_text(self) -> str:
+        from fuzzpy.accounting.neighbours import Neighbours
+
+        return Neighbours(self.neighbours, self.rows).text()
 
     def to_json(self) -> dict[str, object]:
         from fuzzpy.runtime.values import to_json
@@ -121,6 +130,8 @@ class RunResult:
             "accuracy": [a.to_json() for a in self.accuracy],
             "private": self.private,
             "warnings": self.warnings,
+            "neighbours": self.neighbours,
+            "rows": self.rows,
         }
 
 
@@ -183,6 +194,73 @@ def refuse_unsafe_release(definition: CheckedDef) -> None:
                 "run a definition whose result is `fuzzy` (add noise with laplace, gauss or expmech)",
                 definition.decl.name_span,
             )
+
+
+def _relation(request: RunRequest, ledger: Any, keys: dict[str, str]) -> RunRequest:
+    """The request with its neighbour relation settled: the one asked for,
+    else the one the datasets' charges are for (add/remove-one for a new
+    dataset; FZ605 if two datasets of one release disagree)."""
+    from dataclasses import replace
+
+    if request.neighbours is not None:
+        return request
+    found = {ledger.neighbours(key) for key in keys.values()} or {"add-remove-one"}
+    if len(found) > 1:
+        raise refuse(EXIT_BUDGET, "FZ605", "the datasets of this release are charged for different neighbour "
+                     f"relations ({', '.join(sorted(found))}); one release is for one relation",
+                     "give --neighbours; the datasets of the other relation refuse it")
+    return replace(request, neighbours=found.pop())
+
+
+def _for_relation(events: dict[str, tuple[Event, ...]], request: RunRequest) -> dict[str, tuple[Event, ...]]:
+    """The events restated for the request's neighbour relation (no fixed-size
+    sample left: fuzzpy.accounting.neighbours); FZ523 for a bad relation."""
+    from fuzzpy.accounting.neighbours import Neighbours
+
+    try:
+        relation = Neighbours(request.neighbours or "add-remove-one", request.rows)
+    except ValueError as exc:
+        raise refuse(EXIT_USAGE, "FZ523", str(exc)) from None
+    return {name: relation.resolve(evs) for name, evs in events.items()}
+
+
+def _check_public_rows(request: RunRequest, opened: dict[str, Any], loaded: dict[str, Any]) -> None:
+    """With replace-one and a row count, `choose[m]` was charged at m/rows:
+    sound only if the bag the program reads has exactly that many rows on
+    every neighbour. So no row rule may drop a row (a replaced row that does
+    not fit would leave a neighbour one row short), no line of this file is
+    dropped as malformed (such a file is not among the neighbours of the
+    relation's domain: N well-formed rows), and the bag has `rows` rows.
+    All public under replace-one: refusing tells nothing more. Checked
+    before anything is charged (FZ606)."""
+    if request.rows is None:
+        return
+    for name, o in opened.items():
+        registration = getattr(o, "registration", None)
+        dropping = [c.name for c in getattr(registration, "columns", ()) if c.policy.kind == "drop"]
+        if dropping:
+            raise refuse(EXIT_USAGE, "FZ606",
+                         f"--rows needs a fixed number of rows, but the row rule of {', '.join(dropping)} "
+                         f"in `{name}`'s dataset drops rows that do not fit",
+                         "register the dataset with --missing value:V or --missing refuse for every column")
+        bag, counts = loaded[name]
+        if counts.get("rows_dropped") or counts.get("malformed_lines"):
+            raise refuse(EXIT_USAGE, "FZ606", f"--rows: `{name}`'s file has lines that are not rows of its dataset")
+        size = _row_count(bag, registration)
+        if size is None:
+            raise refuse(EXIT_USAGE, "FZ606", f"--rows: the number of rows of `{name}` is not known before the run",
+                         "register the dataset (`fuzzpy dataset register`), or run with --engine memory")
+        if size != request.rows:
+            raise refuse(EXIT_USAGE, "FZ606", f"`{name}` has {size} rows, not the {request.rows} given by --rows")
+
+
+def _row_count(bag: Any, registration: Any) -> int | None:
+    """The rows of a loaded bag: counted in memory, else the records its
+    owner's validation of this very file found (a run refuses a changed file)."""
+    if getattr(bag, "source", None) is not None:
+        return len(bag)
+    records = getattr(registration, "report", {}).get("records")
+    return int(records) if isinstance(records, int) else None
 
 
 def privacy_events(definition: CheckedDef) -> dict[str, tuple[Event, ...]]:
@@ -315,13 +393,16 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
         with Ledger(request.ledger) as ledger:
             sources = name_sources(ledger, request.data, request.datasets, list(events), reader=engine.reader)
             keys = {name: s.dataset for name, s in sources.items()}
+            request = _relation(request, ledger, keys)
+            events = _for_relation(events, request)
             for key, evs in _events_by_dataset(events, keys).items():  # refuse before the data is read
-                ledger.quote(key, evs, budget, release_delta=request.delta)
+                ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours)
             opened = {name: engine.open(ledger, s, types[name]) for name, s in sources.items()}
             _one_file_per_dataset(opened)
             for name, o in opened.items():  # a bag of vectors is as wide as its file has columns (the header)
                 _checked_lengths(definition, lambda: lengths.width(name, len(o.plan.columns)))  # noqa: B023
             loaded = {name: engine.load(o) for name, o in opened.items()}  # total: no refusal after this
+            _check_public_rows(request, opened, loaded)  # but of a public row count (replace-one)
             by_dataset = _events_by_dataset(events, keys)  # one entry per dataset, as quoted
             reader = {keys[name]: name for name in reversed(list(events))}  # its first parameter
             uses = [DataUse(opened[reader[key]].registration, opened[reader[key]].implicit,
@@ -336,6 +417,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
                     release_delta=request.delta,
                     uses=uses,
                     seeded=request.seed is not None,
+                    neighbours=request.neighbours or "add-remove-one",
                 ) if events else []
         source_of_noise: RandomSource = SecureSource() if request.seed is None else SeededSource(request.seed)
         warnings: list[str] = []
@@ -357,7 +439,8 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
         raise
     files = {keys[name]: opened[name].file.path for name in events}
     accuracy = derive(checked.program, definition.decl, value, notes, request.confidence or DEFAULT_CONFIDENCE)
-    result = RunResult(value, receipts, source_of_noise.private, warnings, files, definition.result, accuracy)
+    result = RunResult(value, receipts, source_of_noise.private, warnings, files, definition.result, accuracy,
+                       request.neighbours or "add-remove-one", request.rows)
     with held(finish=True) as late:  # recorded as released and shown, together
         if receipts:
             _record_release(request.ledger, receipts, value, outside[0], record)
@@ -382,7 +465,7 @@ def prepare(request: RunRequest) -> tuple[Source, CheckedProgram, CheckedDef, di
         definition = at_static_values(checked, definition, public_arguments(definition, request))
     refuse_unsafe_release(definition)
     refuse_unrunnable(checked, definition)
-    events = privacy_events(definition)
+    events = privacy_events(definition)  # restated for the relation once the datasets are named (`_relation`)
     public = public_arguments(definition, request)
     lengths = argument_lengths(definition, public)  # public lengths: refused before the data is named
     budget = Budget.parse(request.budget, request.rule) if request.budget else None
@@ -405,7 +488,9 @@ def quote(request: RunRequest, warn: Warn = lambda message: None) -> list[Quote]
         with Ledger(request.ledger) as ledger:
             sources = name_sources(ledger, request.data, request.datasets, list(events), reader=engine.reader)
             keys = {name: s.dataset for name, s in sources.items()}
-            return [ledger.quote(key, evs, budget, release_delta=request.delta)
+            request = _relation(request, ledger, keys)
+            events = _for_relation(events, request)
+            return [ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours or "add-remove-one")
                     for key, evs in _events_by_dataset(events, keys).items()]
     finally:
         engine.close()

@@ -275,6 +275,18 @@ class Interpreter:
 
         return bernoulli(q, len(bag), self.source)
 
+    def fixed_sample_bag(self, bag: Value, size: int, replacement: bool) -> Value:
+        """`choose[m]` / `bootstrap[m]`'s sample of `bag` (exact uniform
+        draws from the run's source: fuzzpy.runtime.samplers)."""
+        from fuzzpy.runtime.samplers import draws_with_replacement, subset_without_replacement
+
+        n = len(bag)
+        if replacement:
+            return bag.pick(draws_with_replacement(n, size, self.source))
+        if n <= size:
+            return bag
+        return bag.pick(subset_without_replacement(n, size, self.source))
+
     def progress(self, message: str) -> None:
         """A note about long work (`loop`'s rounds) for a person watching;
         the in-memory interpreter has no one to tell (engines override)."""

@@ -44,7 +44,7 @@ import math
 from fractions import Fraction
 from functools import lru_cache
 
-from fuzzpy.accounting.events import Event, Gaussian, Group, Laplace, Repeat, Subsample
+from fuzzpy.accounting.events import Event, Gaussian, Group, Laplace, Repeat, Sample, Subsample
 from fuzzpy.language.figures import text_up
 from fuzzpy.runtime.randomness import RandomSource
 from fuzzpy.runtime.samplers import (
@@ -229,7 +229,7 @@ def undiscretisable(events: tuple[Event, ...]) -> tuple[Event, str] | None:
         if isinstance(event, Gaussian) and 0 < event.sensitivity / event.sigma < MIN_RELATIVE_COST:
             ratio = float(event.sensitivity / event.sigma)
             return event, f"a Gaussian release has sensitivity / sigma = {ratio:.3g}"
-        if isinstance(event, (Repeat, Subsample, Group)):
+        if isinstance(event, (Repeat, Subsample, Sample, Group)):
             found = undiscretisable(event.body)
             if found:
                 return found

@@ -229,6 +229,8 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
         "shuffle": L.shuffle_primitive,
         "rr_estimate": L.rr_estimate_primitive,
         "krr_estimate": L.krr_estimate_primitive,
+        "choose": _fixed_size(replacement=False),
+        "bootstrap": _fixed_size(replacement=True),
     }
     if expr.name not in makers:
         raise RuntimeFailure("FZ514", f"unknown primitive `{expr.name}`")
@@ -440,3 +442,33 @@ def _subsample(interp: Interpreter, args: list[Fraction]) -> Function:
         return Fuzzy(draw)
 
     return Function("subsample", 2, run, lazy=True)
+
+
+def _fixed_size(replacement: bool) -> Callable[[Interpreter, list[Fraction]], Function]:
+    """`choose[m]` (m rows uniformly without replacement; all of a bag of at
+    most m rows) and `bootstrap[m]` (m uniform draws with replacement; empty
+    for an empty bag): drawn when the body first reads the sample, like
+    `subsample`'s."""
+    name = "bootstrap" if replacement else "choose"
+
+    def make(interp: Interpreter, args: list[Fraction]) -> Function:
+        (m,) = args
+        if m.denominator != 1 or m < 1:
+            raise RuntimeFailure("FZ517", f"{name}[m] needs a whole m >= 1")
+
+        def run(body: Value, db: Value) -> Fuzzy:
+            def sample() -> Value:
+                bag = _bag(force(db), name)
+                return interp.fixed_sample_bag(bag, int(m), replacement)
+
+            def draw() -> Value:
+                inner = force(body)(Thunk(sample))
+                if not isinstance(inner, Fuzzy):
+                    raise RuntimeFailure("FZ516", f"the body of `{name}` must be `fuzzy`")
+                return inner.sample()
+
+            return Fuzzy(draw)
+
+        return Function(name, 2, run, lazy=True)
+
+    return make

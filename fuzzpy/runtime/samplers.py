@@ -361,3 +361,25 @@ def bernoulli(p: Fraction, count: int, source: RandomSource) -> np.ndarray:
     if p.denominator >= _MAX_BOUND:
         p = Fraction(math.floor(p * 2**61), 2**61)  # never more likely than p
     return source.below(p.denominator, count) < p.numerator
+
+
+def subset_without_replacement(n: int, m: int, source: RandomSource) -> np.ndarray:
+    """m distinct positions of [0, n), every m-subset equally likely, sorted
+    (0 < m < n). Floyd's algorithm (Bentley & Floyd, CACM 1987): for j = n-m
+    .. n-1 draw t uniform in [0, j]; take t, or j if t is taken. By
+    induction each step leaves a uniform subset of [0, j] of its size; the
+    draws are exact (`RandomSource.below`)."""
+    if not 0 < m < n:
+        raise ValueError(f"need 0 < m < n, got m={m}, n={n}")
+    chosen: set[int] = set()
+    for j in range(n - m, n):
+        t = int(source.below(j + 1, 1)[0]) if j > 0 else 0
+        chosen.add(j if t in chosen else t)
+    return np.fromiter(sorted(chosen), dtype=np.int64, count=m)
+
+
+def draws_with_replacement(n: int, m: int, source: RandomSource) -> np.ndarray:
+    """m independent uniform positions of [0, n), sorted (none for n = 0)."""
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.sort(source.below(n, m)) if n > 1 else np.zeros(m, dtype=np.int64)

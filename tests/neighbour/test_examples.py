@@ -28,7 +28,7 @@ MODELS = {
     "subsampled_count": {"sampled_count": "unsynced"},
 }
 #: Long-running trainings: a few small pairs instead of the catalogue.
-SMALL = {"gradient_descent", "dpsgd"}
+SMALL = {"gradient_descent", "dpsgd", "dpsgd_fixed_batches"}
 
 #: Examples that fail on the current code, with the class of bug (issue 9).
 FAILING: dict[str, str] = {}

@@ -1,0 +1,204 @@
+"""Neighbour relations: the events of a release restated for the relation a
+guarantee is given under, before any accounting.
+
+The checker states every cost for **add/remove-one** neighbours (the bag
+metric: a dataset and the same dataset with one row more or less; language
+design section 4). A dataset may instead be protected under
+**replace-one** neighbours (two datasets of the same public size n that
+differ in one row's value; Steinke's chapter, Sec. 6.2). `resolve` turns a
+definition's events into events whose add/remove accounting is a valid
+bound for the relation asked for; the accountant, the checker's report and
+the ledger then need no other notion of relation.
+
+Rules (each sound for every event the checker produces):
+
+* replace-one, any event `e` on the whole dataset: a replacement is a
+  removal followed by an addition, two add/remove steps, so the
+  group-privacy bound at distance 2 holds (Dwork & Roth 2014, Thm 2.2).
+  Laplace, Gaussian and exponential-mechanism events are restated at twice
+  their sensitivity, which is that bound exactly (the query moves by at most
+  2s); under replace-one, a Laplace count costs 2 eps.
+* replace-one, `choose[m]` (`Sample`, without replacement) of the dataset
+  itself (``direct``) with a public row count n > m: charged as a Poisson
+  subsample at rate m/n of the body at distance 2,
+  ``Subsample(m/n, (Group(2, body),))``. Why: the sample of D includes the
+  replaced row with probability q = m/n; conditioned on the other rows of
+  the sample (B and one more row y), the outputs are P = (1-q) M(B+y) +
+  q M(B+x) and Q = (1-q) M(B+y) + q M(B+x'), three batches pairwise at bag
+  distance at most 2. By Balle, Barthe & Gaboardi (NeurIPS 2018, Thm 2,
+  advanced joint convexity) H_{e^eps'}(P||Q) <= q H_{e^eps}(body at distance
+  2) for e^eps' = 1 + q (e^eps - 1), the WOR-under-substitution bound of their
+  Thm 10; this is exactly what the accountant's Poisson pair at rate q of
+  the distance-2 body gives in its removal direction (Zhu, Dong & Wang 2022,
+  Thm 9: the pair ((1-q) Q0 + q P0, Q0)), and its addition direction is
+  also attained (swap x and x'; take y with x's value), so one step's
+  figure is the tight one for a Gaussian body. Over many steps the
+  direction may change from step to step (which row has a twin in the
+  batch is up to the data and the adaptively chosen gradients), so the
+  event is marked ``either_way``: the PLD composes every such step as the
+  product of its two directions (A x B, B x A), which dominates the pair
+  facing either way (each is a projection of it) and, by the advanced joint
+  convexity bound above for both orders, any mixture of the two; the other
+  methods used bound both orders of every step (pure, (eps, delta)
+  composition, zCDP). Valid, but not the tight composition, which is that
+  of the symmetrised trade-off C_{m/n}(f) (Zhu, Dong & Wang 2022; not
+  built).
+* `choose[m]` in every other case (add/remove neighbours, whose sizes
+  differ so m/n would reveal n; a sample of a derived bag, whose size is not
+  public; no row count given): not amplified. The samples of neighbours can
+  be coupled to be equal or to differ by one replaced row (Balle et al.
+  2018, Sec. 5), so the body at distance 2 bounds it: `Group(2, body)`.
+  Under replace-one of a derived bag the bag itself may differ by two rows,
+  hence a further factor 2.
+* `bootstrap[m]` (with replacement): the added or replaced row can be drawn
+  up to m times; coupling each draw of the neighbour with one of the
+  dataset, the samples (both of m rows) differ by at most m replaced rows,
+  2m add/remove steps: `Group(2m, body)`, not amplified; under replace-one
+  the same for the dataset itself (K draws of the replaced row are K
+  replacements), twice that again for a derived bag. (The amplified bound of Balle et al.
+  2018, Thm 11, needs group privacy profiles per multiplicity: not built.)
+* Poisson `subsample[q]` under replace-one: group privacy over the two
+  steps of the whole subsampled event, `Group(2, (Subsample(q, body),))`.
+  (Sound for any derived bag; tighter replace-one analyses of Poisson
+  subsampling exist, e.g. dp-accounting's REPLACE_ONE pairs: not built.)
+* Inside a subsample, group or sample body the events are costs in the
+  sampled bag under add/remove (the checker's metric) and stay so; only
+  `Repeat`s keep the relation of the events around them.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from fuzzpy.accounting.events import (
+    Event,
+    ExpMech,
+    Gaussian,
+    Group,
+    Laplace,
+    Repeat,
+    Sample,
+    Subsample,
+)
+from fuzzpy.support.records import frozen
+
+ADD_REMOVE = "add-remove-one"
+REPLACE_ONE = "replace-one"
+RELATIONS = (ADD_REMOVE, REPLACE_ONE)
+
+TEXTS = {
+    ADD_REMOVE: "neighbours: datasets differing by adding or removing one row (the bag metric)",
+    REPLACE_ONE: "neighbours: datasets of the same size differing by replacing one row (replace-one)",
+}
+
+
+@frozen
+class Neighbours:
+    """The relation a report's figures are for, with the dataset's public
+    row count where the relation makes it public (replace-one)."""
+
+    relation: str = ADD_REMOVE
+    rows: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.relation not in RELATIONS:
+            raise ValueError(f"unknown neighbour relation {self.relation!r}; one of {', '.join(RELATIONS)}")
+        if self.rows is not None and (self.rows < 0 or self.relation != REPLACE_ONE):
+            raise ValueError("a public row count is given only for replace-one neighbours (sizes are equal)")
+
+    def text(self) -> str:
+        """The line every report prints under its figures."""
+        text = TEXTS[self.relation]
+        if self.rows is not None:
+            text += f"; n = {self.rows} rows, public"
+        return text
+
+    def to_json(self) -> dict[str, object]:
+        return {"neighbours": self.relation, "rows": self.rows}
+
+    def resolve(self, events: tuple[Event, ...]) -> tuple[Event, ...]:
+        return resolve(events, self.relation, self.rows)
+
+
+DEFAULT = Neighbours()
+
+
+def resolve(events: tuple[Event, ...], relation: str = ADD_REMOVE, rows: int | None = None) -> tuple[Event, ...]:
+    """``events`` (costs for add/remove neighbours of the sampled bags, as
+    the checker gives them) as events whose add/remove accounting bounds
+    the cost for neighbours under ``relation`` of a dataset with ``rows``
+    rows (None: unknown). No `Sample` event remains (module docstring)."""
+    if relation not in RELATIONS:
+        raise ValueError(f"unknown neighbour relation {relation!r}")
+    if rows is not None and rows < 0:
+        raise ValueError("a row count is not negative")
+    return tuple(_top(e, relation, rows) for e in events)
+
+
+def _top(event: Event, relation: str, rows: int | None) -> Event:
+    if isinstance(event, Repeat):
+        return Repeat(event.count, tuple(_top(e, relation, rows) for e in event.body))
+    if relation == ADD_REMOVE:
+        return _inner(event)
+    if isinstance(event, Sample) and event.direct and event.replacement:
+        # the replaced row drawn K <= m times: K replacements, 2K steps (module docstring)
+        return Group(Fraction(2 * event.size), _inner_all(event.body))
+    if isinstance(event, Sample) and event.direct and not event.replacement:
+        body = (Group(Fraction(2), _inner_all(event.body)),)
+        if rows is not None and rows > event.size:
+            # Balle, Barthe & Gaboardi 2018, Thm 10; Zhu, Dong & Wang 2022 (module docstring)
+            return Subsample(Fraction(event.size, rows), body, either_way=True)
+        return body[0]  # the whole dataset, or n unknown: the body at distance 2
+    return _doubled(_inner(event))
+
+
+def _doubled(event: Event) -> Event:
+    """An add/remove event at replace-one distance: two steps (Dwork & Roth
+    2014, Thm 2.2), exact for the calibrated mechanisms (sensitivity 2s)."""
+    if isinstance(event, Laplace):
+        return Laplace(event.sensitivity * 2, event.scale)
+    if isinstance(event, Gaussian):
+        return Gaussian(event.sensitivity * 2, event.sigma)
+    if isinstance(event, ExpMech):
+        return ExpMech(event.epsilon * 2)
+    if isinstance(event, Repeat):
+        return Repeat(event.count, tuple(_doubled(e) for e in event.body))
+    return Group(Fraction(2), (event,))
+
+
+def _inner_all(events: tuple[Event, ...]) -> tuple[Event, ...]:
+    return tuple(_inner(e) for e in events)
+
+
+def unamplified(event: Event) -> Event:
+    """An event for add/remove neighbours of its bag, without `Sample`: what
+    any accounting of an unresolved event uses (module docstring)."""
+    return _inner(event)
+
+
+def _inner(event: Event) -> Event:
+    """An event under add/remove neighbours of its bag, without `Sample`."""
+    if isinstance(event, Sample):
+        body = _inner_all(event.body)
+        # the samples can be coupled to differ by one replaced row (without
+        # replacement) or by up to m replaced rows (with): module docstring
+        steps = Fraction(2 * event.size) if event.replacement else Fraction(2)
+        return Group(steps, body)
+    if isinstance(event, Repeat):
+        return Repeat(event.count, _inner_all(event.body))
+    if isinstance(event, Subsample):
+        return Subsample(event.rate, _inner_all(event.body))
+    if isinstance(event, Group):
+        return Group(event.size, _inner_all(event.body))
+    return event
+
+
+def has_sample(events: tuple[Event, ...]) -> bool:
+    """Whether a fixed-size sample is among the events (reports say how it
+    was charged)."""
+    for event in events:
+        if isinstance(event, Sample):
+            return True
+        if isinstance(event, Repeat | Subsample | Group) and has_sample(event.body):
+            return True
+    return False

@@ -1,0 +1,533 @@
+"""`fuzzpy audit`: an empirical lower bound on a program's privacy loss (issue 30 item 6).
+
+A checked definition over a bag, or a `mechanism`, is run many times on
+neighbouring inputs (`fuzzpy.runtime.audit_inputs`), and the samples bound its
+privacy loss from BELOW with a stated confidence, in the style of StatDP (Ding
+et al., CCS 2018) and DP-Sniper (Bichsel et al., S&P 2021). For an output event
+E and neighbours D, D', (eps, delta)-DP gives P[M(D) in E] <= e^eps P[M(D') in E]
++ delta, so
+
+    eps >= log( (lower_CP(P[M(D) in E]) - delta) / upper_CP(P[M(D') in E]) )
+
+with one-sided Clopper-Pearson bounds, and the same with D and D' swapped.
+
+Three stages with independent random streams, so that the bound stays valid:
+
+1. Pilot: `pilot` runs per side of every candidate pair. Candidate events are
+   built from the pilot alone: "the output is o" (frequent whole outputs),
+   "coordinate k == v" / "<= c" / ">= c" at pilot quantiles (StatDP's
+   histogram events), a discrete pattern with a threshold on the sum of its
+   continuous values (an SVT that releases a value), the output's length, and a
+   threshold on the projection of the output on the sign of the pilots' mean
+   difference (a linear classifier: DP-Sniper's classifier-chosen event). Each
+   (pair, event) is scored by the bound it would give on the final sample; the
+   `keep` best are kept.
+2. Test: `samples` fresh runs per side of the chosen pairs; the bound above.
+3. Level: each of the 4 one-sided bounds of each of the `keep` events misses
+   with probability at most (1 - confidence) / (4 keep); by Bonferroni the
+   reported lower bound (the largest over the events) is below the true
+   loss of the (pair, event) with probability >= confidence. The events seen
+   in the pilot are never re-tested on the pilot's runs.
+
+Mechanisms run vectorised with the runtime's exact samplers
+(`fuzzpy.runtime.lanes`); definitions run through the interpreter one run at
+a time (its own exact samplers), so their audits use fewer runs.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from fuzzpy.checker.scope import static_constants
+from fuzzpy.language import syntax as S
+from fuzzpy.runtime import lanes
+from fuzzpy.runtime.audit_inputs import NoInputs, Pair, bag_pairs, mechanism_pairs
+from fuzzpy.runtime.lanes import Outputs, Unsupported, row_keys
+from fuzzpy.runtime.randomness import SeededSource
+from fuzzpy.runtime.values import Fuzzy, Record, RuntimeFailure, WithPair, force
+from fuzzpy.verifier.model import analyse
+from fuzzpy.verifier.relation import evaluate
+
+KEEP = 4  # (pair, event) tested on the fresh sample
+QUANTILES = (0.001, 0.005, 0.02, 0.1, 0.3, 0.5, 0.7, 0.9, 0.98, 0.995, 0.999)
+MAX_WIDTH = 60  # outputs wider than this are cut (their first coordinates are audited)
+
+__all__ = ["AuditError", "AuditResult", "EventResult", "NoInputs", "Unsupported", "audit_definition",
+           "audit_mechanism", "clopper_pearson", "loss_bound"]
+
+
+class AuditError(Exception):
+    """The program cannot be audited (the message says why)."""
+
+
+@dataclass(frozen=True)
+class EventResult:
+    """One tested (pair, event): its counts on the fresh sample and the bound they prove."""
+
+    pair: str
+    event: str
+    k1: int
+    k2: int
+    n: int
+    bound: float  # the lower bound on eps this event proves (at the audit's confidence)
+    estimate: float  # |log(p1 / p2)| from the counts (information only)
+    claim: float
+    intervals: tuple[tuple[float, float], tuple[float, float]]  # two-sided CP intervals, each side
+
+    def to_json(self) -> dict[str, object]:
+        return {"pair": self.pair, "event": self.event, "count_first": self.k1, "count_second": self.k2,
+                "runs": self.n, "lower_bound": _finite(self.bound), "estimate": _finite(self.estimate),
+                "claim": self.claim,
+                "probability_first": list(self.intervals[0]), "probability_second": list(self.intervals[1])}
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """What an audit found: the largest lower bound on eps the samples prove, beside the claim."""
+
+    name: str
+    kind: str  # "mechanism" | "definition"
+    claim: float  # the upper bound (the checker's cost, or the mechanism's `privacy` at the pair's numbers)
+    delta: float
+    lower: float  # the largest lower bound over the tested events (0 when none is positive)
+    confidence: float
+    best: EventResult
+    tested: tuple[EventResult, ...]
+    pairs: int
+    events_searched: int
+    pilot: int
+    samples: int
+    seed: int
+    seconds: float
+    sampler: str
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def leak(self) -> bool:
+        """The samples prove a loss above the claim (at the audit's confidence)."""
+        return self.best.bound > self.best.claim
+
+    def text(self, status: str | None = None) -> str:
+        """The audit as text (`fuzzpy audit` without --json); ``status`` is `verify`'s verdict
+        on a mechanism's claim ("proved", "refuted", "unknown"), None when not asked."""
+        best = self.best
+        source = {"proved": "proved by verify", "refuted": "refuted by verify", "unknown": "not proved: verify says unknown",
+                  "malformed": "verify rejects the mechanism", None: "the `privacy` clause"}[status] \
+            if self.kind == "mechanism" else "proved by the checker; " + ", ".join(self.notes)
+        delta = f", delta = {self.delta:g}" if self.delta else ""
+        (lo1, up1), (lo2, up2) = best.intervals
+        lines = [
+            f"audit of {self.kind} `{self.name}`",
+            f"  upper bound: eps = {best.claim:g}{delta}  ({source}{'' if self.kind == 'definition' else ', at these inputs'})",
+            f"  lower bound: eps >= {best.bound:.4g}  (confidence {self.confidence:g}; point estimate {best.estimate:.4g})",
+            f"  on inputs  {best.pair}",
+            f"  event      {best.event}",
+            f"    first:  {best.k1} of {best.n} runs  (P in [{lo1:.4g}, {up1:.4g}])",
+            f"    second: {best.k2} of {best.n} runs  (P in [{lo2:.4g}, {up2:.4g}])",
+            f"  search: {self.pairs} neighbouring pairs, {self.events_searched} candidate events on a pilot of "
+            f"{self.pilot} runs a side; {len(self.tested)} tested on {self.samples} fresh runs a side "
+            f"(Clopper-Pearson, Bonferroni over {4 * len(self.tested)} one-sided bounds); seed {self.seed}",
+            f"  sampler: {self.sampler}; {self.seconds:.2f} s of CPU",
+        ]
+        if self.leak:
+            lines.append(f"  LEAK: the runs prove eps >= {best.bound:.4g} > {best.claim:g}, the claim"
+                         + (" (a soundness bug: the claim is proved)" if status == "proved" or self.kind == "definition" else ""))
+        else:
+            lines.append("  consistent with the claim (no event proves a loss above it)")
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "kind": self.kind, "claim": {"epsilon": self.best.claim, "delta": self.delta},
+                "lower_bound": _finite(self.lower), "confidence": self.confidence, "leak": self.leak,
+                "best": self.best.to_json(), "tested": [e.to_json() for e in self.tested],
+                "pairs": self.pairs, "events_searched": self.events_searched, "pilot": self.pilot,
+                "samples": self.samples, "seed": self.seed, "seconds": round(self.seconds, 3),
+                "sampler": self.sampler, "notes": list(self.notes)}
+
+
+def _finite(x: float) -> float | str:
+    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+
+# ---------------------------------------------------------------- Clopper-Pearson
+
+
+def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
+    """One-sided bounds on a binomial probability, each missing it with chance at most alpha
+    (Clopper & Pearson 1934: the beta quantiles)."""
+    from scipy import stats
+
+    lower = 0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
+    upper = 1.0 if k == n else float(stats.beta.ppf(1 - alpha, k + 1, n - k))
+    return lower, upper
+
+
+def loss_bound(k1: int, k2: int, n1: int, n2: int, alpha: float, delta: float = 0.0) -> float:
+    """The eps an event seen k1 times in n1 runs on D and k2 times in n2 on D' proves:
+    wrong only if one of the four one-sided bounds (each at level alpha) misses.
+    (eps, delta)-DP: P1 <= e^eps P2 + delta, hence eps >= log((P1 - delta) / P2)."""
+    lo1, up1 = clopper_pearson(k1, n1, alpha)
+    lo2, up2 = clopper_pearson(k2, n2, alpha)
+    found = [math.log((lo - delta) / up) for lo, up in ((lo1, up2), (lo2, up1)) if lo - delta > 0]
+    return max([*found, 0.0])
+
+
+PILOT_ALPHA = 0.2  # how pessimistic the pilot's frequencies are taken when events are scored
+
+
+def _score(k1: int, k2: int, n: int, final: int, z: float, delta: float) -> float:
+    """The bound an event would give on ``final`` runs (normal approximation) if its
+    probabilities were the pilot's pessimistic ones (one-sided Clopper-Pearson at
+    PILOT_ALPHA: an event seen a few times in the pilot is not taken at its word).
+    Used to choose events only, never as a bound."""
+    lo1, up1 = clopper_pearson(k1, n, PILOT_ALPHA)
+    lo2, up2 = clopper_pearson(k2, n, PILOT_ALPHA)
+    best = -math.inf
+    for a, b in ((lo1, up2), (lo2, up1)):
+        wa, wb = (z * math.sqrt(max(p * (1 - p), 1 / final) / final) for p in (a, b))
+        if a - wa - delta > 0:
+            best = max(best, math.log((a - wa - delta) / min(b + wb, 1.0)))
+    return best
+
+
+def _estimate(k1: int, k2: int, n: int) -> float:
+    return abs(math.log(((k1 + 0.5) / (n + 1)) / ((k2 + 0.5) / (n + 1))))
+
+
+# ---------------------------------------------------------------- events, from the pilot only
+
+Event = tuple[str, Callable[[Outputs], np.ndarray]]
+
+
+def candidate_events(first: Outputs, second: Outputs) -> list[Event]:
+    """The candidate events over the outputs, built from the pilot samples only."""
+    width = min(first.values.shape[1], second.values.shape[1])
+    pooled = np.concatenate([first.values[:, :width], second.values[:, :width]])
+    atoms = [_atoms(pooled[:, k]) for k in range(width)]
+    family = _whole_outputs(first, second) + _length_events(first, second)
+    for k in range(min(width, 8)):
+        family += _column_events(f"out[{k}]", _coordinate(k), pooled[:, k], atoms[k])
+    family += _skeleton_events(first, second, atoms)
+    if width > 1:
+        means = [np.nan_to_num(o.values[:, :width]).mean(0) for o in (first, second)]
+        weights = np.sign(means[0] - means[1])
+        if weights.any():
+            project = _memo(_projection(weights))
+            signs = "(" + " ".join("+" if w > 0 else "-" if w < 0 else "0" for w in weights) + ")"
+            family += _column_events(f"{signs}.out", project,
+                                     np.concatenate([project(first), project(second)]), np.array([]))
+    return family
+
+
+def _coordinate(k: int) -> Callable[[Outputs], np.ndarray]:
+    def column(o: Outputs) -> np.ndarray:
+        return o.values[:, k]
+
+    return column
+
+
+def _projection(weights: np.ndarray) -> Callable[[Outputs], np.ndarray]:
+    def project(o: Outputs) -> np.ndarray:
+        return np.nan_to_num(o.values[:, : len(weights)]) @ weights
+
+    return project
+
+
+def _lengths(o: Outputs) -> np.ndarray:
+    return o.lengths
+
+
+def _key_is(key: float) -> Callable[[Outputs], np.ndarray]:
+    def event(o: Outputs) -> np.ndarray:
+        return o.keys == key
+
+    return event
+
+
+def _compare(column: Callable[[Outputs], np.ndarray], op: str, value: float) -> Callable[[Outputs], np.ndarray]:
+    def event(o: Outputs) -> np.ndarray:
+        x = column(o)
+        return x == value if op == "==" else x <= value if op == "<=" else x >= value
+
+    return event
+
+
+def _memo(function: Callable[[Outputs], np.ndarray]) -> Callable[[Outputs], np.ndarray]:
+    """``function``, computed once per sample (the sample is kept, so its id stays its own)."""
+    cache: dict[int, tuple[Outputs, np.ndarray]] = {}
+
+    def once(o: Outputs) -> np.ndarray:
+        if id(o) not in cache:
+            cache[id(o)] = (o, function(o))
+        return cache[id(o)][1]
+
+    return once
+
+
+def _atoms(column: np.ndarray) -> np.ndarray:
+    """The values a coordinate takes with probability >= 1% in the pilot (all of them if it is discrete)."""
+    column = column[~np.isnan(column)]
+    values, counts = np.unique(column, return_counts=True)
+    return values if values.size <= 20 else values[counts >= max(10, column.size // 100)]
+
+
+def _whole_outputs(first: Outputs, second: Outputs) -> list[Event]:
+    pooled = Outputs(np.concatenate([first.values, second.values]), np.concatenate([first.lengths, second.lengths]))
+    keys, counts = np.unique(pooled.keys, return_counts=True)
+    frequent = [keys[i] for i in np.argsort(-counts)[:12] if counts[i] >= 10]
+    return [(f"output == {_describe(pooled, pooled.keys == key)}", _key_is(float(key))) for key in frequent]
+
+
+def _describe(o: Outputs, rows: np.ndarray) -> str:
+    r = int(np.argmax(rows))
+    return "(" + ", ".join("*" if np.isinf(v) else f"{v:g}" for v in o.values[r, : o.lengths[r]]) + ")"
+
+
+def _skeleton(o: Outputs, atoms: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Each output with its non-atom coordinates blanked (a key), and the sum of those coordinates."""
+    values = o.values[:, : len(atoms)]
+    blank = np.zeros(values.shape, dtype=bool)
+    for k, atom in enumerate(atoms):
+        blank[:, k] = ~np.isin(values[:, k], atom) & ~np.isnan(values[:, k])
+    return row_keys(np.where(blank, np.inf, values), o.lengths), np.where(blank, values, 0.0).sum(1)
+
+
+def _skeleton_events(first: Outputs, second: Outputs, atoms: list[np.ndarray]) -> list[Event]:
+    """A discrete pattern with continuous values in it, and a threshold on their sum."""
+    if not any(len(a) for a in atoms):
+        return []
+    skeleton = _memo_pair(lambda o: _skeleton(o, atoms))
+    (k1, s1), (k2, s2) = skeleton(first), skeleton(second)
+    keys, counts = np.unique(np.concatenate([k1, k2]), return_counts=True)
+    pooled_values = np.concatenate([first.values[:, : len(atoms)], second.values[:, : len(atoms)]])
+    family: list[Event] = []
+    for i in np.argsort(-counts)[:6]:
+        key = keys[i]
+        members = np.concatenate([k1 == key, k2 == key])
+        row = pooled_values[members][0]
+        blanks = np.array([not np.isnan(v) and v not in atom for v, atom in zip(row, atoms, strict=True)])
+        if counts[i] < 200 or not blanks.any():
+            continue
+        inside = np.concatenate([s1, s2])[members]
+        shown = "(" + ", ".join("*" if b else f"{v:g}" for v, b in zip(row, blanks, strict=True) if not np.isnan(v)) + ")"
+        for c in np.unique(np.quantile(inside, QUANTILES[1:-1])):
+            for sign, op in ((1, "<="), (-1, ">=")):
+                def event(o: Outputs, key: float = key, c: float = c, sign: int = sign) -> np.ndarray:
+                    keys_, sums = skeleton(o)
+                    return (keys_ == key) & (sign * sums <= sign * c)
+
+                family.append((f"output ~ {shown}, sum(*) {op} {c:.4g}", event))
+    return family
+
+
+def _memo_pair(function: Callable[[Outputs], tuple[np.ndarray, np.ndarray]]
+               ) -> Callable[[Outputs], tuple[np.ndarray, np.ndarray]]:
+    cache: dict[int, tuple[Outputs, tuple[np.ndarray, np.ndarray]]] = {}
+
+    def once(o: Outputs) -> tuple[np.ndarray, np.ndarray]:
+        if id(o) not in cache:
+            cache[id(o)] = (o, function(o))
+        return cache[id(o)][1]
+
+    return once
+
+
+def _length_events(first: Outputs, second: Outputs) -> list[Event]:
+    lengths = np.unique(np.concatenate([first.lengths, second.lengths]))
+    if len(lengths) < 2:
+        return []
+    return ([(f"len(out) == {n}", _compare(_lengths, "==", float(n))) for n in lengths]
+            + [(f"len(out) >= {n}", _compare(_lengths, ">=", float(n))) for n in lengths[1:]])
+
+
+def _column_events(name: str, column: Callable[[Outputs], np.ndarray], pooled: np.ndarray,
+                   atoms: np.ndarray) -> list[Event]:
+    pooled = pooled[~np.isnan(pooled)]
+    family: list[Event] = [(f"{name} == {v:g}", _compare(column, "==", float(v))) for v in atoms[:8]]
+    rest = pooled[~np.isin(pooled, atoms)]
+    if rest.size > 20:
+        for c in np.unique(np.quantile(rest, QUANTILES)):
+            family.append((f"{name} <= {c:.4g}", _compare(column, "<=", float(c))))
+            family.append((f"{name} >= {c:.4g}", _compare(column, ">=", float(c))))
+    return family
+
+
+# ---------------------------------------------------------------- the audit
+
+Sampler = Callable[[Pair, bool, int, int], Outputs]  # (pair, second side?, runs, seed) -> outputs
+
+
+@dataclass(frozen=True)
+class _Plan:
+    name: str
+    kind: str
+    pairs: list[Pair]
+    claims: list[float]
+    delta: float
+    draw: Sampler
+    sampler: str
+    notes: tuple[str, ...] = ()
+
+
+def _seed(seed: int, *parts: int) -> int:
+    return zlib.crc32(repr((seed, *parts)).encode()) | (seed << 32)
+
+
+def _run(plan: _Plan, samples: int, pilot: int, confidence: float, seed: int, keep: int = KEEP) -> AuditResult:
+    start = time.process_time()
+    alpha = (1 - confidence) / (4 * keep)  # Bonferroni over the kept events' four one-sided bounds
+    from scipy import stats
+
+    z = float(stats.norm.isf(alpha))
+    candidates: list[tuple[float, int, Event, tuple[int, int]]] = []
+    for index, pair in enumerate(plan.pairs):
+        first = plan.draw(pair, False, pilot, _seed(seed, 1, index))
+        second = plan.draw(pair, True, pilot, _seed(seed, 2, index))
+        for event in candidate_events(first, second):
+            k1, k2 = int(event[1](first).sum()), int(event[1](second).sum())
+            score = _score(k1, k2, pilot, samples, z, plan.delta)
+            candidates.append((score - plan.claims[index], index, event, (k1, k2)))
+    if not candidates:
+        raise AuditError("no output event to test (the pilot runs gave no output)")
+    chosen = _choose(candidates, keep)
+    drawn: dict[int, tuple[Outputs, Outputs]] = {}
+    tested: list[EventResult] = []
+    for _, index, (name, test) in chosen:
+        if index not in drawn:  # fresh runs, never seen by the choice of events
+            drawn[index] = (plan.draw(plan.pairs[index], False, samples, _seed(seed, 3, index)),
+                            plan.draw(plan.pairs[index], True, samples, _seed(seed, 4, index)))
+        first, second = drawn[index]
+        k1, k2 = int(test(first).sum()), int(test(second).sum())
+        two_sided = alpha / 2
+        tested.append(EventResult(plan.pairs[index].label, name, k1, k2, samples,
+                                  loss_bound(k1, k2, samples, samples, alpha, plan.delta),
+                                  _estimate(k1, k2, samples), plan.claims[index],
+                                  (clopper_pearson(k1, samples, two_sided), clopper_pearson(k2, samples, two_sided))))
+    best = max(tested, key=lambda e: (e.bound / e.claim if e.claim > 0 else math.inf * e.bound, e.bound))
+    return AuditResult(plan.name, plan.kind, best.claim, plan.delta, max(e.bound for e in tested), confidence,
+                       best, tuple(tested), len(plan.pairs), len(candidates), pilot, samples, seed,
+                       time.process_time() - start, plan.sampler, plan.notes)
+
+
+def _choose(candidates: list[tuple[float, int, Event, tuple[int, int]]], keep: int) -> list[tuple[float, int, Event]]:
+    """The ``keep`` best-scored (pair, event)s; an event with the same pilot counts on the
+    same pair as one already kept is taken for the same event (another name of it) and skipped."""
+    chosen: list[tuple[float, int, Event]] = []
+    seen: set[tuple[int, tuple[int, int]]] = set()
+    for score, index, event, counts in sorted(candidates, key=lambda c: -c[0]):
+        if (index, counts) in seen:
+            continue
+        seen.add((index, counts))
+        chosen.append((score, index, event))
+        if len(chosen) == keep:
+            break
+    return chosen
+
+
+def audit_mechanism(program: S.Program, name: str, samples: int = 100_000, pilot: int | None = None,
+                    confidence: float = 0.95, seed: int = 0, lengths: tuple[int, ...] | None = None) -> AuditResult:
+    """Audit the `mechanism` ``name`` of ``program`` (module docstring)."""
+    decl = next((d for d in program.decls if isinstance(d, S.MechanismDecl) and d.name == name), None)
+    if decl is None:
+        raise AuditError(f"no mechanism `{name}`")
+    constants = static_constants(program)
+    info = analyse(decl, constants)
+    pairs = mechanism_pairs(info, *(() if lengths is None else (lengths,)))
+    claims = [_claim(decl, pair) for pair in pairs]
+
+    def draw(pair: Pair, second: bool, n: int, seed_: int) -> Outputs:
+        args = pair.second if second else pair.first
+        return lanes.sample(decl, constants, args, n, SeededSource(seed_))
+
+    plan = _Plan(name, "mechanism", pairs, claims, 0.0, draw,
+                 "exact discrete Laplace / geometric on the runtime's grid, vectorised over runs")
+    return _run(plan, samples, pilot or max(2_000, samples // 5), confidence, seed)
+
+
+def _claim(decl: S.MechanismDecl, pair: Pair) -> float:
+    claim = evaluate(decl.privacy, pair.claim_env)
+    if not isinstance(claim, Fraction):
+        raise AuditError(f"the claim of `{decl.name}` is not a number at {pair.claim_env}")
+    return float(claim)
+
+
+def audit_definition(program: S.Program, name: str, samples: int = 10_000, pilot: int | None = None,
+                     confidence: float = 0.95, seed: int = 0, delta: float | None = None) -> AuditResult:
+    """Audit the checked definition ``name`` (a `fuzzy` result over one bag parameter)."""
+    from fuzzpy.checker.driver import check_program
+    from fuzzpy.checker.report import privacy_figure
+    from fuzzpy.runtime.interpreter import Interpreter
+
+    checked = check_program(program).definitions.get(name)
+    if checked is None:
+        raise AuditError(f"no definition `{name}`")
+    if checked.static_params:
+        raise AuditError(f"`{name}` has static parameters ({', '.join(checked.static_params)}): "
+                         "audit a definition that calls it with numbers")
+    bags = [p.name for p in checked.params if p.name in checked.privacy]
+    if len(bags) != 1 or len(checked.params) != 1:
+        raise AuditError(f"`{name}` must take exactly one parameter, a bag, and release a `fuzzy` value "
+                         f"(it takes {len(checked.params)} parameter(s), {len(bags)} of them private bags)")
+    figure = privacy_figure(checked.privacy[bags[0]], delta)
+    if figure.epsilon is None:
+        raise AuditError(f"`{name}` has no privacy bound to audit")
+    eps, dlt = float(figure.epsilon), float(figure.delta)
+    if not math.isfinite(eps):
+        raise AuditError(f"`{name}` has no finite privacy bound to audit")
+    pairs = bag_pairs(program, checked.decl, bags[0])
+
+    def draw(pair: Pair, second: bool, n: int, seed_: int) -> Outputs:
+        interp = Interpreter(program, SeededSource(seed_))
+        value = interp.definition(name)((pair.second if second else pair.first)[bags[0]])
+        if not isinstance(value, Fuzzy):
+            raise AuditError(f"`{name}` does not release a `fuzzy` value")
+        return _stack([_flatten(force(value.sample())) for _ in range(n)])
+
+    plan = _Plan(name, "definition", pairs, [eps] * len(pairs), dlt, draw,
+                 "the interpreter's exact samplers, one run at a time",
+                 (f"claim by {figure.method}",))
+    return _run(plan, samples, pilot or max(1_000, samples // 5), confidence, seed)
+
+
+def _flatten(value: object) -> list[float]:
+    if isinstance(value, Record):
+        return [x for v in value.fields.values() for x in _flatten(v)]
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in _flatten(v)]
+    if isinstance(value, WithPair):
+        return _flatten(value.left) + _flatten(value.right)
+    if isinstance(value, np.ndarray):
+        return [float(x) for x in value.ravel()]
+    if isinstance(value, (bool, np.bool_)):
+        return [1.0 if value else 0.0]
+    if isinstance(value, (int, float, Fraction, np.integer, np.floating)):
+        return [float(value)]
+    raise AuditError(f"cannot audit a release of kind {type(value).__name__}")
+
+
+def _stack(rows: list[list[float]]) -> Outputs:
+    lengths = np.array([min(len(r), MAX_WIDTH) for r in rows], dtype=int)
+    values = np.full((len(rows), max(int(lengths.max(initial=0)), 1)), np.nan)
+    for i, r in enumerate(rows):
+        values[i, : lengths[i]] = r[: lengths[i]]
+    return Outputs(values, lengths)
+
+
+def safe_audit(run: Callable[[], AuditResult]) -> AuditResult:
+    """``run``, with every failure of the program under audit as an `AuditError`."""
+    try:
+        return run()
+    except (AuditError, NoInputs, Unsupported) as error:
+        raise AuditError(str(error)) from error
+    except RuntimeFailure as error:
+        raise AuditError(f"the program failed on an audit input: {error}") from error
