@@ -219,7 +219,12 @@ def test_telemetry_example_runs_and_estimates_the_shares(tmp_path: Path) -> None
     assert "replace-one" in doc["datasets"][0]["method"] if "method" in doc["datasets"][0] else True
 
 
-def test_a_ledger_does_not_add_local_and_central_charges(tmp_path: Path) -> None:
+def test_one_relation_per_dataset_local_reports_are_replace_one(tmp_path: Path) -> None:
+    # unified with issue 28 item 3: a release of local reports is a replace-one
+    # release. It fixes a new dataset's relation to replace-one; a central release
+    # then follows that relation (charged its replace-one cost: 2 for a count at
+    # eps 1); a dataset already for add/remove refuses local reports (FZ605,
+    # formerly FZ603 "cannot be added"), with a hint naming --neighbours replace-one
     program = tmp_path / "p.fz"
     program.write_text(
         "type Device = { crashed : bool, browser : int, night : bool };\n"
@@ -230,8 +235,21 @@ def test_a_ledger_does_not_add_local_and_central_charges(tmp_path: Path) -> None
     ledger = str(tmp_path / "l.sqlite")
     data = "db=examples/data/telemetry.csv"
     assert _run("run", str(program), "reports", "--data", data, "--ledger", ledger, "--budget", "5").returncode == 0
-    refused = _run("run", str(program), "central", "--data", data, "--ledger", ledger)
-    assert refused.returncode == 3 and "FZ603" in refused.stderr
+    central = _run("run", str(program), "central", "--data", data, "--ledger", ledger, "--json")
+    assert central.returncode == 0, central.stderr
+    doc = json.loads(central.stdout)
+    assert doc["neighbours"] == "replace-one" and doc["charged"]["epsilon"] == 2.0
+    asked_other = _run("run", str(program), "central", "--data", data, "--ledger", ledger,
+                       "--neighbours", "add-remove-one")
+    assert asked_other.returncode == 3 and "FZ605" in asked_other.stderr
+
+    other = str(tmp_path / "other.sqlite")
+    assert _run("run", str(program), "central", "--data", data, "--ledger", other, "--budget", "5").returncode == 0
+    refused = _run("run", str(program), "reports", "--data", data, "--ledger", other)
+    assert refused.returncode == 3 and "FZ605" in refused.stderr and "--neighbours replace-one" in refused.stderr
+    forced = _run("run", str(program), "reports", "--data", data, "--ledger", str(tmp_path / "third.sqlite"),
+                  "--budget", "5", "--neighbours", "add-remove-one")
+    assert forced.returncode == 3 and "FZ605" in forced.stderr and "--neighbours replace-one" in forced.stderr
 
 
 def test_shuffle_refuses_fewer_reports_than_it_was_charged_for(tmp_path: Path) -> None:

@@ -39,10 +39,6 @@ if TYPE_CHECKING:
     import mpmath
 
 
-class MixedRelations(ValueError):
-    """Local reports under `subsample`: no rule here covers them."""
-
-
 def has_local(events: tuple[Event, ...]) -> bool:
     """Whether some event releases local reports (replace-one guarantees)."""
     for event in events:
@@ -84,28 +80,27 @@ def local_epsilon_of(events: tuple[Event, ...]) -> Fraction | None:
     return total if found else None
 
 
+SHUFFLE_METHOD = "fmt2021"  # Feldman, McMillan & Talwar 2021, "Hiding among the clones" (`accounting.shuffle`)
+
+
+def shuffle_method(events: tuple[Event, ...], method: str) -> str:
+    """The method named for a figure of shuffled reports that is below their
+    local epsilon (so shuffling amplified it): FMT 2021's bound, composed
+    with the others by ``method`` when the release holds more events."""
+    single = len(events) == 1 and isinstance(events[0], ShuffledReports)
+    return SHUFFLE_METHOD if single else f"{SHUFFLE_METHOD} + {method}"
+
+
 def replace_one_view(events: tuple[Event, ...]) -> tuple[Event, ...]:
-    """The events as costs for replace-one neighbours, when some release
-    local reports (else unchanged). A replacement is a removal and an
-    addition: an add/remove event is charged its group-of-2 cost (Dwork &
-    Roth 2014, Thm 2.2); local and shuffled reports are charged as they are
-    (their own guarantees are for replace-one neighbours)."""
+    """The events as costs for replace-one neighbours when some release local
+    reports (else unchanged): `accounting.neighbours.resolve` under
+    replace-one, the one conversion between relations (a replacement is a
+    removal and an addition: Dwork & Roth 2014, Thm 2.2)."""
     if not has_local(events):
         return events
-    return tuple(_replace_one(e) for e in events)
+    from fuzzpy.accounting.neighbours import REPLACE_ONE, resolve
 
-
-def _replace_one(event: Event) -> Event:
-    if isinstance(event, LocalReports | ShuffledReports):
-        return event
-    if isinstance(event, Repeat):
-        return Repeat(event.count, tuple(_replace_one(e) for e in event.body))
-    if isinstance(event, Group) and has_local(event.body):
-        # k rows per person: a person's replacement is k row replacements (group privacy)
-        return Group(event.size, tuple(_replace_one(e) for e in event.body))
-    if isinstance(event, Subsample) and has_local(event.body):
-        raise MixedRelations("local reports under `subsample` have no amplification rule here")
-    return Group(Fraction(2), (event,))
+    return resolve(events, REPLACE_ONE)
 
 
 def report_probabilities(epsilon: Fraction, k: int) -> tuple[mpmath.mpf, mpmath.mpf]:

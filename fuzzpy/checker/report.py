@@ -24,7 +24,7 @@ from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
 from fuzzpy.accounting.neighbours import DEFAULT as DEFAULT_NEIGHBOURS
-from fuzzpy.accounting.neighbours import Neighbours, has_sample
+from fuzzpy.accounting.neighbours import REPLACE_ONE, Neighbours, has_sample
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
 from fuzzpy.language import syntax as S
@@ -103,13 +103,17 @@ def neighbours_in_force() -> Neighbours:
 def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFigure:
     """The guarantee of ``events`` at ``delta`` for the neighbours in force
     (the events restated for them first: `accounting.neighbours.resolve`)."""
-    from fuzzpy.accounting.local import has_local, has_shuffled, local_epsilon_of
+    from fuzzpy.accounting.local import has_local, has_shuffled, local_epsilon_of, shuffle_method
 
     neighbours = _IN_FORCE.get()
     sampled = has_sample(events)
     local = has_local(events)
     local_epsilon = local_epsilon_of(events) if local else None
     shuffled = has_shuffled(events)
+    if local and neighbours.relation != REPLACE_ONE:
+        # a release of local reports is a replace-one release: the only relation it is private for
+        # (`accounting.neighbours`); its figure says so, whatever the relation in force
+        neighbours = Neighbours(REPLACE_ONE)
     events = neighbours.resolve(events)
     figure = _figure(events, delta, shuffled)
     if sampled and figure.note is None:
@@ -120,6 +124,9 @@ def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFig
         figure = dataclasses.replace(figure, note=note)
     if local:
         figure = dataclasses.replace(figure, neighbours="replace-one", local_epsilon=local_epsilon)
+    if shuffled and figure.epsilon is not None and local_epsilon is not None and figure.epsilon < local_epsilon:
+        # below the reports' own local epsilon: shuffling amplified it (FMT 2021), say so
+        figure = dataclasses.replace(figure, method=shuffle_method(events, figure.method))
     return figure
 
 

@@ -47,7 +47,7 @@ from fuzzpy.ledger.errors import (
     ledger_error,
 )
 from fuzzpy.ledger.event_codec import events_to_json
-from fuzzpy.ledger.neighbours import ADD_REMOVE, check_same_neighbours, recorded, refuse_other
+from fuzzpy.ledger.neighbours import ADD_REMOVE, recorded, refuse_other
 from fuzzpy.ledger.neighbours import fix as fix_neighbours
 from fuzzpy.ledger.persons import for_person, rows_per_person, set_rows_per_person
 from fuzzpy.ledger.policy import pure_budget_hint, refusal_hint
@@ -206,7 +206,7 @@ class Ledger(Registry):
         """
         _check_dataset(dataset, self.path)
         with self._store.reading() as connection:
-            refuse_other(connection, dataset, neighbours, self.path)
+            refuse_other(connection, dataset, neighbours, self.path, events)
             fixed = self._fixed(connection, dataset, budget)
             spent = spent_on(connection, dataset, self.path)
             events = for_person(events, rows_per_person(connection, dataset))
@@ -272,13 +272,12 @@ class Ledger(Registry):
                 requests, costs, uses, asked, strict=True
             ):
                 # re-read under the lock: the budget and relation must still be the ones costed
-                refuse_other(connection, dataset, neighbours, self.path)
+                refuse_other(connection, dataset, neighbours, self.path, events)
                 fix_neighbours(connection, dataset, neighbours)
                 fixed = self._fixed(connection, dataset, expected)
                 if for_person(original, rows_per_person(connection, dataset)) != tuple(events):
                     raise ledger_error(LEDGER_BUSY, f"the rows-per-person policy of {dataset!r} changed during this charge",
                                        self.path, hint="run again")
-                check_same_neighbours(connection, dataset, events, self.path)
                 quote = self._checked_quote(
                     dataset, fixed, cost, spent_on(connection, dataset, self.path), events, neighbours
                 )

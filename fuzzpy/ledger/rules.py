@@ -35,7 +35,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from fuzzpy.accounting.events import Event, Group, Repeat, Subsample
-from fuzzpy.accounting.local import has_local, has_shuffled
+from fuzzpy.accounting.local import has_local, has_shuffled, local_epsilon_of, shuffle_method
 from fuzzpy.ledger.costs import (
     CostUnavailable,
     approximate_epsilon,
@@ -260,10 +260,16 @@ REPLACE_ONE_LABEL = "replace-one neighbours"
 
 
 def labelled(cost: ReleaseCost, events: Sequence[Event]) -> ReleaseCost:
-    """A charge for local reports names its relation (`accounting.local`)."""
-    if not has_local(tuple(events)):
+    """A charge for local reports names its relation, and, when shuffling
+    amplified it below the reports' local epsilon, FMT 2021 (`accounting.local`)."""
+    events = tuple(events)
+    if not has_local(events):
         return cost
-    return dataclasses.replace(cost, method=f"{cost.method}, {REPLACE_ONE_LABEL}")
+    method = cost.method
+    local = local_epsilon_of(events)
+    if has_shuffled(events) and local is not None and cost.epsilon < local:
+        method = shuffle_method(events, method)
+    return dataclasses.replace(cost, method=f"{method}, {REPLACE_ONE_LABEL}")
 
 
 # A charge this many times the release's tight epsilon is worth a warning.
