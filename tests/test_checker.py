@@ -299,8 +299,11 @@ def test_mechanism_call_rules(verifier: FakeVerifier) -> None:
     text = SVT + "def f (db : bag Row) (e : num) : fuzzy int = above (counts_over db) 100 e;"
     text += "\ndef g (db : bag Row) : fuzzy int = f db 0.5;"
     assert events(text, "g") == (Verified("above", Fraction(1, 2)),)
+    # a 2-sensitive query vector: group privacy over 2 (issue 28; once FZ308)
     text = SVT + "def f (db : bag Row) : fuzzy int = above (2 * counts_over db) 100 0.5;"
-    assert rejected(text)[0][0] == "FZ308"
+    assert events(text, "f") == (Group(Fraction(2), (Verified("above", Fraction(1, 2)),)),)
+    text = SVT + "def f (db : bag Row) : fuzzy int = above (tabulate [1] (fun t -> size db > 3)) 100 0.5;"
+    assert rejected(text)[0][0] in ("FZ308", "FZ201")  # an infinitely sensitive input: no chain
     text = SVT + "def f (db : bag Row) : fuzzy int = above (counts_over db) (size db) 0.5;"
     assert rejected(text)[0][0] == "FZ309"
     text = SVT + "def f (db : bag Row) : fuzzy int = above (counts_over db) 100 0;"

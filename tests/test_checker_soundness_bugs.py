@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from fuzzpy.accounting.events import Laplace, Repeat, Verified
+from fuzzpy.accounting.events import Group, Laplace, Repeat, Verified
 from fuzzpy.checker import check_program
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedProgram, LengthOf
@@ -64,8 +64,10 @@ mechanism noisy (x : num, c : num) : num
 
 
 def test_the_issue_program_with_the_real_verifier() -> None:
-    # the bound is the parameter c = 1 at this call, not the constant c = 100
-    assert codes(NOISY + "def f (db : bag Row) : fuzzy num = noisy (100 * size db) 1;") == ["FZ308"]
+    # the bound is the parameter c = 1 at this call, not the constant c = 100: an
+    # input 100-sensitive in db moves 100 proof-sized steps, charged by group
+    # privacy (issue 28: once refused, FZ308)
+    assert eps(NOISY + "def f (db : bag Row) : fuzzy num = noisy (100 * size db) 1;", "f") == 100
     assert eps(NOISY + "def f (db : bag Row) : fuzzy num = noisy (size db) 1;", "f") == 1
 
 
@@ -74,7 +76,8 @@ def test_mechanism_bounds_are_read_at_each_call(proved: None) -> None:
     assert check(text).definitions["f"].privacy["db"] == (Verified("noisy", Fraction(1)),)
     text = NOISY + "def f (db : bag Row) : fuzzy num = noisy (100 * size db) c;"  # the constant, passed on purpose
     assert eps(text, "f") == 1
-    assert codes(NOISY + "def f (db : bag Row) : fuzzy num = noisy (101 * size db) c;") == ["FZ308"]
+    text = NOISY + "def f (db : bag Row) : fuzzy num = noisy (101 * size db) c;"  # two steps of at most 100
+    assert check(text).definitions["f"].privacy["db"] == (Group(Fraction(2), (Verified("noisy", Fraction(1)),)),)
     # a bound that needs a non-static argument is refused, not read from the constant
     assert codes(NOISY + "def f (db : bag Row) (k : num) : fuzzy num = noisy (size db) k;") == ["FZ309"]
 
@@ -243,27 +246,25 @@ mechanism m (x : num) : num
 
 
 def test_the_issue_program_strict_bound_with_the_real_verifier() -> None:
-    assert codes(_strict("abs(dist(x)) < 1") + "def f (db : bag Row) : fuzzy num = m (size db);") == ["FZ308"]
+    # a move of 1 needs two steps of less than 1: group privacy over 2 (issue 28)
+    assert eps(_strict("abs(dist(x)) < 1") + "def f (db : bag Row) : fuzzy num = m (size db);", "f") == 2
 
 
 @pytest.mark.parametrize(
     ("requires", "whole_row", "half_row"),
-    [
-        ("abs(dist(x)) < 1", False, True),
-        ("abs(dist(x)) <= 1", True, True),
-        ("1 > abs(dist(x))", False, True),
-        ("1 >= abs(dist(x))", True, True),
-        ("abs(dist(x)) < 1 && abs(dist(x)) <= 2", False, True),
-        ("abs(dist(x)) < 0.5", False, False),
+    [  # the claim (1) times the steps a move of 1 (or 1/2) takes within the bound
+        ("abs(dist(x)) < 1", 2, 1),
+        ("abs(dist(x)) <= 1", 1, 1),
+        ("1 > abs(dist(x))", 2, 1),
+        ("1 >= abs(dist(x))", 1, 1),
+        ("abs(dist(x)) < 1 && abs(dist(x)) <= 2", 2, 1),
+        ("abs(dist(x)) < 0.5", 3, 2),
     ],
 )
-def test_every_comparison_reads_strictly_or_not(proved: None, requires: str, whole_row: bool, half_row: bool) -> None:
-    for arg, accepted in (("size db", whole_row), ("size db / 2", half_row)):
+def test_every_comparison_reads_strictly_or_not(proved: None, requires: str, whole_row: int, half_row: int) -> None:
+    for arg, expected in (("size db", whole_row), ("size db / 2", half_row)):
         text = _strict(requires) + f"def f (db : bag Row) : fuzzy num = m ({arg});"
-        if accepted:
-            assert eps(text, "f") == 1
-        else:
-            assert codes(text) == ["FZ308"]
+        assert eps(text, "f") == expected
 
 
 def test_other_relations_on_neighbours_are_refused(proved: None) -> None:
@@ -281,7 +282,7 @@ mechanism v (q : vec[inf] num) : int
 }
 """
     tab = "tabulate [1, 2] (fun t -> size (filter (fun r -> r.age > t) db))"
-    assert codes(mech + f"def f (db : bag Row) : fuzzy int = v ({tab});") == ["FZ308"]
+    assert eps(mech + f"def f (db : bag Row) : fuzzy int = v ({tab});", "f") == 2  # two steps of 1/2
     assert eps(mech + f"def f (db : bag Row) : fuzzy int = v ({tab} / 2);", "f") == 1
 
 

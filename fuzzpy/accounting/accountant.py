@@ -69,6 +69,7 @@ DESCRIPTIONS: dict[str, str] = {
     ),
     "basic": "basic composition (Dwork & Roth 2014, Thm 3.16)",
     "advanced": "advanced composition (Dwork, Rothblum & Vadhan 2010)",
+    "fmt2021": "amplification by shuffling (Feldman, McMillan & Talwar 2021, numerically computed)",
     "kov": "optimal composition (Kairouz, Oh & Viswanath 2015; heterogeneous events: "
     "Murtagh & Vadhan 2016)",
     "zcdp": "zCDP, simple conversion (Bun & Steinke 2016, Prop. 1.3)",
@@ -120,6 +121,8 @@ def atoms_of(events: Iterable[Event], delta: float = 0.0, whole_groups: bool = F
     summarised at equal shares of half of ``delta`` (NotSummarisable without);
     ``whole_groups`` chooses how a group's summarised part is charged
     (`atoms.Flattener`)."""
+    # events arrive restated for their neighbour relation (`accounting.neighbours.resolve`):
+    # local reports are charged as they are, their epsilon a replace-one guarantee
     events = tuple(events)
     counter = Flattener(lambda body, d: 0.0, delta_share=1.0, whole_groups=whole_groups)
     counter.flatten(events)

@@ -46,8 +46,11 @@ from fuzzpy.accounting.events import (
     Gaussian,
     Group,
     Laplace,
+    LocalReports,
+    RandomizedResponse,
     Repeat,
     Sample,
+    ShuffledReports,
     Subsample,
     Verified,
 )
@@ -160,6 +163,10 @@ class Flattener:
             return Counter({PureAtom(Fraction(event.epsilon), bounded_range=True): 1})
         if isinstance(event, Verified):
             return Counter({_verified_atom(event): 1})
+        if isinstance(event, RandomizedResponse | LocalReports):  # pure eps (`accounting.local`)
+            return Counter({PureAtom(Fraction(event.epsilon)): 1}) if event.epsilon > 0 else Counter()
+        if isinstance(event, ShuffledReports):
+            return Counter({self._shuffled(event): 1})
         if isinstance(event, Repeat):
             if event.count <= 0:
                 return Counter()
@@ -254,6 +261,23 @@ class Flattener:
         if not math.isfinite(epsilon):
             raise NotSummarisable("the composite body has no finite epsilon")
         return ApproxAtom(_fraction_up(epsilon), Fraction(delta))
+
+    def _shuffled(self, event: ShuffledReports) -> Atom:
+        """Shuffled eps0-LDP reports: (eps, delta) at this site's share of delta
+        (Feldman, McMillan & Talwar 2021, `accounting.shuffle`), or eps0 itself
+        (LDP implies central eps0) when no delta is available or shuffling
+        does not help."""
+        epsilon0 = Fraction(event.epsilon)
+        if self._summarise is None or self._delta_share <= 0:
+            return PureAtom(epsilon0)
+        from fuzzpy.accounting.shuffle import shuffle_epsilon
+
+        self.sites += 1
+        delta = float_down(Fraction(self._delta_share) / self._multiplicity)
+        epsilon = shuffle_epsilon(epsilon0, event.reports, delta)
+        if epsilon >= epsilon0 or delta <= 0:
+            return PureAtom(epsilon0)
+        return ApproxAtom(epsilon, Fraction(delta))
 
     def _group_summary(self, body: Atoms, k: int, copies: int) -> ApproxAtom:
         """Group privacy of a body's (eps, delta) summary, (k eps, k e^{(k-1) eps} delta)

@@ -120,4 +120,39 @@ class SymbolicPure:
     epsilon: Poly
 
 
-Event = Laplace | Gaussian | ExpMech | Verified | Repeat | Subsample | Sample | Group | SymbolicPure
+@frozen
+class RandomizedResponse:
+    """k-ary randomized response at eps (`rr[eps]` for k = 2, `krr[eps, k]`):
+    pure eps-DP for ANY two inputs, whatever their distance (Warner 1965;
+    Wang, Blocki, Li & Jha 2017)."""
+
+    epsilon: Number
+    categories: int
+
+
+@frozen
+class LocalReports:
+    """Every row of a bag randomised once by an eps-LDP randomiser and all the
+    reports released (`local`): eps-DP in the central model for replace-one
+    neighbours, the number of rows being public (Kasiviswanathan et al. 2011;
+    parallel composition over rows). Under add/remove the number of reports
+    gives the size away: an event list holding one is accounted under
+    replace-one (`accounting.local.replace_one_view`)."""
+
+    epsilon: Number
+
+
+@frozen
+class ShuffledReports:
+    """`LocalReports` released in random order, at least ``reports`` of them
+    (`shuffle[n]`): amplified by shuffling (Feldman, McMillan & Talwar 2021;
+    `accounting.shuffle`), replace-one neighbours."""
+
+    epsilon: Number
+    reports: int
+
+
+Event = (
+    Laplace | Gaussian | ExpMech | Verified | Repeat | Subsample | Sample | Group | SymbolicPure
+    | RandomizedResponse | LocalReports | ShuffledReports
+)

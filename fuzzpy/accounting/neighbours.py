@@ -61,6 +61,23 @@ Rules (each sound for every event the checker produces):
   steps of the whole subsampled event, `Group(2, (Subsample(q, body),))`.
   (Sound for any derived bag; tighter replace-one analyses of Poisson
   subsampling exist, e.g. dp-accounting's REPLACE_ONE pairs: not built.)
+* Local and shuffled reports (`LocalReports`, `ShuffledReports`) are
+  replace-one releases by nature: every row gives one report, so the number
+  of reports is the number of rows, and adding or removing a row is seen
+  with certainty. Under replace-one they are charged as they are (their
+  epsilon is a replace-one guarantee: Kasiviswanathan et al. 2011; Feldman,
+  McMillan & Talwar 2021); under add/remove no finite cost exists and
+  `resolve` refuses them (`LocalNeedsReplaceOne`). Randomized response
+  itself is private for ANY two inputs: unchanged under both relations.
+* Group privacy over k rows (`check --group k`, a dataset's rows-per-person
+  k) composes with the relation: a person's change is k steps of the
+  relation in force (k rows added/removed, or k rows replaced), so the
+  group bound is taken over k steps of the relation's own cost (Dwork &
+  Roth 2014, Thm 2.2, which holds for any metric whose distance-k pairs are
+  joined by k neighbour steps). A `Group` holding local reports is
+  therefore restated body by body, `Group(k, resolve(body))` (k replacements
+  of one report each: k eps); any other `Group(k, .)` under replace-one is
+  the same bound as `Group(2, Group(k, .))`, 2k add/remove steps.
 * Inside a subsample, group or sample body the events are costs in the
   sampled bag under add/remove (the checker's metric) and stay so; only
   `Repeat`s keep the relation of the events around them.
@@ -76,10 +93,14 @@ from fuzzpy.accounting.events import (
     Gaussian,
     Group,
     Laplace,
+    LocalReports,
+    RandomizedResponse,
     Repeat,
     Sample,
+    ShuffledReports,
     Subsample,
 )
+from fuzzpy.accounting.local import has_local
 from fuzzpy.support.records import frozen
 
 ADD_REMOVE = "add-remove-one"
@@ -122,6 +143,25 @@ class Neighbours:
 
 DEFAULT = Neighbours()
 
+LOCAL_NEEDS_REPLACE_ONE = (
+    "local and shuffled reports are private only for replace-one neighbours (one report per row: the "
+    "number of reports gives a row added or removed away)"
+)
+
+
+class LocalNeedsReplaceOne(ValueError):
+    """Local or shuffled reports asked for under add/remove-one neighbours:
+    no finite cost exists (module docstring)."""
+
+
+def relation_of_release(events: tuple[Event, ...], asked: str | None) -> str | None:
+    """The relation a release is for when none is asked: replace-one if it
+    releases local reports (the only relation they are private for), else
+    ``asked`` (None: the dataset's own)."""
+    if asked is None and has_local(events):
+        return REPLACE_ONE
+    return asked
+
 
 def resolve(events: tuple[Event, ...], relation: str = ADD_REMOVE, rows: int | None = None) -> tuple[Event, ...]:
     """``events`` (costs for add/remove neighbours of the sampled bags, as
@@ -138,6 +178,18 @@ def resolve(events: tuple[Event, ...], relation: str = ADD_REMOVE, rows: int | N
 def _top(event: Event, relation: str, rows: int | None) -> Event:
     if isinstance(event, Repeat):
         return Repeat(event.count, tuple(_top(e, relation, rows) for e in event.body))
+    if isinstance(event, RandomizedResponse):
+        return event  # private for any two inputs (Warner 1965): the same under both relations
+    if has_local((event,)):
+        if relation != REPLACE_ONE:
+            raise LocalNeedsReplaceOne(LOCAL_NEEDS_REPLACE_ONE)
+        if isinstance(event, LocalReports | ShuffledReports):
+            return event  # already a replace-one guarantee (module docstring)
+        if isinstance(event, Group):
+            # k replacements, each costing the body's replace-one cost (Dwork & Roth 2014, Thm 2.2)
+            return Group(event.size, tuple(_top(e, relation, rows) for e in event.body))
+        # the checker puts local reports under no other event (FZ301); refuse rather than guess
+        raise LocalNeedsReplaceOne("local reports under a sampler have no replace-one rule here")
     if relation == ADD_REMOVE:
         return _inner(event)
     if isinstance(event, Sample) and event.direct and event.replacement:

@@ -121,11 +121,13 @@ class Program:
     # ------------------------------------------------------------ check
 
     def check(self, delta: float | None = None, neighbours: str | None = None,
-              rows: int | None = None) -> CheckReport:
+              rows: int | None = None, group: int = 1) -> CheckReport:
         """Types, sensitivities and privacy costs of every definition
-        (approximate costs at ``delta``, default 1e-6), for ``neighbours``
-        "add-remove-one" (the default) or "replace-one" with ``rows`` the
-        datasets' public size (`choose[m]` is amplified by m/rows). Raises `Rejected`
+        (approximate costs at ``delta``, default 1e-6; with ``group`` k, the
+        costs for one person's up to k rows, by group privacy), for
+        ``neighbours`` "add-remove-one" (the default) or "replace-one" with
+        ``rows`` the datasets' public size (`choose[m]` is amplified by
+        m/rows). Raises `Rejected`
         with every error found; a program that checks but has no finite
         epsilon at ``delta`` (FZ314) raises `Rejected` whose ``report`` is
         the report. Mechanisms it calls must be proved (the proof cache is
@@ -138,6 +140,10 @@ class Program:
         relation = _check_neighbours(neighbours, rows)
         with proof_cache.enabled():
             checked = self._guarded(lambda: check_program(self.syntax))
+            if group != 1:  # costs for a person holding up to `group` rows (`checker.group`)
+                from fuzzpy.checker.group import grouped
+
+                checked = grouped(checked, _check_group(group))
             report = check_report(self.name, checked, delta, self.explain, relation)
         if report.errors:
             raise Rejected(report.errors, self._sources(), report)
@@ -344,6 +350,13 @@ def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = 
         neighbours=None if neighbours is None else _check_neighbours(neighbours, rows).relation,
         rows=rows,
     )
+
+
+def _check_group(group: object) -> int:
+    """`check --group k`: a whole number of rows per person, 1 to 10^6."""
+    if isinstance(group, bool) or not isinstance(group, int) or not 1 <= group <= 1_000_000:
+        raise _option_error(f"--group takes a whole number of rows per person from 1 to 1000000, not {group!r}")
+    return group
 
 
 def check_seed(seed: int | None) -> int | None:

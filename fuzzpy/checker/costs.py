@@ -28,6 +28,7 @@ from fuzzpy.accounting.events import (
     SymbolicPure,
     Verified,
 )
+from fuzzpy.accounting.local import has_local
 from fuzzpy.language.diagnostics import Label
 from fuzzpy.language.sensitivity import ONE, Sens
 from fuzzpy.language.source import Span
@@ -176,6 +177,17 @@ def scale_cost(cost: Cost, factor: Sens, blame: Blame, keep_direct: bool = False
     events = cost.events()
     if not events:
         return None
+    if has_local(events):
+        # local reports are private for replace-one changes of the very bag
+        # they randomise; through any substitution (a filter, a split, a
+        # subsample, a call) the number of reports may change with one row
+        return infinite(Blame(
+            "FZ301",
+            blame.span,
+            "local or shuffled reports are private only for a change of one row's value in the bag they "
+            "randomise; here that bag is another value, which may have one report more or less",
+            hint="call `local` / `shuffle` on the database parameter itself (or on `map f db`)",
+        ))
     if factor.is_inf:
         return infinite(blame)
     if not (keep_direct and factor == ONE):  # re-expressed in another bag: its size is not the sample's

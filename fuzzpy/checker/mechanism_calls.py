@@ -18,10 +18,11 @@ this call's arguments and hide top-level constants of the same names.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.accounting.events import SymbolicPure, Verified
+from fuzzpy.accounting.events import Group, SymbolicPure, Verified
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
@@ -85,20 +86,36 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
     cost: C.CostCtx = {}
     for param, arg in zip(mech.params, args, strict=True):
         _admits_standing_still(mech, param, arg, bounds.get(param.name, []))
+    groups: dict[str, int] = {}  # how many proof-sized steps each variable's change takes
     for param, arg, j in zip(mech.params, args, judgments, strict=True):
         bound = bounds.get(param.name)
         for name, usage in j.ctx.items():
-            if usage.sens.is_zero:
+            if usage.sens.is_zero or (name in cost and cost[name].is_infinite):
                 continue
             if bound is None:
                 cost[name] = C.infinite(
                     C.Blame("FZ309", arg.span, f"the public argument `{param.name}` of `{mech.name}` depends on `{source_name(name)}`")
                 )
-            elif not all(b.admits(usage.sens) for b in bound):
+                continue
+            steps = group_steps(param, bound, usage.sens)
+            if steps is None:
                 cost[name] = C.infinite(_too_sensitive(mech, param, name, usage, bound, arg))
-            elif name not in cost:
-                event = Verified(mech.name, epsilon, delta) if claim is None else SymbolicPure(Fraction(1), claim)
-                cost[name] = C.Cost((event,))
+                continue
+            groups[name] = max(groups.get(name, 1), steps)
+    for name, steps in groups.items():
+        if name in cost:
+            continue
+        # group privacy (Dwork & Roth 2014, Thm 2.2): a change of the database
+        # moves the inputs by at most `steps` proof-sized steps (`group_steps`);
+        # a pure claim over static parameters is then steps * claim
+        if claim is not None:
+            cost[name] = C.Cost((SymbolicPure(Fraction(steps), claim),))
+        else:
+            event = Verified(mech.name, epsilon, delta)
+            cost[name] = C.Cost((event,) if steps == 1 else (Group(Fraction(steps), (event,)),))
+        if steps > 1:
+            ck.note(f"call of mechanism `{mech.name}`: its inputs move {steps} proof-sized steps in "
+                    f"`{source_name(name)}`: charged its group-privacy bound over {steps}")
     ck.note(f"call of mechanism `{mech.name}`: its proved claim ({epsilon}) in each variable of its private inputs")
     result = ck.elaborate(mech.result, rigid=True, constants=top_level)  # a vector result's length is known only at run time
     return Judgment(T.TFuzzy(result), {}, cost=cost)
@@ -335,6 +352,45 @@ def _verify(mech: S.MechanismDecl, program: S.Program | None,
     if status == "proved" and getattr(verdict, "vacuous", False):
         status = "vacuous"  # never a proof to rely on at a call
     return status, str(reason)
+
+
+def group_steps(param: S.Param, bounds: list[Bound], sens: Sens) -> int | None:
+    """The fewest steps k such that inputs s apart (s the argument's
+    sensitivity) are joined by a chain of k inputs each within every bound of
+    the proof: then the claim's group-privacy bound over k holds for the call
+    (Dwork & Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2). Real inputs (`num`,
+    `vec[p] num`: every norm ball is convex) take the straight chain v + i
+    (v' - v) / k; integer inputs (`int`, `vec[inf|1] int`) integer steps of at
+    most floor(c) (ceil(c) - 1 for `< c`), their distance being an integer at
+    most floor(s). None when no chain exists (an infinite sensitivity, a bool,
+    a `vec[2]` of integers, a bound below one integer step)."""
+    if sens.value is None:
+        return None
+    s = sens.value
+    ty = param.type
+    elem = ty.elem if isinstance(ty, S.TyVec) else ty
+    if not isinstance(elem, S.TyName) or elem.name not in ("num", "real", "int"):
+        return None
+    integral = elem.name == "int"
+    if integral and isinstance(ty, S.TyVec) and ty.norm == "2":
+        return None
+    steps = 1
+    for bound in bounds:
+        c = bound.value
+        if integral:
+            step = math.ceil(c) - 1 if bound.strict else math.floor(c)
+            if step < 1:
+                return None
+            need = max(1, math.ceil(math.floor(s) / step))
+        else:
+            if c <= 0:
+                return None
+            need = math.floor(s / c) + 1 if bound.strict else max(1, math.ceil(s / c))
+        steps = max(steps, need)
+    return steps if steps <= MAX_GROUP else None
+
+
+MAX_GROUP = 10_000
 
 
 def _too_sensitive(

@@ -32,6 +32,7 @@ from fuzzpy.accounting.events import (
     Subsample,
     SymbolicPure,
 )
+from fuzzpy.accounting.local import has_local
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import obligations
 from fuzzpy.checker import usage as U
@@ -456,7 +457,9 @@ def _sampled(ck: Inferencer, call: PrimCall, name: str,
             if inner.is_infinite:
                 amplified = inner
             else:
-                direct = name_ == direct_name and usage.sens == ONE
+                # local reports under a sampler: the sample's size moves with one row (or, for
+                # `choose`, has no rule here), so they go through `scale_cost`, which refuses them (FZ301)
+                direct = name_ == direct_name and usage.sens == ONE and not has_local(inner.events())
                 amplified = C.Cost((event(inner.events(), direct),))
                 if direct:
                     cost[name_] = C.then(cost.get(name_), amplified)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from fuzzpy.checker import first_order as F
 from fuzzpy.checker import higher_order as H
+from fuzzpy.checker import local_model as L
 from fuzzpy.checker import noise as N
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.errors import CheckError
@@ -91,6 +92,13 @@ _TABLE = [
     Primitive("loop", ("k",), 2, "A -> (A -> fuzzy A) -> fuzzy A  (cost: k times the body's)", N.loop),
     Primitive("iterate", ("k",), 2, "(A -> A) -> A -> A  (s^k-sensitive in the start for an s-sensitive step)", N.iterate),
     Primitive("subsample", ("q",), 2, "(bag A -> fuzzy B) -> bag A -> fuzzy B  (amplified)", N.subsample),
+    # the local model (`local_model`): randomisers private for any two inputs
+    Primitive("rr", ("eps",), 1, "bool -> fuzzy bool  (randomized response: eps for any two inputs)", L.rr),
+    Primitive("krr", ("eps", "k"), 1, "int -> fuzzy int  (k-ary randomized response over 0..k-1)", L.krr),
+    Primitive("local", (), 2, "(A -> fuzzy B) -> bag A -> fuzzy (bag B)  (eps-LDP; replace-one)", L.local),
+    Primitive("shuffle", ("n",), 2, "(A -> fuzzy B) -> bag A -> fuzzy (bag B)  (shuffled; FMT 2021)", L.shuffle),
+    Primitive("rr_estimate", ("eps",), 1, "bag bool -> num  (debiased count of true reports)", L.rr_estimate),
+    Primitive("krr_estimate", ("eps", "k"), 1, "bag int -> list num  (debiased category counts)", L.krr_estimate),
     Primitive("choose", ("m",), 2, "(bag A -> fuzzy B) -> bag A -> fuzzy B  (m rows without replacement)", N.choose),
     Primitive("bootstrap", ("m",), 2, "(bag A -> fuzzy B) -> bag A -> fuzzy B  (m rows with replacement)", N.bootstrap),
 ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import logging
 import math
 import sys
@@ -23,7 +24,7 @@ from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
 from fuzzpy.accounting.neighbours import DEFAULT as DEFAULT_NEIGHBOURS
-from fuzzpy.accounting.neighbours import Neighbours, has_sample
+from fuzzpy.accounting.neighbours import REPLACE_ONE, Neighbours, has_sample
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
 from fuzzpy.language import syntax as S
@@ -33,6 +34,10 @@ from fuzzpy.language.sensitivity import Sens
 from fuzzpy.support.records import frozen
 
 DEFAULT_DELTA = 1e-6
+REPLACE_ONE_TEXT = (
+    "replace-one (local reports): datasets differing in one row's value, their sizes public; "
+    "LDP: what each person's own report reveals, for any two values of their row"
+)
 
 
 @frozen
@@ -44,6 +49,10 @@ class PrivacyFigure:
     method: str
     pure_epsilon: Fraction | None
     note: str | None = None
+    # local reports (`local`, `shuffle`): the guarantee is for replace-one
+    # neighbours, and each person also holds a local one (`accounting.local`)
+    neighbours: str = "add/remove"
+    local_epsilon: Fraction | None = None
 
     def text(self) -> str:
         if self.epsilon is None:
@@ -51,9 +60,11 @@ class PrivacyFigure:
         if isinstance(self.epsilon, float) and math.isinf(self.epsilon):
             return f"no finite epsilon at delta = {_show(self.delta)}"
         eps = _show(self.epsilon)
-        if self.delta == 0:
-            return f"{eps}-DP"
-        return f"({eps}, {_show(self.delta)})-DP"
+        core = f"{eps}-DP" if self.delta == 0 else f"({eps}, {_show(self.delta)})-DP"
+        if self.neighbours == "replace-one":
+            local = f"; {_show(self.local_epsilon)}-LDP per person" if self.local_epsilon is not None else ""
+            return f"{core} (replace-one{local})"
+        return core
 
     def to_json(self) -> dict[str, object]:
         doc: dict[str, object] = {
@@ -65,6 +76,10 @@ class PrivacyFigure:
             doc["pure_epsilon"] = _upper_float(self.pure_epsilon)
         if self.note:
             doc["note"] = self.note
+        if self.neighbours != "add/remove":
+            doc["neighbours"] = self.neighbours
+        if self.local_epsilon is not None:
+            doc["local_epsilon"] = _upper_float(self.local_epsilon)
         return doc
 
 
@@ -90,24 +105,40 @@ def neighbours_in_force() -> Neighbours:
 def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFigure:
     """The guarantee of ``events`` at ``delta`` for the neighbours in force
     (the events restated for them first: `accounting.neighbours.resolve`)."""
+    from fuzzpy.accounting.local import has_local, has_shuffled, local_epsilon_of, shuffle_method
+
     neighbours = _IN_FORCE.get()
     sampled = has_sample(events)
+    local = has_local(events)
+    local_epsilon = local_epsilon_of(events) if local else None
+    shuffled = has_shuffled(events)
+    if local and neighbours.relation != REPLACE_ONE:
+        # a release of local reports is a replace-one release: the only relation it is private for
+        # (`accounting.neighbours`); its figure says so, whatever the relation in force
+        neighbours = Neighbours(REPLACE_ONE)
     events = neighbours.resolve(events)
-    figure = _figure(events, delta)
+    figure = _figure(events, delta, shuffled)
     if sampled and figure.note is None:
         note = ("`choose[m]` of the dataset amplified by m/n (n public); other fixed-size samples unamplified"
                 if neighbours.rows is not None
                 else "fixed-size samples charged unamplified (m/n is known only for replace-one "
                 "neighbours of a dataset of public size: --neighbours replace-one --rows N)")
-        figure = PrivacyFigure(figure.epsilon, figure.delta, figure.method, figure.pure_epsilon, note)
+        figure = dataclasses.replace(figure, note=note)
+    if local:
+        figure = dataclasses.replace(figure, neighbours="replace-one", local_epsilon=local_epsilon)
+    if shuffled and figure.epsilon is not None and local_epsilon is not None and figure.epsilon < local_epsilon:
+        # below the reports' own local epsilon: shuffling amplified it (FMT 2021), say so
+        figure = dataclasses.replace(figure, method=shuffle_method(events, figure.method))
     return figure
 
 
-def _figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFigure:
+def _figure(events: tuple[Event, ...], delta: float | None, approximate: bool = False) -> PrivacyFigure:
+    """``approximate``: shuffled reports, pure only at their local epsilon,
+    are reported at a delta even without `--delta`."""
     pure = pure_epsilon(events)
     if not events:
         return PrivacyFigure(Fraction(0), 0, "no release", Fraction(0) if delta is not None else None)
-    if delta is None and pure is not None:
+    if delta is None and pure is not None and not approximate:
         return PrivacyFigure(pure, 0, "pure (basic composition)", None)
     target = DEFAULT_DELTA if delta is None else delta
     try:
@@ -245,6 +276,8 @@ def text_report(checked: CheckedProgram, delta: float | None, known: Figures | N
     blocks = [_align(group, extra) for group in (rows, _mechanism_rows(checked)) if group]
     if any(privacy for _, _, privacy in rows):  # costs are shown: say for which neighbours
         blocks.append(_IN_FORCE.get().text())
+        if any("(replace-one" in privacy for _, _, privacy in rows):
+            blocks.append(REPLACE_ONE_TEXT)
     return "\n".join(blocks) if blocks else "(no definitions)"
 
 

@@ -4,6 +4,8 @@
     fuzzpy budget --gaussian SIGMA --rounds K --delta D  k Gaussian releases
     fuzzpy budget --laplace EPS0 --rounds K [--delta D]  k Laplace releases
         [--subsample Q] [--sensitivity S]                (Poisson-subsampled)
+    fuzzpy budget --rr EPS0 [--categories K] [--shuffle N] [--rounds K]
+                                                          randomized-response reports
     fuzzpy budget --calibrate gaussian|laplace --epsilon E --delta D --rounds K
     ... --plot out.png                                    eps against rounds
     ... --json                                            one JSON document
@@ -63,6 +65,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     mech.add_argument(
         "--laplace", type=_positive, metavar="EPS0", help="Laplace releases, EPS0-DP each"
     )
+    mech.add_argument(
+        "--rr", type=_positive, metavar="EPS0",
+        help="local reports by randomized response, EPS0-LDP each (replace-one neighbours)",
+    )
+    p.add_argument("--categories", type=_count, default=2, metavar="K",
+                   help="with --rr: k-ary randomized response over K values (default 2)")
+    p.add_argument("--shuffle", type=_count, metavar="N",
+                   help="with --rr: the reports shuffled, at least N of them (Feldman, McMillan & Talwar 2021)")
     p.add_argument(
         "--rounds", type=_count, default=None, metavar="K", help="number of releases (default 1)"
     )
@@ -74,8 +84,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="each release on M rows drawn without replacement (amplified by M/N with --neighbours "
         "replace-one --rows N)",
     )
-    p.add_argument("--neighbours", choices=("add-remove-one", "replace-one"), default="add-remove-one",
-                   help="the neighbour relation of every figure (default: add-remove-one)")
+    p.add_argument("--neighbours", choices=("add-remove-one", "replace-one"), default=None,
+                   help="the neighbour relation of every figure (default: add-remove-one; replace-one for --rr)")
     p.add_argument("--rows", type=_count, metavar="N",
                    help="with --neighbours replace-one: the dataset's public number of rows")
     p.add_argument(
@@ -137,14 +147,14 @@ def run(args: argparse.Namespace) -> int:
     """Errors are raised as diagnostics: UsageError (FZ703) or FuzzError."""
     if args.calibrate:
         return _calibrate(args)
-    if args.gaussian is not None or args.laplace is not None:
+    if args.gaussian is not None or args.laplace is not None or args.rr is not None:
         if args.file:
-            raise usage_error("give either FILE or --gaussian/--laplace, not both")
+            raise usage_error("give either FILE or --gaussian/--laplace/--rr, not both")
         return _releases(args)
     if args.file:
         return _program(args)
     raise usage_error(
-        "nothing to account", "give FILE, --gaussian SIGMA, --laplace EPS0 or --calibrate gaussian|laplace"
+        "nothing to account", "give FILE, --gaussian SIGMA, --laplace EPS0, --rr EPS0 or --calibrate gaussian|laplace"
     )
 
 
@@ -180,6 +190,8 @@ def _release_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
 
     # the numbers as the user wrote them (0.1 is 1/10, not the double nearest
     # it): a13b found eps0 = 10 accounted as 1 / Fraction(0.1), a hair below 10
+    if args.rr is not None:
+        return _rr_events(args, rounds)
     sensitivity, rate = _as_written(args.sensitivity), _as_written(args.subsample)
     if args.gaussian is not None:
         events = gaussian_events(_as_written(args.gaussian), rounds, sensitivity, rate)
@@ -192,13 +204,44 @@ def _release_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
     return _neighbours(args).resolve(events)
 
 
+def _rr_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
+    """``rounds`` releases of every person's randomized-response report
+    (each eps0-LDP: Warner 1965; k-ary, Wang, Blocki, Li & Jha 2017), shuffled
+    with --shuffle N. A release of local reports is a replace-one release
+    (`accounting.neighbours`): --neighbours add-remove-one is refused."""
+    from fuzzpy.accounting.events import LocalReports, Repeat, ShuffledReports
+    from fuzzpy.accounting.neighbours import LocalNeedsReplaceOne
+
+    if args.subsample is not None or args.choose is not None or args.sensitivity != 1:
+        raise usage_error("--rr takes no --subsample, --choose or --sensitivity (a report is private for any two rows)")
+    eps0 = _as_written(args.rr)
+    assert eps0 is not None
+    report = LocalReports(eps0) if args.shuffle is None else ShuffledReports(eps0, args.shuffle)
+    try:
+        return _neighbours(args).resolve((Repeat(rounds, (report,)),))
+    except LocalNeedsReplaceOne as exc:
+        raise usage_error(f"{exc}: give --neighbours replace-one (or leave it out) with --rr") from None
+
+
 def _neighbours(args: argparse.Namespace) -> Neighbours:
     from fuzzpy.accounting.neighbours import Neighbours
 
     try:
-        return Neighbours(args.neighbours, args.rows)
+        return Neighbours(args.neighbours or ("replace-one" if args.rr is not None else "add-remove-one"), args.rows)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
+
+
+def _for_relation(relation: Neighbours, events: tuple[Event, ...]) -> tuple[Event, ...]:
+    """``events`` restated for ``relation``; a release of local reports is a
+    replace-one release whatever the relation asked (as in `check`:
+    fuzzpy.accounting.neighbours)."""
+    from fuzzpy.accounting.local import has_local
+    from fuzzpy.accounting.neighbours import REPLACE_ONE, Neighbours
+
+    if has_local(events) and relation.relation != REPLACE_ONE:
+        relation = Neighbours(REPLACE_ONE)
+    return relation.resolve(events)
 
 
 def _as_written(value: float | None) -> Fraction | None:
@@ -207,6 +250,13 @@ def _as_written(value: float | None) -> Fraction | None:
 
 
 def _release_label(args: argparse.Namespace) -> str:
+    if args.rr is not None:
+        what = f"randomized response eps0={text_exact(args.rr)}"
+        if args.categories != 2:
+            what += f", {args.categories} categories"
+        if args.shuffle is None:
+            return what + ", local reports"
+        return what + f", shuffled (at least {args.shuffle} reports; each release by Feldman, McMillan & Talwar 2021)"
     what = (
         f"Gaussian sigma={text_exact(args.gaussian)}"
         if args.gaussian is not None
@@ -259,7 +309,7 @@ def _calibrate(args: argparse.Namespace) -> int:
 
     if args.epsilon is None:
         raise usage_error("--calibrate needs --epsilon E")
-    if args.neighbours != "add-remove-one" or args.choose is not None:
+    if args.neighbours not in (None, "add-remove-one") or args.choose is not None:
         raise usage_error("--calibrate is for add/remove-one neighbours and Poisson subsampling",
                           "for replace-one, calibrate at twice the sensitivity (no subsampling), or "
                           "try scales with --gaussian SIGMA --neighbours replace-one")
@@ -326,7 +376,7 @@ def _program(args: argparse.Namespace) -> int:
     except CostsUnavailable as exc:
         raise _failure(exc.code, str(exc)) from None
     relation = _neighbours(args)
-    costs = [(name, param, relation.resolve(events)) for name, param, events in costs]
+    costs = [(name, param, _for_relation(relation, events)) for name, param, events in costs]
     rows = []
     for name, param, events in costs:
         rows.append((name, param, _program_guarantee(events, args.delta, bool(args.definition)),

@@ -33,6 +33,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document")
     add_delta_option(p, "report every approximate definition's smallest epsilon at this delta")
     p.add_argument("--explain", metavar="DEF", help="print the derivation of one definition, rule by rule")
+    p.add_argument(
+        "--group", metavar="K", type=int, default=1,
+        help="report every cost for a person holding up to K rows (group privacy: neighbours that differ in K rows)",
+    )
     p.add_argument("--neighbours", choices=("add-remove-one", "replace-one"), default="add-remove-one",
                    help="the neighbour relation every figure is for (default: add-remove-one)")
     p.add_argument("--rows", type=int, metavar="N",
@@ -59,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             sources[program.name] = program.source
             if args.explain:  # shown also for a rejected definition: it helps to see why
                 explanations.append(program.explain(args.explain))
-            report = program.check(delta, args.neighbours, args.rows)
+            report = program.check(delta, group=args.group, neighbours=args.neighbours, rows=args.rows)
         except Rejected as err:
             sources.update(err.sources)
             if not isinstance(err.report, CheckReport):
@@ -85,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
             "ok": code == 0,
             "neighbours": args.neighbours,  # the relation every cost is for
             "rows": args.rows,
+            **({"group": args.group} if args.group != 1 else {}),  # ... of one person's up to K rows
             "definitions": definitions,
             "mechanisms": mechanisms,
             "diagnostics": [d.to_json() for d in diagnostics],
@@ -96,6 +101,11 @@ def run(args: argparse.Namespace) -> int:
         out = explanations if args.explain else texts
         if out:
             sys.stdout.write("\n\n".join(out) + "\n")
+        if out and args.group != 1 and not args.explain:
+            sys.stdout.write(
+                f"group: every cost above is for one person holding up to {args.group} rows "
+                f"(neighbours that differ in {args.group} rows; group privacy, Dwork & Roth 2014, Thm 2.2)\n"
+            )
         if diagnostics:
             sys.stderr.write(render_all(diagnostics, sources) + "\n")
     return code

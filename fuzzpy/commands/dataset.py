@@ -78,6 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "release, add-remove-one unless that asks for replace-one)")
     register.add_argument("--rule", choices=sorted(RULES), default="basic",
                           help="how releases spend the budget (default: basic)")
+    register.add_argument("--rows-per-person", type=int, metavar="K", default=None,
+                          help="one person may hold up to K rows: every release is charged its group-privacy "
+                               "cost over K (set before the first release)")
     _schema_options(register)
     check = _action(actions, "check", "validate a dataset's file (or any file) and list the rows that do not fit")
     check.add_argument("target", metavar="NAME|FILE", help="a registered dataset, or a data file")
@@ -130,6 +133,8 @@ def _register(args: argparse.Namespace, path: Path) -> int:
             registration = _with_content(ledger, registration)
             if args.neighbours is not None:  # before the budget: a refusal (FZ605) registers nothing new
                 ledger.set_neighbours(args.name, args.neighbours)
+            if args.rows_per_person is not None:  # checked (and refused) before anything is written
+                ledger.set_rows_per_person(args.name, args.rows_per_person)
             budget = ledger.register(registration, budget, _same_rows(registration))
     _print_validation(args, registration, validation, "registered" if accepted else "not registered", budget)
     return EXIT_OK if accepted else EXIT_REJECTED

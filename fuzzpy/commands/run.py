@@ -78,6 +78,10 @@ def _text(result: RunResult) -> str:
         )
     if result.receipts:  # every charge is a cost for these neighbours
         lines.append(result.neighbours_text())
+        if any("replace-one" in r.cost.method for r in result.receipts):  # local reports: what LDP means
+            from fuzzpy.checker.report import REPLACE_ONE_TEXT
+
+            lines.append(REPLACE_ONE_TEXT)
     else:
         lines.append("charged:   nothing (the result does not depend on any database)")
     lines.extend(_accuracy_lines(result))  # last: a reader of `released:` ... `charged:` sees what it saw

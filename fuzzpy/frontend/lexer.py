@@ -38,6 +38,7 @@ RESERVED = frozenset({
 # may call a variable `sum` or `group` (in mechanisms, or in a `def`).
 PRIMITIVES = frozenset({
     "laplace", "gauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "iterate", "subsample",
+    "rr", "krr", "shuffle", "rr_estimate", "krr_estimate",
     "choose", "bootstrap",
 })
 

@@ -45,6 +45,7 @@ _EXPRESSION_STARTS = {
     "NAME", "NUMBER", "STRING", "(", "[", "{", "<", "true", "false", "inf", "not", "-", "!",
     "fun", "if", "case", "let", "return", "lap", "lapplus", "dist", "forall",
     "laplace", "gauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "iterate", "subsample",
+    "rr", "krr", "shuffle", "rr_estimate", "krr_estimate",
     "choose", "bootstrap",
 }
 _NAMED = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string", "$END": "the end of the file"}

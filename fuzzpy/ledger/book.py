@@ -42,12 +42,14 @@ from fuzzpy.ledger.errors import (
     BUDGET_MISMATCH,
     COST_UNAVAILABLE,
     INVALID_BUDGET,
+    LEDGER_BUSY,
     NO_BUDGET,
     ledger_error,
 )
 from fuzzpy.ledger.event_codec import events_to_json
 from fuzzpy.ledger.neighbours import ADD_REMOVE, recorded, refuse_other
 from fuzzpy.ledger.neighbours import fix as fix_neighbours
+from fuzzpy.ledger.persons import for_person, rows_per_person, set_rows_per_person
 from fuzzpy.ledger.policy import pure_budget_hint, refusal_hint
 from fuzzpy.ledger.quotes import Entry, Quote, Receipt, over_budget_error
 from fuzzpy.ledger.records import (
@@ -204,9 +206,10 @@ class Ledger(Registry):
         """
         _check_dataset(dataset, self.path)
         with self._store.reading() as connection:
-            refuse_other(connection, dataset, neighbours, self.path)
+            refuse_other(connection, dataset, neighbours, self.path, events)
             fixed = self._fixed(connection, dataset, budget)
             spent = spent_on(connection, dataset, self.path)
+            events = for_person(events, rows_per_person(connection, dataset))
         cost = self._cost(events, fixed, release_delta)
         return self._checked_quote(dataset, fixed, cost, spent, events, neighbours)
 
@@ -261,17 +264,24 @@ class Ledger(Registry):
         run's public arguments as given (`--arg`), recorded with each charge. Each release is recorded
         as "charged"; `record_release` marks it released with its value.
         """
+        asked = list(requests)
+        requests = self._per_person(asked)  # the events as charged under each dataset's policy
         costs = [self._precompute(request, release_delta) for request in requests]
         program_text, program_hash = _program_identity(program, program_source)
         time = utc_now()
         receipts = []
         uses = list(uses) if uses is not None else [None] * len(requests)
         with self._store.writing() as connection:
-            for (dataset, events, _given), (expected, cost), use in zip(requests, costs, uses, strict=True):
+            for (dataset, events, _given), (expected, cost), use, (_, original, _b) in zip(
+                requests, costs, uses, asked, strict=True
+            ):
                 # re-read under the lock: the budget and relation must still be the ones costed
-                refuse_other(connection, dataset, neighbours, self.path)
+                refuse_other(connection, dataset, neighbours, self.path, events)
                 fix_neighbours(connection, dataset, neighbours)
                 fixed = self._fixed(connection, dataset, expected)
+                if for_person(original, rows_per_person(connection, dataset)) != tuple(events):
+                    raise ledger_error(LEDGER_BUSY, f"the rows-per-person policy of {dataset!r} changed during this charge",
+                                       self.path, hint="run again")
                 quote = self._checked_quote(
                     dataset, fixed, cost, spent_on(connection, dataset, self.path), events, neighbours
                 )
@@ -296,6 +306,22 @@ class Ledger(Registry):
                 release_id = insert_release_row(connection, row)
                 receipts.append(Receipt(**vars(quote), id=release_id, time=time))
         return receipts
+
+    def _per_person(self, requests: Sequence[Request]) -> list[Request]:
+        with self._store.reading() as connection:
+            return [(d, for_person(e, rows_per_person(connection, d)), b) for d, e, b in requests]
+
+    def set_rows_per_person(self, dataset: str, k: int) -> None:
+        """The dataset policy "at most k rows per person" (`persons`): every
+        later release is charged its group-privacy cost over k. Set before
+        the dataset's first release."""
+        _check_dataset(dataset, self.path)
+        with self._store.writing() as connection:
+            set_rows_per_person(connection, dataset, k, utc_now(), self.path)
+
+    def rows_per_person(self, dataset: str) -> int:
+        with self._store.reading() as connection:
+            return rows_per_person(connection, dataset)
 
     def record_release(
         self, release_ids: Sequence[int], released: object, audit: dict[str, object] | None = None

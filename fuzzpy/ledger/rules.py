@@ -26,6 +26,7 @@ cost is a function of earlier, public choices), so the theorems' condition
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from abc import ABC, abstractmethod
@@ -34,6 +35,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from fuzzpy.accounting.events import Event, Group, Repeat, Subsample
+from fuzzpy.accounting.local import has_local, has_shuffled, local_epsilon_of, shuffle_method
 from fuzzpy.ledger.costs import (
     CostUnavailable,
     approximate_epsilon,
@@ -191,8 +193,15 @@ class BasicRule(Rule):
     def cost(
         self, events: Sequence[Event], budget: Budget, release_delta: Fraction | None
     ) -> ReleaseCost:
+        return labelled(self._cost(events, budget, release_delta), events)
+
+    def _cost(
+        self, events: Sequence[Event], budget: Budget, release_delta: Fraction | None
+    ) -> ReleaseCost:
         pure = pure_epsilon(events)
-        if pure is not None:
+        if pure is not None and not (budget.delta != 0 and has_shuffled(tuple(events))):
+            # shuffled reports are pure only at their local epsilon: with a delta
+            # to spend, their amplified (eps, delta) is charged instead
             return ReleaseCost(Spend(pure, Fraction(0)), pure, Fraction(0), "pure")
         if budget.delta == 0:
             raise CostUnavailable(
@@ -236,7 +245,7 @@ class ZcdpRule(Rule):
             )
         epsilon = zcdp_epsilon(rho, budget.delta)
         notes = unamplified_note(events, epsilon, budget.delta)
-        return ReleaseCost(Spend(rho=rho), epsilon, budget.delta, "zCDP", notes)
+        return labelled(ReleaseCost(Spend(rho=rho), epsilon, budget.delta, "zCDP", notes), events)
 
     def fits(self, spent: Spend, cost: Spend, capacity: Spend) -> bool:
         return spent.rho + cost.rho <= capacity.rho
@@ -245,6 +254,22 @@ class ZcdpRule(Rule):
         if amount.rho <= 0:
             return Fraction(0), Fraction(0)
         return zcdp_epsilon(amount.rho, budget.delta), budget.delta
+
+
+REPLACE_ONE_LABEL = "replace-one neighbours"
+
+
+def labelled(cost: ReleaseCost, events: Sequence[Event]) -> ReleaseCost:
+    """A charge for local reports names its relation, and, when shuffling
+    amplified it below the reports' local epsilon, FMT 2021 (`accounting.local`)."""
+    events = tuple(events)
+    if not has_local(events):
+        return cost
+    method = cost.method
+    local = local_epsilon_of(events)
+    if has_shuffled(events) and local is not None and cost.epsilon < local:
+        method = shuffle_method(events, method)
+    return dataclasses.replace(cost, method=f"{method}, {REPLACE_ONE_LABEL}")
 
 
 # A charge this many times the release's tight epsilon is worth a warning.

@@ -196,14 +196,22 @@ def refuse_unsafe_release(definition: CheckedDef) -> None:
             )
 
 
-def _relation(request: RunRequest, ledger: Any, keys: dict[str, str]) -> RunRequest:
+def _relation(request: RunRequest, ledger: Any, keys: dict[str, str],
+              events: dict[str, tuple[Event, ...]]) -> RunRequest:
     """The request with its neighbour relation settled: the one asked for,
-    else the one the datasets' charges are for (add/remove-one for a new
-    dataset; FZ605 if two datasets of one release disagree)."""
+    else replace-one for a release of local reports (the only relation they
+    are private for; a dataset for the other refuses it, FZ605), else the
+    one the datasets' charges are for (add/remove-one for a new dataset;
+    FZ605 if two datasets of one release disagree)."""
     from dataclasses import replace
+
+    from fuzzpy.accounting.neighbours import relation_of_release
 
     if request.neighbours is not None:
         return request
+    implied = relation_of_release(tuple(e for evs in events.values() for e in evs), None)
+    if implied is not None:
+        return replace(request, neighbours=implied)
     found = {ledger.neighbours(key) for key in keys.values()} or {"add-remove-one"}
     if len(found) > 1:
         raise refuse(EXIT_BUDGET, "FZ605", "the datasets of this release are charged for different neighbour "
@@ -215,13 +223,17 @@ def _relation(request: RunRequest, ledger: Any, keys: dict[str, str]) -> RunRequ
 def _for_relation(events: dict[str, tuple[Event, ...]], request: RunRequest) -> dict[str, tuple[Event, ...]]:
     """The events restated for the request's neighbour relation (no fixed-size
     sample left: fuzzpy.accounting.neighbours); FZ523 for a bad relation."""
-    from fuzzpy.accounting.neighbours import Neighbours
+    from fuzzpy.accounting.neighbours import LocalNeedsReplaceOne, Neighbours
 
     try:
         relation = Neighbours(request.neighbours or "add-remove-one", request.rows)
     except ValueError as exc:
         raise refuse(EXIT_USAGE, "FZ523", str(exc)) from None
-    return {name: relation.resolve(evs) for name, evs in events.items()}
+    try:
+        return {name: relation.resolve(evs) for name, evs in events.items()}
+    except LocalNeedsReplaceOne as exc:  # the same refusal as the ledger's (fuzzpy.ledger.neighbours)
+        raise refuse(EXIT_BUDGET, "FZ605", f"refused: {exc}; this release asks for {relation.relation}",
+                     "local reports need --neighbours replace-one, on a dataset for replace-one") from None
 
 
 def _check_public_rows(request: RunRequest, opened: dict[str, Any], loaded: dict[str, Any]) -> None:
@@ -395,7 +407,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
         with Ledger(request.ledger) as ledger:
             sources = name_sources(ledger, request.data, request.datasets, list(events), reader=engine.reader)
             keys = {name: s.dataset for name, s in sources.items()}
-            request = _relation(request, ledger, keys)
+            request = _relation(request, ledger, keys, events)
             events = _for_relation(events, request)
             for key, evs in _events_by_dataset(events, keys).items():  # refuse before the data is read
                 ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours)
@@ -491,7 +503,7 @@ def quote(request: RunRequest, warn: Warn = lambda message: None) -> list[Quote]
         with Ledger(request.ledger) as ledger:
             sources = name_sources(ledger, request.data, request.datasets, list(events), reader=engine.reader)
             keys = {name: s.dataset for name, s in sources.items()}
-            request = _relation(request, ledger, keys)
+            request = _relation(request, ledger, keys, events)
             events = _for_relation(events, request)
             return [ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours or "add-remove-one")
                     for key, evs in _events_by_dataset(events, keys).items()]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from fuzzpy.language import syntax as S
 from fuzzpy.language.categories import bucket_indices
 from fuzzpy.runtime import exact as X
+from fuzzpy.runtime import local as L
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.accuracy import NoiseNote
 from fuzzpy.runtime.aggregates import clamped_sum, vector_sum
@@ -151,6 +152,7 @@ def builtin_functions(interp: Interpreter) -> dict[str, Function]:
         "map": fn("map", 2, map_),
         "filter": fn("filter", 2, filter_),
         "split": fn("split", 2, split),
+        "local": L.local_function(interp),
         "counts": fn("counts", 1, counts),
         "tabulate": fn("tabulate", 2, lambda ts, f: tabulated(ts, as_vector([f(t) for t in ts]))),
         "dot": fn("dot", 2, dot),
@@ -223,6 +225,11 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
         "loop": _loop,
         "iterate": _iterate,
         "subsample": _subsample,
+        "rr": L.rr_primitive,
+        "krr": L.krr_primitive,
+        "shuffle": L.shuffle_primitive,
+        "rr_estimate": L.rr_estimate_primitive,
+        "krr_estimate": L.krr_estimate_primitive,
         "choose": _fixed_size(replacement=False),
         "bootstrap": _fixed_size(replacement=True),
     }
