@@ -60,6 +60,7 @@ COARSE_FIRST = 1.25
 # the fine pass sized by another direction's answer reaches this much below it
 # (the two directions of DP-SGD differ by ~0.1-1%; a wider window costs little)
 KNOWN_MARGIN = 0.02
+TWIN_BOUNDS = 1.01
 Direction = list[tuple[LossTails, int]]
 
 
@@ -133,10 +134,11 @@ def _direction_epsilon(
     (another direction's proven answer, near this one's Renyi bound) the
     coarse pass comes first either way, and when its bound is at most
     ``enough`` the fine passes are skipped: this direction cannot raise the
-    answer, max(enough, coarse) = enough. Without a coarse pass, ``known`` > 0
-    (another direction's proven answer: the add and remove directions of
-    subsampled mechanisms are close) sizes the fine pass directly, as a
-    coarse pass's answer would (speed only; every pass is valid)."""
+    answer, max(enough, coarse) = enough. ``known`` > 0 (another
+    direction's proven answer) is what this one's must exceed to matter:
+    the fine window reaches a little below it (or below the coarse answer,
+    if lower), with no coarse pass of its own and no second fine pass for
+    an answer below it (speed only; every pass is valid)."""
     coarse = None
     if enough > 0:
         coarse = _bound(direction, planner.hint()).epsilon(delta)
@@ -144,14 +146,15 @@ def _direction_epsilon(
             return coarse
     estimate = planner.estimate()
     found = math.inf
-    if known > 0 and coarse is None:
-        estimate = known * (1 - KNOWN_MARGIN)
+    if known > 0:
+        found = coarse if coarse is not None else math.inf
+        estimate = min(known, found) * (1 - KNOWN_MARGIN)
     elif planner.needs_hint(estimate):
         found = coarse if coarse is not None else _bound(direction, planner.hint()).epsilon(delta)
         estimate = found if math.isfinite(found) else planner.renyi_epsilon
     plan = planner.final(estimate)
     final = _bound(direction, plan).epsilon(delta)
-    if final < estimate * (1 - 1e-3) and math.isinf(found):
+    if final < estimate * (1 - 1e-3) and math.isinf(found) and final > known:
         # the window was planned for a larger answer: plan again for this one
         found = _bound(direction, planner.final(final)).epsilon(delta)
     best = min(found, final)
@@ -247,9 +250,12 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
     best = 0.0
     for bound, direction in bounds:
         if bound > best:
-            planner = Planner(direction, delta)
-            enough = best if bound <= COARSE_FIRST * best and not planner.coarser_smooth() else 0.0
-            best = max(best, _direction_epsilon(direction, delta, planner, enough, best))
+            # a second direction whose Renyi bound is close to the first's (the
+            # two directions of DP-SGD: a relative 1e-4 apart) is about as
+            # large and most often a little smaller: the coarse pass first too
+            twin = best > 0 and bound >= bounds[0][0] / TWIN_BOUNDS
+            enough = best if bound <= COARSE_FIRST * best or twin else 0.0
+            best = max(best, _direction_epsilon(direction, delta, Planner(direction, delta), enough, best))
     return best
 
 
