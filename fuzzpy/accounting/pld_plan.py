@@ -34,7 +34,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from fuzzpy.accounting.pld_grid import GridPLD, Strides, discretise
+from fuzzpy.accounting.pld_grid import GridPLD, Strides, discretise, log_sum_exp_rows
 from fuzzpy.accounting.pld_pairs import GaussianPair, LaplacePair, LossTails, RandomizedResponsePair
 from fuzzpy.support.records import frozen
 
@@ -115,10 +115,8 @@ class Summary:
         keep = (grid_losses >= lo) & (grid_losses <= hi) & (grid_probs > 0)  # empty cells add 0
         losses = np.append(grid_losses[keep], lo)
         probs = np.append(grid_probs[keep], grid_probs[grid_losses < lo].sum())
-        with np.errstate(divide="ignore"):
-            exponents = np.log(probs)[None, :] + orders[:, None] * losses[None, :]
-        top = np.max(exponents, axis=1)
-        return top + np.log(np.sum(np.exp(exponents - top[:, None]), axis=1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return log_sum_exp_rows(np.log(probs), losses, orders)
 
 
 @lru_cache(maxsize=256)
@@ -382,8 +380,8 @@ class Planner:
         first, last = np.searchsorted(losses, [lo, hi], side="left"), np.searchsorted(losses, hi, "right")
         # segment k: losses in (b_{k-1}, b_k] (the first from lo, the last to hi)
         edges = [int(first[0]), *np.searchsorted(losses, bounds, side="right").tolist(), int(last)]
-        with np.errstate(divide="ignore"):
-            exponents = np.log(probs)[None, :] + ORDERS[:, None] * losses[None, :]
+        exponents = np.multiply.outer(ORDERS, losses)
+        exponents += summary_i.grid.log_probs
         below = float(probs[: edges[0]].sum())
         parts, masses = [], []
         for k in range(bounds.size + 1):
