@@ -37,9 +37,30 @@ def log_delta(mu: float, epsilon: float) -> float:
         return -math.inf
     a = log_ndtr(-epsilon / mu + mu / 2)
     b = epsilon + log_ndtr(-epsilon / mu - mu / 2)
-    if b >= a:  # only by rounding: the true difference is tiny and positive
-        return -math.inf
-    return a + math.log1p(-math.exp(b - a))
+    if a - b > _CANCELLATION * (abs(a) + abs(b) + 1):
+        return a + math.log1p(-math.exp(b - a))
+    # A and B agree to most of their digits (tiny mu and eps: eps <= 1e-10 at
+    # delta 1e-100 lost a quarter of eps, and below mu ~ 1e-15 the float
+    # difference vanished): the difference in mpmath, as precise as needed
+    return _log_delta_mp(mu, epsilon)
+
+
+# the float difference a - b errs by a few ulps of |a| + |b|: trusted when it
+# is at least this share of them (then log delta is within ~1e-10)
+_CANCELLATION = 1e-6
+
+
+def _log_delta_mp(mu: float, epsilon: float) -> float:
+    """log delta(eps) from `delta_bounds` at a precision raised until the
+    bounds agree to a relative 1e-12 (-inf if they never leave 0)."""
+    precision = MP_PREC
+    while precision <= _MAX_PREC:
+        lower, upper, _ = delta_bounds(mu, epsilon, precision)
+        if lower > 0 and upper - lower <= 1e-12 * upper:
+            with mp.workprec(precision):
+                return float(mpmath.log((lower + upper) / 2))
+        precision *= 2
+    return -math.inf
 
 
 def delta_bounds(mu: float, epsilon: float, precision: int = MP_PREC) -> tuple[mpf, mpf, mpf]:

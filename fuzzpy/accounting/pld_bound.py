@@ -41,7 +41,10 @@ class DeltaBound:
         `pld._bound` may put 1 for ``below`` when the window starts below -shift)."""
         e0 = math.nextafter(epsilon - self.shift, -math.inf)
         start = int(np.searchsorted(self.losses, e0, side="right"))
-        terms = self.masses[start:] * -np.expm1(e0 - self.losses[start:])
+        terms = np.subtract(e0, self.losses[start:])  # in place from here: the same roundings
+        np.expm1(terms, out=terms)
+        np.negative(terms, out=terms)
+        terms *= self.masses[start:]
         window = float(np.sum(terms)) * (1 + (terms.size + 8) * ULP)
         below = self.below if e0 < self.window_low else 0.0
         total = (self.infinity + below + window) * (1 + 4 * ULP)

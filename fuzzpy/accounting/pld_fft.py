@@ -105,7 +105,9 @@ def compose(
         transform = fft.rfft(folded)
         r = kappa * float(np.sum(folded)) * (1 + size * ULP)
         transforms.append(transform)
-        bounds.append((count, r, np.log(np.abs(transform) + r)))
+        log_ar = np.abs(transform)
+        log_ar += r
+        bounds.append((count, r, np.log(log_ar, out=log_ar)))
         multiplications += 2 * count.bit_length() + 1
     # frequencies whose product is below e^-100 even with the errors are left
     # out (set to 0): their whole value is added to the error instead
@@ -133,8 +135,10 @@ def compose(
     head = min(size - positions, count)
     tilted_masses[:head] = circular[positions : positions + head]
     tilted_masses[head:] = circular[: count - head]
-    losses = (low + start + np.arange(count)) * interval
-    exponent = log_scale + rounding - tilt * losses
+    losses = np.arange(low + start, low + start + count, dtype=float)  # integers: exact
+    losses *= interval
+    exponent = np.multiply(losses, -tilt)  # (log_scale + rounding) - tilt l, the same roundings
+    exponent += log_scale + rounding
     # the computed exponent errs by an ulp of each of |l| t, |t l|, |log_scale|
     # and |exponent| (linear in the loss: both largest at an end of the window),
     # exp adds an ulp: a relative 4 ulp of their sum covers exp(exponent)'s
@@ -215,7 +219,8 @@ def _spectral_error(
     for n, r, log_ar in bounds:
         if r == 0.0:
             continue
-        g = np.exp(log_all - log_ar)  # (a_i + r_i)^{n_i - 1} prod_{j != i} (a_j + r_j)^{n_j}
+        g = np.subtract(log_all, log_ar)  # (a_i + r_i)^{n_i - 1} prod_{j != i} (a_j + r_j)^{n_j}
+        np.exp(g, out=g)
         total += n * r * _full_sum(g)
     rounding = math.sqrt(5) * ULP * multiplications * 1.01
     return (total + rounding * _full_sum(np.abs(spectrum))) * (1 + 1e-6)

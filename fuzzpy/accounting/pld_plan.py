@@ -34,7 +34,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from fuzzpy.accounting.pld_grid import GridPLD, Strides, discretise
+from fuzzpy.accounting.pld_grid import GridPLD, Strides, discretise, log_sum_exp_rows
 from fuzzpy.accounting.pld_pairs import GaussianPair, LaplacePair, LossTails, RandomizedResponsePair
 from fuzzpy.support.records import frozen
 
@@ -115,10 +115,8 @@ class Summary:
         keep = (grid_losses >= lo) & (grid_losses <= hi) & (grid_probs > 0)  # empty cells add 0
         losses = np.append(grid_losses[keep], lo)
         probs = np.append(grid_probs[keep], grid_probs[grid_losses < lo].sum())
-        with np.errstate(divide="ignore"):
-            exponents = np.log(probs)[None, :] + orders[:, None] * losses[None, :]
-        top = np.max(exponents, axis=1)
-        return top + np.log(np.sum(np.exp(exponents - top[:, None]), axis=1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return log_sum_exp_rows(np.log(probs), losses, orders)
 
 
 @lru_cache(maxsize=256)
@@ -372,20 +370,38 @@ class Planner:
     @cache  # noqa: B019 - one planner per direction and delta
     def _levels(self, index: int) -> tuple[tuple[float, np.ndarray, np.ndarray], ...]:
         """(log P(b < L), log E[e^{tL}; L <= b], log E[e^{tL}; b < L]) for a
-        few levels b of a part (truncated to its cuts)."""
+        few levels b of a part (truncated to its cuts; the mass below is moved
+        up to the lowest cut, as in `Summary.log_mgf`). One log-sum-exp per
+        segment between consecutive levels, combined by logaddexp (the same
+        sums as one log-sum-exp per level and side, a few times faster)."""
         summary_i, (lo, hi) = self.summaries[index], self.cuts[index]
-        losses, probs = summary_i.grid.losses, summary_i.grid.probs
+        losses, probs = summary_i.grid.losses, summary_i.grid.probs  # losses ascending
+        bounds = np.linspace(lo, hi, 6)[1:-1]
+        first, last = np.searchsorted(losses, [lo, hi], side="left"), np.searchsorted(losses, hi, "right")
+        # segment k: losses in (b_{k-1}, b_k] (the first from lo, the last to hi)
+        edges = [int(first[0]), *np.searchsorted(losses, bounds, side="right").tolist(), int(last)]
+        exponents = np.multiply.outer(ORDERS, losses)
+        exponents += summary_i.grid.log_probs
+        below = float(probs[: edges[0]].sum())
+        parts, masses = [], []
+        for k in range(bounds.size + 1):
+            start, stop = edges[k], max(edges[k + 1], edges[k])
+            chosen = exponents[:, start:stop]
+            if k == 0 and below > 0:
+                chosen = np.concatenate([chosen, (math.log(below) + ORDERS * lo)[:, None]], axis=1)
+            top = np.max(chosen, axis=1) if chosen.shape[1] else np.full(ORDERS.size, -np.inf)
+            finite = np.where(np.isfinite(top), top, 0.0)
+            with np.errstate(divide="ignore"):
+                parts.append(finite + np.log(np.sum(np.exp(chosen - finite[:, None]), axis=1)))
+            masses.append(float(probs[start:stop].sum()))
         levels = []
-        for b in np.linspace(lo, hi, 6)[1:-1]:
-            big = (losses > b) & (losses <= hi) & (probs > 0)
-            above = float(probs[big].sum())
+        for k in range(bounds.size):
+            above = sum(masses[k + 1 :])
             if above <= 0:
                 continue
-            with np.errstate(divide="ignore"):
-                exponents = np.log(probs[big])[None, :] + ORDERS[:, None] * losses[big][None, :]
-            top = np.max(exponents, axis=1)
-            big_mgf = top + np.log(np.sum(np.exp(exponents - top[:, None]), axis=1))
-            levels.append((math.log(above), summary_i.log_mgf(ORDERS, lo, float(b)), big_mgf))
+            small = np.logaddexp.reduce(np.array(parts[: k + 1]), axis=0)
+            big = np.logaddexp.reduce(np.array(parts[k + 1 :]), axis=0)
+            levels.append((math.log(above), small, big))
         return tuple(levels)
 
     def _interval(self, tolerance: float, width: float, max_points: int) -> float:

@@ -144,13 +144,28 @@ def epsilon_cks(rho: float, delta: float) -> float:
         return math.inf
     if delta >= 1 or rho <= 0:
         return 0.0
-    # search over log(alpha - 1): a coarse grid, then a bounded refinement
-    grid = np.linspace(-12.0, 12.0, 97)
-    values = [epsilon_at_order(rho, delta, 1 + math.exp(t)) for t in grid]
-    best = int(np.argmin(values))
+    # search over log(alpha - 1): a coarse grid, then a bounded refinement. The
+    # grid reaches the optimum alpha ~ 1 + sqrt(log(1/delta) / rho) however
+    # small rho is (sigma = 1e15: alpha ~ 1e16; a grid ending at e^12 was 10^4x
+    # loose there). The grid is scanned vectorised (numpy) only to locate the
+    # minimum; every value returned is computed by `epsilon_at_order`.
+    centre = 0.5 * (math.log(-math.log(delta)) - math.log(rho))
+    grid = np.linspace(min(-12.0, centre - 12.0), max(12.0, centre + 12.0), 97)
+    best = int(np.argmin(_orders_estimate(rho, delta, 1 + np.exp(grid))))
     lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
+    at_grid = epsilon_at_order(rho, delta, 1 + math.exp(float(grid[best])))
     refined = _golden_minimum(lambda t: epsilon_at_order(rho, delta, 1 + math.exp(t)), float(lo), float(hi))
-    return max(0.0, min(values[best], refined))
+    return max(0.0, min(at_grid, refined))
+
+
+def _orders_estimate(rho: float, delta: float, alphas: np.ndarray) -> np.ndarray:
+    """`epsilon_at_order` at many orders in floating point (to locate the
+    minimum only; not a bound)."""
+    with np.errstate(all="ignore"):
+        values = alphas * rho + (-math.log(delta) + (alphas - 1) * np.log1p(-1 / alphas) - np.log(alphas)) / (
+            alphas - 1
+        )
+    return np.where(np.isfinite(values), values, np.inf)
 
 
 _GOLDEN = (math.sqrt(5) - 1) / 2
