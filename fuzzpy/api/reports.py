@@ -326,7 +326,9 @@ def _definition(
                   if p.name in figures else None, _symbolic(d, p.name))
         for p in d.params
     )
-    expressions = {name: None if cost is None else str(cost) for name, cost in d.symbolic_privacy.items()}
+    from fuzzpy.checker.report import symbolic_costs
+
+    expressions = {name: None if cost is None else str(cost) for name, cost in symbolic_costs(d).items()}
     return DefinitionReport(d.name, str(document["type"]), str(d.result), parameters, d, document, explain,
                             d.static_params, expressions, instances)
 
@@ -342,10 +344,12 @@ def _instances(checked: CheckedProgram, d: CheckedDef, delta: float | None) -> t
 
 
 def _symbolic(d: CheckedDef, name: str) -> str | None:
+    from fuzzpy.checker.report import symbolic_costs
+
     if name in d.static_params:
         return "static"
     if name in d.symbolic_privacy:
-        cost = d.symbolic_privacy[name]
+        cost = symbolic_costs(d)[name]
         if cost is None:
             return "checked at each call" if d.deferred else "not pure (see each call)"
         return f"{cost}"

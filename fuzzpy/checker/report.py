@@ -31,6 +31,7 @@ from fuzzpy.language import syntax as S
 from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.language.figures import text_up
 from fuzzpy.language.sensitivity import Sens
+from fuzzpy.language.symbolic import Poly
 from fuzzpy.support.records import frozen
 
 DEFAULT_DELTA = 1e-6
@@ -100,6 +101,17 @@ def under(neighbours: Neighbours) -> Iterator[None]:
 
 def neighbours_in_force() -> Neighbours:
     return _IN_FORCE.get()
+
+
+def symbolic_costs(d: CheckedDef) -> dict[str, Poly | None]:
+    """A definition's pure costs over its static parameters, for the
+    neighbours in force. The checker's are for add/remove; a replacement is
+    two such steps, so under replace-one each doubles (group privacy over 2,
+    Dwork & Roth 2014, Thm 2.2), never below what `resolve` charges a call
+    (a review of issue 27, F1: the expression was printed at half)."""
+    if _IN_FORCE.get().relation != REPLACE_ONE:
+        return dict(d.symbolic_privacy)
+    return {name: None if cost is None else cost.scale(Fraction(2)) for name, cost in d.symbolic_privacy.items()}
 
 
 def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFigure:
@@ -187,7 +199,7 @@ def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[s
             parts.append(f"({p.name} : {'nat' if nat else p.type})")
             continue
         if p.name in checked.symbolic_privacy:
-            cost = checked.symbolic_privacy[p.name]
+            cost = symbolic_costs(checked)[p.name]
             # not pure (a Gaussian beside a symbolic epsilon): no one expression; each call's cost is listed
             parts.append(f"({p.name} :[{'at each call' if cost is None else cost}] {p.type})")
             continue
@@ -233,7 +245,7 @@ def symbolic_text(d: CheckedDef) -> str:
         more = f" (and {', '.join(n for n, _ in d.deferred[1:])})" if len(d.deferred) > 1 else ""
         return f"cost checked at each call's numbers: `{name}` is {why}{more}"
     parts = []
-    for name, cost in d.symbolic_privacy.items():
+    for name, cost in symbolic_costs(d).items():
         if cost is None:
             parts.append(f"approximate in {name}: see each call")
             continue
@@ -360,7 +372,7 @@ def json_definitions(checked: CheckedProgram, delta: float | None, known: Figure
         if d.static_params:
             out[-1]["static_params"] = list(d.static_params)
             out[-1]["symbolic_privacy"] = {
-                name: None if cost is None else str(cost) for name, cost in d.symbolic_privacy.items()
+                name: None if cost is None else str(cost) for name, cost in symbolic_costs(d).items()
             }
             out[-1]["instances"] = [
                 {
@@ -378,7 +390,7 @@ def _param_json(d: CheckedDef, p: ParamInfo) -> object:
     if p.name in d.static_params:
         return "static"
     if p.name in d.symbolic_privacy:
-        cost = d.symbolic_privacy[p.name]
+        cost = symbolic_costs(d)[p.name]
         return None if cost is None else str(cost)  # None: not pure, see "instances"
     events = d.argument_privacy.get(p.name, d.privacy.get(p.name, ()))
     if events and pure_epsilon(events) is None:  # not a bare "inf": an (eps, delta) cost, under "privacy"

@@ -369,13 +369,16 @@ def _print_calibration(args: argparse.Namespace, result: Calibration, rounds: in
 
 def _program(args: argparse.Namespace) -> int:
     from fuzzpy.accounting.accountant import DESCRIPTIONS, guarantees, pure_epsilon
+    from fuzzpy.checker.report import under
     from fuzzpy.commands.program_costs import CostsUnavailable, costs_and_parameterised
 
+    relation = _neighbours(args)
     try:
-        costs, parameterised = costs_and_parameterised(args.file, args.definition, None if args.delta is None else float(args.delta))
+        with under(relation):  # parameterised definitions' expressions and calls are for this relation too
+            costs, parameterised = costs_and_parameterised(args.file, args.definition,
+                                                           None if args.delta is None else float(args.delta))
     except CostsUnavailable as exc:
         raise _failure(exc.code, str(exc)) from None
-    relation = _neighbours(args)
     costs = [(name, param, _for_relation(relation, events)) for name, param, events in costs]
     rows = []
     for name, param, events in costs:

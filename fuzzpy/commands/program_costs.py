@@ -73,7 +73,13 @@ def costs_and_parameterised(
 
 
 def _parameterised(checked: object, delta: float | None) -> Parameterised:
-    from fuzzpy.checker.report import _upper_float, instance_lines, privacy_figure, symbolic_text
+    from fuzzpy.checker.report import (
+        _upper_float,
+        instance_lines,
+        privacy_figure,
+        symbolic_costs,
+        symbolic_text,
+    )
     from fuzzpy.checker.result import CheckedProgram
 
     assert isinstance(checked, CheckedProgram)
@@ -88,7 +94,7 @@ def _parameterised(checked: object, delta: float | None) -> Parameterised:
         found.documents.append({
             "name": d.name,
             "static_params": list(d.static_params),
-            "symbolic_privacy": {db: None if cost is None else str(cost) for db, cost in d.symbolic_privacy.items()},
+            "symbolic_privacy": {db: None if cost is None else str(cost) for db, cost in symbolic_costs(d).items()},
             "cost": text,
             "checked_at_each_call": {name: why for name, why in d.deferred},
             "instances": [
