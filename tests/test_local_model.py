@@ -273,3 +273,31 @@ def test_local_reports_of_a_bag_whose_size_one_row_moves_are_refused(release: st
 def test_local_reports_of_mapped_rows_are_accepted() -> None:
     figure = privacy("def f (db : bag D) : fuzzy (bag bool) = local (fun r -> rr[1] r.on) (map (fun r -> { on = not r.on, cat = r.cat, x = r.x }) db);", "f")
     assert figure["epsilon"] == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the reviewer's forms: the bag reaches `local` / `shuffle` through a lambda's parameter
+        "{ sample r = (fun b -> local (fun r -> rr[1] r.on) b) db; return (size r) }",
+        "{ sample r = (fun b -> local (fun r -> rr[1] r.on) b) (filter (fun e -> e.x > 0) db); return (size r) }",
+        "{ let g = fun (b : bag D) -> local (fun r -> rr[1] r.on) b; sample r = g (filter (fun e -> e.on) db); return (size r) }",
+        "{ sample r = app (fun (b : bag D) -> local (fun r -> rr[1] r.on) b) (filter (fun e -> e.on) db); return (size r) }",
+        "{ sample r = (fun b -> shuffle[100] (fun r -> rr[1] r.on) b) db; return (size r) }",
+        "{ sample r = (fun c -> local (fun r -> rr[1] r.on) (map (fun e -> e) c)) db; return (size r) }",
+        "{ let db = filter (fun e -> e.on) db; sample r = local (fun r -> rr[1] r.on) db; return (size r) }",
+    ],
+)
+def test_local_reports_through_a_lambda_or_let_are_refused(body: str) -> None:
+    # regression (second adversarial review, issue 28): a lambda's cost in its
+    # parameter became a plain sensitivity, so these were accepted as 1-DP for
+    # add/remove neighbours while releasing the (filtered) row count exactly
+    app = "def app (h : bag D -o fuzzy (bag bool)) (b : bag D) : fuzzy (bag bool) = h b;\n"
+    with pytest.raises(Rejected) as info:
+        check(app + f"def f (db : bag D) : fuzzy num = {body};")
+    assert "FZ301" in [d.code for d in info.value.diagnostics]
+
+
+def test_local_reports_of_the_database_captured_by_a_lambda_are_accepted() -> None:
+    figure = privacy("def f (db : bag D) : fuzzy (bag bool) = (fun t -> local (fun r -> rr[1] r.on) db) 0;", "f")
+    assert figure["epsilon"] == 1

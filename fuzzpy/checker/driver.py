@@ -342,7 +342,7 @@ class ProgramChecker:
             g.sigs[decl.name] = self._recursive_stub(decl, params, declared_result)
         ck.symbolic_used, ck.static_params = set(), {}
         for name, ty in params:
-            binding = Binding(ty, is_param=True, rec_param=decl.recursive)
+            binding = Binding(ty, is_param=True, rec_param=decl.recursive, def_param=True)
             if isinstance(ty, (T.TNum, T.TInt)) and not decl.recursive:
                 binding.symbolic = Poly.var(name) if values is None else values.get(name)
                 if binding.symbolic is not None:
