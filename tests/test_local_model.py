@@ -207,10 +207,25 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "fuzzpy", *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
 
 
+def _register(ledger: str, name: str, file: str, *options: str) -> None:
+    """The owner registers the file with a row rule that drops no row: local
+    reports need one (FZ556)."""
+    done = _run("dataset", "register", name, file, "--ledger", ledger, *options)
+    assert done.returncode == 0, done.stderr + done.stdout
+
+
+def _releases(ledger: str) -> int:
+    import sqlite3
+
+    with sqlite3.connect(ledger) as connection:
+        return int(connection.execute("SELECT count(*) FROM releases").fetchone()[0])
+
+
 def test_telemetry_example_runs_and_estimates_the_shares(tmp_path: Path) -> None:
     ledger = str(tmp_path / "l.sqlite")
-    done = _run("run", "examples/telemetry_survey.fz", "browser_counts", "--data", "db=examples/data/telemetry.csv",
-                "--ledger", ledger, "--budget", "5,1e-5", "--json")
+    _register(ledger, "tel", "examples/data/telemetry.csv", "--budget", "5,1e-5", "--missing", "refuse")
+    done = _run("run", "examples/telemetry_survey.fz", "browser_counts", "--data", "db=tel",
+                "--ledger", ledger, "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     shares = [x / 12_000 for x in doc["released"]]
@@ -228,8 +243,9 @@ def test_a_ledger_does_not_add_local_and_central_charges(tmp_path: Path) -> None
         encoding="utf-8",
     )
     ledger = str(tmp_path / "l.sqlite")
-    data = "db=examples/data/telemetry.csv"
-    assert _run("run", str(program), "reports", "--data", data, "--ledger", ledger, "--budget", "5").returncode == 0
+    _register(ledger, "tel", "examples/data/telemetry.csv", "--budget", "5", "--missing", "refuse")
+    data = "db=tel"
+    assert _run("run", str(program), "reports", "--data", data, "--ledger", ledger).returncode == 0
     refused = _run("run", str(program), "central", "--data", data, "--ledger", ledger)
     assert refused.returncode == 3 and "FZ603" in refused.stderr
 
@@ -239,8 +255,39 @@ def test_shuffle_refuses_fewer_reports_than_it_was_charged_for(tmp_path: Path) -
     data.write_text("on,cat,x\ntrue,1,0\nfalse,0,1\n", encoding="utf-8")
     program = tmp_path / "p.fz"
     program.write_text(DEVICE + "def f (db : bag D) : fuzzy (bag bool) = shuffle[3] (fun d -> rr[1] d.on) db;\n", encoding="utf-8")
-    done = _run("run", str(program), "f", "--data", f"db={data}", "--ledger", str(tmp_path / "l.sqlite"), "--budget", "5,1e-5")
+    ledger = str(tmp_path / "l.sqlite")
+    _register(ledger, "few", str(data), "--budget", "5,1e-5", "--missing", "refuse")
+    done = _run("run", str(program), "f", "--data", "db=few", "--ledger", ledger)
     assert done.returncode != 0 and "FZ519" in done.stderr
+    # regression (adversarial review B): refused before the charge (the number
+    # of rows is public under replace-one, the relation the charge is for)
+    assert _releases(ledger) == 0
+    for engine in ("memory", "duckdb"):
+        again = _run("run", str(program), "f", "--data", "db=few", "--ledger", ledger, "--engine", engine)
+        assert "FZ519" in again.stderr and _releases(ledger) == 0
+
+
+@pytest.mark.parametrize("release", ["local (fun d -> rr[1] d.on) db", "shuffle[2] (fun d -> rr[1] d.on) db"])
+def test_local_reports_refuse_a_row_rule_that_drops_rows_before_any_charge(tmp_path: Path, release: str) -> None:
+    # regression (adversarial review B, e0.csv / e1.csv): with the default
+    # `drop` rule a neighbour whose row reads `maybe` lost its report, so the
+    # released number of reports told the two apart. Refused from the public
+    # rule alone: the file with the bad cell and the one without end alike
+    program = tmp_path / "p.fz"
+    program.write_text(DEVICE + f"def f (db : bag D) : fuzzy (bag bool) = {release};\n", encoding="utf-8")
+    endings = []
+    for i, bad in enumerate(("false", "maybe")):
+        data = tmp_path / f"e{i}.csv"
+        data.write_text(f"on,cat,x\ntrue,1,0\nfalse,0,1\n{bad},2,2\n", encoding="utf-8")
+        ledger = str(tmp_path / f"l{i}.sqlite")
+        _register(ledger, "e", str(data), "--budget", "5,1e-5", "--type", "on=bool")
+        done = _run("run", str(program), "f", "--data", "db=e", "--ledger", ledger)
+        assert "FZ556" in done.stderr and _releases(ledger) == 0
+        endings.append((done.returncode, done.stderr.replace(str(data), "FILE")))
+        unregistered = _run("run", str(program), "f", "--data", f"db={data}", "--ledger", str(tmp_path / f"u{i}.sqlite"),
+                            "--budget", "5,1e-5")
+        assert "FZ556" in unregistered.stderr
+    assert endings[0] == endings[1]
 
 
 def test_shuffled_events_are_approximate_with_a_delta_and_pure_without() -> None:
