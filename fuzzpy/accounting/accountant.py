@@ -157,7 +157,12 @@ def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
     NotSummarisable when none exists."""
     events = tuple(events)
     found: list[Atoms] = []
-    for whole, part in ((False, 2.0), (True, 2.0), (False, FULL_PART)):
+    from fuzzpy.accounting.local import has_shuffled
+
+    # the whole of delta to the summaries: tried for shuffled reports only
+    # (a lone shuffle's figure; elsewhere the extra summaries cost time)
+    tries = ((False, 2.0), (True, 2.0)) + (((False, FULL_PART),) if has_shuffled(events) else ())
+    for whole, part in tries:
         try:
             atoms = atoms_of(events, delta, whole, part)
         except NotSummarisable:
