@@ -161,3 +161,21 @@ def test_the_rows_per_person_policy_charges_the_group_cost(tmp_path: Path) -> No
     again = _fuzzpy("run", str(program), "n", "--data", "db=visits", "--ledger", ledger)
     refused = _fuzzpy("run", str(program), "n", "--data", "db=visits", "--ledger", ledger)
     assert again.returncode == 0 and refused.returncode == 3  # 1.5 + 1.5 + 1.5 > 4
+
+
+def test_a_huge_group_is_an_infinite_cost_in_words_not_an_accountant_failure(tmp_path: Path) -> None:
+    # regression (adversarial review B): `check --group 1000000` printed "cost
+    # unavailable (the accountant failed: cannot convert Infinity to integer ratio)"
+    from fuzzpy.accounting.events import Gaussian, Subsample
+
+    events = (Group(Fraction(1_000_000), (Subsample(Fraction(1, 10), (Gaussian(Fraction(1), Fraction(1)),)),)),)
+    assert tightest(events, 1e-6).epsilon == float("inf")
+    program = tmp_path / "g.fz"
+    program.write_text(
+        "type R = { x : num };\n"
+        "def sg (db : bag R) : fuzzy num = subsample[0.1] (fun s -> gauss[1] (sum[0, 1] (map (fun r -> r.x) s))) db;\n",
+        encoding="utf-8",
+    )
+    done = _fuzzpy("check", "--group", "1000000", str(program))
+    assert "infinite cost" in done.stdout and "failed" not in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr

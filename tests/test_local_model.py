@@ -207,10 +207,25 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "fuzzpy", *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
 
 
+def _register(ledger: str, name: str, file: str, *options: str) -> None:
+    """The owner registers the file with a row rule that drops no row: local
+    reports need one (FZ556)."""
+    done = _run("dataset", "register", name, file, "--ledger", ledger, *options)
+    assert done.returncode == 0, done.stderr + done.stdout
+
+
+def _releases(ledger: str) -> int:
+    import sqlite3
+
+    with sqlite3.connect(ledger) as connection:
+        return int(connection.execute("SELECT count(*) FROM releases").fetchone()[0])
+
+
 def test_telemetry_example_runs_and_estimates_the_shares(tmp_path: Path) -> None:
     ledger = str(tmp_path / "l.sqlite")
-    done = _run("run", "examples/telemetry_survey.fz", "browser_counts", "--data", "db=examples/data/telemetry.csv",
-                "--ledger", ledger, "--budget", "5,1e-5", "--json")
+    _register(ledger, "tel", "examples/data/telemetry.csv", "--budget", "5,1e-5", "--missing", "refuse")
+    done = _run("run", "examples/telemetry_survey.fz", "browser_counts", "--data", "db=tel",
+                "--ledger", ledger, "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     shares = [x / 12_000 for x in doc["released"]]
@@ -233,8 +248,10 @@ def test_one_relation_per_dataset_local_reports_are_replace_one(tmp_path: Path) 
         encoding="utf-8",
     )
     ledger = str(tmp_path / "l.sqlite")
-    data = "db=examples/data/telemetry.csv"
-    assert _run("run", str(program), "reports", "--data", data, "--ledger", ledger, "--budget", "5").returncode == 0
+    telemetry = "examples/data/telemetry.csv"
+    _register(ledger, "tel", telemetry, "--budget", "5", "--missing", "refuse", "--neighbours", "replace-one")
+    data = "db=tel"
+    assert _run("run", str(program), "reports", "--data", data, "--ledger", ledger).returncode == 0
     central = _run("run", str(program), "central", "--data", data, "--ledger", ledger, "--json")
     assert central.returncode == 0, central.stderr
     doc = json.loads(central.stdout)
@@ -244,11 +261,13 @@ def test_one_relation_per_dataset_local_reports_are_replace_one(tmp_path: Path) 
     assert asked_other.returncode == 3 and "FZ605" in asked_other.stderr
 
     other = str(tmp_path / "other.sqlite")
-    assert _run("run", str(program), "central", "--data", data, "--ledger", other, "--budget", "5").returncode == 0
+    _register(other, "tel", telemetry, "--budget", "5", "--missing", "refuse")
+    assert _run("run", str(program), "central", "--data", data, "--ledger", other).returncode == 0
     refused = _run("run", str(program), "reports", "--data", data, "--ledger", other)
     assert refused.returncode == 3 and "FZ605" in refused.stderr and "--neighbours replace-one" in refused.stderr
-    forced = _run("run", str(program), "reports", "--data", data, "--ledger", str(tmp_path / "third.sqlite"),
-                  "--budget", "5", "--neighbours", "add-remove-one")
+    third = str(tmp_path / "third.sqlite")
+    _register(third, "tel", telemetry, "--budget", "5", "--missing", "refuse")
+    forced = _run("run", str(program), "reports", "--data", data, "--ledger", third, "--neighbours", "add-remove-one")
     assert forced.returncode == 3 and "FZ605" in forced.stderr and "--neighbours replace-one" in forced.stderr
 
 
@@ -257,8 +276,39 @@ def test_shuffle_refuses_fewer_reports_than_it_was_charged_for(tmp_path: Path) -
     data.write_text("on,cat,x\ntrue,1,0\nfalse,0,1\n", encoding="utf-8")
     program = tmp_path / "p.fz"
     program.write_text(DEVICE + "def f (db : bag D) : fuzzy (bag bool) = shuffle[3] (fun d -> rr[1] d.on) db;\n", encoding="utf-8")
-    done = _run("run", str(program), "f", "--data", f"db={data}", "--ledger", str(tmp_path / "l.sqlite"), "--budget", "5,1e-5")
+    ledger = str(tmp_path / "l.sqlite")
+    _register(ledger, "few", str(data), "--budget", "5,1e-5", "--missing", "refuse")
+    done = _run("run", str(program), "f", "--data", "db=few", "--ledger", ledger)
     assert done.returncode != 0 and "FZ519" in done.stderr
+    # regression (adversarial review B): refused before the charge (the number
+    # of rows is public under replace-one, the relation the charge is for)
+    assert _releases(ledger) == 0
+    for engine in ("memory", "duckdb"):
+        again = _run("run", str(program), "f", "--data", "db=few", "--ledger", ledger, "--engine", engine)
+        assert "FZ519" in again.stderr and _releases(ledger) == 0
+
+
+@pytest.mark.parametrize("release", ["local (fun d -> rr[1] d.on) db", "shuffle[2] (fun d -> rr[1] d.on) db"])
+def test_local_reports_refuse_a_row_rule_that_drops_rows_before_any_charge(tmp_path: Path, release: str) -> None:
+    # regression (adversarial review B, e0.csv / e1.csv): with the default
+    # `drop` rule a neighbour whose row reads `maybe` lost its report, so the
+    # released number of reports told the two apart. Refused from the public
+    # rule alone: the file with the bad cell and the one without end alike
+    program = tmp_path / "p.fz"
+    program.write_text(DEVICE + f"def f (db : bag D) : fuzzy (bag bool) = {release};\n", encoding="utf-8")
+    endings = []
+    for i, bad in enumerate(("false", "maybe")):
+        data = tmp_path / f"e{i}.csv"
+        data.write_text(f"on,cat,x\ntrue,1,0\nfalse,0,1\n{bad},2,2\n", encoding="utf-8")
+        ledger = str(tmp_path / f"l{i}.sqlite")
+        _register(ledger, "e", str(data), "--budget", "5,1e-5", "--type", "on=bool")
+        done = _run("run", str(program), "f", "--data", "db=e", "--ledger", ledger)
+        assert "FZ556" in done.stderr and _releases(ledger) == 0
+        endings.append((done.returncode, done.stderr.replace(str(data), "FILE")))
+        unregistered = _run("run", str(program), "f", "--data", f"db={data}", "--ledger", str(tmp_path / f"u{i}.sqlite"),
+                            "--budget", "5,1e-5")
+        assert "FZ556" in unregistered.stderr
+    assert endings[0] == endings[1]
 
 
 def test_shuffled_events_are_approximate_with_a_delta_and_pure_without() -> None:
@@ -290,4 +340,32 @@ def test_local_reports_of_a_bag_whose_size_one_row_moves_are_refused(release: st
 
 def test_local_reports_of_mapped_rows_are_accepted() -> None:
     figure = privacy("def f (db : bag D) : fuzzy (bag bool) = local (fun r -> rr[1] r.on) (map (fun r -> { on = not r.on, cat = r.cat, x = r.x }) db);", "f")
+    assert figure["epsilon"] == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the reviewer's forms: the bag reaches `local` / `shuffle` through a lambda's parameter
+        "{ sample r = (fun b -> local (fun r -> rr[1] r.on) b) db; return (size r) }",
+        "{ sample r = (fun b -> local (fun r -> rr[1] r.on) b) (filter (fun e -> e.x > 0) db); return (size r) }",
+        "{ let g = fun (b : bag D) -> local (fun r -> rr[1] r.on) b; sample r = g (filter (fun e -> e.on) db); return (size r) }",
+        "{ sample r = app (fun (b : bag D) -> local (fun r -> rr[1] r.on) b) (filter (fun e -> e.on) db); return (size r) }",
+        "{ sample r = (fun b -> shuffle[100] (fun r -> rr[1] r.on) b) db; return (size r) }",
+        "{ sample r = (fun c -> local (fun r -> rr[1] r.on) (map (fun e -> e) c)) db; return (size r) }",
+        "{ let db = filter (fun e -> e.on) db; sample r = local (fun r -> rr[1] r.on) db; return (size r) }",
+    ],
+)
+def test_local_reports_through_a_lambda_or_let_are_refused(body: str) -> None:
+    # regression (second adversarial review, issue 28): a lambda's cost in its
+    # parameter became a plain sensitivity, so these were accepted as 1-DP for
+    # add/remove neighbours while releasing the (filtered) row count exactly
+    app = "def app (h : bag D -o fuzzy (bag bool)) (b : bag D) : fuzzy (bag bool) = h b;\n"
+    with pytest.raises(Rejected) as info:
+        check(app + f"def f (db : bag D) : fuzzy num = {body};")
+    assert "FZ301" in [d.code for d in info.value.diagnostics]
+
+
+def test_local_reports_of_the_database_captured_by_a_lambda_are_accepted() -> None:
+    figure = privacy("def f (db : bag D) : fuzzy (bag bool) = (fun t -> local (fun r -> rr[1] r.on) db) 0;", "f")
     assert figure["epsilon"] == 1

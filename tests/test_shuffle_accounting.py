@@ -118,3 +118,17 @@ def test_degenerate_inputs() -> None:
 def test_a_huge_local_epsilon_is_its_own_bound_and_does_not_overflow() -> None:
     assert shuffle_epsilon(Fraction(1000), 10**7, 1e-6) == 1000
     assert shuffle_epsilon(Fraction(59), 10**6, 1e-6) <= 59
+
+
+@pytest.mark.parametrize(("eps0", "n"), [(1.0, 100), (2.0, 300), (1.0, 1000)])
+def test_the_charged_figure_is_the_bound_at_the_whole_delta(eps0: float, n: int) -> None:
+    # regression (adversarial review B, issue 28): the accountant summarised a
+    # lone shuffle at delta / 2 (keeping half for a composition with nothing),
+    # so every figure was 4-8% above the clone pair's value at delta
+    from fuzzpy.accounting.accountant import tightest
+    from fuzzpy.accounting.events import ShuffledReports
+
+    found = tightest((ShuffledReports(Fraction(eps0), n),), 1e-6)
+    assert found.method == "fmt2021"
+    assert exact_delta(eps0, n, found.epsilon) <= 1e-6
+    assert exact_delta(eps0, n, found.epsilon / 1.01) > 1e-6

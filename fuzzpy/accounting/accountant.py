@@ -40,6 +40,7 @@ from dp-accounting's series, whose truncation carries no error bound
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 import sys
@@ -88,6 +89,13 @@ DESCRIPTIONS: dict[str, str] = {
     "(Zhu, Dong & Wang 2022), binomial, certified",
     "none": "no method proves a finite epsilon at this delta",
 }
+#: shuffled reports: FMT 2021's (eps, delta) of the shuffle, alone or composed
+SHUFFLE_LABEL = "fmt2021"
+_SHUFFLE_DESCRIPTION = ("amplification by shuffling (Feldman, McMillan & Talwar 2021, the clone pair's "
+                        "hockey-stick divergence, numerically)")
+DESCRIPTIONS.update({f"{SHUFFLE_LABEL}+{name}": f"{_SHUFFLE_DESCRIPTION}, composed by {text}"
+                     for name, text in list(DESCRIPTIONS.items()) if name != "none"})
+DESCRIPTIONS[SHUFFLE_LABEL] = _SHUFFLE_DESCRIPTION
 
 # Methods whose guarantee also holds when later releases (and their privacy
 # parameters) are chosen adaptively, as a privacy filter: basic composition
@@ -116,11 +124,18 @@ class Guarantee:
 # ---------------------------------------------------------------- flattening
 
 
-def atoms_of(events: Iterable[Event], delta: float = 0.0, whole_groups: bool = False) -> Atoms:
-    """The events' atoms. Composite bodies under `subsample` / `group` are
-    summarised at equal shares of half of ``delta`` (NotSummarisable without);
-    ``whole_groups`` chooses how a group's summarised part is charged
-    (`atoms.Flattener`)."""
+FULL_PART = 1.0 + 1e-9  # all of delta to the summaries, less a hair for the margins
+
+
+def atoms_of(events: Iterable[Event], delta: float = 0.0, whole_groups: bool = False, part: float = 2.0) -> Atoms:
+    """The events' atoms. Composite bodies under `subsample` / `group` and
+    shuffled reports are summarised at equal shares of ``delta / part``
+    (NotSummarisable without): half of it by default, the rest left to the
+    composition; all of it (``part`` 1) when the summaries are all there is
+    to compose (a lone shuffle's figure at the whole delta: FMT 2021's
+    (eps, delta) itself; ``part`` a hair above 1, `FULL_PART`, so that the
+    composition's safety margin still fits). ``whole_groups`` chooses how a group's summarised
+    part is charged (`atoms.Flattener`)."""
     # events arrive restated for their neighbour relation (`accounting.neighbours.resolve`):
     # local reports are charged as they are, their epsilon a replace-one guarantee
     events = tuple(events)
@@ -128,7 +143,7 @@ def atoms_of(events: Iterable[Event], delta: float = 0.0, whole_groups: bool = F
     counter.flatten(events)
     if counter.sites == 0:
         return Flattener().flatten(events)
-    share = delta / (2 * counter.sites)
+    share = delta / (part * counter.sites)
     summarise = lambda body, d: _tightest_atoms(body, d).epsilon  # noqa: E731
     return Flattener(summarise, share, whole_groups).flatten(events)
 
@@ -140,9 +155,14 @@ def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
     NotSummarisable when none exists."""
     events = tuple(events)
     found: list[Atoms] = []
-    for whole in (False, True):
+    from fuzzpy.accounting.local import has_shuffled
+
+    # the whole of delta to the summaries: tried for shuffled reports only
+    # (a lone shuffle's figure; elsewhere the extra summaries cost time)
+    tries = ((False, 2.0), (True, 2.0)) + (((False, FULL_PART),) if has_shuffled(events) else ())
+    for whole, part in tries:
         try:
-            atoms = atoms_of(events, delta, whole)
+            atoms = atoms_of(events, delta, whole, part)
         except NotSummarisable:
             continue
         if atoms not in found:
@@ -392,8 +412,23 @@ def tightest(
         options = atoms_options(events, delta)
     except NotSummarisable:
         return Guarantee(math.inf, delta, "none")
-    return min((_tightest_atoms(atoms, delta, _allowed(events, atoms, methods)) for atoms in options),
+    best = min((_tightest_atoms(atoms, delta, _allowed(events, atoms, methods)) for atoms in options),
                key=lambda g: g.epsilon)
+    return _shuffle_labelled(events, best)
+
+
+def _shuffle_labelled(events: tuple[Event, ...], found: Guarantee) -> Guarantee:
+    """Name FMT 2021 in the method of a figure that summarises shuffled
+    reports at a delta (the composition method alone would hide it)."""
+    from fuzzpy.accounting.events import ShuffledReports
+    from fuzzpy.accounting.local import has_shuffled
+
+    if found.delta <= 0 or not math.isfinite(found.epsilon) or found.method in ("pure", "exact-single") \
+            or not has_shuffled(events):
+        return found
+    if len(events) == 1 and isinstance(events[0], ShuffledReports):
+        return dataclasses.replace(found, method=SHUFFLE_LABEL)
+    return dataclasses.replace(found, method=f"{SHUFFLE_LABEL}+{found.method}")
 
 
 def guarantees(events: Iterable[Event], delta: float) -> list[Guarantee]:

@@ -344,7 +344,8 @@ class Flattener:
 
 
 def _growth(k: int, epsilon: float) -> float:
-    """k e^{(k-1) eps} as a float (capped: beyond it no inner delta is a double)."""
+    """k e^{(k-1) eps} as a float (capped: beyond it no inner delta is a double;
+    infinite for a huge k, e.g. `check --group 1000000`: see `_fraction_up`)."""
     return k * math.exp(min((k - 1) * epsilon, 700.0))
 
 
@@ -403,8 +404,13 @@ def _approx_group(epsilon: Fraction, delta: Fraction, k: int) -> ApproxAtom:
 
 
 def _fraction_up(x: float) -> Fraction:
-    """An exact Fraction at least x (x is a float computed with ~1 ulp error)."""
-    return Fraction(math.nextafter(math.nextafter(x, math.inf), math.inf))
+    """An exact Fraction at least x (x is a float computed with ~1 ulp error);
+    NotSummarisable when no finite one is (an epsilon or a group's growth
+    beyond the doubles: the cost is infinite, not an accountant failure)."""
+    above = math.nextafter(math.nextafter(x, math.inf), math.inf)
+    if not math.isfinite(above):
+        raise NotSummarisable("the bound is beyond the largest double")
+    return Fraction(above)
 
 
 def mu_up(rho: Fraction) -> float:

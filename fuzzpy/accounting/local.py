@@ -87,6 +87,8 @@ def shuffle_method(events: tuple[Event, ...], method: str) -> str:
     """The method named for a figure of shuffled reports that is below their
     local epsilon (so shuffling amplified it): FMT 2021's bound, composed
     with the others by ``method`` when the release holds more events."""
+    if method.startswith(SHUFFLE_METHOD):  # the accountant named it already
+        return method
     single = len(events) == 1 and isinstance(events[0], ShuffledReports)
     return SHUFFLE_METHOD if single else f"{SHUFFLE_METHOD} + {method}"
 

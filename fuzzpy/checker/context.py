@@ -54,6 +54,9 @@ class Binding:
     #: A numeric parameter of a `def rec` (never static: named in a static
     #: position, it is refused with that reason).
     rec_param: bool = False
+    #: A `def`'s own parameter (not a lambda's, not `let`-bound): the only
+    #: bag `local` / `shuffle` may randomise (`local_model._row_preserving`).
+    def_param: bool = False
     #: The name its uses are recorded under in contexts and costs: the
     #: variable's own name, or a fresh one (`db#3`) when it shadows another
     #: variable, so that a context or cost made in an outer scope (a

@@ -383,7 +383,7 @@ class ProgramChecker:
                 where = next(p.span for p in decl.params if p.name == name)
                 raise CheckError("FZ202", f"`{name}` is a `nat` and must be a whole number, got {value.value}", where)
         for name, ty in params:
-            binding = Binding(ty, is_param=True, rec_param=decl.recursive)
+            binding = Binding(ty, is_param=True, rec_param=decl.recursive, def_param=True)
             if isinstance(ty, (T.TNum, T.TInt)) and not decl.recursive:
                 binding.symbolic = Poly.var(name) if values is None else values.get(name)
                 if binding.symbolic is not None:

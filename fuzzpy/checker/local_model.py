@@ -152,7 +152,7 @@ def _release(ck: Inferencer, call: PrimCall, make: type[LocalReports] | None, re
             fn.span,
             hint="randomise each field with `rr[eps]` (bits) or `krr[eps, k]` (categories)",
         )
-    _row_preserving(data_expr, what)
+    _row_preserving(ck, data_expr, what)
     event: Event = ShuffledReports(eps, reports) if make is None else LocalReports(eps)
     # the bag is a variable (or its rows mapped): a change of one row's value
     # there is a change of one report, and the variable is 1-sensitive in itself
@@ -164,17 +164,31 @@ def _release(ck: Inferencer, call: PrimCall, make: type[LocalReports] | None, re
     return Judgment(T.TFuzzy(T.TBag(lam.body.type.inner)), {}, cost=cost)
 
 
-def _row_preserving(expr: S.Expr, what: str) -> None:
-    """The bag of `local` / `shuffle` must be a variable or `map f` of one:
-    then replacing one row of the database replaces one report. A filter, a
-    split or a subsample would let one row add or remove a report, and the
-    number of reports is released exactly (FZ301); costs through a variable
-    bound to such a bag are refused where they are substituted
-    (`costs.scale_cost`)."""
+def _row_preserving(ck: Inferencer, expr: S.Expr, what: str) -> None:
+    """The bag of `local` / `shuffle` must be a `def`'s own parameter or
+    `map f` of one: then replacing one row of the database replaces one
+    report. A filter, a split or a subsample would let one row add or remove
+    a report, and the number of reports is released exactly (FZ301); costs
+    through a call of the `def` with such a bag are refused where they are
+    substituted (`costs.scale_cost`). A lambda's parameter or a `let`-bound
+    variable is refused too: a lambda's cost in its parameter becomes a
+    sensitivity in its function type, where the replace-one guarantee of the
+    reports would be lost, so `(fun b -> local f b) (filter p db)` would
+    release the number of matching rows exactly (adversarial review)."""
     inner = expr
     while True:
         if isinstance(inner, S.Var):
-            return
+            binding = ck.env.lookup(inner.name)
+            if binding is not None and binding.def_param:
+                return
+            raise CheckError(
+                "FZ301",
+                f"the bag given to {what} must be a parameter of the enclosing `def` (its database), or `map f` "
+                f"of one: `{inner.name}` is bound by a lambda or a `let`, through which the reports' replace-one "
+                "guarantee is not tracked",
+                expr.span,
+                hint=f"write a `def` whose parameter is the database and call {what} on it directly",
+            )
         if isinstance(inner, S.App) and isinstance(inner.func, S.App) and isinstance(inner.func.func, S.Var) \
                 and inner.func.func.name == "map":
             inner = inner.arg

@@ -58,14 +58,18 @@ class PrivacyFigure:
     def text(self) -> str:
         if self.epsilon is None:
             return f"cost unavailable ({self.note})"
-        if isinstance(self.epsilon, float) and math.isinf(self.epsilon):
-            return f"no finite epsilon at delta = {_show(self.delta)}"
+        if self.is_infinite:
+            return f"infinite cost (no finite epsilon at delta = {_show(self.delta)})"
         eps = _show(self.epsilon)
         core = f"{eps}-DP" if self.delta == 0 else f"({eps}, {_show(self.delta)})-DP"
         if self.neighbours == "replace-one":
             local = f"; {_show(self.local_epsilon)}-LDP per person" if self.local_epsilon is not None else ""
             return f"{core} (replace-one{local})"
         return core
+
+    @property
+    def is_infinite(self) -> bool:
+        return isinstance(self.epsilon, float) and math.isinf(self.epsilon)
 
     def to_json(self) -> dict[str, object]:
         doc: dict[str, object] = {
@@ -279,7 +283,7 @@ def text_report(checked: CheckedProgram, delta: float | None, known: Figures | N
             extra[d.name] = instance_lines(checked, d, delta)
             continue
         privacy = ", ".join(f"{fig.text()} in {name}" for name, fig in figures.items())
-        approx = [f for f in figures.values() if f.delta != 0 and f.epsilon is not None]
+        approx = [f for f in figures.values() if f.delta != 0 and f.epsilon is not None and not f.is_infinite]
         if approx and delta is None:
             privacy += f"  (at delta = {_show(approx[0].delta)}, by {approx[0].method})"
         elif approx:

@@ -120,6 +120,7 @@ CODES: dict[str, str] = {
     "FZ551": "the data is an object of a kind fuzzpy cannot read",
     "FZ552": "the data lives in another engine than the one chosen (or in more than one)",
     "FZ553": "the data given in memory could not be read (its library failed)",
+    "FZ556": "local or shuffled reports of a dataset whose rows could be dropped (their number would move)",
     # --- FZ6xx: budget ledger (accounting) ---
     "FZ601": "the release would exceed the dataset's remaining privacy budget",
     "FZ602": "the budget given differs from the one fixed for this dataset",

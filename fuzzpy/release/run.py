@@ -415,8 +415,10 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             _one_file_per_dataset(opened)
             for name, o in opened.items():  # a bag of vectors is as wide as its file has columns (the header)
                 _checked_lengths(definition, lambda: lengths.width(name, len(o.plan.columns)))  # noqa: B023
+            _check_local_rows(events, opened)  # from the public row rule, before the data is read
             loaded = {name: engine.load(o) for name, o in opened.items()}  # total: no refusal after this
             _check_public_rows(request, opened, loaded)  # but of a public row count (replace-one)
+            _check_local_counts(events, opened, loaded)
             by_dataset = _events_by_dataset(events, keys)  # one entry per dataset, as quoted
             reader = {keys[name]: name for name in reversed(list(events))}  # its first parameter
             uses = [DataUse(opened[reader[key]].registration, opened[reader[key]].implicit,
@@ -521,6 +523,79 @@ def interrupted_note(receipts: list[Receipt]) -> str:
     ids = ", ".join(f"#{r.id}" for r in receipts)
     return (f"stopped after the budget was charged: {spent} was spent and nothing was released "
             f"(the ledger lists {ids} as charged, not released)")
+
+
+def _check_local_rows(events: dict[str, tuple[Event, ...]], opened: dict[str, Any]) -> None:
+    """Local and shuffled reports are charged for replace-one neighbours: the
+    number of reports is the number of rows, public. A row rule that drops a
+    row whose cell does not fit lets one person's replaced row (`maybe` for a
+    bool) remove a report, and the released number moves (adversarial review
+    B, e0.csv / e1.csv). So every column's rule must keep the row (`refuse`
+    or `value:V`): decided from the dataset's public rules, never from its
+    counts, before anything is read or charged (FZ556)."""
+    from fuzzpy.accounting.local import has_local
+
+    for name, o in opened.items():
+        if not has_local(events.get(name, ())):
+            continue
+        registration = getattr(o, "registration", None)
+        columns = getattr(registration, "columns", None)
+        dropping = [c.name for c in columns or () if c.policy.kind == "drop"]
+        if columns is None or dropping:
+            which = f"the row rule of {', '.join(dropping)}" if dropping else "its row rule"
+            raise refuse(EXIT_USAGE, "FZ556",
+                         f"`{name}` is released as local reports, one per row, but {which} drops rows that do not "
+                         "fit: a neighbour's replaced row could remove a report, and the number of reports is released",
+                         "register the dataset with --missing refuse (or value:V) for every column")
+
+
+def _check_local_counts(events: dict[str, tuple[Event, ...]], opened: dict[str, Any], loaded: dict[str, Any]) -> None:
+    """After reading, before the charge: no line was dropped as malformed (a
+    file with one is outside the relation's domain of well-formed rows), and
+    `shuffle[n]` has at least n rows (FZ519). Both depend on the number of
+    rows only, which is public under replace-one neighbours, the relation
+    local reports are charged for: refusing reveals nothing more."""
+    from fuzzpy.accounting.local import has_local
+
+    for name, (bag, counts) in loaded.items():
+        evs = events.get(name, ())
+        if not has_local(evs):
+            continue
+        if counts.get("rows_dropped") or counts.get("malformed_lines"):
+            raise refuse(EXIT_USAGE, "FZ556", f"`{name}`'s file has lines that are not rows of its dataset, and "
+                         "it is released as local reports (one per row)")
+        least = _least_reports(evs)
+        if not least:
+            continue
+        size = _local_row_count(bag, getattr(opened[name], "registration", None))
+        if size is None:
+            raise refuse(EXIT_USAGE, "FZ519", f"`shuffle[{least}]` needs the number of rows of `{name}` before the run",
+                         "register the dataset (`fuzzpy dataset register`), or run with --engine memory")
+        if size < least:
+            raise refuse(EXIT_USAGE, "FZ519",
+                         f"`shuffle[{least}]` is charged for at least {least} reports, but `{name}` has fewer rows")
+
+
+def _local_row_count(bag: Any, registration: Any) -> int | None:
+    """The rows of a loaded bag: counted in memory, else the records the
+    owner's validation of this very file found (a run refuses a changed file)."""
+    if getattr(bag, "source", None) is not None:
+        return len(bag)
+    records = getattr(registration, "report", {}).get("records")
+    return int(records) if isinstance(records, int) else None
+
+
+def _least_reports(events: tuple[Event, ...]) -> int:
+    """The largest `shuffle[n]` among the events (0 without one)."""
+    from fuzzpy.accounting.events import Group, Repeat, ShuffledReports, Subsample
+
+    most = 0
+    for event in events:
+        if isinstance(event, ShuffledReports):
+            most = max(most, int(event.reports))
+        elif isinstance(event, Repeat | Subsample | Group):
+            most = max(most, _least_reports(event.body))
+    return most
 
 
 def _one_file_per_dataset(opened: dict[str, Any]) -> None:

@@ -85,8 +85,9 @@ def test_check_reports_local_definitions_for_replace_one_and_groups_them_per_rep
 def test_a_replace_one_dataset_holds_local_and_central_releases(files: tuple[Path, Path], tmp_path: Path) -> None:
     program, data = files
     ledger = str(tmp_path / "l.sqlite")
+    # local reports need rows no rule drops (FZ556): the owner registers with --missing refuse
     registered = _cli("dataset", "register", "visits", str(data), "--budget", "10", "--neighbours", "replace-one",
-                      "--ledger", ledger)
+                      "--missing", "refuse", "--ledger", ledger)
     assert registered.returncode == 0, registered.stderr
     for definition, epsilon in (("answers", 0.75), ("tally", 1.0), ("both", 1.75)):
         done = _cli("run", str(program), definition, "--data", "rows=visits", "--ledger", ledger, "--json")
@@ -111,7 +112,7 @@ def test_rows_per_person_on_a_replace_one_dataset(files: tuple[Path, Path], tmp_
     program, data = files
     ledger = str(tmp_path / "l.sqlite")
     assert _cli("dataset", "register", "visits", str(data), "--budget", "10", "--neighbours", "replace-one",
-                "--rows-per-person", "3", "--ledger", ledger).returncode == 0
+                "--rows-per-person", "3", "--missing", "refuse", "--ledger", ledger).returncode == 0
     done = _cli("run", str(program), "answers", "--data", "rows=visits", "--ledger", ledger, "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["charged"]["epsilon"] == 2.25  # 3 reports replaced, 0.75 each
