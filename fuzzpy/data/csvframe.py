@@ -50,6 +50,44 @@ def schema_error(
     return FuzzError((Diagnostic(code, message, Span(path, line, col, line, col), hint=hint),))
 
 
+def unreadable_file(name: str, exc: OSError) -> FuzzError:
+    """FZ501 for a data file that cannot be read; for one that does not
+    exist, the closest name in its folder (issue 31: did you mean)."""
+    hint = _close_file(name) if isinstance(exc, FileNotFoundError) else None
+    return schema_error("FZ501", f"cannot read data file `{name}`: {exc.strerror or exc}", name, hint=hint)
+
+
+def _close_file(name: str) -> str | None:
+    import difflib
+    import os
+
+    folder, base = os.path.split(name)
+    try:
+        here = [entry for entry in os.listdir(folder or ".") if entry.lower().endswith((".csv", ".parquet", ".pq"))]
+    except OSError:
+        return None
+    close = difflib.get_close_matches(base, here, n=1, cutoff=0.6)
+    return f"did you mean `{os.path.join(folder, close[0])}`?" if close else None
+
+
+#: A delimiter other than the comma, and its name, as a header written with
+#: it reads: one column whose name holds it.
+_OTHER_DELIMITERS = ((";", "semicolons"), ("\t", "tabs"), ("|", "vertical bars"))
+
+
+def columns_hint(names: tuple[str, ...] | list[str]) -> str:
+    """The file's columns, for a diagnostic that a column is missing; a
+    header that is one column holding `;`, tabs or `|` is said to be
+    separated by them (fuzzpy reads comma-separated files; issue 31)."""
+    listed = "the file's columns are: " + ", ".join(f"`{n}`" for n in names)
+    if len(names) == 1:
+        for delimiter, word in _OTHER_DELIMITERS:
+            if delimiter in names[0]:
+                return (f"{listed}; its header looks separated by {word}, and fuzzpy reads comma-separated "
+                        "files: save it with commas (e.g. pandas.read_csv(path, sep=...).to_csv(new, index=False))")
+    return listed
+
+
 @frozen
 class CsvFrame:
     """The header and the well-formed data lines of a CSV file.

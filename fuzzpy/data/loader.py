@@ -39,7 +39,14 @@ from fuzzpy.data.cells import (
     parse_value,
     readable_from,
 )
-from fuzzpy.data.csvframe import CsvFrame, field_column, frame, schema_error
+from fuzzpy.data.csvframe import (
+    CsvFrame,
+    columns_hint,
+    field_column,
+    frame,
+    schema_error,
+    unreadable_file,
+)
 from fuzzpy.language.types import TBag, TBool, TInt, TNum, TRecord, TString, TVec, Type
 from fuzzpy.ledger.datasets import DEFAULT_POLICY, SCHEMA_MISMATCH, Policy, Registration
 from fuzzpy.runtime.bag import Bag, Column
@@ -89,7 +96,7 @@ def read_data_file(path: str | Path) -> DataFile:
         data = Path(path).read_bytes()
         absolute = str(Path(path).resolve())
     except OSError as exc:
-        raise schema_error("FZ501", f"cannot read data file `{name}`: {exc.strerror or exc}", name) from None
+        raise unreadable_file(name, exc) from None
     return DataFile(name, absolute, file_format(name), data, hashlib.sha256(data).hexdigest())
 
 
@@ -181,7 +188,7 @@ def plan(header: Header, bag_type: Type, path: str, registration: Registration |
     if len(header.names) != 1:
         raise schema_error(
             "FZ503", f"a bag of `{row}` reads a file with exactly one column; `{path}` has {len(header.names)}",
-            path, hint="the file's columns are: " + _listed(header.names),
+            path, hint=columns_hint(header.names),
         )
     return Plan("single", (), (_read(header, 0, _kind(row, header.names[0], path), path, registration),))
 
@@ -212,7 +219,7 @@ def _column_index(header: Header, name: str, path: str) -> int:
     count = header.names.count(name)
     if count == 0:
         raise schema_error("FZ503", f"data file `{path}` has no column `{name}` (the row type needs it)", path,
-                           hint="the file's columns are: " + _listed(header.names))
+                           hint=columns_hint(header.names))
     if count > 1:
         second = header.names.index(name, header.names.index(name) + 1)
         raise schema_error(
@@ -287,10 +294,6 @@ def _mismatch(name: str, kind: str, registered: str, registration: Registration)
 def compatible(read: str, registered: str) -> bool:
     """Whether a column registered as `registered` may be read as `read`."""
     return read == registered or (read, registered) == ("num", "int") or read == "string"
-
-
-def _listed(names: tuple[str, ...]) -> str:
-    return ", ".join(f"`{n}`" for n in names)
 
 
 # ---------------------------------------------------------------- the records (private)

@@ -32,7 +32,7 @@ from fuzzpy.data.cells import (
     parse_value,
     reason,
 )
-from fuzzpy.data.csvframe import field_column, schema_error
+from fuzzpy.data.csvframe import columns_hint, field_column, schema_error
 from fuzzpy.data.loader import DataFile, Header, Records, read_records
 from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.language.source import Source, Span
@@ -83,7 +83,7 @@ def validate(
     for name in [*declared, *policies]:
         if name not in names:
             raise schema_error("FZ503", f"data file `{file.path}` has no column `{name}`", file.path,
-                               hint="the file's columns are: " + ", ".join(f"`{n}`" for n in names))
+                               hint=columns_hint(names))
     unique = [i for i, n in enumerate(names) if names.count(n) == 1]
     kinds, inferred, notes = _kinds(header, unique, declared)
     columns = tuple(Column(names[i], kinds[i], policies.get(names[i], default)) for i in unique)

@@ -116,7 +116,7 @@ class _Unread:
 def streamed_data_file(path: str | Path) -> DataFile:
     """`loader.read_data_file` without keeping the bytes: hashed in chunks."""
     from fuzzpy.data.cells import INT_LIMIT  # noqa: F401 -- the loader's module is loaded
-    from fuzzpy.data.csvframe import schema_error
+    from fuzzpy.data.csvframe import unreadable_file
 
     name = str(path)
     digest = hashlib.sha256()
@@ -137,7 +137,7 @@ def streamed_data_file(path: str | Path) -> DataFile:
                 size += len(chunk)
             unchanged = _stat_of(os.fstat(handle.fileno())) == stat
     except OSError as exc:
-        raise schema_error("FZ501", f"cannot read data file `{name}`: {exc.strerror or exc}", name) from None
+        raise unreadable_file(name, exc) from None
     facts = scanner.facts() if scanner is not None else None
     if unchanged and size == stat[2]:
         remember(absolute, stat, digest.hexdigest(), facts)
@@ -148,7 +148,7 @@ def csv_header(file: DataFile) -> Header:
     """A CSV file's header from the file's first lines only: read up to the
     end of its first non-blank line (the loader's `frame` on those bytes
     finds the same header and refusals as on the whole file)."""
-    from fuzzpy.data.csvframe import frame, schema_error
+    from fuzzpy.data.csvframe import frame, schema_error, unreadable_file
 
     data = b""
     try:
@@ -158,8 +158,7 @@ def csv_header(file: DataFile) -> Header:
                 if _holds_a_header(data):
                     break
     except OSError as exc:
-        raise schema_error("FZ501", f"cannot read data file `{file.path}`: {exc.strerror or exc}",
-                           file.path) from None
+        raise unreadable_file(file.path, exc) from None
     if not data:
         raise schema_error("FZ502", f"data file `{file.path}` is empty", file.path,
                            hint="the first line must name the columns")
