@@ -8,10 +8,12 @@ returned scale is then checked: the accountant proves the target at it, so
 calibration never promises more privacy than it delivers.
 
 What a person copies is the *printed* scale, so it is checked too (issue
-25): `printed` is the smallest 6-digit decimal at or above the scale found
-whose own guarantee, re-accounted by the same proven methods at the value
-the text denotes (the smaller of the decimal and the double it reads as),
-meets the target; `printed_guarantee` is that guarantee.
+25): `printed` is the smallest 6-digit decimal whose own guarantee,
+re-accounted by the same proven methods at the value the text denotes (the
+smaller of the decimal and the double it reads as), meets the target --
+found upward from the scale found, then downward while the target still
+holds, so it may sit a little below the search's `scale` (which `--json`
+also reports); `printed_guarantee` is that guarantee.
 """
 
 from __future__ import annotations

@@ -45,8 +45,9 @@ DESCRIPTION = (
     "Every figure is for the neighbour relation printed under it: datasets that differ by adding or "
     "removing one row (the bag metric, the default), or with --neighbours replace-one datasets of one "
     "size that differ in one row (\"neighbours\" in --json). "
-    "Printed figures are rounded toward safety (epsilon and delta up, calibrated noise up); "
-    "--json keeps the exact floats."
+    "Printed figures are rounded toward safety (epsilon and delta up; a calibrated noise is printed as "
+    "the least 6-digit value whose own guarantee, re-accounted, meets the target, which may be a little "
+    "below the search's value in --json); --json keeps the exact floats."
 )
 EPILOG = DELTA_POLICY
 
@@ -354,8 +355,8 @@ def _print_calibration(args: argparse.Namespace, result: Calibration, rounds: in
         )
         return
     sampled = f" on Poisson subsamples (q={text_exact(args.subsample)})" if args.subsample else ""
-    # the noise printed is the noise proved: `printed` is the calibration's
-    # scale rounded up to 6 digits, and the guarantee is re-accounted at it
+    # the noise printed is the noise proved: `printed` is the least 6-digit
+    # scale that meets the target, its guarantee re-accounted at that value
     print(
         f"{result.mechanism} {name} = {result.printed} for {rounds} round(s){sampled} "
         f"at sensitivity {text_exact(args.sensitivity)}"
