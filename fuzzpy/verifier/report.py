@@ -147,12 +147,15 @@ def _vectors(vectors: dict, scalars: dict) -> str:
     return ", ".join(parts) if parts else "(no vector inputs)"
 
 
+NO_VALUE = "no value returned (the run ends without `return`)"
+
+
 def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
     kind = "density" if cx.density else "P"
     params = ", ".join(f"{k} = {_number(v)}" for k, v in cx.params.items())
     changed = {k: v for k, v in cx.neighbour_params.items() if cx.params.get(k) != v}
     output = [_number(v) for v in cx.output]
-    shown = f"[{', '.join(output)}]" if stream else output[0]
+    shown = f"[{', '.join(output)}]" if stream else (output[0] if output else NO_VALUE)
     lines = [
         f"  counterexample at eps = {_number(cx.eps)} (parameters: {params or 'none'})",
         f"    inputs     {_vectors(cx.inputs, cx.params)}",

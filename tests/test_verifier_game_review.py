@@ -1,0 +1,61 @@
+"""Review of issue 30's verification game (black-box findings): refutations
+whose output is `no value returned`, hints whose shift is not a number, and
+the other defects the reviewer reported, each pinned by a test written
+against the CLI, the JSON document or the Python API."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from fuzzpy.api.program import loads
+from fuzzpy.cli import main
+
+
+def _run(argv: list[str]) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue() + err.getvalue()
+
+
+# a path that falls off the end releases nothing; the refuter finds one (1-based q index 1 here)
+FALLS_OFF = """
+mechanism falls_off (xs : vec[inf] num, eps : num) : bool
+  requires eps > 0
+  privacy eps
+{
+  var k = 0;
+  while (k < len(xs)) {
+    if (xs[k] > 0) { return true; }
+    k = k + 1;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"], ["--explain"]])
+def test_refutation_with_no_returned_value_is_reported_not_crashed(tmp_path: Path, flags: list[str]) -> None:
+    path = tmp_path / "falls_off.fz"
+    path.write_text(FALLS_OFF, encoding="utf-8")
+    code, text = _run(["verify", *flags, str(path)])
+    assert "FZ799" not in text and "IndexError" not in text
+    if flags == ["--json"]:
+        document = json.loads(text)["mechanisms"][0]
+        assert document["verdict"] == "refuted"
+        assert document["counterexample"]["output"] is None
+    else:
+        assert "refuted" in text
+        assert "no value returned" in text
+    assert code != 0
+
+
+def test_api_counterexample_with_no_returned_value() -> None:
+    result = loads(FALLS_OFF, "falls_off.fz").verify(fresh=True)[0]
+    cx = result.counterexample
+    assert cx is not None and cx["output"] is None
+    assert any("no value returned" in line for line in result.steps)
