@@ -59,3 +59,33 @@ def test_api_counterexample_with_no_returned_value() -> None:
     cx = result.counterexample
     assert cx is not None and cx["output"] is None
     assert any("no value returned" in line for line in result.steps)
+
+
+ROSNM_WITH = """
+mechanism pick (v : vec[inf] num, eps : num) : int
+  requires eps > 0
+  privacy eps
+{{
+  var best = 0;
+  var arg = 0;
+  var j = 0;
+  while (j < len(v)) {{
+    var c = v[j] + lapplus(2 / eps) align {align};
+    if (j == 0 || c > best) {{ arg = j; best = c; }}
+    j = j + 1;
+  }}
+  return arg;
+}}
+"""
+
+
+@pytest.mark.parametrize("align", ["(false)", "(j == s ==> 1)", "(j < s && 1 < 2)"])
+def test_a_condition_as_a_shift_is_a_located_type_error(tmp_path: Path, align: str) -> None:
+    path = tmp_path / "pick.fz"
+    path.write_text(ROSNM_WITH.format(align=align), encoding="utf-8")
+    for flags in ([], ["--explain"], ["--json"]):  # rejected before any prover runs
+        code, text = _run(["verify", *flags, str(path)])
+        assert code != 0
+        assert "FZ404" in text and "must be a number" in text, text
+        assert "internal error" not in text
+        assert (":10:" in text) or ('"line": 10' in text)  # located at the hint's line

@@ -134,8 +134,12 @@ class _Sorter:
             return "int" if sorts and all(s == "int" for s in sorts) else "num"
         if isinstance(expr, Noise):
             self.sort(expr.scale, bound)
-            if expr.align is not None:
-                self.sort(expr.align, bound)
+            if expr.align is not None and self.sort(expr.align, bound) == "bool":
+                # the coupling shift of a draw is a number (Barthe et al., LightDP's
+                # `aligned` expression): a condition has no amount to shift by
+                self.diagnostics.append(_error(
+                    "FZ404", "the shift in `align` must be a number, but this is a condition", expr.align.span,
+                    hint="for a shift that depends on a case, write `align (i == s ? 1 : 0)`"))
             return "num"
         if isinstance(expr, Dist):
             self.sort(expr.expr, bound)
