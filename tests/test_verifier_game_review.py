@@ -89,3 +89,43 @@ def test_a_condition_as_a_shift_is_a_located_type_error(tmp_path: Path, align: s
         assert "FZ404" in text and "must be a number" in text, text
         assert "internal error" not in text
         assert (":10:" in text) or ('"line": 10' in text)  # located at the hint's line
+
+
+RUNNING_SUM = """
+mechanism running (xs : vec[1] num, eps : num) : num
+  requires eps > 0
+  privacy eps
+{
+  var acc = 0;
+  var n = 0;
+  while (n < len(xs)) {
+    acc = xs[n] + acc;
+    n = n + 1;
+  }
+  return acc + lap(1 / eps);
+}
+"""
+
+
+def _explained(text: str, name: str) -> list[str]:
+    result = loads(text, f"{name}.fz").verify(fresh=True)[0]
+    assert result.verdict.status == "proved"
+    return result.steps
+
+
+def test_a_self_assignment_names_the_value_before_it() -> None:
+    """dist(e) is read after the statement: `acc = xs[n] + acc` must not say
+    `acc2 - acc1 = dist(xs[n]) + dist(acc)` (that makes dist(xs[n]) = 0)."""
+    steps = _explained(RUNNING_SUM, "running")
+    line = next(s for s in steps if "acc = xs[n] + acc;" in s)
+    assert "dist(acc before)" in line and "dist(acc))" not in line and "dist(acc) " not in line
+    assert any("dist(x before)" in s for s in steps)  # the notation is explained
+
+
+def test_a_draw_in_the_released_value_has_its_rule_and_its_cost() -> None:
+    steps = _explained(RUNNING_SUM, "running")
+    at = next(k for k, s in enumerate(steps) if "return acc + lap(1 / eps);" in s)
+    assert "Laplace rule" in steps[at + 1]
+    cost = steps[steps.index("    cost:"):]
+    assert any("the draw at line 12" in s and "pays" in s for s in cost), cost
+    assert any("(the draw at line 12)" in s and "<= eps" in s for s in cost), cost

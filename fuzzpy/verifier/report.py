@@ -67,6 +67,8 @@ def game_lines(game: GameProof) -> list[str]:
     if len(game.orientations) > 1:
         lines.append("    (the relation is one-sided: the game is played for it reversed too, every distance negated)")
     lines.append("    statement by statement (assertion after each):")
+    if any(" before)" in step.assertion or any(" before)" in r.post for r in step.rules) for step in game.steps):
+        lines.append("      (dist(x before): x as the statement found it, before its assignment)")
     for step in game.steps:
         pad = "  " * step.depth
         head = f"      line {step.line:<3} {pad}{step.statement}"
