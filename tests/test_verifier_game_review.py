@@ -129,3 +129,19 @@ def test_a_draw_in_the_released_value_has_its_rule_and_its_cost() -> None:
     cost = steps[steps.index("    cost:"):]
     assert any("the draw at line 12" in s and "pays" in s for s in cost), cost
     assert any("(the draw at line 12)" in s and "<= eps" in s for s in cost), cost
+
+
+def test_the_cheapest_claim_lists_a_draw_for_every_term() -> None:
+    """svt_no_cutoff: the claim `eps + len(q) * eps / 4` was printed with no
+    draw at all; every term must now name the draw it budgets, and the terms
+    must be exactly the claim's."""
+    root = Path(__file__).resolve().parent.parent / "examples" / "mechanisms" / "buggy"
+    from fuzzpy.api.program import load
+
+    result = load(root / "svt_no_cutoff.fz").verify(fresh=True)[0]
+    cheaper = result.cheapest_claim()
+    assert cheaper is not None
+    terms = [c.split(": ", 1)[0] for c in cheaper.costs]
+    assert " + ".join(terms) == cheaper.claim
+    assert all("the draw at line" in c for c in cheaper.costs)
+    assert any("trips" in c for c in cheaper.costs)  # the per-trip term says so

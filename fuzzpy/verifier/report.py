@@ -48,7 +48,9 @@ def cheaper_lines(verdict: Verdict, cheaper: Cheaper | None) -> list[str]:
         return [f"  no claim above `privacy {claim}` was proved among the costs a proof could pay (a shift of",
                 "    0, 1 or 2 per draw, once or once per paying trip)"]
     lines = [f"  cheapest claim the verifier proves: privacy {cheaper.claim}"]
-    lines += [f"    {cost}" for cost in cheaper.costs]
+    if cheaper.costs:
+        lines.append("    its terms (a budget per draw; the proof kernel checked every path's cost against their sum):")
+        lines += [f"      {cost}" for cost in cheaper.costs]
     if cheaper.tried:
         lines.append(f"    (not proved, cheaper: {'; '.join(cheaper.tried)})")
     if cheaper.failing:
