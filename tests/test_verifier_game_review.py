@@ -145,3 +145,39 @@ def test_the_cheapest_claim_lists_a_draw_for_every_term() -> None:
     assert " + ".join(terms) == cheaper.claim
     assert all("the draw at line" in c for c in cheaper.costs)
     assert any("trips" in c for c in cheaper.costs)  # the per-trip term says so
+
+
+ARGMAX_REQUIRING = """
+mechanism arg (v : vec[inf] num, eps : num) : int
+  requires eps > 0
+  requires {req}
+  privacy eps
+{{
+  var j = 0;
+  var at = 0;
+  var top = 0;
+  while (j < len(v)) {{
+    var c = v[j] + lapplus(2 / eps){align};
+    if (j == 0 || c > top) {{ at = j; top = c; }}
+    j = j + 1;
+  }}
+  return at;
+}}
+"""
+
+
+def test_the_pointwise_output_in_requires_is_an_unknown_name(tmp_path: Path) -> None:
+    path = tmp_path / "arg.fz"
+    path.write_text(ARGMAX_REQUIRING.format(req="s >= 2", align=""), encoding="utf-8")
+    code, text = _run(["verify", str(path)])
+    assert code != 0 and "FZ401" in text and "`s`" in text and "requires" in text, text
+    assert "unsupported" not in text
+
+
+@pytest.mark.parametrize("align", [" align (1 / 0)", " align (j == s ? 2 : 0 / (3 - 3))"])
+def test_a_hint_that_divides_by_zero_is_rejected_as_such(tmp_path: Path, align: str) -> None:
+    path = tmp_path / "arg.fz"
+    path.write_text(ARGMAX_REQUIRING.format(req="len(v) >= 0", align=align), encoding="utf-8")
+    code, text = _run(["verify", str(path)])
+    assert code != 0 and "FZ404" in text and "divides by zero" in text, text
+    assert ":11:" in text
