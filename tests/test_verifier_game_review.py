@@ -181,3 +181,37 @@ def test_a_hint_that_divides_by_zero_is_rejected_as_such(tmp_path: Path, align: 
     code, text = _run(["verify", str(path)])
     assert code != 0 and "FZ404" in text and "divides by zero" in text, text
     assert ":11:" in text
+
+
+GUARD_DRAW = """
+mechanism first_above (rows : vec[inf] num, cut : num, eps : num) : int
+  requires eps > 0
+  privacy eps
+{
+  var noisy_cut = cut + lap(2 / eps);
+  var n = 0;
+  while (n < len(rows) && rows[n] + lap(2 / eps) < noisy_cut) {
+    n = n + 1;
+  }
+  return n;
+}
+"""
+
+
+def test_the_cheapest_claim_search_budgets_a_draw_in_a_loop_guard() -> None:
+    result = loads(GUARD_DRAW, "first_above.fz").verify(fresh=True)[0]
+    assert result.status == "refuted"
+    cheaper = result.cheapest_claim()
+    assert cheaper is not None
+    assert any("line 8" in c for c in cheaper.costs), cheaper  # the guard's draw is budgeted
+    assert cheaper.claim in ("eps + eps / 2", "eps / 2 + eps")
+
+
+def test_a_claim_growing_with_the_input_beats_a_constant_one() -> None:
+    """svt_no_cutoff is proved at `len(q) * eps / 4` (below eps for short
+    inputs, so it was filtered out as `not above the refuted claim`)."""
+    root = Path(__file__).resolve().parent.parent / "examples" / "mechanisms" / "buggy"
+    from fuzzpy.api.program import load
+
+    cheaper = load(root / "svt_no_cutoff.fz").verify(fresh=True)[0].cheapest_claim()
+    assert cheaper is not None and cheaper.claim == "len(q) * eps / 4"

@@ -100,15 +100,17 @@ def _ranked(decl: MechanismDecl, counterexample: Counterexample | None) -> dict[
 
     draws: list[tuple[Expr, Expr | None, int]] = []  # (scale, trips bound or None outside loops, line)
     for stmt in decl.body:
-        loop_bound = _trip_bound(decl, stmt) if isinstance(stmt, While) else None
-        inner = statements(stmt.body) if isinstance(stmt, While) else [stmt]
-        for s in inner:
-            from fuzzpy.verifier.walk import stmt_expressions
+        from fuzzpy.verifier.walk import stmt_expressions
 
-            for top in (stmt.cond,) if s is stmt and isinstance(stmt, While) else stmt_expressions(s):
-                for e in sub_expressions(top):
-                    if isinstance(e, Noise):
-                        draws.append((e.scale, loop_bound if isinstance(stmt, While) else None, e.span.line))
+        loop_bound = _trip_bound(decl, stmt) if isinstance(stmt, While) else None
+        # every draw: a loop's guard and body, an `if`'s arms (issue 30 review: a
+        # draw in a loop guard was left out, so `3 * eps / 2` was never tried)
+        tops = [stmt.cond] if isinstance(stmt, While) else []
+        tops += [t for s in statements(stmt.body if isinstance(stmt, While) else (stmt,)) for t in stmt_expressions(s)]
+        for top in tops:
+            for e in sub_expressions(top):
+                if isinstance(e, Noise):
+                    draws.append((e.scale, loop_bound, e.span.line))
     if not draws or len(draws) > 4:
         return {}
     options = []
@@ -139,16 +141,32 @@ def _ranked(decl: MechanismDecl, counterexample: Counterexample | None) -> dict[
         explained.setdefault(text, tuple(why for _, why in combo if why))
     floor = counterexample.log_ratio if counterexample is not None else 0.0
     claim_value = _value(show(decl.privacy), ranking) or 0.0
-    ranked = sorted((r, len(t), t) for t, (v, r) in found.items() if r > claim_value and v >= floor - 1e-9)
-    seen_values: set[float] = set()
+    # a candidate the refuted claim bounds everywhere is refuted too; one above it
+    # for long inputs or large parameters is not (`len(q) * eps / 4` against `eps`)
+    far = {p.name: Fraction(1000) for p in decl.params}
+    far.update({k: v for k, v in sample.items() if k == "eps"})
+    far.update({f"len:{name}": Fraction(1000) for name in _vector_names(decl)})
+    claim_far = _value(show(decl.privacy), far) or 0.0
+
+    def above(text: str, rank: float) -> bool:
+        return rank > claim_value or (_value(text, far) or 0.0) > claim_far
+
+    ranked = sorted((r, len(t), t) for t, (v, r) in found.items() if above(t, r) and v >= floor - 1e-9)
+    seen_values: set[tuple[float, float]] = set()
     out: dict[str, tuple[str, ...]] = {}
     for v, _, t in ranked:
-        key = round(v, 9)
+        key = (round(v, 9), round(_value(t, far) or 0.0, 9))  # equal at one length need not be equal
         if key in seen_values:
             continue
         seen_values.add(key)
         out[t] = explained[t]
     return out
+
+
+def _vector_names(decl: MechanismDecl) -> list[str]:
+    from fuzzpy.language.syntax import TyVec
+
+    return [p.name for p in decl.params if isinstance(p.type, TyVec)]
 
 
 def _per_draw(shift: int, scale: Expr) -> str:
