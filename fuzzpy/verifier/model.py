@@ -223,9 +223,9 @@ def analyse(decl: MechanismDecl, constants: dict[str, Fraction] | None = None) -
         sorter.sort(req)
         # the pointwise output is fixed inside the proof (Barthe et al.'s pointwise
         # rule), not by the caller: a precondition on it is a name the input lacks
-        for name in _output_outside_hints(info, req):
+        for named in _output_outside_hints(info, req):
             diagnostics.append(_error(
-                "FZ401", f"unknown variable `{name.name}` in mechanism `{decl.name}`", name.span,
+                "FZ401", f"unknown variable `{named.name}` in mechanism `{decl.name}`", named.span,
                 hint=f"`{OUTPUT_NAME}` names the fixed output of the pointwise rule in `invariant` and `align` "
                      "hints only, not in `requires`",
             ))
