@@ -42,7 +42,7 @@ class Cheaper:
     claim: str  # the cheapest claim proved
     tried: tuple[str, ...]  # the claims tried before it (not proved)
     failing: str  # the obligation that fails for the original claim under that proof ("" if not found)
-    costs: tuple[str, ...] = ()  # what the draws of that proof pay (the game's cost lines)
+    costs: tuple[str, ...] = ()  # the claim's terms, each with the draw it budgets
 
 
 def cheapest_claim(decl: MechanismDecl, program: Program | None, constants: dict[str, Fraction],
@@ -52,6 +52,7 @@ def cheapest_claim(decl: MechanismDecl, program: Program | None, constants: dict
 
     started = time.process_time()
     tried: list[str] = []
+    terms = _terms_of(decl, counterexample)
     for text in candidates(decl, counterexample):
         if len(tried) >= MAX_ATTEMPTS or time.process_time() - started > SECONDS:
             break
@@ -62,11 +63,10 @@ def cheapest_claim(decl: MechanismDecl, program: Program | None, constants: dict
         trial = dataclasses.replace(decl, privacy=claim)
         verdict = prove_only(trial, program, constants)
         if verdict is not None and verdict.proved and verdict.certificate is not None:
-            from fuzzpy.verifier.game import build
-
-            game = build(verdict, trial, program, minimise=False)
-            costs = tuple(c for c in game.closing if c.startswith("the draw")) if game else ()
-            return Cheaper(text, tuple(tried), _failing(decl, program, verdict.certificate), costs)
+            # the claim's terms, each with the draw it budgets (issue 30 review: the
+            # game's per-draw lines left out the per-trip factor and unbounded draws,
+            # so they did not add up to the claim); the kernel checked the sum
+            return Cheaper(text, tuple(tried), _failing(decl, program, verdict.certificate), terms.get(text, ()))
         tried.append(text)
     return None
 
@@ -86,34 +86,49 @@ def _failing(decl: MechanismDecl, program: Program | None, certificate: object) 
 def candidates(decl: MechanismDecl, counterexample: Counterexample | None) -> list[str]:
     """Claims as text, cheapest first (at sample parameter values), above what
     the counterexample shows."""
+    return list(_ranked(decl, counterexample))
+
+
+def _terms_of(decl: MechanismDecl, counterexample: Counterexample | None) -> dict[str, tuple[str, ...]]:
+    return _ranked(decl, counterexample)
+
+
+def _ranked(decl: MechanismDecl, counterexample: Counterexample | None) -> dict[str, tuple[str, ...]]:
+    """The candidate claims, cheapest first, each with its terms explained
+    (which draw, which shift, once or per trip)."""
     from fuzzpy.language.syntax import Noise
 
-    draws: list[tuple[Expr, Expr | None]] = []  # (scale, trips bound or None outside loops)
+    draws: list[tuple[Expr, Expr | None, int]] = []  # (scale, trips bound or None outside loops, line)
     for stmt in decl.body:
-        loop_bound = _trip_bound(decl, stmt) if isinstance(stmt, While) else None
-        inner = statements(stmt.body) if isinstance(stmt, While) else [stmt]
-        for s in inner:
-            from fuzzpy.verifier.walk import stmt_expressions
+        from fuzzpy.verifier.walk import stmt_expressions
 
-            for top in (stmt.cond,) if s is stmt and isinstance(stmt, While) else stmt_expressions(s):
-                for e in sub_expressions(top):
-                    if isinstance(e, Noise):
-                        draws.append((e.scale, loop_bound if isinstance(stmt, While) else None))
+        loop_bound = _trip_bound(decl, stmt) if isinstance(stmt, While) else None
+        # every draw: a loop's guard and body, an `if`'s arms (issue 30 review: a
+        # draw in a loop guard was left out, so `3 * eps / 2` was never tried)
+        tops = [stmt.cond] if isinstance(stmt, While) else []
+        tops += [t for s in statements(stmt.body if isinstance(stmt, While) else (stmt,)) for t in stmt_expressions(s)]
+        for top in tops:
+            for e in sub_expressions(top):
+                if isinstance(e, Noise):
+                    draws.append((e.scale, loop_bound, e.span.line))
     if not draws or len(draws) > 4:
-        return []
+        return {}
     options = []
-    for scale, bound in draws:
-        choices: list[tuple[str, Fraction]] = [("", Fraction(0))]
+    for scale, bound, line in draws:
+        choices: list[tuple[str, str]] = [("", "")]
         for shift in (1, 2):
             term = _per_draw(shift, scale)
-            choices.append((term, Fraction(shift)))
+            how = f"budget for the draw at line {line}: a shift of {shift} at scale {show(scale)}"
+            choices.append((term, f"{term}: {how}, once"))
             if bound is not None:
-                choices.append((f"{show(bound, 5)} * {term}", Fraction(shift)))
+                many = f"{show(bound, 5)} * {term}"
+                choices.append((many, f"{many}: {how}, on each of at most {show(bound)} trips"))
         options.append(choices)
     sample = _sample(decl, counterexample)  # where the counterexample is: a claim must reach its log-ratio
     ranking = {p.name: Fraction(2) for p in decl.params}  # where claims are ranked (a bound N counts there)
     ranking.update({k: v for k, v in sample.items() if k == "eps"})
     found: dict[str, tuple[float, float]] = {}
+    explained: dict[str, tuple[str, ...]] = {}
     for combo in itertools.product(*options):
         terms = [t for t, _ in combo if t]
         if not terms:
@@ -123,18 +138,35 @@ def candidates(decl: MechanismDecl, counterexample: Counterexample | None) -> li
         if value is None or rank is None:
             continue
         found.setdefault(text, (value, rank))
+        explained.setdefault(text, tuple(why for _, why in combo if why))
     floor = counterexample.log_ratio if counterexample is not None else 0.0
     claim_value = _value(show(decl.privacy), ranking) or 0.0
-    ranked = sorted((r, len(t), t) for t, (v, r) in found.items() if r > claim_value and v >= floor - 1e-9)
-    seen_values: set[float] = set()
-    out = []
+    # a candidate the refuted claim bounds everywhere is refuted too; one above it
+    # for long inputs or large parameters is not (`len(q) * eps / 4` against `eps`)
+    far = {p.name: Fraction(1000) for p in decl.params}
+    far.update({k: v for k, v in sample.items() if k == "eps"})
+    far.update({f"len:{name}": Fraction(1000) for name in _vector_names(decl)})
+    claim_far = _value(show(decl.privacy), far) or 0.0
+
+    def above(text: str, rank: float) -> bool:
+        return rank > claim_value or (_value(text, far) or 0.0) > claim_far
+
+    ranked = sorted((r, len(t), t) for t, (v, r) in found.items() if above(t, r) and v >= floor - 1e-9)
+    seen_values: set[tuple[float, float]] = set()
+    out: dict[str, tuple[str, ...]] = {}
     for v, _, t in ranked:
-        key = round(v, 9)
+        key = (round(v, 9), round(_value(t, far) or 0.0, 9))  # equal at one length need not be equal
         if key in seen_values:
             continue
         seen_values.add(key)
-        out.append(t)
+        out[t] = explained[t]
     return out
+
+
+def _vector_names(decl: MechanismDecl) -> list[str]:
+    from fuzzpy.language.syntax import TyVec
+
+    return [p.name for p in decl.params if isinstance(p.type, TyVec)]
 
 
 def _per_draw(shift: int, scale: Expr) -> str:

@@ -253,6 +253,10 @@ class _Context:
         self.same = _same_in_both_runs(decl, self.public, self.either, numbers)
         self.paid_bounds: list[str] = []
         self.in_loop = False
+        #: the variable the statement being walked assigns (`dist(x before)`)
+        self.assigning = ""
+        #: the lines of the statements inside loops (their cost is the invariant's)
+        self.loop_lines: set[int] = set()
         self.steps: list[Step] = []
         #: dist(x) of a local assigned once, outside loops, when it is a constant (`tt1 + 1 = tt2`)
         self.known: dict[str, Fraction] = {}
@@ -278,12 +282,19 @@ class _Context:
             name, value = stmt.name, stmt.expr
             text = f"{'var ' if isinstance(stmt, VarDecl) else ''}{name} = {show(value)};"
             noises = [e for e in sub_expressions(value) if isinstance(e, Noise)]
-            if noises:
-                rules = tuple(r for n in noises for r in self.rules(n, name, value))
-                return [Step(line, depth, text, "", rules)]
-            if apart:
-                return [Step(line, depth, text, "(each run on its own arm)")]
-            return [Step(line, depth, text, self.assertion(name, value))]
+            # dist(e) is read after the statement: a value the statement overwrites
+            # is named `dist(x before)` (issue 30 review: `dist(total)` there read as
+            # the new total made `total2 - total1 = dist(q[i]) + dist(total)` false)
+            self.assigning = name
+            try:
+                if noises:
+                    rules = tuple(r for n in noises for r in self.rules(n, name, value))
+                    return [Step(line, depth, text, "", rules)]
+                if apart:
+                    return [Step(line, depth, text, "(each run on its own arm)")]
+                return [Step(line, depth, text, self.assertion(name, value))]
+            finally:
+                self.assigning = ""
         if isinstance(stmt, IfStmt):
             number = self.numbers.get(id(stmt), -1)
             cond = show(stmt.cond)
@@ -309,18 +320,23 @@ class _Context:
             head = [Step(line, depth, f"while ({guard})",
                          f"[ the loop invariant (below) ] and both runs agree on the guard: ({guard})1 <=> ({guard})2")]
             body = self.walk(stmt.body, depth + 1)
+            self.loop_lines |= {s.line for s in body}
             self.in_loop = False
             after = Step(line, depth, f"(after the loop at line {line})", f"[ the loop invariant and !({guard}) ]")
             return head + body + [after]
         if isinstance(stmt, ReturnStmt):
             shown = show(stmt.expr)
             one, two = (f"{shown}1", f"{shown}2") if isinstance(stmt.expr, Var) else (f"({shown})1", f"({shown})2")
+            # a draw in the released expression is a rule use like any other (issue 30 review)
+            released = tuple(self.release_rules(stmt.expr))
             if self.pointwise:
-                return [Step(line, depth, f"return {shown};", f"[ {one} = s ==> {two} = s ] (pointwise rule)")]
-            return [Step(line, depth, f"return {shown};", f"[ {one} = {two} ]")]
+                return [Step(line, depth, f"return {shown};", f"[ {one} = s ==> {two} = s ] (pointwise rule)",
+                             released)]
+            return [Step(line, depth, f"return {shown};", f"[ {one} = {two} ]", released)]
         if isinstance(stmt, Output):
             shown = show(stmt.expr)
-            return [Step(line, depth, f"output {shown};", f"[ ({shown})1 = ({shown})2 ] (released: equal in both runs)")]
+            return [Step(line, depth, f"output {shown};", f"[ ({shown})1 = ({shown})2 ] (released: equal in both runs)",
+                         tuple(self.release_rules(stmt.expr)))]
         return [Step(line, depth, type(stmt).__name__, "")]
 
     def expression_rules(self, e: Expr) -> list[RuleUse]:
@@ -337,6 +353,12 @@ class _Context:
             for noise in [x for x in sub_expressions(e) if isinstance(x, Noise)]:
                 uses += self.rules(noise, f"({show(noise)})", noise)
         return uses
+
+    def release_rules(self, e: Expr) -> list[RuleUse]:
+        """The rules of the draws in a released expression: the carrier is the
+        whole released value (`total + lap(1 / eps)`)."""
+        carrier = show(e) if isinstance(e, Noise) else f"({show(e)})"
+        return [r for noise in sub_expressions(e) if isinstance(noise, Noise) for r in self.rules(noise, carrier, e)]
 
     def _public(self, e: Expr) -> bool:
         """Equal in both runs: literals, public parameters, lengths (neighbours have
@@ -358,7 +380,7 @@ class _Context:
             return f"[ {name}1 = {name}2 ]"
         linear = self.dist_linear(value)
         if linear is None:
-            return f"[ {name}2 - {name}1 = dist({show(value)}) ]"
+            return f"[ {name}2 - {name}1 = dist({self._atom(value)}) ]"
         return f"[ {name}2 - {name}1 = {_linear_text(linear)} ]"
 
     def dist_linear(self, e: Expr) -> dict[str, Fraction] | None:
@@ -375,8 +397,15 @@ class _Context:
             inner = self.dist_linear(e.operand)
             return None if inner is None else {k: -v for k, v in inner.items()}
         if isinstance(e, (Var, Index)):
-            return {f"dist({show(e)})": Fraction(1)}
+            return {f"dist({self._atom(e)})": Fraction(1)}
         return None
+
+    def _atom(self, e: Expr) -> str:
+        """`e`, or `e before` when it reads the variable being assigned."""
+        text = show(e)
+        if self.assigning and any(isinstance(x, Var) and x.name == self.assigning for x in sub_expressions(e)):
+            return f"{text} before"
+        return text
 
     # ------------------------------------------------------------ draws
 
@@ -480,13 +509,27 @@ class _Context:
             if any(r.case.endswith("== s") for r in step.rules):
                 lines.append(f"the draw at line {step.line} is shifted only when its index equals s; at every other "
                              "index it pays 0")
+        # the draws outside loops pay on top of what the loops' invariants carry
+        # (issue 30 review: `return total + lap(1 / eps)` paid eps unmentioned)
+        # (a draw before a loop is already in the invariant's entry cost)
+        last = max(self.loop_lines, default=0)
+        outside = [(step.line, use.paid) for step in self.steps if step.line > last
+                   for use in step.rules if use.paid.strip() != "0"]
         for loop in loops:
             cost = [c for c in loop.clauses if "cost" in c.text]
             if cost:
                 shown = "; ".join((f"{c.case} ==> " if c.case else "") + c.text for c in cost)
-                lines.append(f"the invariant at line {loop.line} carries the cost: {shown}")
+                what = "the cost of its trips" if outside else "the cost"
+                lines.append(f"the invariant at line {loop.line} carries {what}: {shown}")
+        plural = "s" if len({loop.line for loop in loops}) > 1 else ""
+        where = f"after the loop{plural}" if loops else "outside any loop"
+        for line, paid in dict.fromkeys(outside):
+            lines.append(f"the draw at line {line} ({where}) pays {paid}")
         tail = f" on each of its {paths} paths" if paths else ""
-        lines.append(f"cost <= {self.cert.claim} for every path: checked by the proof kernel{tail}")
+        parts = ([f"(the cost at the loop{plural}' exit)" if plural else "(the cost at the loop's exit)"] if loops else []) + \
+            [f"(the draw at line {line})" for line in dict.fromkeys(line for line, _ in outside)]
+        total = f"cost = {' + '.join(parts)} <= {self.cert.claim}" if len(parts) > 1 else f"cost <= {self.cert.claim}"
+        lines.append(f"{total} for every path: checked by the proof kernel{tail}")
         return lines
 
 

@@ -134,8 +134,12 @@ class _Sorter:
             return "int" if sorts and all(s == "int" for s in sorts) else "num"
         if isinstance(expr, Noise):
             self.sort(expr.scale, bound)
-            if expr.align is not None:
-                self.sort(expr.align, bound)
+            if expr.align is not None and self.sort(expr.align, bound) == "bool":
+                # the coupling shift of a draw is a number (Barthe et al., LightDP's
+                # `aligned` expression): a condition has no amount to shift by
+                self.diagnostics.append(_error(
+                    "FZ404", "the shift in `align` must be a number, but this is a condition", expr.align.span,
+                    hint="for a shift that depends on a case, write `align (i == s ? 1 : 0)`"))
             return "num"
         if isinstance(expr, Dist):
             self.sort(expr.expr, bound)
@@ -217,6 +221,19 @@ def analyse(decl: MechanismDecl, constants: dict[str, Fraction] | None = None) -
     sorter = _Sorter(info, diagnostics)
     for req in decl.requires:
         sorter.sort(req)
+        # the pointwise output is fixed inside the proof (Barthe et al.'s pointwise
+        # rule), not by the caller: a precondition on it is a name the input lacks
+        for named in _output_outside_hints(info, req):
+            diagnostics.append(_error(
+                "FZ401", f"unknown variable `{named.name}` in mechanism `{decl.name}`", named.span,
+                hint=f"`{OUTPUT_NAME}` names the fixed output of the pointwise rule in `invariant` and `align` "
+                     "hints only, not in `requires`",
+            ))
+    for hint in _hint_expressions(decl):
+        for division in _divisions_by_zero(hint):
+            diagnostics.append(_error(
+                "FZ404", "this hint divides by zero", division.right.span,
+                hint="a proof's `align`, `invariant` and `requires` must be defined in every state"))
     sorter.sort(decl.privacy)
     _check_statements(info, sorter, decl.body, diagnostics, in_loop=False)
     _check_result_form(info, diagnostics)
@@ -378,6 +395,37 @@ def _output_outside_hints(info: MechanismInfo, expr: Expr) -> list[Var]:
     for child in children(expr):
         found += _output_outside_hints(info, child)
     return found
+
+
+def _hint_expressions(decl: MechanismDecl) -> list[Expr]:
+    """The proof's text: preconditions, loop invariants and draws' `align` shifts."""
+    hints: list[Expr] = list(decl.requires)
+    for stmt in statements(decl.body):
+        if isinstance(stmt, While):
+            hints += stmt.invariants
+        for top in stmt_expressions(stmt):
+            hints += [e.align for e in sub_expressions(top) if isinstance(e, Noise) and e.align is not None]
+    return hints
+
+
+def _divisions_by_zero(expr: Expr) -> list[Binary]:
+    """`a / b` with `b` a constant equal to 0 (`1 / 0`, `x / (2 - 2)`)."""
+    return [e for e in sub_expressions(expr)
+            if isinstance(e, Binary) and e.op == "/" and _constant(e.right) == 0]
+
+
+def _constant(expr: Expr) -> Fraction | None:
+    if isinstance(expr, NumLit):
+        return Fraction(expr.value)
+    if isinstance(expr, Unary) and expr.op == "-":
+        inner = _constant(expr.operand)
+        return None if inner is None else -inner
+    if isinstance(expr, Binary) and expr.op in ("+", "-", "*"):
+        a, b = _constant(expr.left), _constant(expr.right)
+        if a is None or b is None:
+            return None
+        return a + b if expr.op == "+" else a - b if expr.op == "-" else a * b
+    return None
 
 
 def _implications_outside_hints(expr: Expr) -> list[Binary]:

@@ -896,6 +896,8 @@ def derivation(info: MechanismInfo, cx: Counterexample, max_paths: int = 4) -> l
             lines.append(f"        integral = {mpmath.nstr(mass.value, 12)}")
         if shown > max_paths:
             lines.append(f"      ... and {shown - max_paths} more paths")
+        if shown == 0:
+            lines.append("      no path releases it: the sum is empty, P = 0")
     return lines
 
 

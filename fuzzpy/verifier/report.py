@@ -48,7 +48,9 @@ def cheaper_lines(verdict: Verdict, cheaper: Cheaper | None) -> list[str]:
         return [f"  no claim above `privacy {claim}` was proved among the costs a proof could pay (a shift of",
                 "    0, 1 or 2 per draw, once or once per paying trip)"]
     lines = [f"  cheapest claim the verifier proves: privacy {cheaper.claim}"]
-    lines += [f"    {cost}" for cost in cheaper.costs]
+    if cheaper.costs:
+        lines.append("    its terms (a budget per draw; the proof kernel checked every path's cost against their sum):")
+        lines += [f"      {cost}" for cost in cheaper.costs]
     if cheaper.tried:
         lines.append(f"    (not proved, cheaper: {'; '.join(cheaper.tried)})")
     if cheaper.failing:
@@ -67,6 +69,8 @@ def game_lines(game: GameProof) -> list[str]:
     if len(game.orientations) > 1:
         lines.append("    (the relation is one-sided: the game is played for it reversed too, every distance negated)")
     lines.append("    statement by statement (assertion after each):")
+    if any(" before)" in step.assertion or any(" before)" in r.post for r in step.rules) for step in game.steps):
+        lines.append("      (dist(x before): x as the statement found it, before its assignment)")
     for step in game.steps:
         pad = "  " * step.depth
         head = f"      line {step.line:<3} {pad}{step.statement}"
@@ -147,12 +151,15 @@ def _vectors(vectors: dict, scalars: dict) -> str:
     return ", ".join(parts) if parts else "(no vector inputs)"
 
 
+NO_VALUE = "no value returned (the run ends without `return`)"
+
+
 def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
     kind = "density" if cx.density else "P"
     params = ", ".join(f"{k} = {_number(v)}" for k, v in cx.params.items())
     changed = {k: v for k, v in cx.neighbour_params.items() if cx.params.get(k) != v}
     output = [_number(v) for v in cx.output]
-    shown = f"[{', '.join(output)}]" if stream else output[0]
+    shown = f"[{', '.join(output)}]" if stream else (output[0] if output else NO_VALUE)
     lines = [
         f"  counterexample at eps = {_number(cx.eps)} (parameters: {params or 'none'})",
         f"    inputs     {_vectors(cx.inputs, cx.params)}",

@@ -94,7 +94,8 @@ def counterexample_json(cx: Counterexample, stream: bool) -> dict[str, object]:
     return {
         "inputs": _vector_json(cx.inputs, cx.params),
         "neighbour": _vector_json(cx.neighbour, cx.neighbour_params),
-        "output": output if stream else output[0],
+        # a path that ends without `return` releases nothing: `null` (issue 30 review)
+        "output": output if stream else (output[0] if output else None),
         "eps": number_json(cx.eps),
         "ratio": "inf" if cx.infinite else _mp_json(cx.p_inputs / cx.p_neighbour),
         "log_ratio": number_json(cx.log_ratio),
