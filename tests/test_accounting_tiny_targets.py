@@ -96,3 +96,11 @@ def test_zcdp_cks_reaches_its_optimum_for_huge_sigma(sigma: float, delta: float)
     found = epsilon_cks(rho, delta)
     assert mpf(found) >= exact_gaussian  # valid (the Gaussian's exact epsilon is below any bound)
     assert mpf(found) <= max(best, mpf(0)) * (1 + mpf("1e-6"))  # (a negative bound proves eps = 0)
+
+
+@pytest.mark.parametrize("rho", [math.inf, 1e300, 1e308])
+def test_cks_of_an_overflowing_rho_is_no_bound_never_zero(rho: float) -> None:
+    # sigma 1e-300 gives rho = inf: a NaN search once returned max(0, nan) = 0
+    from fuzzpy.accounting.zcdp import epsilon_cks
+
+    assert epsilon_cks(rho, 1e-6) >= rho

@@ -99,7 +99,12 @@ mechanism m (x : num, eps : num) : num
     assert check(mech + "def f (db : bag Row) : fuzzy num = m (size db) 0.5;").definitions["f"].privacy["db"] == (
         Verified("m", Fraction(1, 2)),
     )
-    assert codes(mech + "def f (db : bag Row) (e : num) : fuzzy num = m (size db) e;") == ["FZ309"]
+    # a claim may name a static parameter of the caller (issue 31's library): the
+    # parameter's value at each call, never the constant `eps = 100` it hides
+    checked = check(mech + "def f (db : bag Row) (e : num) : fuzzy num = m (size db) e;\n"
+                    "def g (db : bag Row) : fuzzy num = f db 0.25;")
+    assert str(checked.definitions["f"].symbolic_privacy["db"]) == "e"
+    assert pure_epsilon(checked.definitions["g"].privacy["db"]) == Fraction(1, 4)
 
 
 def test_def_signatures_read_constants_their_parameters_do_not_hide() -> None:

@@ -61,6 +61,9 @@ def test_no_needless_digits(x: float, digits: int) -> None:
     ".Ng")` did, and its shortest repr when that is short enough."""
     nearest = f"{x:.{digits}g}"
     up, down = text_up(x, digits), text_down(x, digits)
+    if x == 0:  # -0.0 prints as 0 (the same number; "-0" reads as a sign that means nothing)
+        assert up == down == "0"
+        return
     if float(nearest) >= x:  # the same number, or a shorter text of x itself
         assert up == nearest or (float(up) == x and _significant(up) < _significant(nearest))
     if float(nearest) <= x:

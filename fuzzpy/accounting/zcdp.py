@@ -144,18 +144,26 @@ def epsilon_cks(rho: float, delta: float) -> float:
         return math.inf
     if delta >= 1 or rho <= 0:
         return 0.0
+    if not math.isfinite(rho):  # no noise to speak of (sigma 1e-300): no finite epsilon
+        return math.inf
     # search over log(alpha - 1): a coarse grid, then a bounded refinement. The
     # grid reaches the optimum alpha ~ 1 + sqrt(log(1/delta) / rho) however
     # small rho is (sigma = 1e15: alpha ~ 1e16; a grid ending at e^12 was 10^4x
     # loose there). The grid is scanned vectorised (numpy) only to locate the
     # minimum; every value returned is computed by `epsilon_at_order`.
     centre = 0.5 * (math.log(-math.log(delta)) - math.log(rho))
-    grid = np.linspace(min(-12.0, centre - 12.0), max(12.0, centre + 12.0), 97)
+    # alpha - 1 >= e^-27 keeps alpha a double above 1 (a huge rho's optimum lies below it; any alpha is valid)
+    grid = np.linspace(max(min(-12.0, centre - 12.0), _LOWEST_LOG_ORDER), max(12.0, centre + 12.0), 97)
     best = int(np.argmin(_orders_estimate(rho, delta, 1 + np.exp(grid))))
     lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
     at_grid = epsilon_at_order(rho, delta, 1 + math.exp(float(grid[best])))
     refined = _golden_minimum(lambda t: epsilon_at_order(rho, delta, 1 + math.exp(t)), float(lo), float(hi))
-    return max(0.0, min(at_grid, refined))
+    found = min(at_grid, refined)
+    # a NaN is no bound: `max(0.0, nan)` would read it as 0 (a review of issue 25's change: sigma 1e-300 printed 0)
+    return math.inf if math.isnan(found) else max(0.0, found)
+
+
+_LOWEST_LOG_ORDER = -27.0
 
 
 def _orders_estimate(rho: float, delta: float, alphas: np.ndarray) -> np.ndarray:
