@@ -69,6 +69,7 @@ from scipy import stats
 
 from fuzzpy.checker.scope import static_constants
 from fuzzpy.language.syntax import Binary, MechanismDecl, Noise, NumLit, Program
+from fuzzpy.runtime.audit import _atoms, _memo  # the audit's helpers, shared
 from fuzzpy.runtime.interpreter import Interpreter
 from fuzzpy.runtime.mechanisms import run_mechanism
 from fuzzpy.runtime.randomness import SeededSource
@@ -269,25 +270,6 @@ def events(first: Outputs, second: Outputs) -> list[Event]:
             family += _column_events(f"{_weights(weights)}.out", project,
                                      np.concatenate([project(first), project(second)]), np.array([]))
     return family
-
-
-def _memo(function: Callable[[Outputs], np.ndarray]) -> Callable[[Outputs], np.ndarray]:
-    """``function``, computed once per sample (the sample is kept, so its id stays its own)."""
-    cache: dict[int, tuple[Outputs, np.ndarray]] = {}
-
-    def once(o: Outputs) -> np.ndarray:
-        if id(o) not in cache:
-            cache[id(o)] = (o, function(o))
-        return cache[id(o)][1]
-
-    return once
-
-
-def _atoms(column: np.ndarray) -> np.ndarray:
-    """The values a coordinate takes with probability >= 1% in the pilot (all of them if it is discrete)."""
-    column = column[~np.isnan(column)]
-    values, counts = np.unique(column, return_counts=True)
-    return values if values.size <= 20 else values[counts >= max(10, column.size // 100)]
 
 
 def _weights(weights: np.ndarray) -> str:

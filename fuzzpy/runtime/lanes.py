@@ -19,8 +19,8 @@ moves their probabilities by far less than the confidence intervals' widths.
 The semantics otherwise follow the runtime's (docs/semantics.md,
 "Mechanisms"): a division by zero is 0, an entry read outside its vector (or at
 a non-integer index) is 0, `len`, `abs`, `max`, `min` are the only calls; bools
-are kept as bools, numbers as floats. (tests/mechanism_sampler.py is the test
-suite's float-noise twin of this runner.)
+are kept as bools, numbers as floats. (tests/mechanism_sampler.py runs this
+runner with numpy's float noise for the test suite's statistical net.)
 """
 
 from __future__ import annotations
