@@ -551,10 +551,10 @@ def _any_symbolic(*values: Value) -> bool:
     for v in values:
         if is_symbolic(v):
             return True
-        if isinstance(v, list) and any(is_symbolic(i) for i in v):
+        if isinstance(v, (list, tuple)) and _any_symbolic(*v):
             return True
-        if isinstance(v, (tuple,)) and any(is_symbolic(i) for i in v):
-            return True
+        if isinstance(v, Record) and _any_symbolic(*v.fields.values()):
+            return True  # a record of columns: `r == {...}` is per row, never Python's `==` of two records
     return False
 
 
