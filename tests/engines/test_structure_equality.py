@@ -47,3 +47,25 @@ def _number(detail: str) -> float:
     from fractions import Fraction
 
     return float(eval(detail, {"Fraction": Fraction}))  # noqa: S307 -- our own repr of a release
+
+
+def test_the_record_test_runs_in_duckdb(tmp_path, monkeypatch) -> None:
+    """Field-wise per row in SQL (not a fall-back to memory): one query with `AND`."""
+    from tests.engines.conftest import release_with_queries
+
+    program, data = tmp_path / "p.fz", tmp_path / "rows.csv"
+    program.write_text(PROGRAM)
+    data.write_text(DATA)
+    ending, queries = release_with_queries(monkeypatch, program, "rec_eq", data)
+    assert ending.kind == "released"
+    assert any(" AND " in q for q in queries), queries
+
+
+@pytest.mark.spark
+def test_spark_releases_what_memory_releases(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    program, data = tmp_path / "p.fz", tmp_path / "rows.csv"
+    program.write_text(PROGRAM)
+    data.write_text(DATA)
+    for definition in ("rec_eq", "rec_ne", "tup_ne"):
+        memory = release(program, definition, data, "memory", seed=11)
+        assert release(program, definition, data, "spark", seed=11).detail == memory.detail, definition
