@@ -13,7 +13,7 @@ from fractions import Fraction
 
 from fuzzpy.engines.rows import Node, Nodes, NotCompilable, Sym, SymSum, SymVector, is_symbolic
 from fuzzpy.runtime import exact as X
-from fuzzpy.runtime.values import Record, WithPair
+from fuzzpy.runtime.values import Inl, Inr, Record, WithPair
 from fuzzpy.runtime.vectors import VectorColumn, is_exact_vector
 from fuzzpy.support.lazy import is_instance, lazy
 
@@ -36,7 +36,7 @@ class SymOps:
     def node(self, value: object) -> Node:
         if isinstance(value, Sym):
             return value.node
-        if is_symbolic(value) or isinstance(value, (VectorColumn, list, tuple, Record)) or is_exact_vector(value):
+        if is_symbolic(value) or isinstance(value, (VectorColumn, list, tuple, Record, Inl, Inr, WithPair)) or is_exact_vector(value):
             raise NotCompilable("a vector or a structure where a number is expected")
         if is_instance(value, "numpy", "ndarray") and value.ndim == 0:
             value = value.item()

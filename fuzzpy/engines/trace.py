@@ -53,6 +53,7 @@ from fuzzpy.runtime.values import (
     RuntimeFailure,
     Thunk,
     Value,
+    WithPair,
     force,
 )
 from fuzzpy.runtime.vectors import VectorColumn, is_exact_vector, labelled, vector
@@ -555,6 +556,10 @@ def _any_symbolic(*values: Value) -> bool:
             return True
         if isinstance(v, Record) and _any_symbolic(*v.fields.values()):
             return True  # a record of columns: `r == {...}` is per row, never Python's `==` of two records
+        if isinstance(v, (Inl, Inr)) and _any_symbolic(v.value):
+            return True
+        if isinstance(v, WithPair) and _any_symbolic(v.left, v.right):
+            return True
     return False
 
 

@@ -15,13 +15,15 @@ def rec_ne (db : bag R) : fuzzy num = laplace[0.5] (size (filter (fun r -> { a =
 def built_eq (db : bag R) : fuzzy num = laplace[0.5] (size (filter (fun r -> { a = r.a, b = r.b } == { a = 1, b = 2.0 }) db));
 def tup_eq (db : bag R) : fuzzy num = laplace[0.5] (size (filter (fun r -> (r.b, r.a) == (2.0, 1)) db));
 def tup_ne (db : bag R) : fuzzy num = laplace[0.5] (size (filter (fun r -> (r.a, r.b) != (1, 2)) db));
+def sum_eq (db : bag R) : fuzzy num = laplace[0.5] (size (filter (fun r -> (inl r.a : int + num) == (inl 1 : int + num)) db));
+def nested_eq (db : bag R) : fuzzy num = laplace[0.5] (size (filter (fun r -> (r.a, { b = r.b }) == (1, { b = 2.0 })) db));
 """
 
 # four rows equal to {a=1, b=2}; three not (one differs only in b, one only in a)
 DATA = "b,a\n2.0,1\n3,1\n2,1\n2,7\n2.00,1\n-1.5,0\n2e0,1\n"
 
 
-@pytest.mark.parametrize("definition", ["rec_eq", "rec_ne", "built_eq", "tup_eq", "tup_ne"])
+@pytest.mark.parametrize("definition", ["rec_eq", "rec_ne", "built_eq", "tup_eq", "tup_ne", "sum_eq", "nested_eq"])
 def test_duckdb_releases_what_memory_releases(tmp_path, definition: str) -> None:
     program, data = tmp_path / "p.fz", tmp_path / "rows.csv"
     program.write_text(PROGRAM)
