@@ -13,7 +13,7 @@ from fractions import Fraction
 
 from fuzzpy.engines.rows import Node, Nodes, NotCompilable, Sym, SymSum, SymVector, is_symbolic
 from fuzzpy.runtime import exact as X
-from fuzzpy.runtime.values import Record, WithPair
+from fuzzpy.runtime.values import Inl, Inr, Record, WithPair
 from fuzzpy.runtime.vectors import VectorColumn, is_exact_vector
 from fuzzpy.support.lazy import is_instance, lazy
 
@@ -36,7 +36,7 @@ class SymOps:
     def node(self, value: object) -> Node:
         if isinstance(value, Sym):
             return value.node
-        if is_symbolic(value) or isinstance(value, (VectorColumn, list, tuple, Record)) or is_exact_vector(value):
+        if is_symbolic(value) or isinstance(value, (VectorColumn, list, tuple, Record, Inl, Inr, WithPair)) or is_exact_vector(value):
             raise NotCompilable("a vector or a structure where a number is expected")
         if is_instance(value, "numpy", "ndarray") and value.ndim == 0:
             value = value.item()
@@ -57,10 +57,30 @@ class SymOps:
         return Sym(self.n.make(name, (a, b), kind))
 
     def compare(self, op: str, left: object, right: object) -> Sym:
+        if isinstance(left, (Record, tuple)) or isinstance(right, (Record, tuple)):
+            return self._structural(op, left, right)
         if _vectorish(left) or _vectorish(right):
             raise NotCompilable("a comparison of vectors")
         a, b, _ = self.n.common(self.node(left), self.node(right))
         return Sym(self.n.make("cmp", (a, b), "bool", op))
+
+    def _structural(self, op: str, left: object, right: object) -> Sym:
+        """Records and tuples are equal when every field (position) is, as the
+        in-memory interpreter compares them; no order on structures."""
+        if op not in ("==", "!="):
+            raise NotCompilable(f"`{op}` of records or tuples")
+        if isinstance(left, Record) and isinstance(right, Record) and left.fields.keys() == right.fields.keys():
+            pairs = [(v, right.fields[k]) for k, v in left.fields.items()]
+        elif isinstance(left, tuple) and isinstance(right, tuple) and len(left) == len(right):
+            pairs = list(zip(left, right, strict=True))
+        else:
+            raise NotCompilable("a comparison of structures of different shapes")
+        if not pairs:
+            raise NotCompilable("a comparison of empty structures")
+        node = self.compare("==", *pairs[0]).node
+        for a, b in pairs[1:]:
+            node = self.n.make("and", (node, self.compare("==", a, b).node), "bool")
+        return Sym(node if op == "==" else self.n.make("not", (node,), "bool"))
 
     def negate(self, value: object) -> Sym | SymVector:
         if isinstance(value, SymVector):

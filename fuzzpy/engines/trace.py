@@ -53,6 +53,7 @@ from fuzzpy.runtime.values import (
     RuntimeFailure,
     Thunk,
     Value,
+    WithPair,
     force,
 )
 from fuzzpy.runtime.vectors import VectorColumn, is_exact_vector, labelled, vector
@@ -551,9 +552,13 @@ def _any_symbolic(*values: Value) -> bool:
     for v in values:
         if is_symbolic(v):
             return True
-        if isinstance(v, list) and any(is_symbolic(i) for i in v):
+        if isinstance(v, (list, tuple)) and _any_symbolic(*v):
             return True
-        if isinstance(v, (tuple,)) and any(is_symbolic(i) for i in v):
+        if isinstance(v, Record) and _any_symbolic(*v.fields.values()):
+            return True  # a record of columns: `r == {...}` is per row, never Python's `==` of two records
+        if isinstance(v, (Inl, Inr)) and _any_symbolic(v.value):
+            return True
+        if isinstance(v, WithPair) and _any_symbolic(v.left, v.right):
             return True
     return False
 

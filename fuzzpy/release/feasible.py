@@ -11,7 +11,10 @@ quote and the charge and returns located diagnostics for:
   range of normal doubles [2^-1022, DBL_MAX] (per-row work compares rows
   with them as doubles, and the aggregates' grids are derived from them);
   `group[k]` at most 2^24 buckets (a release of every count must fit the
-  noise grid); `loop[k]` at most 2^20 rounds (FZ517).
+  noise grid); `loop[k]` at most 2^20 rounds (FZ517);
+* `expmech` over a literal empty candidate list, written at the call or
+  passed to a definition's parameter that becomes the candidates (FZ517):
+  the candidates are public, and the runtime has none to pick.
 
 Only the definitions the run reaches are inspected.
 """
@@ -38,6 +41,7 @@ def refusals(checked: CheckedProgram, definition: CheckedDef) -> list[Diagnostic
     constants = {k: v for k, v in checked.constants.items() if isinstance(v, Fraction)}
     prims = [p for body in _reachable_bodies(checked.program, definition.name) for p in _prims(body)]
     diagnostics = [d for prim in prims for d in _check_prim(prim, constants)]
+    diagnostics += _empty_candidates(checked.program, definition.name)
     for name, events in definition.privacy.items():
         found = undiscretisable(tuple(events))
         if found is not None:
@@ -78,6 +82,71 @@ def _nodes(expr: object) -> list[object]:
         elif hasattr(node, "__dataclass_fields__"):
             out.append(node)
             stack.extend(getattr(node, f) for f in node.__dataclass_fields__ if f != "span")
+    return out
+
+
+def _spine(expr: S.Expr) -> tuple[S.Expr, list[S.Expr]]:
+    """`f a b c` as its head `f` and its arguments [a, b, c]."""
+    args: list[S.Expr] = []
+    while isinstance(expr, S.App):
+        args.append(expr.arg)
+        expr = expr.func
+    return expr, args[::-1]
+
+
+def _candidate_positions(program: S.Program) -> dict[str, set[int]]:
+    """Per definition, the parameters that reach an `expmech`'s candidate list
+    unchanged (directly or through another definition's such parameter)."""
+    defs = [d for d in program.decls if isinstance(d, S.DefDecl)]
+    positions: dict[str, set[int]] = {d.name: set() for d in defs}
+    changed = True
+    while changed:
+        changed = False
+        for decl in defs:
+            names = [p.name for p in decl.params]
+            for node in _nodes(decl.body):
+                if not isinstance(node, S.App):
+                    continue
+                for arg in map(_bare, _candidate_args(node, positions)):
+                    if isinstance(arg, S.Var) and arg.name in names and names.index(arg.name) not in positions[decl.name]:
+                        positions[decl.name].add(names.index(arg.name))
+                        changed = True
+    return positions
+
+
+def _candidate_args(app: S.App, positions: dict[str, set[int]]) -> list[S.Expr]:
+    head, args = _spine(app)
+    if isinstance(head, S.Prim) and head.name == "expmech":
+        wanted = {0}
+    elif isinstance(head, S.Var):
+        wanted = positions.get(head.name, set())
+    else:
+        return []
+    return [args[i] for i in sorted(wanted) if i < len(args)]
+
+
+def _bare(expr: S.Expr) -> S.Expr:
+    while isinstance(expr, S.Ann):
+        expr = expr.expr
+    return expr
+
+
+def _empty_candidates(program: S.Program, root: str) -> list[Diagnostic]:
+    """McSherry & Talwar's exponential mechanism picks from a non-empty public
+    range; an empty one the program shows is refused before any charge."""
+    positions = _candidate_positions(program)
+    out: list[Diagnostic] = []
+    seen: set[int] = set()
+    for body in _reachable_bodies(program, root):
+        for node in _nodes(body):
+            if not isinstance(node, S.App):
+                continue
+            for arg in map(_bare, _candidate_args(node, positions)):
+                if isinstance(arg, S.ListLit) and not arg.items and id(arg) not in seen:
+                    seen.add(id(arg))
+                    out.append(Diagnostic(
+                        "FZ517", "`expmech` over an empty list of candidates: there is nothing to release",
+                        arg.span, hint="give the exponential mechanism at least one candidate"))
     return out
 
 
