@@ -25,6 +25,9 @@ import pytest
 
 from fuzzpy.accounting.shuffle import closed_form_epsilon, shuffle_delta, shuffle_epsilon
 
+# exhaustive mpmath enumerations (minutes of CPU): run by `-m slow`, in CI after the suite
+pytestmark = pytest.mark.slow
+
 mpmath.mp.dps = 40
 
 
