@@ -70,6 +70,7 @@ from scipy import stats
 from fuzzpy.checker.scope import static_constants
 from fuzzpy.language.syntax import Binary, MechanismDecl, Noise, NumLit, Program
 from fuzzpy.runtime.audit import _atoms, _memo  # the audit's helpers, shared
+from fuzzpy.runtime.audit_inputs import first_values
 from fuzzpy.runtime.interpreter import Interpreter
 from fuzzpy.runtime.mechanisms import run_mechanism
 from fuzzpy.runtime.randomness import SeededSource
@@ -137,20 +138,7 @@ def parameters(info: MechanismInfo, length: int = 3, budget: Fraction = Fraction
     """Public values meeting the `requires` that mention no distance: the claim's
     numbers at ``budget``, integers at 1 (fewest answers, largest cost per answer),
     other numbers at 0 (else 1, 2, 3, 1/2)."""
-    claim = {e.name for e in _names(info.decl.privacy)}
-    private = private_scalars(info)
-    values: dict[str, Fraction | bool] = dict(info.constants)
-    for name, sort in info.scalars.items():
-        if name in values:
-            continue
-        if sort == "bool":
-            values[name] = True
-        elif name in private:
-            values[name] = Fraction(1, 4)
-        elif name in claim:
-            values[name] = Fraction(1) if sort == "int" else budget
-        else:
-            values[name] = Fraction(1) if sort == "int" else Fraction(0)
+    values = first_values(info, budget)
     vectors = {q: [BASE] * length for q in info.vectors}
     if _public_requires_hold(info, values, vectors):
         return values
@@ -162,13 +150,6 @@ def parameters(info: MechanismInfo, length: int = 3, budget: Fraction = Fraction
             if _public_requires_hold(info, trial, vectors):
                 return trial
     raise AssertionError(f"no parameters found for `{info.decl.name}`")
-
-
-def _names(expr: object) -> list:
-    from fuzzpy.language.syntax import Var
-    from fuzzpy.verifier.walk import sub_expressions
-
-    return [e for e in sub_expressions(expr) if isinstance(e, Var)]  # type: ignore[arg-type]
 
 
 def _public_requires_hold(info: MechanismInfo, values: dict, vectors: dict) -> bool:

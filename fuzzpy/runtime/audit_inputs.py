@@ -80,10 +80,10 @@ def _claim_names(info: MechanismInfo) -> set[str]:
     return {e.name for e in sub_expressions(info.decl.privacy) if isinstance(e, S.Var)}
 
 
-def _parameters(info: MechanismInfo, length: int, budget: Fraction) -> dict[str, Fraction | bool] | None:
-    """Public values meeting the `requires` that mention no distance: the claim's
-    numbers at ``budget``, integers at 1 (fewest answers, largest cost per answer),
-    other numbers at 0; else the first of 1, 3, 2, 1/2 that fits, one name at a time."""
+def first_values(info: MechanismInfo, budget: Fraction) -> dict[str, Fraction | bool]:
+    """The first guess at public scalars: the file's constants, bools true,
+    private scalars 1/4, the claim's numbers at ``budget``, other integers 1
+    and other numbers 0 (also the test suite's statistical net's guess)."""
     claim, private = _claim_names(info), private_scalars(info)
     values: dict[str, Fraction | bool] = dict(info.constants)
     for name, sort in info.scalars.items():
@@ -97,6 +97,14 @@ def _parameters(info: MechanismInfo, length: int, budget: Fraction) -> dict[str,
             values[name] = Fraction(1) if sort == "int" else budget
         else:
             values[name] = Fraction(1) if sort == "int" else Fraction(0)
+    return values
+
+
+def _parameters(info: MechanismInfo, length: int, budget: Fraction) -> dict[str, Fraction | bool] | None:
+    """Public values meeting the `requires` that mention no distance: the claim's
+    numbers at ``budget``, integers at 1 (fewest answers, largest cost per answer),
+    other numbers at 0; else the first of 1, 3, 2, 1/2 that fits, one name at a time."""
+    values = first_values(info, budget)
     vectors = {q: [Fraction(0)] * length for q in info.vectors}
     if _public_requires_hold(info, values, vectors):
         return values
