@@ -8,6 +8,7 @@
                                                           randomized-response reports
     fuzzpy budget --calibrate gaussian|laplace --epsilon E --delta D --rounds K
     ... --plot out.png                                    eps against rounds
+    ... --profile [--plot out.png]                        profile, trade-off, rho, Renyi curve
     ... --json                                            one JSON document
 
 Exit codes: 0 done, 1 the program is rejected, 2 bad arguments or input.
@@ -30,13 +31,14 @@ from fuzzpy.commands.common import (
     add_delta_option,
     usage_error,
 )
-from fuzzpy.language.figures import NEIGHBOURS, NEIGHBOURS_TEXT, text_exact, text_up
+from fuzzpy.language.figures import NEIGHBOURS, NEIGHBOURS_TEXT, text_down, text_exact, text_up
 
 if TYPE_CHECKING:  # the accountant (scipy, dp_accounting) is imported when the command runs
     from fuzzpy.accounting.accountant import Guarantee
     from fuzzpy.accounting.calibrate import Calibration
     from fuzzpy.accounting.events import Event
     from fuzzpy.accounting.neighbours import Neighbours
+    from fuzzpy.accounting.profile import PrivacyViews
 
 DESCRIPTION = (
     "Say what releases cost in privacy: a program's definitions (FILE [DEF]), or K rounds of "
@@ -100,7 +102,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--calibrate", choices=("gaussian", "laplace"), help="find the noise for --epsilon"
     )
     p.add_argument("--epsilon", type=_positive, metavar="E", help="target epsilon for --calibrate")
-    p.add_argument("--plot", metavar="OUT.png", help="draw epsilon against the number of rounds")
+    p.add_argument("--plot", metavar="OUT.png",
+                   help="draw epsilon against the number of rounds (with --profile: the profile, "
+                   "trade-off and Renyi curves)")
+    p.add_argument("--profile", action="store_true",
+                   help="also show the privacy profile (eps at several deltas), the f-DP trade-off curve, "
+                   "zCDP's rho and the Renyi curve eps(alpha)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
 
 
@@ -282,8 +289,12 @@ def _releases(args: argparse.Namespace) -> int:
     found = guarantees(events, delta)
     best = _finite_tightest(found, events, delta)
     label = f"{rounds} x {_release_label(args)}"
+    seen = _views(args, events)
     if args.plot:
-        _plot(args, label, delta, rounds)
+        if seen is not None:
+            _plot_views(args, seen, label)
+        else:
+            _plot(args, label, delta, rounds)
     if args.json:
         _print_json(
             {
@@ -294,6 +305,7 @@ def _releases(args: argparse.Namespace) -> int:
                 **_neighbours(args).to_json(),
                 "tightest": _guarantee_json(best),
                 "methods": [_guarantee_json(g) for g in found],
+                **({} if seen is None else {"views": seen.to_json()}),
             }
         )
         return EXIT_OK
@@ -302,6 +314,8 @@ def _releases(args: argparse.Namespace) -> int:
     print(f"{label}, at delta = {text_up(delta)}:")
     _print_table(found, best, pure_epsilon(events))
     print(f"  {_neighbours(args).text()}")
+    if seen is not None:
+        _print_views(seen)
     return EXIT_OK
 
 
@@ -385,14 +399,19 @@ def _program(args: argparse.Namespace) -> int:
     for name, param, events in costs:
         rows.append((name, param, _program_guarantee(events, args.delta, bool(args.definition)),
                      pure_epsilon(events)))
+    if (args.plot or args.profile) and len(rows) != 1:
+        raise usage_error(f"--{'plot' if args.plot else 'profile'} on a program needs one DEF with one database parameter")
+    seen = _views(args, costs[0][2]) if args.profile else None
     if args.plot:
-        if len(rows) != 1:
-            raise usage_error("--plot on a program needs one DEF with one database parameter")
-        _plot_events(args, f"{rows[0][0]} in {rows[0][1]}", rows[0][2].delta, costs[0][2])
+        if seen is not None:
+            _plot_views(args, seen, f"{rows[0][0]} in {rows[0][1]}")
+        else:
+            _plot_events(args, f"{rows[0][0]} in {rows[0][1]}", rows[0][2].delta, costs[0][2])
     if args.json:
         _print_json({"ok": True, "file": args.file, **relation.to_json(),
                      "definitions": _definitions_json(rows, costs, args),
-                     "parameterised": parameterised.documents})
+                     "parameterised": parameterised.documents,
+                     **({} if seen is None else {"views": seen.to_json()})})
         return EXIT_OK
     if not rows and not parameterised:
         print(f"{args.file}: no definition releases a private value")
@@ -406,6 +425,8 @@ def _program(args: argparse.Namespace) -> int:
         print(line)
     if rows or parameterised:
         print(relation.text())
+    if seen is not None:
+        _print_views(seen)
     return EXIT_OK
 
 
@@ -540,6 +561,50 @@ def _plot_events(
         raise _failure(CANNOT_WRITE, f"cannot write {args.plot}: {exc.strerror or exc}") from None
     finally:
         _clear_progress(args)
+    if not args.json:
+        print(f"wrote {args.plot}")
+
+
+def _views(args: argparse.Namespace, events: Sequence[Event]) -> PrivacyViews | None:
+    from fuzzpy.accounting.profile import views
+
+    if not args.profile:
+        return None
+    try:
+        return views(events, progress=_progress(args))
+    finally:
+        _clear_progress(args)
+
+
+def _print_views(seen: PrivacyViews) -> None:
+    """The views in words; epsilons, rho and Renyi values rounded up, type II
+    errors rounded down (`fuzzpy.accounting.profile`)."""
+    print("privacy profile (each line is a proved (eps, delta)-DP guarantee):")
+    print(f"  {'delta':>8}  {'eps':>10}   method")
+    for p in seen.profile:
+        print(f"  {text_up(p.delta):>8}  {text_up(p.epsilon):>10}   {p.method}")
+    mu = "" if seen.gdp_mu is None else f"; mu-GDP with mu = {text_up(seen.gdp_mu)}"
+    print(f"trade-off curve (f-DP: a test telling the neighbours apart with type I error alpha has type II error"
+          f" at least beta; {seen.tradeoff_source}{mu}):")
+    print("  " + "  ".join(f"{t.alpha:g}->{text_down(t.beta, 4)}" for t in seen.tradeoff))
+    if seen.rho is not None:
+        unamplified = " (zCDP is not amplified by subsampling: this is the releases' rho on the whole data;" \
+            " the Renyi curve below is amplified)" if seen.subsampled else ""
+        print(f"zCDP: rho = {text_up(seen.rho)} (Bun & Steinke 2016){unamplified}")
+    if seen.renyi:
+        print("Renyi DP, eps(alpha) (Mironov 2017): "
+              + ", ".join(f"{text_up(e)} at {a:g}" for a, e in seen.renyi))
+    else:
+        print("Renyi DP: no curve (an event has a delta of its own)")
+
+
+def _plot_views(args: argparse.Namespace, seen: PrivacyViews, label: str) -> None:
+    from fuzzpy.accounting.plot import plot_profile
+
+    try:
+        plot_profile(seen, args.plot, label)
+    except OSError as exc:
+        raise _failure(CANNOT_WRITE, f"cannot write {args.plot}: {exc.strerror or exc}") from None
     if not args.json:
         print(f"wrote {args.plot}")
 

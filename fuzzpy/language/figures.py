@@ -129,9 +129,9 @@ def _special(value: float) -> str | None:
 def _short_repr(value: float, digits: int) -> str | None:
     """The float's own shortest text when it has at most ``digits`` digits."""
     for count in range(1, digits + 1):
-        text = f"{value:.{count}g}"
-        if float(text) == value:
-            return text
+        if float(f"{value:.{count}g}") == value:
+            # the same digits in the layout of ``digits`` (10, not 1e+01)
+            return f"{value:.{digits}g}"
     return None
 
 
