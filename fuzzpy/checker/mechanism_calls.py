@@ -68,6 +68,8 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
         judgments.append(j)
         if isinstance(j.type, T.TVec) and (n := ck.lengths.static(j.type.length)) is not None:
             lengths[param.name] = n
+        elif isinstance(j.type, T.TList) and (n := _list_length(arg)) is not None:
+            lengths[param.name] = n  # a public list (`verifier.public_lists`): `len(T)` at the call
         if j.static is not None:
             statics[param.name] = j.static
         elif (isinstance(j.type, (T.TNum, T.TInt)) and param.name in interface
@@ -119,6 +121,12 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
     ck.note(f"call of mechanism `{mech.name}`: its proved claim ({epsilon}) in each variable of its private inputs")
     result = ck.elaborate(mech.result, rigid=True, constants=top_level)  # a vector result's length is known only at run time
     return Judgment(T.TFuzzy(result), {}, cost=cost)
+
+
+def _list_length(arg: S.Expr) -> int | None:
+    """The length of a list argument written as a literal; None when only
+    the run knows it."""
+    return len(arg.items) if isinstance(arg, S.ListLit) else None
 
 
 class _Call:

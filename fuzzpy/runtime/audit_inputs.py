@@ -32,6 +32,7 @@ from fuzzpy.runtime.defaults import row_default
 from fuzzpy.runtime.values import Record, WithPair
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.prover import private_scalars
+from fuzzpy.verifier.public_lists import standing_vectors
 from fuzzpy.verifier.relation import evaluate, mentions_distance, neighbours
 from fuzzpy.verifier.walk import sub_expressions
 
@@ -143,7 +144,8 @@ def _pairs_at(info: MechanismInfo, params: dict[str, Fraction | bool], length: i
     private = sorted(private_scalars(info))
     vectors = {q: [Fraction(0)] * length for q in info.vectors}
     scalar_moves = [dict(zip(private, m, strict=True)) for m in itertools.product(SCALAR_MOVES, repeat=len(private))]
-    choices = [vector_moves(norm, length) for norm in info.vectors.values()]
+    standing = standing_vectors(info.decl)  # public lists: the same in both runs
+    choices = [[[0] * length] if q in standing else vector_moves(norm, length) for q, norm in info.vectors.items()]
     found: list[Pair] = []
     for vmove in itertools.islice(itertools.product(*choices), MAX_VECTOR_MOVES):
         moved = dict(zip(vectors, vmove, strict=True))

@@ -48,6 +48,7 @@ _PARTS = {
     "show": "fuzzpy.verifier.text",
     "check": "fuzzpy.verifier.kernel",
     "certificate": "fuzzpy.verifier.export",
+    "as_vectors": "fuzzpy.verifier.public_lists",
 }
 
 
@@ -98,6 +99,7 @@ def verify_mechanism(
     would hide the verdicts of the other mechanisms of the file.
     """
     constants = dict(constants)  # the file's top-level scope, read by the checker (`checker.scope`)
+    decl = _part("as_vectors")(decl)  # public list parameters: vectors that move by 0 (public_lists.py)
     key = (decl, tuple(sorted(constants.items())))
     if key in _cache:
         return _cache[key]
@@ -203,6 +205,7 @@ def prove_only(decl: MechanismDecl, program: Program | None, constants: Mapping[
     prepare_z3()
     analyse, search = _part("analyse"), _part("search")
     constants = dict(constants)
+    decl = _part("as_vectors")(decl)
     try:
         info = analyse(decl, constants)
         mirror = _part("mirrored")(decl, info)

@@ -41,6 +41,7 @@ from fuzzpy.language.syntax import (
     While,
 )
 from fuzzpy.verifier.draws import DrawSite, draw_sites
+from fuzzpy.verifier.public_lists import as_vectors
 from fuzzpy.verifier.walk import children, statements, stmt_expressions, sub_expressions
 
 SORTS = {"num": "num", "int": "int", "bool": "bool"}
@@ -170,8 +171,10 @@ def analyse(decl: MechanismDecl, constants: dict[str, Fraction] | None = None) -
     """Classify, sort-check and index a mechanism; raise FuzzError when malformed.
 
     ``constants`` are the program's static `let`s; those the mechanism uses
-    become fixed public scalars.
+    become fixed public scalars. Public list parameters are read as vectors
+    that move by 0 (`public_lists`).
     """
+    decl = as_vectors(decl)
     diagnostics: list[Diagnostic] = []
     vectors: dict[str, str] = {}
     scalars: dict[str, str] = {}
@@ -205,7 +208,8 @@ def analyse(decl: MechanismDecl, constants: dict[str, Fraction] | None = None) -
         sort = _param_sort(param.type)
         if sort is None:
             diagnostics.append(
-                _error("FZ404", f"parameter `{param.name}` must be `num`, `int`, `bool` or `vec[p] num`", param.span)
+                _error("FZ404", f"parameter `{param.name}` must be `num`, `int`, `bool`, `vec[p] num` or a "
+                       "public `list num`", param.span)
             )
             sort = "num"
         scalars[param.name] = sort
