@@ -209,13 +209,15 @@ def test_zero_and_negative_epsilons_are_refused() -> None:
 def test_a_parameter_where_a_number_is_needed_is_checked_at_each_call() -> None:
     # FZ202 until issue 27's static positions (tests/test_static_positions.py)
     for body in (
-        "loop[e] 0 (fun s -> laplace[1] (size v))",
         "gauss[e] (size v)",
         "laplace[1] (sum[0, e] (map (fun r -> r.paid) v))",
         "subsample[0.1] (fun b -> laplace[e] (size b)) v",
     ):
         prog = checked(f"def f (e : num) (v : bag Visit) : fuzzy num = {body};")
         assert prog.definitions["f"].deferred and prog.definitions["f"].static_params == ("e",), body
+    # a number of rounds over a parameter, of a pure body: the cost e * eps (tests/test_symbolic_rounds.py)
+    prog = checked("def f (e : num) (v : bag Visit) : fuzzy num = loop[e] 0 (fun s -> laplace[1] (size v));")
+    assert not prog.definitions["f"].deferred and prog.definitions["f"].symbolic_privacy["v"] == Poly.var("e")
     found = codes_at("def f (e : num) (v : bag Visit) : fuzzy num = loop[e] 0 (fun s -> laplace[1] (size v));\n"
                      "def g (v : bag Visit) : fuzzy num = f 0.5 v;")
     assert [c for c, _, _ in found] == ["FZ202"]  # half a round: refused at the call

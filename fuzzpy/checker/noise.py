@@ -279,7 +279,11 @@ def _function(ck: Inferencer, fn: S.Expr, param_type: T.Type, result_hint: T.Typ
 
 def loop(ck: Inferencer, call: PrimCall) -> Judgment:
     what = "the number of rounds of `loop`"
-    k = deferred_read(ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 0), 1)
+    symbolic_rounds = _symbolic_rounds(ck, call.statics[0])
+    if symbolic_rounds is not None:
+        k = 1  # the body is typed once; its cost is then k times, as a polynomial (below)
+    else:
+        k = deferred_read(ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 0), 1)
     init_expr, fn = call.args
     init = ck.infer(init_expr)
     start = call.hint.inner if isinstance(call.hint, T.TFuzzy) and subtype(init.type, call.hint.inner, ck.lengths) else init.type
@@ -308,6 +312,15 @@ def loop(ck: Inferencer, call: PrimCall) -> Judgment:
 
         raise type_mismatch(lam.param_type, lam.body.type.inner, fn.span, "the body of `loop` returns the next state")  # type: ignore[union-attr]
     assert lam.body.cost is not None
+    if symbolic_rounds is not None:
+        found = _symbolic_loop_cost(symbolic_rounds, lam)
+        if found is not None:
+            _state_read_once(ck, lam, init, init_expr, found)
+            ck.note(f"`loop[{symbolic_rounds}]`: the body's pure cost in what it captures, {symbolic_rounds} times "
+                    "(basic composition), for every whole number of rounds")
+            return Judgment(T.TFuzzy(lam.param_type), {}, cost=found)
+        # not a pure cost a polynomial can say: checked at each call's numbers instead
+        no_static_parameter(ck, call.statics[0], what)
     rounds = int(k)
     cost: C.CostCtx = {}
     for name, body_cost in lam.body.cost.items():
@@ -318,14 +331,77 @@ def loop(ck: Inferencer, call: PrimCall) -> Judgment:
             cost[name] = C.Cost((Repeat(rounds, body_cost.events()),))
     if rounds == 0:  # `loop[0] x0 f` is `return x0`: the state is released as it is
         _release_unnoised(init, init_expr.span, cost)
-    elif lam.param_cost is not None:
-        for name, usage in init.ctx.items():
-            blame = ck.blame_for(name, usage, init_expr.span, "the initial state of `loop`")
-            scaled = C.scale_cost(lam.param_cost, usage.sens, blame)
-            if scaled is not None:
-                cost[name] = C.then(scaled, cost.get(name))
+    else:
+        _state_read_once(ck, lam, init, init_expr, cost)
     ck.note(f"`loop[{rounds}]`: the body's cost in what it captures, repeated {rounds} times")
     return Judgment(T.TFuzzy(lam.param_type), {}, cost=cost)
+
+
+def _symbolic_rounds(ck: Inferencer, expr: S.Expr) -> Poly | None:
+    """A number of rounds written over the definition's static parameters
+    with non-negative coefficients (`loop[k]`, `loop[2 * k + 1]`): its cost
+    k * eps is then a polynomial over them (DFuzz's index terms, Gaboardi et
+    al. POPL 2013), valid at every call, and each call is still checked at
+    its own numbers (a whole number of rounds, within the limits). None for
+    a number or any other expression (the existing rules apply)."""
+    poly = ck.symbolic_value(expr)
+    if poly is None or poly.is_const or not poly.symbols() <= ck.static_params.keys():
+        return None
+    if any(c < 0 for _, c in poly.terms):
+        return None
+    return poly
+
+
+def _symbolic_loop_cost(rounds: Poly, lam: LambdaResult) -> C.CostCtx | None:
+    """k rounds of a body whose cost in every variable is pure: each
+    variable's cost k * eps, by basic composition (Dwork & Roth 2014, Thm
+    3.16). None when another rule must decide. Every call has at least one
+    round: the symbols are positive and the count whole at each call."""
+    assert lam.body.cost is not None
+    cost: C.CostCtx = {}
+    for name, body_cost in lam.body.cost.items():
+        if body_cost.is_infinite:
+            cost[name] = body_cost
+            continue
+        epsilon = pure_polynomial(body_cost.events())
+        if epsilon is None:
+            return None
+        if epsilon.terms:
+            cost[name] = C.Cost((SymbolicPure(Fraction(1), rounds * epsilon),))
+    return cost
+
+
+def _state_read_once(ck: Inferencer, lam: LambdaResult, init: Judgment, init_expr: S.Expr, cost: C.CostCtx) -> None:
+    """The initial state is read by the first round only (post-processing
+    after it), as in `loop`'s rule for a number of rounds of at least 1."""
+    if lam.param_cost is None:
+        return
+    for name, usage in init.ctx.items():
+        blame = ck.blame_for(name, usage, init_expr.span, "the initial state of `loop`")
+        scaled = C.scale_cost(lam.param_cost, usage.sens, blame)
+        if scaled is not None:
+            cost[name] = C.then(scaled, cost.get(name))
+
+
+def pure_polynomial(events: tuple[Event, ...]) -> Poly | None:
+    """The events' pure epsilon under basic composition as a polynomial, or
+    None when one of them is not pure (or not a kind this sum knows)."""
+    total = Poly()
+    for event in events:
+        if isinstance(event, Laplace):
+            total = total + Poly.const(Fraction(event.sensitivity) / Fraction(event.scale))
+        elif isinstance(event, ExpMech):
+            total = total + Poly.const(Fraction(event.epsilon))
+        elif isinstance(event, SymbolicPure):
+            total = total + event.epsilon.scale(Fraction(event.sensitivity))
+        elif isinstance(event, Repeat):
+            inner = pure_polynomial(event.body)
+            if inner is None:
+                return None
+            total = total + inner.scale(Fraction(event.count))
+        else:
+            return None
+    return total
 
 
 def repeated(events: tuple[Event, ...]) -> int:
