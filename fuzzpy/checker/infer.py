@@ -45,6 +45,11 @@ from fuzzpy.language.sensitivity import INF, ONE, ZERO, Sens, case_scale
 from fuzzpy.language.source import Span
 from fuzzpy.language.symbolic import Poly
 
+_COMPARE: dict[str, Callable[[Fraction, Fraction], bool]] = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+}
+
 Handler = Callable[[S.Expr, "T.Type | None"], Judgment]
 
 
@@ -497,6 +502,14 @@ class Inferencer:
             joined = join_types(then.type, orelse.type, self.lengths)
         if joined is None:
             raise self.mismatch(then.type, orelse.type, expr.orelse.span, "both branches of `if` must have the same type")
+        known = self._static_condition(expr.cond)
+        if known is not None:
+            # a condition on static numbers only (literals, constants, a call's
+            # static arguments): the run takes this branch on every dataset, so
+            # only its cost and uses count (both branches are still checked)
+            taken = then if known else orelse
+            self.note(f"the condition is {'true' if known else 'false'} at these static numbers: only that branch runs")
+            return Judgment(joined, dict(taken.ctx), cost=None if taken.cost is None else dict(taken.cost))
         if isinstance(joined, T.TFuzzy):
             assert then.cost is not None and orelse.cost is not None
             from fuzzpy.checker import costs as C
@@ -509,6 +522,27 @@ class Inferencer:
         scrutinee = U.scale_ctx(cond.ctx, case_scale(ZERO), expr.cond.span, "the condition of `if`")
         self.note("branches join (max); the condition's context is added")
         return Judgment(joined, U.plus(ctx, scrutinee))
+
+    def _static_condition(self, cond: S.Expr) -> bool | None:
+        """The value of a condition over static numbers (comparisons of
+        static arithmetic, `&&`, `||`, `not`, literals), or None."""
+        if isinstance(cond, S.BoolLit):
+            return cond.value
+        if isinstance(cond, S.Unary) and cond.op in ("not", "!"):
+            inner = self._static_condition(cond.operand)
+            return None if inner is None else not inner
+        if isinstance(cond, S.Binary) and cond.op in ("&&", "||"):
+            left, right = self._static_condition(cond.left), self._static_condition(cond.right)
+            if left is None or right is None:
+                return None
+            return (left and right) if cond.op == "&&" else (left or right)
+        if isinstance(cond, S.Binary) and cond.op in _COMPARE:
+            constants = self.visible_constants()
+            left, right = static_value(cond.left, constants), static_value(cond.right, constants)
+            if left is None or right is None:
+                return None
+            return _COMPARE[cond.op](left, right)
+        return None
 
     def _opposite_injections(self, a: S.Expr, b: S.Expr) -> tuple[Judgment, Judgment] | None:
         """`if c then inl x else inr y` (or the reverse) with no expected
