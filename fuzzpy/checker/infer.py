@@ -538,10 +538,10 @@ class Inferencer:
             return (left and right) if cond.op == "&&" else (left or right)
         if isinstance(cond, S.Binary) and cond.op in _COMPARE:
             constants = self.visible_constants()
-            left, right = static_value(cond.left, constants), static_value(cond.right, constants)
-            if left is None or right is None:
+            a, b = static_value(cond.left, constants), static_value(cond.right, constants)
+            if a is None or b is None:
                 return None
-            return _COMPARE[cond.op](left, right)
+            return _COMPARE[cond.op](a, b)
         return None
 
     def _opposite_injections(self, a: S.Expr, b: S.Expr) -> tuple[Judgment, Judgment] | None:
