@@ -53,3 +53,18 @@ def test_a_non_empty_list_still_runs_and_is_charged(capsys: pytest.CaptureFixtur
                  "--ledger", str(ledger), "--seed", "5"])
     assert code == 0, capsys.readouterr().err
     assert _charges(ledger) > 0
+
+
+@pytest.mark.parametrize("spelling", ["cs=[]", "cs=[ ]"])
+def test_an_empty_list_given_on_the_command_line_is_refused_before_any_charge(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, spelling: str) -> None:
+    # third review, F3: `--arg cs=[]` was charged, then failed with FZ517
+    program, data, ledger = tmp_path / "m.fz", tmp_path / "rows.csv", tmp_path / "l.sqlite"
+    program.write_text(PROGRAM + "def library_arg (cs : list num) (db : bag R) : fuzzy num = median cs (map (fun r -> r.x) db) 1;\n")
+    data.write_text("x\n1\n2\n3\n")
+    for definition in ("pick", "library_arg"):
+        code = main(["run", str(program), definition, "--data", f"db={data}", "--arg", spelling, "--budget", "1",
+                     "--ledger", str(ledger)])
+        err = capsys.readouterr().err
+        assert code == 1 and "FZ517" in err and "the argument `cs` is empty" in err, err
+    assert _charges(ledger) == 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fuzzpy.accounting.local import has_local
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, Judgment
@@ -360,6 +361,17 @@ def lambda_value(ck: Inferencer, expr: S.Lambda, lam: LambdaResult) -> Judgment:
             "numeric epsilon (its sensitivity in max divergence)",
             expr.span,
             hint="call the noise directly in the definition's body, or give the epsilon as a constant",
+        )
+    if any(c is not None and not c.is_infinite and has_local(c.events()) for c in (lam.param_cost, *body.cost.values())):
+        # local reports are private for replace-one changes of the bag they
+        # randomise; a function's type keeps only a pure epsilon per variable,
+        # which would charge them as an add/remove release (adversarial review)
+        raise CheckError(
+            "FZ301",
+            "this function releases local or shuffled reports: their replace-one guarantee is not tracked "
+            "through a function value",
+            expr.span,
+            hint="call `local` / `shuffle` in the definition's body itself, on its database parameter",
         )
     sens = _pure_sens(lam.param_cost)
     ctx: U.Ctx = {}

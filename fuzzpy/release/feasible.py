@@ -21,6 +21,7 @@ Only the definitions the run reaches are inspected.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 
 from fuzzpy.accounting.events import Gaussian, Laplace
@@ -37,11 +38,13 @@ MAX_LOOP_ROUNDS = 2**20
 _RANGED = {"laplace": "eps", "gauss": "sigma", "expmech": "eps", "sum": "bound", "clip": "bound", "clip2": "radius", "vsum": "radius"}
 
 
-def refusals(checked: CheckedProgram, definition: CheckedDef) -> list[Diagnostic]:
+def refusals(checked: CheckedProgram, definition: CheckedDef, public: Mapping[str, object] | None = None) -> list[Diagnostic]:
+    """``public``: the run's public arguments (`--arg`, the API's `args=`)."""
     constants = {k: v for k, v in checked.constants.items() if isinstance(v, Fraction)}
     prims = [p for body in _reachable_bodies(checked.program, definition.name) for p in _prims(body)]
     diagnostics = [d for prim in prims for d in _check_prim(prim, constants)]
     diagnostics += _empty_candidates(checked.program, definition.name)
+    diagnostics += _empty_candidate_arguments(checked.program, definition, public or {})
     for name, events in definition.privacy.items():
         found = undiscretisable(tuple(events))
         if found is not None:
@@ -147,6 +150,25 @@ def _empty_candidates(program: S.Program, root: str) -> list[Diagnostic]:
                     out.append(Diagnostic(
                         "FZ517", "`expmech` over an empty list of candidates: there is nothing to release",
                         arg.span, hint="give the exponential mechanism at least one candidate"))
+    return out
+
+
+def _empty_candidate_arguments(program: S.Program, definition: CheckedDef,
+                               public: Mapping[str, object]) -> list[Diagnostic]:
+    """The same for a run's argument: an empty list given (`--arg cs=[]`) to a
+    parameter that becomes an `expmech`'s candidates (third review, F3: it
+    was charged, then FZ517)."""
+    decl = definition.decl
+    reaching = _candidate_positions(program).get(decl.name, set())
+    out = []
+    for index in sorted(reaching):
+        name = decl.params[index].name
+        value = public.get(name)
+        if isinstance(value, (list, tuple)) and not value:
+            out.append(Diagnostic(
+                "FZ517", f"`expmech` over an empty list of candidates: the argument `{name}` is empty, "
+                "there is nothing to release", decl.params[index].span,
+                hint=f"give `{name}` at least one candidate"))
     return out
 
 

@@ -291,12 +291,13 @@ def privacy_events(definition: CheckedDef) -> dict[str, tuple[Event, ...]]:
     return events
 
 
-def refuse_unrunnable(checked: CheckedProgram, definition: CheckedDef) -> None:
+def refuse_unrunnable(checked: CheckedProgram, definition: CheckedDef, public: dict[str, Value] | None = None) -> None:
     """What the runtime could not carry out exactly is refused before the
-    ledger is touched (fuzzpy.release.feasible)."""
+    ledger is touched (fuzzpy.release.feasible), the run's public arguments
+    (``public``) included."""
     from fuzzpy.release.feasible import refusals
 
-    found = refusals(checked, definition)
+    found = refusals(checked, definition, public or {})
     if found:
         raise Refusal(EXIT_REJECTED, tuple(found))
 
@@ -481,9 +482,9 @@ def prepare(request: RunRequest) -> tuple[Source, CheckedProgram, CheckedDef, di
     if definition.static_params:
         definition = at_static_values(checked, definition, public_arguments(definition, request))
     refuse_unsafe_release(definition)
-    refuse_unrunnable(checked, definition)
-    events = privacy_events(definition)  # restated for the relation once the datasets are named (`_relation`)
     public = public_arguments(definition, request)
+    refuse_unrunnable(checked, definition, public)
+    events = privacy_events(definition)  # restated for the relation once the datasets are named (`_relation`)
     lengths = argument_lengths(definition, public)  # public lengths: refused before the data is named
     budget = Budget.parse(request.budget, request.rule) if request.budget else None
     return source, checked, definition, events, public, lengths, budget

@@ -112,6 +112,9 @@ def _macro_number(value: Value) -> Value:
 
 
 def compare(op: str, left: Value, right: Value) -> Value:
+    if op in ("==", "!=") and _structured(left) and _structured(right):
+        same = _structures_equal(left, right)
+        return same if op == "==" else _negate(same)
     if isinstance(left, list) or isinstance(right, list):
         return _COMPARE[op](list(left), list(right))
     if is_exact_vector(left) and is_exact_vector(right):
@@ -124,6 +127,39 @@ def compare(op: str, left: Value, right: Value) -> Value:
     if R.is_row(left) or R.is_row(right):
         return R.compare(_COMPARE[op], left, right)
     return _COMPARE[op](left, right)
+
+
+def _structured(value: Value) -> bool:
+    return isinstance(value, (Record, tuple))
+
+
+def _structures_equal(left: Value, right: Value) -> Value:
+    """Records and tuples are equal when every field is, each compared as
+    `==` compares it alone (per row over columns: a cell's double against a
+    constant's), so `r == {a = 0.1, b = 2.0}` is `r.a == 0.1 && r.b == 2.0`
+    on every engine (third review, F2)."""
+    if isinstance(left, Record) and isinstance(right, Record):
+        if left.fields.keys() != right.fields.keys():
+            return False
+        pairs = [(left.fields[k], right.fields[k]) for k in left.fields]
+    elif isinstance(left, tuple) and isinstance(right, tuple) and len(left) == len(right):
+        pairs = list(zip(left, right, strict=True))
+    else:
+        return False
+    result: Value = True
+    for a, b in pairs:
+        result = _both(result, compare("==", a, b))
+    return result
+
+
+def _both(a: Value, b: Value) -> Value:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.logical_and(a, b)
+    return bool(a) and bool(b)
+
+
+def _negate(value: Value) -> Value:
+    return np.logical_not(value) if isinstance(value, np.ndarray) else not bool(value)
 
 
 def _vectors_equal(left: Value, right: Value) -> Value:

@@ -71,3 +71,25 @@ def test_spark_releases_what_memory_releases(spark, tmp_path) -> None:  # type: 
     for definition in ("rec_eq", "rec_ne", "tup_ne"):
         memory = release(program, definition, data, "memory", seed=11)
         assert release(program, definition, data, "spark", seed=11).detail == memory.detail, definition
+
+
+DECIMALS = """def rec_tenth (db : bag { a : num, b : num }) : fuzzy num =
+  laplace[0.5] (size (filter (fun r -> r == { a = 0.1, b = 2.0 }) db));
+def field_tenth (db : bag { a : num, b : num }) : fuzzy num =
+  laplace[0.5] (size (filter (fun r -> r.a == 0.1 && r.b == 2.0) db));
+def sum_built (db : bag { a : num, b : num }) : fuzzy num =
+  laplace[0.5] (size (filter (fun r -> { a = r.a + 0.2, b = r.b } == { a = 0.30000000000000004, b = 2.0 }) db));
+"""
+
+
+@pytest.mark.parametrize("definition", ["rec_tenth", "field_tenth", "sum_built"])
+def test_a_decimal_field_compares_as_the_field_alone_does(tmp_path, definition: str) -> None:
+    # third review, F2: memory compared the record's 0.1 exactly (0 rows),
+    # DuckDB and `r.a == 0.1` as the cell's double (1 row)
+    program, data = tmp_path / "p.fz", tmp_path / "rows.csv"
+    program.write_text(DECIMALS)
+    data.write_text("a,b\n0.1,2.0\n0.5,2\n")
+    memory = release(program, definition, data, "memory", seed=4)
+    duck = release(program, definition, data, "duckdb", seed=4)
+    field = release(program, "field_tenth", data, "memory", seed=4)
+    assert memory.kind == "released" and duck.detail == memory.detail == field.detail, (memory, duck, field)
