@@ -36,13 +36,12 @@ Rules (each sound for every event the checker produces):
   direction may change from step to step (which row has a twin in the
   batch is up to the data and the adaptively chosen gradients), so the
   event is marked ``either_way``: the PLD composes every such step as the
-  product of its two directions (A x B, B x A), which dominates the pair
-  facing either way (each is a projection of it) and, by the advanced joint
-  convexity bound above for both orders, any mixture of the two; the other
-  methods used bound both orders of every step (pure, (eps, delta)
-  composition, zCDP). Valid, but not the tight composition, which is that
-  of the symmetrised trade-off C_{m/n}(f) (Zhu, Dong & Wang 2022; not
-  built).
+  symmetrised pair of its removal pair (`pld_symmetric`: the least pair
+  dominating the step in both orders, Zhu, Dong & Wang 2022, Thm 10 and
+  Sec. 5), whose divergence is the removal pair's at every eps >= 0; the
+  other methods used bound both orders of every step (pure, (eps, delta)
+  composition, zCDP). Composing one direction for all steps is not valid
+  here (docs/semantics.md, "Neighbour relations").
 * `choose[m]` in every other case (add/remove neighbours, whose sizes
   differ so m/n would reveal n; a sample of a derived bag, whose size is not
   public; no row count given): not amplified. The samples of neighbours can
