@@ -53,9 +53,13 @@ Rules (each sound for every event the checker produces):
   up to m times; coupling each draw of the neighbour with one of the
   dataset, the samples (both of m rows) differ by at most m replaced rows,
   2m add/remove steps: `Group(2m, body)`, not amplified; under replace-one
-  the same for the dataset itself (K draws of the replaced row are K
-  replacements), twice that again for a derived bag. (The amplified bound of Balle et al.
-  2018, Thm 11, needs group privacy profiles per multiplicity: not built.)
+  the same for the dataset itself without a row count (K draws of the
+  replaced row are K replacements), twice that again for a derived bag.
+  Under replace-one of the dataset itself with a public row count n:
+  `Resampled(m, n, body)`, the replaced row drawn j ~ Binomial(m, 1/n)
+  times and the body's group profile at j replacements mixed (Balle,
+  Barthe & Gaboardi 2018, Thm 10; `accounting.bootstrap`), for Gaussian,
+  Laplace and pure bodies (others keep the group bound).
 * Poisson `subsample[q]` under replace-one: group privacy over the two
   steps of the whole subsampled event, `Group(2, (Subsample(q, body),))`.
   (Sound for any derived bag; tighter replace-one analyses of Poisson
@@ -95,6 +99,7 @@ from fuzzpy.accounting.events import (
     LocalReports,
     RandomizedResponse,
     Repeat,
+    Resampled,
     Sample,
     ShuffledReports,
     Subsample,
@@ -192,6 +197,10 @@ def _top(event: Event, relation: str, rows: int | None) -> Event:
     if relation == ADD_REMOVE:
         return _inner(event)
     if isinstance(event, Sample) and event.direct and event.replacement:
+        if rows is not None and rows > 0:
+            # the replaced row drawn j ~ Binomial(m, 1/n) times, amplified (Balle, Barthe &
+            # Gaboardi 2018, Thm 10; `accounting.bootstrap`)
+            return Resampled(event.size, rows, _inner_all(event.body))
         # the replaced row drawn K <= m times: K replacements, 2K steps (module docstring)
         return Group(Fraction(2 * event.size), _inner_all(event.body))
     if isinstance(event, Sample) and event.direct and not event.replacement:

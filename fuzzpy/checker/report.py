@@ -135,7 +135,8 @@ def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFig
     events = neighbours.resolve(events)
     figure = _figure(events, delta, shuffled)
     if sampled and figure.note is None:
-        note = ("`choose[m]` of the dataset amplified by m/n (n public); other fixed-size samples unamplified"
+        note = ("`choose[m]` and `bootstrap[m]` of the dataset amplified (n public); "
+                "fixed-size samples of a derived bag unamplified"
                 if neighbours.rows is not None
                 else "fixed-size samples charged unamplified (m/n is known only for replace-one "
                 "neighbours of a dataset of public size: --neighbours replace-one --rows N)")
