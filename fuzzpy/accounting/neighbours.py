@@ -88,6 +88,7 @@ Rules (each sound for every event the checker produces):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 
 from fuzzpy.accounting.events import (
@@ -124,22 +125,43 @@ class Neighbours:
 
     relation: str = ADD_REMOVE
     rows: int | None = None
+    #: per bag parameter (`--rows db=N`): (name, rows) pairs, by name; ``rows`` is then None
+    named: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         if self.relation not in RELATIONS:
             raise ValueError(f"unknown neighbour relation {self.relation!r}; one of {', '.join(RELATIONS)}")
-        if self.rows is not None and (self.rows < 0 or self.relation != REPLACE_ONE):
+        counts = [self.rows] if self.rows is not None else [n for _, n in self.named]
+        if counts and (min(counts) < 0 or self.relation != REPLACE_ONE):
             raise ValueError("a public row count is given only for replace-one neighbours (sizes are equal)")
+        if self.rows is not None and self.named:
+            raise ValueError("one row count for every bag parameter, or one per parameter, not both")
+
+    @staticmethod
+    def of(relation: str, rows: int | Mapping[str, int] | None) -> Neighbours:
+        """The relation with ``rows``: one count (every bag parameter) or one per parameter name."""
+        if rows is None or isinstance(rows, int):
+            return Neighbours(relation, rows)
+        return Neighbours(relation, None, tuple(sorted((str(k), int(v)) for k, v in rows.items())))
+
+    def for_parameter(self, name: str | None) -> Neighbours:
+        """The relation for the dataset passed as bag parameter ``name``: its
+        own row count (None: a parameter given none is not amplified)."""
+        if not self.named:
+            return self
+        return Neighbours(self.relation, dict(self.named).get(name) if name is not None else None)
 
     def text(self) -> str:
         """The line every report prints under its figures."""
         text = TEXTS[self.relation]
         if self.rows is not None:
             text += f"; n = {self.rows} rows, public"
+        elif self.named:
+            text += "; " + ", ".join(f"n = {n} rows in {name}" for name, n in self.named) + ", public"
         return text
 
     def to_json(self) -> dict[str, object]:
-        return {"neighbours": self.relation, "rows": self.rows}
+        return {"neighbours": self.relation, "rows": dict(self.named) if self.named else self.rows}
 
     def resolve(self, events: tuple[Event, ...]) -> tuple[Event, ...]:
         return resolve(events, self.relation, self.rows)
