@@ -271,7 +271,7 @@ class Flattener:
         `accounting.bootstrap`) at this site's share of delta, or its pure
         bound; a body it has no profile for keeps group privacy over 2m
         add/remove steps (`neighbours`)."""
-        from fuzzpy.accounting.bootstrap import bootstrap_epsilon, body_kind
+        from fuzzpy.accounting.bootstrap import body_kind, bootstrap_epsilon
 
         found = body_kind(event.body)
         if found is None:

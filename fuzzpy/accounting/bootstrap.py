@@ -134,7 +134,13 @@ def body_kind(body: tuple[Event, ...]) -> tuple[str, Fraction] | None:
     only (one Gaussian of the combined sensitivity, `atoms`: mu), one
     Laplace event (its epsilon), pure events only (their summed epsilon:
     pure composition); None for any other body."""
-    from fuzzpy.accounting.atoms import Flattener, GaussianAtom, LaplaceAtom, NotSummarisable, pure_part
+    from fuzzpy.accounting.atoms import (
+        Flattener,
+        GaussianAtom,
+        LaplaceAtom,
+        NotSummarisable,
+        pure_part,
+    )
 
     try:
         atoms = Flattener().flatten(body)
@@ -146,7 +152,10 @@ def body_kind(body: tuple[Event, ...]) -> tuple[str, Fraction] | None:
         return "gaussian", mu_of(sum((atom.rho * n for atom, n in atoms.items()), Fraction(0)))
     if len(atoms) == 1 and isinstance(next(iter(atoms)), LaplaceAtom) and sum(atoms.values()) == 1:
         return "laplace", next(iter(atoms)).epsilon
-    epsilons = [pure_part(atom) for atom in atoms]
-    if all(e is not None for e in epsilons):
-        return "pure", sum((pure_part(atom) * n for atom, n in atoms.items()), Fraction(0))
-    return None
+    total = Fraction(0)
+    for atom, n in atoms.items():
+        epsilon = pure_part(atom)
+        if epsilon is None:
+            return None
+        total += epsilon * n
+    return "pure", total

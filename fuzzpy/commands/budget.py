@@ -227,7 +227,6 @@ def _rr_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
 
 def _neighbours(args: argparse.Namespace) -> Neighbours:
     from fuzzpy.accounting.neighbours import Neighbours
-
     from fuzzpy.accounting.row_counts import parse
 
     try:

@@ -46,13 +46,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fuzzpy.accounting.row_counts import RowsError, parse
     from fuzzpy.api.errors import Rejected
     from fuzzpy.api.program import load
     from fuzzpy.api.reports import CheckReport
-    from fuzzpy.language.diagnostics import FuzzError, render_all
-
-    from fuzzpy.accounting.row_counts import RowsError, parse
     from fuzzpy.commands.common import usage_error
+    from fuzzpy.language.diagnostics import FuzzError, render_all
 
     try:
         rows = parse(args.rows)  # N, or {PARAM: N}; fitted to the bag parameters by `Program.check`

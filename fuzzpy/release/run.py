@@ -226,7 +226,6 @@ def _for_relation(events: dict[str, tuple[Event, ...]], request: RunRequest) -> 
     """The events restated for the request's neighbour relation (no fixed-size
     sample left: fuzzpy.accounting.neighbours); FZ523 for a bad relation."""
     from fuzzpy.accounting.neighbours import LocalNeedsReplaceOne, Neighbours
-
     from fuzzpy.accounting.row_counts import for_parameters
 
     try:
