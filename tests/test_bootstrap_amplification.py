@@ -131,3 +131,17 @@ def test_unamplified_without_a_public_size_or_under_add_remove() -> None:
     pure = math.log1p((1 - (1 - 1 / 100) ** 4) * math.expm1(2.0))
     assert amplified <= pure * (1 + 1e-12)
     assert amplified < 0.2
+
+
+def test_zcdp_views_keep_the_group_bound() -> None:
+    """zCDP (a zcdp-rule dataset's charge) has no amplified bound for the
+    mixture: it keeps the unamplified group bound, rho = (2m s)^2 / (2 sigma^2),
+    rather than having none (which refused the release)."""
+    from fractions import Fraction
+
+    from fuzzpy.accounting.accountant import rho
+    from fuzzpy.accounting.events import Gaussian, Sample
+    from fuzzpy.accounting.neighbours import resolve
+
+    events = resolve((Sample(True, 10, True, (Gaussian(Fraction(1), Fraction(4)),)),), REPLACE_ONE, 100)
+    assert rho(events) == Fraction(20) ** 2 / (2 * 16)

@@ -279,8 +279,8 @@ class Flattener:
         kind, unit = found
         pure = None if kind == "gaussian" else bootstrap_epsilon(kind, unit, event.draws, event.rows, 0.0)
         if self._summarise is None or self._delta_share <= 0:
-            if pure is None:
-                raise NotSummarisable("a bootstrapped Gaussian needs a delta to be summarised")
+            if pure is None:  # no delta to summarise at (zCDP, pure views): the group bound, valid too
+                return self._event(Group(Fraction(2 * event.draws), event.body))
             return Counter({PureAtom(pure): 1}) if pure > 0 else Counter()
         self.sites += 1
         delta = float_down(Fraction(self._delta_share) / self._multiplicity)
