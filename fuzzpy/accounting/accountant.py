@@ -159,7 +159,9 @@ def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
 
     # the whole of delta to the summaries: tried for shuffled reports only
     # (a lone shuffle's figure; elsewhere the extra summaries cost time)
-    tries = ((False, 2.0), (True, 2.0)) + (((False, FULL_PART),) if has_shuffled(events) else ())
+    # (and for bootstraps amplified at a delta, `accounting.bootstrap`: a lone one's figure likewise)
+    whole = has_shuffled(events) or _has_resampled(events)
+    tries = ((False, 2.0), (True, 2.0)) + (((False, FULL_PART),) if whole else ())
     for whole, part in tries:
         try:
             atoms = atoms_of(events, delta, whole, part)
@@ -170,6 +172,18 @@ def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
     if not found:
         raise NotSummarisable("no flattening of the events has a finite summary")
     return found
+
+
+def _has_resampled(events: Iterable[Event]) -> bool:
+    from fuzzpy.accounting.events import Resampled
+
+    for event in events:
+        if isinstance(event, Resampled):
+            return True
+        body = getattr(event, "body", None)
+        if body is not None and _has_resampled(body):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------- methods

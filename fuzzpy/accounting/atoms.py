@@ -49,6 +49,7 @@ from fuzzpy.accounting.events import (
     LocalReports,
     RandomizedResponse,
     Repeat,
+    Resampled,
     Sample,
     ShuffledReports,
     Subsample,
@@ -183,6 +184,8 @@ class Flattener:
             return self._nested_group(Fraction(event.size), event.body)
         if isinstance(event, Subsample):
             return self._subsample(Fraction(event.rate), event.body, event.either_way)
+        if isinstance(event, Resampled):
+            return self._resampled(event)
         if isinstance(event, Sample):  # not resolved for a relation: the add/remove bound, unamplified
             from fuzzpy.accounting.neighbours import unamplified
 
@@ -261,6 +264,35 @@ class Flattener:
         if not math.isfinite(epsilon):
             raise NotSummarisable("the composite body has no finite epsilon")
         return ApproxAtom(_fraction_up(epsilon), Fraction(delta))
+
+    def _resampled(self, event: Resampled) -> Atoms:
+        """`bootstrap[m]` of n public rows under replace-one: the amplified
+        profile of sampling with replacement (Balle, Barthe & Gaboardi 2018,
+        `accounting.bootstrap`) at this site's share of delta, or its pure
+        bound; a body it has no profile for keeps group privacy over 2m
+        add/remove steps (`neighbours`)."""
+        from fuzzpy.accounting.bootstrap import body_kind, bootstrap_epsilon
+
+        found = body_kind(event.body)
+        if found is None:
+            return self._event(Group(Fraction(2 * event.draws), event.body))
+        kind, unit = found
+        pure = None if kind == "gaussian" else bootstrap_epsilon(kind, unit, event.draws, event.rows, 0.0)
+        if self._summarise is None or self._delta_share <= 0:
+            if pure is None:  # no delta to summarise at (zCDP, pure views): the group bound, valid too
+                return self._event(Group(Fraction(2 * event.draws), event.body))
+            return Counter({PureAtom(pure): 1}) if pure > 0 else Counter()
+        self.sites += 1
+        delta = float_down(Fraction(self._delta_share) / self._multiplicity)
+        try:
+            epsilon = bootstrap_epsilon(kind, unit, event.draws, event.rows, delta)
+        except ArithmeticError:
+            epsilon = None
+        if pure is not None and (epsilon is None or pure <= epsilon):
+            return Counter({PureAtom(pure): 1}) if pure > 0 else Counter()
+        if epsilon is None:
+            return self._event(Group(Fraction(2 * event.draws), event.body))
+        return Counter({ApproxAtom(epsilon, Fraction(delta)): 1})
 
     def _shuffled(self, event: ShuffledReports) -> Atom:
         """Shuffled eps0-LDP reports: (eps, delta) at this site's share of delta

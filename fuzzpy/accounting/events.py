@@ -98,6 +98,20 @@ class Sample:
 
 
 @frozen
+class Resampled:
+    """``body`` run on ``draws`` rows drawn uniformly with replacement from a
+    dataset of ``rows`` rows, its size public: `bootstrap[m]` of the dataset
+    itself under replace-one, as `fuzzpy.accounting.neighbours.resolve`
+    restates it (amplified: Balle, Barthe & Gaboardi 2018,
+    `accounting.bootstrap`). The body's events are costs under add/remove
+    of the sample."""
+
+    draws: int
+    rows: int
+    body: tuple[Event, ...]
+
+
+@frozen
 class Group:
     """``body`` where the database is used with sensitivity k > 1: group
     privacy over k-fold neighbours (Dwork & Roth 2014, Thm 2.2)."""
@@ -153,6 +167,6 @@ class ShuffledReports:
 
 
 Event = (
-    Laplace | Gaussian | ExpMech | Verified | Repeat | Subsample | Sample | Group | SymbolicPure
+    Laplace | Gaussian | ExpMech | Verified | Repeat | Subsample | Sample | Resampled | Group | SymbolicPure
     | RandomizedResponse | LocalReports | ShuffledReports
 )

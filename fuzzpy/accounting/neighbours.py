@@ -36,13 +36,12 @@ Rules (each sound for every event the checker produces):
   direction may change from step to step (which row has a twin in the
   batch is up to the data and the adaptively chosen gradients), so the
   event is marked ``either_way``: the PLD composes every such step as the
-  product of its two directions (A x B, B x A), which dominates the pair
-  facing either way (each is a projection of it) and, by the advanced joint
-  convexity bound above for both orders, any mixture of the two; the other
-  methods used bound both orders of every step (pure, (eps, delta)
-  composition, zCDP). Valid, but not the tight composition, which is that
-  of the symmetrised trade-off C_{m/n}(f) (Zhu, Dong & Wang 2022; not
-  built).
+  symmetrised pair of its removal pair (`pld_symmetric`: the least pair
+  dominating the step in both orders, Zhu, Dong & Wang 2022, Thm 10 and
+  Sec. 5), whose divergence is the removal pair's at every eps >= 0; the
+  other methods used bound both orders of every step (pure, (eps, delta)
+  composition, zCDP). Composing one direction for all steps is not valid
+  here (docs/semantics.md, "Neighbour relations").
 * `choose[m]` in every other case (add/remove neighbours, whose sizes
   differ so m/n would reveal n; a sample of a derived bag, whose size is not
   public; no row count given): not amplified. The samples of neighbours can
@@ -54,9 +53,13 @@ Rules (each sound for every event the checker produces):
   up to m times; coupling each draw of the neighbour with one of the
   dataset, the samples (both of m rows) differ by at most m replaced rows,
   2m add/remove steps: `Group(2m, body)`, not amplified; under replace-one
-  the same for the dataset itself (K draws of the replaced row are K
-  replacements), twice that again for a derived bag. (The amplified bound of Balle et al.
-  2018, Thm 11, needs group privacy profiles per multiplicity: not built.)
+  the same for the dataset itself without a row count (K draws of the
+  replaced row are K replacements), twice that again for a derived bag.
+  Under replace-one of the dataset itself with a public row count n:
+  `Resampled(m, n, body)`, the replaced row drawn j ~ Binomial(m, 1/n)
+  times and the body's group profile at j replacements mixed (Balle,
+  Barthe & Gaboardi 2018, Thm 10; `accounting.bootstrap`), for Gaussian,
+  Laplace and pure bodies (others keep the group bound).
 * Poisson `subsample[q]` under replace-one: group privacy over the two
   steps of the whole subsampled event, `Group(2, (Subsample(q, body),))`.
   (Sound for any derived bag; tighter replace-one analyses of Poisson
@@ -85,6 +88,7 @@ Rules (each sound for every event the checker produces):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 
 from fuzzpy.accounting.events import (
@@ -96,6 +100,7 @@ from fuzzpy.accounting.events import (
     LocalReports,
     RandomizedResponse,
     Repeat,
+    Resampled,
     Sample,
     ShuffledReports,
     Subsample,
@@ -120,22 +125,43 @@ class Neighbours:
 
     relation: str = ADD_REMOVE
     rows: int | None = None
+    #: per bag parameter (`--rows db=N`): (name, rows) pairs, by name; ``rows`` is then None
+    named: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         if self.relation not in RELATIONS:
             raise ValueError(f"unknown neighbour relation {self.relation!r}; one of {', '.join(RELATIONS)}")
-        if self.rows is not None and (self.rows < 0 or self.relation != REPLACE_ONE):
+        counts = [self.rows] if self.rows is not None else [n for _, n in self.named]
+        if counts and (min(counts) < 0 or self.relation != REPLACE_ONE):
             raise ValueError("a public row count is given only for replace-one neighbours (sizes are equal)")
+        if self.rows is not None and self.named:
+            raise ValueError("one row count for every bag parameter, or one per parameter, not both")
+
+    @staticmethod
+    def of(relation: str, rows: int | Mapping[str, int] | None) -> Neighbours:
+        """The relation with ``rows``: one count (every bag parameter) or one per parameter name."""
+        if rows is None or isinstance(rows, int):
+            return Neighbours(relation, rows)
+        return Neighbours(relation, None, tuple(sorted((str(k), int(v)) for k, v in rows.items())))
+
+    def for_parameter(self, name: str | None) -> Neighbours:
+        """The relation for the dataset passed as bag parameter ``name``: its
+        own row count (None: a parameter given none is not amplified)."""
+        if not self.named:
+            return self
+        return Neighbours(self.relation, dict(self.named).get(name) if name is not None else None)
 
     def text(self) -> str:
         """The line every report prints under its figures."""
         text = TEXTS[self.relation]
         if self.rows is not None:
             text += f"; n = {self.rows} rows, public"
+        elif self.named:
+            text += "; " + ", ".join(f"n = {n} rows in {name}" for name, n in self.named) + ", public"
         return text
 
     def to_json(self) -> dict[str, object]:
-        return {"neighbours": self.relation, "rows": self.rows}
+        return {"neighbours": self.relation, "rows": dict(self.named) if self.named else self.rows}
 
     def resolve(self, events: tuple[Event, ...]) -> tuple[Event, ...]:
         return resolve(events, self.relation, self.rows)
@@ -193,6 +219,10 @@ def _top(event: Event, relation: str, rows: int | None) -> Event:
     if relation == ADD_REMOVE:
         return _inner(event)
     if isinstance(event, Sample) and event.direct and event.replacement:
+        if rows is not None and rows > 0:
+            # the replaced row drawn j ~ Binomial(m, 1/n) times, amplified (Balle, Barthe &
+            # Gaboardi 2018, Thm 10; `accounting.bootstrap`)
+            return Resampled(event.size, rows, _inner_all(event.body))
         # the replaced row drawn K <= m times: K replacements, 2K steps (module docstring)
         return Group(Fraction(2 * event.size), _inner_all(event.body))
     if isinstance(event, Sample) and event.direct and not event.replacement:

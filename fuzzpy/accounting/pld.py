@@ -51,6 +51,7 @@ from fuzzpy.accounting.pld_pairs import (
     tail_depth,
 )
 from fuzzpy.accounting.pld_plan import Plan, Planner, renyi_bound, summary
+from fuzzpy.accounting.pld_symmetric import SymmetrisedTails
 
 DELTA_FLOOR = 1e-200
 LOSS_LIMIT = 1e5  # pairs with larger losses are left to the other methods
@@ -61,7 +62,7 @@ COARSE_FIRST = 1.25
 # (the two directions of DP-SGD differ by ~0.1-1%; a wider window costs little)
 KNOWN_MARGIN = 0.02
 TWIN_BOUNDS = 1.01
-Direction = list[tuple[LossTails, int]]
+Direction = list[tuple[LossTails | SymmetrisedTails, int]]
 
 
 # ---------------------------------------------------------------- atoms to pairs
@@ -100,6 +101,7 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
     Gaussian ranges are as deep as ``delta`` needs (`pld_pairs.tail_depth`)."""
     remove: Direction = []
     add: Direction = []
+    one_way = False  # an asymmetric (one-directional) subsampled pair is among the atoms
     count = sum(atoms.values()) + 1
     rho = sum((a.rho * n for a, n in atoms.items() if isinstance(a, GaussianAtom)), Fraction(0))
     if rho > 0:
@@ -109,18 +111,20 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
         if isinstance(atom, SubsampledAtom):
             inner_mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
             base, q = _base_pair(atom.inner, tail_depth(delta, count, inner_mu)), up(atom.rate)
+            if atom.either_way:
+                # a step whose pair may face either way: the symmetrised pair of
+                # its removal pair dominates it in both orders (Zhu, Dong & Wang
+                # 2022; `pld_symmetric`), the same in both directions
+                symmetric_step = SymmetrisedTails(LossTails(base, q, True))
+                remove.append((symmetric_step, n))
+                add.append((symmetric_step, n))
+                continue
+            one_way = True
             remove.append((LossTails(base, q, True), n))
             add.append((LossTails(base, q, False), n))
-            if atom.either_way:
-                # a step whose pair may face either way is dominated, for every
-                # order, by the product of its two directions, (A x B, B x A):
-                # each direction is a projection of it (data processing), and a
-                # mixture of the two by joint convexity (events.Subsample)
-                remove.append((LossTails(base, q, False), n))
-                add.append((LossTails(base, q, True), n))
         elif not isinstance(atom, GaussianAtom):
             remove.append((LossTails(_base_pair(atom), 1.0, True), n))
-    if not add:
+    if not add or not one_way:  # no asymmetric pair: the two directions are the same
         return [remove]
     # symmetric pairs (Gaussian, Laplace, randomized response) have the same
     # loss distribution in both directions

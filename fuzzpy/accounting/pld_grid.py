@@ -31,10 +31,14 @@ from __future__ import annotations
 
 import math
 from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fuzzpy.accounting.pld_pairs import FLOOR, ULP, LossTails
+
+if TYPE_CHECKING:
+    from fuzzpy.accounting.pld_symmetric import SymmetrisedTails
 from fuzzpy.support.records import frozen
 
 
@@ -105,7 +109,7 @@ Strides = tuple[tuple[float, int], ...]
 
 @lru_cache(maxsize=256)
 def discretise(
-    tails: LossTails, interval: float, lo: float, hi: float, strides: Strides = ()
+    tails: LossTails | SymmetrisedTails, interval: float, lo: float, hi: float, strides: Strides = ()
 ) -> GridPLD:
     """The pessimistic grid PLD of ``tails`` on [lo, hi] (clipped to the pair's
     loss range): mass below lo moved up to the grid, mass above hi to +inf.
@@ -159,7 +163,7 @@ def _node_indices(first: int, last: int, interval: float, strides: Strides) -> n
     return np.concatenate(pieces).astype(float)
 
 
-def _no_mass_above(tails: LossTails, hi: float) -> bool:
+def _no_mass_above(tails: LossTails | SymmetrisedTails, hi: float) -> bool:
     """The pair has no finite loss above hi and no mass at +inf, exactly (a
     bounded loss: Laplace, randomized response; not an (eps, delta) pair)."""
     base = tails.base

@@ -121,13 +121,14 @@ class Program:
     # ------------------------------------------------------------ check
 
     def check(self, delta: float | None = None, neighbours: str | None = None,
-              rows: int | None = None, group: int = 1) -> CheckReport:
+              rows: int | Mapping[str, int] | None = None, group: int = 1) -> CheckReport:
         """Types, sensitivities and privacy costs of every definition
         (approximate costs at ``delta``, default 1e-6; with ``group`` k, the
         costs for one person's up to k rows, by group privacy), for
         ``neighbours`` "add-remove-one" (the default) or "replace-one" with
-        ``rows`` the datasets' public size (`choose[m]` is amplified by
-        m/rows). Raises `Rejected`
+        ``rows`` the datasets' public size: one count where no definition
+        has two bag parameters, or {parameter: count} (`choose[m]` and
+        `bootstrap[m]` of one are amplified at its count). Raises `Rejected`
         with every error found; a program that checks but has no finite
         epsilon at ``delta`` (FZ314) raises `Rejected` whose ``report`` is
         the report. Mechanisms it calls must be proved (the proof cache is
@@ -140,6 +141,7 @@ class Program:
         relation = _check_neighbours(neighbours, rows)
         with proof_cache.enabled():
             checked = self._guarded(lambda: check_program(self.syntax))
+            _rows_fit(relation, checked)
             if group != 1:  # costs for a person holding up to `group` rows (`checker.group`)
                 from fuzzpy.checker.group import grouped
 
@@ -217,7 +219,7 @@ class Program:
               args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
               ledger: str | os.PathLike[str] | Ledger | None = None, budget: Any = None, rule: str = "basic",
               delta: Any = None, engine: str = "auto", neighbours: str | None = None,
-              rows: int | None = None) -> dict[str, Charge]:
+              rows: int | Mapping[str, int] | None = None) -> dict[str, Charge]:
         """What running ``definition`` would charge each dataset and leave of
         its budget, without charging or reading any rows. Refused as the run
         would be: over budget raises `BudgetExceeded` (exit 3). Arguments as
@@ -237,7 +239,7 @@ class Program:
             ledger: str | os.PathLike[str] | Ledger | None = None, budget: Any = None, rule: str = "basic",
             seed: int | None = None, delta: Any = None, engine: str = "auto", confidence: Any = None,
             on_warning: Warn | None = None, progress: Warn | None = None, neighbours: str | None = None,
-            rows: int | None = None) -> Release:
+            rows: int | Mapping[str, int] | None = None) -> Release:
         """Release ``definition``'s result on data, charged to the ledger.
 
         ``data``: each `bag` parameter's data (a CSV or Parquet path, or a
@@ -256,8 +258,9 @@ class Program:
         release's accuracy intervals (``Release.accuracy``; default 0.95).
         ``neighbours``: "add-remove-one" or "replace-one" (default: the
         datasets' own, fixed by their registration or first charge);
-        ``rows``: with replace-one, the datasets' public number of rows
-        (`choose[m]` of one is charged at m/rows; checked once loaded)."""
+        ``rows``: with replace-one, the dataset's public number of rows (a
+        definition with one bag parameter), or {parameter: rows} (`choose[m]`
+        of one is charged at m/rows; checked once loaded)."""
         try:
             request = self._request(definition, data, args, datasets, ledger, budget, rule, seed, delta, engine,
                                     neighbours, rows)
@@ -298,7 +301,7 @@ class Program:
     def _request(self, definition: str, data: Mapping[str, Any] | None, args: Mapping[str, Any] | None,
                  datasets: Mapping[str, str] | str | None, ledger: Any, budget: Any, rule: str,
                  seed: int | None, delta: Any, engine: str, neighbours: str | None = None,
-                 rows: int | None = None) -> RunRequest:
+                 rows: int | Mapping[str, int] | None = None) -> RunRequest:
         return _guarded(lambda: run_request(
             self.name, definition, data=data, args=args, datasets=datasets, ledger=ledger, budget=budget,
             rule=rule, seed=seed, delta=delta, engine=engine, source_text=self.text, neighbours=neighbours,
@@ -328,7 +331,8 @@ def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = 
                 args: Mapping[str, Any] | None = None, datasets: Mapping[str, str] | str | None = None,
                 ledger: Any = None, budget: Any = None, rule: str = "basic", seed: int | None = None,
                 delta: Any = None, engine: str = "auto", source_text: str | None = None,
-                confidence: Any = None, neighbours: str | None = None, rows: int | None = None) -> RunRequest:
+                confidence: Any = None, neighbours: str | None = None,
+                rows: int | Mapping[str, int] | None = None) -> RunRequest:
     """The runtime's request for these options, checked as the CLI checks its own."""
     from fuzzpy.release.run import RunRequest
 
@@ -348,7 +352,7 @@ def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = 
         confidence=check_confidence(confidence),
         # no relation given: the datasets' own, settled when they are named (`--rows` then needs replace-one)
         neighbours=None if neighbours is None else _check_neighbours(neighbours, rows).relation,
-        rows=rows,
+        rows=_check_rows(rows),
     )
 
 
@@ -437,14 +441,49 @@ def _option_error(message: str) -> FuzzError:
     return refuse(EXIT_USAGE, "FZ523", message)
 
 
-def _check_neighbours(neighbours: str | None, rows: int | None) -> Neighbours:
+def _check_neighbours(neighbours: str | None, rows: Any) -> Neighbours:
     """The relation asked for, or a usage error (FZ523) naming the choices."""
     from fuzzpy.accounting.neighbours import ADD_REMOVE, RELATIONS, Neighbours
 
+    counts = _check_rows(rows)
     try:
-        return Neighbours(neighbours or ADD_REMOVE, None if rows is None else int(rows))
+        return Neighbours.of(neighbours or ADD_REMOVE, counts)
     except (ValueError, TypeError) as exc:
         raise InvalidInput((Diagnostic("FZ523", f"{exc} (relations: {', '.join(RELATIONS)})", NO_SPAN),)) from None
+
+
+def _check_rows(rows: Any) -> int | dict[str, int] | None:
+    """``rows``: a count (one bag parameter), {name: count}, or the CLI's
+    `--rows` values ("N" or "NAME=N", `accounting.row_counts`); FZ523 else."""
+    from fuzzpy.accounting.row_counts import RowsError, checked, parse
+
+    try:
+        if isinstance(rows, list | tuple):
+            return parse([str(value) for value in rows])
+        return checked(rows)
+    except RowsError as exc:
+        raise InvalidInput((Diagnostic("FZ523", str(exc), NO_SPAN),)) from None
+
+
+def _rows_fit(relation: Neighbours, checked: Any) -> None:
+    """`check`'s row counts against the program's bag parameters: a bare N
+    where no definition has two, each NAME=N a bag parameter of one (FZ523)."""
+    from fuzzpy.accounting.row_counts import RowsError, for_parameters
+
+    rows: int | dict[str, int] | None = relation.rows if relation.rows is not None else (
+        dict(relation.named) if relation.named else None)
+    if rows is None:
+        return
+    definitions = list(checked.own_definitions().values())
+    try:
+        for d in definitions:
+            if isinstance(rows, int):
+                for_parameters(rows, [*d.privacy, *d.symbolic_privacy], f"`{d.name}`")
+        if isinstance(rows, dict):
+            names = [n for d in definitions for n in (*d.privacy, *d.symbolic_privacy)]
+            for_parameters(rows, names, "the program")
+    except RowsError as exc:
+        raise InvalidInput((Diagnostic("FZ523", str(exc), NO_SPAN),)) from None
 
 
 def _check_delta(delta: Any) -> float | None:

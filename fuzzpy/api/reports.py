@@ -338,7 +338,7 @@ def _instances(checked: CheckedProgram, d: CheckedDef, delta: float | None) -> t
 
     return tuple(
         StaticInstance(dict(instance.values),
-                       {db: _cost(db, events, privacy_figure(events, delta)) for db, events in instance.privacy.items()})
+                       {db: _cost(db, events, privacy_figure(events, delta, db)) for db, events in instance.privacy.items()})
         for instance in checked.instances.get(d.name, ())
     )
 

@@ -118,12 +118,12 @@ def symbolic_costs(d: CheckedDef) -> dict[str, Poly | None]:
     return {name: None if cost is None else cost.scale(Fraction(2)) for name, cost in d.symbolic_privacy.items()}
 
 
-def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFigure:
+def privacy_figure(events: tuple[Event, ...], delta: float | None, parameter: str | None = None) -> PrivacyFigure:
     """The guarantee of ``events`` at ``delta`` for the neighbours in force
     (the events restated for them first: `accounting.neighbours.resolve`)."""
     from fuzzpy.accounting.local import has_local, has_shuffled, local_epsilon_of, shuffle_method
 
-    neighbours = _IN_FORCE.get()
+    neighbours = _IN_FORCE.get().for_parameter(parameter)  # the row count of this bag parameter's dataset
     sampled = has_sample(events)
     local = has_local(events)
     local_epsilon = local_epsilon_of(events) if local else None
@@ -135,7 +135,8 @@ def privacy_figure(events: tuple[Event, ...], delta: float | None) -> PrivacyFig
     events = neighbours.resolve(events)
     figure = _figure(events, delta, shuffled)
     if sampled and figure.note is None:
-        note = ("`choose[m]` of the dataset amplified by m/n (n public); other fixed-size samples unamplified"
+        note = ("`choose[m]` and `bootstrap[m]` of the dataset amplified (n public); "
+                "fixed-size samples of a derived bag unamplified"
                 if neighbours.rows is not None
                 else "fixed-size samples charged unamplified (m/n is known only for replace-one "
                 "neighbours of a dataset of public size: --neighbours replace-one --rows N)")
@@ -229,7 +230,7 @@ def figures_for(checked: CheckedDef, delta: float | None) -> dict[str, PrivacyFi
     events_of = checked.privacy | checked.argument_privacy
     order = [p.name for p in checked.params if p.name in events_of]  # the signature's order
     order += [name for name in events_of if name not in order]
-    return {name: privacy_figure(events_of[name], delta) for name in order}
+    return {name: privacy_figure(events_of[name], delta, name) for name in order}
 
 
 #: Each definition's figures, by definition name: computed once and passed to
@@ -264,7 +265,7 @@ def instance_lines(checked: CheckedProgram, d: CheckedDef, delta: float | None) 
     """Each call's numbers and the cost there (`check` prints them under the definition)."""
     lines = []
     for instance in checked.instances.get(d.name, ()):
-        figures = {name: privacy_figure(events, delta) for name, events in instance.privacy.items()}
+        figures = {name: privacy_figure(events, delta, name) for name, events in instance.privacy.items()}
         cost = ", ".join(f"{fig.text()} in {name}" for name, fig in figures.items())
         if not cost and not d.result_is_fuzzy:  # a deterministic definition: its sensitivities there
             cost = ", ".join(f"{s}-sensitive in {name}" for name, s in instance.sensitivities) or "no parameter"
@@ -381,7 +382,8 @@ def json_definitions(checked: CheckedProgram, delta: float | None, known: Figure
             out[-1]["instances"] = [
                 {
                     "values": {name: _upper_float(value) for name, value in instance.values},
-                    "privacy": {name: privacy_figure(events, delta).to_json() for name, events in instance.privacy.items()},
+                    "privacy": {name: privacy_figure(events, delta, name).to_json()
+                                for name, events in instance.privacy.items()},
                 }
                 for instance in checked.instances.get(d.name, ())
             ]

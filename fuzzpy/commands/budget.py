@@ -89,8 +89,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--neighbours", choices=("add-remove-one", "replace-one"), default=None,
                    help="the neighbour relation of every figure (default: add-remove-one; replace-one for --rr)")
-    p.add_argument("--rows", type=_count, metavar="N",
-                   help="with --neighbours replace-one: the dataset's public number of rows")
+    p.add_argument("--rows", action="append", metavar="N|PARAM=N",
+                   help="with --neighbours replace-one: the dataset's public number of rows; for a program, "
+                   "N for a definition with one bag parameter or PARAM=N per bag parameter (repeatable)")
     p.add_argument(
         "--sensitivity",
         type=_positive,
@@ -233,9 +234,13 @@ def _rr_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
 
 def _neighbours(args: argparse.Namespace) -> Neighbours:
     from fuzzpy.accounting.neighbours import Neighbours
+    from fuzzpy.accounting.row_counts import parse
 
     try:
-        return Neighbours(args.neighbours or ("replace-one" if args.rr is not None else "add-remove-one"), args.rows)
+        rows = parse(args.rows)
+        if isinstance(rows, dict) and getattr(args, "file", None) is None:
+            raise ValueError("--rows NAME=N names a program's bag parameter; without a program give --rows N")
+        return Neighbours.of(args.neighbours or ("replace-one" if args.rr is not None else "add-remove-one"), rows)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
 
@@ -394,7 +399,8 @@ def _program(args: argparse.Namespace) -> int:
                                                            None if args.delta is None else float(args.delta))
     except CostsUnavailable as exc:
         raise _failure(exc.code, str(exc)) from None
-    costs = [(name, param, _for_relation(relation, events)) for name, param, events in costs]
+    _rows_fit(relation, costs)
+    costs = [(name, param, _for_relation(relation.for_parameter(param), events)) for name, param, events in costs]
     rows = []
     for name, param, events in costs:
         rows.append((name, param, _program_guarantee(events, args.delta, bool(args.definition)),
@@ -447,6 +453,24 @@ def _definitions_json(
             privacy["methods"] = [_guarantee_json(m) for m in guarantees(events, g.delta)]
         entry["privacy"][param] = privacy  # type: ignore[index]
     return list(definitions.values())
+
+
+def _rows_fit(relation: Neighbours, costs: Sequence[tuple[str, str, tuple[Event, ...]]]) -> None:
+    """A bare --rows N only where each definition has one bag parameter; each
+    NAME=N a bag parameter of one (`accounting.row_counts`)."""
+    from fuzzpy.accounting.row_counts import RowsError, for_parameters
+
+    by_definition: dict[str, list[str]] = {}
+    for name, param, _ in costs:
+        by_definition.setdefault(name, []).append(param)
+    try:
+        if relation.rows is not None:
+            for name, params in by_definition.items():
+                for_parameters(relation.rows, params, f"`{name}`")
+        if relation.named:
+            for_parameters(dict(relation.named), [p for ps in by_definition.values() for p in ps], "the program")
+    except RowsError as exc:
+        raise usage_error(str(exc)) from None
 
 
 def _program_guarantee(events: Sequence[Event], delta: float | None, every_method: bool) -> Guarantee:

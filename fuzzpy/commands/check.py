@@ -39,17 +39,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--neighbours", choices=("add-remove-one", "replace-one"), default="add-remove-one",
                    help="the neighbour relation every figure is for (default: add-remove-one)")
-    p.add_argument("--rows", type=int, metavar="N",
-                   help="with --neighbours replace-one: the datasets' public number of rows "
-                        "(`choose[m]` of a dataset is then amplified by m/N)")
+    p.add_argument("--rows", action="append", metavar="N|PARAM=N",
+                   help="with --neighbours replace-one: the dataset's public number of rows, N where no "
+                        "definition has two bag parameters, else PARAM=N per bag parameter (repeatable; "
+                        "`choose[m]` and `bootstrap[m]` of that dataset are then amplified)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from fuzzpy.accounting.row_counts import RowsError, parse
     from fuzzpy.api.errors import Rejected
     from fuzzpy.api.program import load
     from fuzzpy.api.reports import CheckReport
+    from fuzzpy.commands.common import usage_error
     from fuzzpy.language.diagnostics import FuzzError, render_all
 
+    try:
+        rows = parse(args.rows)  # N, or {PARAM: N}; fitted to the bag parameters by `Program.check`
+    except RowsError as exc:
+        raise usage_error(str(exc)) from None
     delta: float | None = args.delta
     diagnostics: list[Diagnostic] = []
     sources: dict[str, Source] = {}
@@ -63,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             sources[program.name] = program.source
             if args.explain:  # shown also for a rejected definition: it helps to see why
                 explanations.append(program.explain(args.explain))
-            report = program.check(delta, group=args.group, neighbours=args.neighbours, rows=args.rows)
+            report = program.check(delta, group=args.group, neighbours=args.neighbours, rows=rows)
         except Rejected as err:
             sources.update(err.sources)
             if not isinstance(err.report, CheckReport):
@@ -88,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         document: dict[str, object] = {
             "ok": code == 0,
             "neighbours": args.neighbours,  # the relation every cost is for
-            "rows": args.rows,
+            "rows": rows,
             **({"group": args.group} if args.group != 1 else {}),  # ... of one person's up to K rows
             "definitions": definitions,
             "mechanisms": mechanisms,

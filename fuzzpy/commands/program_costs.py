@@ -101,7 +101,7 @@ def _parameterised(checked: object, delta: float | None) -> Parameterised:
                 {
                     "values": {name: _upper_float(value) for name, value in instance.values},
                     "exact_values": {name: str(value) for name, value in instance.values},
-                    "privacy": {db: privacy_figure(events, delta).to_json() for db, events in instance.privacy.items()},
+                    "privacy": {db: privacy_figure(events, delta, db).to_json() for db, events in instance.privacy.items()},
                 }
                 for instance in checked.instances.get(d.name, ())
             ],

@@ -140,9 +140,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--neighbours", choices=("add-remove-one", "replace-one"), default=None,
                         help="the neighbour relation the charge is for (default: the dataset's, fixed by its "
                         "registration or first charge; add-remove-one for a new dataset)")
-    parser.add_argument("--rows", type=int, metavar="N",
-                        help="with --neighbours replace-one: the dataset's public number of rows (checked once "
-                        "loaded; `choose[m]` of it is then charged at the rate m/N)")
+    parser.add_argument("--rows", action="append", metavar="N|PARAM=N",
+                        help="with --neighbours replace-one: the dataset's public number of rows, N for a "
+                        "definition with one bag parameter, else PARAM=N per bag parameter (repeatable; checked "
+                        "once loaded; `choose[m]` of it is then charged at the rate m/N)")
     parser.add_argument("--data", action="append", metavar="PARAM=FILE|NAME",
                         help="a registered dataset's name, or a CSV or Parquet file, for a bag parameter "
                         "(repeatable)")

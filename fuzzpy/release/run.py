@@ -97,7 +97,9 @@ class RunRequest:
     source_text: str | None = None  # the program's text, when not read from `file` (the Python API)
     confidence: Fraction | None = None  # the level of the accuracy intervals (default 95%; fuzzpy.release.accuracy)
     neighbours: str | None = None  # the relation charged (None: the datasets' own; fuzzpy.accounting.neighbours)
-    rows: int | None = None  # with replace-one: every dataset's public number of rows (checked once loaded)
+    # with replace-one: the dataset's public number of rows (one bag parameter), or per bag
+    # parameter {name: rows} (`accounting.row_counts`); checked once loaded
+    rows: int | dict[str, int] | None = None
 
 
 @dataclass
@@ -110,12 +112,12 @@ class RunResult:
     type: Type | None = None  # the definition's result type (the API converts the value by it)
     accuracy: tuple[Accuracy, ...] = ()  # each released part's noise and interval (fuzzpy.release.accuracy)
     neighbours: str = "add-remove-one"  # the relation every charge is for
-    rows: int | None = None  # the public row count it was charged with (replace-one)
+    rows: int | dict[str, int] | None = None  # the public row count(s) it was charged with (replace-one)
 
     def neighbours_text(self) -> str:
         from fuzzpy.accounting.neighbours import Neighbours
 
-        return Neighbours(self.neighbours, self.rows).text()
+        return Neighbours.of(self.neighbours, self.rows).text()
 
     def to_json(self) -> dict[str, object]:
         from fuzzpy.runtime.values import to_json
@@ -224,13 +226,16 @@ def _for_relation(events: dict[str, tuple[Event, ...]], request: RunRequest) -> 
     """The events restated for the request's neighbour relation (no fixed-size
     sample left: fuzzpy.accounting.neighbours); FZ523 for a bad relation."""
     from fuzzpy.accounting.neighbours import LocalNeedsReplaceOne, Neighbours
+    from fuzzpy.accounting.row_counts import for_parameters
 
     try:
-        relation = Neighbours(request.neighbours or "add-remove-one", request.rows)
+        # a bare --rows N for one bag parameter only; NAME=N for bag parameters of this definition
+        rows = for_parameters(request.rows, events, f"`{request.definition}`")
+        relation = Neighbours.of(request.neighbours or "add-remove-one", rows)
     except ValueError as exc:
         raise refuse(EXIT_USAGE, "FZ523", str(exc)) from None
     try:
-        return {name: relation.resolve(evs) for name, evs in events.items()}
+        return {name: relation.for_parameter(name).resolve(evs) for name, evs in events.items()}
     except LocalNeedsReplaceOne as exc:  # the same refusal as the ledger's (fuzzpy.ledger.neighbours)
         raise refuse(EXIT_BUDGET, "FZ605", f"refused: {exc}; this release asks for {relation.relation}",
                      "local reports need --neighbours replace-one, on a dataset for replace-one") from None
@@ -248,6 +253,9 @@ def _check_public_rows(request: RunRequest, opened: dict[str, Any], loaded: dict
     if request.rows is None:
         return
     for name, o in opened.items():
+        given = request.rows if isinstance(request.rows, int) else request.rows.get(name)
+        if given is None:  # no count for this bag parameter: charged unamplified, any size
+            continue
         registration = getattr(o, "registration", None)
         dropping = [c.name for c in getattr(registration, "columns", ()) if c.policy.kind == "drop"]
         if dropping:
@@ -262,8 +270,8 @@ def _check_public_rows(request: RunRequest, opened: dict[str, Any], loaded: dict
         if size is None:
             raise refuse(EXIT_USAGE, "FZ606", f"--rows: the number of rows of `{name}` is not known before the run",
                          "register the dataset (`fuzzpy dataset register`), or run with --engine memory")
-        if size != request.rows:
-            raise refuse(EXIT_USAGE, "FZ606", f"`{name}` has {size} rows, not the {request.rows} given by --rows")
+        if size != given:
+            raise refuse(EXIT_USAGE, "FZ606", f"`{name}` has {size} rows, not the {given} given by --rows")
 
 
 def _row_count(bag: Any, registration: Any) -> int | None:

@@ -478,7 +478,7 @@ def audit_definition(program: S.Program, name: str, samples: int = 10_000, pilot
     if len(bags) != 1 or len(checked.params) != 1:
         raise AuditError(f"`{name}` must take exactly one parameter, a bag, and release a `fuzzy` value "
                          f"(it takes {len(checked.params)} parameter(s), {len(bags)} of them private bags)")
-    figure = privacy_figure(checked.privacy[bags[0]], delta)
+    figure = privacy_figure(checked.privacy[bags[0]], delta, bags[0])
     if figure.epsilon is None:
         raise AuditError(f"`{name}` has no privacy bound to audit")
     eps, dlt = float(figure.epsilon), float(figure.delta)
