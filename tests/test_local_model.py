@@ -375,3 +375,15 @@ def test_local_reports_released_by_a_function_value_are_refused() -> None:
         with pytest.raises(Rejected) as info:
             check(f"def f (db : bag D) : fuzzy (bag bool) = {body};")
         assert "FZ301" in [d.code for d in info.value.diagnostics], body
+
+
+def test_a_definition_passing_its_own_database_keeps_the_reports_replace_one() -> None:
+    # third review, F5: `def once (db) = rep db` was refused although the bag is the same
+    rep = "def rep (b : bag D) : fuzzy (bag bool) = local (fun r -> rr[1] r.on) b;\n"
+    figure = privacy(rep + "def once (db : bag D) : fuzzy (bag bool) = rep db;", "once")
+    assert figure["epsilon"] == 1 and figure["neighbours"] == "replace-one" and figure["local_epsilon"] == 1
+    for other in ("rep (filter (fun r -> r.on) db)", "{ let b = filter (fun r -> r.on) db; rep b }",
+                  "rep (map (fun r -> r) db)"):
+        with pytest.raises(Rejected) as info:
+            check(rep + f"def f (db : bag D) : fuzzy (bag bool) = {other};")
+        assert "FZ301" in [d.code for d in info.value.diagnostics], other

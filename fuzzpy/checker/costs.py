@@ -177,10 +177,12 @@ def scale_cost(cost: Cost, factor: Sens, blame: Blame, keep_direct: bool = False
     events = cost.events()
     if not events:
         return None
-    if has_local(events):
+    if has_local(events) and not (keep_direct and factor == ONE):
         # local reports are private for replace-one changes of the very bag
         # they randomise; through any substitution (a filter, a split, a
-        # subsample, a call) the number of reports may change with one row
+        # subsample, a call with another bag) the number of reports may change
+        # with one row. A call passing its own bag variable as it is keeps them
+        # (`def once (db) = rep db`): its rows are the callee's
         return infinite(Blame(
             "FZ301",
             blame.span,
