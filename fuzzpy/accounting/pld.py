@@ -31,6 +31,7 @@ import numpy as np
 
 from fuzzpy.accounting.atoms import (
     ApproxAtom,
+    DiscreteGaussianAtom,
     Atoms,
     GaussianAtom,
     LaplaceAtom,
@@ -238,6 +239,8 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
         return 0.0
     if delta < DELTA_FLOOR:
         return None
+    if any(isinstance(atom, DiscreteGaussianAtom) for atom in atoms):
+        return None  # its pair is not one of `pld_pairs` (the zCDP, Renyi and exact methods answer)
     if delta >= 1:
         return 0.0
     if any(

@@ -52,6 +52,7 @@ from scipy.special import gammaln, log_ndtr
 
 from fuzzpy.accounting.atoms import (
     ApproxAtom,
+    DiscreteGaussianAtom,
     Atom,
     Atoms,
     GaussianAtom,
@@ -145,7 +146,7 @@ def _log_a_float(q: float, s: float, a: float) -> float:
 
 def _float_curve(atom: Atom) -> tuple[np.ndarray, float]:
     a = ORDERS
-    if isinstance(atom, GaussianAtom):
+    if isinstance(atom, GaussianAtom | DiscreteGaussianAtom):  # the discrete one: its zCDP (CKS 2020)
         return a * float(atom.rho), 0.0
     if isinstance(atom, LaplaceAtom):
         return _laplace_curve(float(atom.epsilon), a), 0.0
@@ -169,7 +170,7 @@ def _float_curve(atom: Atom) -> tuple[np.ndarray, float]:
 
 def _certified(atom: Atom, a: mp.mpf) -> tuple[mp.mpf, mp.mpf]:
     """(an upper bound of D_alpha at order a, the atom's delta), in mpmath."""
-    if isinstance(atom, GaussianAtom):
+    if isinstance(atom, GaussianAtom | DiscreteGaussianAtom):  # the discrete one: its zCDP (CKS 2020)
         return a * _mpf(atom.rho), mp.mpf(0)
     if isinstance(atom, LaplaceAtom):
         e = _mpf(atom.epsilon)
