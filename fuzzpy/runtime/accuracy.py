@@ -205,3 +205,110 @@ def textbook_half_width(note: NoiseNote, confidence: Fraction) -> float:
     if note.kind == "laplace":
         return float(note.scale) * math.log(1 / alpha)
     return float(note.scale) * NormalDist().inv_cdf(1 - alpha / 2)
+
+
+# ---------------------------------------------------------------- noise for an accuracy
+
+#: the noise kinds `noise_for_accuracy` solves for, and their parameter's name
+PARAMETERS = {"laplace": "eps", "gauss": "sigma", "geometric": "eps", "dgauss": "sigma"}
+_DIGITS = 6
+_SEARCH_STEPS = 80
+
+
+@dataclass(frozen=True)
+class NoiseChoice:
+    """The noise a program writes (`laplace[eps]`, `gauss[sigma]`,
+    `geometric[eps]`, `dgauss[sigma]`: ``parameter``, 6 significant digits)
+    whose interval at ``confidence`` is +/- ``half_width`` <= the asked
+    accuracy, exactly as `half_width` states it for a scalar release."""
+
+    kind: str
+    parameter: Fraction
+    half_width: Fraction
+    confidence: Fraction
+
+
+def scalar_note(kind: str, parameter: Fraction) -> NoiseNote:
+    """The note of one scalar release `kind[parameter]` (as `run` records it)."""
+    if kind == "laplace":
+        from fuzzpy.runtime.noise import laplace_grid
+
+        e, t = laplace_grid(1 / parameter, 1)
+        return NoiseNote(kind, 1 / parameter, 1, e, t)
+    if kind == "gauss":
+        from fuzzpy.runtime.noise import gauss_grid
+
+        e, units = gauss_grid(parameter, 1)
+        return NoiseNote(kind, parameter, 1, e, units)
+    return NoiseNote(kind, parameter, 1)
+
+
+def noise_for_accuracy(kind: str, accuracy: Fraction, confidence: Fraction) -> NoiseChoice:
+    """The most private noise of ``kind`` whose stated interval is within
+    +/- ``accuracy`` at ``confidence``: the least eps (laplace, geometric)
+    or the largest sigma (gauss, dgauss), found by bisection on the exact
+    interval, then written with 6 significant digits rounded toward a
+    narrower interval (eps up, sigma down) and checked again at that value,
+    so that the printed parameter itself achieves the accuracy. ValueError
+    when none does (an integer release cannot promise less than +/- 0... at
+    a confidence it cannot reach)."""
+    if kind not in PARAMETERS:
+        raise ValueError(f"no accuracy rule for {kind!r}")
+    if accuracy <= 0 or not 0 < confidence < 1:
+        raise ValueError("the accuracy must be positive and the confidence in (0, 1)")
+    by_eps = PARAMETERS[kind] == "eps"
+
+    def fits(p: Fraction) -> bool:
+        return half_width(scalar_note(kind, p), confidence) <= accuracy
+
+    guess = _continuous_guess(kind, float(accuracy), float(1 - confidence))
+    lo, hi = guess / 4, guess * 4  # in the parameter; fits is monotone in it
+    for _ in range(200):  # widen until the bracket holds the boundary
+        if by_eps and not fits(_as_fraction(hi)):
+            hi *= 4
+        elif not by_eps and not fits(_as_fraction(lo)):
+            lo /= 4
+            if lo < 1e-300:
+                raise ValueError(f"no {kind} noise gives +/- {accuracy} at this confidence")
+        else:
+            break
+    for _ in range(_SEARCH_STEPS):
+        middle = math.sqrt(lo * hi)
+        ok = fits(_as_fraction(middle))
+        if by_eps:
+            lo, hi = (lo, middle) if ok else (middle, hi)
+        else:
+            lo, hi = (middle, hi) if ok else (lo, middle)
+    found = hi if by_eps else lo
+    printed = _decimal(found, up=by_eps)
+    while not fits(printed):  # one unit of the last digit at a time, toward less noise
+        printed = _decimal_step(printed, up=by_eps)
+    return NoiseChoice(kind, printed, half_width(scalar_note(kind, printed), confidence), confidence)
+
+
+def _continuous_guess(kind: str, x: float, alpha: float) -> float:
+    if kind in ("laplace", "geometric"):
+        return math.log(1 / alpha) / x  # eps with b ln(1/alpha) = x
+    return x / NormalDist().inv_cdf(1 - alpha / 2)
+
+
+def _as_fraction(value: float) -> Fraction:
+    return Fraction(repr(value))
+
+
+def _decimal(value: float, up: bool) -> Fraction:
+    """``value`` with 6 significant digits, rounded up or down."""
+    exponent = math.floor(math.log10(value)) - (_DIGITS - 1)
+    unit = Fraction(10) ** exponent
+    scaled = Fraction(repr(value)) / unit
+    whole = math.ceil(scaled) if up else math.floor(scaled)
+    return max(whole, 1) * unit
+
+
+def _decimal_step(value: Fraction, up: bool) -> Fraction:
+    exponent = math.floor(math.log10(value)) - (_DIGITS - 1)
+    unit = Fraction(10) ** exponent
+    stepped = value + unit if up else value - unit
+    if stepped <= 0:
+        raise ValueError("no noise parameter of 6 digits achieves this accuracy")
+    return stepped
