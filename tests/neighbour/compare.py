@@ -53,7 +53,10 @@ from fuzzpy.language import types as T
 from .runner import Outcome
 
 SLACK = Fraction(1, 256)
-MODELS = ("deterministic", "laplace", "gauss", "scale:B", "exact", "outcome", "unsynced")
+MODELS = ("deterministic", "laplace", "gauss", "geometric", "dgauss", "scale:B", "exact", "outcome", "unsynced")
+#: the additive-noise models and the event whose sensitivities bound the gap
+#: between two runs with one seed (the same noise drawn on both neighbours)
+NOISE_EVENTS = {"laplace": E.Laplace, "gauss": E.Gaussian, "geometric": E.Geometric, "dgauss": E.DiscreteGaussian}
 
 Infinite = None  # a distance or bound of infinity
 
@@ -284,7 +287,7 @@ def pure_epsilon(events: Sequence[Any]) -> Fraction | None:
     one of them is approximate or subsampled)."""
     total = Fraction(0)
     for event in events:
-        if isinstance(event, E.Laplace):
+        if isinstance(event, (E.Laplace, E.Geometric)):
             total += event.epsilon
         elif isinstance(event, (E.ExpMech, E.Verified)):
             if getattr(event, "delta", 0) != 0:
@@ -312,7 +315,7 @@ def costs_nothing(events: Sequence[Any]) -> bool:
     """Whether the events charge nothing at all (the release must not depend
     on the database)."""
     for event in events:
-        if isinstance(event, (E.Laplace, E.Gaussian)):
+        if isinstance(event, (E.Laplace, E.Gaussian, E.Geometric, E.DiscreteGaussian)):
             if event.sensitivity != 0:
                 return False
         elif isinstance(event, E.ExpMech):
@@ -362,8 +365,8 @@ class Claim:
             if eps is None:
                 raise ValueError(f"the {model} model needs pure events, not {self.events}")
             return eps * Fraction(model.split(":", 1)[1]) * (1 + SLACK)
-        if model in ("laplace", "gauss"):
-            s = noise_sensitivity(self.events, E.Laplace if model == "laplace" else E.Gaussian)
+        if model in NOISE_EVENTS:
+            s = noise_sensitivity(self.events, NOISE_EVENTS[model])
             if s is None:
                 raise ValueError(f"the {model} model does not fit the events {self.events}")
             return s * (1 + SLACK)
