@@ -25,7 +25,13 @@ from fuzzpy.accounting import events as E
 from fuzzpy.accounting.neighbours import Neighbours
 from fuzzpy.cli import main
 from fuzzpy.ledger.event_codec import events_from_json, events_to_json
-from fuzzpy.runtime.accuracy import NoiseNote, dgauss_exact_units, geometric_units, half_width, noise_for_accuracy
+from fuzzpy.runtime.accuracy import (
+    NoiseNote,
+    dgauss_exact_units,
+    geometric_units,
+    half_width,
+    noise_for_accuracy,
+)
 from fuzzpy.runtime.randomness import SeededSource
 from fuzzpy.runtime.samplers import discrete_gaussian, geometric_noise
 

@@ -21,9 +21,9 @@ from scipy.special import gammaln
 from fuzzpy.accounting import discrete, gaussian, heterogeneous, optimal
 from fuzzpy.accounting.atoms import (
     ApproxAtom,
-    DiscreteGaussianAtom,
     Atom,
     Atoms,
+    DiscreteGaussianAtom,
     GaussianAtom,
     LaplaceAtom,
     PureAtom,

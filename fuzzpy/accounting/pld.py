@@ -31,8 +31,8 @@ import numpy as np
 
 from fuzzpy.accounting.atoms import (
     ApproxAtom,
-    DiscreteGaussianAtom,
     Atoms,
+    DiscreteGaussianAtom,
     GaussianAtom,
     LaplaceAtom,
     PureAtom,

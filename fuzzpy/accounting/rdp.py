@@ -29,9 +29,9 @@ from scipy import integrate
 
 from fuzzpy.accounting.atoms import (
     ApproxAtom,
-    DiscreteGaussianAtom,
     Atom,
     Atoms,
+    DiscreteGaussianAtom,
     GaussianAtom,
     LaplaceAtom,
     PureAtom,

@@ -52,9 +52,9 @@ from scipy.special import gammaln, log_ndtr
 
 from fuzzpy.accounting.atoms import (
     ApproxAtom,
-    DiscreteGaussianAtom,
     Atom,
     Atoms,
+    DiscreteGaussianAtom,
     GaussianAtom,
     LaplaceAtom,
     PureAtom,

@@ -19,9 +19,9 @@ from mpmath import mp
 
 from fuzzpy.accounting.atoms import (
     ApproxAtom,
-    DiscreteGaussianAtom,
     Atom,
     Atoms,
+    DiscreteGaussianAtom,
     GaussianAtom,
     LaplaceAtom,
     PureAtom,

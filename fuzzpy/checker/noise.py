@@ -28,9 +28,9 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, TypeVar
 
 from fuzzpy.accounting.events import (
+    DiscreteGaussian,
     Event,
     ExpMech,
-    DiscreteGaussian,
     Gaussian,
     Geometric,
     Group,
