@@ -272,9 +272,9 @@ def _gauss(interp: Interpreter, args: list[Fraction]) -> Function:
 def _integer(value: Value, what: str) -> int:
     """The exact integer an `int` query computed (an engine's scalar read exactly)."""
     exact = X.to_exact(value)
-    if isinstance(exact, bool) or not X.is_exact(exact) or Fraction(exact).denominator != 1:  # type: ignore[arg-type]
+    if isinstance(exact, bool) or not isinstance(exact, (int, Fraction)) or Fraction(exact).denominator != 1:
         raise RuntimeFailure("FZ516", f"`{what}` adds integer noise to an integer")
-    return int(exact)  # type: ignore[arg-type]
+    return int(exact)
 
 
 def _geometric(interp: Interpreter, args: list[Fraction]) -> Function:
