@@ -13,6 +13,10 @@
       Laplace draws: it may move by the sum of the sensitivities of the
       Laplace events the checker charged, times (1 + SLACK);
     - "gauss": the same for Gaussian draws (L2 sensitivities);
+    - "geometric", "dgauss": the integer releases (issue 29): the same noise
+      integer added to the exact integer query on both sides, so the releases
+      move by at most the sum of the sensitivities of the `Geometric` /
+      `DiscreteGaussian` events (no grid: the slack is not needed, and harmless);
     - "scale:B": the release is a 1-Lipschitz post-processing of values plus
       Laplace noise of scale B (a verified mechanism's `x + lap(B)`): a move
       of d costs d / B, so it may move by the pure epsilon charged times B,
