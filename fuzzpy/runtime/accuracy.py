@@ -250,8 +250,8 @@ def noise_for_accuracy(kind: str, accuracy: Fraction, confidence: Fraction) -> N
     interval, then written with 6 significant digits rounded toward a
     narrower interval (eps up, sigma down) and checked again at that value,
     so that the printed parameter itself achieves the accuracy. ValueError
-    when none does (an integer release cannot promise less than +/- 0... at
-    a confidence it cannot reach)."""
+    for an accuracy or confidence out of range, or when the search finds no
+    such noise."""
     if kind not in PARAMETERS:
         raise ValueError(f"no accuracy rule for {kind!r}")
     if accuracy <= 0 or not 0 < confidence < 1:
