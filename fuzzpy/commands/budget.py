@@ -43,8 +43,10 @@ if TYPE_CHECKING:  # the accountant (scipy, dp_accounting) is imported when the 
 
 DESCRIPTION = (
     "Say what releases cost in privacy: a program's definitions (FILE [DEF]), or K rounds of "
-    "Gaussian or Laplace noise (optionally subsampled), at a delta, with the tightest valid "
-    "accounting method named; calibrate the noise for a target epsilon; plot epsilon against rounds. "
+    "Gaussian or Laplace noise, or of integer noise (geometric, discrete Gaussian), optionally "
+    "subsampled, at a delta, with the tightest valid accounting method named; calibrate the noise for "
+    "a target epsilon, or find it for an accuracy (--accuracy X with a noise flag given without its "
+    "value: the most private noise whose interval is +/- X at --confidence); plot epsilon against rounds. "
     "Every figure is for the neighbour relation printed under it: datasets that differ by adding or "
     "removing one row (the bag metric, the default), or with --neighbours replace-one datasets of one "
     "size that differ in one row (\"neighbours\" in --json). "
