@@ -44,6 +44,8 @@ def histogram (db : bag Row) : fuzzy (vec[1] num) =
   laplace[EPS] (counts (group[4] (fun r -> r.dept) db));
 def best (db : bag Row) : fuzzy num =
   expmech[EPS] [50, 51, 53] (fun t d -> size (filter (over t) d)) db;
+def int_count (db : bag Row) : fuzzy int = geometric[EPS] (size (filter (over 40) db));
+def int_depts (db : bag Row) : fuzzy int = geometric[EPS / 2] (sum[0, 2] (map (fun r -> r.dept) db));
 
 """
 
@@ -128,6 +130,10 @@ CASES = {
     "count": (3000, _threshold_events(5.5, 1.0), "4"),  # 5 vs 6 people over 40
     "clamped_sum": (3000, _threshold_events(390.0, 100.0), "4"),  # clamped sums 340 vs 440
     "histogram": (3000, [lambda v, c=c: float(v[2]) <= c for c in (2.5, 3.5, 4.5)], "4"),  # 3 vs 4
+    # integer releases (issue 29): two-sided geometric noise on an int count,
+    # and on a clamped sum of the int column (10 vs 12: sensitivity 2, eps / 2 each)
+    "int_count": (3000, _threshold_events(5.5, 1.0), "4"),
+    "int_depts": (3000, _threshold_events(11.0, 1.0), "4"),
     "best": (4000, [lambda y, c=c: y == c for c in (50, 51, 53)], "4"),  # scores 3,3,3 vs 4,4,3
     "above_threshold_run": (2500, _index_events(3), "8"),  # threshold 3
     "report_noisy_max_run": (2500, _index_events(3), "4"),

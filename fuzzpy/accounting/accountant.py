@@ -81,6 +81,8 @@ DESCRIPTIONS: dict[str, str] = {
     "Mironov, Talwar & Zhang 2019, other subsampled events amplified, Balle et al. 2018), "
     "CKS20 Prop. 12 conversion, certified at the best order",
     "exact-gaussian": "exact: analytic Gaussian (Balle & Wang 2018) of the composition",
+    "exact-dgauss": "exact: one discrete Gaussian release, its privacy loss summed "
+    "(Canonne, Kamath & Steinke 2020, Thm 7), certified",
     "exact-mixture": "exact: the analytic Gaussian (Balle & Wang 2018) averaged over the "
     "enumerated loss of the pure and (eps, delta) events it is composed with",
     "exact-laplace": "exact: k-fold Laplace (and pure events of one eps) in closed form, "
@@ -300,6 +302,7 @@ METHODS: dict[str, _Entry] = {
     "exact-gaussian": _Entry(_needs_delta(_exact_gaussian), True),
     "pure": _Entry(_pure, True),
     "exact-single": _Entry(_needs_delta(_exact_single), True),
+    "exact-dgauss": _Entry(_needs_delta(_late("discrete_gaussian", "epsilon")), True),
     "exact-mixture": _Entry(_needs_delta(_late("gaussian_mixture", "epsilon")), True),
     "exact-laplace": _Entry(_needs_delta(_late("exact_composed", "laplace_epsilon")), True),
     "exact-subsampled": _Entry(
@@ -316,7 +319,7 @@ METHODS: dict[str, _Entry] = {
 }
 # the order `tightest` tries them in: exact answers first, then cheap bounds,
 # then the PLD (unproven methods are not run by `tightest`)
-_EXACT = ("exact-gaussian", "exact-single", "exact-mixture", "exact-laplace", "exact-subsampled")
+_EXACT = ("exact-gaussian", "exact-single", "exact-dgauss", "exact-mixture", "exact-laplace", "exact-subsampled")
 
 
 def _run(atoms: Atoms, delta: float, methods: Sequence[str]) -> list[Guarantee]:

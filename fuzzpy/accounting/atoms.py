@@ -41,9 +41,11 @@ from collections.abc import Callable, Iterable
 from fractions import Fraction
 
 from fuzzpy.accounting.events import (
+    DiscreteGaussian,
     Event,
     ExpMech,
     Gaussian,
+    Geometric,
     Group,
     Laplace,
     LocalReports,
@@ -97,7 +99,24 @@ class ApproxAtom:
     delta: Fraction
 
 
-BaseAtom = GaussianAtom | LaplaceAtom | PureAtom | ApproxAtom
+@frozen
+class DiscreteGaussianAtom:
+    """The discrete Gaussian N_Z(0, sigma^2) on an integer query that moves
+    by at most ``shift`` (a whole number): rho = shift^2 / (2 sigma^2)-zCDP
+    (Canonne, Kamath & Steinke 2020, Sec. 2.1), with the exact privacy loss
+    of one release known (CKS Thm 7; `accounting.discrete_gaussian`). The
+    continuous Gaussian's profile is not used for it (not proven to bound
+    it): the PLD and the analytic-Gaussian methods do not apply."""
+
+    shift: int
+    sigma: Fraction
+
+    @property
+    def rho(self) -> Fraction:
+        return Fraction(self.shift) ** 2 / (2 * self.sigma**2)
+
+
+BaseAtom = GaussianAtom | LaplaceAtom | PureAtom | ApproxAtom | DiscreteGaussianAtom
 
 
 @frozen
@@ -162,6 +181,12 @@ class Flattener:
             return Counter({GaussianAtom(rho): 1}) if rho > 0 else Counter()
         if isinstance(event, ExpMech):
             return Counter({PureAtom(Fraction(event.epsilon), bounded_range=True): 1})
+        if isinstance(event, Geometric):  # pure s/b, any eps-DP pair (Ghosh et al. 2009)
+            epsilon = Fraction(event.epsilon)
+            return Counter({PureAtom(epsilon): 1}) if epsilon > 0 else Counter()
+        if isinstance(event, DiscreteGaussian):  # integer shifts of at most ceil(s) (CKS 2020)
+            shift = math.ceil(Fraction(event.sensitivity))
+            return Counter({DiscreteGaussianAtom(shift, Fraction(event.sigma)): 1}) if shift > 0 else Counter()
         if isinstance(event, Verified):
             return Counter({_verified_atom(event): 1})
         if isinstance(event, RandomizedResponse | LocalReports):  # pure eps (`accounting.local`)
@@ -243,6 +268,9 @@ class Flattener:
         if rate >= 1 or not inner:
             return inner
         single = _single_atom(inner)
+        if any(isinstance(atom, DiscreteGaussianAtom) for atom in inner):
+            # no subsampled discrete-Gaussian pair is implemented: the body's (eps, delta) summary
+            return Counter({SubsampledAtom(rate, self._summary(inner), either_way): 1})
         if single is not None:
             return Counter({_subsampled(rate, single, either_way): 1})
         if all(isinstance(atom, GaussianAtom) for atom in inner):
@@ -413,6 +441,8 @@ def _group_exact(atom: Atom, size: Fraction) -> Atom | None:
     if isinstance(atom, LaplaceAtom):
         return LaplaceAtom(atom.epsilon * size)
     whole = math.ceil(size)
+    if isinstance(atom, DiscreteGaussianAtom):  # an integer query moving by k steps of at most s
+        return DiscreteGaussianAtom(atom.shift * whole, atom.sigma)
     if isinstance(atom, PureAtom):
         return PureAtom(atom.epsilon * whole, atom.bounded_range)
     if isinstance(atom, ApproxAtom):

@@ -23,6 +23,7 @@ from fuzzpy.accounting.atoms import (
     ApproxAtom,
     Atom,
     Atoms,
+    DiscreteGaussianAtom,
     GaussianAtom,
     LaplaceAtom,
     PureAtom,
@@ -39,6 +40,17 @@ _SPLITS: Sequence[float] = (0.02, 0.1, 0.25, 0.5, 0.75, 0.9, 0.98)
 
 
 # ---------------------------------------------------------------- one atom
+
+
+def discrete_gaussian_epsilon(atom: DiscreteGaussianAtom, delta: float) -> float:
+    """One discrete Gaussian at ``delta``: its exact profile (CKS 2020, Thm 7;
+    `discrete_gaussian`) where computed, else its zCDP converted (CKS 2020,
+    Prop. 12 via `zcdp.epsilon_cks`, rho rounded up)."""
+    from fuzzpy.accounting import discrete_gaussian, zcdp
+
+    exact = discrete_gaussian.atom_epsilon(atom, delta)
+    return exact if exact is not None else zcdp.epsilon_cks(float_up(atom.rho), delta)
+
 
 
 def fixed_pair(atom: Atom) -> tuple[float, Fraction] | None:
@@ -59,6 +71,8 @@ def flexible_epsilon(atom: Atom, delta: float) -> float:
     """eps of a Gaussian-based atom that uses at most ``delta``, rounded up."""
     if isinstance(atom, GaussianAtom):
         return gaussian.epsilon_for_delta(atom.mu, delta)
+    if isinstance(atom, DiscreteGaussianAtom):
+        return discrete_gaussian_epsilon(atom, delta)
     if isinstance(atom, SubsampledAtom) and isinstance(atom.inner, GaussianAtom):
         # the inner delta is rounded down, so rate * inner <= delta exactly
         inner_delta = min(float_down(Fraction(delta) / atom.rate), 1.0)
@@ -263,6 +277,8 @@ def _flexible_floor(atom: Atom, delta: float) -> float:
     ``delta`` (eps decreases as its delta grows)."""
     if isinstance(atom, GaussianAtom):
         return gaussian.candidate(atom.mu, delta)
+    if isinstance(atom, DiscreteGaussianAtom):
+        return 0.0  # no cheap estimate from below: never skips a method
     inner = gaussian.candidate(atom.inner.mu, min(delta / float(atom.rate), 1.0))
     return math.log1p(float(atom.rate) * math.expm1(inner))
 

@@ -39,6 +39,37 @@ class Gaussian:
 
 
 @frozen
+class Geometric:
+    """Two-sided geometric (discrete Laplace) noise, P(k) proportional to
+    exp(-|k| / b), on an integer query of L1 sensitivity s: pure (s/b)-DP
+    (Ghosh, Roughgarden & Sundararajan 2009). Not a `Laplace`: for s = 1
+    its privacy loss is +-(1/b) exactly, the randomized-response pair, whose
+    profile is above the continuous Laplace's; the accountant charges it as
+    a generic pure (s/b)-DP mechanism (`atoms.PureAtom`)."""
+
+    sensitivity: Number
+    scale: Number
+
+    @property
+    def epsilon(self) -> Number:
+        return self.sensitivity / self.scale
+
+
+@frozen
+class DiscreteGaussian:
+    """Discrete Gaussian noise N_Z(0, sigma^2) on an integer query of L2
+    sensitivity s: (s'^2 / (2 sigma^2))-zCDP with s' = ceil(s) the largest
+    integer shift (Canonne, Kamath & Steinke 2020, Sec. 2.1: the zCDP of the
+    discrete Gaussian; the exact (eps, delta) profile of one release, Thm 7). Not a `Gaussian`: the
+    continuous Gaussian's privacy profile is not proven to bound it, so the
+    accountant uses the exact discrete loss or the zCDP bound
+    (`atoms.DiscreteGaussianAtom`)."""
+
+    sensitivity: Number
+    sigma: Number
+
+
+@frozen
 class ExpMech:
     """Exponential mechanism at eps with a score of sensitivity s: pure
     (eps * s)-DP as the language defines it (McSherry & Talwar 2007)."""
@@ -167,6 +198,7 @@ class ShuffledReports:
 
 
 Event = (
-    Laplace | Gaussian | ExpMech | Verified | Repeat | Subsample | Sample | Resampled | Group | SymbolicPure
+    Laplace | Gaussian | Geometric | DiscreteGaussian | ExpMech | Verified | Repeat | Subsample | Sample | Resampled
+    | Group | SymbolicPure
     | RandomizedResponse | LocalReports | ShuffledReports
 )

@@ -92,9 +92,11 @@ from collections.abc import Mapping
 from fractions import Fraction
 
 from fuzzpy.accounting.events import (
+    DiscreteGaussian,
     Event,
     ExpMech,
     Gaussian,
+    Geometric,
     Group,
     Laplace,
     LocalReports,
@@ -241,6 +243,10 @@ def _doubled(event: Event) -> Event:
         return Laplace(event.sensitivity * 2, event.scale)
     if isinstance(event, Gaussian):
         return Gaussian(event.sensitivity * 2, event.sigma)
+    if isinstance(event, Geometric):
+        return Geometric(event.sensitivity * 2, event.scale)
+    if isinstance(event, DiscreteGaussian):
+        return DiscreteGaussian(event.sensitivity * 2, event.sigma)
     if isinstance(event, ExpMech):
         return ExpMech(event.epsilon * 2)
     if isinstance(event, Repeat):

@@ -32,6 +32,7 @@ import numpy as np
 from fuzzpy.accounting.atoms import (
     ApproxAtom,
     Atoms,
+    DiscreteGaussianAtom,
     GaussianAtom,
     LaplaceAtom,
     PureAtom,
@@ -109,6 +110,8 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
         remove.append((LossTails(GaussianPair(mu, tail_depth(delta, count, mu)), 1.0, True), 1))
     for atom, n in atoms.items():
         if isinstance(atom, SubsampledAtom):
+            if isinstance(atom.inner, DiscreteGaussianAtom):  # never built (summarised first)
+                raise ValueError("no PLD pair for a subsampled discrete Gaussian")
             inner_mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
             base, q = _base_pair(atom.inner, tail_depth(delta, count, inner_mu)), up(atom.rate)
             if atom.either_way:
@@ -242,6 +245,9 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
         return 0.0
     if delta < DELTA_FLOOR:
         return None
+    if any(isinstance(atom.inner if isinstance(atom, SubsampledAtom) else atom, DiscreteGaussianAtom)
+           for atom in atoms):
+        return None  # its pair is not one of `pld_pairs` (the zCDP, Renyi and exact methods answer)
     if delta >= 1:
         return 0.0
     if any(

@@ -31,6 +31,7 @@ from fuzzpy.accounting.atoms import (
     ApproxAtom,
     Atom,
     Atoms,
+    DiscreteGaussianAtom,
     GaussianAtom,
     LaplaceAtom,
     PureAtom,
@@ -240,7 +241,8 @@ def atom_curve(atom: Atom) -> tuple[np.ndarray, float]:
 
 def atom_curve_with_error(atom: Atom) -> tuple[np.ndarray, np.ndarray, Fraction]:
     """(curve, absolute error bound, exact delta)."""
-    if isinstance(atom, GaussianAtom):
+    if isinstance(atom, GaussianAtom | DiscreteGaussianAtom):
+        # the discrete Gaussian: D_alpha <= alpha rho, its zCDP (CKS 2020, Sec. 2.1)
         return (*_gaussian(float_up(atom.rho)), Fraction(0))
     if isinstance(atom, LaplaceAtom):
         return (*_laplace(float_up(atom.epsilon)), Fraction(0))

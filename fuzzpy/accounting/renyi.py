@@ -54,6 +54,7 @@ from fuzzpy.accounting.atoms import (
     ApproxAtom,
     Atom,
     Atoms,
+    DiscreteGaussianAtom,
     GaussianAtom,
     LaplaceAtom,
     PureAtom,
@@ -145,7 +146,7 @@ def _log_a_float(q: float, s: float, a: float) -> float:
 
 def _float_curve(atom: Atom) -> tuple[np.ndarray, float]:
     a = ORDERS
-    if isinstance(atom, GaussianAtom):
+    if isinstance(atom, GaussianAtom | DiscreteGaussianAtom):  # the discrete one: its zCDP (CKS 2020)
         return a * float(atom.rho), 0.0
     if isinstance(atom, LaplaceAtom):
         return _laplace_curve(float(atom.epsilon), a), 0.0
@@ -161,6 +162,8 @@ def _float_curve(atom: Atom) -> tuple[np.ndarray, float]:
         return _subsampled_gaussian_curve(q, 1 / inner.mu), 0.0
     if isinstance(inner, ApproxAtom):
         return _rr_curve(_amplified(q, float(inner.epsilon)), a), q * float(inner.delta)
+    if isinstance(inner, DiscreteGaussianAtom):  # never built (`atoms.Flattener` summarises it first)
+        raise ValueError("no Renyi bound for a subsampled discrete Gaussian here")
     return _rr_curve(_amplified(q, float(inner.epsilon)), a), 0.0
 
 
@@ -169,7 +172,7 @@ def _float_curve(atom: Atom) -> tuple[np.ndarray, float]:
 
 def _certified(atom: Atom, a: mp.mpf) -> tuple[mp.mpf, mp.mpf]:
     """(an upper bound of D_alpha at order a, the atom's delta), in mpmath."""
-    if isinstance(atom, GaussianAtom):
+    if isinstance(atom, GaussianAtom | DiscreteGaussianAtom):  # the discrete one: its zCDP (CKS 2020)
         return a * _mpf(atom.rho), mp.mpf(0)
     if isinstance(atom, LaplaceAtom):
         e = _mpf(atom.epsilon)
@@ -189,6 +192,8 @@ def _certified(atom: Atom, a: mp.mpf) -> tuple[mp.mpf, mp.mpf]:
         if a < 2:
             return mp.log(_a_certified(q, sigma, mp.mpf(2))), mp.mpf(0)  # D_alpha <= D_2
         return _log_a_certified(q, sigma, a) / (a - 1), mp.mpf(0)
+    if isinstance(inner, DiscreteGaussianAtom):  # never built (`atoms.Flattener` summarises it first)
+        raise ValueError("no Renyi bound for a subsampled discrete Gaussian here")
     amplified = mp.log1p(q * mp.expm1(_mpf(inner.epsilon)))
     delta = q * _mpf(inner.delta) if isinstance(inner, ApproxAtom) else mp.mpf(0)
     return _rr_certified(amplified, a), delta

@@ -21,6 +21,7 @@ from fuzzpy.accounting.atoms import (
     ApproxAtom,
     Atom,
     Atoms,
+    DiscreteGaussianAtom,
     GaussianAtom,
     LaplaceAtom,
     PureAtom,
@@ -71,6 +72,8 @@ def atom_rho(atom: Atom) -> tuple[Fraction, Fraction]:
     """(rho, delta): the atom is delta-approximately rho-zCDP (rho rounded up)."""
     if isinstance(atom, GaussianAtom):
         return atom.rho, Fraction(0)  # BS16, Prop. 1.6
+    if isinstance(atom, DiscreteGaussianAtom):
+        return atom.rho, Fraction(0)  # the discrete Gaussian (CKS 2020, Sec. 2.1)
     if isinstance(atom, PureAtom) and atom.bounded_range:
         # bounded range: eps^2/8 (Cesar & Rogers 2021), or the pure bound if smaller (eps > ~8)
         return min(atom.epsilon**2 / 8, pure_rho(atom.epsilon)), Fraction(0)

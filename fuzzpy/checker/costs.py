@@ -17,9 +17,11 @@ import math
 from fractions import Fraction
 
 from fuzzpy.accounting.events import (
+    DiscreteGaussian,
     Event,
     ExpMech,
     Gaussian,
+    Geometric,
     Group,
     Laplace,
     Repeat,
@@ -227,6 +229,10 @@ def scale_event(event: Event, factor: Sens) -> Event:
         return Laplace(event.sensitivity * k, event.scale)
     if isinstance(event, Gaussian):
         return Gaussian(event.sensitivity * k, event.sigma)
+    if isinstance(event, Geometric):  # an integer query moving k times as far
+        return Geometric(event.sensitivity * k, event.scale)
+    if isinstance(event, DiscreteGaussian):
+        return DiscreteGaussian(event.sensitivity * k, event.sigma)
     if isinstance(event, ExpMech):
         return ExpMech(event.epsilon * k)
     if isinstance(event, SymbolicPure):  # calibrated like Laplace: linear in the sensitivity
@@ -294,6 +300,10 @@ def describe_event(event: Event) -> str:
         return f"Laplace(sensitivity {_num(event.sensitivity)}, scale {_num(event.scale)})"
     if isinstance(event, Gaussian):
         return f"Gaussian(sensitivity {_num(event.sensitivity)}, sigma {_num(event.sigma)})"
+    if isinstance(event, Geometric):
+        return f"Geometric(sensitivity {_num(event.sensitivity)}, eps {_num(1 / event.scale)})"
+    if isinstance(event, DiscreteGaussian):
+        return f"DiscreteGaussian(sensitivity {_num(event.sensitivity)}, sigma {_num(event.sigma)})"
     if isinstance(event, ExpMech):
         return f"ExpMech(eps {_num(event.epsilon)})"
     if isinstance(event, Verified):

@@ -811,7 +811,7 @@ def _conclusion(checked: CheckedDef, figures: dict) -> str:
 
 def _rule_name(events: tuple) -> str:
     """How the events make the figure, in the lecture's words."""
-    from fuzzpy.accounting.events import Gaussian, Laplace
+    from fuzzpy.accounting.events import DiscreteGaussian, Gaussian, Geometric, Laplace
 
     if len(events) == 1 and isinstance(events[0], Laplace):
         lap = events[0]
@@ -820,6 +820,14 @@ def _rule_name(events: tuple) -> str:
     if len(events) == 1 and isinstance(events[0], Gaussian):
         gauss = events[0]
         return f"the Gaussian mechanism: sensitivity {Sens.of(gauss.sensitivity)}, sigma {Sens.of(gauss.sigma)}"
+    if len(events) == 1 and isinstance(events[0], Geometric):
+        geo = events[0]
+        return (f"the geometric mechanism: sensitivity {Sens.of(geo.sensitivity)} x eps {Sens.of(1 / geo.scale)} "
+                "(Ghosh, Roughgarden & Sundararajan 2009)")
+    if len(events) == 1 and isinstance(events[0], DiscreteGaussian):
+        dg = events[0]
+        return (f"the discrete Gaussian mechanism: sensitivity {Sens.of(dg.sensitivity)}, sigma {Sens.of(dg.sigma)} "
+                "(Canonne, Kamath & Steinke 2020)")
     return "basic (sequential) composition: the events' costs add (Dwork & Roth 2014, Thm 3.16)"
 
 

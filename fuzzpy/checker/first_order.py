@@ -60,7 +60,7 @@ def _number(ck: Inferencer, call: PrimCall, index: int = 0) -> Judgment:
 
 def size(ck: Inferencer, call: PrimCall) -> Judgment:
     j = _bag(ck, call)
-    return _scaled(ck, call, j, Sens.of(1), T.NUM, "one row more or less changes the count by 1")
+    return _scaled(ck, call, j, Sens.of(1), T.INT, "one row more or less changes the count by 1")
 
 
 def _is_infinite_bound(expr: S.Expr) -> bool:
@@ -75,11 +75,27 @@ def clamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:
     lo, hi, deferred = _bounds(ck, call, "`sum`")
     if lo > hi and not deferred:  # with a placeholder, each call decides it at its numbers
         raise CheckError("FZ202", f"`sum[{lo}, {hi}]`: the lower bound is above the upper bound", call.statics[0].span)
-    j = _bag(ck, call, elem=T.NUM)
+    j, result = _summed_bag(ck, call, lo, hi, deferred)
     bound = Sens(max(abs(lo), abs(hi)))
     if bound.is_zero:
         ck.zero_from_parameters(call.statics, "the bound of `sum`", call.statics[0].span)
-    return _scaled(ck, call, j, bound, T.NUM, f"rows clamped into [{lo}, {hi}] move the sum by at most {bound}")
+    return _scaled(ck, call, j, bound, result, f"rows clamped into [{lo}, {hi}] move the sum by at most {bound}")
+
+
+def _summed_bag(ck: Inferencer, call: PrimCall, lo: Fraction, hi: Fraction, deferred: bool) -> tuple[Judgment, T.Type]:
+    """The bag of `sum[lo, hi]` and the sum's type: `int` for a `bag int`
+    clamped into whole bounds (an integer query, for `geometric` / `dgauss`),
+    else `num` (the bag read as `bag num`)."""
+    if not deferred and lo.denominator == 1 and hi.denominator == 1:
+        point = ck.checkpoint()
+        try:
+            j = ck.infer(call.args[0])
+        except CheckError:
+            j = None  # the `bag num` reading below reports it
+        if j is not None and isinstance(j.type, T.TBag) and isinstance(j.type.elem, T.TInt):
+            return j, T.INT
+        ck.rollback(point)
+    return _bag(ck, call, elem=T.NUM), T.NUM
 
 
 def unclamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:

@@ -4,6 +4,12 @@
   sensitivity s: (eps * s)-DP (Dwork, McSherry, Nissim & Smith 2006).
 * `gauss[sigma] e`: Gaussian noise on an L2 query of sensitivity s:
   s^2 / (2 sigma^2)-zCDP (Bun & Steinke 2016, Prop. 1.6).
+* `geometric[eps] e`: two-sided geometric (discrete Laplace) noise,
+  P(k) proportional to exp(-eps |k|), on an `int` query of sensitivity s:
+  (eps * s)-DP (Ghosh, Roughgarden & Sundararajan 2009); an integer release.
+* `dgauss[sigma] e`: discrete Gaussian noise N_Z(0, sigma^2) on an `int`
+  query of sensitivity s: ceil(s)^2 / (2 sigma^2)-zCDP (Canonne, Kamath &
+  Steinke 2020); an integer release.
 * `expmech[eps] cands score db`: (eps * s)-DP for a score s-sensitive in the
   data, uniformly over candidates (McSherry & Talwar 2007; the language's
   exp(eps * score / 2) weighting).
@@ -22,9 +28,11 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, TypeVar
 
 from fuzzpy.accounting.events import (
+    DiscreteGaussian,
     Event,
     ExpMech,
     Gaussian,
+    Geometric,
     Group,
     Laplace,
     Repeat,
@@ -209,6 +217,52 @@ def gauss(ck: Inferencer, call: PrimCall) -> Judgment:
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `gauss`", lambda s: Gaussian(s, sigma))
     ck.note(f"`gauss[{Sens(sigma)}]`: one Gaussian event per variable, with its L2 sensitivity")
     return Judgment(T.TFuzzy(j.type), {}, cost=cost)
+
+
+def _int_arg(ck: Inferencer, call: PrimCall, instead: str) -> Judgment:
+    """The noised value of `geometric` / `dgauss`: an `int` (its metric |x - y|
+    moves by whole steps, which the integer noise's privacy needs)."""
+    arg = call.args[0]
+    j = ck.infer(arg, T.INT)
+    if isinstance(j.type, T.TInt):
+        return j
+    raise CheckError(
+        "FZ201",
+        f"expected `int` but found `{j.type}`: `{call.name}` adds integer noise to an integer query",
+        arg.span,
+        hint=f"use `{instead}` for a `{j.type}`" if is_numeric(j.type) or isinstance(j.type, T.TVec)
+        else "count or sum integers (e.g. `size db`) before adding integer noise",
+    )
+
+
+def geometric(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`geometric[eps] e`: P(k) proportional to exp(-eps |k|) added to an
+    integer: |k - k'| <= s moves the log-probability by at most eps s
+    (Ghosh, Roughgarden & Sundararajan 2009; Dwork & Roth 2014, Thm 3.6's
+    argument on the integers): pure (eps s)-DP in each variable."""
+    eps = epsilon(ck, call.statics[0], "the epsilon of `geometric`")
+    j = _int_arg(ck, call, "laplace[eps]")
+    if isinstance(eps, Poly):
+        symbolic = eps
+        cost = ck.noise_cost(j.ctx, call.span, "the value given to `geometric`", lambda s: SymbolicPure(s, symbolic))
+        ck.note(f"`geometric[{eps}]`: costs ({eps}) x the sensitivity in each variable, for every positive value of the parameters")
+        return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
+    scale = 1 / eps
+    cost = ck.noise_cost(j.ctx, call.span, "the value given to `geometric`", lambda s: Geometric(s, scale))
+    ck.note(f"`geometric[{Sens(eps)}]`: two-sided geometric noise on an integer; costs eps x the sensitivity in each variable")
+    return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
+
+
+def dgauss(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`dgauss[sigma] e`: N_Z(0, sigma^2) added to an integer that moves by at
+    most s: ceil(s)^2 / (2 sigma^2)-zCDP (Canonne, Kamath & Steinke 2020; the
+    accountant uses its exact loss, `accounting.discrete_gaussian`)."""
+    what = "the sigma of `dgauss`"
+    sigma = deferred_read(ck, call.statics[0], what, lambda: positive_static(call.statics[0], ck.visible_constants(), what), Fraction(1))
+    j = _int_arg(ck, call, "gauss[sigma]")
+    cost = ck.noise_cost(j.ctx, call.span, "the value given to `dgauss`", lambda s: DiscreteGaussian(s, sigma))
+    ck.note(f"`dgauss[{Sens(sigma)}]`: discrete Gaussian noise on an integer, one event per variable")
+    return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
 
 
 def expmech(ck: Inferencer, call: PrimCall) -> Judgment:

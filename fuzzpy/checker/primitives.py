@@ -88,6 +88,8 @@ _TABLE = [
     # distributions
     Primitive("laplace", ("eps",), 1, "num -[eps]-> fuzzy num  (also vec[1] num)", N.laplace),
     Primitive("gauss", ("sigma",), 1, "num -> fuzzy num  (rho = s^2 / 2 sigma^2; also vec[2] num)", N.gauss),
+    Primitive("geometric", ("eps",), 1, "int -[eps]-> fuzzy int  (two-sided geometric noise; an integer release)", N.geometric),
+    Primitive("dgauss", ("sigma",), 1, "int -> fuzzy int  (discrete Gaussian; rho = s^2 / 2 sigma^2)", N.dgauss),
     Primitive("expmech", ("eps",), 3, "list C -> (C -> D -[s]-> num) -> D -[eps*s]-> fuzzy C", N.expmech),
     Primitive("loop", ("k",), 2, "A -> (A -> fuzzy A) -> fuzzy A  (cost: k times the body's)", N.loop),
     Primitive("iterate", ("k",), 2, "(A -> A) -> A -> A  (s^k-sensitive in the start for an s-sensitive step)", N.iterate),

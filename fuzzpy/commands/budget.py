@@ -3,10 +3,13 @@
     fuzzpy budget FILE [DEF] [--delta D]                 a program's definitions
     fuzzpy budget --gaussian SIGMA --rounds K --delta D  k Gaussian releases
     fuzzpy budget --laplace EPS0 --rounds K [--delta D]  k Laplace releases
+    fuzzpy budget --geometric EPS0 | --dgauss SIGMA ...   k integer releases (geometric, discrete Gaussian)
         [--subsample Q] [--sensitivity S]                (Poisson-subsampled)
     fuzzpy budget --rr EPS0 [--categories K] [--shuffle N] [--rounds K]
                                                           randomized-response reports
     fuzzpy budget --calibrate gaussian|laplace --epsilon E --delta D --rounds K
+    fuzzpy budget --accuracy X [--confidence C] --laplace|--gaussian|--geometric|--dgauss
+                                                          the noise for +/- X at C (0.95), and its cost
     ... --plot out.png                                    eps against rounds
     ... --profile [--plot out.png]                        profile, trade-off, rho, Renyi curve
     ... --json                                            one JSON document
@@ -42,8 +45,10 @@ if TYPE_CHECKING:  # the accountant (scipy, dp_accounting) is imported when the 
 
 DESCRIPTION = (
     "Say what releases cost in privacy: a program's definitions (FILE [DEF]), or K rounds of "
-    "Gaussian or Laplace noise (optionally subsampled), at a delta, with the tightest valid "
-    "accounting method named; calibrate the noise for a target epsilon; plot epsilon against rounds. "
+    "Gaussian or Laplace noise, or of integer noise (geometric, discrete Gaussian), optionally "
+    "subsampled, at a delta, with the tightest valid accounting method named; calibrate the noise for "
+    "a target epsilon, or find it for an accuracy (--accuracy X with a noise flag given without its "
+    "value: the most private noise whose interval is +/- X at --confidence); plot epsilon against rounds. "
     "Every figure is for the neighbour relation printed under it: datasets that differ by adding or "
     "removing one row (the bag metric, the default), or with --neighbours replace-one datasets of one "
     "size that differ in one row (\"neighbours\" in --json). "
@@ -54,6 +59,9 @@ DESCRIPTION = (
 EPILOG = DELTA_POLICY
 
 CALIBRATION_FAILED = "FZ704"
+#: a noise flag given without its value: --accuracy finds it
+ASK = "ask"
+_NOISE_FLAGS = ("laplace", "gaussian", "geometric", "dgauss")
 CANNOT_WRITE = "FZ705"
 
 
@@ -62,11 +70,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("definition", nargs="?", metavar="DEF", help="one definition of FILE")
     add_delta_option(p, "the delta to report epsilon at")
     mech = p.add_mutually_exclusive_group()
+    # each noise flag takes its parameter, or none with --accuracy (which finds it)
     mech.add_argument(
-        "--gaussian", type=_positive, metavar="SIGMA", help="Gaussian releases of std SIGMA"
+        "--gaussian", type=_positive_or_ask, nargs="?", const=ASK, metavar="SIGMA", help="Gaussian releases of std SIGMA"
     )
     mech.add_argument(
-        "--laplace", type=_positive, metavar="EPS0", help="Laplace releases, EPS0-DP each"
+        "--laplace", type=_positive_or_ask, nargs="?", const=ASK, metavar="EPS0", help="Laplace releases, EPS0-DP each"
+    )
+    mech.add_argument(
+        "--geometric", type=_positive_or_ask, nargs="?", const=ASK, metavar="EPS0",
+        help="integer releases with two-sided geometric noise (`geometric[EPS0]`), EPS0-DP each at sensitivity 1",
+    )
+    mech.add_argument(
+        "--dgauss", type=_positive_or_ask, nargs="?", const=ASK, metavar="SIGMA",
+        help="integer releases with discrete Gaussian noise N_Z(0, SIGMA^2) (`dgauss[SIGMA]`)",
     )
     mech.add_argument(
         "--rr", type=_positive, metavar="EPS0",
@@ -103,6 +120,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--calibrate", choices=("gaussian", "laplace"), help="find the noise for --epsilon"
     )
     p.add_argument("--epsilon", type=_positive, metavar="E", help="target epsilon for --calibrate")
+    p.add_argument("--accuracy", type=_positive, metavar="X",
+                   help="find the most private noise (of the flag given without a value) whose interval is "
+                   "+/- X at --confidence, and say what it costs")
+    p.add_argument("--confidence", type=_confidence, default=None, metavar="C",
+                   help="with --accuracy: the interval's level (default 0.95)")
     p.add_argument("--plot", metavar="OUT.png",
                    help="draw epsilon against the number of rounds (with --profile: the profile, "
                    "trade-off and Renyi curves)")
@@ -132,6 +154,18 @@ def _positive(text: str) -> float:
     return value
 
 
+def _positive_or_ask(text: str) -> float | str:
+    """A noise flag's value; argparse passes the flag's `const`, ASK, through here too."""
+    return ASK if text == ASK else _positive(text)
+
+
+def _confidence(text: str) -> float:
+    value = _number(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"a confidence lies in (0, 1): {text!r}")
+    return value
+
+
 def _rate(text: str) -> float:
     value = _number(text)
     if not 0 < value <= 1:
@@ -154,11 +188,16 @@ def _count(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Errors are raised as diagnostics: UsageError (FZ703) or FuzzError."""
+    asked = [flag for flag in _NOISE_FLAGS if getattr(args, flag) == ASK]
+    if args.accuracy is not None or asked:
+        return _accuracy(args, asked)
+    if args.confidence is not None:
+        raise usage_error("--confidence goes with --accuracy X")
     if args.calibrate:
         return _calibrate(args)
-    if args.gaussian is not None or args.laplace is not None or args.rr is not None:
+    if any(getattr(args, flag) is not None for flag in _NOISE_FLAGS) or args.rr is not None:
         if args.file:
-            raise usage_error("give either FILE or --gaussian/--laplace/--rr, not both")
+            raise usage_error("give either FILE or --gaussian/--laplace/--geometric/--dgauss/--rr, not both")
         return _releases(args)
     if args.file:
         return _program(args)
@@ -204,6 +243,8 @@ def _release_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
     sensitivity, rate = _as_written(args.sensitivity), _as_written(args.subsample)
     if args.gaussian is not None:
         events = gaussian_events(_as_written(args.gaussian), rounds, sensitivity, rate)
+    elif args.geometric is not None or args.dgauss is not None:
+        events = _integer_events(args.geometric, args.dgauss, rounds, sensitivity, rate)
     else:  # --laplace EPS0: scale sensitivity / EPS0, so each release is EPS0-DP
         events = laplace_events(sensitivity / _as_written(args.laplace), rounds, sensitivity, rate)
     if args.choose is not None:  # each round on M rows of the dataset itself
@@ -211,6 +252,27 @@ def _release_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
         assert isinstance(repeat, Repeat)
         events = (Repeat(repeat.count, (Sample(False, args.choose, True, repeat.body),)),)
     return _neighbours(args).resolve(events)
+
+
+def _integer_events(geometric: float | Fraction | None, dgauss: float | Fraction | None, rounds: int,
+                    sensitivity: Fraction | None, rate: Fraction | None) -> tuple[Event, ...]:
+    """``rounds`` integer releases: `geometric[EPS0]` (pure EPS0 x sensitivity,
+    Ghosh, Roughgarden & Sundararajan 2009) or `dgauss[SIGMA]` (CKS 2020)."""
+    from fuzzpy.accounting.events import DiscreteGaussian, Geometric, Repeat, Subsample
+
+    s = Fraction(sensitivity if sensitivity is not None else 1)
+    step: Event
+    if geometric is not None:
+        eps0 = geometric if isinstance(geometric, Fraction) else _as_written(geometric)
+        assert eps0 is not None
+        step = Geometric(s, 1 / eps0)
+    else:
+        sigma = dgauss if isinstance(dgauss, Fraction) else _as_written(dgauss)
+        assert sigma is not None
+        step = DiscreteGaussian(s, sigma)
+    if rate is not None and rate < 1:
+        step = Subsample(rate, (step,))
+    return (Repeat(rounds, (step,)),)
 
 
 def _rr_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
@@ -273,6 +335,10 @@ def _release_label(args: argparse.Namespace) -> str:
     what = (
         f"Gaussian sigma={text_exact(args.gaussian)}"
         if args.gaussian is not None
+        else f"geometric (integer) eps0={text_exact(args.geometric)}"
+        if args.geometric is not None
+        else f"discrete Gaussian (integer) sigma={text_exact(args.dgauss)}"
+        if args.dgauss is not None
         else f"Laplace eps0={text_exact(args.laplace)}"
     )
     # the inputs as typed (not rounded): the figures below are for exactly these
@@ -322,6 +388,74 @@ def _releases(args: argparse.Namespace) -> int:
     if seen is not None:
         _print_views(seen)
     return EXIT_OK
+
+
+def _accuracy(args: argparse.Namespace, asked: list[str]) -> int:
+    """--accuracy X with one noise flag given without its value: the most
+    private noise whose stated interval (`fuzzpy.runtime.accuracy`, what `run`
+    prints for a scalar release) is within +/- X at the confidence, its
+    parameter written as a program writes it, rounded toward a narrower
+    interval and checked at that value; then what K such releases cost."""
+    from fuzzpy.accounting.accountant import guarantees, pure_epsilon
+    from fuzzpy.runtime.accuracy import DEFAULT_CONFIDENCE, noise_for_accuracy
+
+    if args.accuracy is None:
+        raise usage_error(f"--{asked[0]} needs its value (or give --accuracy X to find it)")
+    if len(asked) != 1 or args.rr is not None or args.calibrate or args.file:
+        raise usage_error("--accuracy X takes one of --laplace, --gaussian, --geometric, --dgauss, without its value",
+                          "e.g. `fuzzpy budget --accuracy 5 --geometric`")
+    if args.neighbours not in (None, "add-remove-one") or args.choose is not None:
+        raise usage_error("--accuracy is for add/remove-one neighbours (Poisson --subsample allowed)")
+    flag = asked[0]
+    kind = {"gaussian": "gauss"}.get(flag, flag)
+    confidence = _as_written(args.confidence) if args.confidence is not None else DEFAULT_CONFIDENCE
+    assert confidence is not None
+    try:
+        choice = noise_for_accuracy(kind, _as_written(args.accuracy) or Fraction(1), confidence)
+    except ValueError as exc:
+        raise _failure(CALIBRATION_FAILED, f"cannot find the noise: {exc}") from None
+    rounds = args.rounds or 1
+    events = _accuracy_events(kind, choice.parameter, rounds, args)
+    delta = _default_delta(args, events)
+    found = guarantees(events, delta)
+    best = _finite_tightest(found, events, delta)
+    pure = pure_epsilon(events)
+    name = "eps" if kind in ("laplace", "geometric") else "sigma"
+    written = f"{kind}[{text_exact(float(choice.parameter))}]"
+    level = f"{float(confidence * 100):g}%"
+    integer = kind in ("geometric", "dgauss")
+    if args.json:
+        _print_json({"ok": True, "mechanism": kind, name: float(choice.parameter),
+                     "exact": {name: str(choice.parameter)}, "accuracy": args.accuracy,
+                     "half_width": float(choice.half_width), "confidence": float(confidence),
+                     "rounds": rounds, "sensitivity": args.sensitivity, "subsample": args.subsample,
+                     "neighbours": NEIGHBOURS, "guarantee": _guarantee_json(best)})
+        return EXIT_OK
+    print(f"{written}: +/- {text_up(choice.half_width)} at {level} "
+          f"({'an integer release' if integer else 'per release'}; asked +/- {_plain(args.accuracy)})")
+    print(f"  {rounds} release(s) at sensitivity {text_exact(args.sensitivity)}: {_describe(best, pure)} "
+          f"by {best.method}")
+    print(f"  {NEIGHBOURS_TEXT}")
+    return EXIT_OK
+
+
+def _plain(value: float) -> str:
+    """A command-line number as typed (100, not 1e+02)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _accuracy_events(kind: str, parameter: Fraction, rounds: int, args: argparse.Namespace) -> tuple[Event, ...]:
+    from fuzzpy.accounting.calibrate import gaussian_events, laplace_events
+
+    sensitivity, rate = _as_written(args.sensitivity), _as_written(args.subsample)
+    assert sensitivity is not None
+    if kind == "laplace":  # `laplace[eps]`: scale 1/eps
+        return laplace_events(1 / parameter, rounds, sensitivity, rate)
+    if kind == "gauss":
+        return gaussian_events(parameter, rounds, sensitivity, rate)
+    return _integer_events(parameter if kind == "geometric" else None, parameter if kind == "dgauss" else None,
+                           rounds, sensitivity, rate)
 
 
 def _calibrate(args: argparse.Namespace) -> int:

@@ -29,6 +29,17 @@ continuous Gaussian's P(|N(0, s^2)| > s Phi^-1(1 - alpha/2)) = alpha plus a
 term below 1/s. The smallest m it admits is found from the Gaussian's
 quantile upwards, and one unit added.
 
+The integer releases add their noise to the exact integer, with no grid:
+`geometric[eps]` adds Z with P(Z = z) = (1 - q)/(1 + q) q^|z|, q = e^-eps,
+so P(|Z| > k) = 2 q^(k+1) / (1 + q) exactly, and the half-width is the least
+integer k with that at most alpha (checked in mpmath: never too narrow);
+`dgauss[sigma]` adds N_Z(0, sigma^2), whose tail is summed term by term
+(`dgauss_exact_units`: the window's terms, a bound on the rest, the
+normaliser from below, a 1e-9 relative margin up) for sigma up to
+EXACT_DGAUSS_SIGMA, and beyond it bounded as above. Both intervals are
+integers +- k, with P(|Z| <= k) >= the confidence; k is the least such
+integer (up to the margin), so the interval is exact, not a bound.
+
 The exponential mechanism picks candidate i with probability proportional
 to exp(eps u_i / 2) (`fuzzpy.runtime.expmech`), so for n candidates
 P(u_chosen <= OPT - c) <= n exp(-eps c / 2) (McSherry & Talwar 2007; Dwork &
@@ -83,6 +94,23 @@ def dgauss_tail_bound(sigma_units: int, m: int) -> float:
     return math.erfc(z / math.sqrt(2)) + 2 * math.exp(-z * z / 2) / (math.sqrt(2 * math.pi) * s)
 
 
+def dgauss_units_real(sigma: Fraction, alpha: float) -> int:
+    """`dgauss_units` for any sigma > 0 (the bound holds for every sigma: the
+    normaliser is at least sqrt(2 pi) sigma, Poisson summation): the m it
+    returns has P(|Z| >= m) <= alpha, so k = m - 1 would do, and one unit of
+    margin covers the double's rounding of sigma and of the bound."""
+    s = math.nextafter(float(sigma), math.inf)
+    m = max(1, math.ceil(s * NormalDist().inv_cdf(1 - alpha / 2)))
+    while _dgauss_bound(s, m) > alpha:
+        m += 1 + m // 2**20
+    return m
+
+
+def _dgauss_bound(s: float, m: int) -> float:
+    z = m / s
+    return math.erfc(z / math.sqrt(2)) + 2 * math.exp(-z * z / 2) / (math.sqrt(2 * math.pi) * s)
+
+
 def dgauss_units(sigma_units: int, alpha: float) -> int:
     """A k >= 0 with P(|Z| > k) <= alpha for Z ~ N_Z(0, sigma_units^2)."""
     m = max(1, math.ceil(sigma_units * NormalDist().inv_cdf(1 - alpha / 2)))
@@ -91,11 +119,73 @@ def dgauss_units(sigma_units: int, alpha: float) -> int:
     return m  # |Z| > m - 1 is |Z| >= m: k = m - 1, and one unit of margin
 
 
+#: sigma up to which the discrete Gaussian's tail is summed term by term
+EXACT_DGAUSS_SIGMA = 20_000
+_TAIL_MARGIN = 1e-9
+
+
+def geometric_tail(epsilon: Fraction, k: int) -> float:
+    """P(|Z| > k) for P(Z = z) proportional to exp(-eps |z|): 2 q^(k+1) / (1 + q) (a float)."""
+    q = math.exp(-float(epsilon))
+    return 2 * math.exp(-(k + 1) * float(epsilon)) / (1 + q)
+
+
+def geometric_units(epsilon: Fraction, alpha: Fraction) -> int:
+    """The least k >= 0 with P(|Z| > k) <= alpha, the tail evaluated in mpmath
+    from the exact eps and alpha (so a k is never accepted too early)."""
+    import mpmath
+    from mpmath import mp
+
+    with mp.workprec(128):
+        e = mp.mpf(epsilon.numerator) / epsilon.denominator
+        a = mp.mpf(alpha.numerator) / alpha.denominator
+        q = mpmath.exp(-e)
+
+        def tail(k: int) -> mp.mpf:
+            return 2 * mpmath.exp(-(k + 1) * e) / (1 + q) * (1 + mp.mpf(2) ** -100)
+
+        guess = max(0, int(mpmath.floor(mpmath.log(2 / (a * (1 + q))) / e)) - 2)
+        while guess > 0 and tail(guess - 1) <= a:
+            guess -= 1
+        while tail(guess) > a:
+            guess += 1
+        return guess
+
+
+def dgauss_exact_units(sigma: Fraction, alpha: float) -> int | None:
+    """The least k >= 0 with P(|Z| > k) <= alpha for Z ~ N_Z(0, sigma^2), the
+    tail summed over a window (module note), raised by a relative margin;
+    None for sigma above EXACT_DGAUSS_SIGMA."""
+    s = float(sigma)
+    if s > EXACT_DGAUSS_SIGMA:
+        return None
+    import numpy as np
+
+    k_max = math.ceil(s * 40) + 2  # exp(-800) beyond: the rest bounded below
+    z = np.arange(0, k_max + 1, dtype=np.float64)
+    f = np.exp(-(z * z) / (2 * s * s))
+    ratio = math.exp(-(2 * k_max + 3) / (2 * s * s))
+    rest = f[-1] / (1 - ratio) if ratio < 1 else math.inf  # sum beyond k_max, each term <= ratio x the last
+    normaliser = 2 * float(np.sum(f)) - f[0]  # the window's sum: below Z
+    # tails[k] = sum_{z > k} f(z), on one side
+    tails = np.concatenate([np.cumsum(f[::-1])[::-1][1:], [0.0]]) + rest
+    probs = 2 * tails / normaliser * (1 + _TAIL_MARGIN)
+    ok = np.flatnonzero(probs <= alpha)
+    return int(ok[0]) if ok.size else None
+
+
 def half_width(note: NoiseNote, confidence: Fraction) -> Fraction:
     """The half-width h with P(|release - x| <= h) >= confidence for each
     entry (Laplace, Gaussian), or the utility gap c with P(u_chosen > OPT - c)
     >= confidence (exponential mechanism); an upper bound, exact where it can be."""
     alpha = float(1 - confidence)
+    if note.kind == "geometric":  # scale = eps; the exact tail (module note)
+        return Fraction(geometric_units(note.scale, 1 - confidence))
+    if note.kind == "dgauss":  # scale = sigma
+        exact = dgauss_exact_units(note.scale, alpha)
+        if exact is not None:
+            return Fraction(exact)
+        return Fraction(dgauss_units_real(note.scale, alpha))
     if note.kind == "expmech":
         # Dwork & Roth Thm 3.11 (McSherry-Talwar): n exp(-eps c / 2) = beta
         gap = 2 / float(note.scale) * math.log(max(note.entries, 1) / alpha)
@@ -110,6 +200,115 @@ def textbook_half_width(note: NoiseNote, confidence: Fraction) -> float:
     """The continuous noise's half-width (for comparison): b ln(1/alpha) for
     Laplace (Dwork & Roth Thm 3.8), sigma Phi^-1(1 - alpha/2) for the Gaussian."""
     alpha = float(1 - confidence)
+    if note.kind == "geometric":
+        return math.log(1 / alpha) / float(note.scale)
     if note.kind == "laplace":
         return float(note.scale) * math.log(1 / alpha)
     return float(note.scale) * NormalDist().inv_cdf(1 - alpha / 2)
+
+
+# ---------------------------------------------------------------- noise for an accuracy
+
+#: the noise kinds `noise_for_accuracy` solves for, and their parameter's name
+PARAMETERS = {"laplace": "eps", "gauss": "sigma", "geometric": "eps", "dgauss": "sigma"}
+_DIGITS = 6
+_SEARCH_STEPS = 80
+
+
+@dataclass(frozen=True)
+class NoiseChoice:
+    """The noise a program writes (`laplace[eps]`, `gauss[sigma]`,
+    `geometric[eps]`, `dgauss[sigma]`: ``parameter``, 6 significant digits)
+    whose interval at ``confidence`` is +/- ``half_width`` <= the asked
+    accuracy, exactly as `half_width` states it for a scalar release."""
+
+    kind: str
+    parameter: Fraction
+    half_width: Fraction
+    confidence: Fraction
+
+
+def scalar_note(kind: str, parameter: Fraction) -> NoiseNote:
+    """The note of one scalar release `kind[parameter]` (as `run` records it)."""
+    if kind == "laplace":
+        from fuzzpy.runtime.noise import laplace_grid
+
+        e, t = laplace_grid(1 / parameter, 1)
+        return NoiseNote(kind, 1 / parameter, 1, e, t)
+    if kind == "gauss":
+        from fuzzpy.runtime.noise import gauss_grid
+
+        e, units = gauss_grid(parameter, 1)
+        return NoiseNote(kind, parameter, 1, e, units)
+    return NoiseNote(kind, parameter, 1)
+
+
+def noise_for_accuracy(kind: str, accuracy: Fraction, confidence: Fraction) -> NoiseChoice:
+    """The most private noise of ``kind`` whose stated interval is within
+    +/- ``accuracy`` at ``confidence``: the least eps (laplace, geometric)
+    or the largest sigma (gauss, dgauss), found by bisection on the exact
+    interval, then written with 6 significant digits rounded toward a
+    narrower interval (eps up, sigma down) and checked again at that value,
+    so that the printed parameter itself achieves the accuracy. ValueError
+    for an accuracy or confidence out of range, or when the search finds no
+    such noise."""
+    if kind not in PARAMETERS:
+        raise ValueError(f"no accuracy rule for {kind!r}")
+    if accuracy <= 0 or not 0 < confidence < 1:
+        raise ValueError("the accuracy must be positive and the confidence in (0, 1)")
+    by_eps = PARAMETERS[kind] == "eps"
+
+    def fits(p: Fraction) -> bool:
+        return half_width(scalar_note(kind, p), confidence) <= accuracy
+
+    guess = _continuous_guess(kind, float(accuracy), float(1 - confidence))
+    lo, hi = guess / 4, guess * 4  # in the parameter; fits is monotone in it
+    for _ in range(200):  # widen until the bracket holds the boundary
+        if by_eps and not fits(_as_fraction(hi)):
+            hi *= 4
+        elif not by_eps and not fits(_as_fraction(lo)):
+            lo /= 4
+            if lo < 1e-300:
+                raise ValueError(f"no {kind} noise gives +/- {accuracy} at this confidence")
+        else:
+            break
+    for _ in range(_SEARCH_STEPS):
+        middle = math.sqrt(lo * hi)
+        ok = fits(_as_fraction(middle))
+        if by_eps:
+            lo, hi = (lo, middle) if ok else (middle, hi)
+        else:
+            lo, hi = (middle, hi) if ok else (lo, middle)
+    found = hi if by_eps else lo
+    printed = _decimal(found, up=by_eps)
+    while not fits(printed):  # one unit of the last digit at a time, toward less noise
+        printed = _decimal_step(printed, up=by_eps)
+    return NoiseChoice(kind, printed, half_width(scalar_note(kind, printed), confidence), confidence)
+
+
+def _continuous_guess(kind: str, x: float, alpha: float) -> float:
+    if kind in ("laplace", "geometric"):
+        return math.log(1 / alpha) / x  # eps with b ln(1/alpha) = x
+    return x / NormalDist().inv_cdf(1 - alpha / 2)
+
+
+def _as_fraction(value: float) -> Fraction:
+    return Fraction(repr(value))
+
+
+def _decimal(value: float, up: bool) -> Fraction:
+    """``value`` with 6 significant digits, rounded up or down."""
+    exponent = math.floor(math.log10(value)) - (_DIGITS - 1)
+    unit = Fraction(10) ** exponent
+    scaled = Fraction(repr(value)) / unit
+    whole = math.ceil(scaled) if up else math.floor(scaled)
+    return max(whole, 1) * unit
+
+
+def _decimal_step(value: Fraction, up: bool) -> Fraction:
+    exponent = math.floor(math.log10(value)) - (_DIGITS - 1)
+    unit = Fraction(10) ** exponent
+    stepped = value + unit if up else value - unit
+    if stepped <= 0:
+        raise ValueError("no noise parameter of 6 digits achieves this accuracy")
+    return stepped

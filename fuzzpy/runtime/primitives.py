@@ -38,6 +38,7 @@ from fuzzpy.runtime.noise import (
     laplace_release,
     laplace_release_one,
 )
+from fuzzpy.runtime.samplers import discrete_gaussian, geometric_noise
 from fuzzpy.runtime.sigmoid import sigmoid_exact, sigmoid_rows
 from fuzzpy.runtime.values import (
     Exhausted,
@@ -216,6 +217,8 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
     makers: dict[str, Callable[[Interpreter, list[Fraction]], Function]] = {
         "laplace": _laplace,
         "gauss": _gauss,
+        "geometric": _geometric,
+        "dgauss": _dgauss,
         "sum": _sum,
         "clip": _clip,
         "clip2": _clip2,
@@ -264,6 +267,43 @@ def _gauss(interp: Interpreter, args: list[Fraction]) -> Function:
                                     "gauss", sigma, values.size))
 
     return Function("gauss", 1, noisy)
+
+
+def _integer(value: Value, what: str) -> int:
+    """The exact integer an `int` query computed (an engine's scalar read exactly)."""
+    exact = X.to_exact(value)
+    if isinstance(exact, bool) or not isinstance(exact, (int, Fraction)) or Fraction(exact).denominator != 1:
+        raise RuntimeFailure("FZ516", f"`{what}` adds integer noise to an integer")
+    return int(exact)
+
+
+def _geometric(interp: Interpreter, args: list[Fraction]) -> Function:
+    """`geometric[eps] n`: n + Z, P(Z = z) proportional to exp(-eps |z|), exactly
+    (`samplers.geometric_noise`): an integer, no grid."""
+    (eps,) = args
+    if eps <= 0:
+        raise RuntimeFailure("FZ517", "geometric[eps] needs eps > 0")
+
+    def noisy(value: Value) -> Fuzzy:
+        exact = _integer(value, "geometric")
+        return Fuzzy(lambda: _noted(interp, exact + geometric_noise(eps, 1, interp.source)[0], "geometric", eps, 1))
+
+    return Function("geometric", 1, noisy)
+
+
+def _dgauss(interp: Interpreter, args: list[Fraction]) -> Function:
+    """`dgauss[sigma] n`: n + Z, Z ~ N_Z(0, sigma^2), exactly (CKS Alg. 3,
+    `samplers.discrete_gaussian`): an integer, no grid."""
+    (sigma,) = args
+    if sigma <= 0:
+        raise RuntimeFailure("FZ517", "dgauss[sigma] needs sigma > 0")
+
+    def noisy(value: Value) -> Fuzzy:
+        exact = _integer(value, "dgauss")
+        return Fuzzy(lambda: _noted(interp, exact + discrete_gaussian(sigma * sigma, 1, interp.source)[0],
+                                    "dgauss", sigma, 1))
+
+    return Function("dgauss", 1, noisy)
 
 
 def _noted(interp: Interpreter, released: Value, kind: str, scale: Fraction, entries: int) -> Value:

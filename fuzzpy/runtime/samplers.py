@@ -10,6 +10,7 @@ random words, never on the other draws or on floating-point arithmetic.
 * `bernoulli_exp`      Bernoulli(exp(-n/d)) for integer n >= 0, d >= 1 (CKS Alg. 1)
 * `discrete_laplace`   P(Z = z) proportional to exp(-|z| / t), integer t >= 1 (CKS Alg. 2)
 * `geometric`          P(X = x) proportional to exp(-x / t) on x >= 0 (one-sided)
+* `geometric_noise`    P(Z = z) proportional to exp(-eps |z|), rational eps (CKS Alg. 2 with s/t = eps)
 * `discrete_gaussian`  P(Z = z) proportional to exp(-z^2 / (2 sigma^2)), rational sigma^2 (CKS Alg. 3);
   `discrete_gaussian_array` its batches for a whole sigma (int64 throughout)
 * `bernoulli_exp_fraction`  the same as `bernoulli_exp` for one arbitrary rational
@@ -188,6 +189,26 @@ def discrete_laplace_ints(t: int, count: int, source: RandomSource) -> list[int]
     as Python integers, without numpy."""
     _check_scale(t)
     return [_laplace_scalar(t, source) for _ in range(count)]
+
+
+def geometric_noise(epsilon: Fraction, count: int, source: RandomSource) -> list[int]:
+    """`count` draws with P(Z = z) proportional to exp(-eps |z|) for a rational
+    eps = n / d: CKS Algorithm 2 with its two integers (s, t) = (n, d). A
+    one-sided X with P(X = x) proportional to exp(-x / d) (`_one_sided_scalar`),
+    Y = floor(X / n): P(Y = y) is proportional to sum_{j < n} exp(-(y n + j) / d),
+    which is exp(-eps y) times a constant; a fair sign, rejecting (negative, 0)
+    so that zero is not counted twice. Python integers throughout."""
+    n, d = Fraction(epsilon).numerator, Fraction(epsilon).denominator
+    if n <= 0:
+        raise ValueError("eps must be positive")
+    _check_scale(d)
+    out: list[int] = []
+    while len(out) < count:
+        y = _one_sided_scalar(d, source) // n
+        negative = source.below_one(2) == 1
+        if not (negative and y == 0):
+            out.append(-y if negative else y)
+    return out
 
 
 def _check_scale(t: int) -> None:

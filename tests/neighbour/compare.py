@@ -13,6 +13,10 @@
       Laplace draws: it may move by the sum of the sensitivities of the
       Laplace events the checker charged, times (1 + SLACK);
     - "gauss": the same for Gaussian draws (L2 sensitivities);
+    - "geometric", "dgauss": the integer releases (issue 29): the same noise
+      integer added to the exact integer query on both sides, so the releases
+      move by at most the sum of the sensitivities of the `Geometric` /
+      `DiscreteGaussian` events (no grid: the slack is not needed, and harmless);
     - "scale:B": the release is a 1-Lipschitz post-processing of values plus
       Laplace noise of scale B (a verified mechanism's `x + lap(B)`): a move
       of d costs d / B, so it may move by the pure epsilon charged times B,
@@ -53,7 +57,10 @@ from fuzzpy.language import types as T
 from .runner import Outcome
 
 SLACK = Fraction(1, 256)
-MODELS = ("deterministic", "laplace", "gauss", "scale:B", "exact", "outcome", "unsynced")
+MODELS = ("deterministic", "laplace", "gauss", "geometric", "dgauss", "scale:B", "exact", "outcome", "unsynced")
+#: the additive-noise models and the event whose sensitivities bound the gap
+#: between two runs with one seed (the same noise drawn on both neighbours)
+NOISE_EVENTS = {"laplace": E.Laplace, "gauss": E.Gaussian, "geometric": E.Geometric, "dgauss": E.DiscreteGaussian}
 
 Infinite = None  # a distance or bound of infinity
 
@@ -284,7 +291,7 @@ def pure_epsilon(events: Sequence[Any]) -> Fraction | None:
     one of them is approximate or subsampled)."""
     total = Fraction(0)
     for event in events:
-        if isinstance(event, E.Laplace):
+        if isinstance(event, (E.Laplace, E.Geometric)):
             total += event.epsilon
         elif isinstance(event, (E.ExpMech, E.Verified)):
             if getattr(event, "delta", 0) != 0:
@@ -312,7 +319,7 @@ def costs_nothing(events: Sequence[Any]) -> bool:
     """Whether the events charge nothing at all (the release must not depend
     on the database)."""
     for event in events:
-        if isinstance(event, (E.Laplace, E.Gaussian)):
+        if isinstance(event, (E.Laplace, E.Gaussian, E.Geometric, E.DiscreteGaussian)):
             if event.sensitivity != 0:
                 return False
         elif isinstance(event, E.ExpMech):
@@ -362,8 +369,8 @@ class Claim:
             if eps is None:
                 raise ValueError(f"the {model} model needs pure events, not {self.events}")
             return eps * Fraction(model.split(":", 1)[1]) * (1 + SLACK)
-        if model in ("laplace", "gauss"):
-            s = noise_sensitivity(self.events, E.Laplace if model == "laplace" else E.Gaussian)
+        if model in NOISE_EVENTS:
+            s = noise_sensitivity(self.events, NOISE_EVENTS[model])
             if s is None:
                 raise ValueError(f"the {model} model does not fit the events {self.events}")
             return s * (1 + SLACK)

@@ -59,10 +59,26 @@ class CountingWriter(Writer):
         weights = ", ".join(self.pick(["0", "1", "-1", "2"]) for _ in range(int(k)))
         return f"dot [{weights}] (counts (group[{k}] {self.row_fun(self.row_int, 1)} {self.bag(db, 1)}))"
 
+    def int_query(self, db: str, depth: int) -> str:
+        """Queries of type `int`: counts, clamped sums of the int column with
+        whole bounds, and their sums and differences (for `geometric` and
+        `dgauss`, which take an `int`)."""
+        choice = self.draw(st.integers(0, 3 if depth > 0 else 1))
+        if choice == 0:
+            return f"size {self.bag(db, 2)}"
+        if choice == 1:
+            lo, hi = self.pick(INT_BOUNDS)
+            r = self.name("r")
+            return f"sum[{lo}, {hi}] (map (fun {r} -> {r}.k) {self.bag(db, 1)})"
+        sub = lambda: self.int_query(db, depth - 1)  # noqa: E731
+        if choice == 2:
+            return f"({sub()} {self.pick(['+', '-'])} {sub()})"
+        return f"{self.pick(['1', '2', '3'])} * ({sub()})"
+
     def program(self) -> Generated:
         depth = self.draw(st.integers(1, 3))
         eps = self.pick(["1", "0.5", "2"])
-        choice = self.draw(st.integers(0, 4))
+        choice = self.draw(st.integers(0, 6))
         if choice == 0:
             query_type, release = "num", Release(f"def m (db : bag R) : fuzzy num = laplace[{eps}] (q db);", "laplace")
             body = self.count_query("db", depth)
@@ -83,6 +99,13 @@ class CountingWriter(Writer):
             k = self.pick(["2", "5"])
             query_type, body = "vec[1] num", f"counts (group[{k}] {self.row_fun(self.row_int, 1)} {self.bag('db', depth - 1)})"
             release = Release(f"def m (db : bag R) : fuzzy (vec[1] num) = laplace[{eps}] (q db);", "laplace")
+        elif choice in (5, 6):  # integer releases (issue 29): the same noise on both neighbours
+            query_type, body = "int", self.int_query("db", depth)
+            if choice == 5:
+                release = Release(f"def m (db : bag R) : fuzzy int = geometric[{eps}] (q db);", "geometric")
+            else:
+                sigma = self.pick(["1", "0.5", "3 / 7", "40"])
+                release = Release(f"def m (db : bag R) : fuzzy int = dgauss[{sigma}] (q db);", "dgauss")
         else:
             query_type, body = "num", self.count_query("db", depth)
             c = self.name("c")

@@ -263,9 +263,10 @@ class Release:
 
 
 _HEADER = re.compile(r"def m \(db : bag R\) : (.*?) =", re.S)
-_STATIC_BRACKET = re.compile(r"\b(laplace|gauss|expmech|loop|subsample)\[([^\[\]]+)\]")
+_STATIC_BRACKET = re.compile(r"\b(laplace|gauss|geometric|dgauss|expmech|loop|subsample)\[([^\[\]]+)\]")
 #: values a parameter may take at a call, by the bracket it stands in
 _VALUES = {"laplace": EPSILONS, "expmech": EPSILONS, "gauss": ("1", "0.5", "1000", "3 / 7"),
+           "geometric": ("1", "0.5", "2", "1 / 3"), "dgauss": ("1", "0.5", "40", "3 / 7"),
            "loop": ("1", "2", "3"), "subsample": ("0.5", "1", "0.25")}
 
 
@@ -304,6 +305,22 @@ def parametrised(w: Writer, release: Release) -> tuple[Release, list[str]]:
         calls.append(f"def {wrapper} (db : bag R) : {result} = mlib {' '.join(values)} db;")
     text = f"def mlib {signature} (db : bag R) : {result} ={body}\n" + "\n".join(calls)
     return Release(text, release.model), ["m2"]
+
+
+def _integer(w: Writer, depth: int) -> tuple[str, str, Release]:
+    """An `int` query (a count or a clamped sum of the int column) released
+    with integer noise (issue 29)."""
+    r = w.name("r")
+    body = w.pick([f"size {w.bag('db', depth - 1)}",
+                   f"sum[0, 3] (map (fun {r} -> {r}.k) {w.bag('db', depth - 1)})",
+                   f"size {w.bag('db', depth - 1)} - size {w.bag('db', depth - 1)}"])
+    if w.chance(0.5):
+        release = Release(f"def m (db : bag R) : fuzzy int = geometric[{w.pick(['1', '0.5', '2', '1 / 3'])}] (q db);",
+                          "geometric")
+    else:
+        release = Release(f"def m (db : bag R) : fuzzy int = dgauss[{w.pick(['1', '0.5', '40', '3 / 7'])}] (q db);",
+                          "dgauss")
+    return "int", body, release
 
 
 def _release_of_number(w: Writer) -> Release:
@@ -422,7 +439,7 @@ def _zero_bool(w: Writer, depth: int) -> tuple[str, str, Release]:
 
 
 QUERY_KINDS: tuple[Callable[[Writer, int], tuple[str, str, Release]], ...] = (
-    _number, _number, _number, _number, _pair, _with, _histogram, _list, _l2, _thresholds, _zero_bool,
+    _number, _number, _number, _number, _pair, _with, _histogram, _list, _l2, _thresholds, _zero_bool, _integer,
 )
 
 
