@@ -442,7 +442,7 @@ def pure_polynomial(events: tuple[Event, ...]) -> Poly | None:
     None when one of them is not pure (or not a kind this sum knows)."""
     total = Poly()
     for event in events:
-        if isinstance(event, Laplace):
+        if isinstance(event, (Laplace, Geometric)):
             total = total + Poly.const(Fraction(event.sensitivity) / Fraction(event.scale))
         elif isinstance(event, ExpMech):
             total = total + Poly.const(Fraction(event.epsilon))
