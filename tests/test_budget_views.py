@@ -104,6 +104,7 @@ def _inside(inner, outer, slack: float = 1.0) -> bool:  # noqa: ANN001
             and inner.x1 <= outer.x1 + slack and inner.y1 <= outer.y1 + slack)
 
 
+@pytest.mark.slow  # matplotlib: seconds
 def test_figures_keep_a_readable_layout() -> None:
     from fuzzpy.accounting.plot import curves, profile_figure, round_grid, rounds_figure
 

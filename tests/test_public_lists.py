@@ -40,11 +40,13 @@ def per_group (db : bag Row) : fuzzy int =
 """
 
 
+@pytest.mark.slow  # each proves the mechanism (seconds)
 def test_a_public_list_of_thresholds_is_proved() -> None:
     (result,) = fuzzpy.loads(PER_QUERY).verify(fresh=True)
     assert result.status == "proved"
 
 
+@pytest.mark.slow  # each proves the mechanism (seconds)
 def test_the_broken_variant_is_refuted_with_the_same_thresholds_in_both_runs() -> None:
     (result,) = fuzzpy.loads(NO_CUT_NOISE).verify(fresh=True)
     assert result.status == "refuted"
@@ -53,18 +55,21 @@ def test_the_broken_variant_is_refuted_with_the_same_thresholds_in_both_runs() -
     assert cx.log_ratio > float(cx.eps)
 
 
+@pytest.mark.slow  # each proves the mechanism (seconds)
 def test_a_definition_passes_a_literal_list_and_is_charged_the_claim() -> None:
     report = fuzzpy.loads(PER_QUERY + CALLS).check()
     assert report.ok
     assert "0.5-DP in db" in report.text
 
 
+@pytest.mark.slow  # each proves the mechanism (seconds)
 def test_a_list_that_depends_on_the_data_is_refused() -> None:
     leaky = PER_QUERY + CALLS.replace("[5, 50, 500]", "[size db, 50, 500]")
     with pytest.raises(Rejected, match=r"FZ309.*public argument `cut` of `first_over` depends on `db`"):
         fuzzpy.loads(leaky).check()
 
 
+@pytest.mark.slow  # each proves the mechanism (seconds)
 def test_a_list_of_the_wrong_length_fails_the_precondition() -> None:
     short = PER_QUERY + CALLS.replace("[5, 50, 500]", "[5, 50]")
     with pytest.raises(Rejected, match=r"FZ309.*does not meet its precondition"):
