@@ -192,8 +192,9 @@ def _bound(direction: Direction, plan: Plan) -> DeltaBound:
     needs_below = plan.low * h > math.nextafter(-shift, -math.inf)
     above, below = _window_tails(parts, plan, needs_below)
     infinity = _infinity_mass(parts)
-    # no single loss carries more than all the mass (NaN from overflow included)
-    masses = np.nan_to_num(np.minimum(composition.masses, 1.0), nan=1.0)
+    # no single loss carries more than all the mass (NaN from overflow included:
+    # fmin takes the number where the other is NaN)
+    masses = np.fmin(composition.masses, 1.0)
     return DeltaBound(losses, masses, min(infinity + above, 1.0), below, plan.low * h, shift)
 
 
