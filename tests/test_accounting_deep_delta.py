@@ -14,7 +14,7 @@ What each reference is:
   a shift by j eps0 of a signed combination of Gamma(m, 1) laws whose weights
   are the coefficients of (x-1)^j (x+1)^(k-j) (x = 1+t). With
   P(Gamma_m + Exp(2) <= u) = 2 e^-u sum_{n>=0} u^(m+1+2n)/(m+1+2n)!, the
-  hockey-stick divergence is a finite sum of exact integers times u^l/l!,
+  hockey-stick divergence is a finite sum of exact integers times u^i/i!,
   evaluated at k + 1500 bits (the signed weights reach 2^k).
 * Exponential mechanism (eps-bounded range): a lower bound of the worst case,
   the k-fold composition of the two-point pair with losses t and t - eps
@@ -120,12 +120,12 @@ def _laplace_polys(k: int, count: int) -> tuple[tuple[int, ...], ...]:
 
 @lru_cache(maxsize=8)
 def _parity_sums(k: int, count: int) -> tuple[tuple[int, ...], ...]:
-    """c_{j,l}, l = 1..k+1: sum of p_{j,k-m} over m <= l-1, m = l-1 (mod 2)."""
+    """c_{j,i}, i = 1..k+1: sum of p_{j,k-m} over m <= i-1, m = i-1 (mod 2)."""
     rows = []
     for poly in _laplace_polys(k, count):
         sums, row = [0, 0], []
-        for l in range(1, k + 2):
-            m = l - 1
+        for i in range(1, k + 2):
+            m = i - 1
             sums[m % 2] += poly[k - m]
             row.append(sums[m % 2])
         rows.append(tuple(row))
@@ -134,7 +134,7 @@ def _parity_sums(k: int, count: int) -> tuple[tuple[int, ...], ...]:
 
 @lru_cache(maxsize=8)
 def _prefix_sums(k: int, count: int) -> tuple[tuple[int, ...], ...]:
-    """D_{j,l}, l = 0..k: sum of p_{j,k-m} over m <= l."""
+    """D_{j,i}, i = 0..k: sum of p_{j,k-m} over m <= i."""
     rows = []
     for poly in _laplace_polys(k, count):
         total, row = 0, []
@@ -165,14 +165,14 @@ def laplace_delta(k: int, eps0: Fraction, eps: mpf) -> mpf:
             if u <= 0:
                 break
             term, inner, row = mpf(1), mpf(0), rows[j]
-            for l in range(1, k + 2):
-                term = term * u / l
-                inner += row[l - 1] * term
-            if j == 0:  # c_{0,l} = 2^(k-1) for l > k + 1: the series' tail
-                tail, l = mpf(0), k + 1
+            for i in range(1, k + 2):
+                term = term * u / i
+                inner += row[i - 1] * term
+            if j == 0:  # c_{0,i} = 2^(k-1) for i > k + 1: the series' tail
+                tail, i = mpf(0), k + 1
                 while True:
-                    l += 1
-                    term = term * u / l
+                    i += 1
+                    term = term * u / i
                     tail += term
                     if term <= tail * mpf(2) ** -mp.prec:
                         break
@@ -183,7 +183,7 @@ def laplace_delta(k: int, eps0: Fraction, eps: mpf) -> mpf:
 
 def laplace_cdf(k: int, eps0: Fraction, w: mpf) -> mpf:
     """P(W <= w) for W = sum of k clip(Y, 0, eps0) (the same expansion: P(Gamma_m <= u)
-    = e^-u sum_{l>=m} u^l/l!, summed against the prefix sums D_{j,l})."""
+    = e^-u sum_{i>=m} u^i/i!, summed against the prefix sums D_{j,i})."""
     w = mpf(w)
     if w < 0:
         return mpf(0)
@@ -198,14 +198,14 @@ def laplace_cdf(k: int, eps0: Fraction, w: mpf) -> mpf:
                 break
             row = rows[j]
             term, inner, last = mpf(1), mpf(row[0]), mpf(0)
-            for l in range(1, k + 1):
-                term = term * u / l
-                inner += row[l] * term
-            if j == 0:  # D_{0,l} = 2^k for l >= k: the tail beyond l = k
-                tail, l = mpf(0), k
+            for i in range(1, k + 1):
+                term = term * u / i
+                inner += row[i] * term
+            if j == 0:  # D_{0,i} = 2^k for i >= k: the tail beyond i = k
+                tail, i = mpf(0), k
                 while True:
-                    l += 1
-                    term = term * u / l
+                    i += 1
+                    term = term * u / i
                     tail += term
                     if term <= tail * mpf(2) ** -mp.prec or term == 0:
                         break
@@ -225,7 +225,7 @@ def laplace_gaussian_delta_lower(k: int, eps0: Fraction, mu2: Fraction, bins: in
 
     def delta_of(eps: mpf) -> mpf:
         with mp.workdps(DPS + 40):
-            return mpmath.fsum(m * gaussian_delta(mu2, eps - top + 2 * w, 30) for m, w in zip(masses, edges) if m > 0)
+            return mpmath.fsum(m * gaussian_delta(mu2, eps - top + 2 * w, 30) for m, w in zip(masses, edges, strict=True) if m > 0)
 
     return delta_of
 
