@@ -135,6 +135,7 @@ def _decide(mu: float, epsilon: float, delta: float) -> tuple[bool, float, float
         precision *= 2
 
 
+@lru_cache(maxsize=4096)  # the floors of basic and advanced composition ask for the same one
 def _candidate(mu: float, delta: float) -> float:
     target = math.log(delta)
     if _above(mu, 0.0, target) <= 0:
