@@ -229,9 +229,10 @@ def test_unproven_methods_are_listed_but_never_chosen():
 
 def test_below_the_delta_floor_other_methods_answer():
     events = [Repeat(10, (Subsample(F(1, 10), (Gaussian(F(1), F(1)),)),))]
-    found = tightest(events, 1e-250)
+    below = pld.DELTA_FLOOR / 1e5  # the floor: 1e-300 since issue 25 (was 1e-200)
+    found = tightest(events, below)
     assert found.method != "pld" and math.isfinite(found.epsilon)
-    assert pld.epsilon(trees_free_atoms(events, 1e-250), 1e-250) is None
+    assert pld.epsilon(trees_free_atoms(events, below), below) is None
 
 
 def trees_free_atoms(events, delta):

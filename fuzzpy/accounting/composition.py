@@ -112,8 +112,12 @@ def _product_share(atoms: Atoms, delta: float) -> float | None:
         log_kept = mpmath.fsum(n * mpmath.log1p(-mp_of(d)) for _, d, n in fixed if d > 0)
         log_target = mpmath.log1p(-mpf(delta))
         if not count:
-            # 1 - kept <= delta, checked with the margin: kept (1 - margin) >= 1 - delta
-            return 0.0 if log_kept + mpmath.log1p(-MP_MARGIN) >= log_target else None
+            # 1 - kept <= delta, checked with the margin on 1 - kept itself (on kept,
+            # the margin's absolute 2^-100 exceeded every delta below ~1e-30: pure
+            # events answered inf there, issue 25); none at all without deltas
+            if not any(d > 0 for _, d, _ in fixed):
+                return 0.0
+            return 0.0 if -mpmath.expm1(log_kept) * (1 + MP_MARGIN) <= mpf(delta) else None
         log_room = log_target - log_kept  # log((1 - delta) / kept)
         share = -mpmath.expm1(log_room / count) * (1 - MP_MARGIN)
         return _float_below(share) if share > 0 else None

@@ -12,7 +12,7 @@ with delta_G(e) = Phi(mu/2 - e/mu) - e^e Phi(-mu/2 - e/mu) the analytic
 Gaussian's curve (Balle & Wang 2018, Thm 8), valid for every real e: the
 hockey-stick divergence E_P[(1 - e^{eps - L_G - D})_+] averaged over D. No
 bound can be smaller. No tail is cut, so this answers at every delta down to
-the smallest double (the PLD stops at 1e-200).
+the smallest double (the PLD stops at 1e-300).
 
 Rigour: a float candidate (log_ndtr, vectorised) is checked in mpmath: every
 delta_G term is bounded above as `gaussian.delta_bounds` does (relative

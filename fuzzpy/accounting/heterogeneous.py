@@ -90,7 +90,8 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
     used = _used(deltas)
     if used > delta:  # (at used == delta, eps = sum eps_i may hold: `holds` decides)
         return math.inf
-    top = math.fsum(e * n for e, n in groups)
+    # sum eps_i rounded up (a float sum may round below it, where the top loss still counts)
+    top = float_up(sum((Fraction(e) * n for e, n in groups), Fraction(0)))
     candidate = _candidate(groups, float(used), delta)
     return _certified(groups, deltas, delta, min(candidate, top), top)
 

@@ -17,13 +17,14 @@ then checks the candidate with mpmath and raises it until the check passes.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
 from mpmath import mp, mpf
 from scipy.special import gammaln
 
-from fuzzpy.accounting.rounding import MP_MARGIN, MP_PREC
+from fuzzpy.accounting.rounding import MP_MARGIN, MP_PREC, float_up
 
 _MAX_RAISES = 60
 _TRUNCATION_BITS = 64  # stop summing once the remaining mass is this far below the sum
@@ -44,7 +45,11 @@ def certified(epsilon0: float, delta0: float, k: int, delta: float, epsilon: flo
     doubling) at which `holds` proves KOV's condition; inf if none."""
     if math.isnan(epsilon) or math.isinf(epsilon):
         return math.inf
-    top = k * epsilon0  # the largest loss: delta_k(top) = 0
+    # the largest loss, k eps0, rounded up: delta_k(top) = 0. The float product
+    # may round below it (1000 * 0.1 = 100.0 < 1000 * 0.1000000000000000055),
+    # where the top mass still counts: at delta 1e-300 that failed the check
+    # and answered inf (issue 25)
+    top = float_up(Fraction(k) * Fraction(epsilon0))
     minimum = max(abs(epsilon), 1.0) * 2.0**-48
     for _ in range(_MAX_RAISES):
         if epsilon >= top:
