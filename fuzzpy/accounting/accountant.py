@@ -55,8 +55,10 @@ from fuzzpy.accounting.atoms import (
     LaplaceAtom,
     NotSummarisable,
     PureAtom,
+    ReplaceSubsampledAtom,
     SubsampledAtom,
     pure_part,
+    replace_pure_epsilon,
     subsampled_pure_epsilon,
 )
 from fuzzpy.accounting.events import Event, Subsample
@@ -127,7 +129,13 @@ class Guarantee:
 FULL_PART = 1.0 + 1e-9  # all of delta to the summaries, less a hair for the margins
 
 
-def atoms_of(events: Iterable[Event], delta: float = 0.0, whole_groups: bool = False, part: float = 2.0) -> Atoms:
+def atoms_of(
+    events: Iterable[Event],
+    delta: float = 0.0,
+    whole_groups: bool = False,
+    part: float = 2.0,
+    replace_pairs: bool = False,
+) -> Atoms:
     """The events' atoms. Composite bodies under `subsample` / `group` and
     shuffled reports are summarised at equal shares of ``delta / part``
     (NotSummarisable without): half of it by default, the rest left to the
@@ -139,13 +147,14 @@ def atoms_of(events: Iterable[Event], delta: float = 0.0, whole_groups: bool = F
     # events arrive restated for their neighbour relation (`accounting.neighbours.resolve`):
     # local reports are charged as they are, their epsilon a replace-one guarantee
     events = tuple(events)
-    counter = Flattener(lambda body, d: 0.0, delta_share=1.0, whole_groups=whole_groups)
+    counter = Flattener(lambda body, d: 0.0, delta_share=1.0, whole_groups=whole_groups,
+                        replace_pairs=replace_pairs)
     counter.flatten(events)
     if counter.sites == 0:
-        return Flattener().flatten(events)
+        return Flattener(replace_pairs=replace_pairs).flatten(events)
     share = delta / (part * counter.sites)
     summarise = lambda body, d: _tightest_atoms(body, d).epsilon  # noqa: E731
-    return Flattener(summarise, share, whole_groups).flatten(events)
+    return Flattener(summarise, share, whole_groups, replace_pairs).flatten(events)
 
 
 def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
@@ -159,10 +168,12 @@ def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
 
     # the whole of delta to the summaries: tried for shuffled reports only
     # (a lone shuffle's figure; elsewhere the extra summaries cost time)
-    tries = ((False, 2.0), (True, 2.0)) + (((False, FULL_PART),) if has_shuffled(events) else ())
-    for whole, part in tries:
+    tries = ((False, 2.0, False), (True, 2.0, False)) + (((False, FULL_PART, False),) if has_shuffled(events) else ())
+    if _has_replace(events):  # replace-one subsamples: their pairs too (`REPLACE_AWARE`)
+        tries += ((False, 2.0, True),)
+    for whole, part, replace in tries:
         try:
-            atoms = atoms_of(events, delta, whole, part)
+            atoms = atoms_of(events, delta, whole, part, replace)
         except NotSummarisable:
             continue
         if atoms not in found:
@@ -195,6 +206,8 @@ def exact_pure(atoms: Atoms) -> Fraction | None:
         eps = pure_part(atom)
         if eps is None and isinstance(atom, SubsampledAtom):
             eps = subsampled_pure_epsilon(atom)
+        if eps is None and isinstance(atom, ReplaceSubsampledAtom):
+            eps = replace_pure_epsilon(atom)
         if eps is None:
             return None
         total += n * eps
@@ -378,6 +391,23 @@ def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = 
 ORIENTATION_FREE = ("pure", "exact-single", "basic", "advanced", "kov", "zcdp", "zcdp-cks", "pld")
 
 
+#: The methods that take a replace-one subsampled atom (`atoms.ReplaceSubsampledAtom`):
+#: pure composition (its density-ratio bound, Laplace bodies) and the PLD
+#: (its pair, `pld_replace`). The other methods see the flattening without
+#: it (group privacy over two steps), which `atoms_options` always offers too.
+REPLACE_AWARE = ("pure", "pld")
+
+
+def _has_replace(events: Iterable[Event]) -> bool:
+    for event in events:
+        if isinstance(event, Subsample) and event.replace:
+            return True
+        body = getattr(event, "body", None)
+        if body is not None and _has_replace(body):
+            return True
+    return False
+
+
 def _either_way(events: Iterable[Event]) -> bool:
     for event in events:
         if isinstance(event, Subsample) and event.either_way:
@@ -392,6 +422,8 @@ def _allowed(events: tuple[Event, ...], atoms: Atoms, methods: Sequence[str] | N
     """``methods`` (None: all), restricted to `ORIENTATION_FREE` when a step
     may face either way and there is more than one step (one step is bounded
     by the larger of its two directions, which every method takes)."""
+    if any(isinstance(atom, ReplaceSubsampledAtom) for atom in atoms):
+        methods = [name for name in (methods or METHODS) if name in REPLACE_AWARE]
     if sum(atoms.values()) <= 1 or not _either_way(events):
         return methods
     return [name for name in (methods or METHODS) if name in ORIENTATION_FREE]

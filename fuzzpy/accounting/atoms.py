@@ -111,7 +111,20 @@ class SubsampledAtom:
     either_way: bool = False
 
 
-Atom = BaseAtom | SubsampledAtom
+@frozen
+class ReplaceSubsampledAtom:
+    """A Gaussian or Laplace ``inner`` run on a Poisson subsample of rate q,
+    0 < q < 1, of a bag whose neighbours differ by one replaced row: the
+    pair ((1-q) A0 + q A+, (1-q) A0 + q A-) (`pld_replace`, where the proof
+    is). Only the methods in `accountant.REPLACE_AWARE` take it; a
+    flattening without it (group privacy over two steps) is always tried
+    beside it."""
+
+    rate: Fraction
+    inner: GaussianAtom | LaplaceAtom
+
+
+Atom = BaseAtom | SubsampledAtom | ReplaceSubsampledAtom
 Atoms = Counter  # Counter[Atom]: atom -> how many (adaptive) times it runs
 
 # The epsilon a composite body of atoms proves at a given delta (`tightest`).
@@ -136,8 +149,13 @@ class Flattener:
         summarise: Summariser | None = None,
         delta_share: float = 0.0,
         whole_groups: bool = False,
+        replace_pairs: bool = False,
     ) -> None:
         self._summarise = summarise
+        # a replace-one Poisson subsample (`events.Subsample.replace`) of a
+        # Gaussian or Laplace body as its replace-one pair; without, and for
+        # any other body, group privacy over its two add/remove steps
+        self._replace_pairs = replace_pairs
         self._delta_share = delta_share
         self._multiplicity = 1  # product of the enclosing repeat counts
         # group privacy of the grouped body's summarised part as one composed
@@ -181,6 +199,8 @@ class Flattener:
             return Counter({atom: n * event.count for atom, n in body.items()})
         if isinstance(event, Group):
             return self._nested_group(Fraction(event.size), event.body)
+        if isinstance(event, Subsample) and event.replace:
+            return self._replace_subsample(event)
         if isinstance(event, Subsample):
             return self._subsample(Fraction(event.rate), event.body, event.either_way)
         if isinstance(event, Sample):  # not resolved for a relation: the add/remove bound, unamplified
@@ -249,6 +269,23 @@ class Flattener:
             epsilon = sum((pure_part(atom) * n for atom, n in inner.items()), Fraction(0))
             return Counter({SubsampledAtom(rate, PureAtom(epsilon), either_way): 1})
         return Counter({SubsampledAtom(rate, self._summary(inner), either_way): 1})
+
+    def _replace_subsample(self, event: Subsample) -> Atoms:
+        """A Poisson subsample under replace-one (`pld_replace`): its pair for
+        a Gaussian (Gaussians merge, module docstring) or a single Laplace
+        body; else, or without ``replace_pairs``, the subsample at add/remove
+        distance 2 (group privacy, Dwork & Roth 2014, Thm 2.2)."""
+        rate = Fraction(event.rate)
+        plain = Subsample(event.rate, event.body)
+        if self._replace_pairs and 0 < rate < 1:
+            inner = Flattener().flatten(event.body) if _plain_body(event.body) else Counter()
+            single = _single_atom(inner)
+            if inner and all(isinstance(atom, GaussianAtom) for atom in inner):
+                rho = sum((atom.rho * n for atom, n in inner.items()), Fraction(0))
+                return Counter({ReplaceSubsampledAtom(rate, GaussianAtom(rho)): 1})
+            if isinstance(single, LaplaceAtom):
+                return Counter({ReplaceSubsampledAtom(rate, single): 1})
+        return self._event(Group(Fraction(2), (plain,)))
 
     def _summary(self, body: Atoms) -> ApproxAtom:
         """A composite body as one (eps, delta)-DP atom (its tightest guarantee)."""
@@ -357,6 +394,30 @@ def _verified_atom(event: Verified) -> Atom:
     if event.delta > 0:
         return ApproxAtom(Fraction(event.epsilon), Fraction(event.delta))
     return PureAtom(Fraction(event.epsilon))
+
+
+def _plain_body(events: tuple[Event, ...]) -> bool:
+    """Whether a body is only Laplace, Gaussian and loops of them (flattened
+    without summaries or groups)."""
+    return all(
+        isinstance(e, Laplace | Gaussian) or isinstance(e, Repeat) and _plain_body(e.body) for e in events
+    )
+
+
+def replace_pure_epsilon(atom: ReplaceSubsampledAtom) -> Fraction | None:
+    """A Laplace (pure eps) body under replace-one Poisson subsampling:
+    log((1 - q + q e^eps) / (1 - q + q e^-eps)), the largest ratio of the
+    two mixtures' densities (each component within e^eps of the common
+    part; `pld_replace`), rounded up; never above 2 eps."""
+    if not isinstance(atom.inner, LaplaceAtom):
+        return None
+    import mpmath
+    from mpmath import mp
+
+    with mp.workprec(MP_PREC):
+        q, eps = mp_of(atom.rate), mp_of(atom.inner.epsilon)
+        value = mpmath.log1p(q * mpmath.expm1(eps)) - mpmath.log1p(q * mpmath.expm1(-eps))
+        return min(2 * atom.inner.epsilon, fraction_up_mp(value))
 
 
 def _single_atom(atoms: Atoms) -> Atom | None:

@@ -72,11 +72,22 @@ class Subsample:
     `fuzzpy.accounting.neighbours`): each step is bounded by the subsampled
     pair of one direction or the other, so only methods that bound both
     orders of every step compose such steps (the accountant's
-    `ORIENTATION_FREE`); a PLD composed per direction does not."""
+    `ORIENTATION_FREE`); a PLD composed per direction does not.
+
+    ``direct``: the subsampled bag is the parameter the cost is charged to,
+    unchanged (set by the checker, cleared by any re-expression of the cost,
+    as for `Sample.direct`). ``replace``: the event is restated for
+    replace-one neighbours of that bag (`fuzzpy.accounting.neighbours`): the
+    sample holds the replaced row (old value on one side, new on the other)
+    with probability q, and the accountant charges the replace-one pair of
+    Poisson subsampling (`accounting.pld_replace`) where it has one, else
+    group privacy over two add/remove steps."""
 
     rate: Number
     body: tuple[Event, ...]
     either_way: bool = False
+    direct: bool = False
+    replace: bool = False
 
 
 @frozen

@@ -57,10 +57,17 @@ Rules (each sound for every event the checker produces):
   the same for the dataset itself (K draws of the replaced row are K
   replacements), twice that again for a derived bag. (The amplified bound of Balle et al.
   2018, Thm 11, needs group privacy profiles per multiplicity: not built.)
-* Poisson `subsample[q]` under replace-one: group privacy over the two
-  steps of the whole subsampled event, `Group(2, (Subsample(q, body),))`.
-  (Sound for any derived bag; tighter replace-one analyses of Poisson
-  subsampling exist, e.g. dp-accounting's REPLACE_ONE pairs: not built.)
+* Poisson `subsample[q]` of the dataset itself (``direct``) under
+  replace-one: the sample holds the replaced row with probability q (its old
+  value on one side, its new on the other) and is otherwise the same, so
+  the outputs are (1-q) M(S) + q M(S + x) against (1-q) M(S) + q M(S + x'):
+  `Subsample(q, body, replace=True)`, charged the replace-one pair of a
+  Gaussian or Laplace body ((1-q) A0 + q A+ vs (1-q) A0 + q A-, proof in
+  `pld_replace`; the REPLACE_ONE pair of dp-accounting) by the PLD, and
+  group privacy over two steps otherwise (`atoms.Flattener`). Of a derived
+  bag (a filter, a let, a lambda's parameter): group privacy over the two
+  steps of the whole subsampled event, `Group(2, (Subsample(q, body),))`,
+  sound whatever one replaced row does to the derived bag.
 * Local and shuffled reports (`LocalReports`, `ShuffledReports`) are
   replace-one releases by nature: every row gives one report, so the number
   of reports is the number of rows, and adding or removing a row is seen
@@ -201,6 +208,10 @@ def _top(event: Event, relation: str, rows: int | None) -> Event:
             # Balle, Barthe & Gaboardi 2018, Thm 10; Zhu, Dong & Wang 2022 (module docstring)
             return Subsample(Fraction(event.size, rows), body, either_way=True)
         return body[0]  # the whole dataset, or n unknown: the body at distance 2
+    if isinstance(event, Subsample) and event.direct and not event.either_way:
+        # the replaced row is in the sample with probability q, x on one side and x'
+        # on the other: the replace-one pair (`pld_replace`; Zhu, Dong & Wang 2022)
+        return Subsample(event.rate, _inner_all(event.body), replace=True)
     return _doubled(_inner(event))
 
 

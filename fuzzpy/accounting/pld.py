@@ -35,6 +35,7 @@ from fuzzpy.accounting.atoms import (
     GaussianAtom,
     LaplaceAtom,
     PureAtom,
+    ReplaceSubsampledAtom,
     SubsampledAtom,
 )
 from fuzzpy.accounting.pld_bound import DeltaBound
@@ -51,6 +52,7 @@ from fuzzpy.accounting.pld_pairs import (
     tail_depth,
 )
 from fuzzpy.accounting.pld_plan import Plan, Planner, renyi_bound, summary
+from fuzzpy.accounting.pld_replace import ReplaceTails
 
 DELTA_FLOOR = 1e-200
 LOSS_LIMIT = 1e5  # pairs with larger losses are left to the other methods
@@ -61,7 +63,7 @@ COARSE_FIRST = 1.25
 # (the two directions of DP-SGD differ by ~0.1-1%; a wider window costs little)
 KNOWN_MARGIN = 0.02
 TWIN_BOUNDS = 1.01
-Direction = list[tuple[LossTails, int]]
+Direction = list[tuple[LossTails | ReplaceTails, int]]
 
 
 # ---------------------------------------------------------------- atoms to pairs
@@ -105,8 +107,17 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
     if rho > 0:
         mu = _mu(rho)
         remove.append((LossTails(GaussianPair(mu, tail_depth(delta, count, mu)), 1.0, True), 1))
+    both: Direction = []
     for atom, n in atoms.items():
-        if isinstance(atom, SubsampledAtom):
+        if isinstance(atom, ReplaceSubsampledAtom):
+            # the replace-one pair is symmetric: the same in both directions (`pld_replace`)
+            mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
+            inner = atom.inner
+            pair = GaussianPair(mu, tail_depth(delta, count, mu)) if isinstance(inner, GaussianAtom) \
+                else LaplacePair(up(inner.epsilon))
+            remove.append((ReplaceTails(pair, up(atom.rate)), n))
+            both.append(remove[-1])
+        elif isinstance(atom, SubsampledAtom):
             inner_mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
             base, q = _base_pair(atom.inner, tail_depth(delta, count, inner_mu)), up(atom.rate)
             remove.append((LossTails(base, q, True), n))
@@ -125,7 +136,7 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
     # symmetric pairs (Gaussian, Laplace, randomized response) have the same
     # loss distribution in both directions
     symmetric = [(tails, n) for tails, n in remove if tails.rate >= 1]
-    return [remove, add + symmetric]
+    return [remove, add + symmetric + both]
 
 
 # ---------------------------------------------------------------- composing

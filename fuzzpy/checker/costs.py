@@ -13,6 +13,8 @@ long chain of `sample`s is linear to check.
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from fractions import Fraction
 
@@ -204,6 +206,8 @@ def indirect(events: tuple[Event, ...]) -> tuple[Event, ...]:
     def one(event: Event) -> Event:
         if isinstance(event, Sample) and event.direct:
             return Sample(event.replacement, event.size, False, event.body)
+        if isinstance(event, Subsample) and event.direct:
+            return dataclasses.replace(event, direct=False)
         if isinstance(event, Repeat):
             return Repeat(event.count, indirect(event.body))
         return event

@@ -399,7 +399,7 @@ def subsample(ck: Inferencer, call: PrimCall) -> Judgment:
     q = deferred_read(ck, call.statics[0], what, lambda: _rate(ck, call.statics[0], what), Fraction(1, 2))
     if q > 1:
         raise CheckError("FZ202", f"`subsample[{q}]`: the rate is a probability, at most 1", call.statics[0].span)
-    return _sampled(ck, call, "subsample", lambda body, direct: Subsample(Fraction(q), body),
+    return _sampled(ck, call, "subsample", lambda body, direct: Subsample(Fraction(q), body, direct=direct),
                     f"`subsample[{Sens(q)}]`: the body's cost in the sampled bag, amplified by subsampling")
 
 
