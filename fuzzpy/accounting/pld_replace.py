@@ -77,7 +77,9 @@ class ReplaceTails:
     def _gaussian_threshold(self, c: Array) -> tuple[Array, Array]:
         # with a = e^{mu x}, k = q e^{-mu^2/2}: k a^2 - B a - k e^c = 0, B = (1-q) expm1(c)
         # for c >= 0 (no cancellation); x*(-c) = -x*(c)
-        mu, q = self.base.mu, self.rate
+        base = self.base
+        assert isinstance(base, GaussianPair)
+        mu, q = base.mu, self.rate
         e = np.abs(c)
         b = (1 - q) * np.expm1(e)
         with np.errstate(divide="ignore"):
@@ -94,7 +96,9 @@ class ReplaceTails:
     def _laplace_threshold(self, c: Array) -> tuple[Array, Array]:
         # on [0, eps0]: L = log(1-q+q e^{2x-eps0}) - A, A = log(1-q+q e^{-eps0}):
         # x = (log((expm1(|c| + A) + q)/q) + eps0)/2, odd in c, clamped to [-eps0, eps0]
-        eps0, q = self.base.epsilon, self.rate
+        base = self.base
+        assert isinstance(base, LaplacePair)
+        eps0, q = base.epsilon, self.rate
         a = math.log1p(q * math.expm1(-eps0))
         z = np.abs(c) + a
         gq = np.expm1(z) + q
