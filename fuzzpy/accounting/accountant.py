@@ -55,13 +55,14 @@ from fuzzpy.accounting.atoms import (
     LaplaceAtom,
     NotSummarisable,
     PureAtom,
+    GroupSubsampledAtom,
     ReplaceSubsampledAtom,
     SubsampledAtom,
     pure_part,
     replace_pure_epsilon,
     subsampled_pure_epsilon,
 )
-from fuzzpy.accounting.events import Event, Subsample
+from fuzzpy.accounting.events import Event, Group, Repeat, Subsample
 from fuzzpy.support.records import frozen
 
 DESCRIPTIONS: dict[str, str] = {
@@ -134,7 +135,7 @@ def atoms_of(
     delta: float = 0.0,
     whole_groups: bool = False,
     part: float = 2.0,
-    replace_pairs: bool = False,
+    pair_atoms: bool = False,
 ) -> Atoms:
     """The events' atoms. Composite bodies under `subsample` / `group` and
     shuffled reports are summarised at equal shares of ``delta / part``
@@ -148,13 +149,13 @@ def atoms_of(
     # local reports are charged as they are, their epsilon a replace-one guarantee
     events = tuple(events)
     counter = Flattener(lambda body, d: 0.0, delta_share=1.0, whole_groups=whole_groups,
-                        replace_pairs=replace_pairs)
+                        pair_atoms=pair_atoms)
     counter.flatten(events)
     if counter.sites == 0:
-        return Flattener(replace_pairs=replace_pairs).flatten(events)
+        return Flattener(pair_atoms=pair_atoms).flatten(events)
     share = delta / (part * counter.sites)
     summarise = lambda body, d: _tightest_atoms(body, d).epsilon  # noqa: E731
-    return Flattener(summarise, share, whole_groups, replace_pairs).flatten(events)
+    return Flattener(summarise, share, whole_groups, pair_atoms).flatten(events)
 
 
 def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
@@ -169,7 +170,7 @@ def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
     # the whole of delta to the summaries: tried for shuffled reports only
     # (a lone shuffle's figure; elsewhere the extra summaries cost time)
     tries = ((False, 2.0, False), (True, 2.0, False)) + (((False, FULL_PART, False),) if has_shuffled(events) else ())
-    if _has_replace(events):  # replace-one subsamples: their pairs too (`REPLACE_AWARE`)
+    if _has_pairs(events):  # replace-one and group pairs of subsamples too (`REPLACE_AWARE`)
         tries += ((False, 2.0, True),)
     for whole, part, replace in tries:
         try:
@@ -391,21 +392,30 @@ def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = 
 ORIENTATION_FREE = ("pure", "exact-single", "basic", "advanced", "kov", "zcdp", "zcdp-cks", "pld")
 
 
-#: The methods that take a replace-one subsampled atom (`atoms.ReplaceSubsampledAtom`):
-#: pure composition (its density-ratio bound, Laplace bodies) and the PLD
-#: (its pair, `pld_replace`). The other methods see the flattening without
-#: it (group privacy over two steps), which `atoms_options` always offers too.
+#: The methods that take a replace-one subsampled atom (`atoms.ReplaceSubsampledAtom`)
+#: or a person's group over a subsampled Gaussian (`atoms.GroupSubsampledAtom`):
+#: pure composition (the density-ratio bound of a Laplace body) and the PLD
+#: (their pairs, `pld_replace`, `pld_group`). The other methods see the
+#: flattening without them (group privacy), which `atoms_options` always offers too.
 REPLACE_AWARE = ("pure", "pld")
 
 
-def _has_replace(events: Iterable[Event]) -> bool:
+def _has_pairs(events: Iterable[Event]) -> bool:
+    """Whether a flattening with pair atoms may differ: a replace-one
+    subsample, or a person's group of rows over a subsample."""
     for event in events:
         if isinstance(event, Subsample) and event.replace:
             return True
+        if isinstance(event, Group) and event.rows and _has_subsample(event.body):
+            return True
         body = getattr(event, "body", None)
-        if body is not None and _has_replace(body):
+        if body is not None and _has_pairs(body):
             return True
     return False
+
+
+def _has_subsample(events: Iterable[Event]) -> bool:
+    return any(isinstance(e, Subsample) or isinstance(e, Repeat) and _has_subsample(e.body) for e in events)
 
 
 def _either_way(events: Iterable[Event]) -> bool:
@@ -422,7 +432,7 @@ def _allowed(events: tuple[Event, ...], atoms: Atoms, methods: Sequence[str] | N
     """``methods`` (None: all), restricted to `ORIENTATION_FREE` when a step
     may face either way and there is more than one step (one step is bounded
     by the larger of its two directions, which every method takes)."""
-    if any(isinstance(atom, ReplaceSubsampledAtom) for atom in atoms):
+    if any(isinstance(atom, ReplaceSubsampledAtom | GroupSubsampledAtom) for atom in atoms):
         methods = [name for name in (methods or METHODS) if name in REPLACE_AWARE]
     if sum(atoms.values()) <= 1 or not _either_way(events):
         return methods

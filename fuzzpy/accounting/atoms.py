@@ -124,7 +124,20 @@ class ReplaceSubsampledAtom:
     inner: GaussianAtom | LaplaceAtom
 
 
-Atom = BaseAtom | SubsampledAtom | ReplaceSubsampledAtom
+@frozen
+class GroupSubsampledAtom:
+    """A Gaussian ``inner`` run on a Poisson subsample of rate q, 0 < q < 1,
+    of the dataset itself, for a group of ``size`` rows of one person added
+    or removed together: the pair (sum_j Bin(k, q)(j) N(j mu), N(0)) and its
+    reverse (`pld_group`, where the proof is). Taken, like
+    `ReplaceSubsampledAtom`, only by `accountant.REPLACE_AWARE`."""
+
+    rate: Fraction
+    inner: GaussianAtom
+    size: int
+
+
+Atom = BaseAtom | SubsampledAtom | ReplaceSubsampledAtom | GroupSubsampledAtom
 Atoms = Counter  # Counter[Atom]: atom -> how many (adaptive) times it runs
 
 # The epsilon a composite body of atoms proves at a given delta (`tightest`).
@@ -149,13 +162,13 @@ class Flattener:
         summarise: Summariser | None = None,
         delta_share: float = 0.0,
         whole_groups: bool = False,
-        replace_pairs: bool = False,
+        pair_atoms: bool = False,
     ) -> None:
         self._summarise = summarise
         # a replace-one Poisson subsample (`events.Subsample.replace`) of a
         # Gaussian or Laplace body as its replace-one pair; without, and for
         # any other body, group privacy over its two add/remove steps
-        self._replace_pairs = replace_pairs
+        self._pair_atoms = pair_atoms
         self._delta_share = delta_share
         self._multiplicity = 1  # product of the enclosing repeat counts
         # group privacy of the grouped body's summarised part as one composed
@@ -198,6 +211,9 @@ class Flattener:
                 self._multiplicity //= event.count
             return Counter({atom: n * event.count for atom, n in body.items()})
         if isinstance(event, Group):
+            paired = self._group_pairs(event) if self._pair_atoms and event.rows else None
+            if paired is not None:
+                return paired
             return self._nested_group(Fraction(event.size), event.body)
         if isinstance(event, Subsample) and event.replace:
             return self._replace_subsample(event)
@@ -270,14 +286,28 @@ class Flattener:
             return Counter({SubsampledAtom(rate, PureAtom(epsilon), either_way): 1})
         return Counter({SubsampledAtom(rate, self._summary(inner), either_way): 1})
 
+    def _group_pairs(self, group: Group) -> Atoms | None:
+        """A person's k rows (``Group.rows``) through a body of Laplace and
+        Gaussian events and Poisson subsamples of the dataset itself with
+        Gaussian bodies, in loops: the subsamples as `GroupSubsampledAtom`s,
+        the others scaled exactly (module docstring); None for any other
+        body, or one without such a subsample (the plain group rule)."""
+        size = Fraction(group.size)
+        if size.denominator != 1 or size < 2:
+            return None
+        found = _group_pair_atoms(group.body, int(size))
+        if found is None or not any(isinstance(atom, GroupSubsampledAtom) for atom in found):
+            return None
+        return found
+
     def _replace_subsample(self, event: Subsample) -> Atoms:
         """A Poisson subsample under replace-one (`pld_replace`): its pair for
         a Gaussian (Gaussians merge, module docstring) or a single Laplace
-        body; else, or without ``replace_pairs``, the subsample at add/remove
+        body; else, or without ``pair_atoms``, the subsample at add/remove
         distance 2 (group privacy, Dwork & Roth 2014, Thm 2.2)."""
         rate = Fraction(event.rate)
         plain = Subsample(event.rate, event.body)
-        if self._replace_pairs and 0 < rate < 1:
+        if self._pair_atoms and 0 < rate < 1:
             inner = Flattener().flatten(event.body) if _plain_body(event.body) else Counter()
             single = _single_atom(inner)
             if inner and all(isinstance(atom, GaussianAtom) for atom in inner):
@@ -394,6 +424,32 @@ def _verified_atom(event: Verified) -> Atom:
     if event.delta > 0:
         return ApproxAtom(Fraction(event.epsilon), Fraction(event.delta))
     return PureAtom(Fraction(event.epsilon))
+
+
+def _group_pair_atoms(events: tuple[Event, ...], k: int) -> Atoms | None:
+    atoms: Atoms = Counter()
+    for event in events:
+        if isinstance(event, Repeat):
+            inner = _group_pair_atoms(event.body, k)
+            if inner is None:
+                return None
+            atoms.update({atom: n * event.count for atom, n in inner.items()})
+        elif isinstance(event, Laplace | Gaussian):
+            for atom, n in Flattener().flatten((event,)).items():
+                scaled = _group_exact(atom, Fraction(k))
+                if scaled is None:
+                    return None
+                atoms[scaled] += n
+        elif isinstance(event, Subsample) and event.direct and not event.replace and not event.either_way \
+                and 0 < event.rate < 1 and _plain_body(event.body):
+            inner_atoms = Flattener().flatten(event.body)
+            if not inner_atoms or not all(isinstance(atom, GaussianAtom) for atom in inner_atoms):
+                return None
+            rho = sum((atom.rho * n for atom, n in inner_atoms.items()), Fraction(0))
+            atoms[GroupSubsampledAtom(Fraction(event.rate), GaussianAtom(rho), k)] += 1
+        else:
+            return None
+    return atoms
 
 
 def _plain_body(events: tuple[Event, ...]) -> bool:

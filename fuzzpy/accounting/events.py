@@ -111,10 +111,16 @@ class Sample:
 @frozen
 class Group:
     """``body`` where the database is used with sensitivity k > 1: group
-    privacy over k-fold neighbours (Dwork & Roth 2014, Thm 2.2)."""
+    privacy over k-fold neighbours (Dwork & Roth 2014, Thm 2.2).
+
+    ``rows``: the k steps are k rows of one person added or removed
+    together (`check --group k`, a dataset's rows per person), so the two
+    datasets nest; a Poisson subsample of the dataset itself in the body
+    then draws each of the k rows independently (`accounting.pld_group`)."""
 
     size: Number
     body: tuple[Event, ...]
+    rows: bool = False
 
 
 @frozen

@@ -92,6 +92,7 @@ Rules (each sound for every event the checker produces):
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 from fuzzpy.accounting.events import (
@@ -249,10 +250,10 @@ def _inner(event: Event) -> Event:
         return Group(steps, body)
     if isinstance(event, Repeat):
         return Repeat(event.count, _inner_all(event.body))
-    if isinstance(event, Subsample):
-        return Subsample(event.rate, _inner_all(event.body))
-    if isinstance(event, Group):
-        return Group(event.size, _inner_all(event.body))
+    if isinstance(event, Subsample):  # keeps `direct` (and `either_way`, set only here)
+        return dataclasses.replace(event, body=_inner_all(event.body))
+    if isinstance(event, Group):  # keeps `rows`
+        return dataclasses.replace(event, body=_inner_all(event.body))
     return event
 
 

@@ -34,6 +34,7 @@ from fuzzpy.accounting.atoms import (
     Atoms,
     GaussianAtom,
     LaplaceAtom,
+    GroupSubsampledAtom,
     PureAtom,
     ReplaceSubsampledAtom,
     SubsampledAtom,
@@ -52,6 +53,7 @@ from fuzzpy.accounting.pld_pairs import (
     tail_depth,
 )
 from fuzzpy.accounting.pld_plan import Plan, Planner, renyi_bound, summary
+from fuzzpy.accounting.pld_group import GroupTails
 from fuzzpy.accounting.pld_replace import ReplaceTails
 
 DELTA_FLOOR = 1e-200
@@ -63,7 +65,7 @@ COARSE_FIRST = 1.25
 # (the two directions of DP-SGD differ by ~0.1-1%; a wider window costs little)
 KNOWN_MARGIN = 0.02
 TWIN_BOUNDS = 1.01
-Direction = list[tuple[LossTails | ReplaceTails, int]]
+Direction = list[tuple[LossTails | ReplaceTails | GroupTails, int]]
 
 
 # ---------------------------------------------------------------- atoms to pairs
@@ -117,6 +119,12 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
                 else LaplacePair(up(inner.epsilon))
             remove.append((ReplaceTails(pair, up(atom.rate)), n))
             both.append(remove[-1])
+        elif isinstance(atom, GroupSubsampledAtom):
+            # a person's k rows, each sampled on its own: the mixture pair both ways (`pld_group`)
+            mu = _mu(atom.inner.rho)
+            pair = GaussianPair(mu, tail_depth(delta, count, atom.size * mu))
+            remove.append((GroupTails(pair, up(atom.rate), atom.size, True), n))
+            add.append((GroupTails(pair, up(atom.rate), atom.size, False), n))
         elif isinstance(atom, SubsampledAtom):
             inner_mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
             base, q = _base_pair(atom.inner, tail_depth(delta, count, inner_mu)), up(atom.rate)

@@ -35,6 +35,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from fuzzpy.accounting.pld_pairs import FLOOR, ULP, LossTails
+from fuzzpy.accounting.pld_group import GroupTails
 from fuzzpy.accounting.pld_replace import ReplaceTails
 from fuzzpy.support.records import frozen
 
@@ -106,7 +107,7 @@ Strides = tuple[tuple[float, int], ...]
 
 @lru_cache(maxsize=256)
 def discretise(
-    tails: LossTails | ReplaceTails, interval: float, lo: float, hi: float, strides: Strides = ()
+    tails: LossTails | ReplaceTails | GroupTails, interval: float, lo: float, hi: float, strides: Strides = ()
 ) -> GridPLD:
     """The pessimistic grid PLD of ``tails`` on [lo, hi] (clipped to the pair's
     loss range): mass below lo moved up to the grid, mass above hi to +inf.
@@ -160,7 +161,7 @@ def _node_indices(first: int, last: int, interval: float, strides: Strides) -> n
     return np.concatenate(pieces).astype(float)
 
 
-def _no_mass_above(tails: LossTails | ReplaceTails, hi: float) -> bool:
+def _no_mass_above(tails: LossTails | ReplaceTails | GroupTails, hi: float) -> bool:
     """The pair has no finite loss above hi and no mass at +inf, exactly (a
     bounded loss: Laplace, randomized response; not an (eps, delta) pair)."""
     base = tails.base
