@@ -33,8 +33,8 @@ from fuzzpy.accounting.atoms import (
     ApproxAtom,
     Atoms,
     GaussianAtom,
-    LaplaceAtom,
     GroupSubsampledAtom,
+    LaplaceAtom,
     PureAtom,
     ReplaceSubsampledAtom,
     SubsampledAtom,
@@ -42,6 +42,7 @@ from fuzzpy.accounting.atoms import (
 from fuzzpy.accounting.pld_bound import DeltaBound
 from fuzzpy.accounting.pld_fft import compose
 from fuzzpy.accounting.pld_grid import GridPLD, discretise
+from fuzzpy.accounting.pld_group import GroupTails
 from fuzzpy.accounting.pld_pairs import (
     DEFAULT_DEPTH,
     ULP,
@@ -53,7 +54,6 @@ from fuzzpy.accounting.pld_pairs import (
     tail_depth,
 )
 from fuzzpy.accounting.pld_plan import Plan, Planner, renyi_bound, summary
-from fuzzpy.accounting.pld_group import GroupTails
 from fuzzpy.accounting.pld_replace import ReplaceTails
 
 DELTA_FLOOR = 1e-200

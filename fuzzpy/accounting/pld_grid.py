@@ -34,8 +34,8 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from fuzzpy.accounting.pld_pairs import FLOOR, ULP, LossTails
 from fuzzpy.accounting.pld_group import GroupTails
+from fuzzpy.accounting.pld_pairs import FLOOR, ULP, LossTails
 from fuzzpy.accounting.pld_replace import ReplaceTails
 from fuzzpy.support.records import frozen
 

@@ -35,8 +35,8 @@ from functools import cache, lru_cache
 import numpy as np
 
 from fuzzpy.accounting.pld_grid import GridPLD, Strides, discretise, log_sum_exp_rows
-from fuzzpy.accounting.pld_pairs import GaussianPair, LaplacePair, LossTails, RandomizedResponsePair
 from fuzzpy.accounting.pld_group import GroupTails
+from fuzzpy.accounting.pld_pairs import GaussianPair, LaplacePair, LossTails, RandomizedResponsePair
 from fuzzpy.accounting.pld_replace import ReplaceTails
 from fuzzpy.support.records import frozen
 
