@@ -23,6 +23,11 @@ class Laplace:
 
     sensitivity: Number
     scale: Number
+    # how far the query moves when one row of the charged bag is replaced by
+    # another (the bag's size kept), where the checker knows it from the
+    # query's form (`checker.noise.replace_sensitivity`: a count moves by 0
+    # or 1, `sum[lo, hi]` by hi - lo); negative: not known (then 2 s)
+    replaced: Number = Fraction(-1)
 
     @property
     def epsilon(self) -> Number:

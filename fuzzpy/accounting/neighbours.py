@@ -204,11 +204,13 @@ def _top(event: Event, relation: str, rows: int | None) -> Event:
         # the replaced row drawn K <= m times: K replacements, 2K steps (module docstring)
         return Group(Fraction(2 * event.size), _inner_all(event.body))
     if isinstance(event, Sample) and event.direct and not event.replacement:
-        body = (Group(Fraction(2), _inner_all(event.body)),)
+        # the samples differ by one replaced row (same sizes): the body at distance 2,
+        # a Laplace count or clamped sum at its replace-one sensitivity (module docstring)
+        body = _coupled(_inner_all(event.body), replace_only=True)
         if rows is not None and rows > event.size:
             # Balle, Barthe & Gaboardi 2018, Thm 10; Zhu, Dong & Wang 2022 (module docstring)
             return Subsample(Fraction(event.size, rows), body, either_way=True)
-        return body[0]  # the whole dataset, or n unknown: the body at distance 2
+        return _one(body)  # the whole dataset, or n unknown
     if isinstance(event, Subsample) and event.direct and not event.either_way:
         # the replaced row is in the sample with probability q, x on one side and x'
         # on the other: the replace-one pair (`pld_replace`; Zhu, Dong & Wang 2022)
@@ -219,6 +221,9 @@ def _top(event: Event, relation: str, rows: int | None) -> Event:
 def _doubled(event: Event) -> Event:
     """An add/remove event at replace-one distance: two steps (Dwork & Roth
     2014, Thm 2.2), exact for the calibrated mechanisms (sensitivity 2s)."""
+    if isinstance(event, Laplace) and event.replaced >= 0:
+        # the query's own replace-one sensitivity, at most 2s (module docstring)
+        return Laplace(event.replaced, event.scale) if event.replaced > 0 else Repeat(0, ())
     if isinstance(event, Laplace):
         return Laplace(event.sensitivity * 2, event.scale)
     if isinstance(event, Gaussian):
@@ -228,6 +233,39 @@ def _doubled(event: Event) -> Event:
     if isinstance(event, Repeat):
         return Repeat(event.count, tuple(_doubled(e) for e in event.body))
     return Group(Fraction(2), (event,))
+
+
+def _coupled(events: tuple[Event, ...], replace_only: bool) -> tuple[Event, ...]:
+    """The body of a sample without replacement on coupled samples that
+    differ by one replaced row (``replace_only``) or by one replaced or one
+    added row: a Laplace query whose replace-one sensitivity r is known
+    (`events.Laplace.replaced`) at r, or max(r, s); every other event at
+    distance 2 (group privacy), the whole body at once when no such Laplace
+    is in it (module docstring)."""
+    if not _has_replaced(events):
+        return (Group(Fraction(2), events),)
+    found: list[Event] = []
+    for event in events:
+        if isinstance(event, Repeat):
+            found.append(Repeat(event.count, _coupled(event.body, replace_only)))
+        elif isinstance(event, Laplace) and event.replaced >= 0:
+            moved = event.replaced if replace_only else max(event.replaced, event.sensitivity)
+            if moved > 0:
+                found.append(Laplace(moved, event.scale))
+        else:
+            found.append(Group(Fraction(2), (event,)))
+    return tuple(found)
+
+
+def _has_replaced(events: tuple[Event, ...]) -> bool:
+    return any(
+        isinstance(e, Laplace) and e.replaced >= 0 or isinstance(e, Repeat) and _has_replaced(e.body) for e in events
+    )
+
+
+def _one(events: tuple[Event, ...]) -> Event:
+    """A tuple of events as one (a single run of them)."""
+    return events[0] if len(events) == 1 else Repeat(1, events)
 
 
 def _inner_all(events: tuple[Event, ...]) -> tuple[Event, ...]:
@@ -246,8 +284,10 @@ def _inner(event: Event) -> Event:
         body = _inner_all(event.body)
         # the samples can be coupled to differ by one replaced row (without
         # replacement) or by up to m replaced rows (with): module docstring
-        steps = Fraction(2 * event.size) if event.replacement else Fraction(2)
-        return Group(steps, body)
+        if event.replacement:
+            return Group(Fraction(2 * event.size), body)
+        # without: one row replaced, or (a dataset of at most m rows) one added
+        return _one(_coupled(body, replace_only=False))
     if isinstance(event, Repeat):
         return Repeat(event.count, _inner_all(event.body))
     if isinstance(event, Subsample):  # keeps `direct` (and `either_way`, set only here)

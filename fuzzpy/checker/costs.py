@@ -207,6 +207,8 @@ def indirect(events: tuple[Event, ...]) -> tuple[Event, ...]:
             return Sample(event.replacement, event.size, False, event.body)
         if isinstance(event, Subsample) and event.direct:
             return dataclasses.replace(event, direct=False)
+        if isinstance(event, Laplace) and event.replaced >= 0:  # its form was of the variable's own rows
+            return Laplace(event.sensitivity, event.scale)
         if isinstance(event, Repeat):
             return Repeat(event.count, indirect(event.body))
         return event
