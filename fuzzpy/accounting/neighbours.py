@@ -43,6 +43,15 @@ Rules (each sound for every event the checker produces):
   composition, zCDP). Valid, but not the tight composition, which is that
   of the symmetrised trade-off C_{m/n}(f) (Zhu, Dong & Wang 2022; not
   built).
+* A Laplace event whose query's move under one replaced row of its bag is
+  known (`events.Laplace.replaced`, set by the checker for counts and
+  clamped sums of the bag itself: docs/semantics.md) is charged that move
+  where the rules above charge distance 2: on the dataset under
+  replace-one, and in a `choose[m]` body, whose coupled samples differ by
+  one replaced row (under replace-one) or by one replaced or one added row
+  (under add/remove, a dataset of at most m rows being sampled whole): the
+  move, or max(move, s). The query moves by at most that between any two
+  of the three batches of the Thm 10 argument above, which is all it uses.
 * `choose[m]` in every other case (add/remove neighbours, whose sizes
   differ so m/n would reveal n; a sample of a derived bag, whose size is not
   public; no row count given): not amplified. The samples of neighbours can
