@@ -348,6 +348,8 @@ def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = 
     if not atoms:
         return Guarantee(0.0, delta, "pure")
     names = [name for name in (methods or METHODS) if METHODS[name].proven]
+    if _has_pair_atoms(atoms):  # also for a body summarised inside a group or a subsample
+        names = [name for name in names if name in REPLACE_AWARE]
     # an exact value cannot be beaten by any valid bound: stop there. The
     # closed forms take every pure atom for randomized response, exact for
     # eps-DP but not for the exponential mechanism, whose bounded range
@@ -400,6 +402,10 @@ ORIENTATION_FREE = ("pure", "exact-single", "basic", "advanced", "kov", "zcdp", 
 REPLACE_AWARE = ("pure", "pld")
 
 
+def _has_pair_atoms(atoms: Atoms) -> bool:
+    return any(isinstance(atom, ReplaceSubsampledAtom | GroupSubsampledAtom) for atom in atoms)
+
+
 def _has_pairs(events: Iterable[Event]) -> bool:
     """Whether a flattening with pair atoms may differ: a replace-one
     subsample, or a person's group of rows over a subsample."""
@@ -432,7 +438,7 @@ def _allowed(events: tuple[Event, ...], atoms: Atoms, methods: Sequence[str] | N
     """``methods`` (None: all), restricted to `ORIENTATION_FREE` when a step
     may face either way and there is more than one step (one step is bounded
     by the larger of its two directions, which every method takes)."""
-    if any(isinstance(atom, ReplaceSubsampledAtom | GroupSubsampledAtom) for atom in atoms):
+    if _has_pair_atoms(atoms):
         methods = [name for name in (methods or METHODS) if name in REPLACE_AWARE]
     if sum(atoms.values()) <= 1 or not _either_way(events):
         return methods

@@ -276,7 +276,7 @@ class Flattener:
         if rate >= 1 or not inner:
             return inner
         single = _single_atom(inner)
-        if single is not None:
+        if single is not None and not isinstance(single, ReplaceSubsampledAtom | GroupSubsampledAtom):
             return Counter({_subsampled(rate, single, either_way): 1})
         if all(isinstance(atom, GaussianAtom) for atom in inner):
             rho = sum((atom.rho * n for atom, n in inner.items()), Fraction(0))
@@ -502,6 +502,11 @@ def _group_exact(atom: Atom, size: Fraction) -> Atom | None:
         return PureAtom(atom.epsilon * whole, atom.bounded_range)
     if isinstance(atom, ApproxAtom):
         return _approx_group(atom.epsilon, atom.delta, whole)
+    if isinstance(atom, ReplaceSubsampledAtom):  # k steps of its replace-one pure bound, or a summary
+        replaced = replace_pure_epsilon(atom)
+        return None if replaced is None else PureAtom(replaced * whole)
+    if isinstance(atom, GroupSubsampledAtom):
+        return None
     epsilon = subsampled_pure_epsilon(atom)
     if epsilon is not None:
         return PureAtom(epsilon * whole)
