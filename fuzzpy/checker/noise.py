@@ -226,10 +226,10 @@ def replace_sensitivity(ck: Inferencer, query: S.Expr) -> tuple[str, Fraction] |
         low, high = Fraction(1), Fraction(1)
     elif isinstance(head, S.Prim) and head.name == "sum" and len(head.static_args) == 2:
         constants = ck.visible_constants()
-        bounds = [static_value(e, constants) for e in head.static_args]
-        if any(b is None for b in bounds):
+        first, second = (static_value(e, constants) for e in head.static_args)
+        if first is None or second is None:
             return None
-        low, high = Fraction(bounds[0]), Fraction(bounds[1])  # type: ignore[arg-type]
+        low, high = Fraction(first), Fraction(second)
         if low > high:
             return None
     else:
