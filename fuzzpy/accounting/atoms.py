@@ -31,6 +31,13 @@ Flattening rules (each cites the fact that makes it exact or sound):
   (a Poisson subsample of a Poisson subsample is Poisson at q1 q2). Any other
   body is summarised by its own tightest (eps, delta) at a small share of the
   target delta and becomes a subsampled (eps, delta) atom.
+* Pair atoms (only with ``pair_atoms``; the accountant also tries the
+  flattening without them and keeps the smaller figure): a replace-one
+  Poisson subsample of the dataset with a Gaussian or Laplace body is a
+  `ReplaceSubsampledAtom` (`pld_replace`), and a person's group of k rows
+  over Poisson subsamples of the dataset with Gaussian bodies is made of
+  `GroupSubsampledAtom`s (`pld_group`). Only the PLD and pure composition
+  take them (`accountant.REPLACE_AWARE`), in summaries too.
 """
 
 from __future__ import annotations
