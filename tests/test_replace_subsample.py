@@ -122,10 +122,15 @@ def test_laplace_composed_against_buckets() -> None:
     _assert_valid_and_tight(found.epsilon, low, high)
 
 
-def test_derived_bag_keeps_group_privacy() -> None:
+def test_derived_bag_is_resolved_at_distance_two() -> None:
     """A subsample of a derived bag (not ``direct``) is charged at distance 2 as before."""
     plain = (Subsample(Fraction(1, 20), (Laplace(Fraction(1), Fraction(1)),)),)
     assert resolve(plain, REPLACE_ONE) == (Group(Fraction(2), plain),)
+
+
+@pytest.mark.slow
+def test_derived_bag_keeps_group_privacy() -> None:
+    plain = (Subsample(Fraction(1, 20), (Laplace(Fraction(1), Fraction(1)),)),)
     source = (
         "def whole(db : bag num) : fuzzy num = subsample[0.05] (fun b -> laplace[1] (sum[-1, 1] b)) db;\n"
         "def kept(db : bag num) : fuzzy num =\n"
