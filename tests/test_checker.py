@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 import pytest
@@ -159,7 +160,8 @@ def test_clamped_sum_loop_and_expmech() -> None:
     text = "def f (db : bag Row) : fuzzy num = laplace[0.01] (sum[0, 300] (map (fun r -> r.income) db));"
     assert eps(text, "f") == 3
     text = "def f (db : bag Row) : fuzzy num = loop[10] 0 (fun x -> laplace[0.2] (size db));"
-    assert events(text, "f") == (Repeat(10, (Laplace(Fraction(1), Fraction(5)),)),)
+    # `size db` is shared by replace-one neighbours: its replace-one move (`Laplace.replaced`) is 0
+    assert events(text, "f") == (Repeat(10, (Laplace(Fraction(1), Fraction(5), Fraction(0)),)),)
     assert eps(text, "f") == 2
     text = "def f (db : bag Row) : fuzzy num = expmech[0.7] [1, 2, 3] (fun c d -> size (filter (fun r -> r.zip == c) d)) db;"
     assert eps(text, "f") == Fraction(7, 10)
@@ -179,7 +181,7 @@ def test_gaussian_vectors_loops_and_subsampling_are_events() -> None:
     )
     assert events(text, "f") == (Repeat(100, (Gaussian(Fraction(1), Fraction(3)),)),)
     text = "def f (db : bag Row) : fuzzy num = subsample[0.01] (fun b -> gauss[2] (size b)) db;"
-    assert events(text, "f") == (Subsample(Fraction(1, 100), (Gaussian(Fraction(1), Fraction(2)),)),)
+    assert events(text, "f") == (Subsample(Fraction(1, 100), (Gaussian(Fraction(1), Fraction(2)),), direct=True),)
     assert eps(text, "f") is None
 
 
@@ -189,8 +191,9 @@ def test_group_privacy_for_events_that_do_not_scale() -> None:
         "def outer (db : bag Row) : fuzzy (num, num) = { let (a, b) = split (fun r -> r.age < 3) db;"
         " sample x = inner a; sample y = inner db; return (x, y) };"
     )
-    sub = Subsample(Fraction(1, 10), (Laplace(Fraction(1), Fraction(1)),))
-    assert events(text, "outer") == (sub, sub)
+    sub = Subsample(Fraction(1, 10), (Laplace(Fraction(1), Fraction(1), Fraction(0)),))
+    # `inner db` samples the dataset itself (`direct`); `inner a`, a part of it, does not
+    assert events(text, "outer") == (dataclasses.replace(sub, direct=True), sub)
     text = "def g (x : num) : fuzzy num = laplace[1] x;\ndef f (db : bag Row) : fuzzy num = g (3 * size db);"
     assert events(text, "f") == (Laplace(Fraction(3), Fraction(1)),)
 

@@ -125,14 +125,15 @@ def test_randomized_response_is_private_for_any_two_inputs_in_a_central_query() 
 
 
 def test_local_and_central_releases_in_one_definition_are_charged_for_replace_one() -> None:
-    # a replacement is two add/remove steps: the Laplace release counts twice
+    # under replace-one a filtered count moves by 0 or 1: the Laplace release costs
+    # its eps once (group privacy over the two add/remove steps charged it twice)
     text = """def f (db : bag D) : fuzzy (bag bool, num) = {
       sample r = local (fun d -> rr[1] d.on) db;
       sample c = laplace[0.25] (size (filter (fun d -> d.on) db));
       return (r, c)
     };"""
     figure = privacy(text, "f")
-    assert figure["epsilon"] == 1.5 and figure["neighbours"] == "replace-one"
+    assert figure["epsilon"] == 1.25 and figure["neighbours"] == "replace-one"
     assert replace_one_view((Laplace(Fraction(1), Fraction(4)),)) == (Laplace(Fraction(1), Fraction(4)),)
 
 
@@ -237,8 +238,9 @@ def test_telemetry_example_runs_and_estimates_the_shares(tmp_path: Path) -> None
 def test_one_relation_per_dataset_local_reports_are_replace_one(tmp_path: Path) -> None:
     # unified with issue 28 item 3: a release of local reports is a replace-one
     # release. It fixes a new dataset's relation to replace-one; a central release
-    # then follows that relation (charged its replace-one cost: 2 for a count at
-    # eps 1); a dataset already for add/remove refuses local reports (FZ605,
+    # then follows that relation (charged its replace-one cost: 0 for the size of
+    # the dataset, which replace-one neighbours share; it was 2, group privacy
+    # over two steps, before counts were charged their own move); a dataset already for add/remove refuses local reports (FZ605,
     # formerly FZ603 "cannot be added"), with a hint naming --neighbours replace-one
     program = tmp_path / "p.fz"
     program.write_text(
@@ -255,7 +257,7 @@ def test_one_relation_per_dataset_local_reports_are_replace_one(tmp_path: Path) 
     central = _run("run", str(program), "central", "--data", data, "--ledger", ledger, "--json")
     assert central.returncode == 0, central.stderr
     doc = json.loads(central.stdout)
-    assert doc["neighbours"] == "replace-one" and doc["charged"]["epsilon"] == 2.0
+    assert doc["neighbours"] == "replace-one" and doc["charged"]["epsilon"] == 0.0
     asked_other = _run("run", str(program), "central", "--data", data, "--ledger", ledger,
                        "--neighbours", "add-remove-one")
     assert asked_other.returncode == 3 and "FZ605" in asked_other.stderr

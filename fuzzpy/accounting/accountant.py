@@ -52,14 +52,17 @@ from fuzzpy.accounting.atoms import (
     Atoms,
     Flattener,
     GaussianAtom,
+    GroupSubsampledAtom,
     LaplaceAtom,
     NotSummarisable,
     PureAtom,
+    ReplaceSubsampledAtom,
     SubsampledAtom,
     pure_part,
+    replace_pure_epsilon,
     subsampled_pure_epsilon,
 )
-from fuzzpy.accounting.events import Event, Subsample
+from fuzzpy.accounting.events import Event, Group, Repeat, Subsample
 from fuzzpy.support.records import frozen
 
 DESCRIPTIONS: dict[str, str] = {
@@ -129,7 +132,13 @@ class Guarantee:
 FULL_PART = 1.0 + 1e-9  # all of delta to the summaries, less a hair for the margins
 
 
-def atoms_of(events: Iterable[Event], delta: float = 0.0, whole_groups: bool = False, part: float = 2.0) -> Atoms:
+def atoms_of(
+    events: Iterable[Event],
+    delta: float = 0.0,
+    whole_groups: bool = False,
+    part: float = 2.0,
+    pair_atoms: bool = False,
+) -> Atoms:
     """The events' atoms. Composite bodies under `subsample` / `group` and
     shuffled reports are summarised at equal shares of ``delta / part``
     (NotSummarisable without): half of it by default, the rest left to the
@@ -141,13 +150,14 @@ def atoms_of(events: Iterable[Event], delta: float = 0.0, whole_groups: bool = F
     # events arrive restated for their neighbour relation (`accounting.neighbours.resolve`):
     # local reports are charged as they are, their epsilon a replace-one guarantee
     events = tuple(events)
-    counter = Flattener(lambda body, d: 0.0, delta_share=1.0, whole_groups=whole_groups)
+    counter = Flattener(lambda body, d: 0.0, delta_share=1.0, whole_groups=whole_groups,
+                        pair_atoms=pair_atoms)
     counter.flatten(events)
     if counter.sites == 0:
-        return Flattener().flatten(events)
+        return Flattener(pair_atoms=pair_atoms).flatten(events)
     share = delta / (part * counter.sites)
     summarise = lambda body, d: _tightest_atoms(body, d).epsilon  # noqa: E731
-    return Flattener(summarise, share, whole_groups).flatten(events)
+    return Flattener(summarise, share, whole_groups, pair_atoms).flatten(events)
 
 
 def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
@@ -163,10 +173,12 @@ def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
     # (a lone shuffle's figure; elsewhere the extra summaries cost time)
     # (and for bootstraps amplified at a delta, `accounting.bootstrap`: a lone one's figure likewise)
     whole = has_shuffled(events) or _has_resampled(events)
-    tries = ((False, 2.0), (True, 2.0)) + (((False, FULL_PART),) if whole else ())
-    for whole, part in tries:
+    tries = ((False, 2.0, False), (True, 2.0, False)) + (((False, FULL_PART, False),) if whole else ())
+    if _has_pairs(events):  # replace-one and group pairs of subsamples too (`REPLACE_AWARE`)
+        tries += ((False, 2.0, True),)
+    for whole_groups, part, replace in tries:
         try:
-            atoms = atoms_of(events, delta, whole, part)
+            atoms = atoms_of(events, delta, whole_groups, part, replace)
         except NotSummarisable:
             continue
         if atoms not in found:
@@ -211,6 +223,8 @@ def exact_pure(atoms: Atoms) -> Fraction | None:
         eps = pure_part(atom)
         if eps is None and isinstance(atom, SubsampledAtom):
             eps = subsampled_pure_epsilon(atom)
+        if eps is None and isinstance(atom, ReplaceSubsampledAtom):
+            eps = replace_pure_epsilon(atom)
         if eps is None:
             return None
         total += n * eps
@@ -351,6 +365,8 @@ def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = 
     if not atoms:
         return Guarantee(0.0, delta, "pure")
     names = [name for name in (methods or METHODS) if METHODS[name].proven]
+    if _has_pair_atoms(atoms):  # also for a body summarised inside a group or a subsample
+        names = [name for name in names if name in REPLACE_AWARE]
     # an exact value cannot be beaten by any valid bound: stop there. The
     # closed forms take every pure atom for randomized response, exact for
     # eps-DP but not for the exponential mechanism, whose bounded range
@@ -395,6 +411,36 @@ def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = 
 ORIENTATION_FREE = ("pure", "exact-single", "basic", "advanced", "kov", "zcdp", "zcdp-cks", "pld")
 
 
+#: The methods that take a replace-one subsampled atom (`atoms.ReplaceSubsampledAtom`)
+#: or a person's group over a subsampled Gaussian (`atoms.GroupSubsampledAtom`):
+#: pure composition (the density-ratio bound of a Laplace body) and the PLD
+#: (their pairs, `pld_replace`, `pld_group`). The other methods see the
+#: flattening without them (group privacy), which `atoms_options` always offers too.
+REPLACE_AWARE = ("pure", "pld")
+
+
+def _has_pair_atoms(atoms: Atoms) -> bool:
+    return any(isinstance(atom, ReplaceSubsampledAtom | GroupSubsampledAtom) for atom in atoms)
+
+
+def _has_pairs(events: Iterable[Event]) -> bool:
+    """Whether a flattening with pair atoms may differ: a replace-one
+    subsample, or a person's group of rows over a subsample."""
+    for event in events:
+        if isinstance(event, Subsample) and event.replace:
+            return True
+        if isinstance(event, Group) and event.rows and _has_subsample(event.body):
+            return True
+        body = getattr(event, "body", None)
+        if body is not None and _has_pairs(body):
+            return True
+    return False
+
+
+def _has_subsample(events: Iterable[Event]) -> bool:
+    return any(isinstance(e, Subsample) or isinstance(e, Repeat) and _has_subsample(e.body) for e in events)
+
+
 def _either_way(events: Iterable[Event]) -> bool:
     for event in events:
         if isinstance(event, Subsample) and event.either_way:
@@ -409,6 +455,8 @@ def _allowed(events: tuple[Event, ...], atoms: Atoms, methods: Sequence[str] | N
     """``methods`` (None: all), restricted to `ORIENTATION_FREE` when a step
     may face either way and there is more than one step (one step is bounded
     by the larger of its two directions, which every method takes)."""
+    if _has_pair_atoms(atoms):
+        methods = [name for name in (methods or METHODS) if name in REPLACE_AWARE]
     if sum(atoms.values()) <= 1 or not _either_way(events):
         return methods
     return [name for name in (methods or METHODS) if name in ORIENTATION_FREE]

@@ -31,6 +31,13 @@ Flattening rules (each cites the fact that makes it exact or sound):
   (a Poisson subsample of a Poisson subsample is Poisson at q1 q2). Any other
   body is summarised by its own tightest (eps, delta) at a small share of the
   target delta and becomes a subsampled (eps, delta) atom.
+* Pair atoms (only with ``pair_atoms``; the accountant also tries the
+  flattening without them and keeps the smaller figure): a replace-one
+  Poisson subsample of the dataset with a Gaussian or Laplace body is a
+  `ReplaceSubsampledAtom` (`pld_replace`), and a person's group of k rows
+  over Poisson subsamples of the dataset with Gaussian bodies is made of
+  `GroupSubsampledAtom`s (`pld_group`). Only the PLD and pure composition
+  take them (`accountant.REPLACE_AWARE`), in summaries too.
 """
 
 from __future__ import annotations
@@ -131,7 +138,33 @@ class SubsampledAtom:
     either_way: bool = False
 
 
-Atom = BaseAtom | SubsampledAtom
+@frozen
+class ReplaceSubsampledAtom:
+    """A Gaussian or Laplace ``inner`` run on a Poisson subsample of rate q,
+    0 < q < 1, of a bag whose neighbours differ by one replaced row: the
+    pair ((1-q) A0 + q A+, (1-q) A0 + q A-) (`pld_replace`, where the proof
+    is). Only the methods in `accountant.REPLACE_AWARE` take it; a
+    flattening without it (group privacy over two steps) is always tried
+    beside it."""
+
+    rate: Fraction
+    inner: GaussianAtom | LaplaceAtom
+
+
+@frozen
+class GroupSubsampledAtom:
+    """A Gaussian ``inner`` run on a Poisson subsample of rate q, 0 < q < 1,
+    of the dataset itself, for a group of ``size`` rows of one person added
+    or removed together: the pair (sum_j Bin(k, q)(j) N(j mu), N(0)) and its
+    reverse (`pld_group`, where the proof is). Taken, like
+    `ReplaceSubsampledAtom`, only by `accountant.REPLACE_AWARE`."""
+
+    rate: Fraction
+    inner: GaussianAtom
+    size: int
+
+
+Atom = BaseAtom | SubsampledAtom | ReplaceSubsampledAtom | GroupSubsampledAtom
 Atoms = Counter  # Counter[Atom]: atom -> how many (adaptive) times it runs
 
 # The epsilon a composite body of atoms proves at a given delta (`tightest`).
@@ -156,8 +189,13 @@ class Flattener:
         summarise: Summariser | None = None,
         delta_share: float = 0.0,
         whole_groups: bool = False,
+        pair_atoms: bool = False,
     ) -> None:
         self._summarise = summarise
+        # a replace-one Poisson subsample (`events.Subsample.replace`) of a
+        # Gaussian or Laplace body as its replace-one pair; without, and for
+        # any other body, group privacy over its two add/remove steps
+        self._pair_atoms = pair_atoms
         self._delta_share = delta_share
         self._multiplicity = 1  # product of the enclosing repeat counts
         # group privacy of the grouped body's summarised part as one composed
@@ -206,7 +244,12 @@ class Flattener:
                 self._multiplicity //= event.count
             return Counter({atom: n * event.count for atom, n in body.items()})
         if isinstance(event, Group):
+            paired = self._group_pairs(event) if self._pair_atoms and event.rows else None
+            if paired is not None:
+                return paired
             return self._nested_group(Fraction(event.size), event.body)
+        if isinstance(event, Subsample) and event.replace:
+            return self._replace_subsample(event)
         if isinstance(event, Subsample):
             return self._subsample(Fraction(event.rate), event.body, event.either_way)
         if isinstance(event, Resampled):
@@ -271,7 +314,7 @@ class Flattener:
         if any(isinstance(atom, DiscreteGaussianAtom) for atom in inner):
             # no subsampled discrete-Gaussian pair is implemented: the body's (eps, delta) summary
             return Counter({SubsampledAtom(rate, self._summary(inner), either_way): 1})
-        if single is not None:
+        if single is not None and not isinstance(single, ReplaceSubsampledAtom | GroupSubsampledAtom):
             return Counter({_subsampled(rate, single, either_way): 1})
         if all(isinstance(atom, GaussianAtom) for atom in inner):
             rho = sum((atom.rho * n for atom, n in inner.items()), Fraction(0))
@@ -280,6 +323,37 @@ class Flattener:
             epsilon = sum((pure_part(atom) * n for atom, n in inner.items()), Fraction(0))
             return Counter({SubsampledAtom(rate, PureAtom(epsilon), either_way): 1})
         return Counter({SubsampledAtom(rate, self._summary(inner), either_way): 1})
+
+    def _group_pairs(self, group: Group) -> Atoms | None:
+        """A person's k rows (``Group.rows``) through a body of Laplace and
+        Gaussian events and Poisson subsamples of the dataset itself with
+        Gaussian bodies, in loops: the subsamples as `GroupSubsampledAtom`s,
+        the others scaled exactly (module docstring); None for any other
+        body, or one without such a subsample (the plain group rule)."""
+        size = Fraction(group.size)
+        if size.denominator != 1 or size < 2:
+            return None
+        found = _group_pair_atoms(group.body, int(size))
+        if found is None or not any(isinstance(atom, GroupSubsampledAtom) for atom in found):
+            return None
+        return found
+
+    def _replace_subsample(self, event: Subsample) -> Atoms:
+        """A Poisson subsample under replace-one (`pld_replace`): its pair for
+        a Gaussian (Gaussians merge, module docstring) or a single Laplace
+        body; else, or without ``pair_atoms``, the subsample at add/remove
+        distance 2 (group privacy, Dwork & Roth 2014, Thm 2.2)."""
+        rate = Fraction(event.rate)
+        plain = Subsample(event.rate, event.body)
+        if self._pair_atoms and 0 < rate < 1:
+            inner = Flattener().flatten(event.body) if _plain_body(event.body) else Counter()
+            single = _single_atom(inner)
+            if inner and all(isinstance(atom, GaussianAtom) for atom in inner):
+                rho = sum((atom.rho * n for atom, n in inner.items()), Fraction(0))
+                return Counter({ReplaceSubsampledAtom(rate, GaussianAtom(rho)): 1})
+            if isinstance(single, LaplaceAtom):
+                return Counter({ReplaceSubsampledAtom(rate, single): 1})
+        return self._event(Group(Fraction(2), (plain,)))
 
     def _summary(self, body: Atoms) -> ApproxAtom:
         """A composite body as one (eps, delta)-DP atom (its tightest guarantee)."""
@@ -419,6 +493,56 @@ def _verified_atom(event: Verified) -> Atom:
     return PureAtom(Fraction(event.epsilon))
 
 
+def _group_pair_atoms(events: tuple[Event, ...], k: int) -> Atoms | None:
+    atoms: Atoms = Counter()
+    for event in events:
+        if isinstance(event, Repeat):
+            inner = _group_pair_atoms(event.body, k)
+            if inner is None:
+                return None
+            atoms.update({atom: n * event.count for atom, n in inner.items()})
+        elif isinstance(event, Laplace | Gaussian):
+            for atom, n in Flattener().flatten((event,)).items():
+                scaled = _group_exact(atom, Fraction(k))
+                if scaled is None:
+                    return None
+                atoms[scaled] += n
+        elif isinstance(event, Subsample) and event.direct and not event.replace and not event.either_way \
+                and 0 < event.rate < 1 and _plain_body(event.body):
+            inner_atoms = Flattener().flatten(event.body)
+            if not inner_atoms or not all(isinstance(atom, GaussianAtom) for atom in inner_atoms):
+                return None
+            rho = sum((atom.rho * n for atom, n in inner_atoms.items()), Fraction(0))
+            atoms[GroupSubsampledAtom(Fraction(event.rate), GaussianAtom(rho), k)] += 1
+        else:
+            return None
+    return atoms
+
+
+def _plain_body(events: tuple[Event, ...]) -> bool:
+    """Whether a body is only Laplace, Gaussian and loops of them (flattened
+    without summaries or groups)."""
+    return all(
+        isinstance(e, Laplace | Gaussian) or isinstance(e, Repeat) and _plain_body(e.body) for e in events
+    )
+
+
+def replace_pure_epsilon(atom: ReplaceSubsampledAtom) -> Fraction | None:
+    """A Laplace (pure eps) body under replace-one Poisson subsampling:
+    log((1 - q + q e^eps) / (1 - q + q e^-eps)), the largest ratio of the
+    two mixtures' densities (each component within e^eps of the common
+    part; `pld_replace`), rounded up; never above 2 eps."""
+    if not isinstance(atom.inner, LaplaceAtom):
+        return None
+    import mpmath
+    from mpmath import mp
+
+    with mp.workprec(MP_PREC):
+        q, eps = mp_of(atom.rate), mp_of(atom.inner.epsilon)
+        value = mpmath.log1p(q * mpmath.expm1(eps)) - mpmath.log1p(q * mpmath.expm1(-eps))
+        return min(2 * atom.inner.epsilon, fraction_up_mp(value))
+
+
 def _single_atom(atoms: Atoms) -> Atom | None:
     if len(atoms) == 1:
         ((atom, n),) = atoms.items()
@@ -447,6 +571,11 @@ def _group_exact(atom: Atom, size: Fraction) -> Atom | None:
         return PureAtom(atom.epsilon * whole, atom.bounded_range)
     if isinstance(atom, ApproxAtom):
         return _approx_group(atom.epsilon, atom.delta, whole)
+    if isinstance(atom, ReplaceSubsampledAtom):  # k steps of its replace-one pure bound, or a summary
+        replaced = replace_pure_epsilon(atom)
+        return None if replaced is None else PureAtom(replaced * whole)
+    if isinstance(atom, GroupSubsampledAtom):
+        return None
     epsilon = subsampled_pure_epsilon(atom)
     if epsilon is not None:
         return PureAtom(epsilon * whole)

@@ -23,6 +23,11 @@ class Laplace:
 
     sensitivity: Number
     scale: Number
+    # how far the query moves when one row of the charged bag is replaced by
+    # another (the bag's size kept), where the checker knows it from the
+    # query's form (`checker.noise.replace_sensitivity`: a count moves by 0
+    # or 1, `sum[lo, hi]` by hi - lo); negative: not known (then 2 s)
+    replaced: Number = Fraction(-1)
 
     @property
     def epsilon(self) -> Number:
@@ -103,11 +108,22 @@ class Subsample:
     `fuzzpy.accounting.neighbours`): each step is bounded by the subsampled
     pair of one direction or the other, so only methods that bound both
     orders of every step compose such steps (the accountant's
-    `ORIENTATION_FREE`); a PLD composed per direction does not."""
+    `ORIENTATION_FREE`); a PLD composed per direction does not.
+
+    ``direct``: the subsampled bag is the parameter the cost is charged to,
+    unchanged (set by the checker, cleared by any re-expression of the cost,
+    as for `Sample.direct`). ``replace``: the event is restated for
+    replace-one neighbours of that bag (`fuzzpy.accounting.neighbours`): the
+    sample holds the replaced row (old value on one side, new on the other)
+    with probability q, and the accountant charges the replace-one pair of
+    Poisson subsampling (`accounting.pld_replace`) where it has one, else
+    group privacy over two add/remove steps."""
 
     rate: Number
     body: tuple[Event, ...]
     either_way: bool = False
+    direct: bool = False
+    replace: bool = False
 
 
 @frozen
@@ -145,10 +161,16 @@ class Resampled:
 @frozen
 class Group:
     """``body`` where the database is used with sensitivity k > 1: group
-    privacy over k-fold neighbours (Dwork & Roth 2014, Thm 2.2)."""
+    privacy over k-fold neighbours (Dwork & Roth 2014, Thm 2.2).
+
+    ``rows``: the k steps are k rows of one person added or removed
+    together (`check --group k`, a dataset's rows per person), so the two
+    datasets nest; a Poisson subsample of the dataset itself in the body
+    then draws each of the k rows independently (`accounting.pld_group`)."""
 
     size: Number
     body: tuple[Event, ...]
+    rows: bool = False
 
 
 @frozen

@@ -42,6 +42,15 @@ Rules (each sound for every event the checker produces):
   other methods used bound both orders of every step (pure, (eps, delta)
   composition, zCDP). Composing one direction for all steps is not valid
   here (docs/semantics.md, "Neighbour relations").
+* A Laplace event whose query's move under one replaced row of its bag is
+  known (`events.Laplace.replaced`, set by the checker for counts and
+  clamped sums of the bag itself: docs/semantics.md) is charged that move
+  where the rules above charge distance 2: on the dataset under
+  replace-one, and in a `choose[m]` body, whose coupled samples differ by
+  one replaced row (under replace-one) or by one replaced or one added row
+  (under add/remove, a dataset of at most m rows being sampled whole): the
+  move, or max(move, s). The query moves by at most that between any two
+  of the three batches of the Thm 10 argument above, which is all it uses.
 * `choose[m]` in every other case (add/remove neighbours, whose sizes
   differ so m/n would reveal n; a sample of a derived bag, whose size is not
   public; no row count given): not amplified. The samples of neighbours can
@@ -60,10 +69,17 @@ Rules (each sound for every event the checker produces):
   times and the body's group profile at j replacements mixed (Balle,
   Barthe & Gaboardi 2018, Thm 10; `accounting.bootstrap`), for Gaussian,
   Laplace and pure bodies (others keep the group bound).
-* Poisson `subsample[q]` under replace-one: group privacy over the two
-  steps of the whole subsampled event, `Group(2, (Subsample(q, body),))`.
-  (Sound for any derived bag; tighter replace-one analyses of Poisson
-  subsampling exist, e.g. dp-accounting's REPLACE_ONE pairs: not built.)
+* Poisson `subsample[q]` of the dataset itself (``direct``) under
+  replace-one: the sample holds the replaced row with probability q (its old
+  value on one side, its new on the other) and is otherwise the same, so
+  the outputs are (1-q) M(S) + q M(S + x) against (1-q) M(S) + q M(S + x'):
+  `Subsample(q, body, replace=True)`, charged the replace-one pair of a
+  Gaussian or Laplace body ((1-q) A0 + q A+ vs (1-q) A0 + q A-, proof in
+  `pld_replace`; the REPLACE_ONE pair of dp-accounting) by the PLD, and
+  group privacy over two steps otherwise (`atoms.Flattener`). Of a derived
+  bag (a filter, a let, a lambda's parameter): group privacy over the two
+  steps of the whole subsampled event, `Group(2, (Subsample(q, body),))`,
+  sound whatever one replaced row does to the derived bag.
 * Local and shuffled reports (`LocalReports`, `ShuffledReports`) are
   replace-one releases by nature: every row gives one report, so the number
   of reports is the number of rows, and adding or removing a row is seen
@@ -88,6 +104,7 @@ Rules (each sound for every event the checker produces):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from fractions import Fraction
 
@@ -228,17 +245,26 @@ def _top(event: Event, relation: str, rows: int | None) -> Event:
         # the replaced row drawn K <= m times: K replacements, 2K steps (module docstring)
         return Group(Fraction(2 * event.size), _inner_all(event.body))
     if isinstance(event, Sample) and event.direct and not event.replacement:
-        body = (Group(Fraction(2), _inner_all(event.body)),)
+        # the samples differ by one replaced row (same sizes): the body at distance 2,
+        # a Laplace count or clamped sum at its replace-one sensitivity (module docstring)
+        body = _coupled(_inner_all(event.body), replace_only=True)
         if rows is not None and rows > event.size:
             # Balle, Barthe & Gaboardi 2018, Thm 10; Zhu, Dong & Wang 2022 (module docstring)
             return Subsample(Fraction(event.size, rows), body, either_way=True)
-        return body[0]  # the whole dataset, or n unknown: the body at distance 2
+        return _one(body)  # the whole dataset, or n unknown
+    if isinstance(event, Subsample) and event.direct and not event.either_way:
+        # the replaced row is in the sample with probability q, x on one side and x'
+        # on the other: the replace-one pair (`pld_replace`; Zhu, Dong & Wang 2022)
+        return Subsample(event.rate, _inner_all(event.body), replace=True)
     return _doubled(_inner(event))
 
 
 def _doubled(event: Event) -> Event:
     """An add/remove event at replace-one distance: two steps (Dwork & Roth
     2014, Thm 2.2), exact for the calibrated mechanisms (sensitivity 2s)."""
+    if isinstance(event, Laplace) and event.replaced >= 0:
+        # the query's own replace-one sensitivity, at most 2s (module docstring)
+        return Laplace(event.replaced, event.scale) if event.replaced > 0 else Repeat(0, ())
     if isinstance(event, Laplace):
         return Laplace(event.sensitivity * 2, event.scale)
     if isinstance(event, Gaussian):
@@ -252,6 +278,39 @@ def _doubled(event: Event) -> Event:
     if isinstance(event, Repeat):
         return Repeat(event.count, tuple(_doubled(e) for e in event.body))
     return Group(Fraction(2), (event,))
+
+
+def _coupled(events: tuple[Event, ...], replace_only: bool) -> tuple[Event, ...]:
+    """The body of a sample without replacement on coupled samples that
+    differ by one replaced row (``replace_only``) or by one replaced or one
+    added row: a Laplace query whose replace-one sensitivity r is known
+    (`events.Laplace.replaced`) at r, or max(r, s); every other event at
+    distance 2 (group privacy), the whole body at once when no such Laplace
+    is in it (module docstring)."""
+    if not _has_replaced(events):
+        return (Group(Fraction(2), events),)
+    found: list[Event] = []
+    for event in events:
+        if isinstance(event, Repeat):
+            found.append(Repeat(event.count, _coupled(event.body, replace_only)))
+        elif isinstance(event, Laplace) and event.replaced >= 0:
+            moved = event.replaced if replace_only else max(event.replaced, event.sensitivity)
+            if moved > 0:
+                found.append(Laplace(moved, event.scale))
+        else:
+            found.append(Group(Fraction(2), (event,)))
+    return tuple(found)
+
+
+def _has_replaced(events: tuple[Event, ...]) -> bool:
+    return any(
+        isinstance(e, Laplace) and e.replaced >= 0 or isinstance(e, Repeat) and _has_replaced(e.body) for e in events
+    )
+
+
+def _one(events: tuple[Event, ...]) -> Event:
+    """A tuple of events as one (a single run of them)."""
+    return events[0] if len(events) == 1 else Repeat(1, events)
 
 
 def _inner_all(events: tuple[Event, ...]) -> tuple[Event, ...]:
@@ -270,14 +329,16 @@ def _inner(event: Event) -> Event:
         body = _inner_all(event.body)
         # the samples can be coupled to differ by one replaced row (without
         # replacement) or by up to m replaced rows (with): module docstring
-        steps = Fraction(2 * event.size) if event.replacement else Fraction(2)
-        return Group(steps, body)
+        if event.replacement:
+            return Group(Fraction(2 * event.size), body)
+        # without: one row replaced, or (a dataset of at most m rows) one added
+        return _one(_coupled(body, replace_only=False))
     if isinstance(event, Repeat):
         return Repeat(event.count, _inner_all(event.body))
-    if isinstance(event, Subsample):
-        return Subsample(event.rate, _inner_all(event.body))
-    if isinstance(event, Group):
-        return Group(event.size, _inner_all(event.body))
+    if isinstance(event, Subsample):  # keeps `direct` (and `either_way`, set only here)
+        return dataclasses.replace(event, body=_inner_all(event.body))
+    if isinstance(event, Group):  # keeps `rows`
+        return dataclasses.replace(event, body=_inner_all(event.body))
     return event
 
 

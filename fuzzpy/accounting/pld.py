@@ -34,13 +34,16 @@ from fuzzpy.accounting.atoms import (
     Atoms,
     DiscreteGaussianAtom,
     GaussianAtom,
+    GroupSubsampledAtom,
     LaplaceAtom,
     PureAtom,
+    ReplaceSubsampledAtom,
     SubsampledAtom,
 )
 from fuzzpy.accounting.pld_bound import DeltaBound
 from fuzzpy.accounting.pld_fft import compose
 from fuzzpy.accounting.pld_grid import GridPLD, discretise
+from fuzzpy.accounting.pld_group import GroupTails
 from fuzzpy.accounting.pld_pairs import (
     DEFAULT_DEPTH,
     ULP,
@@ -53,6 +56,7 @@ from fuzzpy.accounting.pld_pairs import (
 )
 from fuzzpy.accounting.pld_plan import Plan, Planner, renyi_bound, summary
 from fuzzpy.accounting.pld_symmetric import SymmetrisedTails
+from fuzzpy.accounting.pld_replace import ReplaceTails
 
 # audited down to here (tests/test_accounting_deep_delta.py: k-fold Laplace and
 # Laplace with Gaussians against exact references at 1e-300)
@@ -65,7 +69,7 @@ COARSE_FIRST = 1.25
 # (the two directions of DP-SGD differ by ~0.1-1%; a wider window costs little)
 KNOWN_MARGIN = 0.02
 TWIN_BOUNDS = 1.01
-Direction = list[tuple[LossTails | SymmetrisedTails, int]]
+Direction = list[tuple[LossTails | SymmetrisedTails | ReplaceTails | GroupTails, int]]
 
 
 # ---------------------------------------------------------------- atoms to pairs
@@ -110,8 +114,24 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
     if rho > 0:
         mu = _mu(rho)
         remove.append((LossTails(GaussianPair(mu, tail_depth(delta, count, mu)), 1.0, True), 1))
+    both: Direction = []
     for atom, n in atoms.items():
-        if isinstance(atom, SubsampledAtom):
+        if isinstance(atom, ReplaceSubsampledAtom):
+            # the replace-one pair is symmetric: the same in both directions (`pld_replace`)
+            mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
+            inner = atom.inner
+            pair = GaussianPair(mu, tail_depth(delta, count, mu)) if isinstance(inner, GaussianAtom) \
+                else LaplacePair(up(inner.epsilon))
+            remove.append((ReplaceTails(pair, up(atom.rate)), n))
+            both.append(remove[-1])
+        elif isinstance(atom, GroupSubsampledAtom):
+            # a person's k rows, each sampled on its own: the mixture pair both ways (`pld_group`)
+            mu = _mu(atom.inner.rho)
+            pair = GaussianPair(mu, tail_depth(delta, count, atom.size * mu))
+            remove.append((GroupTails(pair, up(atom.rate), atom.size, True), n))
+            add.append((GroupTails(pair, up(atom.rate), atom.size, False), n))
+            one_way = True
+        elif isinstance(atom, SubsampledAtom):
             if isinstance(atom.inner, DiscreteGaussianAtom):  # never built (summarised first)
                 raise ValueError("no PLD pair for a subsampled discrete Gaussian")
             inner_mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
@@ -134,7 +154,7 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
     # symmetric pairs (Gaussian, Laplace, randomized response) have the same
     # loss distribution in both directions
     symmetric = [(tails, n) for tails, n in remove if tails.rate >= 1]
-    return [remove, add + symmetric]
+    return [remove, add + symmetric + both]
 
 
 # ---------------------------------------------------------------- composing

@@ -35,7 +35,9 @@ from functools import cache, lru_cache
 import numpy as np
 
 from fuzzpy.accounting.pld_grid import GridPLD, Strides, discretise, log_sum_exp_rows
+from fuzzpy.accounting.pld_group import GroupTails
 from fuzzpy.accounting.pld_pairs import GaussianPair, LaplacePair, LossTails, RandomizedResponsePair
+from fuzzpy.accounting.pld_replace import ReplaceTails
 from fuzzpy.accounting.pld_symmetric import SymmetrisedTails
 from fuzzpy.support.records import frozen
 
@@ -80,7 +82,7 @@ STRIDE_SHARE = 1e-8  # tilted tail share times m^2 (`Planner.strides`)
 ORDERS = np.geomspace(1e-3, 1e3, 49)
 _PLAN_CELLS = 1024  # planning only (validity never depends on it); 4096 cost a third of a short DP-SGD run
 
-Direction = Sequence[tuple[LossTails | SymmetrisedTails, int]]
+Direction = Sequence[tuple[LossTails | SymmetrisedTails | ReplaceTails | GroupTails, int]]
 
 
 @frozen
@@ -121,7 +123,7 @@ class Summary:
 
 
 @lru_cache(maxsize=256)
-def summary(tails: LossTails | SymmetrisedTails) -> Summary:
+def summary(tails: LossTails | SymmetrisedTails | ReplaceTails | GroupTails) -> Summary:
     lo, hi = tails.loss_range()
     lo = lo if math.isfinite(lo) else -1e3
     coarse = discretise(tails, max((hi - lo) / _PLAN_CELLS, 1e-12), lo, hi)

@@ -250,6 +250,9 @@ def atom_curve_with_error(atom: Atom) -> tuple[np.ndarray, np.ndarray, Fraction]
         return (*_pure(atom), Fraction(0))
     if isinstance(atom, ApproxAtom):
         return (*_randomized_response(float_up(atom.epsilon)), atom.delta)
+    if not isinstance(atom, SubsampledAtom):
+        # a replace-one pair (`atoms.ReplaceSubsampledAtom`): not this method's (`accountant.REPLACE_AWARE`)
+        raise ValueError("no Renyi curve for a replace-one subsampled atom")
     return _subsampled_curve(atom)
 
 

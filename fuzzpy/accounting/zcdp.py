@@ -86,6 +86,9 @@ def atom_rho(atom: Atom) -> tuple[Fraction, Fraction]:
         # pair (BS16, Sec. 8: the decomposition leaves a pair whose likelihood
         # ratio is within e^{+-eps}, the only hypothesis of Steinke's Thm 5)
         return pure_rho(atom.epsilon), atom.delta
+    if not isinstance(atom, SubsampledAtom):
+        # a replace-one pair (`atoms.ReplaceSubsampledAtom`): not this method's (`accountant.REPLACE_AWARE`)
+        raise ValueError("no zCDP rule for a replace-one subsampled atom")
     return _subsampled_rho(atom)
 
 

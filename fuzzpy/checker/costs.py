@@ -13,6 +13,7 @@ long chain of `sample`s is linear to check.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -208,6 +209,10 @@ def indirect(events: tuple[Event, ...]) -> tuple[Event, ...]:
     def one(event: Event) -> Event:
         if isinstance(event, Sample) and event.direct:
             return Sample(event.replacement, event.size, False, event.body)
+        if isinstance(event, Subsample) and event.direct:
+            return dataclasses.replace(event, direct=False)
+        if isinstance(event, Laplace) and event.replaced >= 0:  # its form was of the variable's own rows
+            return Laplace(event.sensitivity, event.scale)
         if isinstance(event, Repeat):
             return Repeat(event.count, indirect(event.body))
         return event

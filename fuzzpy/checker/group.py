@@ -20,7 +20,7 @@ from fuzzpy.checker.result import CheckedDef, CheckedProgram, Instance
 def group_events(events: tuple[Event, ...], k: int) -> tuple[Event, ...]:
     if k <= 1 or not events:
         return events
-    return (Group(Fraction(k), events),)
+    return (Group(Fraction(k), events, rows=True),)
 
 
 def _def(d: CheckedDef, k: int) -> CheckedDef:

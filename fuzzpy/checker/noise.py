@@ -206,8 +206,84 @@ def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
         return Judgment(T.TFuzzy(j.type), {}, cost=cost)
     scale = 1 / eps
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: Laplace(s, scale))
+    replaced = replace_sensitivity(ck, call.args[0])
+    if replaced is not None:
+        name, moved = replaced
+        found = cost.get(name)
+        events = found.events() if found is not None and found.blame is None else ()
+        if len(events) == 1 and isinstance(events[0], Laplace):
+            cost[name] = C.Cost((Laplace(events[0].sensitivity, scale, moved),))
     ck.note(f"`laplace[{Sens(eps)}]`: noise of scale {Sens(scale)}; costs eps x the sensitivity in each variable")
     return Judgment(T.TFuzzy(j.type), {}, cost=cost)
+
+
+def replace_sensitivity(ck: Inferencer, query: S.Expr) -> tuple[str, Fraction] | None:
+    """How far ``query`` moves when one row of a bag variable X is replaced
+    by another, for the forms whose rows each add a bounded amount: `size`
+    or `sum[lo, hi]` of X through `map`s and `filter`s. A replaced row's
+    contribution lies in {1} (`size`) or [lo, hi] (`sum`), joined with {0}
+    when a `filter` may drop it, so the query moves by at most the width of
+    that set: 0 for `size X`, 1 for a filtered count, hi - lo for a clamped
+    sum (max(hi, 0) - min(lo, 0) filtered). The functions given to `map` and
+    `filter` cannot depend on X at a finite cost (Fuzz: they are used
+    without bound), so they act row by row. None for any other form."""
+    head, args = _spine(query)
+    if len(args) != 1:
+        return None
+    if _is_primitive(ck, head, "size"):
+        low, high = Fraction(1), Fraction(1)
+    elif isinstance(head, S.Prim) and head.name == "sum" and len(head.static_args) == 2:
+        constants = ck.visible_constants()
+        first, second = (static_value(e, constants) for e in head.static_args)
+        if first is None or second is None:
+            return None
+        low, high = Fraction(first), Fraction(second)
+        if low > high:
+            return None
+    else:
+        return None
+    bag = _bag_rows(ck, args[0])
+    if bag is None:
+        return None
+    name, optional = bag
+    if optional:
+        low, high = min(low, Fraction(0)), max(high, Fraction(0))
+    return name, high - low
+
+
+def _spine(expr: S.Expr) -> tuple[S.Expr, list[S.Expr]]:
+    args: list[S.Expr] = []
+    while isinstance(expr, S.App):
+        args.append(expr.arg)
+        expr = expr.func
+    args.reverse()
+    return expr, args
+
+
+def _is_primitive(ck: Inferencer, head: S.Expr, name: str) -> bool:
+    """``head`` names the primitive ``name`` (as `apply.apply_spine` resolves it)."""
+    if isinstance(head, S.Prim):
+        return head.name == name and not head.static_args
+    return (isinstance(head, S.Var) and head.name == name and ck.env.lookup(name) is None
+            and name not in ck.globals.constants and name not in ck.globals.defs
+            and name not in ck.globals.mechanisms)
+
+
+def _bag_rows(ck: Inferencer, expr: S.Expr) -> tuple[str, bool] | None:
+    """A bag variable X under `map`s and `filter`s: (X, whether a row may be dropped)."""
+    if isinstance(expr, S.Var):
+        return (expr.name, False) if ck.env.lookup(expr.name) is not None else None
+    head, args = _spine(expr)
+    if len(args) != 2:
+        return None
+    inner = _bag_rows(ck, args[1])
+    if inner is None:
+        return None
+    if _is_primitive(ck, head, "map"):
+        return inner
+    if _is_primitive(ck, head, "filter"):
+        return inner[0], True
+    return None
 
 
 def gauss(ck: Inferencer, call: PrimCall) -> Judgment:
@@ -529,7 +605,7 @@ def subsample(ck: Inferencer, call: PrimCall) -> Judgment:
     q = deferred_read(ck, call.statics[0], what, lambda: _rate(ck, call.statics[0], what), Fraction(1, 2))
     if q > 1:
         raise CheckError("FZ202", f"`subsample[{q}]`: the rate is a probability, at most 1", call.statics[0].span)
-    return _sampled(ck, call, "subsample", lambda body, direct: Subsample(Fraction(q), body),
+    return _sampled(ck, call, "subsample", lambda body, direct: Subsample(Fraction(q), body, direct=direct),
                     f"`subsample[{Sens(q)}]`: the body's cost in the sampled bag, amplified by subsampling")
 
 

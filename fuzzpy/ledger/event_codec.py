@@ -53,9 +53,18 @@ def event_to_data(event: Event) -> dict[str, JsonValue]:
     if _event_classes().get(cls.__name__) is not cls:
         raise EventFormatError(f"not a privacy event: {event!r}")
     data: dict[str, JsonValue] = {"kind": cls.__name__}
+    defaults = _defaults(cls)
     for name, annotation in _field_types(cls).items():
-        data[name] = _value_to_data(getattr(event, name), annotation)
+        value = getattr(event, name)
+        if name in defaults and value == defaults[name]:
+            continue  # a field added later, at its default: the text older versions wrote (and read)
+        data[name] = _value_to_data(value, annotation)
     return data
+
+
+@cache
+def _defaults(cls: type) -> dict[str, object]:
+    return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
 
 
 def _value_to_data(value: object, annotation: object) -> JsonValue:

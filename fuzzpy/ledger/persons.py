@@ -66,4 +66,4 @@ def for_person(events: Sequence[Event], k: int) -> tuple[Event, ...]:
     events = tuple(events)
     if k <= 1 or not events:
         return events
-    return (Group(Fraction(k), events),)
+    return (Group(Fraction(k), events, rows=True),)

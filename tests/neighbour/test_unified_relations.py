@@ -77,8 +77,9 @@ def test_check_reports_local_definitions_for_replace_one_and_groups_them_per_rep
     doc = json.loads(_cli("check", str(program), "--json", "--group", "2").stdout)
     figures = {d["name"]: d["privacy"]["rows"] for d in doc["definitions"] if d.get("privacy")}
     assert figures["answers"]["epsilon"] == 1.5 and figures["answers"]["neighbours"] == "replace-one"
-    # 2 people-rows: the count replaced twice is 4 add/remove steps of 0.5; the reports 2 x 0.75
-    assert figures["both"]["epsilon"] == 3.5
+    # 2 people-rows: the reports 2 x 0.75; the size of the bag, shared by replace-one
+    # neighbours, costs nothing (it was 4 add/remove steps of 0.5 by group privacy)
+    assert figures["both"]["epsilon"] == 1.5
     assert figures["tally"]["epsilon"] == 1.0 and "neighbours" not in figures["tally"]
 
 
@@ -89,7 +90,8 @@ def test_a_replace_one_dataset_holds_local_and_central_releases(files: tuple[Pat
     registered = _cli("dataset", "register", "visits", str(data), "--budget", "10", "--neighbours", "replace-one",
                       "--missing", "refuse", "--ledger", ledger)
     assert registered.returncode == 0, registered.stderr
-    for definition, epsilon in (("answers", 0.75), ("tally", 1.0), ("both", 1.75)):
+    # the size of the bag is public under replace-one: `tally` and the count in `both` cost 0
+    for definition, epsilon in (("answers", 0.75), ("tally", 0.0), ("both", 0.75)):
         done = _cli("run", str(program), definition, "--data", "rows=visits", "--ledger", ledger, "--json")
         assert done.returncode == 0, done.stderr
         doc = json.loads(done.stdout)

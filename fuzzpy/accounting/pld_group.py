@@ -1,0 +1,146 @@
+"""The pair of a Poisson-subsampled Gaussian for a group of k rows, as loss tails.
+
+A person's k rows are added (or removed) together; Poisson subsampling
+draws each independently at rate q, so j ~ Binomial(k, q) of them are in
+the sample and the Gaussian body (removal sensitivity s per row, mu = s /
+sigma) sees a shift a_T of norm at most j mu. The pair
+
+    P = sum_j C(k, j) q^j (1-q)^{k-j} N(j mu, 1)    against    Q = N(0, 1)
+
+(and (Q, P) for the addition direction) dominates it: for an output set E of
+mass p under N(0), N(a_T)(E) <= Phi(Phi^-1(p) + |a_T|) <= Phi(Phi^-1(p) + j mu)
+(Neyman-Pearson: a half-space is the best test of a Gaussian shift), attained
+for every j at once by one half-line, so sup_E P(E) - gamma Q(E) is at most
+the 1-D pair's value; likewise N(a_T)(E) >= Phi(Phi^-1(p) - j mu) for the
+addition direction (Zhu, Dong & Wang, AISTATS 2022, for dominating pairs and
+their composition; the mixture is the group version of their Poisson pair).
+It is exact when the k rows move the query the same way (a count).
+
+The loss of the removal direction is F(x) = log sum_j w_j e^{j mu x - j^2
+mu^2 / 2}, increasing and convex in x, from log w_0 = k log(1-q) up; of the
+addition direction -F(x). The threshold x*(c) solving F(x*) = c is found by
+Newton's method from the right (monotone for a convex increasing function),
+and `threshold_error` is the measured residual |F(x~) - c| plus the rounding
+of F's evaluation, so the tails at x~ are exact tails at a loss within it
+(`pld_pairs` error model). The output line is cut at x in [-depth, depth +
+k mu]; the mass beyond is moved up or counted at +infinity (`pld_grid`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import gammaln, ndtr
+
+from fuzzpy.accounting.pld_pairs import GaussianPair, Tails, ndtr_error
+from fuzzpy.support.records import frozen
+
+Array = np.ndarray
+ULP = 2.0**-53
+_NEWTON_STEPS = 400
+
+
+@frozen
+class GroupTails:
+    """The group pair of a Poisson-subsampled Gaussian (module docstring),
+    with the interface of `pld_pairs.LossTails`."""
+
+    base: GaussianPair  # mu of one row, and the depth of the kept range
+    rate: float  # 0 < q < 1, rounded up
+    size: int  # k >= 2 rows of one person
+    remove: bool = True
+
+    # ------------------------------------------------------------ the mixture
+
+    def _log_weights(self) -> Array:
+        k, q = self.size, self.rate
+        j = np.arange(k + 1, dtype=float)
+        log_binomial = gammaln(k + 1) - gammaln(j + 1) - gammaln(k - j + 1)
+        return log_binomial + j * math.log(q) + (k - j) * math.log1p(-q)
+
+    def _exponents(self, x: Array) -> Array:
+        mu = self.base.mu
+        j = np.arange(self.size + 1, dtype=float)
+        return self._log_weights()[None, :] + np.multiply.outer(x, j * mu) - (j * j * mu * mu / 2)[None, :]
+
+    def loss_of(self, x: Array) -> tuple[Array, Array]:
+        """F(x) and F'(x) (removal direction)."""
+        terms = self._exponents(np.asarray(x, dtype=float))
+        top = np.max(terms, axis=1)
+        shares = np.exp(terms - top[:, None])
+        total = np.sum(shares, axis=1)
+        j = np.arange(self.size + 1, dtype=float)
+        slope = self.base.mu * (shares @ j) / total
+        return top + np.log(total), slope
+
+    def _evaluation_error(self, x: Array) -> Array:
+        """A bound of the rounding of F(x): a few ulp of the largest term's parts."""
+        mu, k = self.base.mu, self.size
+        size = np.where(np.isfinite(x), np.abs(x), 0.0)
+        parts = float(np.max(np.abs(self._log_weights()))) + k * mu * size + k * k * mu * mu / 2
+        return 16 * ULP * (parts + 2 * math.log(k + 2) + 4)
+
+    def _x_range(self) -> tuple[float, float]:
+        return -self.base.depth, self.base.depth + self.size * self.base.mu
+
+    def _solve(self, c: Array) -> tuple[Array, Array]:
+        """x*(c) with F(x*) = c (-inf for c below F's infimum), and the
+        residual bound |F(x~) - c| plus F's rounding, per threshold."""
+        c = np.asarray(c, dtype=float)
+        logw = self._log_weights()
+        mu, k = self.base.mu, self.size
+        floor = float(logw[0])
+        below = c <= floor
+        target = np.where(below, floor + 1.0, c)
+        # a start right of the root: F(x) >= log w_k + k mu x - k^2 mu^2 / 2
+        x = (target - logw[k] + k * k * mu * mu / 2) / (k * mu) + 1.0
+        for _ in range(_NEWTON_STEPS):
+            value, slope = self.loss_of(x)
+            step = (value - target) / slope
+            x_next = x - np.maximum(step, 0.0)  # from the right: never past the root (convexity)
+            if np.all(np.abs(x_next - x) <= 4 * ULP * (np.abs(x) + 1)):
+                x = x_next
+                break
+            x = x_next
+        value, _ = self.loss_of(x)
+        error = np.abs(value - target) + self._evaluation_error(x)
+        x = np.where(below, -np.inf, x)
+        return x, np.where(below, 0.0, error)
+
+    # ------------------------------------------------------------ tails
+
+    def tails(self, eps: Array) -> Tails:
+        eps = np.asarray(eps, dtype=float)
+        mu, k = self.base.mu, self.size
+        weights = np.exp(self._log_weights())
+        j = np.arange(k + 1, dtype=float)
+        if self.remove:  # L = F(X): L > c <=> X > x*(c); P the mixture, Q = N(0)
+            x, _ = self._solve(eps)
+            shifted = np.subtract.outer(x, j * mu)  # X - j mu under N(j mu) is N(0)
+            p_sf = ndtr(-shifted) @ weights
+            p_cdf = ndtr(shifted) @ weights
+            q_sf, q_cdf = ndtr(-x), ndtr(x)
+        else:  # L = -F(X): L > c <=> X < x*(-c); P = N(0), Q the mixture
+            x, _ = self._solve(-eps)
+            shifted = np.subtract.outer(x, j * mu)
+            p_sf, p_cdf = ndtr(x), ndtr(-x)
+            q_sf = ndtr(shifted) @ weights
+            q_cdf = ndtr(-shifted) @ weights
+        size = np.where(np.isfinite(x), np.abs(x), 0.0)
+        hazard = np.minimum(size + k * mu, 40)
+        rel = ndtr_error(hazard) + 4 * ULP * (size + k * mu + 1) * (hazard + 3) + 4 * (k + 2) * ULP
+        return Tails(p_sf, p_cdf, q_sf, q_cdf, rel)
+
+    def threshold_error(self, eps: Array) -> float:
+        eps = np.asarray(eps, dtype=float)
+        if eps.size == 0:
+            return 0.0
+        _, error = self._solve(eps if self.remove else -eps)
+        return 2 * float(np.max(error))
+
+    def loss_range(self) -> tuple[float, float]:
+        lo_x, hi_x = self._x_range()
+        values, _ = self.loss_of(np.array([lo_x, hi_x]))
+        lo, hi = float(values[0]), float(values[1])
+        return (lo, hi) if self.remove else (-hi, -lo)
