@@ -55,8 +55,8 @@ from fuzzpy.accounting.pld_pairs import (
     tail_depth,
 )
 from fuzzpy.accounting.pld_plan import Plan, Planner, renyi_bound, summary
-from fuzzpy.accounting.pld_symmetric import SymmetrisedTails
 from fuzzpy.accounting.pld_replace import ReplaceTails
+from fuzzpy.accounting.pld_symmetric import SymmetrisedTails
 
 # audited down to here (tests/test_accounting_deep_delta.py: k-fold Laplace and
 # Laplace with Gaussians against exact references at 1e-300)
