@@ -37,6 +37,12 @@ from fuzzpy.runtime.randomness import SeededSource
 ROOT = Path(__file__).resolve().parent.parent
 mpmath.mp.dps = 50
 
+@pytest.fixture(autouse=True)
+def _fifty_digits():  # noqa: ANN202 -- other modules set mpmath's precision at import
+    with mpmath.workdps(50):
+        yield
+
+
 DEVICE = "type D = { on : bool, cat : int, x : num };\n"
 
 
