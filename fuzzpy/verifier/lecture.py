@@ -599,6 +599,18 @@ def _sorted(items: list[_Item]) -> list[_Item]:
     return sorted(items, key=lambda i: (not any("%s" in c for c in i.conjuncts), i.order))
 
 
+def _wrapped(text: str) -> bool:
+    """``text`` is one bracketed term: `(a => b)`, not `(a) \\/ b`."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    depth = 0
+    for k, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and k < len(text) - 1:
+            return False
+    return True
+
+
 def _publicise(tree: Tree, public: set[str]) -> Tree:
     """Run 1's copy of a public parameter (`eps.1`) shown as the parameter (`eps`)."""
     if isinstance(tree, str):
@@ -627,7 +639,7 @@ def _present(items: list[_Item], split: Tree | None, label_text: Callable[[str],
     def group(parts: tuple[str, ...]) -> str:
         if len(parts) == 1:
             return parts[0]
-        return AND.join(f"({p})" if " => " in p or OR in p else p for p in parts)
+        return AND.join(f"({p})" if (" => " in p or OR in p) and not _wrapped(p) else p for p in parts)
 
     if texts["public"]:
         add(group(texts["public"]))
@@ -759,9 +771,11 @@ def regroup(decl: MechanismDecl, program: Program | None, base: Certificate, sou
         return finish(items, None, cert, "", minimise and mine_minimal)
 
     # the lecture's own shape, split as the slides split (at i1 < s): its note when rejected
-    strict = _items(clauses, index, frozenset({LT}), True, False, False)
-    ok, reason, _cert = accepted(strict, splits[0])
-    lecture_reason = "" if ok else _reason(reason)
+    lecture_reason = ""
+    if minimise:
+        strict = _items(clauses, index, frozenset({LT}), True, False, False)
+        ok, reason, _cert = accepted(strict, splits[0])
+        lecture_reason = "" if ok else _reason(reason)
     found = []
     for before, split in ((frozenset({LT}), splits[0]), (frozenset({LT, EQ}), splits[1])):
         # every clause of the proof, placed for this split: the proof's invariant itself, regrouped
