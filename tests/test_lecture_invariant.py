@@ -165,7 +165,7 @@ def test_every_examples_regrouped_invariant_is_kernel_accepted(name: str) -> Non
         pytest.skip(f"{name} is not proved")
     game = result.proof()
     cert = result.verdict.certificate
-    for loop_index, loop in enumerate(game.loops):
+    for loop in game.loops:
         assert loop.lecture is not None and loop.lecture.checked, (name, loop.lecture)
         assert loop.lecture.formula and loop.lecture.cost
         side = next(s for s in cert.sides if s.orientation == loop.orientation)

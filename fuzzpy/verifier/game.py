@@ -157,7 +157,7 @@ def build(verdict: Verdict, decl: MechanismDecl, program: Program | None, minimi
     loops = tuple(_loop_clauses(decl, side, inv, hints, (side.orientation, inv.at.node) in minimal, context,
                                 found.get((side.orientation, inv.at.node), len(inv.labels)))
                   for side in cert.sides for inv in side.loops)
-    loops = _with_lectures(decl, program, cert, verdict.certificate, loops, minimise, hints)
+    loops = _with_lectures(decl, program, cert, verdict.certificate or cert, loops, minimise, hints)
     return GameProof(decl.name, cert.claim, cert.rule, _precondition(decl), _postcondition(decl, cert.rule),
                      tuple(steps), loops, tuple(context.closing(loops, paths)),
                      tuple(s.orientation for s in cert.sides), paths, tuple(_obligations(decl, context)))

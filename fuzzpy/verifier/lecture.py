@@ -34,7 +34,8 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from typing import TYPE_CHECKING, Callable, Union
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Union
 
 from fuzzpy.support.records import frozen
 from fuzzpy.verifier.kernel.certificate import Certificate, LoopInvariant
@@ -47,7 +48,7 @@ MAX_LECTURE_CHECKS = 160
 #: ... and gives up choosing clauses after this much CPU (what is left is then shown, still checked)
 LECTURE_SECONDS = 60.0
 
-Tree = Union[str, list["Tree"]]
+Tree = Union[str, list["Tree"]]  # noqa: UP007 - a recursive alias
 #: the lecture's connectives, in ASCII
 AND, OR = " /\\ ", " \\/ "
 
@@ -331,7 +332,9 @@ def _items(clauses: list[_Clause], index: str | None, before: frozenset[str], st
         elif every or c.hint or index is None:
             items.append(_item("every", bodies, None, bodies, c))
     for c, bodies in _pair_abs([c for c in plain if c.guard is not None]):
-        trees = [["=>", c.guard, b] for b in bodies]
+        condition = c.guard
+        assert condition is not None
+        trees = [["=>", condition, b] for b in bodies]
         if index is not None and _mentions_s(c.guard):
             # the lecture's "after s" disjunction; a copy for every case the search may drop
             items.append(_item("disjunction", trees, c.guard, bodies, c))
@@ -344,11 +347,11 @@ def _items(clauses: list[_Clause], index: str | None, before: frozenset[str], st
         if not _is_cost(c):
             continue
         cases = _index_cases(c.guard, index) if index else None
-        key = smt(c.body) if cases is not None else smt(["=>", c.guard, c.body] if c.guard is not None else c.body)
-        seen_cost = costs.get(key)
+        cost_key = smt(c.body) if cases is not None or c.guard is None else smt(["=>", c.guard, c.body])
+        seen_cost = costs.get(cost_key)
         if cases is not None and seen_cost is not None and seen_cost[0] is not None:
             cases = cases | seen_cost[0]
-        costs[key] = (cases, seen_cost[1] if seen_cost else c)
+        costs[cost_key] = (cases, seen_cost[1] if seen_cost else c)
     for cases, c in costs.values():
         if cases is not None and index is not None:
             guard = None if cases == ALL else _case_guard(cases, index)
@@ -474,8 +477,8 @@ def show(tree: Tree, outer: int = 0) -> str:
             and args[1].startswith("%remaining."):
         return f"used({args[1][len('%remaining.'):]})"  # the share of the vec[1] budget read so far
     if head in ("and", "or"):
-        inner = _PREC["and"] + 1  # (a /\\ b) \\/ c: the lecture's brackets
-        text = (AND if head == "and" else OR).join(show(a, inner) for a in args)
+        level = _PREC["and"] + 1  # (a /\\ b) \\/ c: the lecture's brackets
+        text = (AND if head == "and" else OR).join(show(a, level) for a in args)
         return f"({text})" if outer > _PREC[str(head)] else text
     if head == "=>":
         text = f"{show(args[0], 2)} => {show(args[1], 1)}"
@@ -488,10 +491,9 @@ def show(tree: Tree, outer: int = 0) -> str:
         return f"!({show(inner)})"
     if head in ("=", "distinct", "<", "<=", ">", ">=") and len(args) == 2:
         return _comparison(str(head), args[0], args[1])
-    if head == "ite" and _abs_of(tree) is not None:
-        inner = _abs_of(tree)
-        assert inner is not None
-        return _abs_text(inner)
+    absolute = _abs_of(tree) if head == "ite" else None
+    if absolute is not None:
+        return _abs_text(absolute)
     if head == "ite":
         return f"({show(args[0])} ? {show(args[1])} : {show(args[2])})"
     if head == "+":
@@ -568,11 +570,10 @@ def _disjunctions(items: list[_Item], label_text: Callable[[str], str]) -> list[
     for key, group in keyed.items():
         first = parse(key)
         try:
-            head = show(first, 4)
             parts: list[str] = []
             for item in group:
                 rest = _conjuncts(item.guard)[1:] if item.guard is not None else []
-                text = (f"{_abs_text(item.body[0][1])} <= {show(item.body[0][2])}"  # type: ignore[index]
+                text = (f"{_abs_text(item.body[0][1])} <= {show(item.body[0][2])}"
                         if len(item.body) == 2 else show(item.body[0], 4))
                 parts.append(f"({show(_and(rest), 2)} => {text})" if rest else text)
             negated = show(["not", first], 3)
@@ -678,7 +679,7 @@ def _source_clauses(inv: LoopInvariant, hints: set[str]) -> list[_Clause] | None
     if len(parts) != len(inv.labels):
         return None
     out: list[_Clause] = []
-    for k, (part, label) in enumerate(zip(parts, inv.labels)):
+    for k, (part, label) in enumerate(zip(parts, inv.labels, strict=True)):
         out += _clauses(parse(part), label, label in hints, k)
     return out
 
@@ -718,8 +719,8 @@ def regroup(decl: MechanismDecl, program: Program | None, base: Certificate, sou
     ``source``'s invariant (the prover's, every clause) is where clauses are
     chosen from when ``minimise``; otherwise ``base``'s clauses are regrouped as
     they are (one kernel check)."""
-    from fuzzpy.verifier.game import _two_runs, _statements
     from fuzzpy.language.syntax import TyVec, VarDecl
+    from fuzzpy.verifier.game import _statements, _two_runs
     from fuzzpy.verifier.kernel import check
 
     names = {p.name for p in decl.params} | {s.name for s in _statements(decl.body) if isinstance(s, VarDecl)}
