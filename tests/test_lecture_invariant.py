@@ -197,3 +197,24 @@ def test_json_and_the_api_carry_the_regrouped_clauses() -> None:
     assert shown["smt"].startswith("(and ")
     api = _proved("rosnm_student_proof").proof()
     assert json.loads(json.dumps(dataclasses.asdict(api.loops[0].lecture))) == shown
+
+
+def test_a_regrouping_the_kernel_did_not_accept_is_never_printed() -> None:
+    """Rendering alone: a lecture-shaped invariant marked unchecked gives way to the
+    clauses as the kernel needs them, with a line saying why."""
+    from fuzzpy.verifier.game import Clause, GameProof, LoopClauses
+    from fuzzpy.verifier.report import game_lines
+
+    unchecked = lecture.Lecture(False, "i1 < s", ("i1 = i2",), ("max1 < s",), (), (), ("paid <= eps",),
+                                ("   i1 = i2", "/\\ i1 < s => (max1 < s)"), "(and true)",
+                                note="the kernel rejects every regrouping tried")
+    loop = LoopClauses(7, "i < k", "forward", (Clause("i1 = i2", ""), Clause("max2 == s", "max1 == s")), 40, True,
+                       unchecked)
+    game = GameProof("m", "eps", "pointwise", (), "", (), (loop,), (), ("forward",))
+    text = "\n".join(game_lines(game))
+    assert "i1 < s => (max1 < s)" not in text and "lecture's shape (" not in text
+    assert "not shown in the lecture's shape: the kernel rejects every regrouping tried" in text
+    assert "when max1 == s:" in text and "max2 == s" in text
+    checked = dataclasses.replace(unchecked, checked=True)
+    shown = "\n".join(game_lines(dataclasses.replace(game, loops=(dataclasses.replace(loop, lecture=checked),))))
+    assert "/\\ i1 < s => (max1 < s)" in shown and "when max1 == s:" not in shown
