@@ -47,9 +47,15 @@ def test_the_lectures_programs_as_written_are_proved_with_named_rules() -> None:
     assert rosnm.startswith("rosnm: proved, privacy eps")
     assert "case i1 == s: Laplace+ rule 2" in rosnm and "case i1 != s: Laplace+ rule 1" in rosnm
     assert "post [ cur1 + 1 = cur2 ]" in rosnm  # the lecture's cur1 + 1 = cur2
-    assert "when max1 == s:" in rosnm  # an invariant clause grouped by its case
+    # the invariant in the lecture's clauses: public equality, before s, after s (its disjunction), paid
+    assert "     i1 = i2\n" in rosnm
+    assert "/\\ i1 <= s => (max1 < s /\\ |best1 - best2| <= 1)" in rosnm
+    assert "/\\ i1 > s => ((max1 = max2 = s /\\ (s != 0 => best1 + 1 = best2)) \\/ max1 != s)" in rosnm
+    assert "/\\ (i1 <= s => paid = 0) /\\ paid <= eps" in rosnm
+    assert "the lecture's shape (i1 < s => before" in rosnm and "is not inductive" in rosnm
     above = (ROOT / "above_t.explain.expected").read_text()
     assert "post [ tn1 + 1 = tn2 ]" in above and "eps / 2" in above
+    assert "while (i < k)" in above  # the slides' loop test
 
 
 def test_never_that_both_runs_take_the_same_branches_when_they_may_not() -> None:
@@ -176,6 +182,8 @@ def test_verify_json_carries_the_proof_as_data() -> None:
     rules = [use["rule"] for step in proof["steps"] for use in step["rules"]]
     assert any(r.startswith("Laplace+ rule 2") for r in rules)
     assert proof["loops"][0]["clauses"]
+    shown = proof["loops"][0]["lecture"]  # regrouped as the lecture writes it, re-checked by the kernel
+    assert shown["checked"] and shown["public"] == ["i1 = i2"] and shown["smt"].startswith("(and ")
 
 
 def test_the_api_returns_a_dataclass_tree() -> None:
@@ -186,7 +194,7 @@ def test_the_api_returns_a_dataclass_tree() -> None:
     assert dataclasses.is_dataclass(game)
     assert game.loops[0].minimised
     assert json.loads(json.dumps(game.to_json()))["mechanism"] == "above_t"
-    assert "line 13: one more trip keeps the invariant (consecution)" in game.obligations
+    assert "line 16: one more trip keeps the invariant (consecution)" in game.obligations
     assert result.steps[0].startswith("  the verification game")
 
 

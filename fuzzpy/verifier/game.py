@@ -50,6 +50,7 @@ from fuzzpy.verifier.kernel.certificate import (
     Side,
     numbering,
 )
+from fuzzpy.verifier.lecture import AND, Lecture, regroup
 from fuzzpy.verifier.text import show
 from fuzzpy.verifier.walk import sub_expressions
 
@@ -104,6 +105,8 @@ class LoopClauses:
     clauses: tuple[Clause, ...]
     found: int  # clauses the prover's invariant had
     minimised: bool  # every clause left was shown needed by the kernel
+    #: the invariant in the lecture's shape, re-checked by the kernel (fuzzpy.verifier.lecture)
+    lecture: Lecture | None = None
 
 
 @frozen
@@ -154,9 +157,26 @@ def build(verdict: Verdict, decl: MechanismDecl, program: Program | None, minimi
     loops = tuple(_loop_clauses(decl, side, inv, hints, (side.orientation, inv.at.node) in minimal, context,
                                 found.get((side.orientation, inv.at.node), len(inv.labels)))
                   for side in cert.sides for inv in side.loops)
+    loops = _with_lectures(decl, program, cert, verdict.certificate or cert, loops, minimise, hints)
     return GameProof(decl.name, cert.claim, cert.rule, _precondition(decl), _postcondition(decl, cert.rule),
                      tuple(steps), loops, tuple(context.closing(loops, paths)),
                      tuple(s.orientation for s in cert.sides), paths, tuple(_obligations(decl, context)))
+
+
+def _with_lectures(decl: MechanismDecl, program: Program | None, cert: Certificate, source: Certificate,
+                   loops: tuple[LoopClauses, ...], minimise: bool, hints: set[str]) -> tuple[LoopClauses, ...]:
+    """Each loop's invariant regrouped in the lecture's shape; every regrouping
+    replaces its loop's invariant in one certificate the kernel accepts whole."""
+    out = []
+    k = 0
+    for side in cert.sides:
+        for loop_index, _inv in enumerate(side.loops):
+            minimal = loops[k].minimised and len(loops[k].clauses) > 0
+            lecture, cert = regroup(decl, program, cert, source, side.orientation, loop_index, minimise, hints,
+                                    minimal)
+            out.append(dataclasses.replace(loops[k], lecture=lecture))
+            k += 1
+    return tuple(out)
 
 
 def _obligations(decl: MechanismDecl, context: _Context) -> list[str]:
@@ -517,7 +537,10 @@ class _Context:
                    for use in step.rules if use.paid.strip() != "0"]
         for loop in loops:
             cost = [c for c in loop.clauses if "cost" in c.text]
-            if cost:
+            if loop.lecture is not None and loop.lecture.checked and loop.lecture.cost:
+                what = "what its trips pay" if outside else "what is paid"
+                lines.append(f"the invariant at line {loop.line} carries {what}: " + AND.join(loop.lecture.cost))
+            elif cost:
                 shown = "; ".join((f"{c.case} ==> " if c.case else "") + c.text for c in cost)
                 what = "the cost of its trips" if outside else "the cost"
                 lines.append(f"the invariant at line {loop.line} carries {what}: {shown}")

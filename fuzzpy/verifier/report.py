@@ -13,7 +13,7 @@ from fuzzpy.verifier.verdict import Verdict, output_json
 
 if TYPE_CHECKING:  # not at run time: rendering a cached proof loads neither the prover nor z3
     from fuzzpy.verifier.cheapest import Cheaper
-    from fuzzpy.verifier.game import GameProof
+    from fuzzpy.verifier.game import GameProof, LoopClauses
     from fuzzpy.verifier.kernel.certificate import Certificate
     from fuzzpy.verifier.prover import ProofTrace
     from fuzzpy.verifier.refuter import Counterexample
@@ -84,6 +84,11 @@ def game_lines(game: GameProof) -> list[str]:
             lines.append(f"               {pad}    pre {use.pre}; post {use.post}; paid {use.paid}")
     for loop in game.loops:
         side = "" if loop.orientation == "forward" else " (relation reversed)"
+        if loop.lecture is not None and loop.lecture.checked:
+            lines += lecture_lines(loop, side)
+            continue
+        if loop.lecture is not None and loop.lecture.note:
+            lines.append(f"    (loop at line {loop.line}: not shown in the lecture's shape: {loop.lecture.note})")
         if loop.minimised:
             how = f"the clauses the kernel needs (of the {loop.found} found)"
         elif len(loop.clauses) < loop.found:
@@ -103,6 +108,25 @@ def game_lines(game: GameProof) -> list[str]:
         lines += [f"      {text}" for text in game.obligations]
     lines.append("    cost:")
     lines += [f"      {text}" for text in game.closing]
+    return lines
+
+
+def lecture_lines(loop: LoopClauses, side: str) -> list[str]:
+    """A loop invariant as the lecture states it: public equalities, before s,
+    after s, every case, paid (fuzzpy.verifier.lecture)."""
+    lecture = loop.lecture
+    assert lecture is not None
+    how = "the clauses the kernel needs" if lecture.minimised else "the proof's clauses"
+    lines = [f"    loop invariant at line {loop.line}, while ({loop.guard}){side}, in the lecture's shape ({how};",
+             "      the kernel re-checked it in place of the proof's: initiation, consecution, what follows the loop):"]
+    lines += [f"        {text}" for text in lecture.formula]
+    groups = [("public", lecture.public), (f"before s ({lecture.split})", lecture.before),
+              ("after s", lecture.after), ("in every case", lecture.relational), ("paid", lecture.cost)]
+    named = "; ".join(name for name, texts in groups if texts)
+    lines.append(f"      (the clauses, in order: {named}" + ("; paid0: what was paid when the loop was entered)"
+                                                          if any("paid0" in t for t in lecture.formula) else ")"))
+    if lecture.note:
+        lines.append(f"      {lecture.note}")
     return lines
 
 
