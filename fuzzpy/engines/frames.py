@@ -140,7 +140,7 @@ def local_content(table: pa.Table) -> str | None:
     return table_content(table)
 
 
-def open_in_memory(ledger: Any, source: Any, bag_type: Any) -> Any:
+def open_in_memory(ledger: Any, source: Any, bag_type: Any, register: Any = None) -> Any:
     from fuzzpy.data.datasets import open_frame
     from fuzzpy.engines.content import file_content
 
@@ -148,13 +148,13 @@ def open_in_memory(ledger: Any, source: Any, bag_type: Any) -> Any:
         table = local_table(source.frame)
     header = Header(tuple(table.column_names), tuple(table.schema.types), None, table)
     return open_frame(ledger, source, bag_type, header, local_digests(table), lambda: table.num_rows,
-                      lambda: local_content(table), file_content=file_content)
+                      lambda: local_content(table), file_content=file_content, register=register)
 
 
 # ---------------------------------------------------------------- in an engine
 
 
-def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
+def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any, register: Any = None) -> Any:
     """Open data in memory where `engine` (a `QueryEngine`) runs."""
     from dataclasses import replace
 
@@ -163,7 +163,7 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
 
     frame: InMemory = source.frame
     if frame.home is None and engine.name == "spark":  # held by Python: through the loader, as CSV
-        opened = open_in_memory(ledger, source, bag_type)
+        opened = open_in_memory(ledger, source, bag_type, register)
         return replace(opened, placed=Placed("", POSITION, opened.header.table))
     with reading(frame):
         placed = _place(engine, frame)
@@ -186,7 +186,7 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
 
     held = Header(header.names, header.arrow_types, None, placed.table) if placed.table is not None else None
     opened = open_frame(ledger, source, bag_type, header, digests, count, content, file_content=file_content,
-                        cells=held)
+                        cells=held, register=register)
     return replace(opened, placed=placed)
 
 

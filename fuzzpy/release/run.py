@@ -411,7 +411,8 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             events = _for_relation(events, request)
             for key, evs in _events_by_dataset(events, keys).items():  # refuse before the data is read
                 ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours)
-            opened = {name: engine.open(ledger, s, types[name]) for name, s in sources.items()}
+            register = _first_registration(ledger, budget, warn)  # a first run registers before it judges (F1)
+            opened = {name: engine.open(ledger, s, types[name], register) for name, s in sources.items()}
             _one_file_per_dataset(opened)
             for name, o in opened.items():  # a bag of vectors is as wide as its file has columns (the header)
                 _checked_lengths(definition, lambda: lengths.width(name, len(o.plan.columns)))  # noqa: B023
@@ -596,6 +597,32 @@ def _least_reports(events: tuple[Event, ...]) -> int:
         elif isinstance(event, Repeat | Subsample | Group):
             most = max(most, _least_reports(event.body))
     return most
+
+
+def _first_registration(ledger: Any, budget: Budget | None, warn: Warn) -> Callable[..., Any]:
+    """How a first run records its dataset (issue 31, F1): the typing of the
+    file is the holder's act, recorded with the budget given as `dataset
+    register` records it, and said, before the program is judged against
+    it -- and kept if the program is then refused, so that every refusal,
+    from then on, is a function of the recorded (public) schema alone."""
+    def register(registration: Any, same_rows: Any) -> Any:
+        existing = ledger.registration(registration.name)  # another parameter of this run, the same data
+        if existing is not None and (existing.file, existing.sha256) == (registration.file, registration.sha256):
+            return existing
+        ledger.register(registration, budget, same_rows)
+        warn(registered_text(registration))
+        return registration
+
+    return register
+
+
+def registered_text(registration: Any) -> str:
+    """What a first run says of the registration it recorded."""
+    types = ", ".join(f"{c.name}: {c.kind or 'any'}" for c in registration.columns)
+    return (f"note: registered {registration.name} with types {types} -- typed from its cells as `fuzzpy "
+            "dataset register` types them: the act of the data's holder, public from now on (every later run is "
+            "judged against these types; to type without reading cells, register it yourself with `fuzzpy "
+            "dataset register NAME FILE --type COL=KIND ...`)")
 
 
 def _one_file_per_dataset(opened: dict[str, Any]) -> None:
