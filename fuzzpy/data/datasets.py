@@ -286,8 +286,8 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                                file_content=file_content)
         now = utc_now()
         # each column typed by its own Arrow type, public, as `dataset register` types a Parquet file's (issue 31)
-        # a text column by its cells when Python holds them (`cells`, else `header`'s table); otherwise
-        # it gets no type (as each program reads it): a DuckDB relation's cells are not read here
+        # a text or float column by its cells (`cells`: fetched by the engine the data lives in, else
+        # `header`'s table), by one function on every engine (F3); a column with no value: `none` (F2)
         kinds: dict[str, str | None] = {}  # a stored int or bool column reads as its readings allow (issue 24)
         held = cells if cells is not None else header if header.table is not None else None
         if held is not None:
