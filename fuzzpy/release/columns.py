@@ -17,7 +17,7 @@ its content key) stays that of its whole rows (docs/semantics.md).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from fuzzpy.data.loader import UNREAD
 from fuzzpy.language import syntax as S
@@ -50,7 +50,7 @@ def fields_read(program: S.Program, definition: str, result: Type) -> frozenset[
     return frozenset(names)
 
 
-def _may_hold_record(t: object, aliases: dict[str, object], seen: frozenset[str] = frozenset()) -> bool:
+def _may_hold_record(t: object, aliases: Mapping[str, object], seen: frozenset[str] = frozenset()) -> bool:
     """Whether a written type may hold a record (a named type: as declared;
     a name not declared here, conservatively, may)."""
     if isinstance(t, S.TyRecord):
