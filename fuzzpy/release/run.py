@@ -620,9 +620,10 @@ def registered_text(registration: Any) -> str:
     """What a first run says of the registration it recorded."""
     types = ", ".join(f"{c.name}: {c.kind or 'any'}" for c in registration.columns)
     return (f"note: registered {registration.name} with types {types} -- typed from its cells as `fuzzpy "
-            "dataset register` types them: the act of the data's holder, public from now on (every later run is "
-            "judged against these types; to type without reading cells, register it yourself with `fuzzpy "
-            "dataset register NAME FILE --type COL=KIND ...`)")
+            "dataset register` types them: the act of the data's holder, public from now on (this run and every "
+            "later one are judged against these types; to change one: `fuzzpy dataset update "
+            f"{registration.name} --type COL=KIND`; to type a dataset without reading its cells, register it "
+            "before its first run: `fuzzpy dataset register NAME FILE --type COL=KIND ...`)")
 
 
 def _one_file_per_dataset(opened: dict[str, Any]) -> None:
