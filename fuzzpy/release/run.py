@@ -619,11 +619,12 @@ def _first_registration(ledger: Any, budget: Budget | None, warn: Warn) -> Calla
 def registered_text(registration: Any) -> str:
     """What a first run says of the registration it recorded."""
     types = ", ".join(f"{c.name}: {c.kind or 'any'}" for c in registration.columns)
+    change = "" if registration.format == "frame" else \
+        f"; to change one: `fuzzpy dataset update {registration.name} --type COL=KIND`"
     return (f"note: registered {registration.name} with types {types} -- typed from its cells as `fuzzpy "
             "dataset register` types them: the act of the data's holder, public from now on (this run and every "
-            "later one are judged against these types; to change one: `fuzzpy dataset update "
-            f"{registration.name} --type COL=KIND`; to type a dataset without reading its cells, register it "
-            "before its first run: `fuzzpy dataset register NAME FILE --type COL=KIND ...`)")
+            f"later one are judged against these types{change}; to type a dataset without reading its cells, "
+            "register it before its first run: `fuzzpy dataset register NAME FILE --type COL=KIND ...`)")
 
 
 def _one_file_per_dataset(opened: dict[str, Any]) -> None:
