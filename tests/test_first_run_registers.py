@@ -79,8 +79,8 @@ def test_a_refused_first_run_keeps_its_registration_and_budget(capsys: pytest.Ca
 # ---------------------------------------------------------------- F2: no value, no release
 
 
-@pytest.mark.parametrize("engine", ["memory", "duckdb"])
-@pytest.mark.parametrize("cells", [("", "", ""), ("NA", "?", "null"), ("inf", "-inf", "1e999"), ("", "inf", "N/A")])
+@pytest.mark.parametrize(("engine", "cells"), [("memory", ("", "", "")), ("duckdb", ("NA", "?", "null")),
+                                               ("duckdb", ("inf", "-inf", "1e999")), ("memory", ("", "inf", "N/A"))])
 def test_a_csv_column_without_a_value_is_refused_before_the_charge(
     capsys: pytest.CaptureFixture[str], folder: Path, engine: str, cells: tuple[str, ...]
 ) -> None:
@@ -113,7 +113,7 @@ def _frames() -> list[tuple[str, object]]:
     ]
 
 
-@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+@pytest.mark.parametrize("engine", ["memory", pytest.param("duckdb", marks=pytest.mark.slow)])
 def test_a_frame_column_without_a_value_is_refused_before_the_charge(folder: Path, engine: str) -> None:
     program = fuzzpy.load(str(folder / "p.fz"))
     for label, frame in _frames():
@@ -184,11 +184,18 @@ def test_a_duckdb_relation_is_typed_alike_on_every_engine(folder: Path) -> None:
 
 def test_a_mechanism_call_reads_only_its_queries_columns(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / "m.fz").write_text("""
-import std.noisy_max (report_noisy_max);
+mechanism bigger (q : vec[inf] num, eps : num) : bool
+  requires eps > 0
+  privacy eps
+{
+  var x = q[0] + lap(2 / eps);
+  var y = q[1] + lap(2 / eps);
+  return x > y;
+}
 type P = { species : string, mass : num, sex : string };
 def tally (db : bag P) : vec[inf] num =
   [size (filter (fun p -> p.species == "a") db), size (filter (fun p -> p.species == "b") db)];
-def top (db : bag P) : fuzzy int = report_noisy_max (tally db) 1.0;
+def top (db : bag P) : fuzzy bool = bigger (tally db) 1.0;
 """)
     assert main(["check", str(tmp_path / "m.fz"), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
