@@ -5,7 +5,7 @@ is a file, and its dataset is, in this order: the one `--dataset NAME` names;
 the dataset registered with that file (by path, or by content: a copy is the
 same data); a dataset keyed by the file's hash in a ledger written before
 registration existed; else a new one named after the file (`people.csv` and
-`people.parquet` are both `people`), registered by the run's charge.
+`people.parquet` are both `people`), registered by the run (a first run registers before it judges the program: issue 31, F1).
 
 Two steps, because the budget is quoted between them (a run that would
 overspend is refused before its data is read): `name_sources` only names the
@@ -57,7 +57,7 @@ class Source:
     param: str
     dataset: str  # the ledger's name
     path: str  # the file to read
-    registration: Registration | None  # None: the run's charge registers it
+    registration: Registration | None  # None: the run registers it (`open_source`)
     file: DataFile | None = None  # already read when naming needed its content
     frame: Any = None  # `fuzzpy.data.memory.InMemory`: data given as an object, not a file
 
@@ -105,7 +105,7 @@ def _frame_source(ledger: Ledger, param: str, frame: Any, chosen: str | None) ->
     if not chosen:
         raise data_error(UNNAMED_FRAME, f"the data for `{param}` is {frame.describe()}, which has no file "
                          "to name its dataset", f'name it: datasets={{"{param}": "NAME"}} (a registered '
-                         "dataset, or a new one that this run's charge registers)")
+                         "dataset, or a new one that this run registers)")
     check_name(chosen)
     return Source(param, chosen, frame_path(chosen), ledger.registration(chosen), None, frame)
 
