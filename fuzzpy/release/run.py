@@ -13,7 +13,11 @@ docs/semantics.md, "Data loading and the order of a run"):
    budget, refusing (exit 3) before the data is read;
 3. read each data file and check what is public about it: it is the file
    registered for its dataset (unchanged), its format and header, and the
-   columns and types the row type reads (exit 2, nothing charged);
+   columns and types the row type reads (exit 2, nothing charged). A first
+   run registers its dataset here -- types recorded, with the budget, and
+   said -- before the row type is judged against them, and the registration
+   stays if it is refused (issue 31, F1: every refusal a function of the
+   recorded schema);
 4. load the rows under the row rules: this cannot fail, whatever the rows
    hold (a row that does not fit is dropped or its cell replaced);
 5. charge the ledger (committed before anything is computed or shown),
