@@ -81,8 +81,9 @@ def float_column_kind(column: Any) -> str | None:
     its cells, as `validation.first_run_kinds` types it, in Arrow compute
     alone (no numpy: the DuckDB path must not need it, issue 11): `num` when
     fewer than half of its present cells are whole, else None (whole floats
-    read as `int`, `num` or `bool`, as each program says, issue 24). Missing
-    cells and NaN (a missing marker as text) are no evidence."""
+    read as `int` or `num`, as each program says, issue 24); `none` when no
+    cell is a finite number (`float_kind`). Missing cells and NaN (a missing
+    marker as text) are no evidence."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

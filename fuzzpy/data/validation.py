@@ -213,7 +213,7 @@ def _typed_by_cells(header: Header, indices: list[int]) -> dict[int, str | None]
         if all(v in _MARKERS for v in present):  # stops at the first cell that is not a marker
             kinds[i] = NO_TYPE if records.count else None
         elif kinds[i] == "int" and header.arrow_types is not None and _is_float(header.arrow_types[i]):
-            kinds[i] = None  # whole floats: read as int, num or bool (issue 24), as each program says
+            kinds[i] = None  # whole floats: read as int or num (issue 24; never bool, issue 31), as each program says
     return kinds
 
 

@@ -339,7 +339,7 @@ def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | No
     a text column by what its cells spell (`kind_counts`); a float column
     `num` when fewer than half of its present cells (not null, not NaN) are
     whole (`columntypes.float_column_kind`), else untyped (whole floats read
-    as `int`, `num` or `bool`, as each program says, issue 24); every other
+    as `int` or `num`, as each program says, issue 24; `none` without a finite value); every other
     column keeps its own type's readings. None where DuckDB does not read
     them as the loader does (bytes, a file DuckDB refuses: text that is not
     UTF-8): the loader types the file then."""
