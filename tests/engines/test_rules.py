@@ -189,7 +189,9 @@ def _cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty, raising=False)
     code = main(args)
     assert code == 0
-    return capsys.readouterr().err
+    from tests.notes import without_registration
+
+    return without_registration(capsys.readouterr().err)
 
 
 def test_progress_only_for_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
