@@ -609,11 +609,20 @@ def _first_registration(ledger: Any, budget: Budget | None, warn: Warn) -> Calla
     register` records it, and said, before the program is judged against
     it -- and kept if the program is then refused, so that every refusal,
     from then on, is a function of the recorded (public) schema alone."""
+    def same(existing: Any, registration: Any) -> bool:
+        return existing is not None and (existing.file, existing.sha256) == (registration.file, registration.sha256)
+
     def register(registration: Any, same_rows: Any) -> Any:
         existing = ledger.registration(registration.name)  # another parameter of this run, the same data
-        if existing is not None and (existing.file, existing.sha256) == (registration.file, registration.sha256):
+        if same(existing, registration):
             return existing
-        ledger.register(registration, budget, same_rows)
+        try:
+            ledger.register(registration, budget, same_rows)
+        except FuzzError:
+            existing = ledger.registration(registration.name)  # a first run of the same file, just before
+            if same(existing, registration):
+                return existing
+            raise
         warn(registered_text(registration))
         return registration
 
