@@ -95,6 +95,9 @@ def api_error(
 
 #: a command-line option in a hint, as a keyword argument of `Program.run`/`quote` (issue 31)
 _AS_KEYWORDS = (
+    # FZ545/FZ541 name the data to give (issue 31, F8: `--data PARAM=penguins` was shown in Python)
+    (re.compile(r"--data (\w+)=([^\s,;)]+)"), r'data={"\1": "\2"}'),
+    (re.compile(r"--dataset (\w+)=([^\s,;)]+)"), r'datasets={"\1": "\2"}'),
     (re.compile(r"--budget EPS,DELTA"), "budget=(EPS, DELTA)"),
     (re.compile(r"--budget EPS\b"), "budget=EPS"),
     (re.compile(r"--(budget|delta|seed) ([0-9][^\s,;)]*(?:,[0-9][^\s;)]*)?)"), r"\1=\2"),

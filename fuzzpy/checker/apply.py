@@ -285,5 +285,17 @@ def _did_you_mean(ck: Inferencer, name: str) -> str | None:
     from fuzzpy.checker.primitives import PRIMITIVES
 
     known = [*ck.globals.defs, *ck.globals.mechanisms, *ck.globals.constants, *PRIMITIVES]
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    # a misspelling is a few edits away: `lit` is not `split` (two letters added to three; issue 31, F8)
+    close = [c for c in difflib.get_close_matches(name, known, n=5, cutoff=0.75)
+             if _edits(name, c) <= max(1, len(name) // 3)]
     return f"did you mean `{close[0]}`?" if close else None
+
+
+def _edits(a: str, b: str) -> int:
+    """The Levenshtein distance between two names."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
+    return row[-1]

@@ -658,7 +658,39 @@ def type_mismatch(expected: T.Type, found: T.Type, span: Span, why: str) -> Chec
         "FZ201",
         f"expected `{expected}` but found `{found}`: {why}",
         span,
+        notes=_field_order_note(expected, found),
     )
+
+
+def _field_order_note(expected: T.Type, found: T.Type) -> tuple[str, ...]:
+    """A note when the two types hold records with the same fields in
+    another order: the order of a record's fields is part of its type
+    (issue 31, F8)."""
+    mine, theirs = _record_orders(expected), _record_orders(found)
+    for order in mine:
+        other = next((o for o in theirs if o != order and sorted(o) == sorted(order)), None)
+        if other is not None:
+            return (f"the order of a record's fields is part of its type: `{{{', '.join(order)}}}` and "
+                    f"`{{{', '.join(other)}}}` differ; write the fields in one order (the declared one)",)
+    return ()
+
+
+def _record_orders(t: object) -> list[tuple[str, ...]]:
+    """The field names of every record type inside `t`, in order."""
+    import dataclasses
+
+    found: list[tuple[str, ...]] = []
+    stack = [t]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, T.TRecord):
+            found.append(tuple(n for n, _ in item.fields))
+            stack.extend(v for _, v in item.fields)
+        elif isinstance(item, (tuple, list)):
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
+    return found
 
 
 def _kind(expr: S.Expr) -> str:

@@ -232,7 +232,7 @@ def _validate(args: argparse.Namespace, file_path: str, previous: Registration |
     file = read_data_file(file_path)
     header = read_header(file)
     kept = [c for c in previous.columns if c.name in header.names] if previous else []
-    declared = {**{c.name: c.kind for c in kept if c.kind}, **given_types}
+    declared = {**{c.name: c.kind for c in kept if c.kind and c.kind != "none"}, **given_types}  # none: typed again
     policies = {**{c.name: c.policy for c in kept}, **given_policies}
     return file, validate(file, header, declared, policies, default, max(args.limit, 0))
 

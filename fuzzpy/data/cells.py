@@ -125,8 +125,8 @@ def readable_from(arrow_type: pa.DataType | ColumnType, kind: str) -> bool:
     number = family in NUMBER
     if kind in ("int", "num"):
         return text or number
-    if kind == "bool":  # a float column too: pandas makes an int column with a missing cell float64 (issue 24)
-        return text or family == "bool" or family in INTEGER or family == "float"
+    if kind == "bool":  # a stored number is never a bool, 0 and 1 included: one rule on every form (issue 31, F8)
+        return text or family == "bool"
     return text or number or family == "bool"
 
 

@@ -5,7 +5,7 @@ is a file, and its dataset is, in this order: the one `--dataset NAME` names;
 the dataset registered with that file (by path, or by content: a copy is the
 same data); a dataset keyed by the file's hash in a ledger written before
 registration existed; else a new one named after the file (`people.csv` and
-`people.parquet` are both `people`), registered by the run's charge.
+`people.parquet` are both `people`), registered by the run (a first run registers before it judges the program: issue 31, F1).
 
 Two steps, because the budget is quoted between them (a run that would
 overspend is refused before its data is read): `name_sources` only names the
@@ -44,6 +44,11 @@ from fuzzpy.support.records import frozen
 #: A file's content key from its path, format and SHA-256 (`fuzzpy.engines.content.file_content`).
 FileContent = Callable[[str, str, str], "str | None"]
 
+#: Records a first run's registration in the ledger (with the run's budget) and says so to the
+#: data holder, before the program is judged against it (issue 31, F1); returns the registration
+#: recorded (another parameter of the same run may have recorded it first).
+Register = Callable[[Registration, "SameRows | None"], Registration]
+
 
 @frozen
 class Source:
@@ -52,7 +57,7 @@ class Source:
     param: str
     dataset: str  # the ledger's name
     path: str  # the file to read
-    registration: Registration | None  # None: the run's charge registers it
+    registration: Registration | None  # None: the run registers it (`open_source`)
     file: DataFile | None = None  # already read when naming needed its content
     frame: Any = None  # `fuzzpy.data.memory.InMemory`: data given as an object, not a file
 
@@ -100,7 +105,7 @@ def _frame_source(ledger: Ledger, param: str, frame: Any, chosen: str | None) ->
     if not chosen:
         raise data_error(UNNAMED_FRAME, f"the data for `{param}` is {frame.describe()}, which has no file "
                          "to name its dataset", f'name it: datasets={{"{param}": "NAME"}} (a registered '
-                         "dataset, or a new one that this run's charge registers)")
+                         "dataset, or a new one that this run registers)")
     check_name(chosen)
     return Source(param, chosen, frame_path(chosen), ledger.registration(chosen), None, frame)
 
@@ -141,9 +146,16 @@ def _name_source(ledger: Ledger, param: str, given: str, chosen: str | None,
 def open_source(ledger: Ledger, source: Source, bag_type: Type,
                 header_reader: Callable[[DataFile], Header] = read_header, *,
                 file_content: FileContent,
-                first_kinds: Callable[[DataFile, Header], dict[str, str | None] | None] | None = None) -> Opened:
+                first_kinds: Callable[[DataFile, Header], dict[str, str | None] | None] | None = None,
+                register: Register | None = None) -> Opened:
     """Read the source's file, check it is its dataset's, and plan how the
-    row type reads it: refusals name the file and column, never a row."""
+    row type reads it: refusals name the file and column, never a row.
+
+    A first run (nothing registered) is a registration first: its columns
+    are typed as `dataset register` types them, and (`register`) recorded
+    before the row type is judged against them, refused or not -- so every
+    refusal of the row type, this run's and every later one's, is a function
+    of the recorded (public) schema alone (issue 31, F1)."""
     file = source.file or read_data_file(source.path)
     registration = source.registration
     implicit = registration is None
@@ -171,8 +183,10 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
             (lambda: content) if content is not None else lambda: file_content(file.absolute, file.format,
                                                                                 file.sha256),
             file_content)
-    return Opened(source, file, header, plan(header, bag_type, file.path, registration), registration, implicit,
-                  same_rows=same_rows)
+        if register is not None:
+            registration, same_rows = register(registration, same_rows), None
+    planned = plan(header, bag_type, file.path, registration, first=implicit)
+    return Opened(source, file, header, planned, registration, implicit, same_rows=same_rows)
 
 
 def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Callable[[], str | None],
@@ -237,7 +251,7 @@ def _refuse_same_rows(name: str, names: list[str], content: Callable[[], str | N
 def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                digests: Callable[[list[int]], dict[str, str]], rows: Callable[[], int],
                content: Callable[[], str | None] = lambda: None, *, file_content: FileContent,
-               cells: Header | None = None) -> Opened:
+               cells: Header | None = None, register: Register | None = None) -> Opened:
     """`open_source` for data in memory: the header is its columns' names and
     Arrow types; `digests(indices)` gives the named columns' digests
     (`fuzzpy.engines.fingerprint`). A registered dataset's columns read must
@@ -272,8 +286,8 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                                file_content=file_content)
         now = utc_now()
         # each column typed by its own Arrow type, public, as `dataset register` types a Parquet file's (issue 31)
-        # a text column by its cells when Python holds them (`cells`, else `header`'s table); otherwise
-        # it gets no type (as each program reads it): a DuckDB relation's cells are not read here
+        # a text or float column by its cells (`cells`: fetched by the engine the data lives in, else
+        # `header`'s table), by one function on every engine (F3); a column with no value: `none` (F2)
         kinds: dict[str, str | None] = {}  # a stored int or bool column reads as its readings allow (issue 24)
         held = cells if cells is not None else header if header.table is not None else None
         if held is not None:
@@ -284,13 +298,18 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                         for n in dict.fromkeys(header.names))
         registration = Registration(source.dataset, path, "frame", fingerprint, rows(), columns,
                                     explicit=False, registered=now, validated=now, content=key)
-        planned = plan(header, bag_type, path, registration)
         implicit = True
+        known_key = key
+        checked = same_rows_check(source.dataset, list(header.names), lambda: known_key, file_content)
+        if register is not None:  # recorded before the row type is judged (issue 31, F1)
+            registration = register(registration, checked)
+        planned = plan(header, bag_type, path, registration, first=True)
     read_names = {header.names[c.index] for c in planned.columns}
     fingerprint = data_fingerprint({n: d for n, d in found.items() if n in read_names})
     file = DataFile(path, path, "frame", b"", registration.sha256)
     known = registration.content
-    same_rows = same_rows_check(source.dataset, list(header.names), lambda: known, file_content) if implicit else None
+    same_rows = same_rows_check(source.dataset, list(header.names), lambda: known, file_content) \
+        if implicit and register is None else None
     return Opened(source, file, header, planned, registration, implicit, fingerprint=fingerprint,
                   same_rows=same_rows)
 
@@ -321,15 +340,19 @@ def _first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
         if all(f not in (*TEXT, *BINARY) for f in families.values()):
             floats = [i for i in unique if families[i] == "float"]
             table = header.table
-            if floats and table is None:
+            if table is None:
                 import pyarrow.parquet as pq
 
                 # ParquetFile, not read_table: pyarrow.dataset imports pandas
-                table = pq.ParquetFile(file.absolute).read(columns=[header.names[i] for i in floats])
+                table = pq.ParquetFile(file.absolute).read()
             kinds: dict[str, str | None] = dict.fromkeys((header.names[i] for i in unique), None)
             for i in floats:
-                assert table is not None
                 kinds[header.names[i]] = float_column_kind(table.column(header.names[i]))
+            from fuzzpy.data.validation import stored_without_values
+
+            typed = Header(header.names, header.arrow_types, None, table)
+            stored = stored_without_values(typed, [i for i in unique if i not in floats])
+            kinds.update({header.names[i]: kind for i, kind in stored.items()})
             return kinds
     from fuzzpy.data.validation import first_run_kinds
 

@@ -169,9 +169,12 @@ class Plan:
     columns: tuple[ColumnRead, ...]
 
 
-def plan(header: Header, bag_type: Type, path: str, registration: Registration | None = None) -> Plan:
+def plan(header: Header, bag_type: Type, path: str, registration: Registration | None = None,
+         first: bool = False) -> Plan:
     """Which columns the row type reads, checked against the header and the
-    registered schema: every refusal here depends only on public things."""
+    registered schema: every refusal here depends only on public things.
+    ``first``: the registration is the one this run just recorded (its
+    messages say so, not "the type its first run recorded")."""
     if not isinstance(bag_type, TBag):
         raise schema_error("FZ507", f"only `bag` parameters read data files, not `{bag_type}`", path)
     row = bag_type.elem
@@ -180,17 +183,17 @@ def plan(header: Header, bag_type: Type, path: str, registration: Registration |
         read = [(name, i, t) for (name, t), i in zip(row.fields, indices, strict=True) if t is not UNREAD]
         if not read and row.fields:
             return _no_field_plan(header, row, indices, path, registration)
-        columns = tuple(_read(header, i, _kind(t, name, path), path, registration) for name, i, t in read)
+        columns = tuple(_read(header, i, _kind(t, name, path), path, registration, first) for name, i, t in read)
         return Plan("record", tuple(name for name, _, _ in read), columns)
     if isinstance(row, TVec):
-        columns = tuple(_read(header, i, "num", path, registration) for i in range(len(header.names)))
+        columns = tuple(_read(header, i, "num", path, registration, first) for i in range(len(header.names)))
         return Plan("vector", (), columns)
     if len(header.names) != 1:
         raise schema_error(
             "FZ503", f"a bag of `{row}` reads a file with exactly one column; `{path}` has {len(header.names)}",
             path, hint=columns_hint(header.names),
         )
-    return Plan("single", (), (_read(header, 0, _kind(row, header.names[0], path), path, registration),))
+    return Plan("single", (), (_read(header, 0, _kind(row, header.names[0], path), path, registration, first),))
 
 
 def _no_field_plan(header: Header, row: TRecord, indices: list[int], path: str,
@@ -248,18 +251,25 @@ def _where(header: Header, index: int) -> dict[str, int]:
     return {"line": line, "col": field_column(header.csv.line_bytes(line), index)}
 
 
-def _read(header: Header, index: int, kind: str, path: str, registration: Registration | None) -> ColumnRead:
+def _read(header: Header, index: int, kind: str, path: str, registration: Registration | None,
+          first: bool = False) -> ColumnRead:
     name = header.names[index]
     registered = registration.column(name) if registration is not None else None
-    if registered is not None and registered.kind is not None and not compatible(kind, registered.kind):
-        # decided from the public schema alone, never from the rows (issue 31): the same on every neighbour
+    policy = registered.policy if registered is not None else DEFAULT_POLICY
+    if registered is not None and registered.kind == NO_TYPE and policy.kind != "value":
+        # no row holds a value here (issue 31, F2): reading it would drop every row and release noise
         assert registration is not None
-        message, hint = _mismatch(name, kind, registered.kind, registration)
+        message, hint = _no_values(name, kind, registration, first)
+        raise schema_error(SCHEMA_MISMATCH, message, path, hint=hint, **_where(header, index))
+    if registered is not None and registered.kind not in (None, NO_TYPE) and not compatible(kind, registered.kind):
+        # decided from the public schema alone, never from the rows (issue 31): the same on every neighbour
+        assert registration is not None and registered.kind is not None
+        message, hint = _mismatch(name, kind, registered.kind, registration, first)
         raise schema_error(SCHEMA_MISMATCH, message, path, hint=hint, **_where(header, index))
     if header.arrow_types is not None and not readable_from(header.arrow_types[index], kind):
         raise schema_error(SCHEMA_MISMATCH, f"column `{name}` of `{path}` holds {header.arrow_types[index]} "
-                           f"values, which cannot be read as `{kind}`", path)  # Parquet: no header line
-    policy = registered.policy if registered is not None else DEFAULT_POLICY
+                           f"values, which cannot be read as `{kind}`", path,
+                           hint=_stored_hint(header.arrow_types[index], kind))  # Parquet: no header line
     replacement = None
     if policy.kind == "value":
         replacement = parse_value(policy.value or "", kind)
@@ -270,25 +280,61 @@ def _read(header: Header, index: int, kind: str, path: str, registration: Regist
     return ColumnRead(name, index, kind, policy, replacement)
 
 
-def _mismatch(name: str, kind: str, registered: str, registration: Registration) -> tuple[str, str]:
+def _no_values(name: str, kind: str, registration: Registration, first: bool) -> tuple[str, str]:
+    """The message and hint of a read of a column registered with no type
+    (`none`: no row held a value of any type in it when it was typed)."""
+    when = "this run registered it" if first else "it was registered"
+    message = (f"column `{name}` of dataset `{registration.name}` has no type (`none`): when {when}, no row held "
+               f"a value in it (every cell empty, a missing marker such as `NA`, or a number that is not "
+               f"finite); read as `{kind}`, every row would be dropped and the release would be noise alone")
+    hint = "leave the column out of what the definition reads"
+    if registration.format != "frame":
+        hint += (f"; or, as the data's holder, give it the type you mean (`fuzzpy dataset update "
+                 f"{registration.name} --type {name}={kind}`) or a replacement value (`--missing {name}=value:V`)")
+    return message, hint
+
+
+def _stored_hint(arrow_type: object, kind: str) -> str | None:
+    """A stored number column read as `bool` (issue 31, F8: one rule on every
+    form: an int column is not a bool column, whatever values it holds)."""
+    from fuzzpy.data.columntypes import INTEGER, column_type
+
+    family = column_type(arrow_type).family
+    if kind == "bool" and (family in INTEGER or family == "float"):
+        return "a column stored as numbers is read as `int` or `num` (a column of 0 and 1 too: test `x == 1`)"
+    return None
+
+
+def _mismatch(name: str, kind: str, registered: str, registration: Registration,
+              first: bool = False) -> tuple[str, str]:
     """The message and hint of a column read as a type its schema refuses."""
     if registration.explicit:
         return (f"column `{name}` of dataset `{registration.name}` is registered as `{registered}`; the row type "
                 f"reads it as `{kind}`",
-                "a column is read as its registered type, an int column also as num, any column as string")
+                "a column is read as its registered type, an int column also as num, any column as string"
+                + (" (a column of 0 and 1 registered as int is not read as bool: declare it int and test "
+                   f"`{name} == 1`)" if (kind, registered) == ("bool", "int") else ""))
     what = {"int": "integers", "num": "numbers", "bool": "booleans", "string": "text"}[registered]
     article = "an" if kind == "int" else "a"
-    message = (f"column `{name}` of dataset `{registration.name}` holds {what} (`{registered}`: the type its "
-               f"first run recorded, as `fuzzpy dataset register` types it); the row type reads it as `{kind}`, "
+    recorded = ("the type this run registered it with" if first else "the type its first run recorded")
+    message = (f"column `{name}` of dataset `{registration.name}` holds {what} (`{registered}`: {recorded}, "
+               f"as `fuzzpy dataset register` types it); the row type reads it as `{kind}`, "
                f"which its schema does not allow (a row whose cell is not {article} {kind} would be dropped)")
     declare = f"declare `{name} : {registered}`{' (or num)' if registered == 'int' else ''}"
     declare += ", or `string`" if registered != "string" else ""
+    if (kind, registered) == ("bool", "int"):
+        declare += (f" (a column of 0 and 1 is typed int, never bool, on every engine and form: declare "
+                    f"`{name} : int` and test `{name} == 1`)")
     if registration.format == "csv":
-        hint = (f"{declare}; to read it as `{kind}` and drop the rows that do not fit, register the dataset "
-                f"with `fuzzpy dataset register NAME FILE --type {name}={kind}`")
+        hint = (f"{declare}; to read it as `{kind}` and drop the rows that do not fit, retype the dataset as its "
+                f"holder: `fuzzpy dataset update {registration.name} --type {name}={kind}`")
     else:
         hint = declare
     return message, hint
+
+
+#: The type of a column no row held a value in when it was typed (issue 31, F2): not readable.
+NO_TYPE = "none"
 
 
 def compatible(read: str, registered: str) -> bool:

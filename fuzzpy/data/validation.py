@@ -33,7 +33,7 @@ from fuzzpy.data.cells import (
     reason,
 )
 from fuzzpy.data.csvframe import columns_hint, field_column, schema_error
-from fuzzpy.data.loader import DataFile, Header, Records, read_records
+from fuzzpy.data.loader import NO_TYPE, DataFile, Header, Records, read_records
 from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.language.source import Source, Span
 from fuzzpy.ledger.datasets import BAD_POLICY, DEFAULT_POLICY, Column, Policy, dataset_error
@@ -88,10 +88,10 @@ def validate(
     kinds, inferred, notes = _kinds(header, unique, declared)
     columns = tuple(Column(names[i], kinds[i], policies.get(names[i], default)) for i in unique)
     for column in columns:
-        if column.policy.kind == "value" and parse_value(column.policy.value or "", column.kind or "string") is None:
+        if column.policy.kind == "value" and parse_value(column.policy.value or "", _reading(column.kind)) is None:
             raise dataset_error(BAD_POLICY, f"the replacement value `{column.policy.value}` of column "
                                 f"`{column.name}` is not {'an' if column.kind == 'int' else 'a'} {column.kind}")
-    records = read_records(header, tuple((i, kinds[i] or "string") for i in unique))
+    records = read_records(header, tuple((i, _reading(kinds[i])) for i in unique))
     return _report(file, header, columns, unique, inferred, notes, records, limit)
 
 
@@ -112,7 +112,37 @@ def _kinds(
     open_columns = [i for i in unique if kinds[i] is None and header.arrow_types is None]
     chosen, notes = _infer(header, open_columns) if open_columns else ([], ())
     kinds.update(zip(open_columns, chosen, strict=True))
+    stored = [i for i in unique if header.names[i] not in declared and header.arrow_types is not None]
+    kinds.update(stored_without_values(header, stored))
     return kinds, tuple(header.names[i] for i in open_columns), notes
+
+
+def _reading(kind: str | None) -> str:
+    """How the owner's validation reads a column of a registered type: a
+    column of no type (None, or `none`: no value in it) as its text."""
+    return kind if kind not in (None, NO_TYPE) else "string"
+
+
+def stored_without_values(header: Header, indices: list[int]) -> dict[int, str]:
+    """The columns of a typed table (Parquet, data in memory) among `indices`
+    that hold no value in any of its rows (every cell null; a float column:
+    null or NaN): `none` (issue 31, F2). A table without rows types nothing."""
+    from fuzzpy.data.columntypes import column_type
+
+    table = header.table
+    if table is None or table.num_rows == 0:
+        return {}
+    found: dict[int, str] = {}
+    for i in indices:
+        column = table.column(i)
+        if column.null_count == table.num_rows:
+            found[i] = NO_TYPE
+        elif column_type(column.type).family == "float":
+            import pyarrow.compute as pc
+
+            if not pc.any(pc.invert(pc.is_nan(column.cast("float64")))).as_py():
+                found[i] = NO_TYPE
+    return found
 
 
 def first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
@@ -138,6 +168,12 @@ def first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
         else:
             header = read_header(read_data_file(file.absolute))  # a streamed file: its header only was read
     kinds.update(_typed_by_cells(header, open_columns))
+    if header.arrow_types is not None:
+        if header.table is None:
+            import pyarrow.parquet as pq
+
+            header = Header(header.names, header.arrow_types, None, pq.ParquetFile(file.absolute).read())
+        kinds.update(stored_without_values(header, [i for i in unique if i not in open_columns]))
     return {header.names[i]: kinds[i] for i in unique}
 
 
@@ -145,7 +181,10 @@ def text_kinds(header: Header) -> dict[str, str | None]:
     """The first-run types of a table's text columns (`header.table`, data
     in memory), from their cells, as `first_run_kinds` types a file's."""
     unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
-    return {header.names[i]: kind for i, kind in _typed_by_cells(header, _text_columns(header, unique)).items()}
+    typed = _text_columns(header, unique)
+    kinds = _typed_by_cells(header, typed)
+    kinds.update(stored_without_values(header, [i for i in unique if i not in typed]))
+    return {header.names[i]: kind for i, kind in kinds.items()}
 
 
 def _text_columns(header: Header, unique: list[int]) -> list[int]:
@@ -161,18 +200,20 @@ def _text_columns(header: Header, unique: list[int]) -> list[int]:
 
 
 def _typed_by_cells(header: Header, indices: list[int]) -> dict[int, str | None]:
-    """What most present cells of each column hold; None for a column with
-    no present cell (nothing in it could contradict a declaration)."""
+    """What most present cells of each column hold; `none` for a column with
+    no present cell in a table that has records (issue 31, F2: reading it
+    would drop every row), None when there is no record at all."""
     if not indices:
         return {}
-    texts = read_records(header, tuple((i, "string") for i in indices)).cells
+    records = read_records(header, tuple((i, "string") for i in indices))
+    texts = records.cells
     kinds: dict[int, str | None] = dict(zip(indices, _infer(header, indices, True, texts)[0], strict=True))
     for i, cells in zip(indices, texts, strict=True):
         present = np.asarray(cells.values, dtype=object)[(cells.problems != MISSING) & (cells.problems != NOT_UTF8)]
         if all(v in _MARKERS for v in present):  # stops at the first cell that is not a marker
-            kinds[i] = None
+            kinds[i] = NO_TYPE if records.count else None
         elif kinds[i] == "int" and header.arrow_types is not None and _is_float(header.arrow_types[i]):
-            kinds[i] = None  # whole floats: read as int, num or bool (issue 24), as each program says
+            kinds[i] = None  # whole floats: read as int or num (issue 24; never bool, issue 31), as each program says
     return kinds
 
 
@@ -229,7 +270,36 @@ def _infer(header: Header, indices: list[int], majority: bool = False,
         undecided = still
         if not undecided:
             break
-    return chosen, tuple(notes)
+    return _without_values(header, indices, chosen, texts), tuple(notes)
+
+
+def _without_values(header: Header, indices: list[int], chosen: list[str], texts: tuple[Cells, ...]) -> list[str]:
+    """The types chosen, where a column with records but no value of any
+    type becomes `none` (issue 31, F2): no present cell (every one empty,
+    not UTF-8 or a missing marker), or numbers none of which is finite
+    (`inf`, `1e999`); and an `int` column none of whose integers fits in 64
+    bits becomes `num` if some are finite numbers. Counted as
+    `csvscan.kinds_of` counts them (the DuckDB engine's typing)."""
+    chosen = list(chosen)
+
+    def stored_float(i: int) -> bool:  # whole floats stay untyped (`_typed_by_cells`, issue 24)
+        return header.arrow_types is not None and _is_float(header.arrow_types[i])
+
+    numeric = [j for j, kind in enumerate(chosen) if kind in ("int", "num")]
+    as_num = read_records(header, tuple((indices[j], "num") for j in numeric)).cells if numeric else ()
+    as_int = dict(zip(numeric, read_records(header, tuple((indices[j], "int") for j in numeric)).cells
+                      if numeric else (), strict=True))
+    finite = {j: int((cells.problems == OK).sum()) for j, cells in zip(numeric, as_num, strict=True)}
+    for j, cells in enumerate(texts):
+        if not cells.problems.size:
+            continue  # no record: nothing to type by
+        present = (cells.problems != MISSING) & (cells.problems != NOT_UTF8)
+        present &= ~np.isin(np.asarray(cells.values, dtype=object), MISSING_MARKERS)
+        if not present.any() or (j in finite and finite[j] == 0):
+            chosen[j] = NO_TYPE
+        elif chosen[j] == "int" and not (as_int[j].problems == OK).any() and not stored_float(indices[j]):
+            chosen[j] = "num"
+    return chosen
 
 
 def _report(
@@ -311,7 +381,7 @@ def _cell_problems(
             where = f"row {row + 1}, " if records.lines is None else ""
             line = row + 1 if records.lines is None else int(records.lines[row])
             yield Diagnostic(
-                code, f"{where}column `{column.name}`: {reason(problem, column.kind or 'string')}: {outcome}",
+                code, f"{where}column `{column.name}`: {reason(problem, _reading(column.kind))}: {outcome}",
                 Span(file.path, line, index + 1, line, index + 2),
                 severity="error" if column.policy.kind == "refuse" else "warning",
             )

@@ -53,7 +53,9 @@ DELIMITERS = (b"\x01", b"\x02", b"\x03", b"\x1f")
 #: is found for narrower files only.
 MAX_WIDTH = 1000
 LINE = "_fz_line"
-KIND_COUNTS = 4  # `kind_counts` per column: present cells, then those spelling each of cells.INFERENCE_ORDER
+#: `kind_counts` per column: records, present cells, those spelling each of cells.INFERENCE_ORDER,
+#: those that are finite numbers, and those that are integers within 64 bits
+KIND_COUNTS = 7
 
 _FIELD_VALUE = r'("(?:[^"]|"")*"|[^",][^,]*|)'
 _FIELD_SKIPPED = r'(?:"(?:[^"]|"")*"|[^",][^,]*|),'
@@ -287,12 +289,17 @@ def kind_counts(d: Dialect, texts: list[str], where: str = "TRUE") -> list[str]:
     its present cells (trimmed, not empty, not a missing marker) and how
     many spell an `int`, a `num`, a `bool` (`cells.INFERENCE_ORDER`)."""
     counts = []
+    limit = 2**63 - 1  # cells.INT_LIMIT
     for j in range(len(texts)):
-        k = f"_fz_k{j}"
-        counts += [f"count(*) FILTER (WHERE {where} AND {k} > 0)",
+        k, t = f"_fz_k{j}", f"_fz_t{j}"
+        counts += [f"count(*) FILTER (WHERE {where})",
+                   f"count(*) FILTER (WHERE {where} AND {k} > 0)",
                    f"count(*) FILTER (WHERE {where} AND {k} IN (1, 2))",
                    f"count(*) FILTER (WHERE {where} AND {k} IN (1, 2, 3))",
-                   f"count(*) FILTER (WHERE {where} AND {k} IN (1, 4))"]
+                   f"count(*) FILTER (WHERE {where} AND {k} IN (1, 4))",
+                   f"count(*) FILTER (WHERE {where} AND {k} IN (1, 2, 3) AND isfinite(TRY_CAST({t} AS DOUBLE)))",
+                   f"count(*) FILTER (WHERE {where} AND {k} IN (1, 2) "
+                   f"AND TRY_CAST({t} AS HUGEINT) BETWEEN -{limit} AND {limit})"]
     return counts
 
 
@@ -304,12 +311,25 @@ def kinds_of(names: list[str] | tuple[str, ...], typed: list[int], row: tuple | 
     from fuzzpy.data.cells import INFERENCE_ORDER
 
     kinds: dict[str, str | None] = {}
-    step = 1 + len(INFERENCE_ORDER)
+    step = KIND_COUNTS
     for j, i in enumerate(typed):
-        present_n, *fitting = (int(c or 0) for c in row[j * step:(j + 1) * step])
+        rows_n, present_n, *fitting, finite, whole_ints = (int(c or 0) for c in row[j * step:(j + 1) * step])
         chosen = next((k for k, n in zip(INFERENCE_ORDER, fitting, strict=True) if 2 * n >= present_n), "string")
-        kinds[names[i]] = chosen if present_n else None
+        kinds[names[i]] = _with_values(chosen, rows_n, present_n, finite, whole_ints)
     return kinds
+
+
+def _with_values(chosen: str, rows: int, present: int, finite: int, whole_ints: int) -> str | None:
+    """`validation._without_values` on the counts: `none` for a column with
+    records but no value (no present cell, or numbers none finite), `num`
+    for an `int` column none of whose integers fits in 64 bits."""
+    if not present:
+        return "none" if rows else None
+    if chosen in ("int", "num") and not finite:
+        return "none"
+    if chosen == "int" and not whole_ints:
+        return "num"
+    return chosen
 
 
 def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | None:
@@ -319,11 +339,11 @@ def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | No
     a text column by what its cells spell (`kind_counts`); a float column
     `num` when fewer than half of its present cells (not null, not NaN) are
     whole (`columntypes.float_column_kind`), else untyped (whole floats read
-    as `int`, `num` or `bool`, as each program says, issue 24); every other
+    as `int` or `num`, as each program says, issue 24; `none` without a finite value); every other
     column keeps its own type's readings. None where DuckDB does not read
     them as the loader does (bytes, a file DuckDB refuses: text that is not
     UTF-8): the loader types the file then."""
-    from fuzzpy.data.columntypes import BINARY, TEXT, column_type
+    from fuzzpy.data.columntypes import BINARY, TEXT, column_type, float_kind
     from fuzzpy.engines.scan import pattern_obstacle
     from fuzzpy.engines.sql import DIALECTS
 
@@ -335,7 +355,7 @@ def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | No
     texts = [i for i in unique if families[i] in TEXT]
     floats = [i for i in unique if families[i] == "float"]
     kinds: dict[str, str | None] = {names[i]: None for i in unique}
-    if not texts and not floats:
+    if not unique:
         return kinds
     import duckdb
 
@@ -345,8 +365,11 @@ def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | No
     for i in floats:
         x = f"CAST({d.ident(names[i])} AS DOUBLE)"
         present = f"{x} IS NOT NULL AND NOT isnan({x})"
-        counts += [f"count(*) FILTER (WHERE {present})",
+        counts += ["count(*)", f"count(*) FILTER (WHERE {present})",
+                   f"count(*) FILTER (WHERE {present} AND NOT isinf({x}))",
                    f"count(*) FILTER (WHERE {present} AND (isinf({x}) OR floor({x}) = {x}))"]
+    stored = [i for i in unique if i not in texts and i not in floats]
+    counts += [*(f"count({d.ident(names[i])})" for i in stored), "count(*)"]
     quoted = path.replace("'", "''")
     con = duckdb.connect()
     try:
@@ -357,8 +380,10 @@ def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | No
     finally:
         con.close()
     kinds.update(kinds_of(names, texts, row[:len(texts) * KIND_COUNTS]))
-    rest = row[len(texts) * KIND_COUNTS:]
+    rest = [int(c or 0) for c in row[len(texts) * KIND_COUNTS:]]
     for j, i in enumerate(floats):
-        present_n, whole = int(rest[2 * j] or 0), int(rest[2 * j + 1] or 0)
-        kinds[names[i]] = "num" if present_n and 2 * whole < present_n else None
+        kinds[names[i]] = float_kind(*rest[4 * j:4 * j + 4])
+    for j, i in enumerate(stored):  # a stored column with rows, every cell null: no value (issue 31, F2)
+        if rest[4 * len(floats) + j] == 0 and rest[-1]:
+            kinds[names[i]] = "none"
     return kinds

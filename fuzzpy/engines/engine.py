@@ -77,15 +77,15 @@ class MemoryEngine:
 
         return read_data_file(path)
 
-    def open(self, ledger, source, bag_type):  # type: ignore[no-untyped-def]
+    def open(self, ledger, source, bag_type, register=None):  # type: ignore[no-untyped-def]
         from fuzzpy.data.datasets import open_source
         from fuzzpy.engines.content import file_content
 
         if source.frame is not None:
             from fuzzpy.engines.frames import open_in_memory
 
-            return open_in_memory(ledger, source, bag_type)
-        return open_source(ledger, source, bag_type, file_content=file_content)
+            return open_in_memory(ledger, source, bag_type, register)
+        return open_source(ledger, source, bag_type, file_content=file_content, register=register)
 
     def load(self, opened) -> tuple[Bag, dict[str, object]]:  # type: ignore[no-untyped-def]
         return load(opened.header, opened.plan)
@@ -227,18 +227,19 @@ class QueryEngine:
 
     # ------------------------------------------------------------ the seams of `run`
 
-    def open(self, ledger, source, bag_type):  # type: ignore[no-untyped-def]
+    def open(self, ledger, source, bag_type, register=None):  # type: ignore[no-untyped-def]
         from fuzzpy.data.datasets import open_source
         from fuzzpy.engines.content import file_content
 
         if source.frame is not None:
             from fuzzpy.engines.frames import open_in_engine
 
-            return open_in_engine(self, ledger, source, bag_type)
+            return open_in_engine(self, ledger, source, bag_type, register)
         if source.file is None or isinstance(source.file.data, _Unread):
             source = replace(source, file=source.file or streamed_data_file(source.path))
         return open_source(ledger, source, bag_type, header_reader=self._header, file_content=file_content,
-                           first_kinds=lambda file, header: self._first_kinds(file, header, bag_type))
+                           first_kinds=lambda file, header: self._first_kinds(file, header, bag_type),
+                           register=register)
 
     def _first_kinds(self, file: DataFile, header: Header, bag_type: object) -> dict[str, str | None] | None:
         """A first run's column types (issue 31), counted by DuckDB: a CSV

@@ -140,7 +140,7 @@ def local_content(table: pa.Table) -> str | None:
     return table_content(table)
 
 
-def open_in_memory(ledger: Any, source: Any, bag_type: Any) -> Any:
+def open_in_memory(ledger: Any, source: Any, bag_type: Any, register: Any = None) -> Any:
     from fuzzpy.data.datasets import open_frame
     from fuzzpy.engines.content import file_content
 
@@ -148,13 +148,13 @@ def open_in_memory(ledger: Any, source: Any, bag_type: Any) -> Any:
         table = local_table(source.frame)
     header = Header(tuple(table.column_names), tuple(table.schema.types), None, table)
     return open_frame(ledger, source, bag_type, header, local_digests(table), lambda: table.num_rows,
-                      lambda: local_content(table), file_content=file_content)
+                      lambda: local_content(table), file_content=file_content, register=register)
 
 
 # ---------------------------------------------------------------- in an engine
 
 
-def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
+def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any, register: Any = None) -> Any:
     """Open data in memory where `engine` (a `QueryEngine`) runs."""
     from dataclasses import replace
 
@@ -163,7 +163,7 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
 
     frame: InMemory = source.frame
     if frame.home is None and engine.name == "spark":  # held by Python: through the loader, as CSV
-        opened = open_in_memory(ledger, source, bag_type)
+        opened = open_in_memory(ledger, source, bag_type, register)
         return replace(opened, placed=Placed("", POSITION, opened.header.table))
     with reading(frame):
         placed = _place(engine, frame)
@@ -185,9 +185,26 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any) -> Any:
         return query_content(backend.dialect, backend.rows, placed.source, schema)
 
     held = Header(header.names, header.arrow_types, None, placed.table) if placed.table is not None else None
+    if held is None and source.registration is None:  # a first run types its cells as the memory engine does
+        with reading(frame):
+            held = _typing_table(backend, placed.source, schema)
     opened = open_frame(ledger, source, bag_type, header, digests, count, content, file_content=file_content,
-                        cells=held)
+                        cells=held, register=register)
     return replace(opened, placed=placed)
+
+
+def _typing_table(backend: Any, source: str, schema: pa.Schema) -> Header:
+    """The rows of data living in an engine (a DuckDB relation or table, a
+    Spark DataFrame), fetched as the memory engine fetches them
+    (`local_table`: Arrow, in plain types), for a first run to type its
+    columns by one function whatever the engine (`validation.text_kinds`,
+    issue 31 F3: the engine that ran first used to fix the registration).
+    Only a first run does this; the rows fetched are not kept."""
+    from fuzzpy.data.memory import _plain_types
+
+    columns = ", ".join(backend.dialect.ident(name) for name in schema.names)
+    table = _plain_types(backend.arrow(f"SELECT {columns} FROM {source}"))
+    return Header(tuple(table.column_names), tuple(table.schema.types), None, table)
 
 
 def _read_types(placed: Placed, schema: pa.Schema) -> tuple[pa.DataType, ...]:

@@ -162,9 +162,23 @@ def _shadowed(program: Program, brought: dict[str, tuple[Decl, ImportDecl]]) -> 
                 f"`{decl.name}` is declared here and also {how} from `{where}`",
                 _name_span(decl),
                 labels=(Label(at, f"`{decl.name}` imported here"),),
-                hint=f"rename your `{decl.name}`, or list only the names you use: `import {where} (...);`",
+                hint=_shadow_hint(decl.name, where, imp, listed),
             ))
     return errors
+
+
+def _shadow_hint(name: str, where: str, imp: ImportDecl, listed: bool) -> str:
+    """What resolves a declared name that is also imported (issue 31, F8:
+    the hint said to list the names used even where the name was listed,
+    or came with one that was)."""
+    if imp.names is None:
+        return f"rename your `{name}`, or import only the names you use, without `{name}`: `import {where} (...);`"
+    if listed:
+        others = [n for n in imp.names if n != name]
+        fixed = f"`import {where} ({', '.join(others)});`" if others else f"no import of `{where}`"
+        return f"rename your `{name}`, or use the library's: drop your declaration, or drop `{name}` from the list ({fixed})"
+    return (f"rename your `{name}`: a name you import from `{where}` uses the library's `{name}`, which comes "
+            "with it whatever the list says")
 
 
 def _conflict(decl: Decl, imp: ImportDecl, first: ImportDecl) -> Diagnostic:

@@ -17,13 +17,14 @@ its content key) stays that of its whole rows (docs/semantics.md).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from fuzzpy.data.loader import UNREAD
 from fuzzpy.language import syntax as S
 from fuzzpy.language.types import TBag, TRecord, Type
 
 _COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+_BASE_TYPES = frozenset({"num", "real", "int", "nat", "bool", "string", "unit"})  # checker.elaborate._BASE
 _SCALAR_SIDES = (S.NumLit, S.BoolLit, S.StringLit, S.InfLit, S.UnitLit, S.Field)
 
 
@@ -33,17 +34,39 @@ def fields_read(program: S.Program, definition: str, result: Type) -> frozenset[
     field is then read)."""
     if _holds_record(result):
         return None
-    reached = list(_nodes(_reached(program, definition)))
+    decls = _reached(program, definition)
+    reached = list(_nodes(decls))
     # a field of a record the program builds may hold a whole row: comparing it is not comparing a cell
     built = {name for node in reached if isinstance(node, S.RecordLit) for name, _ in node.fields}
-    names: set[str] = set()
-    for node in reached:
-        if isinstance(node, S.Field):
-            names.add(node.name)
-        elif (isinstance(node, S.Binary) and node.op in _COMPARISONS
-              and _opaque(node.left, built) and _opaque(node.right, built)):
-            return None  # two values of unknown type compared: records, perhaps
+    aliases = {d.name: d.type for d in program.decls if isinstance(d, S.TypeDecl)}
+    names = {node.name for node in reached if isinstance(node, S.Field)}
+    for decl in decls:
+        if isinstance(decl, S.MechanismDecl) and not any(_may_hold_record(p.type, aliases) for p in decl.params):
+            continue  # a mechanism of scalars and vectors (issue 31, F6): what it compares is no row
+        for node in _nodes(decl):
+            if (isinstance(node, S.Binary) and node.op in _COMPARISONS
+                    and _opaque(node.left, built) and _opaque(node.right, built)):
+                return None  # two values of unknown type compared: records, perhaps
     return frozenset(names)
+
+
+def _may_hold_record(t: object, aliases: Mapping[str, object], seen: frozenset[str] = frozenset()) -> bool:
+    """Whether a written type may hold a record (a named type: as declared;
+    a name not declared here, conservatively, may)."""
+    if isinstance(t, S.TyRecord):
+        return True
+    if isinstance(t, S.TyName):
+        if t.name in seen:
+            return False
+        if t.name in aliases:
+            return _may_hold_record(aliases[t.name], aliases, seen | {t.name})
+        return t.name not in _BASE_TYPES
+    if dataclasses.is_dataclass(t) and not isinstance(t, type):
+        return any(_may_hold_record(getattr(t, f.name), aliases, seen) for f in dataclasses.fields(t)
+                   if f.name not in ("span", "sens", "norm", "arrow"))
+    if isinstance(t, (tuple, list)):
+        return any(_may_hold_record(item, aliases, seen) for item in t)
+    return False
 
 
 def read_type(bag_type: Type, names: frozenset[str] | None) -> Type:

@@ -13,7 +13,11 @@ docs/semantics.md, "Data loading and the order of a run"):
    budget, refusing (exit 3) before the data is read;
 3. read each data file and check what is public about it: it is the file
    registered for its dataset (unchanged), its format and header, and the
-   columns and types the row type reads (exit 2, nothing charged);
+   columns and types the row type reads (exit 2, nothing charged). A first
+   run registers its dataset here -- types recorded, with the budget, and
+   said -- before the row type is judged against them, and the registration
+   stays if it is refused (issue 31, F1: every refusal a function of the
+   recorded schema);
 4. load the rows under the row rules: this cannot fail, whatever the rows
    hold (a row that does not fit is dropped or its cell replaced);
 5. charge the ledger (committed before anything is computed or shown),
@@ -420,7 +424,8 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             events = _for_relation(events, request)
             for key, evs in _events_by_dataset(events, keys).items():  # refuse before the data is read
                 ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours)
-            opened = {name: engine.open(ledger, s, types[name]) for name, s in sources.items()}
+            register = _first_registration(ledger, budget, warn)  # a first run registers before it judges (F1)
+            opened = {name: engine.open(ledger, s, types[name], register) for name, s in sources.items()}
             _one_file_per_dataset(opened)
             for name, o in opened.items():  # a bag of vectors is as wide as its file has columns (the header)
                 _checked_lengths(definition, lambda: lengths.width(name, len(o.plan.columns)))  # noqa: B023
@@ -605,6 +610,43 @@ def _least_reports(events: tuple[Event, ...]) -> int:
         elif isinstance(event, Repeat | Subsample | Group):
             most = max(most, _least_reports(event.body))
     return most
+
+
+def _first_registration(ledger: Any, budget: Budget | None, warn: Warn) -> Callable[..., Any]:
+    """How a first run records its dataset (issue 31, F1): the typing of the
+    file is the holder's act, recorded with the budget given as `dataset
+    register` records it, and said, before the program is judged against
+    it -- and kept if the program is then refused, so that every refusal,
+    from then on, is a function of the recorded (public) schema alone."""
+    def same(existing: Any, registration: Any) -> bool:
+        return existing is not None and (existing.file, existing.sha256) == (registration.file, registration.sha256)
+
+    def register(registration: Any, same_rows: Any) -> Any:
+        existing = ledger.registration(registration.name)  # another parameter of this run, the same data
+        if same(existing, registration):
+            return existing
+        try:
+            ledger.register(registration, budget, same_rows)
+        except FuzzError:
+            existing = ledger.registration(registration.name)  # a first run of the same file, just before
+            if same(existing, registration):
+                return existing
+            raise
+        warn(registered_text(registration))
+        return registration
+
+    return register
+
+
+def registered_text(registration: Any) -> str:
+    """What a first run says of the registration it recorded."""
+    types = ", ".join(f"{c.name}: {c.kind or 'any'}" for c in registration.columns)
+    change = "" if registration.format == "frame" else \
+        f"; to change one: `fuzzpy dataset update {registration.name} --type COL=KIND`"
+    return (f"note: registered {registration.name} with types {types} -- typed from its cells as `fuzzpy "
+            "dataset register` types them: the act of the data's holder, public from now on (this run and every "
+            f"later one are judged against these types{change}; to type a dataset without reading its cells, "
+            "register it before its first run: `fuzzpy dataset register NAME FILE --type COL=KIND ...`)")
 
 
 def _one_file_per_dataset(opened: dict[str, Any]) -> None:

@@ -31,6 +31,9 @@ CASES = {
     "only markers": "a,b\nnull,?\nN/A,.\n",
     "words outvote numbers": "a\nx\ny\n3\n",
     "crlf lines": "a,b\r\n1,t\r\n2,f\r\n",
+    # issue 31, F2: no value (`none`), and integers none of which fits in 64 bits (`num`)
+    "no value of any type": "a,b,c,d,e\n,inf,9223372036854775808,1,+99999999999999999999\n"
+                            ",-inf,-9223372036854775809,x,1.5\n,1e999,9223372036854775808,NA,\n",
 }
 
 
@@ -84,6 +87,8 @@ TABLES = {
                "t": [float("nan"), None, float("nan"), None, None]},
     "ties": {"a": ["1", "2.5", "x", "y", None], "b": ["true", "2", None, None, None]},
     "only markers and nulls": {"a": ["null", "N/A", None, ".", "-"], "n": [1, 2, 3, None, 5]},
+    "no value of any type": {"a": ["inf", "-inf", None, "1e999", "NA"], "f": [float("inf"), None, float("nan"),
+                             float("-inf"), None], "z": [None] * 5, "b": ["9223372036854775808"] * 5},
 }
 
 

@@ -78,15 +78,20 @@ def test_a_pandas_int_column_with_a_missing_cell_reads_as_its_neighbour(
     program: Path, engine: str, definition: str
 ) -> None:
     """The column without the missing cell is int64, with it float64 (pandas'
-    rule): the float column is read under the row rules -- 0.0 and 1.0 as a
-    bool, a whole double as an int, the missing cell drops its row -- so the
-    neighbours read the same rows and release the same (seeded) value."""
+    rule): the float column is read under the row rules -- a whole double as
+    an int, the missing cell drops its row -- so the neighbours read the same
+    rows and release the same (seeded) value. Read as a bool, both are
+    refused alike, from their stored types (a stored number is never a
+    bool, issue 31 F8)."""
     pd = pytest.importorskip("pandas")
     without = pd.DataFrame({"k": [1, 0, 1, 1]})
     held = pd.DataFrame({"k": [1, 0, None, 1, 1]})
     assert str(held["k"].dtype) == "float64"
     first = _frame_release(program, definition, without, engine, "without")
     second = _frame_release(program, definition, held, engine, "held")
+    if definition == "count_bool":
+        assert first == second == "FZ542", (first, second)
+        return
     assert first == second and not first.startswith("FZ"), (first, second)
     # a double that is not 0 or 1 does not fit a bool: its row is dropped too
     other = pd.DataFrame({"k": [1.0, 0.0, 0.5, 1.0, 1.0, float("nan")]})

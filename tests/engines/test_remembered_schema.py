@@ -65,8 +65,8 @@ def reference_readable(t: pa.DataType, kind: str) -> bool:
     number = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
     if kind in ("int", "num"):
         return text or number
-    if kind == "bool":  # a float too: 0.0 and 1.0 (issue 24, pandas' int column with a missing cell)
-        return text or pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t)
+    if kind == "bool":  # a stored number never, 0 and 1 included (issue 31, F8: one rule on every form)
+        return text or pa.types.is_boolean(t)
     return text or number or pa.types.is_boolean(t)
 
 

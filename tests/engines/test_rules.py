@@ -44,8 +44,9 @@ def test_trimmed_whitespace_is_arrows() -> None:
     assert {chr(c) for c, t in zip(points, trimmed, strict=True) if t == "a"} == set(TRIMMED)
 
 
+# `f`, an int64 column, is read as an int: a stored number is never read as a bool (issue 31, F8)
 ROW = TRecord((("n", TNum()), ("i", TInt()), ("b", TBool()), ("s", TString()), ("x", TNum()), ("k", TInt()),
-               ("f", TBool()), ("t", TString())))
+               ("f", TInt()), ("t", TString())))
 
 
 def _registration(path: Path, policies: dict[str, str]) -> Registration:
@@ -95,7 +96,7 @@ def _table(texts: list[str], numbers: list[float], ints: list[int | None]) -> pa
                                                                   -1e308, 2.0**63, -(2.0**62), None]),
                           st.sampled_from([0, 1, 2, -1, None])), min_size=1, max_size=40),
        st.sampled_from([{}, {"n": "value:7.5", "i": "value:-3", "b": "value:true", "s": "value:none",
-                            "x": "value:0", "f": "value:false", "t": "value:empty"}]))
+                            "x": "value:0", "f": "value:0", "t": "value:empty"}]))
 def test_parquet_scan_applies_the_loaders_rules(tmp_path_factory, cells, policies) -> None:  # type: ignore[no-untyped-def]
     texts, numbers, ints = (list(c) for c in zip(*cells, strict=True))
     path = tmp_path_factory.mktemp("scan") / "cells.parquet"
@@ -111,7 +112,7 @@ def test_spark_scan_applies_the_loaders_rules(spark, tmp_path) -> None:  # type:
     path = tmp_path / "cells.parquet"
     pq.write_table(_table(texts, numbers, ints), path)
     _compare(path, {}, "spark")
-    _compare(path, {"n": "value:7.5", "x": "value:0", "f": "value:false"}, "spark")
+    _compare(path, {"n": "value:7.5", "x": "value:0", "f": "value:0"}, "spark")
 
 
 # ---------------------------------------------------------------- subsample
@@ -188,7 +189,9 @@ def _cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty, raising=False)
     code = main(args)
     assert code == 0
-    return capsys.readouterr().err
+    from tests.notes import without_registration
+
+    return without_registration(capsys.readouterr().err)
 
 
 def test_progress_only_for_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
