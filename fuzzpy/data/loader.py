@@ -47,7 +47,18 @@ from fuzzpy.data.csvframe import (
     schema_error,
     unreadable_file,
 )
-from fuzzpy.language.types import UNREAD, TBag, TBool, TInt, TNum, TRecord, TString, TVec, Type, Unread  # noqa: F401 -- UNREAD, Unread: their home is language.types
+from fuzzpy.language.types import (  # noqa: F401 -- UNREAD, Unread: their home is language.types
+    UNREAD,
+    TBag,
+    TBool,
+    TInt,
+    TNum,
+    TRecord,
+    TString,
+    TVec,
+    Type,
+    Unread,
+)
 from fuzzpy.ledger.datasets import DEFAULT_POLICY, SCHEMA_MISMATCH, Policy, Registration
 from fuzzpy.runtime.bag import Bag, Column
 from fuzzpy.runtime.values import Record
