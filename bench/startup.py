@@ -31,6 +31,14 @@ is written to a temporary $PYTHONPYCACHEPREFIX (even when
 PYTHONDONTWRITEBYTECODE is set, as on the project's build machine), and
 each case runs once untimed first: an installed package has its bytecode,
 and compiling fuzzpy's own sources would otherwise be measured every time.
+
+Seen (issue 24, `python bench/startup.py 3 --module`, load average 17 on 2
+CPUs, CPU medians): check 0.177 s, check with category literals 0.167 s,
+budget dpsgd.fz 0.578 s (goals hold); with FUZZPY_CACHE=off check 0.375 s
+(over: the grammar is compiled by every process, ~0.16 s) and budget
+0.721 s. Interleaved against the tree before `release.columns` stopped
+importing `data.loader` (7 rounds): check of histogram_by_region.fz 0.170 s
+vs 0.198 s, of noisy_count.fz 0.185 vs 0.190, cache off 0.345 vs 0.385.
 """
 
 from __future__ import annotations
