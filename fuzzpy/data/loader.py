@@ -47,7 +47,18 @@ from fuzzpy.data.csvframe import (
     schema_error,
     unreadable_file,
 )
-from fuzzpy.language.types import TBag, TBool, TInt, TNum, TRecord, TString, TVec, Type
+from fuzzpy.language.types import (  # noqa: F401 -- UNREAD, Unread: their home is language.types
+    UNREAD,
+    TBag,
+    TBool,
+    TInt,
+    TNum,
+    TRecord,
+    TString,
+    TVec,
+    Type,
+    Unread,
+)
 from fuzzpy.ledger.datasets import DEFAULT_POLICY, SCHEMA_MISMATCH, Policy, Registration
 from fuzzpy.runtime.bag import Bag, Column
 from fuzzpy.runtime.values import Record
@@ -61,16 +72,6 @@ _DTYPES = {"num": "float64", "int": "int64", "bool": "bool", "string": object}  
 _BAD_POLICY = "FZ543"
 
 
-@frozen
-class Unread:
-    """The type of a declared field a definition never reads
-    (`fuzzpy.release.columns`): its column must exist; no cell of it is read."""
-
-    def __str__(self) -> str:
-        return "unread"
-
-
-UNREAD: Type = Unread()  # type: ignore[assignment]
 pa = lazy("pyarrow")
 pacsv = lazy("pyarrow.csv")  # a run whose rows an engine reads never parses a file here
 pq = lazy("pyarrow.parquet")

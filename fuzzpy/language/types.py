@@ -259,3 +259,17 @@ def vector_lengths(t: Type) -> list[Length | None]:
 def is_discrete(t: Type) -> bool:
     """Types whose metric is 0 or infinity (any change is infinitely far)."""
     return isinstance(t, (TBool, TString, TUnit))
+
+
+@frozen
+class Unread:
+    """The type of a declared field a definition never reads
+    (`fuzzpy.release.columns`): its column must exist; no cell of it is read.
+    Defined here, not beside the loader that skips it, so that `check`
+    (which names the columns read) imports no data library (issue 24)."""
+
+    def __str__(self) -> str:
+        return "unread"
+
+
+UNREAD: Type = Unread()  # type: ignore[assignment]

@@ -19,9 +19,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Mapping
 
-from fuzzpy.data.loader import UNREAD
 from fuzzpy.language import syntax as S
-from fuzzpy.language.types import TBag, TRecord, Type
+from fuzzpy.language.types import UNREAD, TBag, TRecord, Type
 
 _COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 _BASE_TYPES = frozenset({"num", "real", "int", "nat", "bool", "string", "unit"})  # checker.elaborate._BASE
