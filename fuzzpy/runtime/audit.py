@@ -466,27 +466,44 @@ def _seed(seed: int, *parts: int) -> int:
     return zlib.crc32(repr((seed, *parts)).encode()) | (seed << 32)
 
 
+FOCUS = 4  # pairs given the second, larger pilot
+FOCUS_FACTOR = 4  # the second pilot's runs, as a multiple of the first's
+
+
 def _run(plan: _Plan, samples: int, pilot: int, confidence: float, seed: int, keep: int = KEEP) -> AuditResult:
+    """The audit (module docstring): a screening pilot of ``pilot`` runs a side on every pair,
+    a second pilot of FOCUS_FACTOR * ``pilot`` more on the FOCUS best pairs (successive halving,
+    as a search over inputs spends its runs where a loss shows), the events chosen on both
+    pilots together, then the test on ``samples`` fresh runs a side."""
     start = time.process_time()
     alpha = (1 - confidence) / (4 * keep)  # Bonferroni over the kept events' four one-sided bounds
     from scipy.special import ndtri
 
     z = -float(ndtri(alpha))
-    candidates: list[tuple[float, int, Event, tuple[int, int]]] = []
+    screened: list[tuple[float, int, Event, tuple[int, int]]] = []
+    pilots: dict[int, tuple[Outputs, Outputs]] = {}
     for index, pair in enumerate(plan.pairs):
-        first = plan.draw(pair, False, pilot, _seed(seed, 1, index))
-        second = plan.draw(pair, True, pilot, _seed(seed, 2, index))
-        for event in candidate_events(first, second):
-            k1, k2 = int(event[1](first).sum()), int(event[1](second).sum())
-            score = _score(k1, k2, pilot, samples, z, plan.delta)
-            candidates.append((score - plan.claims[index], index, event, (k1, k2)))
-    if not candidates:
+        pilots[index] = (plan.draw(pair, False, pilot, _seed(seed, 1, index)),
+                         plan.draw(pair, True, pilot, _seed(seed, 2, index)))
+        screened += _candidates(plan, index, pilots[index], pilot, samples, z)
+    if not screened:
         raise AuditError("no output event to test (the pilot runs gave no output)")
+    events_searched = len(screened)
+    focus = _best_pairs(screened, FOCUS) if len(plan.pairs) > FOCUS else list(range(len(plan.pairs)))
+    candidates = [c for c in screened if c[1] in focus] if len(plan.pairs) > FOCUS else screened
+    if len(plan.pairs) > FOCUS:
+        candidates = []
+        for index in focus:
+            more = (plan.draw(plan.pairs[index], False, FOCUS_FACTOR * pilot, _seed(seed, 5, index)),
+                    plan.draw(plan.pairs[index], True, FOCUS_FACTOR * pilot, _seed(seed, 6, index)))
+            both = tuple(_concat(a, b) for a, b in zip(pilots[index], more, strict=True))
+            candidates += _candidates(plan, index, both, (1 + FOCUS_FACTOR) * pilot, samples, z)  # type: ignore[arg-type]
+        events_searched += len(candidates)
     chosen = _choose(candidates, keep)
     drawn: dict[int, tuple[Outputs, Outputs]] = {}
     tested: list[EventResult] = []
     for _, index, (name, test) in chosen:
-        if index not in drawn:  # fresh runs, never seen by the choice of events
+        if index not in drawn:  # fresh runs, never seen by the choice of pairs and events
             drawn[index] = (plan.draw(plan.pairs[index], False, samples, _seed(seed, 3, index)),
                             plan.draw(plan.pairs[index], True, samples, _seed(seed, 4, index)))
         first, second = drawn[index]
@@ -498,8 +515,35 @@ def _run(plan: _Plan, samples: int, pilot: int, confidence: float, seed: int, ke
                                   (clopper_pearson(k1, samples, two_sided), clopper_pearson(k2, samples, two_sided))))
     best = max(tested, key=lambda e: (e.bound / e.claim if e.claim > 0 else math.inf * e.bound, e.bound))
     return AuditResult(plan.name, plan.kind, best.claim, plan.delta, max(e.bound for e in tested), confidence,
-                       best, tuple(tested), len(plan.pairs), len(candidates), pilot, samples, seed,
+                       best, tuple(tested), len(plan.pairs), events_searched, pilot, samples, seed,
                        time.process_time() - start, plan.sampler, plan.notes)
+
+
+def _candidates(plan: _Plan, index: int, sample: tuple[Outputs, Outputs], runs: int, samples: int,
+                z: float) -> list[tuple[float, int, Event, tuple[int, int]]]:
+    """Every candidate event of pair ``index``, scored on ``sample`` (its pilot) by the bound it
+    would give on ``samples`` runs, less the claim (a loss relative to the pair's own claim)."""
+    first, second = sample
+    found = []
+    for event in candidate_events(first, second):
+        k1, k2 = int(event[1](first).sum()), int(event[1](second).sum())
+        score = _score(k1, k2, runs, samples, z, plan.delta)
+        found.append(((score - plan.claims[index]) / max(plan.claims[index], 1e-9), index, event, (k1, k2)))
+    return found
+
+
+def _best_pairs(candidates: list[tuple[float, int, Event, tuple[int, int]]], count: int) -> list[int]:
+    """The ``count`` pairs whose best events score highest."""
+    best: dict[int, float] = {}
+    for score, index, _, _ in candidates:
+        best[index] = max(best.get(index, -math.inf), score)
+    return sorted(best, key=lambda i: -best[i])[:count]
+
+
+def _concat(a: Outputs, b: Outputs) -> Outputs:
+    width = max(a.values.shape[1], b.values.shape[1])
+    pad = [np.pad(o.values, ((0, 0), (0, width - o.values.shape[1])), constant_values=np.nan) for o in (a, b)]
+    return Outputs(np.concatenate(pad), np.concatenate([a.lengths, b.lengths]))
 
 
 def _choose(candidates: list[tuple[float, int, Event, tuple[int, int]]], keep: int) -> list[tuple[float, int, Event]]:
