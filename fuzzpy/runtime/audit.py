@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -52,7 +52,7 @@ from fuzzpy.runtime.audit_inputs import NoInputs, Pair, bag_pairs, mechanism_pai
 from fuzzpy.runtime.lanes import Outputs, Unsupported, row_keys
 from fuzzpy.runtime.randomness import SeededSource
 from fuzzpy.runtime.values import Fuzzy, Record, RuntimeFailure, WithPair, force
-from fuzzpy.verifier.model import analyse
+from fuzzpy.verifier.model import MechanismInfo, analyse
 from fuzzpy.verifier.relation import evaluate
 
 KEEP = 4  # (pair, event) tested on the fresh sample
@@ -561,15 +561,24 @@ def _choose(candidates: list[tuple[float, int, Event, tuple[int, int]]], keep: i
     return chosen
 
 
+Arguments = Mapping[str, object]  # fixed public parameters: NAME -> text (the command line) or a number / bool
+
+
 def audit_mechanism(program: S.Program, name: str, samples: int = 100_000, pilot: int | None = None,
-                    confidence: float = 0.95, seed: int = 0, lengths: tuple[int, ...] | None = None) -> AuditResult:
-    """Audit the `mechanism` ``name`` of ``program`` (module docstring)."""
+                    confidence: float = 0.95, seed: int = 0, lengths: tuple[int, ...] | None = None,
+                    arguments: Arguments | None = None) -> AuditResult:
+    """Audit the `mechanism` ``name`` of ``program`` (module docstring). ``arguments`` fixes
+    public parameters (`fuzzpy audit --arg NAME=VALUE`): a public scalar at its value, a
+    private vector at its length (the number of queries); the others are searched."""
     decl = next((d for d in program.decls if isinstance(d, S.MechanismDecl) and d.name == name), None)
     if decl is None:
         raise AuditError(f"no mechanism `{name}`")
     constants = static_constants(program)
     info = analyse(decl, constants)
-    pairs = mechanism_pairs(info, *(() if lengths is None else (lengths,)))
+    fixed, length = _mechanism_arguments(info, dict(arguments or {}))
+    if length is not None:
+        lengths = (length,)
+    pairs = mechanism_pairs(info, *(() if lengths is None else (lengths,)), fixed=fixed)
     claims = [_claim(decl, pair) for pair in pairs]
 
     def draw(pair: Pair, second: bool, n: int, seed_: int) -> Outputs:
@@ -581,6 +590,46 @@ def audit_mechanism(program: S.Program, name: str, samples: int = 100_000, pilot
     return _run(plan, samples, pilot or max(2_000, samples // 5), confidence, seed)
 
 
+def _mechanism_arguments(info: MechanismInfo, arguments: dict[str, object]
+                         ) -> tuple[dict[str, Fraction | bool], int | None]:
+    """``arguments`` read against the mechanism's parameters: public scalars, and vector lengths."""
+    fixed: dict[str, Fraction | bool] = {}
+    length: int | None = None
+    for pname, value in arguments.items():
+        if pname in info.vectors:
+            count = _number(pname, "int", value)
+            if not isinstance(count, Fraction) or count < 1:
+                raise AuditError(f"--arg {pname}=N fixes the length of the vector `{pname}`: a whole number >= 1")
+            if length is not None and length != count:
+                raise AuditError("the audit gives every vector one length: fix them at the same length")
+            length = int(count)
+        elif pname in info.scalars:
+            fixed[pname] = _number(pname, info.scalars[pname], value)
+        else:
+            known = ", ".join([*info.scalars, *info.vectors]) or "none"
+            raise AuditError(f"`{info.decl.name}` has no parameter `{pname}` (its parameters: {known})")
+    return fixed, length
+
+
+def _number(pname: str, sort: str, value: object) -> Fraction | bool:
+    """A fixed argument as the runtime reads it: a number exactly (0.1 is 1/10), or a bool."""
+    if sort == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        raise AuditError(f"`{value}` is not a bool, for `{pname}`")
+    try:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float, Fraction)):
+            raise ValueError
+        number = Fraction(value.strip()) if isinstance(value, str) else Fraction(value)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        raise AuditError(f"`{value}` is not a number, for `{pname}`") from None
+    if sort == "int" and number.denominator != 1:
+        raise AuditError(f"`{value}` is not a whole number, for `{pname} : int`")
+    return number
+
+
 def _claim(decl: S.MechanismDecl, pair: Pair) -> float:
     claim = evaluate(decl.privacy, pair.claim_env)
     if not isinstance(claim, Fraction):
@@ -589,22 +638,45 @@ def _claim(decl: S.MechanismDecl, pair: Pair) -> float:
 
 
 def audit_definition(program: S.Program, name: str, samples: int = 10_000, pilot: int | None = None,
-                     confidence: float = 0.95, seed: int = 0, delta: float | None = None) -> AuditResult:
-    """Audit the checked definition ``name`` (a `fuzzy` result over one bag parameter)."""
-    from fuzzpy.checker.driver import check_program
+                     confidence: float = 0.95, seed: int = 0, delta: float | None = None,
+                     arguments: Arguments | None = None) -> AuditResult:
+    """Audit the checked definition ``name`` (a `fuzzy` result over one bag parameter; its
+    other parameters, static ones included, at the numbers ``arguments`` gives)."""
+    from fuzzpy.checker.driver import check_program, instantiate_definition
     from fuzzpy.checker.report import privacy_figure
+    from fuzzpy.language.diagnostics import FuzzError
+    from fuzzpy.language.types import TBag, TBool, TInt, TNum
     from fuzzpy.runtime.interpreter import Interpreter
 
     checked = check_program(program).definitions.get(name)
     if checked is None:
         raise AuditError(f"no definition `{name}`")
+    given = dict(arguments or {})
+    bags = [p.name for p in checked.params if isinstance(p.type, TBag)]
+    others = [p for p in checked.params if p.name not in bags]
+    unknown = sorted(set(given) - {p.name for p in others})
+    if unknown:
+        raise AuditError(f"`{name}` has no public parameter `{unknown[0]}`"
+                         + (" (a bag is the data the audit searches)" if unknown[0] in bags else ""))
+    missing = [p.name for p in others if p.name not in given]
+    if len(bags) != 1 or missing:
+        raise AuditError(f"`{name}` must take one private bag, its other parameters given with --arg, "
+                         f"and release a `fuzzy` value (it takes {len(checked.params)} parameter(s), "
+                         f"{len(bags)} of them private bags"
+                         + (f"; give --arg {missing[0]}=VALUE" if missing else "") + ")")
+    sorts = {p.name: "bool" if isinstance(p.type, TBool) else "int" if isinstance(p.type, TInt) else "num"
+             for p in others if isinstance(p.type, (TBool, TInt, TNum))}
+    odd = [p.name for p in others if p.name not in sorts]
+    if odd:
+        raise AuditError(f"the audit fixes numbers and bools only, not `{odd[0]}`")
+    values = {p: _number(p, sorts[p], given[p]) for p in sorts}
     if checked.static_params:
-        raise AuditError(f"`{name}` has static parameters ({', '.join(checked.static_params)}): "
-                         "audit a definition that calls it with numbers")
-    bags = [p.name for p in checked.params if p.name in checked.privacy]
-    if len(bags) != 1 or len(checked.params) != 1:
-        raise AuditError(f"`{name}` must take exactly one parameter, a bag, and release a `fuzzy` value "
-                         f"(it takes {len(checked.params)} parameter(s), {len(bags)} of them private bags)")
+        try:
+            checked = instantiate_definition(program, name, {p: Fraction(values[p]) for p in checked.static_params})
+        except FuzzError as error:
+            raise AuditError(f"`{name}` is refused at these numbers: {error}") from None
+    if bags[0] not in checked.privacy:
+        raise AuditError(f"`{name}` has no privacy cost on `{bags[0]}`")
     figure = privacy_figure(checked.privacy[bags[0]], delta)
     if figure.epsilon is None:
         raise AuditError(f"`{name}` has no privacy bound to audit")
@@ -615,7 +687,10 @@ def audit_definition(program: S.Program, name: str, samples: int = 10_000, pilot
 
     def draw(pair: Pair, second: bool, n: int, seed_: int) -> Outputs:
         interp = Interpreter(program, SeededSource(seed_))
-        value = interp.definition(name)((pair.second if second else pair.first)[bags[0]])
+        value = interp.definition(name)
+        for param in checked.params:
+            value = value((pair.second if second else pair.first)[bags[0]] if param.name == bags[0]
+                          else _runtime_value(values[param.name], sorts[param.name]))
         if not isinstance(value, Fuzzy):
             raise AuditError(f"`{name}` does not release a `fuzzy` value")
         return _stack([_flatten(force(value.sample())) for _ in range(n)])
@@ -624,6 +699,15 @@ def audit_definition(program: S.Program, name: str, samples: int = 10_000, pilot
                  "the interpreter's exact samplers, one run at a time",
                  (f"claim by {figure.method}",))
     return _run(plan, samples, pilot or max(1_000, samples // 5), confidence, seed)
+
+
+def _runtime_value(value: Fraction | bool, sort: str) -> object:
+    """A fixed argument as the interpreter holds it (exact numbers, numpy bools)."""
+    from fuzzpy.runtime.interpreter import exact_value
+
+    if sort == "bool":
+        return exact_value(value)
+    return exact_value(int(value) if sort == "int" else value)
 
 
 def _flatten(value: object) -> list[float]:
