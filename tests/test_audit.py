@@ -10,8 +10,8 @@ heavier cases are marked slow); bench/audit.py gives the full figures.
 from __future__ import annotations
 
 import json
-import re
 import math
+import re
 from fractions import Fraction
 from pathlib import Path
 

@@ -48,7 +48,7 @@ import numpy as np
 from fuzzpy.checker.scope import static_constants
 from fuzzpy.language import syntax as S
 from fuzzpy.runtime import lanes
-from fuzzpy.runtime.audit_inputs import NoInputs, Pair, bag_pairs, mechanism_pairs
+from fuzzpy.runtime.audit_inputs import LENGTHS, NoInputs, Pair, bag_pairs, mechanism_pairs
 from fuzzpy.runtime.lanes import Outputs, Unsupported, row_keys
 from fuzzpy.runtime.randomness import SeededSource
 from fuzzpy.runtime.values import Fuzzy, Record, RuntimeFailure, WithPair, force
@@ -578,7 +578,7 @@ def audit_mechanism(program: S.Program, name: str, samples: int = 100_000, pilot
     fixed, length = _mechanism_arguments(info, dict(arguments or {}))
     if length is not None:
         lengths = (length,)
-    pairs = mechanism_pairs(info, *(() if lengths is None else (lengths,)), fixed=fixed)
+    pairs = mechanism_pairs(info, LENGTHS if lengths is None else lengths, fixed=fixed)
     claims = [_claim(decl, pair) for pair in pairs]
 
     def draw(pair: Pair, second: bool, n: int, seed_: int) -> Outputs:
