@@ -19,9 +19,13 @@ Three stages with independent random streams, so that the bound stays valid:
    histogram events), a discrete pattern with a threshold on the sum of its
    continuous values (an SVT that releases a value), the output's length, and a
    threshold on the projection of the output on the sign of the pilots' mean
-   difference (a linear classifier: DP-Sniper's classifier-chosen event). Each
-   (pair, event) is scored by the bound it would give on the final sample; the
-   `keep` best are kept.
+   difference (a linear classifier: DP-Sniper's classifier-chosen event), and
+   unions of (pattern, quantile bin) cells ranked by their estimated likelihood
+   ratio (`ratio_events`: the Neyman-Pearson event, histogram-estimated). Each
+   (pair, event) is scored by the bound it would give on the final sample. Every
+   pair is screened on `pilot` runs; the 4 best get 4 x `pilot` more runs
+   (successive halving) and their events are chosen on both; the `keep` best
+   are kept (docs/audit.md: why the search needs each piece).
 2. Test: `samples` fresh runs per side of the chosen pairs; the bound above.
 3. Level: each of the 4 one-sided bounds of each of the `keep` events misses
    with probability at most (1 - confidence) / (4 keep); by Bonferroni the
@@ -368,7 +372,7 @@ def ratio_events(first: Outputs, second: Outputs, atoms: list[np.ndarray]) -> li
         ka, kb = np.cumsum(check[a][order]), np.cumsum(check[b][order])
         scores = [(_score(int(x), int(y), held, held, 2.0, 0.0), j) for j, (x, y) in enumerate(zip(ka, kb, strict=True))
                   if x >= 5]
-        for _, j in sorted(scores, reverse=True)[:RATIO_EVENTS]:
+        for _, j in sorted((s_j for s_j in scores if math.isfinite(s_j[0])), reverse=True)[:RATIO_EVENTS]:
             members = np.zeros(size, dtype=bool)
             members[order[: j + 1]] = True
             family.append((f"estimated loss towards the {name} input in its top {j + 1} of {size} cells "
