@@ -17,11 +17,13 @@ if TYPE_CHECKING:
     from fuzzpy.runtime.audit import AuditResult
 
 DESCRIPTION = (
-    "Run a checked definition (one bag parameter, a `fuzzy` result) or a `mechanism` many times "
+    "Run a checked definition (one bag parameter, any others given with --arg; a `fuzzy` result) or a `mechanism` many times "
     "on neighbouring inputs it searches for (small adversarial datasets; inputs at the edge of "
     "`requires`), and report a lower bound on its epsilon with a confidence level, beside the "
-    "proved upper bound: candidate output events are chosen on a pilot sample (StatDP's histogram "
-    "events, DP-Sniper's linear classifier), then tested on fresh runs with Clopper-Pearson bounds "
+    "proved upper bound: every pair is screened on a pilot sample and the best get more pilot runs; "
+    "candidate output events are chosen on the pilots (StatDP's histogram events, DP-Sniper's linear "
+    "classifier, unions of cells ranked by an estimated likelihood ratio), then tested on fresh runs "
+    "with Clopper-Pearson bounds "
     "and a Bonferroni correction. Exit 0 when the samples stay below the claim, 1 when they prove "
     "a loss above it, 2 when the program cannot be audited."
 )
@@ -69,7 +71,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="fresh runs per input in the test (default 100000 for a mechanism, "
                         "5000 for a definition, which runs one run at a time)")
     p.add_argument("--pilot", type=_runs, default=None,
-                   help="runs per input of each candidate pair, to choose events (default samples / 5)")
+                   help="runs per input of each candidate pair in the screening pilot, to choose pairs and "
+                        "events; the 4 best pairs get 4 times as many more (default samples / 5)")
     p.add_argument("--arg", action="append", metavar="NAME=VALUE",
                    help="fix a public parameter instead of searching it (repeatable): a mechanism's public "
                         "number or bool (e.g. eps=0.5, N=2), a mechanism's vector at a length (q=16: the number "
