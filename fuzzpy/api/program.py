@@ -272,14 +272,17 @@ class Program:
     # ------------------------------------------------------------ audit
 
     def audit(self, name: str, *, samples: int | None = None, pilot: int | None = None,
-              confidence: float = 0.95, seed: int = 0) -> AuditResult:
+              confidence: float = 0.95, seed: int = 0, args: Mapping[str, Any] | None = None) -> AuditResult:
         """An empirical lower bound on the epsilon of the definition or mechanism
         ``name`` (what `fuzzpy audit` prints; `fuzzpy.runtime.audit` has the method):
         ``samples`` fresh runs per input (default 100000 for a mechanism, 5000 for
         a definition), chosen events tested at ``confidence``. The result's
         ``lower`` / ``best.bound``, ``best.claim`` and ``leak`` say what it found;
         ``text()`` renders it, and `fuzzpy.runtime.audit_plot.figure(result)` plots
-        it. A program that cannot be audited raises `InvalidInput`."""
+        it. ``args`` fixes public parameters as `fuzzpy audit --arg` does (a
+        mechanism's public number or bool, a vector's length; a definition's
+        public and static parameters). A program that cannot be audited raises
+        `InvalidInput`."""
         from fuzzpy.checker.driver import check_program
         from fuzzpy.runtime.audit import AuditError, audit_definition, audit_mechanism, safe_audit
 
@@ -290,9 +293,11 @@ class Program:
         try:
             if mechanism:
                 return safe_audit(lambda: audit_mechanism(self.syntax, name, samples=samples or 100_000,
-                                                          pilot=pilot, confidence=confidence, seed=seed))
+                                                          pilot=pilot, confidence=confidence, seed=seed,
+                                                          arguments=args))
             return safe_audit(lambda: audit_definition(self.syntax, name, samples=samples or 5_000,
-                                                       pilot=pilot, confidence=confidence, seed=seed))
+                                                       pilot=pilot, confidence=confidence, seed=seed,
+                                                       arguments=args))
         except AuditError as error:
             raise api_error(_option_error(f"cannot audit `{name}`: {error}"), {}) from None
 

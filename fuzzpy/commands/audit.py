@@ -17,11 +17,13 @@ if TYPE_CHECKING:
     from fuzzpy.runtime.audit import AuditResult
 
 DESCRIPTION = (
-    "Run a checked definition (one bag parameter, a `fuzzy` result) or a `mechanism` many times "
+    "Run a checked definition (one bag parameter, any others given with --arg; a `fuzzy` result) or a `mechanism` many times "
     "on neighbouring inputs it searches for (small adversarial datasets; inputs at the edge of "
     "`requires`), and report a lower bound on its epsilon with a confidence level, beside the "
-    "proved upper bound: candidate output events are chosen on a pilot sample (StatDP's histogram "
-    "events, DP-Sniper's linear classifier), then tested on fresh runs with Clopper-Pearson bounds "
+    "proved upper bound: every pair is screened on a pilot sample and the best get more pilot runs; "
+    "candidate output events are chosen on the pilots (StatDP's histogram events, DP-Sniper's linear "
+    "classifier, unions of cells ranked by an estimated likelihood ratio), then tested on fresh runs "
+    "with Clopper-Pearson bounds "
     "and a Bonferroni correction. Exit 0 when the samples stay below the claim, 1 when they prove "
     "a loss above it, 2 when the program cannot be audited."
 )
@@ -69,7 +71,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="fresh runs per input in the test (default 100000 for a mechanism, "
                         "5000 for a definition, which runs one run at a time)")
     p.add_argument("--pilot", type=_runs, default=None,
-                   help="runs per input of each candidate pair, to choose events (default samples / 5)")
+                   help="runs per input of each candidate pair in the screening pilot, to choose pairs and "
+                        "events; the 4 best pairs get 4 times as many more (default samples / 5)")
+    p.add_argument("--arg", action="append", metavar="NAME=VALUE",
+                   help="fix a public parameter instead of searching it (repeatable): a mechanism's public "
+                        "number or bool (e.g. eps=0.5, N=2), a mechanism's vector at a length (q=16: the number "
+                        "of queries), a definition's public or static parameter (which it needs)")
     p.add_argument("--confidence", type=_confidence, default=0.95,
                    help="the confidence of the lower bound (default 0.95)")
     p.add_argument("--seed", type=_seed, default=0, help="the audit's randomness (default 0)")
@@ -95,15 +102,16 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         _check_plot_path(args.plot)
     mechanism = any(isinstance(d, S.MechanismDecl) and d.name == args.definition for d in program.decls)
+    fixed = _arguments(args.arg or [])
     try:
         if mechanism:
             result = safe_audit(lambda: audit_mechanism(
                 program, args.definition, samples=args.samples or 100_000, pilot=args.pilot,
-                confidence=args.confidence, seed=args.seed))
+                confidence=args.confidence, seed=args.seed, arguments=fixed))
         else:
             result = safe_audit(lambda: audit_definition(
                 program, args.definition, samples=args.samples or 5_000, pilot=args.pilot,
-                confidence=args.confidence, seed=args.seed))
+                confidence=args.confidence, seed=args.seed, arguments=fixed))
     except AuditError as error:
         raise usage_error(f"cannot audit `{args.definition}`: {error}") from None
     status = None if not mechanism or args.no_verify else _verify_status(program, args.definition)
@@ -115,6 +123,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(result.text(status) + ("" if not args.plot else f"  plot written to {args.plot}\n"))
     return EXIT_REJECTED if result.leak else EXIT_OK
+
+
+def _arguments(items: list[str]) -> dict[str, str]:
+    """--arg NAME=VALUE, each name once (read against the parameters' types by the audit)."""
+    found: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise usage_error(f"--arg expects NAME=VALUE, not `{item}`")
+        if name.strip() in found:  # the last one silently winning would hide a slip
+            raise usage_error(f"--arg gives `{name.strip()}` twice")
+        found[name.strip()] = value.strip()
+    return found
 
 
 def _verify_status(program: S.Program, name: str) -> str:

@@ -19,9 +19,13 @@ Three stages with independent random streams, so that the bound stays valid:
    histogram events), a discrete pattern with a threshold on the sum of its
    continuous values (an SVT that releases a value), the output's length, and a
    threshold on the projection of the output on the sign of the pilots' mean
-   difference (a linear classifier: DP-Sniper's classifier-chosen event). Each
-   (pair, event) is scored by the bound it would give on the final sample; the
-   `keep` best are kept.
+   difference (a linear classifier: DP-Sniper's classifier-chosen event), and
+   unions of (pattern, quantile bin) cells ranked by their estimated likelihood
+   ratio (`ratio_events`: the Neyman-Pearson event, histogram-estimated). Each
+   (pair, event) is scored by the bound it would give on the final sample. Every
+   pair is screened on `pilot` runs; the 4 best get 4 x `pilot` more runs
+   (successive halving) and their events are chosen on both; the `keep` best
+   are kept (docs/audit.md: why the search needs each piece).
 2. Test: `samples` fresh runs per side of the chosen pairs; the bound above.
 3. Level: each of the 4 one-sided bounds of each of the `keep` events misses
    with probability at most (1 - confidence) / (4 keep); by Bonferroni the
@@ -39,7 +43,7 @@ from __future__ import annotations
 import math
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -48,11 +52,11 @@ import numpy as np
 from fuzzpy.checker.scope import static_constants
 from fuzzpy.language import syntax as S
 from fuzzpy.runtime import lanes
-from fuzzpy.runtime.audit_inputs import NoInputs, Pair, bag_pairs, mechanism_pairs
+from fuzzpy.runtime.audit_inputs import LENGTHS, NoInputs, Pair, bag_pairs, mechanism_pairs
 from fuzzpy.runtime.lanes import Outputs, Unsupported, row_keys
 from fuzzpy.runtime.randomness import SeededSource
 from fuzzpy.runtime.values import Fuzzy, Record, RuntimeFailure, WithPair, force
-from fuzzpy.verifier.model import analyse
+from fuzzpy.verifier.model import MechanismInfo, analyse
 from fuzzpy.verifier.relation import evaluate
 
 KEEP = 4  # (pair, event) tested on the fresh sample
@@ -165,10 +169,10 @@ def _finite(x: float) -> float | str:
 def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
     """One-sided bounds on a binomial probability, each missing it with chance at most alpha
     (Clopper & Pearson 1934: the beta quantiles)."""
-    from scipy import stats
+    from scipy.special import betaincinv
 
-    lower = 0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
-    upper = 1.0 if k == n else float(stats.beta.ppf(1 - alpha, k + 1, n - k))
+    lower = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, alpha))
+    upper = 1.0 if k == n else float(betaincinv(k + 1, n - k, 1 - alpha))
     return lower, upper
 
 
@@ -218,6 +222,7 @@ def candidate_events(first: Outputs, second: Outputs) -> list[Event]:
     for k in range(min(width, 8)):
         family += _column_events(f"out[{k}]", _coordinate(k), pooled[:, k], atoms[k])
     family += _skeleton_events(first, second, atoms)
+    family += ratio_events(first, second, atoms)
     if width > 1:
         means = [np.nan_to_num(o.values[:, :width]).mean(0) for o in (first, second)]
         weights = np.sign(means[0] - means[1])
@@ -330,6 +335,88 @@ def _skeleton_events(first: Outputs, second: Outputs, atoms: list[np.ndarray]) -
     return family
 
 
+RATIO_CELLS = 24  # at most this many cells of a pattern's continuous sum
+RATIO_EVENTS = 3  # the best unions of cells kept as candidates, each direction
+
+
+def ratio_events(first: Outputs, second: Outputs, atoms: list[np.ndarray]) -> list[Event]:
+    """Unions of cells ranked by their estimated likelihood ratio (the Neyman-Pearson event,
+    estimated as DP-Sniper estimates it with a classifier, here a histogram).
+
+    A cell is a discrete pattern (the skeleton: each output with its non-atom coordinates
+    blanked) and a quantile bin of the sum of its continuous coordinates; rare patterns
+    share one cell. The cells are ranked by log((k1 + 1/2) / (k2 + 1/2)) on one half of
+    the pilot, and the prefixes of that ranking (the events "the estimated privacy loss
+    is above c") are scored on the other half, so that a cell ranked high by chance
+    does not score high too; the best few prefixes are candidates, then re-scored on the
+    whole pilot and, if kept, tested on fresh runs like every event.
+
+    Why: a leak that needs many coordinates at once (an SVT that releases its noisy
+    query, `docs/audit.md`) puts its ratio in the tails of several patterns at once, each
+    with a small probability; no single threshold event reaches e^eps with a probability
+    the test can see, but the union of the high-ratio cells does."""
+    if not any(len(a) for a in atoms) and first.keys.size == 0:
+        return []
+    cells = _cells(first, second, atoms)
+    halves = [np.arange(o.n) % 2 == 0 for o in (first, second)]
+    c1, c2 = cells(first), cells(second)
+    size = int(max(c1.max(initial=0), c2.max(initial=0))) + 1
+    build = [np.bincount(c[h], minlength=size) for c, h in ((c1, halves[0]), (c2, halves[1]))]
+    check = [np.bincount(c[~h], minlength=size) for c, h in ((c1, halves[0]), (c2, halves[1]))]
+    held = int((~halves[0]).sum())
+    family: list[Event] = []
+    for a, b, name in ((0, 1, "first"), (1, 0, "second")):
+        ratio = np.log((build[a] + 0.5) / (build[b] + 0.5))
+        order = np.argsort(-ratio, kind="stable")
+        order = order[(build[a] + build[b])[order] > 0]
+        ka, kb = np.cumsum(check[a][order]), np.cumsum(check[b][order])
+        scores = [(_score(int(x), int(y), held, held, 2.0, 0.0), j) for j, (x, y) in enumerate(zip(ka, kb, strict=True))
+                  if x >= 5]
+        for _, j in sorted((s_j for s_j in scores if math.isfinite(s_j[0])), reverse=True)[:RATIO_EVENTS]:
+            members = np.zeros(size, dtype=bool)
+            members[order[: j + 1]] = True
+            family.append((f"estimated loss towards the {name} input in its top {j + 1} of {size} cells "
+                           f"(pattern x quantile bin of sum(*))", _in_cells(cells, members)))
+    return family
+
+
+def _cells(first: Outputs, second: Outputs, atoms: list[np.ndarray]) -> Callable[[Outputs], np.ndarray]:
+    """A function numbering each output's cell (`ratio_events`), built from the pilot."""
+    skeleton = _memo_pair(lambda o: _skeleton(o, atoms))
+    (k1, s1), (k2, s2) = skeleton(first), skeleton(second)
+    keys, sums = np.concatenate([k1, k2]), np.concatenate([s1, s2])
+    patterns, counts = np.unique(keys, return_counts=True)
+    frequent = patterns[counts >= 20]
+    edges: list[np.ndarray] = []
+    offsets = [1]  # cell 0: the rare patterns
+    for key in frequent:
+        inside = sums[keys == key]
+        bins = min(RATIO_CELLS, max(1, inside.size // 40))
+        cut = np.unique(np.quantile(inside, np.linspace(0, 1, bins + 1)[1:-1])) if bins > 1 else np.array([])
+        edges.append(cut)
+        offsets.append(offsets[-1] + cut.size + 1)
+
+    def number(o: Outputs) -> np.ndarray:
+        key, total = skeleton(o)
+        where = np.searchsorted(frequent, key)
+        known = (where < frequent.size) & (frequent[np.minimum(where, max(frequent.size - 1, 0))] == key) \
+            if frequent.size else np.zeros(key.shape, dtype=bool)
+        out = np.zeros(key.shape, dtype=int)
+        for i in np.unique(where[known]):
+            rows = known & (where == i)
+            out[rows] = offsets[i] + np.searchsorted(edges[i], total[rows], side="right")
+        return out
+
+    return _memo(number)
+
+
+def _in_cells(cells: Callable[[Outputs], np.ndarray], members: np.ndarray) -> Callable[[Outputs], np.ndarray]:
+    def event(o: Outputs) -> np.ndarray:
+        return members[cells(o)]
+
+    return event
+
+
 def _memo_pair(function: Callable[[Outputs], tuple[np.ndarray, np.ndarray]]
                ) -> Callable[[Outputs], tuple[np.ndarray, np.ndarray]]:
     cache: dict[int, tuple[Outputs, tuple[np.ndarray, np.ndarray]]] = {}
@@ -383,27 +470,44 @@ def _seed(seed: int, *parts: int) -> int:
     return zlib.crc32(repr((seed, *parts)).encode()) | (seed << 32)
 
 
+FOCUS = 4  # pairs given the second, larger pilot
+FOCUS_FACTOR = 4  # the second pilot's runs, as a multiple of the first's
+
+
 def _run(plan: _Plan, samples: int, pilot: int, confidence: float, seed: int, keep: int = KEEP) -> AuditResult:
+    """The audit (module docstring): a screening pilot of ``pilot`` runs a side on every pair,
+    a second pilot of FOCUS_FACTOR * ``pilot`` more on the FOCUS best pairs (successive halving,
+    as a search over inputs spends its runs where a loss shows), the events chosen on both
+    pilots together, then the test on ``samples`` fresh runs a side."""
     start = time.process_time()
     alpha = (1 - confidence) / (4 * keep)  # Bonferroni over the kept events' four one-sided bounds
-    from scipy import stats
+    from scipy.special import ndtri
 
-    z = float(stats.norm.isf(alpha))
-    candidates: list[tuple[float, int, Event, tuple[int, int]]] = []
+    z = -float(ndtri(alpha))
+    screened: list[tuple[float, int, Event, tuple[int, int]]] = []
+    pilots: dict[int, tuple[Outputs, Outputs]] = {}
     for index, pair in enumerate(plan.pairs):
-        first = plan.draw(pair, False, pilot, _seed(seed, 1, index))
-        second = plan.draw(pair, True, pilot, _seed(seed, 2, index))
-        for event in candidate_events(first, second):
-            k1, k2 = int(event[1](first).sum()), int(event[1](second).sum())
-            score = _score(k1, k2, pilot, samples, z, plan.delta)
-            candidates.append((score - plan.claims[index], index, event, (k1, k2)))
-    if not candidates:
+        pilots[index] = (plan.draw(pair, False, pilot, _seed(seed, 1, index)),
+                         plan.draw(pair, True, pilot, _seed(seed, 2, index)))
+        screened += _candidates(plan, index, pilots[index], pilot, samples, z)
+    if not screened:
         raise AuditError("no output event to test (the pilot runs gave no output)")
+    events_searched = len(screened)
+    focus = _best_pairs(screened, FOCUS) if len(plan.pairs) > FOCUS else list(range(len(plan.pairs)))
+    candidates = [c for c in screened if c[1] in focus] if len(plan.pairs) > FOCUS else screened
+    if len(plan.pairs) > FOCUS:
+        candidates = []
+        for index in focus:
+            more = (plan.draw(plan.pairs[index], False, FOCUS_FACTOR * pilot, _seed(seed, 5, index)),
+                    plan.draw(plan.pairs[index], True, FOCUS_FACTOR * pilot, _seed(seed, 6, index)))
+            both = tuple(_concat(a, b) for a, b in zip(pilots[index], more, strict=True))
+            candidates += _candidates(plan, index, both, (1 + FOCUS_FACTOR) * pilot, samples, z)  # type: ignore[arg-type]
+        events_searched += len(candidates)
     chosen = _choose(candidates, keep)
     drawn: dict[int, tuple[Outputs, Outputs]] = {}
     tested: list[EventResult] = []
     for _, index, (name, test) in chosen:
-        if index not in drawn:  # fresh runs, never seen by the choice of events
+        if index not in drawn:  # fresh runs, never seen by the choice of pairs and events
             drawn[index] = (plan.draw(plan.pairs[index], False, samples, _seed(seed, 3, index)),
                             plan.draw(plan.pairs[index], True, samples, _seed(seed, 4, index)))
         first, second = drawn[index]
@@ -415,8 +519,35 @@ def _run(plan: _Plan, samples: int, pilot: int, confidence: float, seed: int, ke
                                   (clopper_pearson(k1, samples, two_sided), clopper_pearson(k2, samples, two_sided))))
     best = max(tested, key=lambda e: (e.bound / e.claim if e.claim > 0 else math.inf * e.bound, e.bound))
     return AuditResult(plan.name, plan.kind, best.claim, plan.delta, max(e.bound for e in tested), confidence,
-                       best, tuple(tested), len(plan.pairs), len(candidates), pilot, samples, seed,
+                       best, tuple(tested), len(plan.pairs), events_searched, pilot, samples, seed,
                        time.process_time() - start, plan.sampler, plan.notes)
+
+
+def _candidates(plan: _Plan, index: int, sample: tuple[Outputs, Outputs], runs: int, samples: int,
+                z: float) -> list[tuple[float, int, Event, tuple[int, int]]]:
+    """Every candidate event of pair ``index``, scored on ``sample`` (its pilot) by the bound it
+    would give on ``samples`` runs, less the claim (a loss relative to the pair's own claim)."""
+    first, second = sample
+    found = []
+    for event in candidate_events(first, second):
+        k1, k2 = int(event[1](first).sum()), int(event[1](second).sum())
+        score = _score(k1, k2, runs, samples, z, plan.delta)
+        found.append(((score - plan.claims[index]) / max(plan.claims[index], 1e-9), index, event, (k1, k2)))
+    return found
+
+
+def _best_pairs(candidates: list[tuple[float, int, Event, tuple[int, int]]], count: int) -> list[int]:
+    """The ``count`` pairs whose best events score highest."""
+    best: dict[int, float] = {}
+    for score, index, _, _ in candidates:
+        best[index] = max(best.get(index, -math.inf), score)
+    return sorted(best, key=lambda i: -best[i])[:count]
+
+
+def _concat(a: Outputs, b: Outputs) -> Outputs:
+    width = max(a.values.shape[1], b.values.shape[1])
+    pad = [np.pad(o.values, ((0, 0), (0, width - o.values.shape[1])), constant_values=np.nan) for o in (a, b)]
+    return Outputs(np.concatenate(pad), np.concatenate([a.lengths, b.lengths]))
 
 
 def _choose(candidates: list[tuple[float, int, Event, tuple[int, int]]], keep: int) -> list[tuple[float, int, Event]]:
@@ -434,15 +565,24 @@ def _choose(candidates: list[tuple[float, int, Event, tuple[int, int]]], keep: i
     return chosen
 
 
+Arguments = Mapping[str, object]  # fixed public parameters: NAME -> text (the command line) or a number / bool
+
+
 def audit_mechanism(program: S.Program, name: str, samples: int = 100_000, pilot: int | None = None,
-                    confidence: float = 0.95, seed: int = 0, lengths: tuple[int, ...] | None = None) -> AuditResult:
-    """Audit the `mechanism` ``name`` of ``program`` (module docstring)."""
+                    confidence: float = 0.95, seed: int = 0, lengths: tuple[int, ...] | None = None,
+                    arguments: Arguments | None = None) -> AuditResult:
+    """Audit the `mechanism` ``name`` of ``program`` (module docstring). ``arguments`` fixes
+    public parameters (`fuzzpy audit --arg NAME=VALUE`): a public scalar at its value, a
+    private vector at its length (the number of queries); the others are searched."""
     decl = next((d for d in program.decls if isinstance(d, S.MechanismDecl) and d.name == name), None)
     if decl is None:
         raise AuditError(f"no mechanism `{name}`")
     constants = static_constants(program)
     info = analyse(decl, constants)
-    pairs = mechanism_pairs(info, *(() if lengths is None else (lengths,)))
+    fixed, length = _mechanism_arguments(info, dict(arguments or {}))
+    if length is not None:
+        lengths = (length,)
+    pairs = mechanism_pairs(info, LENGTHS if lengths is None else lengths, fixed=fixed)
     claims = [_claim(decl, pair) for pair in pairs]
 
     def draw(pair: Pair, second: bool, n: int, seed_: int) -> Outputs:
@@ -454,6 +594,46 @@ def audit_mechanism(program: S.Program, name: str, samples: int = 100_000, pilot
     return _run(plan, samples, pilot or max(2_000, samples // 5), confidence, seed)
 
 
+def _mechanism_arguments(info: MechanismInfo, arguments: dict[str, object]
+                         ) -> tuple[dict[str, Fraction | bool], int | None]:
+    """``arguments`` read against the mechanism's parameters: public scalars, and vector lengths."""
+    fixed: dict[str, Fraction | bool] = {}
+    length: int | None = None
+    for pname, value in arguments.items():
+        if pname in info.vectors:
+            count = _number(pname, "int", value)
+            if not isinstance(count, Fraction) or count < 1:
+                raise AuditError(f"--arg {pname}=N fixes the length of the vector `{pname}`: a whole number >= 1")
+            if length is not None and length != count:
+                raise AuditError("the audit gives every vector one length: fix them at the same length")
+            length = int(count)
+        elif pname in info.scalars:
+            fixed[pname] = _number(pname, info.scalars[pname], value)
+        else:
+            known = ", ".join([*info.scalars, *info.vectors]) or "none"
+            raise AuditError(f"`{info.decl.name}` has no parameter `{pname}` (its parameters: {known})")
+    return fixed, length
+
+
+def _number(pname: str, sort: str, value: object) -> Fraction | bool:
+    """A fixed argument as the runtime reads it: a number exactly (0.1 is 1/10), or a bool."""
+    if sort == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        raise AuditError(f"`{value}` is not a bool, for `{pname}`")
+    try:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float, Fraction)):
+            raise ValueError
+        number = Fraction(value.strip()) if isinstance(value, str) else Fraction(value)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        raise AuditError(f"`{value}` is not a number, for `{pname}`") from None
+    if sort == "int" and number.denominator != 1:
+        raise AuditError(f"`{value}` is not a whole number, for `{pname} : int`")
+    return number
+
+
 def _claim(decl: S.MechanismDecl, pair: Pair) -> float:
     claim = evaluate(decl.privacy, pair.claim_env)
     if not isinstance(claim, Fraction):
@@ -462,22 +642,45 @@ def _claim(decl: S.MechanismDecl, pair: Pair) -> float:
 
 
 def audit_definition(program: S.Program, name: str, samples: int = 10_000, pilot: int | None = None,
-                     confidence: float = 0.95, seed: int = 0, delta: float | None = None) -> AuditResult:
-    """Audit the checked definition ``name`` (a `fuzzy` result over one bag parameter)."""
-    from fuzzpy.checker.driver import check_program
+                     confidence: float = 0.95, seed: int = 0, delta: float | None = None,
+                     arguments: Arguments | None = None) -> AuditResult:
+    """Audit the checked definition ``name`` (a `fuzzy` result over one bag parameter; its
+    other parameters, static ones included, at the numbers ``arguments`` gives)."""
+    from fuzzpy.checker.driver import check_program, instantiate_definition
     from fuzzpy.checker.report import privacy_figure
+    from fuzzpy.language.diagnostics import FuzzError
+    from fuzzpy.language.types import TBag, TBool, TInt, TNum
     from fuzzpy.runtime.interpreter import Interpreter
 
     checked = check_program(program).definitions.get(name)
     if checked is None:
         raise AuditError(f"no definition `{name}`")
+    given = dict(arguments or {})
+    bags = [p.name for p in checked.params if isinstance(p.type, TBag)]
+    others = [p for p in checked.params if p.name not in bags]
+    unknown = sorted(set(given) - {p.name for p in others})
+    if unknown:
+        raise AuditError(f"`{name}` has no public parameter `{unknown[0]}`"
+                         + (" (a bag is the data the audit searches)" if unknown[0] in bags else ""))
+    missing = [p.name for p in others if p.name not in given]
+    if len(bags) != 1 or missing:
+        raise AuditError(f"`{name}` must take one private bag, its other parameters given with --arg, "
+                         f"and release a `fuzzy` value (it takes {len(checked.params)} parameter(s), "
+                         f"{len(bags)} of them private bags"
+                         + (f"; give --arg {missing[0]}=VALUE" if missing else "") + ")")
+    sorts = {p.name: "bool" if isinstance(p.type, TBool) else "int" if isinstance(p.type, TInt) else "num"
+             for p in others if isinstance(p.type, (TBool, TInt, TNum))}
+    odd = [p.name for p in others if p.name not in sorts]
+    if odd:
+        raise AuditError(f"the audit fixes numbers and bools only, not `{odd[0]}`")
+    values = {p: _number(p, sorts[p], given[p]) for p in sorts}
     if checked.static_params:
-        raise AuditError(f"`{name}` has static parameters ({', '.join(checked.static_params)}): "
-                         "audit a definition that calls it with numbers")
-    bags = [p.name for p in checked.params if p.name in checked.privacy]
-    if len(bags) != 1 or len(checked.params) != 1:
-        raise AuditError(f"`{name}` must take exactly one parameter, a bag, and release a `fuzzy` value "
-                         f"(it takes {len(checked.params)} parameter(s), {len(bags)} of them private bags)")
+        try:
+            checked = instantiate_definition(program, name, {p: Fraction(values[p]) for p in checked.static_params})
+        except FuzzError as error:
+            raise AuditError(f"`{name}` is refused at these numbers: {error}") from None
+    if bags[0] not in checked.privacy:
+        raise AuditError(f"`{name}` has no privacy cost on `{bags[0]}`")
     figure = privacy_figure(checked.privacy[bags[0]], delta, bags[0])
     if figure.epsilon is None:
         raise AuditError(f"`{name}` has no privacy bound to audit")
@@ -488,7 +691,10 @@ def audit_definition(program: S.Program, name: str, samples: int = 10_000, pilot
 
     def draw(pair: Pair, second: bool, n: int, seed_: int) -> Outputs:
         interp = Interpreter(program, SeededSource(seed_))
-        value = interp.definition(name)((pair.second if second else pair.first)[bags[0]])
+        value = interp.definition(name)
+        for param in checked.params:
+            value = value((pair.second if second else pair.first)[bags[0]] if param.name == bags[0]
+                          else _runtime_value(values[param.name], sorts[param.name]))
         if not isinstance(value, Fuzzy):
             raise AuditError(f"`{name}` does not release a `fuzzy` value")
         return _stack([_flatten(force(value.sample())) for _ in range(n)])
@@ -497,6 +703,15 @@ def audit_definition(program: S.Program, name: str, samples: int = 10_000, pilot
                  "the interpreter's exact samplers, one run at a time",
                  (f"claim by {figure.method}",))
     return _run(plan, samples, pilot or max(1_000, samples // 5), confidence, seed)
+
+
+def _runtime_value(value: Fraction | bool, sort: str) -> object:
+    """A fixed argument as the interpreter holds it (exact numbers, numpy bools)."""
+    from fuzzpy.runtime.interpreter import exact_value
+
+    if sort == "bool":
+        return exact_value(value)
+    return exact_value(int(value) if sort == "int" else value)
 
 
 def _flatten(value: object) -> list[float]:

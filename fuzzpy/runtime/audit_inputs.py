@@ -8,7 +8,12 @@
   down, halves, alternating, all but the first, only the last), one entry for
   `vec[1]`/`vec[2]`; private scalars by the largest of +/-2, 1, 1/2 their
   `requires` admit; lengths 2, 4 and 8; the claim's numbers at 1 and (at
-  length 4) at 1/2, where a scale written `eps` for `1 / eps` shows. Only
+  length 4) at 1/2, where a scale written `eps` for `1 / eps` shows, and (at
+  length 8) at 3, where a loss that adds up over the coordinates clears the
+  claim by a margin the test can see; there, each free public number (a
+  threshold, a margin) also at 2 and 8, one at a time (docs/audit.md derives
+  both for an SVT that releases its noisy query). `fuzzpy audit --arg` fixes
+  public numbers and the length instead. Only
   pairs the claim speaks about are kept (the verifier's reading of
   `requires`, `fuzzpy.verifier.relation.neighbours`).
 * A definition over a bag (add-remove-one neighbours, language.md): small
@@ -39,6 +44,8 @@ from fuzzpy.verifier.walk import sub_expressions
 LENGTHS = (2, 4, 8)
 SCALAR_MOVES = tuple(Fraction(d) for d in (2, -2, 1, -1, Fraction(1, 2), Fraction(-1, 2)))
 SCALE_PAIRS = 6  # pairs with the claim's numbers at 1/2
+HIGH_BUDGET = Fraction(3)  # the claim's numbers high too: a loss that adds up over coordinates (docs/audit.md)
+FAR_PUBLIC = (Fraction(2), Fraction(8))  # a public threshold or margin away from 0
 MAX_VECTOR_MOVES = 16
 MAX_BAG_PAIRS = 20
 FAR = 10**6
@@ -61,20 +68,47 @@ class Pair:
 # ---------------------------------------------------------------- mechanisms
 
 
-def mechanism_pairs(info: MechanismInfo, lengths: tuple[int, ...] = LENGTHS) -> list[Pair]:
-    """Neighbouring inputs at the edge of ``info``'s `requires` (module docstring)."""
-    variants = [(n, Fraction(1)) for n in lengths] + [(lengths[len(lengths) // 2], Fraction(1, 2))]
-    admitted = [(n, b) for n, b in variants if _parameters(info, n, b) is not None]
-    if not admitted:  # a `requires` on the length: the first length it admits
-        admitted = [(n, Fraction(1)) for n in range(1, 13) if _parameters(info, n, Fraction(1)) is not None][:1]
+def mechanism_pairs(info: MechanismInfo, lengths: tuple[int, ...] = LENGTHS,
+                    fixed: dict[str, Fraction | bool] | None = None) -> list[Pair]:
+    """Neighbouring inputs at the edge of ``info``'s `requires` (module docstring);
+    ``fixed`` holds public scalars the user fixed (`fuzzpy audit --arg`)."""
+    fixed = fixed or {}
+    unknown = sorted(set(fixed) - set(info.scalars))
+    if unknown:
+        raise NoInputs(f"`{info.decl.name}` has no public parameter `{unknown[0]}`"
+                       + (" (a private parameter cannot be fixed)" if unknown[0] in private_scalars(info) else ""))
+    private = sorted(set(fixed) & private_scalars(info))
+    if private:
+        raise NoInputs(f"`{private[0]}` is private in `{info.decl.name}`: the audit moves it, it cannot be fixed")
+    longest = lengths[-1]
+    variants: list[tuple[int, Fraction, dict[str, Fraction]]] = [(n, Fraction(1), {}) for n in lengths]
+    variants.append((lengths[len(lengths) // 2], Fraction(1, 2), {}))
+    variants.append((longest, HIGH_BUDGET, {}))
+    variants += [(longest, HIGH_BUDGET, {name: value}) for name in _free_numbers(info) for value in FAR_PUBLIC]
     found: list[Pair] = []
-    for length, budget in admitted:
-        params = _parameters(info, length, budget)
-        assert params is not None
-        found += _pairs_at(info, params, length)[: None if budget == 1 else SCALE_PAIRS]
+    for length, budget, moved in variants:
+        params = _parameters(info, length, budget, {**moved, **fixed})
+        if params is not None:
+            found += _pairs_at(info, params, length)[: None if budget == 1 and not moved else SCALE_PAIRS * 2
+                                                     if budget > 1 else SCALE_PAIRS]
+    if not found:  # a `requires` on the length: the first length it admits
+        for length in range(1, 13):
+            params = _parameters(info, length, Fraction(1), fixed)
+            if params is not None:
+                found = _pairs_at(info, params, length)
+                break
     if not found:
-        raise NoInputs(f"no neighbouring inputs of `{info.decl.name}` meet its `requires`")
-    return found
+        raise NoInputs(f"no neighbouring inputs of `{info.decl.name}` meet its `requires`"
+                       + (" at the fixed values" if fixed else ""))
+    return list({p.label: p for p in found}.values())  # fixed values can make variants coincide
+
+
+def _free_numbers(info: MechanismInfo) -> list[str]:
+    """Public numbers that are not the claim's, not the file's constants and not integers
+    (thresholds, margins): each is also tried far from 0, one at a time."""
+    claim, private = _claim_names(info), private_scalars(info)
+    return [name for name, sort in info.scalars.items()
+            if sort == "num" and name not in claim and name not in private and name not in info.constants]
 
 
 def _claim_names(info: MechanismInfo) -> set[str]:
@@ -101,16 +135,19 @@ def first_values(info: MechanismInfo, budget: Fraction) -> dict[str, Fraction | 
     return values
 
 
-def _parameters(info: MechanismInfo, length: int, budget: Fraction) -> dict[str, Fraction | bool] | None:
+def _parameters(info: MechanismInfo, length: int, budget: Fraction,
+                fixed: dict[str, Fraction | bool] | None = None) -> dict[str, Fraction | bool] | None:
     """Public values meeting the `requires` that mention no distance: the claim's
     numbers at ``budget``, integers at 1 (fewest answers, largest cost per answer),
-    other numbers at 0; else the first of 1, 3, 2, 1/2 that fits, one name at a time."""
-    values = first_values(info, budget)
+    other numbers at 0, ``fixed`` ones as given; else the first of 1, 3, 2, 1/2 that
+    fits, one name at a time."""
+    fixed = fixed or {}
+    values = {**first_values(info, budget), **fixed}
     vectors = {q: [Fraction(0)] * length for q in info.vectors}
     if _public_requires_hold(info, values, vectors):
         return values
     for name, sort in info.scalars.items():
-        if name in info.constants or sort == "bool":
+        if name in info.constants or name in fixed or sort == "bool":
             continue
         for candidate in (Fraction(1), Fraction(3), Fraction(2), Fraction(1, 2)):
             trial = dict(values, **{name: candidate})
