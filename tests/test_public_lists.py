@@ -81,3 +81,12 @@ def test_a_list_of_strings_is_not_a_mechanism_parameter(tmp_path, capsys) -> Non
     path.write_text(PER_QUERY.replace("cut : list num", "cut : list string"))
     assert main(["verify", str(path)]) == 1  # a rejected program (README: exit codes)
     assert "public `list num`" in capsys.readouterr().err
+
+
+def test_a_distance_bound_on_a_public_list_is_no_crash_at_the_call() -> None:
+    # fifth review: `requires abs(dist(T[0])) <= 1` on a list crashed the call (StopIteration)
+    text = ("mechanism first (T : list num, eps : num) : num\n  requires eps > 0\n  requires abs(dist(T[0])) <= 1\n"
+            "  privacy eps\n{\n  return T[0];\n}\n"
+            "type P = { age : num };\ndef f (db : bag P) : fuzzy num = first [size db] 1;\n")
+    with pytest.raises(Rejected, match="FZ309"):
+        fuzzpy.loads(text).check()

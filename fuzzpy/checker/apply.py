@@ -17,7 +17,8 @@ import dataclasses
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from fuzzpy.accounting.events import Verified
+from fuzzpy.accounting.events import Group, Verified
+from fuzzpy.accounting.local import has_local
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import obligations
 from fuzzpy.checker import usage as U
@@ -102,6 +103,18 @@ def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) ->
         ck.check(arg, ty, f"the parameter `{pname}` of `{sig.name}` has type `{ty}`")
         for (pname, ty), arg in zip(sig.params, given, strict=False)
     ]
+    if len(given) < n and sig.is_fuzzy and any(
+            c is not None and not c.is_infinite and has_local(c.events()) for c in sig.costs):
+        # a function value keeps one pure epsilon per parameter: local reports'
+        # replace-one guarantee would be read as an add/remove epsilon (fourth
+        # review, U3: `(if c then rep else rep) db`, `fst (rep, 1) db`)
+        raise CheckError(
+            "FZ301",
+            f"`{sig.name}` releases local or shuffled reports: it must be called with all its arguments, "
+            "not used as a function value, whose type cannot carry their replace-one guarantee",
+            whole.span,
+            hint=f"call `{sig.name}` directly on the database: `{sig.name} ... db`",
+        )
     if len(given) < n or not sig.is_fuzzy:
         ctx: U.Ctx = {}
         for (pname, _), sens, j in zip(sig.params, sig.sens, judgments, strict=False):
@@ -208,7 +221,11 @@ def _scale_arg(sig: DefSig, pname: str, sens: object, j: Judgment, whole: S.Expr
 
 def _call_cost(ck: Inferencer, sig: DefSig, judgments: list[Judgment], whole: S.Expr,
                args: list[S.Expr]) -> C.CostCtx:
-    cost: C.CostCtx = {}
+    """The call's cost in each variable of its arguments. A variable behind
+    several parameters (`g2 db db`) moves all of them at once: the
+    parameters' costs are one mechanism's, not independent releases, so they
+    are chained (`_one_mechanism`), never composed."""
+    per_param: dict[str, list[C.Cost]] = {}
     for (pname, _), param_cost, j, arg in zip(sig.params, sig.costs, judgments, args, strict=True):
         if sig.recursive_stub:
             param_cost = C.infinite(
@@ -228,8 +245,32 @@ def _call_cost(ck: Inferencer, sig: DefSig, judgments: list[Judgment], whole: S.
             same_bag = isinstance(arg, S.Var) and arg.name == var
             scaled = C.scale_cost(param_cost, usage.sens, blame, keep_direct=same_bag)
             if scaled is not None:
-                cost[var] = C.then(cost.get(var), scaled)
-    return cost
+                per_param.setdefault(var, []).append(scaled)
+    return {var: _one_mechanism(costs) for var, costs in per_param.items()}
+
+
+def _one_mechanism(costs: list[C.Cost]) -> C.Cost:
+    """One variable through k parameters of one call. Moving it moves the k
+    arguments together: a chain of k steps, the i-th bounded by the i-th
+    parameter's guarantee. Pure costs add along the chain (Dwork & Roth 2014,
+    Thm 2.2's argument). Otherwise the k costs are one mechanism's (the same
+    noise may read all k arguments: `gauss[s] (sum a + sum b)`), and their
+    composition as independent releases would be too small (a fourth
+    adversarial review found a Gaussian charged mu sqrt(2) below its true
+    2 mu); each step is bounded by the composed guarantee of all k, so group
+    privacy over k steps of it bounds the chain."""
+    if len(costs) == 1:
+        return costs[0]
+    infinite = next((c for c in costs if c.is_infinite), None)
+    if infinite is not None:
+        return infinite
+    events = tuple(e for c in costs for e in c.events())
+    if C.pure_epsilon(events) is not None and not has_local(events):
+        total = costs[0]
+        for more in costs[1:]:
+            total = C.then(total, more)
+        return total
+    return C.Cost((Group(Fraction(len(costs)), events),))
 
 
 def apply_value(

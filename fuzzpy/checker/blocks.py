@@ -186,7 +186,7 @@ class BinderRules:
             blame = self.ck.blame_for(var, usage, stmt.span, f"the value bound to {label}")
             scaled = C.scale_cost(own, usage.sens, blame)
             if scaled is not None:
-                cost[var] = C.then(cost.get(var), scaled)
+                cost[var] = C.chain(cost.get(var), scaled)
         return ctx, cost
 
     # ------------------------------------------------------------ lambdas
@@ -341,7 +341,7 @@ class BinderRules:
             blame = ck.blame_for(name, usage, expr.span, "the value taken apart")
             scaled = C.scale_cost(parts, usage.sens, blame)
             if scaled is not None:
-                cost[name] = C.then(cost.get(name), scaled)
+                cost[name] = C.chain(cost.get(name), scaled)
         ck.note("case on a distribution: branches join, the parts' costs move to the scrutinee")
         return Judgment(result_type, {}, cost=cost)
 

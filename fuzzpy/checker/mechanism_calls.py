@@ -41,6 +41,7 @@ from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.sensitivity import Sens
 from fuzzpy.language.symbolic import Poly
+from fuzzpy.verifier.public_lists import is_public_list
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
@@ -173,6 +174,7 @@ def _private_bounds(call: _Call) -> dict[str, list[Bound]]:
     mech = call.mech
     names = {p.name for p in mech.params}
     bounds: dict[str, list[Bound]] = {}
+    public_lists = {p.name for p in mech.params if is_public_list(p.type)}
     for param in mech.params:
         if isinstance(param.type, S.TyVec):
             bounds[param.name] = [Bound(Fraction(1))]  # the vector's own neighbour relation
@@ -188,6 +190,10 @@ def _private_bounds(call: _Call) -> dict[str, list[Bound]]:
                 req.span,
             )
         name, bound_expr, strict = shape
+        if name in public_lists:
+            # a public list stands still between neighbours (`verifier.public_lists`): the
+            # argument must not depend on private data, as for every public argument (FZ309)
+            continue
         value = call.value(bound_expr, "a bound on how far a private input moves")
         if not isinstance(value, Fraction):
             raise CheckError("FZ311", f"the distance bound of `{mech.name}` is not a number", req.span)

@@ -510,7 +510,7 @@ def _state_read_once(ck: Inferencer, lam: LambdaResult, init: Judgment, init_exp
         blame = ck.blame_for(name, usage, init_expr.span, "the initial state of `loop`")
         scaled = C.scale_cost(lam.param_cost, usage.sens, blame)
         if scaled is not None:
-            cost[name] = C.then(scaled, cost.get(name))
+            cost[name] = C.chain(scaled, cost.get(name))
 
 
 def pure_polynomial(events: tuple[Event, ...]) -> Poly | None:
@@ -668,12 +668,12 @@ def _sampled(ck: Inferencer, call: PrimCall, name: str,
                 direct = name_ == direct_name and usage.sens == ONE and not has_local(inner.events())
                 amplified = C.Cost((event(inner.events(), direct),))
                 if direct:
-                    cost[name_] = C.then(cost.get(name_), amplified)
+                    cost[name_] = C.chain(cost.get(name_), amplified)
                     continue
             blame = ck.blame_for(name_, usage, data_expr.span, f"the bag given to `{name}`")
             scaled = C.scale_cost(amplified, usage.sens, blame)
             if scaled is not None:
-                cost[name_] = C.then(cost.get(name_), scaled)
+                cost[name_] = C.chain(cost.get(name_), scaled)
     ck.note(note)
     return Judgment(lam.body.type, {}, cost=cost)
 

@@ -51,6 +51,7 @@ from fuzzpy.verifier.kernel.certificate import (
     numbering,
 )
 from fuzzpy.verifier.lecture import AND, Lecture, regroup
+from fuzzpy.verifier.public_lists import as_vectors
 from fuzzpy.verifier.text import show
 from fuzzpy.verifier.walk import sub_expressions
 
@@ -146,8 +147,11 @@ def build(verdict: Verdict, decl: MechanismDecl, program: Program | None, minimi
         return None
     paths = 0
     found: dict[tuple[str, int], int] = {}
+    # the kernel re-checks the mechanism the proof is about: public lists read
+    # as vectors that move by 0 (`public_lists`), as `verify` proved it
+    checked = as_vectors(decl)
     if minimise:
-        cert, minimal, paths, found = _minimise(decl, program, cert)
+        cert, minimal, paths, found = _minimise(checked, program, cert)
     else:
         minimal = set()
     forward = next(s for s in cert.sides if s.orientation == "forward")
@@ -157,7 +161,7 @@ def build(verdict: Verdict, decl: MechanismDecl, program: Program | None, minimi
     loops = tuple(_loop_clauses(decl, side, inv, hints, (side.orientation, inv.at.node) in minimal, context,
                                 found.get((side.orientation, inv.at.node), len(inv.labels)))
                   for side in cert.sides for inv in side.loops)
-    loops = _with_lectures(decl, program, cert, verdict.certificate or cert, loops, minimise, hints)
+    loops = _with_lectures(checked, program, cert, verdict.certificate or cert, loops, minimise, hints)
     return GameProof(decl.name, cert.claim, cert.rule, _precondition(decl), _postcondition(decl, cert.rule),
                      tuple(steps), loops, tuple(context.closing(loops, paths)),
                      tuple(s.orientation for s in cert.sides), paths, tuple(_obligations(decl, context)))
