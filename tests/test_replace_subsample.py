@@ -193,3 +193,24 @@ def test_laplace_grid_against_buckets(eps0: float, q: float, steps: int, delta: 
     low = _laplace_reference(eps0, q, steps, delta, pessimistic=False)
     high = _laplace_reference(eps0, q, steps, delta, pessimistic=True)
     _assert_valid_and_tight(found.epsilon, low, high)
+
+
+@pytest.mark.slow  # dp-accounting's PLD: seconds
+def test_budget_flags_charge_a_subsample_of_the_dataset_its_replace_one_pair(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # fifth review, F6: `budget --subsample --neighbours replace-one` used group privacy (0.705 vs 0.648)
+    import json
+
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+    from dp_accounting.privacy_accountant import NeighboringRelation
+
+    from fuzzpy.cli import main
+
+    assert main(["budget", "--gaussian", "4", "--subsample", "0.05", "--rounds", "50", "--delta", "1e-6",
+                 "--neighbours", "replace-one", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)["tightest"]["epsilon"]
+    accountant = pld_privacy_accountant.PLDAccountant(NeighboringRelation.REPLACE_ONE, value_discretization_interval=1e-4)
+    accountant.compose(dp_event.PoissonSampledDpEvent(0.05, dp_event.GaussianDpEvent(4)), 50)
+    reference = accountant.get_epsilon(1e-6)
+    assert reference * (1 - 1e-3) <= found <= reference * 1.01

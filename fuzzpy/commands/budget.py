@@ -247,6 +247,8 @@ def _release_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
         events = _integer_events(args.geometric, args.dgauss, rounds, sensitivity, rate)
     else:  # --laplace EPS0: scale sensitivity / EPS0, so each release is EPS0-DP
         events = laplace_events(sensitivity / _as_written(args.laplace), rounds, sensitivity, rate)
+    if rate is not None and rate < 1:  # a Poisson subsample of the dataset itself (its replace-one pair applies)
+        events = tuple(_of_the_dataset(e) for e in events)
     if args.choose is not None:  # each round on M rows of the dataset itself
         (repeat,) = events
         assert isinstance(repeat, Repeat)
@@ -273,6 +275,21 @@ def _integer_events(geometric: float | Fraction | None, dgauss: float | Fraction
     if rate is not None and rate < 1:
         step = Subsample(rate, (step,))
     return (Repeat(rounds, (step,)),)
+
+
+def _of_the_dataset(event: Event) -> Event:
+    """The event with its Poisson subsamples marked as samples of the
+    dataset itself (`events.Subsample.direct`), as the checker marks
+    `subsample[q] f db`: `budget --subsample` samples the dataset."""
+    import dataclasses
+
+    from fuzzpy.accounting.events import Repeat, Subsample
+
+    if isinstance(event, Subsample):
+        return dataclasses.replace(event, direct=True)
+    if isinstance(event, Repeat):
+        return dataclasses.replace(event, body=tuple(_of_the_dataset(e) for e in event.body))
+    return event
 
 
 def _rr_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
