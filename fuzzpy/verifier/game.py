@@ -256,6 +256,14 @@ def _postcondition(decl: MechanismDecl, rule: str) -> str:
 
 
 class _Context:
+    def _in_run_one(self, test: str) -> str:
+        """The selector's expression in run 1's notation: `i1`, or `(i1 - 1)`
+        for `i - 1` (a review found `i - 11` printed)."""
+        names = {p.name for p in self.decl.params} | {
+            st.name for st in _statements(self.decl.body) if isinstance(st, VarDecl)}
+        renamed = _NAME.sub(lambda m: f"{m.group(0)}1" if m.group(0) in names else m.group(0), test)
+        return renamed if _NAME.fullmatch(test) else f"({renamed})"
+
     def __init__(self, decl: MechanismDecl, cert: Certificate, side: Side, verdict: Verdict) -> None:
         self.decl = decl
         self.cert = cert
@@ -453,8 +461,9 @@ class _Context:
         other = nice[3] if nice else _tidy(cert.otherwise)
         if cert.selector == "pointwise":
             test = nice[1].partition(" == ")[0] if nice else _tidy(cert.test)
-            first = dataclasses.replace(self.one_rule(noise, carrier, rest, then, scale), case=f"{test}1 == s")
-            second = dataclasses.replace(self.one_rule(noise, carrier, rest, other, scale), case=f"{test}1 != s")
+            test = self._in_run_one(test)
+            first = dataclasses.replace(self.one_rule(noise, carrier, rest, then, scale), case=f"{test} == s")
+            second = dataclasses.replace(self.one_rule(noise, carrier, rest, other, scale), case=f"{test} != s")
             return [first, second]
         test = nice[1] if nice else _tidy(cert.test)
         when = "later comparison" if cert.selector == "branch" else "state test"
