@@ -19,6 +19,10 @@ from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.language.syntax import Binary, MechanismDecl
 from fuzzpy.verifier.kernel import check
 
+# every test here proves and minimises whole mechanisms (about a minute on two cores):
+# run with `-m slow`, as CI's second job does
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent / "examples" / "mechanisms"
 GAMES = sorted(ROOT.glob("*.explain.expected"))
 
