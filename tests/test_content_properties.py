@@ -158,6 +158,7 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 
 @SETTINGS
 @given(st.data())
+@pytest.mark.slow  # tens of seconds (the default suite's budget)
 def test_every_form_of_a_table_has_one_key(data: st.DataObject) -> None:
     table = data.draw(tables())
     extra = data.draw(dropped_lines(len(table[0])))

@@ -167,6 +167,7 @@ def test_the_example_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert budget == {"remaining_before": 1.5, "remaining_after": 0.5, "ledger": 0.5}
 
 
+@pytest.mark.slow  # tens of seconds (the default suite's budget)
 def test_the_teaching_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """examples/teaching.ipynb (issue 30 item 7): Laplace and composition, noisy max and
     AboveThreshold proved, a buggy SVT refuted and audited; its cells assert what they show."""

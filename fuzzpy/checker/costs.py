@@ -134,7 +134,9 @@ def chain(first: Cost | None, second: Cost | None) -> Cost:
     if first is None or second is None or first.blame is not None or second.blame is not None:
         return then(first, second)
     events = first.events() + second.events()
-    if not first.events() or not second.events() or (pure_epsilon(events) is not None and not has_local(events)):
+    if not first.events() or not second.events() or is_symbolic(events):  # symbolic epsilons are pure
+        return then(first, second)
+    if pure_epsilon(events) is not None and not has_local(events):
         return then(first, second)
     return Cost((Group(Fraction(2), events),))
 

@@ -197,6 +197,7 @@ def _fewer_rounds(program: str, folder: Path) -> Path:
     return copy
 
 
+@pytest.mark.slow  # tens of seconds (the default suite's budget)
 @pytest.mark.spark
 def test_examples_release_the_same_on_spark(spark, parquet_folder: Path) -> None:  # type: ignore[no-untyped-def]
     differences = []

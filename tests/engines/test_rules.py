@@ -244,6 +244,7 @@ def test_text_that_is_not_utf8_drops_its_row_on_spark(spark, tmp_path: Path) -> 
     assert (on_spark.kind, on_spark.detail) == (memory.kind, memory.detail)
 
 
+@pytest.mark.slow  # tens of seconds (the default suite's budget)
 def test_a_fallback_keeps_nothing_a_row_computed(tmp_path: Path) -> None:
     """A binding a row forces is not kept for other rows (`Transient`,
     docs/semantics.md), in the fallback as in memory: the engine's guarded

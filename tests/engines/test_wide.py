@@ -102,6 +102,7 @@ def test_a_query_past_the_node_limit_runs_in_memory(folder, monkeypatch, definit
 
 
 @pytest.mark.spark
+@pytest.mark.slow  # tens of seconds (the default suite's budget)
 def test_wide_rows_release_the_same_on_spark(spark, folder) -> None:  # type: ignore[no-untyped-def]
     data = wide_file(folder, 150)  # past `symops.CHAIN`: the folds
     for definition in ("w2", "d"):

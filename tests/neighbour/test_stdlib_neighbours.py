@@ -59,6 +59,7 @@ def _csv(path: Path, south: int) -> Path:
     return path
 
 
+@pytest.mark.slow  # tens of seconds (the default suite's budget)
 @pytest.mark.parametrize("definition", ["busiest", "first_label"])
 def test_python_m_fuzzpy_run_seeded_on_two_neighbouring_files(tmp_path: Path, definition: str) -> None:
     """The same seeds on D and on D' (one more "south" row): every run
