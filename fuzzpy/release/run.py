@@ -559,15 +559,23 @@ def _check_local_rows(events: dict[str, tuple[Event, ...]], opened: dict[str, An
     for name, o in opened.items():
         if not has_local(events.get(name, ())):
             continue
-        registration = getattr(o, "registration", None)
-        columns = getattr(registration, "columns", None)
-        dropping = [c.name for c in columns or () if c.policy.kind == "drop"]
-        if columns is None or dropping:
-            which = f"the row rule of {', '.join(dropping)}" if dropping else "its row rule"
+        which = _rule_that_drops(o)
+        if which is not None:
             raise refuse(EXIT_USAGE, "FZ556",
                          f"`{name}` is released as local reports, one per row, but {which} drops rows that do not "
                          "fit: a neighbour's replaced row could remove a report, and the number of reports is released",
                          "register the dataset with --missing refuse (or value:V) for every column")
+
+
+def _rule_that_drops(o: Any) -> str | None:
+    """The row rule of an opened dataset that may drop a row, in words, or
+    None when every column keeps its rows (`refuse` or `value:V`); an
+    unregistered file's default rule drops."""
+    columns = getattr(getattr(o, "registration", None), "columns", None)
+    dropping = [c.name for c in columns or () if c.policy.kind == "drop"]
+    if columns is not None and not dropping:
+        return None
+    return f"the row rule of {', '.join(dropping)}" if dropping else "its row rule"
 
 
 def keeps_size(events: tuple[Event, ...]) -> bool:
@@ -591,11 +599,8 @@ def _check_kept_size(name: str, o: Any) -> None:
     row rule can drop a row: a replaced row that does not fit would leave a
     neighbour one row short, and `size db` would move though charged 0 (fifth
     review, F1). Decided from the public rules, before anything is read (FZ556)."""
-    registration = getattr(o, "registration", None)
-    columns = getattr(registration, "columns", None)
-    dropping = [c.name for c in columns or () if c.policy.kind == "drop"]
-    if columns is None or dropping:
-        which = f"the row rule of {', '.join(dropping)}" if dropping else "its row rule"
+    which = _rule_that_drops(o)
+    if which is not None:
         raise refuse(EXIT_USAGE, "FZ556",
                      f"`{name}` is charged for replace-one neighbours with its number of rows kept (a count or sum at "
                      f"its replace-one move, or a sample's replace-one pair), but {which} drops rows that do not fit: "
