@@ -321,12 +321,12 @@ def _mechanism_rows(checked: CheckedProgram) -> list[tuple[str, str, str]]:
 
 
 def claim_text(mech: S.MechanismDecl) -> str:
-    from fuzzpy.frontend.printer import expr
+    from fuzzpy.frontend.printer import mexpr
 
-    claim = mech.privacy
+    claim = mech.privacy  # a mechanism's claim is in the statement language (`abs(eps)`)
     if isinstance(claim, S.Tuple):
-        return "(" + ", ".join(expr(item) for item in claim.items) + ")"
-    return expr(claim)
+        return "(" + ", ".join(mexpr(item) for item in claim.items) + ")"
+    return mexpr(claim)
 
 
 def _type_text(ty: S.TypeExpr) -> str:
