@@ -198,11 +198,25 @@ class ProgramChecker:
 
     # ------------------------------------------------------------ phase 2
 
+    def mechanism_form_errors(self) -> list[Diagnostic]:
+        """A mechanism's statements are checked for form (names, sorts, declarations) as `verify`
+        checks them before proving: `check` accepts no mechanism `verify` would reject unread."""
+        from fuzzpy.verifier.model import analyse
+
+        errors: list[Diagnostic] = []
+        for decl in self.globals.mechanisms.values():
+            try:
+                analyse(decl, dict(self.globals.constants))
+            except FuzzError as error:
+                errors += [d for d in error.diagnostics if d.severity == "error"]
+        return errors
+
     def run(self) -> CheckedProgram:
         self.collect()
         for name, decl in self.globals.defs.items():
             if name not in self.globals.broken and name not in self.checked:
                 self.check_def(decl)
+        self.errors += self.mechanism_form_errors()
         if self.errors:
             raise FuzzError(tuple(_dedupe(self.errors)))
         return CheckedProgram(

@@ -40,6 +40,7 @@ from fuzzpy.language.syntax import (
     VarDecl,
     While,
 )
+from fuzzpy.verifier.declared import diagnostics_for, undeclared_reads
 from fuzzpy.verifier.draws import DrawSite, draw_sites
 from fuzzpy.verifier.public_lists import as_vectors
 from fuzzpy.verifier.walk import children, statements, stmt_expressions, sub_expressions
@@ -240,6 +241,9 @@ def analyse(decl: MechanismDecl, constants: dict[str, Fraction] | None = None) -
                 hint="a proof's `align`, `invariant` and `requires` must be defined in every state"))
     sorter.sort(decl.privacy)
     _check_statements(info, sorter, decl.body, diagnostics, in_loop=False)
+    parameters = frozenset(info.scalars) | frozenset(info.vectors)
+    reads = undeclared_reads(decl.body, parameters, frozenset(info.locals) - parameters)
+    diagnostics += diagnostics_for(reads, decl.name)
     _check_result_form(info, diagnostics)
     _check_claim(info, diagnostics)
     info.draws = draw_sites(decl.body)
