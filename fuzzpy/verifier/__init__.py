@@ -122,6 +122,8 @@ def _verify(decl: MechanismDecl, program: Program | None, constants: dict[str, F
     prepare_z3()
     started = time.monotonic()
     claim_text = _part("show")(decl.privacy)
+    if decl.delta is not None:  # `privacy (eps, delta)`
+        claim_text = f"({claim_text}, {_part('show')(decl.delta)})"
     try:
         verdict = _decide(decl, program, constants, claim_text, proof_seconds, refute_seconds)
     except FuzzError:
@@ -135,6 +137,10 @@ def _verify(decl: MechanismDecl, program: Program | None, constants: dict[str, F
 def _decide(decl: MechanismDecl, program: Program | None, constants: dict, claim_text: str, proof_seconds: float,
             refute_seconds: float) -> Verdict:
     analyse, refute, search, Verdict = _part("analyse"), _part("refute"), _part("search"), _part("Verdict")
+    from fuzzpy.verifier import gaussian
+
+    if gaussian.applies(decl):  # approximate DP: the Gaussian rule (docs/verifier-kernel.md)
+        return gaussian.decide(decl, program, constants, claim_text)
     info = analyse(decl, constants)
     bad_scales = _part("scale_diagnostics")(info)
     if bad_scales:
