@@ -193,12 +193,26 @@ def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
         f"    {kind}[output | inputs]    = {mpmath.nstr(cx.p_inputs, 12)}",
         f"    {kind}[output | neighbour] = {mpmath.nstr(cx.p_neighbour, 12)}",
     ]
+    if cx.delta is not None:
+        lines += _delta_lines(cx)
+        return lines
     lines.append(_ratio_line(cx))
     lines.append("    (probabilities in closed form, evaluated to 50 significant digits)")
     if cx.eps < 0:
         lines.append("    (a claim below 0 is false for every mechanism: the event `any output` has probability 1")
         lines.append(f"     under both inputs, and 1 > e^eps = {_text(_exp(cx.eps), up=True)})")
     return lines
+
+
+def _delta_lines(cx: Counterexample) -> list[str]:
+    """An (eps, delta) refutation: P1 > e^eps P2 + delta, P1 rounded down and the right side up."""
+    assert cx.delta is not None
+    with mpmath.workdps(50):
+        right = _exp(cx.eps) * cx.p_neighbour + mpmath.mpf(cx.delta.numerator) / cx.delta.denominator
+        return [f"    P[output | inputs] = {_text(cx.p_inputs, up=False)} > e^eps * P[output | neighbour] + delta"
+                f" = {_text(right, up=True)}  (delta = {_number(cx.delta)})",
+                "    (Gaussian probabilities in closed form, Phi evaluated to 50 significant digits; the",
+                "     inputs' probability is a lower bound, the neighbour's an upper bound)"]
 
 
 def _exp(value: Fraction) -> mpmath.mpf:
