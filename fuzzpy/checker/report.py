@@ -326,6 +326,8 @@ def claim_text(mech: S.MechanismDecl) -> str:
     claim = mech.privacy
     if isinstance(claim, S.Tuple):
         return "(" + ", ".join(expr(item) for item in claim.items) + ")"
+    if mech.delta is not None:  # `privacy (eps, delta)`
+        return f"({expr(claim)}, {expr(mech.delta)})"
     return expr(claim)
 
 

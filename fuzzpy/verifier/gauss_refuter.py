@@ -337,7 +337,7 @@ def _requires_hold(decl: MechanismDecl, env: dict[str, Fraction], base: list[Fra
                    other: list[Fraction] | None, q: str = "") -> bool:
     for r in decl.requires:
         value = _check(r, env, base, other, q)
-        if value is not True:
+        if value is False or (value is not True and base is not None):  # no vectors yet: a pre-filter
             return False
     return True
 
