@@ -32,6 +32,7 @@ from fuzzpy.language.syntax import (
     NumLit,
     Program,
     Stmt,
+    TyVec,
     Unary,
     Var,
     VarDecl,
@@ -222,6 +223,9 @@ def _equal_invariant(decl: MechanismDecl, loop: While) -> str:
     before = decl.body[:next(k for k, s in enumerate(decl.body) if s is loop)] if any(s is loop for s in decl.body) else ()
     names = sorted({s.name for s in before if isinstance(s, VarDecl)})
     conjuncts = [f"(= |{n}.1| |{n}.2|)" for n in names] + ["(= |%cost| |%cost.entry|)"]
+    # a `vec[1]` input's ghost budget stays within [0, 1] (each read takes at most what is left)
+    conjuncts += [f"(and (<= 0.0 |%remaining.{p.name}| 1.0) (<= (- 1.0) |%lastd.{p.name}| 1.0))"
+                  for p in decl.params if isinstance(p.type, TyVec) and p.type.norm == "1"]
     return f"(and {' '.join(conjuncts)})"
 
 
