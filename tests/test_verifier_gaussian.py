@@ -1,0 +1,312 @@
+"""Approximate-DP mechanisms: `gauss(sigma) align d` draws, `privacy (eps, delta)` claims.
+
+The kernel's Gaussian rule (docs/verifier-kernel.md, "Gaussian draws") is
+checked against hand-built certificates: a shift that depends on the noise
+(by data or by control), a draw the noise may skip, a lowered per-draw bound
+or trip count, a share of epsilon the Laplace draws then overspend. The
+examples of examples/mechanisms/gaussian/ keep their printed verdicts, and
+a refutation's numbers are checked against an independent computation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import math
+from contextlib import redirect_stderr, redirect_stdout
+from fractions import Fraction
+from pathlib import Path
+
+import mpmath
+import pytest
+
+from fuzzpy.checker.scope import verify_mechanism
+from fuzzpy.cli import main
+from fuzzpy.frontend.parser import parse_program
+from fuzzpy.language.syntax import MechanismDecl
+from fuzzpy.verifier.gaussian import prove_gaussian
+from fuzzpy.verifier.kernel import check
+from fuzzpy.verifier.kernel.certificate import Certificate, DrawAlignment, Side, Where, numbering
+from fuzzpy.verifier.kernel.gaussian import delta_up
+
+ROOT = Path(__file__).resolve().parent.parent / "examples" / "mechanisms" / "gaussian"
+PROVED = sorted(ROOT.glob("*.fz"))
+BROKEN = sorted((ROOT / "buggy").glob("*.fz"))
+
+
+def _decl(text: str) -> tuple[MechanismDecl, object]:
+    program = parse_program(text, "g.fz")
+    return next(d for d in program.decls if isinstance(d, MechanismDecl)), program
+
+
+def _proved_cert(text: str) -> tuple[MechanismDecl, object, Certificate]:
+    decl, program = _decl(text)
+    cert, why = prove_gaussian(decl, program, {})
+    assert cert is not None, why
+    return decl, program, cert
+
+
+def _side(cert: Certificate, **changes: object) -> Certificate:
+    return dataclasses.replace(cert, sides=(dataclasses.replace(cert.sides[0], **changes),))
+
+
+# ---------------------------------------------------------------- syntax
+
+
+def test_an_approximate_claim_and_a_gaussian_draw_parse() -> None:
+    decl, _ = _decl("mechanism m (x : vec[2] num) : list num privacy (0.5 * 2, 1e-6)\n"
+                    "{ output x[0] + gauss(3) align (0 - dist(x[0])); }")
+    assert decl.delta is not None
+    noise = decl.body[0].expr.right  # type: ignore[attr-defined]
+    assert noise.kind == "gauss" and noise.align is not None
+    # `align` binds like `lap`'s: to one operand, so `gauss(3) align 0 - d` is (gauss(3) align 0) - d
+    other, _ = _decl("mechanism m (x : vec[2] num) : list num privacy (1, 0)\n"
+                     "{ output gauss(3) align 0 - dist(x[0]); }")
+    assert other.body[0].expr.op == "-"  # type: ignore[attr-defined]
+
+
+def test_align_after_a_call_that_is_not_a_draw_is_a_syntax_error() -> None:
+    from fuzzpy.language.diagnostics import FuzzError
+
+    with pytest.raises(FuzzError) as caught:
+        _decl("mechanism m (x : vec[2] num) : int privacy 1 { return abs(x[0]) align 1; }")
+    assert caught.value.diagnostics[0].code == "FZ101"
+
+
+# ---------------------------------------------------------------- the kernel re-checks everything
+
+
+SVT = """mechanism svt (q : vec[inf] num) : int
+  requires len(q) <= 3
+  privacy (1, 0.01)
+{
+  var tt = 1 + gauss(4) align 0;
+  var out = -1;
+  var i = 0;
+  while (i < len(q)) {
+    var eta = gauss(4) align -dist(q[i]);
+    if (out == -1 && q[i] + eta >= tt) { out = i; }
+    i = i + 1;
+  }
+  return out;
+}"""
+
+
+def test_the_proved_certificate_passes_and_its_numbers_are_rechecked() -> None:
+    decl, program, cert = _proved_cert(SVT)
+    assert check(decl, program, cert).accepted
+    side = cert.sides[0]
+    # a per-draw bound below |shift| / sigma = 1/4: rejected at the draw
+    lowered = tuple(dataclasses.replace(d, bound="1/5") if d.shift != "0" else d for d in side.draws)
+    decision = check(decl, program, _side(cert, draws=lowered))
+    assert not decision.accepted and "within its bound" in decision.reason
+    # fewer trips than the loop may make: rejected at the loop's entry
+    fewer = tuple(dataclasses.replace(t, trips=2) for t in side.trips)
+    decision = check(decl, program, _side(cert, trips=fewer))
+    assert not decision.accepted and "at most 2 trips" in decision.reason
+    # no trip bound at all: mu cannot be bounded
+    assert not check(decl, program, _side(cert, trips=())).accepted
+    # a Gaussian share of epsilon above the claim: the (zero) Laplace cost exceeds eps - E
+    assert not check(decl, program, _side(cert, gauss_eps="2")).accepted
+    # a smaller share: delta_mu(E) grows past the claimed delta
+    assert not check(decl, program, _side(cert, gauss_eps="1/10")).accepted
+
+
+@pytest.mark.parametrize("body, why", [
+    # the shift reads a draw's value (data dependence)
+    ("var a = gauss(4) align 0; var b = q[0] + gauss(4) align a; return 0;", "depends on a draw"),
+    # the shift reads a variable set under a noisy branch (control dependence)
+    ("var a = q[0] + gauss(4) align 0; var c = 0; if (a > 0) { c = 1; } "
+     "var b = q[1] + gauss(4) align c; return 0;", "depends on a draw"),
+    # the draw runs only when the noise says so
+    ("var a = q[0] + gauss(4) align 0; var b = 0; if (a > 0) { b = q[1] + gauss(4) align 1; } return 0;",
+     "under a condition that depends"),
+    # the draw may be skipped by `&&`
+    ("var a = q[0] + gauss(4) align 0; var b = a > 0 && q[1] + gauss(4) align 1 > 0; return 0;",
+     "under `&&`"),
+])
+def test_a_gaussian_shift_that_depends_on_the_noise_is_rejected(body: str, why: str) -> None:
+    text = f"mechanism m (q : vec[inf] num) : int privacy (1, 0.5) {{ {body} }}"
+    decl, program = _decl(text)
+    numbers = numbering(decl)
+    from fuzzpy.language.syntax import Noise
+    from fuzzpy.verifier.kernel.inputs import walk
+
+    draws = []
+    for stmt in _walk_stmts(decl.body):
+        for top in (getattr(stmt, "expr", None), getattr(stmt, "cond", None)):
+            for e in walk(top) if top is not None else ():
+                if isinstance(e, Noise):
+                    shift = "0" if e.align is None else _text(e.align)
+                    draws.append(DrawAlignment(Where.of(e, numbers), "gauss", shift, bound="1"))
+    cert = Certificate("m", "1", "alignment", (), (("q", "vec[inf]"),), (),
+                       (Side("forward", tuple(draws), (), (), (), "1"),), "0.5")
+    decision = check(decl, program, cert)
+    assert not decision.accepted
+    assert why in decision.reason
+
+
+def _text(e: object) -> str:
+    from fuzzpy.verifier.text import show
+
+    return show(e)  # type: ignore[arg-type]
+
+
+def _walk_stmts(body: tuple) -> list:
+    out = []
+    for s in body:
+        out.append(s)
+        out += _walk_stmts(getattr(s, "then", ()) + getattr(s, "orelse", ()) + getattr(s, "body", ()))
+    return out
+
+
+def test_a_gaussian_selector_or_the_pointwise_rule_is_rejected() -> None:
+    decl, program, cert = _proved_cert(SVT)
+    side = cert.sides[0]
+    with_selector = tuple(dataclasses.replace(d, selector="state", test="i == 0", otherwise="0") for d in side.draws)
+    decision = check(decl, program, _side(cert, draws=with_selector))
+    assert not decision.accepted and "selector" in decision.reason
+    decision = check(decl, program, dataclasses.replace(cert, rule="pointwise"))
+    assert not decision.accepted and "plain alignment" in decision.reason
+
+
+def test_a_pure_claim_with_a_gaussian_draw_is_unknown_not_proved() -> None:
+    decl, program = _decl("mechanism m (q : vec[inf] num) : list num privacy 1 "
+                          "{ output q[0] + gauss(8) align -dist(q[0]); }")
+    verdict = verify_mechanism(decl, program)
+    assert verdict.status == "unknown"
+    assert "privacy (eps, delta)" in (verdict.reason or "")
+
+
+# ---------------------------------------------------------------- delta_mu, rounded up
+
+
+@pytest.mark.parametrize("mu2, e", [(Fraction(1, 8), Fraction(1)), (Fraction(2), Fraction(1, 2)),
+                                    (Fraction(9), Fraction(3)), (Fraction(1, 100), Fraction(0))])
+def test_delta_mu_is_an_upper_bound_close_to_the_exact_value(mu2: Fraction, e: Fraction) -> None:
+    # an independent form: delta = P[L > e] - e^e P'[L > e], L ~ N(mu^2/2, mu^2) the privacy loss
+    with mpmath.workdps(80):
+        mu = mpmath.sqrt(mpmath.mpf(mu2.numerator) / mu2.denominator)
+        eps = mpmath.mpf(e.numerator) / e.denominator
+        tail = 1 - mpmath.ncdf((eps - mu**2 / 2) / mu)
+        tail_other = 1 - mpmath.ncdf((eps + mu**2 / 2) / mu)
+        exact = tail - mpmath.exp(eps) * tail_other
+        bound = delta_up(mu2, e)
+        assert mpmath.mpf(bound.numerator) / bound.denominator >= exact
+        assert mpmath.mpf(bound.numerator) / bound.denominator - exact < mpmath.mpf(10) ** -38
+
+
+def test_the_claim_at_the_computed_delta_is_proved_and_just_below_it_is_not() -> None:
+    # two queries, sigma 1: mu^2 = 2, so the least delta at eps = 1 is delta_mu(1), about 0.2863
+    least = delta_up(Fraction(2), Fraction(1))
+    template = ("mechanism m (q : vec[inf] num) : int requires len(q) <= 2 privacy (1, {})\n"
+                "{{ var best = 0 - 1; var bestv = 0; var i = 0;\n"
+                "   while (i < len(q)) {{ var v = q[i] + gauss(1) align -dist(q[i]);\n"
+                "     if (best == -1 || v > bestv) {{ best = i; bestv = v; }} i = i + 1; }}\n"
+                "   return best; }}")
+    decl, program = _decl(template.format(f"{least.numerator}/{least.denominator}"))
+    assert verify_mechanism(decl, program).status == "proved"
+    below = least - Fraction(1, 10**6)
+    decl, program = _decl(template.format(f"{below.numerator}/{below.denominator}"))
+    assert verify_mechanism(decl, program).status != "proved"
+
+
+def test_laplace_draws_keep_their_pure_cost_beside_gaussian_ones() -> None:
+    text = """mechanism mixed (q : vec[inf] num) : list num
+      requires len(q) <= 4
+      privacy ({eps}, 0.001)
+    {{
+      output q[0] + lap(2) align -dist(q[0]);
+      var i = 0;
+      while (i < len(q)) {{ output q[i] + gauss(4) align -dist(q[i]); i = i + 1; }}
+    }}"""
+    decl, program = _decl(text.format(eps=2))
+    assert verify_mechanism(decl, program).status == "proved"
+    # the Gaussian part alone needs about 1.37 at this delta; 1.5 leaves less than the Laplace draw's 1/2
+    decl, program = _decl(text.format(eps=1.5))
+    assert verify_mechanism(decl, program).status == "unknown"
+
+
+def test_a_vec1_input_streamed_with_gaussian_noise_is_proved() -> None:
+    decl, program = _decl("""mechanism counts (q : vec[1] num) : list num
+      requires len(q) <= 3
+      privacy (1, 0.09)
+    {
+      var i = 0;
+      while (i < len(q)) { output q[i] + gauss(2) align -dist(q[i]); i = i + 1; }
+    }""")
+    assert verify_mechanism(decl, program).status == "proved"
+
+
+# ---------------------------------------------------------------- examples and refutations
+
+
+def _run(argv: list[str]) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue() + err.getvalue()
+
+
+@pytest.mark.parametrize("path", PROVED + BROKEN, ids=lambda p: p.stem)
+def test_gaussian_examples_print_their_expected_verdicts(path: Path) -> None:
+    code, text = _run(["verify", str(path)])
+    assert text == path.with_suffix(".verify.expected").read_text()
+    assert code == (1 if path.parent.name == "buggy" else 0)
+    assert ("proved" in text.splitlines()[0]) == (path.parent.name != "buggy")
+
+
+def test_a_refutation_is_true_by_an_independent_computation() -> None:
+    decl, program = _decl((ROOT / "buggy" / "gauss_rnm_claim_too_small.fz").read_text())
+    verdict = verify_mechanism(decl, program)
+    cx = verdict.counterexample
+    assert verdict.status == "refuted" and cx is not None and cx.delta == Fraction(1, 100)
+    # two queries with N(0, 1) noise: P[best = 0] = P[q0 + e0 >= q1 + e1] = Phi((q0 - q1) / sqrt 2)
+    (q,) = cx.inputs.values()
+    (r,) = cx.neighbour.values()
+    assert len(q) == 2 and cx.output == (Fraction(0),)
+    p1 = 0.5 * math.erfc(-(q[0] - q[1]) / 2)  # Phi(x / sqrt 2) = erfc(-x / 2) / 2
+    p2 = 0.5 * math.erfc(-(r[0] - r[1]) / 2)
+    assert p1 > math.exp(float(cx.eps)) * p2 + float(cx.delta) + 0.1
+    assert abs(float(cx.p_inputs) - p1) < 1e-12 and abs(float(cx.p_neighbour) - p2) < 1e-12
+
+
+# ---------------------------------------------------------------- statistics (slow)
+
+
+@pytest.mark.slow
+def test_the_empirical_privacy_loss_of_gaussian_noisy_max_stays_below_its_proved_claim() -> None:
+    """Two queries, sigma 1, claim (1, delta_mu(1)) with mu^2 = 2, proved; sampled
+    (numpy, seeded) on the pair the bound is tight for: q = (0, 0) against
+    (-1, 1), where P[best = 0] - e P'[best = 0] equals delta_mu(1) exactly.
+    The estimate must stay below the claim (plus 5 standard errors) and come
+    close to it (the proof's delta is not loose here)."""
+    import numpy as np
+
+    least = delta_up(Fraction(2), Fraction(1))
+    decl, program = _decl(
+        "mechanism m (q : vec[inf] num) : int requires len(q) <= 2 "
+        f"privacy (1, {least.numerator}/{least.denominator})\n"
+        "{ var best = 0 - 1; var bestv = 0; var i = 0;\n"
+        "  while (i < len(q)) { var v = q[i] + gauss(1) align -dist(q[i]);\n"
+        "    if (best == -1 || v > bestv) { best = i; bestv = v; } i = i + 1; }\n"
+        "  return best; }")
+    assert verify_mechanism(decl, program).status == "proved"
+
+    def noisy_max(q: list[float], n: int, rng: np.random.Generator) -> np.ndarray:
+        values = np.asarray(q)[None, :] + rng.normal(0.0, 1.0, size=(n, len(q)))
+        # the first index wins ties, as `v > bestv` keeps the earlier one
+        return np.argmax(values, axis=1)
+
+    rng = np.random.default_rng(20260311)
+    n = 400_000
+    first = noisy_max([0.0, 0.0], n, rng)
+    second = noisy_max([-1.0, 1.0], n, rng)
+    bound = float(least)
+    for output in (0, 1):
+        p1, p2 = float(np.mean(first == output)), float(np.mean(second == output))
+        error = 5 * math.sqrt((p1 * (1 - p1) + math.e**2 * p2 * (1 - p2)) / n)
+        assert p1 - math.e * p2 <= bound + error
+        assert p2 - math.e * p1 <= bound + error  # the other direction
+    p1, p2 = float(np.mean(first == 0)), float(np.mean(second == 0))
+    assert p1 - math.e * p2 > bound - 0.01  # tight: the proof's delta is what this pair needs
