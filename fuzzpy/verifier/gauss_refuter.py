@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 
@@ -347,7 +348,7 @@ def _check(e: Expr, env: dict[str, Fraction], base: list[Fraction] | None, other
     """A `requires` clause on concrete inputs (None: cannot tell, treated as not holding)."""
     from fuzzpy.language.syntax import Dist, Forall
 
-    def go(x: Expr, bound: dict[str, Fraction]) -> object:
+    def go(x: Expr, bound: dict[str, Fraction]) -> Any:
         if isinstance(x, NumLit):
             return Fraction(x.text)
         if isinstance(x, Var):
@@ -375,7 +376,7 @@ def _check(e: Expr, env: dict[str, Fraction], base: list[Fraction] | None, other
                    "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b,
                    "==": lambda: a == b, "!=": lambda: a != b, "&&": lambda: a and b, "||": lambda: a or b,
                    "==>": lambda: (not a) or b}
-            return ops[x.op]() if x.op in ops else None  # type: ignore[no-untyped-call]
+            return ops[x.op]() if x.op in ops else None
         return None
 
     return go(e, {})

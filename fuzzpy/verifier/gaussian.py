@@ -39,7 +39,15 @@ from fuzzpy.language.syntax import (
     While,
 )
 from fuzzpy.verifier.kernel import check
-from fuzzpy.verifier.kernel.certificate import Certificate, DrawAlignment, LoopInvariant, LoopTrips, Side, Where, numbering
+from fuzzpy.verifier.kernel.certificate import (
+    Certificate,
+    DrawAlignment,
+    LoopInvariant,
+    LoopTrips,
+    Side,
+    Where,
+    numbering,
+)
 from fuzzpy.verifier.kernel.gaussian import counter_loop, delta_up, gauss_sites, noisy_variables
 from fuzzpy.verifier.kernel.inputs import Reject, neighbours, walk
 from fuzzpy.verifier.text import show
@@ -193,7 +201,9 @@ def _size(e: Expr, env: dict[str, Fraction]) -> Fraction | None:
 
 
 def _ratio_bound(decl: MechanismDecl, noise: Noise, env: dict[str, Fraction]) -> Fraction:
-    size = _size(noise.align, env) if noise.align is not None else Fraction(0)
+    if noise.align is None:
+        return Fraction(0)
+    size = _size(noise.align, env)
     sigma = _least(decl, noise.scale, env)
     if size is None:
         raise _Give(f"line {noise.span.line}: no bound on the Gaussian draw's shift `{show(noise.align)}`")

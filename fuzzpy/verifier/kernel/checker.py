@@ -37,13 +37,13 @@ from fuzzpy.verifier.kernel.certificate import Certificate, LoopInvariant, Side,
 from fuzzpy.verifier.kernel.gaussian import delta_up, gauss_bound, gauss_sites, noisy_variables
 from fuzzpy.verifier.kernel.inputs import (
     Reject,
-    parse_shift,
     constants,
     fresh,
     local_sorts,
     neighbours,
     number,
     parse_head,
+    parse_shift,
     scalar_sort,
     walk,
 )
