@@ -310,3 +310,20 @@ def test_the_empirical_privacy_loss_of_gaussian_noisy_max_stays_below_its_proved
         assert p2 - math.e * p1 <= bound + error  # the other direction
     p1, p2 = float(np.mean(first == 0)), float(np.mean(second == 0))
     assert p1 - math.e * p2 > bound - 0.01  # tight: the proof's delta is what this pair needs
+
+
+def test_explain_shows_the_gaussian_rule_not_a_laplace_game() -> None:
+    code, text = _run(["verify", "--explain", str(ROOT / "gauss_above_threshold.fz")])
+    assert code == 0
+    assert "Laplace rule" not in text and "the Gaussian rule" in text
+    assert "at most 8 trips" in text and "Balle & Wang" in text
+
+
+def test_json_counterexample_carries_delta() -> None:
+    import json
+
+    code, text = _run(["verify", "--json", str(ROOT / "buggy" / "gauss_svt_data_branch.fz")])
+    assert code == 1
+    (found,) = json.loads(text)["mechanisms"]
+    assert found["verdict"] == "refuted" and found["counterexample"]["delta"] == 0.0004
+    assert found["claim"] == "(1, 0.0004)"

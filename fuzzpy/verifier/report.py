@@ -34,11 +34,35 @@ def render(verdict: Verdict, explain: bool | str, game: GameProof | None = None)
     lines = [summary(verdict)]
     if verdict.counterexample is not None:
         lines += refutation_lines(verdict.counterexample, verdict.stream)
-    if explain == "game" and game is not None:
+    cert = verdict.certificate
+    if explain and verdict.proved and cert is not None and (cert.delta or any(
+            d.kind == "gauss" for side in cert.sides for d in side.draws)):
+        lines += gaussian_lines(cert)
+    elif explain == "game" and game is not None:
         lines += game_lines(game)
     elif explain and verdict.proof is not None:
         lines += proof_lines(verdict.proof, verdict.certificate)
     return "\n".join(lines)
+
+
+def gaussian_lines(cert: Certificate) -> list[str]:
+    """An approximate-DP proof (docs/verifier-kernel.md, "Gaussian draws"): what the kernel checked."""
+    lines = ["  the Gaussian rule (randomness alignment; every Gaussian shift independent of the noise):"]
+    for side in cert.sides:
+        if len(cert.sides) > 1:
+            lines.append(f"    relation {side.orientation}:")
+        for d in side.draws:
+            if d.kind == "gauss":
+                lines.append(f"    line {d.at.line}: gauss, shift {d.shift}: |shift| <= {d.bound} * sigma on every path")
+            else:
+                lines.append(f"    line {d.at.line}: {d.kind}, shift {d.shift}: pays |shift| / scale (pure)")
+        lines += [f"    the loop at line {t.at.line} makes at most {t.trips} trips (its counter, checked at entry)"
+                  for t in side.trips]
+        lines.append(f"    mu^2 <= the sum of bound^2 over the Gaussian draws, times their loop's trips; the Gaussian "
+                     f"part's share of eps: E = {_number(Fraction(side.gauss_eps))}")
+        lines.append("    the Laplace draws pay at most eps - E on every path, and delta >= delta_mu(E) = "
+                     "Phi(-E/mu + mu/2) - e^E Phi(-E/mu - mu/2), rounded up (Balle & Wang 2018, Thm. 8)")
+    return lines
 
 
 def cheaper_lines(verdict: Verdict, cheaper: Cheaper | None) -> list[str]:
