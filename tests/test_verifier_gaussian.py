@@ -327,3 +327,26 @@ def test_json_counterexample_carries_delta() -> None:
     (found,) = json.loads(text)["mechanisms"]
     assert found["verdict"] == "refuted" and found["counterexample"]["delta"] == 0.0004
     assert found["claim"] == "(1, 0.0004)"
+
+
+def test_a_continuous_release_is_refuted_by_an_interval_event() -> None:
+    """The gaps of all queries against one noisy threshold: q = (0, 0) releases
+    two equal gaps, its neighbour (-1, 0) two gaps 1 apart, so the event "both
+    gaps in [v - 1/2, v + 1/2]" has probability 0 for the neighbour."""
+    decl, program = _decl((ROOT / "buggy" / "gauss_svt_gap_threshold_only.fz").read_text())
+    verdict = verify_mechanism(decl, program)
+    cx = verdict.counterexample
+    assert verdict.status == "refuted" and cx is not None and verdict.stream
+    assert cx.p_neighbour == 0 and len(cx.output) == 2
+    # recompute P[inputs]: tt = t + N(0, 64); both gaps -t - e fall in [lo, hi] iff e in [-t - hi, -t - lo]
+    lo, hi = (Fraction(x) for x in str(cx.output[0]).removeprefix("in [").removesuffix("]").split(", "))
+    t = cx.params["t"]
+    q = cx.inputs["q"]
+    assert q[0] == q[1]
+
+    def phi(x: Fraction) -> float:
+        return 0.5 * math.erfc(-float(x) / 8 / math.sqrt(2))
+
+    low_e, high_e = q[0] - t - hi, q[0] - t - lo
+    assert high_e <= q[0] - t  # both queries pass the threshold there
+    assert abs(float(cx.p_inputs) - (phi(high_e) - phi(low_e))) < 1e-12

@@ -7,18 +7,22 @@ comparison of a linear form forks the path. A path's probability is
 computed in closed form when its constraints are all on one direction
 a . eta (then a . eta ~ N(0, sum a_i^2 sigma_i^2) and the path is an
 interval of it): Phi(hi / s) - Phi(lo / s), evaluated by mpmath to 50 digits.
-For the inputs, P[o] is the sum of the computed paths releasing o (a lower
-bound when some path could not be computed); for the neighbour, that sum
-plus the mass of every path not computed (an upper bound). A claim is
-refuted at an output o only when
+An output event S is a released value (discrete coordinates) with, for
+each continuous coordinate, an interval around its value at a point of a
+path of run 1 (half-widths 1/2 and 1/10); a path's part of S adds the
+interval's two constraints, so a continuous release on the path's direction
+stays in closed form. For the inputs, P[S] is the sum over the paths in
+closed form (a lower bound); for the neighbour, that sum plus the whole mass
+of every path whose part is not in closed form (an upper bound). A claim is
+refuted at S only when
 
-    P[o | inputs] > e^eps * P[o | neighbour] + delta
+    P[S | inputs] > e^eps * P[S | neighbour] + delta
 
 holds with both sides moved by 10^-30 the safe way (the evaluation's error is
 far below). Equalities of linear forms have probability 0 (a path through
 one is dropped from both sides' computed mass, and so counted in the
-neighbour's upper bound). Laplace draws, continuous releases, private
-scalars: not searched (the verdict stays "unknown", with the reason).
+neighbour's upper bound). Laplace draws and private scalars: not searched
+(the verdict stays "unknown", with the reason).
 """
 
 from __future__ import annotations
@@ -45,7 +49,6 @@ from fuzzpy.language.syntax import (
     Output,
     ReturnStmt,
     Stmt,
-    TyList,
     TyVec,
     Unary,
     Var,
@@ -126,8 +129,6 @@ class _Exec:
         if isinstance(s, (Output, ReturnStmt)):
             out = []
             for st2, v in self.ev(s.expr, st):
-                if isinstance(v, tuple):
-                    raise _Stop("a continuous release (densities are not compared for Gaussian draws)")
                 st2.released.append(v)
                 st2.done = isinstance(s, ReturnStmt)
                 out.append(st2)
@@ -280,21 +281,107 @@ def _mass(st: _State) -> mpmath.mpf | None:
     return mpmath.ncdf(hi / s) - mpmath.ncdf(lo / s)
 
 
-def _distribution(decl: MechanismDecl, scalars: dict[str, Fraction],
-                  vectors: dict[str, list[Fraction]]) -> tuple[dict[tuple, mpmath.mpf], mpmath.mpf]:
-    """Output -> computed mass, and the total mass of the paths not computed."""
-    start = _State(dict(scalars))
-    states = _Exec(vectors).block(decl.body, [start])
-    found: dict[tuple, mpmath.mpf] = {}
-    missing = mpmath.mpf(1)
+def _paths(decl: MechanismDecl, scalars: dict[str, Fraction], vectors: dict[str, list[Fraction]]) -> list[_State]:
+    return _Exec(vectors).block(decl.body, [_State(dict(scalars))])
+
+
+#: an output event: per released coordinate a value (discrete) or None, and a
+#: closed interval (continuous coordinates) or None
+Event = tuple[tuple[object, ...], tuple[tuple[Fraction, Fraction] | None, ...]]
+
+
+def _event_mass(st: _State, event: Event) -> mpmath.mpf | None:
+    """P[this path, and its release in the event], or None (not in closed form)."""
+    values, boxes = event
+    if len(st.released) != len(values):
+        return mpmath.mpf(0)
+    extra: list[tuple[Lin, bool]] = []
+    for v, want, box in zip(st.released, values, boxes, strict=True):
+        if box is None:
+            if isinstance(v, tuple):  # a continuous value hits one point with probability 0
+                return mpmath.mpf(0)
+            if v != want:
+                return mpmath.mpf(0)
+        elif not isinstance(v, tuple):
+            if not (isinstance(v, Fraction) and box[0] <= v <= box[1]):
+                return mpmath.mpf(0)
+        else:
+            coeffs, c = v
+            extra += [((coeffs, c - box[0]), True), ((coeffs, c - box[1]), False)]  # lo < v <= hi
+    trial = st.fork()
+    trial.constraints += extra
+    return _mass(trial)
+
+
+def _events(st: _State) -> list[Event]:
+    """Events around what a path of run 1 releases: its discrete values, and
+    for continuous ones intervals of half-width 1/2 and 1/10 around their
+    value at a point of the path's region (on the path's one direction)."""
+    if not any(isinstance(v, tuple) for v in st.released):
+        return [(tuple(st.released), (None,) * len(st.released))]
+    forms = [f for f, _ in st.constraints] + [v for v in st.released if isinstance(v, tuple)]
+    n = len(st.sigmas)
+    base = next(f[0] for f in forms)
+    base = base + (Fraction(0),) * (n - len(base))
+    pivot = next((k for k, c in enumerate(base) if c != 0), None)
+    if pivot is None:
+        return []
+    low: Fraction | None = None
+    high: Fraction | None = None
+    for (coeffs, const), positive in st.constraints:
+        ratio = (coeffs + (Fraction(0),) * (n - len(coeffs)))[pivot] / base[pivot]
+        if ratio == 0:
+            return []
+        cut = -const / ratio
+        if positive == (ratio > 0):
+            low = cut if low is None else max(low, cut)
+        else:
+            high = cut if high is None else min(high, cut)
+    s2 = sum((c * c * sg * sg for c, sg in zip(base, st.sigmas, strict=True)), Fraction(0))
+    sd = Fraction(float(s2) ** 0.5).limit_denominator(1000) or Fraction(1)
+    z = (low + high) / 2 if low is not None and high is not None else \
+        low + sd if low is not None else high - sd if high is not None else Fraction(0)
+    found: list[Event] = []
+    for width in (Fraction(1, 2), Fraction(1, 10)):
+        values: list[object] = []
+        boxes: list[tuple[Fraction, Fraction] | None] = []
+        for v in st.released:
+            if isinstance(v, tuple):
+                coeffs = v[0] + (Fraction(0),) * (n - len(v[0]))
+                k = coeffs[pivot] / base[pivot]
+                if any(c != k * b for c, b in zip(coeffs, base, strict=True)):
+                    return found
+                centre = k * z + v[1]
+                values.append(None)
+                boxes.append((centre - width, centre + width))
+            else:
+                values.append(v)
+                boxes.append(None)
+        found.append((tuple(values), tuple(boxes)))
+    return found
+
+
+def _probability(states: list[_State], event: Event, upper: bool) -> mpmath.mpf:
+    """P[release in event]: a lower bound (paths not in closed form left out)
+    or an upper bound (each such path counted whole, or all the mass not in
+    closed form when the path's own mass is not either)."""
+    total = mpmath.mpf(0)
+    unknown = mpmath.mpf(1)
     for st in states:
-        mass = _mass(st)
-        if mass is None:
-            continue
-        key = tuple(st.released)
-        found[key] = found.get(key, mpmath.mpf(0)) + mass
-        missing -= mass
-    return found, max(mpmath.mpf(0), missing)
+        whole = _mass(st)
+        if whole is not None:
+            unknown -= whole
+        part = _event_mass(st, event)
+        if part is not None:
+            total += part
+        elif upper and whole is not None:
+            total += whole
+    return total + (max(mpmath.mpf(0), unknown) if upper else 0)
+
+
+def _shown(event: Event) -> tuple[object, ...]:
+    return tuple(v if box is None else f"in [{box[0]}, {box[1]}]"
+                 for v, box in zip(event[0], event[1], strict=True))
 
 
 def _number(e: Expr | None, env: dict[str, Fraction]) -> Fraction | None:
@@ -384,8 +471,6 @@ def _check(e: Expr, env: dict[str, Fraction], base: list[Fraction] | None, other
 
 def refute_gaussian(decl: MechanismDecl, constants: dict[str, Fraction]) -> tuple[Counterexample | None, str]:
     """A certified counterexample, or None and what the search did."""
-    if isinstance(decl.result, TyList):
-        pass  # a stream: the released tuple is the output
     checked = 0
     skipped = ""
     try:
@@ -411,12 +496,19 @@ def refute_gaussian(decl: MechanismDecl, constants: dict[str, Fraction]) -> tupl
 
 def _violation(decl: MechanismDecl, env: dict[str, Fraction], inputs: dict, neighbour: dict, eps: Fraction,
                delta: Fraction) -> Counterexample | None:
-    p1, _ = _distribution(decl, env, inputs)
-    p2, missing2 = _distribution(decl, env, neighbour)
+    first = _paths(decl, env, inputs)
+    second = _paths(decl, env, neighbour)
     e_eps = mpmath.exp(mpmath.mpf(eps.numerator) / eps.denominator)
     d = mpmath.mpf(delta.numerator) / delta.denominator
-    for output, low in sorted(p1.items(), key=lambda kv: -kv[1]):
-        high = p2.get(output, mpmath.mpf(0)) + missing2  # an upper bound of P[output | neighbour]
-        if low - _MARGIN > e_eps * (high + _MARGIN) + d:
-            return Counterexample(env, env, inputs, neighbour, output, eps, low, high, False, high == 0, delta)
+    seen: set[Event] = set()
+    for st in first:
+        for event in _events(st):
+            if event in seen:
+                continue
+            seen.add(event)
+            low = _probability(first, event, upper=False)
+            high = _probability(second, event, upper=True)
+            if low - _MARGIN > e_eps * (high + _MARGIN) + d:
+                return Counterexample(env, env, inputs, neighbour, _shown(event), eps, low, high, False, high == 0,
+                                      delta)
     return None

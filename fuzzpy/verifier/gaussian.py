@@ -32,6 +32,7 @@ from fuzzpy.language.syntax import (
     NumLit,
     Program,
     Stmt,
+    TyList,
     TyVec,
     Unary,
     Var,
@@ -68,16 +69,18 @@ def applies(decl: MechanismDecl) -> bool:
 
 def decide(decl: MechanismDecl, program: Program | None, constants: dict[str, Fraction], claim_text: str) -> Verdict:
     """Proved (kernel-accepted), refuted (a certified counterexample), or unknown with the reason."""
+    stream = isinstance(decl.result, TyList)
     cert, why = prove_gaussian(decl, program, constants)
     if cert is not None:
-        return Verdict(decl.name, "proved", decl.privacy, claim_text, certificate=cert)
+        return Verdict(decl.name, "proved", decl.privacy, claim_text, certificate=cert, stream=stream)
     from fuzzpy.verifier.gauss_refuter import refute_gaussian
 
     counterexample, searched = refute_gaussian(decl, constants)
     if counterexample is not None:
         return Verdict(decl.name, "refuted", decl.privacy, claim_text, f"the claim `privacy {claim_text}` is false",
-                       counterexample=counterexample)
-    return Verdict(decl.name, "unknown", decl.privacy, claim_text, f"no proof found ({why}); {searched}")
+                       counterexample=counterexample, stream=stream)
+    return Verdict(decl.name, "unknown", decl.privacy, claim_text, f"no proof found ({why}); {searched}",
+                   stream=stream)
 
 
 def prove_gaussian(decl: MechanismDecl, program: Program | None,
