@@ -350,3 +350,10 @@ def test_a_continuous_release_is_refuted_by_an_interval_event() -> None:
     low_e, high_e = q[0] - t - hi, q[0] - t - lo
     assert high_e <= q[0] - t  # both queries pass the threshold there
     assert abs(float(cx.p_inputs) - (phi(high_e) - phi(low_e))) < 1e-12
+
+
+def test_explaining_a_gaussian_refutation_shows_no_laplace_derivation() -> None:
+    code, text = _run(["verify", "--explain", str(ROOT / "buggy" / "gauss_rnm_claim_too_small.fz")])
+    assert code == 1
+    assert "Lap(" not in text and "derivation" not in text and "no claim above" not in text
+    assert "e^eps * P[output | neighbour] + delta" in text
