@@ -357,3 +357,13 @@ def test_explaining_a_gaussian_refutation_shows_no_laplace_derivation() -> None:
     assert code == 1
     assert "Lap(" not in text and "derivation" not in text and "no claim above" not in text
     assert "e^eps * P[output | neighbour] + delta" in text
+
+
+def test_a_malformed_gaussian_mechanism_gets_the_usual_diagnostics() -> None:
+    from fuzzpy.language.diagnostics import FuzzError
+
+    decl, program = _decl("mechanism m (q : vec[inf] num) : int privacy (1, 0.1)\n"
+                          "{ var v = q[0] + gauss(zz) align -dist(q[0]); return 0; }")
+    with pytest.raises(FuzzError) as caught:
+        verify_mechanism(decl, program)
+    assert caught.value.diagnostics[0].code == "FZ401"

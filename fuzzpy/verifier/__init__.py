@@ -137,14 +137,14 @@ def _verify(decl: MechanismDecl, program: Program | None, constants: dict[str, F
 def _decide(decl: MechanismDecl, program: Program | None, constants: dict, claim_text: str, proof_seconds: float,
             refute_seconds: float) -> Verdict:
     analyse, refute, search, Verdict = _part("analyse"), _part("refute"), _part("search"), _part("Verdict")
+    info = analyse(decl, constants)  # well-formedness (FZ4xx) for every mechanism
+    bad_scales = _part("scale_diagnostics")(info)
+    if bad_scales:
+        raise FuzzError(tuple(bad_scales))
     from fuzzpy.verifier import gaussian
 
     if gaussian.applies(decl):  # approximate DP: the Gaussian rule (docs/verifier-kernel.md)
         return gaussian.decide(decl, program, constants, claim_text)
-    info = analyse(decl, constants)
-    bad_scales = _part("scale_diagnostics")(info)
-    if bad_scales:
-        raise FuzzError(tuple(bad_scales))
     # both orientations of a one-sided neighbour relation (mirror.py)
     mirror = _part("mirrored")(decl, info)
     infos = [info] + ([analyse(mirror, constants)] if mirror is not None else [])
