@@ -367,3 +367,26 @@ def test_a_malformed_gaussian_mechanism_gets_the_usual_diagnostics() -> None:
     with pytest.raises(FuzzError) as caught:
         verify_mechanism(decl, program)
     assert caught.value.diagnostics[0].code == "FZ401"
+
+
+def test_a_selector_style_gaussian_alignment_is_unknown_with_the_reason() -> None:
+    """SVT's usual alignment (shift the hit's noise by 2, chosen by the noisy
+    comparison) is not available for Gaussian draws: unknown, saying why."""
+    decl, program = _decl("""mechanism m (q : vec[inf] num) : int
+      requires len(q) <= 4
+      privacy (1, 0.01)
+    {
+      var tt = 0 + gauss(4) align 1;
+      var out = -1;
+      var i = 0;
+      var eta = 0;
+      while (i < len(q)) {
+        eta = gauss(4) align (q[i] + eta >= tt ? 2 : 0);
+        if (out == -1 && q[i] + eta >= tt) { out = i; }
+        i = i + 1;
+      }
+      return out;
+    }""")
+    verdict = verify_mechanism(decl, program)
+    assert verdict.status == "unknown"
+    assert "selectors and the pointwise rule are not available" in (verdict.reason or "")

@@ -92,14 +92,26 @@ def prove_gaussian(decl: MechanismDecl, program: Program | None,
         return None, str(why)
     decision = check(decl, program, cert)
     if not decision.accepted:
-        return None, f"the proof kernel rejected the Gaussian proof ({decision.reason})"
+        note = "" if "delta_mu" in decision.reason else f"; {_NOISE_FREE}"
+        return None, f"the proof kernel rejected the Gaussian proof ({decision.reason}){note}"
     return cert, ""
+
+
+#: what this version's Gaussian rule cannot do (docs/verifier-kernel.md, "Gaussian draws")
+_NOISE_FREE = ("Gaussian draws take shifts independent of the noise only: selectors and the pointwise "
+               "rule are not available for them in this version")
 
 
 def _certificate(decl: MechanismDecl, constants: dict[str, Fraction]) -> Certificate:
     numbers = numbering(decl)
     env = dict(constants)
-    sites = gauss_sites(decl.body, noisy_variables(decl.body))
+    noisy = noisy_variables(decl.body)
+    sites = gauss_sites(decl.body, noisy)
+    for noise, _ in sites:
+        if noise.align is not None and any(isinstance(e, Noise) or isinstance(e, Var) and e.name in noisy
+                                           for e in walk(noise.align)):
+            raise _Give(f"line {noise.span.line}: the Gaussian draw's shift `{show(noise.align)}` depends on the "
+                        f"noise; {_NOISE_FREE}")
     laplace = [e for s in _all(decl.body) for top in _exprs(s) for e in walk(top)
                if isinstance(e, Noise) and e.kind != "gauss"]
     draws = []
