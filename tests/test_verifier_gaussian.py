@@ -393,3 +393,13 @@ def test_a_selector_style_gaussian_alignment_is_unknown_with_the_reason() -> Non
     verdict = verify_mechanism(decl, program)
     assert verdict.status == "unknown"
     assert "selectors and the pointwise rule are not available" in (verdict.reason or "")
+
+
+def test_the_runtime_refuses_a_gaussian_draw_rather_than_sampling_other_noise() -> None:
+    from fuzzpy.runtime import lazy_reals
+    from fuzzpy.runtime.randomness import SeededSource
+    from fuzzpy.runtime.values import RuntimeFailure
+
+    with pytest.raises(RuntimeFailure) as caught:
+        lazy_reals.draw("gauss", Fraction(1), SeededSource(7))
+    assert caught.value.code == "FZ527"
