@@ -403,3 +403,23 @@ def test_the_runtime_refuses_a_gaussian_draw_rather_than_sampling_other_noise() 
     with pytest.raises(RuntimeFailure) as caught:
         lazy_reals.draw("gauss", Fraction(1), SeededSource(7))
     assert caught.value.code == "FZ527"
+
+
+@pytest.mark.slow  # the pure proof of noisy max: seconds
+def test_a_laplace_mechanism_with_an_approximate_claim_is_proved_by_its_pure_proof() -> None:
+    decl, program = _decl((Path(__file__).resolve().parent.parent / "examples" / "mechanisms"
+                           / "report_noisy_max.fz").read_text().replace("privacy eps", "privacy (eps, 1e-9)"))
+    verdict = verify_mechanism(decl, program)
+    assert verdict.status == "proved" and verdict.certificate is not None
+    assert verdict.certificate.delta == "1e-9" or Fraction(verdict.certificate.delta) == Fraction(1, 10**9)
+    assert check(decl, program, verdict.certificate).accepted
+    # the same certificate does not prove a negative delta
+    negative = dataclasses.replace(verdict.certificate, delta="0 - 1")
+    decl_negative, program_negative = _decl(_text_of(decl).replace("privacy (eps, 1e-9)", "privacy (eps, 0 - 1)"))
+    assert not check(decl_negative, program_negative, negative).accepted
+
+
+def _text_of(decl: MechanismDecl) -> str:
+    from fuzzpy.frontend.printer import print_decl
+
+    return print_decl(decl)

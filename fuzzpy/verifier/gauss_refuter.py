@@ -166,7 +166,7 @@ class _Exec:
             yield st, st.store[e.name]
         elif isinstance(e, Noise):
             if e.kind != "gauss":
-                raise _Stop("a Laplace draw beside Gaussian ones")
+                raise _Stop("a Laplace draw (this refuter integrates Gaussian draws only)")
             for st2, scale in self.ev(e.scale, st):
                 if not isinstance(scale, Fraction) or scale <= 0:
                     raise _Stop("a Gaussian scale that is not a positive number")

@@ -71,6 +71,8 @@ def decide(decl: MechanismDecl, program: Program | None, constants: dict[str, Fr
     """Proved (kernel-accepted), refuted (a certified counterexample), or unknown with the reason."""
     stream = isinstance(decl.result, TyList)
     cert, why = prove_gaussian(decl, program, constants)
+    if cert is None and not _has_gauss(decl):
+        cert = _pure_then_delta(decl, program, constants) or None
     if cert is not None:
         return Verdict(decl.name, "proved", decl.privacy, claim_text, certificate=cert, stream=stream)
     from fuzzpy.verifier.gauss_refuter import refute_gaussian
@@ -81,6 +83,25 @@ def decide(decl: MechanismDecl, program: Program | None, constants: dict[str, Fr
                        counterexample=counterexample, stream=stream)
     return Verdict(decl.name, "unknown", decl.privacy, claim_text, f"no proof found ({why}); {searched}",
                    stream=stream)
+
+
+def _has_gauss(decl: MechanismDecl) -> bool:
+    return any(isinstance(e, Noise) and e.kind == "gauss" for s in _all(decl.body) for top in _exprs(s) for e in walk(top))
+
+
+def _pure_then_delta(decl: MechanismDecl, program: Program | None, constants: dict[str, Fraction]) -> Certificate | None:
+    """No Gaussian draw: the pure claim eps proved by the usual search (and its
+    kernel), then the same certificate, with the delta, checked by the kernel
+    for `(eps, delta)` (eps-DP is (eps, delta)-DP for every delta >= 0)."""
+    from dataclasses import replace
+
+    from fuzzpy.verifier import prove_only
+
+    pure = prove_only(replace(decl, delta=None), program, constants)
+    if pure is None or pure.certificate is None or decl.delta is None:
+        return None
+    cert = replace(pure.certificate, delta=show(decl.delta))
+    return cert if check(decl, program, cert).accepted else None
 
 
 def prove_gaussian(decl: MechanismDecl, program: Program | None,
