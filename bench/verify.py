@@ -66,6 +66,10 @@ def _truths() -> dict[Path, str]:
         truths[path.resolve()] = "private"
     for path in (EXAMPLES / "buggy").glob("*.fz"):
         truths[path.resolve()] = "not private"
+    for path in (EXAMPLES / "gaussian").glob("*.fz"):  # approximate DP (the Gaussian rule)
+        truths[path.resolve()] = "private"
+    for path in (EXAMPLES / "gaussian" / "buggy").glob("*.fz"):
+        truths[path.resolve()] = "not private"
     return truths
 
 
@@ -157,6 +161,9 @@ def main(argv: list[str]) -> int:
     else:
         if args.examples or not args.suite:
             groups.append(("examples/mechanisms", sorted(EXAMPLES.glob("*.fz")) + sorted((EXAMPLES / "buggy").glob("*.fz"))))
+            gaussian = EXAMPLES / "gaussian"
+            groups.append(("examples/mechanisms/gaussian",
+                           sorted(gaussian.glob("*.fz")) + sorted((gaussian / "buggy").glob("*.fz"))))
         if args.suite or not args.examples:
             groups.append(("tests/mechanism_suite", sorted(SUITE.glob("*/*.fz"))))
     rows: list[Row] = []

@@ -436,18 +436,24 @@ class VerifyResult:
         mode = "game" if explain is True else explain
         game = self.proof() if mode == "game" and self.verdict.proved else None
         text = render(self.verdict, mode, game)
-        if mode == "game" and self.verdict.status == "refuted":
+        if mode == "game" and self.verdict.status == "refuted" and not self._approximate():
             from fuzzpy.verifier.report import cheaper_lines
 
             text += "\n" + "\n".join(self.derivation() + cheaper_lines(self.verdict, self.cheapest_claim()))
         return text
 
+    def _approximate(self) -> bool:
+        """A Gaussian draw or a `privacy (eps, delta)` claim: the Laplace derivation and cheaper claims do not apply."""
+        from fuzzpy.verifier.gaussian import applies
+
+        return self.decl is not None and applies(self.decl)
+
     def derivation(self) -> list[str]:
         """For a refuted claim: how both probabilities are computed (each path's
         region over the draws, its density equations, its integral), as text."""
         cx = self.verdict.counterexample
-        if cx is None or self.decl is None:
-            return []
+        if cx is None or self.decl is None or self._approximate():
+            return []  # an (eps, delta) refutation prints its own numbers (verifier/gauss_refuter.py)
         from fuzzpy.checker.scope import static_constants
         from fuzzpy.verifier.model import analyse
         from fuzzpy.verifier.refuter import derivation
@@ -467,7 +473,7 @@ class VerifyResult:
             from fuzzpy.verifier.cheapest import cheapest_claim
 
             found = None
-            if self.verdict.status == "refuted" and self.decl is not None:
+            if self.verdict.status == "refuted" and self.decl is not None and not self._approximate():
                 found = cheapest_claim(self.decl, self.program, static_constants(self.program),
                                        self.verdict.counterexample)
             self._games["cheapest"] = found

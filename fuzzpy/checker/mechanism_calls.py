@@ -62,7 +62,8 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
     judgments: list[Judgment] = []
     top_level = {n: v for n, v in ck.globals.constants.items() if n not in {p.name for p in mech.params}}
     # the parameters the claim or a precondition names: only those may be a static parameter of the caller
-    interface = set(free_vars(mech.privacy)).union(*(free_vars(r) for r in mech.requires))
+    interface = set(free_vars(mech.privacy)).union(*(free_vars(r) for r in mech.requires),
+                                                   free_vars(mech.delta) if mech.delta is not None else ())
     for param, arg in zip(mech.params, args, strict=True):
         ty = ck.elaborate(param.type, constants=top_level)  # the mechanism's own scope, not the caller's
         j = ck.check(arg, ty, f"the parameter `{param.name}` of mechanism `{mech.name}` has type `{ty}`")
@@ -258,7 +259,7 @@ def _symbolic_claim(call: _Call) -> Poly | None:
     as for any call). A pure claim only; positive at every positive value of
     the parameters, else FZ309."""
     claim = call.mech.privacy
-    if isinstance(claim, S.Tuple) or not (free_vars(claim) & call.symbolic.keys()):
+    if isinstance(claim, S.Tuple) or call.mech.delta is not None or not (free_vars(claim) & call.symbolic.keys()):
         return None
     poly = _poly(claim, call)
     if poly is None or not poly.positive:
@@ -295,6 +296,8 @@ def _claim(call: _Call) -> tuple[Fraction, Fraction]:
     mech = call.mech
     claim = mech.privacy
     parts = claim.items if isinstance(claim, S.Tuple) else (claim,)
+    if mech.delta is not None:  # `privacy (eps, delta)`
+        parts = (claim, mech.delta)
     values = [call.value(part, "the privacy claim") for part in parts]
     if any(not isinstance(v, Fraction) for v in values) or len(values) > 2:
         raise CheckError(

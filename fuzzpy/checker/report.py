@@ -326,6 +326,8 @@ def claim_text(mech: S.MechanismDecl) -> str:
     claim = mech.privacy  # a mechanism's claim is in the statement language (`abs(eps)`)
     if isinstance(claim, S.Tuple):
         return "(" + ", ".join(mexpr(item) for item in claim.items) + ")"
+    if mech.delta is not None:  # `privacy (eps, delta)`
+        return f"({mexpr(claim)}, {mexpr(mech.delta)})"
     return mexpr(claim)
 
 

@@ -84,7 +84,8 @@ def _mechanism(decl: ast.MechanismDecl) -> str:
     params = ", ".join(f"{p.name} : {type_text(p.type)}" for p in decl.params)
     lines = [f"mechanism {decl.name} ({params}) : {type_text(decl.result)}"]
     lines += [f"{INDENT}requires {mexpr(r)}" for r in decl.requires]
-    lines.append(f"{INDENT}privacy {mexpr(decl.privacy)}")
+    delta = f", {mexpr(decl.delta)})" if decl.delta is not None else ""
+    lines.append(f"{INDENT}privacy {'(' if delta else ''}{mexpr(decl.privacy)}{delta}")
     return "\n".join(lines) + "\n" + _stmt_block(decl.body, "")
 
 

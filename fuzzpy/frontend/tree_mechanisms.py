@@ -13,12 +13,18 @@ class MechanismRules(BuilderBase):
     """The imperative language: one method per rule of grammar/fuzz.lark."""
 
     def mech_decl(self, c: Children) -> ast.MechanismDecl:
-        name, params, result, requires, privacy = c[1], c[3], c[6], c[7], c[9]
+        name, params, result, requires, (privacy, delta) = c[1], c[3], c[6], c[7], c[9]
         body, closing = c[10]
         return ast.MechanismDecl(
             name.value, tuple(params), result, tuple(requires),
-            privacy, body, self.span(c[0], closing), self.token_span(name),
+            privacy, body, self.span(c[0], closing), self.token_span(name), delta,
         )
+
+    def claim_pure(self, c: Children) -> tuple[ast.Expr, None]:
+        return c[0], None
+
+    def claim_approx(self, c: Children) -> tuple[ast.Expr, ast.Expr]:
+        return c[1], c[3]
 
     def mech_params(self, c: Children) -> Children:
         return c[0::2]
@@ -98,8 +104,15 @@ class MechanismRules(BuilderBase):
     def m_var(self, c: Children) -> ast.Var:
         return ast.Var(c[0].value, self.token_span(c[0]))
 
-    def m_call(self, c: Children) -> ast.Call:
+    def m_call(self, c: Children) -> ast.Call | ast.Noise:
         args = tuple(c[2])
+        align = c[4]
+        if c[0].value == "gauss" and len(args) == 1:  # `gauss(sigma) align d`: a Gaussian draw
+            node = ast.Noise("gauss", args[0], align, self.span(c[0], align if align is not None else c[3]))
+            return self.nest(node, args[0], align)
+        if align is not None:
+            raise self.fail("FZ101", "`align` follows a noise draw (`lap`, `lapplus`, `gauss`), not a call",
+                      self.span(c[0], align))
         return self.nest(ast.Call(c[0].value, args, self.span(c[0], c[3])), *args)
 
     def m_args(self, c: Children) -> Children:

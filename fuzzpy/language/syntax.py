@@ -390,7 +390,7 @@ class Index:
 class Noise:
     """`lap(scale)` or `lapplus(scale)`, with an optional `align E` hint."""
 
-    kind: str  # "lap" | "lapplus"
+    kind: str  # "lap" | "lapplus" | "gauss" (`gauss(sigma)`: N(0, sigma^2))
     scale: Expr
     align: Expr | None = None
     span: Span = _span()
@@ -539,6 +539,8 @@ class MechanismDecl:
     body: tuple[Stmt, ...]
     span: Span = _span()
     name_span: Span = _span()
+    #: `privacy (eps, delta)`: the delta of an approximate-DP claim (None: pure, `privacy eps`)
+    delta: Expr | None = None
 
 
 Decl = LetDecl | TypeDecl | DefDecl | MechanismDecl

@@ -231,6 +231,8 @@ class _Lanes:
         raise Unsupported(f"the name `{name}`")
 
     def _noise(self, expr: S.Noise) -> Array:
+        if expr.kind not in ("lap", "lapplus"):
+            raise Unsupported(f"`{expr.kind}` draws")  # the runtime refuses them (FZ527)
         scale = self._scalar(self.expr(expr.scale))
         if np.any(self.mask & ~(scale > 0)):
             raise Unsupported("a noise scale that is not positive")  # the runtime fails (FZ517)

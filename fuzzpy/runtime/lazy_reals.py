@@ -104,6 +104,8 @@ Number = Fraction | Noisy
 
 def draw(kind: str, scale: Number, source: RandomSource) -> Number:
     """`lap(scale)` or `lapplus(scale)`; the scale must be positive."""
+    if kind not in ("lap", "lapplus"):  # `gauss(sigma)`: verified, not yet sampled exactly (never another draw)
+        raise RuntimeFailure("FZ527", f"`{kind}` draws in a `mechanism` cannot be run yet (only verified)")
     if sign(scale) <= 0:
         raise RuntimeFailure("FZ517", "noise needs a positive scale")
     unit = Draw(source, two_sided=kind == "lap")

@@ -122,6 +122,8 @@ def _verify(decl: MechanismDecl, program: Program | None, constants: dict[str, F
     prepare_z3()
     started = time.monotonic()
     claim_text = _part("show")(decl.privacy)
+    if decl.delta is not None:  # `privacy (eps, delta)`
+        claim_text = f"({claim_text}, {_part('show')(decl.delta)})"
     try:
         verdict = _decide(decl, program, constants, claim_text, proof_seconds, refute_seconds)
     except FuzzError:
@@ -135,10 +137,14 @@ def _verify(decl: MechanismDecl, program: Program | None, constants: dict[str, F
 def _decide(decl: MechanismDecl, program: Program | None, constants: dict, claim_text: str, proof_seconds: float,
             refute_seconds: float) -> Verdict:
     analyse, refute, search, Verdict = _part("analyse"), _part("refute"), _part("search"), _part("Verdict")
-    info = analyse(decl, constants)
+    info = analyse(decl, constants)  # well-formedness (FZ4xx) for every mechanism
     bad_scales = _part("scale_diagnostics")(info)
     if bad_scales:
         raise FuzzError(tuple(bad_scales))
+    from fuzzpy.verifier import gaussian
+
+    if gaussian.applies(decl):  # approximate DP: the Gaussian rule (docs/verifier-kernel.md)
+        return gaussian.decide(decl, program, constants, claim_text)
     # both orientations of a one-sided neighbour relation (mirror.py)
     mirror = _part("mirrored")(decl, info)
     infos = [info] + ([analyse(mirror, constants)] if mirror is not None else [])

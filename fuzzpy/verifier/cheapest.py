@@ -57,7 +57,7 @@ def cheapest_claim(decl: MechanismDecl, program: Program | None, constants: dict
         if len(tried) >= MAX_ATTEMPTS or time.process_time() - started > SECONDS:
             break
         try:
-            _, claim = parse_head(tuple(show(r) for r in decl.requires), text)
+            _, claim, _ = parse_head(tuple(show(r) for r in decl.requires), text)
         except Exception:  # noqa: BLE001 - a candidate that does not parse is skipped
             continue
         trial = dataclasses.replace(decl, privacy=claim)
@@ -205,7 +205,7 @@ def _value(text: str, sample: dict[str, Fraction]) -> float | None:
     from fuzzpy.verifier.kernel.inputs import parse_head
 
     try:
-        _, expr = parse_head((), text)
+        _, expr, _ = parse_head((), text)
         return float(_eval(expr, sample))
     except Exception:  # noqa: BLE001 - a claim we cannot evaluate is not ranked
         return None

@@ -145,6 +145,8 @@ def build(verdict: Verdict, decl: MechanismDecl, program: Program | None, minimi
     cert = verdict.certificate
     if not verdict.proved or cert is None:
         return None
+    if cert.delta or any(d.kind == "gauss" for side in cert.sides for d in side.draws):
+        return None  # the Gaussian rule is not a game of Laplace shifts: report.gaussian_lines
     paths = 0
     found: dict[tuple[str, int], int] = {}
     # the kernel re-checks the mechanism the proof is about: public lists read

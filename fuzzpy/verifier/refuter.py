@@ -59,6 +59,9 @@ class Counterexample:
     p_neighbour: mpmath.mpf
     density: bool  # probabilities are densities (continuous output)
     infinite: bool  # the neighbour cannot produce the output at all
+    #: `privacy (eps, delta)`: the claim's delta; p_inputs is then a lower and p_neighbour an upper
+    #: bound, and the refutation is p_inputs > e^eps p_neighbour + delta (gauss_refuter.py)
+    delta: Fraction | None = None
 
     @property
     def ratio(self) -> float:

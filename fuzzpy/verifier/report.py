@@ -34,11 +34,35 @@ def render(verdict: Verdict, explain: bool | str, game: GameProof | None = None)
     lines = [summary(verdict)]
     if verdict.counterexample is not None:
         lines += refutation_lines(verdict.counterexample, verdict.stream)
-    if explain == "game" and game is not None:
+    cert = verdict.certificate
+    if explain and verdict.proved and cert is not None and (cert.delta or any(
+            d.kind == "gauss" for side in cert.sides for d in side.draws)):
+        lines += gaussian_lines(cert)
+    elif explain == "game" and game is not None:
         lines += game_lines(game)
     elif explain and verdict.proof is not None:
         lines += proof_lines(verdict.proof, verdict.certificate)
     return "\n".join(lines)
+
+
+def gaussian_lines(cert: Certificate) -> list[str]:
+    """An approximate-DP proof (docs/verifier-kernel.md, "Gaussian draws"): what the kernel checked."""
+    lines = ["  the Gaussian rule (randomness alignment; every Gaussian shift independent of the noise):"]
+    for side in cert.sides:
+        if len(cert.sides) > 1:
+            lines.append(f"    relation {side.orientation}:")
+        for d in side.draws:
+            if d.kind == "gauss":
+                lines.append(f"    line {d.at.line}: gauss, shift {d.shift}: |shift| <= {d.bound} * sigma on every path")
+            else:
+                lines.append(f"    line {d.at.line}: {d.kind}, shift {d.shift}: pays |shift| / scale (pure)")
+        lines += [f"    the loop at line {t.at.line} makes at most {t.trips} trips (its counter, checked at entry)"
+                  for t in side.trips]
+        lines.append(f"    mu^2 <= the sum of bound^2 over the Gaussian draws, times their loop's trips; the Gaussian "
+                     f"part's share of eps: E = {_number(Fraction(side.gauss_eps))}")
+        lines.append("    the Laplace draws pay at most eps - E on every path, and delta >= delta_mu(E) = "
+                     "Phi(-E/mu + mu/2) - e^E Phi(-E/mu - mu/2), rounded up (Balle & Wang 2018, Thm. 8)")
+    return lines
 
 
 def cheaper_lines(verdict: Verdict, cheaper: Cheaper | None) -> list[str]:
@@ -193,12 +217,26 @@ def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
         f"    {kind}[output | inputs]    = {mpmath.nstr(cx.p_inputs, 12)}",
         f"    {kind}[output | neighbour] = {mpmath.nstr(cx.p_neighbour, 12)}",
     ]
+    if cx.delta is not None:
+        lines += _delta_lines(cx)
+        return lines
     lines.append(_ratio_line(cx))
     lines.append("    (probabilities in closed form, evaluated to 50 significant digits)")
     if cx.eps < 0:
         lines.append("    (a claim below 0 is false for every mechanism: the event `any output` has probability 1")
         lines.append(f"     under both inputs, and 1 > e^eps = {_text(_exp(cx.eps), up=True)})")
     return lines
+
+
+def _delta_lines(cx: Counterexample) -> list[str]:
+    """An (eps, delta) refutation: P1 > e^eps P2 + delta, P1 rounded down and the right side up."""
+    assert cx.delta is not None
+    with mpmath.workdps(50):
+        right = _exp(cx.eps) * cx.p_neighbour + mpmath.mpf(cx.delta.numerator) / cx.delta.denominator
+        return [f"    P[output | inputs] = {_text(cx.p_inputs, up=False)} > e^eps * P[output | neighbour] + delta"
+                f" = {_text(right, up=True)}  (delta = {_number(cx.delta)})",
+                "    (Gaussian probabilities in closed form, Phi evaluated to 50 significant digits; the",
+                "     inputs' probability is a lower bound, the neighbour's an upper bound)"]
 
 
 def _exp(value: Fraction) -> mpmath.mpf:

@@ -102,4 +102,6 @@ def counterexample_json(cx: Counterexample, stream: bool) -> dict[str, object]:
         "p_inputs": _mp_json(cx.p_inputs),
         "p_neighbour": _mp_json(cx.p_neighbour),
         "density": cx.density,
+        # `privacy (eps, delta)`: p_inputs > e^eps * p_neighbour + delta (p_inputs a lower, p_neighbour an upper bound)
+        **({"delta": number_json(cx.delta)} if cx.delta is not None else {}),
     }

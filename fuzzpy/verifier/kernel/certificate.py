@@ -67,13 +67,15 @@ class DrawAlignment:
     """
 
     at: Where
-    kind: str  # "lap" | "lapplus"
+    kind: str  # "lap" | "lapplus" | "gauss"
     shift: str
     selector: str = ""
     test: str = ""
     test_at: Where | None = None
     otherwise: str = "0"
     mirror: str = ""
+    #: `gauss` draws: R, a rational with |shift| <= R * sigma on every path (checked); enters mu^2
+    bound: str = ""
 
 
 @frozen
@@ -81,6 +83,15 @@ class LoopInvariant:
     at: Where
     invariant: str  # SMT-LIB
     labels: tuple[str, ...] = ()  # the conjuncts as the prover names them (for readers)
+
+
+@frozen
+class LoopTrips:
+    """A loop with Gaussian draws makes at most ``trips`` trips (a whole number;
+    checked at entry against its counter guard, kernel/gaussian.py)."""
+
+    at: Where
+    trips: int
 
 
 @frozen
@@ -101,6 +112,11 @@ class Side:
     draws: tuple[DrawAlignment, ...]
     loops: tuple[LoopInvariant, ...]
     branches: tuple[BranchRule, ...]
+    #: loops with Gaussian draws and their trip bounds
+    trips: tuple[LoopTrips, ...] = ()
+    #: the share E of the claim's epsilon spent on the Gaussian draws (a rational;
+    #: the Laplace cost must stay within eps - E, and delta >= delta_mu(E))
+    gauss_eps: str = "0"
 
 
 @frozen
@@ -112,9 +128,22 @@ class Certificate:
     neighbours: tuple[tuple[str, str], ...]  # input -> "vec[inf]" | "vec[1]" | "vec[2]" | "private" | "public"
     whole: tuple[str, ...]  # `num` locals the proof takes to hold whole numbers (checked)
     sides: tuple[Side, ...]
+    delta: str = ""  # `privacy (eps, delta)`: delta's source text ("" for a pure claim)
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, **_plain(self)}
+        data = {"format": FORMAT, **_plain(self)}
+        # the approximate-DP fields only where used: a pure proof's certificate reads as before
+        if not data["delta"]:
+            del data["delta"]
+        for side in data["sides"]:
+            if not side["trips"]:
+                del side["trips"]
+            if side["gauss_eps"] == "0":
+                del side["gauss_eps"]
+            for draw in side["draws"]:
+                if not draw["bound"]:
+                    del draw["bound"]
+        return data
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> Certificate:
@@ -127,13 +156,17 @@ class Certificate:
         sides = tuple(
             Side(s["orientation"],
                  tuple(DrawAlignment(where(d["at"]), d["kind"], d["shift"], d["selector"], d["test"],  # type: ignore[arg-type]
-                                     where(d["test_at"]), d["otherwise"], d.get("mirror", ""))
+                                     where(d["test_at"]), d["otherwise"], d.get("mirror", ""),
+                                     str(d.get("bound", "")))
                        for d in s["draws"]),
                  tuple(LoopInvariant(where(v["at"]), v["invariant"], tuple(v["labels"])) for v in s["loops"]),  # type: ignore[arg-type]
-                 tuple(BranchRule(where(b["at"]), b["rule"]) for b in s["branches"]))  # type: ignore[arg-type]
+                 tuple(BranchRule(where(b["at"]), b["rule"]) for b in s["branches"]),  # type: ignore[arg-type]
+                 tuple(LoopTrips(where(t["at"]), int(t["trips"])) for t in s.get("trips", ())),  # type: ignore[arg-type]
+                 str(s.get("gauss_eps", "0")))
             for s in data["sides"])
         return Certificate(data["mechanism"], data["claim"], data["rule"], tuple(data["requires"]),
-                           tuple((a, b) for a, b in data["neighbours"]), tuple(data["whole"]), sides)
+                           tuple((a, b) for a, b in data["neighbours"]), tuple(data["whole"]), sides,
+                           str(data.get("delta", "")))
 
 
 def _plain(value: Any) -> Any:

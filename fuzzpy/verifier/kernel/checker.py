@@ -34,6 +34,7 @@ from fuzzpy.language.syntax import (
 from fuzzpy.support.records import frozen
 from fuzzpy.verifier import solver
 from fuzzpy.verifier.kernel.certificate import Certificate, LoopInvariant, Side, numbering
+from fuzzpy.verifier.kernel.gaussian import delta_up, gauss_bound, gauss_sites, noisy_variables
 from fuzzpy.verifier.kernel.inputs import (
     Reject,
     constants,
@@ -42,10 +43,11 @@ from fuzzpy.verifier.kernel.inputs import (
     neighbours,
     number,
     parse_head,
+    parse_shift,
     scalar_sort,
     walk,
 )
-from fuzzpy.verifier.kernel.product import Env, KPath, Product, real
+from fuzzpy.verifier.kernel.product import Env, KPath, Ob, Product, real
 from fuzzpy.verifier.public_lists import as_vectors
 
 __all__ = ["Decision", "check"]
@@ -89,8 +91,8 @@ def check(decl: MechanismDecl, program: Program | None, certificate: Certificate
 
 def _same_precondition(decl: MechanismDecl, cert: Certificate) -> None:
     """The certificate proves the claim, under the precondition and rule, of this mechanism."""
-    requires, claim = parse_head(cert.requires, cert.claim)
-    if cert.mechanism != decl.name or requires != decl.requires or claim != decl.privacy:
+    requires, claim, delta = parse_head(cert.requires, cert.claim, cert.delta)
+    if cert.mechanism != decl.name or requires != decl.requires or claim != decl.privacy or delta != decl.delta:
         raise Reject("the certificate is about another mechanism, precondition or claim")
     if dict(cert.neighbours) != neighbours(decl):
         raise Reject("the certificate's neighbour relation is not the mechanism's")
@@ -194,9 +196,12 @@ def _check_side(decl: MechanismDecl, consts: dict[str, Fraction], cert: Certific
     reverse = side.orientation == "reversed"
     inputs = _Inputs(decl, consts)
     private = {n for n, k in neighbours(decl).items() if k == "private"}
-    if any(isinstance(e, (Var,)) and e.name in private or isinstance(e, (Index, Dist)) for e in walk(decl.privacy)):
+    heads = [decl.privacy] + ([decl.delta] if decl.delta is not None else [])
+    if any(isinstance(e, (Var,)) and e.name in private or isinstance(e, (Index, Dist)) for h in heads for e in walk(h)):
         raise Reject("the claim depends on private data")
-    claim = real(inputs.relational(decl.privacy, {}, False))
+    gauss = _gaussian(decl, cert, side)
+    # the Laplace draws' pure cost stays within eps - E (E: the Gaussian draws' share, kernel/gaussian.py)
+    claim = real(inputs.relational(decl.privacy, {}, False)) - z3.RealVal(gauss)
     s = None
     if cert.rule == "pointwise":
         s = z3.Bool("s") if isinstance(decl.result, TyName) and decl.result.name == "bool" else z3.Int("s")
@@ -220,9 +225,61 @@ def _check_side(decl: MechanismDecl, consts: dict[str, Fraction], cert: Certific
     loops = _invariants(side, inputs, s, numbers)
     product = Product(env, side, loops, numbers)
     finished = product.run(decl.body)
+    if decl.delta is not None or gauss_sites(decl.body, noisy_variables(decl.body)):
+        finished.append(_delta_path(decl, side, inputs, start, numbers))
     for path in finished:
         _discharge(path, side.orientation)
     return len(finished)
+
+
+def _gaussian(decl: MechanismDecl, cert: Certificate, side: Side) -> Fraction:
+    """The Gaussian draws' preconditions (kernel/gaussian.py): their shifts are
+    noise-free, the rule is plain alignment; returns E, the epsilon share."""
+    noisy = noisy_variables(decl.body)
+    sites = gauss_sites(decl.body, noisy)
+    share = gauss_bound(side.gauss_eps, 0)
+    if not sites:
+        return share
+    if cert.rule != "alignment":
+        raise Reject("Gaussian draws are proved by plain alignment only (the pointwise rule would pay "
+                     "delta once per output)")
+    if decl.delta is None:
+        raise Reject("a mechanism with Gaussian draws needs a claim `privacy (eps, delta)`")
+    numbers = numbering(decl)
+    by_node = {d.at.node: d for d in side.draws}
+    for noise, _loop in sites:
+        entry = by_node.get(numbers.get(id(noise), -1))
+        if entry is None or entry.kind != "gauss":
+            raise Reject(f"line {noise.span.line}: the certificate has no alignment for this `gauss` draw")
+        for text in (entry.shift, entry.otherwise, entry.test):
+            if text and any(isinstance(e, Var) and e.name in noisy for e in walk(parse_shift(text))):
+                raise Reject(f"line {noise.span.line}: the Gaussian draw's shift `{text}` depends on a draw "
+                             "(only noise-free shifts are allowed for Gaussian draws)")
+    return share
+
+
+def _delta_path(decl: MechanismDecl, side: Side, inputs: _Inputs, start: KPath, numbers: dict[int, int]) -> KPath:
+    """mu^2 <= sum over Gaussian draws of R^2 (times the trips of its loop);
+    the obligation delta >= delta_mu(E), rounded up (Balle & Wang 2018, Thm. 8)."""
+    sites = gauss_sites(decl.body, noisy_variables(decl.body))
+    bounds = {d.at.node: d.bound for d in side.draws}
+    trips = {t.at.node: t.trips for t in side.trips}
+    mu_squared = Fraction(0)
+    for noise, loop in sites:
+        r = gauss_bound(bounds.get(numbers.get(id(noise), -1), ""), noise.span.line)
+        count = 1
+        if loop is not None:
+            count = trips.get(numbers.get(id(loop), -1), -1)
+            if count < 0:
+                raise Reject(f"line {loop.span.line}: the certificate bounds no trips of this loop")
+        mu_squared += count * r * r
+    bound = delta_up(mu_squared, gauss_bound(side.gauss_eps, 0))
+    path = start.fork()
+    path.trail.append("the privacy claim's delta")
+    delta = real(inputs.relational(decl.delta, {}, False)) if decl.delta is not None else z3.RealVal(0)
+    path.obs.append(Ob(f"delta >= delta_mu(E) = {float(bound):.6g} (mu^2 <= {mu_squared})",
+                       delta >= z3.RealVal(bound), decl.span.line))
+    return path
 
 
 def _invariants(side: Side, inputs: _Inputs, s: z3.ExprRef | None,

@@ -68,10 +68,11 @@ def parse_test(text: str) -> Expr:
     return body.cond
 
 
-def parse_head(requires: tuple[str, ...], claim: str) -> tuple[tuple[Expr, ...], Expr]:
+def parse_head(requires: tuple[str, ...], claim: str, delta: str = "") -> tuple[tuple[Expr, ...], Expr, Expr | None]:
     clauses = " ".join(f"requires {r}" for r in requires)
-    decl = _parse(f"mechanism k__ () : num {clauses} privacy {claim} {{ return 0; }}")
-    return decl.requires, decl.privacy
+    privacy = f"({claim}, {delta})" if delta else claim
+    decl = _parse(f"mechanism k__ () : num {clauses} privacy {privacy} {{ return 0; }}")
+    return decl.requires, decl.privacy, decl.delta
 
 
 def _parse(text: str) -> MechanismDecl:

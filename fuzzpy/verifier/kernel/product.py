@@ -36,6 +36,7 @@ from fuzzpy.language.syntax import (
     While,
 )
 from fuzzpy.verifier.kernel.certificate import DrawAlignment, Side
+from fuzzpy.verifier.kernel.gaussian import counter_loop, gauss_bound
 from fuzzpy.verifier.kernel.inputs import Reject, number, parse_shift, parse_test, walk
 
 Term = z3.ExprRef
@@ -141,6 +142,8 @@ class Product:
         self.invariant = invariant  # (loop, path now, path entering) -> the invariant over the path
         self.finished: list[KPath] = []
         self.solo = 0  # > 0 while one run executes an arm alone (`either`)
+        #: loops with Gaussian draws -> the certificate's bound on their trips (checked at entry)
+        self.trips = {t.at.node: t.trips for t in side.trips}
 
     # ------------------------------------------------------------ statements
 
@@ -292,6 +295,15 @@ class Product:
         if any(isinstance(s, While) for s in _statements(loop.body)):
             raise Reject(f"line {line}: a nested loop")
         self.resolve_rest(entering)
+        if self.key(loop) in self.trips:  # a loop with Gaussian draws: at most N trips (kernel/gaussian.py)
+            counter, bound = counter_loop(loop)
+            for run in BOTH:
+                if counter not in entering.store(run):
+                    raise Reject(f"line {line}: the loop counter `{counter}` is not set before the loop")
+                (limit,) = self.ev(bound, entering, (run,))
+                start = entering.store(run)[counter]
+                entering.obs.append(Ob(f"the loop makes at most {self.trips[self.key(loop)]} trips",
+                                       real(limit) - real(start) <= self.trips[self.key(loop)], line))
         entering.obs.append(Ob("the loop invariant holds on entry", self.invariant(loop, entering, entering), line))
         self.finished.append(entering)
         head = entering.fork()
@@ -427,11 +439,13 @@ class Product:
     def draw(self, noise: Noise, path: KPath) -> tuple[Term, ...]:
         line = noise.span.line
         cert = self.draws.get(self.key(noise))
-        if cert is None or cert.kind != noise.kind or noise.kind not in ("lap", "lapplus"):
+        if cert is None or cert.kind != noise.kind or noise.kind not in ("lap", "lapplus", "gauss"):
             raise Reject(f"line {line}: the certificate has no alignment for this `{noise.kind}` draw")
         one, two = self.ev(noise.scale, path, BOTH)
         path.obs.append(Ob("the noise scale is the same in both runs", one == two, line))
         path.obs.append(Ob("the noise scale is positive", real(one) > 0, line))
+        if noise.kind == "gauss":
+            return self.gauss(noise, cert, path, real(one))
         shift = self.shift(cert, path, line)
         flip = self.mirror(cert, noise, path, line)
         if noise.kind == "lapplus":  # one-sided noise: shifts >= 0 keep the support; cost a / b
@@ -444,6 +458,21 @@ class Product:
             path.facts.append(eta >= 0)
         if flip is not None:
             return (eta, ite(flip, -eta, eta) + shift)
+        return (eta, eta + shift)
+
+    def gauss(self, noise: Noise, cert: DrawAlignment, path: KPath, sigma: Term) -> tuple[Term, ...]:
+        """A Gaussian draw (kernel/gaussian.py): a plain translation whose shift
+        the dependence analysis showed noise-free; no pure cost; the obligation
+        |shift| <= R * sigma, R the certificate's bound, which enters mu^2."""
+        line = noise.span.line
+        if cert.selector or cert.mirror:
+            raise Reject(f"line {line}: a Gaussian draw's alignment may not use a selector or a mirror "
+                         "(its shift would depend on the noise)")
+        bound = gauss_bound(cert.bound, line)
+        shift = self.shift(cert, path, line)
+        path.obs.append(Ob("the Gaussian shift is within its bound (|shift| <= bound * sigma)",
+                           absolute(shift) <= z3.RealVal(bound) * sigma, line))
+        eta = fresh_like(f"eta{line}", z3.RealVal(0))
         return (eta, eta + shift)
 
     def mirror(self, cert: DrawAlignment, noise: Noise, path: KPath, line: int) -> Term | None:
