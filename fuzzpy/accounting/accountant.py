@@ -516,11 +516,22 @@ def guarantees(events: Iterable[Event], delta: float) -> list[Guarantee]:
 def pure_epsilon(events: Iterable[Event]) -> Fraction | None:
     """The exact pure epsilon of the events (basic composition of pure DP,
     which is tight for pure DP in general), or None if some event is not
-    pure. Subsampled pure events are amplified, rounded up to a Fraction."""
+    pure. Subsampled pure events are amplified, rounded up to a Fraction.
+    A replace-one Poisson subsample of a pure body is charged the sup of its
+    mixture pair's density ratio (`atoms.replace_pure_epsilon`), never above
+    the group bound of the other flattening (the smaller of the two is kept)."""
+    events = tuple(events)
     try:
-        return exact_pure(atoms_of(events))
+        plain = exact_pure(atoms_of(events))
     except NotSummarisable:
         return None
+    if plain is None or not _has_pairs(events):
+        return plain
+    try:
+        paired = exact_pure(atoms_of(events, pair_atoms=True))
+    except NotSummarisable:
+        return plain
+    return plain if paired is None else min(plain, paired)
 
 
 def rho(events: Iterable[Event]) -> Fraction | None:

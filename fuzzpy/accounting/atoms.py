@@ -529,9 +529,24 @@ def _plain_body(events: tuple[Event, ...]) -> bool:
 
 def replace_pure_epsilon(atom: ReplaceSubsampledAtom) -> Fraction | None:
     """A Laplace (pure eps) body under replace-one Poisson subsampling:
-    log((1 - q + q e^eps) / (1 - q + q e^-eps)), the largest ratio of the
-    two mixtures' densities (each component within e^eps of the common
-    part; `pld_replace`), rounded up; never above 2 eps."""
+    log((1 - q + q e^eps) / (1 - q + q e^-eps)), rounded up; never above
+    2 eps. The pair is Balle, Barthe & Gaboardi 2018 (Sec. 5, Poisson
+    subsampling under substitution): P = (1-q) A0 + q A1, Q = (1-q) A0 + q A2
+    with A0 = M(S), A1 = M(S + x), A2 = M(S + x').
+
+    Derivation of the sup of dP/dQ (ours). Write r1 = dA1/dA0 and
+    r2 = dA2/dA0; the body is eps-DP under add/remove, so both lie in
+    [e^-eps, e^eps] almost everywhere, and dP/dQ = ((1-q) + q r1) / ((1-q) +
+    q r2), increasing in r1 and decreasing in r2, hence at most
+    g = ((1-q) + q e^eps) / ((1-q) + q e^-eps) everywhere: a pure bound.
+    It is attained for the Laplace body itself: with A0 = Lap(0, b),
+    A1 = Lap(s, b), A2 = Lap(-s, b) (a query that moves by +s and -s with
+    x and x'; eps = s / b) at every t >= s, r1 = e^{s/b} and r2 = e^{-s/b}
+    (each density a multiple of e^{-t/b} there), so the ratio equals g on a
+    half-line of positive mass and no smaller pure epsilon holds. Against
+    the group bound 2 log(1 + q (e^eps - 1)): g <= (1 + q (e^eps - 1))^2
+    since (1 + q (a - 1)) (1 - q (1 - 1/a)) = 1 + q (1 - q) (a - 1)^2 / a >= 1
+    (a = e^eps), so this is never the looser of the two."""
     if not isinstance(atom.inner, LaplaceAtom):
         return None
     import mpmath
