@@ -57,6 +57,7 @@ from fuzzpy.accounting.atoms import (
     NotSummarisable,
     PureAtom,
     ReplaceSubsampledAtom,
+    ShuffledAtom,
     SubsampledAtom,
     pure_part,
     replace_pure_epsilon,
@@ -225,6 +226,8 @@ def exact_pure(atoms: Atoms) -> Fraction | None:
             eps = subsampled_pure_epsilon(atom)
         if eps is None and isinstance(atom, ReplaceSubsampledAtom):
             eps = replace_pure_epsilon(atom)
+        if eps is None and isinstance(atom, ShuffledAtom):  # eps0-LDP reports: eps0-DP (replace-one)
+            eps = atom.epsilon0
         if eps is None:
             return None
         total += n * eps
@@ -411,8 +414,9 @@ def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = 
 ORIENTATION_FREE = ("pure", "exact-single", "basic", "advanced", "kov", "zcdp", "zcdp-cks", "pld")
 
 
-#: The methods that take a replace-one subsampled atom (`atoms.ReplaceSubsampledAtom`)
-#: or a person's group over a subsampled Gaussian (`atoms.GroupSubsampledAtom`):
+#: The methods that take a replace-one subsampled atom (`atoms.ReplaceSubsampledAtom`),
+#: a person's group over a subsampled Gaussian (`atoms.GroupSubsampledAtom`)
+#: or FMT 2021's pair of shuffled reports (`atoms.ShuffledAtom`):
 #: pure composition (the density-ratio bound of a Laplace body) and the PLD
 #: (their pairs, `pld_replace`, `pld_group`). The other methods see the
 #: flattening without them (group privacy), which `atoms_options` always offers too.
@@ -420,14 +424,16 @@ REPLACE_AWARE = ("pure", "pld")
 
 
 def _has_pair_atoms(atoms: Atoms) -> bool:
-    return any(isinstance(atom, ReplaceSubsampledAtom | GroupSubsampledAtom) for atom in atoms)
+    return any(isinstance(atom, ReplaceSubsampledAtom | GroupSubsampledAtom | ShuffledAtom) for atom in atoms)
 
 
 def _has_pairs(events: Iterable[Event]) -> bool:
     """Whether a flattening with pair atoms may differ: a replace-one
     subsample, or a person's group of rows over a subsample."""
+    from fuzzpy.accounting.events import ShuffledReports
+
     for event in events:
-        if isinstance(event, Subsample) and event.replace:
+        if isinstance(event, Subsample) and event.replace or isinstance(event, ShuffledReports):
             return True
         if isinstance(event, Group) and event.rows and _has_subsample(event.body):
             return True

@@ -148,7 +148,18 @@ class ReplaceSubsampledAtom:
     beside it."""
 
     rate: Fraction
-    inner: GaussianAtom | LaplaceAtom
+    inner: GaussianAtom | LaplaceAtom | DiscreteGaussianAtom  # a discrete Gaussian of shift 1 only
+
+
+@frozen
+class ShuffledAtom:
+    """``reports`` (at least) shuffled eps0-LDP reports, as FMT 2021's pair
+    (`pld_atomic.shuffle_pair`), for the PLD to compose across rounds; pure
+    eps0 for pure composition. Taken only by `accountant.REPLACE_AWARE`; the
+    flattening with each shuffle's own (eps, delta) is always tried beside it."""
+
+    epsilon0: Fraction
+    reports: int
 
 
 @frozen
@@ -164,7 +175,7 @@ class GroupSubsampledAtom:
     size: int
 
 
-Atom = BaseAtom | SubsampledAtom | ReplaceSubsampledAtom | GroupSubsampledAtom
+Atom = BaseAtom | SubsampledAtom | ReplaceSubsampledAtom | GroupSubsampledAtom | ShuffledAtom
 Atoms = Counter  # Counter[Atom]: atom -> how many (adaptive) times it runs
 
 # The epsilon a composite body of atoms proves at a given delta (`tightest`).
@@ -230,6 +241,9 @@ class Flattener:
         if isinstance(event, RandomizedResponse | LocalReports):  # pure eps (`accounting.local`)
             return Counter({PureAtom(Fraction(event.epsilon)): 1}) if event.epsilon > 0 else Counter()
         if isinstance(event, ShuffledReports):
+            if self._pair_atoms and event.reports >= 2 and event.epsilon > 0:
+                # FMT 2021's pair itself, composed by the PLD (`pld_atomic.shuffle_pair`)
+                return Counter({ShuffledAtom(Fraction(event.epsilon), int(event.reports)): 1})
             return Counter({self._shuffled(event): 1})
         if isinstance(event, Repeat):
             if event.count <= 0:
@@ -353,6 +367,9 @@ class Flattener:
                 return Counter({ReplaceSubsampledAtom(rate, GaussianAtom(rho)): 1})
             if isinstance(single, LaplaceAtom):
                 return Counter({ReplaceSubsampledAtom(rate, single): 1})
+            dgauss = _single_dgauss(event.body)
+            if dgauss is not None:  # the mixture pair on the discrete Gaussian's PMF (`pld_atomic`)
+                return Counter({ReplaceSubsampledAtom(rate, dgauss): 1})
         return self._event(Group(Fraction(2), (plain,)))
 
     def _summary(self, body: Atoms) -> ApproxAtom:
@@ -519,6 +536,17 @@ def _group_pair_atoms(events: tuple[Event, ...], k: int) -> Atoms | None:
     return atoms
 
 
+def _single_dgauss(events: tuple[Event, ...]) -> DiscreteGaussianAtom | None:
+    """The body's one discrete Gaussian release on an integer query moving by
+    at most 1 (a count, `dgauss[sigma] (size b)`), else None: the replace-one
+    pair of `pld_atomic.dgauss_replace_pair` is for shift 1 only."""
+    if len(events) != 1 or not isinstance(events[0], DiscreteGaussian):
+        return None
+    atoms = Flattener().flatten(events)
+    single = _single_atom(atoms)
+    return single if isinstance(single, DiscreteGaussianAtom) and single.shift == 1 else None
+
+
 def _plain_body(events: tuple[Event, ...]) -> bool:
     """Whether a body is only Laplace, Gaussian and loops of them (flattened
     without summaries or groups)."""
@@ -591,6 +619,8 @@ def _group_exact(atom: Atom, size: Fraction) -> Atom | None:
         return None if replaced is None else PureAtom(replaced * whole)
     if isinstance(atom, GroupSubsampledAtom):
         return None
+    if isinstance(atom, ShuffledAtom):  # k replaced reports, each eps0-LDP: k eps0
+        return PureAtom(atom.epsilon0 * whole)
     epsilon = subsampled_pure_epsilon(atom)
     if epsilon is not None:
         return PureAtom(epsilon * whole)
