@@ -173,6 +173,9 @@ class GroupSubsampledAtom:
     rate: Fraction
     inner: GaussianAtom
     size: int
+    #: the person's k rows replaced (replace-one), not added or removed: the pair
+    #: (sum_j Bin(k, q)(j) N(j mu), sum_j Bin(k, q)(j) N(-j mu)) (`pld_group.ReplaceGroupTails`)
+    replace: bool = False
 
 
 Atom = BaseAtom | SubsampledAtom | ReplaceSubsampledAtom | GroupSubsampledAtom | ShuffledAtom
@@ -524,13 +527,13 @@ def _group_pair_atoms(events: tuple[Event, ...], k: int) -> Atoms | None:
                 if scaled is None:
                     return None
                 atoms[scaled] += n
-        elif isinstance(event, Subsample) and event.direct and not event.replace and not event.either_way \
+        elif isinstance(event, Subsample) and (event.direct or event.replace) and not event.either_way \
                 and 0 < event.rate < 1 and _plain_body(event.body):
             inner_atoms = Flattener().flatten(event.body)
             if not inner_atoms or not all(isinstance(atom, GaussianAtom) for atom in inner_atoms):
                 return None
             rho = sum((atom.rho * n for atom, n in inner_atoms.items()), Fraction(0))
-            atoms[GroupSubsampledAtom(Fraction(event.rate), GaussianAtom(rho), k)] += 1
+            atoms[GroupSubsampledAtom(Fraction(event.rate), GaussianAtom(rho), k, bool(event.replace))] += 1
         else:
             return None
     return atoms

@@ -237,6 +237,12 @@ def _top(event: Event, relation: str, rows: int | None) -> Event:
         raise LocalNeedsReplaceOne("local reports under a sampler have no replace-one rule here")
     if relation == ADD_REMOVE:
         return _inner(event)
+    if isinstance(event, Group) and event.rows:
+        # a person's k rows (`check --group k`, a dataset's rows per person): k
+        # replacements, each the relation's own step, so the body restated for
+        # replace-one under the group (Dwork & Roth 2014, Thm 2.2 over the
+        # replace-one metric); the same events `run` charges (resolve, then the group)
+        return Group(event.size, tuple(_top(e, relation, rows) for e in event.body), rows=True)
     if isinstance(event, Sample) and event.direct and event.replacement:
         if rows is not None and rows > 0:
             # the replaced row drawn j ~ Binomial(m, 1/n) times, amplified (Balle, Barthe &

@@ -45,7 +45,7 @@ from fuzzpy.accounting.pld_bound import DeltaBound
 from fuzzpy.accounting.pld_fft import compose
 from fuzzpy.accounting.pld_grid import GridPLD, discretise
 from fuzzpy.accounting.pld_atomic import AtomicTails, dgauss_replace_pair, shuffle_pair
-from fuzzpy.accounting.pld_group import GroupTails
+from fuzzpy.accounting.pld_group import GroupTails, ReplaceGroupTails
 from fuzzpy.accounting.pld_pairs import (
     DEFAULT_DEPTH,
     ULP,
@@ -71,7 +71,7 @@ COARSE_FIRST = 1.25
 # (the two directions of DP-SGD differ by ~0.1-1%; a wider window costs little)
 KNOWN_MARGIN = 0.02
 TWIN_BOUNDS = 1.01
-Direction = list[tuple[LossTails | SymmetrisedTails | ReplaceTails | GroupTails | AtomicTails, int]]
+Direction = list[tuple[LossTails | SymmetrisedTails | ReplaceTails | GroupTails | ReplaceGroupTails | AtomicTails, int]]
 
 
 # ---------------------------------------------------------------- atoms to pairs
@@ -139,6 +139,10 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
             # a person's k rows, each sampled on its own: the mixture pair both ways (`pld_group`)
             mu = _mu(atom.inner.rho)
             pair = GaussianPair(mu, tail_depth(delta, count, atom.size * mu))
+            if atom.replace:  # the person's rows replaced: symmetric, both directions (`pld_group`)
+                remove.append((ReplaceGroupTails(pair, up(atom.rate), atom.size), n))
+                both.append(remove[-1])
+                continue
             remove.append((GroupTails(pair, up(atom.rate), atom.size, True), n))
             add.append((GroupTails(pair, up(atom.rate), atom.size, False), n))
             one_way = True
