@@ -41,10 +41,10 @@ from fuzzpy.accounting.atoms import (
     ShuffledAtom,
     SubsampledAtom,
 )
+from fuzzpy.accounting.pld_atomic import AtomicTails, dgauss_replace_pair, shuffle_pair
 from fuzzpy.accounting.pld_bound import DeltaBound
 from fuzzpy.accounting.pld_fft import compose
 from fuzzpy.accounting.pld_grid import GridPLD, discretise
-from fuzzpy.accounting.pld_atomic import AtomicTails, dgauss_replace_pair, shuffle_pair
 from fuzzpy.accounting.pld_group import GroupTails, ReplaceGroupTails
 from fuzzpy.accounting.pld_pairs import (
     DEFAULT_DEPTH,

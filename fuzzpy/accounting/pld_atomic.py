@@ -178,44 +178,47 @@ def shuffle_pair(eps0: float, n: int) -> AtomicTails | None:
     post-processing of); in each block the a's beyond SHUFFLE_WIDTH standard
     deviations are moved: the upper ones to loss eps0 (the largest), the
     lower ones to the smallest kept atom."""
-    from scipy.special import bdtr, bdtrc, gammaln
-
     from fuzzpy.accounting.shuffle import _blocks, _probabilities
 
     if n < 2 or not 0 < eps0 <= 60:
         return None
     p_clone, b = _probabilities(eps0)
-    all_losses: list[Array] = []
-    all_masses: list[Array] = []
-    all_errors: list[Array] = []
     top = math.log(b / (1 - b))  # the loss at a = c + 1 (and c = 0): eps0 up to rounding
-    for c, mass in _blocks(n, p_clone):
-        if c <= 0:  # below the blocks, or c = 0: randomized response at eps0
-            all_losses.append(np.array([-top, top]))
-            all_errors.append(np.full(2, 64 * ULP * (top + 1)))
-            all_masses.append(np.array([(1 - b) * mass, b * mass]))
-            continue
-        half, spread = c / 2, SHUFFLE_WIDTH * math.sqrt(c) / 2 + 2
-        lo, hi = max(0, int(half - spread)), min(c + 1, int(half + spread) + 1)
-        a = np.arange(lo, hi + 1, dtype=float)
-        log_b = lambda j: gammaln(c + 1) - gammaln(j + 1) - gammaln(c - j + 1) - c * math.log(2)  # noqa: E731
-        with np.errstate(divide="ignore", invalid="ignore"):
-            below = np.where(a - 1 >= 0, np.exp(log_b(np.maximum(a - 1, 0))), 0.0)
-            at = np.where(a <= c, np.exp(log_b(np.minimum(a, c))), 0.0)
-        p = b * below + (1 - b) * at
-        up, down = b * a + (1 - b) * (c + 1 - a), (1 - b) * a + b * (c + 1 - a)
-        losses = np.log(up) - np.log(down)
-        errors = 64 * ULP * (np.abs(np.log(up)) + np.abs(np.log(down)) + 1)
-        # the cut tails' P-mass: Pr[Bin(c, 1/2) <= lo - 1] and >= hi (each side's components)
-        low_tail = float(bdtr(lo - 1, c, 0.5)) if lo >= 1 else 0.0
-        high_tail = float(bdtrc(hi - 1, c, 0.5)) if hi <= c else 0.0
-        p = p * mass
-        p[0] += low_tail * mass
-        all_losses.append(np.append(losses, top))
-        all_errors.append(np.append(errors, 64 * ULP * (top + 1)))
-        all_masses.append(np.append(p, high_tail * mass))
-    losses = np.concatenate(all_losses)
-    masses = np.concatenate(all_masses)
+    parts = [_block_atoms(c, mass, b, top) for c, mass in _blocks(n, p_clone)]
+    losses = np.concatenate([part[0] for part in parts])
     if losses.size > MAX_ATOMS:
         return None
-    return _declared(losses, np.concatenate(all_errors), masses, 0.0, "shuffle")
+    errors = np.concatenate([part[1] for part in parts])
+    masses = np.concatenate([part[2] for part in parts])
+    return _declared(losses, errors, masses, 0.0, "shuffle")
+
+
+def _log_binomial_half(c: int, j: Array) -> Array:
+    """log Pr[Bin(c, 1/2) = j] for 0 <= j <= c."""
+    from scipy.special import gammaln
+
+    return gammaln(c + 1) - gammaln(j + 1) - gammaln(c - j + 1) - c * math.log(2)
+
+
+def _block_atoms(c: int, mass: float, b: float, top: float) -> tuple[Array, Array, Array]:
+    """(losses, their rounding bounds, P-masses) of the pair given C = c, times
+    the block's mass (`shuffle_pair`)."""
+    from scipy.special import bdtr, bdtrc
+
+    top_error = 64 * ULP * (top + 1)
+    if c <= 0:  # below the blocks, or c = 0: randomized response at eps0
+        return np.array([-top, top]), np.full(2, top_error), np.array([(1 - b) * mass, b * mass])
+    half, spread = c / 2, SHUFFLE_WIDTH * math.sqrt(c) / 2 + 2
+    lo, hi = max(0, int(half - spread)), min(c + 1, int(half + spread) + 1)
+    a = np.arange(lo, hi + 1, dtype=float)
+    below = np.where(a >= 1, np.exp(_log_binomial_half(c, np.maximum(a - 1, 0))), 0.0)
+    at = np.where(a <= c, np.exp(_log_binomial_half(c, np.minimum(a, c))), 0.0)
+    p = (b * below + (1 - b) * at) * mass
+    up, down = b * a + (1 - b) * (c + 1 - a), (1 - b) * a + b * (c + 1 - a)
+    losses = np.log(up) - np.log(down)
+    errors = 64 * ULP * (np.abs(np.log(up)) + np.abs(np.log(down)) + 1)
+    # the cut tails' P-mass: at most Pr[Bin(c, 1/2) <= lo - 1] below, Pr[Bin(c, 1/2) >= hi] above
+    low_tail = float(bdtr(lo - 1, c, 0.5)) if lo >= 1 else 0.0
+    high_tail = float(bdtrc(hi - 1, c, 0.5)) if hi <= c else 0.0
+    p[0] += low_tail * mass  # moved up to the smallest kept loss
+    return np.append(losses, top), np.append(errors, top_error), np.append(p, high_tail * mass)
