@@ -131,6 +131,8 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
             # the replace-one pair is symmetric: the same in both directions (`pld_replace`)
             mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
             inner = atom.inner
+            if isinstance(inner, DiscreteGaussianAtom):  # `_atomic_pair` took it, or raised above
+                continue
             pair = GaussianPair(mu, tail_depth(delta, count, mu)) if isinstance(inner, GaussianAtom) \
                 else LaplacePair(up(inner.epsilon))
             remove.append((ReplaceTails(pair, up(atom.rate)), n))
