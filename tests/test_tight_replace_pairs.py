@@ -273,3 +273,34 @@ def test_person_rows_composed_against_buckets(sigma: int, q: Fraction, k: int, s
     low = _group_replace_reference(float(sigma), float(q), k, steps, 1e-6, pessimistic=False)
     high = _group_replace_reference(float(sigma), float(q), k, steps, 1e-6, pessimistic=True)
     _valid_and_tight(found.epsilon, low, high)
+
+
+# ---------------------------------------------------------------- 6. a person's k reports in a shuffle
+
+
+def _hockey(p: dict, r: dict, eps: float) -> float:
+    with mpmath.workprec(120):
+        e = mpmath.exp(mpmath.mpf(eps))
+        return float(mpmath.fsum(max(p[o] - e * r[o], 0) for o in p))
+
+
+def test_group_of_a_shuffle_keeps_its_amplification() -> None:
+    """`--group 2` on 60 shuffled 1-LDP reports: group privacy over 2 replace-one
+    steps of FMT's (eps1, delta1), delta1 chosen so that 2 e^{eps1} delta1 fits
+    (before: the grown delta overshot and the charge fell back to 2 eps0 = 2).
+    Valid: the pair's exact hockey-stick divergence at eps1 (mpmath, here) is at
+    most delta1."""
+    from fuzzpy.accounting.atoms import ApproxAtom
+    from fuzzpy.accounting.events import Group
+
+    events = resolve((Group(Fraction(2), (ShuffledReports(Fraction(1), 60),), rows=True),), REPLACE_ONE)
+    found = accountant.tightest(events, 1e-6)
+    assert found.epsilon < 2 * 0.99
+    grouped = [atom for atoms in accountant.atoms_options(events, 1e-6) for atom in atoms
+               if isinstance(atom, ApproxAtom)]
+    assert grouped
+    p, r = _shuffle_masses(1.0, 60)
+    for atom in grouped:
+        eps1 = float(atom.epsilon) / 2
+        delta1 = float(atom.delta) / (2 * math.exp(eps1))
+        assert _hockey(p, r, eps1) <= delta1 * (1 + 1e-9)

@@ -307,6 +307,12 @@ class Flattener:
         return Group(sizes.pop(), (Repeat(event.count, inner),))
 
     def _group(self, size: Fraction, body: tuple[Event, ...]) -> Atoms:
+        shuffles = _shuffles_only(body)
+        if shuffles is not None and not self._pair_atoms and self._summarise is not None and self._delta_share > 0:
+            found: Atoms = Counter()
+            for event, copies in shuffles:
+                found[self._shuffled_group(event, math.ceil(size), copies)] += copies
+            return found
         scaled: Atoms = Counter()
         summarised: Atoms = Counter()
         for atom, n in self.flatten(body).items():
@@ -433,6 +439,29 @@ class Flattener:
             return PureAtom(epsilon0)
         return ApproxAtom(epsilon, Fraction(delta))
 
+    def _shuffled_group(self, event: ShuffledReports, k: int, copies: int) -> Atom:
+        """k replaced reports of a shuffle (a person's k rows): group privacy over
+        k replace-one steps of FMT 2021's (eps, delta) (Dwork & Roth 2014, Thm 2.2;
+        Vadhan 2017, Lemma 2.2: (k eps, k e^{(k-1) eps} delta)), the shuffle's
+        delta chosen so that the grown delta fits this site's share (the same
+        fixed point as `_group_summary`); k eps0 when that is smaller. Taking the
+        amplified figure at the whole share and growing it afterwards overshoots
+        the share, and the group fell back to k eps0."""
+        from fuzzpy.accounting.shuffle import shuffle_epsilon
+
+        epsilon0 = Fraction(event.epsilon)
+        self.sites += 1
+        share = Fraction(self._delta_share) / (self._multiplicity * copies)
+        inner = share / k
+        for _ in range(4):  # a smaller inner delta gives a larger eps: a few rounds settle it
+            epsilon = shuffle_epsilon(epsilon0, event.reports, float_down(inner))
+            inner = share / _fraction_up(_growth(k, float(epsilon)))
+        proved_at = float_down(inner)
+        epsilon = shuffle_epsilon(epsilon0, event.reports, proved_at)
+        if epsilon >= epsilon0 or proved_at <= 0:
+            return PureAtom(epsilon0 * k)
+        return _approx_group(epsilon, Fraction(proved_at), k)
+
     def _group_summary(self, body: Atoms, k: int, copies: int) -> ApproxAtom:
         """Group privacy of a body's (eps, delta) summary, (k eps, k e^{(k-1) eps} delta)
         (Dwork & Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2), for one of ``copies``
@@ -537,6 +566,23 @@ def _group_pair_atoms(events: tuple[Event, ...], k: int) -> Atoms | None:
         else:
             return None
     return atoms
+
+
+def _shuffles_only(events: tuple[Event, ...]) -> list[tuple[ShuffledReports, int]] | None:
+    """The body's shuffles with their repeat counts, when it holds nothing
+    else (shuffles, loops of shuffles); else None."""
+    found: list[tuple[ShuffledReports, int]] = []
+    for event in events:
+        if isinstance(event, ShuffledReports):
+            found.append((event, 1))
+        elif isinstance(event, Repeat) and event.count > 0:
+            inner = _shuffles_only(event.body)
+            if inner is None:
+                return None
+            found += [(e, n * event.count) for e, n in inner]
+        else:
+            return None
+    return found or None
 
 
 def _single_dgauss(events: tuple[Event, ...]) -> DiscreteGaussianAtom | None:
