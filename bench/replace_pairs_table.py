@@ -37,3 +37,36 @@ for sigma, q, k, steps, delta in [(2, F(1, 20), 2, 100, 1e-6), (3, F(1, 10), 3, 
     lo = G.bucket_epsilon(delta, float(sigma), k, float(q), steps, False)
     hi = G.bucket_epsilon(delta, float(sigma), k, float(q), steps, True)
     print(f"| group k={k} subsampled Gaussian | sigma {sigma}, q {float(q)}, {steps} steps, delta {delta} | {f:.6f} | {lo:.6f} | {hi:.6f} (buckets) | {f/hi:.5f} |")
+
+# the tight brief's pairs (tests/test_tight_replace_pairs.py: mpmath, dp-accounting PMFs, buckets)
+import test_tight_replace_pairs as T  # noqa: E402
+
+from fuzzpy.accounting import accountant  # noqa: E402
+from fuzzpy.accounting.events import Repeat, ShuffledReports  # noqa: E402
+from fuzzpy.accounting.neighbours import REPLACE_ONE, resolve  # noqa: E402
+
+for q, eps0 in [("0.1", "1"), ("0.02", "3")]:
+    src = f"def w(db : bag num) : fuzzy num = subsample[{q}] (fun b -> laplace[{eps0}] (sum[-1, 1] b)) db;\n"
+    f = T._checked(src, "w", pure=True)
+    ex = T._ratio_sup(float(q), float(eps0))
+    old = 2 * __import__("math").log1p(float(q) * __import__("math").expm1(float(eps0)))
+    print(f"| replace-one Laplace, pure (check) | eps0 {eps0}, q {q} (was {old:.6f}) | {f:.6f} | {ex:.6f} | {ex:.6f} (mpmath sup) | {f/ex:.6f} |")
+for sigma, q in [(2, F(1, 10)), (1, F(1, 5))]:
+    f = T._dgauss_fuzzpy(sigma, q, 1, 1e-6).epsilon
+    ex = T._dgauss_exact_epsilon(float(sigma), float(q), 1e-6)
+    print(f"| replace-one subsampled dgauss, 1 step | sigma {sigma}, q {float(q)}, delta 1e-6 | {f:.6f} | {ex:.6f} | {ex:.6f} (mpmath sum) | {f/ex:.6f} |")
+f = T._dgauss_fuzzpy(1, F(1, 5), 20, 1e-6).epsilon
+p, r = T._dgauss_masses(1.0, 0.2)
+lo, hi = T._pmf_reference(p, r, 20, 1e-6, False), T._pmf_reference(p, r, 20, 1e-6, True)
+print(f"| replace-one subsampled dgauss | sigma 1, q 0.2, 20 steps, delta 1e-6 | {f:.6f} | {lo:.6f} | {hi:.6f} (dp-accounting PMF) | {f/hi:.5f} |")
+for eps0, n, rounds in [(1.0, 200, 8), (2.0, 120, 3), (1.0, 1000, 10)]:
+    ev = (Repeat(rounds, (ShuffledReports(F(eps0), n),)),)
+    f = accountant.tightest(resolve(ev, REPLACE_ONE), 1e-6).epsilon
+    p, r = T._shuffle_masses(eps0, n)
+    lo, hi = T._pmf_reference(p, r, rounds, 1e-6, False), T._pmf_reference(p, r, rounds, 1e-6, True)
+    print(f"| shuffled rounds (FMT pair) | eps0 {eps0}, n {n}, {rounds} rounds, delta 1e-6 | {f:.6f} | {lo:.6f} | {hi:.6f} (dp-accounting PMF) | {f/hi:.5f} |")
+for sigma, q, k, steps in [(2, F(1, 10), 2, 1), (2, F(1, 20), 2, 150), (2, F(1, 20), 3, 150)]:
+    f = accountant.tightest(resolve(T._person_events(sigma, q, steps, k), REPLACE_ONE), 1e-6).epsilon
+    lo = T._group_replace_reference(float(sigma), float(q), k, steps, 1e-6, False)
+    hi = T._group_replace_reference(float(sigma), float(q), k, steps, 1e-6, True)
+    print(f"| replace-one, k={k} rows per person, subsampled Gaussian | sigma {sigma}, q {float(q)}, {steps} steps, delta 1e-6 | {f:.6f} | {lo:.6f} | {hi:.6f} (buckets) | {f/hi:.5f} |")

@@ -57,6 +57,7 @@ from fuzzpy.accounting.atoms import (
     NotSummarisable,
     PureAtom,
     ReplaceSubsampledAtom,
+    ShuffledAtom,
     SubsampledAtom,
     pure_part,
     replace_pure_epsilon,
@@ -225,6 +226,8 @@ def exact_pure(atoms: Atoms) -> Fraction | None:
             eps = subsampled_pure_epsilon(atom)
         if eps is None and isinstance(atom, ReplaceSubsampledAtom):
             eps = replace_pure_epsilon(atom)
+        if eps is None and isinstance(atom, ShuffledAtom):  # eps0-LDP reports: eps0-DP (replace-one)
+            eps = atom.epsilon0
         if eps is None:
             return None
         total += n * eps
@@ -411,8 +414,9 @@ def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = 
 ORIENTATION_FREE = ("pure", "exact-single", "basic", "advanced", "kov", "zcdp", "zcdp-cks", "pld")
 
 
-#: The methods that take a replace-one subsampled atom (`atoms.ReplaceSubsampledAtom`)
-#: or a person's group over a subsampled Gaussian (`atoms.GroupSubsampledAtom`):
+#: The methods that take a replace-one subsampled atom (`atoms.ReplaceSubsampledAtom`),
+#: a person's group over a subsampled Gaussian (`atoms.GroupSubsampledAtom`)
+#: or FMT 2021's pair of shuffled reports (`atoms.ShuffledAtom`):
 #: pure composition (the density-ratio bound of a Laplace body) and the PLD
 #: (their pairs, `pld_replace`, `pld_group`). The other methods see the
 #: flattening without them (group privacy), which `atoms_options` always offers too.
@@ -420,14 +424,16 @@ REPLACE_AWARE = ("pure", "pld")
 
 
 def _has_pair_atoms(atoms: Atoms) -> bool:
-    return any(isinstance(atom, ReplaceSubsampledAtom | GroupSubsampledAtom) for atom in atoms)
+    return any(isinstance(atom, ReplaceSubsampledAtom | GroupSubsampledAtom | ShuffledAtom) for atom in atoms)
 
 
 def _has_pairs(events: Iterable[Event]) -> bool:
     """Whether a flattening with pair atoms may differ: a replace-one
     subsample, or a person's group of rows over a subsample."""
+    from fuzzpy.accounting.events import ShuffledReports
+
     for event in events:
-        if isinstance(event, Subsample) and event.replace:
+        if isinstance(event, Subsample) and event.replace or isinstance(event, ShuffledReports):
             return True
         if isinstance(event, Group) and event.rows and _has_subsample(event.body):
             return True
@@ -516,11 +522,22 @@ def guarantees(events: Iterable[Event], delta: float) -> list[Guarantee]:
 def pure_epsilon(events: Iterable[Event]) -> Fraction | None:
     """The exact pure epsilon of the events (basic composition of pure DP,
     which is tight for pure DP in general), or None if some event is not
-    pure. Subsampled pure events are amplified, rounded up to a Fraction."""
+    pure. Subsampled pure events are amplified, rounded up to a Fraction.
+    A replace-one Poisson subsample of a pure body is charged the sup of its
+    mixture pair's density ratio (`atoms.replace_pure_epsilon`), never above
+    the group bound of the other flattening (the smaller of the two is kept)."""
+    events = tuple(events)
     try:
-        return exact_pure(atoms_of(events))
+        plain = exact_pure(atoms_of(events))
     except NotSummarisable:
         return None
+    if plain is None or not _has_pairs(events):
+        return plain
+    try:
+        paired = exact_pure(atoms_of(events, pair_atoms=True))
+    except NotSummarisable:
+        return plain
+    return plain if paired is None else min(plain, paired)
 
 
 def rho(events: Iterable[Event]) -> Fraction | None:

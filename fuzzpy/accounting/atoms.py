@@ -148,7 +148,18 @@ class ReplaceSubsampledAtom:
     beside it."""
 
     rate: Fraction
-    inner: GaussianAtom | LaplaceAtom
+    inner: GaussianAtom | LaplaceAtom | DiscreteGaussianAtom  # a discrete Gaussian of shift 1 only
+
+
+@frozen
+class ShuffledAtom:
+    """``reports`` (at least) shuffled eps0-LDP reports, as FMT 2021's pair
+    (`pld_atomic.shuffle_pair`), for the PLD to compose across rounds; pure
+    eps0 for pure composition. Taken only by `accountant.REPLACE_AWARE`; the
+    flattening with each shuffle's own (eps, delta) is always tried beside it."""
+
+    epsilon0: Fraction
+    reports: int
 
 
 @frozen
@@ -162,9 +173,12 @@ class GroupSubsampledAtom:
     rate: Fraction
     inner: GaussianAtom
     size: int
+    #: the person's k rows replaced (replace-one), not added or removed: the pair
+    #: (sum_j Bin(k, q)(j) N(j mu), sum_j Bin(k, q)(j) N(-j mu)) (`pld_group.ReplaceGroupTails`)
+    replace: bool = False
 
 
-Atom = BaseAtom | SubsampledAtom | ReplaceSubsampledAtom | GroupSubsampledAtom
+Atom = BaseAtom | SubsampledAtom | ReplaceSubsampledAtom | GroupSubsampledAtom | ShuffledAtom
 Atoms = Counter  # Counter[Atom]: atom -> how many (adaptive) times it runs
 
 # The epsilon a composite body of atoms proves at a given delta (`tightest`).
@@ -230,6 +244,9 @@ class Flattener:
         if isinstance(event, RandomizedResponse | LocalReports):  # pure eps (`accounting.local`)
             return Counter({PureAtom(Fraction(event.epsilon)): 1}) if event.epsilon > 0 else Counter()
         if isinstance(event, ShuffledReports):
+            if self._pair_atoms and event.reports >= 2 and event.epsilon > 0:
+                # FMT 2021's pair itself, composed by the PLD (`pld_atomic.shuffle_pair`)
+                return Counter({ShuffledAtom(Fraction(event.epsilon), int(event.reports)): 1})
             return Counter({self._shuffled(event): 1})
         if isinstance(event, Repeat):
             if event.count <= 0:
@@ -290,6 +307,12 @@ class Flattener:
         return Group(sizes.pop(), (Repeat(event.count, inner),))
 
     def _group(self, size: Fraction, body: tuple[Event, ...]) -> Atoms:
+        shuffles = _shuffles_only(body)
+        if shuffles is not None and not self._pair_atoms and self._summarise is not None and self._delta_share > 0:
+            found: Atoms = Counter()
+            for event, copies in shuffles:
+                found[self._shuffled_group(event, math.ceil(size), copies)] += copies
+            return found
         scaled: Atoms = Counter()
         summarised: Atoms = Counter()
         for atom, n in self.flatten(body).items():
@@ -353,6 +376,9 @@ class Flattener:
                 return Counter({ReplaceSubsampledAtom(rate, GaussianAtom(rho)): 1})
             if isinstance(single, LaplaceAtom):
                 return Counter({ReplaceSubsampledAtom(rate, single): 1})
+            dgauss = _single_dgauss(event.body)
+            if dgauss is not None:  # the mixture pair on the discrete Gaussian's PMF (`pld_atomic`)
+                return Counter({ReplaceSubsampledAtom(rate, dgauss): 1})
         return self._event(Group(Fraction(2), (plain,)))
 
     def _summary(self, body: Atoms) -> ApproxAtom:
@@ -412,6 +438,29 @@ class Flattener:
         if epsilon >= epsilon0 or delta <= 0:
             return PureAtom(epsilon0)
         return ApproxAtom(epsilon, Fraction(delta))
+
+    def _shuffled_group(self, event: ShuffledReports, k: int, copies: int) -> Atom:
+        """k replaced reports of a shuffle (a person's k rows): group privacy over
+        k replace-one steps of FMT 2021's (eps, delta) (Dwork & Roth 2014, Thm 2.2;
+        Vadhan 2017, Lemma 2.2: (k eps, k e^{(k-1) eps} delta)), the shuffle's
+        delta chosen so that the grown delta fits this site's share (the same
+        fixed point as `_group_summary`); k eps0 when that is smaller. Taking the
+        amplified figure at the whole share and growing it afterwards overshoots
+        the share, and the group fell back to k eps0."""
+        from fuzzpy.accounting.shuffle import shuffle_epsilon
+
+        epsilon0 = Fraction(event.epsilon)
+        self.sites += 1
+        share = Fraction(self._delta_share) / (self._multiplicity * copies)
+        inner = share / k
+        for _ in range(4):  # a smaller inner delta gives a larger eps: a few rounds settle it
+            epsilon = shuffle_epsilon(epsilon0, event.reports, float_down(inner))
+            inner = share / _fraction_up(_growth(k, float(epsilon)))
+        proved_at = float_down(inner)
+        epsilon = shuffle_epsilon(epsilon0, event.reports, proved_at)
+        if epsilon >= epsilon0 or proved_at <= 0:
+            return PureAtom(epsilon0 * k)
+        return _approx_group(epsilon, Fraction(proved_at), k)
 
     def _group_summary(self, body: Atoms, k: int, copies: int) -> ApproxAtom:
         """Group privacy of a body's (eps, delta) summary, (k eps, k e^{(k-1) eps} delta)
@@ -507,16 +556,44 @@ def _group_pair_atoms(events: tuple[Event, ...], k: int) -> Atoms | None:
                 if scaled is None:
                     return None
                 atoms[scaled] += n
-        elif isinstance(event, Subsample) and event.direct and not event.replace and not event.either_way \
+        elif isinstance(event, Subsample) and (event.direct or event.replace) and not event.either_way \
                 and 0 < event.rate < 1 and _plain_body(event.body):
             inner_atoms = Flattener().flatten(event.body)
             if not inner_atoms or not all(isinstance(atom, GaussianAtom) for atom in inner_atoms):
                 return None
             rho = sum((atom.rho * n for atom, n in inner_atoms.items()), Fraction(0))
-            atoms[GroupSubsampledAtom(Fraction(event.rate), GaussianAtom(rho), k)] += 1
+            atoms[GroupSubsampledAtom(Fraction(event.rate), GaussianAtom(rho), k, bool(event.replace))] += 1
         else:
             return None
     return atoms
+
+
+def _shuffles_only(events: tuple[Event, ...]) -> list[tuple[ShuffledReports, int]] | None:
+    """The body's shuffles with their repeat counts, when it holds nothing
+    else (shuffles, loops of shuffles); else None."""
+    found: list[tuple[ShuffledReports, int]] = []
+    for event in events:
+        if isinstance(event, ShuffledReports):
+            found.append((event, 1))
+        elif isinstance(event, Repeat) and event.count > 0:
+            inner = _shuffles_only(event.body)
+            if inner is None:
+                return None
+            found += [(e, n * event.count) for e, n in inner]
+        else:
+            return None
+    return found or None
+
+
+def _single_dgauss(events: tuple[Event, ...]) -> DiscreteGaussianAtom | None:
+    """The body's one discrete Gaussian release on an integer query moving by
+    at most 1 (a count, `dgauss[sigma] (size b)`), else None: the replace-one
+    pair of `pld_atomic.dgauss_replace_pair` is for shift 1 only."""
+    if len(events) != 1 or not isinstance(events[0], DiscreteGaussian):
+        return None
+    atoms = Flattener().flatten(events)
+    single = _single_atom(atoms)
+    return single if isinstance(single, DiscreteGaussianAtom) and single.shift == 1 else None
 
 
 def _plain_body(events: tuple[Event, ...]) -> bool:
@@ -529,9 +606,24 @@ def _plain_body(events: tuple[Event, ...]) -> bool:
 
 def replace_pure_epsilon(atom: ReplaceSubsampledAtom) -> Fraction | None:
     """A Laplace (pure eps) body under replace-one Poisson subsampling:
-    log((1 - q + q e^eps) / (1 - q + q e^-eps)), the largest ratio of the
-    two mixtures' densities (each component within e^eps of the common
-    part; `pld_replace`), rounded up; never above 2 eps."""
+    log((1 - q + q e^eps) / (1 - q + q e^-eps)), rounded up; never above
+    2 eps. The pair is Balle, Barthe & Gaboardi 2018 (Sec. 5, Poisson
+    subsampling under substitution): P = (1-q) A0 + q A1, Q = (1-q) A0 + q A2
+    with A0 = M(S), A1 = M(S + x), A2 = M(S + x').
+
+    Derivation of the sup of dP/dQ (ours). Write r1 = dA1/dA0 and
+    r2 = dA2/dA0; the body is eps-DP under add/remove, so both lie in
+    [e^-eps, e^eps] almost everywhere, and dP/dQ = ((1-q) + q r1) / ((1-q) +
+    q r2), increasing in r1 and decreasing in r2, hence at most
+    g = ((1-q) + q e^eps) / ((1-q) + q e^-eps) everywhere: a pure bound.
+    It is attained for the Laplace body itself: with A0 = Lap(0, b),
+    A1 = Lap(s, b), A2 = Lap(-s, b) (a query that moves by +s and -s with
+    x and x'; eps = s / b) at every t >= s, r1 = e^{s/b} and r2 = e^{-s/b}
+    (each density a multiple of e^{-t/b} there), so the ratio equals g on a
+    half-line of positive mass and no smaller pure epsilon holds. Against
+    the group bound 2 log(1 + q (e^eps - 1)): g <= (1 + q (e^eps - 1))^2
+    since (1 + q (a - 1)) (1 - q (1 - 1/a)) = 1 + q (1 - q) (a - 1)^2 / a >= 1
+    (a = e^eps), so this is never the looser of the two."""
     if not isinstance(atom.inner, LaplaceAtom):
         return None
     import mpmath
@@ -576,6 +668,8 @@ def _group_exact(atom: Atom, size: Fraction) -> Atom | None:
         return None if replaced is None else PureAtom(replaced * whole)
     if isinstance(atom, GroupSubsampledAtom):
         return None
+    if isinstance(atom, ShuffledAtom):  # k replaced reports, each eps0-LDP: k eps0
+        return PureAtom(atom.epsilon0 * whole)
     epsilon = subsampled_pure_epsilon(atom)
     if epsilon is not None:
         return PureAtom(epsilon * whole)

@@ -237,6 +237,12 @@ def _top(event: Event, relation: str, rows: int | None) -> Event:
         raise LocalNeedsReplaceOne("local reports under a sampler have no replace-one rule here")
     if relation == ADD_REMOVE:
         return _inner(event)
+    if isinstance(event, Group) and event.rows:
+        # a person's k rows (`check --group k`, a dataset's rows per person): k
+        # replacements, each the relation's own step, so the body restated for
+        # replace-one under the group (Dwork & Roth 2014, Thm 2.2 over the
+        # replace-one metric); the same events `run` charges (resolve, then the group)
+        return Group(event.size, tuple(_top(e, relation, rows) for e in event.body), rows=True)
     if isinstance(event, Sample) and event.direct and event.replacement:
         if rows is not None and rows > 0:
             # the replaced row drawn j ~ Binomial(m, 1/n) times, amplified (Balle, Barthe &
@@ -255,8 +261,24 @@ def _top(event: Event, relation: str, rows: int | None) -> Event:
     if isinstance(event, Subsample) and event.direct and not event.either_way:
         # the replaced row is in the sample with probability q, x on one side and x'
         # on the other: the replace-one pair (`pld_replace`; Zhu, Dong & Wang 2022)
-        return Subsample(event.rate, _inner_all(event.body), replace=True)
+        rate, body = _nested_poisson(event)
+        return Subsample(rate, _inner_all(body), replace=True)
     return _doubled(_inner(event))
+
+
+def _nested_poisson(event: Subsample) -> tuple[Fraction, tuple[Event, ...]]:
+    """A Poisson subsample whose whole body is a Poisson subsample of the
+    sampled bag itself (``direct``), and so on down: each row is kept by both
+    independent coins, with probability q1 q2, so the nest is one Poisson
+    subsample at the product rate (Balle, Barthe & Gaboardi 2018, Sec. 3:
+    Poisson subsampling is a product of independent Bernoulli(q) choices per
+    row). Returns (rate, innermost body)."""
+    rate, body = Fraction(event.rate), event.body
+    while len(body) == 1 and isinstance(body[0], Subsample) and body[0].direct \
+            and not body[0].either_way and not body[0].replace:
+        rate *= Fraction(body[0].rate)
+        body = body[0].body
+    return rate, body
 
 
 def _doubled(event: Event) -> Event:

@@ -38,12 +38,14 @@ from fuzzpy.accounting.atoms import (
     LaplaceAtom,
     PureAtom,
     ReplaceSubsampledAtom,
+    ShuffledAtom,
     SubsampledAtom,
 )
+from fuzzpy.accounting.pld_atomic import AtomicTails, dgauss_replace_pair, shuffle_pair
 from fuzzpy.accounting.pld_bound import DeltaBound
 from fuzzpy.accounting.pld_fft import compose
 from fuzzpy.accounting.pld_grid import GridPLD, discretise
-from fuzzpy.accounting.pld_group import GroupTails
+from fuzzpy.accounting.pld_group import GroupTails, ReplaceGroupTails
 from fuzzpy.accounting.pld_pairs import (
     DEFAULT_DEPTH,
     ULP,
@@ -69,7 +71,7 @@ COARSE_FIRST = 1.25
 # (the two directions of DP-SGD differ by ~0.1-1%; a wider window costs little)
 KNOWN_MARGIN = 0.02
 TWIN_BOUNDS = 1.01
-Direction = list[tuple[LossTails | SymmetrisedTails | ReplaceTails | GroupTails, int]]
+Direction = list[tuple[LossTails | SymmetrisedTails | ReplaceTails | GroupTails | ReplaceGroupTails | AtomicTails, int]]
 
 
 # ---------------------------------------------------------------- atoms to pairs
@@ -116,10 +118,21 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
         remove.append((LossTails(GaussianPair(mu, tail_depth(delta, count, mu)), 1.0, True), 1))
     both: Direction = []
     for atom, n in atoms.items():
+        atomic = _atomic_pair(atom, delta, count)
+        if atomic is not None:
+            # a symmetric pair on finitely many outcomes: the same in both directions (`pld_atomic`)
+            remove.append((atomic, n))
+            both.append(remove[-1])
+            continue
+        if isinstance(atom, ShuffledAtom | ReplaceSubsampledAtom) and not isinstance(
+                getattr(atom, "inner", None), GaussianAtom | LaplaceAtom):
+            raise ValueError("no PLD pair for this atom here (window too wide)")
         if isinstance(atom, ReplaceSubsampledAtom):
             # the replace-one pair is symmetric: the same in both directions (`pld_replace`)
             mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
             inner = atom.inner
+            if isinstance(inner, DiscreteGaussianAtom):  # `_atomic_pair` took it, or raised above
+                continue
             pair = GaussianPair(mu, tail_depth(delta, count, mu)) if isinstance(inner, GaussianAtom) \
                 else LaplacePair(up(inner.epsilon))
             remove.append((ReplaceTails(pair, up(atom.rate)), n))
@@ -128,6 +141,10 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
             # a person's k rows, each sampled on its own: the mixture pair both ways (`pld_group`)
             mu = _mu(atom.inner.rho)
             pair = GaussianPair(mu, tail_depth(delta, count, atom.size * mu))
+            if atom.replace:  # the person's rows replaced: symmetric, both directions (`pld_group`)
+                remove.append((ReplaceGroupTails(pair, up(atom.rate), atom.size), n))
+                both.append(remove[-1])
+                continue
             remove.append((GroupTails(pair, up(atom.rate), atom.size, True), n))
             add.append((GroupTails(pair, up(atom.rate), atom.size, False), n))
             one_way = True
@@ -155,6 +172,17 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
     # loss distribution in both directions
     symmetric = [(tails, n) for tails, n in remove if tails.rate >= 1]
     return [remove, add + symmetric + both]
+
+
+def _atomic_pair(atom: object, delta: float, count: int) -> AtomicTails | None:
+    """FMT 2021's pair of shuffled reports, or the replace-one pair of a
+    subsampled discrete Gaussian (`pld_atomic`): the cut tail of the latter at
+    most a 1e-4 share of delta per atom."""
+    if isinstance(atom, ShuffledAtom):
+        return shuffle_pair(up(atom.epsilon0), atom.reports)
+    if isinstance(atom, ReplaceSubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom):
+        return dgauss_replace_pair(atom.inner.sigma, up(atom.rate), 1e-4 * max(delta, DELTA_FLOOR) / count)
+    return None
 
 
 # ---------------------------------------------------------------- composing

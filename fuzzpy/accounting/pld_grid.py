@@ -35,13 +35,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fuzzpy.accounting.pld_group import GroupTails
+from fuzzpy.accounting.pld_atomic import AtomicTails
+from fuzzpy.accounting.pld_group import GroupTails, ReplaceGroupTails
 from fuzzpy.accounting.pld_pairs import FLOOR, ULP, LossTails
 
 if TYPE_CHECKING:
     from fuzzpy.accounting.pld_symmetric import SymmetrisedTails
 from fuzzpy.accounting.pld_replace import ReplaceTails
 from fuzzpy.support.records import frozen
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    #: every pair the PLD composes, as loss tails
+    PairTails: TypeAlias = LossTails | SymmetrisedTails | ReplaceTails | GroupTails | ReplaceGroupTails | AtomicTails
 
 
 @frozen
@@ -111,7 +118,7 @@ Strides = tuple[tuple[float, int], ...]
 
 @lru_cache(maxsize=256)
 def discretise(
-    tails: LossTails | SymmetrisedTails | ReplaceTails | GroupTails, interval: float, lo: float, hi: float, strides: Strides = ()
+    tails: PairTails, interval: float, lo: float, hi: float, strides: Strides = ()
 ) -> GridPLD:
     """The pessimistic grid PLD of ``tails`` on [lo, hi] (clipped to the pair's
     loss range): mass below lo moved up to the grid, mass above hi to +inf.
@@ -165,7 +172,7 @@ def _node_indices(first: int, last: int, interval: float, strides: Strides) -> n
     return np.concatenate(pieces).astype(float)
 
 
-def _no_mass_above(tails: LossTails | SymmetrisedTails | ReplaceTails | GroupTails, hi: float) -> bool:
+def _no_mass_above(tails: PairTails, hi: float) -> bool:
     """The pair has no finite loss above hi and no mass at +inf, exactly (a
     bounded loss: Laplace, randomized response; not an (eps, delta) pair)."""
     base = tails.base

@@ -144,3 +144,89 @@ class GroupTails:
         values, _ = self.loss_of(np.array([lo_x, hi_x]))
         lo, hi = float(values[0]), float(values[1])
         return (lo, hi) if self.remove else (-hi, -lo)
+
+
+@frozen
+class ReplaceGroupTails:
+    """A person's k rows replaced, under Poisson subsampling of a Gaussian
+    body: the pair
+
+        P = sum_j C(k, j) q^j (1-q)^{k-j} N(j mu, 1)   against
+        Q = sum_j C(k, j) q^j (1-q)^{k-j} N(-j mu, 1).
+
+    Why it dominates (ours, the argument of `pld_replace` with the group's
+    mixture of `GroupTails`): couple the k rows' sampling coins on both
+    sides; given the rest of the sample S and the set T of the person's rows
+    drawn (|T| = j, probability C(k, j) q^j (1-q)^{k-j}), the outputs are
+    M(S + x_T) and M(S + x'_T), Gaussian shifts of norm at most j mu from
+    M(S). For an output set E of mass p under M(S), Neyman-Pearson gives
+    M(S + x_T)(E) <= N(j mu)(U_p) and M(S + x'_T)(E) >= N(-j mu)(U_p), with
+    U_p the upper half-line of N(0)-mass p, one set for every j; so
+    P(E) - gamma Q(E) <= P*(U_p) - gamma Q*(U_p) <= H_gamma(P* || Q*), and the
+    mixture over S keeps the bound (joint convexity; Balle, Barthe & Gaboardi
+    2018 for mixtures of pairs; Zhu, Dong & Wang 2022 for dominating pairs).
+    x -> -x swaps P and Q: one direction serves both. For k = 1 it is the
+    replace-one pair of `pld_replace`.
+
+    The loss L(x) = F(x) - F(-x), F as in `GroupTails`, is increasing and
+    odd. The threshold x*(c) is found by bisection (L need not be convex);
+    `threshold_error` is the measured residual plus the rounding of L."""
+
+    base: GaussianPair
+    rate: float
+    size: int
+    remove: bool = True
+
+    def _group(self) -> GroupTails:
+        return GroupTails(self.base, self.rate, self.size, True)
+
+    def loss_of(self, x: Array) -> Array:
+        group = self._group()
+        x = np.asarray(x, dtype=float)
+        return group.loss_of(x)[0] - group.loss_of(-x)[0]
+
+    def _reach(self) -> float:
+        return self.base.depth + self.size * self.base.mu
+
+    def _solve(self, c: Array) -> tuple[Array, Array]:
+        c = np.asarray(c, dtype=float)
+        reach = self._reach()
+        lo = np.full(c.shape, -reach)
+        hi = np.full(c.shape, reach)
+        for _ in range(_NEWTON_STEPS):
+            mid = (lo + hi) / 2
+            above = self.loss_of(mid) > c
+            hi = np.where(above, mid, hi)
+            lo = np.where(above, lo, mid)
+            if np.all(hi - lo <= 4 * ULP * (np.abs(hi) + 1)):
+                break
+        x = hi
+        group = self._group()
+        rounding = group._evaluation_error(x) + group._evaluation_error(-x)
+        return x, np.abs(self.loss_of(x) - c) + rounding
+
+    def tails(self, eps: Array) -> Tails:
+        eps = np.asarray(eps, dtype=float)
+        mu, k = self.base.mu, self.size
+        weights = np.exp(self._group()._log_weights())
+        j = np.arange(k + 1, dtype=float)
+        x, _ = self._solve(eps)  # L > c <=> X > x*(c)
+        up = np.subtract.outer(x, j * mu)  # X - j mu under N(j mu) is N(0)
+        down = np.add.outer(x, j * mu)  # X + j mu under N(-j mu)
+        p_sf, p_cdf = ndtr(-up) @ weights, ndtr(up) @ weights
+        q_sf, q_cdf = ndtr(-down) @ weights, ndtr(down) @ weights
+        size = np.abs(x)
+        hazard = np.minimum(size + k * mu, 40)
+        rel = ndtr_error(hazard) + 4 * ULP * (size + k * mu + 1) * (hazard + 3) + 4 * (k + 2) * ULP
+        return Tails(p_sf, p_cdf, q_sf, q_cdf, rel)
+
+    def threshold_error(self, eps: Array) -> float:
+        eps = np.asarray(eps, dtype=float)
+        if eps.size == 0:
+            return 0.0
+        _, error = self._solve(eps)
+        return 2 * float(np.max(error))
+
+    def loss_range(self) -> tuple[float, float]:
+        top = float(self.loss_of(np.array([self._reach()]))[0])
+        return -top, top

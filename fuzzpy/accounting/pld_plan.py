@@ -31,15 +31,16 @@ import math
 from collections.abc import Sequence
 from dataclasses import field
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fuzzpy.accounting.pld_grid import GridPLD, Strides, discretise, log_sum_exp_rows
-from fuzzpy.accounting.pld_group import GroupTails
-from fuzzpy.accounting.pld_pairs import GaussianPair, LaplacePair, LossTails, RandomizedResponsePair
-from fuzzpy.accounting.pld_replace import ReplaceTails
-from fuzzpy.accounting.pld_symmetric import SymmetrisedTails
+from fuzzpy.accounting.pld_pairs import GaussianPair, LaplacePair, RandomizedResponsePair
 from fuzzpy.support.records import frozen
+
+if TYPE_CHECKING:
+    from fuzzpy.accounting.pld_grid import PairTails
 
 ETA = 1e-9  # share of delta spent on each truncation
 # share of delta the wrapped-around mass may add (each side). Wrapped mass only
@@ -82,7 +83,7 @@ STRIDE_SHARE = 1e-8  # tilted tail share times m^2 (`Planner.strides`)
 ORDERS = np.geomspace(1e-3, 1e3, 49)
 _PLAN_CELLS = 1024  # planning only (validity never depends on it); 4096 cost a third of a short DP-SGD run
 
-Direction = Sequence[tuple[LossTails | SymmetrisedTails | ReplaceTails | GroupTails, int]]
+Direction = Sequence[tuple["PairTails", int]]
 
 
 @frozen
@@ -123,7 +124,7 @@ class Summary:
 
 
 @lru_cache(maxsize=256)
-def summary(tails: LossTails | SymmetrisedTails | ReplaceTails | GroupTails) -> Summary:
+def summary(tails: PairTails) -> Summary:
     lo, hi = tails.loss_range()
     lo = lo if math.isfinite(lo) else -1e3
     coarse = discretise(tails, max((hi - lo) / _PLAN_CELLS, 1e-12), lo, hi)

@@ -58,6 +58,7 @@ from fuzzpy.accounting.atoms import (
     GaussianAtom,
     LaplaceAtom,
     PureAtom,
+    ShuffledAtom,
     SubsampledAtom,
 )
 
@@ -157,6 +158,8 @@ def _float_curve(atom: Atom) -> tuple[np.ndarray, float]:
         return curve, 0.0
     if isinstance(atom, ApproxAtom):
         return _rr_curve(float(atom.epsilon), a), float(atom.delta)
+    if isinstance(atom, ShuffledAtom):  # FMT's pair: not this method's (`accountant.REPLACE_AWARE`)
+        raise ValueError("no Renyi bound for a shuffle's pair here")
     inner, q = atom.inner, float(atom.rate)
     if isinstance(inner, GaussianAtom):
         return _subsampled_gaussian_curve(q, 1 / inner.mu), 0.0
@@ -186,6 +189,8 @@ def _certified(atom: Atom, a: mp.mpf) -> tuple[mp.mpf, mp.mpf]:
         return value, mp.mpf(0)
     if isinstance(atom, ApproxAtom):
         return _rr_certified(_mpf(atom.epsilon), a), _mpf(atom.delta)
+    if isinstance(atom, ShuffledAtom):  # FMT's pair: not this method's (`accountant.REPLACE_AWARE`)
+        raise ValueError("no Renyi bound for a shuffle's pair here")
     inner, q = atom.inner, _mpf(atom.rate)
     if isinstance(inner, GaussianAtom):
         sigma = 1 / mp.sqrt(2 * _mpf(inner.rho))

@@ -1,0 +1,224 @@
+"""Dominating pairs with finitely many outcomes, as loss tails for the PLD.
+
+Two pairs of the accountant live on a countable outcome space and have no
+closed-form tails: the replace-one pair of a Poisson-subsampled discrete
+Gaussian, and Feldman, McMillan & Talwar's pair of a shuffled randomiser.
+Each is given here as a list of atoms (loss l_i, P-mass p_i) plus a P-mass
+at +infinity, with the interface of `pld_pairs.LossTails`, so the PLD
+(`pld_grid`, `pld_plan`) composes it like any other pair.
+
+Why a list of atoms is an upper bound (the three operations of `pld_grid`'s
+argument: the hockey-stick divergence of a composition is an expectation
+under the P-laws of a function decreasing and convex in each x_i = e^{-L_i},
+and non-negative): only the P-law of the loss matters, the Q-mass of an
+atom being its P-mass times e^{-l}. So each atom may be
+
+* moved to a larger loss (its loss rounded up, `_declared`),
+* given more P-mass (masses rounded up; a truncated tail added to an atom
+  at a loss at least as large as any it held, or to +infinity),
+
+and what is declared is then an exact distribution: the tails returned are
+its exact tails up to the summation's rounding (``rel``), and the threshold
+error is zero (the declared losses are the atoms' losses, exactly).
+
+Pairs (each symmetric: one direction serves both):
+
+* `dgauss_replace_pair`: P = (1-q) N_Z(0) + q N_Z(1), Q = (1-q) N_Z(0) +
+  q N_Z(-1), the replace-one pair of `pld_replace` built on the discrete
+  Gaussian's PMF (a count or another integer query moving by at most one;
+  the proof of `pld_replace` carries over with randomised half-line tests,
+  the discrete Gaussian having an increasing likelihood ratio in shifts,
+  f(y - 1) / f(y) = e^{(2y - 1) / (2 sigma^2)}). y -> -y swaps P and Q.
+* `shuffle_pair`: FMT 2021's pair of n shuffled eps0-LDP reports
+  (`accounting.shuffle`), outcome (C, A) with C ~ Bin(n - 1, e^{-eps0}),
+  blocks of C charged their left end (a post-processing, as there).
+  Swapping the two coordinates swaps P and Q.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from fuzzpy.accounting.pld_pairs import ULP, Tails
+from fuzzpy.support.records import frozen
+
+Array = np.ndarray
+REL = 1e-9  # relative error allowed for every computed mass and tail: far above the float errors
+MAX_ATOMS = 2_000_000
+
+
+@frozen
+class AtomicBase:
+    """What `pld_grid` and `pld_plan` read of a pair's base: no ``mu`` (not a
+    smooth Gaussian), ``delta`` the P-mass at +infinity."""
+
+    delta: float
+
+
+@frozen
+class AtomicTails:
+    """A pair with finitely many finite losses (module docstring): ``losses``
+    ascending (distinct), ``masses`` their P-masses, ``infinity`` the
+    P-mass at +infinity; all declared (upper bounds)."""
+
+    losses: tuple[float, ...]
+    masses: tuple[float, ...]
+    infinity: float
+    label: str = ""
+    remove: bool = True
+    rate: float = 0.0  # not a subsampled base pair: `pld.directions` adds it to both directions itself
+
+    @property
+    def base(self) -> AtomicBase:
+        return AtomicBase(self.infinity)
+
+    def _arrays(self) -> tuple[Array, Array, Array]:
+        losses = np.asarray(self.losses, dtype=float)
+        p = np.asarray(self.masses, dtype=float)
+        with np.errstate(over="ignore"):
+            q = p * np.exp(-losses)
+        return losses, p, q
+
+    def tails(self, eps: Array) -> Tails:
+        eps = np.asarray(eps, dtype=float)
+        losses, p, q = self._arrays()
+        # P(L > c): the atoms above c (suffix sums), and +infinity's mass; P(L <= c): prefix sums
+        p_suffix = np.concatenate([np.cumsum(p[::-1])[::-1], [0.0]])
+        q_suffix = np.concatenate([np.cumsum(q[::-1])[::-1], [0.0]])
+        p_prefix = np.concatenate([[0.0], np.cumsum(p)])
+        q_prefix = np.concatenate([[0.0], np.cumsum(q)])
+        above = np.searchsorted(losses, eps, side="right")  # first atom with loss > c
+        rel = np.full(eps.shape, REL + 4 * ULP * (losses.size + 4))
+        return Tails(p_suffix[above] + self.infinity, p_prefix[above], q_suffix[above], q_prefix[above], rel)
+
+    def threshold_error(self, eps: Array) -> float:
+        return 0.0  # the declared losses are exact (module docstring)
+
+    def loss_range(self) -> tuple[float, float]:
+        return float(self.losses[0]), float(self.losses[-1])
+
+
+def _declared(losses: Array, errors: Array, masses: Array, infinity: float, label: str) -> AtomicTails:
+    """Atoms from computed losses and masses: each loss raised by ``errors``
+    (a bound of its rounding) and a relative 1e-12 more, each mass by REL;
+    equal losses merged; sorted."""
+    keep = masses > 0
+    losses, errors, masses = losses[keep], errors[keep], masses[keep]
+    raised = losses + errors + np.abs(losses) * 1e-12
+    order = np.argsort(raised, kind="stable")
+    raised, masses = raised[order], masses[order] * (1 + REL)
+    unique, start = np.unique(raised, return_index=True)
+    merged = np.add.reduceat(masses, start) if masses.size else masses
+    return AtomicTails(tuple(unique.tolist()), tuple(merged.tolist()), min(1.0, infinity * (1 + REL)), label)
+
+
+# ---------------------------------------------------------------- discrete Gaussian, replace-one
+
+
+def _log_pmf(y: Array, s2: float) -> tuple[Array, float]:
+    """log f(y) - log Z_low on a window, and log Z_low (Z_low <= Z: the float
+    sum of the window, rounding covered by REL)."""
+    log_f = -(y * y) / (2 * s2)
+    log_z = float(np.log(np.sum(np.exp(log_f))))
+    return log_f - log_z, log_z
+
+
+def dgauss_replace_pair(sigma: Fraction, rate: float, tail: float) -> AtomicTails | None:
+    """The replace-one pair of a Poisson-subsampled discrete Gaussian on a
+    query moving by at most 1 (module docstring), its support cut at |y| <= K
+    with the discrete Gaussian's mass beyond K below ``tail``: the upper cut
+    tail (the largest losses) at +infinity, the lower one added to the
+    smallest atom. None where the window is too wide."""
+    s2 = float(Fraction(sigma) ** 2)
+    if not (s2 > 0 and math.isfinite(s2) and 0 < rate < 1 and 0 < tail < 1):
+        return None
+    sigma_f = math.sqrt(s2)
+    depth = math.sqrt(2 * math.log(1 / tail))
+    k = math.ceil(sigma_f * depth) + 3
+    if 2 * k + 1 > MAX_ATOMS:
+        return None
+    y = np.arange(-k, k + 1, dtype=float)
+    log_f, log_z = _log_pmf(y, s2)
+    # f(y -+ 1) / Z on the same window: shifts of the exact PMF (log f(y - 1) = -(y - 1)^2 / (2 s2))
+    log_up = -((y - 1) ** 2) / (2 * s2) - log_z
+    log_down = -((y + 1) ** 2) / (2 * s2) - log_z
+    log_p = np.logaddexp(math.log1p(-rate) + log_f, math.log(rate) + log_up)
+    log_q = np.logaddexp(math.log1p(-rate) + log_f, math.log(rate) + log_down)
+    losses = log_p - log_q
+    masses = np.exp(log_p)
+    # the mass of N_Z(0) and N_Z(+-1) beyond the window, each at most the Gaussian tail bound
+    # sum_{y > K - 1} f(y) / Z <= f(K - 1) / (1 - r) / Z, r = e^{-(2K - 1) / (2 s2)}
+    ratio = math.exp(-(2 * k - 1) / (2 * s2))
+    beyond = math.exp(-((k - 1) ** 2) / (2 * s2) - log_z) / (1 - ratio) if ratio < 1 else 1.0
+    masses[0] += beyond  # the lower tail moved up to the smallest loss (the loss increases in y)
+    # each log-mass a few roundings of its magnitude (logaddexp, the squares, log Z)
+    errors = 64 * ULP * (np.abs(log_p) + np.abs(log_q) + abs(log_z) + 1)
+    return _declared(losses, errors, masses, beyond, "dgauss-replace")
+
+
+# ---------------------------------------------------------------- shuffled reports (FMT 2021)
+
+
+SHUFFLE_BLOCKS = 200
+SHUFFLE_WIDTH = 12.0  # standard deviations of Bin(c, 1/2) kept around c / 2
+
+
+def shuffle_pair(eps0: float, n: int) -> AtomicTails | None:
+    """FMT 2021's pair of n shuffled eps0-LDP reports (module docstring).
+    Given C = c the outcome is the first coordinate a in 0 .. c + 1, with
+    P(a | c) = b B(c, a - 1) + (1 - b) B(c, a) and Q(a | c) = (1 - b) B(c, a - 1)
+    + b B(c, a) (b = e^eps0 / (1 + e^eps0), B the Bin(c, 1/2) PMF), so the
+    loss is log((b a + (1 - b)(c + 1 - a)) / ((1 - b) a + b (c + 1 - a))),
+    increasing in a, within [-eps0, eps0]. C's blocks (`shuffle._blocks`)
+    are charged their left end c_b (post-processing), the mass below them the
+    pair at c = 0 (randomized response at eps0, which every c is a
+    post-processing of); in each block the a's beyond SHUFFLE_WIDTH standard
+    deviations are moved: the upper ones to loss eps0 (the largest), the
+    lower ones to the smallest kept atom."""
+    from fuzzpy.accounting.shuffle import _blocks, _probabilities
+
+    if n < 2 or not 0 < eps0 <= 60:
+        return None
+    p_clone, b = _probabilities(eps0)
+    top = math.log(b / (1 - b))  # the loss at a = c + 1 (and c = 0): eps0 up to rounding
+    parts = [_block_atoms(c, mass, b, top) for c, mass in _blocks(n, p_clone)]
+    losses = np.concatenate([part[0] for part in parts])
+    if losses.size > MAX_ATOMS:
+        return None
+    errors = np.concatenate([part[1] for part in parts])
+    masses = np.concatenate([part[2] for part in parts])
+    return _declared(losses, errors, masses, 0.0, "shuffle")
+
+
+def _log_binomial_half(c: int, j: Array) -> Array:
+    """log Pr[Bin(c, 1/2) = j] for 0 <= j <= c."""
+    from scipy.special import gammaln
+
+    return gammaln(c + 1) - gammaln(j + 1) - gammaln(c - j + 1) - c * math.log(2)
+
+
+def _block_atoms(c: int, mass: float, b: float, top: float) -> tuple[Array, Array, Array]:
+    """(losses, their rounding bounds, P-masses) of the pair given C = c, times
+    the block's mass (`shuffle_pair`)."""
+    from scipy.special import bdtr, bdtrc
+
+    top_error = 64 * ULP * (top + 1)
+    if c <= 0:  # below the blocks, or c = 0: randomized response at eps0
+        return np.array([-top, top]), np.full(2, top_error), np.array([(1 - b) * mass, b * mass])
+    half, spread = c / 2, SHUFFLE_WIDTH * math.sqrt(c) / 2 + 2
+    lo, hi = max(0, int(half - spread)), min(c + 1, int(half + spread) + 1)
+    a = np.arange(lo, hi + 1, dtype=float)
+    below = np.where(a >= 1, np.exp(_log_binomial_half(c, np.maximum(a - 1, 0))), 0.0)
+    at = np.where(a <= c, np.exp(_log_binomial_half(c, np.minimum(a, c))), 0.0)
+    p = (b * below + (1 - b) * at) * mass
+    up, down = b * a + (1 - b) * (c + 1 - a), (1 - b) * a + b * (c + 1 - a)
+    losses = np.log(up) - np.log(down)
+    errors = 64 * ULP * (np.abs(np.log(up)) + np.abs(np.log(down)) + 1)
+    # the cut tails' P-mass: at most Pr[Bin(c, 1/2) <= lo - 1] below, Pr[Bin(c, 1/2) >= hi] above
+    low_tail = float(bdtr(lo - 1, c, 0.5)) if lo >= 1 else 0.0
+    high_tail = float(bdtrc(hi - 1, c, 0.5)) if hi <= c else 0.0
+    p[0] += low_tail * mass  # moved up to the smallest kept loss
+    return np.append(losses, top), np.append(errors, top_error), np.append(p, high_tail * mass)
