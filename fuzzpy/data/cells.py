@@ -298,7 +298,7 @@ def _from_floats(column: pa.Array, kind: str) -> Cells:
 def _from_integers(column: pa.Array, kind: str) -> Cells:
     problems = np.zeros(len(column), dtype=np.uint8)
     if kind == "num" and pa.types.is_unsigned_integer(column.type) and column.type.bit_width == 64:
-        return Cells(column.cast(pa.float64()).to_numpy(zero_copy_only=False), problems)  # a uint64 is a num
+        return Cells(column.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False), problems)  # a uint64: a num
     if pa.types.is_unsigned_integer(column.type) and column.type.bit_width == 64:
         too_big = _numpy_bool(pc.greater(column, pa.scalar(INT_LIMIT, pa.uint64())))
         problems[too_big] = OUT_OF_RANGE

@@ -303,6 +303,10 @@ def _stored_hint(arrow_type: object, kind: str) -> str | None:
     family = column_type(arrow_type).family
     if kind == "bool" and (family in INTEGER or family == "float"):
         return "a column stored as numbers is read as `int` or `num` (a column of 0 and 1 too: test `x == 1`)"
+    if family == "other":  # dates, times, lists, ...: no reading of every engine alike (docs/semantics.md)
+        return ("a run reads columns stored as integers, floats, decimals, booleans and text; convert this one "
+                "before the run (a date to its ISO text or its year, say), or leave it out of what the "
+                "definition reads")
     return None
 
 
