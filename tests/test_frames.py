@@ -77,7 +77,8 @@ def kinds(folder: Path) -> dict[str, object]:
     return {
         "pandas": pd.read_csv(folder / "rows.csv"),
         "pandas-nullable": pd.read_csv(folder / "rows.csv").convert_dtypes(),
-        "polars": pl.read_csv(folder / "rows.csv"),
+        # polars reads `nan` as text: a String column, `string` by its stored type (rows2), so x is given as floats
+        "polars": pl.read_csv(folder / "rows.csv", schema_overrides={"x": pl.Float64}),
         "arrow": table,
         "arrow-reader": lambda: pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
         "duckdb-relation": con.sql("SELECT * FROM rows_t"),
@@ -282,12 +283,15 @@ def test_column_types_duckdb_cannot_hold_read_as_their_exact_values(folder: Path
                                        "s": ["a", "b"], "b": [True, False]}),
     }
     plain_k0 = table(pa.array([1.5, 100.0]), pa.array([0, 100], pa.int64()))
+    #: columns held as their exact text (beyond what DuckDB and Arrow's decimal128 hold) are `string`
+    #: by their stored type (rows2): read as numbers they are refused before the charge, not read
+    as_text = {("decimal256", "total"), ("decimal256", "ks"), ("polars Int128", "ks")}
     for index, (name, data) in enumerate(odd.items()):
         reference = plain_k0 if name == "negative scale" else plain
         for definition in ("total", "ks"):
             got = run(folder, definition, data, engine=engine, name=f"o{index}", ledger=f"o{index}{definition}.sqlite")
-            want = run(folder, definition, reference, engine=engine, name=f"p{index}",
-                       ledger=f"p{index}{definition}.sqlite")
+            want = "FZ542" if (name, definition) in as_text else run(
+                folder, definition, reference, engine=engine, name=f"p{index}", ledger=f"p{index}{definition}.sqlite")
             assert got == want, (name, definition)
 
 

@@ -134,19 +134,25 @@ def test_the_recorded_types_refuse_later_runs_alike(capsys: pytest.CaptureFixtur
     assert {c["name"]: c["type"] for c in columns} == {"species": "string", "year": "num"}
 
 
-def test_one_odd_cell_does_not_retype_a_column(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """Neighbours alike: a row with a cell that does not fit (here `2.5` in
-    an int column, `NA` for a missing one) is dropped, not a reason to
-    refuse: with and without it the run ends the same way."""
+def test_one_odd_cell_retypes_a_column_before_any_charge(capsys: pytest.CaptureFixture[str],
+                                                         tmp_path: Path) -> None:
+    """A first run types a CSV column from every cell, as `dataset register`
+    does (rows2, item 1): a missing marker (`NA`) is no evidence and is
+    dropped by the row rule; a `2.5` makes the column `num`, and reading it
+    as `int` is refused before the charge, from the recorded type."""
     _files(tmp_path)
     plain = tmp_path / "plain.csv"
     plain.write_text("species,year\nAdelie,2007\nGentoo,2008\nChinstrap,2009\n")
+    marked = tmp_path / "marked.csv"
+    marked.write_text("species,year\nAdelie,2007\nGentoo,2008\nChinstrap,2009\nGentoo,NA\n")
     odd = tmp_path / "odd.csv"
-    odd.write_text("species,year\nAdelie,2007\nGentoo,2008\nChinstrap,2009\nAdelie,2.5\nGentoo,NA\n")
+    odd.write_text("species,year\nAdelie,2007\nGentoo,2008\nChinstrap,2009\nAdelie,2.5\n")
     first = _cli(capsys, tmp_path, "years", plain, "a.sqlite")
-    second = _cli(capsys, tmp_path, "years", odd, "b.sqlite")
+    second = _cli(capsys, tmp_path, "years", marked, "b.sqlite")
     assert first[0] == second[0] == 0
     assert first[1]["released"] == second[1]["released"]  # type: ignore[index]
+    code, _, err = _cli(capsys, tmp_path, "years", odd, "c.sqlite")
+    assert code == 2 and "FZ542" in err and "`year`" in err and not _charged(tmp_path, "c.sqlite")
 
 
 # ---------------------------------------------------------------- item 2: the columns read
@@ -282,9 +288,11 @@ def test_a_row_inside_a_built_record_compared_reads_every_column(
     assert read["same"] == {"db": ["a", "b"]}
 
 
-def test_whole_floats_read_as_int_as_before(tmp_path: Path) -> None:
-    """A pandas int column with a missing value is float64: its whole values
-    still read as `int` (typed by its cells), the missing row dropped."""
+def test_whole_floats_are_num_by_their_stored_type(tmp_path: Path) -> None:
+    """A pandas int column with a missing value is float64: a float column is
+    `num` by its stored type, whatever its cells (rows2, item 3: the type is
+    decided without reading cells), so `int` is refused before the charge and
+    `num` reads it, the missing row dropped."""
     import fuzzpy
 
     _files(tmp_path)
@@ -292,7 +300,11 @@ def test_whole_floats_read_as_int_as_before(tmp_path: Path) -> None:
     frame = pd.DataFrame({"species": ["a", "b", "c", "d"], "year": [2007.0, None, 2008.0, 2009.0]})
     frame.to_parquet(tmp_path / "whole.parquet")
     for data, ledger in ((frame, "f.sqlite"), (str(tmp_path / "whole.parquet"), "p.sqlite")):
-        release = program.run("years", data={"db": data}, datasets={"db": ledger[0]}, budget=1e6, seed=2,
+        with pytest.raises(fuzzpy.FuzzError) as refused:
+            program.run("years", data={"db": data}, datasets={"db": ledger[0]}, budget=1e6, seed=2,
+                        ledger=str(tmp_path / ledger))
+        assert [d.code for d in refused.value.diagnostics] == ["FZ542"] and "year : num" in str(refused.value)
+        release = program.run("year_sum", data={"db": data}, datasets={"db": ledger[0]}, seed=2,
                               ledger=str(tmp_path / ledger))
         assert isinstance(release.value, float)
 

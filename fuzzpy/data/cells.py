@@ -131,17 +131,79 @@ def readable_from(arrow_type: pa.DataType | ColumnType, kind: str) -> bool:
 
 
 def kind_of_arrow(arrow_type: pa.DataType | ColumnType) -> str | None:
-    """The kind a Parquet column's type holds as it is, if any."""
-    family = column_type(arrow_type).family
+    """The kind a stored column's type says it holds (Parquet, Arrow, a
+    DuckDB table, a frame), decided by the type alone, never by its cells
+    (issue 31): an int is `int`, except a `uint64` (values up to 2^64 - 1,
+    beyond the runtime's 64-bit ints: `num`); a float is `num`; a decimal of
+    scale 0 whose precision fits in 64 bits (18 digits) is `int`, every
+    other decimal `num`; a bool `bool`; text `string`. None for bytes (typed
+    from their cells, as a CSV column is) and for every type no run reads
+    (`readable_from` refuses each reading of those)."""
+    described = column_type(arrow_type)
+    family = described.family
     if family in INTEGER:
-        return "int"
-    if family in ("float", "decimal"):
+        return "num" if family == "uint" and described.bit_width == 64 else "int"
+    if family == "decimal":
+        precision, scale = decimal_shape(described)
+        return "int" if scale == 0 and precision <= 18 else "num"
+    if family == "float":
         return "num"
     if family == "bool":
         return "bool"
     if family in TEXT:
         return "string"
     return None
+
+
+def decimal_shape(described: ColumnType) -> tuple[int, int]:
+    """A decimal type's precision and scale, from its spelling
+    (`decimal128(10, 2)`); (38, 1) if it cannot be read (a `num`)."""
+    import re
+
+    found = re.search(r"decimal\d*\((\d+),\s*(-?\d+)\)", described.text)
+    return (int(found.group(1)), int(found.group(2))) if found else (38, 1)
+
+
+def kind_from_counts(rows: int, nonempty: int, present: int, fit_int: int, fit_num: int, fit_bool: int,
+                     finite: int, whole_ints: int) -> str | None:
+    """The type of a column of text (a CSV column, bytes), from counts over
+    all its records -- the one rule of `dataset register` and of a first run,
+    on every engine (issue 31): `nonempty` cells hold text (not empty, valid
+    UTF-8), `present` ones of them are not a missing marker (`NA`, `?`, ...),
+    `fit_*` of those spell the kind (a number beyond the kind's range too),
+    `finite` spell a finite number and `whole_ints` an int within 64 bits.
+
+    The narrowest of `int`, `num`, `bool` that *every* present cell spells,
+    else `string` (never a majority: a column half ints, half words is text).
+    No record: no type. No text in any record (every cell empty or not
+    UTF-8): `none`, which every reading refuses (each would drop every row).
+    Text but no present cell (only markers), or numbers none of which is
+    finite (`inf`, `1e999`): `string` -- readable as its text, and refused
+    as a number. An `int` column none of whose integers fits in 64 bits:
+    `num`."""
+    if rows == 0:
+        return None
+    if nonempty == 0:
+        return "none"
+    if present == 0:
+        return "string"
+    fitting = {"int": fit_int, "num": fit_num, "bool": fit_bool}
+    chosen = next((k for k in INFERENCE_ORDER if fitting[k] == present), "string")
+    if chosen in ("int", "num") and finite == 0:
+        return "string"
+    if chosen == "int" and whole_ints == 0:
+        return "num"
+    return chosen
+
+
+def stored_kind(arrow_type: pa.DataType | ColumnType, rows: int, valid: int, finite: int) -> str | None:
+    """A stored column's registered type (`kind_of_arrow`), except `none`
+    for a column with rows none of which holds a value: every cell null, and
+    for a float column every cell null, NaN or infinite (issue 31, F2)."""
+    kind = kind_of_arrow(arrow_type)
+    if rows and (valid == 0 or (column_type(arrow_type).family == "float" and finite == 0)):
+        return "none"
+    return kind
 
 
 def parse_value(text: str, kind: str) -> object | None:
@@ -235,6 +297,8 @@ def _from_floats(column: pa.Array, kind: str) -> Cells:
 
 def _from_integers(column: pa.Array, kind: str) -> Cells:
     problems = np.zeros(len(column), dtype=np.uint8)
+    if kind == "num" and pa.types.is_unsigned_integer(column.type) and column.type.bit_width == 64:
+        return Cells(column.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False), problems)  # a uint64: a num
     if pa.types.is_unsigned_integer(column.type) and column.type.bit_width == 64:
         too_big = _numpy_bool(pc.greater(column, pa.scalar(INT_LIMIT, pa.uint64())))
         problems[too_big] = OUT_OF_RANGE

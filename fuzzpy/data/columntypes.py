@@ -74,39 +74,3 @@ def from_json(entry: object) -> ColumnType | None:
     if family not in FAMILIES or type(width) is not int or type(dictionary) is not bool or type(text) is not str:
         return None
     return ColumnType(family, width, dictionary, text)
-
-
-def float_column_kind(column: Any) -> str | None:
-    """The first-run type of a stored float column (Parquet, a frame) from
-    its cells, as `validation.first_run_kinds` types it, in Arrow compute
-    alone (no numpy: the DuckDB path must not need it, issue 11): `num` when
-    fewer than half of its present cells are whole, else None (whole floats
-    read as `int` or `num`, as each program says, issue 24); `none` when no
-    cell is a finite number (`float_kind`). Missing cells and NaN (a missing
-    marker as text) are no evidence."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    values = column.cast(pa.float64())
-    present = pc.and_(pc.is_valid(values), pc.invert(pc.is_nan(values)))
-    n_present = pc.sum(pc.cast(present, pa.int64())).as_py() or 0
-    finite = pc.and_(present, pc.invert(pc.is_inf(values)))
-    n_finite = pc.sum(pc.cast(finite, pa.int64())).as_py() or 0
-    return float_kind(len(values), n_present, n_finite, _whole(pc, pa, values, present))
-
-
-def _whole(pc: Any, pa: Any, values: Any, present: Any) -> int:
-    whole = pc.or_(pc.is_inf(values), pc.equal(pc.floor(values), values))  # inf: an int out of range, of the kind
-    return pc.sum(pc.cast(pc.and_(present, whole), pa.int64())).as_py() or 0
-
-
-def float_kind(rows: int, present: int, finite: int, whole: int) -> str | None:
-    """A stored float column's first-run type from its counts (every engine's
-    typing decides by this): `none` when it has rows but no finite value
-    (every cell null, NaN or infinite: issue 31, F2), None for no rows or
-    for mostly whole values, else `num`."""
-    if rows and not finite:
-        return "none"
-    if present == 0:
-        return None
-    return None if 2 * whole >= present else "num"

@@ -285,10 +285,10 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
         key = refuse_same_rows(ledger, source.dataset, list(header.names), content, eager=True,
                                file_content=file_content)
         now = utc_now()
-        # each column typed by its own Arrow type, public, as `dataset register` types a Parquet file's (issue 31)
-        # a text or float column by its cells (`cells`: fetched by the engine the data lives in, else
-        # `header`'s table), by one function on every engine (F3); a column with no value: `none` (F2)
-        kinds: dict[str, str | None] = {}  # a stored int or bool column reads as its readings allow (issue 24)
+        # each column typed by its own Arrow type, public, as `dataset register` types a Parquet file's
+        # (issue 31); a column of bytes by its cells, a column with no value `none` (F2): `cells` are
+        # fetched by the engine the data lives in, else `header`'s table; one function on every engine (F3)
+        kinds: dict[str, str | None] = {}
         held = cells if cells is not None else header if header.table is not None else None
         if held is not None:
             from fuzzpy.data.validation import text_kinds
@@ -329,31 +329,7 @@ def _first_run_registration(name: str, file: DataFile, header: Header,
 
 
 def _first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
-    """`validation.first_run_kinds`, except that a Parquet file whose
-    columns typed by their cells are all floats is typed in Arrow compute
-    (no numpy on the DuckDB path, issue 11)."""
-    if header.arrow_types is not None:
-        from fuzzpy.data.columntypes import BINARY, TEXT, column_type, float_column_kind
-
-        unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
-        families = {i: column_type(header.arrow_types[i]).family for i in unique}
-        if all(f not in (*TEXT, *BINARY) for f in families.values()):
-            floats = [i for i in unique if families[i] == "float"]
-            table = header.table
-            if table is None:
-                import pyarrow.parquet as pq
-
-                # ParquetFile, not read_table: pyarrow.dataset imports pandas
-                table = pq.ParquetFile(file.absolute).read()
-            kinds: dict[str, str | None] = dict.fromkeys((header.names[i] for i in unique), None)
-            for i in floats:
-                kinds[header.names[i]] = float_column_kind(table.column(header.names[i]))
-            from fuzzpy.data.validation import stored_without_values
-
-            typed = Header(header.names, header.arrow_types, None, table)
-            stored = stored_without_values(typed, [i for i in unique if i not in floats])
-            kinds.update({header.names[i]: kind for i, kind in stored.items()})
-            return kinds
+    """`validation.first_run_kinds`: `dataset register`'s typing."""
     from fuzzpy.data.validation import first_run_kinds
 
     return first_run_kinds(file, header)

@@ -286,8 +286,7 @@ def _no_values(name: str, kind: str, registration: Registration, first: bool) ->
     (`none`: no row held a value of any type in it when it was typed)."""
     when = "this run registered it" if first else "it was registered"
     message = (f"column `{name}` of dataset `{registration.name}` has no type (`none`): when {when}, no row held "
-               f"a value in it (every cell empty, a missing marker such as `NA`, or a number that is not "
-               f"finite); read as `{kind}`, every row would be dropped and the release would be noise alone")
+               f"a value in it (every cell empty or null; in a float column, NaN or infinite); read as `{kind}`, every row would be dropped and the release would be noise alone")
     hint = "leave the column out of what the definition reads"
     if registration.format != "frame":
         hint += (f"; or, as the data's holder, give it the type you mean (`fuzzpy dataset update "
@@ -303,6 +302,10 @@ def _stored_hint(arrow_type: object, kind: str) -> str | None:
     family = column_type(arrow_type).family
     if kind == "bool" and (family in INTEGER or family == "float"):
         return "a column stored as numbers is read as `int` or `num` (a column of 0 and 1 too: test `x == 1`)"
+    if family == "other":  # dates, times, lists, ...: no reading of every engine alike (docs/semantics.md)
+        return ("a run reads columns stored as integers, floats, decimals, booleans and text; convert this one "
+                "before the run (a date to its ISO text or its year, say), or leave it out of what the "
+                "definition reads")
     return None
 
 

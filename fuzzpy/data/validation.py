@@ -27,8 +27,7 @@ from fuzzpy.data.cells import (
     NOT_UTF8,
     OK,
     OUT_OF_RANGE,
-    Cells,
-    kind_of_arrow,
+    kind_from_counts,
     parse_value,
     reason,
 )
@@ -98,23 +97,32 @@ def validate(
 def _kinds(
     header: Header, unique: list[int], declared: dict[str, str]
 ) -> tuple[dict[int, str | None], tuple[str, ...], tuple[str, ...]]:
-    """Each column's type (declared, a Parquet column's own, else inferred),
-    the columns inferred, and notes on inferences the owner may want to fix."""
-    kinds: dict[int, str | None] = {}
-    for i in unique:
-        name = header.names[i]
-        if name in declared:
-            kinds[i] = declared[name]
-        elif header.arrow_types is not None:
-            kinds[i] = kind_of_arrow(header.arrow_types[i])
-        else:
-            kinds[i] = None
-    open_columns = [i for i in unique if kinds[i] is None and header.arrow_types is None]
-    chosen, notes = _infer(header, open_columns) if open_columns else ([], ())
-    kinds.update(zip(open_columns, chosen, strict=True))
-    stored = [i for i in unique if header.names[i] not in declared and header.arrow_types is not None]
-    kinds.update(stored_without_values(header, stored))
-    return kinds, tuple(header.names[i] for i in open_columns), notes
+    """Each column's type (declared, else `column_kinds`), the columns
+    inferred from their cells, and notes on inferences the owner may want
+    to fix."""
+    open_columns = [i for i in unique if header.names[i] not in declared]
+    kinds, notes = column_kinds(header, open_columns)
+    kinds.update({i: declared[header.names[i]] for i in unique if header.names[i] in declared})
+    return kinds, tuple(header.names[i] for i in open_columns if _from_cells(header, i)), notes
+
+
+def column_kinds(header: Header, indices: list[int]) -> tuple[dict[int, str | None], tuple[str, ...]]:
+    """The one typing of undeclared columns, `dataset register`'s and a first
+    run's on every engine and form (issue 31): a stored column by its stored
+    type alone (`cells.stored_kind`: `none` if no row holds a value), a
+    column of text without a type (CSV; bytes) from all its cells
+    (`cells.kind_from_counts`)."""
+    texts = [i for i in indices if _from_cells(header, i)]
+    kinds, notes = _infer(header, texts) if texts else ({}, ())
+    kinds.update(stored_kinds(header, [i for i in indices if i not in texts]))
+    return kinds, notes
+
+
+def _from_cells(header: Header, index: int) -> bool:
+    """Whether a column is typed from its cells: text with no stored type."""
+    from fuzzpy.data.columntypes import BINARY, column_type
+
+    return header.arrow_types is None or column_type(header.arrow_types[index]).family in BINARY
 
 
 def _reading(kind: str | None) -> str:
@@ -123,42 +131,39 @@ def _reading(kind: str | None) -> str:
     return kind if kind not in (None, NO_TYPE) else "string"
 
 
-def stored_without_values(header: Header, indices: list[int]) -> dict[int, str]:
-    """The columns of a typed table (Parquet, data in memory) among `indices`
-    that hold no value in any of its rows (every cell null; a float column:
-    null or NaN): `none` (issue 31, F2). A table without rows types nothing."""
+def stored_kinds(header: Header, indices: list[int]) -> dict[int, str | None]:
+    """The types of a typed table's columns among `indices` (Parquet, data in
+    memory): `cells.stored_kind` of each, counted in Arrow compute."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from fuzzpy.data.cells import stored_kind
     from fuzzpy.data.columntypes import column_type
 
-    table = header.table
-    if table is None or table.num_rows == 0:
+    if not indices or header.arrow_types is None:
         return {}
-    found: dict[int, str] = {}
+    table = header.table
+    rows = 0 if table is None else table.num_rows
+    found: dict[int, str | None] = {}
     for i in indices:
-        column = table.column(i)
-        if column.null_count == table.num_rows:
-            found[i] = NO_TYPE
-        elif column_type(column.type).family == "float":
-            import pyarrow.compute as pc
-
-            if not pc.any(pc.invert(pc.is_nan(column.cast("float64")))).as_py():
-                found[i] = NO_TYPE
+        valid = finite = rows
+        if rows and table is not None:
+            column = table.column(i)
+            valid = rows - column.null_count
+            if column_type(column.type).family == "float" and valid:
+                values = column.cast(pa.float64())
+                good = pc.and_(pc.is_valid(values), pc.is_finite(values))
+                finite = pc.sum(pc.cast(good, pa.int64())).as_py() or 0
+        found[i] = stored_kind(header.arrow_types[i], rows, valid, finite)
     return found
 
 
 def first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
-    """The type of every uniquely named column, as `dataset register` infers
-    it without declarations (a Parquet column's own type; a CSV column's,
-    and a Parquet text column's, from its cells: what at least half of them
-    hold), for a dataset a first run registers (issue 31). A column with no
-    present cell gets no type (each program's row type says): nothing in it
-    could contradict a declaration."""
+    """The type of every uniquely named column, exactly as `dataset register`
+    types it without declarations (`column_kinds`), for a dataset a first run
+    registers (issue 31)."""
     unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
-    if header.arrow_types is not None:  # a stored int or bool column reads as its readings allow (issue 24)
-        kinds: dict[int, str | None] = dict.fromkeys(unique)
-        open_columns = _text_columns(header, unique)
-    else:
-        kinds, open_columns = dict.fromkeys(unique), unique
-    if open_columns and ((header.csv is None and header.table is None) or not isinstance(file.data, bytes)):
+    if (header.csv is None and header.table is None) or not isinstance(file.data, bytes):
         from fuzzpy.data.loader import read_data_file, read_header
 
         if header.arrow_types is not None:  # ParquetFile, not read_table: pyarrow.dataset imports pandas
@@ -167,139 +172,50 @@ def first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:
             header = Header(header.names, header.arrow_types, None, pq.ParquetFile(file.absolute).read())
         else:
             header = read_header(read_data_file(file.absolute))  # a streamed file: its header only was read
-    kinds.update(_typed_by_cells(header, open_columns))
-    if header.arrow_types is not None:
-        if header.table is None:
-            import pyarrow.parquet as pq
-
-            header = Header(header.names, header.arrow_types, None, pq.ParquetFile(file.absolute).read())
-        kinds.update(stored_without_values(header, [i for i in unique if i not in open_columns]))
+    kinds = column_kinds(header, unique)[0]
     return {header.names[i]: kinds[i] for i in unique}
 
 
 def text_kinds(header: Header) -> dict[str, str | None]:
-    """The first-run types of a table's text columns (`header.table`, data
-    in memory), from their cells, as `first_run_kinds` types a file's."""
+    """The first-run types of a table's columns (`header.table`, data in
+    memory), as `first_run_kinds` types a file's (`column_kinds`)."""
     unique = [i for i, n in enumerate(header.names) if header.names.count(n) == 1]
-    typed = _text_columns(header, unique)
-    kinds = _typed_by_cells(header, typed)
-    kinds.update(stored_without_values(header, [i for i in unique if i not in typed]))
-    return {header.names[i]: kind for i, kind in kinds.items()}
+    kinds = column_kinds(header, unique)[0]
+    return {header.names[i]: kinds[i] for i in unique}
 
 
-def _text_columns(header: Header, unique: list[int]) -> list[int]:
-    """The columns of a typed table (Parquet, data in memory) typed by their
-    cells: text (or bytes: a pandas `object` column), and floats (an int
-    column with a missing value is float64 in pandas: whole floats read as
-    `int`, issue 24)."""
-    from fuzzpy.data.columntypes import BINARY, TEXT, column_type
-
-    if header.arrow_types is None:
-        return []
-    return [i for i in unique if column_type(header.arrow_types[i]).family in (*TEXT, *BINARY, "float")]
-
-
-def _typed_by_cells(header: Header, indices: list[int]) -> dict[int, str | None]:
-    """What most present cells of each column hold; `none` for a column with
-    no present cell in a table that has records (issue 31, F2: reading it
-    would drop every row), None when there is no record at all."""
-    if not indices:
-        return {}
-    records = read_records(header, tuple((i, "string") for i in indices))
-    texts = records.cells
-    kinds: dict[int, str | None] = dict(zip(indices, _infer(header, indices, True, texts)[0], strict=True))
-    for i, cells in zip(indices, texts, strict=True):
-        present = np.asarray(cells.values, dtype=object)[(cells.problems != MISSING) & (cells.problems != NOT_UTF8)]
-        if all(v in _MARKERS for v in present):  # stops at the first cell that is not a marker
-            kinds[i] = NO_TYPE if records.count else None
-        elif kinds[i] == "int" and header.arrow_types is not None and _is_float(header.arrow_types[i]):
-            kinds[i] = None  # whole floats: read as int or num (issue 24; never bool, issue 31), as each program says
-    return kinds
-
-
-def _is_float(arrow_type: object) -> bool:
-    from fuzzpy.data.columntypes import column_type
-
-    return column_type(arrow_type).family == "float"
-
-
-def _infer(header: Header, indices: list[int], majority: bool = False,
-           texts: tuple[Cells, ...] | None = None) -> tuple[list[str], tuple[str, ...]]:
-    """The narrowest of int, num, bool that every present cell of a column
-    fits, else string; the owner sees the result and may declare another.
-    A column inferred as string though most of its cells are numbers gets a
-    note naming the first cell that is not."""
-    chosen = ["string"] * len(indices)
+def _infer(header: Header, indices: list[int]) -> tuple[dict[int, str | None], tuple[str, ...]]:
+    """The types of columns of text, from all their cells
+    (`cells.kind_from_counts`); the owner sees the result and may declare
+    another. A column inferred as string though most of its cells are
+    numbers gets a note naming the first cell that is not."""
+    reads = {kind: read_records(header, tuple((i, kind) for i in indices)) for kind in ("string", *INFERENCE_ORDER)}
+    texts = reads["string"]
+    kinds: dict[int, str | None] = {}
     notes = []
-    undecided = list(range(len(indices)))
-    if texts is None:
-        texts = read_records(header, tuple((i, "string") for i in indices)).cells
-    marks: dict[int, np.ndarray] = {}
-
-    def marked(j: int, cells: Cells) -> np.ndarray:
-        """The column's cells spelled as missing (`NA`, ...), found once,
-        and only for a column with a cell its kind does not fit."""
-        if j not in marks:
-            fits = (cells.problems == OK) | (cells.problems == OUT_OF_RANGE)
-            if fits.all():
-                return np.zeros(cells.problems.shape, dtype=bool)
-            marks[j] = np.isin(np.asarray(texts[j].values, dtype=object), MISSING_MARKERS)
-        return marks[j]
-
-    for kind in INFERENCE_ORDER:
-        records = read_records(header, tuple((indices[j], kind) for j in undecided))
-        still = []
-        for j, cells in zip(undecided, records.cells, strict=True):
-            present = (cells.problems != MISSING) & (cells.problems != NOT_UTF8) & ~marked(j, cells)
-            # a number beyond the kind's range (nan, inf, 1e400; an int beyond 64 bits) is of the kind: dropped
-            fitting = int(((cells.problems[present] == OK) | (cells.problems[present] == OUT_OF_RANGE)).sum())
-            # a first run's typing (`majority`): what at least half the present cells hold, so that
-            # one row (a neighbour's) does not retype a column with another cell of the kind
-            if present.any() and (2 * fitting >= int(present.sum()) if majority else fitting == int(present.sum())):
-                chosen[j] = kind
-                continue
-            still.append(j)
-            if kind == "num" and 2 * fitting >= int(present.sum()) > 0:
-                first = int(np.flatnonzero(present & (cells.problems != OK) & (cells.problems != OUT_OF_RANGE))[0])
-                where = f"line {records.lines[first]}" if records.lines is not None else f"row {first + 1}"
-                name = header.names[indices[j]]
-                notes.append(f"column `{name}` is inferred as string though {fitting} of its "
-                             f"{int(present.sum())} cells are numbers (the first that is not: {where}); "
-                             f"declare --type {name}=num (or int) to read it as numbers and apply its "
-                             "policy to the others")
-        undecided = still
-        if not undecided:
-            break
-    return _without_values(header, indices, chosen, texts), tuple(notes)
-
-
-def _without_values(header: Header, indices: list[int], chosen: list[str], texts: tuple[Cells, ...]) -> list[str]:
-    """The types chosen, where a column with records but no value of any
-    type becomes `none` (issue 31, F2): no present cell (every one empty,
-    not UTF-8 or a missing marker), or numbers none of which is finite
-    (`inf`, `1e999`); and an `int` column none of whose integers fits in 64
-    bits becomes `num` if some are finite numbers. Counted as
-    `csvscan.kinds_of` counts them (the DuckDB engine's typing)."""
-    chosen = list(chosen)
-
-    def stored_float(i: int) -> bool:  # whole floats stay untyped (`_typed_by_cells`, issue 24)
-        return header.arrow_types is not None and _is_float(header.arrow_types[i])
-
-    numeric = [j for j, kind in enumerate(chosen) if kind in ("int", "num")]
-    as_num = read_records(header, tuple((indices[j], "num") for j in numeric)).cells if numeric else ()
-    as_int = dict(zip(numeric, read_records(header, tuple((indices[j], "int") for j in numeric)).cells
-                      if numeric else (), strict=True))
-    finite = {j: int((cells.problems == OK).sum()) for j, cells in zip(numeric, as_num, strict=True)}
-    for j, cells in enumerate(texts):
-        if not cells.problems.size:
-            continue  # no record: nothing to type by
-        present = (cells.problems != MISSING) & (cells.problems != NOT_UTF8)
-        present &= ~np.isin(np.asarray(cells.values, dtype=object), MISSING_MARKERS)
-        if not present.any() or (j in finite and finite[j] == 0):
-            chosen[j] = NO_TYPE
-        elif chosen[j] == "int" and not (as_int[j].problems == OK).any() and not stored_float(indices[j]):
-            chosen[j] = "num"
-    return chosen
+    for j, i in enumerate(indices):
+        cells = texts.cells[j]
+        nonempty = cells.problems == OK
+        present = nonempty & ~np.isin(np.asarray(cells.values, dtype=object), MISSING_MARKERS)
+        fit = {k: int((present & ((reads[k].cells[j].problems == OK)
+                                  | (reads[k].cells[j].problems == OUT_OF_RANGE))).sum())
+               for k in INFERENCE_ORDER}
+        finite = int((present & (reads["num"].cells[j].problems == OK)).sum())
+        whole = int((present & (reads["int"].cells[j].problems == OK)).sum())
+        n_present = int(present.sum())
+        kinds[i] = kind_from_counts(texts.count, int(nonempty.sum()), n_present, fit["int"], fit["num"],
+                                    fit["bool"], finite, whole)
+        wrong = reads["num"].cells[j].problems
+        others = np.flatnonzero(present & (wrong != OK) & (wrong != OUT_OF_RANGE))
+        if kinds[i] == "string" and 2 * fit["num"] >= n_present > 0 and others.size:
+            first = int(others[0])
+            where = f"line {texts.lines[first]}" if texts.lines is not None else f"row {first + 1}"
+            name = header.names[i]
+            notes.append(f"column `{name}` is inferred as string though {fit['num']} of its "
+                         f"{n_present} cells are numbers (the first that is not: {where}); "
+                         f"declare --type {name}=num (or int) to read it as numbers and apply its "
+                         "policy to the others")
+    return kinds, tuple(notes)
 
 
 def _report(

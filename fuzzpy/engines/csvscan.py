@@ -53,9 +53,9 @@ DELIMITERS = (b"\x01", b"\x02", b"\x03", b"\x1f")
 #: is found for narrower files only.
 MAX_WIDTH = 1000
 LINE = "_fz_line"
-#: `kind_counts` per column: records, present cells, those spelling each of cells.INFERENCE_ORDER,
+#: `kind_counts` per column: records, cells with text, present cells (not a missing marker), those spelling each of cells.INFERENCE_ORDER,
 #: those that are finite numbers, and those that are integers within 64 bits
-KIND_COUNTS = 7
+KIND_COUNTS = 8
 
 _FIELD_VALUE = r'("(?:[^"]|"")*"|[^",][^,]*|)'
 _FIELD_SKIPPED = r'(?:"(?:[^"]|"")*"|[^",][^,]*|),'
@@ -293,6 +293,7 @@ def kind_counts(d: Dialect, texts: list[str], where: str = "TRUE") -> list[str]:
     for j in range(len(texts)):
         k, t = f"_fz_k{j}", f"_fz_t{j}"
         counts += [f"count(*) FILTER (WHERE {where})",
+                   f"count(*) FILTER (WHERE {where} AND {t} <> '')",
                    f"count(*) FILTER (WHERE {where} AND {k} > 0)",
                    f"count(*) FILTER (WHERE {where} AND {k} IN (1, 2))",
                    f"count(*) FILTER (WHERE {where} AND {k} IN (1, 2, 3))",
@@ -305,45 +306,29 @@ def kind_counts(d: Dialect, texts: list[str], where: str = "TRUE") -> list[str]:
 
 def kinds_of(names: list[str] | tuple[str, ...], typed: list[int], row: tuple | list) -> dict[str, str | None]:
     """The types `kind_counts`' counts give (`row`, in the order of
-    `typed`): the narrowest kind at least half of the present cells spell,
-    else `string`; no type if no cell is present (nothing in the column
-    could contradict a declaration)."""
-    from fuzzpy.data.cells import INFERENCE_ORDER
+    `typed`): `cells.kind_from_counts`, `dataset register`'s rule."""
+    from fuzzpy.data.cells import kind_from_counts
 
     kinds: dict[str, str | None] = {}
     step = KIND_COUNTS
     for j, i in enumerate(typed):
-        rows_n, present_n, *fitting, finite, whole_ints = (int(c or 0) for c in row[j * step:(j + 1) * step])
-        chosen = next((k for k, n in zip(INFERENCE_ORDER, fitting, strict=True) if 2 * n >= present_n), "string")
-        kinds[names[i]] = _with_values(chosen, rows_n, present_n, finite, whole_ints)
+        rows_n, nonempty, present_n, fit_int, fit_num, fit_bool, finite, whole_ints = (
+            int(c or 0) for c in row[j * step:(j + 1) * step])
+        kinds[names[i]] = kind_from_counts(rows_n, nonempty, present_n, fit_int, fit_num, fit_bool, finite,
+                                           whole_ints)
     return kinds
-
-
-def _with_values(chosen: str, rows: int, present: int, finite: int, whole_ints: int) -> str | None:
-    """`validation._without_values` on the counts: `none` for a column with
-    records but no value (no present cell, or numbers none finite), `num`
-    for an `int` column none of whose integers fits in 64 bits."""
-    if not present:
-        return "none" if rows else None
-    if chosen in ("int", "num") and not finite:
-        return "none"
-    if chosen == "int" and not whole_ints:
-        return "num"
-    return chosen
 
 
 def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | None:
     """A first run's column types of a Parquet file (issue 31), as
-    `validation.first_run_kinds` types them, in one DuckDB query over the
-    columns typed by their cells (no pyarrow, numpy nor pandas: issue 11):
-    a text column by what its cells spell (`kind_counts`); a float column
-    `num` when fewer than half of its present cells (not null, not NaN) are
-    whole (`columntypes.float_column_kind`), else untyped (whole floats read
-    as `int` or `num`, as each program says, issue 24; `none` without a finite value); every other
-    column keeps its own type's readings. None where DuckDB does not read
-    them as the loader does (bytes, a file DuckDB refuses: text that is not
-    UTF-8): the loader types the file then."""
-    from fuzzpy.data.columntypes import BINARY, TEXT, column_type, float_kind
+    `validation.column_kinds` types them (`dataset register`'s typing), in
+    one DuckDB query (no pyarrow, numpy nor pandas: issue 11): each column
+    by its stored type (`cells.stored_kind`), `none` where no row holds a
+    value (null; a float: null, NaN or infinite). None where a column is
+    typed from its cells (bytes) or DuckDB refuses the file: the loader
+    types the file then."""
+    from fuzzpy.data.cells import stored_kind
+    from fuzzpy.data.columntypes import BINARY, column_type
     from fuzzpy.engines.scan import pattern_obstacle
     from fuzzpy.engines.sql import DIALECTS
 
@@ -352,38 +337,31 @@ def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | No
     families = {i: column_type(header.arrow_types[i]).family for i in unique}
     if any(f in BINARY for f in families.values()) or pattern_obstacle(path, "DuckDB"):
         return None
-    texts = [i for i in unique if families[i] in TEXT]
-    floats = [i for i in unique if families[i] == "float"]
-    kinds: dict[str, str | None] = {names[i]: None for i in unique}
     if not unique:
-        return kinds
+        return {}
     import duckdb
 
     d = DIALECTS["duckdb"]
-    text_sql = [f"CAST({d.ident(names[i])} AS VARCHAR)" for i in texts]
-    counts = kind_counts(d, text_sql)
-    for i in floats:
-        x = f"CAST({d.ident(names[i])} AS DOUBLE)"
-        present = f"{x} IS NOT NULL AND NOT isnan({x})"
-        counts += ["count(*)", f"count(*) FILTER (WHERE {present})",
-                   f"count(*) FILTER (WHERE {present} AND NOT isinf({x}))",
-                   f"count(*) FILTER (WHERE {present} AND (isinf({x}) OR floor({x}) = {x}))"]
-    stored = [i for i in unique if i not in texts and i not in floats]
-    counts += [*(f"count({d.ident(names[i])})" for i in stored), "count(*)"]
+    counts = ["count(*)"]
+    for i in unique:
+        x = d.ident(names[i])
+        counts.append(f"count({x})")
+        if families[i] == "float":
+            counts.append(f"count(*) FILTER (WHERE {x} IS NOT NULL AND isfinite(CAST({x} AS DOUBLE)))")
     quoted = path.replace("'", "''")
     con = duckdb.connect()
     try:
-        rows = kind_coded(d, f"read_parquet('{quoted}', hive_partitioning = false)", text_sql)
-        (row,) = con.execute(f"SELECT {', '.join(counts)} FROM {rows}").fetchall()
+        (row,) = con.execute(f"SELECT {', '.join(counts)} FROM read_parquet('{quoted}', "
+                             "hive_partitioning = false)").fetchall()
     except duckdb.Error:
         return None
     finally:
         con.close()
-    kinds.update(kinds_of(names, texts, row[:len(texts) * KIND_COUNTS]))
-    rest = [int(c or 0) for c in row[len(texts) * KIND_COUNTS:]]
-    for j, i in enumerate(floats):
-        kinds[names[i]] = float_kind(*rest[4 * j:4 * j + 4])
-    for j, i in enumerate(stored):  # a stored column with rows, every cell null: no value (issue 31, F2)
-        if rest[4 * len(floats) + j] == 0 and rest[-1]:
-            kinds[names[i]] = "none"
+    values = iter(int(c or 0) for c in row)
+    rows = next(values)
+    kinds: dict[str, str | None] = {}
+    for i in unique:
+        valid = next(values)
+        finite = next(values) if families[i] == "float" else valid
+        kinds[names[i]] = stored_kind(header.arrow_types[i], rows, valid, finite)
     return kinds

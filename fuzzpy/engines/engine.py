@@ -244,7 +244,7 @@ class QueryEngine:
     def _first_kinds(self, file: DataFile, header: Header, bag_type: object) -> dict[str, str | None] | None:
         """A first run's column types (issue 31), counted by DuckDB: a CSV
         file's in the pass of the audit query (`_csv_kinds`), a Parquet
-        file's text and float columns in one query over those columns. None:
+        file's by their stored types and null counts in one query. None:
         the loader's typing (`datasets._first_run_kinds`)."""
         from fuzzpy.engines.csvscan import streamed_csv_kinds, streamed_parquet_kinds
 

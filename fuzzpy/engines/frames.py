@@ -65,6 +65,8 @@ def local_table(frame: InMemory) -> pa.Table:
 def _local_table(frame: InMemory) -> pa.Table:
     if frame.kind == "duckdb":
         relation = _relation(frame.value)
+        if _text_columns(relation):
+            relation = relation.project(_projection(relation))
         fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
         from fuzzpy.data.memory import _plain_types
 
@@ -76,6 +78,29 @@ def _local_table(frame: InMemory) -> pa.Table:
             return _plain_types(frame.value.toArrow())
         return pa.Table.from_pandas(frame.value.toPandas(), preserve_index=False)
     return arrow_of(frame)
+
+
+#: DuckDB types read as their DuckDB text (VARCHAR), on every engine (rows2, item 5): their Arrow
+#: forms are not the same value to every engine (BIT: DuckDB's own bytes; UUID: a string to Arrow but
+#: not to DuckDB's string functions; TIME WITH TIME ZONE: no Arrow conversion at all).
+DUCKDB_AS_TEXT = ("UUID", "BIT", "TIME WITH TIME ZONE", "TIMETZ")
+
+
+def _text_columns(relation: Any) -> list[str]:
+    """The columns of a DuckDB relation of a type in `DUCKDB_AS_TEXT`."""
+    return [name for name, t in zip(relation.columns, relation.types, strict=True)
+            if str(t).upper() in DUCKDB_AS_TEXT]
+
+
+def _projection(relation: Any) -> str:
+    """Every column of a DuckDB relation, those of `DUCKDB_AS_TEXT` cast to VARCHAR."""
+    texts = set(_text_columns(relation))
+
+    def quoted(name: str) -> str:
+        return '"' + name.replace('"', '""') + '"'
+
+    return ", ".join(f"CAST({quoted(n)} AS VARCHAR) AS {quoted(n)}" if n in texts else quoted(n)
+                     for n in relation.columns)
 
 
 def _relation(value: Any) -> Any:
@@ -258,13 +283,14 @@ def _place_duckdb(engine: Any, value: Any) -> Placed:
         return Placed(engine.use_connection(None).register_arrow(positioned), POSITION, table)
     backend = engine.use_connection(connection)
     name = backend.fresh_name()
+    columns = _projection(_relation(value))
     if isinstance(value, DuckDBTable):
-        body = f"SELECT * FROM {backend.dialect.ident(value.name)}"
+        body = f"SELECT {columns} FROM {backend.dialect.ident(value.name)}"
     else:
         view = backend.fresh_name()
         value.create_view(view)
         backend.temporary.append(("VIEW", view))
-        body = f"SELECT * FROM {view}"
+        body = f"SELECT {columns} FROM {view}"
     interruptible(backend.con, lambda: backend.con.execute(f"CREATE TEMP TABLE {name} AS SELECT *, CAST(row_number() OVER () - 1 "
                                                f"AS BIGINT) AS {POSITION} FROM ({body})").fetchall())
     backend.temporary.append(("TABLE", name))

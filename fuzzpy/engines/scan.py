@@ -124,7 +124,7 @@ def cell_sql(d: Dialect, raw: str, arrow_type: pa.DataType | ColumnType, kind: s
     present = f"({raw} IS NOT NULL)"
     if family in INTEGER:
         fits = present
-        if family == "uint" and described.bit_width == 64:
+        if family == "uint" and described.bit_width == 64 and kind != "num":  # a uint64 read as num: every value
             fits = f"({present} AND {raw} <= {INT_LIMIT})"
         if kind == "int":
             if family == "int" and described.bit_width == 64:

@@ -40,10 +40,11 @@ def _warnings_of_the_release(warnings: list[str]) -> Callable[[str], None]:
 
 
 def release(program: str | Path, definition: str, data: str | Path, engine: str, seed: int = 7,
-            hashed_memory: bool = False, budget: str = "1e9,0.5") -> Ending:
+            hashed_memory: bool = False, budget: str = "1e9,0.5", declared: dict[str, str] | None = None) -> Ending:
     """A seeded release of `definition` on `data`. `hashed_memory`: the
     in-memory interpreter subsamples by the engines' keyed-hash rule, so its
-    releases can equal theirs."""
+    releases can equal theirs. `declared`: the dataset is registered first by
+    its owner with these column types (`dataset register --type`)."""
     import fuzzpy.engines as engines
     from fuzzpy.engines.engine import MemoryEngine
     from fuzzpy.engines.subsample import hashed_subsample_interpreter
@@ -54,8 +55,15 @@ def release(program: str | Path, definition: str, data: str | Path, engine: str,
 
     warnings: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        request = RunRequest(str(program), definition, data={"db": str(data)}, budget=budget,
-                             ledger=str(Path(tmp) / "ledger.sqlite"), seed=seed, engine=engine)
+        ledger = str(Path(tmp) / "ledger.sqlite")
+        if declared is not None:
+            from fuzzpy.cli import main
+
+            types = [a for column, kind in declared.items() for a in ("--type", f"{column}={kind}")]
+            assert main(["dataset", "register", "declared", str(data), "--budget", budget, "--ledger", ledger,
+                         *types]) == 0
+        request = RunRequest(str(program), definition, data={"db": str(data)},
+                             budget=budget if declared is None else None, ledger=ledger, seed=seed, engine=engine)
         original = engines.engine_for
         if hashed_memory and engine == "memory":
             engines.engine_for = lambda *a, **k: HashedMemory()  # type: ignore[assignment]

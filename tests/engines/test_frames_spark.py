@@ -40,3 +40,29 @@ def test_a_spark_dataframe_of_a_files_rows_is_that_dataset(spark, folder: Path) 
     assert isinstance(run(folder, "count", str(folder / "rows.csv"), name=None), Fraction)
     frame = spark.createDataFrame(pacsv.read_csv(folder / "rows.csv").to_pandas())
     assert run(folder, "count", frame, "spark", name="copy") == "FZ545"
+
+
+@pytest.mark.slow
+def test_a_spark_first_run_types_as_dataset_register(spark, tmp_path: Path) -> None:
+    """rows2: one typing on every engine -- a Spark DataFrame's stored types
+    (text is `string` whatever it spells, a double `num`), and a CSV read on
+    Spark typed from every cell; `int` against either is refused uncharged."""
+    import fuzzpy
+    from fuzzpy.ledger.book import Ledger
+
+    (tmp_path / "p.fz").write_text("type R = { d : int, x : num };\n"
+                                   "def s (t : bag R) : fuzzy num = laplace[1.0] (sum[0, 10] (map (fun r -> r.d) t));\n")
+    (tmp_path / "mixed.csv").write_text("d,x\n1,1.5\nx,2.5\n")
+    program = fuzzpy.load(str(tmp_path / "p.fz"))
+    frame = spark.createDataFrame([("1", 1.0), ("2", 2.0)], "d string, x double")
+    for label, data in (("frame", frame), ("csv", str(tmp_path / "mixed.csv"))):
+        ledger = tmp_path / f"{label}.sqlite"
+        with pytest.raises(fuzzpy.FuzzError) as refused:
+            program.run("s", data={"t": data}, datasets={"t": "d"}, budget=100, seed=1, ledger=str(ledger),
+                        engine="spark")
+        assert [d.code for d in refused.value.diagnostics] == ["FZ542"], label
+        with Ledger(ledger) as book:
+            registration = book.registration("d")
+            assert not book.history()
+        assert registration is not None
+        assert {c.name: c.kind for c in registration.columns} == {"d": "string", "x": "num"}, label

@@ -97,8 +97,8 @@ def test_a_file_replaced_by_another_schema_during_the_query_is_a_changed_file(
     program.write_text("type Row = { w : int };\n"
                        "def c (db : bag Row) : fuzzy num = laplace[1] (size (filter (fun r -> r.w > 1) db));\n")
     path, other = tmp_path / "d.parquet", tmp_path / "other.parquet"
-    pq.write_table(pa.table({"w": pa.array(["1", "2", "3"])}), path)
-    pq.write_table(pa.table({"w": pa.array([1.0, 2.0, 3.0])}), other)
+    pq.write_table(pa.table({"w": pa.array([1, 2, 3])}), path)
+    pq.write_table(pa.table({"w": pa.array([[1], [2], [3]])}), other)
     original = Executor._query
 
     def swapped(self, sql: str, what: str, meanwhile=None):  # type: ignore[no-untyped-def]
