@@ -147,6 +147,7 @@ def stored_kinds(header: Header, indices: list[int]) -> dict[int, str | None]:
     found: dict[int, str | None] = {}
     for i in indices:
         valid = finite = rows
+        whole: int | None = None
         if rows and table is not None:
             column = table.column(i)
             valid = rows - column.null_count
@@ -154,8 +155,18 @@ def stored_kinds(header: Header, indices: list[int]) -> dict[int, str | None]:
                 values = column.cast(pa.float64())
                 good = pc.and_(pc.is_valid(values), pc.is_finite(values))
                 finite = pc.sum(pc.cast(good, pa.int64())).as_py() or 0
-        found[i] = stored_kind(header.arrow_types[i], rows, valid, finite)
+                whole = _whole_count(values, good)
+        found[i] = stored_kind(header.arrow_types[i], rows, valid, finite, whole)
     return found
+
+
+def _whole_count(values: object, good: object) -> int:
+    """How many finite floats are whole numbers below 2^63 in magnitude."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    whole = pc.and_(good, pc.and_(pc.equal(pc.floor(values), values), pc.less(pc.abs(values), 2.0 ** 63)))
+    return int(pc.sum(pc.cast(pc.fill_null(whole, False), pa.int64())).as_py() or 0)
 
 
 def first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:

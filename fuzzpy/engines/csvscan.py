@@ -347,7 +347,10 @@ def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | No
         x = d.ident(names[i])
         counts.append(f"count({x})")
         if families[i] == "float":
-            counts.append(f"count(*) FILTER (WHERE {x} IS NOT NULL AND isfinite(CAST({x} AS DOUBLE)))")
+            present = f"{x} IS NOT NULL AND isfinite(CAST({x} AS DOUBLE))"
+            counts.append(f"count(*) FILTER (WHERE {present})")
+            counts.append(f"count(*) FILTER (WHERE {present} AND CAST({x} AS DOUBLE) = floor(CAST({x} AS DOUBLE)) "
+                          f"AND abs(CAST({x} AS DOUBLE)) < {2.0 ** 63!r})")
     quoted = path.replace("'", "''")
     con = duckdb.connect()
     try:
@@ -363,5 +366,6 @@ def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | No
     for i in unique:
         valid = next(values)
         finite = next(values) if families[i] == "float" else valid
-        kinds[names[i]] = stored_kind(header.arrow_types[i], rows, valid, finite)
+        whole = next(values) if families[i] == "float" else None
+        kinds[names[i]] = stored_kind(header.arrow_types[i], rows, valid, finite, whole)
     return kinds
