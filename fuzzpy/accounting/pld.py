@@ -170,7 +170,7 @@ def _direction_epsilon(
     enough: float = 0.0,
     known: float = 0.0,
     sized_by: float = math.inf,
-    coarse_pass: DeltaBound | None = None,
+    coarse_known: float | None = None,
 ) -> float:
     """One pass, sized by an estimate of the answer; or, when that estimate
     would make the window wide (a heavy upper tail wrapping around) or turns
@@ -186,11 +186,15 @@ def _direction_epsilon(
     an answer below it (speed only; every pass is valid). ``sized_by``
     (finite: the twin direction's coarse answer, `_twin_first`) stands in
     for this direction's own coarse pass when one is needed, to size the
-    fine one (it proves nothing about this direction); ``coarse_pass`` is
-    this direction's coarse pass when already run (`_twin_first`)."""
+    fine one (it proves nothing about this direction); ``coarse_known`` is
+    this direction's coarse answer when already found (`_twin_first`)."""
     coarse = None
-    if enough > 0:
-        hinted = coarse_pass if coarse_pass is not None else _bound(direction, planner.hint())
+    if enough > 0 and coarse_known is not None:
+        coarse = coarse_known
+        if coarse <= enough:
+            return coarse
+    elif enough > 0:
+        hinted = _bound(direction, planner.hint())
         if hinted.delta(enough) <= delta:
             # this direction's proven delta at ``enough`` is within the target:
             # its epsilon is at most ``enough`` (one sum instead of a solve)
@@ -313,7 +317,7 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
     # and no Planner is built for a direction whose bound is already below
     # the answer (it cannot raise it)
     bounds = sorted(((renyi_bound(d, delta), d) for d in found if d), key=lambda bd: -bd[0])
-    planners, sized_by, early = _twin_first(bounds, delta)
+    planners, sized_by = _twin_first(bounds, delta)
     best = 0.0
     for index, (bound, direction) in enumerate(bounds):
         if bound > best:
@@ -330,7 +334,7 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
                 enough,
                 best,
                 sized_by if index == 0 else math.inf,
-                early if index == 1 else None,
+                sized_by if index == 1 and math.isfinite(sized_by) else None,
             )
             best = max(best, found_here)
     return best
@@ -338,22 +342,21 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
 
 def _twin_first(
     bounds: Sequence[tuple[float, Direction]], delta: float
-) -> tuple[list[Planner], float, DeltaBound | None]:
+) -> tuple[list[Planner], float]:
     """Twin directions (DP-SGD's two, whose Renyi bounds are within
     TWIN_BOUNDS): the second's coarse pass, which it runs anyway
     (`_direction_epsilon` with ``enough``), is run first, and its answer
     sizes the first's fine pass (the two answers differ by ~0.1-1%: the
     fine window hardly moves) in place of the first's own coarse pass and
     its Renyi-based estimate (`Planner.needs_hint`, `Planner.estimate`).
-    Returns the planners built, that answer (inf if none) and the pass.
+    Returns the planners built and that answer (inf if none).
     Speed only: every pass is valid whatever sized it (measured on the
     168 rows of bench/dpsgd_speed.py: no epsilon larger, six smaller by
     up to 3e-4 relative)."""
     if len(bounds) != 2 or not bounds[1][0] >= bounds[0][0] / TWIN_BOUNDS:
-        return [], math.inf, None
+        return [], math.inf
     first, second = Planner(bounds[0][1], delta), Planner(bounds[1][1], delta)
-    early = _bound(bounds[1][1], second.hint())
-    return [first, second], early.epsilon(delta), early
+    return [first, second], _bound(bounds[1][1], second.hint()).epsilon(delta)
 
 
 def clear_caches() -> None:
