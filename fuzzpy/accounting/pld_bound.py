@@ -84,11 +84,12 @@ class DeltaBound:
         at_nodes = np.full(losses.size, self.infinity)
         with np.errstate(over="ignore", invalid="ignore"):
             at_nodes[:-1] += tail[1:] - log_weighted.exp_above()
-        ok = np.flatnonzero((at_nodes <= delta) & (losses >= 0))
-        if ok.size == 0:
+        first = int(np.searchsorted(losses, 0.0, side="left"))  # the first node >= 0
+        ok = at_nodes[first:] <= delta
+        j = first + int(np.argmax(ok)) if ok.size else losses.size
+        if j >= losses.size or not ok[j - first]:
             return float(losses[-1]) + self.shift, True
-        j = int(ok[0])
-        near_zero = j == int(np.searchsorted(losses, 0.0, side="left"))
+        near_zero = j == first
         lower = max(float(losses[j - 1]), 0.0) if j > 0 else 0.0
         numerator = self.infinity + tail[j] - delta
         log_w = log_weighted.at(j)
