@@ -235,14 +235,12 @@ class Planner:
         smooth = self.min_points == SMOOTH_MIN_POINTS
         return smooth and SMOOTH_VARIANCE_TOLERANCE > VARIANCE_TOLERANCE
 
-    def hint(self, points: int = SMOOTH_FFT_POINTS // 2, stretch: float = SMOOTH_STRETCH / 2) -> Plan:
-        """A coarse plan: the Renyi tilt, a window reaching down to 0 (a
-        Gaussian-only direction's up to ``stretch`` times coarser, as far as
-        fits ``points``)."""
+    def hint(self) -> Plan:
+        """A coarse plan: the Renyi tilt, a window reaching down to 0."""
         lo, hi = self._window(self.renyi_tilt, 0.0, wrap=False)
         interval = self._interval(HINT_TOLERANCE, hi - lo, HINT_POINTS)
         if self.coarser_smooth():
-            stretched = min(stretch * interval, (hi - lo) / (points - 8))
+            stretched = min(SMOOTH_STRETCH / 2 * interval, (hi - lo) / (SMOOTH_FFT_POINTS // 2 - 8))
             interval = max(interval, stretched)
         return self._plan(interval, self.renyi_tilt, lo, hi)
 
