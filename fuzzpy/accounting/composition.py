@@ -280,10 +280,10 @@ def _flexible_floor(atom: Atom, delta: float) -> float:
     """A float estimate of the smallest eps a flexible atom gets with at most
     ``delta`` (eps decreases as its delta grows)."""
     if isinstance(atom, GaussianAtom):
-        return gaussian.candidate(atom.mu, delta)
+        return gaussian.floor_candidate(atom.mu, delta)
     if isinstance(atom, DiscreteGaussianAtom):
         return 0.0  # no cheap estimate from below: never skips a method
-    inner = gaussian.candidate(atom.inner.mu, min(delta / float(atom.rate), 1.0))
+    inner = gaussian.floor_candidate(atom.inner.mu, min(delta / float(atom.rate), 1.0))
     return math.log1p(float(atom.rate) * math.expm1(inner))
 
 

@@ -54,10 +54,14 @@ class DeltaBound:
         """The smallest eps >= 0 (up to a relative 1e-12) whose bound is at most delta."""
         if self.infinity >= delta:
             return math.inf
-        if self.delta(0.0) <= delta:
-            return 0.0
         # aim a little below delta, so that the rounded-up check passes at once
-        candidate = self._solve(delta * (1 - 4 * (self.losses.size + 16) * ULP))
+        candidate, near_zero = self._solve(delta * (1 - 4 * (self.losses.size + 16) * ULP))
+        # the bound at 0 is summed only when the solve stops at the first
+        # node >= 0 (or at none): past it, the delta there, which the bound
+        # at 0 is at least, is above the target (speed only: either way
+        # the answer is checked by `delta`)
+        if near_zero and self.delta(0.0) <= delta:
+            return 0.0
         step = max(abs(candidate), 1.0) * 1e-13
         while self.delta(candidate) > delta:
             candidate += step
@@ -66,30 +70,33 @@ class DeltaBound:
                 return math.inf
         return candidate
 
-    def _solve(self, delta: float) -> float:
+    def _solve(self, delta: float) -> tuple[float, bool]:
         """Where the piecewise form infinity + C_j - e^eps W_j crosses delta,
         C_j and W_j the suffix sums of m and m e^{-l} (not rounded safely:
-        `epsilon` checks the answer)."""
+        `epsilon` checks the answer), and whether that is at the first
+        node >= 0 or at none."""
         losses, masses = self.losses, self.masses
         if losses.size == 0:
-            return self.shift
+            return self.shift, True
         tail = np.cumsum(masses[::-1])[::-1]
         log_weighted = _log_weighted_tails(losses, masses)
         # delta at each node: the masses strictly above it count
         at_nodes = np.full(losses.size, self.infinity)
         with np.errstate(over="ignore", invalid="ignore"):
             at_nodes[:-1] += tail[1:] - log_weighted.exp_above()
-        ok = np.flatnonzero((at_nodes <= delta) & (losses >= 0))
-        if ok.size == 0:
-            return float(losses[-1]) + self.shift
-        j = int(ok[0])
+        first = int(np.searchsorted(losses, 0.0, side="left"))  # the first node >= 0
+        ok = at_nodes[first:] <= delta
+        j = first + int(np.argmax(ok)) if ok.size else losses.size
+        if j >= losses.size or not ok[j - first]:
+            return float(losses[-1]) + self.shift, True
+        near_zero = j == first
         lower = max(float(losses[j - 1]), 0.0) if j > 0 else 0.0
         numerator = self.infinity + tail[j] - delta
         log_w = log_weighted.at(j)
         if not math.isfinite(log_w) or numerator <= 0:
-            return float(losses[j]) + self.shift
+            return float(losses[j]) + self.shift, near_zero
         eps = math.log(numerator) - log_w
-        return min(max(eps, lower), float(losses[j])) + self.shift
+        return min(max(eps, lower), float(losses[j])) + self.shift, near_zero
 
 
 @frozen

@@ -31,7 +31,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import field
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
@@ -257,13 +257,20 @@ class Planner:
         tolerance = SMOOTH_VARIANCE_TOLERANCE if smooth and not fine else VARIANCE_TOLERANCE
         interval = self._interval(tolerance, plain_hi - plain_lo, MAX_POINTS)
         allowed = max(WRAP_ALLOWANCE * (plain_hi - plain_lo), 1024 * interval)
-        choices = []
+        choices, skipped = [], []
         for t in ORDERS[self.renyi_tilt * 1.0001 >= ORDERS][::-1]:
-            lo, hi = self._window(float(t), reference, wrap=True)
+            window = self._window(float(t), reference, wrap=True, within=allowed)
+            if window is None:  # certainly wider than allowed: its width only if none fits
+                skipped.append(float(t))
+                continue
+            lo, hi = window
             choices.append((hi - lo, float(t), lo, hi))
             if hi - lo <= allowed:
                 break
         fits = [c for c in choices if c[0] <= allowed]
+        for t in skipped if not fits else ():
+            lo, hi = self._window(t, reference, wrap=True)
+            choices.append((hi - lo, t, lo, hi))
         _, tilt, lo, hi = fits[0] if fits else min(choices)
         # the window's ends add up to 3 cells (`_plan`): sized for MAX_POINTS - 8,
         # the FFT length stays MAX_POINTS (a width of exactly MAX_POINTS cells doubled it)
@@ -280,12 +287,23 @@ class Planner:
 
     # -- pieces
 
-    def _window(self, tilt: float, reference: float | None, wrap: bool) -> tuple[float, float]:
+    @overload
+    def _window(self, tilt: float, reference: float | None, wrap: bool) -> tuple[float, float]: ...
+
+    @overload
+    def _window(
+        self, tilt: float, reference: float | None, wrap: bool, within: float
+    ) -> tuple[float, float] | None: ...
+
+    def _window(
+        self, tilt: float, reference: float | None, wrap: bool, within: float = math.inf
+    ) -> tuple[float, float] | None:
         """[lo, hi]: all but ETA delta of the mass above hi; below lo either
         that too or (mass wrapping onto the top divided by e^{t W}) at most
         WRAP_SHARE delta; reaching down to the reference (the answer) if given; and,
         with ``wrap``, wide enough that mass above it wrapping onto the bottom
-        lands below the reference or is harmless."""
+        lands below the reference or is harmless. None when that width is
+        certainly more than ``within`` (`_wrap_width`)."""
         hi = self.top
         lo = self._lowest(tilt, hi)
         if reference is not None:
@@ -293,26 +311,34 @@ class Planner:
         if wrap and self.support[1] > hi:
             # mass beyond reference + W lands above the reference times e^{t W}
             base = lo if reference is None else reference
-            width = self._wrap_width(tilt, base, hi - lo, max(self.support[1] - lo, hi - lo))
+            width = self._wrap_width(tilt, base, hi - lo, max(self.support[1] - lo, hi - lo), within)
+            if width is None:
+                return None
             lo = min(lo, hi - width)
         return lo, max(hi, lo + 1e-9)
 
-    def _wrap_width(self, tilt: float, base: float, least: float, most: float) -> float:
+    def _wrap_width(
+        self, tilt: float, base: float, least: float, most: float, within: float = math.inf
+    ) -> float | None:
         """The smallest width W in [least, most] found with
         t W + log P(S > base + W) <= log(WRAP_SHARE delta): on a geometric grid,
         then on a linear one between the last failing and first passing
         width (a coarse grid alone overshoots by up to its ratio, which can
-        double the FFT length)."""
+        double the FFT length). None, without the linear search, when the
+        answer is certainly above ``within`` (a relative 1e-9 to spare)."""
         def fits(widths: np.ndarray) -> np.ndarray:
             return tilt * widths + self._log_tail(base + widths) <= self.log_wrap
 
         widths = np.geomspace(least, most + 1e-9, 24)  # 48 + 16 cost a fifth of a short DP-SGD run
         fine = fits(widths)
+        beyond = within * (1 + 1e-9)
         if not np.any(fine):
-            return float(widths[-1])
+            return None if widths[-1] > beyond else float(widths[-1])
         index = int(np.argmax(fine))
         if index == 0:
             return float(widths[0])
+        if widths[index - 1] > beyond:  # the answer lies above widths[index - 1]
+            return None
         widths = np.linspace(widths[index - 1], widths[index], 33)[1:]
         return float(widths[int(np.argmax(fits(widths)))])
 
@@ -345,7 +371,10 @@ class Planner:
         if split is None:
             return best
         exponent, log_binomials, rare = split
-        terms = log_binomials + np.min(exponent[..., None] - tu, axis=2)
+        # orders last: the minimum over them runs along contiguous memory (the
+        # same values as over axis 2 of exponent[..., None] - tu, a fifth faster)
+        tu_last = np.multiply.outer(u, ORDERS)
+        terms = log_binomials + np.min(exponent[:, :, None, :] - tu_last, axis=3)
         if rare is not None:
             rare_terms = np.broadcast_to(rare, (rare.shape[0], 1, u.size))
             terms = np.concatenate([terms, rare_terms], axis=1)

@@ -306,32 +306,61 @@ def _converted(atoms: Atoms, delta: float, curve_of: Callable[[Atom], tuple[np.n
 
 class _FloorTable:
     """The q- and sigma-free parts of `_integer_floor_curve`'s terms, over
-    the pairs (n, k <= n) flattened row by row (log C(n, k), n, k, k^2 - k,
-    each row's start and row index): constants, built once per process on
-    first use (not a memo of any input, so cold-cache timings keep them)."""
+    the pairs (n, k <= min(n, most)) flattened row by row (log C(n, k), n, k,
+    k^2 - k, each row's start and row index): constants, built once per
+    process and truncation on first use (not a memo of any input, so
+    cold-cache timings keep them)."""
 
-    _built: tuple[np.ndarray, ...] | None = None
+    _built: dict[int, tuple[np.ndarray, ...]] = {}
 
     @classmethod
-    def get(cls) -> tuple[np.ndarray, ...]:
-        if cls._built is None:
+    def get(cls, most: int) -> tuple[np.ndarray, ...]:
+        if most not in cls._built:
             top = int(INTEGER_ORDERS[-1])
             orders = np.arange(2, top + 1)
-            rows = np.repeat(np.arange(orders.size), orders + 1)
+            lengths = np.minimum(orders, most) + 1
+            rows = np.repeat(np.arange(orders.size), lengths)
             n = orders[rows]
-            starts = np.concatenate([[0], np.cumsum(orders + 1)[:-1]])
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
             k = np.arange(n.size) - starts[rows]
             log_factorial = gammaln(np.arange(top + 1) + 1.0)
             log_binomial = log_factorial[n] - log_factorial[k] - log_factorial[n - k]
             kf = k.astype(float)
-            cls._built = (log_binomial, n.astype(float), kf, kf * kf - kf, starts, rows)
-        return cls._built
+            cls._built[most] = (log_binomial, n.astype(float), kf, kf * kf - kf, starts, rows)
+        return cls._built[most]
+
+
+# the binomial sums' terms beyond k = K are dropped when they are below
+# e^_NEGLIGIBLE_TERMS of the sum (`_floor_terms`)
+_TRUNCATIONS = (16, 32, 64, 128)
+_NEGLIGIBLE_TERMS = -45.0
+
+
+def _floor_terms(q: float, s: float) -> int:
+    """The fewest terms K (k <= K) of every row n <= 256 of the binomial sum
+    below whose dropped rest is below e^-45 of the row's sum (speed only:
+    fewer terms only lower the floor, and by far less than a rounding). With
+    r_k = term_{k+1} / term_k = (n - k) / (k + 1) q / (1 - q) e^{k / s^2} <= R
+    for k >= K, R <= 1/2, the rest is at most term_K, and term_K / term_0
+    <= C(n, K) (q / (1 - q))^K e^{K (K - 1) / (2 s^2)} (the row's sum is at
+    least term_0)."""
+    top = float(INTEGER_ORDERS[-1])
+    if not 0 < q < 1 or top / (s * s) > 700:
+        return int(top)
+    log_odds = math.log(q) - math.log1p(-q)
+    for most in _TRUNCATIONS:
+        ratio = math.log(top / (most + 1)) + log_odds + top / (s * s)
+        log_binomial = math.lgamma(top + 1) - math.lgamma(most + 1) - math.lgamma(top - most + 1)
+        tail = log_binomial + most * log_odds + most * (most - 1) / (2 * s * s)
+        if ratio <= -math.log(2) and tail <= _NEGLIGIBLE_TERMS:
+            return most
+    return int(top)
 
 
 def _integer_floor_curve(q: float, s: float) -> np.ndarray:
     """MTZ19's D_n at n = max(2, floor(alpha)) for alpha in ORDERS (integer
     orders: a finite binomial sum, all orders at once)."""
-    log_binomial, n, k, k_pairs, starts, rows = _FloorTable.get()
+    log_binomial, n, k, k_pairs, starts, rows = _FloorTable.get(_floor_terms(q, s))
     log_keep, log_q = math.log1p(-q), math.log(q)
     # log of C(n, k) (1-q)^(n-k) q^k e^{(k^2-k)/(2 s^2)}
     log_terms = log_binomial + n * log_keep + k * (log_q - log_keep) + k_pairs / (2 * s * s)
