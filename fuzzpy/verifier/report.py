@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import mpmath
 
 from fuzzpy.language.figures import text_down, text_up
+from fuzzpy.verifier.lecture import AND
 from fuzzpy.verifier.verdict import Verdict, output_json
 
 if TYPE_CHECKING:  # not at run time: rendering a cached proof loads neither the prover nor z3
@@ -61,15 +62,16 @@ def cheaper_lines(verdict: Verdict, cheaper: Cheaper | None) -> list[str]:
 def game_lines(game: GameProof) -> list[str]:
     """The proof as the lecture plays the verification game."""
     rule = "pointwise rule" if game.rule == "pointwise" else "randomness alignment"
-    lines = [f"  the verification game ({rule}; x1, x2: x in the run on the input and on its neighbour;",
-             "    dist(e) = e2 - e1; a draw eta in run 1 is eta + shift in run 2):",
+    lines = [f"  the verification game ({rule}; x<1>, x<2>: x in the run on the input and on its neighbour;",
+             "    dist(e) = e<2> - e<1>; a draw eta in run 1 is eta + shift in run 2):",
              "    precondition:"]
     lines += [f"      {p}" for p in game.precondition]
     lines.append(f"    postcondition: {game.postcondition}")
     if len(game.orientations) > 1:
         lines.append("    (the relation is one-sided: the game is played for it reversed too, every distance negated)")
     lines.append("    statement by statement (assertion after each):")
-    if any(" before)" in step.assertion or any(" before)" in r.post for r in step.rules) for step in game.steps):
+    if any(" before)" in step.assertion or any(" before)" in r.post + r.shift for r in step.rules)
+           for step in game.steps):
         lines.append("      (dist(x before): x as the statement found it, before its assignment)")
     for step in game.steps:
         pad = "  " * step.depth
@@ -103,6 +105,7 @@ def game_lines(game: GameProof) -> list[str]:
             label = f"when {case}:" if case else "in every case:"
             lines.append(f"      {label}")
             lines += [f"        {text}" for text in texts]
+        lines += entry_lines(loop)
     if game.obligations:
         lines.append("    obligations the kernel discharged (z3, one validity check per path):")
         lines += [f"      {text}" for text in game.obligations]
@@ -125,9 +128,20 @@ def lecture_lines(loop: LoopClauses, side: str) -> list[str]:
     named = "; ".join(name for name, texts in groups if texts)
     lines.append(f"      (the clauses, in order: {named}" + ("; paid0: what was paid when the loop was entered)"
                                                           if any("paid0" in t for t in lecture.formula) else ")"))
+    lines += entry_lines(loop)
     if lecture.note:
         lines.append(f"      {lecture.note}")
     return lines
+
+
+def entry_lines(loop: LoopClauses) -> list[str]:
+    """What the loop's invariant is inductive together with: the facts from before
+    the loop about the values no trip assigns, and paid0 (fuzzpy.verifier.game._entry_facts)."""
+    if not loop.entry:
+        return []
+    return ["      inductive together with what held when the loop was entered (the kernel keeps, at every trip,",
+            "      the values no trip assigns, and what was paid before the loop):",
+            "        " + AND.join(loop.entry)]
 
 
 def proof_lines(proof: ProofTrace, certificate: Certificate | None = None) -> list[str]:
