@@ -223,7 +223,11 @@ def _entry_facts(decl: MechanismDecl, loop: LoopClauses, steps: list[Step]) -> t
                 paid.append(costs[0] if len(costs) == 1 else f"max({', '.join(costs)})")
     if loop.orientation != "forward":
         facts = [f"{fact}  (forward; reversed: every distance negated)" for fact in facts]
-    facts.append(f"paid0 <= {' + '.join(paid)}" if paid else "paid0 = 0")
+    shown = list(loop.lecture.formula) if loop.lecture is not None and loop.lecture.checked else \
+        [c.text for c in loop.clauses]
+    if any("paid0" in text or "entry cost" in text for text in shown):  # what paid0 / entry cost is
+        word = "paid0" if any("paid0" in text for text in shown) else "entry cost"
+        facts.append(f"{word} <= {' + '.join(paid)}" if paid else f"{word} = 0")
     return tuple(dict.fromkeys(facts))
 
 
@@ -384,7 +388,7 @@ class _Context:
             elif self._public(stmt.cond):
                 how = f"both runs take the same arm: `{cond}` reads only values equal in both runs"
             else:
-                how = f"both runs take the same arm: obligation ({cond})1 <=> ({cond})2"
+                how = f"both runs take the same arm: obligation {in_run(cond, 1)} <=> {in_run(cond, 2)}"
             split = apart or number in self.either
             steps = [Step(line, depth, f"if ({cond})", how, tuple(self.expression_rules(stmt.cond)))]
             steps += self.walk(stmt.then, depth + 1, split)
@@ -413,6 +417,9 @@ class _Context:
             return [Step(line, depth, f"return {shown};", f"[ {one} = {two} ]", released)]
         if isinstance(stmt, Output):
             shown = show(stmt.expr)
+            if self._public(stmt.expr):
+                return [Step(line, depth, f"output {shown};", "(released: the same in both runs, it reads only public "
+                                                               "values)")]
             return [Step(line, depth, f"output {shown};", f"[ {in_run(shown, 1)} = {in_run(shown, 2)} ] (released: equal in both runs)",
                          tuple(self.release_rules(stmt.expr)))]
         return [Step(line, depth, type(stmt).__name__, "")]
@@ -534,7 +541,9 @@ class _Context:
         # post printed `next2 - next1 = dist(next before) - dist(next)`, a garble of
         # the two readings; it is `next<1> = next<2>`)
         shift = self._before(shift)
-        a = None if a is None else {self._before(k): v for k, v in a.items()}
+        # a public parameter is the same in both runs: its distance is 0
+        a = None if a is None else {self._before(k): v for k, v in a.items()
+                                    if not re.fullmatch(r"dist\((\w+)\)", k) or k[5:-1] not in self.public}
         bound = _bound(self._substitute(a), self.vectors) if a is not None else None
         if zero:
             rule = "Laplace+ rule 1 (the same noise in both runs)" if one_sided else \
@@ -582,7 +591,8 @@ class _Context:
     def _post(self, carrier: str, moved: dict[str, Fraction] | None, a: dict[str, Fraction] | None,
               shift: str) -> str:
         if moved is not None and a is not None:
-            total = _add(moved, a, 1)
+            # a local assigned once before (`tt<1> + 1 = tt<2>`): its distance is that constant
+            total = self._substitute(_add(moved, a, 1))
             if set(total) <= {"1"}:
                 k = total.get("1", Fraction(0))
                 if carrier in self.once and not self.in_loop:
