@@ -77,9 +77,10 @@ def test_the_reason_is_the_kernels_failed_obligation(reason: str, expected: str)
         assert "not inductive" not in text
 
 
-# ---------------------------------------------------------------- proofs (about a second each)
+# ---------------------------------------------------------------- proofs (slow: 2 to 5 s of CPU each)
 
 
+@pytest.mark.slow
 def test_prefix_sums_post_is_the_equality_the_shift_makes() -> None:
     """prefix_sum printed `post [ next2 - next1 = dist(next before) - dist(next) ]`:
     the shift's `dist(next)` is the value before the statement."""
@@ -105,6 +106,7 @@ mechanism sums (x1 : vec[1] num, eps1 : num) : list num
 """
 
 
+@pytest.mark.slow
 def test_names_ending_in_digits_in_every_view(tmp_path: Path) -> None:
     """x1 / x2 printed a local `t2` of run 1 as `t21`, `eps1` as `eps11`."""
     path = tmp_path / "sums.fz"

@@ -166,7 +166,15 @@ def build(verdict: Verdict, decl: MechanismDecl, program: Program | None, minimi
                                 found.get((side.orientation, inv.at.node), len(inv.labels)))
                   for side in cert.sides for inv in side.loops)
     loops = _with_lectures(checked, program, cert, verdict.certificate or cert, loops, minimise, hints)
-    loops = tuple(dataclasses.replace(loop, entry=_entry_facts(decl, loop, steps)) for loop in loops)
+    walked = {"forward": steps}
+    for side in cert.sides:  # a reversed relation has draws of its own: its facts are read from them
+        if side.orientation not in walked:
+            other = _Context(decl, cert, side, verdict, trace=False)
+            walked[side.orientation] = other.walk(decl.body, 0)
+            context.paid_bounds += [f"{bound} (relation reversed)" for bound in other.paid_bounds
+                                    if bound not in context.paid_bounds]
+    loops = tuple(dataclasses.replace(loop, entry=_entry_facts(decl, loop, walked.get(loop.orientation, [])))
+                  for loop in loops)
     return GameProof(decl.name, cert.claim, cert.rule, _precondition(decl), _postcondition(decl, cert.rule),
                      tuple(steps), loops, tuple(context.closing(loops, paths)),
                      tuple(s.orientation for s in cert.sides), paths, tuple(_obligations(decl, context)))
@@ -221,8 +229,6 @@ def _entry_facts(decl: MechanismDecl, loop: LoopClauses, steps: list[Step]) -> t
                                        if use.paid.strip() != "0"))
             if costs:
                 paid.append(costs[0] if len(costs) == 1 else f"max({', '.join(costs)})")
-    if loop.orientation != "forward":
-        facts = [f"{fact}  (forward; reversed: every distance negated)" for fact in facts]
     shown = list(loop.lecture.formula) if loop.lecture is not None and loop.lecture.checked else \
         [c.text for c in loop.clauses]
     if any("paid0" in text or "entry cost" in text for text in shown):  # what paid0 / entry cost is
@@ -314,7 +320,7 @@ class _Context:
         renamed = _NAME.sub(lambda m: in_run(m.group(0), 1) if m.group(0) in names else m.group(0), test)
         return renamed if _NAME.fullmatch(test) else f"({renamed})"
 
-    def __init__(self, decl: MechanismDecl, cert: Certificate, side: Side, verdict: Verdict) -> None:
+    def __init__(self, decl: MechanismDecl, cert: Certificate, side: Side, verdict: Verdict, trace: bool = True) -> None:
         self.decl = decl
         self.cert = cert
         numbers = numbering(decl)
@@ -324,7 +330,7 @@ class _Context:
         self.numbers = numbers
         self.either = {b.at.node for b in side.branches if b.rule == "either"}
         self.either |= {b.at.node for other in cert.sides for b in other.branches if b.rule == "either"}
-        self.trace = verdict.proof
+        self.trace = verdict.proof if trace else None  # the prover's texts are the forward side's
         self.pointwise = cert.rule == "pointwise"
         from fuzzpy.language.syntax import TyVec
 
@@ -548,7 +554,9 @@ class _Context:
         if zero:
             rule = "Laplace+ rule 1 (the same noise in both runs)" if one_sided else \
                 "Laplace rule with shift 0 (the same noise in both runs)"
-            post = (f"[ {_diff(carrier)} = {_linear_text(moved)} ]" if moved is not None
+            moved = None if moved is None else self._substitute(moved)
+            post = (f"[ {in_run(carrier, 1)} = {in_run(carrier, 2)} ]" if moved == {}
+                    else f"[ {_diff(carrier)} = {_linear_text(moved)} ]" if moved is not None
                     else f"[ {_diff(carrier)} = dist(input) ]")
             return RuleUse("", rule, "0", "true", post, "0")
         rule = "Laplace+ rule 2 (shift the noise up)" if one_sided else "Laplace rule (shift the noise)"
@@ -620,13 +628,14 @@ class _Context:
                    for use in step.rules if use.paid.strip() != "0"]
         for loop in loops:
             cost = [c for c in loop.clauses if "cost" in c.text]
+            side = "" if loop.orientation == "forward" else " (relation reversed)"
             if loop.lecture is not None and loop.lecture.checked and loop.lecture.cost:
                 what = "what its trips pay" if outside else "what is paid"
-                lines.append(f"the invariant at line {loop.line} carries {what}: " + AND.join(loop.lecture.cost))
+                lines.append(f"the invariant at line {loop.line}{side} carries {what}: " + AND.join(loop.lecture.cost))
             elif cost:
                 shown = "; ".join((f"{c.case} ==> " if c.case else "") + c.text for c in cost)
                 what = "the cost of its trips" if outside else "the cost"
-                lines.append(f"the invariant at line {loop.line} carries {what}: {shown}")
+                lines.append(f"the invariant at line {loop.line}{side} carries {what}: {shown}")
         plural = "s" if len({loop.line for loop in loops}) > 1 else ""
         where = f"after the loop{plural}" if loops else "outside any loop"
         for line, paid in dict.fromkeys(outside):
