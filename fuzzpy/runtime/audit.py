@@ -536,6 +536,7 @@ def _run(plan: _Plan, samples: int, pilot: int, confidence: float, seed: int, ke
             more = (plan.draw(plan.pairs[index], False, FOCUS_FACTOR * pilot, _seed(seed, 5, index)),
                     plan.draw(plan.pairs[index], True, FOCUS_FACTOR * pilot, _seed(seed, 6, index)))
             both = tuple(_concat(a, b) for a, b in zip(pilots[index], more, strict=True))
+            pilots[index] = both  # type: ignore[assignment]
             candidates += _candidates(plan, index, both, (1 + FOCUS_FACTOR) * pilot, samples, z)  # type: ignore[arg-type]
         events_searched += len(candidates)
     chosen = _choose(candidates, keep)
@@ -553,7 +554,8 @@ def _run(plan: _Plan, samples: int, pilot: int, confidence: float, seed: int, ke
                                   _estimate(k1, k2, samples), plan.claims[index],
                                   (clopper_pearson(k1, samples, two_sided), clopper_pearson(k2, samples, two_sided))))
     best = max(tested, key=lambda e: (e.bound / e.claim if e.claim > 0 else math.inf * e.bound, e.bound))
-    confirmed = _confirm(plan, chosen, tested, best, samples, (1 - confidence) * share, seed) if share else None
+    confirmed = _confirm(plan, chosen, tested, best, samples, (1 - confidence) * share, seed,
+                         pilots, drawn) if share else None
     if confirmed is not None:
         tested.append(confirmed)
         best = max((best, confirmed), key=lambda e: e.bound / e.claim if e.claim > 0 else math.inf * e.bound)
@@ -563,14 +565,17 @@ def _run(plan: _Plan, samples: int, pilot: int, confidence: float, seed: int, ke
 
 
 def _confirm(plan: _Plan, chosen: list[tuple[float, int, Event]], tested: list[EventResult], best: EventResult,
-             samples: int, miss: float, seed: int) -> EventResult | None:
-    """The second stage: the best tested (pair, event) on CONFIRM_FACTOR x ``samples`` fresh runs
-    a side, in the direction its test counts point to, both bounds at ``miss`` / 2. Run only when
+             samples: int, miss: float, seed: int, pilots: dict[int, tuple[Outputs, Outputs]] | None = None,
+             drawn: dict[int, tuple[Outputs, Outputs]] | None = None) -> EventResult | None:
+    """The second stage: one event of the best tested pair on CONFIRM_FACTOR x ``samples`` fresh
+    runs a side, in the direction its counts point to, both bounds at ``miss`` / 2. Run only when
     the test found no leak but came near one (its bound or its estimate against the claim): a
     leak shows through the log of the count on the likelier side, which three times the runs
-    raises by about log 3 (docs/audit.md, "The confirmation"). Which event, which direction and
-    whether to run are decided on the test's runs; the confirmation's runs are fresh, so its
-    bound holds at its own level whatever was decided."""
+    raises by about log 3 (docs/audit.md, "The confirmation"). The event is chosen again on that
+    pair's pilot and test runs together (more runs than the pilot alone: a better estimate of the
+    likelihood ratio), the tested event among the candidates. Which event, which direction and
+    whether to run are decided on runs the confirmation does not reuse: its runs are fresh, so
+    its bound holds at its own level whatever was decided."""
     if best.claim <= 0 or best.bound > best.claim:
         return None
     if best.bound < CONFIRM_NEAR * best.claim and best.estimate <= best.claim:
@@ -578,10 +583,22 @@ def _confirm(plan: _Plan, chosen: list[tuple[float, int, Event]], tested: list[E
     k = next(i for i, e in enumerate(tested) if e is best)
     _, index, (name, test) = chosen[k]
     runs = CONFIRM_FACTOR * samples
+    forward = best.k1 >= best.k2
+    if pilots is not None and drawn is not None and index in pilots and index in drawn:
+        from scipy.special import ndtri
+
+        sample = tuple(_concat(a, b) for a, b in zip(pilots[index], drawn[index], strict=True))
+        size = int(sample[0].n)
+        z = -float(ndtri(miss / 2))
+        scored = _candidates(plan, index, sample, size, runs, z)  # type: ignore[arg-type]
+        own = (int(test(sample[0]).sum()), int(test(sample[1]).sum()))  # the tested event, a candidate too
+        scored.append(((_score(*own, size, runs, z, plan.delta) - best.claim) / best.claim, index, (name, test), own))
+        _, _, (name, test), (c1, c2) = max(scored, key=lambda c: c[0])
+        forward = c1 >= c2
     first = plan.draw(plan.pairs[index], False, runs, _seed(seed, 7, index))
     second = plan.draw(plan.pairs[index], True, runs, _seed(seed, 8, index))
     k1, k2 = int(test(first).sum()), int(test(second).sum())
-    high, low = (k1, k2) if best.k1 >= best.k2 else (k2, k1)
+    high, low = (k1, k2) if forward else (k2, k1)
     bound = directed_bound(high, low, runs, miss / 2, plan.delta)
     return EventResult(best.pair, f"{name} (confirmed on {runs} fresh runs a side)", k1, k2, runs, bound,
                        _estimate(k1, k2, runs), best.claim,
