@@ -3,17 +3,17 @@
     regroup(decl, program, base, source, orientation, loop_index, minimise) -> Lecture
 
 The lecture states ROSNM's invariant in three clauses and a cost, in
-two-run notation (x1, x2: x in the run on the input and on its neighbour):
+two-run notation (x<1>, x<2>: x in the run on the input and on its neighbour):
 
-    i1 < s => (max1 < s /\\ max2 < s /\\ |best1 - best2| <= 1)
-    /\\ i1 >= s => ((max1 = max2 = s /\\ best1 + 1 = best2) \\/ max1 != s)
-    /\\ i1 = i2                                           (and "paid")
+    i<1> < s => (max<1> < s /\\ max<2> < s /\\ |best<1> - best<2>| <= 1)
+    /\\ i<1> >= s => ((max<1> = max<2> = s /\\ best<1> + 1 = best<2>) \\/ max<1> != s)
+    /\\ i<1> = i<2>                                           (and "paid")
 
 Here a proof's invariant (the prover's clauses, SMT-LIB text in the
-certificate) is put in that shape: the public equalities (i1 = i2), the
+certificate) is put in that shape: the public equalities (i<1> = i<2>), the
 clause "before s" (the pointwise index below the fixed output s), the
-clause "after s" (the lecture's disjunction `(max1 = s /\\ ...) \\/ max1 !=
-s` for each clause the proof guards by "max1 = s"), the clauses that hold
+clause "after s" (the lecture's disjunction `(max<1> = s /\\ ...) \\/ max<1> !=
+s` for each clause the proof guards by "max<1> = s"), the clauses that hold
 in every case, and the cost clause ("paid"). A proof without a pointwise
 index (randomness alignment, or a selector that is not "the index equals s")
 has no split: public equalities, relational clauses, cost.
@@ -23,7 +23,7 @@ regrouped formula is handed to the proof kernel in place of the loop's
 invariant (initiation, consecution, and what the program needs after the
 loop are all re-checked) and is shown only when the kernel accepts it. The
 clauses are chosen by asking the kernel too: from the prover's clauses in the
-lecture's shape (split at i1 < s first, as the slides do; then at i1 <= s),
+lecture's shape (split at i<1> < s first, as the slides do; then at i<1> <= s),
 a clause goes only when the kernel still accepts the invariant without it.
 When the lecture's own split is not inductive with the proof's clauses the
 result says so (`note`), with the kernel's reason.
@@ -59,12 +59,12 @@ class Lecture:
     """One loop's invariant in the lecture's shape (texts in two-run notation)."""
 
     checked: bool  # the kernel accepted `smt` in place of the proof's invariant
-    split: str  # "i1 < s", "i1 <= s", or "" (no case split at s)
-    public: tuple[str, ...]  # equal in both runs: "i1 = i2"
+    split: str  # "i<1> < s", "i<1> <= s", or "" (no case split at s)
+    public: tuple[str, ...]  # equal in both runs: "i<1> = i<2>"
     before: tuple[str, ...]  # under the split ("before s")
     after: tuple[str, ...]  # under its negation ("after s"), the lecture's disjunctions among them
     relational: tuple[str, ...]  # in every case (no split: every relational clause)
-    cost: tuple[str, ...]  # "paid <= eps", "i1 <= s => paid = 0"
+    cost: tuple[str, ...]  # "paid <= eps", "i<1> <= s => paid = 0"
     formula: tuple[str, ...]  # the invariant as printed, one group a line
     smt: str  # the SMT-LIB term the kernel checked
     note: str = ""  # the lecture's split rejected, or why there is no regrouping
@@ -248,8 +248,8 @@ _GROUP_RANK = {"every": 0, "partial": 1, "after": 2, "disjunction": 3, "before":
 def _op_rank(group: str, body: Tree) -> int:
     """Among clauses of one group, which to keep (higher: kept longer). Before and
     after s: strict comparisons and the lecture's relational forms over `!=`; in
-    every case: a bound by a constant (`i1 >= 1`) over a relation between two
-    variables (`max1 < i1`), which would stand in for the lecture's case split."""
+    every case: a bound by a constant (`i<1> >= 1`) over a relation between two
+    variables (`max<1> < i<1>`), which would stand in for the lecture's case split."""
     if not isinstance(body, list) or not body:
         return 1
     if group == "every":
@@ -798,7 +798,7 @@ def regroup(decl: MechanismDecl, program: Program | None, base: Certificate, sou
             return dataclasses.replace(empty, note=f"the kernel rejects the regrouped clauses ({_reason(reason)})"), base
         return finish(items, None, cert, "", minimise and mine_minimal)
 
-    # the lecture's own shape, split as the slides split (at i1 < s): its note when rejected
+    # the lecture's own shape, split as the slides split (at i<1> < s): its note when rejected
     lecture_reason = ""
     if minimise:
         strict = _items(clauses, index, frozenset({LT}), True, False, False)
