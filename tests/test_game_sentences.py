@@ -170,3 +170,32 @@ def test_report_noisy_max_from_the_slides_names_the_failed_obligation() -> None:
     assert any(kind in note for kind in ("(initiation:", "(consecution:", "(post:", "(inside the loop:"))
     # paid0 is not in this invariant: no fact about it is printed
     assert not any("paid0" in fact for fact in loop.entry) and "k<1> = k<2>" in loop.entry
+
+
+#: ROSNM's invariant as the slides print it (tests/test_lecture_invariant.py has the same)
+ROSNM_SLIDES = """(and (= i.1 i.2)
+  (=> (< i.1 %s) (and (< max.1 %s) (< max.2 %s) (<= (- best.1 best.2) 1.0) (<= (- best.2 best.1) 1.0)))
+  (=> (>= i.1 %s) (or (and (= max.1 %s) (= max.2 %s) (= (+ best.1 1.0) best.2)) (distinct max.1 %s)))
+  (=> (<= i.1 %s) (= %cost 0.0)) (<= %cost eps.1))"""
+
+
+@pytest.mark.slow
+def test_the_slides_own_invariant_is_rejected_for_the_obligation_the_kernel_names() -> None:
+    """The reason is read from the kernel's rejection, whatever obligation it is."""
+    import dataclasses
+
+    from fuzzpy.verifier.kernel import check
+    from fuzzpy.verifier.kernel.certificate import LoopInvariant
+
+    [result] = load(EXAMPLES / "rosnm.fz").verify(fresh=True)
+    cert = result.verdict.certificate
+    side = cert.sides[0]
+    loop = side.loops[0]
+    slides = dataclasses.replace(side, loops=(LoopInvariant(loop.at, ROSNM_SLIDES, ("slides",)),))
+    decision = check(result.decl, result.program, dataclasses.replace(cert, sides=(slides, *cert.sides[1:])))
+    assert not decision.accepted
+    why = lecture.failed_obligation(decision.reason, loop.at.line)
+    kinds = {"the loop invariant holds on entry": "(initiation:", "the trip preserves the loop invariant": "(consecution:"}
+    expected = next((v for k, v in kinds.items() if decision.reason.startswith(k)), None)
+    assert expected is None or expected in why
+    assert why.split("`")[1] in decision.reason  # the obligation named is the kernel's

@@ -198,8 +198,10 @@ def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
     changed = {k: v for k, v in cx.neighbour_params.items() if cx.params.get(k) != v}
     output = [_number(v) for v in cx.output]
     shown = f"[{', '.join(output)}]" if stream else (output[0] if output else NO_VALUE)
+    word = _claim_word(cx)
+    at = f"at eps = {_number(cx.eps)}" if word == "eps" else f"where the claim is {_number(cx.eps)}"
     lines = [
-        f"  counterexample at eps = {_number(cx.eps)} (parameters: {params or 'none'})",
+        f"  counterexample {at} (parameters: {params or 'none'})",
         f"    inputs     {_vectors(cx.inputs, cx.params)}",
         f"    neighbour  {_vectors(cx.neighbour, cx.neighbour_params)}"
         + (f" with {', '.join(f'{k} = {_number(v)}' for k, v in changed.items())}" if changed else ""),
@@ -211,8 +213,16 @@ def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
     lines.append("    (probabilities in closed form, evaluated to 50 significant digits)")
     if cx.eps < 0:
         lines.append("    (a claim below 0 is false for every mechanism: the event `any output` has probability 1")
-        lines.append(f"     under both inputs, and 1 > e^eps = {_text(_exp(cx.eps), up=True)})")
+        lines.append(f"     under both inputs, and 1 > e^{word} = {_text(_exp(cx.eps), up=True)})")
     return lines
+
+
+def _claim_word(cx: Counterexample) -> str:
+    """`eps` for the claim's value, unless a parameter named `eps` holds another
+    value (a claim `2 * eps` at eps = 1 printed `at eps = 2 (parameters: eps = 1)`
+    and `e^eps = 7.389`): then `claim`."""
+    value = cx.params.get("eps")
+    return "eps" if value is None or value == cx.eps else "claim"
 
 
 def _exp(value: Fraction) -> mpmath.mpf:
@@ -228,13 +238,13 @@ def _ratio_line(cx: Counterexample) -> str:
         bound = _text(mpmath.exp(eps), up=True)
         eps_text = text_up(cx.eps)
         if cx.infinite:
-            return f"    ratio = inf > e^eps = {bound}  (the neighbour cannot produce this output)"
+            return f"    ratio = inf > e^{_claim_word(cx)} = {bound}  (the neighbour cannot produce this output)"
         log_ratio = _text(mpmath.log(cx.p_inputs) - mpmath.log(cx.p_neighbour), up=False)
         if math.isinf(cx.ratio):  # finite, beyond the double range
             ratio = f"e^{log_ratio}"
         else:
             ratio = _text(cx.p_inputs / cx.p_neighbour, up=False)
-    return f"    ratio = {ratio} > e^eps = {bound}  (log-ratio {log_ratio} > {eps_text})"
+    return f"    ratio = {ratio} > e^{_claim_word(cx)} = {bound}  (log-ratio {log_ratio} > {eps_text})"
 
 
 def _text(value: mpmath.mpf, up: bool) -> str:
