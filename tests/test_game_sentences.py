@@ -140,6 +140,22 @@ def test_above_t_prints_what_its_invariant_is_inductive_with() -> None:
     assert "k<1> = k<2>" in loop.entry
     note = loop.lecture.note
     assert "consecution" in note and "one more trip does not keep it" in note
+    # the printed facts are true: folded into the printed invariant, the kernel still
+    # accepts it (initiation checks them on the path that enters the loop)
+    import dataclasses
+
+    from fuzzpy.verifier.kernel import check
+    from fuzzpy.verifier.kernel.certificate import LoopInvariant
+
+    cert = result.verdict.certificate
+    side = cert.sides[0]
+    at = side.loops[0].at
+    folded = f"(and {loop.lecture.smt} (= (+ tn.1 1.0) tn.2) (= k.1 k.2) (<= %cost.entry (/ eps.1 2.0)))"
+    sides = (dataclasses.replace(side, loops=(LoopInvariant(at, folded, ("folded",)),)), *cert.sides[1:])
+    assert check(result.decl, result.program, dataclasses.replace(cert, sides=sides)).accepted
+    wrong = folded.replace("(/ eps.1 2.0)", "(/ eps.1 4.0)")  # paid0 <= eps / 4 is false on entry
+    sides = (dataclasses.replace(side, loops=(LoopInvariant(at, wrong, ("folded",)),)), *cert.sides[1:])
+    assert not check(result.decl, result.program, dataclasses.replace(cert, sides=sides)).accepted
 
 
 SLIDES_RNM = """
