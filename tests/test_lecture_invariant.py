@@ -1,6 +1,6 @@
 """Issue 30, "the printed game ... states the lecture's invariant clauses": loop
 invariants regrouped as Gaboardi's slides write them (public equalities,
-`i1 < s => ...`, `i1 >= s => (... \\/ max1 != s)`, paid), and only ever printed
+`i<1> < s => ...`, `i<1> >= s => (... \\/ max<1> != s)`, paid), and only ever printed
 when the proof kernel accepts the regrouped formula in place of the proof's.
 
 Written from the slides' side: the invariant is typed here from the lecture (in
@@ -30,19 +30,19 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "mechanisms"
 
 
 @pytest.mark.parametrize("term, printed", [
-    ("(= (- (to_real i.2) (to_real i.1)) 0.0)", "i1 = i2"),
-    ("(= (- best.2 best.1) 1.0)", "best1 + 1 = best2"),
-    ("(= (to_real 1) (- best.2 best.1))", "best1 + 1 = best2"),
+    ("(= (- (to_real i.2) (to_real i.1)) 0.0)", "i<1> = i<2>"),
+    ("(= (- best.2 best.1) 1.0)", "best<1> + 1 = best<2>"),
+    ("(= (to_real 1) (- best.2 best.1))", "best<1> + 1 = best<2>"),
     ("(<= (ite (>= (- best.2 best.1) 0.0) (- best.2 best.1) (- (- best.2 best.1))) 1.0)",
-     "|best1 - best2| <= 1"),
-    ("(not (= 1 i.1))", "i1 != 1"),
-    ("(not (<= i.1 %s))", "i1 > s"),
-    ("(=> (< i.1 %s) (= %cost 0.0))", "i1 < s => paid = 0"),
-    ("(let ((a!1 (< max.2 %s))) (and (< max.1 %s) a!1))", "max1 < s /\\ max2 < s"),
-    ("(or (and (= max.1 %s) (= max.2 %s)) (distinct max.1 %s))", "(max1 = s /\\ max2 = s) \\/ max1 != s"),
-    ("(< (+ (to_real max.1) (- (to_real max.2) (to_real max.1))) (to_real %s))", "max2 < s"),
+     "|best<1> - best<2>| <= 1"),
+    ("(not (= 1 i.1))", "i<1> != 1"),
+    ("(not (<= i.1 %s))", "i<1> > s"),
+    ("(=> (< i.1 %s) (= %cost 0.0))", "i<1> < s => paid = 0"),
+    ("(let ((a!1 (< max.2 %s))) (and (< max.1 %s) a!1))", "max<1> < s /\\ max<2> < s"),
+    ("(or (and (= max.1 %s) (= max.2 %s)) (distinct max.1 %s))", "(max<1> = s /\\ max<2> = s) \\/ max<1> != s"),
+    ("(< (+ (to_real max.1) (- (to_real max.2) (to_real max.1))) (to_real %s))", "max<2> < s"),
     ("(<= %cost (+ %cost.entry (/ (* eps.1 (to_real count.1)) (to_real N.1))))",
-     "paid <= paid0 + eps1 * count1 / N1"),
+     "paid <= paid0 + eps<1> * count<1> / N<1>"),
 ])
 def test_terms_print_in_two_run_notation(term: str, printed: str) -> None:
     assert lecture.show(lecture.parse(term)) == printed
@@ -116,7 +116,7 @@ def test_the_slides_invariant_as_printed_is_rejected_and_the_printed_fix_accepte
     result = _proved("rosnm")
     decl, cert = result.decl, result.verdict.certificate
     assert not check(decl, result.program, _with(cert, SLIDES)).accepted
-    # split one index later (i1 <= s), and the output s = 0 (no index: max starts there) handled
+    # split one index later (i<1> <= s), and the output s = 0 (no index: max starts there) handled
     fixed = """(and (= i.1 i.2)
       (=> (<= i.1 %s) (and (< max.1 %s) (< max.2 %s) (<= (- best.1 best.2) 1.0) (<= (- best.2 best.1) 1.0)))
       (=> (> i.1 %s) (or (and (= max.1 %s) (= max.2 %s) (=> (distinct %s 0) (= (+ best.1 1.0) best.2)))
@@ -128,9 +128,9 @@ def test_the_slides_invariant_as_printed_is_rejected_and_the_printed_fix_accepte
     assert not check(decl, result.program, _with(cert, without_zero)).accepted  # fails at s = 0
     game = result.proof()
     [loop] = game.loops
-    assert loop.lecture.checked and loop.lecture.split == "i1 <= s"
-    assert "i1 < s" in loop.lecture.note and "not inductive" in loop.lecture.note
-    assert any("max1 = max2 = s" in text and "\\/ max1 != s" in text for text in loop.lecture.after)
+    assert loop.lecture.checked and loop.lecture.split == "i<1> <= s"
+    assert "i<1> < s" in loop.lecture.note and "not inductive" in loop.lecture.note
+    assert any("max<1> = max<2> = s" in text and "\\/ max<1> != s" in text for text in loop.lecture.after)
     assert "paid <= eps" in loop.lecture.cost
 
 
@@ -141,7 +141,7 @@ def test_a_wrong_regrouping_is_rejected() -> None:
     result = _proved("rosnm_student_proof")
     [loop] = result.proof().loops
     shown = loop.lecture
-    assert shown.checked and shown.split == "i1 <= s"
+    assert shown.checked and shown.split == "i<1> <= s"
     cert = result.verdict.certificate
     assert check(result.decl, result.program, _with(cert, shown.smt)).accepted
     assert "(= (to_real 1) (- best.2 best.1))" in shown.smt
@@ -191,9 +191,9 @@ def test_json_and_the_api_carry_the_regrouped_clauses() -> None:
         assert main(["verify", "--json", "--explain", str(EXAMPLES / "rosnm_student_proof.fz")]) == 0
     [mechanism] = json.loads(out.getvalue())["mechanisms"]
     shown = mechanism["proof"]["loops"][0]["lecture"]
-    assert shown["checked"] and shown["split"] == "i1 <= s"
-    assert shown["public"] == ["i1 = i2"]
-    assert any("max1 < s" in t for t in shown["before"])
+    assert shown["checked"] and shown["split"] == "i<1> <= s"
+    assert shown["public"] == ["i<1> = i<2>"]
+    assert any("max<1> < s" in t for t in shown["before"])
     assert shown["smt"].startswith("(and ")
     api = _proved("rosnm_student_proof").proof()
     assert json.loads(json.dumps(dataclasses.asdict(api.loops[0].lecture))) == shown
@@ -205,16 +205,16 @@ def test_a_regrouping_the_kernel_did_not_accept_is_never_printed() -> None:
     from fuzzpy.verifier.game import Clause, GameProof, LoopClauses
     from fuzzpy.verifier.report import game_lines
 
-    unchecked = lecture.Lecture(False, "i1 < s", ("i1 = i2",), ("max1 < s",), (), (), ("paid <= eps",),
-                                ("   i1 = i2", "/\\ i1 < s => (max1 < s)"), "(and true)",
+    unchecked = lecture.Lecture(False, "i<1> < s", ("i<1> = i<2>",), ("max<1> < s",), (), (), ("paid <= eps",),
+                                ("   i<1> = i<2>", "/\\ i<1> < s => (max<1> < s)"), "(and true)",
                                 note="the kernel rejects every regrouping tried")
-    loop = LoopClauses(7, "i < k", "forward", (Clause("i1 = i2", ""), Clause("max2 == s", "max1 == s")), 40, True,
+    loop = LoopClauses(7, "i < k", "forward", (Clause("i<1> = i<2>", ""), Clause("max<2> == s", "max<1> == s")), 40, True,
                        unchecked)
     game = GameProof("m", "eps", "pointwise", (), "", (), (loop,), (), ("forward",))
     text = "\n".join(game_lines(game))
-    assert "i1 < s => (max1 < s)" not in text and "lecture's shape (" not in text
+    assert "i<1> < s => (max<1> < s)" not in text and "lecture's shape (" not in text
     assert "not shown in the lecture's shape: the kernel rejects every regrouping tried" in text
-    assert "when max1 == s:" in text and "max2 == s" in text
+    assert "when max<1> == s:" in text and "max<2> == s" in text
     checked = dataclasses.replace(unchecked, checked=True)
     shown = "\n".join(game_lines(dataclasses.replace(game, loops=(dataclasses.replace(loop, lecture=checked),))))
-    assert "/\\ i1 < s => (max1 < s)" in shown and "when max1 == s:" not in shown
+    assert "/\\ i<1> < s => (max<1> < s)" in shown and "when max<1> == s:" not in shown

@@ -49,16 +49,16 @@ def test_the_lectures_programs_as_written_are_proved_with_named_rules() -> None:
     """Typed from the slides: 1-indexed reads q[i - 1], the slides' names (k, max, best, cur, r, T)."""
     rosnm = (ROOT / "rosnm.explain.expected").read_text()
     assert rosnm.startswith("rosnm: proved, privacy eps")
-    assert "case i1 == s: Laplace+ rule 2" in rosnm and "case i1 != s: Laplace+ rule 1" in rosnm
-    assert "post [ cur1 + 1 = cur2 ]" in rosnm  # the lecture's cur1 + 1 = cur2
+    assert "case i<1> == s: Laplace+ rule 2" in rosnm and "case i<1> != s: Laplace+ rule 1" in rosnm
+    assert "post [ cur<1> + 1 = cur<2> ]" in rosnm  # the lecture's cur<1> + 1 = cur<2>
     # the invariant in the lecture's clauses: public equality, before s, after s (its disjunction), paid
-    assert "     i1 = i2\n" in rosnm
-    assert "/\\ i1 <= s => (max1 < s /\\ |best1 - best2| <= 1)" in rosnm
-    assert "/\\ i1 > s => ((max1 = max2 = s /\\ (s != 0 => best1 + 1 = best2)) \\/ max1 != s)" in rosnm
-    assert "/\\ (i1 <= s => paid = 0) /\\ paid <= eps" in rosnm
-    assert "the lecture's shape (i1 < s => before" in rosnm and "is not inductive" in rosnm
+    assert "     i<1> = i<2>\n" in rosnm
+    assert "/\\ i<1> <= s => (max<1> < s /\\ |best<1> - best<2>| <= 1)" in rosnm
+    assert "/\\ i<1> > s => ((max<1> = max<2> = s /\\ (s != 0 => best<1> + 1 = best<2>)) \\/ max<1> != s)" in rosnm
+    assert "/\\ (i<1> <= s => paid = 0) /\\ paid <= eps" in rosnm
+    assert "the lecture's shape (i<1> < s => before" in rosnm and "is not inductive" in rosnm
     above = (ROOT / "above_t.explain.expected").read_text()
-    assert "post [ tn1 + 1 = tn2 ]" in above and "eps / 2" in above
+    assert "post [ tn<1> + 1 = tn<2> ]" in above and "eps / 2" in above
     assert "while (i < k)" in above  # the slides' loop test
 
 
@@ -187,7 +187,7 @@ def test_verify_json_carries_the_proof_as_data() -> None:
     assert any(r.startswith("Laplace+ rule 2") for r in rules)
     assert proof["loops"][0]["clauses"]
     shown = proof["loops"][0]["lecture"]  # regrouped as the lecture writes it, re-checked by the kernel
-    assert shown["checked"] and shown["public"] == ["i1 = i2"] and shown["smt"].startswith("(and ")
+    assert shown["checked"] and shown["public"] == ["i<1> = i<2>"] and shown["smt"].startswith("(and ")
 
 
 def test_the_api_returns_a_dataclass_tree() -> None:

@@ -209,7 +209,7 @@ def test_explain_builds_the_proof_like_a_lecture() -> None:
     assert lines[-1].strip().startswith("cost <= eps for every path")
     assert any("pointwise" in line for line in lines)
     assert any("loop invariant at line" in line for line in lines)
-    assert any("case i1 == s: Laplace rule" in line for line in lines)
+    assert any("case i<1> == s: Laplace rule" in line for line in lines)
     code, text = _run(["verify", "--explain=summary", str(ROOT / "report_noisy_max.fz")])
     lines = text.strip().splitlines()
     assert lines[-1].strip() == "cost <= eps for every path"

@@ -13,8 +13,9 @@ kernel itself which invariant clauses the proof uses: a clause is dropped only
 when the kernel still accepts the certificate without it. Nothing here is
 trusted: it describes a proof, it never makes one.
 
-Notation: x1, x2 are x in the run on the input and in the run on its
-neighbour; dist(e) is e2 - e1 (the lecture's `q_i(d1) - q_i(d2)` turned round).
+Notation: x<1>, x<2> are x in the run on the input and in the run on its
+neighbour (`fuzzpy.verifier.text.in_run`: no identifier holds `<`, so a local
+`eps1` is `eps1<1>`); dist(e) is e<2> - e<1> (the lecture's `q_i(d1) - q_i(d2)` turned round).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from fuzzpy.verifier.kernel.certificate import (
 )
 from fuzzpy.verifier.lecture import AND, Lecture, regroup
 from fuzzpy.verifier.public_lists import as_vectors
-from fuzzpy.verifier.text import show
+from fuzzpy.verifier.text import in_run, show
 from fuzzpy.verifier.walk import sub_expressions
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ MINIMISE_SECONDS = 60.0
 class RuleUse:
     """One coupling rule applied at a draw (in one case of a pointwise split)."""
 
-    case: str  # "" (every trip) or the case, e.g. "i1 == s"
+    case: str  # "" (every trip) or the case, e.g. "i<1> == s"
     rule: str  # "Laplace+ rule 2", "Laplace rule", ...
     shift: str  # the alignment: eta in run 1 is eta + shift in run 2
     pre: str
@@ -93,7 +94,7 @@ class Step:
 
 @frozen
 class Clause:
-    text: str  # in x1 / x2 notation
+    text: str  # in x<1> / x<2> notation
     case: str  # the antecedent ("" for the clauses that hold in every case)
     hint: bool = False  # written by the user (`invariant P`)
 
@@ -108,6 +109,9 @@ class LoopClauses:
     minimised: bool  # every clause left was shown needed by the kernel
     #: the invariant in the lecture's shape, re-checked by the kernel (fuzzpy.verifier.lecture)
     lecture: Lecture | None = None
+    #: what held before the loop of the values no trip assigns, and what was paid then (paid0):
+    #: the kernel's while rule keeps them at every trip, so the invariant is inductive with them
+    entry: tuple[str, ...] = ()
 
 
 @frozen
@@ -164,6 +168,15 @@ def build(verdict: Verdict, decl: MechanismDecl, program: Program | None, minimi
                                 found.get((side.orientation, inv.at.node), len(inv.labels)))
                   for side in cert.sides for inv in side.loops)
     loops = _with_lectures(checked, program, cert, verdict.certificate or cert, loops, minimise, hints)
+    walked = {"forward": steps}
+    for side in cert.sides:  # a reversed relation has draws of its own: its facts are read from them
+        if side.orientation not in walked:
+            other = _Context(decl, cert, side, verdict, trace=False)
+            walked[side.orientation] = other.walk(decl.body, 0)
+            context.paid_bounds += [f"{bound} (relation reversed)" for bound in other.paid_bounds
+                                    if bound not in context.paid_bounds]
+    loops = tuple(dataclasses.replace(loop, entry=_entry_facts(decl, loop, walked.get(loop.orientation, [])))
+                  for loop in loops)
     return GameProof(decl.name, cert.claim, cert.rule, _precondition(decl), _postcondition(decl, cert.rule),
                      tuple(steps), loops, tuple(context.closing(loops, paths)),
                      tuple(s.orientation for s in cert.sides), paths, tuple(_obligations(decl, context)))
@@ -185,6 +198,47 @@ def _with_lectures(decl: MechanismDecl, program: Program | None, cert: Certifica
     return tuple(out)
 
 
+def _entry_facts(decl: MechanismDecl, loop: LoopClauses, steps: list[Step]) -> tuple[str, ...]:
+    """The facts the statements before a loop established about the values the
+    loop reads but never assigns (`tn<1> + 1 = tn<2>`), and what was paid before
+    it (`paid0 <= eps / 2`). The kernel checks the loop from the path that enters
+    it: only the variables a trip assigns are replaced by fresh values at the
+    head (docs/verifier-kernel.md, "Loops"), so these facts hold at every trip
+    and the invariant is inductive together with them (issue 30 review: above_t's
+    invariant alone is not, without `tn<1> + 1 = tn<2>` and paid0 <= eps / 2)."""
+    index = next((k for k, st in enumerate(decl.body) if isinstance(st, While) and st.span.line == loop.line), None)
+    if index is None:
+        return ()
+    stmt = decl.body[index]
+    assert isinstance(stmt, While)
+    inside = _statements(stmt.body)
+    assigned = {st.name for st in inside if isinstance(st, (VarDecl, Assign))}
+    tops = [stmt.cond] + [getattr(st, n) for st in inside for n in ("expr", "cond", "index")
+                          if getattr(st, n, None) is not None]
+    reads = {e.name for top in tops for e in sub_expressions(top) if isinstance(e, Var)}
+    facts: list[str] = []
+    paid: list[str] = []
+    for before in decl.body[:index]:
+        mine = [step for step in steps if step.line == before.span.line and step.depth == 0]
+        relevant = isinstance(before, (VarDecl, Assign)) and before.name not in assigned and before.name in reads
+        for step in mine:
+            if relevant and step.assertion.startswith("["):
+                facts.append(step.assertion[1:step.assertion.index("]")].strip())
+            for use in step.rules:
+                if relevant and use.post.startswith("[") and not use.case:
+                    facts.append(use.post[1:use.post.index("]")].strip())
+            costs = list(dict.fromkeys(use.paid.rpartition("<= ")[2].strip() for use in step.rules
+                                       if use.paid.strip() != "0"))
+            if costs:
+                paid.append(costs[0] if len(costs) == 1 else f"max({', '.join(costs)})")
+    shown = list(loop.lecture.formula) if loop.lecture is not None and loop.lecture.checked else \
+        [c.text for c in loop.clauses]
+    if any("paid0" in text or "entry cost" in text for text in shown):  # what paid0 / entry cost is
+        word = "paid0" if any("paid0" in text for text in shown) else "entry cost"
+        facts.append(f"{word} <= {' + '.join(paid)}" if paid else f"{word} = 0")
+    return tuple(dict.fromkeys(facts))
+
+
 def _obligations(decl: MechanismDecl, context: _Context) -> list[str]:
     """The kinds of obligation the kernel discharges for this proof (docs/verifier-kernel.md)."""
     found = []
@@ -202,7 +256,7 @@ def _obligations(decl: MechanismDecl, context: _Context) -> list[str]:
             elif not context._public(stmt.cond):
                 found.append(f"line {line}: both runs take the same arm of `if ({show(stmt.cond)})`")
         elif isinstance(stmt, ReturnStmt):
-            found.append(f"line {line}: " + ("out1 = s ==> out2 = s (pointwise rule)" if context.pointwise
+            found.append(f"line {line}: " + ("out<1> = s ==> out<2> = s (pointwise rule)" if context.pointwise
                                              else "both runs return equal values"))
         elif isinstance(stmt, Output):
             found.append(f"line {line}: both runs release equal values")
@@ -233,40 +287,42 @@ def _precondition(decl: MechanismDecl) -> tuple[str, ...]:
         if isinstance(p.type, TyVec):
             norm = p.type.norm
             if norm == "1":
-                parts.append(f"{p.name}1 ~ {p.name}2: sum over j of |{p.name}2[j] - {p.name}1[j]| <= 1 (vec[1]), "
+                one, two = in_run(p.name, 1), in_run(p.name, 2)
+                parts.append(f"{one} ~ {two}: sum over j of |{two}[j] - {one}[j]| <= 1 (vec[1]), "
                              "same length")
             else:
-                parts.append(f"{p.name}1 ~ {p.name}2: |{p.name}2[j] - {p.name}1[j]| <= 1 for every j (vec[{norm}]), "
+                one, two = in_run(p.name, 1), in_run(p.name, 2)
+                parts.append(f"{one} ~ {two}: |{two}[j] - {one}[j]| <= 1 for every j (vec[{norm}]), "
                              "same length")
     private = {e.expr.name for r in decl.requires for e in sub_expressions(r)
                if isinstance(e, Dist) and isinstance(e.expr, Var)}
     public = [p.name for p in decl.params if not isinstance(p.type, TyVec) and p.name not in private]
     if public:
-        parts.append(" , ".join(f"{n}1 = {n}2" for n in public) + " (public)")
+        parts.append(" , ".join(f"{in_run(n, 1)} = {in_run(n, 2)}" for n in public) + " (public)")
     for r in decl.requires:
         text = show(r)
-        parts.append(f"{text}  (dist(e) = e2 - e1)" if any(isinstance(e, Dist) for e in sub_expressions(r)) else text)
+        parts.append(f"{text}  (dist(e) = e<2> - e<1>)" if any(isinstance(e, Dist) for e in sub_expressions(r)) else text)
     return tuple(parts)
 
 
 def _postcondition(decl: MechanismDecl, rule: str) -> str:
     if rule == "pointwise":
-        return ("[ out1 = s ==> out2 = s ] and paid <= " + show(decl.privacy)
+        return ("[ out<1> = s ==> out<2> = s ] and paid <= " + show(decl.privacy)
                 + ", for every value s (the pointwise rule: the result is discrete, so "
-                "P[out1 = s] <= e^claim P[out2 = s] for each s is enough)")
-    return f"[ out1 = out2 ] and paid <= {show(decl.privacy)}"
+                "P[out<1> = s] <= e^claim P[out<2> = s] for each s is enough)")
+    return f"[ out<1> = out<2> ] and paid <= {show(decl.privacy)}"
 
 
 class _Context:
     def _in_run_one(self, test: str) -> str:
-        """The selector's expression in run 1's notation: `i1`, or `(i1 - 1)`
+        """The selector's expression in run 1's notation: `i<1>`, or `(i<1> - 1)`
         for `i - 1` (a review found `i - 11` printed)."""
         names = {p.name for p in self.decl.params} | {
             st.name for st in _statements(self.decl.body) if isinstance(st, VarDecl)}
-        renamed = _NAME.sub(lambda m: f"{m.group(0)}1" if m.group(0) in names else m.group(0), test)
+        renamed = _NAME.sub(lambda m: in_run(m.group(0), 1) if m.group(0) in names else m.group(0), test)
         return renamed if _NAME.fullmatch(test) else f"({renamed})"
 
-    def __init__(self, decl: MechanismDecl, cert: Certificate, side: Side, verdict: Verdict) -> None:
+    def __init__(self, decl: MechanismDecl, cert: Certificate, side: Side, verdict: Verdict, trace: bool = True) -> None:
         self.decl = decl
         self.cert = cert
         numbers = numbering(decl)
@@ -276,7 +332,7 @@ class _Context:
         self.numbers = numbers
         self.either = {b.at.node for b in side.branches if b.rule == "either"}
         self.either |= {b.at.node for other in cert.sides for b in other.branches if b.rule == "either"}
-        self.trace = verdict.proof
+        self.trace = verdict.proof if trace else None  # the prover's texts are the forward side's
         self.pointwise = cert.rule == "pointwise"
         from fuzzpy.language.syntax import TyVec
 
@@ -340,7 +396,7 @@ class _Context:
             elif self._public(stmt.cond):
                 how = f"both runs take the same arm: `{cond}` reads only values equal in both runs"
             else:
-                how = f"both runs take the same arm: obligation ({cond})1 <=> ({cond})2"
+                how = f"both runs take the same arm: obligation {in_run(cond, 1)} <=> {in_run(cond, 2)}"
             split = apart or number in self.either
             steps = [Step(line, depth, f"if ({cond})", how, tuple(self.expression_rules(stmt.cond)))]
             steps += self.walk(stmt.then, depth + 1, split)
@@ -352,7 +408,7 @@ class _Context:
             guard = show(stmt.cond)
             self.in_loop = True
             head = [Step(line, depth, f"while ({guard})",
-                         f"[ the loop invariant (below) ] and both runs agree on the guard: ({guard})1 <=> ({guard})2")]
+                         f"[ the loop invariant (below) ] and both runs agree on the guard: {in_run(guard, 1)} <=> {in_run(guard, 2)}")]
             body = self.walk(stmt.body, depth + 1)
             self.loop_lines |= {s.line for s in body}
             self.in_loop = False
@@ -360,7 +416,7 @@ class _Context:
             return head + body + [after]
         if isinstance(stmt, ReturnStmt):
             shown = show(stmt.expr)
-            one, two = (f"{shown}1", f"{shown}2") if isinstance(stmt.expr, Var) else (f"({shown})1", f"({shown})2")
+            one, two = in_run(shown, 1), in_run(shown, 2)
             # a draw in the released expression is a rule use like any other (issue 30 review)
             released = tuple(self.release_rules(stmt.expr))
             if self.pointwise:
@@ -369,7 +425,10 @@ class _Context:
             return [Step(line, depth, f"return {shown};", f"[ {one} = {two} ]", released)]
         if isinstance(stmt, Output):
             shown = show(stmt.expr)
-            return [Step(line, depth, f"output {shown};", f"[ ({shown})1 = ({shown})2 ] (released: equal in both runs)",
+            if self._public(stmt.expr):
+                return [Step(line, depth, f"output {shown};", "(released: the same in both runs, it reads only public "
+                                                               "values)")]
+            return [Step(line, depth, f"output {shown};", f"[ {in_run(shown, 1)} = {in_run(shown, 2)} ] (released: equal in both runs)",
                          tuple(self.release_rules(stmt.expr)))]
         return [Step(line, depth, type(stmt).__name__, "")]
 
@@ -411,11 +470,11 @@ class _Context:
 
     def assertion(self, name: str, value: Expr) -> str:
         if self._public(value):
-            return f"[ {name}1 = {name}2 ]"
+            return f"[ {in_run(name, 1)} = {in_run(name, 2)} ]"
         linear = self.dist_linear(value)
         if linear is None:
-            return f"[ {name}2 - {name}1 = dist({self._atom(value)}) ]"
-        return f"[ {name}2 - {name}1 = {_linear_text(linear)} ]"
+            return f"[ {in_run(name, 2)} - {in_run(name, 1)} = dist({self._atom(value)}) ]"
+        return f"[ {in_run(name, 2)} - {in_run(name, 1)} = {_linear_text(linear)} ]"
 
     def dist_linear(self, e: Expr) -> dict[str, Fraction] | None:
         """dist(e) as a linear form over atoms `dist(..)` (None when not linear)."""
@@ -485,12 +544,22 @@ class _Context:
         zero = shift.strip() in ("0", "(0)")
         moved = self.dist_linear(rest) if rest is not None else ({} if rest is None else None)
         a = _parse_linear(shift)
+        # the shift is evaluated before the statement assigns: `dist(next)` there is
+        # `dist(next before)`, as in the input it moves (issue 30 review: prefix_sum's
+        # post printed `next2 - next1 = dist(next before) - dist(next)`, a garble of
+        # the two readings; it is `next<1> = next<2>`)
+        shift = self._before(shift)
+        # a public parameter is the same in both runs: its distance is 0
+        a = None if a is None else {self._before(k): v for k, v in a.items()
+                                    if not re.fullmatch(r"dist\((\w+)\)", k) or k[5:-1] not in self.public}
         bound = _bound(self._substitute(a), self.vectors) if a is not None else None
         if zero:
             rule = "Laplace+ rule 1 (the same noise in both runs)" if one_sided else \
                 "Laplace rule with shift 0 (the same noise in both runs)"
-            post = (f"[ {carrier}2 - {carrier}1 = {_linear_text(moved)} ]" if moved is not None
-                    else f"[ {carrier}2 - {carrier}1 = dist(input) ]")
+            moved = None if moved is None else self._substitute(moved)
+            post = (f"[ {in_run(carrier, 1)} = {in_run(carrier, 2)} ]" if moved == {}
+                    else f"[ {_diff(carrier)} = {_linear_text(moved)} ]" if moved is not None
+                    else f"[ {_diff(carrier)} = dist(input) ]")
             return RuleUse("", rule, "0", "true", post, "0")
         rule = "Laplace+ rule 2 (shift the noise up)" if one_sided else "Laplace rule (shift the noise)"
         if mirror:
@@ -511,6 +580,14 @@ class _Context:
                                     f"{_over_scale(bound, noise.scale)} when shifted")
         return RuleUse("", rule, shift, pre, post, paid)
 
+    def _before(self, text: str) -> str:
+        """`dist(x)` as `dist(x before)` for the variable the statement assigns."""
+        if not self.assigning:
+            return text
+        name = re.escape(self.assigning)
+        return re.sub(rf"dist\(([^()]*\b{name}\b[^()]*?)\)",
+                      lambda m: m.group(0) if m.group(1).endswith(" before") else f"dist({m.group(1)} before)", text)
+
     def _substitute(self, form: dict[str, Fraction]) -> dict[str, Fraction]:
         out: dict[str, Fraction] = {}
         for key, v in form.items():
@@ -524,16 +601,17 @@ class _Context:
     def _post(self, carrier: str, moved: dict[str, Fraction] | None, a: dict[str, Fraction] | None,
               shift: str) -> str:
         if moved is not None and a is not None:
-            total = _add(moved, a, 1)
+            # a local assigned once before (`tt<1> + 1 = tt<2>`): its distance is that constant
+            total = self._substitute(_add(moved, a, 1))
             if set(total) <= {"1"}:
                 k = total.get("1", Fraction(0))
                 if carrier in self.once and not self.in_loop:
                     self.known[carrier] = k
                 if k == 0:
-                    return f"[ {carrier}1 = {carrier}2 ]"
-                return f"[ {carrier}1 + {_fraction(k)} = {carrier}2 ]"
-            return f"[ {carrier}2 - {carrier}1 = {_linear_text(total)} ]"
-        return f"[ {carrier}2 - {carrier}1 = dist(input) + ({shift}) ]"
+                    return f"[ {in_run(carrier, 1)} = {in_run(carrier, 2)} ]"
+                return f"[ {in_run(carrier, 1)} + {_fraction(k)} = {in_run(carrier, 2)} ]"
+            return f"[ {_diff(carrier)} = {_linear_text(total)} ]"
+        return f"[ {_diff(carrier)} = dist(input) + ({shift}) ]"
 
     # ------------------------------------------------------------ closing
 
@@ -552,13 +630,14 @@ class _Context:
                    for use in step.rules if use.paid.strip() != "0"]
         for loop in loops:
             cost = [c for c in loop.clauses if "cost" in c.text]
+            side = "" if loop.orientation == "forward" else " (relation reversed)"
             if loop.lecture is not None and loop.lecture.checked and loop.lecture.cost:
                 what = "what its trips pay" if outside else "what is paid"
-                lines.append(f"the invariant at line {loop.line} carries {what}: " + AND.join(loop.lecture.cost))
+                lines.append(f"the invariant at line {loop.line}{side} carries {what}: " + AND.join(loop.lecture.cost))
             elif cost:
                 shown = "; ".join((f"{c.case} ==> " if c.case else "") + c.text for c in cost)
                 what = "the cost of its trips" if outside else "the cost"
-                lines.append(f"the invariant at line {loop.line} carries {what}: {shown}")
+                lines.append(f"the invariant at line {loop.line}{side} carries {what}: {shown}")
         plural = "s" if len({loop.line for loop in loops}) > 1 else ""
         where = f"after the loop{plural}" if loops else "outside any loop"
         for line, paid in dict.fromkeys(outside):
@@ -569,6 +648,11 @@ class _Context:
         total = f"cost = {' + '.join(parts)} <= {self.cert.claim}" if len(parts) > 1 else f"cost <= {self.cert.claim}"
         lines.append(f"{total} for every path: checked by the proof kernel{tail}")
         return lines
+
+
+def _diff(carrier: str) -> str:
+    """`x<2> - x<1>`: how far run 2's value is from run 1's."""
+    return f"{in_run(carrier, 2)} - {in_run(carrier, 1)}"
 
 
 def _same_in_both_runs(decl: MechanismDecl, public: set[str], either: set[int], numbers: dict[int, int]) -> set[str]:
@@ -741,23 +825,25 @@ _WORDS = {"s", "cost", "entry", "claim", "at", "len", "abs", "max", "min", "dist
 
 
 def _two_runs(label: str, names: set[str]) -> str:
-    """A prover label (`best`, `best'`, `dist(best)`) in the lecture's notation (best1, best2)."""
+    """A prover label (`best`, `best'`, `dist(best)`) in the lecture's notation (best<1>, best<2>)."""
     label = label.replace("!=", " != ")
     label = re.sub(r"(\w+) == s\s+!=\s+(-?\d+)", r"\1 == s && s != \2", label)
-    label = re.sub(r"dist\((\w+)\) == 0\b", r"\1_1 = \1_2", label)
-    label = re.sub(r"dist\((\w+)\) == (\d+(?:/\d+)?)\b", r"\1_1 + \2 = \1_2", label)
-    label = re.sub(r"dist\((\w+)\)", r"(\1_2 - \1_1)", label)
+    # `x@1`: x in run 1 already (`@` is in no name, so the renaming below leaves it)
+    label = re.sub(r"dist\((\w+)\) == 0\b", r"\1@1 = \1@2", label)
+    label = re.sub(r"dist\((\w+)\) == (\d+(?:/\d+)?)\b", r"\1@1 + \2 = \1@2", label)
+    label = re.sub(r"dist\((\w+)\)", r"(\1@2 - \1@1)", label)
 
     def rename(m: re.Match[str]) -> str:
         word = m.group(0)
         base = word.rstrip("'")
-        if base.endswith("_1") or base.endswith("_2"):
-            return base[:-2] + base[-1]
+        if m.string.startswith("@", m.end()):
+            return word
         if base not in names or base in _WORDS and base not in names:
             return word
-        return f"{base}2" if word.endswith("'") else f"{base}1"
+        return in_run(base, 2) if word.endswith("'") else in_run(base, 1)
 
     text = _NAME.sub(rename, label)
+    text = re.sub(r"(\w+)@([12])", lambda m: in_run(m.group(1), m.group(2)), text)
     return re.sub(r"\s+", " ", text)
 
 

@@ -3,17 +3,17 @@
     regroup(decl, program, base, source, orientation, loop_index, minimise) -> Lecture
 
 The lecture states ROSNM's invariant in three clauses and a cost, in
-two-run notation (x1, x2: x in the run on the input and on its neighbour):
+two-run notation (x<1>, x<2>: x in the run on the input and on its neighbour):
 
-    i1 < s => (max1 < s /\\ max2 < s /\\ |best1 - best2| <= 1)
-    /\\ i1 >= s => ((max1 = max2 = s /\\ best1 + 1 = best2) \\/ max1 != s)
-    /\\ i1 = i2                                           (and "paid")
+    i<1> < s => (max<1> < s /\\ max<2> < s /\\ |best<1> - best<2>| <= 1)
+    /\\ i<1> >= s => ((max<1> = max<2> = s /\\ best<1> + 1 = best<2>) \\/ max<1> != s)
+    /\\ i<1> = i<2>                                           (and "paid")
 
 Here a proof's invariant (the prover's clauses, SMT-LIB text in the
-certificate) is put in that shape: the public equalities (i1 = i2), the
+certificate) is put in that shape: the public equalities (i<1> = i<2>), the
 clause "before s" (the pointwise index below the fixed output s), the
-clause "after s" (the lecture's disjunction `(max1 = s /\\ ...) \\/ max1 !=
-s` for each clause the proof guards by "max1 = s"), the clauses that hold
+clause "after s" (the lecture's disjunction `(max<1> = s /\\ ...) \\/ max<1> !=
+s` for each clause the proof guards by "max<1> = s"), the clauses that hold
 in every case, and the cost clause ("paid"). A proof without a pointwise
 index (randomness alignment, or a selector that is not "the index equals s")
 has no split: public equalities, relational clauses, cost.
@@ -23,7 +23,7 @@ regrouped formula is handed to the proof kernel in place of the loop's
 invariant (initiation, consecution, and what the program needs after the
 loop are all re-checked) and is shown only when the kernel accepts it. The
 clauses are chosen by asking the kernel too: from the prover's clauses in the
-lecture's shape (split at i1 < s first, as the slides do; then at i1 <= s),
+lecture's shape (split at i<1> < s first, as the slides do; then at i<1> <= s),
 a clause goes only when the kernel still accepts the invariant without it.
 When the lecture's own split is not inductive with the proof's clauses the
 result says so (`note`), with the kernel's reason.
@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Union
 
 from fuzzpy.support.records import frozen
 from fuzzpy.verifier.kernel.certificate import Certificate, LoopInvariant
+from fuzzpy.verifier.text import in_run
 
 if TYPE_CHECKING:
     from fuzzpy.language.syntax import MechanismDecl, Program
@@ -58,12 +59,12 @@ class Lecture:
     """One loop's invariant in the lecture's shape (texts in two-run notation)."""
 
     checked: bool  # the kernel accepted `smt` in place of the proof's invariant
-    split: str  # "i1 < s", "i1 <= s", or "" (no case split at s)
-    public: tuple[str, ...]  # equal in both runs: "i1 = i2"
+    split: str  # "i<1> < s", "i<1> <= s", or "" (no case split at s)
+    public: tuple[str, ...]  # equal in both runs: "i<1> = i<2>"
     before: tuple[str, ...]  # under the split ("before s")
     after: tuple[str, ...]  # under its negation ("after s"), the lecture's disjunctions among them
     relational: tuple[str, ...]  # in every case (no split: every relational clause)
-    cost: tuple[str, ...]  # "paid <= eps", "i1 <= s => paid = 0"
+    cost: tuple[str, ...]  # "paid <= eps", "i<1> <= s => paid = 0"
     formula: tuple[str, ...]  # the invariant as printed, one group a line
     smt: str  # the SMT-LIB term the kernel checked
     note: str = ""  # the lecture's split rejected, or why there is no regrouping
@@ -247,8 +248,8 @@ _GROUP_RANK = {"every": 0, "partial": 1, "after": 2, "disjunction": 3, "before":
 def _op_rank(group: str, body: Tree) -> int:
     """Among clauses of one group, which to keep (higher: kept longer). Before and
     after s: strict comparisons and the lecture's relational forms over `!=`; in
-    every case: a bound by a constant (`i1 >= 1`) over a relation between two
-    variables (`max1 < i1`), which would stand in for the lecture's case split."""
+    every case: a bound by a constant (`i<1> >= 1`) over a relation between two
+    variables (`max<1> < i<1>`), which would stand in for the lecture's case split."""
     if not isinstance(body, list) or not body:
         return 1
     if group == "every":
@@ -434,8 +435,8 @@ def _name(atom: str) -> str:
     if atom.startswith("%") or atom.startswith("|"):
         raise Unshown(atom)
     m = re.fullmatch(r"(.+)\.(1|2|entry)", atom)
-    if m is not None:
-        return m.group(1) + ("0" if m.group(2) == "entry" else m.group(2))
+    if m is not None:  # x<1>, x<2>; x<entry>: run 1's value when the loop was entered
+        return in_run(m.group(1), m.group(2))
     number = _num_text(atom)
     if number is not None:
         return number
@@ -586,12 +587,12 @@ def _disjunctions(items: list[_Item], label_text: Callable[[str], str]) -> list[
 
 
 def _chain(first: Tree, parts: list[str]) -> list[str]:
-    """`max1 = s` and `max2 = s` as the lecture's `max1 = max2 = s`."""
+    """`max<1> = s` and `max<2> = s` as the lecture's `max<1> = max<2> = s`."""
     head = show(first, 4)
-    m = re.fullmatch(r"(\w+)1 = (\w+)", head)
-    if m is not None and f"{m.group(1)}2 = {m.group(2)}" in parts:
-        rest = [p for p in parts if p != f"{m.group(1)}2 = {m.group(2)}"]
-        return [f"{m.group(1)}1 = {m.group(1)}2 = {m.group(2)}", *rest]
+    m = re.fullmatch(r"(\w+)<1> = (\w+)", head)
+    if m is not None and f"{m.group(1)}<2> = {m.group(2)}" in parts:
+        rest = [p for p in parts if p != f"{m.group(1)}<2> = {m.group(2)}"]
+        return [f"{m.group(1)}<1> = {m.group(1)}<2> = {m.group(2)}", *rest]
     return [head, *parts]
 
 
@@ -711,6 +712,32 @@ def _reason(text: str) -> str:
     return f"`{m.group(1)}` fails, line {m.group(2)}" if m else head[:160]
 
 
+def failed_obligation(text: str, loop_line: int) -> str:
+    """Why the kernel rejects an invariant of the loop at ``loop_line``, read
+    from the obligation it reports (fuzzpy.verifier.kernel.product): it does not
+    hold on entry (initiation), one more trip does not keep it (consecution),
+    what follows the loop does not follow from it (post), or a trip's own
+    obligation does not (issue 30 review: a fixed "is not inductive" was printed
+    whatever failed). Completes `the invariant ...`."""
+    m = re.match(r"(?s)(?:z3 could not decide `(.*)` \(line (\d+)\) on the path \[(.*)\]|"
+                 r"(.*) \(line (\d+)\) fails on the path \[(.*)\])", text)
+    if m is None:
+        return f"is rejected by the kernel ({text[:160]})"
+    undecided = m.group(1) is not None
+    ob, line, trail = (m.group(1), m.group(2), m.group(3)) if undecided else (m.group(4), m.group(5), m.group(6))
+    verdict = "is not decided by z3" if undecided else "fails"
+    where = f"`{ob}` {verdict}, line {line}"
+    if ob == "the loop invariant holds on entry" and line == str(loop_line):
+        return f"does not hold when the loop is entered (initiation: {where})"
+    if ob == "the trip preserves the loop invariant" and line == str(loop_line):
+        return f"is not inductive: one more trip does not keep it (consecution: {where})"
+    if f"line {loop_line}: the loop ends" in trail:
+        return f"holds at the loop's exit but is too weak for what follows it (post: {where})"
+    if f"line {loop_line}: the loop head" in trail:
+        return f"is too weak for the obligations of a trip (inside the loop: {where})"
+    return f"is rejected by the kernel ({where})"
+
+
 def regroup(decl: MechanismDecl, program: Program | None, base: Certificate, source: Certificate,
             orientation: str, loop_index: int, minimise: bool, hints: set[str], mine_minimal: bool = False
             ) -> tuple[Lecture, Certificate]:
@@ -771,12 +798,12 @@ def regroup(decl: MechanismDecl, program: Program | None, base: Certificate, sou
             return dataclasses.replace(empty, note=f"the kernel rejects the regrouped clauses ({_reason(reason)})"), base
         return finish(items, None, cert, "", minimise and mine_minimal)
 
-    # the lecture's own shape, split as the slides split (at i1 < s): its note when rejected
+    # the lecture's own shape, split as the slides split (at i<1> < s): its note when rejected
     lecture_reason = ""
     if minimise:
         strict = _items(clauses, index, frozenset({LT}), True, False, False)
         ok, reason, _cert = accepted(strict, splits[0])
-        lecture_reason = "" if ok else _reason(reason)
+        lecture_reason = "" if ok else failed_obligation(reason, mine.at.line)
     found = []
     for before, split in ((frozenset({LT}), splits[0]), (frozenset({LT, EQ}), splits[1])):
         # every clause of the proof, placed for this split: the proof's invariant itself, regrouped
@@ -820,13 +847,14 @@ def _split_note(score: tuple[int, int, int, int], before: frozenset[str], index:
     name = index[:-2]
     how = []
     if before != frozenset({LT}):
-        how.append(f"split at {name}1 <= s / {name}1 > s")
+        how.append(f"split at {in_run(name, 1)} <= s / {in_run(name, 1)} > s")
     if score[0]:
         how.append("with clauses that hold in every case")
     if score[1]:
         how.append("with clauses for one case of the index")
-    return (f"the lecture's shape ({name}1 < s => before /\\ {name}1 >= s => the disjunction, paid) with this proof's "
-            f"clauses is not inductive (kernel: {reason}); shown, an inductive version: {', '.join(how) or 'regrouped'}")
+    one = in_run(name, 1)
+    return (f"the lecture's shape ({one} < s => before /\\ {one} >= s => the disjunction, paid) with this proof's "
+            f"clauses {reason}; shown, a version the kernel accepts: {', '.join(how) or 'regrouped'}")
 
 
 def _shrink(items: list[_Item], split: Tree | None,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import mpmath
 
 from fuzzpy.language.figures import text_down, text_up
+from fuzzpy.verifier.lecture import AND
 from fuzzpy.verifier.verdict import Verdict, output_json
 
 if TYPE_CHECKING:  # not at run time: rendering a cached proof loads neither the prover nor z3
@@ -85,15 +86,16 @@ def cheaper_lines(verdict: Verdict, cheaper: Cheaper | None) -> list[str]:
 def game_lines(game: GameProof) -> list[str]:
     """The proof as the lecture plays the verification game."""
     rule = "pointwise rule" if game.rule == "pointwise" else "randomness alignment"
-    lines = [f"  the verification game ({rule}; x1, x2: x in the run on the input and on its neighbour;",
-             "    dist(e) = e2 - e1; a draw eta in run 1 is eta + shift in run 2):",
+    lines = [f"  the verification game ({rule}; x<1>, x<2>: x in the run on the input and on its neighbour;",
+             "    dist(e) = e<2> - e<1>; a draw eta in run 1 is eta + shift in run 2):",
              "    precondition:"]
     lines += [f"      {p}" for p in game.precondition]
     lines.append(f"    postcondition: {game.postcondition}")
     if len(game.orientations) > 1:
         lines.append("    (the relation is one-sided: the game is played for it reversed too, every distance negated)")
     lines.append("    statement by statement (assertion after each):")
-    if any(" before)" in step.assertion or any(" before)" in r.post for r in step.rules) for step in game.steps):
+    if any(" before)" in step.assertion or any(" before)" in r.post + r.shift for r in step.rules)
+           for step in game.steps):
         lines.append("      (dist(x before): x as the statement found it, before its assignment)")
     for step in game.steps:
         pad = "  " * step.depth
@@ -127,6 +129,7 @@ def game_lines(game: GameProof) -> list[str]:
             label = f"when {case}:" if case else "in every case:"
             lines.append(f"      {label}")
             lines += [f"        {text}" for text in texts]
+        lines += entry_lines(loop)
     if game.obligations:
         lines.append("    obligations the kernel discharged (z3, one validity check per path):")
         lines += [f"      {text}" for text in game.obligations]
@@ -149,9 +152,20 @@ def lecture_lines(loop: LoopClauses, side: str) -> list[str]:
     named = "; ".join(name for name, texts in groups if texts)
     lines.append(f"      (the clauses, in order: {named}" + ("; paid0: what was paid when the loop was entered)"
                                                           if any("paid0" in t for t in lecture.formula) else ")"))
+    lines += entry_lines(loop)
     if lecture.note:
         lines.append(f"      {lecture.note}")
     return lines
+
+
+def entry_lines(loop: LoopClauses) -> list[str]:
+    """What the loop's invariant is inductive together with: the facts from before
+    the loop about the values no trip assigns, and paid0 (fuzzpy.verifier.game._entry_facts)."""
+    if not loop.entry:
+        return []
+    return ["      inductive together with what held when the loop was entered (the kernel keeps, at every trip,",
+            "      the values no trip assigns, and what was paid before the loop):",
+            "        " + AND.join(loop.entry)]
 
 
 def proof_lines(proof: ProofTrace, certificate: Certificate | None = None) -> list[str]:
@@ -208,8 +222,10 @@ def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
     changed = {k: v for k, v in cx.neighbour_params.items() if cx.params.get(k) != v}
     output = [_number(v) for v in cx.output]
     shown = f"[{', '.join(output)}]" if stream else (output[0] if output else NO_VALUE)
+    word = _claim_word(cx)
+    at = f"at eps = {_number(cx.eps)}" if word == "eps" else f"where the claim is {_number(cx.eps)}"
     lines = [
-        f"  counterexample at eps = {_number(cx.eps)} (parameters: {params or 'none'})",
+        f"  counterexample {at} (parameters: {params or 'none'})",
         f"    inputs     {_vectors(cx.inputs, cx.params)}",
         f"    neighbour  {_vectors(cx.neighbour, cx.neighbour_params)}"
         + (f" with {', '.join(f'{k} = {_number(v)}' for k, v in changed.items())}" if changed else ""),
@@ -224,7 +240,7 @@ def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
     lines.append("    (probabilities in closed form, evaluated to 50 significant digits)")
     if cx.eps < 0:
         lines.append("    (a claim below 0 is false for every mechanism: the event `any output` has probability 1")
-        lines.append(f"     under both inputs, and 1 > e^eps = {_text(_exp(cx.eps), up=True)})")
+        lines.append(f"     under both inputs, and 1 > e^{word} = {_text(_exp(cx.eps), up=True)})")
     return lines
 
 
@@ -237,6 +253,14 @@ def _delta_lines(cx: Counterexample) -> list[str]:
                 f" = {_text(right, up=True)}  (delta = {_number(cx.delta)})",
                 "    (Gaussian probabilities in closed form, Phi evaluated to 50 significant digits; the",
                 "     inputs' probability is a lower bound, the neighbour's an upper bound)"]
+
+
+def _claim_word(cx: Counterexample) -> str:
+    """`eps` for the claim's value, unless a parameter named `eps` holds another
+    value (a claim `2 * eps` at eps = 1 printed `at eps = 2 (parameters: eps = 1)`
+    and `e^eps = 7.389`): then `claim`."""
+    value = cx.params.get("eps")
+    return "eps" if value is None or value == cx.eps else "claim"
 
 
 def _exp(value: Fraction) -> mpmath.mpf:
@@ -252,13 +276,13 @@ def _ratio_line(cx: Counterexample) -> str:
         bound = _text(mpmath.exp(eps), up=True)
         eps_text = text_up(cx.eps)
         if cx.infinite:
-            return f"    ratio = inf > e^eps = {bound}  (the neighbour cannot produce this output)"
+            return f"    ratio = inf > e^{_claim_word(cx)} = {bound}  (the neighbour cannot produce this output)"
         log_ratio = _text(mpmath.log(cx.p_inputs) - mpmath.log(cx.p_neighbour), up=False)
         if math.isinf(cx.ratio):  # finite, beyond the double range
             ratio = f"e^{log_ratio}"
         else:
             ratio = _text(cx.p_inputs / cx.p_neighbour, up=False)
-    return f"    ratio = {ratio} > e^eps = {bound}  (log-ratio {log_ratio} > {eps_text})"
+    return f"    ratio = {ratio} > e^{_claim_word(cx)} = {bound}  (log-ratio {log_ratio} > {eps_text})"
 
 
 def _text(value: mpmath.mpf, up: bool) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from fuzzpy.language.syntax import (
     Binary,
     BoolLit,
@@ -70,3 +72,24 @@ def show_trail(trail: list) -> str:  # noqa: ANN001 - (statement, branch taken) 
         cond = show(getattr(stmt, "cond", stmt))
         parts.append(cond if taken else f"!({cond})")
     return ", ".join(parts)
+
+
+def in_run(text: str, run: int | str) -> str:
+    """`x` in run 1 / run 2 of a relational proof: `x<1>`, `x<2>` (Gaboardi's
+    lecture's angle brackets). No identifier holds `<`, so a local named `eps1`
+    prints `eps1<1>`, never `eps11` (issue 30 review: x1 / x2 collided with
+    such names). An expression that is not a name is parenthesised: `(i < k)<1>`."""
+    plain = re.fullmatch(r"[A-Za-z_]\w*(\[[^\[\]]*\])?", text) is not None or _wrapped(text)
+    return f"{text}<{run}>" if plain else f"({text})<{run}>"
+
+
+def _wrapped(text: str) -> bool:
+    """`(...)` with one pair of parentheses round the whole text."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    depth = 0
+    for k, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and k < len(text) - 1:
+            return False
+    return True
