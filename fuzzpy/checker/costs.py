@@ -62,13 +62,22 @@ EventTree = tuple[Event, ...] | _Cat
 
 
 class Cost:
-    """A finite sequence of events, or infinity with its `Blame`."""
+    """A finite sequence of events, or infinity with its `Blame`.
 
-    __slots__ = ("tree", "blame")
+    ``draw``: set only on a cost that is exactly ONE noise draw's event
+    (`Laplace`, `Gaussian`, `Geometric`, `DiscreteGaussian`), to an identity
+    shared by that draw's costs in every variable its query reads: two
+    routes to one variable carrying the same ``draw`` are routes into the
+    same draw (`merge_draw`). Every rule that builds a new cost (composition,
+    a sampler, a loop) drops it; a call of a definition renews it
+    (`retag`), since the definition's costs are shared by all its calls."""
 
-    def __init__(self, tree: EventTree = (), blame: Blame | None = None) -> None:
+    __slots__ = ("tree", "blame", "draw")
+
+    def __init__(self, tree: EventTree = (), blame: Blame | None = None, draw: object | None = None) -> None:
         self.tree = tree
         self.blame = blame
+        self.draw = draw
 
     @property
     def is_infinite(self) -> bool:
@@ -121,6 +130,89 @@ def then(first: Cost | None, second: Cost | None) -> Cost:
     return Cost(_Cat(first.tree, second.tree))
 
 
+#: The events whose cost is a function of their query's sensitivity alone,
+#: linear in it as the noise is calibrated: one draw reading a variable at
+#: sensitivities s1 and s2 is the same event at s1 + s2 (`merge_draw`).
+_ONE_DRAW = (Laplace, Gaussian, Geometric, DiscreteGaussian)
+
+
+def one_draw(event: Event, draw: object) -> Cost:
+    """The cost of one noise draw's event in one variable, marked with the
+    draw's identity when its events can be merged (`merge_draw`)."""
+    return Cost((event,), draw=draw if isinstance(event, _ONE_DRAW) else None)
+
+
+def untagged(cost: Cost | None) -> Cost | None:
+    """The same cost without its draw identity (it no longer is one draw)."""
+    if cost is None or cost.draw is None:
+        return cost
+    return Cost(cost.tree, cost.blame)
+
+
+def retag(cost: Cost | None, fresh: dict[int, object]) -> Cost | None:
+    """A definition's cost at one call: its draw identity renewed (one new
+    identity per draw of the definition and per call), so that routes into
+    two calls are never taken for routes into one draw."""
+    if cost is None or cost.draw is None:
+        return cost
+    draw = fresh.setdefault(id(cost.draw), object())
+    return Cost(cost.tree, cost.blame, draw)
+
+
+def merge_draw(costs: list[Cost]) -> tuple[Cost, tuple[Fraction, ...]] | None:
+    """Several routes by which one variable reaches ONE noise draw, or None.
+
+    Every cost must be that same draw's single event (same identity, same
+    kind and noise scale): the variable's whole cost by each route is that
+    draw. The Fuzz let rule read inside the draw (Reed & Pierce 2010, the
+    let/substitution rule: a deterministic alias `let a = e` is replaced by
+    e, and the sensitivities of the query in the variable add, r_a * s_e +
+    s_db) makes the query's sensitivity in the variable the SUM of the
+    routes' sensitivities, and the mechanism is calibrated to that one
+    sensitivity (Laplace: Dwork et al. 2006; Gaussian: mu = s / sigma, Dong,
+    Roth & Su 2022 / Balle & Wang 2018). Returns the merged cost and the
+    routes' sensitivities (for `check --explain`)."""
+    if len(costs) < 2:
+        return None
+    draw = costs[0].draw
+    if draw is None or any(c.draw is not draw or c.blame is not None for c in costs):
+        return None
+    events = [c.events() for c in costs]
+    if any(len(evs) != 1 for evs in events):
+        return None
+    first = events[0][0]
+    scale = _noise_scale(first)
+    if scale is None or any(type(evs[0]) is not type(first) or _noise_scale(evs[0]) != scale for evs in events):
+        return None
+    parts = tuple(Fraction(evs[0].sensitivity) for evs in events)  # type: ignore[union-attr]
+    total = sum(parts, Fraction(0))
+    if isinstance(first, Laplace):  # the replace-one form of the sum is not known: 2 s (events.Laplace)
+        merged: Event = Laplace(total, first.scale)
+    else:
+        merged = dataclasses.replace(first, sensitivity=total)  # type: ignore[type-var]
+    return Cost((merged,), draw=draw), parts
+
+
+def _noise_scale(event: Event) -> Fraction | None:
+    if isinstance(event, (Laplace, Geometric)):
+        return Fraction(event.scale)
+    if isinstance(event, (Gaussian, DiscreteGaussian)):
+        return Fraction(event.sigma)
+    return None
+
+
+def alias(first: Cost | None, second: Cost | None) -> Cost:
+    """Two costs of one variable through a deterministic alias of it (a
+    `let`, the parts taken apart by `case`): one draw at the summed
+    sensitivity when both are the same single draw (`merge_draw`),
+    otherwise the chain (`chain`)."""
+    if first is not None and second is not None:
+        merged = merge_draw([first, second])
+        if merged is not None:
+            return merged[0]
+    return chain(first, second)
+
+
 def chain(first: Cost | None, second: Cost | None) -> Cost:
     """Two costs of ONE variable that reach it by two routes (a `let` alias
     and the variable itself, a sampler's bag and a capture, a loop's state
@@ -162,10 +254,11 @@ def join(a: Cost | None, b: Cost | None) -> Cost:
     if b.blame is not None:
         return b
     ea, eb = a.events(), b.events()
+    same = a.draw is b.draw  # one draw on both branches: still that draw
     if _contains(ea, eb):
-        return a
+        return a if same else Cost(a.tree)
     if _contains(eb, ea):
-        return b
+        return b if same else Cost(b.tree)
     return Cost(_Cat(ea, eb))
 
 
@@ -218,8 +311,19 @@ def scale_cost(cost: Cost, factor: Sens, blame: Blame, keep_direct: bool = False
     if not (keep_direct and factor == ONE):  # re-expressed in another bag: its size is not the sample's
         events = indirect(events)
     if factor == ONE:
-        return Cost(events)
-    return Cost(tuple(scale_event(e, factor) for e in events))
+        return _same_draw(Cost(events), cost)
+    return _same_draw(Cost(tuple(scale_event(e, factor) for e in events)), cost)
+
+
+def _same_draw(scaled: Cost, original: Cost) -> Cost:
+    """``scaled`` keeps ``original``'s draw identity when it is still that
+    one draw's event (a sensitivity scales the event linearly)."""
+    if original.draw is None:
+        return scaled
+    events = scaled.events()
+    if len(events) == 1 and isinstance(events[0], _ONE_DRAW):
+        scaled.draw = original.draw
+    return scaled
 
 
 def indirect(events: tuple[Event, ...]) -> tuple[Event, ...]:
