@@ -180,17 +180,40 @@ def merge_draw(costs: list[Cost]) -> tuple[Cost, tuple[Fraction, ...]] | None:
     events = [c.events() for c in costs]
     if any(len(evs) != 1 for evs in events):
         return None
-    first = events[0][0]
-    scale = _noise_scale(first)
-    if scale is None or any(type(evs[0]) is not type(first) or _noise_scale(evs[0]) != scale for evs in events):
+    merged = merge_events([evs[0] for evs in events])
+    if merged is None:
         return None
-    parts = tuple(Fraction(evs[0].sensitivity) for evs in events)  # type: ignore[union-attr]
+    return Cost((merged[0],), draw=draw), merged[1]
+
+
+def merge_events(events: list[Event]) -> tuple[Event, tuple[Fraction, ...]] | None:
+    """The events of several routes into ONE draw (the caller knows they
+    are: `merge_draw`, `run`'s parameters given one dataset) as that draw's
+    single event at the summed sensitivity, with the summands; None unless
+    all are of one kind with one noise scale."""
+    first = events[0]
+    scale = _noise_scale(first)
+    if scale is None or any(type(e) is not type(first) or _noise_scale(e) != scale for e in events):
+        return None
+    parts = tuple(Fraction(e.sensitivity) for e in events)  # type: ignore[union-attr]
     total = sum(parts, Fraction(0))
     if isinstance(first, Laplace):  # the replace-one form of the sum is not known: 2 s (events.Laplace)
         merged: Event = Laplace(total, first.scale)
     else:
         merged = dataclasses.replace(first, sensitivity=total)  # type: ignore[type-var]
-    return Cost((merged,), draw=draw), parts
+    return merged, parts
+
+
+def draw_numbers(costs: dict[str, Cost | None]) -> dict[str, int]:
+    """For a definition's parameters: which of them cost exactly one noise
+    draw's event, numbered by draw (`result.CheckedDef.draws`)."""
+    numbers: dict[int, int] = {}
+    out: dict[str, int] = {}
+    for name, cost in costs.items():
+        if cost is None or cost.draw is None or cost.blame is not None or len(cost.events()) != 1:
+            continue
+        out[name] = numbers.setdefault(id(cost.draw), len(numbers))
+    return out
 
 
 def _noise_scale(event: Event) -> Fraction | None:
