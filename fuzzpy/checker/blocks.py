@@ -56,6 +56,7 @@ class LambdaResult:
 class BinderRules:
     def __init__(self, ck: Inferencer) -> None:
         self.ck = ck
+        self.merged: list[str] = []  # what the last `let` folded into one draw (`check --explain`)
 
     # ------------------------------------------------------------ blocks
 
@@ -94,11 +95,14 @@ class BinderRules:
                 if j.is_fuzzy:
                     note = f"`{stmt.name}` names a distribution: each `sample` of it was charged where it was used"
                 else:
+                    self.merged = []
                     ctx, cost = self._fold_let(keys, j, stmt, ctx, cost)
-                    note = f"let: the value bound to `{stmt.name}` counts as often as `{stmt.name}` is used after it"
+                    note = "; ".join([f"let: the value bound to `{stmt.name}` counts as often as `{stmt.name}` is used "
+                                      "after it", *self.merged])
             else:
+                self.merged = []
                 ctx, cost = self._fold_let(keys, j, stmt, ctx, cost)
-                note = "let (x, y): the pair counts as much as its most used component"
+                note = "; ".join(["let (x, y): the pair counts as much as its most used component", *self.merged])
                 if is_split(stmt.expr):
                     note = ("parallel composition (McSherry, PINQ 2009): `split` puts each row in exactly one "
                             "half, so the cost is the larger of the halves' costs, not their sum")
@@ -204,8 +208,11 @@ class BinderRules:
         if merged is None:
             return C.chain(direct, routed)
         parts = " + ".join(str(Sens.of(p)) for p in merged[1])
-        self.ck.note(f"one draw reads `{source_name(var)}` directly and through {label}: one draw, "
-                     f"sensitivity {parts} = {Sens.of(sum(merged[1], Fraction(0)))} (the let rule inside the draw)")
+        said = (f"one draw reads `{source_name(var)}` directly and through {label}: one draw, "
+                f"sensitivity {parts} = {Sens.of(sum(merged[1], Fraction(0)))} (the let rule inside the draw)")
+        self.merged.append(said)
+        if label == "the parts taken apart":
+            self.ck.note(said)
         return merged[0]
 
     # ------------------------------------------------------------ lambdas

@@ -1,0 +1,279 @@
+"""One noise draw that reads a database by several routes (a `let` alias, a
+tuple taken apart, a definition given the same bag twice, `run` binding two
+parameters to one dataset) is ONE release: its cost is the mechanism's cost
+at the SUM of the routes' sensitivities. Every figure here is compared with
+an exact value computed in this file from the closed forms:
+
+* Laplace with scale b on a query of sensitivity s (eps0 = s / b): the least
+  eps with delta(eps) = 1 - exp((eps - eps0) / 2) <= delta, so
+  eps = eps0 + 2 log(1 - delta) (and eps0 at delta = 0).
+* Gaussian with sigma on a query of L2 sensitivity s (mu = s / sigma):
+  Balle & Wang 2018, delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu).
+
+A reported epsilon must never be below the exact one (it rounds toward
+safety), and where the routes meet in one draw it must be the exact one.
+Routes into two different draws are two releases: never charged below their
+composition."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import mpmath
+import pytest
+
+from fuzzpy.cli import main
+
+mpmath.mp.dps = 40
+
+
+def gaussian_eps(mu: float, delta: float) -> float:
+    """The exact epsilon of one Gaussian release with privacy parameter mu."""
+    m = mpmath.mpf(mu)
+
+    def slack(eps: mpmath.mpf) -> mpmath.mpf:
+        return mpmath.ncdf(m / 2 - eps / m) - mpmath.exp(eps) * mpmath.ncdf(-m / 2 - eps / m) - delta
+
+    lo, hi = mpmath.mpf(0), mpmath.mpf(200)
+    if slack(lo) <= 0:
+        return 0.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if slack(mid) > 0 else (lo, mid)
+    return float(hi)
+
+
+def laplace_eps(eps0: float, delta: float) -> float:
+    return eps0 if delta == 0 else max(0.0, eps0 + 2 * math.log1p(-delta))
+
+
+def checked(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, delta: float) -> dict[str, dict]:
+    src = tmp_path / "prog.fz"
+    src.write_text(text)
+    code = main(["check", "--json", "--delta", repr(delta), str(src)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return {d["name"]: d for d in json.loads(out)["definitions"]}
+
+
+def eps_of(defs: dict[str, dict], name: str, param: str = "db") -> float:
+    return float(defs[name]["privacy"][param]["epsilon"])
+
+
+def tight(reported: float, exact: float) -> None:
+    """At or above the exact value (never below), and within 1e-6 of it."""
+    assert reported >= exact * (1 - 1e-12), (reported, exact)
+    assert reported <= exact * (1 + 1e-6) + 1e-12, (reported, exact)
+
+
+# --------------------------------------------------------------------- Gaussian, through `let`
+
+GAUSS = """
+type Row = { v : num, w : num };
+def through_let (db : bag Row) : fuzzy num = {
+  let other = db;
+  gauss[3] (sum[0, 2] (map (fun r -> r.v) other) + sum[0, 2] (map (fun r -> r.v) db))
+};
+def alias_of_alias (db : bag Row) : fuzzy num = {
+  let first = db;
+  let second = first;
+  gauss[3] (sum[0, 1] (map (fun r -> r.w) first) + sum[0, 1] (map (fun r -> r.w) second) + sum[0, 1] (map (fun r -> r.w) db))
+};
+def scaled_alias (db : bag Row) : fuzzy num = {
+  let total = sum[0, 1] (map (fun r -> r.v) db);
+  let twice = total + total;
+  gauss[2] (twice + sum[0, 1] (map (fun r -> r.v) db))
+};
+def halved_alias (db : bag Row) : fuzzy num = {
+  let total = sum[0, 1] (map (fun r -> r.v) db);
+  gauss[2] (total / 4 + sum[0, 1] (map (fun r -> r.v) db))
+};
+def pair_parts (db : bag Row) : fuzzy num = {
+  let (left, right) = (db, db);
+  gauss[3] (sum[0, 2] (map (fun r -> r.v) left) + sum[0, 2] (map (fun r -> r.v) right))
+};
+"""
+
+#: the query's sensitivity in db, one draw: 2 + 2; 1 + 1 + 1; 2 + 1; 1/4 + 1; 2 + 2
+GAUSS_TRUTH = {"through_let": (4, 3), "alias_of_alias": (3, 3), "scaled_alias": (3, 2),
+               "halved_alias": (1.25, 2), "pair_parts": (4, 3)}
+
+
+@pytest.mark.parametrize("delta", [1e-3, 1e-6])
+def test_gaussian_read_through_aliases_is_one_draw_at_the_summed_sensitivity(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], delta: float) -> None:
+    defs = checked(tmp_path, capsys, GAUSS, delta)
+    for name, (sens, sigma) in GAUSS_TRUTH.items():
+        tight(eps_of(defs, name), gaussian_eps(sens / sigma, delta))
+
+
+# --------------------------------------------------------------------- Laplace, through `let`
+
+LAPLACE = """
+def counted_twice (db : bag num) : fuzzy num = { let same = db; laplace[0.3] (size same + size db) };
+def clamped (db : bag num) : fuzzy num = { let same = db; laplace[0.5] (sum[-1, 1] same + sum[0, 3] db) };
+def scaled (db : bag num) : fuzzy num = { let n = size db; laplace[0.2] (3 * n + size db) };
+"""
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-4, 1e-8])
+def test_laplace_read_through_aliases_is_one_draw_at_the_summed_sensitivity(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], delta: float) -> None:
+    if delta == 0.0:  # pure: the type's own index
+        defs = checked(tmp_path, capsys, LAPLACE, 1e-6)
+        for name, eps0 in (("counted_twice", 0.6), ("clamped", 2.0), ("scaled", 0.8)):
+            assert defs[name]["type"].startswith(f"(db :[{eps0:g}] bag num)"), defs[name]["type"]
+        return
+    defs = checked(tmp_path, capsys, LAPLACE, delta)
+    # (1 + 1) * 0.3; (1 + 3) * 0.5 (a row moves sum[-1, 1] by 1); (3 + 1) * 0.2
+    for name, eps0 in (("counted_twice", 0.6), ("clamped", 2.0), ("scaled", 0.8)):
+        tight(eps_of(defs, name), laplace_eps(eps0, delta))
+
+
+# --------------------------------------------------------------------- a definition given the same bag twice
+
+CALLS = """
+def both (xs : bag num) (ys : bag num) : fuzzy num = gauss[5] (sum[0, 4] xs + sum[-1, 1] ys);
+def both_lap (xs : bag num) (ys : bag num) : fuzzy num = laplace[0.25] (size xs + sum[0, 2] ys);
+def same_bag (db : bag num) : fuzzy num = both db db;
+def same_bag_lap (db : bag num) : fuzzy num = both_lap db db;
+def alias_and_bag (db : bag num) : fuzzy num = { let copy = db; both copy db };
+def called_twice (db : bag num) : fuzzy (num, num) = { sample p = both db db; sample q = both db db; return (p, q) };
+"""
+
+
+@pytest.mark.parametrize("delta", [1e-5, 1e-9])
+def test_a_definition_called_with_one_bag_for_two_parameters(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             delta: float) -> None:
+    defs = checked(tmp_path, capsys, CALLS, delta)
+    one = gaussian_eps((4 + 1) / 5, delta)  # adding a row moves sum[0, 4] by 4 and sum[-1, 1] by 1
+    tight(eps_of(defs, "same_bag"), one)
+    tight(eps_of(defs, "alias_and_bag"), one)
+    tight(eps_of(defs, "same_bag_lap"), laplace_eps((1 + 2) * 0.25, delta))
+    # two calls are two draws, each at the summed sensitivity: never below their composition
+    composed = gaussian_eps(math.sqrt(2) * (4 + 1) / 5, delta)
+    assert eps_of(defs, "called_twice") >= composed * (1 - 1e-12)
+
+
+# --------------------------------------------------------------------- routes into different draws
+
+APART = """
+def apart (db : bag num) : fuzzy (num, num) = {
+  let copy = db;
+  sample p = gauss[2] (sum[0, 1] copy);
+  sample q = gauss[2] (sum[0, 1] db);
+  return (p, q)
+};
+def apart_in_a_def (xs : bag num) (ys : bag num) : fuzzy (num, num) = {
+  sample p = gauss[2] (sum[0, 1] xs);
+  sample q = gauss[2] (sum[0, 1] ys);
+  return (p, q)
+};
+def apart_called (db : bag num) : fuzzy (num, num) = apart_in_a_def db db;
+def one_and_another (db : bag num) : fuzzy (num, num) = {
+  let copy = db;
+  sample p = gauss[2] (sum[0, 1] copy + sum[0, 1] db);
+  sample q = gauss[2] (sum[0, 1] copy);
+  return (p, q)
+};
+def branches (db : bag num) : fuzzy num = {
+  let copy = db;
+  if 2 > 1 then gauss[2] (sum[0, 1] copy + sum[0, 1] db) else gauss[2] (sum[0, 1] db)
+};
+"""
+
+
+@pytest.mark.parametrize("delta", [1e-4, 1e-7])
+def test_routes_into_different_draws_are_never_charged_below_their_composition(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], delta: float) -> None:
+    defs = checked(tmp_path, capsys, APART, delta)
+    two = gaussian_eps(math.sqrt(1 + 1) / 2, delta)  # two releases of sensitivity 1, sigma 2
+    assert eps_of(defs, "apart") >= two
+    assert eps_of(defs, "apart_called") >= two
+    # a draw at sensitivity 2 and another at 1: mu = sqrt(4 + 1) / 2
+    assert eps_of(defs, "one_and_another") >= gaussian_eps(math.sqrt(5) / 2, delta)
+    # only one branch runs; the first reads db twice: at least that draw's cost
+    assert eps_of(defs, "branches") >= gaussian_eps(2 / 2, delta) * (1 - 1e-12)
+
+
+# --------------------------------------------------------------------- check --explain
+
+def test_explain_says_one_draw_and_the_summands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "e.fz"
+    src.write_text(GAUSS + CALLS)
+    assert main(["check", "--explain", "through_let", str(src)]) == 0
+    assert "one draw, sensitivity 2 + 2 = 4" in capsys.readouterr().out
+    assert main(["check", "--explain", "same_bag", str(src)]) == 0
+    assert "one draw, sensitivity 4 + 1 = 5" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------- run: two parameters, one dataset
+
+RUN = """
+def both (xs : bag num) (ys : bag num) : fuzzy num = gauss[5] (sum[0, 4] xs + sum[-1, 1] ys);
+def both_lap (xs : bag num) (ys : bag num) : fuzzy num = laplace[0.25] (size xs + sum[0, 2] ys);
+def apart_in_a_def (xs : bag num) (ys : bag num) : fuzzy (num, num) = {
+  sample p = gauss[2] (sum[0, 1] xs);
+  sample q = gauss[2] (sum[0, 1] ys);
+  return (p, q)
+};
+"""
+
+
+def _charged(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, dict]:
+    code = main(["run", str(tmp_path / "r.fz"), *args, "--ledger", str(tmp_path / "book.sqlite"), "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out.strip() else {}
+
+
+@pytest.fixture()
+def run_files(tmp_path: Path) -> Path:
+    (tmp_path / "r.fz").write_text(RUN)
+    (tmp_path / "people.csv").write_text("v\n" + "\n".join(["0.5", "1", "-1", "2"] * 5) + "\n")
+    return tmp_path
+
+
+@pytest.mark.slow  # two runs (about 2 s)
+def test_run_one_file_for_two_parameters_is_one_draw(run_files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = str(run_files / "people.csv")
+    code, out = _charged(run_files, capsys, ["both", "--data", f"xs={f}", "--data", f"ys={f}", "--budget", "50,1e-5"])
+    assert code == 0, out
+    tight(float(out["charged"]["epsilon"]), gaussian_eps(5 / 5, float(out["charged"]["delta"])))
+    code, out = _charged(run_files, capsys, ["both_lap", "--data", f"xs={f}", "--data", f"ys={f}", "--budget", "50,1e-5"])
+    assert code == 0, out
+    assert float(out["charged"]["epsilon"]) == pytest.approx(0.75, abs=1e-12)  # (1 + 2) / 4, pure
+    assert float(out["charged"]["epsilon"]) >= 0.75
+
+
+def test_run_two_draws_over_one_dataset_keep_at_least_their_composition(
+        run_files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = str(run_files / "people.csv")
+    code, out = _charged(run_files, capsys, ["apart_in_a_def", "--data", f"xs={f}", "--data", f"ys={f}",
+                                             "--budget", "50,1e-5"])
+    assert code == 0, out
+    delta = float(out["charged"]["delta"])
+    assert float(out["charged"]["epsilon"]) >= gaussian_eps(math.sqrt(2) / 2, delta)
+
+
+@pytest.mark.slow  # a Parquet file and two runs (about 3 s)
+def test_run_same_rows_in_csv_and_parquet_is_one_dataset_never_two(
+        run_files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    csv = run_files / "people.csv"
+    parquet = run_files / "people_copy.parquet"
+    pq.write_table(pa.table({"v": [0.5, 1.0, -1.0, 2.0] * 5}), str(parquet))
+    # the same rows under two names would be charged to two budgets: refused, nothing charged
+    code, out = _charged(run_files, capsys, ["both", "--data", f"xs={csv}", "--data", f"ys={parquet}",
+                                             "--budget", "50,1e-5"])
+    assert code != 0 and "FZ545" in json.dumps(out)
+    # by the dataset's name: one dataset, one draw at the summed sensitivity
+    code, out = _charged(run_files, capsys, ["both", "--data", f"xs={csv}", "--data", "ys=people",
+                                             "--budget", "50,1e-5"])
+    assert code == 0, out
+    tight(float(out["charged"]["epsilon"]), gaussian_eps(5 / 5, float(out["charged"]["delta"])))
+    spent = [float(x) for x in re.findall(r'"epsilon": ([0-9.e+-]+)', json.dumps(out["datasets"]))]
+    assert spent and max(spent) >= gaussian_eps(1.0, float(out["charged"]["delta"])) * (1 - 1e-12)
