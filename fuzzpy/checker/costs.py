@@ -197,10 +197,16 @@ def merge_events(events: list[Event]) -> tuple[Event, tuple[Fraction, ...]] | No
         return None
     parts = tuple(Fraction(e.sensitivity) for e in events)  # type: ignore[union-attr]
     total = sum(parts, Fraction(0))
+    merged: Event
     if isinstance(first, Laplace):  # the replace-one form of the sum is not known: 2 s (events.Laplace)
-        merged: Event = Laplace(total, first.scale)
+        merged = Laplace(total, first.scale)
+    elif isinstance(first, Geometric):
+        merged = Geometric(total, first.scale)
+    elif isinstance(first, Gaussian):
+        merged = Gaussian(total, first.sigma)
     else:
-        merged = dataclasses.replace(first, sensitivity=total)  # type: ignore[type-var]
+        assert isinstance(first, DiscreteGaussian)
+        merged = DiscreteGaussian(total, first.sigma)
     return merged, parts
 
 
