@@ -230,18 +230,6 @@ def _noise_scale(event: Event) -> Fraction | None:
     return None
 
 
-def alias(first: Cost | None, second: Cost | None) -> Cost:
-    """Two costs of one variable through a deterministic alias of it (a
-    `let`, the parts taken apart by `case`): one draw at the summed
-    sensitivity when both are the same single draw (`merge_draw`),
-    otherwise the chain (`chain`)."""
-    if first is not None and second is not None:
-        merged = merge_draw([first, second])
-        if merged is not None:
-            return merged[0]
-    return chain(first, second)
-
-
 def chain(first: Cost | None, second: Cost | None) -> Cost:
     """Two costs of ONE variable that reach it by two routes (a `let` alias
     and the variable itself, a sampler's bag and a capture, a loop's state
@@ -251,7 +239,10 @@ def chain(first: Cost | None, second: Cost | None) -> Cost:
     the composed guarantee of both. Pure costs add along it; any other cost
     is group privacy over the two steps of the composition (Dwork & Roth
     2014, Thm 2.2; a fifth adversarial review found the composition charged
-    a Gaussian mu sqrt(2) for a true 2 mu)."""
+    a Gaussian mu sqrt(2) for a true 2 mu). When both routes are the same
+    single draw, a deterministic alias's rule (`blocks._alias`) charges that
+    draw once at the summed sensitivity instead (`merge_draw`); this chain
+    is for every other shape."""
     if first is None or second is None or first.blame is not None or second.blame is not None:
         return then(first, second)
     events = first.events() + second.events()
