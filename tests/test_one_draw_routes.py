@@ -199,6 +199,23 @@ def test_routes_into_different_draws_are_never_charged_below_their_composition(
     assert eps_of(defs, "branches") >= gaussian_eps(2 / 2, delta) * (1 - 1e-12)
 
 
+# --------------------------------------------------------------------- records
+
+RECORDS = """
+def fields (db : bag num) : fuzzy num = {
+  let both = { left = db, right = db };
+  gauss[2] (sum[0, 1] both.left + sum[0, 1] both.right)
+};
+"""
+
+
+def test_a_record_of_two_routes_is_never_charged_below_the_one_draw(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the record's metric adds its fields' distances: the query moves by 2, sigma 2
+    defs = checked(tmp_path, capsys, RECORDS, 1e-6)
+    assert eps_of(defs, "fields") >= gaussian_eps(2 / 2, 1e-6) * (1 - 1e-12)
+
+
 # --------------------------------------------------------------------- check --explain
 
 def test_explain_says_one_draw_and_the_summands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
