@@ -275,10 +275,7 @@ def _one_mechanism(ck: Inferencer, var: str, costs: list[C.Cost]) -> C.Cost:
         return infinite
     events = tuple(e for c in costs for e in c.events())
     if C.pure_epsilon(events) is not None and not has_local(events):
-        total = costs[0]
-        for more in costs[1:]:
-            total = C.then(total, more)
-        return total
+        return C.Cost((C.pure_routes(events),))  # the sum, never the curve of independent releases
     return C.Cost((Group(Fraction(len(costs)), events),))
 
 

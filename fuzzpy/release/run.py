@@ -766,7 +766,8 @@ def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str
     (`checker.apply._one_mechanism`; fourth adversarial review, U1/U2)."""
     from fuzzpy.accounting.accountant import pure_epsilon
     from fuzzpy.accounting.events import Group
-    from fuzzpy.checker.costs import merge_events
+    from fuzzpy.accounting.local import has_local
+    from fuzzpy.checker.costs import merge_events, pure_routes
 
     parts: dict[str, list[tuple[Event, ...]]] = {}
     names: dict[str, list[str]] = {}
@@ -785,8 +786,10 @@ def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str
                   and all(len(evs) == 1 for evs in nonempty) else None)
         if merged is not None:
             combined[key] = (merged[0],)
-        elif len(nonempty) <= 1 or pure_epsilon(joined) is not None:
+        elif len(nonempty) <= 1:
             combined[key] = joined
+        elif pure_epsilon(joined) is not None:  # the sum, never the curve of independent releases
+            combined[key] = joined if has_local(joined) else (pure_routes(joined),)
         else:
             combined[key] = (Group(Fraction(len(nonempty)), joined),)
     return combined
