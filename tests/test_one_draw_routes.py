@@ -344,6 +344,11 @@ def test_pure_routes_into_two_draws_are_not_charged_as_independent_releases(
     defs = checked(tmp_path, capsys, PURE_APART, delta)
     assert eps_of(defs, "given_twice") >= truth * 0.99
     assert eps_of(defs, "given_twice") <= 1.5  # the pure sum
+    # for groups of two rows: the draws at eps 2 and 1 (three independent Laplace(1)s gave 2.2976 at 0.1)
+    src = tmp_path / "prog.fz"
+    assert main(["check", "--json", "--group", "2", "--delta", repr(delta), str(src)]) == 0
+    grouped = {d["name"]: d for d in json.loads(capsys.readouterr().out)["definitions"]}
+    assert eps_of(grouped, "given_twice") >= _laplace_pair_eps(2.0, 1.0, delta) * 0.99
 
 
 @pytest.mark.slow  # a run (about 2 s)
