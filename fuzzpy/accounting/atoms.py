@@ -260,6 +260,10 @@ class Flattener:
             finally:
                 self._multiplicity //= event.count
             return Counter({atom: n * event.count for atom, n in body.items()})
+        if isinstance(event, Group) and event.size == 1 and not event.rows:
+            routed = _several_routes(event.body)
+            if routed is not None:
+                return routed
         if isinstance(event, Group):
             paired = self._group_pairs(event) if self._pair_atoms and event.rows else None
             if paired is not None:
@@ -288,6 +292,11 @@ class Flattener:
         rest = tuple(e for e in body if not isinstance(e, Group))
         atoms = self._group(size, rest) if rest else Counter()
         for group in inner:
+            routed = _several_routes(group.body) if group.size == 1 and not group.rows else None
+            if routed is not None:  # k steps of one pure eps mechanism: pure k eps (Dwork & Roth 2014, Thm 2.2)
+                atoms.update({PureAtom(size * atom.epsilon): n for atom, n in routed.items()
+                              if isinstance(atom, PureAtom)})
+                continue
             atoms.update(self._event(Group(size * Fraction(group.size), group.body)))
         return atoms
 
@@ -534,6 +543,22 @@ def _growth(k: int, epsilon: float) -> float:
 
 class NotSummarisable(ValueError):
     """A composite body could not be reduced to one (eps, delta) atom."""
+
+
+def _several_routes(body: tuple[Event, ...]) -> Atoms | None:
+    """A group of size 1 is what the checker emits for the pure events of one
+    variable reached by several routes (`checker.costs.pure_routes`): one
+    draw may read several of them, so they are not independent releases.
+    Their pure epsilons add (Dwork & Roth 2014, Thm 2.2's argument), and the
+    whole is charged as one eps-DP mechanism: within the worst case for its
+    eps (Kairouz, Oh & Viswanath 2015), never the composed curve of the
+    events as if independent. None when the body is not pure."""
+    from fuzzpy.accounting.accountant import pure_epsilon
+
+    epsilon = pure_epsilon(body)
+    if epsilon is None:
+        return None
+    return Counter({PureAtom(Fraction(epsilon)): 1}) if epsilon > 0 else Counter()
 
 
 def _verified_atom(event: Verified) -> Atom:

@@ -24,9 +24,10 @@ from fuzzpy.checker import obligations
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import DefSig, Judgment
 from fuzzpy.checker.errors import CheckError
+from fuzzpy.checker.terms import source_name
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
-from fuzzpy.language.sensitivity import INF
+from fuzzpy.language.sensitivity import INF, Sens
 from fuzzpy.language.source import Span
 from fuzzpy.language.symbolic import Poly
 
@@ -204,8 +205,6 @@ def instantiate(ck: Inferencer, sig: DefSig, use: Span) -> DefSig:
 
 
 def _scale_arg(sig: DefSig, pname: str, sens: object, j: Judgment, whole: S.Expr) -> U.Ctx:
-    from fuzzpy.language.sensitivity import Sens
-
     assert isinstance(sens, Sens)
     if sens.is_inf:
         code = "FZ307" if sig.recursive_stub else "FZ306"
@@ -226,6 +225,7 @@ def _call_cost(ck: Inferencer, sig: DefSig, judgments: list[Judgment], whole: S.
     parameters' costs are one mechanism's, not independent releases, so they
     are chained (`_one_mechanism`), never composed."""
     per_param: dict[str, list[C.Cost]] = {}
+    fresh: dict[int, object] = {}  # this call's draws: the definition's costs are shared by all its calls
     for (pname, _), param_cost, j, arg in zip(sig.params, sig.costs, judgments, args, strict=True):
         if sig.recursive_stub:
             param_cost = C.infinite(
@@ -243,13 +243,13 @@ def _call_cost(ck: Inferencer, sig: DefSig, judgments: list[Judgment], whole: S.
             # a bag passed as it is (a variable) is the parameter's bag: a sample
             # of it is still of the variable's own rows (`events.Sample.direct`)
             same_bag = isinstance(arg, S.Var) and arg.name == var
-            scaled = C.scale_cost(param_cost, usage.sens, blame, keep_direct=same_bag)
+            scaled = C.retag(C.scale_cost(param_cost, usage.sens, blame, keep_direct=same_bag), fresh)
             if scaled is not None:
                 per_param.setdefault(var, []).append(scaled)
-    return {var: _one_mechanism(costs) for var, costs in per_param.items()}
+    return {var: _one_mechanism(ck, var, costs) for var, costs in per_param.items()}
 
 
-def _one_mechanism(costs: list[C.Cost]) -> C.Cost:
+def _one_mechanism(ck: Inferencer, var: str, costs: list[C.Cost]) -> C.Cost:
     """One variable through k parameters of one call. Moving it moves the k
     arguments together: a chain of k steps, the i-th bounded by the i-th
     parameter's guarantee. Pure costs add along the chain (Dwork & Roth 2014,
@@ -258,18 +258,24 @@ def _one_mechanism(costs: list[C.Cost]) -> C.Cost:
     composition as independent releases would be too small (a fourth
     adversarial review found a Gaussian charged mu sqrt(2) below its true
     2 mu); each step is bounded by the composed guarantee of all k, so group
-    privacy over k steps of it bounds the chain."""
+    privacy over k steps of it bounds the chain. When every parameter's
+    whole cost is the same single draw, the variable reaches that draw by k
+    routes: one draw at the summed sensitivity (`costs.merge_draw`: the
+    application rule is a substitution, Reed & Pierce 2010)."""
     if len(costs) == 1:
         return costs[0]
+    merged = C.merge_draw(costs)
+    if merged is not None:
+        parts = " + ".join(str(Sens.of(p)) for p in merged[1])
+        ck.note(f"`{source_name(var)}` is passed to {len(costs)} parameters read by one draw: one draw, sensitivity "
+                f"{parts} = {Sens.of(sum(merged[1], Fraction(0)))}")
+        return merged[0]
     infinite = next((c for c in costs if c.is_infinite), None)
     if infinite is not None:
         return infinite
     events = tuple(e for c in costs for e in c.events())
     if C.pure_epsilon(events) is not None and not has_local(events):
-        total = costs[0]
-        for more in costs[1:]:
-            total = C.then(total, more)
-        return total
+        return C.Cost((C.pure_routes(events),))  # the sum, never the curve of independent releases
     return C.Cost((Group(Fraction(len(costs)), events),))
 
 

@@ -15,6 +15,7 @@ backward, folding each statement into the context of what follows it:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from fuzzpy.accounting.local import has_local
@@ -55,6 +56,7 @@ class LambdaResult:
 class BinderRules:
     def __init__(self, ck: Inferencer) -> None:
         self.ck = ck
+        self.merged: list[str] = []  # what the last `let` folded into one draw (`check --explain`)
 
     # ------------------------------------------------------------ blocks
 
@@ -93,11 +95,14 @@ class BinderRules:
                 if j.is_fuzzy:
                     note = f"`{stmt.name}` names a distribution: each `sample` of it was charged where it was used"
                 else:
+                    self.merged = []
                     ctx, cost = self._fold_let(keys, j, stmt, ctx, cost)
-                    note = f"let: the value bound to `{stmt.name}` counts as often as `{stmt.name}` is used after it"
+                    note = "; ".join([f"let: the value bound to `{stmt.name}` counts as often as `{stmt.name}` is used "
+                                      "after it", *self.merged])
             else:
+                self.merged = []
                 ctx, cost = self._fold_let(keys, j, stmt, ctx, cost)
-                note = "let (x, y): the pair counts as much as its most used component"
+                note = "; ".join(["let (x, y): the pair counts as much as its most used component", *self.merged])
                 if is_split(stmt.expr):
                     note = ("parallel composition (McSherry, PINQ 2009): `split` puts each row in exactly one "
                             "half, so the cost is the larger of the halves' costs, not their sum")
@@ -176,18 +181,39 @@ class BinderRules:
         # may all move a little at once: their costs compose.
         parallel = isinstance(bound.type, T.TTuple) and all(isinstance(t, T.TBag) for t in bound.type.items)
         combine = C.join if parallel else C.then
+        popped_all: list[C.Cost] = []
         for name in names:
             ctx.pop(name, None)
             popped = cost.pop(name, None)
+            if popped is not None:
+                popped_all.append(popped)
             own = popped if own is None else combine(own, popped)
         if own is None:
             return ctx, cost
+        merged = None if parallel else C.merge_draw(popped_all)
+        if merged is not None:  # `let (x, y) = ...` read by one draw: per unit of the tuple's distance,
+            own = merged[0]     # at most s_x + s_y (whichever of the tuple's metrics)
         for var, usage in bound.ctx.items():
             blame = self.ck.blame_for(var, usage, stmt.span, f"the value bound to {label}")
             scaled = C.scale_cost(own, usage.sens, blame)
             if scaled is not None:
-                cost[var] = C.chain(cost.get(var), scaled)
+                cost[var] = self._alias(var, cost.get(var), scaled, label)
         return ctx, cost
+
+    def _alias(self, var: str, direct: C.Cost | None, routed: C.Cost, label: str) -> C.Cost:
+        """``var``'s cost read directly and through ``label`` (a deterministic
+        alias of it): one draw at the summed sensitivity when both are the
+        same draw (`costs.merge_draw`), else the chain of the two."""
+        merged = None if direct is None else C.merge_draw([direct, routed])
+        if merged is None:
+            return C.chain(direct, routed)
+        parts = " + ".join(str(Sens.of(p)) for p in merged[1])
+        said = (f"one draw reads `{source_name(var)}` directly and through {label}: one draw, "
+                f"sensitivity {parts} = {Sens.of(sum(merged[1], Fraction(0)))} (the let rule inside the draw)")
+        self.merged.append(said)
+        if label == "the parts taken apart":
+            self.ck.note(said)
+        return merged[0]
 
     # ------------------------------------------------------------ lambdas
 
@@ -341,7 +367,7 @@ class BinderRules:
             blame = ck.blame_for(name, usage, expr.span, "the value taken apart")
             scaled = C.scale_cost(parts, usage.sens, blame)
             if scaled is not None:
-                cost[name] = C.chain(cost.get(name), scaled)
+                cost[name] = self._alias(name, cost.get(name), scaled, "the parts taken apart")
         ck.note("case on a distribution: branches join, the parts' costs move to the scrutinee")
         return Judgment(result_type, {}, cost=cost)
 

@@ -62,13 +62,22 @@ EventTree = tuple[Event, ...] | _Cat
 
 
 class Cost:
-    """A finite sequence of events, or infinity with its `Blame`."""
+    """A finite sequence of events, or infinity with its `Blame`.
 
-    __slots__ = ("tree", "blame")
+    ``draw``: set only on a cost that is exactly ONE noise draw's event
+    (`Laplace`, `Gaussian`, `Geometric`, `DiscreteGaussian`), to an identity
+    shared by that draw's costs in every variable its query reads: two
+    routes to one variable carrying the same ``draw`` are routes into the
+    same draw (`merge_draw`). Every rule that builds a new cost (composition,
+    a sampler, a loop) drops it; a call of a definition renews it
+    (`retag`), since the definition's costs are shared by all its calls."""
 
-    def __init__(self, tree: EventTree = (), blame: Blame | None = None) -> None:
+    __slots__ = ("tree", "blame", "draw")
+
+    def __init__(self, tree: EventTree = (), blame: Blame | None = None, draw: object | None = None) -> None:
         self.tree = tree
         self.blame = blame
+        self.draw = draw
 
     @property
     def is_infinite(self) -> bool:
@@ -121,6 +130,106 @@ def then(first: Cost | None, second: Cost | None) -> Cost:
     return Cost(_Cat(first.tree, second.tree))
 
 
+#: The events whose cost is a function of their query's sensitivity alone,
+#: linear in it as the noise is calibrated: one draw reading a variable at
+#: sensitivities s1 and s2 is the same event at s1 + s2 (`merge_draw`).
+_ONE_DRAW = (Laplace, Gaussian, Geometric, DiscreteGaussian)
+
+
+def one_draw(event: Event, draw: object) -> Cost:
+    """The cost of one noise draw's event in one variable, marked with the
+    draw's identity when its events can be merged (`merge_draw`)."""
+    return Cost((event,), draw=draw if isinstance(event, _ONE_DRAW) else None)
+
+
+def untagged(cost: Cost | None) -> Cost | None:
+    """The same cost without its draw identity (it no longer is one draw)."""
+    if cost is None or cost.draw is None:
+        return cost
+    return Cost(cost.tree, cost.blame)
+
+
+def retag(cost: Cost | None, fresh: dict[int, object]) -> Cost | None:
+    """A definition's cost at one call: its draw identity renewed (one new
+    identity per draw of the definition and per call), so that routes into
+    two calls are never taken for routes into one draw."""
+    if cost is None or cost.draw is None:
+        return cost
+    draw = fresh.setdefault(id(cost.draw), object())
+    return Cost(cost.tree, cost.blame, draw)
+
+
+def merge_draw(costs: list[Cost]) -> tuple[Cost, tuple[Fraction, ...]] | None:
+    """Several routes by which one variable reaches ONE noise draw, or None.
+
+    Every cost must be that same draw's single event (same identity, same
+    kind and noise scale): the variable's whole cost by each route is that
+    draw. The Fuzz let rule read inside the draw (Reed & Pierce 2010, the
+    let/substitution rule: a deterministic alias `let a = e` is replaced by
+    e, and the sensitivities of the query in the variable add, r_a * s_e +
+    s_db) makes the query's sensitivity in the variable the SUM of the
+    routes' sensitivities, and the mechanism is calibrated to that one
+    sensitivity (Laplace: Dwork et al. 2006; Gaussian: mu = s / sigma, Dong,
+    Roth & Su 2022 / Balle & Wang 2018). Returns the merged cost and the
+    routes' sensitivities (for `check --explain`)."""
+    if len(costs) < 2:
+        return None
+    draw = costs[0].draw
+    if draw is None or any(c.draw is not draw or c.blame is not None for c in costs):
+        return None
+    events = [c.events() for c in costs]
+    if any(len(evs) != 1 for evs in events):
+        return None
+    merged = merge_events([evs[0] for evs in events])
+    if merged is None:
+        return None
+    return Cost((merged[0],), draw=draw), merged[1]
+
+
+def merge_events(events: list[Event]) -> tuple[Event, tuple[Fraction, ...]] | None:
+    """The events of several routes into ONE draw (the caller knows they
+    are: `merge_draw`, `run`'s parameters given one dataset) as that draw's
+    single event at the summed sensitivity, with the summands; None unless
+    all are of one kind with one noise scale."""
+    first = events[0]
+    scale = _noise_scale(first)
+    if scale is None or any(type(e) is not type(first) or _noise_scale(e) != scale for e in events):
+        return None
+    parts = tuple(Fraction(e.sensitivity) for e in events)  # type: ignore[union-attr]
+    total = sum(parts, Fraction(0))
+    merged: Event
+    if isinstance(first, Laplace):  # the replace-one form of the sum is not known: 2 s (events.Laplace)
+        merged = Laplace(total, first.scale)
+    elif isinstance(first, Geometric):
+        merged = Geometric(total, first.scale)
+    elif isinstance(first, Gaussian):
+        merged = Gaussian(total, first.sigma)
+    else:
+        assert isinstance(first, DiscreteGaussian)
+        merged = DiscreteGaussian(total, first.sigma)
+    return merged, parts
+
+
+def draw_numbers(costs: dict[str, Cost | None]) -> dict[str, int]:
+    """For a definition's parameters: which of them cost exactly one noise
+    draw's event, numbered by draw (`result.CheckedDef.draws`)."""
+    numbers: dict[int, int] = {}
+    out: dict[str, int] = {}
+    for name, cost in costs.items():
+        if cost is None or cost.draw is None or cost.blame is not None or len(cost.events()) != 1:
+            continue
+        out[name] = numbers.setdefault(id(cost.draw), len(numbers))
+    return out
+
+
+def _noise_scale(event: Event) -> Fraction | None:
+    if isinstance(event, (Laplace, Geometric)):
+        return Fraction(event.scale)
+    if isinstance(event, (Gaussian, DiscreteGaussian)):
+        return Fraction(event.sigma)
+    return None
+
+
 def chain(first: Cost | None, second: Cost | None) -> Cost:
     """Two costs of ONE variable that reach it by two routes (a `let` alias
     and the variable itself, a sampler's bag and a capture, a loop's state
@@ -130,15 +239,35 @@ def chain(first: Cost | None, second: Cost | None) -> Cost:
     the composed guarantee of both. Pure costs add along it; any other cost
     is group privacy over the two steps of the composition (Dwork & Roth
     2014, Thm 2.2; a fifth adversarial review found the composition charged
-    a Gaussian mu sqrt(2) for a true 2 mu)."""
+    a Gaussian mu sqrt(2) for a true 2 mu). When both routes are the same
+    single draw, a deterministic alias's rule (`blocks._alias`) charges that
+    draw once at the summed sensitivity instead (`merge_draw`); this chain
+    is for every other shape."""
     if first is None or second is None or first.blame is not None or second.blame is not None:
         return then(first, second)
     events = first.events() + second.events()
     if not first.events() or not second.events() or is_symbolic(events):  # symbolic epsilons are pure
         return then(first, second)
     if pure_epsilon(events) is not None and not has_local(events):
-        return then(first, second)
+        return Cost((pure_routes(events),))
     return Cost((Group(Fraction(2), events),))
+
+
+def pure_routes(events: tuple[Event, ...]) -> Event:
+    """Pure events of one variable reached by several routes, as ONE pure
+    event at their summed epsilon. The sum is valid (a row moves the routes
+    one after the other, each step within the composed guarantee: Dwork &
+    Roth 2014, Thm 2.2's argument), but the events are not independent
+    releases: one draw may read several routes, so the (eps, delta) curve
+    of their composition would be too small for delta > 0 (`l2 db db` with
+    draws at eps 1 and 0.5: composed as three independent Laplace(0.5)s,
+    (0.797, 0.1); the two draws themselves need eps 1.098 at delta 0.1).
+    An eps-DP mechanism is within the worst case for its eps (Kairouz, Oh &
+    Viswanath 2015), which is what the accountant charges a group of one
+    (`accounting.atoms._several_routes`); the events stay visible (the
+    neighbour harness reads their sensitivities)."""
+    assert pure_epsilon(events) is not None
+    return Group(Fraction(1), events)
 
 
 def then_into(target: CostCtx, earlier: CostCtx) -> CostCtx:
@@ -162,10 +291,11 @@ def join(a: Cost | None, b: Cost | None) -> Cost:
     if b.blame is not None:
         return b
     ea, eb = a.events(), b.events()
+    same = a.draw is b.draw  # one draw on both branches: still that draw
     if _contains(ea, eb):
-        return a
+        return a if same else Cost(a.tree)
     if _contains(eb, ea):
-        return b
+        return b if same else Cost(b.tree)
     return Cost(_Cat(ea, eb))
 
 
@@ -218,8 +348,19 @@ def scale_cost(cost: Cost, factor: Sens, blame: Blame, keep_direct: bool = False
     if not (keep_direct and factor == ONE):  # re-expressed in another bag: its size is not the sample's
         events = indirect(events)
     if factor == ONE:
-        return Cost(events)
-    return Cost(tuple(scale_event(e, factor) for e in events))
+        return _same_draw(Cost(events), cost)
+    return _same_draw(Cost(tuple(scale_event(e, factor) for e in events)), cost)
+
+
+def _same_draw(scaled: Cost, original: Cost) -> Cost:
+    """``scaled`` keeps ``original``'s draw identity when it is still that
+    one draw's event (a sensitivity scales the event linearly)."""
+    if original.draw is None:
+        return scaled
+    events = scaled.events()
+    if len(events) == 1 and isinstance(events[0], _ONE_DRAW):
+        scaled.draw = original.draw
+    return scaled
 
 
 def indirect(events: tuple[Event, ...]) -> tuple[Event, ...]:
@@ -341,6 +482,8 @@ def describe_event(event: Event) -> str:
     if isinstance(event, Sample):
         how = "bootstrap" if event.replacement else "choose"
         return f"{how} m={event.size} [{describe_events(event.body)}]"
+    if isinstance(event, Group) and event.size == 1 and not event.rows:
+        return f"several routes, their pure epsilons added [{describe_events(event.body)}]"
     if isinstance(event, Group):
         return f"group {_num(event.size)} [{describe_events(event.body)}]"
     return repr(event)

@@ -132,7 +132,8 @@ def instantiate_definition(program: S.Program, name: str, values: dict[str, Frac
         ParamInfo(p.name, p.type, p.sensitivity if p.name in definition.static_params else sens)
         for p, sens in zip(definition.params, sig.sens, strict=True)
     )
-    return CheckedDef(name, definition.decl, params, definition.result, privacy)
+    draws = C.draw_numbers({p: c for (p, ty), c in zip(sig.params, sig.costs, strict=False) if isinstance(ty, T.TBag)})
+    return CheckedDef(name, definition.decl, params, definition.result, privacy, draws=draws)
 
 
 class ProgramChecker:
@@ -524,6 +525,8 @@ class ProgramChecker:
             self.checked[decl.name] = CheckedDef(
                 decl.name, decl, tuple(infos), body.type, privacy, static_params=symbolic, symbolic_privacy=symbolic_costs,
                 argument_privacy={} if symbolic else arguments, deferred=tuple(deferred.items()),
+                draws={} if symbolic else C.draw_numbers(
+                    {n: c for (n, t), c in zip(params, costs, strict=False) if isinstance(t, T.TBag)}),
             )
         return sig
 

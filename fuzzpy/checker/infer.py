@@ -24,7 +24,7 @@ from fractions import Fraction
 
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Env, Globals, Judgment
-from fuzzpy.checker.costs import Blame, Cost, CostCtx, infinite
+from fuzzpy.checker.costs import Blame, CostCtx, infinite, one_draw
 from fuzzpy.checker.elaborate import static_arith, static_value
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.explain import Tracer
@@ -633,6 +633,7 @@ class Inferencer:
         """The privacy context of a noise primitive: one event per variable,
         built by ``make`` from its sensitivity; infinite where it is infinite."""
         cost: CostCtx = {}
+        draw = object()  # this draw's identity, shared by its costs in every variable (`costs.merge_draw`)
         for name, usage in ctx.items():
             if usage.sens.is_zero:
                 continue
@@ -640,7 +641,7 @@ class Inferencer:
                 cost[name] = infinite(self.blame_for(name, usage, span, what, "released here"))
             else:
                 assert usage.sens.value is not None
-                cost[name] = Cost((make(usage.sens.value),))  # type: ignore[arg-type]
+                cost[name] = one_draw(make(usage.sens.value), draw)  # type: ignore[arg-type]
         return cost
 
 

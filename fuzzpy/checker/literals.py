@@ -15,6 +15,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.errors import CheckError
@@ -68,7 +69,8 @@ class LiteralRules:
         if binding is not None:
             if binding.cost is not None:
                 ck.note(f"`{expr.name}` is a distribution: each use of it runs it again")
-                return Judgment(binding.type, {}, cost=dict(binding.cost))
+                fresh: dict[int, object] = {}  # each use samples it again: a draw of its own (`costs.retag`)
+                return Judgment(binding.type, {}, cost={n: C.retag(c, fresh) or c for n, c in binding.cost.items()})
             if binding.static is not None:
                 return Judgment(binding.type, {}, static=binding.static)
             if expr.name in ck.index_params and ck.static_params.get(expr.name) is binding and binding.symbolic is not None:

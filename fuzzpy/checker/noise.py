@@ -217,7 +217,7 @@ def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
         )
 
         if len(events) == 1 and isinstance(events[0], E.Laplace):
-            cost[name] = C.Cost((dataclasses.replace(events[0], replaced=moved),))
+            cost[name] = C.Cost((dataclasses.replace(events[0], replaced=moved),), draw=found.draw if found else None)
     ck.note(f"`laplace[{Sens(eps)}]`: noise of scale {Sens(scale)}; costs eps x the sensitivity in each variable")
     return Judgment(T.TFuzzy(j.type), {}, cost=cost)
 
@@ -513,7 +513,7 @@ def _state_read_once(ck: Inferencer, lam: LambdaResult, init: Judgment, init_exp
         return
     for name, usage in init.ctx.items():
         blame = ck.blame_for(name, usage, init_expr.span, "the initial state of `loop`")
-        scaled = C.scale_cost(lam.param_cost, usage.sens, blame)
+        scaled = C.untagged(C.scale_cost(lam.param_cost, usage.sens, blame))  # the rounds' draws, not one
         if scaled is not None:
             cost[name] = C.chain(scaled, cost.get(name))
 

@@ -94,6 +94,11 @@ class CheckedDef:
     #: definition has no cost expression (every `symbolic_privacy` entry is
     #: None) and is checked at each call's numbers only.
     deferred: tuple[tuple[str, str], ...] = ()
+    #: The `bag` parameters whose whole cost is ONE noise draw's event, each
+    #: with a number naming that draw (parameters read by the same draw have
+    #: the same number): `run` giving them the same dataset charges that
+    #: draw once at the summed sensitivity (`checker.costs.merge_events`).
+    draws: dict[str, int] = field(default_factory=dict)
 
 
 @frozen

@@ -423,7 +423,8 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             request = _relation(request, ledger, keys, events)
             kept = {n for n, evs in events.items() if keeps_size(evs)} if request.neighbours == "replace-one" else set()
             events = _for_relation(events, request)
-            for key, evs in _events_by_dataset(events, keys).items():  # refuse before the data is read
+            draws = _one_draw(definition, request)
+            for key, evs in _events_by_dataset(events, keys, draws).items():  # refuse before the data is read
                 ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours)
             register = _first_registration(ledger, budget, warn)  # a first run registers before it judges (F1)
             opened = {name: engine.open(ledger, s, types[name], register) for name, s in sources.items()}
@@ -440,7 +441,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
                                  "it is charged for replace-one neighbours with its number of rows kept")
             _check_public_rows(request, opened, loaded)  # but of a public row count (replace-one)
             _check_local_counts(events, opened, loaded)
-            by_dataset = _events_by_dataset(events, keys)  # one entry per dataset, as quoted
+            by_dataset = _events_by_dataset(events, keys, draws)  # one entry per dataset, as quoted
             reader = {keys[name]: name for name in reversed(list(events))}  # its first parameter
             uses = [DataUse(opened[reader[key]].registration, opened[reader[key]].implicit,
                             loaded[reader[key]][1], opened[reader[key]].fingerprint,
@@ -520,7 +521,7 @@ def quote(request: RunRequest, warn: Warn = lambda message: None) -> list[Quote]
     from fuzzpy.ledger.book import Ledger
 
     request = _placed(request, read_streams=False)
-    _, _, _, events, _, _, budget = prepare(request)
+    _, _, definition, events, _, _, budget = prepare(request)
     engine = engine_for(request.engine, warn, None)
     try:
         with Ledger(request.ledger) as ledger:
@@ -529,7 +530,7 @@ def quote(request: RunRequest, warn: Warn = lambda message: None) -> list[Quote]
             request = _relation(request, ledger, keys, events)
             events = _for_relation(events, request)
             return [ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours or "add-remove-one")
-                    for key, evs in _events_by_dataset(events, keys).items()]
+                    for key, evs in _events_by_dataset(events, keys, _one_draw(definition, request)).items()]
     finally:
         engine.close()
 
@@ -740,26 +741,55 @@ def _argument_text(value: object) -> str:
         return str(value)
 
 
-def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str]) -> dict[str, tuple[Event, ...]]:
+def _one_draw(definition: CheckedDef, request: RunRequest) -> dict[str, int]:
+    """The parameters whose whole cost is one noise draw, by draw
+    (`CheckedDef.draws`), for add/remove-one neighbours only: the summed
+    sensitivity is that of the events as the checker states them (a
+    replace-one restatement keeps the chained bound)."""
+    if (request.neighbours or "add-remove-one") != "add-remove-one":
+        return {}
+    return dict(definition.draws)
+
+
+def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str],
+                       draws: dict[str, int] | None = None) -> dict[str, tuple[Event, ...]]:
     """Two parameters given the same dataset both spend its budget, so the
     quote covers their events together. They are one mechanism's costs, not
     independent releases (one noise draw may read both parameters), so a
-    row of the dataset moves both at once: pure costs add along that chain;
-    any other cost is charged group privacy over the k parameters of all
-    their events together (as the checker charges `g2 db db`,
-    `checker.apply._one_mechanism`; fourth adversarial review, U1/U2)."""
+    row of the dataset moves both at once. When every such parameter's whole
+    cost is the same single noise draw (``draws``, `CheckedDef.draws`), the
+    dataset reaches that draw by several routes: one event at the summed
+    sensitivity (the application rule is a substitution, Reed & Pierce
+    2010; as the checker charges `g2 db db`, `checker.costs.merge_draw`).
+    Otherwise pure costs add along the chain; any other cost is charged
+    group privacy over the k parameters of all their events together
+    (`checker.apply._one_mechanism`; fourth adversarial review, U1/U2)."""
     from fuzzpy.accounting.accountant import pure_epsilon
     from fuzzpy.accounting.events import Group
+    from fuzzpy.accounting.local import has_local
+    from fuzzpy.checker.costs import merge_events, pure_routes
 
     parts: dict[str, list[tuple[Event, ...]]] = {}
+    names: dict[str, list[str]] = {}
     for name, evs in events.items():
         parts.setdefault(keys[name], []).append(evs)
+        if evs:
+            names.setdefault(keys[name], []).append(name)
     combined: dict[str, tuple[Event, ...]] = {}
     for key, lists in parts.items():
         joined = tuple(e for evs in lists for e in evs)
         nonempty = [evs for evs in lists if evs]
-        if len(nonempty) <= 1 or pure_epsilon(joined) is not None:
+        routes = names.get(key, [])
+        numbers = {(draws or {}).get(n) for n in routes}
+        merged = (merge_events([evs[0] for evs in nonempty])
+                  if len(nonempty) > 1 and None not in numbers and len(numbers) == 1
+                  and all(len(evs) == 1 for evs in nonempty) else None)
+        if merged is not None:
+            combined[key] = (merged[0],)
+        elif len(nonempty) <= 1:
             combined[key] = joined
+        elif pure_epsilon(joined) is not None:  # the sum, never the curve of independent releases
+            combined[key] = joined if has_local(joined) else (pure_routes(joined),)
         else:
             combined[key] = (Group(Fraction(len(nonempty)), joined),)
     return combined

@@ -118,6 +118,40 @@ def test_branching_on_private_data_at_cost_zero_is_caught(monkeypatch: pytest.Mo
     assert any("[identical]" in v for v in report.violations), report.violations
 
 
+ROUTES = """
+type R = { a : num, k : int };
+def both (xs : bag R) (ys : bag R) : fuzzy num = laplace[1] (size xs + size ys);
+def aliased (db : bag R) : fuzzy num = { let copy = db; laplace[1] (size copy + size db) };
+def called (db : bag R) : fuzzy num = both db db;
+"""
+
+
+@pytest.mark.slow  # three checks of the harness (about 5 s)
+def test_one_draw_dropping_a_route_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One draw read by two routes is charged at the summed sensitivity
+    (`checker.costs.merge_events`); taking the larger route instead of the
+    sum claims half of what the release moves."""
+    from fuzzpy.accounting.events import Laplace
+    from fuzzpy.checker import costs
+
+    case = _case({"aliased": "laplace", "called": "laplace"}, ROUTES)
+    assert examine(case).violations == []
+    original = _seam(costs, "merge_events")
+
+    def larger(events: list[object]) -> object:
+        found = original(events)  # type: ignore[operator]
+        if found is None:
+            return None
+        event, parts = found
+        return Laplace(max(parts), event.scale), parts
+
+    monkeypatch.setattr(costs, "merge_events", larger)
+    harness.clear_cache()
+    violations = examine(case).violations
+    assert any(v.startswith("aliased") and "[distance]" in v for v in violations), violations
+    assert any(v.startswith("called") and "[distance]" in v for v in violations), violations
+
+
 # ---------------------------------------------------------------- the runtime
 
 
