@@ -273,6 +273,11 @@ def _one_mechanism(ck: Inferencer, var: str, costs: list[C.Cost]) -> C.Cost:
     infinite = next((c for c in costs if c.is_infinite), None)
     if infinite is not None:
         return infinite
+    separate = C.compose_draws(costs)
+    if separate is not None:
+        ck.note(f"`{source_name(var)}` is passed to {len(costs)} parameters, each read by its own draw: "
+                "the draws compose")
+        return separate
     events = tuple(e for c in costs for e in c.events())
     if C.pure_epsilon(events) is not None and not has_local(events):
         return C.Cost((C.pure_routes(events),))  # the sum, never the curve of independent releases

@@ -206,7 +206,8 @@ class BinderRules:
         same draw (`costs.merge_draw`), else the chain of the two."""
         merged = None if direct is None else C.merge_draw([direct, routed])
         if merged is None:
-            return C.chain(direct, routed)
+            separate = None if direct is None else C.compose_draws([direct, routed])
+            return separate if separate is not None else C.chain(direct, routed)
         parts = " + ".join(str(Sens.of(p)) for p in merged[1])
         said = (f"one draw reads `{source_name(var)}` directly and through {label}: one draw, "
                 f"sensitivity {parts} = {Sens.of(sum(merged[1], Fraction(0)))} (the let rule inside the draw)")

@@ -751,6 +751,27 @@ def _one_draw(definition: CheckedDef, request: RunRequest) -> dict[str, int]:
     return dict(definition.draws)
 
 
+def _draws_merged(nonempty: list[tuple[Event, ...]], numbers: list[int | None],
+                  merge_events: Callable[[list[Event]], tuple[Event, tuple[Fraction, ...]] | None]
+                  ) -> tuple[Event, ...] | None:
+    """Parameters bound to one dataset whose whole costs are single draws
+    (``numbers``: each one's draw): the routes into one draw merge at their
+    summed sensitivity, different draws compose as the independent draws
+    they are (`checker.costs.compose_draws`); None for any other shape."""
+    if len(nonempty) < 2 or None in numbers or any(len(evs) != 1 for evs in nonempty):
+        return None
+    groups: dict[int | None, list[Event]] = {}
+    for number, evs in zip(numbers, nonempty, strict=True):
+        groups.setdefault(number, []).append(evs[0])
+    out: list[Event] = []
+    for group in groups.values():
+        merged = merge_events(group) if len(group) > 1 else (group[0], ())
+        if merged is None:
+            return None
+        out.append(merged[0])
+    return tuple(out)
+
+
 def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str],
                        draws: dict[str, int] | None = None) -> dict[str, tuple[Event, ...]]:
     """Two parameters given the same dataset both spend its budget, so the
@@ -780,12 +801,9 @@ def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str
         joined = tuple(e for evs in lists for e in evs)
         nonempty = [evs for evs in lists if evs]
         routes = names.get(key, [])
-        numbers = {(draws or {}).get(n) for n in routes}
-        merged = (merge_events([evs[0] for evs in nonempty])
-                  if len(nonempty) > 1 and None not in numbers and len(numbers) == 1
-                  and all(len(evs) == 1 for evs in nonempty) else None)
+        merged = _draws_merged(nonempty, [(draws or {}).get(n) for n in routes], merge_events)
         if merged is not None:
-            combined[key] = (merged[0],)
+            combined[key] = merged
         elif len(nonempty) <= 1:
             combined[key] = joined
         elif pure_epsilon(joined) is not None:  # the sum, never the curve of independent releases
