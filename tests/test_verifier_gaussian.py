@@ -423,3 +423,14 @@ def _text_of(decl: MechanismDecl) -> str:
     from fuzzpy.frontend.printer import print_decl
 
     return print_decl(decl)
+
+
+def test_a_student_invariant_is_never_taken_unchecked() -> None:
+    # review s27e: a false `invariant` hint (false on entry) was "proved": the Gaussian
+    # rule used its own invariant and never read the hint
+    decl, program = _decl("mechanism m (q : vec[inf] num) : list num\n  requires len(q) <= 4\n"
+                          "  privacy (1, 0.2)\n{\n  var i = 0;\n  var c = 5;\n"
+                          "  while (i < len(q)) invariant c == 7 && i < 0 {\n"
+                          "    output q[i] + gauss(4) align (0 - dist(q[i]));\n    i = i + 1;\n  }\n}\n")
+    verdict = verify_mechanism(decl, program)
+    assert verdict.status != "proved"

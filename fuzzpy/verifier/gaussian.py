@@ -133,6 +133,11 @@ def _certificate(decl: MechanismDecl, constants: dict[str, Fraction]) -> Certifi
                                            for e in walk(noise.align)):
             raise _Give(f"line {noise.span.line}: the Gaussian draw's shift `{show(noise.align)}` depends on the "
                         f"noise; {_NOISE_FREE}")
+    hinted = next((s for s in _all(decl.body) if isinstance(s, While) and s.invariants), None)
+    if hinted is not None:  # never prove with a hint nobody checked (review s27e: a false hint was "proved")
+        raise _Give(f"line {hinted.span.line}: `invariant` hints are not checked by the Gaussian rule in this "
+                    "version (its own invariant is that every local is equal in both runs); remove the hint "
+                    "to let that invariant prove the mechanism")
     laplace = [e for s in _all(decl.body) for top in _exprs(s) for e in walk(top)
                if isinstance(e, Noise) and e.kind != "gauss"]
     draws = []
