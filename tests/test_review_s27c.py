@@ -1,0 +1,74 @@
+"""A new user's review (s27c, issue 31): a hint that led to a charged
+pure-noise release, library mechanisms reading columns they never use,
+options silently ignored, the Python API's foreign exceptions, and warnings
+a user needed but never saw."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fuzzpy.cli import main
+
+
+def call(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# ---------------------------------------------------------------- 1: a type no cell fits is refused
+
+WHOLE_DECIMALS = "age,town\n" + "".join(f"{20 + i}.0,t{i % 3}\n" for i in range(12))
+
+
+def test_a_declared_type_no_cell_fits_is_refused_and_nothing_is_written(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "ages.csv").write_text(WHOLE_DECIMALS)
+    ledger = str(tmp_path / "l.sqlite")
+    code, _, err = call(capsys, "dataset", "register", "ages", str(tmp_path / "ages.csv"), "--budget", "3",
+                        "--type", "age=int", "--ledger", ledger)
+    assert code != 0 and "FZ542" in err and "`age`" in err and "--type age=num" in err
+    assert "(`num`)" in err  # the cells' kind
+    code, out, _ = call(capsys, "dataset", "list", "--ledger", ledger, "--json")
+    assert "ages" not in out  # nothing registered
+    assert call(capsys, "dataset", "register", "ages", str(tmp_path / "ages.csv"), "--budget", "3",
+                "--ledger", ledger)[0] == 0
+    code, _, err = call(capsys, "dataset", "update", "ages", "--type", "age=int", "--ledger", ledger)
+    assert code != 0 and "FZ542" in err
+    code, out, _ = call(capsys, "dataset", "show", "ages", "--ledger", ledger, "--json")
+    columns = {c["name"]: c["type"] for c in json.loads(out)["dataset"]["columns"]}
+    assert columns["age"] == "num"  # the update wrote nothing
+    code, _, err = call(capsys, "dataset", "update", "ages", "--type", "town=bool", "--ledger", ledger)
+    assert code != 0 and "`town`" in err and "--type town=string" in err
+
+
+def test_a_type_some_cells_fit_is_still_the_owners_choice(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "mixed.csv").write_text("age\n30\n40.5\n\n")
+    code, out, _ = call(capsys, "dataset", "register", "mixed", str(tmp_path / "mixed.csv"), "--budget", "1",
+                        "--type", "age=int", "--ledger", str(tmp_path / "l.sqlite"))
+    assert code == 0 and "registered" in out
+
+
+def test_an_empty_column_typed_by_its_owner_is_refused_unless_filled(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "e.csv").write_text("a,b\n1,\n2,\n")
+    ledger = str(tmp_path / "l.sqlite")
+    code, _, err = call(capsys, "dataset", "register", "e", str(tmp_path / "e.csv"), "--budget", "1",
+                        "--type", "b=int", "--ledger", ledger)
+    assert code != 0 and "FZ542" in err and "no cell holds a value" in err
+    assert call(capsys, "dataset", "register", "e", str(tmp_path / "e.csv"), "--budget", "1",
+                "--type", "b=int", "--missing", "b=value:0", "--ledger", ledger)[0] == 0
+
+
+def test_the_run_hint_never_suggests_a_retype_blind(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "ages.csv").write_text(WHOLE_DECIMALS)
+    (tmp_path / "p.fz").write_text("type R = { age : int };\n"
+                                   "def n (db : bag R) : fuzzy num = laplace[0.5] (size (filter (fun r -> r.age > 40) db));\n")
+    code, _, err = call(capsys, "run", str(tmp_path / "p.fz"), "n", "--data", f"db={tmp_path / 'ages.csv'}",
+                        "--budget", "1", "--ledger", str(tmp_path / "l.sqlite"))
+    assert code != 0 and "FZ542" in err
+    assert "dataset update ages --type age=int" not in err
+    assert "dataset check ages --type age=int" in err
