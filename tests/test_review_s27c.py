@@ -72,3 +72,28 @@ def test_the_run_hint_never_suggests_a_retype_blind(capsys: pytest.CaptureFixtur
     assert code != 0 and "FZ542" in err
     assert "dataset update ages --type age=int" not in err
     assert "dataset check ages --type age=int" in err
+
+
+# ---------------------------------------------------------------- 2: a library mechanism reads what it uses
+
+STATS = """import std.stats;
+type Visit = { weight : num, clinic : string, notes : string };
+def med (d : bag Visit) : fuzzy num = median [40 .. 120] (map (fun v -> v.weight) d) 1;
+def q1 (d : bag Visit) : fuzzy num = lower_quartile [40 .. 120] (map (fun v -> v.weight) d) 1;
+"""
+
+
+@pytest.mark.parametrize("definition", ["med", "q1"])
+def test_a_library_quantile_reads_only_the_column_it_uses(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, definition: str) -> None:
+    rows = "".join(f"{50 + i},{'c' if i % 2 else ''},{'' if i % 3 else 'n'}\n" for i in range(30))
+    (tmp_path / "visits.csv").write_text("weight,clinic,notes\n" + rows)  # clinic and notes have holes
+    (tmp_path / "s.fz").write_text(STATS)
+    code, out, _ = call(capsys, "check", str(tmp_path / "s.fz"))
+    assert code == 0 and f"{definition}: d: weight\n" in out
+    ledger = str(tmp_path / "l.sqlite")
+    code, _, err = call(capsys, "run", str(tmp_path / "s.fz"), definition, "--data",
+                        f"d={tmp_path / 'visits.csv'}", "--budget", "2", "--ledger", ledger)
+    assert code == 0, err
+    code, out, _ = call(capsys, "dataset", "show", "visits", "--ledger", ledger, "--json")
+    assert json.loads(out)["releases"][0]["row_rules"]["rows_dropped"] == 0
