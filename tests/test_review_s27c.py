@@ -97,3 +97,29 @@ def test_a_library_quantile_reads_only_the_column_it_uses(
     assert code == 0, err
     code, out, _ = call(capsys, "dataset", "show", "visits", "--ledger", ledger, "--json")
     assert json.loads(out)["releases"][0]["row_rules"]["rows_dropped"] == 0
+
+
+# ---------------------------------------------------------------- 3: no budget option silently ignored
+
+COUNT = """type R = { x : int };
+def c (rows : bag R) : fuzzy num = laplace[0.25] (size rows);
+"""
+
+
+def test_budget_rounds_composes_a_definitions_releases(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "c.fz").write_text(COUNT)
+    code, out, _ = call(capsys, "budget", str(tmp_path / "c.fz"), "c", "--rounds", "8", "--json")
+    assert code == 0
+    document = json.loads(out)
+    assert document["rounds"] == 8
+    assert document["definitions"][0]["privacy"]["rows"]["pure_epsilon"] == pytest.approx(2.0)
+    code, out, _ = call(capsys, "budget", str(tmp_path / "c.fz"), "--rounds", "4")
+    assert code == 0 and "1-DP in rows for 4 releases" in out
+
+
+@pytest.mark.parametrize("option", [("--subsample", "0.5"), ("--sensitivity", "10"), ("--choose", "3")])
+def test_budget_release_options_on_a_program_are_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, option: tuple[str, str]) -> None:
+    (tmp_path / "c.fz").write_text(COUNT)
+    code, _, err = call(capsys, "budget", str(tmp_path / "c.fz"), "c", *option)
+    assert code == 2 and option[0] in err and "FZ703" in err
