@@ -123,3 +123,27 @@ def test_budget_release_options_on_a_program_are_refused(
     (tmp_path / "c.fz").write_text(COUNT)
     code, _, err = call(capsys, "budget", str(tmp_path / "c.fz"), "c", *option)
     assert code == 2 and option[0] in err and "FZ703" in err
+
+
+# ---------------------------------------------------------------- 4: the API raises its own errors
+
+def test_api_data_of_the_wrong_form_raises_the_apis_error(tmp_path: Path) -> None:
+    import pandas as pd
+
+    import fuzzpy
+
+    (tmp_path / "c.fz").write_text(COUNT)
+    (tmp_path / "xs.csv").write_text("x\n1\n2\n")
+    program = fuzzpy.load(str(tmp_path / "c.fz"))
+    ledger = str(tmp_path / "l.sqlite")
+    for wrong, expected in ((pd.DataFrame({"x": [1, 2]}), 'data={"rows": frame}'),
+                            (str(tmp_path / "xs.csv"), f'data={{"rows": "{tmp_path / "xs.csv"}"}}'),
+                            ([("rows", "xs.csv")], 'data={"rows": ...}')):
+        for method in (program.run, program.quote):
+            with pytest.raises(fuzzpy.FuzzError) as raised:
+                method("c", data=wrong, budget=1, ledger=ledger)
+            assert isinstance(raised.value, fuzzpy.InvalidInput) and raised.value.exit_code == 2
+            assert expected in str(raised.value)
+    with pytest.raises(fuzzpy.InvalidInput):
+        program.run("c", data={"rows": str(tmp_path / "xs.csv")}, args=[1], budget=1, ledger=ledger)
+    assert not (tmp_path / "l.sqlite").exists() or fuzzpy.Ledger(ledger).datasets() == []
