@@ -147,3 +147,34 @@ def test_api_data_of_the_wrong_form_raises_the_apis_error(tmp_path: Path) -> Non
     with pytest.raises(fuzzpy.InvalidInput):
         program.run("c", data={"rows": str(tmp_path / "xs.csv")}, args=[1], budget=1, ledger=ledger)
     assert not (tmp_path / "l.sqlite").exists() or fuzzpy.Ledger(ledger).datasets() == []
+
+
+# ---------------------------------------------------------------- 5: a cost of no meaningful privacy is said
+
+UNSCALED = """type Sale = { amount : num };
+def total (sales : bag Sale) : fuzzy num = laplace[0.5] (sum[0, 100000] (map (fun s -> s.amount) sales));
+def fine (sales : bag Sale) : fuzzy num = laplace[0.5] (size sales);
+"""
+
+
+def test_check_warns_of_an_epsilon_above_ten_and_says_how_to_scale(tmp_path: Path) -> None:
+    import fuzzpy
+
+    report = fuzzpy.loads(UNSCALED, name="u.fz").check()
+    assert report.ok  # a warning, not an error
+    warned = [d for d in report.warnings if d.code == "FZ315"]
+    assert len(warned) == 1 and "`total`" in warned[0].message and "100000" in warned[0].message
+    assert warned[0].hint is not None and "laplace[0.5 / 100000]" in warned[0].hint
+
+
+def test_the_budget_hint_for_such_a_cost_says_it_is_no_privacy(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "u.fz").write_text(UNSCALED)
+    (tmp_path / "sales.csv").write_text("amount\n10\n20\n")
+    ledger = str(tmp_path / "l.sqlite")
+    code, _, err = call(capsys, "run", str(tmp_path / "u.fz"), "total", "--data", f"sales={tmp_path / 'sales.csv'}",
+                        "--budget", "1", "--ledger", ledger)
+    assert code == 3 and "no meaningful privacy" in err and "scale its noise" in err
+    code, _, err = call(capsys, "run", str(tmp_path / "u.fz"), "total", "--data", f"sales={tmp_path / 'sales.csv'}",
+                        "--budget", "100000", "--ledger", str(tmp_path / "l2.sqlite"))
+    assert code == 0 and "warning[FZ315]" in err

@@ -54,6 +54,11 @@ def delta_that_fits(events: Sequence[Event], epsilon_left: Fraction, delta_left:
     return (delta, epsilon) if epsilon <= epsilon_left else None
 
 
+#: An epsilon above this is no meaningful privacy (e^10 ~ 22026: one row may change the odds of an output
+#: by that factor); a cost beyond it is most often a noise scale not multiplied by the query's sensitivity.
+LARGE_EPSILON = 10
+
+
 def refusal_hint(events: Sequence[Event], budget: Budget, cost: ReleaseCost, left: Spend,
                  budget_fixed: bool) -> str | None:
     """What would work instead of a release refused as over budget."""
@@ -67,7 +72,13 @@ def refusal_hint(events: Sequence[Event], budget: Budget, cost: ReleaseCost, lef
     if cost.spend.delta == 0:
         if budget_fixed:
             return None
-        return f"raise --budget to at least {text_up(cost.spend.epsilon)}"
+        hint = f"raise --budget to at least {text_up(cost.spend.epsilon)}"
+        if cost.spend.epsilon > LARGE_EPSILON:  # review s27c: never a bare suggestion of eps=50000
+            hint = (f"this release costs eps={text_up(cost.spend.epsilon)}, which is no meaningful privacy (above "
+                    f"{LARGE_EPSILON}): scale its noise by the query's sensitivity (`laplace[eps]` of a "
+                    f"`sum[lo, hi]` costs eps * (hi - lo)) rather than raise the budget; {hint} only to publish "
+                    "the value nearly as it is")
+        return hint
     suggestion = delta_that_fits(events, left.epsilon, left.delta) if left.delta > 0 else None
     options = []
     if not budget_fixed:
