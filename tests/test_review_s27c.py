@@ -178,3 +178,34 @@ def test_the_budget_hint_for_such_a_cost_says_it_is_no_privacy(
     code, _, err = call(capsys, "run", str(tmp_path / "u.fz"), "total", "--data", f"sales={tmp_path / 'sales.csv'}",
                         "--budget", "100000", "--ledger", str(tmp_path / "l2.sqlite"))
     assert code == 0 and "warning[FZ315]" in err
+
+
+# ---------------------------------------------------------------- 6: labels and counts of static lengths agree
+
+LABELLED = """import std.noisy_max (noisy_max_label);
+import std.sparse_vector (first_above_label);
+type Bird = { kind : string };
+let kinds = ["wren", "robin", "jay", "owl"];
+let three = ["wren", "robin", "jay"];
+def tally (b : bag Bird) : vec[inf] num = tabulate kinds (fun k -> size (filter (fun x -> x.kind == k) b));
+"""
+
+
+@pytest.mark.slow  # ~5 s a case: std.noisy_max and std.sparse_vector are checked with each program
+@pytest.mark.parametrize("call_text, ok", [
+    ("noisy_max_label kinds (tally b) 1.0", True),
+    ("noisy_max_label three (tally b) 1.0", False),
+    ('noisy_max_label ["wren", "robin", "jay", "owl", "emu"] (tally b) 1.0', False),
+    ("first_above_label three (tally b) 2 1.0", False),
+    ("first_above_label kinds (tally b) 2 1.0", True),
+])
+def test_a_label_list_of_another_static_length_is_refused_at_check(call_text: str, ok: bool) -> None:
+    import fuzzpy
+
+    text = LABELLED + f"def pick (b : bag Bird) : fuzzy string = {call_text};\n"
+    if ok:
+        assert fuzzpy.loads(text, name="b.fz").check().ok
+        return
+    with pytest.raises(fuzzpy.Rejected) as refused:
+        fuzzpy.loads(text, name="b.fz").check()
+    assert [d.code for d in refused.value.diagnostics] == ["FZ201"] and "label" in str(refused.value)
