@@ -209,3 +209,37 @@ def test_a_label_list_of_another_static_length_is_refused_at_check(call_text: st
     with pytest.raises(fuzzpy.Rejected) as refused:
         fuzzpy.loads(text, name="b.fz").check()
     assert [d.code for d in refused.value.diagnostics] == ["FZ201"] and "label" in str(refused.value)
+
+
+# ---------------------------------------------------------------- 7: hints that say what is true and name the parameter
+
+def test_an_exhausted_budget_says_nothing_runs_again(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "c.fz").write_text(COUNT.replace("0.25", "1"))
+    (tmp_path / "xs.csv").write_text("x\n1\n2\n")
+    argv = ("run", str(tmp_path / "c.fz"), "c", "--data", f"rows={tmp_path / 'xs.csv'}",
+            "--ledger", str(tmp_path / "l.sqlite"))
+    assert call(capsys, *argv, "--budget", "1")[0] == 0
+    code, _, err = call(capsys, *argv)
+    assert code == 3 and "FZ601" in err and "no release on it can run again" in err
+
+
+def test_a_bare_data_file_is_named_for_the_one_bag_parameter(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "c.fz").write_text(COUNT)
+    code, _, err = call(capsys, "run", str(tmp_path / "c.fz"), "c", "--data", "xs.csv", "--budget", "1",
+                        "--ledger", str(tmp_path / "l.sqlite"))
+    assert code == 2 and "FZ508" in err and "--data rows=xs.csv" in err
+
+
+def test_the_same_rows_refusal_names_the_runs_parameter(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    (tmp_path / "c.fz").write_text(COUNT)
+    (tmp_path / "xs.csv").write_text("x\n1\n2\n3\n")
+    pq.write_table(pacsv.read_csv(tmp_path / "xs.csv"), tmp_path / "copy.parquet")
+    ledger = str(tmp_path / "l.sqlite")
+    assert call(capsys, "run", str(tmp_path / "c.fz"), "c", "--data", f"rows={tmp_path / 'xs.csv'}",
+                "--budget", "1", "--ledger", ledger)[0] == 0
+    code, _, err = call(capsys, "run", str(tmp_path / "c.fz"), "c", "--data", f"rows={tmp_path / 'copy.parquet'}",
+                        "--dataset", "rows=other", "--budget", "1", "--ledger", ledger)
+    assert code == 2 and "FZ545" in err and "--data rows=xs" in err and "PARAM" not in err

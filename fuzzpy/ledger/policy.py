@@ -65,6 +65,12 @@ def refusal_hint(events: Sequence[Event], budget: Budget, cost: ReleaseCost, lef
     from fuzzpy.language.figures import text_up
     from fuzzpy.ledger.rules import format_number
 
+    spent_out = left.rho <= 0 if budget.rule == "zcdp" else left.epsilon <= 0
+    if budget_fixed and spent_out:  # review s27c: say it plainly, once, rather than a hint that cannot work
+        return ("the dataset's budget is spent: no release on it can run again, now or later (a dataset's "
+                "budget is fixed by its first release or its registration and is never raised; every "
+                "value released so far stays in `fuzzpy ledger`)")
+
     if budget.rule == "zcdp":
         if not budget_fixed:
             return "raise --budget (the zcdp rule charges rho; --delta does not change it)"
