@@ -141,7 +141,7 @@ def _labels_fit(ck: Inferencer, sig: DefSig, judgments: list[Judgment], given: l
     labelled = params.get("labels")
     if labelled is None or labelled[0].length is None:
         return
-    for (pname, _), (judgment, arg) in zip(sig.params, zip(judgments, given, strict=False), strict=False):
+    for (pname, _), judgment in zip(sig.params, judgments, strict=False):
         if not isinstance(judgment.type, T.TVec):
             continue
         length = ck.lengths.static(judgment.type.length)

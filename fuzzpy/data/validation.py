@@ -35,7 +35,14 @@ from fuzzpy.data.csvframe import columns_hint, field_column, schema_error
 from fuzzpy.data.loader import NO_TYPE, DataFile, Header, Records, read_records
 from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.language.source import Source, Span
-from fuzzpy.ledger.datasets import BAD_POLICY, DEFAULT_POLICY, SCHEMA_MISMATCH, Column, Policy, dataset_error
+from fuzzpy.ledger.datasets import (
+    BAD_POLICY,
+    DEFAULT_POLICY,
+    SCHEMA_MISMATCH,
+    Column,
+    Policy,
+    dataset_error,
+)
 from fuzzpy.support.records import frozen
 
 _MARKERS = frozenset(MISSING_MARKERS)
