@@ -307,10 +307,18 @@ class Program:
                  datasets: Mapping[str, str] | str | None, ledger: Any, budget: Any, rule: str,
                  seed: int | None, delta: Any, engine: str, neighbours: str | None = None,
                  rows: int | Mapping[str, int] | None = None) -> RunRequest:
+        self._guarded(lambda: _check_mappings(data, args, datasets, self._bag_parameters(definition)))
         return _guarded(lambda: run_request(
             self.name, definition, data=data, args=args, datasets=datasets, ledger=ledger, budget=budget,
             rule=rule, seed=seed, delta=delta, engine=engine, source_text=self.text, neighbours=neighbours,
             rows=rows), self._sources())
+
+    def _bag_parameters(self, definition: str) -> list[str]:
+        """The names of a definition's bag parameters (for a hint)."""
+        from fuzzpy.language.syntax import DefDecl, TyBag
+
+        decl = next((d for d in self.syntax.decls if isinstance(d, DefDecl) and d.name == definition), None)
+        return [] if decl is None else [p.name for p in decl.params if isinstance(p.type, TyBag)]
 
     def _sources(self) -> dict[str, Source]:
         return {self.source.name: self.source}
@@ -341,6 +349,7 @@ def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = 
     """The runtime's request for these options, checked as the CLI checks its own."""
     from fuzzpy.release.run import RunRequest
 
+    _check_mappings(data, args, datasets, [])
     return RunRequest(
         file=file,
         definition=definition,
@@ -359,6 +368,28 @@ def run_request(file: str, definition: str, *, data: Mapping[str, Any] | None = 
         neighbours=None if neighbours is None else _check_neighbours(neighbours, rows).relation,
         rows=_check_rows(rows),
     )
+
+
+def _check_mappings(data: object, args: object, datasets: object, bags: list[str]) -> None:
+    """`data` and `args` are mappings, `datasets` a name or a mapping: any
+    other value (a DataFrame or a path given as `data` itself) is refused
+    as the API's error, naming the form expected (review s27c: pandas'
+    ValueError and an AttributeError escaped)."""
+    value = f'"{data}"' if isinstance(data, str) else "frame" if hasattr(data, "columns") else "..."
+    example = ", ".join(f'"{name}": {value if len(bags) == 1 else "..."}' for name in bags) or f'"db": {value}'
+    what = f"{type(data).__module__.split('.')[0]}.{type(data).__name__}" if not isinstance(data, str) else "a str"
+    if data is not None and not isinstance(data, Mapping):
+        raise _option_error(
+            f"`data` maps each bag parameter to its data, not {what}: give `data={{{example}}}` (a CSV or "
+            "Parquet path, a registered dataset's name, or a pandas/polars/Arrow table for each)")
+    if data is not None and not all(isinstance(key, str) for key in data):
+        raise _option_error(f"`data`'s keys are the definition's bag parameters (strings): `data={{{example}}}`")
+    if args is not None and not isinstance(args, Mapping):
+        raise _option_error(f"`args` maps each public parameter to its value, not {type(args).__name__}: "
+                            'give `args={"name": value}`')
+    if datasets is not None and not isinstance(datasets, str | Mapping):
+        raise _option_error("`datasets` is a dataset's name (the only bag parameter's) or a mapping "
+                            f"{{parameter: name}}, not {type(datasets).__name__}")
 
 
 def _check_group(group: object) -> int:

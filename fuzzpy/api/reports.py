@@ -261,7 +261,7 @@ def _check_report(
     figures = R.all_figures(checked, delta)
     documents = R.json_definitions(checked, delta, figures)
     mechanisms = tuple(MechanismClaim(**m) for m in R.json_mechanisms(checked))  # type: ignore[arg-type]
-    diagnostics = (*checked.warnings, *R.infinite_at_delta(checked, delta, figures))
+    diagnostics = (*checked.warnings, *R.infinite_at_delta(checked, delta, figures), *R.large_costs(checked, figures))
     read = _columns_read(checked)
     for document in documents:
         if document.get("name") in read:

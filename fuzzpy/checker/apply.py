@@ -104,6 +104,7 @@ def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) ->
         ck.check(arg, ty, f"the parameter `{pname}` of `{sig.name}` has type `{ty}`")
         for (pname, ty), arg in zip(sig.params, given, strict=False)
     ]
+    _labels_fit(ck, sig, judgments, given)
     if len(given) < n and sig.is_fuzzy and any(
             c is not None and not c.is_infinite and has_local(c.events()) for c in sig.costs):
         # a function value keeps one pure epsilon per parameter: local reports'
@@ -129,6 +130,29 @@ def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) ->
         ck.note(f"call of `{sig.name}`: its cost in each parameter, re-expressed in the arguments' variables")
     rest = args[n:]
     return apply_value(ck, result, head, rest, whole) if rest else result
+
+
+def _labels_fit(ck: Inferencer, sig: DefSig, judgments: list[Judgment], given: list[S.Expr]) -> None:
+    """A `labels : list string` parameter names the entries of the
+    definition's vector parameters (std.noisy_max's `noisy_max_label`,
+    std.sparse_vector's `first_above_label`): when both lengths are static
+    at a call, they must be equal, or an index without a label would be
+    released as "" (review s27c: 2 labels for 3 counts)."""
+    params = dict(zip((p for p, _ in sig.params), zip(judgments, given, strict=False), strict=False))
+    labelled = params.get("labels")
+    if labelled is None or labelled[0].length is None:
+        return
+    for (pname, _), judgment in zip(sig.params, judgments, strict=False):
+        if not isinstance(judgment.type, T.TVec):
+            continue
+        length = ck.lengths.static(judgment.type.length)
+        if length is not None and length != labelled[0].length:
+            raise CheckError(
+                "FZ201", f"`{sig.name}` is given {labelled[0].length} label{'s' if labelled[0].length != 1 else ''} "
+                f"for a vector `{pname}` of {length} entries: each entry needs its label, or the release of an "
+                "entry without one would be \"\"", labelled[1].span,
+                hint=f"give the list the vector was built over (`tabulate labels ...`), of {length} labels",
+            )
 
 
 def static_instance(ck: Inferencer, sig: DefSig, args: list[S.Expr], whole: S.Expr) -> DefSig:

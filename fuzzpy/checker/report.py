@@ -363,6 +363,68 @@ def infinite_at_delta(checked: CheckedProgram, delta: float | None, known: Figur
     return found
 
 
+#: Above this epsilon a cost is no meaningful privacy (`ledger.policy.LARGE_EPSILON`, review s27c).
+LARGE_EPSILON = 10
+
+
+def large_costs(checked: CheckedProgram, known: Figures) -> list[Diagnostic]:
+    """A warning (FZ315), never an error, for a definition whose epsilon
+    exceeds `LARGE_EPSILON` in a parameter: `laplace[0.5]` of a
+    `sum[0, 100000]` is 50000-DP, most often a noise scale meant for a
+    sensitivity-1 query. It names the most sensitive noisy query and how to
+    scale its noise (Dwork & Roth 2014, Thm 3.6: Laplace of scale s/eps on
+    a query of L1 sensitivity s is eps-DP)."""
+    found = []
+    decls = {d.name: d for d in checked.program.decls if isinstance(d, S.DefDecl)}
+    for d in checked.own_definitions().values():
+        for name, figure in known[d.name].items():
+            epsilon = figure.epsilon
+            if name in d.argument_privacy or not isinstance(epsilon, float | int | Fraction) \
+                    or math.isinf(epsilon) or epsilon <= LARGE_EPSILON:
+                continue
+            found.append(Diagnostic(
+                "FZ315", f"`{d.name}` costs eps={text_up(Fraction(epsilon))} in `{name}`, which is no meaningful "
+                f"privacy (above {LARGE_EPSILON}){_sensitive_query(d.privacy.get(name, ()))}",
+                decls[d.name].name_span, severity="warning", hint=_scale_hint(d.privacy.get(name, ()))))
+    return found
+
+
+def _noisy_queries(events: object) -> Iterator[tuple[Fraction, Fraction]]:
+    """(sensitivity, epsilon) of every Laplace-like event, nested ones too."""
+    from fuzzpy.accounting.events import Geometric, Laplace
+
+    if isinstance(events, (tuple, list)):
+        for event in events:
+            yield from _noisy_queries(event)
+    elif isinstance(events, (Laplace, Geometric)):
+        if events.scale and events.sensitivity:
+            yield Fraction(events.sensitivity), Fraction(events.sensitivity) / Fraction(events.scale)
+    elif dataclasses.is_dataclass(events) and not isinstance(events, type):
+        for f in dataclasses.fields(events):
+            value = getattr(events, f.name)
+            if isinstance(value, (tuple, list)) or dataclasses.is_dataclass(value):
+                yield from _noisy_queries(value)
+
+
+def _sensitive_query(events: object) -> str:
+    queries = [q for q in _noisy_queries(events) if q[0] > 1]
+    if not queries:
+        return ""
+    sensitivity, epsilon = max(queries)
+    return (f": Laplace noise is added to a query of sensitivity {text_up(sensitivity)}, which costs "
+            f"eps={text_up(epsilon)} (the noise's epsilon times the sensitivity)")
+
+
+def _scale_hint(events: object) -> str:
+    queries = [q for q in _noisy_queries(events) if q[0] > 1]
+    if not queries:
+        return "add more noise (a smaller epsilon in `laplace[...]`, a larger sigma)"
+    sensitivity, epsilon = max(queries)
+    meant, s = text_up(epsilon / sensitivity), text_up(sensitivity)
+    return (f"scale the noise by the sensitivity: for eps={meant}, `laplace[{meant} / {s}]`, or release "
+            f"`laplace[{meant}] (q / {s})` and multiply it back by {s} (free post-processing)")
+
+
 def json_definitions(checked: CheckedProgram, delta: float | None, known: Figures | None = None) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     for d in checked.own_definitions().values():

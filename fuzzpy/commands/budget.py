@@ -94,7 +94,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shuffle", type=_count, metavar="N",
                    help="with --rr: the reports shuffled, at least N of them (Feldman, McMillan & Talwar 2021)")
     p.add_argument(
-        "--rounds", type=_count, default=None, metavar="K", help="number of releases (default 1)"
+        "--rounds", type=_count, default=None, metavar="K",
+        help="number of releases (default 1); with FILE [DEF]: each definition released K times, its events "
+        "composed K times (sequential, possibly adaptive composition)"
     )
     p.add_argument(
         "--subsample", type=_rate, metavar="Q", help="each release on a Poisson subsample of rate Q"
@@ -543,6 +545,7 @@ def _program(args: argparse.Namespace) -> int:
     from fuzzpy.checker.report import under
     from fuzzpy.commands.program_costs import CostsUnavailable, costs_and_parameterised
 
+    _program_options(args)
     relation = _neighbours(args)
     try:
         with under(relation):  # parameterised definitions' expressions and calls are for this relation too
@@ -551,7 +554,8 @@ def _program(args: argparse.Namespace) -> int:
     except CostsUnavailable as exc:
         raise _failure(exc.code, str(exc)) from None
     _rows_fit(relation, costs)
-    costs = [(name, param, _for_relation(relation.for_parameter(param), events)) for name, param, events in costs]
+    costs = [(name, param, _rounds(args.rounds, _for_relation(relation.for_parameter(param), events)))
+             for name, param, events in costs]
     rows = []
     for name, param, events in costs:
         rows.append((name, param, _program_guarantee(events, args.delta, bool(args.definition)),
@@ -565,7 +569,7 @@ def _program(args: argparse.Namespace) -> int:
         else:
             _plot_events(args, f"{rows[0][0]} in {rows[0][1]}", rows[0][2].delta, costs[0][2])
     if args.json:
-        _print_json({"ok": True, "file": args.file, **relation.to_json(),
+        _print_json({"ok": True, "file": args.file, **relation.to_json(), "rounds": args.rounds or 1,
                      "definitions": _definitions_json(rows, costs, args),
                      "parameterised": parameterised.documents,
                      **({} if seen is None else {"views": seen.to_json()})})
@@ -575,16 +579,45 @@ def _program(args: argparse.Namespace) -> int:
     elif not rows:  # only definitions over static parameters: their costs are expressions
         print(f"{args.file}: every private definition is parameterised (its cost depends on its parameters)")
     for (name, param, g, pure), (_, _, events) in zip(rows, costs, strict=True):
-        print(f"{name:20} {_describe(g, pure)} in {param}   [{g.method}: {DESCRIPTIONS[g.method]}]")
+        times = f" for {args.rounds} releases" if args.rounds and args.rounds > 1 else ""
+        print(f"{name:20} {_describe(g, pure)} in {param}{times}   [{g.method}: {DESCRIPTIONS[g.method]}]")
         if args.definition and g.delta > 0:  # one definition: every method, side by side
             _print_table(guarantees(events, g.delta), g, pure)
     for line in parameterised.lines:
         print(line)
+    if parameterised and args.rounds and args.rounds > 1:
+        print(f"(each parameterised cost above is one release's; --rounds {args.rounds} composes only the "
+              "definitions with a figure)")
     if rows or parameterised:
         print(relation.text())
     if seen is not None:
         _print_views(seen)
     return EXIT_OK
+
+
+def _program_options(args: argparse.Namespace) -> None:
+    """A program's releases are its definitions': the options that describe
+    a release flag's noise have no meaning for them, and none is silently
+    ignored (review s27c): each is refused, with what to write instead."""
+    given = [flag for flag, value, default in (
+        ("--subsample", args.subsample, None), ("--sensitivity", args.sensitivity, 1.0),
+        ("--choose", args.choose, None), ("--shuffle", args.shuffle, None), ("--categories", args.categories, 2),
+        ("--epsilon", args.epsilon, None)) if value != default]
+    if given:
+        raise usage_error(
+            f"{', '.join(given)} describe{'s' if len(given) == 1 else ''} the releases of --gaussian/--laplace/"
+            "--geometric/--dgauss/--rr, not a program's definitions",
+            "a definition's noise, sensitivity and subsampling are written in the program (`subsample[q] ...`, "
+            "`laplace[eps] (e / s)`); `fuzzpy budget FILE DEF --rounds K` composes its releases K times")
+
+
+def _rounds(rounds: int | None, events: tuple[Event, ...]) -> tuple[Event, ...]:
+    """K releases of a definition: its events composed K times, sequentially
+    and possibly adaptively (each later release may depend on the earlier
+    ones: Dwork & Roth 2014, Thm 3.16 and 3.20 bound them)."""
+    from fuzzpy.accounting.events import Repeat
+
+    return events if rounds is None or rounds == 1 or not events else (Repeat(rounds, events),)
 
 
 def _definitions_json(

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from dataclasses import replace
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -16,6 +18,7 @@ from fuzzpy.commands.common import (
     print_json,
     report_failure,
 )
+from fuzzpy.language.diagnostics import FuzzError
 
 if TYPE_CHECKING:
     from fuzzpy.api.releases import Release
@@ -96,7 +99,10 @@ def _accuracy_lines(result: RunResult) -> list[str]:
     return [f"accuracy:  {a.path}: {a.statement()}" for a in parts]
 
 
-def _pairs(items: list[str] | None, option: str, allow_bare: bool = False) -> dict[str, str]:
+def _pairs(items: list[str] | None, option: str, allow_bare: bool = False,
+           names: Callable[[], list[str]] = list) -> dict[str, str]:
+    """NAME=VALUE pairs; `names()`: the parameters a bare value may be meant
+    for (named in the refusal's hint when there is one)."""
     from fuzzpy.release.run import refuse
 
     pairs: dict[str, str] = {}
@@ -105,11 +111,30 @@ def _pairs(items: list[str] | None, option: str, allow_bare: bool = False) -> di
         if not sep and allow_bare:
             name, value = "", item
         elif not sep:
-            raise refuse(EXIT_USAGE, "FZ508", f"{option} expects NAME=VALUE, not `{item}`")
+            error = refuse(EXIT_USAGE, "FZ508", f"{option} expects NAME=VALUE, not `{item}`")
+            meant = names()
+            hint = (f"name the parameter: {option} {meant[0]}={item}" if len(meant) == 1 else
+                    f"name the parameter ({', '.join(meant)}): {option} {meant[0]}={item}" if meant else
+                    f"name the parameter: {option} PARAM={item}")
+            raise FuzzError(tuple(replace(d, hint=hint) for d in error.diagnostics))
         if name.strip() in pairs:  # the last one silently winning would hide a slip
             raise refuse(EXIT_USAGE, "FZ508", f"{option} gives `{name.strip() or item}` twice")
         pairs[name.strip()] = value
     return pairs
+
+
+def _bag_parameters(file: str, definition: str) -> list[str]:
+    """The bag parameters of `definition` in `file` (for a hint only: [] if
+    the program cannot be read or parsed)."""
+    from fuzzpy.language.syntax import DefDecl, TyBag
+    from fuzzpy.release.pipeline import load_source, parse
+
+    try:
+        program = parse(load_source(file))
+    except (FuzzError, OSError, ValueError):
+        return []
+    decl = next((d for d in program.decls if isinstance(d, DefDecl) and d.name == definition), None)
+    return [] if decl is None else [p.name for p in decl.params if isinstance(p.type, TyBag)]
 
 
 def _options(args: argparse.Namespace) -> dict[str, object]:
@@ -118,7 +143,7 @@ def _options(args: argparse.Namespace) -> dict[str, object]:
 
     check_seed(args.seed)
     return {
-        "data": _pairs(args.data, "--data"),
+        "data": _pairs(args.data, "--data", names=lambda: _bag_parameters(args.file, args.definition)),
         "args": _pairs(args.arg, "--arg"),
         "budget": args.budget,
         "rule": args.rule,

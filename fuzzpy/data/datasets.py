@@ -164,11 +164,11 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
     if registration is None:
         holders = [r for r in ledger.registrations_holding(file.absolute, file.sha256) if r.name != source.dataset]
         if holders:
-            raise other_datasets_file_error(source.dataset, holders[0])
+            raise other_datasets_file_error(source.dataset, holders[0], param=source.param)
         earlier = [n for n in ledger.datasets_once_holding(file.sha256) if n != source.dataset]
         holder = ledger.registration(earlier[0]) if earlier else None
         if holder is not None:
-            raise other_datasets_file_error(source.dataset, holder, earlier=True)
+            raise other_datasets_file_error(source.dataset, holder, earlier=True, param=source.param)
     header = header_reader(file)
     same_rows = None
     if registration is None:
@@ -176,7 +176,7 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
         registration = _first_run_registration(source.dataset, file, header, typed)
         content = refuse_same_rows(ledger, source.dataset, list(header.names),
                                    lambda: file_content(file.absolute, file.format, file.sha256),
-                                   file_content=file_content)
+                                   file_content=file_content, param=source.param)
         registration = replace(registration, content=content)
         same_rows = same_rows_check(
             source.dataset, list(header.names),
@@ -190,7 +190,7 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
 
 
 def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Callable[[], str | None],
-                     eager: bool = False, *, file_content: FileContent) -> str | None:
+                     eager: bool = False, *, file_content: FileContent, param: str = "PARAM") -> str | None:
     """Refuse (FZ545) a new dataset holding the rows of a registered one in
     another form (a frame read from its file, its CSV as Parquet: a14 F1),
     by content key (`fuzzpy.engines.content`). Only datasets with the same
@@ -199,7 +199,7 @@ def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Calla
     `file_content` computes a registered file's key (the engines' reader,
     passed in: this layer reads no engine)."""
     return _refuse_same_rows(name, names, content, eager, ledger.registrations(), ledger.earlier_contents(),
-                             ledger.registration, ledger.record_content, file_content)
+                             ledger.registration, ledger.record_content, file_content, param)
 
 
 def same_rows_check(name: str, names: list[str], content: Callable[[], str | None],
@@ -225,7 +225,8 @@ def same_rows_check(name: str, names: list[str], content: Callable[[], str | Non
 def _refuse_same_rows(name: str, names: list[str], content: Callable[[], str | None], eager: bool,
                       registrations: list[Registration], earlier_keys: list[tuple[str, list[str], str]],
                       registration_of: Callable[[str], Registration | None],
-                      record: Callable[[str, str, str], None], file_content: FileContent) -> str | None:
+                      record: Callable[[str, str, str], None], file_content: FileContent,
+                      param: str = "PARAM") -> str | None:
     alike = [r for r in registrations if r.name != name
              and same_columns(names, [c.name for c in r.columns])]
     earlier = [(holder, theirs) for holder, their_names, theirs in earlier_keys
@@ -240,11 +241,11 @@ def _refuse_same_rows(name: str, names: list[str], content: Callable[[], str | N
             if theirs is not None:
                 record(other.name, other.sha256, theirs)
         if theirs == key:
-            raise other_datasets_file_error(name, other, same_rows=True)
+            raise other_datasets_file_error(name, other, same_rows=True, param=param)
     for holder, theirs in earlier:  # an earlier version, in another form (a18 F2)
         registration = registration_of(holder)
         if theirs == key and registration is not None:
-            raise other_datasets_file_error(name, registration, same_rows=True, earlier=True)
+            raise other_datasets_file_error(name, registration, same_rows=True, earlier=True, param=param)
     return key
 
 
@@ -273,7 +274,7 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
         for name, digest in found.items():
             column = registration.column(name)
             if column is None or column.sha256 != digest:
-                raise changed_file_error(registration)
+                raise changed_file_error(registration, source.param)
         implicit = False
     else:
         hashable = [i for i, t in enumerate(header.arrow_types or ()) if cell_class(t) is not None]
@@ -281,9 +282,9 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
         fingerprint = data_fingerprint(found)
         holders = [r for r in ledger.registrations_holding(path, fingerprint) if r.name != source.dataset]
         if holders:
-            raise other_datasets_file_error(source.dataset, holders[0])
+            raise other_datasets_file_error(source.dataset, holders[0], param=source.param)
         key = refuse_same_rows(ledger, source.dataset, list(header.names), content, eager=True,
-                               file_content=file_content)
+                               file_content=file_content, param=source.param)
         now = utc_now()
         # each column typed by its own Arrow type, public, as `dataset register` types a Parquet file's
         # (issue 31); a column of bytes by its cells, a column with no value `none` (F2): `cells` are

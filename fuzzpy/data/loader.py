@@ -288,9 +288,9 @@ def _no_values(name: str, kind: str, registration: Registration, first: bool) ->
     message = (f"column `{name}` of dataset `{registration.name}` has no type (`none`): when {when}, no row held "
                f"a value in it (every cell empty or null; in a float column, NaN or infinite); read as `{kind}`, every row would be dropped and the release would be noise alone")
     hint = "leave the column out of what the definition reads"
-    if registration.format != "frame":
-        hint += (f"; or, as the data's holder, give it the type you mean (`fuzzpy dataset update "
-                 f"{registration.name} --type {name}={kind}`) or a replacement value (`--missing {name}=value:V`)")
+    if registration.format != "frame":  # never a type: with no value in the column, any type drops every row
+        hint += (f"; or, as the data's holder, give its cells a replacement value (`fuzzpy dataset update "
+                 f"{registration.name} --missing {name}=value:V`)")
     return message, hint
 
 
@@ -329,9 +329,10 @@ def _mismatch(name: str, kind: str, registered: str, registration: Registration,
     if (kind, registered) == ("bool", "int"):
         declare += (f" (a column of 0 and 1 is typed int, never bool, on every engine and form: declare "
                     f"`{name} : int` and test `{name} == 1`)")
-    if registration.format == "csv":
-        hint = (f"{declare}; to read it as `{kind}` and drop the rows that do not fit, retype the dataset as its "
-                f"holder: `fuzzpy dataset update {registration.name} --type {name}={kind}`")
+    if registration.format == "csv":  # never `dataset update --type` blind: it may fit no cell (review s27c)
+        hint = (f"{declare}; as the data's holder, `fuzzpy dataset check {registration.name} --type {name}={kind}` "
+                f"lists the cells that are not {article} {kind} (and refuses the type if none is one) before a "
+                "`dataset update` retypes it")
     else:
         hint = declare
     return message, hint

@@ -35,7 +35,14 @@ from fuzzpy.data.csvframe import columns_hint, field_column, schema_error
 from fuzzpy.data.loader import NO_TYPE, DataFile, Header, Records, read_records
 from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.language.source import Source, Span
-from fuzzpy.ledger.datasets import BAD_POLICY, DEFAULT_POLICY, Column, Policy, dataset_error
+from fuzzpy.ledger.datasets import (
+    BAD_POLICY,
+    DEFAULT_POLICY,
+    SCHEMA_MISMATCH,
+    Column,
+    Policy,
+    dataset_error,
+)
 from fuzzpy.support.records import frozen
 
 _MARKERS = frozenset(MISSING_MARKERS)
@@ -91,7 +98,46 @@ def validate(
             raise dataset_error(BAD_POLICY, f"the replacement value `{column.policy.value}` of column "
                                 f"`{column.name}` is not {'an' if column.kind == 'int' else 'a'} {column.kind}")
     records = read_records(header, tuple((i, _reading(kinds[i])) for i in unique))
+    _refuse_unreadable(file, header, columns, unique, declared, records)
     return _report(file, header, columns, unique, inferred, notes, records, limit)
+
+
+def _refuse_unreadable(file: DataFile, header: Header, columns: tuple[Column, ...], indices: list[int],
+                       declared: dict[str, str], records: Records) -> None:
+    """Refuse a declared type that no cell of its column fits (issue 31 item 1,
+    review s27c): under it the row rules would drop every row (or replace
+    every cell), so every release would be noise alone, and charged. The
+    owner's act reads every cell; a run never decides from rows."""
+    for column, index, cells in zip(columns, indices, records.cells, strict=True):
+        if column.name not in declared or records.count == 0 or bool(cells.fits.any()):
+            continue
+        all_missing = bool((cells.problems == MISSING).all())
+        if all_missing and column.policy.kind == "value":
+            continue  # the owner fills an empty column with a declared value
+        raise _unreadable_error(file, header, column, index, all_missing)
+
+
+def _unreadable_error(file: DataFile, header: Header, column: Column, index: int, all_missing: bool) -> Exception:
+    found = column_kinds(header, [index])[0].get(index)
+    kind = column.kind
+    article = "an" if kind == "int" else "a"
+    if all_missing or found in (None, NO_TYPE):
+        what, hint = ("no cell holds a value (every cell is empty or a missing marker)",
+                      f"leave `{column.name}` untyped (drop `--type {column.name}={kind}`), or give its cells a "
+                      f"replacement value with `--missing {column.name}=value:V`")
+    else:
+        spelled = {"int": "integers", "num": "numbers", "bool": "booleans", "string": "text"}[found or "string"]
+        what = f"its cells hold {spelled} (`{found}`)"
+        hint = (f"declare `--type {column.name}={found}`, the type its cells fit, and read the column as "
+                f"`{found}` in the row type")
+        if found == "num" and kind == "int":
+            hint += (" (a whole number spelled with a decimal point, like `35.0`, is a num, not an int; a "
+                     "program reads an int column's values as num too)")
+    line, col = (header.csv.header_line, field_column(header.csv.line_bytes(header.csv.header_line), index)) \
+        if header.csv is not None else (1, 1)
+    message = (f"column `{column.name}` of `{file.path}` is declared `{kind}`, but not one of its cells is "
+               f"{article} {kind}: {what}; every row would be dropped and every release would be noise alone")
+    return schema_error(SCHEMA_MISMATCH, message, file.path, line=line, col=col, hint=hint)
 
 
 def _kinds(

@@ -70,6 +70,7 @@ CODES: dict[str, str] = {
     "FZ312": "inferred privacy cost exceeds the declared bound",
     "FZ313": "a function returning a distribution captures private data",
     "FZ314": "no accounting method proves a finite epsilon at this delta",
+    "FZ315": "a definition's epsilon is above 10, no meaningful privacy (warning: a noise scale not multiplied by the sensitivity?)",
     # --- FZ4xx: mechanism verification (verifier) ---
     "FZ401": "unknown variable or function in a mechanism",
     "FZ402": "a noise scale that is not positive",

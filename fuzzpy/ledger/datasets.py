@@ -217,19 +217,21 @@ def changed_file_error(registration: Registration, param: str = "PARAM", given: 
         notes=("nothing was charged; a changed file stays the same dataset, with the same budget",),
         hint=f"to run on the file its owner validated: --data {param}={registration.name}; its owner can "
         f"review this file with `fuzzpy dataset check {registration.name}` and accept it with {accept}; "
-        f"other data is a dataset of its own: --dataset {param}=NAME",
+        f"other data (not these rows in another form, which stay this dataset) is a dataset of its own: "
+        f"--dataset {param}=NAME",
     )
 
 
 def other_datasets_file_error(name: str, holder: Registration, same_rows: bool = False,
-                              earlier: bool = False) -> FuzzError:
+                              earlier: bool = False, param: str = "PARAM") -> FuzzError:
+    """FZ545; the hint names the run's parameter when it is known (review s27c)."""
     if earlier and same_rows:
         return dataset_error(
             OTHER_DATASETS_FILE,
             f"this data holds the same rows as an earlier version of dataset `{holder.name}`, in another "
             f"form; it cannot be dataset `{name}`",
             notes=("a dataset's data keeps its budget when its file is updated, whatever form it comes in",),
-            hint=f"run on the dataset's current file by its name: --data PARAM={holder.name}, or ask its owner",
+            hint=f"run on the dataset's current file by its name: --data {param}={holder.name}, or ask its owner",
         )
     if earlier:
         return dataset_error(
@@ -237,7 +239,7 @@ def other_datasets_file_error(name: str, holder: Registration, same_rows: bool =
             f"this file is an earlier version of the file of dataset `{holder.name}`; it cannot be "
             f"dataset `{name}`",
             notes=("a dataset's data keeps its budget when its file is updated",),
-            hint=f"use the dataset by its name: --data PARAM={holder.name}",
+            hint=f"use the dataset by its name: --data {param}={holder.name}",
         )
     if same_rows:  # linked by the content key, not the bytes
         return dataset_error(
@@ -245,14 +247,14 @@ def other_datasets_file_error(name: str, holder: Registration, same_rows: bool =
             f"this data holds the same rows as dataset `{holder.name}` ({holder.file}), in another form; "
             f"it cannot also be dataset `{name}`",
             notes=("the same rows have one budget, whatever file or frame they come in",),
-            hint=f"run on the dataset by its name (its own file): --data PARAM={holder.name}",
+            hint=f"run on the dataset by its name (its own file): --data {param}={holder.name}",
         )
     return dataset_error(
         OTHER_DATASETS_FILE,
         f"this file is the file of dataset `{holder.name}` ({holder.file}); it cannot also be "
         f"dataset `{name}`",
         notes=("a file's data has one budget, whatever it is called",),
-        hint=f"use the dataset by its name: --data PARAM={holder.name}",
+        hint=f"use the dataset by its name: --data {param}={holder.name}",
     )
 
 

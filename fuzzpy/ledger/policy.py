@@ -54,11 +54,22 @@ def delta_that_fits(events: Sequence[Event], epsilon_left: Fraction, delta_left:
     return (delta, epsilon) if epsilon <= epsilon_left else None
 
 
+#: An epsilon above this is no meaningful privacy (e^10 ~ 22026: one row may change the odds of an output
+#: by that factor); a cost beyond it is most often a noise scale not multiplied by the query's sensitivity.
+LARGE_EPSILON = 10
+
+
 def refusal_hint(events: Sequence[Event], budget: Budget, cost: ReleaseCost, left: Spend,
                  budget_fixed: bool) -> str | None:
     """What would work instead of a release refused as over budget."""
     from fuzzpy.language.figures import text_up
     from fuzzpy.ledger.rules import format_number
+
+    spent_out = left.rho <= 0 if budget.rule == "zcdp" else left.epsilon <= 0
+    if budget_fixed and spent_out:  # review s27c: say it plainly, once, rather than a hint that cannot work
+        return ("the dataset's budget is spent: no release on it can run again, now or later (a dataset's "
+                "budget is fixed by its first release or its registration and is never raised; every "
+                "value released so far stays in `fuzzpy ledger`)")
 
     if budget.rule == "zcdp":
         if not budget_fixed:
@@ -67,7 +78,13 @@ def refusal_hint(events: Sequence[Event], budget: Budget, cost: ReleaseCost, lef
     if cost.spend.delta == 0:
         if budget_fixed:
             return None
-        return f"raise --budget to at least {text_up(cost.spend.epsilon)}"
+        hint = f"raise --budget to at least {text_up(cost.spend.epsilon)}"
+        if cost.spend.epsilon > LARGE_EPSILON:  # review s27c: never a bare suggestion of eps=50000
+            hint = (f"this release costs eps={text_up(cost.spend.epsilon)}, which is no meaningful privacy (above "
+                    f"{LARGE_EPSILON}): scale its noise by the query's sensitivity (`laplace[eps]` of a "
+                    f"`sum[lo, hi]` costs eps * (hi - lo)) rather than raise the budget; {hint} only to publish "
+                    "the value nearly as it is")
+        return hint
     suggestion = delta_that_fits(events, left.epsilon, left.delta) if left.delta > 0 else None
     options = []
     if not budget_fixed:

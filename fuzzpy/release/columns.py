@@ -40,8 +40,11 @@ def fields_read(program: S.Program, definition: str, result: Type) -> frozenset[
     aliases = {d.name: d.type for d in program.decls if isinstance(d, S.TypeDecl)}
     names = {node.name for node in reached if isinstance(node, S.Field)}
     for decl in decls:
-        if isinstance(decl, S.MechanismDecl) and not any(_may_hold_record(p.type, aliases) for p in decl.params):
-            continue  # a mechanism of scalars and vectors (issue 31, F6): what it compares is no row
+        if isinstance(decl, (S.MechanismDecl, S.DefDecl)) and not any(
+                _may_hold_record(p.type, aliases) for p in decl.params):
+            # a mechanism or function of scalars, lists and bags of numbers (issue 31, F6; std.stats'
+            # `median`, review s27c): every parameter is typed, so what it compares is no row
+            continue
         for node in _nodes(decl):
             if (isinstance(node, S.Binary) and node.op in _COMPARISONS
                     and _opaque(node.left, built) and _opaque(node.right, built)):
