@@ -376,12 +376,16 @@ def test_the_ledger_s_entries_hold_no_count_of_the_private_rows(tmp_path: Path) 
     exact counts of the private rows, the owner's (review a25 F3)."""
     data = tmp_path / "rows.csv"
     data.write_text("age\n30\nx\n\n70\n")
+    # the holder types `age` (a first run would type it from every cell: `x` makes it text)
+    from fuzzpy.cli import main
+    assert main(["dataset", "register", "rows", str(data), "--budget", "10", "--type", "age=num",
+                 "--ledger", str(tmp_path / "l.sqlite")]) == 0
     program = fuzzpy.loads("type Row = { age : num };\n"
                            "def h (db : bag Row) : fuzzy (vec[1] num) =\n"
                            "  laplace[1] (counts (group[1] (fun r -> if r.age > 60 then 0 else 1) db));\n")
     ledger = str(tmp_path / "l.sqlite")
     for engine in ("memory", "duckdb"):
-        program.run("h", data={"db": str(data)}, ledger=ledger, budget=10.0, engine=engine)
+        program.run("h", data={"db": str(data)}, datasets={"db": "rows"}, ledger=ledger, engine=engine)
     from fuzzpy.ledger.book import Ledger as Book
 
     with Book(ledger) as book:  # the owner's counts are recorded

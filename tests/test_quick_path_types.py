@@ -288,11 +288,12 @@ def test_a_row_inside_a_built_record_compared_reads_every_column(
     assert read["same"] == {"db": ["a", "b"]}
 
 
-def test_whole_floats_are_num_by_their_stored_type(tmp_path: Path) -> None:
-    """A pandas int column with a missing value is float64: a float column is
-    `num` by its stored type, whatever its cells (rows2, item 3: the type is
-    decided without reading cells), so `int` is refused before the charge and
-    `num` reads it, the missing row dropped."""
+def test_whole_floats_are_int_with_or_without_their_missing_value(tmp_path: Path) -> None:
+    """A pandas int column with a missing value is float64: a float column
+    whose every finite value is whole is `int` (`cells.stored_kind`), so the
+    frame and its neighbour without the missing row are typed alike (issue
+    24) and `int` reads it, the missing row dropped; a fractional float is
+    `num`, and `int` is refused before the charge."""
     import fuzzpy
 
     _files(tmp_path)
@@ -300,13 +301,14 @@ def test_whole_floats_are_num_by_their_stored_type(tmp_path: Path) -> None:
     frame = pd.DataFrame({"species": ["a", "b", "c", "d"], "year": [2007.0, None, 2008.0, 2009.0]})
     frame.to_parquet(tmp_path / "whole.parquet")
     for data, ledger in ((frame, "f.sqlite"), (str(tmp_path / "whole.parquet"), "p.sqlite")):
-        with pytest.raises(fuzzpy.FuzzError) as refused:
-            program.run("years", data={"db": data}, datasets={"db": ledger[0]}, budget=1e6, seed=2,
-                        ledger=str(tmp_path / ledger))
-        assert [d.code for d in refused.value.diagnostics] == ["FZ542"] and "year : num" in str(refused.value)
-        release = program.run("year_sum", data={"db": data}, datasets={"db": ledger[0]}, seed=2,
+        release = program.run("years", data={"db": data}, datasets={"db": ledger[0]}, budget=1e6, seed=2,
                               ledger=str(tmp_path / ledger))
         assert isinstance(release.value, float)
+    fractional = pd.DataFrame({"species": ["a", "b"], "year": [2007.5, None]})
+    with pytest.raises(fuzzpy.FuzzError) as refused:
+        program.run("years", data={"db": fractional}, datasets={"db": "x"}, budget=1e6, seed=2,
+                    ledger=str(tmp_path / "x.sqlite"))
+    assert [d.code for d in refused.value.diagnostics] == ["FZ542"] and "year : num" in str(refused.value)
 
 
 def test_a_later_run_types_nothing_it_reads_the_registration(
