@@ -18,7 +18,7 @@ DATA = EXAMPLES / "data"
 #: Every accepted example's released definitions, with the data file of its bag.
 RUNS = [
     ("age_brackets_svt", "first_large_bracket", "people"),
-    ("busiest_age_bracket", "busiest_bracket", "people"),
+    pytest.param("busiest_age_bracket", "busiest_bracket", "people", marks=pytest.mark.slow),  # its proof: seconds
     ("census_report", "report", "people"),
     ("clamped_mean", "total_income", "people"),
     ("clamped_mean", "mean_income", "people"),
