@@ -158,3 +158,14 @@ def test_above_threshold_answers_with_its_exact_probabilities() -> None:
     n = 4_000
     yes = sum(run_mechanism(decl, ([q], t, sigma), interp) == 0 for _ in range(n))
     assert stats.binomtest(yes, n, p_yes).pvalue > 1e-4
+
+
+def test_the_audit_runs_a_gaussian_mechanism_against_its_eps_and_delta() -> None:
+    """`fuzzpy audit` samples `gauss` with the grid's discrete Gaussian and bounds eps at the
+    claim's delta (not at delta 0, where an (eps, delta) claim may rightly be exceeded)."""
+    from fuzzpy.runtime.audit import audit_mechanism
+
+    _decl, program = _from_file("gauss_report_noisy_max")
+    result = audit_mechanism(program, "gauss_report_noisy_max", samples=4_000, pilot=2_000, seed=2, lengths=(2,))
+    assert result.delta == pytest.approx(0.0004)
+    assert result.lower <= result.claim == 1.0
