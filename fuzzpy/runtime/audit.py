@@ -724,7 +724,7 @@ def _claim_delta(decl: S.MechanismDecl, pairs: list[Pair]) -> float:
     deltas = [evaluate(decl.delta, pair.claim_env) for pair in pairs]
     if not all(isinstance(d, Fraction) for d in deltas):
         raise AuditError(f"the delta of `{decl.name}` is not a number")
-    return max((float(d) for d in deltas), default=0.0)  # type: ignore[arg-type]
+    return max((float(d) for d in deltas), default=0.0)
 
 
 def _claim(decl: S.MechanismDecl, pair: Pair) -> float:
