@@ -10,7 +10,9 @@ confidence, in the style of StatDP (Ding et al., CCS 2018) and DP-Sniper
 with one-sided Clopper-Pearson bounds, and the same with D and D' swapped (DP
 bounds the ratio both ways). A mechanism meeting its claim eps shows a bound
 above eps only if one of the four one-sided bounds of an event misses its
-probability.
+probability. For a `privacy (eps, delta)` claim the bound is the least eps the
+event allows at that delta, log((lower_CP(P[M(D) in E]) - delta) /
+upper_CP(P[M(D') in E])), compared with the claim's eps the same way.
 
 Method, in three stages with independent random streams:
 
@@ -68,7 +70,7 @@ from mechanism_sampler import Outputs
 from scipy import stats
 
 from fuzzpy.checker.scope import static_constants
-from fuzzpy.language.syntax import Binary, MechanismDecl, Noise, NumLit, Program
+from fuzzpy.language.syntax import Binary, MechanismDecl, Noise, NumLit, Program, Var
 from fuzzpy.runtime.audit import _atoms, _memo  # the audit's helpers, shared
 from fuzzpy.runtime.audit_inputs import first_values
 from fuzzpy.runtime.interpreter import Interpreter
@@ -145,11 +147,23 @@ def parameters(info: MechanismInfo, length: int = 3, budget: Fraction = Fraction
     for name, sort in info.scalars.items():
         if name in info.constants or sort == "bool":
             continue
-        for candidate in (Fraction(1), Fraction(3), Fraction(2), Fraction(1, 2)):
+        for candidate in (Fraction(1), Fraction(3), Fraction(2), Fraction(1, 2), *_lower_bounds(info, name)):
             trial = dict(values, **{name: candidate})
             if _public_requires_hold(info, trial, vectors):
                 return trial
     raise AssertionError(f"no parameters found for `{info.decl.name}`")
+
+
+def _lower_bounds(info: MechanismInfo, name: str) -> list[Fraction]:
+    """The edge of `requires name >= c` (c) and `requires name > c` (c + 1): a noise
+    scale at the least the claim allows (`requires sigma >= 8`)."""
+    found = []
+    for r in info.decl.requires:
+        if isinstance(r, Binary) and r.op in (">=", ">") and isinstance(r.left, Var) and r.left.name == name \
+                and isinstance(r.right, NumLit):
+            c = Fraction(r.right.value)
+            found.append(c if r.op == ">=" else c + 1)
+    return found
 
 
 def _public_requires_hold(info: MechanismInfo, values: dict, vectors: dict) -> bool:
@@ -345,25 +359,27 @@ def clopper_pearson(k: int, n: int, alpha: float = ALPHA) -> tuple[float, float]
     return lower, upper
 
 
-def loss_bound(k1: int, k2: int, n1: int, n2: int, alpha: float = ALPHA) -> float:
+def loss_bound(k1: int, k2: int, n1: int, n2: int, alpha: float = ALPHA, delta: float = 0.0) -> float:
     """The privacy loss an event seen k1 times in n1 runs on D and k2 in n2 on D' proves
-    (wrong only if one of the four one-sided bounds, each at level alpha, misses)."""
+    (wrong only if one of the four one-sided bounds, each at level alpha, misses). With
+    ``delta`` (an (eps, delta) claim): the least eps with P[E] <= e^eps P'[E] + delta that
+    the bounds allow, log((lower - delta) / upper) (Dwork & Roth, Def. 2.4)."""
     lo1, up1 = clopper_pearson(k1, n1, alpha)
     lo2, up2 = clopper_pearson(k2, n2, alpha)
-    return max([math.log(lo / up) for lo, up in ((lo1, up2), (lo2, up1)) if lo > 0] + [0.0])
+    return max([math.log((lo - delta) / up) for lo, up in ((lo1, up2), (lo2, up1)) if lo > delta] + [0.0])
 
 
 _Z = float(stats.norm.isf(ALPHA))
 
 
-def _score(k1: int, k2: int, n: int, final: int, z: float = _Z) -> float:
+def _score(k1: int, k2: int, n: int, final: int, z: float = _Z, delta: float = 0.0) -> float:
     """The bound the event would give on `final` runs if the pilot's frequencies held (normal approximation)."""
     p1, p2 = k1 / n, k2 / n
     width = [z * math.sqrt(max(p * (1 - p), 1 / final) / final) for p in (p1, p2)]
     best = -math.inf
     for (a, wa), (b, wb) in (((p1, width[0]), (p2, width[1])), ((p2, width[1]), (p1, width[0]))):
-        if a - wa > 0:
-            best = max(best, math.log((a - wa) / min(b + wb, 1.0)))
+        if a - wa - delta > 0:
+            best = max(best, math.log((a - wa - delta) / min(b + wb, 1.0)))
     return best
 
 
@@ -382,6 +398,7 @@ def harness(decl: MechanismDecl, program: Program, pilot: int = PILOT, final: in
     seed = zlib.crc32(decl.name.encode()) + SEED if seed is None else seed
     pairs = edge_pairs(info)
     claims = [_claim(decl, pair) for pair in pairs]
+    deltas = [_delta(decl, pair) for pair in pairs]
     z = float(stats.norm.isf(alpha))
     candidates: list[tuple[float, int, Event]] = []
     for index, pair in enumerate(pairs):
@@ -389,7 +406,7 @@ def harness(decl: MechanismDecl, program: Program, pilot: int = PILOT, final: in
         second = samples(decl, program, pair, True, pilot, (seed, 2, index))
         for event in events(first, second):
             k1, k2 = int(event[1](first).sum()), int(event[1](second).sum())
-            candidates.append((_score(k1, k2, pilot, final, z) - claims[index], index, event))
+            candidates.append((_score(k1, k2, pilot, final, z, deltas[index]) - claims[index], index, event))
     chosen = sorted(candidates, key=lambda c: -c[0])[:KEEP]
     drawn: dict[int, tuple[Outputs, Outputs]] = {}
     results = []
@@ -399,7 +416,7 @@ def harness(decl: MechanismDecl, program: Program, pilot: int = PILOT, final: in
                             samples(decl, program, pairs[index], True, final, (seed, 4, index)))
         first, second = drawn[index]
         k1, k2 = int(event(first).sum()), int(event(second).sum())
-        bound = loss_bound(k1, k2, final, final, alpha)
+        bound = loss_bound(k1, k2, final, final, alpha, deltas[index])
         results.append((bound - claims[index], bound, _point(k1, k2, final, final), index, name))
     _excess, bound, estimate, index, name = max(results, key=lambda r: r[0])
     others = tuple(r[4] for r in results if r[4] != name)
@@ -410,6 +427,16 @@ def _claim(decl: MechanismDecl, pair: Pair) -> float:
     claim = evaluate(decl.privacy, pair.params)
     assert isinstance(claim, Fraction), f"the claim of `{decl.name}` is not a number at {pair.params}"
     return float(claim)
+
+
+def _delta(decl: MechanismDecl, pair: Pair) -> float:
+    """The delta of a `privacy (eps, delta)` claim (0 for a pure one), rounded down: the net
+    then asks for a little more than the claim allows."""
+    if decl.delta is None:
+        return 0.0
+    delta = evaluate(decl.delta, pair.params)
+    assert isinstance(delta, Fraction), f"the delta of `{decl.name}` is not a number at {pair.params}"
+    return math.nextafter(float(delta), 0.0)
 
 
 def halve_noise(decl: MechanismDecl) -> MechanismDecl:

@@ -49,4 +49,6 @@ class _FloatLanes(_Lanes):
         scale = np.where(scale > 0, scale, 1.0)  # lanes whose value is not used
         if expr.kind == "lap":
             return self.float_rng.laplace(0.0, 1.0, self.n) * scale
+        if expr.kind == "gauss":
+            return self.float_rng.normal(0.0, 1.0, self.n) * scale
         return self.float_rng.exponential(1.0, self.n) * scale  # `lapplus`: one-sided, density e^-x/b / b

@@ -29,6 +29,7 @@ nothing). A test that adds a proved mechanism should add it to `FROM_TESTS`.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -122,7 +123,8 @@ def _from_text(name: str, text: str) -> tuple[str, MechanismDecl, Program]:
 
 def _corpus() -> list[tuple[str, MechanismDecl, Program]]:
     found = []
-    for path in sorted((ROOT / "mechanisms").glob("*.fz")) + sorted(ROOT.glob("*.fz")):
+    for path in sorted((ROOT / "mechanisms").glob("*.fz")) + sorted((ROOT / "mechanisms" / "gaussian").glob("*.fz")) \
+            + sorted(ROOT.glob("*.fz")):
         found += _from_file(path)
     found += [_from_text(name, text) for name, text in FROM_TESTS.items()]
     return found
@@ -140,7 +142,8 @@ def _suite(truth: str) -> list[tuple[str, MechanismDecl, Program]]:
 CORPUS = _corpus()
 SUITE_PRIVATE = _suite("private")
 SUITE_LEAKY = _suite("not private")
-BUGGY = [case for path in sorted((ROOT / "mechanisms" / "buggy").glob("*.fz")) for case in _from_file(path)]
+BUGGY = [case for folder in (ROOT / "mechanisms" / "buggy", ROOT / "mechanisms" / "gaussian" / "buggy")
+         for path in sorted(folder.glob("*.fz")) for case in _from_file(path)]
 
 #: run by default (the rest with FUZZPY_MECHANISM_SUITE=all): a count, a continuous
 #: release, an exponential-noise argmax, a stream of answers
@@ -199,7 +202,8 @@ def test_what_the_suite_proves_is_private_on_neighbours_at_the_edge(name: str, d
     assert finding.loss <= finding.claim, _finding_text(name, finding)
 
 
-@pytest.mark.parametrize(("name", "decl", "program"), CORPUS, ids=[c[0] for c in CORPUS])
+@pytest.mark.parametrize(("name", "decl", "program"), [
+    pytest.param(*c, id=c[0], marks=[pytest.mark.slow] if c[1].delta is not None else []) for c in CORPUS])  # Gaussian: seconds
 def test_the_refuter_finds_nothing_against_a_proved_mechanism(name: str, decl: MechanismDecl,
                                                                program: Program) -> None:
     info = analyse(decl, static_constants(program))
@@ -268,6 +272,57 @@ def test_the_harness_catches_halved_noise(name: str) -> None:
     _name, decl, program = next(c for c in CORPUS if c[0] == name)
     finding = H.harness(H.halve_noise(decl), program)  # type: ignore[arg-type]
     assert finding.loss > finding.claim, f"{name}: the mutant shows only {finding.loss:.3f}"
+
+
+# ---------------------------------------------------------------- Gaussian mechanisms (issue 29 item 4)
+
+#: proved `privacy (eps, delta)` mechanisms with `gauss` draws; the net bounds the eps each event
+#: needs at the claim's delta (tests/mechanism_harness.py) and compares it with the claim's eps
+GAUSSIAN = ["gauss_report_noisy_max.gauss_report_noisy_max", "gauss_above_threshold.gauss_above_threshold",
+            "busiest_age_bracket.gauss_report_noisy_max"]
+#: broken ones (examples/mechanisms/gaussian/buggy): the net proves an eps above the claim at its delta
+GAUSSIAN_BROKEN = ["gauss_rnm_small_noise.gauss_rnm_small_noise", "gauss_svt_data_branch.gauss_svt_data_branch",
+                   "gauss_rnm_claim_too_small.gauss_rnm_claim_too_small",
+                   "gauss_svt_gap_threshold_only.gauss_svt_gap_threshold_only"]
+
+
+@pytest.mark.slow  # 2 x 400,000 runs per chosen pair: seconds each
+@pytest.mark.parametrize("name", GAUSSIAN)
+def test_a_proved_gaussian_mechanism_keeps_its_eps_delta_on_neighbours(name: str) -> None:
+    _name, decl, program = next(c for c in CORPUS if c[0] == name)
+    assert decl.delta is not None and verify_mechanism(decl, program).status == "proved", name
+    finding = _net(name, decl, program)
+    assert finding.loss <= finding.claim, _finding_text(name, finding)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", GAUSSIAN_BROKEN)
+def test_the_net_catches_a_broken_gaussian_mechanism(name: str) -> None:
+    _name, decl, program = next(c for c in BUGGY if c[0] == name)
+    finding = _net(name, decl, program)
+    assert finding.loss > finding.claim, _finding_text(name, finding)
+
+
+def test_the_net_reads_delta_the_way_the_definition_does() -> None:
+    """P <= e^eps P' + delta: an event at 0.30 against 0.10 needs eps = log 3 with no delta,
+    log(2) with delta 0.1, none with delta 0.2 (the bounds' widths aside, at n = 10^6)."""
+    n = 1_000_000
+    assert H.loss_bound(300_000, 100_000, n, n, alpha=0.05) == pytest.approx(math.log(3), abs=0.01)
+    assert H.loss_bound(300_000, 100_000, n, n, alpha=0.05, delta=0.1) == pytest.approx(math.log(2), abs=0.01)
+    assert H.loss_bound(300_000, 100_000, n, n, alpha=0.05, delta=0.2) == 0.0
+    assert H.loss_bound(300_000, 100_000, n, n, delta=0.1) < H.loss_bound(300_000, 100_000, n, n)
+
+
+@pytest.mark.slow  # 1,500 exact runs of each: seconds
+@pytest.mark.parametrize("name", GAUSSIAN[:2])
+def test_the_fast_sampler_has_the_runtimes_gaussian_distribution(name: str) -> None:
+    """numpy's normal noise in the net against the runtime's exact Gaussian draws (KS, level 1e-4)."""
+    _name, decl, program = next(c for c in CORPUS if c[0] == name)
+    info = analyse(decl, static_constants(program))
+    pair = H.edge_pairs(info)[0]
+    exact = _as_outputs(H.exact_samples(decl, program, pair.args(decl, True), 1500, seed=5))
+    fast = H.samples(decl, program, pair, True, 20_000, (5,))
+    assert stats.ks_2samp(exact.values[:, 0], fast.values[:, 0]).pvalue > 1e-4, name
 
 
 # ---------------------------------------------------------------- the fast sampler against the runtime

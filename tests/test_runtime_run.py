@@ -18,6 +18,7 @@ DATA = EXAMPLES / "data"
 #: Every accepted example's released definitions, with the data file of its bag.
 RUNS = [
     ("age_brackets_svt", "first_large_bracket", "people"),
+    pytest.param("busiest_age_bracket", "busiest_bracket", "people", marks=pytest.mark.slow),  # its proof: seconds
     ("census_report", "report", "people"),
     ("clamped_mean", "total_income", "people"),
     ("clamped_mean", "mean_income", "people"),
@@ -55,6 +56,38 @@ def test_every_accepted_example_runs_on_its_data(
     assert document["charged"]["epsilon"] > 0
     assert document["private"] is False
     assert document["remaining"]["epsilon"] == pytest.approx(10 - document["charged"]["epsilon"])
+
+
+def test_a_proved_gaussian_mechanism_runs_and_charges_its_eps_delta(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The shipped Gaussian noisy max (claim (1, 0.0004)) called on a bag's counts: run at a
+    delta above the claim's, it releases an index and the ledger holds an (eps, delta) charge;
+    at the default delta (1e-6, below the claim's) no finite eps exists and nothing is charged."""
+    mechanism = (EXAMPLES / "mechanisms" / "gaussian" / "gauss_report_noisy_max.fz").read_text()
+    program = tmp_path / "ages.fz"
+    program.write_text(
+        "type P = { age : num };\n" + mechanism
+        + "\ndef counts (db : bag P) : vec[inf] num =\n"
+          "  tabulate [20, 40, 60] (fun t -> size (filter (fun p -> p.age >= t && p.age < t + 20) db));\n"
+          "def oldest (db : bag P) : fuzzy int = gauss_report_noisy_max (counts db) 8;\n")
+    data = tmp_path / "ages.csv"
+    data.write_text("age\n" + "".join(f"{a}\n" for a in [25] * 3 + [45] * 40 + [65] * 2))
+    ledger = str(tmp_path / "l.sqlite")
+    base = [str(program), "oldest", "--data", f"db={data}", "--ledger", ledger, "--budget", "3,0.01", "--json"]
+    code, out, err = _run(capsys, *base)
+    assert code != 0 and "FZ603" in out  # no finite eps at delta 1e-6 < 0.0004: refused before any charge
+    released = []
+    for seed in ("1", "2", "3"):
+        code, out, err = _run(capsys, *base, "--delta", "0.001", "--seed", seed)
+        assert code == 0, err
+        document = json.loads(out)
+        assert document["charged"]["delta"] == pytest.approx(0.001)
+        assert 0 < document["charged"]["epsilon"] <= 1
+        released.append(document["released"])
+    assert released == [1, 1, 1]  # 40 against 3 and 2 with sigma = 8: the noise never hides it here
+    with Ledger(tmp_path / "l.sqlite") as book:
+        assert len(book.history(data.stem)) == 3
 
 
 def test_public_only_definition_runs_without_data(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -395,13 +395,16 @@ def test_a_selector_style_gaussian_alignment_is_unknown_with_the_reason() -> Non
     assert "selectors and the pointwise rule are not available" in (verdict.reason or "")
 
 
-def test_the_runtime_refuses_a_gaussian_draw_rather_than_sampling_other_noise() -> None:
+def test_the_runtime_draws_a_gaussian_exactly_and_refuses_an_unknown_draw() -> None:
+    """A proved Gaussian mechanism runs (tests/test_mechanism_gaussian_runtime.py checks
+    the law); a draw the runtime does not know is refused, never replaced by another."""
     from fuzzpy.runtime import lazy_reals
     from fuzzpy.runtime.randomness import SeededSource
     from fuzzpy.runtime.values import RuntimeFailure
 
+    assert isinstance(lazy_reals.draw("gauss", Fraction(1), SeededSource(7)), lazy_reals.Noisy)
     with pytest.raises(RuntimeFailure) as caught:
-        lazy_reals.draw("gauss", Fraction(1), SeededSource(7))
+        lazy_reals.draw("dgauss", Fraction(1), SeededSource(7))
     assert caught.value.code == "FZ527"
 
 

@@ -107,7 +107,7 @@ CODES: dict[str, str] = {
     "FZ524": "noise was to be added to a value that is not a finite number",
     "FZ525": "an argument's vectors do not have the lengths the parameters' types require",
     "FZ526": "the definition's result holds a function: only data can be released",
-    "FZ527": "a mechanism's `gauss` draw is verified but not run yet (the runtime samples `lap`/`lapplus` only)",
+    "FZ527": "a mechanism's draw the runtime cannot sample exactly (it samples `lap`, `lapplus` and `gauss`)",
     # datasets (fuzzpy.ledger.datasets, fuzzpy dataset; exit 2)
     "FZ540": "no dataset of that name is registered",
     "FZ541": "a dataset's file is not the one its owner validated (changed, or another file)",

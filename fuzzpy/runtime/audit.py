@@ -671,8 +671,8 @@ def audit_mechanism(program: S.Program, name: str, samples: int = 100_000, pilot
         args = pair.second if second else pair.first
         return lanes.sample(decl, constants, args, n, SeededSource(seed_))
 
-    plan = _Plan(name, "mechanism", pairs, claims, 0.0, draw,
-                 "exact discrete Laplace / geometric on the runtime's grid, vectorised over runs")
+    plan = _Plan(name, "mechanism", pairs, claims, _claim_delta(decl, pairs), draw,
+                 "exact discrete Laplace / geometric / Gaussian on the runtime's grid, vectorised over runs")
     return _run(plan, samples, pilot or max(2_000, samples // 5), confidence, seed)
 
 
@@ -714,6 +714,17 @@ def _number(pname: str, sort: str, value: object) -> Fraction | bool:
     if sort == "int" and number.denominator != 1:
         raise AuditError(f"`{value}` is not a whole number, for `{pname} : int`")
     return number
+
+
+def _claim_delta(decl: S.MechanismDecl, pairs: list[Pair]) -> float:
+    """The delta of a `privacy (eps, delta)` claim, the largest over the pairs (a larger
+    delta only lowers the bound the audit proves: never a false alarm); 0 for a pure claim."""
+    if decl.delta is None:
+        return 0.0
+    deltas = [evaluate(decl.delta, pair.claim_env) for pair in pairs]
+    if not all(isinstance(d, Fraction) for d in deltas):
+        raise AuditError(f"the delta of `{decl.name}` is not a number")
+    return max((float(d) for d in deltas), default=0.0)
 
 
 def _claim(decl: S.MechanismDecl, pair: Pair) -> float:

@@ -10,8 +10,10 @@ retires its lanes.
 The noise is the runtime's own: `lap(b)` is the exact discrete Laplace on the
 grid 2^e of `fuzzpy.runtime.noise.lap_draw` (Canonne, Kamath & Steinke's
 sampler, `fuzzpy.runtime.samplers.discrete_laplace`, vectorised) and
-`lapplus(b)` the one-sided geometric on the same grid, drawn from a seeded
-`RandomSource`; one batch per distinct scale among the lanes. The arithmetic
+`lapplus(b)` the one-sided geometric on the same grid, `gauss(sigma)` the
+exact discrete Gaussian on the grid of `noise.gauss_grid` (CKS 2020, as
+`gauss[sigma]` releases), drawn from a seeded `RandomSource`;
+one batch per distinct scale among the lanes. The arithmetic
 around the draws is float64 (the grid values g * Z are exact doubles): the
 audit's events are thresholds and equalities on outputs, and float rounding
 moves their probabilities by far less than the confidence intervals' widths.
@@ -32,9 +34,9 @@ from functools import cached_property
 import numpy as np
 
 from fuzzpy.language import syntax as S
-from fuzzpy.runtime.noise import laplace_grid
+from fuzzpy.runtime.noise import gauss_grid, laplace_grid
 from fuzzpy.runtime.randomness import RandomSource
-from fuzzpy.runtime.samplers import discrete_laplace, geometric
+from fuzzpy.runtime.samplers import discrete_gaussian_array, discrete_laplace, geometric
 
 MAX_ITERATIONS = 10_000
 
@@ -231,7 +233,7 @@ class _Lanes:
         raise Unsupported(f"the name `{name}`")
 
     def _noise(self, expr: S.Noise) -> Array:
-        if expr.kind not in ("lap", "lapplus"):
+        if expr.kind not in ("lap", "lapplus", "gauss"):
             raise Unsupported(f"`{expr.kind}` draws")  # the runtime refuses them (FZ527)
         scale = self._scalar(self.expr(expr.scale))
         if np.any(self.mask & ~(scale > 0)):
@@ -240,6 +242,11 @@ class _Lanes:
         out = np.zeros(self.n)
         for value in np.unique(scale[~np.isnan(scale)]):
             lanes = np.nonzero(scale == value)[0]
+            if expr.kind == "gauss":  # the discrete Gaussian of `gauss[sigma]` releases, on their grid
+                e, units = gauss_grid(Fraction(float(value)), 1)
+                drawn = discrete_gaussian_array(Fraction(units) ** 2, lanes.size, self.rng)
+                out[lanes] = drawn.astype(float) * 2.0 ** e
+                continue
             e, t = laplace_grid(Fraction(float(value)), 1)  # the grid of `lap_draw` at this scale
             draw = discrete_laplace if expr.kind == "lap" else geometric  # `lapplus`: one-sided
             out[lanes] = draw(t, lanes.size, self.rng).astype(float) * 2.0 ** e

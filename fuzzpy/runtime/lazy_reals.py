@@ -18,6 +18,17 @@ dyadic ends that shrink when a decision needs it:
   The digits not yet drawn are uniform given the ones drawn and the
   decisions taken so far, so refining later never biases anything.
 * `lap(b)` is b S E with a fair sign S, `lapplus(b)` is b E.
+* `gauss(sigma)` is sigma X with X ~ N(0, 1) exact: X = V1 sqrt(2E / S) with
+  (V1, V2) uniform in the unit disk, S = V1^2 + V2^2, and E ~ Exp(1) the
+  draw above, independent. (V1, V2) / sqrt(S) is a uniform point of the unit
+  circle and 2E a chi-square with 2 degrees of freedom (the squared radius of
+  a standard 2-D normal), independent, so X is the first coordinate of a
+  standard 2-D normal (Box & Muller 1958; Marsaglia & Bray's polar form, with
+  the radius drawn on its own instead of from S). V1 and V2 are lazy uniform
+  digits; the point is kept once a cell of its digits lies inside the disk
+  (rejected once it lies outside), so the digits not yet drawn are uniform
+  given the ones drawn, as for E. X's interval is computed from its parts'
+  intervals with outward-rounded square roots.
 
 Values computed from draws are kept exactly, as quotients of polynomials in
 the draws with rational coefficients. A comparison refines the draws until
@@ -102,13 +113,99 @@ class Noisy:
 Number = Fraction | Noisy
 
 
+class GaussDraw(Draw):
+    """One exact N(0, 1) variate V1 sqrt(2E / S), refined on demand (module docstring).
+
+    `known` digits of each of U1, U2 (V = 2U - 1) and of E are drawn; the
+    bounds are X's interval at that precision, widened outward to 2^-known.
+    """
+
+    __slots__ = ("u1", "u2", "radius")
+
+    def __init__(self, source: RandomSource) -> None:  # Draw.__init__ is not called: the parts differ
+        self.serial = next(_serials)
+        self.source = source
+        while True:  # a uniform point of the unit disk, by rejection on lazy digits
+            self.u1 = self.u2 = self.known = 0
+            inside = None
+            while inside is None:
+                self._more_digits(FIRST_STEP)
+                inside = self._in_disk()
+            if inside:
+                break
+        while self._squared_radius()[0] == 0:  # a cell away from the centre (S > 0 with probability 1)
+            self._more_digits(FIRST_STEP)
+        self.radius = Draw(source, two_sided=False)
+        self.radius.refine(self.known)
+
+    def _more_digits(self, more: int) -> None:
+        if self.known >= MAX_DIGITS:
+            raise RuntimeFailure("FZ519", "a comparison of noisy values could not be decided")
+        self.u1 = (self.u1 << more) | self.source.below_one(1 << more)
+        self.u2 = (self.u2 << more) | self.source.below_one(1 << more)
+        self.known += more
+
+    def _coordinate(self, digits: int) -> tuple[int, int]:
+        """V = 2U - 1 lies in [low, high] / 2^known."""
+        low = 2 * digits - (1 << self.known)
+        return low, low + 2
+
+    def _squared_radius(self) -> tuple[int, int]:
+        """S = V1^2 + V2^2 lies in [low, high] / 4^known."""
+        low = high = 0
+        for digits in (self.u1, self.u2):
+            a, b = self._coordinate(digits)
+            low += 0 if a <= 0 <= b else min(a * a, b * b)
+            high += max(a * a, b * b)
+        return low, high
+
+    def _in_disk(self) -> bool | None:
+        low, high = self._squared_radius()
+        one = 1 << (2 * self.known)
+        if high < one:
+            return True
+        if low >= one:  # the circle itself has probability 0
+            return False
+        return None
+
+    def bounds(self) -> tuple[int, int, int]:
+        k = self.known
+        s_low, s_high = self._squared_radius()
+        e_low, e_high = self.radius.interval()
+        # sqrt(2E / S) with S = s / 4^k, to 2^-(k + 8)
+        precision, four_k = k + 8, 1 << (2 * k)
+        r_low = Fraction(_isqrt_floor(2 * e_low * four_k / s_high, precision), 1 << precision)
+        r_high = Fraction(_isqrt_ceil(2 * e_high * four_k / s_low, precision), 1 << precision)
+        a, b = self._coordinate(self.u1)
+        ends = [Fraction(v, 1 << k) * r for v in (a, b) for r in (r_low, r_high)]
+        low, high = min(ends), max(ends)
+        scaled_low, scaled_high = low * (1 << k), high * (1 << k)
+        return math.floor(scaled_low), math.ceil(scaled_high), k
+
+    def refine(self, more: int) -> None:
+        self._more_digits(more)
+        self.radius.refine(self.known - self.radius.known)
+
+
+def _isqrt_floor(x: Fraction, bits: int) -> int:
+    """floor(sqrt(x) * 2^bits) for x >= 0."""
+    return math.isqrt((x.numerator << (2 * bits)) // x.denominator)
+
+
+def _isqrt_ceil(x: Fraction, bits: int) -> int:
+    """ceil(sqrt(x) * 2^bits) for x >= 0."""
+    m = -((-x.numerator << (2 * bits)) // x.denominator)
+    root = math.isqrt(m)
+    return root if root * root == m else root + 1
+
+
 def draw(kind: str, scale: Number, source: RandomSource) -> Number:
-    """`lap(scale)` or `lapplus(scale)`; the scale must be positive."""
-    if kind not in ("lap", "lapplus"):  # `gauss(sigma)`: verified, not yet sampled exactly (never another draw)
-        raise RuntimeFailure("FZ527", f"`{kind}` draws in a `mechanism` cannot be run yet (only verified)")
+    """`lap(scale)`, `lapplus(scale)` or `gauss(scale)` (scale = sigma); the scale must be positive."""
+    if kind not in ("lap", "lapplus", "gauss"):  # never another draw in place of an unknown one
+        raise RuntimeFailure("FZ527", f"`{kind}` draws in a `mechanism` cannot be run")
     if sign(scale) <= 0:
         raise RuntimeFailure("FZ517", "noise needs a positive scale")
-    unit = Draw(source, two_sided=kind == "lap")
+    unit = GaussDraw(source) if kind == "gauss" else Draw(source, two_sided=kind == "lap")
     return multiply(scale, Noisy({(unit.serial,): Fraction(1)}, {ONE: Fraction(1)}, {unit.serial: unit}))
 
 

@@ -30,6 +30,9 @@ MODELS = {
 #: Long-running trainings: a few small pairs instead of the catalogue.
 SMALL = {"gradient_descent", "dpsgd", "dpsgd_fixed_batches"}
 
+#: Examples whose catalogue takes more than ~2 s (the `slow` job runs them).
+SLOW_CATALOGUE = {"busiest_age_bracket"}
+
 #: Examples that fail on the current code, with the class of bug (issue 9).
 FAILING: dict[str, str] = {}
 
@@ -42,6 +45,7 @@ def _cases() -> list[object]:
             use_catalogue=path.stem not in SMALL, sizes=(0, 3) if path.stem in SMALL else (),
         )
         marks = [pytest.mark.xfail(strict=True, reason=f"issue 9: {FAILING[path.stem]}")] if path.stem in FAILING else []
+        marks += [pytest.mark.slow] if path.stem in SLOW_CATALOGUE else []
         params.append(pytest.param(case, id=path.stem, marks=marks))
     return params
 
