@@ -22,7 +22,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fuzzpy.data.identity import cell_class, current, data_fingerprint, data_names, plain_names, shared_columns
+from fuzzpy.data.identity import (
+    cell_class,
+    current,
+    data_fingerprint,
+    data_names,
+    plain_names,
+    shared_columns,
+)
 from fuzzpy.data.loader import DataFile, Header, Plan, plan, read_data_file, read_header
 from fuzzpy.language.diagnostics import Diagnostic, FuzzError
 from fuzzpy.language.source import NO_SPAN
@@ -62,7 +69,13 @@ def file_keys(file_content: FileContent, path: str, form: str, sha256: str, full
 def known_keys(full: str | None, restricted: Content) -> Content:
     """Data in memory's `Content`: its full key, computed at registration,
     and `restricted` for the keys restricted to shared columns."""
-    return lambda only=None: full if only is None else restricted(only)
+    def content(only: frozenset[str] | None = None) -> str | None:
+        return full if only is None else restricted(only)
+    return content
+
+
+def _no_content(only: frozenset[str] | None = None) -> str | None:
+    return None
 
 #: Records a first run's registration in the ledger (with the run's budget) and says so to the
 #: data holder, before the program is judged against it (issue 31, F1); returns the registration
@@ -307,7 +320,7 @@ def _named(shared: frozenset[str], names: list[str], their_names: list[str]) -> 
 
 def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                digests: Callable[[list[int]], dict[str, str]], rows: Callable[[], int],
-               content: Content = lambda only=None: None, *, file_content: FileContent,
+               content: Content = _no_content, *, file_content: FileContent,
                cells: Header | None = None, register: Register | None = None) -> Opened:
     """`open_source` for data in memory: the header is its columns' names and
     Arrow types; `digests(indices)` gives the named columns' digests

@@ -167,6 +167,8 @@ def local_content(table: pa.Table, only: frozenset[str] | None = None) -> str | 
 
 
 def open_in_memory(ledger: Any, source: Any, bag_type: Any, register: Any = None) -> Any:
+    from functools import partial
+
     from fuzzpy.data.datasets import open_frame
     from fuzzpy.engines.content import file_content
 
@@ -174,7 +176,7 @@ def open_in_memory(ledger: Any, source: Any, bag_type: Any, register: Any = None
         table = local_table(source.frame)
     header = Header(tuple(table.column_names), tuple(table.schema.types), None, table)
     return open_frame(ledger, source, bag_type, header, local_digests(table), lambda: table.num_rows,
-                      lambda only=None: local_content(table, only), file_content=file_content, register=register)
+                      partial(local_content, table), file_content=file_content, register=register)
 
 
 # ---------------------------------------------------------------- in an engine
