@@ -282,7 +282,7 @@ def _refuse_same_rows(name: str, names: list[str], content: Content, eager: bool
         _compare_registered(name, names, other, shared, mine, record, file_content)
     for holder, their_names, theirs, shared in earlier:  # an earlier version, in another form (a18 F2)
         registration = registration_of(holder)
-        if registration is not None and mine(shared) == theirs:
+        if registration is not None and _matches(theirs, True, shared, names, mine):
             raise other_datasets_file_error(name, registration, same_rows=True, earlier=True,
                                             shared=_named(shared, names, their_names))
     return keys.get(None, full)
@@ -306,9 +306,20 @@ def _compare_registered(name: str, names: list[str], other: Registration, shared
             record(other.name, other.sha256, theirs)
     elif theirs is None and whole and current(other.content):
         theirs = other.content  # a frame's own key: its columns with no name included
-    key = mine(shared) if theirs is not None else None
-    if key is not None and theirs == key:
+    if theirs is not None and _matches(theirs, whole, shared, names, mine):
         raise other_datasets_file_error(name, other, same_rows=True, shared=_named(shared, names, their_names))
+
+
+def _matches(theirs: str, full: bool, shared: frozenset[str], names: list[str],
+             mine: Callable[[frozenset[str] | None], str | None]) -> bool:
+    """Whether the other table's key `theirs` (restricted to `shared`, or its
+    `full` key) is the new data's: restricted to `shared`, or its full key
+    too when it holds exactly the shared columns and columns with no name
+    (a full key keeps a value in such a column, as the other's may)."""
+    if mine(shared) == theirs:
+        return True
+    whole = shared == frozenset(data_names(names)) and not plain_names(names)
+    return full and whole and mine(None) == theirs
 
 
 def _named(shared: frozenset[str], names: list[str], their_names: list[str]) -> tuple[str, ...] | None:
