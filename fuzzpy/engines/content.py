@@ -55,8 +55,11 @@ When. Every cell is hashed, which costs a scan as long as a frame's
 fingerprint. Data in memory is keyed when its dataset is registered (it
 will not be there later). A file is keyed only when it has to be compared:
 when a new dataset (file or frame) has the same column names as a
-registered file, both are keyed, and the key is recorded in the file's
-registration and remembered by the file's hash (`filehash`). A file read
+registered file, or a subset or superset of them, both are keyed on the
+columns they share (`only`: a copy with an index or id column added, a
+projection, issue 24; `fuzzpy.data.identity.shared_columns`), and a file's
+full key is recorded in its registration; every key is remembered by the
+file's hash and the columns keyed (`filehash`). A file read
 by a new run with no such neighbour in the ledger costs nothing more.
 """
 
