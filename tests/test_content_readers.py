@@ -191,9 +191,14 @@ def test_a_trailing_comma_on_every_line_is_the_same_rows(folder: Path) -> None:
     trailing.write_text("c,x,\n1,0,\n2,1,\n3,2,\n")
     assert isinstance(run(folder, str(plain)), Fraction)
     assert run(folder, str(trailing)) == "FZ545"
-    valued = folder / "valued.csv"  # a column with no name but a value is data
+    # a column with no name but a value is a column added (as pandas' index): the same people on the
+    # columns shared (issue 24, compared on shared columns); a named cell changed is new data
+    valued = folder / "valued.csv"
     valued.write_text("c,x,\n1,0,\n2,1,7\n3,2,\n")
-    assert isinstance(run(folder, str(valued)), Fraction)
+    assert run(folder, str(valued)) == "FZ545"
+    changed = folder / "changed.csv"
+    changed.write_text("c,x,\n1,0,\n2,5,7\n3,2,\n")
+    assert isinstance(run(folder, str(changed)), Fraction)
 
 
 def test_keying_never_fails_on_a_cell_of_another_dataset(folder: Path) -> None:

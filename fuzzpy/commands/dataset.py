@@ -191,11 +191,11 @@ def _key_previous_version(ledger: Ledger, previous: Registration) -> None:
 
 def _same_rows(registration: Registration) -> SameRows:
     """The check for the same rows, made again under the ledger's write lock."""
-    from fuzzpy.data.datasets import same_rows_check
+    from fuzzpy.data.datasets import file_keys, same_rows_check
     from fuzzpy.engines.content import file_content
 
-    key = registration.content
-    return same_rows_check(registration.name, [c.name for c in registration.columns], lambda: key, file_content)
+    keys = file_keys(file_content, registration.file, registration.format, registration.sha256, registration.content)
+    return same_rows_check(registration.name, [c.name for c in registration.columns], keys, file_content)
 
 
 def _with_content(ledger: Ledger, registration: Registration) -> Registration:
@@ -203,14 +203,14 @@ def _with_content(ledger: Ledger, registration: Registration) -> Registration:
     for a first run (`runtime.datasets.refuse_same_rows`)."""
     from dataclasses import replace
 
-    from fuzzpy.data.datasets import refuse_same_rows
+    from fuzzpy.data.datasets import file_keys, refuse_same_rows
     from fuzzpy.engines.content import file_content
 
     # Keyed eagerly (the owner's validation read every row anyway): once the
     # file is updated its old bytes are gone, and the log keeps each version's
     # key, so an earlier version in another form stays this dataset's (a18 F2).
     content = refuse_same_rows(ledger, registration.name, [c.name for c in registration.columns],
-                               lambda: file_content(registration.file, registration.format, registration.sha256),
+                               file_keys(file_content, registration.file, registration.format, registration.sha256),
                                eager=True, file_content=file_content)
     return replace(registration, content=content)
 

@@ -22,7 +22,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fuzzpy.data.identity import cell_class, current, data_fingerprint, same_columns
+from fuzzpy.data.identity import (
+    cell_class,
+    current,
+    data_fingerprint,
+    data_names,
+    plain_names,
+    shared_columns,
+)
 from fuzzpy.data.loader import DataFile, Header, Plan, plan, read_data_file, read_header
 from fuzzpy.language.diagnostics import Diagnostic, FuzzError
 from fuzzpy.language.source import NO_SPAN
@@ -41,8 +48,34 @@ from fuzzpy.ledger.registry import SameRows
 from fuzzpy.ledger.store import utc_now
 from fuzzpy.support.records import frozen
 
-#: A file's content key from its path, format and SHA-256 (`fuzzpy.engines.content.file_content`).
-FileContent = Callable[[str, str, str], "str | None"]
+#: A file's content key from its path, format and SHA-256, restricted to some columns if given
+#: (`fuzzpy.engines.content.file_content`).
+FileContent = Callable[[str, str, str, "frozenset[str] | None"], "str | None"]
+
+#: A new dataset's content key: its full key (None), or restricted to the columns it shares with a
+#: registered one (`fuzzpy.data.identity.shared_columns`); None if it cannot be keyed.
+Content = Callable[["frozenset[str] | None"], "str | None"]
+
+
+def file_keys(file_content: FileContent, path: str, form: str, sha256: str, full: str | None = None) -> Content:
+    """A file's `Content` (its full key `full` if known already)."""
+    def content(only: frozenset[str] | None = None) -> str | None:
+        if only is None and full is not None:
+            return full
+        return file_content(path, form, sha256, only)
+    return content
+
+
+def known_keys(full: str | None, restricted: Content) -> Content:
+    """Data in memory's `Content`: its full key, computed at registration,
+    and `restricted` for the keys restricted to shared columns."""
+    def content(only: frozenset[str] | None = None) -> str | None:
+        return full if only is None else restricted(only)
+    return content
+
+
+def _no_content(only: frozenset[str] | None = None) -> str | None:
+    return None
 
 #: Records a first run's registration in the ledger (with the run's budget) and says so to the
 #: data holder, before the program is judged against it (issue 31, F1); returns the registration
@@ -175,44 +208,44 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
         typed = first_kinds(file, header) if first_kinds is not None else None  # the engine's one pass
         registration = _first_run_registration(source.dataset, file, header, typed)
         content = refuse_same_rows(ledger, source.dataset, list(header.names),
-                                   lambda: file_content(file.absolute, file.format, file.sha256),
+                                   file_keys(file_content, file.absolute, file.format, file.sha256),
                                    file_content=file_content, param=source.param)
         registration = replace(registration, content=content)
         same_rows = same_rows_check(
             source.dataset, list(header.names),
-            (lambda: content) if content is not None else lambda: file_content(file.absolute, file.format,
-                                                                                file.sha256),
-            file_content)
+            file_keys(file_content, file.absolute, file.format, file.sha256, content), file_content)
         if register is not None:
             registration, same_rows = register(registration, same_rows), None
     planned = plan(header, bag_type, file.path, registration, first=implicit)
     return Opened(source, file, header, planned, registration, implicit, same_rows=same_rows)
 
 
-def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Callable[[], str | None],
+def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Content,
                      eager: bool = False, *, file_content: FileContent, param: str = "PARAM") -> str | None:
     """Refuse (FZ545) a new dataset holding the rows of a registered one in
     another form (a frame read from its file, its CSV as Parquet: a14 F1),
-    by content key (`fuzzpy.engines.content`). Only datasets with the same
-    column names can; a file's key is computed then, and recorded. Returns
-    the new dataset's key (None if it was not needed and not `eager`).
+    by content key (`fuzzpy.engines.content`). Only datasets one of whose
+    column names are a subset of the other's are compared, on the columns
+    they share (`shared_columns`: a projection, a copy with an index or id
+    column added); keys are computed then, and a file's full key recorded.
+    Returns the new dataset's full key (None if it was not needed and not
+    `eager`).
     `file_content` computes a registered file's key (the engines' reader,
     passed in: this layer reads no engine)."""
     return _refuse_same_rows(name, names, content, eager, ledger.registrations(), ledger.earlier_contents(),
                              ledger.registration, ledger.record_content, file_content, param)
 
 
-def same_rows_check(name: str, names: list[str], content: Callable[[], str | None],
-                    file_content: FileContent) -> SameRows:
+def same_rows_check(name: str, names: list[str], content: Content, file_content: FileContent) -> SameRows:
     """`refuse_same_rows` again, for the charge to make under its write lock
     with what is registered then (`DataUse.same_rows`): nothing recorded,
-    the new dataset's key computed at most once."""
-    known: list[str | None] = []
+    each of the new dataset's keys computed at most once."""
+    known: dict[frozenset[str] | None, str | None] = {}
 
-    def once() -> str | None:
-        if not known:
-            known.append(content())
-        return known[0]
+    def once(only: frozenset[str] | None = None) -> str | None:
+        if only not in known:
+            known[only] = content(only)
+        return known[only]
 
     def check(registrations: list[Registration], earlier: list[tuple[str, list[str], str]]) -> str | None:
         by_name = {r.name: r for r in registrations}
@@ -222,36 +255,86 @@ def same_rows_check(name: str, names: list[str], content: Callable[[], str | Non
     return check
 
 
-def _refuse_same_rows(name: str, names: list[str], content: Callable[[], str | None], eager: bool,
+def _refuse_same_rows(name: str, names: list[str], content: Content, eager: bool,
                       registrations: list[Registration], earlier_keys: list[tuple[str, list[str], str]],
                       registration_of: Callable[[str], Registration | None],
                       record: Callable[[str, str, str], None], file_content: FileContent,
                       param: str = "PARAM") -> str | None:
-    alike = [r for r in registrations if r.name != name
-             and same_columns(names, [c.name for c in r.columns])]
-    earlier = [(holder, theirs) for holder, their_names, theirs in earlier_keys
-               if holder != name and same_columns(names, their_names) and current(theirs)]
-    key = content() if alike or earlier or eager else None
-    if key is None:
-        return None
-    for other in alike:
-        theirs = other.content if current(other.content) else None  # an older version's key: keyed again
-        if theirs is None and other.format != "frame":
-            theirs = file_content(other.file, other.format, other.sha256)
-            if theirs is not None:
-                record(other.name, other.sha256, theirs)
-        if theirs == key:
-            raise other_datasets_file_error(name, other, same_rows=True, param=param)
-    for holder, theirs in earlier:  # an earlier version, in another form (a18 F2)
+    # a copy with columns added or removed holds the same people: compared on the columns shared
+    alike = [(r, shared) for r in registrations if r.name != name
+             for shared in [shared_columns(names, [c.name for c in r.columns])] if shared is not None]
+    # a frame's or an earlier version's full key only: compared when its columns are all shared
+    earlier = [(holder, their_names, theirs, shared) for holder, their_names, theirs in earlier_keys
+               if holder != name and current(theirs)
+               for shared in [shared_columns(names, their_names)] if shared == frozenset(data_names(their_names))]
+    keys: dict[frozenset[str] | None, str | None] = {}
+
+    def mine(only: frozenset[str] | None) -> str | None:
+        """The new dataset's key restricted to `only` (its full key when
+        `only` is every one of its columns)."""
+        if only is not None and only == frozenset(data_names(names)) and plain_names(names):
+            only = None
+        if only not in keys:
+            keys[only] = content(only)
+        return keys[only]
+
+    full = mine(None) if eager else None
+    for other, shared in alike:
+        _compare_registered(name, names, other, shared, mine, record, file_content, param)
+    for holder, their_names, theirs, shared in earlier:  # an earlier version, in another form (a18 F2)
         registration = registration_of(holder)
-        if theirs == key and registration is not None:
-            raise other_datasets_file_error(name, registration, same_rows=True, earlier=True, param=param)
-    return key
+        if registration is not None and _matches(theirs, True, shared, names, mine):
+            raise other_datasets_file_error(name, registration, same_rows=True, earlier=True,
+                                            shared=_named(shared, names, their_names), param=param)
+    return keys.get(None, full)
+
+
+def _compare_registered(name: str, names: list[str], other: Registration, shared: frozenset[str],
+                        mine: Callable[[frozenset[str] | None], str | None],
+                        record: Callable[[str, str, str], None], file_content: FileContent,
+                        param: str = "PARAM") -> None:
+    """Refuse (FZ545) the new dataset if its rows restricted to `shared` are
+    `other`'s so restricted. A registered file is keyed on the shared
+    columns (its full key recorded when that is what was computed); a
+    frame, gone, only by its recorded full key: compared only when all its
+    columns are shared."""
+    their_names = [c.name for c in other.columns]
+    whole = shared == frozenset(data_names(their_names))
+    theirs = other.content if whole and plain_names(their_names) and current(other.content) else None
+    if theirs is None and other.format != "frame":
+        theirs = file_content(other.file, other.format, other.sha256, None if whole and plain_names(their_names)
+                              else shared)
+        if theirs is not None and whole and plain_names(their_names):
+            record(other.name, other.sha256, theirs)
+    elif theirs is None and whole and current(other.content):
+        theirs = other.content  # a frame's own key: its columns with no name included
+    if theirs is not None and _matches(theirs, whole, shared, names, mine):
+        raise other_datasets_file_error(name, other, same_rows=True, shared=_named(shared, names, their_names),
+                                        param=param)
+
+
+def _matches(theirs: str, full: bool, shared: frozenset[str], names: list[str],
+             mine: Callable[[frozenset[str] | None], str | None]) -> bool:
+    """Whether the other table's key `theirs` (restricted to `shared`, or its
+    `full` key) is the new data's: restricted to `shared`, or its full key
+    too when it holds exactly the shared columns and columns with no name
+    (a full key keeps a value in such a column, as the other's may)."""
+    if mine(shared) == theirs:
+        return True
+    whole = shared == frozenset(data_names(names)) and not plain_names(names)
+    return full and whole and mine(None) == theirs
+
+
+def _named(shared: frozenset[str], names: list[str], their_names: list[str]) -> tuple[str, ...] | None:
+    """The shared columns for FZ545's message, when they are not all of both
+    tables' columns (None then: the same rows in another form)."""
+    every = all(shared == frozenset(data_names(n)) and plain_names(n) for n in (names, their_names))
+    return None if every else tuple(sorted(shared))
 
 
 def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                digests: Callable[[list[int]], dict[str, str]], rows: Callable[[], int],
-               content: Callable[[], str | None] = lambda: None, *, file_content: FileContent,
+               content: Content = _no_content, *, file_content: FileContent,
                cells: Header | None = None, register: Register | None = None) -> Opened:
     """`open_source` for data in memory: the header is its columns' names and
     Arrow types; `digests(indices)` gives the named columns' digests
@@ -301,7 +384,7 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                                     explicit=False, registered=now, validated=now, content=key)
         implicit = True
         known_key = key
-        checked = same_rows_check(source.dataset, list(header.names), lambda: known_key, file_content)
+        checked = same_rows_check(source.dataset, list(header.names), known_keys(known_key, content), file_content)
         if register is not None:  # recorded before the row type is judged (issue 31, F1)
             registration = register(registration, checked)
         planned = plan(header, bag_type, path, registration, first=True)
@@ -309,7 +392,7 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
     fingerprint = data_fingerprint({n: d for n, d in found.items() if n in read_names})
     file = DataFile(path, path, "frame", b"", registration.sha256)
     known = registration.content
-    same_rows = same_rows_check(source.dataset, list(header.names), lambda: known, file_content) \
+    same_rows = same_rows_check(source.dataset, list(header.names), known_keys(known, content), file_content) \
         if implicit and register is None else None
     return Opened(source, file, header, planned, registration, implicit, fingerprint=fingerprint,
                   same_rows=same_rows)

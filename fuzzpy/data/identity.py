@@ -50,14 +50,36 @@ def same_columns(names: list[str], other: list[str]) -> bool:
     """Whether two tables could hold the same rows: the same column names (a
     column with no name, e.g. of a trailing comma on every line, may hold
     no value: not counted, and the content key tells)."""
-    return sorted(_data_names(names)) == sorted(_data_names(other))
+    return sorted(data_names(names)) == sorted(data_names(other))
+
+
+def shared_columns(names: list[str], other: list[str]) -> frozenset[str] | None:
+    """The columns two tables are compared on (their content keys restricted
+    to these columns, `fuzzpy.engines.content.kept_column`), or None when
+    they are not compared: when one table's column names are a subset of the
+    other's (equal, a projection, or a copy with columns added: the unnamed
+    index column `df.to_csv` writes, an id column), the names they share. A
+    table's other columns cannot make other people of the same rows: the
+    rows restricted to the shared columns are theirs (a black-box review,
+    issue 24). Tables whose names merely overlap, or renamed columns, are
+    not compared (docs/semantics.md, "What the content key does not link")."""
+    mine, theirs = frozenset(data_names(names)), frozenset(data_names(other))
+    if not mine or not theirs or not (mine <= theirs or theirs <= mine):
+        return None
+    return mine & theirs
+
+
+def plain_names(names: list[str]) -> bool:
+    """Whether every column of a table is a data column (`data_names`): then
+    its key restricted to all of them is its full key."""
+    return sorted(n.strip() for n in names) == sorted(data_names(names))
 
 
 #: the names pandas gives the columns it stores an unnamed index in
 _PANDAS_INDEX = re.compile(r"__index_level_\d+__\Z")
 
 
-def _data_names(names: list[str]) -> list[str]:
+def data_names(names: list[str]) -> list[str]:
     """The names that may hold rows' data: not blank, and not the columns
     pandas writes a frame's unnamed index to (keyed without them when the
     file's metadata says so: `content.pandas_index_columns`). Comparing

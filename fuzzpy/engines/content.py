@@ -55,8 +55,11 @@ When. Every cell is hashed, which costs a scan as long as a frame's
 fingerprint. Data in memory is keyed when its dataset is registered (it
 will not be there later). A file is keyed only when it has to be compared:
 when a new dataset (file or frame) has the same column names as a
-registered file, both are keyed, and the key is recorded in the file's
-registration and remembered by the file's hash (`filehash`). A file read
+registered file, or a subset or superset of them, both are keyed on the
+columns they share (`only`: a copy with an index or id column added, a
+projection, issue 24; `fuzzpy.data.identity.shared_columns`), and a file's
+full key is recorded in its registration; every key is remembered by the
+file's hash and the columns keyed (`filehash`). A file read
 by a new run with no such neighbour in the ledger costs nothing more.
 """
 
@@ -306,13 +309,23 @@ def key_order(names: list[str]) -> list[int]:
     return sorted(range(len(names)), key=lambda i: (names[i].strip(), i))
 
 
+def kept_column(name: str, only: frozenset[str] | None) -> bool:
+    """Whether a column is keyed: every column (`only` None, the full key),
+    or one of the named columns `only` (trimmed names: the key restricted to
+    the columns two tables share, `fuzzpy.data.identity.shared_columns`;
+    a column with no name is then never keyed)."""
+    return only is None or name.strip() in only
+
+
 def query_content(d: Dialect, rows: Rows, source: str, schema: pa.Schema,
-                  index: frozenset[str] = frozenset()) -> str:
+                  index: frozenset[str] = frozenset(), only: frozenset[str] | None = None) -> str:
     """The content key of `source`, whose columns are `schema`'s, less the
     columns that hold a pandas frame's index (`index`, and those `schema`'s
-    own metadata names: `pandas_index_columns`)."""
+    own metadata names: `pandas_index_columns`); restricted to `only`'s
+    columns when given (`kept_column`)."""
     dropped = index | pandas_index_columns(schema)
-    order = [i for i in key_order(list(schema.names)) if schema.names[i] not in dropped]
+    order = [i for i in key_order(list(schema.names))
+             if schema.names[i] not in dropped and kept_column(schema.names[i], only)]
     columns = [(d.ident(schema.names[i]), _sql_kind(schema.types[i])) for i in order]
     (row,) = rows(content_sql(d, source, columns, blank_positions(list(schema.names), order)))
     return content_key(row, [schema.names[i] for i in order])
@@ -324,18 +337,19 @@ def _sql_kind(arrow_type: pa.DataType) -> str:
     return "instant-date" if kind == "instant" and pa.types.is_date(arrow_type) else kind
 
 
-def table_content(table: pa.Table, names: list[str] | None = None) -> str:
+def table_content(table: pa.Table, names: list[str] | None = None, only: frozenset[str] | None = None) -> str:
     """The content key of an Arrow table held here (a frame, a Parquet
     file's or a CSV file's records as the loader reads them), its columns
-    named `names` (default: the table's own). Text and bytes are read as
-    the loader reads a text cell: a cell that is not UTF-8 fits no column
-    type, and is missing here. No cell makes it fail (`_table_row`)."""
+    named `names` (default: the table's own); restricted to `only`'s columns
+    when given (`kept_column`). Text and bytes are read as the loader reads
+    a text cell: a cell that is not UTF-8 fits no column type, and is
+    missing here. No cell makes it fail (`_table_row`)."""
     import duckdb
 
     names = list(table.column_names) if names is None else names
     index = pandas_index_columns(table.schema)
-    if index:
-        kept = [i for i, name in enumerate(names) if name not in index]
+    if index or only is not None:
+        kept = [i for i, name in enumerate(names) if name not in index and kept_column(name, only)]
         table, names = table.select(kept), [names[i] for i in kept]
     con = duckdb.connect()
     try:
@@ -468,23 +482,26 @@ def _is_text(arrow_type: pa.DataType) -> bool:
 
 
 
-def file_content(path: str, form: str, sha256: str) -> str | None:
+def file_content(path: str, form: str, sha256: str, only: frozenset[str] | None = None) -> str | None:
     """The content key of a CSV or Parquet file, as the loader reads it
     (None if it cannot be read, or it is no longer the file of this hash:
-    such a file is linked by its bytes only). Remembered by the file's
-    hash (`filehash`)."""
+    such a file is linked by its bytes only); restricted to `only`'s
+    columns when given (`kept_column`). Remembered by the file's hash and
+    the columns keyed (`filehash`)."""
     from fuzzpy.engines.filehash import recall_counts, remember_counts
 
-    remembered = recall_counts(sha256, VERSION)
+    query = VERSION if only is None else VERSION + "\nonly\t" + "\t".join(sorted(only))
+    remembered = recall_counts(sha256, query)
     if remembered is not None and len(remembered) == 1:
         return f"{TAG}{remembered[0]:064x}"
-    key = _read_file_content(path, form, sha256)
+    key = _read_file_content(path, form, sha256, only)
     if key is not None:
-        remember_counts(sha256, VERSION, (int(key[len(TAG):], 16),))
+        remember_counts(sha256, query, (int(key[len(TAG):], 16),))
     return key
 
 
-def _read_file_content(path: str, form: str, sha256: str | None = None) -> str | None:
+def _read_file_content(path: str, form: str, sha256: str | None = None,
+                       only: frozenset[str] | None = None) -> str | None:
     """A CSV file is framed and split by the loader's own rules
     (`loader.csv_text_table`: one record per well-formed line of the
     header's width, every cell its text), never by a sniffing reader's
@@ -492,18 +509,18 @@ def _read_file_content(path: str, form: str, sha256: str | None = None) -> str |
     pyarrow in batches, as the Arrow table it holds (`_parquet_content`),
     or by the loader when pyarrow cannot read it so."""
     if form == "csv":
-        return _csv_content(path, sha256)
+        return _csv_content(path, sha256, only)
     if form != "parquet":
         return None
-    key = _parquet_content(path)
+    key = _parquet_content(path, only)
     if key is None:  # neither DuckDB nor pyarrow can read it in batches: the loader's reading
-        return _loaded_content(path, sha256)
+        return _loaded_content(path, sha256, only)
     if sha256 is not None and _current_sha256(path) != sha256:  # the file changed under us: not this file's key
         return None
     return key
 
 
-def _parquet_content(path: str) -> str | None:
+def _parquet_content(path: str, only: frozenset[str] | None = None) -> str | None:
     """A Parquet file keyed as the Arrow table it holds, batch by batch (no
     file held in memory; the lane sums of the batches add up): the types
     pyarrow reads back are the table's that was written, so the file and
@@ -517,8 +534,8 @@ def _parquet_content(path: str) -> str | None:
         file = pq.ParquetFile(path)
         index = pandas_index_columns(file.schema_arrow)
         if all(_plain_in_duckdb(t) for t in file.schema_arrow.types):
-            return _duckdb_parquet_content(path, index)
-        kept = [i for i, name in enumerate(file.schema_arrow.names) if name not in index]
+            return _duckdb_parquet_content(path, index, only)
+        kept = [i for i, name in enumerate(file.schema_arrow.names) if name not in index and kept_column(name, only)]
         names = [file.schema_arrow.names[i] for i in kept]
         total = [0] * (1 + LANES)
         con = duckdb.connect()
@@ -546,7 +563,7 @@ def _plain_in_duckdb(arrow_type: pa.DataType) -> bool:
             or (pa.types.is_decimal(arrow_type) and arrow_type.bit_width == 128))
 
 
-def _duckdb_parquet_content(path: str, index: frozenset[str]) -> str | None:
+def _duckdb_parquet_content(path: str, index: frozenset[str], only: frozenset[str] | None = None) -> str | None:
     import duckdb
 
     d = DIALECTS["duckdb"]
@@ -556,7 +573,7 @@ def _duckdb_parquet_content(path: str, index: frozenset[str]) -> str | None:
         _quiet(con)
         relation = con.sql(f"SELECT * FROM {source} LIMIT 0")
         schema = (getattr(relation, "to_arrow_table", None) or relation.arrow)().schema  # DuckDB 2 / 1
-        return query_content(d, lambda sql: con.execute(sql).fetchall(), source, schema, index)
+        return query_content(d, lambda sql: con.execute(sql).fetchall(), source, schema, index, only)
     except duckdb.Error:  # e.g. a string that is not UTF-8: the loader's reading
         return None
     finally:
@@ -569,22 +586,22 @@ _BATCH_ROWS = 1 << 20
 _CHUNK_ROWS = 1 << 16
 
 
-def _csv_content(path: str, sha256: str | None) -> str | None:
+def _csv_content(path: str, sha256: str | None, only: frozenset[str] | None = None) -> str | None:
     """Streamed by DuckDB with the loader's rules (`csvscan`, as a run on the
     DuckDB engine reads it: no file held in memory) where it can, else from
     the loader's own records."""
     from fuzzpy.data.loader import csv_text_table
 
-    streamed = _streamed_csv_content(path, sha256)
+    streamed = _streamed_csv_content(path, sha256, only)
     if streamed is not None:
         return streamed
     header = _header(path, sha256)
     if header is None or header.csv is None:
         return None
-    return table_content(csv_text_table(header.csv), list(header.names))
+    return table_content(csv_text_table(header.csv), list(header.names), only)
 
 
-def _streamed_csv_content(path: str, sha256: str | None) -> str | None:
+def _streamed_csv_content(path: str, sha256: str | None, only: frozenset[str] | None = None) -> str | None:
     import duckdb
 
     from fuzzpy.engines.csvscan import csv_fields, csv_source
@@ -605,7 +622,7 @@ def _streamed_csv_content(path: str, sha256: str | None) -> str | None:
         return None
     d = DIALECTS["duckdb"]
     source = f"({csv_fields(d, csv_source(path, facts, header.csv.header_line), len(names))}) AS records"
-    order = key_order(names)
+    order = [i for i in key_order(names) if kept_column(names[i], only)]
     con = duckdb.connect()
     try:
         _quiet(con)
@@ -620,11 +637,11 @@ def _streamed_csv_content(path: str, sha256: str | None) -> str | None:
     return content_key(row, [names[i] for i in order])
 
 
-def _loaded_content(path: str, sha256: str | None) -> str | None:
+def _loaded_content(path: str, sha256: str | None, only: frozenset[str] | None = None) -> str | None:
     header = _header(path, sha256)
     if header is None or header.table is None:
         return None
-    return table_content(header.table, list(header.names))
+    return table_content(header.table, list(header.names), only)
 
 
 def _header(path: str, sha256: str | None) -> Header | None:

@@ -157,15 +157,18 @@ def reading(frame: InMemory) -> Iterator[None]:
                          "read it yourself (e.g. fetch it as Arrow) to see the library's message") from None
 
 
-def local_content(table: pa.Table) -> str | None:
-    """The content key (`fuzzpy.engines.content`) of a table in this process.
-    A pandas `object` column is held as bytes: read as the text it is."""
+def local_content(table: pa.Table, only: frozenset[str] | None = None) -> str | None:
+    """The content key (`fuzzpy.engines.content`) of a table in this process
+    (restricted to `only`'s columns if given). A pandas `object` column is
+    held as bytes: read as the text it is."""
     from fuzzpy.engines.content import table_content
 
-    return table_content(table)
+    return table_content(table, only=only)
 
 
 def open_in_memory(ledger: Any, source: Any, bag_type: Any, register: Any = None) -> Any:
+    from functools import partial
+
     from fuzzpy.data.datasets import open_frame
     from fuzzpy.engines.content import file_content
 
@@ -173,7 +176,7 @@ def open_in_memory(ledger: Any, source: Any, bag_type: Any, register: Any = None
         table = local_table(source.frame)
     header = Header(tuple(table.column_names), tuple(table.schema.types), None, table)
     return open_frame(ledger, source, bag_type, header, local_digests(table), lambda: table.num_rows,
-                      lambda: local_content(table), file_content=file_content, register=register)
+                      partial(local_content, table), file_content=file_content, register=register)
 
 
 # ---------------------------------------------------------------- in an engine
@@ -202,12 +205,12 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any, registe
     def count() -> int:
         return int(backend.rows(f"SELECT count(*) FROM {placed.source}")[0][0])
 
-    def content() -> str | None:
+    def content(only: frozenset[str] | None = None) -> str | None:
         from fuzzpy.engines.content import query_content
 
         if placed.table is not None:
-            return local_content(placed.table)
-        return query_content(backend.dialect, backend.rows, placed.source, schema)
+            return local_content(placed.table, only)
+        return query_content(backend.dialect, backend.rows, placed.source, schema, only=only)
 
     held = Header(header.names, header.arrow_types, None, placed.table) if placed.table is not None else None
     if held is None and source.registration is None:  # a first run types its cells as the memory engine does

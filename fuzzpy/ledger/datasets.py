@@ -223,8 +223,22 @@ def changed_file_error(registration: Registration, param: str = "PARAM", given: 
 
 
 def other_datasets_file_error(name: str, holder: Registration, same_rows: bool = False,
-                              earlier: bool = False, param: str = "PARAM") -> FuzzError:
+                              earlier: bool = False, shared: tuple[str, ...] | None = None,
+                              param: str = "PARAM") -> FuzzError:
     """FZ545; the hint names the run's parameter when it is known (review s27c)."""
+    if same_rows and shared is not None:  # a projection or a copy with columns added (issue 24)
+        which = "an earlier version of dataset" if earlier else "dataset"
+        columns = ", ".join(f"`{c}`" for c in shared)
+        return dataset_error(
+            OTHER_DATASETS_FILE,
+            f"this data holds the same rows as {which} `{holder.name}` in the columns they share "
+            f"({columns}), with columns added or left out; it cannot also be dataset `{name}`",
+            notes=("the same people have one budget: a copy with an index, an id or other columns added, or "
+                   "with columns removed, is the same rows",),
+            hint=f"if this is dataset `{holder.name}` in a new form, make it its file with `fuzzpy dataset update "
+            f"{holder.name} FILE` and run on it by name (--data {param}={holder.name}); if one program reads both, "
+            "split it: one program on the dataset alone",
+        )
     if earlier and same_rows:
         return dataset_error(
             OTHER_DATASETS_FILE,
