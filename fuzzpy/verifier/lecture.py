@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Union
 
 from fuzzpy.support.records import frozen
 from fuzzpy.verifier.kernel.certificate import Certificate, LoopInvariant
-from fuzzpy.verifier.text import in_run
+from fuzzpy.verifier.text import in_run, wrapped
 
 if TYPE_CHECKING:
     from fuzzpy.language.syntax import MechanismDecl, Program
@@ -601,18 +601,6 @@ def _sorted(items: list[_Item]) -> list[_Item]:
     return sorted(items, key=lambda i: (not any("%s" in c for c in i.conjuncts), i.order))
 
 
-def _wrapped(text: str) -> bool:
-    """``text`` is one bracketed term: `(a => b)`, not `(a) \\/ b`."""
-    if not (text.startswith("(") and text.endswith(")")):
-        return False
-    depth = 0
-    for k, ch in enumerate(text):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if depth == 0 and k < len(text) - 1:
-            return False
-    return True
-
-
 def _publicise(tree: Tree, public: set[str]) -> Tree:
     """Run 1's copy of a public parameter (`eps.1`) shown as the parameter (`eps`)."""
     if isinstance(tree, str):
@@ -641,7 +629,7 @@ def _present(items: list[_Item], split: Tree | None, label_text: Callable[[str],
     def group(parts: tuple[str, ...]) -> str:
         if len(parts) == 1:
             return parts[0]
-        return AND.join(f"({p})" if (" => " in p or OR in p) and not _wrapped(p) else p for p in parts)
+        return AND.join(f"({p})" if (" => " in p or OR in p) and not wrapped(p) else p for p in parts)
 
     if texts["public"]:
         add(group(texts["public"]))

@@ -79,11 +79,11 @@ def in_run(text: str, run: int | str) -> str:
     lecture's angle brackets). No identifier holds `<`, so a local named `eps1`
     prints `eps1<1>`, never `eps11` (issue 30 review: x1 / x2 collided with
     such names). An expression that is not a name is parenthesised: `(i < k)<1>`."""
-    plain = re.fullmatch(r"[A-Za-z_]\w*(\[[^\[\]]*\])?", text) is not None or _wrapped(text)
+    plain = re.fullmatch(r"[A-Za-z_]\w*(\[[^\[\]]*\])?", text) is not None or wrapped(text)
     return f"{text}<{run}>" if plain else f"({text})<{run}>"
 
 
-def _wrapped(text: str) -> bool:
+def wrapped(text: str) -> bool:
     """`(...)` with one pair of parentheses round the whole text."""
     if not (text.startswith("(") and text.endswith(")")):
         return False
