@@ -380,8 +380,8 @@ def large_costs(checked: CheckedProgram, known: Figures) -> list[Diagnostic]:
         for name, figure in known[d.name].items():
             epsilon = figure.epsilon
             if name in d.argument_privacy or not isinstance(epsilon, float | int | Fraction) \
-                    or math.isinf(epsilon) or epsilon <= LARGE_EPSILON:
-                continue
+                    or isinstance(epsilon, float) and math.isinf(epsilon) or epsilon <= LARGE_EPSILON:
+                continue  # an exact epsilon may be a Fraction beyond any float (1e300 * size db)
             found.append(Diagnostic(
                 "FZ315", f"`{d.name}` costs eps={text_up(Fraction(epsilon))} in `{name}`, which is no meaningful "
                 f"privacy (above {LARGE_EPSILON}){_sensitive_query(d.privacy.get(name, ()))}",
