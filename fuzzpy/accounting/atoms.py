@@ -343,8 +343,12 @@ class Flattener:
         if rate >= 1 or not inner:
             return inner
         single = _single_atom(inner)
+        if self._pair_atoms and not either_way and isinstance(single, DiscreteGaussianAtom):
+            # its add/remove pair on the discrete Gaussian's PMF (`pld_atomic.dgauss_subsample_pair`),
+            # a pair atom: only `accountant.REPLACE_AWARE` take it, the summary below is tried beside it
+            return Counter({SubsampledAtom(rate, single): 1})
         if any(isinstance(atom, DiscreteGaussianAtom) for atom in inner):
-            # no subsampled discrete-Gaussian pair is implemented: the body's (eps, delta) summary
+            # the other methods have no subsampled discrete-Gaussian pair: the body's (eps, delta) summary
             return Counter({SubsampledAtom(rate, self._summary(inner), either_way): 1})
         if single is not None and not isinstance(single, ReplaceSubsampledAtom | GroupSubsampledAtom):
             return Counter({_subsampled(rate, single, either_way): 1})

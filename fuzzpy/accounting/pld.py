@@ -41,7 +41,12 @@ from fuzzpy.accounting.atoms import (
     ShuffledAtom,
     SubsampledAtom,
 )
-from fuzzpy.accounting.pld_atomic import AtomicTails, dgauss_replace_pair, shuffle_pair
+from fuzzpy.accounting.pld_atomic import (
+    AtomicTails,
+    dgauss_replace_pair,
+    dgauss_subsample_pair,
+    shuffle_pair,
+)
 from fuzzpy.accounting.pld_bound import DeltaBound
 from fuzzpy.accounting.pld_fft import compose
 from fuzzpy.accounting.pld_grid import GridPLD, discretise
@@ -157,9 +162,15 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
             remove.append((GroupTails(pair, up(atom.rate), atom.size, True), n))
             add.append((GroupTails(pair, up(atom.rate), atom.size, False), n))
             one_way = True
+        elif isinstance(atom, SubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom):
+            # the add/remove pair on the discrete Gaussian's PMF, one per direction (`pld_atomic`)
+            pair = _dgauss_subsample(atom, delta, count)
+            if pair is None or atom.either_way:  # (never built facing either way, `atoms.Flattener._subsample`)
+                raise ValueError("no PLD pair for this subsampled discrete Gaussian (window too wide)")
+            remove.append((pair[0], n))
+            add.append((pair[1], n))
+            one_way = True
         elif isinstance(atom, SubsampledAtom):
-            if isinstance(atom.inner, DiscreteGaussianAtom):  # never built (summarised first)
-                raise ValueError("no PLD pair for a subsampled discrete Gaussian")
             inner_mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
             base, q = _base_pair(atom.inner, tail_depth(delta, count, inner_mu)), up(atom.rate)
             if atom.either_way:
@@ -192,6 +203,18 @@ def _atomic_pair(atom: object, delta: float, count: int) -> AtomicTails | None:
     if isinstance(atom, ReplaceSubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom):
         return dgauss_replace_pair(atom.inner.sigma, up(atom.rate), 1e-4 * max(delta, DELTA_FLOOR) / count)
     return None
+
+
+def _dgauss_subsample(atom: SubsampledAtom, delta: float, count: int) -> tuple[AtomicTails, AtomicTails] | None:
+    """The removal and addition pairs of a Poisson-subsampled discrete
+    Gaussian (`pld_atomic.dgauss_subsample_pair`), each cut tail at most a
+    1e-4 share of delta per atom."""
+    assert isinstance(atom.inner, DiscreteGaussianAtom)
+    tail = 1e-4 * max(delta, DELTA_FLOOR) / count
+    pairs = [dgauss_subsample_pair(atom.inner.sigma, atom.inner.shift, up(atom.rate), tail, way) for way in (True, False)]
+    if pairs[0] is None or pairs[1] is None:
+        return None
+    return pairs[0], pairs[1]
 
 
 # ---------------------------------------------------------------- composing
@@ -333,9 +356,11 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
         return 0.0
     if delta < DELTA_FLOOR:
         return None
-    if any(isinstance(atom.inner if isinstance(atom, SubsampledAtom) else atom, DiscreteGaussianAtom)
-           for atom in atoms):
+    if any(isinstance(atom, DiscreteGaussianAtom) for atom in atoms):
         return None  # its pair is not one of `pld_pairs` (the zCDP, Renyi and exact methods answer)
+    if any(isinstance(atom, SubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom)
+           and (atom.either_way or _dgauss_subsample(atom, delta, 2) is None) for atom in atoms):
+        return None  # no pair built for it (facing either way, or a window too wide)
     if delta >= 1:
         return 0.0
     found = directions(atoms, delta)

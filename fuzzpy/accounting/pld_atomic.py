@@ -159,6 +159,55 @@ def dgauss_replace_pair(sigma: Fraction, rate: float, tail: float) -> AtomicTail
     return _declared(losses, errors, masses, beyond, "dgauss-replace")
 
 
+# ---------------------------------------------------------------- discrete Gaussian, add/remove
+
+
+def dgauss_subsample_pair(sigma: Fraction, shift: int, rate: float, tail: float, remove: bool) -> AtomicTails | None:
+    """The add/remove pair of a Poisson-subsampled discrete Gaussian on an
+    integer query moving by at most ``shift`` = s: removal P = (1-q) f +
+    q f(. - s) against Q = f, addition P = f against Q = (1-q) f + q f(. - s),
+    f the PMF of N_Z(0, sigma^2) (Canonne, Kamath & Steinke 2020, Def. 1).
+
+    Why it dominates (Balle, Barthe & Gaboardi 2018, advanced joint convexity;
+    Zhu, Dong & Wang 2022, Thm 11 with its reverse for addition): both need
+    (N_Z(a), N_Z(0)) dominated by (N_Z(s), N_Z(0)) for every integer |a| <= s
+    in both orders; CKS 2020 Thm 7 bounds every shift |a| <= s by shift s's
+    hockey-stick curve, and y -> a - y maps (N_Z(0), N_Z(a)) onto (N_Z(a),
+    N_Z(0)) (f is even), so the reverse order is the same curve.
+
+    The support is cut to -K <= y <= K + s (K from ``tail``: the mass of f
+    beyond K below ``tail``). Removal's loss log(1 - q + q e^{(2ys - s^2) /
+    (2 sigma^2)}) increases in y: the upper cut P-mass goes to +infinity, the
+    lower one to the smallest atom; addition's loss is its negative on
+    P = f: the lower cut to +infinity, the upper one to the smallest atom.
+    None where the window is too wide."""
+    s2 = float(Fraction(sigma) ** 2)
+    if not (s2 > 0 and math.isfinite(s2) and 0 < rate < 1 and 0 < tail < 1 and shift >= 1):
+        return None
+    depth = math.sqrt(2 * math.log(1 / tail))
+    k = math.ceil(math.sqrt(s2) * depth) + 3
+    if 2 * k + shift + 1 > MAX_ATOMS:
+        return None
+    # Z_low: the window's symmetric part [-K, K] (a lower bound of Z; masses over it are raised)
+    _, log_z = _log_pmf(np.arange(-k, k + 1, dtype=float), s2)
+    y = np.arange(-k, k + shift + 1, dtype=float)
+    log_f = -(y * y) / (2 * s2) - log_z
+    log_shifted = -((y - shift) ** 2) / (2 * s2) - log_z
+    log_mix = np.logaddexp(math.log1p(-rate) + log_f, math.log(rate) + log_shifted)
+    log_p, log_q = (log_mix, log_f) if remove else (log_f, log_mix)
+    losses = log_p - log_q
+    masses = np.exp(log_p)
+    # each of f and f(. - s) has at most ``beyond`` outside the window on each side:
+    # sum_{y >= K} f(y) / Z <= f(K - 1) / Z / (1 - r), r = e^{-(2K - 1) / (2 s2)} (`dgauss_replace_pair`)
+    ratio = math.exp(-(2 * k - 1) / (2 * s2))
+    beyond = math.exp(-((k - 1) ** 2) / (2 * s2) - log_z) / (1 - ratio) if ratio < 1 else 1.0
+    smallest = int(np.argmin(losses))
+    masses[smallest] += beyond  # the cut side of the smallest losses, moved up to the smallest kept one
+    errors = 64 * ULP * (np.abs(log_p) + np.abs(log_q) + abs(log_z) + 1)
+    found = _declared(losses, errors, masses, min(beyond, 1.0), "dgauss-subsample")
+    return AtomicTails(found.losses, found.masses, found.infinity, found.label, remove, rate)
+
+
 # ---------------------------------------------------------------- shuffled reports (FMT 2021)
 
 
