@@ -201,7 +201,8 @@ def _atomic_pair(atom: object, delta: float, count: int) -> AtomicTails | None:
     if isinstance(atom, ShuffledAtom):
         return shuffle_pair(up(atom.epsilon0), atom.reports)
     if isinstance(atom, ReplaceSubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom):
-        return dgauss_replace_pair(atom.inner.sigma, up(atom.rate), 1e-4 * max(delta, DELTA_FLOOR) / count)
+        tail = 1e-4 * max(delta, DELTA_FLOOR) / count
+        return dgauss_replace_pair(atom.inner.sigma, up(atom.rate), tail, atom.inner.shift)
     return None
 
 
