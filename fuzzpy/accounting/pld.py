@@ -164,13 +164,14 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
             one_way = True
         elif isinstance(atom, SubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom):
             # the add/remove pair on the discrete Gaussian's PMF, one per direction (`pld_atomic`)
-            pair = _dgauss_subsample(atom, delta, count)
-            if pair is None or atom.either_way:  # (never built facing either way, `atoms.Flattener._subsample`)
+            ways = _dgauss_subsample(atom, delta, count)
+            if ways is None or atom.either_way:  # (never built facing either way, `atoms.Flattener._subsample`)
                 raise ValueError("no PLD pair for this subsampled discrete Gaussian (window too wide)")
-            remove.append((pair[0], n))
-            add.append((pair[1], n))
+            remove.append((ways[0], n))
+            add.append((ways[1], n))
             one_way = True
         elif isinstance(atom, SubsampledAtom):
+            assert not isinstance(atom.inner, DiscreteGaussianAtom)  # the branch above
             inner_mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
             base, q = _base_pair(atom.inner, tail_depth(delta, count, inner_mu)), up(atom.rate)
             if atom.either_way:
