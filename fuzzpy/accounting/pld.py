@@ -197,8 +197,8 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
 
 def _atomic_pair(atom: object, delta: float, count: int) -> AtomicTails | None:
     """FMT 2021's pair of shuffled reports, or the replace-one pair of a
-    subsampled discrete Gaussian (`pld_atomic`): the cut tail of the latter at
-    most a 1e-4 share of delta per atom."""
+    subsampled discrete Gaussian with shifts +-s (`pld_atomic`): the cut tail
+    of the latter at most a 1e-4 share of delta per atom."""
     if isinstance(atom, ShuffledAtom):
         return shuffle_pair(up(atom.epsilon0), atom.reports)
     if isinstance(atom, ReplaceSubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom):

@@ -1,8 +1,9 @@
 """Dominating pairs with finitely many outcomes, as loss tails for the PLD.
 
-Two pairs of the accountant live on a countable outcome space and have no
-closed-form tails: the replace-one pair of a Poisson-subsampled discrete
-Gaussian, and Feldman, McMillan & Talwar's pair of a shuffled randomiser.
+Three pairs of the accountant live on a countable outcome space and have no
+closed-form tails: the replace-one and the add/remove pairs of a
+Poisson-subsampled discrete Gaussian, and Feldman, McMillan & Talwar's pair
+of a shuffled randomiser.
 Each is given here as a list of atoms (loss l_i, P-mass p_i) plus a P-mass
 at +infinity, with the interface of `pld_pairs.LossTails`, so the PLD
 (`pld_grid`, `pld_plan`) composes it like any other pair.
@@ -21,7 +22,8 @@ and what is declared is then an exact distribution: the tails returned are
 its exact tails up to the summation's rounding (``rel``), and the threshold
 error is zero (the declared losses are the atoms' losses, exactly).
 
-Pairs (each symmetric: one direction serves both):
+Pairs (the replace-one and shuffle pairs symmetric: one direction serves
+both; the add/remove pair, `dgauss_subsample_pair`, one per direction):
 
 * `dgauss_replace_pair`: P = (1-q) N_Z(0) + q N_Z(s), Q = (1-q) N_Z(0) +
   q N_Z(-s), the replace-one pair of `pld_replace` built on the discrete
