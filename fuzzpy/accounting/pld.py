@@ -23,6 +23,7 @@ accountant's other methods do.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
@@ -44,6 +45,7 @@ from fuzzpy.accounting.atoms import (
 from fuzzpy.accounting.pld_atomic import (
     AtomicTails,
     dgauss_replace_pair,
+    dgauss_subsample_fits,
     dgauss_subsample_pair,
     shuffle_pair,
 )
@@ -207,12 +209,19 @@ def _atomic_pair(atom: object, delta: float, count: int) -> AtomicTails | None:
     return None
 
 
+def _dgauss_tail(delta: float, count: int) -> float:
+    """The mass of N_Z(0) a subsampled discrete Gaussian's pair may cut on
+    either side: a 1e-4 share of delta per atom."""
+    return 1e-4 * max(delta, DELTA_FLOOR) / count
+
+
+@functools.lru_cache(maxsize=2)  # (the pairs of a wide window are large)
 def _dgauss_subsample(atom: SubsampledAtom, delta: float, count: int) -> tuple[AtomicTails, AtomicTails] | None:
     """The removal and addition pairs of a Poisson-subsampled discrete
-    Gaussian (`pld_atomic.dgauss_subsample_pair`), each cut tail at most a
-    1e-4 share of delta per atom."""
+    Gaussian (`pld_atomic.dgauss_subsample_pair`), each cut tail at most
+    `_dgauss_tail`."""
     assert isinstance(atom.inner, DiscreteGaussianAtom)
-    tail = 1e-4 * max(delta, DELTA_FLOOR) / count
+    tail = _dgauss_tail(delta, count)
     pairs = [dgauss_subsample_pair(atom.inner.sigma, atom.inner.shift, up(atom.rate), tail, way) for way in (True, False)]
     if pairs[0] is None or pairs[1] is None:
         return None
@@ -361,7 +370,9 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
     if any(isinstance(atom, DiscreteGaussianAtom) for atom in atoms):
         return None  # its pair is not one of `pld_pairs` (the zCDP, Renyi and exact methods answer)
     if any(isinstance(atom, SubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom)
-           and (atom.either_way or _dgauss_subsample(atom, delta, 2) is None) for atom in atoms):
+           and (atom.either_way or not dgauss_subsample_fits(atom.inner.sigma, atom.inner.shift,
+                                                            _dgauss_tail(delta, sum(atoms.values()) + 1)))
+           for atom in atoms):
         return None  # no pair built for it (facing either way, or a window too wide)
     if delta >= 1:
         return 0.0
@@ -425,3 +436,4 @@ def clear_caches() -> None:
     """Forget cached discretisations (for cold-start timings)."""
     discretise.cache_clear()
     summary.cache_clear()
+    _dgauss_subsample.cache_clear()

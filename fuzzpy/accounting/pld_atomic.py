@@ -179,6 +179,21 @@ def dgauss_replace_pair(sigma: Fraction, rate: float, tail: float, shift: int = 
 # ---------------------------------------------------------------- discrete Gaussian, add/remove
 
 
+def _subsample_window(sigma: Fraction, shift: int, tail: float) -> int | None:
+    """K of `dgauss_subsample_pair`'s window -K .. K + shift, or None when it
+    holds more than MAX_ATOMS outcomes (or sigma is no positive double)."""
+    s2 = float(Fraction(sigma) ** 2)
+    if not (s2 > 0 and math.isfinite(s2) and 0 < tail < 1):
+        return None
+    k = math.ceil(math.sqrt(s2) * math.sqrt(2 * math.log(1 / tail))) + 3
+    return k if 2 * k + shift + 1 <= MAX_ATOMS else None
+
+
+def dgauss_subsample_fits(sigma: Fraction, shift: int, tail: float) -> bool:
+    """Whether `dgauss_subsample_pair` builds its window (cheap: no atoms)."""
+    return _subsample_window(sigma, shift, tail) is not None
+
+
 def dgauss_subsample_pair(sigma: Fraction, shift: int, rate: float, tail: float, remove: bool) -> AtomicTails | None:
     """The add/remove pair of a Poisson-subsampled discrete Gaussian on an
     integer query moving by at most ``shift`` = s (``remove``: the removal
@@ -198,11 +213,10 @@ def dgauss_subsample_pair(sigma: Fraction, shift: int, rate: float, tail: float,
     P = f: the lower cut to +infinity, the upper one to the smallest atom.
     None where the window is too wide."""
     s2 = float(Fraction(sigma) ** 2)
-    if not (s2 > 0 and math.isfinite(s2) and 0 < rate < 1 and 0 < tail < 1 and shift >= 1):
+    if not (0 < rate < 1 and 0 < tail < 1 and shift >= 1):
         return None
-    depth = math.sqrt(2 * math.log(1 / tail))
-    k = math.ceil(math.sqrt(s2) * depth) + 3
-    if 2 * k + shift + 1 > MAX_ATOMS:
+    k = _subsample_window(sigma, shift, tail)
+    if k is None:
         return None
     # Z_low: the window's symmetric part [-K, K] (a lower bound of Z; masses over it are raised)
     _, log_z = _log_pmf(np.arange(-k, k + 1, dtype=float), s2)
