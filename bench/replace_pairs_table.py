@@ -70,3 +70,21 @@ for sigma, q, k, steps in [(2, F(1, 10), 2, 1), (2, F(1, 20), 2, 150), (2, F(1, 
     lo = T._group_replace_reference(float(sigma), float(q), k, steps, 1e-6, False)
     hi = T._group_replace_reference(float(sigma), float(q), k, steps, 1e-6, True)
     print(f"| replace-one, k={k} rows per person, subsampled Gaussian | sigma {sigma}, q {float(q)}, {steps} steps, delta 1e-6 | {f:.6f} | {lo:.6f} | {hi:.6f} (buckets) | {f/hi:.5f} |")
+
+# the add/remove pair of a Poisson-subsampled discrete Gaussian, and replace-one of shift 2 by the
+# replace pair with shifts +-2 (dgsub brief; tests/test_dgauss_subsample_pair.py: mpmath sums, dp-accounting PMFs)
+import test_dgauss_subsample_pair as D  # noqa: E402
+
+for sigma, q, shift, delta in [(2, F(1, 10), 1, 1e-6), (3, F(1, 4), 2, 1e-5), (1, F(1, 50), 1, 1e-9)]:
+    f = D._fuzzpy(sigma, q, shift, 1, delta)
+    ex = D._one_round_exact(float(sigma), float(q), shift, delta)
+    print(f"| add/remove subsampled dgauss, 1 step | sigma {sigma}, q {float(q)}, shift {shift}, delta {delta} | {f:.6f} | {ex:.6f} | {ex:.6f} (mpmath sum) | {f/ex:.6f} |")
+for sigma, q, shift, steps, delta in [(2, F(1, 10), 1, 50, 1e-6), (4, F(1, 20), 3, 200, 1e-8)]:
+    f = D._fuzzpy(sigma, q, shift, steps, delta)
+    lo = D._dp_accounting(float(sigma), float(q), shift, steps, delta, False)
+    hi = D._dp_accounting(float(sigma), float(q), shift, steps, delta, True)
+    print(f"| add/remove subsampled dgauss | sigma {sigma}, q {float(q)}, shift {shift}, {steps} steps, delta {delta} | {f:.6f} | {lo:.6f} | {hi:.6f} (dp-accounting PMF) | {f/hi:.5f} |")
+for delta in (1e-3, 1e-6, 1e-12):
+    f = D._fuzzpy(2, F(1, 10), 2, 1, delta, REPLACE_ONE)
+    lo = D._replace_lower(2.0, 0.1, 2, delta)
+    print(f"| replace-one subsampled dgauss, shift 2 (replace pair +-2) | sigma 2, q 0.1, delta {delta} | {f:.6f} | {lo:.6f} | {lo:.6f} (mpmath sum) | {f/lo:.6f} |")

@@ -50,6 +50,7 @@ from fractions import Fraction
 
 from fuzzpy.accounting.atoms import (
     Atoms,
+    DiscreteGaussianAtom,
     Flattener,
     GaussianAtom,
     GroupSubsampledAtom,
@@ -424,17 +425,21 @@ REPLACE_AWARE = ("pure", "pld")
 
 
 def _has_pair_atoms(atoms: Atoms) -> bool:
-    return any(isinstance(atom, ReplaceSubsampledAtom | GroupSubsampledAtom | ShuffledAtom) for atom in atoms)
+    return any(isinstance(atom, ReplaceSubsampledAtom | GroupSubsampledAtom | ShuffledAtom)
+               or isinstance(atom, SubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom)
+               for atom in atoms)
 
 
 def _has_pairs(events: Iterable[Event]) -> bool:
     """Whether a flattening with pair atoms may differ: a replace-one
     subsample, or a person's group of rows over a subsample."""
-    from fuzzpy.accounting.events import ShuffledReports
+    from fuzzpy.accounting.events import DiscreteGaussian, ShuffledReports
 
     for event in events:
         if isinstance(event, Subsample) and event.replace or isinstance(event, ShuffledReports):
             return True
+        if isinstance(event, Subsample) and any(isinstance(e, DiscreteGaussian) for e in event.body):
+            return True  # its add/remove pair (`pld_atomic.dgauss_subsample_pair`)
         if isinstance(event, Group) and event.rows and _has_subsample(event.body):
             return True
         body = getattr(event, "body", None)

@@ -148,7 +148,7 @@ class ReplaceSubsampledAtom:
     beside it."""
 
     rate: Fraction
-    inner: GaussianAtom | LaplaceAtom | DiscreteGaussianAtom  # a discrete Gaussian of shift 1 only
+    inner: GaussianAtom | LaplaceAtom | DiscreteGaussianAtom  # a discrete Gaussian of any whole shift
 
 
 @frozen
@@ -343,8 +343,12 @@ class Flattener:
         if rate >= 1 or not inner:
             return inner
         single = _single_atom(inner)
+        if self._pair_atoms and not either_way and isinstance(single, DiscreteGaussianAtom):
+            # its add/remove pair on the discrete Gaussian's PMF (`pld_atomic.dgauss_subsample_pair`),
+            # a pair atom: only `accountant.REPLACE_AWARE` take it, the summary below is tried beside it
+            return Counter({SubsampledAtom(rate, single): 1})
         if any(isinstance(atom, DiscreteGaussianAtom) for atom in inner):
-            # no subsampled discrete-Gaussian pair is implemented: the body's (eps, delta) summary
+            # the other methods have no subsampled discrete-Gaussian pair: the body's (eps, delta) summary
             return Counter({SubsampledAtom(rate, self._summary(inner), either_way): 1})
         if single is not None and not isinstance(single, ReplaceSubsampledAtom | GroupSubsampledAtom):
             return Counter({_subsampled(rate, single, either_way): 1})
@@ -612,13 +616,14 @@ def _shuffles_only(events: tuple[Event, ...]) -> list[tuple[ShuffledReports, int
 
 def _single_dgauss(events: tuple[Event, ...]) -> DiscreteGaussianAtom | None:
     """The body's one discrete Gaussian release on an integer query moving by
-    at most 1 (a count, `dgauss[sigma] (size b)`), else None: the replace-one
-    pair of `pld_atomic.dgauss_replace_pair` is for shift 1 only."""
+    at most a whole s (a count, `dgauss[sigma] (size b)`: s = 1), else None:
+    the replace-one pair of `pld_atomic.dgauss_replace_pair` with shifts +-s
+    (its proof covers every shift |a| <= s, `pld_atomic` SHIFT_DOMINATION)."""
     if len(events) != 1 or not isinstance(events[0], DiscreteGaussian):
         return None
     atoms = Flattener().flatten(events)
     single = _single_atom(atoms)
-    return single if isinstance(single, DiscreteGaussianAtom) and single.shift == 1 else None
+    return single if isinstance(single, DiscreteGaussianAtom) and single.shift >= 1 else None
 
 
 def _plain_body(events: tuple[Event, ...]) -> bool:

@@ -23,6 +23,7 @@ accountant's other methods do.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
@@ -41,7 +42,13 @@ from fuzzpy.accounting.atoms import (
     ShuffledAtom,
     SubsampledAtom,
 )
-from fuzzpy.accounting.pld_atomic import AtomicTails, dgauss_replace_pair, shuffle_pair
+from fuzzpy.accounting.pld_atomic import (
+    AtomicTails,
+    dgauss_replace_pair,
+    dgauss_subsample_fits,
+    dgauss_subsample_pair,
+    shuffle_pair,
+)
 from fuzzpy.accounting.pld_bound import DeltaBound
 from fuzzpy.accounting.pld_fft import compose
 from fuzzpy.accounting.pld_grid import GridPLD, discretise
@@ -157,9 +164,16 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
             remove.append((GroupTails(pair, up(atom.rate), atom.size, True), n))
             add.append((GroupTails(pair, up(atom.rate), atom.size, False), n))
             one_way = True
+        elif isinstance(atom, SubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom):
+            # the add/remove pair on the discrete Gaussian's PMF, one per direction (`pld_atomic`)
+            ways = _dgauss_subsample(atom, delta, count)
+            if ways is None or atom.either_way:  # (never built facing either way, `atoms.Flattener._subsample`)
+                raise ValueError("no PLD pair for this subsampled discrete Gaussian (window too wide)")
+            remove.append((ways[0], n))
+            add.append((ways[1], n))
+            one_way = True
         elif isinstance(atom, SubsampledAtom):
-            if isinstance(atom.inner, DiscreteGaussianAtom):  # never built (summarised first)
-                raise ValueError("no PLD pair for a subsampled discrete Gaussian")
+            assert not isinstance(atom.inner, DiscreteGaussianAtom)  # the branch above
             inner_mu = _mu(atom.inner.rho) if isinstance(atom.inner, GaussianAtom) else 0.0
             base, q = _base_pair(atom.inner, tail_depth(delta, count, inner_mu)), up(atom.rate)
             if atom.either_way:
@@ -185,13 +199,33 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
 
 def _atomic_pair(atom: object, delta: float, count: int) -> AtomicTails | None:
     """FMT 2021's pair of shuffled reports, or the replace-one pair of a
-    subsampled discrete Gaussian (`pld_atomic`): the cut tail of the latter at
-    most a 1e-4 share of delta per atom."""
+    subsampled discrete Gaussian with shifts +-s (`pld_atomic`): the cut tail
+    of the latter at most a 1e-4 share of delta per atom."""
     if isinstance(atom, ShuffledAtom):
         return shuffle_pair(up(atom.epsilon0), atom.reports)
     if isinstance(atom, ReplaceSubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom):
-        return dgauss_replace_pair(atom.inner.sigma, up(atom.rate), 1e-4 * max(delta, DELTA_FLOOR) / count)
+        tail = 1e-4 * max(delta, DELTA_FLOOR) / count
+        return dgauss_replace_pair(atom.inner.sigma, up(atom.rate), tail, atom.inner.shift)
     return None
+
+
+def _dgauss_tail(delta: float, count: int) -> float:
+    """The mass of N_Z(0) a subsampled discrete Gaussian's pair may cut on
+    either side: a 1e-4 share of delta per atom."""
+    return 1e-4 * max(delta, DELTA_FLOOR) / count
+
+
+@functools.lru_cache(maxsize=2)  # (the pairs of a wide window are large)
+def _dgauss_subsample(atom: SubsampledAtom, delta: float, count: int) -> tuple[AtomicTails, AtomicTails] | None:
+    """The removal and addition pairs of a Poisson-subsampled discrete
+    Gaussian (`pld_atomic.dgauss_subsample_pair`), each cut tail at most
+    `_dgauss_tail`."""
+    assert isinstance(atom.inner, DiscreteGaussianAtom)
+    tail = _dgauss_tail(delta, count)
+    pairs = [dgauss_subsample_pair(atom.inner.sigma, atom.inner.shift, up(atom.rate), tail, way) for way in (True, False)]
+    if pairs[0] is None or pairs[1] is None:
+        return None
+    return pairs[0], pairs[1]
 
 
 # ---------------------------------------------------------------- composing
@@ -333,9 +367,13 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
         return 0.0
     if delta < DELTA_FLOOR:
         return None
-    if any(isinstance(atom.inner if isinstance(atom, SubsampledAtom) else atom, DiscreteGaussianAtom)
-           for atom in atoms):
+    if any(isinstance(atom, DiscreteGaussianAtom) for atom in atoms):
         return None  # its pair is not one of `pld_pairs` (the zCDP, Renyi and exact methods answer)
+    if any(isinstance(atom, SubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom)
+           and (atom.either_way or not dgauss_subsample_fits(atom.inner.sigma, atom.inner.shift,
+                                                            _dgauss_tail(delta, sum(atoms.values()) + 1)))
+           for atom in atoms):
+        return None  # no pair built for it (facing either way, or a window too wide)
     if delta >= 1:
         return 0.0
     found = directions(atoms, delta)
@@ -398,3 +436,4 @@ def clear_caches() -> None:
     """Forget cached discretisations (for cold-start timings)."""
     discretise.cache_clear()
     summary.cache_clear()
+    _dgauss_subsample.cache_clear()

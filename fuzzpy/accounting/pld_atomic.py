@@ -1,8 +1,9 @@
 """Dominating pairs with finitely many outcomes, as loss tails for the PLD.
 
-Two pairs of the accountant live on a countable outcome space and have no
-closed-form tails: the replace-one pair of a Poisson-subsampled discrete
-Gaussian, and Feldman, McMillan & Talwar's pair of a shuffled randomiser.
+Three pairs of the accountant live on a countable outcome space and have no
+closed-form tails: the replace-one and the add/remove pairs of a
+Poisson-subsampled discrete Gaussian, and Feldman, McMillan & Talwar's pair
+of a shuffled randomiser.
 Each is given here as a list of atoms (loss l_i, P-mass p_i) plus a P-mass
 at +infinity, with the interface of `pld_pairs.LossTails`, so the PLD
 (`pld_grid`, `pld_plan`) composes it like any other pair.
@@ -21,14 +22,27 @@ and what is declared is then an exact distribution: the tails returned are
 its exact tails up to the summation's rounding (``rel``), and the threshold
 error is zero (the declared losses are the atoms' losses, exactly).
 
-Pairs (each symmetric: one direction serves both):
+Pairs (the replace-one and shuffle pairs symmetric: one direction serves
+both; the add/remove pair, `dgauss_subsample_pair`, one per direction):
 
-* `dgauss_replace_pair`: P = (1-q) N_Z(0) + q N_Z(1), Q = (1-q) N_Z(0) +
-  q N_Z(-1), the replace-one pair of `pld_replace` built on the discrete
-  Gaussian's PMF (a count or another integer query moving by at most one;
-  the proof of `pld_replace` carries over with randomised half-line tests,
-  the discrete Gaussian having an increasing likelihood ratio in shifts,
-  f(y - 1) / f(y) = e^{(2y - 1) / (2 sigma^2)}). y -> -y swaps P and Q.
+* `dgauss_replace_pair`: P = (1-q) N_Z(0) + q N_Z(s), Q = (1-q) N_Z(0) +
+  q N_Z(-s), the replace-one pair of `pld_replace` built on the discrete
+  Gaussian's PMF (an integer query moving by at most s; the proof of
+  `pld_replace` carries over with randomised half-line tests, the discrete
+  Gaussian having an increasing likelihood ratio in shifts, f(y - s) / f(y)
+  = e^{(2ys - s^2) / (2 sigma^2)}, and (N_Z(s), N_Z(0)) dominating every
+  (N_Z(a), N_Z(0)), |a| <= s: `SHIFT_DOMINATION`). y -> -y swaps P and Q.
+
+SHIFT_DOMINATION (ours, with Neyman-Pearson and Dong, Roth & Su 2022,
+Prop. 2.12: a pointwise smaller trade-off function is a larger hockey-stick
+divergence at every gamma >= 0). For integers 0 <= a <= s and a level alpha,
+the randomised upper half-line test phi of N_Z(0)-level alpha is most
+powerful against N_Z(s) (the ratio above increases in y); phi is increasing
+in y and N_Z(s) is N_Z(a) moved up by s - a, so E_s[phi] >= E_a[phi]: the
+trade-off function of (N_Z(s), N_Z(0)) is at most that of (N_Z(a), N_Z(0))
+at every alpha. y -> -y maps (N_Z(-a), N_Z(0)) to (N_Z(a), N_Z(0)), and
+y -> a - y maps (N_Z(0), N_Z(a)) to (N_Z(a), N_Z(0)) (f is even): the
+reversed pairs and negative shifts are covered too.
 * `shuffle_pair`: FMT 2021's pair of n shuffled eps0-LDP reports
   (`accounting.shuffle`), outcome (C, A) with C ~ Bin(n - 1, e^{-eps0}),
   blocks of C charged their left end (a post-processing, as there).
@@ -126,30 +140,33 @@ def _log_pmf(y: Array, s2: float) -> tuple[Array, float]:
     return log_f - log_z, log_z
 
 
-def dgauss_replace_pair(sigma: Fraction, rate: float, tail: float) -> AtomicTails | None:
+def dgauss_replace_pair(sigma: Fraction, rate: float, tail: float, shift: int = 1) -> AtomicTails | None:
     """The replace-one pair of a Poisson-subsampled discrete Gaussian on a
-    query moving by at most 1 (module docstring), its support cut at |y| <= K
-    with the discrete Gaussian's mass beyond K below ``tail``: the upper cut
-    tail (the largest losses) at +infinity, the lower one added to the
-    smallest atom. None where the window is too wide."""
+    query moving by at most ``shift`` (module docstring), its support cut at
+    |y| <= K + shift with the discrete Gaussian's mass beyond K below
+    ``tail``: the upper cut tail (the largest losses) at +infinity, the lower
+    one added to the smallest atom. None where the window is too wide."""
     s2 = float(Fraction(sigma) ** 2)
-    if not (s2 > 0 and math.isfinite(s2) and 0 < rate < 1 and 0 < tail < 1):
+    if not (s2 > 0 and math.isfinite(s2) and 0 < rate < 1 and 0 < tail < 1 and shift >= 1):
         return None
     sigma_f = math.sqrt(s2)
     depth = math.sqrt(2 * math.log(1 / tail))
     k = math.ceil(sigma_f * depth) + 3
-    if 2 * k + 1 > MAX_ATOMS:
+    if 2 * (k + shift) + 1 > MAX_ATOMS:
         return None
-    y = np.arange(-k, k + 1, dtype=float)
-    log_f, log_z = _log_pmf(y, s2)
-    # f(y -+ 1) / Z on the same window: shifts of the exact PMF (log f(y - 1) = -(y - 1)^2 / (2 s2))
-    log_up = -((y - 1) ** 2) / (2 * s2) - log_z
-    log_down = -((y + 1) ** 2) / (2 * s2) - log_z
+    # Z_low over [-K, K] (a lower bound of Z: every mass over it is raised), the atoms over [-K - s, K + s]
+    _, log_z = _log_pmf(np.arange(-k, k + 1, dtype=float), s2)
+    y = np.arange(-k - shift, k + shift + 1, dtype=float)
+    log_f = -(y * y) / (2 * s2) - log_z
+    # f(y -+ s) / Z on the same window: shifts of the exact PMF (log f(y - s) = -(y - s)^2 / (2 s2));
+    # each of f, f(. - s), f(. + s) has at most ``beyond`` (below) outside the window on either side
+    log_up = -((y - shift) ** 2) / (2 * s2) - log_z
+    log_down = -((y + shift) ** 2) / (2 * s2) - log_z
     log_p = np.logaddexp(math.log1p(-rate) + log_f, math.log(rate) + log_up)
     log_q = np.logaddexp(math.log1p(-rate) + log_f, math.log(rate) + log_down)
     losses = log_p - log_q
     masses = np.exp(log_p)
-    # the mass of N_Z(0) and N_Z(+-1) beyond the window, each at most the Gaussian tail bound
+    # the mass of N_Z(0) and N_Z(+-s) beyond the window, each at most the Gaussian tail bound
     # sum_{y > K - 1} f(y) / Z <= f(K - 1) / (1 - r) / Z, r = e^{-(2K - 1) / (2 s2)}
     ratio = math.exp(-(2 * k - 1) / (2 * s2))
     beyond = math.exp(-((k - 1) ** 2) / (2 * s2) - log_z) / (1 - ratio) if ratio < 1 else 1.0
@@ -157,6 +174,68 @@ def dgauss_replace_pair(sigma: Fraction, rate: float, tail: float) -> AtomicTail
     # each log-mass a few roundings of its magnitude (logaddexp, the squares, log Z)
     errors = 64 * ULP * (np.abs(log_p) + np.abs(log_q) + abs(log_z) + 1)
     return _declared(losses, errors, masses, beyond, "dgauss-replace")
+
+
+# ---------------------------------------------------------------- discrete Gaussian, add/remove
+
+
+def _subsample_window(sigma: Fraction, shift: int, tail: float) -> int | None:
+    """K of `dgauss_subsample_pair`'s window -K .. K + shift, or None when it
+    holds more than MAX_ATOMS outcomes (or sigma is no positive double)."""
+    s2 = float(Fraction(sigma) ** 2)
+    if not (s2 > 0 and math.isfinite(s2) and 0 < tail < 1):
+        return None
+    k = math.ceil(math.sqrt(s2) * math.sqrt(2 * math.log(1 / tail))) + 3
+    return k if 2 * k + shift + 1 <= MAX_ATOMS else None
+
+
+def dgauss_subsample_fits(sigma: Fraction, shift: int, tail: float) -> bool:
+    """Whether `dgauss_subsample_pair` builds its window (cheap: no atoms)."""
+    return _subsample_window(sigma, shift, tail) is not None
+
+
+def dgauss_subsample_pair(sigma: Fraction, shift: int, rate: float, tail: float, remove: bool) -> AtomicTails | None:
+    """The add/remove pair of a Poisson-subsampled discrete Gaussian on an
+    integer query moving by at most ``shift`` = s (``remove``: the removal
+    direction, else the addition one): removal P = (1-q) f +
+    q f(. - s) against Q = f, addition P = f against Q = (1-q) f + q f(. - s),
+    f the PMF of N_Z(0, sigma^2) (Canonne, Kamath & Steinke 2020, Def. 1).
+
+    Why it dominates (Balle, Barthe & Gaboardi 2018, advanced joint convexity;
+    Zhu, Dong & Wang 2022, Thm 11 with its reverse for addition): both need
+    (N_Z(a), N_Z(0)) dominated by (N_Z(s), N_Z(0)) for every integer |a| <= s
+    in both orders: `SHIFT_DOMINATION` in the module docstring.
+
+    The support is cut to -K <= y <= K + s (K from ``tail``: the mass of f
+    beyond K below ``tail``). Removal's loss log(1 - q + q e^{(2ys - s^2) /
+    (2 sigma^2)}) increases in y: the upper cut P-mass goes to +infinity, the
+    lower one to the smallest atom; addition's loss is its negative on
+    P = f: the lower cut to +infinity, the upper one to the smallest atom.
+    None where the window is too wide."""
+    s2 = float(Fraction(sigma) ** 2)
+    if not (0 < rate < 1 and 0 < tail < 1 and shift >= 1):
+        return None
+    k = _subsample_window(sigma, shift, tail)
+    if k is None:
+        return None
+    # Z_low: the window's symmetric part [-K, K] (a lower bound of Z; masses over it are raised)
+    _, log_z = _log_pmf(np.arange(-k, k + 1, dtype=float), s2)
+    y = np.arange(-k, k + shift + 1, dtype=float)
+    log_f = -(y * y) / (2 * s2) - log_z
+    log_shifted = -((y - shift) ** 2) / (2 * s2) - log_z
+    log_mix = np.logaddexp(math.log1p(-rate) + log_f, math.log(rate) + log_shifted)
+    log_p, log_q = (log_mix, log_f) if remove else (log_f, log_mix)
+    losses = log_p - log_q
+    masses = np.exp(log_p)
+    # each of f and f(. - s) has at most ``beyond`` outside the window on each side:
+    # sum_{y >= K} f(y) / Z <= f(K - 1) / Z / (1 - r), r = e^{-(2K - 1) / (2 s2)} (`dgauss_replace_pair`)
+    ratio = math.exp(-(2 * k - 1) / (2 * s2))
+    beyond = math.exp(-((k - 1) ** 2) / (2 * s2) - log_z) / (1 - ratio) if ratio < 1 else 1.0
+    smallest = int(np.argmin(losses))
+    masses[smallest] += beyond  # the cut side of the smallest losses, moved up to the smallest kept one
+    errors = 64 * ULP * (np.abs(log_p) + np.abs(log_q) + abs(log_z) + 1)
+    found = _declared(losses, errors, masses, min(beyond, 1.0), "dgauss-subsample")
+    return AtomicTails(found.losses, found.masses, found.infinity, found.label, remove, rate)
 
 
 # ---------------------------------------------------------------- shuffled reports (FMT 2021)
