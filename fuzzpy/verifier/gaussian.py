@@ -54,7 +54,7 @@ from fuzzpy.verifier.text import show
 from fuzzpy.verifier.verdict import Verdict
 from fuzzpy.verifier.walk import statements
 
-__all__ = ["applies", "decide", "prove_gaussian"]
+__all__ = ["applies", "decide", "has_gauss", "prove_gaussian"]
 
 
 class _Give(Exception):
@@ -71,7 +71,7 @@ def decide(decl: MechanismDecl, program: Program | None, constants: dict[str, Fr
     """Proved (kernel-accepted), refuted (a certified counterexample), or unknown with the reason."""
     stream = isinstance(decl.result, TyList)
     cert, why = prove_gaussian(decl, program, constants)
-    if cert is None and not _has_gauss(decl):
+    if cert is None and not has_gauss(decl):
         cert = _pure_then_delta(decl, program, constants) or None
     if cert is not None:
         return Verdict(decl.name, "proved", decl.privacy, claim_text, certificate=cert, stream=stream)
@@ -85,7 +85,8 @@ def decide(decl: MechanismDecl, program: Program | None, constants: dict[str, Fr
                    stream=stream)
 
 
-def _has_gauss(decl: MechanismDecl) -> bool:
+def has_gauss(decl: MechanismDecl) -> bool:
+    """Some draw of the body is Gaussian."""
     return any(isinstance(e, Noise) and e.kind == "gauss" for s in statements(decl.body) for top in _exprs(s) for e in walk(top))
 
 
