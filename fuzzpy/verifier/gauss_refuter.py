@@ -57,6 +57,7 @@ from fuzzpy.language.syntax import (
 )
 from fuzzpy.verifier.kernel.inputs import neighbours
 from fuzzpy.verifier.refuter import Counterexample
+from fuzzpy.verifier.text import show
 
 __all__ = ["refute_gaussian"]
 
@@ -153,7 +154,7 @@ class _Exec:
                 if not live:
                     return finished
             raise _Stop("a loop runs too long")
-        raise _Stop(f"statement {type(s).__name__}")
+        raise _Stop(f"the statement at line {s.span.line}")
 
     def ev(self, e: Expr, st: _State) -> Iterator[tuple[_State, Value]]:
         if isinstance(e, NumLit):
@@ -197,7 +198,7 @@ class _Exec:
         elif isinstance(e, Binary):
             yield from self.binary(e, st)
         else:
-            raise _Stop(f"expression {type(e).__name__}")
+            raise _Stop(f"`{show(e)}` at line {e.span.line}, which this refuter does not evaluate")
 
     def binary(self, e: Binary, st: _State) -> Iterator[tuple[_State, Value]]:
         if e.op in ("&&", "||", "==>"):

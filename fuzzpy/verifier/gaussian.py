@@ -114,9 +114,37 @@ def prove_gaussian(decl: MechanismDecl, program: Program | None,
         return None, str(why)
     decision = check(decl, program, cert)
     if not decision.accepted:
+        unaligned = _unaligned(decl)
+        if unaligned is not None and "delta_mu" not in decision.reason:
+            return None, unaligned
         note = "" if "delta_mu" in decision.reason else f"; {_NOISE_FREE}"
         return None, f"the proof kernel rejected the Gaussian proof ({decision.reason}){note}"
     return cert, ""
+
+
+def _unaligned(decl: MechanismDecl) -> str | None:
+    """The first Gaussian draw without an `align` hint, as advice (its shift is
+    then 0, so a draw that masks a private value leaves the runs apart), or None."""
+    for s in statements(decl.body):
+        for top in _exprs(s):
+            for e in walk(top):
+                if isinstance(e, Noise) and e.kind == "gauss" and e.align is None:
+                    masked = _masked(top, e)
+                    hint = f"0 - dist({show(masked)})" if masked is not None else "0 - dist(...)"
+                    return (f"line {e.span.line}: the Gaussian draw `{show(e)}` has no `align`; the Gaussian rule "
+                            f"needs an `align` on every Gaussian draw; add `align ({hint})`")
+    return None
+
+
+def _masked(top: Expr, draw: Noise) -> Expr | None:
+    """The expression a draw is added to (`q[i] + gauss(s)`: `q[i]`), if any."""
+    for e in walk(top):
+        if isinstance(e, Binary) and e.op in ("+", "-"):
+            if e.right is draw:
+                return e.left
+            if e.left is draw and e.op == "+":
+                return e.right
+    return None
 
 
 #: what this version's Gaussian rule cannot do (docs/verifier-kernel.md, "Gaussian draws")
