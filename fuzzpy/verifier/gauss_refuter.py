@@ -21,8 +21,10 @@ refuted at S only when
 holds with both sides moved by 10^-30 the safe way (the evaluation's error is
 far below). Equalities of linear forms have probability 0 (a path through
 one is dropped from both sides' computed mass, and so counted in the
-neighbour's upper bound). Laplace draws and private scalars: not searched
-(the verdict stays "unknown", with the reason).
+neighbour's upper bound). Laplace draws beside Gaussian ones and private
+scalars: not searched (the verdict stays "unknown", with the reason); a
+mechanism with Laplace draws only goes to `refuter.py`, which checks the same
+inequality with exact probabilities.
 """
 
 from __future__ import annotations
@@ -167,7 +169,7 @@ class _Exec:
             yield st, st.store[e.name]
         elif isinstance(e, Noise):
             if e.kind != "gauss":
-                raise _Stop("a Laplace draw (this refuter integrates Gaussian draws only)")
+                raise _Stop("a Laplace draw beside the Gaussian ones (this refuter integrates Gaussian draws only)")
             for st2, scale in self.ev(e.scale, st):
                 if not isinstance(scale, Fraction) or scale <= 0:
                     raise _Stop("a Gaussian scale that is not a positive number")
