@@ -380,6 +380,7 @@ def _releases(args: argparse.Namespace) -> int:
     best = _finite_tightest(found, events, delta)
     label = f"{rounds} x {_release_label(args)}"
     seen = _views(args, events)
+    shuffled = _shuffled_at_default(args, delta, events)
     if args.plot:
         if seen is not None:
             _plot_views(args, seen, label)
@@ -396,6 +397,7 @@ def _releases(args: argparse.Namespace) -> int:
                 "tightest": _guarantee_json(best),
                 "methods": [_guarantee_json(g) for g in found],
                 **({} if seen is None else {"views": seen.to_json()}),
+                **({} if shuffled is None else {"shuffled_at_default_delta": _guarantee_json(shuffled)}),
             }
         )
         return EXIT_OK
@@ -404,9 +406,26 @@ def _releases(args: argparse.Namespace) -> int:
     print(f"{label}, at delta = {text_up(delta)}:")
     _print_table(found, best, pure_epsilon(events))
     print(f"  {_neighbours(args).text()}")
+    if shuffled is not None:
+        print(f"  note: shuffling amplifies only at delta > 0; at the default delta {text_up(shuffled.delta)} "
+              f"(as `check` reports it) the tightest is eps = {text_up(shuffled.epsilon)} "
+              f"({shuffled.method}); --delta D shows every method at D")
     if seen is not None:
         _print_views(seen)
     return EXIT_OK
+
+
+def _shuffled_at_default(args: argparse.Namespace, delta: float, events: Sequence[Event]) -> Guarantee | None:
+    """Shuffled reports with no --delta are pure, reported at delta 0 with no
+    amplification (Feldman, McMillan & Talwar 2021 amplify to (eps, delta) for
+    delta > 0 only): the tightest figure at the default delta, which `check`
+    shows for the same releases, or None when --delta was given."""
+    from fuzzpy.accounting.accountant import guarantees
+
+    if args.shuffle is None or args.delta is not None or delta > 0:
+        return None
+    at = float(DEFAULT_DELTA)
+    return _finite_tightest(guarantees(events, at), events, at)
 
 
 def _accuracy(args: argparse.Namespace, asked: list[str]) -> int:

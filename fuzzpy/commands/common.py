@@ -93,6 +93,9 @@ def delta_arg(text: str) -> float:
         value = float(Fraction(text.strip()))
     except (ValueError, ZeroDivisionError):
         raise argparse.ArgumentTypeError(f"--delta takes a number, got {text!r}") from None
+    if value == 0:  # the help's "0 for pure ones" is the default, not a value to type
+        raise argparse.ArgumentTypeError("--delta must be strictly between 0 and 1, got 0; leave --delta out "
+                                         "for pure figures: pure releases are reported at delta 0 by default")
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"--delta must be strictly between 0 and 1, got {text}")
     return value
@@ -101,7 +104,8 @@ def delta_arg(text: str) -> float:
 def add_delta_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--delta", type=delta_arg, default=None, metavar="D",
-        help=f"{what} (default: {DEFAULT_DELTA_TEXT} for approximate releases, 0 for pure ones)",
+        help=f"{what}: a number strictly between 0 and 1 (when omitted: {DEFAULT_DELTA_TEXT} for approximate "
+             "releases, and pure ones are reported at delta 0)",
     )
 
 

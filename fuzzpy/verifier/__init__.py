@@ -143,8 +143,10 @@ def _decide(decl: MechanismDecl, program: Program | None, constants: dict, claim
         raise FuzzError(tuple(bad_scales))
     from fuzzpy.verifier import gaussian
 
-    if gaussian.applies(decl):  # approximate DP: the Gaussian rule (docs/verifier-kernel.md)
+    if gaussian.applies(decl) and gaussian.has_gauss(decl):  # the Gaussian rule (docs/verifier-kernel.md)
         return gaussian.decide(decl, program, constants, claim_text)
+    if gaussian.applies(decl):  # `privacy (eps, delta)` with Laplace draws only
+        return _laplace_delta(info, program, constants, claim_text, proof_seconds, refute_seconds)
     # both orientations of a one-sided neighbour relation (mirror.py)
     mirror = _part("mirrored")(decl, info)
     infos = [info] + ([analyse(mirror, constants)] if mirror is not None else [])
@@ -180,6 +182,45 @@ def _decide(decl: MechanismDecl, program: Program | None, constants: dict, claim
     return Verdict(decl.name, "unknown", decl.privacy, claim_text, reason, stream=stream)
 
 
+def _laplace_delta(info: MechanismInfo, program: Program | None, constants: dict, claim_text: str,
+                   proof_seconds: float, refute_seconds: float) -> Verdict:
+    """`privacy (eps, delta)` on a mechanism whose draws are all Laplace: proved
+    through the pure claim (eps-DP is (eps, delta)-DP for every delta >= 0,
+    Dwork & Roth Def. 2.4) with the kernel re-checking the certificate at the
+    delta; refuted by an output whose exact probabilities break
+    P1 <= e^eps P2 + delta; else unknown, with the pure search's reason."""
+    from dataclasses import replace
+
+    from fuzzpy.verifier import gaussian
+
+    decl, Verdict = info.decl, _part("Verdict")
+    stream = info.result_sort == "stream"
+    cert, _ = gaussian.prove_gaussian(decl, program, constants)  # the kernel's rule, Laplace draws outside loops
+    why = ""
+    if cert is None:
+        pure, why = _prove_pure(replace(decl, delta=None), program, constants, proof_seconds)
+        if pure is not None and pure.certificate is not None:
+            cert = replace(pure.certificate, delta=_part("show")(decl.delta))
+            if not _part("check")(decl, program, cert).accepted:
+                cert, why = None, "the proof kernel rejected the pure proof at the claim's delta"
+    if cert is not None:
+        return Verdict(decl.name, "proved", decl.privacy, claim_text, certificate=cert, stream=stream)
+    mirror = _part("mirrored")(decl, info)
+    infos = [info] + ([_part("analyse")(mirror, constants)] if mirror is not None else [])
+    searched = ""
+    cap = time.process_time() + refute_seconds
+    for each in infos:
+        counterexample, searched = _part("refute")(each, max(0.0, cap - time.process_time()),
+                                                   candidates=REFUTE_CANDIDATES)
+        if counterexample is not None:
+            return _refuted(info, claim_text, counterexample)
+    pure_text = _part("show")(decl.privacy)
+    reason = (f"no proof found (the pure claim `privacy {pure_text}`, which would give the (eps, delta) claim for "
+              f"every delta, has none: {why}; this version proves `privacy (eps, delta)` with Laplace draws only "
+              f"through the pure claim); {searched}")
+    return Verdict(decl.name, "unknown", decl.privacy, claim_text, reason, stream=stream)
+
+
 def _kernel_checked(info: MechanismInfo, program: Program | None, results: list, claim_text: str) -> Verdict:
     """"proved" only when the independent kernel accepts the prover's
     certificate (the de Bruijn criterion, architecture.md); a certificate it
@@ -209,27 +250,32 @@ def prove_only(decl: MechanismDecl, program: Program | None, constants: Mapping[
     from fuzzpy.support.interrupts import prepare_z3
 
     prepare_z3()
-    analyse, search = _part("analyse"), _part("search")
-    constants = dict(constants)
-    decl = _part("as_vectors")(decl)
     try:
-        info = analyse(decl, constants)
-        mirror = _part("mirrored")(decl, info)
-        infos = [info] + ([analyse(mirror, constants)] if mirror is not None else [])
-        results = [search(each, proof_seconds) for each in infos]
-        if not all(r.proved for r in results):
-            return None
-        verdict = _kernel_checked(info, program, results, _part("show")(decl.privacy))
-        if verdict.proved or mirror is not None:
-            return verdict if verdict.proved else None
-        reversed_decl = _part("negated")(decl)
-        if reversed_decl is not None:
-            reversed_result = search(analyse(reversed_decl, constants), proof_seconds)
-            if reversed_result.proved:
-                verdict = _kernel_checked(info, program, [*results, reversed_result], verdict.claim_text)
-        return verdict if verdict.proved else None
+        return _prove_pure(_part("as_vectors")(decl), program, dict(constants), proof_seconds)[0]
     except FuzzError:
         return None
+
+
+def _prove_pure(decl: MechanismDecl, program: Program | None, constants: dict[str, Fraction],
+                proof_seconds: float) -> tuple[Verdict | None, str]:
+    """`prove_only`'s search: a kernel-accepted verdict, or None and why no proof was found."""
+    analyse, search = _part("analyse"), _part("search")
+    info = analyse(decl, constants)
+    mirror = _part("mirrored")(decl, info)
+    infos = [info] + ([analyse(mirror, constants)] if mirror is not None else [])
+    results = [search(each, proof_seconds) for each in infos]
+    failed = next((r for r in results if not r.proved), None)
+    if failed is not None:
+        return None, failed.reason
+    verdict = _kernel_checked(info, program, results, _part("show")(decl.privacy))
+    if verdict.proved or mirror is not None:
+        return (verdict, "") if verdict.proved else (None, verdict.reason or "")
+    reversed_decl = _part("negated")(decl)
+    if reversed_decl is not None:
+        reversed_result = search(analyse(reversed_decl, constants), proof_seconds)
+        if reversed_result.proved:
+            verdict = _kernel_checked(info, program, [*results, reversed_result], verdict.claim_text)
+    return (verdict, "") if verdict.proved else (None, verdict.reason or "")
 
 
 def _refuted(info: MechanismInfo, claim_text: str, counterexample: Counterexample) -> Verdict:

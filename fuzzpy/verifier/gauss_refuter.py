@@ -21,8 +21,10 @@ refuted at S only when
 holds with both sides moved by 10^-30 the safe way (the evaluation's error is
 far below). Equalities of linear forms have probability 0 (a path through
 one is dropped from both sides' computed mass, and so counted in the
-neighbour's upper bound). Laplace draws and private scalars: not searched
-(the verdict stays "unknown", with the reason).
+neighbour's upper bound). Laplace draws beside Gaussian ones and private
+scalars: not searched (the verdict stays "unknown", with the reason); a
+mechanism with Laplace draws only goes to `refuter.py`, which checks the same
+inequality with exact probabilities.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from fuzzpy.language.syntax import (
 )
 from fuzzpy.verifier.kernel.inputs import neighbours
 from fuzzpy.verifier.refuter import Counterexample
+from fuzzpy.verifier.text import show
 
 __all__ = ["refute_gaussian"]
 
@@ -153,7 +156,7 @@ class _Exec:
                 if not live:
                     return finished
             raise _Stop("a loop runs too long")
-        raise _Stop(f"statement {type(s).__name__}")
+        raise _Stop(f"the statement at line {s.span.line}")
 
     def ev(self, e: Expr, st: _State) -> Iterator[tuple[_State, Value]]:
         if isinstance(e, NumLit):
@@ -166,7 +169,7 @@ class _Exec:
             yield st, st.store[e.name]
         elif isinstance(e, Noise):
             if e.kind != "gauss":
-                raise _Stop("a Laplace draw (this refuter integrates Gaussian draws only)")
+                raise _Stop("a Laplace draw beside the Gaussian ones (this refuter integrates Gaussian draws only)")
             for st2, scale in self.ev(e.scale, st):
                 if not isinstance(scale, Fraction) or scale <= 0:
                     raise _Stop("a Gaussian scale that is not a positive number")
@@ -197,7 +200,7 @@ class _Exec:
         elif isinstance(e, Binary):
             yield from self.binary(e, st)
         else:
-            raise _Stop(f"expression {type(e).__name__}")
+            raise _Stop(f"`{show(e)}` at line {e.span.line}, which this refuter does not evaluate")
 
     def binary(self, e: Binary, st: _State) -> Iterator[tuple[_State, Value]]:
         if e.op in ("&&", "||", "==>"):

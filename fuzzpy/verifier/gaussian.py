@@ -54,7 +54,7 @@ from fuzzpy.verifier.text import show
 from fuzzpy.verifier.verdict import Verdict
 from fuzzpy.verifier.walk import statements
 
-__all__ = ["applies", "decide", "prove_gaussian"]
+__all__ = ["applies", "decide", "has_gauss", "prove_gaussian"]
 
 
 class _Give(Exception):
@@ -71,7 +71,7 @@ def decide(decl: MechanismDecl, program: Program | None, constants: dict[str, Fr
     """Proved (kernel-accepted), refuted (a certified counterexample), or unknown with the reason."""
     stream = isinstance(decl.result, TyList)
     cert, why = prove_gaussian(decl, program, constants)
-    if cert is None and not _has_gauss(decl):
+    if cert is None and not has_gauss(decl):
         cert = _pure_then_delta(decl, program, constants) or None
     if cert is not None:
         return Verdict(decl.name, "proved", decl.privacy, claim_text, certificate=cert, stream=stream)
@@ -85,7 +85,8 @@ def decide(decl: MechanismDecl, program: Program | None, constants: dict[str, Fr
                    stream=stream)
 
 
-def _has_gauss(decl: MechanismDecl) -> bool:
+def has_gauss(decl: MechanismDecl) -> bool:
+    """Some draw of the body is Gaussian."""
     return any(isinstance(e, Noise) and e.kind == "gauss" for s in statements(decl.body) for top in _exprs(s) for e in walk(top))
 
 
@@ -113,9 +114,37 @@ def prove_gaussian(decl: MechanismDecl, program: Program | None,
         return None, str(why)
     decision = check(decl, program, cert)
     if not decision.accepted:
+        unaligned = _unaligned(decl)
+        if unaligned is not None and "delta_mu" not in decision.reason:
+            return None, unaligned
         note = "" if "delta_mu" in decision.reason else f"; {_NOISE_FREE}"
         return None, f"the proof kernel rejected the Gaussian proof ({decision.reason}){note}"
     return cert, ""
+
+
+def _unaligned(decl: MechanismDecl) -> str | None:
+    """The first Gaussian draw without an `align` hint, as advice (its shift is
+    then 0, so a draw that masks a private value leaves the runs apart), or None."""
+    for s in statements(decl.body):
+        for top in _exprs(s):
+            for e in walk(top):
+                if isinstance(e, Noise) and e.kind == "gauss" and e.align is None:
+                    masked = _masked(top, e)
+                    hint = f"0 - dist({show(masked)})" if masked is not None else "0 - dist(...)"
+                    return (f"line {e.span.line}: the Gaussian draw `{show(e)}` has no `align`; the Gaussian rule "
+                            f"needs an `align` on every Gaussian draw; add `align ({hint})`")
+    return None
+
+
+def _masked(top: Expr, draw: Noise) -> Expr | None:
+    """The expression a draw is added to (`q[i] + gauss(s)`: `q[i]`), if any."""
+    for e in walk(top):
+        if isinstance(e, Binary) and e.op in ("+", "-"):
+            if e.right is draw:
+                return e.left
+            if e.left is draw and e.op == "+":
+                return e.right
+    return None
 
 
 #: what this version's Gaussian rule cannot do (docs/verifier-kernel.md, "Gaussian draws")

@@ -44,6 +44,7 @@ from fuzzpy.verifier import solver as z
 from fuzzpy.verifier.alignment import Alignment, DrawEnv
 from fuzzpy.verifier.model import MechanismInfo
 from fuzzpy.verifier.solver import Term
+from fuzzpy.verifier.text import show
 from fuzzpy.verifier.walk import block_is_pure, statements, stmt_expressions, sub_expressions
 
 
@@ -198,7 +199,7 @@ class Product:
             return [path]
         if isinstance(stmt, IfStmt):
             return self._exec_if(stmt, path)
-        raise Unsupported(f"statement {type(stmt).__name__}")
+        raise Unsupported(f"the statement at line {stmt.span.line}")
 
     def _release_obligation(self, value: Pair, stmt: ReturnStmt) -> Obligation:
         s = self.inputs.output
@@ -380,7 +381,7 @@ class Product:
             return self._call(expr, path)
         if isinstance(expr, Noise):
             return self.draw(expr, path)
-        raise Unsupported(f"expression {type(expr).__name__}")
+        raise Unsupported(f"`{show(expr)}` (line {expr.span.line})")
 
     def _binary(self, expr: Binary, path: Path) -> Pair:
         left, right = self.eval(expr.left, path), self.eval(expr.right, path)
@@ -593,7 +594,7 @@ def relational(expr: Expr, bound: dict[str, Term], inputs: Inputs,
         if isinstance(e, Call) and e.func == "len" and len(e.args) == 1 and isinstance(e.args[0], Var) \
                 and e.args[0].name in inputs.lengths:
             return inputs.lengths[e.args[0].name]
-        raise Unsupported(f"{type(e).__name__} in a precondition")
+        raise Unsupported(f"`{show(e)}` in a precondition")
 
     return go(expr)
 

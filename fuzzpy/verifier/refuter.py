@@ -62,6 +62,9 @@ class Counterexample:
     #: `privacy (eps, delta)`: the claim's delta; p_inputs is then a lower and p_neighbour an upper
     #: bound, and the refutation is p_inputs > e^eps p_neighbour + delta (gauss_refuter.py)
     delta: Fraction | None = None
+    #: an (eps, delta) refutation whose probabilities are exact closed forms (the
+    #: Laplace refuter's), not a lower and an upper bound (gauss_refuter.py)
+    exact: bool = False
 
     @property
     def ratio(self) -> float:
@@ -553,11 +556,17 @@ class _Search:
         return list(dict.fromkeys(found))
 
     def compare(self, p1: dict, v1: dict, p2: dict, v2: dict, point: tuple[object, ...],
-                eps: Fraction) -> Counterexample | None:
-        """A counterexample at ``point`` in either direction, if the ratio exceeds e^eps."""
+                eps: Fraction, delta: Fraction | None = None) -> Counterexample | None:
+        """A counterexample at ``point`` in either direction, if the ratio exceeds e^eps
+        (with ``delta``, an (eps, delta) claim: P1 > e^eps P2 + delta)."""
         m1, m2 = self.mass(p1, v1, point), self.mass(p2, v2, point)
         for (pa, va, ma), (pb, vb, mb) in (((p1, v1, m1), (p2, v2, m2)), ((p2, v2, m2), (p1, v1, m1))):
             if ma.value == 0:
+                continue
+            if delta is not None:
+                found = _approximate(pa, va, ma, pb, vb, mb, point, eps, delta)
+                if found is not None:
+                    return found
                 continue
             infinite = mb.value == 0 or mb.atoms < ma.atoms
             if not infinite and (ma.atoms > mb.atoms or ma.value <= mb.value * mpmath.exp(_mp(eps)) * _SLACK):
@@ -569,6 +578,23 @@ class _Search:
 
 
 _SLACK = 1 + mpmath.mpf(10) ** -20  # far above the 50-digit rounding of the closed forms
+
+
+def _approximate(pa: dict, va: dict, ma: Mass, pb: dict, vb: dict, mb: Mass, point: tuple[object, ...],
+                 eps: Fraction, delta: Fraction) -> Counterexample | None:
+    """An (eps, delta) claim broken at the output ``point`` (Dwork & Roth, Def. 2.4,
+    on the event {point}): P1 > e^eps P2 + delta, P1 moved down and the right side
+    up by far more than the 50-digit evaluation's error. Only an output of
+    probability > 0 (every released value discrete) is an event delta speaks
+    about; a density says nothing against delta."""
+    if ma.atoms < len(point):
+        return None
+    p_b = mb.value if mb.atoms >= len(point) else mpmath.mpf(0)  # a density: the point has probability 0
+    right = (mpmath.exp(_mp(eps)) * p_b + _mp(delta)) * _SLACK
+    if ma.value / _SLACK <= right:
+        return None
+    return Counterexample(pa, pb, {k: list(v) for k, v in va.items()}, {k: list(v) for k, v in vb.items()},
+                          point, eps, ma.value, p_b, False, p_b == 0, delta, exact=True)
 
 
 def _mp(value: Fraction) -> mpmath.mpf:
@@ -618,11 +644,13 @@ def _refute(info: MechanismInfo, seconds: float, max_length: int,
             eps = _claim_value(info, params)
             if eps is None:  # a claim below 0 is refuted by any output either input can produce
                 continue
+            if info.decl.delta is not None and _delta_value(info, params) is None:
+                continue  # a delta that is not a number here: never judged as a pure claim
             if not _requires_hold(info, params, {}, length if names else None):
                 continue
             longest = max(longest, length)
             found, missed = _search_length(info, search, params, neighbour_params, eps, names, length, phase_end,
-                                           extended=bool(mode))
+                                           extended=bool(mode), claim_delta=_delta_value(info, params))
             skipped += missed
             if found is not None:
                 return found, ""
@@ -749,7 +777,7 @@ def mentioned_lengths(info: MechanismInfo, max_length: int) -> list[int]:
 
 def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour_params: dict, eps: Fraction,
                    names: list[str], length: int, deadline: float,
-                   extended: bool = False) -> tuple[Counterexample | None, int]:
+                   extended: bool = False, claim_delta: Fraction | None = None) -> tuple[Counterexample | None, int]:
     """Counterexamples at this length: the ordinary patterns with the moves of
     tiers 0-3; ``extended``: the ordinary patterns with tier 4 only, then the
     patterns of the program's literals with every tier."""
@@ -785,7 +813,7 @@ def _search_length(info: MechanismInfo, search: _Search, params: dict, neighbour
                                       {k: list(v) for k, v in v2.items()}):
                         continue  # not a pair the claim speaks about
                     try:
-                        found = search.compare(params, v1, neighbour_params, v2, point, eps)
+                        found = search.compare(params, v1, neighbour_params, v2, point, eps, claim_delta)
                     except (Stuck, Unsupported, ArithmeticError, RecursionError):
                         skipped += 1
                         continue
@@ -861,6 +889,17 @@ def _root_step(length: int) -> Fraction:
 def _claim_value(info: MechanismInfo, params: dict[str, Fraction]) -> Fraction | None:
     try:
         value = _evaluate(info.decl.privacy, params, {})
+    except (KeyError, ZeroDivisionError, TypeError):
+        return None
+    return value if isinstance(value, Fraction) and not isinstance(value, bool) else None
+
+
+def _delta_value(info: MechanismInfo, params: dict[str, Fraction]) -> Fraction | None:
+    """The claim's delta at these parameters (`privacy (eps, delta)`), or None (a pure claim)."""
+    if info.decl.delta is None:
+        return None
+    try:
+        value = _evaluate(info.decl.delta, params, {})
     except (KeyError, ZeroDivisionError, TypeError):
         return None
     return value if isinstance(value, Fraction) and not isinstance(value, bool) else None

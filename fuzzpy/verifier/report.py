@@ -249,10 +249,12 @@ def _delta_lines(cx: Counterexample) -> list[str]:
     assert cx.delta is not None
     with mpmath.workdps(50):
         right = _exp(cx.eps) * cx.p_neighbour + mpmath.mpf(cx.delta.numerator) / cx.delta.denominator
-        return [f"    P[output | inputs] = {_text(cx.p_inputs, up=False)} > e^eps * P[output | neighbour] + delta"
-                f" = {_text(right, up=True)}  (delta = {_number(cx.delta)})",
-                "    (Gaussian probabilities in closed form, Phi evaluated to 50 significant digits; the",
-                "     inputs' probability is a lower bound, the neighbour's an upper bound)"]
+        inequality = (f"    P[output | inputs] = {_text(cx.p_inputs, up=False)} > e^{_claim_word(cx)} * "
+                      f"P[output | neighbour] + delta = {_text(right, up=True)}  (delta = {_number(cx.delta)})")
+    if cx.exact:  # the Laplace refuter: exact probabilities, not bounds
+        return [inequality, "    (probabilities in closed form, evaluated to 50 significant digits)"]
+    return [inequality, "    (Gaussian probabilities in closed form, Phi evaluated to 50 significant digits; the",
+            "     inputs' probability is a lower bound, the neighbour's an upper bound)"]
 
 
 def _claim_word(cx: Counterexample) -> str:

@@ -49,6 +49,7 @@ from fuzzpy.verifier.kernel.inputs import (
 )
 from fuzzpy.verifier.kernel.product import Env, KPath, Ob, Product, real
 from fuzzpy.verifier.public_lists import as_vectors
+from fuzzpy.verifier.text import show
 
 __all__ = ["Decision", "check"]
 
@@ -161,7 +162,7 @@ class _Inputs:
             if isinstance(x, Call) and x.func == "len" and len(x.args) == 1 and isinstance(x.args[0], Var) \
                     and x.args[0].name in self.lengths:
                 return self.lengths[x.args[0].name]
-            raise Reject(f"`{type(x).__name__}` in a precondition")
+            raise Reject(f"`{show(x)}` in a precondition")
 
         return go(e)
 

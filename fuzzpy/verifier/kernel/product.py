@@ -38,6 +38,7 @@ from fuzzpy.language.syntax import (
 from fuzzpy.verifier.kernel.certificate import DrawAlignment, Side
 from fuzzpy.verifier.kernel.gaussian import counter_loop, gauss_bound
 from fuzzpy.verifier.kernel.inputs import Reject, number, parse_shift, parse_test, walk
+from fuzzpy.verifier.text import show
 
 Term = z3.ExprRef
 Runs = tuple[int, ...]
@@ -191,7 +192,7 @@ class Product:
             return self.branch(stmt, path)
         if isinstance(stmt, While):
             return self.loop(stmt, path)
-        raise Reject(f"line {line}: statement {type(stmt).__name__}")
+        raise Reject(f"line {line}: a statement the kernel does not read")
 
     def assign(self, name: str, terms: tuple[Term, ...], path: KPath, runs: Runs, line: int) -> None:
         sort = self.env.sorts.get(name)
@@ -378,7 +379,7 @@ class Product:
             if runs != BOTH:
                 raise Reject(f"line {e.span.line}: a draw in one run only")
             return self.draw(e, path)
-        raise Reject(f"line {e.span.line}: expression {type(e).__name__}")
+        raise Reject(f"line {e.span.line}: `{show(e)}`")
 
     def call(self, e: Call, path: KPath, runs: Runs) -> tuple[Term, ...]:
         if e.func == "len" and len(e.args) == 1 and isinstance(e.args[0], Var) and e.args[0].name in self.env.lengths:
