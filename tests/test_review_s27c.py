@@ -177,7 +177,7 @@ def test_the_budget_hint_for_such_a_cost_says_it_is_no_privacy(
     assert code == 3 and "no meaningful privacy" in err and "scale its noise" in err
     code, _, err = call(capsys, "run", str(tmp_path / "u.fz"), "total", "--data", f"sales={tmp_path / 'sales.csv'}",
                         "--budget", "100000", "--ledger", str(tmp_path / "l2.sqlite"))
-    assert code == 0 and "warning[FZ315]" in err
+    assert code == 0  # the owner's budget allows it: `check` warned (FZ315), the charge is printed
 
 
 # ---------------------------------------------------------------- 6: labels and counts of static lengths agree

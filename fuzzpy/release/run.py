@@ -403,10 +403,8 @@ def _placed(request: RunRequest, read_streams: bool = True) -> RunRequest:
 
 def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) -> RunResult:
     from fuzzpy.data.datasets import name_sources
-    from fuzzpy.language.figures import text_up
     from fuzzpy.ledger.book import DataUse, Ledger
     from fuzzpy.ledger.errors import LOOSE_CHARGE
-    from fuzzpy.ledger.policy import LARGE_EPSILON
     from fuzzpy.release.accuracy import derive
     from fuzzpy.release.columns import fields_read, read_type
     from fuzzpy.runtime.accuracy import DEFAULT_CONFIDENCE
@@ -469,11 +467,6 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
 
         for note in dict.fromkeys(note for receipt in receipts for note in receipt.cost.notes):
             record(f"warning[{LOOSE_CHARGE}]: {note}")  # the zcdp rule's un-amplified subsampling
-        for receipt in receipts:  # review s27c: a release at eps=50000 went out without a word
-            if receipt.cost.spend.epsilon > LARGE_EPSILON:
-                record(f"warning[FZ315]: this release costs eps={text_up(receipt.cost.spend.epsilon)} of dataset "
-                       f"`{receipt.dataset}`, which is no meaningful privacy (above {LARGE_EPSILON}): the value is "
-                       "published nearly as it is (`fuzzpy check` names the query and how to scale its noise)")
 
         bags = {name: bag for name, (bag, _) in loaded.items()}
         notes: list[tuple[Value, Any]] = []
