@@ -126,6 +126,7 @@ def _replace_lower(sigma: float, q: float, shift: int, delta: float) -> float:
     return _exact_epsilon(mix, reflected, delta)
 
 
+@pytest.mark.slow  # about 2 s (the default suite stays under 10 minutes)
 @pytest.mark.parametrize("delta", [1e-3, 1e-6, 1e-12, 1e-40])
 def test_replace_one_shift_two_is_finite_at_every_delta(delta: float) -> None:
     found = _fuzzpy(2, Fraction(1, 10), 2, 1, delta, REPLACE_ONE)

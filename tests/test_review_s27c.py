@@ -83,6 +83,7 @@ def q1 (d : bag Visit) : fuzzy num = lower_quartile [40 .. 120] (map (fun v -> v
 """
 
 
+@pytest.mark.slow  # about 2 s (the default suite stays under 10 minutes)
 @pytest.mark.parametrize("definition", ["med", "q1"])
 def test_a_library_quantile_reads_only_the_column_it_uses(
         capsys: pytest.CaptureFixture[str], tmp_path: Path, definition: str) -> None:

@@ -125,6 +125,7 @@ def _dgauss_fuzzpy(sigma: int, q: Fraction, steps: int, delta: float) -> account
     return accountant.tightest(resolve(events, REPLACE_ONE), delta)
 
 
+@pytest.mark.slow  # about 2 s (the default suite stays under 10 minutes)
 def test_one_subsampled_dgauss_against_direct_summation() -> None:
     # before: 1.3533 (group privacy over two steps, summarised); the exact value is ~0.594
     found = _dgauss_fuzzpy(2, Fraction(1, 10), 1, 1e-6)
@@ -257,6 +258,7 @@ def test_check_and_run_charge_a_person_the_same_events() -> None:
     assert checked == charged
 
 
+@pytest.mark.slow  # about 2 s (the default suite stays under 10 minutes)
 def test_one_person_two_rows_one_step_against_buckets() -> None:
     # before: 2.90129 (group privacy of 4 add/remove steps, composed by KOV)
     found = accountant.tightest(resolve(_person_events(2, Fraction(1, 10), 1, 2), REPLACE_ONE), 1e-6)

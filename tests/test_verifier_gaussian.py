@@ -372,6 +372,7 @@ def test_a_malformed_gaussian_mechanism_gets_the_usual_diagnostics() -> None:
     assert caught.value.diagnostics[0].code == "FZ401"
 
 
+@pytest.mark.slow  # about 2 s (the default suite stays under 10 minutes)
 def test_a_selector_style_gaussian_alignment_is_unknown_with_the_reason() -> None:
     """SVT's usual alignment (shift the hit's noise by 2, chosen by the noisy
     comparison) is not available for Gaussian draws: unknown, saying why."""
