@@ -54,7 +54,8 @@ def test_a_spark_first_run_types_as_dataset_register(spark, tmp_path: Path) -> N
                                    "def s (t : bag R) : fuzzy num = laplace[1.0] (sum[0, 10] (map (fun r -> r.d) t));\n")
     (tmp_path / "mixed.csv").write_text("d,x\n1,1.5\nx,2.5\n")
     program = fuzzpy.load(str(tmp_path / "p.fz"))
-    frame = spark.createDataFrame([("1", 1.0), ("2", 2.0)], "d string, x double")
+    # a double column holding a fraction is `num` (one of whole numbers only would be `int`)
+    frame = spark.createDataFrame([("1", 1.5), ("2", 2.0)], "d string, x double")
     for label, data in (("frame", frame), ("csv", str(tmp_path / "mixed.csv"))):
         ledger = tmp_path / f"{label}.sqlite"
         with pytest.raises(fuzzpy.FuzzError) as refused:
