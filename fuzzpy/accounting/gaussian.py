@@ -137,16 +137,25 @@ def _decide(mu: float, epsilon: float, delta: float) -> tuple[bool, float, float
 
 @lru_cache(maxsize=4096)  # the floors of basic and advanced composition ask for the same one
 def _candidate(mu: float, delta: float) -> float:
+    target, hi = _bracket(mu, delta)
+    if hi in (0.0, math.inf):
+        return hi
+    # relative precision only: an absolute 1e-14 was 1e-5 of an eps near 1e-9
+    return root_at_or_past(lambda e: _above(mu, e, target), 0.0, hi, xtol=1e-300, rtol=1e-14)
+
+
+def _bracket(mu: float, delta: float) -> tuple[float, float]:
+    """log delta and an epsilon past the root (0.0 when eps 0 already holds,
+    inf past the ceiling: then the answer itself)."""
     target = math.log(delta)
     if _above(mu, 0.0, target) <= 0:
-        return 0.0
+        return target, 0.0
     hi = max(1.0, mu * mu / 2 + 4 * mu)
     while _above(mu, hi, target) > 0:
         hi *= 2
         if hi > _EPS_CEILING:
-            return math.inf
-    # relative precision only: an absolute 1e-14 was 1e-5 of an eps near 1e-9
-    return root_at_or_past(lambda e: _above(mu, e, target), 0.0, hi, xtol=1e-300, rtol=1e-14)
+            return target, math.inf
+    return target, hi
 
 
 def _above(mu: float, epsilon: float, target: float) -> float:
@@ -193,14 +202,9 @@ def floor_candidate(mu: float, delta: float) -> float:
     by regula falsi with the Illinois modification instead of bisection: a
     few evaluations instead of ~50 (the floors that skip costly methods,
     which compare with a relative margin of 1e-6; issue 25 item 5)."""
-    target = math.log(delta)
-    if _above(mu, 0.0, target) <= 0:
-        return 0.0
-    hi = max(1.0, mu * mu / 2 + 4 * mu)
-    while _above(mu, hi, target) > 0:
-        hi *= 2
-        if hi > _EPS_CEILING:
-            return math.inf
+    target, hi = _bracket(mu, delta)
+    if hi in (0.0, math.inf):
+        return hi
     return _illinois(lambda e: _above(mu, e, target), 0.0, hi, rtol=1e-12)
 
 

@@ -45,7 +45,7 @@ from fuzzpy.language.syntax import (
     VarDecl,
     While,
 )
-from fuzzpy.verifier.kernel.inputs import Reject, walk
+from fuzzpy.verifier.kernel.inputs import Reject, statements, walk
 
 __all__ = ["gauss_bound", "noisy_variables", "gauss_sites", "counter_loop", "delta_up", "mentions_noise"]
 
@@ -142,7 +142,7 @@ def counter_loop(loop: While) -> tuple[str, Expr]:
                      "`i < E && ...`) to bound its trips")
     assert isinstance(guard, Binary) and isinstance(guard.left, Var)
     counter, bound = guard.left.name, guard.right
-    assigned = [s for s in _all(loop.body) if isinstance(s, (VarDecl, Assign))]
+    assigned = [s for s in statements(loop.body) if isinstance(s, (VarDecl, Assign))]
     top = [s for s in loop.body if isinstance(s, Assign) and s.name == counter and s.index is None]
     increments = [s for s in top if isinstance(s.expr, Binary) and s.expr.op == "+"
                   and isinstance(s.expr.left, Var) and s.expr.left.name == counter
@@ -158,15 +158,6 @@ def counter_loop(loop: While) -> tuple[str, Expr]:
 
 def _is_counter_test(e: Expr) -> bool:
     return isinstance(e, Binary) and e.op == "<" and isinstance(e.left, Var)
-
-
-def _all(body: tuple[Stmt, ...]):  # noqa: ANN202
-    for s in body:
-        yield s
-        if isinstance(s, IfStmt):
-            yield from _all(s.then + s.orelse)
-        elif isinstance(s, While):
-            yield from _all(s.body)
 
 
 #: working precision (decimal digits) of delta_mu; the result is rounded up by far more than its error

@@ -26,10 +26,12 @@ from fuzzpy.language.syntax import (
     NumLit,
     Program,
     ReturnStmt,
+    Stmt,
     TyName,
     TyVec,
     Unary,
     Var,
+    While,
 )
 
 
@@ -193,3 +195,13 @@ def sort_of(e: Expr, env: dict[str, str]) -> str:
         sides = {sort_of(e.then, env), sort_of(e.orelse, env)}  # type: ignore[attr-defined]
         return sides.pop() if len(sides) == 1 else "num"
     return "num"  # a vector entry, a draw
+
+
+def statements(body: tuple[Stmt, ...]):  # noqa: ANN201
+    """Every statement of ``body``, nested ones after their `if` or loop."""
+    for s in body:
+        yield s
+        if isinstance(s, IfStmt):
+            yield from statements(s.then + s.orelse)
+        elif isinstance(s, While):
+            yield from statements(s.body)

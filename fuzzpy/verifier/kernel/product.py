@@ -37,7 +37,7 @@ from fuzzpy.language.syntax import (
 )
 from fuzzpy.verifier.kernel.certificate import DrawAlignment, Side
 from fuzzpy.verifier.kernel.gaussian import counter_loop, gauss_bound
-from fuzzpy.verifier.kernel.inputs import Reject, number, parse_shift, parse_test, walk
+from fuzzpy.verifier.kernel.inputs import Reject, number, parse_shift, parse_test, statements, walk
 from fuzzpy.verifier.text import show
 
 Term = z3.ExprRef
@@ -293,7 +293,7 @@ class Product:
         guard agrees, every trip preserves the invariant, the rest of the
         program runs from the invariant and the negated guard."""
         line = loop.span.line
-        if any(isinstance(s, While) for s in _statements(loop.body)):
+        if any(isinstance(s, While) for s in statements(loop.body)):
             raise Reject(f"line {line}: a nested loop")
         self.resolve_rest(entering)
         if self.key(loop) in self.trips:  # a loop with Gaussian draws: at most N trips (kernel/gaussian.py)
@@ -337,7 +337,7 @@ class Product:
 
     def mentions_vector(self, loop: While, q: str) -> bool:
         """Does a trip read q: in the guard, the body, or a shift of a draw there?"""
-        tops = [loop.cond] + [getattr(s, n) for s in _statements(loop.body) for n in ("expr", "cond")
+        tops = [loop.cond] + [getattr(s, n) for s in statements(loop.body) for n in ("expr", "cond")
                               if getattr(s, n, None) is not None]
         texts = []
         for e in (e for top in tops for e in walk(top)):
@@ -573,14 +573,5 @@ class Product:
         path.pending.clear()
 
 
-def _statements(body: tuple[Stmt, ...]):  # noqa: ANN202
-    for s in body:
-        yield s
-        if isinstance(s, IfStmt):
-            yield from _statements(s.then + s.orelse)
-        elif isinstance(s, While):
-            yield from _statements(s.body)
-
-
 def _assigned(body: tuple[Stmt, ...]) -> list[str]:
-    return sorted({s.name for s in _statements(body) if isinstance(s, (VarDecl, Assign))})
+    return sorted({s.name for s in statements(body) if isinstance(s, (VarDecl, Assign))})
