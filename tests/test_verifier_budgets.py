@@ -82,3 +82,32 @@ def test_a_z3_check_gives_up_at_its_resource_limit_not_at_a_time() -> None:
     assert again.status == "unknown"
     easy = solver.check_valid([z3.Int("y") > 2], z3.Int("y") > 1, rlimit=200_000, cap_seconds=3600.0)
     assert easy.status == "valid"
+
+
+def test_a_check_out_of_its_counted_budget_is_asked_again_however_slow_the_clock(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the second asking (in a fresh context) once depended on the CPU seconds
+    # the first had spent, so a loaded CI machine left a proof unknown
+    answers = iter([solver.Outcome("unknown", reason="canceled"), solver.Outcome("valid")])
+    monkeypatch.setattr(solver, "_check", lambda *_args: next(answers))
+    monkeypatch.setattr(solver, "time", _fast_clock(1000.0))
+    assert solver.check_valid([], z3.BoolVal(True)).status == "valid"
+
+
+def test_a_check_stopped_by_the_cpu_cap_is_not_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[object] = []
+
+    def capped(*args: object) -> solver.Outcome:
+        calls.append(args)
+        return solver.Outcome("unknown", reason=solver.CPU_CAP_REASON)
+
+    monkeypatch.setattr(solver, "_check", capped)
+    assert solver.check_valid([], z3.BoolVal(True)).status == "unknown"
+    assert len(calls) == 1
+
+
+def test_the_cpu_cap_names_itself_as_the_reason() -> None:
+    x, y, n = z3.Ints("x y n")
+    fermat_cubes = [x * x * x + y * y * y == n * n * n, x > 0, y > 0, n > 0]
+    outcome = solver.check_valid(fermat_cubes, z3.BoolVal(False), rlimit=10**12, cap_seconds=0.2)
+    assert (outcome.status, outcome.reason) == ("unknown", solver.CPU_CAP_REASON)

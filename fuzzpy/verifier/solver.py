@@ -184,6 +184,8 @@ RLIMIT = 10_000_000
 #: arithmetic) counts its units some twenty times more slowly, so a hard
 #: nonlinear check may reach this cap first (it then gives up all the same).
 CPU_CAP_SECONDS = 10.0
+#: the reason of an `unknown` that the CPU safety cap (not the rlimit) ended
+CPU_CAP_REASON = "CPU time cap reached"
 
 
 def check_valid(
@@ -195,13 +197,14 @@ def check_valid(
     far); ``cap_seconds`` bounds the CPU time of this thread (`_CpuWatchdog`;
     z3's wall-clock `timeout` where per-thread clocks are missing).
     """
-    started = time.process_time()
     outcome = _check(list(assumptions), goal, rlimit, cap_seconds, None)
-    if outcome.status == "unknown" and time.process_time() - started < cap_seconds / 2:
+    if outcome.status == "unknown" and outcome.reason != CPU_CAP_REASON:
         # z3's search depends on the history of its context (the order terms
         # were created in): a check that runs out of its budget after many
         # others may be easy on its own. Ask once more in a fresh context,
-        # so that what is decided depends on the query alone.
+        # so that what is decided depends on the query alone. Whether to ask
+        # again depends on the counted budget only, never on the CPU time
+        # spent, which a loaded machine inflates.
         fresh = _check(list(assumptions), goal, rlimit, cap_seconds, z3.Context())
         if fresh.status != "unknown":
             return fresh
@@ -216,17 +219,18 @@ def _check(assumptions: list[Term], goal: Term, rlimit: int, cap_seconds: float,
     solver.set("rlimit", rlimit)
     solver.add(*assumptions)
     solver.add(z3.Not(goal))
+    capped = [False]
     if not _WATCHDOG.available:
         solver.set("timeout", int(cap_seconds * 1000))
         result = solver.check()
     else:
-        with _WATCHDOG.limit(solver.ctx, cap_seconds):
+        with _WATCHDOG.limit(solver.ctx, cap_seconds) as capped:
             result = solver.check()
     if result == z3.unsat:
         return Outcome("valid")
     if result == z3.sat:
         return Outcome("invalid", solver.model(), context=ctx)
-    return Outcome("unknown", reason=solver.reason_unknown())
+    return Outcome("unknown", reason=CPU_CAP_REASON if capped[0] else solver.reason_unknown())
 
 
 class _CpuWatchdog:
@@ -241,22 +245,25 @@ class _CpuWatchdog:
 
     def __init__(self) -> None:
         self._lock = threading.Condition()
-        self._job: tuple[int, float, z3.Context] | None = None
+        self._job: tuple[int, float, z3.Context, list[bool]] | None = None
         self._thread: threading.Thread | None = None
         self.available = hasattr(time, "pthread_getcpuclockid")
 
     @contextmanager
-    def limit(self, ctx: z3.Context, seconds: float) -> Iterator[None]:
+    def limit(self, ctx: z3.Context, seconds: float) -> Iterator[list[bool]]:
+        """Within the block, the check is interrupted after ``seconds`` of
+        CPU; the yielded flag's one element says whether that happened."""
         clock = time.pthread_getcpuclockid(threading.get_ident())
         start = time.clock_gettime(clock)
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._watch, name="z3-cpu-watchdog", daemon=True)
                 self._thread.start()
-            self._job = (clock, start + seconds, ctx)
+            fired = [False]
+            self._job = (clock, start + seconds, ctx, fired)
             self._lock.notify()
         try:
-            yield
+            yield fired
         finally:
             with self._lock:
                 self._job = None
@@ -266,8 +273,9 @@ class _CpuWatchdog:
             with self._lock:
                 while self._job is None:
                     self._lock.wait()
-                clock, deadline, ctx = self._job
+                clock, deadline, ctx, fired = self._job
                 if time.clock_gettime(clock) > deadline:
+                    fired[0] = True
                     ctx.interrupt()
                     self._job = None
                     continue
