@@ -8,6 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from dp_reference import fourier, lattice_compose, rigorous, safe_fft, trees
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -52,6 +53,7 @@ def test_tilt_factors_are_within_their_bound():
             assert abs(value / exact - 1) <= bound[i]
 
 
+@pytest.mark.slow  # ~21 s: the default suite keeps its 10-minute limit
 def test_lower_end_lies_below_the_epsilon_and_near_it():
     q, sigma, k, delta = Fraction(1, 10), Fraction(1), 20, 1e-6
     pairs = [rigorous.SampledGaussian(q, 1 / sigma, remove) for remove in (True, False)]

@@ -122,7 +122,12 @@ def _outcome(tmp: Path, program: Path, rows: list[int], capsys: pytest.CaptureFi
     return code, released, without_registration(err).replace(str(data), "DATA").replace(str(tmp), "TMP")
 
 
-@pytest.mark.parametrize("name", sorted(ROW_REACHED))
+#: ~36 s of evaluation each: run in the slow job
+SLOW_ROW_REACHED = {"value kept for later rows"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_ROW_REACHED else n
+                                  for n in sorted(ROW_REACHED)])
 def test_what_rows_reach_is_not_decided_by_the_rows(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     program = tmp_path / "p.fz"
     program.write_text(PRELUDE + ROW_REACHED[name] + "\n")

@@ -215,6 +215,7 @@ def test_examples_release_the_same_on_spark(spark, parquet_folder: Path) -> None
     assert not differences, differences
 
 
+@pytest.mark.slow  # ~15 s; the Spark examples stay in the default suite
 @pytest.mark.spark
 def test_generated_programs_release_the_same_on_spark(spark) -> None:  # type: ignore[no-untyped-def]
     _generated_differences("spark", parquet_every=4)  # Spark's own Parquet scan, on a quarter of them

@@ -45,7 +45,8 @@ def folder(tmp_path_factory):  # type: ignore[no-untyped-def]
     return path
 
 
-@pytest.mark.parametrize("definition", ["w", "w2", "d"])
+@pytest.mark.parametrize("definition", [pytest.param("w", marks=pytest.mark.slow),
+                                        pytest.param("w2", marks=pytest.mark.slow), "d"])
 def test_the_sql_grows_linearly_with_the_width_and_the_release_is_memorys(folder, monkeypatch, definition) -> None:  # type: ignore[no-untyped-def]
     sizes = {}
     for width in (150, 300, 600):  # past `symops.CHAIN`: the folds
