@@ -23,7 +23,7 @@ from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, Judgment
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.checker.terms import source_name
+from fuzzpy.checker.terms import free_vars, source_name
 from fuzzpy.checker.typerel import contains_fuzzy, join_types
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
@@ -53,6 +53,33 @@ class LambdaResult:
     body: Judgment  # its ctx / cost: what the function captures
 
 
+def spread_literal_tuples(stmts: tuple[S.BlockStmt, ...]) -> list[S.BlockStmt]:
+    """`let (x, y) = (a, b);` as `let x = a; let y = b;`: the same values, but
+    each name is its own route to what it reads, so draws behind x and y
+    compose as draws of one database do (costs.merge_draw / compose_draws)
+    instead of the pair's metric charging every draw for both components.
+    Only where a later component does not read an earlier name (which the
+    pair form would take from the enclosing scope)."""
+    spread: list[S.BlockStmt] = []
+    for stmt in stmts:
+        if not _spreadable(stmt):
+            spread.append(stmt)
+            continue
+        assert isinstance(stmt, S.LetTuple) and isinstance(stmt.expr, S.Tuple)
+        spread.extend(S.LetStmt(name, None, item, item.span)
+                      for name, item in zip(stmt.names, stmt.expr.items, strict=True))
+    return spread
+
+
+def _spreadable(stmt: S.BlockStmt) -> bool:
+    if not isinstance(stmt, S.LetTuple) or not isinstance(stmt.expr, S.Tuple):
+        return False
+    names, items = stmt.names, stmt.expr.items
+    if len(names) != len(items) or len(set(names)) != len(names):
+        return False
+    return all(not (free_vars(item) & set(names[:k])) for k, item in enumerate(items))
+
+
 class BinderRules:
     def __init__(self, ck: Inferencer) -> None:
         self.ck = ck
@@ -65,7 +92,7 @@ class BinderRules:
         ck = self.ck
         done: list[tuple[S.BlockStmt, Judgment, list[tuple[str, Binding | None, str]]]] = []
         try:
-            for stmt in expr.stmts:
+            for stmt in spread_literal_tuples(expr.stmts):
                 j = self._statement(stmt)
                 done.append((stmt, j, self._bind_statement(stmt, j)))
             result = ck.infer(expr.result, hint)
