@@ -8,6 +8,7 @@ tightest (epsilon, delta) guarantee it can prove. Numbers are exact
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 from fuzzpy.language.symbolic import Poly
@@ -41,6 +42,7 @@ class Gaussian:
 
     sensitivity: Number
     sigma: Number
+    replaced: Number = Fraction(-1)  # as `Laplace.replaced`: the query's replace-one move, if known
 
 
 @frozen
@@ -54,6 +56,7 @@ class Geometric:
 
     sensitivity: Number
     scale: Number
+    replaced: Number = Fraction(-1)  # as `Laplace.replaced`: the query's replace-one move, if known
 
     @property
     def epsilon(self) -> Number:
@@ -72,6 +75,7 @@ class DiscreteGaussian:
 
     sensitivity: Number
     sigma: Number
+    replaced: Number = Fraction(-1)  # as `Laplace.replaced`: the query's replace-one move, if known
 
 
 @frozen
@@ -218,6 +222,26 @@ class ShuffledReports:
     epsilon: Number
     reports: int
 
+
+
+#: the kinds whose event is one noise draw calibrated to one query's
+#: sensitivity, with the query's replace-one move where the checker knows it
+#: (``replaced``, negative when not known)
+ONE_QUERY = (Laplace, Gaussian, Geometric, DiscreteGaussian)
+
+
+def replaced_move(event: object) -> Number | None:
+    """The query's move under one replaced row of its bag, if known."""
+    move = getattr(event, "replaced", None) if isinstance(event, ONE_QUERY) else None
+    return None if move is None or move < 0 else Fraction(move)
+
+
+def at_move(event: Laplace | Gaussian | Geometric | DiscreteGaussian, move: Number) -> Event:
+    """The same draw on a query that moves by ``move`` (its replace-one form
+    forgotten); no cost at all for a query that does not move."""
+    if move == 0:
+        return Repeat(0, ())
+    return dataclasses.replace(event, sensitivity=Fraction(move), replaced=Fraction(-1))
 
 Event = (
     Laplace | Gaussian | Geometric | DiscreteGaussian | ExpMech | Verified | Repeat | Subsample | Sample | Resampled

@@ -42,9 +42,12 @@ Rules (each sound for every event the checker produces):
   other methods used bound both orders of every step (pure, (eps, delta)
   composition, zCDP). Composing one direction for all steps is not valid
   here (docs/semantics.md, "Neighbour relations").
-* A Laplace event whose query's move under one replaced row of its bag is
-  known (`events.Laplace.replaced`, set by the checker for counts and
-  clamped sums of the bag itself: docs/semantics.md) is charged that move
+* A Laplace, Gaussian, geometric or discrete Gaussian event whose query's
+  move under one replaced row of its bag is known (``replaced``, set by the
+  checker for counts and clamped sums of the bag itself: docs/semantics.md;
+  each of these is calibrated to its query's sensitivity alone, so the
+  same draw on a query that moves by r is the event at sensitivity r) is
+  charged that move
   where the rules above charge distance 2: on the dataset under
   replace-one, and in a `choose[m]` body, whose coupled samples differ by
   one replaced row (under replace-one) or by one replaced or one added row
@@ -123,6 +126,8 @@ from fuzzpy.accounting.events import (
     Sample,
     ShuffledReports,
     Subsample,
+    at_move,
+    replaced_move,
 )
 from fuzzpy.accounting.local import has_local
 from fuzzpy.support.records import frozen
@@ -284,9 +289,10 @@ def _nested_poisson(event: Subsample) -> tuple[Fraction, tuple[Event, ...]]:
 def _doubled(event: Event) -> Event:
     """An add/remove event at replace-one distance: two steps (Dwork & Roth
     2014, Thm 2.2), exact for the calibrated mechanisms (sensitivity 2s)."""
-    if isinstance(event, Laplace) and event.replaced >= 0:
+    move = replaced_move(event)
+    if move is not None:
         # the query's own replace-one sensitivity, at most 2s (module docstring)
-        return Laplace(event.replaced, event.scale) if event.replaced > 0 else Repeat(0, ())
+        return at_move(event, move)  # type: ignore[arg-type]
     if isinstance(event, Laplace):
         return Laplace(event.sensitivity * 2, event.scale)
     if isinstance(event, Gaussian):
@@ -315,10 +321,10 @@ def _coupled(events: tuple[Event, ...], replace_only: bool) -> tuple[Event, ...]
     for event in events:
         if isinstance(event, Repeat):
             found.append(Repeat(event.count, _coupled(event.body, replace_only)))
-        elif isinstance(event, Laplace) and event.replaced >= 0:
-            moved = event.replaced if replace_only else max(event.replaced, event.sensitivity)
+        elif (move := replaced_move(event)) is not None:
+            moved = move if replace_only else max(move, Fraction(event.sensitivity))  # type: ignore[attr-defined]
             if moved > 0:
-                found.append(Laplace(moved, event.scale))
+                found.append(at_move(event, moved))  # type: ignore[arg-type]
         else:
             found.append(Group(Fraction(2), (event,)))
     return tuple(found)
@@ -326,7 +332,7 @@ def _coupled(events: tuple[Event, ...], replace_only: bool) -> tuple[Event, ...]
 
 def _has_replaced(events: tuple[Event, ...]) -> bool:
     return any(
-        isinstance(e, Laplace) and e.replaced >= 0 or isinstance(e, Repeat) and _has_replaced(e.body) for e in events
+        replaced_move(e) is not None or isinstance(e, Repeat) and _has_replaced(e.body) for e in events
     )
 
 

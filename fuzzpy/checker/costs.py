@@ -30,6 +30,7 @@ from fuzzpy.accounting.events import (
     Subsample,
     SymbolicPure,
     Verified,
+    replaced_move,
 )
 from fuzzpy.accounting.local import has_local
 from fuzzpy.language.diagnostics import Label
@@ -454,8 +455,8 @@ def indirect(events: tuple[Event, ...]) -> tuple[Event, ...]:
             return Sample(event.replacement, event.size, False, event.body)
         if isinstance(event, Subsample) and event.direct:
             return dataclasses.replace(event, direct=False)
-        if isinstance(event, Laplace) and event.replaced >= 0:  # its form was of the variable's own rows
-            return Laplace(event.sensitivity, event.scale)
+        if replaced_move(event) is not None:  # its form was of the variable's own rows
+            return dataclasses.replace(event, replaced=Fraction(-1))
         if isinstance(event, Repeat):
             return Repeat(event.count, indirect(event.body))
         return event

@@ -207,19 +207,26 @@ def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
         return Judgment(T.TFuzzy(j.type), {}, cost=cost)
     scale = 1 / eps
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: Laplace(s, scale))
-    replaced = replace_sensitivity(ck, call.args[0])
-    if replaced is not None:
-        name, moved = replaced
-        found = cost.get(name)
-        events = found.events() if found is not None and found.blame is None else ()
-        from fuzzpy.accounting import (
-            events as E,  # the class itself (a test may wrap this module's name)
-        )
-
-        if len(events) == 1 and isinstance(events[0], E.Laplace):
-            cost[name] = C.Cost((dataclasses.replace(events[0], replaced=moved),), draw=found.draw if found else None)
+    _mark_replaced(ck, call, cost)
     ck.note(f"`laplace[{Sens(eps)}]`: noise of scale {Sens(scale)}; costs eps x the sensitivity in each variable")
     return Judgment(T.TFuzzy(j.type), {}, cost=cost)
+
+
+def _mark_replaced(ck: Inferencer, call: PrimCall, cost: C.CostCtx) -> None:
+    """Record on the draw's event how far its query moves when one row of
+    its bag is replaced (`replace_sensitivity`), for the neighbour rules."""
+    replaced = replace_sensitivity(ck, call.args[0])
+    if replaced is None:
+        return
+    name, moved = replaced
+    found = cost.get(name)
+    events = found.events() if found is not None and found.blame is None else ()
+    from fuzzpy.accounting import (
+        events as E,  # the classes themselves (a test may wrap this module's names)
+    )
+
+    if len(events) == 1 and isinstance(events[0], E.ONE_QUERY):
+        cost[name] = C.Cost((dataclasses.replace(events[0], replaced=moved),), draw=found.draw if found else None)
 
 
 def replace_sensitivity(ck: Inferencer, query: S.Expr) -> tuple[str, Fraction] | None:
@@ -296,6 +303,7 @@ def gauss(ck: Inferencer, call: PrimCall) -> Judgment:
     sigma = deferred_read(ck, call.statics[0], what, lambda: positive_static(call.statics[0], ck.visible_constants(), what), Fraction(1))
     j = _noise_arg(ck, call, "2")
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `gauss`", lambda s: Gaussian(s, sigma))
+    _mark_replaced(ck, call, cost)
     ck.note(f"`gauss[{Sens(sigma)}]`: one Gaussian event per variable, with its L2 sensitivity")
     return Judgment(T.TFuzzy(j.type), {}, cost=cost)
 
@@ -330,6 +338,7 @@ def geometric(ck: Inferencer, call: PrimCall) -> Judgment:
         return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
     scale = 1 / eps
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `geometric`", lambda s: Geometric(s, scale))
+    _mark_replaced(ck, call, cost)
     ck.note(f"`geometric[{Sens(eps)}]`: two-sided geometric noise on an integer; costs eps x the sensitivity in each variable")
     return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
 
@@ -342,6 +351,7 @@ def dgauss(ck: Inferencer, call: PrimCall) -> Judgment:
     sigma = deferred_read(ck, call.statics[0], what, lambda: positive_static(call.statics[0], ck.visible_constants(), what), Fraction(1))
     j = _int_arg(ck, call, "gauss[sigma]")
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `dgauss`", lambda s: DiscreteGaussian(s, sigma))
+    _mark_replaced(ck, call, cost)
     ck.note(f"`dgauss[{Sens(sigma)}]`: discrete Gaussian noise on an integer, one event per variable")
     return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
 

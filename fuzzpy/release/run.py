@@ -583,10 +583,10 @@ def keeps_size(events: tuple[Event, ...]) -> bool:
     """Whether an event was charged for a replaced row with the bag's size
     kept (a Laplace count or sum at its replace-one move, the replace-one
     pair of a Poisson subsample): restated for replace-one only."""
-    from fuzzpy.accounting.events import Group, Laplace, Repeat, Sample, Subsample
+    from fuzzpy.accounting.events import Group, Repeat, Sample, Subsample, replaced_move
 
     for event in events:
-        if isinstance(event, Laplace) and event.replaced >= 0:
+        if replaced_move(event) is not None:
             return True
         if isinstance(event, Subsample) and (event.replace or keeps_size(event.body)):
             return True
