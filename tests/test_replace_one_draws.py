@@ -8,6 +8,7 @@ add/remove figure at distance 2 (issue 28: `dgauss[2] (size db)` was charged
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import subprocess
 import sys
@@ -95,3 +96,31 @@ def test_a_run_charges_the_replace_one_move_and_refuses_a_row_rule_that_drops(tm
     assert refused.returncode != 0 and "FZ556" in refused.stderr
     with sqlite3.connect(dropping) as connection:
         assert connection.execute("SELECT count(*) FROM releases").fetchone()[0] == 0
+
+
+SUBSAMPLED = """
+type R = { v : num, h : num };
+def two_draws (db : bag R) : fuzzy (num, num) =
+  subsample[0.1] (fun b -> { sample x = laplace[1] (size b); sample y = laplace[0.5] (size b); return (x, y) }) db;
+def integer_count (db : bag R) : fuzzy int = subsample[0.1] (fun b -> geometric[1] (size b)) db;
+def best_half (db : bag R) : fuzzy num =
+  subsample[0.25] (fun b -> expmech[0.8] [0, 1] (fun c -> fun s -> sum[0, 1] (map (fun r -> if (r.v > 0.5) == (c > 0.5) then 1 else 0) s)) b) db;
+"""
+
+
+def _replace_pair_sup(q: float, eps: float) -> float:
+    """Balle, Barthe & Gaboardi 2018 Sec. 5's pair for an eps-DP body:
+    the largest ratio ((1-q) + q r1) / ((1-q) + q r2), r1, r2 in [e^-eps, e^eps]."""
+    return math.log((1 - q + q * math.exp(eps)) / (1 - q + q * math.exp(-eps)))
+
+
+def test_any_pure_body_of_a_replace_one_poisson_subsample_gets_the_pairs_ratio(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "sub.fz"
+    src.write_text(SUBSAMPLED)
+    assert main(["check", "--json", "--neighbours", "replace-one", str(src)]) == 0
+    found = {d["name"]: float(d["privacy"]["db"]["epsilon"]) for d in json.loads(capsys.readouterr().out)["definitions"]}
+    for name, q, eps in (("two_draws", 0.1, 1.5), ("integer_count", 0.1, 1.0), ("best_half", 0.25, 0.8)):
+        exact = _replace_pair_sup(q, eps)
+        assert exact <= found[name] <= exact + 1e-9, (name, found[name], exact)
+        assert found[name] < 2 * math.log1p(q * math.expm1(eps))  # below the group bound it replaces
