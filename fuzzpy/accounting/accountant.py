@@ -175,7 +175,8 @@ def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
     # (a lone shuffle's figure; elsewhere the extra summaries cost time)
     # (and for bootstraps amplified at a delta, `accounting.bootstrap`: a lone one's figure likewise)
     whole = has_shuffled(events) or _has_resampled(events)
-    tries = ((False, 2.0, False), (True, 2.0, False)) + (((False, FULL_PART, False),) if whole else ())
+    tries = ((False, 2.0, False), (True, 2.0, False)) + (((False, FULL_PART, False), (True, FULL_PART, False))
+                                                         if whole else ())
     if _has_pairs(events):  # replace-one and group pairs of subsamples too (`REPLACE_AWARE`)
         tries += ((False, 2.0, True),)
     for whole_groups, part, replace in tries:
