@@ -352,6 +352,11 @@ def dgauss(ck: Inferencer, call: PrimCall) -> Judgment:
     return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
 
 
+def _positive(ck: Inferencer, expr: S.Expr, what: str) -> Fraction:
+    """A positive static number (a static parameter: checked at each call's numbers)."""
+    return deferred_read(ck, expr, what, lambda: positive_static(expr, ck.visible_constants(), what), Fraction(1, 2))
+
+
 #: The exact Laplace grid's floor for a release at relative cost eps
 #: (`runtime.noise.MIN_RELATIVE_COST`, `runtime.ptr.MIN_EPSILON`).
 _PTR_MIN_EPSILON = Fraction(1, 2**23)
@@ -367,10 +372,7 @@ def ptr_median(ck: Inferencer, call: PrimCall) -> Judgment:
     moves by s rows: group privacy over ceil(s) steps (Dwork & Roth 2014,
     Thm 2.2; `Group`)."""
     names = ("the epsilon of `ptr_median`", "the delta of `ptr_median`", "the bound b of `ptr_median`")
-    eps, delta, bound = (
-        deferred_read(ck, e, what, lambda e=e, what=what: positive_static(e, ck.visible_constants(), what), Fraction(1, 2))
-        for e, what in zip(call.statics, names, strict=True)
-    )
+    eps, delta, bound = (_positive(ck, e, what) for e, what in zip(call.statics, names, strict=True))
     if delta >= 1:
         raise CheckError("FZ202", f"the delta of `ptr_median` must be below 1, got {Sens(delta)}", call.statics[1].span)
     if eps < _PTR_MIN_EPSILON:

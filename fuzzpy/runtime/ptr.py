@@ -52,7 +52,6 @@ a value that moves by at most b, eps >= 2^-23), wrapped `inl m`; otherwise
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from fractions import Fraction
 
