@@ -353,3 +353,18 @@ def test_empirical_loss_on_neighbours_is_below_the_claim() -> None:
     broken_first = _answers(spread, eps, delta, b, 4000, 303, broken=True)
     broken_second = _answers(wide, eps, delta, b, 4000, 404, broken=True)
     assert _loss_lower_bound(broken_first, broken_second, 4000, float(delta)) > claim
+
+
+def test_an_eps_the_exact_sampler_cannot_draw_is_refused_before_the_charge(capsys: pytest.CaptureFixture[str],
+                                                                         tmp_path: Path) -> None:
+    program = tmp_path / "p.fz"
+    program.write_text("type E = { dept : int, salary : num, tenure : num };\n"
+                       "def m (db : bag E) : fuzzy (num + unit) =\n"
+                       "  ptr_median[0.1234567890123456789012345, 1e-7, 1000] (map (fun e -> e.salary) db);\n")
+    ledger = tmp_path / "l.sqlite"
+    code = main(["run", str(program), "m", "--data", f"db={ROOT / 'examples' / 'data' / 'salaries.csv'}",
+                 "--budget", "20,1e-3", "--ledger", str(ledger), "--dataset", "salaries", "--json"])
+    out = capsys.readouterr().out
+    assert code != 0 and "FZ517" in out
+    main(["ledger", "--ledger", str(ledger), "--json"])
+    assert json.loads(capsys.readouterr().out)["datasets"] == []  # nothing charged
