@@ -238,6 +238,8 @@ def test_the_example_answers_and_is_charged_before(capsys: pytest.CaptureFixture
     released = doc["released"]["inl"]
     assert 30000 < released < 80000   # salaries up to 2e9, yet the median is near 50,000
     assert doc["charged"]["delta"] > 0 and 0.99 < doc["charged"]["epsilon"] <= 1
+    (accuracy,) = doc["accuracy"]
+    assert accuracy["noise"] == "laplace" and 2000 * math.log(20) < accuracy["half_width"] < 2000 * math.log(20) * 1.01
 
 
 def test_no_answer_is_charged_too(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -368,3 +370,23 @@ def test_an_eps_the_exact_sampler_cannot_draw_is_refused_before_the_charge(capsy
     assert code != 0 and "FZ517" in out
     main(["ledger", "--ledger", str(ledger), "--json"])
     assert json.loads(capsys.readouterr().out)["datasets"] == []  # nothing charged
+
+
+def test_an_answer_carries_the_interval_of_its_laplace_and_it_covers() -> None:
+    """`run` states +/- h at 95% for `inl m` (the Laplace of scale b / eps
+    around the data's lower median); over seeded answers on stable data the
+    interval holds at least as often as it says."""
+    from fuzzpy.runtime.accuracy import NoiseNote, half_width
+    from fuzzpy.runtime.noise import laplace_grid
+
+    eps, delta, b = Fraction(1), Fraction(1, 10**6), Fraction(3)
+    values = sorted(Fraction(v) for v in [100] * 80 + list(range(0, 200, 5)))
+    prepared = ptr.prepare(values, b)
+    assert prepared.median == 100 and prepared.distance > 3 * ptr.threshold(eps, delta)
+    e, units = laplace_grid(b / eps, 1)
+    h = half_width(NoiseNote("laplace", b / eps, 1, e, units), Fraction(95, 100))
+    source = SeededSource(17)
+    answers = [ptr.draw(prepared, eps, delta, b, source) for _ in range(3000)]
+    assert all(isinstance(a, Inl) for a in answers)
+    inside = sum(1 for a in answers if abs(a.value - 100) <= h) / len(answers)
+    assert 0.94 <= inside <= 0.97

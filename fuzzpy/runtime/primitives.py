@@ -269,8 +269,14 @@ def _ptr_median(interp: Interpreter, args: list[Fraction]) -> Function:
         raise RuntimeFailure("FZ517", "ptr_median[eps, delta, b] needs eps >= 2^-23, 0 < delta < 1 and b > 0")
 
     def release(db: Value) -> Fuzzy:
-        values = ptr.sorted_exact(_bag(db, "ptr_median").view())
-        return Fuzzy(lambda: ptr.ptr_median(values, eps, delta, bound, interp.source))
+        prepared = ptr.prepare(ptr.sorted_exact(_bag(db, "ptr_median").view()), bound)
+
+        def draw() -> Value:
+            answer = ptr.draw(prepared, eps, delta, bound, interp.source)
+            # an answer's noise is noted for its accuracy (the Laplace of scale b / eps)
+            return _noted(interp, answer, "laplace", bound / eps, 1) if isinstance(answer, Inl) else answer
+
+        return Fuzzy(draw)
 
     return Function("ptr_median", 1, release)
 

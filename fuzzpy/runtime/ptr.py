@@ -54,11 +54,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
+from functools import lru_cache
 
 from fuzzpy.runtime.noise import laplace_release_one
 from fuzzpy.runtime.randomness import RandomSource
 from fuzzpy.runtime.samplers import geometric_noise
 from fuzzpy.runtime.values import Inl, Inr, RuntimeFailure, Value
+from fuzzpy.support.records import frozen
 
 #: The smallest eps the exact Laplace grid serves for a release of one value
 #: at relative cost eps (`noise.MIN_RELATIVE_COST`).
@@ -101,6 +103,7 @@ def distance_to_instability(values: Sequence[Fraction], b: Fraction) -> int:
     return max(n - 1, 0)  # not reached: the window at t = n - 1 has lo <= 0
 
 
+@lru_cache(maxsize=64)
 def threshold(epsilon: Fraction, delta: Fraction) -> int:
     """K = ceil(ln(1/delta) / eps), exactly: the least integer K >= 1 with
     e^(eps K) >= 1/delta, decided in mpmath at rising precision with a margin
@@ -143,16 +146,34 @@ def sorted_exact(column: object) -> list[Fraction]:
         raise RuntimeFailure("FZ516", "`ptr_median` reads a bag of numbers") from None
 
 
-def ptr_median(values: Sequence[Fraction], epsilon: Fraction, delta: Fraction, bound: Fraction,
-               source: RandomSource) -> Value:
-    """One run of the mechanism on sorted exact ``values``: `inl` the noisy
-    median or `inr ()`. The test's draw comes first, the release's second, on
-    every engine."""
+@frozen
+class Prepared:
+    """What a run of the mechanism reads from the data: the lower median and
+    the distance to instability (computed once per bag, whatever the number
+    of draws)."""
+
+    median: Fraction
+    distance: int
+
+
+def prepare(values: Sequence[Fraction], bound: Fraction) -> Prepared:
+    """The median and d of sorted exact ``values`` at the bound b."""
+    return Prepared(lower_median(values), distance_to_instability(values, bound))
+
+
+def draw(prepared: Prepared, epsilon: Fraction, delta: Fraction, bound: Fraction, source: RandomSource) -> Value:
+    """One run of the mechanism: `inl` the noisy median or `inr ()`. The
+    test's draw comes first, the release's second, on every engine."""
     if bound <= 0 or epsilon < MIN_EPSILON:
         raise RuntimeFailure("FZ517", "ptr_median needs b > 0 and eps >= 2^-23")
     k = threshold(epsilon, delta)
-    d = distance_to_instability(values, bound)
-    noisy = d + geometric_noise(epsilon, 1, source)[0]
+    noisy = prepared.distance + geometric_noise(epsilon, 1, source)[0]
     if noisy < k:
         return Inr(None)
-    return Inl(laplace_release_one(lower_median(values), bound / epsilon, source))
+    return Inl(laplace_release_one(prepared.median, bound / epsilon, source))
+
+
+def ptr_median(values: Sequence[Fraction], epsilon: Fraction, delta: Fraction, bound: Fraction,
+               source: RandomSource) -> Value:
+    """`prepare` and `draw` on sorted exact ``values``."""
+    return draw(prepare(values, bound), epsilon, delta, bound, source)
