@@ -390,3 +390,15 @@ def test_an_answer_carries_the_interval_of_its_laplace_and_it_covers() -> None:
     assert all(isinstance(a, Inl) for a in answers)
     inside = sum(1 for a in answers if abs(a.value - 100) <= h) / len(answers)
     assert 0.94 <= inside <= 0.97
+
+
+def test_static_parameters_are_checked_at_each_call() -> None:
+    """A library definition over eps, delta and b: the generic pass does not
+    refuse its placeholders; each call is charged and checked at its numbers."""
+    source = ROWS + """
+def lib (e : num) (d : num) (b : num) (db : bag R) : fuzzy (num + unit) = ptr_median[e, d, b] (map (fun r -> r.v) db);
+def m (db : bag R) : fuzzy (num + unit) = lib 0.25 1e-8 500 db;
+"""
+    checked = _check(source)
+    assert checked.definitions["m"].privacy["db"] == (E.Verified("ptr_median", Fraction(1, 2), Fraction(1, 10**8)),)
+    assert _refusal(source + "def bad (db : bag R) : fuzzy (num + unit) = lib 0.25 2 500 db;\n").code == "FZ202"

@@ -352,9 +352,21 @@ def dgauss(ck: Inferencer, call: PrimCall) -> Judgment:
     return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
 
 
-def _positive(ck: Inferencer, expr: S.Expr, what: str) -> Fraction:
-    """A positive static number (a static parameter: checked at each call's numbers)."""
-    return deferred_read(ck, expr, what, lambda: positive_static(expr, ck.visible_constants(), what), Fraction(1, 2))
+def _positive(ck: Inferencer, expr: S.Expr, what: str, below: Fraction | None = None,
+              least: Fraction | None = None) -> Fraction:
+    """A positive static number, below ``below`` and at least ``least`` when
+    given (a static parameter: checked at each call's numbers, where a
+    placeholder that fails is no refusal: `deferred_read`)."""
+
+    def read() -> Fraction:
+        value = positive_static(expr, ck.visible_constants(), what)
+        if below is not None and value >= below:
+            raise CheckError("FZ202", f"{what} must be below {Sens(below)}, got {Sens(value)}", expr.span)
+        if least is not None and value < least:
+            raise CheckError("FZ202", f"{what} must be at least 2^-23 (the exact noise grid's floor)", expr.span)
+        return value
+
+    return deferred_read(ck, expr, what, read, Fraction(1, 2))
 
 
 #: The exact Laplace grid's floor for a release at relative cost eps
@@ -371,13 +383,9 @@ def ptr_median(ck: Inferencer, call: PrimCall) -> Judgment:
     Sec. 3; Dwork & Roth 2014, Sec. 7.3; docs/semantics.md). A bag that
     moves by s rows: group privacy over ceil(s) steps (Dwork & Roth 2014,
     Thm 2.2; `Group`)."""
-    names = ("the epsilon of `ptr_median`", "the delta of `ptr_median`", "the bound b of `ptr_median`")
-    eps, delta, bound = (_positive(ck, e, what) for e, what in zip(call.statics, names, strict=True))
-    if delta >= 1:
-        raise CheckError("FZ202", f"the delta of `ptr_median` must be below 1, got {Sens(delta)}", call.statics[1].span)
-    if eps < _PTR_MIN_EPSILON:
-        raise CheckError("FZ202", "the epsilon of `ptr_median` must be at least 2^-23 (the exact noise grid's floor)",
-                         call.statics[0].span)
+    eps = _positive(ck, call.statics[0], "the epsilon of `ptr_median`", least=_PTR_MIN_EPSILON)
+    delta = _positive(ck, call.statics[1], "the delta of `ptr_median`", below=Fraction(1))
+    bound = _positive(ck, call.statics[2], "the bound b of `ptr_median`")
     from fuzzpy.checker.first_order import _bag
 
     j = _bag(ck, call, elem=T.NUM)
