@@ -128,9 +128,25 @@ def threshold(epsilon: Fraction, delta: Fraction) -> int:
     raise RuntimeFailure("FZ517", "ptr_median: ln(1/delta)/eps could not be rounded up exactly")
 
 
-def sorted_exact(column: object) -> list[Fraction]:
-    """A bag's numbers (an int64 / float64 / object column) sorted, each as
-    its exact value (a double stands for itself)."""
+class _Exact(Sequence[Fraction]):
+    """A sorted int64 / float64 array read as exact numbers, each converted
+    when it is read (the distance reads about 2 d of the n values)."""
+
+    def __init__(self, array: object) -> None:
+        self._array = array
+
+    def __len__(self) -> int:
+        return len(self._array)  # type: ignore[arg-type]
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
+        if isinstance(index, slice):
+            return [Fraction(v) for v in self._array[index].tolist()]  # type: ignore[index]
+        return Fraction(self._array[index].item())  # type: ignore[index]
+
+
+def sorted_exact(column: object) -> Sequence[Fraction]:
+    """A bag's numbers (an int64 / float64 / object column) sorted, each read
+    as its exact value (a double stands for itself)."""
     import numpy as np
 
     array = np.asarray(column)
@@ -139,7 +155,7 @@ def sorted_exact(column: object) -> list[Fraction]:
     if array.dtype.kind == "f" and not bool(np.all(np.isfinite(array))):
         raise RuntimeFailure("FZ516", "`ptr_median` reads numbers, and a row is not a finite number")
     if array.dtype.kind in "iuf":
-        return [Fraction(v) for v in np.sort(array, kind="stable").tolist()]
+        return _Exact(np.sort(array))  # the order of doubles and of int64s is their exact order
     try:
         return sorted(Fraction(v) for v in array.tolist())
     except (TypeError, ValueError):
