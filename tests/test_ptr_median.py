@@ -402,3 +402,22 @@ def m (db : bag R) : fuzzy (num + unit) = lib 0.25 1e-8 500 db;
     checked = _check(source)
     assert checked.definitions["m"].privacy["db"] == (E.Verified("ptr_median", Fraction(1, 2), Fraction(1, 10**8)),)
     assert _refusal(source + "def bad (db : bag R) : fuzzy (num + unit) = lib 0.25 2 500 db;\n").code == "FZ202"
+
+
+def test_columns_are_read_as_their_exact_values() -> None:
+    """Doubles stand for themselves (0.3 is not 3/10), compared exactly: the
+    doubles 0.3 and 0.4 are 1/10 + 3.3e-17 apart, so at b = 1/10 two such rows
+    are already unstable (d = 0), while the decimals 3/10 and 4/10, exactly
+    1/10 apart, are not (d = 1); ints and exact numbers read as they are; a
+    NaN is refused."""
+    np = pytest.importorskip("numpy")
+    from fuzzpy.runtime.values import RuntimeFailure
+
+    doubles = ptr.sorted_exact(np.array([0.4, 0.3]))
+    assert list(doubles) == [Fraction(0.3), Fraction(0.4)] and doubles[0] != Fraction(3, 10)
+    assert ptr.prepare(doubles, Fraction(1, 10)).distance == 0
+    assert ptr.prepare([Fraction(3, 10), Fraction(4, 10)], Fraction(1, 10)).distance == 1
+    assert list(ptr.sorted_exact(np.array([3, -2, 7], dtype=np.int64))) == [-2, 3, 7]
+    assert list(ptr.sorted_exact(np.array([Fraction(1, 3), 2], dtype=object))) == [Fraction(1, 3), 2]
+    with pytest.raises(RuntimeFailure):
+        ptr.sorted_exact(np.array([1.0, float("nan")]))
