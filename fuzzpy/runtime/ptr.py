@@ -55,6 +55,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any, overload
 
 from fuzzpy.runtime.noise import laplace_release_one
 from fuzzpy.runtime.randomness import RandomSource
@@ -132,16 +133,22 @@ class _Exact(Sequence[Fraction]):
     """A sorted int64 / float64 array read as exact numbers, each converted
     when it is read (the distance reads about 2 d of the n values)."""
 
-    def __init__(self, array: object) -> None:
+    def __init__(self, array: Any) -> None:  # a sorted one-dimensional numpy array
         self._array = array
 
     def __len__(self) -> int:
-        return len(self._array)  # type: ignore[arg-type]
+        return len(self._array)
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
+    @overload
+    def __getitem__(self, index: int) -> Fraction: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Fraction]: ...
+
+    def __getitem__(self, index: int | slice) -> Fraction | list[Fraction]:
         if isinstance(index, slice):
-            return [Fraction(v) for v in self._array[index].tolist()]  # type: ignore[index]
-        return Fraction(self._array[index].item())  # type: ignore[index]
+            return [Fraction(v) for v in self._array[index].tolist()]
+        return Fraction(self._array[index].item())
 
 
 def sorted_exact(column: object) -> Sequence[Fraction]:
