@@ -278,6 +278,8 @@ class EngineInterpreter(Interpreter):
         if isinstance(db, RelationBag):
             row = db.relation.row
             if isinstance(row, Sym) and row.node.kind in ("int", "num", "bool"):
+                if self._collecting:  # a speculation batches aggregates; it fetches no rows
+                    raise _Stop
                 db = self.executor.materialise(db.relation)
             else:
                 db = db.in_memory("ptr_median", "its rows are not numbers")
