@@ -10,6 +10,10 @@
 * `dgauss[sigma] e`: discrete Gaussian noise N_Z(0, sigma^2) on an `int`
   query of sensitivity s: ceil(s)^2 / (2 sigma^2)-zCDP (Canonne, Kamath &
   Steinke 2020); an integer release.
+* `ptr_median[eps, delta, b] db`: propose-test-release for the median of a
+  `bag num` (Dwork & Lei 2009, Sec. 3; Dwork & Roth 2014, Sec. 7.3):
+  (2 eps, delta)-DP for add/remove neighbours, group privacy over ceil(s)
+  rows for a bag s-sensitive in a variable; `fuzzy (num + unit)`.
 * `expmech[eps] cands score db`: (eps * s)-DP for a score s-sensitive in the
   data, uniformly over candidates (McSherry & Talwar 2007; the language's
   exp(eps * score / 2) weighting).
@@ -24,6 +28,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING, TypeVar
@@ -40,6 +45,7 @@ from fuzzpy.accounting.events import (
     Sample,
     Subsample,
     SymbolicPure,
+    Verified,
 )
 from fuzzpy.accounting.local import has_local
 from fuzzpy.checker import costs as C
@@ -354,6 +360,55 @@ def dgauss(ck: Inferencer, call: PrimCall) -> Judgment:
     _mark_replaced(ck, call, cost)
     ck.note(f"`dgauss[{Sens(sigma)}]`: discrete Gaussian noise on an integer, one event per variable")
     return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
+
+
+def _positive(ck: Inferencer, expr: S.Expr, what: str, below: Fraction | None = None,
+              least: Fraction | None = None) -> Fraction:
+    """A positive static number, below ``below`` and at least ``least`` when
+    given (a static parameter: checked at each call's numbers, where a
+    placeholder that fails is no refusal: `deferred_read`)."""
+
+    def read() -> Fraction:
+        value = positive_static(expr, ck.visible_constants(), what)
+        if below is not None and value >= below:
+            raise CheckError("FZ202", f"{what} must be below {Sens(below)}, got {Sens(value)}", expr.span)
+        if least is not None and value < least:
+            raise CheckError("FZ202", f"{what} must be at least 2^-23 (the exact noise grid's floor)", expr.span)
+        return value
+
+    return deferred_read(ck, expr, what, read, Fraction(1, 2))
+
+
+#: The exact Laplace grid's floor for a release at relative cost eps
+#: (`runtime.noise.MIN_RELATIVE_COST`, `runtime.ptr.MIN_EPSILON`).
+_PTR_MIN_EPSILON = Fraction(1, 2**23)
+
+
+def ptr_median(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`ptr_median[eps, delta, b] db`: the test releases d + Z, d the distance
+    to a bag whose median's local sensitivity exceeds b (1-sensitive) and Z
+    two-sided geometric at eps (eps-DP); a pass is at most delta likely when
+    d = 0, and otherwise the median moves by at most b, so the Laplace release
+    at scale b / eps is eps-DP: (2 eps, delta)-DP in all (Dwork & Lei 2009,
+    Sec. 3; Dwork & Roth 2014, Sec. 7.3; docs/semantics.md). A bag that
+    moves by s rows: group privacy over ceil(s) steps (Dwork & Roth 2014,
+    Thm 2.2; `Group`)."""
+    eps = _positive(ck, call.statics[0], "the epsilon of `ptr_median`", least=_PTR_MIN_EPSILON)
+    delta = _positive(ck, call.statics[1], "the delta of `ptr_median`", below=Fraction(1))
+    bound = _positive(ck, call.statics[2], "the bound b of `ptr_median`")
+    from fuzzpy.checker.first_order import _bag
+
+    j = _bag(ck, call, elem=T.NUM)
+
+    def event(s: Fraction) -> Event:
+        charged = Verified("ptr_median", 2 * eps, delta)
+        steps = math.ceil(s)
+        return charged if steps <= 1 else Group(Fraction(steps), (charged,))
+
+    cost = ck.noise_cost(j.ctx, call.span, "the bag given to `ptr_median`", event)
+    ck.note(f"`ptr_median[{Sens(eps)}, {Sens(delta)}, {Sens(bound)}]`: propose-test-release, "
+            f"({Sens(2 * eps)}, {Sens(delta)})-DP per row of the bag (group privacy beyond one row)")
+    return Judgment(T.TFuzzy(T.TSum(T.NUM, T.UNIT)), {}, cost=cost)
 
 
 def expmech(ck: Inferencer, call: PrimCall) -> Judgment:

@@ -90,6 +90,7 @@ _TABLE = [
     Primitive("gauss", ("sigma",), 1, "num -> fuzzy num  (rho = s^2 / 2 sigma^2; also vec[2] num)", N.gauss),
     Primitive("geometric", ("eps",), 1, "int -[eps]-> fuzzy int  (two-sided geometric noise; an integer release)", N.geometric),
     Primitive("dgauss", ("sigma",), 1, "int -> fuzzy int  (discrete Gaussian; rho = s^2 / 2 sigma^2)", N.dgauss),
+    Primitive("ptr_median", ("eps", "delta", "b"), 1, "bag num -> fuzzy (num + unit)  (propose-test-release: (2 eps, delta) per row; inr () is no answer)", N.ptr_median),
     Primitive("expmech", ("eps",), 3, "list C -> (C -> D -[s]-> num) -> D -[eps*s]-> fuzzy C", N.expmech),
     Primitive("loop", ("k",), 2, "A -> (A -> fuzzy A) -> fuzzy A  (cost: k times the body's)", N.loop),
     Primitive("iterate", ("k",), 2, "(A -> A) -> A -> A  (s^k-sensitive in the start for an s-sensitive step)", N.iterate),

@@ -252,7 +252,7 @@ class EngineInterpreter(Interpreter):
 
     def _eval_Prim(self, expr: S.Prim, env: dict) -> Value:
         func = super()._eval_Prim(expr, env)
-        if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "expmech"):
+        if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "expmech", "ptr_median"):
             return func
         categories = self.group_categories(expr)
         if categories is not None:
@@ -269,6 +269,20 @@ class EngineInterpreter(Interpreter):
                 if lo <= hi:
                     return self.executor.clamped_sum(db.relation, row.node, lo, hi)
             db = db.in_memory("sum", "its rows are not numbers")
+        return plain(db)
+
+    def _prim_ptr_median(self, args: list[Fraction], plain: Function, db: Value) -> Value:
+        """The engine computes the numbers (one column, filtered and mapped in
+        SQL) and sends them; the distance, the test and the release are the
+        in-memory interpreter's own (`runtime.ptr`), on the same values."""
+        if isinstance(db, RelationBag):
+            row = db.relation.row
+            if isinstance(row, Sym) and row.node.kind in ("int", "num", "bool"):
+                if self._collecting:  # a speculation batches aggregates; it fetches no rows
+                    raise _Stop
+                db = self.executor.materialise(db.relation)
+            else:
+                db = db.in_memory("ptr_median", "its rows are not numbers")
         return plain(db)
 
     def _prim_vsum(self, args: list[Fraction], plain: Function, db: Value) -> Value:

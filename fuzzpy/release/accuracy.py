@@ -6,8 +6,9 @@ interval is only claimed where the released number *is* a noisy query:
 
 * the body is a noise primitive applied to its query (`laplace[eps] q`,
   `gauss[sigma] q`, `geometric[eps] q`, `dgauss[sigma] q`,
-  `expmech[eps] cands score db`), or a block whose result
-  is one; or
+  `expmech[eps] cands score db`, `ptr_median[eps, delta, b] db`: its answer
+  `inl m` carries the Laplace of scale b / eps around the data's lower
+  median, `inr ()` nothing), or a block whose result is one; or
 * the body is a block ending in `return r`, where r is a variable, a tuple
   of variables or a record of variables, and a variable counts when its last
   binding in the block is `sample x = <noise primitive applied to a query>`,
@@ -32,7 +33,7 @@ from fuzzpy.language import syntax as S
 from fuzzpy.language.figures import text_up
 
 NOT_DERIVED = "accuracy not derived for this expression"
-_NOISE = {"laplace": 1, "gauss": 1, "geometric": 1, "dgauss": 1, "expmech": 3}  # primitive -> arguments after the static ones
+_NOISE = {"laplace": 1, "gauss": 1, "geometric": 1, "dgauss": 1, "expmech": 3, "ptr_median": 1}  # primitive -> arguments after the static ones
 _NAMES = {"laplace": "discrete Laplace", "gauss": "discrete Gaussian", "expmech": "exponential mechanism",
           "geometric": "two-sided geometric on the integers", "dgauss": "discrete Gaussian on the integers"}
 

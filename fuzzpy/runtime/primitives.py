@@ -235,6 +235,7 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
         "krr_estimate": L.krr_estimate_primitive,
         "choose": _fixed_size(replacement=False),
         "bootstrap": _fixed_size(replacement=True),
+        "ptr_median": _ptr_median,
     }
     if expr.name not in makers:
         raise RuntimeFailure("FZ514", f"unknown primitive `{expr.name}`")
@@ -254,6 +255,30 @@ def _laplace(interp: Interpreter, args: list[Fraction]) -> Function:
                                     "laplace", 1 / eps, values.size))
 
     return Function("laplace", 1, noisy)
+
+
+def _ptr_median(interp: Interpreter, args: list[Fraction]) -> Function:
+    """`ptr_median[eps, delta, b] db`: propose-test-release for the lower
+    median (`runtime.ptr`; Dwork & Lei 2009): `inl` the noisy median or
+    `inr ()` (no answer). The values are sorted exactly here, the draws made
+    when the distribution is sampled."""
+    from fuzzpy.runtime import ptr
+
+    eps, delta, bound = args
+    if bound <= 0 or eps < ptr.MIN_EPSILON or not 0 < delta < 1:
+        raise RuntimeFailure("FZ517", "ptr_median[eps, delta, b] needs eps >= 2^-23, 0 < delta < 1 and b > 0")
+
+    def release(db: Value) -> Fuzzy:
+        prepared = ptr.prepare(ptr.sorted_exact(_bag(db, "ptr_median").view()), bound)
+
+        def draw() -> Value:
+            answer = ptr.draw(prepared, eps, delta, bound, interp.source)
+            # an answer's noise is noted for its accuracy (the Laplace of scale b / eps)
+            return _noted(interp, answer, "laplace", bound / eps, 1) if isinstance(answer, Inl) else answer
+
+        return Fuzzy(draw)
+
+    return Function("ptr_median", 1, release)
 
 
 def _gauss(interp: Interpreter, args: list[Fraction]) -> Function:

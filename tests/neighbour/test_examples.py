@@ -31,7 +31,7 @@ MODELS = {
 SMALL = {"gradient_descent", "dpsgd", "dpsgd_fixed_batches"}
 
 #: Examples whose catalogue takes more than ~2 s (the `slow` job runs them).
-SLOW_CATALOGUE = {"busiest_age_bracket"}
+SLOW_CATALOGUE = {"busiest_age_bracket", "robust_median"}
 
 #: Examples that fail on the current code, with the class of bug (issue 9).
 FAILING: dict[str, str] = {}
