@@ -160,17 +160,13 @@ def mtranspose(ck: Inferencer, call: PrimCall) -> Judgment:
             hint="read it as a `mat[1] num` first (`(m : mat[1] num)`, a conversion by the number of columns): "
                  "the entrywise L1 distance does not depend on the orientation",
         )
-    if m.length is None:
-        raise CheckError(
-            "FZ214",
-            "`mtranspose` makes one column per row, so the rows of its result have this matrix's number of rows, "
-            "which is not known statically",
-            arg.span,
-            hint="build the matrix from a list literal of rows (or `vsums[c]` over `group[k]`)",
-        )
+    # the result's rows have as many entries as m has rows: a number when m
+    # is built from a literal or `group[k]`, else known only at run time
+    # (a rigid length: a conversion that needs it is refused, FZ214)
+    rows: T.Length = m.length if m.length is not None else ck.lengths.fresh(rigid=True)
     columns = ck.lengths.static(m.type.elem.length)
     ck.note("`mtranspose` of a `mat[1]`: the entrywise L1 distance is the same: 1-sensitive")
-    return Judgment(T.TList(T.TVec("1", T.NUM, m.length), matrix=True), m.ctx, length=columns)
+    return Judgment(T.TList(T.TVec("1", T.NUM, rows), matrix=True), m.ctx, length=columns)
 
 
 def vsums(ck: Inferencer, call: PrimCall) -> Judgment:

@@ -316,14 +316,17 @@ def _dgauss(interp: Interpreter, args: list[Fraction]) -> Function:
 
 
 def _noised_matrix(interp: Interpreter, value: Value, kind: str, scale: Fraction,
-                   release: Callable[[np.ndarray], np.ndarray]) -> list[Vector]:
+                   release: Callable[[np.ndarray], np.ndarray]) -> list[Value]:
     """The rows of a matrix with noise added to every entry: the entries are
     released as one vector (the same exact samplers, grid and draws as a
     vector of that many entries), then cut back into rows."""
     rows = M.rows_of(value, kind)
+    if not all(is_exact_vector(row) for row in rows):
+        raise RuntimeFailure("FZ516", f"`{kind}` adds noise to a matrix computed once, not to one per row")
     flat = _numeric(vector([x for row in rows for x in row.tolist()]), kind)
     noisy = release(flat)
-    out, start = [], 0
+    out: list[Value] = []
+    start = 0
     for row in rows:
         out.append(vector_view(noisy[start:start + len(row)]))
         start += len(row)
