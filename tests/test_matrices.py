@@ -84,7 +84,7 @@ def neighbours(rng: random.Random, rows: int, cols: int) -> tuple[list[list[Frac
 
 
 def worst_ratio(prog, name: str, p_in: str, p_out: str, rows: int, cols: int, out_is_matrix: bool,
-                seed: int, trials: int = 40) -> float:
+                seed: int, trials: int = 16) -> float:
     rng = random.Random(seed)
     worst = 0.0
     for _ in range(trials):

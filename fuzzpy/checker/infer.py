@@ -335,7 +335,20 @@ class Inferencer:
             # matrix norm conversions, Near et al. OOPSLA 2019; the row
             # inequalities are `typerel.norm_factor`'s)
             assert isinstance(actual, T.TList) and isinstance(expected, T.TList)
-            return self.conversion_factor(actual.elem, expected.elem, span, why)
+            rows, wanted = actual.elem, expected.elem
+            assert isinstance(rows, T.TVec) and isinstance(wanted, T.TVec)
+            if not self.lengths.unify(rows.length, wanted.length):
+                raise self.mismatch(expected, actual, span, why)
+            factor = norm_factor(rows.norm, wanted.norm, self.lengths.static(rows.length))
+            if factor is None:
+                raise CheckError(
+                    "FZ214",
+                    f"reading a `mat[{rows.norm}] num` as a `mat[{wanted.norm}] num` multiplies the sensitivity "
+                    "by a function of its number of columns, which is not known here",
+                    span,
+                    hint="build the rows with list literals (or `vsums`), whose length is static, or keep the norm",
+                )
+            return factor
         raise self.mismatch(expected, actual, span, why)
 
     def mismatch(self, expected: T.Type, found: T.Type, span: Span, why: str) -> CheckError:
