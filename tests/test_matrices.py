@@ -259,3 +259,12 @@ def test_the_type_prints_as_written() -> None:
     prog = checked("def f (m : mat[inf] num) : mat[inf] num = mmap (fun x -> x) m;")
     (param,) = prog.definitions["f"].params
     assert str(param.type) == "mat[inf] num" and str(prog.definitions["f"].result) == "mat[inf] num"
+
+
+def test_a_constant_map_still_reads_the_shape_so_an_infinite_move_stays_infinite() -> None:
+    """`mmap (fun x -> 0 * x) m` evaluates m at run time (its shape): scaled
+    by 0, an index computed from the data inside m would cost nothing while
+    the run fails on one neighbour and not the other."""
+    assert refused("def f (db : bag num) : fuzzy (mat[1] num) =\n"
+                   "  laplace[1] (mmap (fun x -> 0 * x) [[mentry [[5]] (size db) 0]]);")[0][0] == "FZ306"
+    assert sensitivity(checked("def g (m : mat[2] num) : mat[2] num = mmap (fun x -> 0 * x) m;"), "g", "m") == 1

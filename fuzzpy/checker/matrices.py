@@ -119,6 +119,13 @@ def _entry_function(ck: Inferencer, call: PrimCall) -> tuple[Sens, U.Ctx]:
         raise CheckError("FZ213", f"the function given to `{call.name}` must not return a distribution", fn.span)
     ck.coerce(lam.body, T.NUM, fn.span, f"`{call.name}` maps numbers to numbers")
     captured = capture_infinitely(ck, dict(lam.body.ctx), fn, f"`{call.name}` (once per entry)")
+    if lam.param_sens.is_zero:
+        # a constant function still reads the shape, and `run` evaluates the
+        # matrix to find it: never scaled by 0 (which would clear what an
+        # infinite move -- another shape, an index out of range -- costs), but
+        # by the positive floor 1, as `len` and a `case` on a list are
+        ck.note(f"`{call.name}` of a constant function: scaled by the positive floor 1, not 0")
+        return ONE, captured
     return lam.param_sens, captured
 
 
