@@ -40,6 +40,7 @@ states its inequality; d is that metric, A, A' two matrices.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from fuzzpy.checker import usage as U
@@ -55,8 +56,6 @@ from fuzzpy.language import types as T
 from fuzzpy.language.sensitivity import INF, ONE, Sens
 
 if TYPE_CHECKING:
-    from fractions import Fraction
-
     from fuzzpy.checker.infer import Inferencer
     from fuzzpy.checker.primitives import PrimCall
 
@@ -178,8 +177,8 @@ def mtranspose(ck: Inferencer, call: PrimCall) -> Judgment:
 
 def vsums(ck: Inferencer, call: PrimCall) -> Judgment:
     what = "the clipping norm of `vsums`"
-    c: Fraction = deferred_read(
-        ck, call.statics[0], what, lambda: positive_static(call.statics[0], ck.visible_constants(), what), 1)
+    c = deferred_read(
+        ck, call.statics[0], what, lambda: positive_static(call.statics[0], ck.visible_constants(), what), Fraction(1))
     fn, arg = call.args
     j = ck.infer(arg)
     if not (isinstance(j.type, T.TList) and isinstance(j.type.elem, T.TBag)):

@@ -9,9 +9,17 @@ program (its rows share one vector type)."""
 from __future__ import annotations
 
 from fractions import Fraction
+
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime.values import Function, RuntimeFailure, Value, force
-from fuzzpy.runtime.vectors import VectorColumn, as_vector, entries, is_exact_vector, vector, vector_column
+from fuzzpy.runtime.vectors import (
+    VectorColumn,
+    as_vector,
+    entries,
+    is_exact_vector,
+    vector,
+    vector_column,
+)
 
 
 def rows_of(value: Value, what: str) -> list[Value]:
