@@ -302,8 +302,9 @@ class Inferencer:
         if factor != ONE:
             was, now = _rows_type(j.type), _rows_type(expected)
             assert was is not None and now is not None
-            self.note(f"read {j.type} in the {expected} metric: sensitivity x {factor}")
-            U.scale_ctx(j.ctx, factor, span, f"converted from {j.type} to {expected}")
+            kind = "vec" if isinstance(j.type, T.TVec) else "mat"
+            self.note(f"read {kind}[{was.norm}] in the {kind}[{now.norm}] metric: sensitivity x {factor}")
+            U.scale_ctx(j.ctx, factor, span, f"converted from {kind}[{was.norm}] to {kind}[{now.norm}]")
         if (_rows_type(j.type) is not None and _rows_type(expected) is not None
                 or isinstance(j.type, T.TInt) and isinstance(expected, T.TNum)):
             j.type = expected  # read in the expected metric from here on
