@@ -268,3 +268,10 @@ def test_a_constant_map_still_reads_the_shape_so_an_infinite_move_stays_infinite
     assert refused("def f (db : bag num) : fuzzy (mat[1] num) =\n"
                    "  laplace[1] (mmap (fun x -> 0 * x) [[mentry [[5]] (size db) 0]]);")[0][0] == "FZ306"
     assert sensitivity(checked("def g (m : mat[2] num) : mat[2] num = mmap (fun x -> 0 * x) m;"), "g", "m") == 1
+
+
+def test_a_matrix_type_without_its_norm_is_a_syntax_error_with_a_hint() -> None:
+    with pytest.raises(FuzzError) as info:
+        checked("def f (m : mat num) : num = 0;")
+    (d,) = info.value.diagnostics
+    assert d.code == "FZ102" and (d.span.line, d.span.col) == (1, 16) and "mat[2] num" in (d.hint or "")
