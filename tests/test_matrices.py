@@ -275,3 +275,27 @@ def test_a_matrix_type_without_its_norm_is_a_syntax_error_with_a_hint() -> None:
         checked("def f (m : mat num) : num = 0;")
     (d,) = info.value.diagnostics
     assert d.code == "FZ102" and (d.span.line, d.span.col) == (1, 16) and "mat[2] num" in (d.hint or "")
+
+
+# ---------------------------------------------------------------- through the command line
+
+
+def test_a_matrix_argument_from_the_command_line_and_a_json_release(tmp_path, capsys) -> None:
+    import json
+
+    from fuzzpy.cli import main
+
+    program = tmp_path / "m.fz"
+    program.write_text("def f (m : mat[1] num) (db : bag num) : fuzzy (mat[1] num) =\n"
+                       "  laplace[1] (mtranspose (mat_of_rows [mrow m 1, [size db, 0]]));\n")
+    data = tmp_path / "d.csv"
+    data.write_text("x\n1\n2\n")
+    base = ["run", str(program), "f", "--data", f"db={data}", "--budget", "5", "--ledger", str(tmp_path / "l.sqlite"),
+            "--seed", "4", "--json"]
+    assert main([*base, "--arg", "m=[[1, 2], [30, 40]]"]) == 0
+    released = json.loads(capsys.readouterr().out)["released"]
+    assert len(released) == 2 and all(len(row) == 2 for row in released)
+    assert abs(released[0][0] - 30) < 40 and abs(released[1][0] - 40) < 40  # the transpose of [[30, 40], [2, 0]], noised
+    # ragged rows: refused before anything is charged
+    assert main([*base, "--arg", "m=[[1, 2], [3]]"]) == 2
+    assert "FZ525" in capsys.readouterr().out
