@@ -280,6 +280,7 @@ def test_a_matrix_type_without_its_norm_is_a_syntax_error_with_a_hint() -> None:
 # ---------------------------------------------------------------- through the command line
 
 
+@pytest.mark.slow  # the whole command: ~2 s
 def test_a_matrix_argument_from_the_command_line_and_a_json_release(tmp_path, capsys) -> None:
     import json
 
