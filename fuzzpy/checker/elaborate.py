@@ -184,7 +184,7 @@ def _elaborate(ty: S.TypeExpr, aliases: Mapping[str, T.Type], constants: Mapping
             raise CheckError("FZ205", f"the field `{duplicate}` appears twice in a record type", ty.span)
         return T.TRecord(tuple((n, elaborate(t, aliases, constants)) for n, t in ty.fields))
     if isinstance(ty, S.TyList):
-        return T.TList(elaborate(ty.elem, aliases, constants))
+        return T.TList(elaborate(ty.elem, aliases, constants), ty.matrix)
     if isinstance(ty, S.TyVec):
         if ty.norm not in ("1", "2", "inf"):
             raise CheckError("FZ206", f"`vec[{ty.norm}]`: the norm must be 1, 2 or inf", ty.span)

@@ -300,10 +300,13 @@ class Inferencer:
         context is scaled by the conversion's factor)."""
         factor = self.conversion_factor(j.type, expected, span, why)
         if factor != ONE:
-            assert isinstance(j.type, T.TVec) and isinstance(expected, T.TVec)
-            self.note(f"read vec[{j.type.norm}] in the vec[{expected.norm}] metric: sensitivity x {factor}")
-            U.scale_ctx(j.ctx, factor, span, f"converted from vec[{j.type.norm}] to vec[{expected.norm}]")
-        if isinstance(j.type, T.TVec) and isinstance(expected, T.TVec) or isinstance(j.type, T.TInt) and isinstance(expected, T.TNum):
+            was, now = _rows_type(j.type), _rows_type(expected)
+            assert was is not None and now is not None
+            kind = "vec" if isinstance(j.type, T.TVec) else "mat"
+            self.note(f"read {kind}[{was.norm}] in the {kind}[{now.norm}] metric: sensitivity x {factor}")
+            U.scale_ctx(j.ctx, factor, span, f"converted from {kind}[{was.norm}] to {kind}[{now.norm}]")
+        if (_rows_type(j.type) is not None and _rows_type(expected) is not None
+                or isinstance(j.type, T.TInt) and isinstance(expected, T.TNum)):
             j.type = expected  # read in the expected metric from here on
         return j
 
@@ -325,6 +328,26 @@ class Inferencer:
                     "vector's length, which is not known here",
                     span,
                     hint="build the vector with a list literal, `tabulate` or `counts`, whose length is static",
+                )
+            return factor
+        if _is_matrix(actual) and _is_matrix(expected):
+            # a matrix read in another norm: every row converts by the same
+            # factor, so the sum of the rows' distances does too (Duet's
+            # matrix norm conversions, Near et al. OOPSLA 2019; the row
+            # inequalities are `typerel.norm_factor`'s)
+            assert isinstance(actual, T.TList) and isinstance(expected, T.TList)
+            rows, wanted = actual.elem, expected.elem
+            assert isinstance(rows, T.TVec) and isinstance(wanted, T.TVec)
+            if not self.lengths.unify(rows.length, wanted.length):
+                raise self.mismatch(expected, actual, span, why)
+            factor = norm_factor(rows.norm, wanted.norm, self.lengths.static(rows.length))
+            if factor is None:
+                raise CheckError(
+                    "FZ214",
+                    f"reading a `mat[{rows.norm}] num` as a `mat[{wanted.norm}] num` multiplies the sensitivity "
+                    "by a function of its number of columns, which is not known here",
+                    span,
+                    hint="build the rows with list literals (or `vsums`), whose length is static, or keep the norm",
                 )
             return factor
         raise self.mismatch(expected, actual, span, why)
@@ -748,3 +771,17 @@ def _shown(expr: S.Expr) -> str:
     from fuzzpy.frontend.printer import expr as printed
 
     return printed(expr)
+
+
+def _is_matrix(t: T.Type) -> bool:
+    """A list of vectors of numbers: `mat[p] num`, however it was written."""
+    return isinstance(t, T.TList) and isinstance(t.elem, T.TVec)
+
+
+def _rows_type(t: T.Type) -> T.TVec | None:
+    """The vector type ``t`` converts like: itself, or a matrix's rows."""
+    if isinstance(t, T.TVec):
+        return t
+    if isinstance(t, T.TList) and isinstance(t.elem, T.TVec):
+        return t.elem
+    return None

@@ -81,9 +81,19 @@ def _noise_arg(ck: Inferencer, call: PrimCall, norm: str) -> Judgment:
         return ck.coerce(j, T.NUM, arg.span, "")
     if isinstance(j.type, T.TVec):
         return ck.coerce(j, T.TVec(norm, T.NUM, j.type.length), arg.span, "")
+    if isinstance(j.type, T.TList) and isinstance(j.type.elem, T.TVec):
+        # a matrix, noised entry by entry (Duet's `laplace` on M_L1 and
+        # `gauss` on M_L2, Near et al. OOPSLA 2019): read as `mat[1]` its
+        # metric is the entrywise L1 distance, the Laplace mechanism's
+        # sensitivity (Dwork & Roth 2014, Thm 3.6); read as `mat[2]` it is
+        # the sum of the rows' L2 distances, at least the Frobenius
+        # (entrywise L2) distance, so the Gaussian mechanism's L2
+        # sensitivity is at most it (Dwork & Roth 2014, Thm A.1)
+        rows = T.TVec(norm, T.NUM, j.type.elem.length)
+        return ck.coerce(j, T.TList(rows, matrix=True), arg.span, "")
     if norm == "1" and is_number_list(j.type):
         return j
-    wanted = "a number or a `vec[1] num`" if norm == "1" else "a number or a `vec[2] num`"
+    wanted = f"a number, a `vec[{norm}] num` or a `mat[{norm}] num`"
     raise CheckError("FZ201", f"expected {wanted} but found `{j.type}`: `{call.name}` adds noise to numbers", arg.span)
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from fuzzpy.checker import first_order as F
 from fuzzpy.checker import higher_order as H
 from fuzzpy.checker import local_model as L
+from fuzzpy.checker import matrices as M
 from fuzzpy.checker import noise as N
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.errors import CheckError
@@ -79,6 +80,14 @@ _TABLE = [
     Primitive("log", (), 1, "num -> num", F.unbounded_math),
     Primitive("sqrt", (), 1, "num -> num", F.unbounded_math),
     Primitive("floor", (), 1, "num -> num", F.unbounded_math),
+    # matrices: `mat[p] num` is the list of its rows (Duet's M_Lp; `matrices`)
+    Primitive("mat_of_rows", (), 1, "list (vec[p] num) -o mat[p] num", M.mat_of_rows),
+    Primitive("mrow", (), 2, "mat[p] num -o int -> vec[p] num  (row i)", M.mrow),
+    Primitive("mentry", (), 3, "mat[p] num -o int -> int -> num  (row i, column j)", M.mentry),
+    Primitive("mmap", (), 2, "(num -[s]-> num) -> mat[p] num -[s]-> mat[p] num", M.mmap),
+    Primitive("vmap", (), 2, "(num -[s]-> num) -> vec[p] num -[s]-> vec[p] num", M.vmap),
+    Primitive("mtranspose", (), 1, "mat[1] num -o mat[1] num", M.mtranspose),
+    Primitive("vsums", ("c",), 2, "(A -> vec[2] num) -> list (bag A) -[c]-> mat[2] num  (per bucket: f of each row clipped to L2 norm c, summed)", M.vsums),
     # higher order: closures applied once per row are scaled by infinity
     Primitive("map", (), 2, "(A -> B) -> bag A -o bag B", H.map_),
     Primitive("filter", (), 2, "(A -> bool) -> bag A -o bag A", H.filter_),

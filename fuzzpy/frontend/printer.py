@@ -106,6 +106,8 @@ def _type(ty: ast.TypeExpr) -> tuple[str, int]:
     if isinstance(ty, ast.TySum):
         return f"{type_text(ty.left, 2)} + {type_text(ty.right, 1)}", 1
     if isinstance(ty, ast.TyList):
+        if ty.matrix and isinstance(ty.elem, ast.TyVec):
+            return f"mat[{ty.elem.norm}] {type_text(ty.elem.elem, 2)}", 2
         return f"list {type_text(ty.elem, 2)}", 2
     if isinstance(ty, ast.TyBag):
         return f"bag {type_text(ty.elem, 2)}", 2

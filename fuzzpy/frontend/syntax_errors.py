@@ -231,6 +231,8 @@ _HINTS: list[tuple[_Rule, str]] = [
      "to compare two values, write `==`"),
     (lambda e: e.previous_text == "vec" and e.written(e.expected) == {"["},
      "a vector type names its norm: `vec[1] num`, `vec[2] num` or `vec[inf] num`"),
+    (lambda e: e.previous_text == "mat" and e.written(e.expected) == {"["},
+     "a matrix type names the norm of its rows: `mat[1] num`, `mat[2] num` or `mat[inf] num`"),
     (lambda e: e.previous_text is not None and e.written(e.expected) == {"["},
      "`{previous}` takes its static arguments in brackets, as in `{previous}[...] e`"),
     (lambda e: e.text == "->" and {":", "="} <= e.written(e.expected),

@@ -40,6 +40,19 @@ class TypeRules(BuilderBase):
             )
         return self.nest(ast.TyVec(norm, c[4], self.span(c[0], c[4])), c[4])
 
+    def ty_mat(self, c: Children) -> ast.TyList:
+        """`mat[p] A`: the list of its rows, each a `vec[p] A` (Duet's M_Lp)."""
+        norm = c[2].value
+        if norm not in ("1", "2", "inf"):
+            raise self.fail(
+                "FZ112",
+                f"`mat[{norm}]` is not a matrix type: the norm of its rows must be 1, 2 or inf",
+                self.token_span(c[2]),
+                hint="write `mat[1]`, `mat[2]` or `mat[inf]`",
+            )
+        row = ast.TyVec(norm, c[4], self.span(c[0], c[4]))
+        return self.nest(ast.TyList(row, self.span(c[0], c[4]), matrix=True), c[4])
+
     def ty_name(self, c: Children) -> ast.TyName:
         return ast.TyName(c[0].value, self.token_span(c[0]))
 

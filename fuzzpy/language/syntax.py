@@ -77,6 +77,7 @@ class TyRecord:
 class TyList:
     elem: TypeExpr
     span: Span = _span()
+    matrix: bool = False  # written `mat[p] A`: the list of its rows, each a `vec[p] A`
 
 
 @frozen

@@ -7,6 +7,7 @@ expressions evaluated; the parser's `TypeExpr`s are only their surface form.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import field
 
 from fuzzpy.language.sensitivity import INF, ONE, Sens
 from fuzzpy.support.records import frozen
@@ -106,8 +107,15 @@ class TList:
     """Lists: sum of element distances at equal length, infinity otherwise."""
 
     elem: Type
+    # Written `mat[p] num`: a matrix is the list of its rows, `list (vec[p]
+    # num)`, and the list metric (the sum of the rows' Lp distances) is Duet's
+    # matrix metric for M_Lp[m, n] (Near et al., OOPSLA 2019, section 4). The
+    # flag only chooses the spelling: it takes no part in equality.
+    matrix: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
+        if self.matrix and isinstance(self.elem, TVec):
+            return f"mat[{self.elem.norm}] {_atom(self.elem.elem)}"
         return f"list {_atom(self.elem)}"
 
 
@@ -217,7 +225,7 @@ def map_lengths(t: Type, f: Callable[[Length | None], Length | None]) -> Type:
     if isinstance(t, TRecord):
         return TRecord(tuple((n, map_lengths(ty, f)) for n, ty in t.fields), alias=t.alias)
     if isinstance(t, TList):
-        return TList(map_lengths(t.elem, f))
+        return TList(map_lengths(t.elem, f), t.matrix)
     if isinstance(t, TBag):
         return TBag(map_lengths(t.elem, f))
     if isinstance(t, TFun):

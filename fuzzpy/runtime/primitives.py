@@ -18,6 +18,7 @@ from fuzzpy.language import syntax as S
 from fuzzpy.language.categories import bucket_indices
 from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import local as L
+from fuzzpy.runtime import matrices as M
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.accuracy import NoiseNote
 from fuzzpy.runtime.aggregates import clamped_sum, vector_sum
@@ -171,6 +172,7 @@ def builtin_functions(interp: Interpreter) -> dict[str, Function]:
         "log": fn("log", 1, lambda x: _math(X.log, R.log, x)),
         "sqrt": fn("sqrt", 1, lambda x: _math(X.sqrt, R.sqrt, x)),
         "floor": fn("floor", 1, lambda x: _math(lambda v: Fraction(X.floor(v)), R.floor, x)),
+        **M.builtins(),
     }
 
 
@@ -223,6 +225,7 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
         "clip": _clip,
         "clip2": _clip2,
         "vsum": _vsum,
+        "vsums": _vsums,
         "group": _group,
         "expmech": _expmech,
         "loop": _loop,
@@ -250,6 +253,9 @@ def _laplace(interp: Interpreter, args: list[Fraction]) -> Function:
     def noisy(value: Value) -> Fuzzy:
         if X.is_exact(value):  # one number: no arrays (a run on a query engine need not import numpy)
             return Fuzzy(lambda: _noted(interp, laplace_release_one(value, 1 / eps, interp.source), "laplace", 1 / eps, 1))
+        if M.is_matrix(value):  # a matrix: entry by entry, as one vector of all its entries
+            return Fuzzy(lambda: _noised_matrix(interp, value, "laplace", 1 / eps,
+                                                lambda v: laplace_release(v, 1 / eps, interp.source)))
         values = _numeric(value, "laplace")
         return Fuzzy(lambda: _noted(interp, _shape_like(value, laplace_release(values, 1 / eps, interp.source)),
                                     "laplace", 1 / eps, values.size))
@@ -287,6 +293,9 @@ def _gauss(interp: Interpreter, args: list[Fraction]) -> Function:
         raise RuntimeFailure("FZ517", "gauss[sigma] needs sigma > 0")
 
     def noisy(value: Value) -> Fuzzy:
+        if M.is_matrix(value):  # a matrix: entry by entry, as one vector of all its entries
+            return Fuzzy(lambda: _noised_matrix(interp, value, "gauss", sigma,
+                                                lambda v: gauss_release(v, sigma, interp.source)))
         values = _numeric(value, "gauss")
         return Fuzzy(lambda: _noted(interp, _shape_like(value, gauss_release(values, sigma, interp.source)),
                                     "gauss", sigma, values.size))
@@ -329,6 +338,25 @@ def _dgauss(interp: Interpreter, args: list[Fraction]) -> Function:
                                     "dgauss", sigma, 1))
 
     return Function("dgauss", 1, noisy)
+
+
+def _noised_matrix(interp: Interpreter, value: Value, kind: str, scale: Fraction,
+                   release: Callable[[np.ndarray], np.ndarray]) -> list[Value]:
+    """The rows of a matrix with noise added to every entry: the entries are
+    released as one vector (the same exact samplers, grid and draws as a
+    vector of that many entries), then cut back into rows."""
+    rows = M.rows_of(value, kind)
+    if not all(is_exact_vector(row) for row in rows):
+        raise RuntimeFailure("FZ516", f"`{kind}` adds noise to a matrix computed once, not to one per row")
+    flat = _numeric(vector([x for row in rows for x in row.tolist()]), kind)
+    noisy = release(flat)
+    out: list[Value] = []
+    start = 0
+    for row in rows:
+        out.append(vector_view(noisy[start:start + len(row)]))
+        start += len(row)
+    _noted(interp, out, kind, scale, flat.size)
+    return out
 
 
 def _noted(interp: Interpreter, released: Value, kind: str, scale: Fraction, entries: int) -> Value:
@@ -412,6 +440,16 @@ def _vsum(interp: Interpreter, args: list[Fraction]) -> Function:
         return vector(vector_sum(rows, c, rows.shape[1]))
 
     return Function("vsum", 1, total)
+
+
+def _vsums(interp: Interpreter, args: list[Fraction]) -> Function:
+    """`vsums[c] f groups`: one row per bucket, `vsum[c] (map f bucket)`."""
+    one = _vsum(interp, args)
+
+    def sums(f: Value, groups: Value) -> list[Value]:
+        return [one(Bag(apply_to_rows(interp, f, _bag(bucket, "vsums"), "vsums"))) for bucket in groups]
+
+    return Function("vsums", 2, sums)
 
 
 def _group(interp: Interpreter, args: list[Fraction]) -> Function:

@@ -5,7 +5,8 @@ tiny, 2^62...), a `def rec`, one deterministic query `q (db : bag R) : T`
 and one `fuzzy` release `m (db : bag R)` built on it, with the model that
 says how far its seeded releases may move (see `compare.py`). The query
 language covers the database primitives (map, filter, split, size,
-sum[lo, hi], group[k], counts, tabulate, vsum, clip2, dot), scalar
+sum[lo, hi], group[k], counts, tabulate, vsum, clip2, dot, and matrices:
+vsums, mmap, mtranspose, mentry, norm conversions), scalar
 arithmetic with static and data-derived values, let, if / case on public and
 private data, tuples, with-pairs and lists; edge cases are favoured: static
 zeros (`0 * e` with an infinitely sensitive e), unused lets, huge constants,
@@ -418,6 +419,36 @@ def _l2(w: Writer, depth: int) -> tuple[str, str, Release]:
     return "vec[2] num", body, release
 
 
+def _matrix(w: Writer, depth: int) -> tuple[str, str, Release]:
+    """`mat[p] num` (Duet's M_Lp: the rows' Lp distances added): per-bucket
+    clipped sums (`vsums`), a literal of queries, entry-wise maps, a row or
+    an entry taken back out, a transpose of an L1 matrix, norm conversions."""
+    r = w.name("r")
+    entries = ", ".join(w.row_num(r, 1) for _ in range(2))
+    k = w.pick(["1", "3"])
+    c = w.pick(["1", "0.5", "10", "tiny"])
+    if w.chance(0.5):
+        body = f"vsums[{c}] (fun {r} -> [{entries}]) (group[{k}] {w.row_fun(w.row_int, 1)} {w.bag('db', depth - 1)})"
+        norm = "2"
+    else:
+        row = lambda: f"[{w.query('db', depth - 1)}, {w.pick(['0', 'third', w.query('db', 0)])}]"  # noqa: E731
+        norm = w.pick(["1", "2", "inf"])
+        body = f"([{row()}, {row()}] : mat[{norm}] num)"
+    if w.chance(0.3):
+        body = f"mmap (fun x -> {w.pick(['3 * x', 'clip[-1, 1] x', 'x / 4 - 7', 'sigmoid x', '0 * x'])}) ({body})"
+    if w.chance(0.2):
+        body, norm = f"mtranspose ({body} : mat[1] num)", "1"
+    release_norm = w.pick(["1", "2"])
+    noise = f"laplace[{w.pick(EPSILONS)}]" if release_norm == "1" else f"gauss[{w.pick(['1', '0.5', '100'])}]"
+    model = "laplace" if release_norm == "1" else "gauss"
+    if w.chance(0.2):
+        index = w.pick(["0", "1"])
+        return ("num", f"mentry ({body}) {index} {w.pick(['0', '1'])}",
+                Release(f"def m (db : bag R) : fuzzy num = {noise} (q db);", model))
+    release = Release(f"def m (db : bag R) : fuzzy (mat[{release_norm}] num) = {noise} (q db);", model)
+    return f"mat[{norm}] num", body, release
+
+
 def _thresholds(w: Writer, depth: int) -> tuple[str, str, Release]:
     count = w.pick(["1", "3", "60"])
     ts = ", ".join(str(i) for i in range(int(count)))
@@ -440,6 +471,7 @@ def _zero_bool(w: Writer, depth: int) -> tuple[str, str, Release]:
 
 QUERY_KINDS: tuple[Callable[[Writer, int], tuple[str, str, Release]], ...] = (
     _number, _number, _number, _number, _pair, _with, _histogram, _list, _l2, _thresholds, _zero_bool, _integer,
+    _matrix,
 )
 
 

@@ -26,12 +26,13 @@ MODELS = {
     "census_report": {"report": "outcome", "married_count": "", "hours_total": ""},
     "visit_summary": {"summary": "laplace", "mean_cost": "outcome"},
     "subsampled_count": {"sampled_count": "unsynced"},
+    "matrix_gradient": {"noisy_class_sums": "gauss", "laplace_class_sums": "laplace"},
 }
 #: Long-running trainings: a few small pairs instead of the catalogue.
-SMALL = {"gradient_descent", "dpsgd", "dpsgd_fixed_batches"}
+SMALL = {"gradient_descent", "dpsgd", "dpsgd_fixed_batches", "matrix_gradient"}
 
 #: Examples whose catalogue takes more than ~2 s (the `slow` job runs them).
-SLOW_CATALOGUE = {"busiest_age_bracket", "robust_median"}
+SLOW_CATALOGUE = {"busiest_age_bracket", "robust_median", "matrix_gradient"}
 
 #: Examples that fail on the current code, with the class of bug (issue 9).
 FAILING: dict[str, str] = {}
