@@ -181,7 +181,7 @@ def test_gaussian_vectors_loops_and_subsampling_are_events() -> None:
     )
     assert events(text, "f") == (Repeat(100, (Gaussian(Fraction(1), Fraction(3)),)),)
     text = "def f (db : bag Row) : fuzzy num = subsample[0.01] (fun b -> gauss[2] (size b)) db;"
-    assert events(text, "f") == (Subsample(Fraction(1, 100), (Gaussian(Fraction(1), Fraction(2)),), direct=True),)
+    assert events(text, "f") == (Subsample(Fraction(1, 100), (Gaussian(Fraction(1), Fraction(2), replaced=Fraction(0)),), direct=True),)
     assert eps(text, "f") is None
 
 
