@@ -114,6 +114,7 @@ from fuzzpy.accounting.events import (
     ExpMech,
     Gaussian,
     Geometric,
+    Staircase,
     Group,
     Laplace,
     LocalReports,
@@ -293,6 +294,8 @@ def _doubled(event: Event) -> Event:
         return Gaussian(event.sensitivity * 2, event.sigma)
     if isinstance(event, Geometric):
         return Geometric(event.sensitivity * 2, event.scale)
+    if isinstance(event, Staircase):  # a replaced row moves the query by at most 2s: ceil(2s) steps
+        return Staircase(event.sensitivity * 2, event.step_epsilon)
     if isinstance(event, DiscreteGaussian):
         return DiscreteGaussian(event.sensitivity * 2, event.sigma)
     if isinstance(event, ExpMech):

@@ -89,6 +89,7 @@ _TABLE = [
     Primitive("laplace", ("eps",), 1, "num -[eps]-> fuzzy num  (also vec[1] num)", N.laplace),
     Primitive("gauss", ("sigma",), 1, "num -> fuzzy num  (rho = s^2 / 2 sigma^2; also vec[2] num)", N.gauss),
     Primitive("geometric", ("eps",), 1, "int -[eps]-> fuzzy int  (two-sided geometric noise; an integer release)", N.geometric),
+    Primitive("staircase", ("eps", "gamma"), 1, "num -> fuzzy num  (staircase noise, steps of width 1: eps ceil(s); gamma optional)", N.staircase),
     Primitive("dgauss", ("sigma",), 1, "int -> fuzzy int  (discrete Gaussian; rho = s^2 / 2 sigma^2)", N.dgauss),
     Primitive("expmech", ("eps",), 3, "list C -> (C -> D -[s]-> num) -> D -[eps*s]-> fuzzy C", N.expmech),
     Primitive("loop", ("k",), 2, "A -> (A -> fuzzy A) -> fuzzy A  (cost: k times the body's)", N.loop),
@@ -123,7 +124,8 @@ def apply_primitive(
     if name == "sum" and not statics and args:
         return F.unclamped_sum(ck, PrimCall(name, statics, args[:1], _rebuild(head, args[:1], whole), hint, head))
     categorical = name == "group" and len(statics) >= 1 and is_categorical(statics, ck.visible_categories())
-    if len(statics) != len(prim.statics) and not categorical:
+    optional = name == "staircase" and len(statics) == 1  # gamma left out: the optimal gamma*
+    if len(statics) != len(prim.statics) and not categorical and not optional:
         wanted = f"`{name}[{', '.join(prim.statics)}]`" if prim.statics else f"`{name}` (no brackets)"
         raise CheckError("FZ208", f"`{name}` takes {len(prim.statics)} static argument(s): write {wanted}", head.span)
     if len(args) < prim.arity:
