@@ -39,6 +39,7 @@ from fuzzpy.runtime.noise import (
     laplace_release_one,
 )
 from fuzzpy.runtime.samplers import discrete_gaussian, geometric_noise
+from fuzzpy.runtime.staircase import staircase_release_one
 from fuzzpy.runtime.sigmoid import sigmoid_exact, sigmoid_rows
 from fuzzpy.runtime.values import (
     Exhausted,
@@ -219,6 +220,7 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
         "gauss": _gauss,
         "geometric": _geometric,
         "dgauss": _dgauss,
+        "staircase": _staircase,
         "sum": _sum,
         "clip": _clip,
         "clip2": _clip2,
@@ -304,6 +306,26 @@ def _dgauss(interp: Interpreter, args: list[Fraction]) -> Function:
                                     "dgauss", sigma, 1))
 
     return Function("dgauss", 1, noisy)
+
+
+def _staircase(interp: Interpreter, args: list[Fraction]) -> Function:
+    """`staircase[eps] x`, `staircase[eps, gamma] x`: x + staircase noise
+    (Geng & Viswanath 2016) on its own power-of-two grid, exactly
+    (`runtime.staircase`: a discrete staircase whose steps are one grid unit
+    wider than 1, so rounding x to the grid never costs another step)."""
+    eps, gamma = args[0], (args[1] if len(args) > 1 else None)
+    if eps <= 0:
+        raise RuntimeFailure("FZ517", "staircase[eps] needs eps > 0")
+    if gamma is not None and not 0 <= gamma <= 1:
+        raise RuntimeFailure("FZ517", "staircase[eps, gamma] needs gamma in [0, 1]")
+
+    def noisy(value: Value) -> Fuzzy:
+        exact = X.to_exact(value)
+        if isinstance(exact, bool) or not X.is_exact(exact):
+            raise RuntimeFailure("FZ516", "`staircase` adds noise to one number")
+        return Fuzzy(lambda: staircase_release_one(exact, eps, gamma, interp.source))  # type: ignore[arg-type]
+
+    return Function("staircase", 1, noisy)
 
 
 def _noted(interp: Interpreter, released: Value, kind: str, scale: Fraction, entries: int) -> Value:
