@@ -314,8 +314,8 @@ def _staircase(interp: Interpreter, args: list[Fraction]) -> Function:
     (`runtime.staircase`: a discrete staircase whose steps are one grid unit
     wider than 1, so rounding x to the grid never costs another step)."""
     eps, gamma = args[0], (args[1] if len(args) > 1 else None)
-    if eps <= 0:
-        raise RuntimeFailure("FZ517", "staircase[eps] needs eps > 0")
+    if not 0 < eps <= 1024 or eps.denominator >= 2**58:  # as `release.feasible` refuses before charging
+        raise RuntimeFailure("FZ517", "staircase[eps] needs 0 < eps <= 1024, a fraction n/d with d below 2^58")
     if gamma is not None and not 0 <= gamma <= 1:
         raise RuntimeFailure("FZ517", "staircase[eps, gamma] needs gamma in [0, 1]")
 
