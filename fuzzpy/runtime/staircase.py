@@ -39,8 +39,9 @@ points of a lattice of spacing W, so |h(j) - h(j')| <= ceil(|j - j'| / W),
 and ||n| - |n'|| <= |n - n'|. For k = ceil(s) >= 1, s/g + 1 <= k/g + 1 <=
 k (1/g + 1) = k W, so any output o has
 P(o | x) / P(o | x') = b^(h(|o - u|) - h(|o - u'|)) <= e^(eps k): the
-discretised mechanism costs what the checker charged. (Steps of exactly
-1/g units would let the rounding cross one step too many.) gamma* is
+discretised mechanism costs what the checker charged. (The bound
+s/g + 1 holds for any monotone rounding; the extra unit per step makes it
+enough, without an argument about how ties are rounded.) gamma* is
 irrational; its grid value I is computed from rigorous bounds on
 e^(-eps/2), deterministically -- a different gamma changes the accuracy,
 never the privacy. The released value g N' is an exact dyadic rational;
