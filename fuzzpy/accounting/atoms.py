@@ -53,7 +53,6 @@ from fuzzpy.accounting.events import (
     ExpMech,
     Gaussian,
     Geometric,
-    Staircase,
     Group,
     Laplace,
     LocalReports,
@@ -62,6 +61,7 @@ from fuzzpy.accounting.events import (
     Resampled,
     Sample,
     ShuffledReports,
+    Staircase,
     Subsample,
     Verified,
 )

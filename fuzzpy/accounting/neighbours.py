@@ -114,7 +114,6 @@ from fuzzpy.accounting.events import (
     ExpMech,
     Gaussian,
     Geometric,
-    Staircase,
     Group,
     Laplace,
     LocalReports,
@@ -123,6 +122,7 @@ from fuzzpy.accounting.events import (
     Resampled,
     Sample,
     ShuffledReports,
+    Staircase,
     Subsample,
 )
 from fuzzpy.accounting.local import has_local

@@ -41,8 +41,8 @@ from fuzzpy.accounting.events import (
     Group,
     Laplace,
     Repeat,
-    Staircase,
     Sample,
+    Staircase,
     Subsample,
     SymbolicPure,
 )
@@ -570,9 +570,7 @@ def pure_polynomial(events: tuple[Event, ...]) -> Poly | None:
     for event in events:
         if isinstance(event, (E.Laplace, E.Geometric)):
             total = total + Poly.const(Fraction(event.sensitivity) / Fraction(event.scale))
-        elif isinstance(event, E.Staircase):
-            total = total + Poly.const(Fraction(event.epsilon))
-        elif isinstance(event, E.ExpMech):
+        elif isinstance(event, (E.Staircase, E.ExpMech)):
             total = total + Poly.const(Fraction(event.epsilon))
         elif isinstance(event, E.SymbolicPure):
             total = total + event.epsilon.scale(Fraction(event.sensitivity))

@@ -39,8 +39,8 @@ from fuzzpy.runtime.noise import (
     laplace_release_one,
 )
 from fuzzpy.runtime.samplers import discrete_gaussian, geometric_noise
-from fuzzpy.runtime.staircase import staircase_release_one
 from fuzzpy.runtime.sigmoid import sigmoid_exact, sigmoid_rows
+from fuzzpy.runtime.staircase import staircase_release_one
 from fuzzpy.runtime.values import (
     Exhausted,
     Function,
@@ -323,7 +323,7 @@ def _staircase(interp: Interpreter, args: list[Fraction]) -> Function:
         exact = X.to_exact(value)
         if isinstance(exact, bool) or not X.is_exact(exact):
             raise RuntimeFailure("FZ516", "`staircase` adds noise to one number")
-        return Fuzzy(lambda: staircase_release_one(exact, eps, gamma, interp.source))  # type: ignore[arg-type]
+        return Fuzzy(lambda: staircase_release_one(exact, eps, gamma, interp.source))
 
     return Function("staircase", 1, noisy)
 
