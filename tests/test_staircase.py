@@ -449,3 +449,15 @@ def test_one_seed_moves_the_release_by_the_query_only() -> None:
     a = staircase_release_one(7, Fraction(2), None, SeededSource(9))
     b = staircase_release_one(8, Fraction(2), None, SeededSource(9))
     assert abs(b - a - 1) <= Fraction(2) ** staircase_grid(Fraction(2)).exponent
+
+
+@pytest.mark.slow
+def test_an_audit_of_half_a_step_finds_a_whole_step_of_loss(capsys: pytest.CaptureFixture[str]) -> None:
+    """`fuzzpy audit` on a query that moves by 1/2 at eps = 4: a loss above
+    eps x 1/2 = 2 (what a Laplace-style eps s rule would claim) is found,
+    and none above eps ceil(1/2) = 4, the checker's claim."""
+    code = main(["audit", "--samples", "3000", "--seed", "1", "--json",
+                 str(ROOT / "examples" / "staircase_counts.fz"), "half_step"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and not doc["leak"] and doc["claim"]["epsilon"] == 4
+    assert doc["lower_bound"] > 2
