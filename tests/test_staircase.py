@@ -150,7 +150,7 @@ def test_a_wrong_gamma_is_noticed() -> None:
 # ---------------------------------------------------------------- exact arithmetic
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.fractions(min_value=0, max_value=300, max_denominator=10**6), st.integers(0, 200))
 def test_exp_bounds_bracket_the_true_value(x: Fraction, bits: int) -> None:
     lo, hi = exp_neg_bounds(x, bits)
@@ -171,7 +171,7 @@ class Words(SeededSource):
         return self._given.pop(0) if self._given else 0
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.fractions(min_value=0, max_value=1, max_denominator=2**70), st.lists(st.integers(0, 2**64 - 1), min_size=3, max_size=3))
 def test_the_bernoulli_answers_whether_the_uniform_is_below_p(p: Fraction, words: list[int]) -> None:
     def bounds(k: int) -> tuple[int, int]:
@@ -251,7 +251,7 @@ def test_rounding_to_the_grid_never_costs_another_step(x: Fraction, s: Fraction,
     assert -(-moved // grid.width) <= math.ceil(s)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.integers(1, 12), st.fractions(min_value=0, max_value=1, max_denominator=10**6), st.integers(0, 2**20),
        st.fractions(min_value=Fraction(1, 10**3), max_value=4, max_denominator=10**3), st.booleans())
 def test_any_monotone_rounding_stays_within_the_widened_steps(bits: int, offset: Fraction, start: int,

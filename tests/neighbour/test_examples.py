@@ -26,6 +26,8 @@ MODELS = {
     "census_report": {"report": "outcome", "married_count": "", "hours_total": ""},
     "visit_summary": {"summary": "laplace", "mean_cost": "outcome"},
     "subsampled_count": {"sampled_count": "unsynced"},
+    "staircase_counts": {"noisy_older": "staircase", "older_sum": "staircase", "half_step": "staircase",
+                         "quarter_steps": "staircase"},
 }
 #: Long-running trainings: a few small pairs instead of the catalogue.
 SMALL = {"gradient_descent", "dpsgd", "dpsgd_fixed_batches"}
