@@ -191,7 +191,7 @@ def test_a_non_positive_epsilon_is_refused(eps: Fraction, gamma: Fraction | None
         staircase_grid(eps, gamma)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(st.fractions(min_value=Fraction(1, 100), max_value=50, max_denominator=1000),
        st.one_of(st.fractions(max_value=-Fraction(1, 10**6), max_denominator=10**6),
                  st.fractions(min_value=1 + Fraction(1, 10**6), max_denominator=10**6)))
@@ -461,3 +461,52 @@ def test_an_audit_of_half_a_step_finds_a_whole_step_of_loss(capsys: pytest.Captu
     doc = json.loads(capsys.readouterr().out)
     assert code == 0 and not doc["leak"] and doc["claim"]["epsilon"] == 4
     assert doc["lower_bound"] > 2
+
+
+# ---------------------------------------------------------------- accuracy
+
+
+@pytest.mark.parametrize(("eps", "width", "inner"), [
+    (Fraction(1, 2), 5, 2), (Fraction(3), 7, 1), (Fraction(1), 4, 0), (Fraction(2), 3, 3), (Fraction(1, 20), 6, 3),
+])
+@pytest.mark.parametrize("alpha", [Fraction(1, 2), Fraction(1, 20), Fraction(1, 1000)])
+def test_the_interval_is_the_least_or_one_unit_more(eps: Fraction, width: int, inner: int, alpha: Fraction) -> None:
+    from fuzzpy.runtime.staircase import tail_units
+
+    pmf = discrete_pmf(float(eps), width, inner, 4000)
+    tails, covered = [], pmf[0]
+    for m in range(0, 3000):  # P(|N| > m)
+        covered += 2 * pmf[m] if m > 0 else 0.0
+        tails.append(1 - covered)
+    least = min(m for m, t in enumerate(tails) if t <= float(alpha))
+    found = tail_units(eps, StaircaseGrid(0, width, inner, Fraction(inner, width)), alpha)
+    assert least <= found <= least + 1
+    assert tails[found] <= float(alpha)
+
+
+@pytest.mark.parametrize(("eps", "seed"), [(Fraction(1, 2), 41), (Fraction(4), 42)])
+def test_interval_coverage_matches_its_level(eps: Fraction, seed: int) -> None:
+    from fuzzpy.runtime.accuracy import NoiseNote, half_width, textbook_half_width
+
+    grid = staircase_grid(eps)
+    note = NoiseNote("staircase", eps, 1, grid.exponent, grid.inner)
+    width = float(half_width(note, Fraction(9, 10)))
+    assert width == pytest.approx(textbook_half_width(note, Fraction(9, 10)), rel=1e-6)
+    draws = releases(Fraction(100), eps, None, 2000, seed) - 100
+    inside = float(np.mean(np.abs(draws) <= width))
+    assert 0.88 < inside < 0.92
+
+
+@pytest.mark.slow
+def test_run_prints_the_interval(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    program = tmp_path / "one.fz"
+    program.write_text(ROWS + "def m (db : bag P) : fuzzy num = staircase[4] (size db);\n")
+    data = tmp_path / "p.csv"
+    data.write_text("age,w\n1,0.5\n2,0.25\n")
+    code = main(["run", str(program), "m", "--data", f"db={data}", "--budget", "10", "--json", "--seed", "1",
+                 "--ledger", str(tmp_path / "l.sqlite")])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0
+    (accuracy,) = doc["accuracy"]
+    assert accuracy["derived"] and accuracy["epsilon"] == 4
+    assert accuracy["half_width"] == pytest.approx(0.7615, abs=1e-3)  # 2 a gamma + 2 a b (h - gamma) = 0.95

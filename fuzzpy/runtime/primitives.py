@@ -40,7 +40,7 @@ from fuzzpy.runtime.noise import (
 )
 from fuzzpy.runtime.samplers import discrete_gaussian, geometric_noise
 from fuzzpy.runtime.sigmoid import sigmoid_exact, sigmoid_rows
-from fuzzpy.runtime.staircase import staircase_release_one
+from fuzzpy.runtime.staircase import staircase_grid, staircase_release_one
 from fuzzpy.runtime.values import (
     Exhausted,
     Function,
@@ -323,18 +323,21 @@ def _staircase(interp: Interpreter, args: list[Fraction]) -> Function:
         exact = X.to_exact(value)
         if isinstance(exact, bool) or not X.is_exact(exact):
             raise RuntimeFailure("FZ516", "`staircase` adds noise to one number")
-        return Fuzzy(lambda: staircase_release_one(exact, eps, gamma, interp.source))
+        grid = staircase_grid(eps, gamma)
+        return Fuzzy(lambda: _noted(interp, staircase_release_one(exact, eps, gamma, interp.source), "staircase", eps, 1,
+                                    (grid.exponent, grid.inner)))
 
     return Function("staircase", 1, noisy)
 
 
-def _noted(interp: Interpreter, released: Value, kind: str, scale: Fraction, entries: int) -> Value:
+def _noted(interp: Interpreter, released: Value, kind: str, scale: Fraction, entries: int,
+           grid: tuple[int, int] | None = None) -> Value:
     """``released``, its noise noted for its accuracy (public parameters
     only: `fuzzpy.runtime.accuracy`) when the run keeps notes."""
     notes = getattr(interp, "noise_notes", None)
     if notes is not None:
         grids = {"laplace": laplace_grid, "gauss": gauss_grid}
-        e, units = grids[kind](scale, entries) if kind in grids else (0, 0)
+        e, units = grid if grid is not None else grids[kind](scale, entries) if kind in grids else (0, 0)
         notes.append((released, NoiseNote(kind, Fraction(scale), entries, e, units)))
     return released
 

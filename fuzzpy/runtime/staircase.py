@@ -195,3 +195,57 @@ def staircase_release_one(value: int | Fraction, epsilon: Fraction, gamma: Fract
     grid = staircase_grid(Fraction(epsilon), None if gamma is None else Fraction(gamma))
     step = Fraction(2) ** grid.exponent
     return (round(Fraction(value) / step) + staircase_units(epsilon, grid, source)) * step
+
+
+# ---------------------------------------------------------------- accuracy
+
+
+def tail_units(epsilon: Fraction, grid: StaircaseGrid, alpha: Fraction) -> int:
+    """A number m of grid units with P(|N| > m) <= alpha, at most one unit
+    above the least such m. The magnitudes j carry weight w(j) = b^h(j):
+    each whole step k holds b^k (I + (W - I) b), so the mass from step k on
+    is M b^k, M = (I + (W - I) b) / (1 - b), and within step k the first
+    r + 1 magnitudes hold b^k (min(r + 1, I) + b max(r + 1 - I, 0)); with
+    both signs and zero once, the normaliser is Z = 2 M - w(0). Solved for
+    the least step and place in mpmath at 256 bits from the exact eps and
+    alpha; one unit is added for the evaluation's rounding."""
+    import mpmath
+    from mpmath import mp
+
+    inner, width = grid.inner, grid.width
+    with mp.workprec(256):
+        b = mpmath.exp(-mp.mpf(epsilon.numerator) / epsilon.denominator)
+        a = mp.mpf(alpha.numerator) / alpha.denominator
+        mass = (inner + (width - inner) * b) / (1 - b)
+        normaliser = 2 * mass - (1 if inner > 0 else b)
+        target = a * normaliser / 2  # P(|N| > m) <= alpha  <=>  sum_{j > m} w(j) <= target
+        if mass - (1 if inner > 0 else b) <= target:
+            return 1
+        k = max(int(mpmath.floor(mpmath.log(target / mass) / mpmath.log(b))) - 1, 0)
+        while k > 0 and mass * b**k <= target:
+            k -= 1
+        while mass * b ** (k + 1) > target:
+            k += 1
+        need = mass - target / b**k  # the first r + 1 magnitudes of step k must hold this (in units of b^k)
+        if need <= inner:
+            r = int(mpmath.ceil(need)) - 1
+        else:
+            r = inner + int(mpmath.ceil((need - inner) / b)) - 1
+    return k * width + min(max(r, 0), width - 1) + 1
+
+
+def continuous_half_width(epsilon: float, gamma: float, alpha: float) -> float:
+    """h with P(|X| > h) = alpha for the continuous staircase (Delta = 1):
+    P(|X| >= k) = b^k, and within step k the density is a b^k then a b^(k+1)."""
+    b = math.exp(-epsilon)
+    a = (1 - b) / (2 * (gamma + (1 - gamma) * b))
+    k = max(math.floor(math.log(alpha) / -epsilon) if alpha < 1 else 0, 0)  # b^k >= alpha > b^(k+1)
+    while b ** (k + 1) > alpha:
+        k += 1
+    while k > 0 and b**k < alpha:
+        k -= 1
+    inside = b**k - alpha  # the mass of step k below h, on both sides
+    first = 2 * a * b**k * gamma
+    if inside <= first:
+        return k + inside / (2 * a * b**k)
+    return k + gamma + (inside - first) / (2 * a * b ** (k + 1))
