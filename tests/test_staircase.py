@@ -510,3 +510,10 @@ def test_run_prints_the_interval(capsys: pytest.CaptureFixture[str], tmp_path: P
     (accuracy,) = doc["accuracy"]
     assert accuracy["derived"] and accuracy["epsilon"] == 4
     assert accuracy["half_width"] == pytest.approx(0.7615, abs=1e-3)  # 2 a gamma + 2 a b (h - gamma) = 0.95
+
+
+def test_budget_accounts_staircase_releases(capsys: pytest.CaptureFixture[str]) -> None:
+    """Four releases at eps0 = 1/2 of a query moving by 3/2: two steps each."""
+    code = main(["budget", "--staircase", "0.5", "--sensitivity", "1.5", "--rounds", "4", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["tightest"]["epsilon"] == pytest.approx(4.0) and "staircase" in doc["releases"]
