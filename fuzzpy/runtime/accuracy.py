@@ -211,7 +211,7 @@ def textbook_half_width(note: NoiseNote, confidence: Fraction) -> float:
     if note.kind == "staircase":
         from fuzzpy.runtime.staircase import continuous_half_width
 
-        return continuous_half_width(float(note.scale), note.units * 2.0**note.exponent, alpha)
+        return continuous_half_width(note.scale, note.units * Fraction(2) ** note.exponent, 1 - confidence)
     if note.kind == "laplace":
         return float(note.scale) * math.log(1 / alpha)
     return float(note.scale) * NormalDist().inv_cdf(1 - alpha / 2)

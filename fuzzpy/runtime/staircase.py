@@ -213,7 +213,10 @@ def tail_units(epsilon: Fraction, grid: StaircaseGrid, alpha: Fraction) -> int:
     from mpmath import mp
 
     inner, width = grid.inner, grid.width
-    with mp.workprec(256):
+    # enough bits that the subtraction below is exact to well under one unit
+    # for any width and a small eps (1 - b is about eps)
+    precision = 256 + 2 * width.bit_length() + 2 * max(0, -_floor_log2(Fraction(epsilon)))
+    with mp.workprec(precision):
         b = mpmath.exp(-mp.mpf(epsilon.numerator) / epsilon.denominator)
         a = mp.mpf(alpha.numerator) / alpha.denominator
         mass = (inner + (width - inner) * b) / (1 - b)
@@ -234,18 +237,24 @@ def tail_units(epsilon: Fraction, grid: StaircaseGrid, alpha: Fraction) -> int:
     return k * width + min(max(r, 0), width - 1) + 1
 
 
-def continuous_half_width(epsilon: float, gamma: float, alpha: float) -> float:
+def continuous_half_width(epsilon: Fraction, gamma: Fraction, alpha: Fraction) -> float:
     """h with P(|X| > h) = alpha for the continuous staircase (Delta = 1):
-    P(|X| >= k) = b^k, and within step k the density is a b^k then a b^(k+1)."""
-    b = math.exp(-epsilon)
-    a = (1 - b) / (2 * (gamma + (1 - gamma) * b))
-    k = max(math.floor(math.log(alpha) / -epsilon) if alpha < 1 else 0, 0)  # b^k >= alpha > b^(k+1)
-    while b ** (k + 1) > alpha:
-        k += 1
-    while k > 0 and b**k < alpha:
-        k -= 1
-    inside = b**k - alpha  # the mass of step k below h, on both sides
-    first = 2 * a * b**k * gamma
-    if inside <= first:
-        return k + inside / (2 * a * b**k)
-    return k + gamma + (inside - first) / (2 * a * b ** (k + 1))
+    P(|X| >= k) = b^k, so the k with b^k >= alpha > b^(k+1) is
+    floor(ln(1/alpha) / eps); within step k the density is a b^k on both
+    sides up to k + gamma, then a b^(k+1). In mpmath (a small eps leaves
+    b = 1 in doubles)."""
+    import mpmath
+    from mpmath import mp
+
+    with mp.workprec(128 + 2 * max(0, -_floor_log2(Fraction(epsilon)))):
+        eps = mp.mpf(epsilon.numerator) / epsilon.denominator
+        a_ = mp.mpf(alpha.numerator) / alpha.denominator
+        g = mp.mpf(gamma.numerator) / gamma.denominator
+        b = mpmath.exp(-eps)
+        a = -mpmath.expm1(-eps) / (2 * (g + (1 - g) * b))
+        k = int(mpmath.floor(mpmath.log(1 / a_) / eps))
+        inside = b**k - a_  # the mass of step k below h, both sides
+        first = 2 * a * b**k * g
+        if inside <= first:
+            return float(k + inside / (2 * a * b**k))
+        return float(k + g + (inside - first) / (2 * a * b ** (k + 1)))
