@@ -10,7 +10,7 @@
 * `staircase[eps] e` / `staircase[eps, gamma] e`: staircase noise (steps of
   width 1, inner part gamma, by default the optimal gamma* = 1 / (1 + e^(eps/2)))
   on a `num` query of sensitivity s: (eps * ceil(s))-DP (Geng & Viswanath
-  2016, Thm 3 and the density's step structure).
+  2016: the density's steps are one unit apart, each a factor e^-eps).
 * `dgauss[sigma] e`: discrete Gaussian noise N_Z(0, sigma^2) on an `int`
   query of sensitivity s: ceil(s)^2 / (2 sigma^2)-zCDP (Canonne, Kamath &
   Steinke 2020); an integer release.
@@ -341,12 +341,12 @@ def geometric(ck: Inferencer, call: PrimCall) -> Judgment:
 
 def staircase(ck: Inferencer, call: PrimCall) -> Judgment:
     """`staircase[eps] e`, `staircase[eps, gamma] e`: the staircase density
-    (Geng & Viswanath, IEEE Trans. IT 2016, Def. 3 with Delta = 1) added to a
+    (Geng & Viswanath, IEEE Trans. IT 2016, with Delta = 1) added to a
     number. The density is a_gamma e^(-k eps) on |x| in [k, k + gamma) and
     a_gamma e^(-(k+1) eps) on [k + gamma, k + 1): a step function whose steps
     fall at +-(k + gamma), one unit apart. A shift by d moves |x| by at most
     |d|, so across at most ceil(|d|) steps: the density ratio is at most
-    e^(eps ceil(s)) for a query of sensitivity s (their Thm 3 for s <= 1; and
+    e^(eps ceil(s)) for a query of sensitivity s (their eps-DP for s <= 1; and
     any shift, however small, may cross a step, so eps ceil(s), not eps s).
     Not linear in s, so the epsilon must be a number (a parameter is checked
     at each call's numbers). Pure (eps * ceil(s))-DP in each variable."""
