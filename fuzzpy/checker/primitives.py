@@ -127,7 +127,10 @@ def apply_primitive(
     optional = name == "staircase" and len(statics) == 1  # gamma left out: the optimal gamma*
     if len(statics) != len(prim.statics) and not categorical and not optional:
         wanted = f"`{name}[{', '.join(prim.statics)}]`" if prim.statics else f"`{name}` (no brackets)"
-        raise CheckError("FZ208", f"`{name}` takes {len(prim.statics)} static argument(s): write {wanted}", head.span)
+        count = f"{len(prim.statics)}"
+        if name == "staircase":
+            count, wanted = "1 or 2", f"`staircase[eps]` or {wanted}"
+        raise CheckError("FZ208", f"`{name}` takes {count} static argument(s): write {wanted}", head.span)
     if len(args) < prim.arity:
         raise CheckError(
             "FZ208",
