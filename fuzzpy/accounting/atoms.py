@@ -61,6 +61,7 @@ from fuzzpy.accounting.events import (
     Resampled,
     Sample,
     ShuffledReports,
+    Staircase,
     Subsample,
     Verified,
 )
@@ -233,7 +234,7 @@ class Flattener:
             return Counter({GaussianAtom(rho): 1}) if rho > 0 else Counter()
         if isinstance(event, ExpMech):
             return Counter({PureAtom(Fraction(event.epsilon), bounded_range=True): 1})
-        if isinstance(event, Geometric):  # pure s/b, any eps-DP pair (Ghosh et al. 2009)
+        if isinstance(event, Geometric | Staircase):  # pure: s/b (Ghosh et al. 2009), eps ceil(s) (Geng & Viswanath 2016)
             epsilon = Fraction(event.epsilon)
             return Counter({PureAtom(epsilon): 1}) if epsilon > 0 else Counter()
         if isinstance(event, DiscreteGaussian):  # integer shifts of at most ceil(s) (CKS 2020)

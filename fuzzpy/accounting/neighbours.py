@@ -125,6 +125,7 @@ from fuzzpy.accounting.events import (
     Resampled,
     Sample,
     ShuffledReports,
+    Staircase,
     Subsample,
     at_move,
     replaced_move,
@@ -299,6 +300,8 @@ def _doubled(event: Event) -> Event:
         return Gaussian(event.sensitivity * 2, event.sigma)
     if isinstance(event, Geometric):
         return Geometric(event.sensitivity * 2, event.scale)
+    if isinstance(event, Staircase):  # a replaced row moves the query by at most 2s: ceil(2s) steps
+        return Staircase(event.sensitivity * 2, event.step_epsilon)
     if isinstance(event, DiscreteGaussian):
         return DiscreteGaussian(event.sensitivity * 2, event.sigma)
     if isinstance(event, ExpMech):

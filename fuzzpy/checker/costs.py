@@ -27,6 +27,7 @@ from fuzzpy.accounting.events import (
     Laplace,
     Repeat,
     Sample,
+    Staircase,
     Subsample,
     SymbolicPure,
     Verified,
@@ -161,7 +162,7 @@ def _disjoint_parts(first: tuple[Cost, ...] | None, second: tuple[Cost, ...] | N
 #: The events whose cost is a function of their query's sensitivity alone,
 #: linear in it as the noise is calibrated: one draw reading a variable at
 #: sensitivities s1 and s2 is the same event at s1 + s2 (`merge_draw`).
-_ONE_DRAW = (Laplace, Gaussian, Geometric, DiscreteGaussian)
+_ONE_DRAW = (Laplace, Gaussian, Geometric, Staircase, DiscreteGaussian)
 
 
 def one_draw(event: Event, draw: object) -> Cost:
@@ -270,6 +271,8 @@ def merge_events(events: list[Event]) -> tuple[Event, tuple[Fraction, ...]] | No
         merged = Laplace(total, first.scale)
     elif isinstance(first, Geometric):
         merged = Geometric(total, first.scale)
+    elif isinstance(first, Staircase):  # eps ceil(s1 + s2): a function of the summed shift, not linear
+        merged = Staircase(total, first.step_epsilon)
     elif isinstance(first, Gaussian):
         merged = Gaussian(total, first.sigma)
     else:
@@ -293,6 +296,8 @@ def draw_numbers(costs: dict[str, Cost | None]) -> dict[str, int]:
 def _noise_scale(event: Event) -> Fraction | None:
     if isinstance(event, (Laplace, Geometric)):
         return Fraction(event.scale)
+    if isinstance(event, Staircase):
+        return Fraction(event.step_epsilon)
     if isinstance(event, (Gaussian, DiscreteGaussian)):
         return Fraction(event.sigma)
     return None
@@ -480,6 +485,8 @@ def scale_event(event: Event, factor: Sens) -> Event:
         return Gaussian(event.sensitivity * k, event.sigma)
     if isinstance(event, Geometric):  # an integer query moving k times as far
         return Geometric(event.sensitivity * k, event.scale)
+    if isinstance(event, Staircase):  # a query moving k times as far crosses ceil(k s) steps
+        return Staircase(event.sensitivity * k, event.step_epsilon)
     if isinstance(event, DiscreteGaussian):
         return DiscreteGaussian(event.sensitivity * k, event.sigma)
     if isinstance(event, ExpMech):
@@ -551,6 +558,8 @@ def describe_event(event: Event) -> str:
         return f"Gaussian(sensitivity {_num(event.sensitivity)}, sigma {_num(event.sigma)})"
     if isinstance(event, Geometric):
         return f"Geometric(sensitivity {_num(event.sensitivity)}, eps {_num(1 / event.scale)})"
+    if isinstance(event, Staircase):
+        return f"Staircase(sensitivity {_num(event.sensitivity)}, eps {_num(event.step_epsilon)} per step)"
     if isinstance(event, DiscreteGaussian):
         return f"DiscreteGaussian(sensitivity {_num(event.sensitivity)}, sigma {_num(event.sigma)})"
     if isinstance(event, ExpMech):

@@ -828,7 +828,7 @@ def _conclusion(checked: CheckedDef, figures: dict) -> str:
 
 def _rule_name(events: tuple) -> str:
     """How the events make the figure, in the lecture's words."""
-    from fuzzpy.accounting.events import DiscreteGaussian, Gaussian, Geometric, Laplace
+    from fuzzpy.accounting.events import DiscreteGaussian, Gaussian, Geometric, Laplace, Staircase
 
     if len(events) == 1 and isinstance(events[0], Laplace):
         lap = events[0]
@@ -841,6 +841,10 @@ def _rule_name(events: tuple) -> str:
         geo = events[0]
         return (f"the geometric mechanism: sensitivity {Sens.of(geo.sensitivity)} x eps {Sens.of(1 / geo.scale)} "
                 "(Ghosh, Roughgarden & Sundararajan 2009)")
+    if len(events) == 1 and isinstance(events[0], Staircase):
+        st = events[0]
+        return (f"the staircase mechanism: eps {Sens.of(st.step_epsilon)} x ceil(sensitivity {Sens.of(st.sensitivity)}) "
+                "steps (Geng & Viswanath 2016)")
     if len(events) == 1 and isinstance(events[0], DiscreteGaussian):
         dg = events[0]
         return (f"the discrete Gaussian mechanism: sensitivity {Sens.of(dg.sensitivity)}, sigma {Sens.of(dg.sigma)} "

@@ -7,6 +7,10 @@
 * `geometric[eps] e`: two-sided geometric (discrete Laplace) noise,
   P(k) proportional to exp(-eps |k|), on an `int` query of sensitivity s:
   (eps * s)-DP (Ghosh, Roughgarden & Sundararajan 2009); an integer release.
+* `staircase[eps] e` / `staircase[eps, gamma] e`: staircase noise (steps of
+  width 1, inner part gamma, by default the optimal gamma* = 1 / (1 + e^(eps/2)))
+  on a `num` query of sensitivity s: (eps * ceil(s))-DP (Geng & Viswanath
+  2016: the density's steps are one unit apart, each a factor e^-eps).
 * `dgauss[sigma] e`: discrete Gaussian noise N_Z(0, sigma^2) on an `int`
   query of sensitivity s: ceil(s)^2 / (2 sigma^2)-zCDP (Canonne, Kamath &
   Steinke 2020); an integer release.
@@ -43,6 +47,7 @@ from fuzzpy.accounting.events import (
     Laplace,
     Repeat,
     Sample,
+    Staircase,
     Subsample,
     SymbolicPure,
     Verified,
@@ -359,6 +364,42 @@ def geometric(ck: Inferencer, call: PrimCall) -> Judgment:
     return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
 
 
+def staircase(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`staircase[eps] e`, `staircase[eps, gamma] e`: the staircase density
+    (Geng & Viswanath, IEEE Trans. IT 2016, with Delta = 1) added to a
+    number. The density is a_gamma e^(-k eps) on |x| in [k, k + gamma) and
+    a_gamma e^(-(k+1) eps) on [k + gamma, k + 1): a step function whose steps
+    fall at +-(k + gamma), one unit apart. A shift by d moves |x| by at most
+    |d|, so across at most ceil(|d|) steps: the density ratio is at most
+    e^(eps ceil(s)) for a query of sensitivity s (their eps-DP for s <= 1; and
+    any shift, however small, may cross a step, so eps ceil(s), not eps s).
+    Not linear in s, so the epsilon must be a number (a parameter is checked
+    at each call's numbers). Pure (eps * ceil(s))-DP in each variable."""
+    what = "the epsilon of `staircase`"
+    eps = deferred_read(ck, call.statics[0], what, lambda: positive_static(call.statics[0], ck.visible_constants(), what), Fraction(1))
+    if len(call.statics) > 1:
+        deferred_read(ck, call.statics[1], "the gamma of `staircase`", lambda: staircase_gamma(ck, call.statics[1]), Fraction(1, 2))
+    arg = call.args[0]
+    j = ck.coerce(ck.infer(arg, T.NUM), T.NUM, arg.span, "`staircase` adds noise to one number")
+    cost = ck.noise_cost(j.ctx, call.span, "the value given to `staircase`", lambda s: Staircase(s, eps))
+    ck.note(f"`staircase[{Sens(eps)}]`: staircase noise with steps of width 1; costs eps x ceil(sensitivity) in each variable")
+    return Judgment(T.TFuzzy(T.NUM), {}, cost=cost)
+
+
+def staircase_gamma(ck: Inferencer, expr: S.Expr) -> Fraction:
+    """The gamma of `staircase[eps, gamma]`: a static number in [0, 1] (the
+    share of each step at the higher density; Geng & Viswanath 2016)."""
+    value = static_value(expr, ck.visible_constants())
+    if value is None:
+        ck.refuse_local_names(expr, "the gamma of `staircase`", epsilon=False)
+        raise CheckError("FZ202", "the gamma of `staircase` must be a static number in [0, 1]", expr.span)
+    gamma = Fraction(value)
+    if not 0 <= gamma <= 1:
+        raise CheckError("FZ202", f"`staircase[eps, {gamma}]`: gamma is the share of a step, between 0 and 1", expr.span,
+                         hint="leave gamma out for the optimal gamma* = 1 / (1 + e^(eps/2))")
+    return gamma
+
+
 def dgauss(ck: Inferencer, call: PrimCall) -> Judgment:
     """`dgauss[sigma] e`: N_Z(0, sigma^2) added to an integer that moves by at
     most s: ceil(s)^2 / (2 sigma^2)-zCDP (Canonne, Kamath & Steinke 2020; the
@@ -604,7 +645,7 @@ def pure_polynomial(events: tuple[Event, ...]) -> Poly | None:
     for event in events:
         if isinstance(event, (E.Laplace, E.Geometric)):
             total = total + Poly.const(Fraction(event.sensitivity) / Fraction(event.scale))
-        elif isinstance(event, E.ExpMech):
+        elif isinstance(event, (E.Staircase, E.ExpMech)):
             total = total + Poly.const(Fraction(event.epsilon))
         elif isinstance(event, E.SymbolicPure):
             total = total + event.epsilon.scale(Fraction(event.sensitivity))

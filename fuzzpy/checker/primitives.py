@@ -98,6 +98,7 @@ _TABLE = [
     Primitive("laplace", ("eps",), 1, "num -[eps]-> fuzzy num  (also vec[1] num)", N.laplace),
     Primitive("gauss", ("sigma",), 1, "num -> fuzzy num  (rho = s^2 / 2 sigma^2; also vec[2] num)", N.gauss),
     Primitive("geometric", ("eps",), 1, "int -[eps]-> fuzzy int  (two-sided geometric noise; an integer release)", N.geometric),
+    Primitive("staircase", ("eps", "gamma"), 1, "num -> fuzzy num  (staircase noise, steps of width 1: eps ceil(s); gamma optional)", N.staircase),
     Primitive("dgauss", ("sigma",), 1, "int -> fuzzy int  (discrete Gaussian; rho = s^2 / 2 sigma^2)", N.dgauss),
     Primitive("ptr_median", ("eps", "delta", "b"), 1, "bag num -> fuzzy (num + unit)  (propose-test-release: (2 eps, delta) per row; inr () is no answer)", N.ptr_median),
     Primitive("expmech", ("eps",), 3, "list C -> (C -> D -[s]-> num) -> D -[eps*s]-> fuzzy C", N.expmech),
@@ -133,9 +134,13 @@ def apply_primitive(
     if name == "sum" and not statics and args:
         return F.unclamped_sum(ck, PrimCall(name, statics, args[:1], _rebuild(head, args[:1], whole), hint, head))
     categorical = name == "group" and len(statics) >= 1 and is_categorical(statics, ck.visible_categories())
-    if len(statics) != len(prim.statics) and not categorical:
+    optional = name == "staircase" and len(statics) == 1  # gamma left out: the optimal gamma*
+    if len(statics) != len(prim.statics) and not categorical and not optional:
         wanted = f"`{name}[{', '.join(prim.statics)}]`" if prim.statics else f"`{name}` (no brackets)"
-        raise CheckError("FZ208", f"`{name}` takes {len(prim.statics)} static argument(s): write {wanted}", head.span)
+        count = f"{len(prim.statics)}"
+        if name == "staircase":
+            count, wanted = "1 or 2", f"`staircase[eps]` or {wanted}"
+        raise CheckError("FZ208", f"`{name}` takes {count} static argument(s): write {wanted}", head.span)
     if len(args) < prim.arity:
         raise CheckError(
             "FZ208",

@@ -4,6 +4,7 @@
     fuzzpy budget --gaussian SIGMA --rounds K --delta D  k Gaussian releases
     fuzzpy budget --laplace EPS0 --rounds K [--delta D]  k Laplace releases
     fuzzpy budget --geometric EPS0 | --dgauss SIGMA ...   k integer releases (geometric, discrete Gaussian)
+    fuzzpy budget --staircase EPS0 ...                   k staircase releases (EPS0 x ceil(sensitivity) each)
         [--subsample Q] [--sensitivity S]                (Poisson-subsampled)
     fuzzpy budget --rr EPS0 [--categories K] [--shuffle N] [--rounds K]
                                                           randomized-response reports
@@ -84,6 +85,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     mech.add_argument(
         "--dgauss", type=_positive_or_ask, nargs="?", const=ASK, metavar="SIGMA",
         help="integer releases with discrete Gaussian noise N_Z(0, SIGMA^2) (`dgauss[SIGMA]`)",
+    )
+    mech.add_argument(
+        "--staircase", type=_positive, metavar="EPS0",
+        help="releases with staircase noise (`staircase[EPS0]`, steps of width 1; Geng & Viswanath 2016), "
+        "EPS0 x ceil(sensitivity)-DP each",
     )
     mech.add_argument(
         "--rr", type=_positive, metavar="EPS0",
@@ -197,9 +203,9 @@ def run(args: argparse.Namespace) -> int:
         raise usage_error("--confidence goes with --accuracy X")
     if args.calibrate:
         return _calibrate(args)
-    if any(getattr(args, flag) is not None for flag in _NOISE_FLAGS) or args.rr is not None:
+    if any(getattr(args, flag) is not None for flag in _NOISE_FLAGS) or args.rr is not None or args.staircase is not None:
         if args.file:
-            raise usage_error("give either FILE or --gaussian/--laplace/--geometric/--dgauss/--rr, not both")
+            raise usage_error("give either FILE or --gaussian/--laplace/--geometric/--dgauss/--staircase/--rr, not both")
         return _releases(args)
     if args.file:
         return _program(args)
@@ -247,6 +253,8 @@ def _release_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
         events = gaussian_events(_as_written(args.gaussian), rounds, sensitivity, rate)
     elif args.geometric is not None or args.dgauss is not None:
         events = _integer_events(args.geometric, args.dgauss, rounds, sensitivity, rate)
+    elif args.staircase is not None:
+        events = _staircase_events(_as_written(args.staircase), rounds, sensitivity, rate)
     else:  # --laplace EPS0: scale sensitivity / EPS0, so each release is EPS0-DP
         events = laplace_events(sensitivity / _as_written(args.laplace), rounds, sensitivity, rate)
     if rate is not None and rate < 1:  # a Poisson subsample of the dataset itself (its replace-one pair applies)
@@ -274,6 +282,18 @@ def _integer_events(geometric: float | Fraction | None, dgauss: float | Fraction
         sigma = dgauss if isinstance(dgauss, Fraction) else _as_written(dgauss)
         assert sigma is not None
         step = DiscreteGaussian(s, sigma)
+    if rate is not None and rate < 1:
+        step = Subsample(rate, (step,))
+    return (Repeat(rounds, (step,)),)
+
+
+def _staircase_events(eps0: Fraction, rounds: int, sensitivity: Fraction | None,
+                      rate: Fraction | None) -> tuple[Event, ...]:
+    """``rounds`` releases by `staircase[EPS0]`: pure EPS0 x ceil(sensitivity)
+    each (Geng & Viswanath 2016; `events.Staircase`)."""
+    from fuzzpy.accounting.events import Repeat, Staircase, Subsample
+
+    step: Event = Staircase(Fraction(sensitivity if sensitivity is not None else 1), eps0)
     if rate is not None and rate < 1:
         step = Subsample(rate, (step,))
     return (Repeat(rounds, (step,)),)
@@ -358,6 +378,8 @@ def _release_label(args: argparse.Namespace) -> str:
         if args.geometric is not None
         else f"discrete Gaussian (integer) sigma={text_exact(args.dgauss)}"
         if args.dgauss is not None
+        else f"staircase eps0={text_exact(args.staircase)}"
+        if args.staircase is not None
         else f"Laplace eps0={text_exact(args.laplace)}"
     )
     # the inputs as typed (not rounded): the figures below are for exactly these

@@ -5,7 +5,7 @@ The rule is syntactic, on the released definition's body, so that an
 interval is only claimed where the released number *is* a noisy query:
 
 * the body is a noise primitive applied to its query (`laplace[eps] q`,
-  `gauss[sigma] q`, `geometric[eps] q`, `dgauss[sigma] q`,
+  `gauss[sigma] q`, `geometric[eps] q`, `dgauss[sigma] q`, `staircase[eps] q`,
   `expmech[eps] cands score db`, `ptr_median[eps, delta, b] db`: its answer
   `inl m` carries the Laplace of scale b / eps around the data's lower
   median, `inr ()` nothing), or a block whose result is one; or
@@ -33,9 +33,10 @@ from fuzzpy.language import syntax as S
 from fuzzpy.language.figures import text_up
 
 NOT_DERIVED = "accuracy not derived for this expression"
-_NOISE = {"laplace": 1, "gauss": 1, "geometric": 1, "dgauss": 1, "expmech": 3, "ptr_median": 1}  # primitive -> arguments after the static ones
+_NOISE = {"laplace": 1, "gauss": 1, "geometric": 1, "dgauss": 1, "staircase": 1, "expmech": 3, "ptr_median": 1}  # primitive -> arguments after the static ones
 _NAMES = {"laplace": "discrete Laplace", "gauss": "discrete Gaussian", "expmech": "exponential mechanism",
-          "geometric": "two-sided geometric on the integers", "dgauss": "discrete Gaussian on the integers"}
+          "geometric": "two-sided geometric on the integers", "dgauss": "discrete Gaussian on the integers",
+          "staircase": "staircase on its grid"}
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class Accuracy:
             return {**out, "derived": False, "note": NOT_DERIVED}
         key = "utility_gap" if self.noise == "expmech" else "half_width"
         out.update({"derived": True, key: float_up(self.bound), "statement": self.statement()})
-        out["epsilon" if self.noise in ("laplace", "expmech", "geometric") else "sigma"] = \
+        out["epsilon" if self.noise in ("laplace", "expmech", "geometric", "staircase") else "sigma"] = \
             float(1 / self.scale) if self.noise == "laplace" and self.scale else float(self.scale or 0)
         out["candidates" if self.noise == "expmech" else "entries"] = self.entries
         if self.textbook is not None:
@@ -77,7 +78,8 @@ class Accuracy:
                     f"{self.entries} candidates; McSherry-Talwar)")
         each = " per entry" if self.entries > 1 else ""
         what = (f"scale {text_up(self.scale)}" if self.noise == "laplace"
-                else f"eps {text_up(self.scale)}" if self.noise == "geometric" else f"sigma {text_up(self.scale)}")
+                else f"eps {text_up(self.scale)}" if self.noise in ("geometric", "staircase")
+                else f"sigma {text_up(self.scale)}")
         return f"+/- {text_up(self.bound)}{each} at {level} ({_NAMES[self.noise]}, {what})"
 
 

@@ -205,6 +205,8 @@ def _check_prim(prim: S.Prim, constants: dict[str, Fraction]) -> list[Diagnostic
                                          "it must be 0 or lie between 2^-1022 (2.2e-308) and 1.8e308 in size"))
         if prim.name in ("geometric", "dgauss", "ptr_median") and values[0] is not None and values[0] > 0:
             out += _integer_noise_range(prim, values[0])
+    elif prim.name == "staircase":
+        out += _staircase_range(prim, values)
     elif prim.name == "group" and values and values[0] is not None and not 0 <= values[0] <= MAX_RELEASE_ENTRIES:
         out.append(_out_of_range(prim, prim.static_args[0].span, f"{values[0]} buckets",
                                  f"at most {MAX_RELEASE_ENTRIES} buckets can be counted and released"))
@@ -225,6 +227,28 @@ def _integer_noise_range(prim: S.Prim, value: Fraction) -> list[Diagnostic]:
     if prim.name == "dgauss" and value >= 2**57:
         return [_out_of_range(prim, span, f"sigma {_show(value)}", "sigma must be below 2^57 (1.4e17)")]
     return []
+
+
+#: The largest eps `staircase` samples (its optimal gamma, e^(-eps/2) / (1 + e^(-eps/2)),
+#: is computed to 64 bits past 2^(-0.73 eps); beyond, eps-DP means nothing anyway).
+MAX_STAIRCASE_EPSILON = 1024
+
+
+def _staircase_range(prim: S.Prim, values: list[Fraction | None]) -> list[Diagnostic]:
+    """`staircase[eps]`: eps in [2^-1022, 1024] written n/d with d below 2^58
+    (its exact geometric draw); gamma 0, 1, or each part of a step at least
+    2^-1022 (the grid resolves both parts)."""
+    out: list[Diagnostic] = []
+    eps = values[0] if values else None
+    if eps is not None and eps > 0 and (not SMALLEST_STATIC <= eps <= MAX_STAIRCASE_EPSILON or eps.denominator >= 2**58):
+        out.append(_out_of_range(prim, prim.static_args[0].span, f"eps {_show(eps)}",
+                                 f"it must lie between 2^-1022 and {MAX_STAIRCASE_EPSILON}, written as a fraction n/d "
+                                 "with d below 2^58 (e.g. a decimal of at most 17 places)"))
+    gamma = values[1] if len(values) > 1 else None
+    if gamma is not None and 0 < min(gamma, 1 - gamma) < SMALLEST_STATIC:
+        out.append(_out_of_range(prim, prim.static_args[1].span, f"gamma {_show(gamma)}",
+                                 "gamma must be 0, 1, or at least 2^-1022 away from both"))
+    return out
 
 
 def _show(value: Fraction) -> str:

@@ -62,8 +62,9 @@ DEFAULT_CONFIDENCE = Fraction(95, 100)
 class NoiseNote:
     """What one noise draw was, in public terms: ``kind`` "laplace" (``scale``
     b, grid 2^``exponent``, ``units`` t) or "gauss" (``scale`` sigma, grid,
-    ``units`` sigma_u), over ``entries`` numbers; or "expmech" (``scale`` eps,
-    ``entries`` the number of candidates, no grid)."""
+    ``units`` sigma_u), over ``entries`` numbers; "staircase" (``scale`` eps,
+    grid 2^``exponent``, ``units`` the inner part of a step, `runtime.staircase`);
+    or "expmech" (``scale`` eps, ``entries`` the number of candidates, no grid)."""
 
     kind: str
     scale: Fraction
@@ -186,6 +187,11 @@ def half_width(note: NoiseNote, confidence: Fraction) -> Fraction:
         if exact is not None:
             return Fraction(exact)
         return Fraction(dgauss_units_real(note.scale, alpha))
+    if note.kind == "staircase":  # scale = eps, the grid 2^exponent, units = the inner part I
+        from fuzzpy.runtime.staircase import StaircaseGrid, tail_units
+
+        grid = StaircaseGrid(note.exponent, 2 ** -note.exponent + 1, note.units, Fraction(0))
+        return Fraction(2) ** note.exponent * (tail_units(note.scale, grid, 1 - confidence) + Fraction(1, 2))
     if note.kind == "expmech":
         # Dwork & Roth Thm 3.11 (McSherry-Talwar): n exp(-eps c / 2) = beta
         gap = 2 / float(note.scale) * math.log(max(note.entries, 1) / alpha)
@@ -202,6 +208,10 @@ def textbook_half_width(note: NoiseNote, confidence: Fraction) -> float:
     alpha = float(1 - confidence)
     if note.kind == "geometric":
         return math.log(1 / alpha) / float(note.scale)
+    if note.kind == "staircase":
+        from fuzzpy.runtime.staircase import continuous_half_width
+
+        return continuous_half_width(note.scale, note.units * Fraction(2) ** note.exponent, 1 - confidence)
     if note.kind == "laplace":
         return float(note.scale) * math.log(1 / alpha)
     return float(note.scale) * NormalDist().inv_cdf(1 - alpha / 2)

@@ -41,6 +41,7 @@ from fuzzpy.runtime.noise import (
 )
 from fuzzpy.runtime.samplers import discrete_gaussian, geometric_noise
 from fuzzpy.runtime.sigmoid import sigmoid_exact, sigmoid_rows
+from fuzzpy.runtime.staircase import staircase_grid, staircase_release_one
 from fuzzpy.runtime.values import (
     Exhausted,
     Function,
@@ -221,6 +222,7 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
         "gauss": _gauss,
         "geometric": _geometric,
         "dgauss": _dgauss,
+        "staircase": _staircase,
         "sum": _sum,
         "clip": _clip,
         "clip2": _clip2,
@@ -359,13 +361,36 @@ def _noised_matrix(interp: Interpreter, value: Value, kind: str, scale: Fraction
     return out
 
 
-def _noted(interp: Interpreter, released: Value, kind: str, scale: Fraction, entries: int) -> Value:
+def _staircase(interp: Interpreter, args: list[Fraction]) -> Function:
+    """`staircase[eps] x`, `staircase[eps, gamma] x`: x + staircase noise
+    (Geng & Viswanath 2016) on its own power-of-two grid, exactly
+    (`runtime.staircase`: a discrete staircase whose steps are one grid unit
+    wider than 1, so rounding x to the grid never costs another step)."""
+    eps, gamma = args[0], (args[1] if len(args) > 1 else None)
+    if not 0 < eps <= 1024 or eps.denominator >= 2**58:  # as `release.feasible` refuses before charging
+        raise RuntimeFailure("FZ517", "staircase[eps] needs 0 < eps <= 1024, a fraction n/d with d below 2^58")
+    if gamma is not None and not 0 <= gamma <= 1:
+        raise RuntimeFailure("FZ517", "staircase[eps, gamma] needs gamma in [0, 1]")
+
+    def noisy(value: Value) -> Fuzzy:
+        exact = X.to_exact(value)
+        if isinstance(exact, bool) or not X.is_exact(exact):
+            raise RuntimeFailure("FZ516", "`staircase` adds noise to one number")
+        grid = staircase_grid(eps, gamma)
+        return Fuzzy(lambda: _noted(interp, staircase_release_one(exact, eps, gamma, interp.source), "staircase", eps, 1,
+                                    (grid.exponent, grid.inner)))
+
+    return Function("staircase", 1, noisy)
+
+
+def _noted(interp: Interpreter, released: Value, kind: str, scale: Fraction, entries: int,
+           grid: tuple[int, int] | None = None) -> Value:
     """``released``, its noise noted for its accuracy (public parameters
     only: `fuzzpy.runtime.accuracy`) when the run keeps notes."""
     notes = getattr(interp, "noise_notes", None)
     if notes is not None:
         grids = {"laplace": laplace_grid, "gauss": gauss_grid}
-        e, units = grids[kind](scale, entries) if kind in grids else (0, 0)
+        e, units = grid if grid is not None else grids[kind](scale, entries) if kind in grids else (0, 0)
         notes.append((released, NoiseNote(kind, Fraction(scale), entries, e, units)))
     return released
 

@@ -11,6 +11,7 @@ random words, never on the other draws or on floating-point arithmetic.
 * `discrete_laplace`   P(Z = z) proportional to exp(-|z| / t), integer t >= 1 (CKS Alg. 2)
 * `geometric`          P(X = x) proportional to exp(-x / t) on x >= 0 (one-sided)
 * `geometric_noise`    P(Z = z) proportional to exp(-eps |z|), rational eps (CKS Alg. 2 with s/t = eps)
+* `geometric_steps`    P(Y = y) proportional to exp(-eps y) on y >= 0, rational eps (its magnitude)
 * `discrete_gaussian`  P(Z = z) proportional to exp(-z^2 / (2 sigma^2)), rational sigma^2 (CKS Alg. 3);
   `discrete_gaussian_array` its batches for a whole sigma (int64 throughout)
 * `bernoulli_exp_fraction`  the same as `bernoulli_exp` for one arbitrary rational
@@ -198,17 +199,29 @@ def geometric_noise(epsilon: Fraction, count: int, source: RandomSource) -> list
     Y = floor(X / n): P(Y = y) is proportional to sum_{j < n} exp(-(y n + j) / d),
     which is exp(-eps y) times a constant; a fair sign, rejecting (negative, 0)
     so that zero is not counted twice. Python integers throughout."""
-    n, d = Fraction(epsilon).numerator, Fraction(epsilon).denominator
-    if n <= 0:
+    if Fraction(epsilon) <= 0:
         raise ValueError("eps must be positive")
-    _check_scale(d)
+    _check_scale(Fraction(epsilon).denominator)
     out: list[int] = []
     while len(out) < count:
-        y = _one_sided_scalar(d, source) // n
+        y = geometric_steps(epsilon, source)
         negative = source.below_one(2) == 1
         if not (negative and y == 0):
             out.append(-y if negative else y)
     return out
+
+
+def geometric_steps(epsilon: Fraction, source: RandomSource) -> int:
+    """One draw with P(Y = y) = (1 - e^-eps) e^(-eps y) on y >= 0, for a
+    rational eps = n / d: Y = floor(X / n) with P(X = x) proportional to
+    exp(-x / d) (`_one_sided_scalar`), so P(Y = y) is proportional to
+    sum_{j < n} exp(-(y n + j) / d), exp(-eps y) times a constant (CKS 2020,
+    Alg. 2 with (s, t) = (n, d))."""
+    n, d = Fraction(epsilon).numerator, Fraction(epsilon).denominator
+    if n <= 0:
+        raise ValueError("eps must be positive")
+    _check_scale(d)
+    return _one_sided_scalar(d, source) // n
 
 
 def _check_scale(t: int) -> None:

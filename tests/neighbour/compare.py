@@ -17,6 +17,11 @@
       integer added to the exact integer query on both sides, so the releases
       move by at most the sum of the sensitivities of the `Geometric` /
       `DiscreteGaussian` events (no grid: the slack is not needed, and harmless);
+    - "staircase": `staircase[eps]` draws its noise N on its own grid g
+      independently of the query, so with one seed both sides add the same
+      g N to round(x / g) g: the releases move by at most the sum of the
+      `Staircase` events' sensitivities plus one grid unit (2^-33 or less),
+      inside the slack;
     - "scale:B": the release is a 1-Lipschitz post-processing of values plus
       Laplace noise of scale B (a verified mechanism's `x + lap(B)`): a move
       of d costs d / B, so it may move by the pure epsilon charged times B,
@@ -57,10 +62,11 @@ from fuzzpy.language import types as T
 from .runner import Outcome
 
 SLACK = Fraction(1, 256)
-MODELS = ("deterministic", "laplace", "gauss", "geometric", "dgauss", "scale:B", "exact", "outcome", "unsynced")
+MODELS = ("deterministic", "laplace", "gauss", "geometric", "dgauss", "staircase", "scale:B", "exact", "outcome", "unsynced")
 #: the additive-noise models and the event whose sensitivities bound the gap
 #: between two runs with one seed (the same noise drawn on both neighbours)
-NOISE_EVENTS = {"laplace": E.Laplace, "gauss": E.Gaussian, "geometric": E.Geometric, "dgauss": E.DiscreteGaussian}
+NOISE_EVENTS = {"laplace": E.Laplace, "gauss": E.Gaussian, "geometric": E.Geometric, "dgauss": E.DiscreteGaussian,
+                "staircase": E.Staircase}
 
 Infinite = None  # a distance or bound of infinity
 
@@ -291,7 +297,7 @@ def pure_epsilon(events: Sequence[Any]) -> Fraction | None:
     one of them is approximate or subsampled)."""
     total = Fraction(0)
     for event in events:
-        if isinstance(event, (E.Laplace, E.Geometric)):
+        if isinstance(event, (E.Laplace, E.Geometric, E.Staircase)):
             total += event.epsilon
         elif isinstance(event, (E.ExpMech, E.Verified)):
             if getattr(event, "delta", 0) != 0:
@@ -319,7 +325,7 @@ def costs_nothing(events: Sequence[Any]) -> bool:
     """Whether the events charge nothing at all (the release must not depend
     on the database)."""
     for event in events:
-        if isinstance(event, (E.Laplace, E.Gaussian, E.Geometric, E.DiscreteGaussian)):
+        if isinstance(event, (E.Laplace, E.Gaussian, E.Geometric, E.DiscreteGaussian, E.Staircase)):
             if event.sensitivity != 0:
                 return False
         elif isinstance(event, E.ExpMech):

@@ -78,7 +78,7 @@ class CountingWriter(Writer):
     def program(self) -> Generated:
         depth = self.draw(st.integers(1, 3))
         eps = self.pick(["1", "0.5", "2"])
-        choice = self.draw(st.integers(0, 6))
+        choice = self.draw(st.integers(0, 7))
         if choice == 0:
             query_type, release = "num", Release(f"def m (db : bag R) : fuzzy num = laplace[{eps}] (q db);", "laplace")
             body = self.count_query("db", depth)
@@ -106,6 +106,10 @@ class CountingWriter(Writer):
             else:
                 sigma = self.pick(["1", "0.5", "3 / 7", "40"])
                 release = Release(f"def m (db : bag R) : fuzzy int = dgauss[{sigma}] (q db);", "dgauss")
+        elif choice == 7:  # the staircase (issue 29): the same noise on both neighbours
+            gamma = self.pick(["", ", 0.25", ", 1", ", 0"])
+            query_type, body = "num", self.count_query("db", depth)
+            release = Release(f"def m (db : bag R) : fuzzy num = staircase[{eps}{gamma}] (q db);", "staircase")
         else:
             query_type, body = "num", self.count_query("db", depth)
             c = self.name("c")

@@ -264,10 +264,11 @@ class Release:
 
 
 _HEADER = re.compile(r"def m \(db : bag R\) : (.*?) =", re.S)
-_STATIC_BRACKET = re.compile(r"\b(laplace|gauss|geometric|dgauss|expmech|loop|subsample)\[([^\[\]]+)\]")
+_STATIC_BRACKET = re.compile(r"\b(laplace|gauss|geometric|dgauss|staircase|expmech|loop|subsample)\[([^\[\]]+)\]")
 #: values a parameter may take at a call, by the bracket it stands in
 _VALUES = {"laplace": EPSILONS, "expmech": EPSILONS, "gauss": ("1", "0.5", "1000", "3 / 7"),
            "geometric": ("1", "0.5", "2", "1 / 3"), "dgauss": ("1", "0.5", "40", "3 / 7"),
+           "staircase": ("1", "0.5", "2", "1 / 3"),
            "loop": ("1", "2", "3"), "subsample": ("0.5", "1", "0.25")}
 
 
@@ -326,9 +327,12 @@ def _integer(w: Writer, depth: int) -> tuple[str, str, Release]:
 
 def _release_of_number(w: Writer) -> Release:
     eps = w.pick(EPSILONS)
-    choice = w.draw(st.integers(0, 11))
+    choice = w.draw(st.integers(0, 12))
     if choice <= 3:
         return Release(f"def m (db : bag R) : fuzzy num = laplace[{eps}] (q db);", "laplace")
+    if choice == 12:  # the staircase (issue 29): its noise on its own grid, the same on both neighbours
+        gamma = w.pick(["", ", 0.25", ", 1", ", 0"])
+        return Release(f"def m (db : bag R) : fuzzy num = staircase[{eps}{gamma}] (q db);", "staircase")
     if choice == 4:
         return Release(f"def m (db : bag R) : fuzzy num = gauss[{w.pick(['1', '0.5', '1000'])}] (q db);", "gauss")
     if choice == 5:

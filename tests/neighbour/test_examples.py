@@ -27,6 +27,8 @@ MODELS = {
     "visit_summary": {"summary": "laplace", "mean_cost": "outcome"},
     "subsampled_count": {"sampled_count": "unsynced"},
     "matrix_gradient": {"noisy_class_sums": "gauss", "laplace_class_sums": "laplace"},
+    "staircase_counts": {"noisy_older": "staircase", "older_sum": "staircase", "half_step": "staircase",
+                         "quarter_steps": "staircase"},
 }
 #: Long-running trainings: a few small pairs instead of the catalogue.
 SMALL = {"gradient_descent", "dpsgd", "dpsgd_fixed_batches", "matrix_gradient"}
