@@ -114,11 +114,11 @@ def pair_positions(left_codes: Array, right_codes: Array, keys: int) -> tuple[Ar
     """Positions (i, j) into the two kept lists, both sorted by key, of the
     pairs with equal keys: for each i in order, its key's j in order."""
     right_count = np.bincount(right_codes, minlength=keys)
-    right_start = np.concatenate([[0], np.cumsum(right_count)[:-1]]).astype(np.int64)
+    right_start = (np.cumsum(right_count) - right_count).astype(np.int64)
     per_left = right_count[left_codes]
     total = int(per_left.sum())
     i = np.repeat(np.arange(left_codes.size, dtype=np.int64), per_left)
-    block_start = np.concatenate([[0], np.cumsum(per_left)[:-1]]).astype(np.int64)
+    block_start = (np.cumsum(per_left) - per_left).astype(np.int64)
     within = np.arange(total, dtype=np.int64) - np.repeat(block_start, per_left)
     j = np.repeat(right_start[left_codes], per_left) + within
     return i, j
