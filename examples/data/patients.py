@@ -2,7 +2,7 @@
 
     python examples/data/patients.py        # writes patients.csv
 
-Synthetic: 1,300 rows `patient,plan,premium` from one fixed seed (the same
+Synthetic: 1,294 rows `patient,plan,premium` from one fixed seed (the same
 bytes every time). Patient ids are those of visits.csv (100000..101199);
 every patient holds one plan, about 8% a second one (a second enrolment);
 some patients have no visits. Plans are "basic", "silver" and "gold". Joined with

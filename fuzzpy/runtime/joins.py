@@ -47,11 +47,21 @@ def key_codes(left: Array, right: Array) -> tuple[Array, Array]:
 
 
 def _comparable(keys: Array) -> Array:
+    """Keys of one kind on both sides: strings as objects, bools and ints as
+    int64. An `int` key computed row by row comes back as doubles holding
+    whole numbers: read back exactly as int64, so that an int64 key above
+    2^53 is never compared through a rounded double (a side's evaluation
+    path must not change which keys are equal)."""
     if keys.dtype.kind == "b":
         return keys.astype(np.int64)
     if keys.dtype.kind in "OU":
         return keys.astype(object)
-    return keys
+    if keys.dtype.kind == "f":
+        whole = np.isfinite(keys) & (np.abs(keys) < 2.0**63)
+        if not whole.all() or (keys[whole] != np.trunc(keys[whole])).any():
+            raise RuntimeFailure("FZ516", "the key given to `join` must be an int, a string or a bool per row")
+        return keys.astype(np.int64)
+    return keys.astype(np.int64)
 
 
 def canonical_order(column: Column, n: int) -> Array:
