@@ -97,12 +97,14 @@ def _leaves(column: Column) -> Any:
 
 
 def _dense(leaf: Array) -> Array:
-    """Each value's rank among the distinct values of the leaf (-0.0 and
-    0.0 one value; NaN after every number)."""
-    values = leaf.astype(object) if leaf.dtype.kind in "OU" else leaf
-    if values.dtype.kind == "f":
-        values = values + 0.0  # -0.0 -> 0.0
-    _, inverse = np.unique(values, return_inverse=True)
+    """A sort key for the leaf: numbers as they are (-0.0 and 0.0 one value,
+    NaN after every number, as numpy sorts), booleans false < true, strings
+    by their rank among the leaf's distinct strings (code point order)."""
+    if leaf.dtype.kind == "f":
+        return leaf + 0.0  # -0.0 -> 0.0
+    if leaf.dtype.kind in "biu":
+        return leaf
+    _, inverse = np.unique(leaf.astype(object), return_inverse=True)
     return np.asarray(inverse, dtype=np.int64).reshape(-1)
 
 
