@@ -13,6 +13,7 @@ captures keeps its sensitivity.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from fuzzpy.checker import usage as U
@@ -29,7 +30,7 @@ from fuzzpy.language import types as T
 from fuzzpy.language.categories import categories_of, is_categorical, trimmed
 from fuzzpy.language.diagnostics import Diagnostic, Label
 from fuzzpy.language.limits import MAX_STATIC_COUNT
-from fuzzpy.language.sensitivity import INF
+from fuzzpy.language.sensitivity import INF, Sens
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
@@ -231,3 +232,54 @@ def tabulate(ck: Inferencer, call: PrimCall) -> Judgment:
     public = U.scale_ctx(keys.ctx, INF, call.args[0].span, "the keys of `tabulate` are public: each picks an entry")
     ck.note("`tabulate`: in the L-inf metric the entries' contexts join, so captures keep their sensitivity")
     return Judgment(T.TVec("inf", T.NUM, length), U.plus(captured, public))
+
+
+#: the key types a join compares for equality (exactly, on every engine)
+_JOIN_KEYS = (T.INT, T.STRING, T.BOOL)
+
+
+def join(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`join[k] f g db1 db2 : bag (R, S)`: the pairs (r, s) with f r == g s,
+    after each input keeps, for each key, only its k first rows in the
+    canonical order of the row values (docs/semantics.md, "`join`").
+
+    Stability (the bounded-contribution join of McSherry, PINQ, SIGMOD 2009,
+    section 4.3, and the per-key bound of Johnson, Near & Song, "Towards
+    practical differential privacy for SQL queries", VLDB 2018, elastic
+    sensitivity of a join is max-frequency times the other side's change):
+    adding one row r with key x to db1 changes the truncated db1 by at most
+    2 rows (r enters the k first rows of x; if x had k rows already, the
+    k-th leaves; the other rows' order is unchanged, as the order is on row
+    values), and each truncated row of db1 meets at most k truncated rows of
+    db2: the output moves by at most 2k rows. So the join is 2k-sensitive in
+    db1 and in db2 (symmetric-difference metric). Fuzz's application rule
+    adds the two when db1 and db2 are one database (a self-join: 4k), by the
+    triangle inequality through J(db1', db2)."""
+    what = "the number of rows kept per key by `join`"
+    k = deferred_read(ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 1), 1)
+    left, left_type = _bag_arg(ck, call, 2)
+    right, right_type = _bag_arg(ck, call, 3)
+    left_key, left_captured = function_arg(ck, call.args[0], left_type.elem, None, "`join`")
+    right_key, right_captured = function_arg(ck, call.args[1], right_type.elem, None, "`join`")
+    _join_key(ck, call.args[0], left_key, None)
+    _join_key(ck, call.args[1], right_key, left_key)
+    captured = U.plus(
+        capture_infinitely(ck, left_captured, call.args[0], "`join`"),
+        capture_infinitely(ck, right_captured, call.args[1], "`join`"),
+    )
+    factor = Sens(Fraction(2 * int(k)))
+    reason = f"`join[{k}]`: one row moves at most 2 truncated rows, each meeting at most {k} of the other side"
+    ctx = U.plus(U.scale_ctx(left.ctx, factor, call.args[2].span, reason), U.scale_ctx(right.ctx, factor, call.args[3].span, reason))
+    ck.note(f"`join[{k}]`: {factor}-sensitive in each bag (k rows per key, canonical order; PINQ's bounded join)")
+    return Judgment(T.TBag(T.TTuple((left_type.elem, right_type.elem))), U.plus(ctx, captured))
+
+
+def _join_key(ck: Inferencer, fn: S.Expr, found: T.Type, other: T.Type | None) -> None:
+    """A join key is an int, a string or a bool (compared exactly), the same
+    type on both sides."""
+    from fuzzpy.checker.infer import type_mismatch
+
+    if not any(found == key for key in _JOIN_KEYS):
+        raise type_mismatch(T.INT, found, fn.span, "the key functions of `join` compute an int, a string or a bool")
+    if other is not None and found != other:
+        raise type_mismatch(other, found, fn.span, "both key functions of `join` compute the same type of key")

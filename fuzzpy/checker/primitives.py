@@ -93,6 +93,7 @@ _TABLE = [
     Primitive("filter", (), 2, "(A -> bool) -> bag A -o bag A", H.filter_),
     Primitive("split", (), 2, "(A -> bool) -> bag A -o (bag A, bag A)", H.split),
     Primitive("group", ("k",), 2, "(A -> int) -> bag A -o list (bag A)  (k buckets; or group[\"a\", ..]: A -> string)", H.group),
+    Primitive("join", ("k",), 4, "(R -> K) -> (S -> K) -> bag R -[2k]-> bag S -[2k]-> bag (R, S)  (k rows per key kept)", H.join),
     Primitive("tabulate", (), 2, "list T -> (T -> num) -o vec[inf] num", H.tabulate),
     # distributions
     Primitive("laplace", ("eps",), 1, "num -[eps]-> fuzzy num  (also vec[1] num)", N.laplace),

@@ -252,7 +252,7 @@ class EngineInterpreter(Interpreter):
 
     def _eval_Prim(self, expr: S.Prim, env: dict) -> Value:
         func = super()._eval_Prim(expr, env)
-        if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "expmech", "ptr_median"):
+        if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "expmech", "ptr_median", "join"):
             return func
         categories = self.group_categories(expr)
         if categories is not None:
@@ -312,6 +312,16 @@ class EngineInterpreter(Interpreter):
             except NotCompilable as exc:
                 db = db.in_memory("group", str(exc))
         return plain(f, db)
+
+    def _prim_join(self, args: list[Fraction], plain: Function, f: Value, g: Value, db1: Value, db2: Value) -> Value:
+        """`join[k]` of relations: both sides' rows are read into memory and
+        joined there (`fuzzpy.runtime.joins`), so that the truncation to k
+        rows per key, in the canonical order of row values, is the same code
+        on every engine; the warning names the primitive, never the data."""
+        reason = "its truncation to k rows per key runs in the in-memory interpreter"
+        db1 = db1.in_memory("join", reason) if isinstance(db1, RelationBag) else db1
+        db2 = db2.in_memory("join", reason) if isinstance(db2, RelationBag) else db2
+        return plain(f, g, db1, db2)
 
     def _group_categories(self, categories: tuple[str, ...], plain: Callable[..., Value], f: Value, db: Value) -> Value:
         """`group["a", ...]` of a relation: the string key mapped to its

@@ -7,7 +7,8 @@ looks at (a `sex` with missing values beside a counted `species`) drops no
 row. A record is observed only through `e.f` or as a whole (`==` on two
 records, a record in the released value); the fields read are the names of
 every `e.f` in the program (any record's: a superset, never fewer), and
-every field when a record may be observed whole. Reading fewer columns is a
+every field when a record may be observed whole (or ordered whole: by
+`join[k]`'s truncation). Reading fewer columns is a
 row-wise projection before the row rules: still 1-stable (one row added or
 removed changes at most one row read; McSherry, PINQ, SIGMOD 2009), so the
 checker's costs hold unchanged. The dataset's identity (its file's bytes,
@@ -35,6 +36,11 @@ def fields_read(program: S.Program, definition: str, result: Type) -> frozenset[
         return None
     decls = _reached(program, definition)
     reached = list(_nodes(decls))
+    if any(isinstance(node, S.Prim) and node.name == "join" for node in reached):
+        # `join[k]` keeps each key's k first rows in the order of their whole
+        # values (fuzzpy.runtime.joins): every field decides which rows are
+        # kept, so every field is read, and every engine orders alike
+        return None
     # a field of a record the program builds may hold a whole row: comparing it is not comparing a cell
     built = {name for node in reached if isinstance(node, S.RecordLit) for name, _ in node.fields}
     aliases = {d.name: d.type for d in program.decls if isinstance(d, S.TypeDecl)}

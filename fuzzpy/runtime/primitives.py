@@ -229,6 +229,7 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
         "vsum": _vsum,
         "vsums": _vsums,
         "group": _group,
+        "join": _join,
         "expmech": _expmech,
         "loop": _loop,
         "iterate": _iterate,
@@ -491,6 +492,24 @@ def _group(interp: Interpreter, args: list[Fraction]) -> Function:
         return LazyGroups(bag, keys.astype(np.int64, copy=False), int(k))
 
     return Function("group", 2, group)
+
+
+def _join(interp: Interpreter, args: list[Fraction]) -> Function:
+    """`join[k] f g db1 db2`: the pairs of rows with equal keys, at most k
+    rows per key kept on each side (`fuzzpy.runtime.joins`)."""
+    (k,) = args
+    if k.denominator != 1 or k < 1:
+        raise RuntimeFailure("FZ517", "join[k] needs a whole number k >= 1")
+
+    def join(f: Value, g: Value, db1: Value, db2: Value) -> Bag:
+        from fuzzpy.runtime.joins import join_bags
+
+        left, right = _bag(db1, "join"), _bag(db2, "join")
+        left_keys = apply_to_rows(interp, f, left, "join")
+        right_keys = apply_to_rows(interp, g, right, "join")
+        return join_bags(left, right, left_keys, right_keys, int(k))
+
+    return Function("join", 4, join)
 
 
 def group_by_category(interp: Interpreter, categories: tuple[str, ...]) -> Function:
