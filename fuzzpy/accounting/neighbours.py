@@ -112,6 +112,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 
 from fuzzpy.accounting.events import (
+    ONE_QUERY,
     DiscreteGaussian,
     Event,
     ExpMech,
@@ -291,9 +292,9 @@ def _doubled(event: Event) -> Event:
     """An add/remove event at replace-one distance: two steps (Dwork & Roth
     2014, Thm 2.2), exact for the calibrated mechanisms (sensitivity 2s)."""
     move = replaced_move(event)
-    if move is not None:
+    if isinstance(event, ONE_QUERY) and move is not None:
         # the query's own replace-one sensitivity, at most 2s (module docstring)
-        return at_move(event, move)  # type: ignore[arg-type]
+        return at_move(event, move)
     if isinstance(event, Laplace):
         return Laplace(event.sensitivity * 2, event.scale)
     if isinstance(event, Gaussian):
@@ -324,10 +325,10 @@ def _coupled(events: tuple[Event, ...], replace_only: bool) -> tuple[Event, ...]
     for event in events:
         if isinstance(event, Repeat):
             found.append(Repeat(event.count, _coupled(event.body, replace_only)))
-        elif (move := replaced_move(event)) is not None:
-            moved = move if replace_only else max(move, Fraction(event.sensitivity))  # type: ignore[attr-defined]
+        elif isinstance(event, ONE_QUERY) and (move := replaced_move(event)) is not None:
+            moved = move if replace_only else max(move, Fraction(event.sensitivity))
             if moved > 0:
-                found.append(at_move(event, moved))  # type: ignore[arg-type]
+                found.append(at_move(event, moved))
         else:
             found.append(Group(Fraction(2), (event,)))
     return tuple(found)

@@ -18,6 +18,7 @@ import math
 from fractions import Fraction
 
 from fuzzpy.accounting.events import (
+    ONE_QUERY,
     DiscreteGaussian,
     Event,
     ExpMech,
@@ -460,7 +461,7 @@ def indirect(events: tuple[Event, ...]) -> tuple[Event, ...]:
             return Sample(event.replacement, event.size, False, event.body)
         if isinstance(event, Subsample) and event.direct:
             return dataclasses.replace(event, direct=False)
-        if replaced_move(event) is not None:  # its form was of the variable's own rows
+        if isinstance(event, ONE_QUERY) and replaced_move(event) is not None:  # its form was of the variable's own rows
             return dataclasses.replace(event, replaced=Fraction(-1))
         if isinstance(event, Repeat):
             return Repeat(event.count, indirect(event.body))
