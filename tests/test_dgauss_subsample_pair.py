@@ -77,6 +77,8 @@ def _fuzzpy(sigma: int, q: Fraction, shift: int, steps: int, delta: float, relat
     (2, Fraction(1, 10), 1, 1e-6),  # the review's case: 0.6606 before, exact 0.499157
     (3, Fraction(1, 4), 2, 1e-5),
     (1, Fraction(1, 50), 1, 1e-9),
+    (5, Fraction(1, 20), 3, 1e-2),  # small epsilons: the PLD's grid gave 0.0232, exact 0.00512
+    (5, Fraction(1, 20), 3, 1e-4),  # 0.1710 by the grid, exact 0.1693
 ])
 def test_one_round_against_the_summed_hockey_stick(sigma: int, q: Fraction, shift: int, delta: float) -> None:
     found = _fuzzpy(sigma, q, shift, 1, delta)

@@ -92,6 +92,8 @@ DESCRIPTIONS: dict[str, str] = {
     "enumerated loss of the pure and (eps, delta) events it is composed with",
     "exact-laplace": "exact: k-fold Laplace (and pure events of one eps) in closed form, "
     "a positive series, at small delta",
+    "exact-atomic": "exact: one Poisson-subsampled discrete Gaussian release, its dominating "
+    "pair's atoms summed (no grid), certified",
     "exact-subsampled": "exact: k-fold Poisson-subsampled randomized response "
     "(Zhu, Dong & Wang 2022), binomial, certified",
     "none": "no method proves a finite epsilon at this delta",
@@ -327,6 +329,7 @@ METHODS: dict[str, _Entry] = {
     "exact-subsampled": _Entry(
         _needs_delta(_late("exact_composed", "subsampled_pure_epsilon")), True
     ),
+    "exact-atomic": _Entry(_needs_delta(_late("pld_atomic", "single_release_epsilon")), True),
     "basic": _Entry(_needs_delta(_late("composition", "basic")), True),
     "advanced": _Entry(_needs_delta(_late("composition", "advanced")), True),
     "kov": _Entry(_needs_delta(_late("composition", "kov")), True),
@@ -338,7 +341,8 @@ METHODS: dict[str, _Entry] = {
 }
 # the order `tightest` tries them in: exact answers first, then cheap bounds,
 # then the PLD (unproven methods are not run by `tightest`)
-_EXACT = ("exact-gaussian", "exact-single", "exact-dgauss", "exact-mixture", "exact-laplace", "exact-subsampled")
+_EXACT = ("exact-gaussian", "exact-single", "exact-dgauss", "exact-mixture", "exact-laplace", "exact-subsampled",
+          "exact-atomic")
 
 
 def _run(atoms: Atoms, delta: float, methods: Sequence[str]) -> list[Guarantee]:
@@ -422,7 +426,7 @@ ORIENTATION_FREE = ("pure", "exact-single", "basic", "advanced", "kov", "zcdp", 
 #: pure composition (the density-ratio bound of a Laplace body) and the PLD
 #: (their pairs, `pld_replace`, `pld_group`). The other methods see the
 #: flattening without them (group privacy), which `atoms_options` always offers too.
-REPLACE_AWARE = ("pure", "pld")
+REPLACE_AWARE = ("pure", "pld", "exact-atomic")
 
 
 def _has_pair_atoms(atoms: Atoms) -> bool:
