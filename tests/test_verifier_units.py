@@ -147,6 +147,8 @@ def test_non_inductive_invariant_hint_fails() -> None:
         ("output q[0] + lap(1 / eps);", "num", "FZ403"),
         ("return q[0] + lap(0 - eps);", "num", "FZ402"),
         ("return q[0] > lap(1 / eps);", "num", "FZ403"),
+        ("output q[0] + lap(1 / eps) > 0;", "list num", "FZ403"),  # a stream of numbers holding a bool
+        ("var k = 0; output k; output q[0] + lap(1 / eps) >= 1;", "list int", "FZ403"),
     ],
 )
 def test_malformed_mechanisms_get_a_diagnostic_with_a_span(body: str, result: str, code: str) -> None:

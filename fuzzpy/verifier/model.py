@@ -465,11 +465,18 @@ def _check_claim(info: MechanismInfo, diagnostics: list[Diagnostic]) -> None:
 def _check_result_form(info: MechanismInfo, diagnostics: list[Diagnostic]) -> None:
     decl = info.decl
     sorter = _Sorter(info, [])
+    element = _param_sort(decl.result.elem) if isinstance(decl.result, TyList) else None
     for stmt in statements(decl.body):
         if isinstance(stmt, Output) and info.result_sort != "stream":
             diagnostics.append(
                 _error("FZ403", f"`output` needs a `list` result type, but `{decl.name}` declares a single value", stmt.span)
             )
+        elif isinstance(stmt, Output) and element is not None:
+            got = sorter.sort(stmt.expr)
+            if not _sort_fits(got, element):  # a review released `[true]` from a `list num` mechanism
+                diagnostics.append(
+                    _error("FZ403", f"outputs a `{got}` but `{decl.name}` declares `list {element}`", stmt.expr.span)
+                )
         if isinstance(stmt, ReturnStmt):
             if info.result_sort == "stream":
                 diagnostics.append(
