@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
+from fuzzpy.accounting.events import SymbolicPure
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Env, Globals, Judgment
 from fuzzpy.checker.costs import Blame, CostCtx, infinite, one_draw
@@ -365,6 +366,10 @@ class Inferencer:
             left = self.check(expr.left, T.BOOL, f"the operands of `{op}` are booleans")
             right = self.check(expr.right, T.BOOL, f"the operands of `{op}` are booleans")
             return self._discrete(expr, left, right, T.BOOL, f"combined with `{op}`")
+        if op == "*":
+            product = self._index_product(expr, hint)
+            if product is not None:
+                return product
         left, right = self._operands(expr, hint)
         if op in ("==", "!="):
             for side, j in ((expr.left, left), (expr.right, right)):
@@ -382,6 +387,39 @@ class Inferencer:
         if op in ("*", "/"):
             return self._multiplicative(expr, left, right)
         raise CheckError("FZ216", f"unknown operator `{op}`", expr.span)
+
+    def _index_factor(self, side: S.Expr) -> Poly | None:
+        """``side`` as an index term over the definition's `nat` indices
+        that are symbols here (`n`, `2 * n + 1`, `n * m`), with positive
+        coefficients so that it is its own absolute value; None otherwise."""
+        named = self.static_parameters_in(side)
+        if not named or not set(named) <= self.index_params:
+            return None
+        if any(self.static_params[n].symbolic is None or self.static_params[n].symbolic.is_const for n in named):
+            return None
+        poly = self.symbolic_value(side)
+        if poly is None or poly.is_const or any(c <= 0 for _, c in poly.terms):
+            return None
+        return poly
+
+    def _index_product(self, expr: S.Binary, hint: T.Type | None) -> Judgment | None:
+        """`k * e` or `e * k` with k an index term over `nat` indices: e's
+        context scaled by k, a symbolic sensitivity (DFuzz, Gaboardi et al.
+        POPL 2013: scaling by an index term; Fuzz's `c * e` rule, Reed &
+        Pierce ICFP 2010, at every value of the indices)."""
+        for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
+            poly = self._index_factor(side)
+            if poly is None:
+                continue
+            factor_type = T.INT if all(c.denominator == 1 for _, c in poly.terms) else T.NUM
+            j = self.infer(other, hint if expr.op == "*" else None)
+            factor = Judgment(factor_type, {})
+            left, right = (factor, j) if side is expr.left else (j, factor)
+            result = self._arith_type(expr, left, right)
+            scale = Sens.symbolic(poly)
+            self.note(f"multiplied by the index term {poly}: sensitivity x {scale} for every value of the indices")
+            return Judgment(result, U.scale_ctx(j.ctx, scale, expr.span, f"multiplied by {poly}"))
+        return None
 
     @staticmethod
     def _comparable(side: S.Expr, j: Judgment, op: str) -> None:
@@ -629,14 +667,28 @@ class Inferencer:
         message = f"{what} depends on `{name}` with infinite sensitivity: {source.reason}"
         return Blame(code, source.span, message, _HINTS.get(code), labels if span != source.span else ())
 
-    def noise_cost(self, ctx: U.Ctx, span: Span, what: str, make: Callable[[Fraction], object]) -> CostCtx:
+    def noise_cost(self, ctx: U.Ctx, span: Span, what: str, make: Callable[[Fraction], object],
+                   pure: Fraction | Poly | None = None) -> CostCtx:
         """The privacy context of a noise primitive: one event per variable,
-        built by ``make`` from its sensitivity; infinite where it is infinite."""
+        built by ``make`` from its sensitivity; infinite where it is infinite.
+        A sensitivity that is an index term over `nat` indices costs it
+        times ``pure`` (the primitive's epsilon per unit of sensitivity, for
+        a pure primitive whose cost is linear in the sensitivity); for any
+        other primitive the definition is checked at each call's numbers."""
         cost: CostCtx = {}
         draw = object()  # this draw's identity, shared by its costs in every variable (`costs.merge_draw`)
         for name, usage in ctx.items():
             if usage.sens.is_zero:
                 continue
+            if usage.sens.is_symbolic and pure is not None:
+                # a pure release of an index-term-sensitive value: cost poly * eps (DFuzz)
+                assert usage.sens.poly is not None
+                epsilon = usage.sens.poly * (pure if isinstance(pure, Poly) else Poly.const(pure))
+                cost[name] = one_draw(SymbolicPure(Fraction(1), epsilon), draw)
+                continue
+            if usage.sens.is_symbolic and usage.sens.poly is not None and self.defer(
+                    usage.sens.poly.symbols(), f"an index-term sensitivity under {what}, whose cost is not linear in it"):
+                continue  # checked at each call's numbers (the generic pass's results are discarded)
             if usage.sens.is_inf:
                 cost[name] = infinite(self.blame_for(name, usage, span, what, "released here"))
             else:

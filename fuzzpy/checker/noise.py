@@ -202,11 +202,11 @@ def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
     j = _noise_arg(ck, call, "1")
     if isinstance(eps, Poly):
         symbolic = eps
-        cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: SymbolicPure(s, symbolic))
+        cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: SymbolicPure(s, symbolic), pure=symbolic)
         ck.note(f"`laplace[{eps}]`: costs ({eps}) x the sensitivity in each variable, for every positive value of the parameters")
         return Judgment(T.TFuzzy(j.type), {}, cost=cost)
     scale = 1 / eps
-    cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: Laplace(s, scale))
+    cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: Laplace(s, scale), pure=eps)
     replaced = replace_sensitivity(ck, call.args[0])
     if replaced is not None:
         name, moved = replaced
@@ -325,11 +325,11 @@ def geometric(ck: Inferencer, call: PrimCall) -> Judgment:
     j = _int_arg(ck, call, "laplace[eps]")
     if isinstance(eps, Poly):
         symbolic = eps
-        cost = ck.noise_cost(j.ctx, call.span, "the value given to `geometric`", lambda s: SymbolicPure(s, symbolic))
+        cost = ck.noise_cost(j.ctx, call.span, "the value given to `geometric`", lambda s: SymbolicPure(s, symbolic), pure=symbolic)
         ck.note(f"`geometric[{eps}]`: costs ({eps}) x the sensitivity in each variable, for every positive value of the parameters")
         return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
     scale = 1 / eps
-    cost = ck.noise_cost(j.ctx, call.span, "the value given to `geometric`", lambda s: Geometric(s, scale))
+    cost = ck.noise_cost(j.ctx, call.span, "the value given to `geometric`", lambda s: Geometric(s, scale), pure=eps)
     ck.note(f"`geometric[{Sens(eps)}]`: two-sided geometric noise on an integer; costs eps x the sensitivity in each variable")
     return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
 
@@ -362,10 +362,10 @@ def expmech(ck: Inferencer, call: PrimCall) -> Judgment:
     delta = U.plus(delta, public)
     if isinstance(eps, Poly):
         symbolic = eps
-        cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: SymbolicPure(s, symbolic))
+        cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: SymbolicPure(s, symbolic), pure=symbolic)
     else:
         concrete = eps
-        cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: ExpMech(concrete * s))
+        cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: ExpMech(concrete * s), pure=concrete)
     ck.note(f"`expmech[{eps if isinstance(eps, Poly) else Sens(eps)}]`: costs eps x the score's sensitivity in each variable")
     return Judgment(T.TFuzzy(cand_type), {}, cost=cost)
 
