@@ -704,7 +704,9 @@ def iterate(ck: Inferencer, call: PrimCall) -> Judgment:
     t * (1 + s + ... + s^(k-1)): the i-th application's use passes through
     the k - 1 - i later ones. k = 0 gives x and never applies f."""
     what = "the number of rounds of `iterate`"
-    k = deferred_read(ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 0), 1)
+    rounds = _index_rounds(ck, call.statics[0])
+    k = 1 if rounds is not None else deferred_read(
+        ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 0), 1)
     fn, start_expr = call.args
     start = ck.infer(start_expr, call.hint)
     if not isinstance(fn, S.Lambda):
@@ -718,12 +720,46 @@ def iterate(ck: Inferencer, call: PrimCall) -> Judgment:
             hint="use `loop[k] x0 (fun s -> ...)` for rounds that release",
         )
     ck.coerce(lam.body, start.type, fn.span, "`iterate` feeds each result back to the function")
-    power, geometric = _powers(lam.param_sens, k)
+    symbolic = None if rounds is None else _index_powers(lam.param_sens, rounds)
+    if rounds is not None and symbolic is None:
+        ck.defer(rounds.symbols(), f"{what} over a step of sensitivity {lam.param_sens} (s^k is not an index term)")
+    power, geometric = _powers(lam.param_sens, k) if symbolic is None else symbolic
+    if rounds is not None:
+        k = rounds  # type: ignore[assignment]  # shown in the notes
     ctx = U.scale_ctx(start.ctx, power, start_expr.span, f"passed through {k} applications of a {lam.param_sens}-sensitive function")
     captured = U.scale_ctx(dict(lam.body.ctx), geometric, fn.span, f"used by each of the {k} applications")
     ck.note(f"`iterate[{k}]`: {power}-sensitive in the start (s^k with s = {lam.param_sens}); "
             f"what the function captures, {geometric} times")
     return Judgment(start.type, U.plus(ctx, captured))
+
+
+def _index_rounds(ck: Inferencer, expr: S.Expr) -> Poly | None:
+    """A number of rounds that is an index term over the definition's `nat`
+    indices (symbols here), positive coefficients: at least 1 at every call
+    (a whole number, each call checks it). None otherwise."""
+    named = ck.static_parameters_in(expr)
+    if not named or not set(named) <= ck.index_params:
+        return None
+    poly = ck.symbolic_value(expr)
+    if poly is None or poly.is_const or any(c <= 0 for _, c in poly.terms):
+        return None
+    return poly
+
+
+def _index_powers(s: Sens, k: Poly) -> tuple[Sens, Sens] | None:
+    """(s^k, 1 + s + ... + s^(k-1)) bounded by index terms for every whole
+    k >= 1: s = 0 gives (0, 1); s = 1 gives (1, k); s < 1 gives (s, 1/(1-s))
+    (s^k <= s and the geometric sum's limit). None for s > 1 (s^k grows
+    exponentially, not an index term) or s itself symbolic."""
+    if s.is_zero:
+        return ZERO, ONE
+    if s.value is None:
+        return None
+    if s.value == 1:
+        return ONE, Sens.symbolic(k)
+    if s.value < 1:
+        return s, Sens(1 / (1 - s.value))
+    return None
 
 
 def _powers(s: Sens, k: int) -> tuple[Sens, Sens]:
