@@ -475,7 +475,8 @@ class ProgramChecker:
         if any(isinstance(node, S.Var) and node.name == name for ty in typed for node in _walk_syntax(ty)):
             return "a `nat` index named in a type (a vector's length), which is not yet written over a symbol"
         if value is not None and not (
-            value.symbols() <= self._caller_nats and all(c > 0 and c.denominator == 1 for _, c in value.terms)
+            value.symbols() <= self._caller_nats and not value.divides
+            and all(c > 0 and c.denominator == 1 for _, c in value.terms)
         ):
             return f"a `nat` index given `{value}`, which is not shown to be a whole number at every call"
         return None
@@ -616,14 +617,15 @@ class ProgramChecker:
         for p in decl.params:
             if p.name in self.ck.static_params or _is_nat(p.type):
                 scope[p.name] = values.get(p.name, Poly.var(p.name))
-        declared = _poly_of(param.sens, scope)
+        naturals = frozenset(p.name for p in decl.params if _is_nat(p.type)) | self._caller_nats
+        index_symbols = frozenset(s for n in naturals if n in scope for s in scope[n].symbols()) & naturals
+        declared = _poly_of(param.sens, scope, index_symbols)
         code = "FZ312" if kind == "DP" else "FZ305"
         if declared is None:
             self._bound_refused = True
             self.errors.append(Diagnostic("FZ202", "a bound must be a static number or a polynomial over the definition's "
                                           "`nat` and static parameters", param.sens.span))
             return
-        naturals = frozenset(p.name for p in decl.params if _is_nat(p.type)) | self._caller_nats
         verdict = None if found is None else obligations.at_most(found, declared, naturals)
         if verdict is not None and verdict.status == "proved":
             return
@@ -848,21 +850,26 @@ def _is_symbolic(cost: C.Cost | None) -> bool:
     return cost is not None and not cost.is_infinite and C.is_symbolic(cost.events())
 
 
-def _poly_of(expr: S.Expr, scope: dict[str, Poly]) -> Poly | None:
-    """A bound written over static parameters and constants, as a polynomial."""
+def _poly_of(expr: S.Expr, scope: dict[str, Poly], divisors: frozenset[str] = frozenset()) -> Poly | None:
+    """A bound written over static parameters and constants, as a
+    polynomial; dividing by a one-term index over ``divisors`` (the `nat`
+    indices' symbols, each >= 1) gives a Laurent term (`1 / n`)."""
     if isinstance(expr, S.NumLit):
         return Poly.const(expr.value)
     if isinstance(expr, S.Var):
         return scope.get(expr.name)
     if isinstance(expr, S.Binary) and expr.op in ("+", "*", "/"):
-        left, right = _poly_of(expr.left, scope), _poly_of(expr.right, scope)
+        left, right = _poly_of(expr.left, scope, divisors), _poly_of(expr.right, scope, divisors)
         if left is None or right is None:
             return None
         if expr.op == "+":
             return left + right
         if expr.op == "*":
             return left * right
-        return left.scale(1 / right.value) if right.is_const and right.value > 0 else None
+        if not right.is_const:
+            inverse = right.inverse() if right.symbols() <= divisors else None
+            return None if inverse is None else left * inverse
+        return left.scale(1 / right.value) if right.value > 0 else None
     return None
 
 

@@ -103,6 +103,9 @@ class Inferencer:
         #: indices (DFuzz's `forall n : nat`), read as numbers in arithmetic
         #: (`n * x` is n-sensitive), in bounds (`[n * e]`) and in types (`vec[n]`)
         self.index_params: set[str] = set()
+        #: inside an argument given to a callee's static parameter (> 0): the
+        #: caller's `nat` indices there are index terms, not numbers read
+        self.static_argument = 0
         #: where the generic pass gave a vector a placeholder length (`group[n]`)
         self.placeholder_length: Span | None = None
         #: a definition's signature at given values of its static parameters
@@ -198,7 +201,12 @@ class Inferencer:
             left, right = self.symbolic_value(expr.left), self.symbolic_value(expr.right)
             if left is None or right is None:
                 return None
-            if expr.op == "/" and (not right.is_const or right.value == 0):
+            if expr.op == "/" and not right.is_const:
+                # dividing by an index term of one term over `nat` indices (each >= 1): a
+                # Laurent monomial (`0.1 / n`), positive at every call (DFuzz's index terms)
+                inverse = right.inverse() if right.symbols() <= self.index_symbols() else None
+                return None if inverse is None else _bounded(left * inverse, expr)
+            if expr.op == "/" and right.value == 0:
                 return None
             return _bounded(_poly_arith(expr.op, left, right), expr)
         value = static_value(expr, self.visible_constants())
@@ -366,7 +374,7 @@ class Inferencer:
             left = self.check(expr.left, T.BOOL, f"the operands of `{op}` are booleans")
             right = self.check(expr.right, T.BOOL, f"the operands of `{op}` are booleans")
             return self._discrete(expr, left, right, T.BOOL, f"combined with `{op}`")
-        if op == "*":
+        if op in ("*", "/"):
             product = self._index_product(expr, hint)
             if product is not None:
                 return product
@@ -388,6 +396,16 @@ class Inferencer:
             return self._multiplicative(expr, left, right)
         raise CheckError("FZ216", f"unknown operator `{op}`", expr.span)
 
+    def index_symbols(self) -> frozenset[str]:
+        """The symbols the `nat` indices of the definition being checked
+        stand for here (themselves, or a caller's indices)."""
+        found: frozenset[str] = frozenset()
+        for name in self.index_params:
+            binding = self.static_params.get(name)
+            if binding is not None and binding.symbolic is not None and self.env.lookup(name) is binding:
+                found |= binding.symbolic.symbols()
+        return found
+
     def _index_factor(self, side: S.Expr) -> Poly | None:
         """``side`` as an index term over the definition's `nat` indices
         that are symbols here (`n`, `2 * n + 1`, `n * m`), with positive
@@ -407,15 +425,20 @@ class Inferencer:
         context scaled by k, a symbolic sensitivity (DFuzz, Gaboardi et al.
         POPL 2013: scaling by an index term; Fuzz's `c * e` rule, Reed &
         Pierce ICFP 2010, at every value of the indices)."""
-        for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
+        sides = ((expr.left, expr.right), (expr.right, expr.left)) if expr.op == "*" else ((expr.right, expr.left),)
+        for side, other in sides:
             poly = self._index_factor(side)
+            if poly is not None and expr.op == "/":
+                poly = poly.inverse()  # `e / n`: scaled by 1 / n (positive at every call)
             if poly is None:
                 continue
-            factor_type = T.INT if all(c.denominator == 1 for _, c in poly.terms) else T.NUM
+            whole = expr.op == "*" and not poly.divides and all(c.denominator == 1 for _, c in poly.terms)
             j = self.infer(other, hint if expr.op == "*" else None)
-            factor = Judgment(factor_type, {})
+            factor = Judgment(T.INT if whole else T.NUM, {})
             left, right = (factor, j) if side is expr.left else (j, factor)
             result = self._arith_type(expr, left, right)
+            if expr.op == "/" and isinstance(result, T.TInt):
+                result = T.NUM
             scale = Sens.symbolic(poly)
             self.note(f"multiplied by the index term {poly}: sensitivity x {scale} for every value of the indices")
             return Judgment(result, U.scale_ctx(j.ctx, scale, expr.span, f"multiplied by {poly}"))

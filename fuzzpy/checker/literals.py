@@ -77,7 +77,7 @@ class LiteralRules:
                 # a `nat` index: its number at a call, the placeholder 1 in the
                 # generic pass (whose results are discarded: checked at each call)
                 value = binding.symbolic.value if binding.symbolic.is_const else Fraction(1)
-                if not binding.symbolic.is_const:  # read as a number: each call's check reads it at its own
+                if not binding.symbolic.is_const and not ck.static_argument:  # read as a number: checked at each call
                     ck.defer(binding.symbolic.symbols(), "a `nat` index read as a number (not as a factor `n * e`)")
                 ck.note(f"`{expr.name}` is a static index: the number {value} here")
                 return Judgment(binding.type, {}, static=value)

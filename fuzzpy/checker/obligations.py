@@ -50,6 +50,8 @@ def at_most(small: Poly, big: Poly, naturals: frozenset[str] = frozenset()) -> V
     difference = big - small
     if difference.is_const:
         return Verdict("refuted", "")
+    if not naturals & difference.symbols():
+        return _never(difference, strict=False)
     return _never(difference, strict=False, naturals=naturals)
 
 
@@ -83,8 +85,8 @@ def _term(p: Poly, symbols: dict[str, Any], z3: Any) -> Any:
     for monomial, coefficient in p.terms:
         term = _real(coefficient, z3)
         for name, power in monomial:
-            for _ in range(power):
-                term = term * symbols[name]
+            for _ in range(abs(power)):  # a negative power divides (the symbol is positive)
+                term = term * symbols[name] if power > 0 else term / symbols[name]
         total = total + term
     return total
 
