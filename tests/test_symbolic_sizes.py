@@ -180,3 +180,36 @@ def test_run_agrees_with_the_hand_instantiated_program() -> None:
     assert program.definitions["main"].privacy == hand.definitions["main"].privacy
     db = Bag(np.array([0.25, 2.5, 7.0]))
     assert run(program, "main", {"db": db}, seed=4) == run(hand, "main", {"db": db}, seed=4)
+
+
+# ---------------------------------------------------------------- found in review
+
+
+def test_an_l2_literal_of_scaled_entries_is_never_below_its_norm() -> None:
+    # [x / n, x / n] moves by sqrt(2) / n in L2; an index term has no square root,
+    # so the checker states the L1 sum 2 / n (the square 2 / n^2 would be below it)
+    program = check("def v (n : nat) (x : num) : vec[2] num = [x / n, x / n];")
+    stated_sens = program.definitions["v"].params[1].sensitivity.poly
+    for n in (1, 2, 5):
+        assert stated_sens.evaluate({"n": Fraction(n)}) ** 2 >= Fraction(2, n * n)
+
+
+def test_a_step_with_symbolic_sensitivity_under_iterate_is_checked_per_call() -> None:
+    lib = "def f (n : nat) (x :[2 * n] num) : num = iterate[3] (fun s -> n * s) x;\n"
+    program = check(lib + "def u (x : num) : num = f 1 x;")  # n^3 <= 2n only at n = 1
+    assert program.definitions["f"].deferred and program.definitions["u"].params[0].sensitivity.value == 1
+    assert any(d.code == "FZ305" for d in refusal(lib + "def u (x : num) : num = f 2 x;"))
+
+
+def test_rounds_at_a_callers_index_stay_symbolic() -> None:
+    lib = ("def rounds (n : nat) (eps : num) (db : bag num) : fuzzy num = loop[n] 0 (fun s -> laplace[eps] (size db));\n"
+           "def outer (m : nat) (eps : num) (db : bag num) : fuzzy num = rounds (m + 1) eps db;\n")
+    program = check(lib + "def main (db : bag num) : fuzzy num = outer 2 0.1 db;")
+    eps, m = Poly.var("eps"), Poly.var("m")
+    assert program.definitions["outer"].symbolic_privacy["db"] == eps * m + eps
+    assert "0.3-DP in db" in text_report(program, None)
+
+
+def test_a_bound_below_one_somewhere_is_decided() -> None:
+    (d,) = refusal("def g (n : nat) (x :[n - 1] num) : num = n * x;")
+    assert d.code == "FZ305"

@@ -357,12 +357,15 @@ class ProgramChecker:
             self._check_def_once(decl)
             return
         first_error, outer, self._bound_refused = len(self.errors), self._bound_refused, False
+        trace = self.ck.tracer.mark() if self.ck.tracer is not None else None
         self._check_def_once(decl)
         refused, self._bound_refused = self._bound_refused, outer
         if len(self.errors) == first_error or refused:
             return
         reason = self.errors[first_error].message
         del self.errors[first_error:]
+        if self.ck.tracer is not None and trace is not None:
+            self.ck.tracer.reset(trace)  # `check --explain` shows the pass that counts
         self.globals.broken.discard(decl.name)
         self.checked.pop(decl.name, None)
         self.globals.sigs.pop(decl.name, None)
@@ -621,17 +624,21 @@ class ProgramChecker:
         index_symbols = frozenset(s for n in naturals if n in scope for s in scope[n].symbols()) & naturals
         declared = _poly_of(param.sens, scope, index_symbols)
         code = "FZ312" if kind == "DP" else "FZ305"
-        if declared is None:
-            self._bound_refused = True
+        if declared is None:  # the check at each call's numbers reads it there
             self.errors.append(Diagnostic("FZ202", "a bound must be a static number or a polynomial over the definition's "
                                           "`nat` and static parameters", param.sens.span))
             return
         verdict = None if found is None else obligations.at_most(found, declared, naturals)
         if verdict is not None and verdict.status == "proved":
             return
-        self._bound_refused = True
-        shown = (f"{found}-{kind}" if found is not None else "infinitely sensitive" if kind == "sensitive"
-                 else "not purely private (or infinitely)")
+        # a finite index term refuted or undecided: the claim is wrong or unproved, and no
+        # per-call check replaces it; an infinite one may come from a rule that reads an
+        # index term as infinite, which the check at each call's numbers may still pass
+        self._bound_refused = self._bound_refused or found is not None
+        if found is not None:
+            shown = f"({found})-{kind}" if " " in str(found) else f"{found}-{kind}"
+        else:
+            shown = "infinitely sensitive" if kind == "sensitive" else "not purely private (or infinitely)"
         why = ""
         if verdict is not None and verdict.status == "refuted" and verdict.witness:
             why = f" (it is above it at {verdict.witness})"
@@ -858,12 +865,14 @@ def _poly_of(expr: S.Expr, scope: dict[str, Poly], divisors: frozenset[str] = fr
         return Poly.const(expr.value)
     if isinstance(expr, S.Var):
         return scope.get(expr.name)
-    if isinstance(expr, S.Binary) and expr.op in ("+", "*", "/"):
+    if isinstance(expr, S.Binary) and expr.op in ("+", "-", "*", "/"):
         left, right = _poly_of(expr.left, scope, divisors), _poly_of(expr.right, scope, divisors)
         if left is None or right is None:
             return None
         if expr.op == "+":
             return left + right
+        if expr.op == "-":  # a bound that may be 0 or below somewhere: z3 decides against it
+            return left - right
         if expr.op == "*":
             return left * right
         if not right.is_const:

@@ -151,7 +151,10 @@ class LiteralRules:
                 trees[name] = U.add(trees.get(name), usage)
         ctx: U.Ctx = {}
         for name, square in squares.items():
-            total = square if square.value is None else Sens(sqrt_upper(square.value))
+            if square.is_symbolic:  # no square root of an index term: the L2 norm is at most the L1 sum
+                total = trees[name].sens
+            else:
+                total = square if square.value is None else Sens(sqrt_upper(square.value))
             tree = trees[name]
             factor = ONE if tree.sens.value in (None, 0) or total.value is None else Sens(total.value / tree.sens.value)  # type: ignore[operator]
             ctx[name] = U.Usage(total, "scale", expr.span, "L2 norm of the entries", left=tree, factor=factor)

@@ -480,7 +480,10 @@ def _symbolic_rounds(ck: Inferencer, expr: S.Expr) -> Poly | None:
     its own numbers (a whole number of rounds, within the limits). None for
     a number or any other expression (the existing rules apply)."""
     poly = ck.symbolic_value(expr)
-    if poly is None or poly.is_const or not poly.symbols() <= ck.static_params.keys():
+    # the symbols the static parameters stand for here: themselves, or (checked at a
+    # caller's own parameters) the caller's, whose calls are each checked again
+    here = {s for b in ck.static_params.values() if b.symbolic is not None for s in b.symbolic.symbols()}
+    if poly is None or poly.is_const or not poly.symbols() <= here:
         return None
     if any(c < 0 for _, c in poly.terms):
         return None
