@@ -413,7 +413,8 @@ class Inferencer:
         named = self.static_parameters_in(side)
         if not named or not set(named) <= self.index_params:
             return None
-        if any(self.static_params[n].symbolic is None or self.static_params[n].symbolic.is_const for n in named):
+        values = [self.static_params[n].symbolic for n in named]
+        if any(v is None or v.is_const for v in values):
             return None
         poly = self.symbolic_value(side)
         if poly is None or poly.is_const or any(c <= 0 for _, c in poly.terms):
@@ -682,8 +683,11 @@ class Inferencer:
     def blame_for(self, key: str, usage: U.Usage, span: Span, what: str, label: str | None = None) -> Blame:
         """Why ``what`` costs infinity in the variable ``key``: the rule that scaled it by inf."""
         name = source_name(key)
-        source = U.infinity_source(usage)
         labels = (Label(span, label),) if label else ()
+        if usage.sens.is_symbolic:  # an index term where this rule needs a number (DFuzz's n)
+            return Blame("FZ306", span, f"{what} is {usage.sens}-sensitive in `{name}`, an expression over the "
+                         "definition's `nat` parameters, where this rule needs a number", _HINTS["FZ306"], labels)
+        source = U.infinity_source(usage)
         if source is None or source.span is None:
             return Blame("FZ306", span, f"{what} is infinitely sensitive in `{name}`", _HINTS["FZ306"], labels)
         code = source.code or "FZ306"

@@ -256,9 +256,9 @@ def symbolic_text(d: CheckedDef) -> str:
             continue
         text = str(cost)
         parts.append(f"{f'({text})' if ' ' in text else text}-DP in {name}")
-    if not d.result_is_fuzzy:  # a deterministic definition: its sensitivities over the indices (DFuzz)
+    if not d.result_is_fuzzy and _nat_params(d):  # a deterministic definition: its sensitivities over the indices (DFuzz)
         for p in d.params:
-            if p.name not in d.static_params and p.sensitivity.is_symbolic:
+            if p.name not in d.static_params and not p.sensitivity.is_zero:
                 text = str(p.sensitivity)
                 parts.append(f"{f'({text})' if ' ' in text else text}-sensitive in {p.name}")
     if not parts or all(cost is None for cost in d.symbolic_privacy.values()) and d.symbolic_privacy:
