@@ -373,6 +373,15 @@ class ProgramChecker:
         self._check_def_once(decl)
 
     def _check_def_once(self, decl: S.DefDecl) -> None:
+        # checked for all calls: no caller's indices are in scope (a caller's `nat` may share
+        # a name with this definition's `num` parameter, which is no whole number)
+        caller_nats, self._caller_nats = self._caller_nats, frozenset()
+        try:
+            self._check_def_for_all(decl)
+        finally:
+            self._caller_nats = caller_nats
+
+    def _check_def_for_all(self, decl: S.DefDecl) -> None:
         self._in_progress.append(decl.name)
         env_saved = self.ck.env
         symbolic_saved = self.ck.symbolic_used, self.ck.static_params, self.ck.deferred, self.ck.index_params
