@@ -154,6 +154,7 @@ def test_a_nat_read_as_a_number_falls_back_and_says_why() -> None:
     assert "read as a number" in stated(text, "pick")
 
 
+@pytest.mark.slow  # three releases through the ledger (about 2 s)
 def test_python_api_runs_at_the_given_values(tmp_path: Path) -> None:
     from fuzzpy.api import loads
 
