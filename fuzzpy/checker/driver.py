@@ -936,15 +936,18 @@ def _conclusion(checked: CheckedDef, figures: dict) -> str:
     lines = ["Conclusion:"]
     for p in checked.params:
         if p.name in checked.static_params:
-            lines.append(f"  `{p.name}`: a static parameter (a positive number at each call, which is checked at it)")
+            nat = any(q.name == p.name and _is_nat(q.type) for q in checked.decl.params)
+            lines.append(f"  `{p.name}`: a `nat` index (a whole number >= 1 at each call, a symbol here)" if nat else
+                         f"  `{p.name}`: a static parameter (a positive number at each call, which is checked at it)")
             continue
         if p.name in checked.symbolic_privacy and checked.deferred:
             lines.append(f"  `{p.name}`: checked at each call's numbers ({', '.join(f'`{n}` is {why}' for n, why in checked.deferred)})")
             continue
         if p.name in checked.symbolic_privacy:
             cost = checked.symbolic_privacy[p.name]
-            lines.append(f"  privacy in `{p.name}`: {'not pure' if cost is None else f'({cost})-DP'} for every positive value of "
-                         + ", ".join(checked.static_params))
+            nats = {q.name for q in checked.decl.params if _is_nat(q.type)}
+            lines.append(f"  privacy in `{p.name}`: {'not pure' if cost is None else f'({cost})-DP'} for every value of "
+                         + ", ".join(f"whole {n} >= 1" if n in nats else f"{n} > 0" for n in checked.static_params))
             continue
         if p.name in figures:
             continue

@@ -136,7 +136,7 @@ def _index_bounds(ck: Inferencer, call: PrimCall) -> tuple[Poly, Poly] | None:
     2013). None when the bounds are numbers or not of this form (the other
     rules, or the check at each call's numbers, apply)."""
     named = [n for e in call.statics for n in ck.static_parameters_in(e)]
-    if not named or not set(named) <= ck.index_params:
+    if not named or not set(named) <= ck.index_params or set(named) & ck.deferred.keys():
         return None
     lo, hi = ck.symbolic_value(call.statics[0]), ck.symbolic_value(call.statics[1])
     if lo is None or hi is None or (lo.is_const and hi.is_const):

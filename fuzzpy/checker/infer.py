@@ -400,7 +400,7 @@ class Inferencer:
         """The symbols the `nat` indices of the definition being checked
         stand for here (themselves, or a caller's indices)."""
         found: frozenset[str] = frozenset()
-        for name in self.index_params:
+        for name in self.index_params - self.deferred.keys():  # a deferred index is read as a number
             binding = self.static_params.get(name)
             if binding is not None and binding.symbolic is not None and self.env.lookup(name) is binding:
                 found |= binding.symbolic.symbols()
@@ -411,7 +411,7 @@ class Inferencer:
         that are symbols here (`n`, `2 * n + 1`, `n * m`), with positive
         coefficients so that it is its own absolute value; None otherwise."""
         named = self.static_parameters_in(side)
-        if not named or not set(named) <= self.index_params:
+        if not named or not set(named) <= self.index_params or set(named) & self.deferred.keys():
             return None
         values = [self.static_params[n].symbolic for n in named]
         if any(v is None or v.is_const for v in values):

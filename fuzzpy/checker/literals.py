@@ -79,7 +79,10 @@ class LiteralRules:
                 value = binding.symbolic.value if binding.symbolic.is_const else Fraction(1)
                 if not binding.symbolic.is_const and not ck.static_argument:  # read as a number: checked at each call
                     ck.defer(binding.symbolic.symbols(), "a `nat` index read as a number (not as a factor `n * e`)")
-                ck.note(f"`{expr.name}` is a static index: the number {value} here")
+                if binding.symbolic.is_const or not ck.static_argument:
+                    ck.note(f"`{expr.name}` is a static index: the number {value} here")
+                else:
+                    ck.note(f"`{expr.name}` is a static index, passed on as the index term {binding.symbolic}")
                 return Judgment(binding.type, {}, static=value)
             ck.note(f"variable: 1-sensitive in `{expr.name}`")
             return Judgment(binding.type, U.single(binding.key, expr.span), length=binding.length)

@@ -741,7 +741,7 @@ def _index_rounds(ck: Inferencer, expr: S.Expr) -> Poly | None:
     indices (symbols here), positive coefficients: at least 1 at every call
     (a whole number, each call checks it). None otherwise."""
     named = ck.static_parameters_in(expr)
-    if not named or not set(named) <= ck.index_params:
+    if not named or not set(named) <= ck.index_params or set(named) & ck.deferred.keys():
         return None
     poly = ck.symbolic_value(expr)
     if poly is None or poly.is_const or any(c <= 0 for _, c in poly.terms):
