@@ -51,7 +51,8 @@ def test_a_declared_index_bound_is_checked_at_each_call() -> None:
     lib = "def twice (n : nat) (x :[n * 2] num) : num = 2 * n * x;\n"
     checked(lib + "def use (x : num) : num = twice 4 x;")
     tight = "def over (n : nat) (x :[n] num) : num = 2 * n * x;\n"
-    assert codes(tight + "def use (x : num) : num = over 4 x;") == ["FZ305"]
+    # refused at the definition, for every n (issue 27: an index term over n), and at the call
+    assert codes(tight + "def use (x : num) : num = over 4 x;") == ["FZ305", "FZ305"]
 
 
 def test_dfuzz_histogram_over_n_buckets() -> None:

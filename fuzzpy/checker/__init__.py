@@ -72,6 +72,12 @@ Choices made where the language design is silent:
   positive static number or a polynomial over the caller's static
   parameters, checks the body again at it (`ProgramChecker.instance`);
   docs/language-notes.md, "Static parameters".
+* A `(n : nat)` parameter is a symbol too (issue 27, item 1): sensitivities
+  are index terms over it (`Sens(None, poly)`, `language.sensitivity`), costs
+  polynomials, declared bounds decided over the naturals
+  (`obligations.at_most`); where no index term can be stated the definition
+  falls back to the check at each call's numbers and says why
+  (`ProgramChecker.check_def`, `CheckedDef.deferred`).
 
 Decisions of issue 9 (soundness of the checker's own logic):
 

@@ -101,7 +101,7 @@ def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) ->
     n = len(sig.params)
     given = args[:n]
     judgments = [
-        ck.check(arg, ty, f"the parameter `{pname}` of `{sig.name}` has type `{ty}`")
+        _check_arg(ck, arg, ty, f"the parameter `{pname}` of `{sig.name}` has type `{ty}`", pname in sig.symbolic)
         for (pname, ty), arg in zip(sig.params, given, strict=False)
     ]
     _labels_fit(ck, sig, judgments, given)
@@ -130,6 +130,18 @@ def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) ->
         ck.note(f"call of `{sig.name}`: its cost in each parameter, re-expressed in the arguments' variables")
     rest = args[n:]
     return apply_value(ck, result, head, rest, whole) if rest else result
+
+
+def _check_arg(ck: Inferencer, arg: S.Expr, ty: T.Type, why: str, static: bool) -> Judgment:
+    """An argument; one for a static parameter (read by `static_instance`
+    as an index term) does not read the caller's `nat` indices as numbers."""
+    if not static:
+        return ck.check(arg, ty, why)
+    ck.static_argument += 1
+    try:
+        return ck.check(arg, ty, why)
+    finally:
+        ck.static_argument -= 1
 
 
 def _labels_fit(ck: Inferencer, sig: DefSig, judgments: list[Judgment], given: list[S.Expr]) -> None:

@@ -153,6 +153,16 @@ class ProgramChecker:
         self._bound_scope: dict[str, Fraction] = {}
         #: the instances at symbols whose check was deferred (see `Inferencer.deferred`)
         self._deferred_keys: set[tuple[str, tuple[Poly, ...]]] = set()
+        #: definitions with `nat` indices whose symbolic check failed: checked
+        #: at each call's numbers instead, with the reason the symbolic one gave
+        self._per_call: dict[str, str] = {}
+        #: a declared bound over `nat` indices was refuted or left undecided
+        #: (no fallback to the per-call check then: the claim is wrong or unproved)
+        self._bound_refused = False
+        #: the `nat` indices of the definition that called the one being instantiated
+        self._caller_nats: frozenset[str] = frozenset()
+        #: the values of the static parameters the definition is checked at (None: symbols)
+        self._values: dict[str, Poly] | None = None
 
     # ------------------------------------------------------------ phase 1
 
@@ -288,6 +298,8 @@ class ProgramChecker:
         sites_saved = ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites
         from fuzzpy.checker.context import Env
 
+        caller_nats_saved, self._caller_nats = self._caller_nats, frozenset(ck.index_params)
+        refused_saved = self._bound_refused
         ck.env, ck.tracer, self.errors = Env(), None, []
         ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites = {}, {}, {}, {}
         at = ", ".join(f"{p} = {_compact(v)}" for p, v in zip(generic.symbolic, values, strict=True))
@@ -304,6 +316,8 @@ class ProgramChecker:
             ck.deferred, ck.index_params, self._bound_scope, ck.placeholder_length = deferred_saved
             del ck.soft_errors[saved[5]:]
             ck.vector_sites, ck.zero_sites, ck.call_sites, ck.len_sites = sites_saved
+            self._caller_nats = caller_nats_saved
+            self._bound_refused = refused_saved
         if found:
             first = found[0]
             raise CheckError(
@@ -332,6 +346,42 @@ class ProgramChecker:
                 self.ck.defer(value.symbols(), f"passed to `{name}`, which is checked at each call's numbers")
 
     def check_def(self, decl: S.DefDecl) -> None:
+        """Check a definition once for all calls. One with `nat` indices is
+        checked with them as symbols first (DFuzz, Gaboardi et al. POPL
+        2013: sensitivities and costs are index terms over them); if that
+        check fails for a reason other than a refuted or undecided bound, the
+        definition is checked at each call's numbers instead (the reason is
+        kept, and `check` prints it), which is today's check of the program
+        written with those numbers."""
+        if decl.recursive or not any(_is_nat(p.type) for p in decl.params):
+            self._check_def_once(decl)
+            return
+        first_error, outer, self._bound_refused = len(self.errors), self._bound_refused, False
+        trace = self.ck.tracer.mark() if self.ck.tracer is not None else None
+        self._check_def_once(decl)
+        refused, self._bound_refused = self._bound_refused, outer
+        if len(self.errors) == first_error or refused:
+            return
+        reason = self.errors[first_error].message
+        del self.errors[first_error:]
+        if self.ck.tracer is not None and trace is not None:
+            self.ck.tracer.reset(trace)  # `check --explain` shows the pass that counts
+        self.globals.broken.discard(decl.name)
+        self.checked.pop(decl.name, None)
+        self.globals.sigs.pop(decl.name, None)
+        self._per_call[decl.name] = reason
+        self._check_def_once(decl)
+
+    def _check_def_once(self, decl: S.DefDecl) -> None:
+        # checked for all calls: no caller's indices are in scope (a caller's `nat` may share
+        # a name with this definition's `num` parameter, which is no whole number)
+        caller_nats, self._caller_nats = self._caller_nats, frozenset()
+        try:
+            self._check_def_for_all(decl)
+        finally:
+            self._caller_nats = caller_nats
+
+    def _check_def_for_all(self, decl: S.DefDecl) -> None:
         self._in_progress.append(decl.name)
         env_saved = self.ck.env
         symbolic_saved = self.ck.symbolic_used, self.ck.static_params, self.ck.deferred, self.ck.index_params
@@ -393,7 +443,9 @@ class ProgramChecker:
             value = None if values is None else values.get(name)
             if value is None or not value.is_const:
                 ck.symbolic_used.add(name)
-                ck.deferred.setdefault(name, "a `nat` index (a size or a sensitivity)")
+                why = self._not_symbolic(decl, name, value)
+                if why is not None:
+                    ck.deferred.setdefault(name, why)
             elif value.value.denominator != 1:
                 where = next(p.span for p in decl.params if p.name == name)
                 raise CheckError("FZ202", f"`{name}` is a `nat` and must be a whole number, got {value.value}", where)
@@ -417,10 +469,29 @@ class ProgramChecker:
         symbolic = tuple(name for name, _ in params if name in ck.symbolic_used) if values is None else tuple(values)
         # a declared bound may name a static parameter given a number
         self._bound_scope = {n: Fraction(1) for n in indices} | {n: v.value for n, v in (values or {}).items() if v.is_const}
+        self._values = values
         try:
             return self._conclude(decl, params, body, symbolic, register=values is None)
         finally:
             self._bound_scope = {}
+            self._values = None
+
+    def _not_symbolic(self, decl: S.DefDecl, name: str, value: Poly | None) -> str | None:
+        """Why the `nat` index ``name`` (its value here ``value``: None for
+        the symbol itself, or a caller's index term) cannot be a symbol of
+        the definition's check, which is then checked at each call's
+        numbers; None when it can."""
+        if decl.name in self._per_call:
+            return f"a `nat` index, and the check over it as a symbol failed: {self._per_call[decl.name]}"
+        typed = [p.type for p in decl.params] + ([decl.result] if decl.result is not None else [])
+        if any(isinstance(node, S.Var) and node.name == name for ty in typed for node in _walk_syntax(ty)):
+            return "a `nat` index named in a type (a vector's length), which is not yet written over a symbol"
+        if value is not None and not (
+            value.symbols() <= self._caller_nats and not value.divides
+            and all(c > 0 and c.denominator == 1 for _, c in value.terms)
+        ):
+            return f"a `nat` index given `{value}`, which is not shown to be a whole number at every call"
+        return None
 
     def _recursive_stub(self, decl: S.DefDecl, params: list[tuple[str, T.Type]], result: T.Type | None) -> DefSig:
         if result is None:
@@ -462,6 +533,8 @@ class ProgramChecker:
                 self.ck.placeholder_length,
                 hint="give the number of buckets as a literal or a top-level constant",
             )
+        # a definition over `nat` indices checked as symbols: its bounds are index terms (DFuzz)
+        nats = frozenset() if deferred or decl.recursive else frozenset(p.name for p in decl.params if _is_nat(p.type))
         for param, (name, ty) in zip(decl.params, params, strict=True):
             if deferred and name not in symbolic:
                 # checked at each call's numbers: the generic pass read its
@@ -491,7 +564,10 @@ class ProgramChecker:
                 costs.append(cost)
                 if register and name not in symbolic:  # a static parameter's own cost is nothing at a call
                     symbolic_costs[name] = C.symbolic_epsilon(cost.events())
-                    self._check_declared_symbolic(decl, param, symbolic_costs[name], symbolic)
+                    if not nats:
+                        self._check_declared_symbolic(decl, param, symbolic_costs[name], symbolic)
+                if nats and name not in symbolic:
+                    self._check_bound_poly(decl, param, C.symbolic_epsilon(cost.events()), "DP")
                 sens = INF  # not a number: the cost is symbolic_costs[name]
             elif body.cost is not None:
                 cost = body.cost.get(name)
@@ -508,11 +584,17 @@ class ProgramChecker:
                 elif _approximate(cost):  # (eps, delta) in an argument, as in a bag (Duet's Gaussian rule)
                     assert cost is not None
                     arguments[name] = cost.events()
-                self._check_declared_cost(decl, param, cost)
+                if not nats:
+                    self._check_declared_cost(decl, param, cost)
+                elif name not in symbolic and (cost is None or not cost.is_infinite):
+                    self._check_bound_poly(decl, param, Poly() if cost is None else C.symbolic_epsilon(cost.events()), "DP")
             else:
                 usage = body.ctx.get(name)
                 sens = ZERO if usage is None else usage.sens
-                self._check_declared(decl, param, usage)
+                if not nats:
+                    self._check_declared(decl, param, usage)
+                elif name not in symbolic:
+                    self._check_bound_poly(decl, param, sens.as_poly(), "sensitive")
             sens_list.append(sens)
             infos.append(ParamInfo(name, ty, sens))
         sig = DefSig(
@@ -529,6 +611,54 @@ class ProgramChecker:
                     {n: c for (n, t), c in zip(params, costs, strict=False) if isinstance(t, T.TBag)}),
             )
         return sig
+
+    def _check_bound_poly(self, decl: S.DefDecl, param: S.Param, found: Poly | None, kind: str) -> None:
+        """A declared bound `[..]` of a definition over `nat` indices: an
+        index term over its static parameters (each a symbol, or the call's
+        value), which the found sensitivity or cost (``found``; None:
+        infinite or not pure) must be below for every value of them -- term
+        by term, else by z3 over the naturals >= 1 and positive reals
+        (DFuzz's subtyping on index terms, Gaboardi et al. POPL 2013). A
+        refuted or undecided bound is a located error (FZ305/FZ312), never
+        accepted."""
+        if param.sens is None:
+            return
+        names = {p.name for p in decl.params}
+        scope = {n: Poly.const(v) for n, v in self.globals.constants.items() if n not in names}
+        values = self._values or {}
+        for p in decl.params:
+            if p.name in self.ck.static_params or _is_nat(p.type):
+                scope[p.name] = values.get(p.name, Poly.var(p.name))
+        naturals = frozenset(p.name for p in decl.params if _is_nat(p.type)) | self._caller_nats
+        index_symbols = frozenset(s for n in naturals if n in scope for s in scope[n].symbols()) & naturals
+        declared = _poly_of(param.sens, scope, index_symbols)
+        code = "FZ312" if kind == "DP" else "FZ305"
+        if declared is None:  # the check at each call's numbers reads it there
+            self.errors.append(Diagnostic("FZ202", "a bound must be a static number or a polynomial over the definition's "
+                                          "`nat` and static parameters", param.sens.span))
+            return
+        verdict = None if found is None else obligations.at_most(found, declared, naturals)
+        if verdict is not None and verdict.status == "proved":
+            return
+        # a finite index term refuted or undecided: the claim is wrong or unproved, and no
+        # per-call check replaces it; an infinite one may come from a rule that reads an
+        # index term as infinite, which the check at each call's numbers may still pass
+        self._bound_refused = self._bound_refused or found is not None
+        if found is not None:
+            shown = f"({found})-{kind}" if " " in str(found) else f"{found}-{kind}"
+        else:
+            shown = "infinitely sensitive" if kind == "sensitive" else "not purely private (or infinitely)"
+        why = ""
+        if verdict is not None and verdict.status == "refuted" and verdict.witness:
+            why = f" (it is above it at {verdict.witness})"
+        elif verdict is not None and verdict.status == "unknown":
+            why = " (z3 could not decide it: undecided is refused)"
+        self.errors.append(Diagnostic(
+            code,
+            f"`{decl.name}` is {shown} in `{param.name}`, which is not shown to be at most the declared {declared} "
+            f"for every value of its `nat` and static parameters{why}",
+            param.span,
+        ))
 
     def _check_declared_symbolic(self, decl: S.DefDecl, param: S.Param, cost: Poly | None, symbolic: tuple[str, ...]) -> None:
         """A declared bound on a parameter whose cost names static
@@ -736,21 +866,28 @@ def _is_symbolic(cost: C.Cost | None) -> bool:
     return cost is not None and not cost.is_infinite and C.is_symbolic(cost.events())
 
 
-def _poly_of(expr: S.Expr, scope: dict[str, Poly]) -> Poly | None:
-    """A bound written over static parameters and constants, as a polynomial."""
+def _poly_of(expr: S.Expr, scope: dict[str, Poly], divisors: frozenset[str] = frozenset()) -> Poly | None:
+    """A bound written over static parameters and constants, as a
+    polynomial; dividing by a one-term index over ``divisors`` (the `nat`
+    indices' symbols, each >= 1) gives a Laurent term (`1 / n`)."""
     if isinstance(expr, S.NumLit):
         return Poly.const(expr.value)
     if isinstance(expr, S.Var):
         return scope.get(expr.name)
-    if isinstance(expr, S.Binary) and expr.op in ("+", "*", "/"):
-        left, right = _poly_of(expr.left, scope), _poly_of(expr.right, scope)
+    if isinstance(expr, S.Binary) and expr.op in ("+", "-", "*", "/"):
+        left, right = _poly_of(expr.left, scope, divisors), _poly_of(expr.right, scope, divisors)
         if left is None or right is None:
             return None
         if expr.op == "+":
             return left + right
+        if expr.op == "-":  # a bound that may be 0 or below somewhere: z3 decides against it
+            return left - right
         if expr.op == "*":
             return left * right
-        return left.scale(1 / right.value) if right.is_const and right.value > 0 else None
+        if not right.is_const:
+            inverse = right.inverse() if right.symbols() <= divisors else None
+            return None if inverse is None else left * inverse
+        return left.scale(1 / right.value) if right.value > 0 else None
     return None
 
 
@@ -799,15 +936,18 @@ def _conclusion(checked: CheckedDef, figures: dict) -> str:
     lines = ["Conclusion:"]
     for p in checked.params:
         if p.name in checked.static_params:
-            lines.append(f"  `{p.name}`: a static parameter (a positive number at each call, which is checked at it)")
+            nat = any(q.name == p.name and _is_nat(q.type) for q in checked.decl.params)
+            lines.append(f"  `{p.name}`: a `nat` index (a whole number >= 1 at each call, a symbol here)" if nat else
+                         f"  `{p.name}`: a static parameter (a positive number at each call, which is checked at it)")
             continue
         if p.name in checked.symbolic_privacy and checked.deferred:
             lines.append(f"  `{p.name}`: checked at each call's numbers ({', '.join(f'`{n}` is {why}' for n, why in checked.deferred)})")
             continue
         if p.name in checked.symbolic_privacy:
             cost = checked.symbolic_privacy[p.name]
-            lines.append(f"  privacy in `{p.name}`: {'not pure' if cost is None else f'({cost})-DP'} for every positive value of "
-                         + ", ".join(checked.static_params))
+            nats = {q.name for q in checked.decl.params if _is_nat(q.type)}
+            lines.append(f"  privacy in `{p.name}`: {'not pure' if cost is None else f'({cost})-DP'} for every value of "
+                         + ", ".join(f"whole {n} >= 1" if n in nats else f"{n} > 0" for n in checked.static_params))
             continue
         if p.name in figures:
             continue

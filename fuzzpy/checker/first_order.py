@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from fuzzpy.checker import obligations
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.elaborate import positive_static, require_static, static_value
@@ -32,6 +33,7 @@ from fuzzpy.checker.typerel import sqrt_upper
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.sensitivity import INF, Sens
+from fuzzpy.language.symbolic import Poly
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
@@ -72,6 +74,12 @@ def _is_infinite_bound(expr: S.Expr) -> bool:
 def clamped_sum(ck: Inferencer, call: PrimCall) -> Judgment:
     if any(_is_infinite_bound(bound) for bound in call.statics):
         return unclamped_sum(ck, call)
+    symbolic = _index_bounds(ck, call)
+    bound = None if symbolic is None else _index_sum_bound(ck, *symbolic)
+    if symbolic is not None and bound is not None:
+        lo_poly, hi_poly = symbolic
+        j = _bag(ck, call, elem=T.NUM)
+        return _scaled(ck, call, j, bound, T.NUM, f"rows clamped into [{lo_poly}, {hi_poly}] move the sum by at most {bound}")
     lo, hi, deferred = _bounds(ck, call, "`sum`")
     if lo > hi and not deferred:  # with a placeholder, each call decides it at its numbers
         raise CheckError("FZ202", f"`sum[{lo}, {hi}]`: the lower bound is above the upper bound", call.statics[0].span)
@@ -121,7 +129,41 @@ def _bounds(ck: Inferencer, call: PrimCall, prim: str) -> tuple[Fraction, Fracti
     return lo, hi, deferred
 
 
+def _index_bounds(ck: Inferencer, call: PrimCall) -> tuple[Poly, Poly] | None:
+    """Bounds `[lo, hi]` written over the definition's `nat` indices (as
+    symbols here), lo <= hi shown for every whole value >= 1 (term by term,
+    else z3 over the naturals; DFuzz's index terms, Gaboardi et al. POPL
+    2013). None when the bounds are numbers or not of this form (the other
+    rules, or the check at each call's numbers, apply)."""
+    named = [n for e in call.statics for n in ck.static_parameters_in(e)]
+    if not named or not set(named) <= ck.index_params or set(named) & ck.deferred.keys():
+        return None
+    lo, hi = ck.symbolic_value(call.statics[0]), ck.symbolic_value(call.statics[1])
+    if lo is None or hi is None or (lo.is_const and hi.is_const):
+        return None
+    if obligations.at_most(lo, hi, ck.index_symbols()).status != "proved":
+        return None
+    return lo, hi
+
+
+def _index_sum_bound(ck: Inferencer, lo: Poly, hi: Poly) -> Sens | None:
+    """max(|lo|, |hi|) for ordered bounds over `nat` indices, as an index
+    term (Dwork & Roth 2014, section 3.3: a clamped row moves the sum by at
+    most it), or None when no index term is shown to bound it."""
+    naturals = ck.index_symbols()
+    for big in (hi, -lo):
+        # |lo|, |hi| <= big when -big <= lo <= hi <= big (lo <= hi is known)
+        if obligations.at_most(-big, lo, naturals).status == "proved" and obligations.at_most(hi, big, naturals).status == "proved":
+            bound = Sens.symbolic(big)
+            if bound.is_symbolic or not bound.is_inf:
+                return bound
+    return None
+
+
 def clip(ck: Inferencer, call: PrimCall) -> Judgment:
+    symbolic = _index_bounds(ck, call)
+    if symbolic is not None:  # clamping is 1-Lipschitz whatever its (ordered) bounds
+        return _scaled(ck, call, _number(ck, call), Sens.of(1), T.NUM, "clamping is 1-Lipschitz")
     lo, hi, deferred = _bounds(ck, call, "`clip`")
     if lo > hi and not deferred:  # with a placeholder, each call decides it at its numbers
         raise CheckError("FZ202", f"`clip[{lo}, {hi}]`: the lower bound is above the upper bound", call.statics[0].span)

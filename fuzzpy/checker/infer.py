@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
+from fuzzpy.accounting.events import SymbolicPure
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Binding, DefSig, Env, Globals, Judgment
 from fuzzpy.checker.costs import Blame, CostCtx, infinite, one_draw
@@ -102,6 +103,9 @@ class Inferencer:
         #: indices (DFuzz's `forall n : nat`), read as numbers in arithmetic
         #: (`n * x` is n-sensitive), in bounds (`[n * e]`) and in types (`vec[n]`)
         self.index_params: set[str] = set()
+        #: inside an argument given to a callee's static parameter (> 0): the
+        #: caller's `nat` indices there are index terms, not numbers read
+        self.static_argument = 0
         #: where the generic pass gave a vector a placeholder length (`group[n]`)
         self.placeholder_length: Span | None = None
         #: a definition's signature at given values of its static parameters
@@ -197,7 +201,12 @@ class Inferencer:
             left, right = self.symbolic_value(expr.left), self.symbolic_value(expr.right)
             if left is None or right is None:
                 return None
-            if expr.op == "/" and (not right.is_const or right.value == 0):
+            if expr.op == "/" and not right.is_const:
+                # dividing by an index term of one term over `nat` indices (each >= 1): a
+                # Laurent monomial (`0.1 / n`), positive at every call (DFuzz's index terms)
+                inverse = right.inverse() if right.symbols() <= self.index_symbols() else None
+                return None if inverse is None else _bounded(left * inverse, expr)
+            if expr.op == "/" and right.value == 0:
                 return None
             return _bounded(_poly_arith(expr.op, left, right), expr)
         value = static_value(expr, self.visible_constants())
@@ -388,6 +397,10 @@ class Inferencer:
             left = self.check(expr.left, T.BOOL, f"the operands of `{op}` are booleans")
             right = self.check(expr.right, T.BOOL, f"the operands of `{op}` are booleans")
             return self._discrete(expr, left, right, T.BOOL, f"combined with `{op}`")
+        if op in ("*", "/"):
+            product = self._index_product(expr, hint)
+            if product is not None:
+                return product
         left, right = self._operands(expr, hint)
         if op in ("==", "!="):
             for side, j in ((expr.left, left), (expr.right, right)):
@@ -405,6 +418,55 @@ class Inferencer:
         if op in ("*", "/"):
             return self._multiplicative(expr, left, right)
         raise CheckError("FZ216", f"unknown operator `{op}`", expr.span)
+
+    def index_symbols(self) -> frozenset[str]:
+        """The symbols the `nat` indices of the definition being checked
+        stand for here (themselves, or a caller's indices)."""
+        found: frozenset[str] = frozenset()
+        for name in self.index_params - self.deferred.keys():  # a deferred index is read as a number
+            binding = self.static_params.get(name)
+            if binding is not None and binding.symbolic is not None and self.env.lookup(name) is binding:
+                found |= binding.symbolic.symbols()
+        return found
+
+    def _index_factor(self, side: S.Expr) -> Poly | None:
+        """``side`` as an index term over the definition's `nat` indices
+        that are symbols here (`n`, `2 * n + 1`, `n * m`), with positive
+        coefficients so that it is its own absolute value; None otherwise."""
+        named = self.static_parameters_in(side)
+        if not named or not set(named) <= self.index_params or set(named) & self.deferred.keys():
+            return None
+        values = [self.static_params[n].symbolic for n in named]
+        if any(v is None or v.is_const for v in values):
+            return None
+        poly = self.symbolic_value(side)
+        if poly is None or poly.is_const or any(c <= 0 for _, c in poly.terms):
+            return None
+        return poly
+
+    def _index_product(self, expr: S.Binary, hint: T.Type | None) -> Judgment | None:
+        """`k * e` or `e * k` with k an index term over `nat` indices: e's
+        context scaled by k, a symbolic sensitivity (DFuzz, Gaboardi et al.
+        POPL 2013: scaling by an index term; Fuzz's `c * e` rule, Reed &
+        Pierce ICFP 2010, at every value of the indices)."""
+        sides = ((expr.left, expr.right), (expr.right, expr.left)) if expr.op == "*" else ((expr.right, expr.left),)
+        for side, other in sides:
+            poly = self._index_factor(side)
+            if poly is not None and expr.op == "/":
+                poly = poly.inverse()  # `e / n`: scaled by 1 / n (positive at every call)
+            if poly is None:
+                continue
+            whole = expr.op == "*" and not poly.divides and all(c.denominator == 1 for _, c in poly.terms)
+            j = self.infer(other, hint if expr.op == "*" else None)
+            factor = Judgment(T.INT if whole else T.NUM, {})
+            left, right = (factor, j) if side is expr.left else (j, factor)
+            result = self._arith_type(expr, left, right)
+            if expr.op == "/" and isinstance(result, T.TInt):
+                result = T.NUM
+            scale = Sens.symbolic(poly)
+            self.note(f"multiplied by the index term {poly}: sensitivity x {scale} for every value of the indices")
+            return Judgment(result, U.scale_ctx(j.ctx, scale, expr.span, f"multiplied by {poly}"))
+        return None
 
     @staticmethod
     def _comparable(side: S.Expr, j: Judgment, op: str) -> None:
@@ -644,22 +706,39 @@ class Inferencer:
     def blame_for(self, key: str, usage: U.Usage, span: Span, what: str, label: str | None = None) -> Blame:
         """Why ``what`` costs infinity in the variable ``key``: the rule that scaled it by inf."""
         name = source_name(key)
-        source = U.infinity_source(usage)
         labels = (Label(span, label),) if label else ()
+        if usage.sens.is_symbolic:  # an index term where this rule needs a number (DFuzz's n)
+            return Blame("FZ306", span, f"{what} is {usage.sens}-sensitive in `{name}`, an expression over the "
+                         "definition's `nat` parameters, where this rule needs a number", _HINTS["FZ306"], labels)
+        source = U.infinity_source(usage)
         if source is None or source.span is None:
             return Blame("FZ306", span, f"{what} is infinitely sensitive in `{name}`", _HINTS["FZ306"], labels)
         code = source.code or "FZ306"
         message = f"{what} depends on `{name}` with infinite sensitivity: {source.reason}"
         return Blame(code, source.span, message, _HINTS.get(code), labels if span != source.span else ())
 
-    def noise_cost(self, ctx: U.Ctx, span: Span, what: str, make: Callable[[Fraction], object]) -> CostCtx:
+    def noise_cost(self, ctx: U.Ctx, span: Span, what: str, make: Callable[[Fraction], object],
+                   pure: Fraction | Poly | None = None) -> CostCtx:
         """The privacy context of a noise primitive: one event per variable,
-        built by ``make`` from its sensitivity; infinite where it is infinite."""
+        built by ``make`` from its sensitivity; infinite where it is infinite.
+        A sensitivity that is an index term over `nat` indices costs it
+        times ``pure`` (the primitive's epsilon per unit of sensitivity, for
+        a pure primitive whose cost is linear in the sensitivity); for any
+        other primitive the definition is checked at each call's numbers."""
         cost: CostCtx = {}
         draw = object()  # this draw's identity, shared by its costs in every variable (`costs.merge_draw`)
         for name, usage in ctx.items():
             if usage.sens.is_zero:
                 continue
+            if usage.sens.is_symbolic and pure is not None:
+                # a pure release of an index-term-sensitive value: cost poly * eps (DFuzz)
+                assert usage.sens.poly is not None
+                epsilon = usage.sens.poly * (pure if isinstance(pure, Poly) else Poly.const(pure))
+                cost[name] = one_draw(SymbolicPure(Fraction(1), epsilon), draw)
+                continue
+            if usage.sens.is_symbolic and usage.sens.poly is not None and self.defer(
+                    usage.sens.poly.symbols(), f"an index-term sensitivity under {what}, whose cost is not linear in it"):
+                continue  # checked at each call's numbers (the generic pass's results are discarded)
             if usage.sens.is_inf:
                 cost[name] = infinite(self.blame_for(name, usage, span, what, "released here"))
             else:

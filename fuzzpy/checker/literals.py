@@ -77,7 +77,12 @@ class LiteralRules:
                 # a `nat` index: its number at a call, the placeholder 1 in the
                 # generic pass (whose results are discarded: checked at each call)
                 value = binding.symbolic.value if binding.symbolic.is_const else Fraction(1)
-                ck.note(f"`{expr.name}` is a static index: the number {value} here")
+                if not binding.symbolic.is_const and not ck.static_argument:  # read as a number: checked at each call
+                    ck.defer(binding.symbolic.symbols(), "a `nat` index read as a number (not as a factor `n * e`)")
+                if binding.symbolic.is_const or not ck.static_argument:
+                    ck.note(f"`{expr.name}` is a static index: the number {value} here")
+                else:
+                    ck.note(f"`{expr.name}` is a static index, passed on as the index term {binding.symbolic}")
                 return Judgment(binding.type, {}, static=value)
             ck.note(f"variable: 1-sensitive in `{expr.name}`")
             return Judgment(binding.type, U.single(binding.key, expr.span), length=binding.length)
@@ -149,7 +154,10 @@ class LiteralRules:
                 trees[name] = U.add(trees.get(name), usage)
         ctx: U.Ctx = {}
         for name, square in squares.items():
-            total = square if square.value is None else Sens(sqrt_upper(square.value))
+            if square.is_symbolic:  # no square root of an index term: the L2 norm is at most the L1 sum
+                total = trees[name].sens
+            else:
+                total = square if square.value is None else Sens(sqrt_upper(square.value))
             tree = trees[name]
             factor = ONE if tree.sens.value in (None, 0) or total.value is None else Sens(total.value / tree.sens.value)  # type: ignore[operator]
             ctx[name] = U.Usage(total, "scale", expr.span, "L2 norm of the entries", left=tree, factor=factor)

@@ -223,11 +223,11 @@ def laplace(ck: Inferencer, call: PrimCall) -> Judgment:
     j = _noise_arg(ck, call, "1")
     if isinstance(eps, Poly):
         symbolic = eps
-        cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: SymbolicPure(s, symbolic))
+        cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: SymbolicPure(s, symbolic), pure=symbolic)
         ck.note(f"`laplace[{eps}]`: costs ({eps}) x the sensitivity in each variable, for every positive value of the parameters")
         return Judgment(T.TFuzzy(j.type), {}, cost=cost)
     scale = 1 / eps
-    cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: Laplace(s, scale))
+    cost = ck.noise_cost(j.ctx, call.span, "the value given to `laplace`", lambda s: Laplace(s, scale), pure=eps)
     _mark_replaced(ck, call, cost)
     ck.note(f"`laplace[{Sens(eps)}]`: noise of scale {Sens(scale)}; costs eps x the sensitivity in each variable")
     return Judgment(T.TFuzzy(j.type), {}, cost=cost)
@@ -354,11 +354,11 @@ def geometric(ck: Inferencer, call: PrimCall) -> Judgment:
     j = _int_arg(ck, call, "laplace[eps]")
     if isinstance(eps, Poly):
         symbolic = eps
-        cost = ck.noise_cost(j.ctx, call.span, "the value given to `geometric`", lambda s: SymbolicPure(s, symbolic))
+        cost = ck.noise_cost(j.ctx, call.span, "the value given to `geometric`", lambda s: SymbolicPure(s, symbolic), pure=symbolic)
         ck.note(f"`geometric[{eps}]`: costs ({eps}) x the sensitivity in each variable, for every positive value of the parameters")
         return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
     scale = 1 / eps
-    cost = ck.noise_cost(j.ctx, call.span, "the value given to `geometric`", lambda s: Geometric(s, scale))
+    cost = ck.noise_cost(j.ctx, call.span, "the value given to `geometric`", lambda s: Geometric(s, scale), pure=eps)
     _mark_replaced(ck, call, cost)
     ck.note(f"`geometric[{Sens(eps)}]`: two-sided geometric noise on an integer; costs eps x the sensitivity in each variable")
     return Judgment(T.TFuzzy(T.INT), {}, cost=cost)
@@ -478,10 +478,10 @@ def expmech(ck: Inferencer, call: PrimCall) -> Judgment:
     delta = U.plus(delta, public)
     if isinstance(eps, Poly):
         symbolic = eps
-        cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: SymbolicPure(s, symbolic))
+        cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: SymbolicPure(s, symbolic), pure=symbolic)
     else:
         concrete = eps
-        cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: ExpMech(concrete * s))
+        cost = ck.noise_cost(delta, call.span, "the score of `expmech`", lambda s: ExpMech(concrete * s), pure=concrete)
     ck.note(f"`expmech[{eps if isinstance(eps, Poly) else Sens(eps)}]`: costs eps x the score's sensitivity in each variable")
     return Judgment(T.TFuzzy(cand_type), {}, cost=cost)
 
@@ -596,7 +596,10 @@ def _symbolic_rounds(ck: Inferencer, expr: S.Expr) -> Poly | None:
     its own numbers (a whole number of rounds, within the limits). None for
     a number or any other expression (the existing rules apply)."""
     poly = ck.symbolic_value(expr)
-    if poly is None or poly.is_const or not poly.symbols() <= ck.static_params.keys():
+    # the symbols the static parameters stand for here: themselves, or (checked at a
+    # caller's own parameters) the caller's, whose calls are each checked again
+    here = {s for b in ck.static_params.values() if b.symbolic is not None for s in b.symbolic.symbols()}
+    if poly is None or poly.is_const or not poly.symbols() <= here:
         return None
     if any(c < 0 for _, c in poly.terms):
         return None
@@ -820,7 +823,9 @@ def iterate(ck: Inferencer, call: PrimCall) -> Judgment:
     t * (1 + s + ... + s^(k-1)): the i-th application's use passes through
     the k - 1 - i later ones. k = 0 gives x and never applies f."""
     what = "the number of rounds of `iterate`"
-    k = deferred_read(ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 0), 1)
+    rounds = _index_rounds(ck, call.statics[0])
+    k = 1 if rounds is not None else deferred_read(
+        ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 0), 1)
     fn, start_expr = call.args
     start = ck.infer(start_expr, call.hint)
     if not isinstance(fn, S.Lambda):
@@ -834,12 +839,46 @@ def iterate(ck: Inferencer, call: PrimCall) -> Judgment:
             hint="use `loop[k] x0 (fun s -> ...)` for rounds that release",
         )
     ck.coerce(lam.body, start.type, fn.span, "`iterate` feeds each result back to the function")
-    power, geometric = _powers(lam.param_sens, k)
+    symbolic = None if rounds is None else _index_powers(lam.param_sens, rounds)
+    if rounds is not None and symbolic is None:
+        ck.defer(rounds.symbols(), f"{what} over a step of sensitivity {lam.param_sens} (s^k is not an index term)")
+    power, geometric = _powers(lam.param_sens, k) if symbolic is None else symbolic
+    if rounds is not None:
+        k = rounds  # type: ignore[assignment]  # shown in the notes
     ctx = U.scale_ctx(start.ctx, power, start_expr.span, f"passed through {k} applications of a {lam.param_sens}-sensitive function")
     captured = U.scale_ctx(dict(lam.body.ctx), geometric, fn.span, f"used by each of the {k} applications")
     ck.note(f"`iterate[{k}]`: {power}-sensitive in the start (s^k with s = {lam.param_sens}); "
             f"what the function captures, {geometric} times")
     return Judgment(start.type, U.plus(ctx, captured))
+
+
+def _index_rounds(ck: Inferencer, expr: S.Expr) -> Poly | None:
+    """A number of rounds that is an index term over the definition's `nat`
+    indices (symbols here), positive coefficients: at least 1 at every call
+    (a whole number, each call checks it). None otherwise."""
+    named = ck.static_parameters_in(expr)
+    if not named or not set(named) <= ck.index_params or set(named) & ck.deferred.keys():
+        return None
+    poly = ck.symbolic_value(expr)
+    if poly is None or poly.is_const or any(c <= 0 for _, c in poly.terms):
+        return None
+    return poly
+
+
+def _index_powers(s: Sens, k: Poly) -> tuple[Sens, Sens] | None:
+    """(s^k, 1 + s + ... + s^(k-1)) bounded by index terms for every whole
+    k >= 1: s = 0 gives (0, 1); s = 1 gives (1, k); s < 1 gives (s, 1/(1-s))
+    (s^k <= s and the geometric sum's limit). None for s > 1 (s^k grows
+    exponentially, not an index term) or s itself symbolic."""
+    if s.is_zero:
+        return ZERO, ONE
+    if s.value is None:
+        return None
+    if s.value == 1:
+        return ONE, Sens.symbolic(k)
+    if s.value < 1:
+        return s, Sens(1 / (1 - s.value))
+    return None
 
 
 def _powers(s: Sens, k: int) -> tuple[Sens, Sens]:

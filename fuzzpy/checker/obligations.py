@@ -40,17 +40,22 @@ def positive(p: Poly) -> Verdict:
     return _never(p, strict=True)
 
 
-def at_most(small: Poly, big: Poly) -> Verdict:
-    """small <= big for every positive value of their symbols."""
+def at_most(small: Poly, big: Poly, naturals: frozenset[str] = frozenset()) -> Verdict:
+    """small <= big for every positive value of their symbols; the symbols
+    in ``naturals`` (`nat` indices) range over the whole numbers >= 1 only
+    (DFuzz's index sorts, Gaboardi et al. POPL 2013), so `max(n, 1) <= n`
+    style conditions that need n >= 1 are decided over the naturals."""
     if small.at_most(big):
         return Verdict("proved")
     difference = big - small
     if difference.is_const:
         return Verdict("refuted", "")
-    return _never(difference, strict=False)
+    if not naturals & difference.symbols():
+        return _never(difference, strict=False)
+    return _never(difference, strict=False, naturals=naturals)
 
 
-def _never(p: Poly, strict: bool) -> Verdict:
+def _never(p: Poly, strict: bool, naturals: frozenset[str] = frozenset()) -> Verdict:
     """Whether p > 0 (strict) or p >= 0 holds everywhere: z3 looks for a
     positive point where it fails."""
     try:
@@ -58,11 +63,11 @@ def _never(p: Poly, strict: bool) -> Verdict:
     except ImportError:  # pragma: no cover - z3 is a dependency
         return Verdict("unknown")
     names = sorted(p.symbols())
-    symbols = {name: z3.Real(name) for name in names}
-    solver = z3.SolverFor("QF_NRA")
+    symbols = {name: (z3.ToReal(z3.Int(name)) if name in naturals else z3.Real(name)) for name in names}
+    solver = z3.SolverFor("QF_NRA") if not naturals & set(names) else z3.Solver()
     solver.set("timeout", TIMEOUT_MS)
     for name in names:
-        solver.add(symbols[name] > 0)
+        solver.add(symbols[name] >= 1 if name in naturals else symbols[name] > 0)
     value = _term(p, symbols, z3)
     solver.add(value <= 0 if strict else value < 0)
     answer = solver.check()
@@ -80,8 +85,8 @@ def _term(p: Poly, symbols: dict[str, Any], z3: Any) -> Any:
     for monomial, coefficient in p.terms:
         term = _real(coefficient, z3)
         for name, power in monomial:
-            for _ in range(power):
-                term = term * symbols[name]
+            for _ in range(abs(power)):  # a negative power divides (the symbol is positive)
+                term = term * symbols[name] if power > 0 else term / symbols[name]
         total = total + term
     return total
 

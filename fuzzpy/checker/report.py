@@ -256,9 +256,21 @@ def symbolic_text(d: CheckedDef) -> str:
             continue
         text = str(cost)
         parts.append(f"{f'({text})' if ' ' in text else text}-DP in {name}")
-    if all(cost is None for cost in d.symbolic_privacy.values()):
+    if not d.result_is_fuzzy and _nat_params(d):  # a deterministic definition: its sensitivities over the indices (DFuzz)
+        for p in d.params:
+            if p.name not in d.static_params and not p.sensitivity.is_zero:
+                text = str(p.sensitivity)
+                parts.append(f"{f'({text})' if ' ' in text else text}-sensitive in {p.name}")
+    if not parts or all(cost is None for cost in d.symbolic_privacy.values()) and d.symbolic_privacy:
         return ", ".join(parts)
-    return ", ".join(parts) + f"  for all {', '.join(f'{p} > 0' for p in d.static_params)}"
+    nats = _nat_params(d)
+    ranges = ", ".join(f"whole {p} >= 1" if p in nats else f"{p} > 0" for p in d.static_params)
+    return ", ".join(parts) + f"  for all {ranges}"
+
+
+def _nat_params(d: CheckedDef) -> frozenset[str]:
+    """The definition's `(n : nat)` parameters (written so)."""
+    return frozenset(q.name for q in d.decl.params if isinstance(q.type, S.TyName) and q.type.name == "nat")
 
 
 def instance_lines(checked: CheckedProgram, d: CheckedDef, delta: float | None) -> list[str]:

@@ -151,7 +151,8 @@ def infinity_source(usage: Usage) -> Usage | None:
         return None
     queue = [usage]
     for node in _breadth_first(queue):
-        if node.kind == "scale" and node.factor.is_inf and node.left is not None and not node.left.sens.is_zero:
+        if (node.kind == "scale" and node.factor.is_inf and not node.factor.is_symbolic and node.left is not None
+                and not node.left.sens.is_zero):
             return node
     return None
 

@@ -18,19 +18,30 @@ from __future__ import annotations
 
 import decimal
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from functools import total_ordering
 
 from fuzzpy.language.limits import MAX_MAGNITUDE, MAX_STATIC_BITS, bounded_sensitivity
+from fuzzpy.language.symbolic import Poly
 from fuzzpy.support.records import frozen
 
 
 @total_ordering
 @frozen
 class Sens:
-    """A sensitivity: a non-negative exact rational, or infinity."""
+    """A sensitivity: a non-negative exact rational, or infinity, or an
+    index term over a definition's `nat` parameters (DFuzz's sensitivity
+    indices, Gaboardi et al. POPL 2013: `n * x` is n-sensitive in x).
 
-    value: Fraction | None  # None encodes infinity
+    A symbolic sensitivity has ``value`` None and its polynomial in ``poly``
+    (non-constant, every coefficient positive, so it is positive and grows
+    with every symbol). Code that reads only ``value`` sees it as infinite,
+    the weaker claim: only `+`, `*`, `join` and the rules that know index
+    terms (`as_poly`) read it precisely."""
+
+    value: Fraction | None  # None encodes infinity (or a symbolic value, see ``poly``)
+    poly: Poly | None = None
 
     def __post_init__(self) -> None:
         # derived sensitivities are rounded up into the static range (sound:
@@ -54,10 +65,32 @@ class Sens:
             raise ValueError(f"a sensitivity is non-negative, got {value}")
         return Sens(value)
 
+    @staticmethod
+    def symbolic(p: Poly) -> Sens:
+        """The sensitivity an index term stands for: a number when it is
+        constant; infinity when a coefficient is negative (such a term is
+        not trusted to bound a sensitivity term by term)."""
+        if p.is_const:
+            return Sens.of(p.value) if p.value >= 0 else INF
+        if any(c <= 0 for _, c in p.terms) or p.out_of_limits() is not None:
+            return INF
+        return Sens(None, p)
+
+    def as_poly(self) -> Poly | None:
+        """The index term of a finite or symbolic sensitivity; None for infinity."""
+        if self.poly is not None:
+            return self.poly
+        return None if self.value is None else Poly.const(self.value)
+
     # -- predicates
     @property
     def is_inf(self) -> bool:
+        """Infinite, or symbolic (read as infinite by rules that need a number)."""
         return self.value is None
+
+    @property
+    def is_symbolic(self) -> bool:
+        return self.poly is not None
 
     @property
     def is_zero(self) -> bool:
@@ -65,6 +98,8 @@ class Sens:
 
     # -- algebra
     def __add__(self, other: Sens) -> Sens:
+        if self.poly is not None or other.poly is not None:
+            return _symbolic(self, other, lambda a, b: a + b)
         if self.value is None or other.value is None:
             return INF
         return Sens(self.value + other.value)
@@ -73,11 +108,17 @@ class Sens:
         """Scaling; 0 * inf = 0 (an unused variable stays unused)."""
         if self.is_zero or other.is_zero:
             return ZERO
+        if self.poly is not None or other.poly is not None:
+            return _symbolic(self, other, lambda a, b: a * b)
         if self.value is None or other.value is None:
             return INF
         return Sens(self.value * other.value)
 
     def join(self, other: Sens) -> Sens:
+        if self.poly is not None or other.poly is not None:
+            # max of two index terms with non-negative coefficients over
+            # non-negative symbols is at most their coefficient-wise max
+            return _symbolic(self, other, _coefficient_max)
         return self if self >= other else other
 
     def __lt__(self, other: Sens) -> bool:
@@ -89,6 +130,8 @@ class Sens:
 
     # -- rendering
     def to_json(self) -> float | str:
+        if self.poly is not None:
+            return str(self.poly)
         if self.value is None:
             return "inf"
         if self.value.denominator == 1:
@@ -101,6 +144,8 @@ class Sens:
         return approx
 
     def __str__(self) -> str:
+        if self.poly is not None:
+            return str(self.poly)
         if self.value is None:
             return "inf"
         if self.value.denominator == 1:
@@ -112,6 +157,20 @@ class Sens:
         if len(text) <= 9:
             return text
         return _decimal_upward(self.value)
+
+
+def _symbolic(a: Sens, b: Sens, op: Callable[[Poly, Poly], Poly]) -> Sens:
+    left, right = a.as_poly(), b.as_poly()
+    if left is None or right is None:
+        return INF
+    return Sens.symbolic(op(left, right))
+
+
+def _coefficient_max(a: Poly, b: Poly) -> Poly:
+    table = dict(a.terms)
+    for m, c in b.terms:
+        table[m] = max(table.get(m, Fraction(0)), c)
+    return Poly._from(table)
 
 
 def _exact_decimal(value: Fraction, max_digits: int = 12) -> str | None:

@@ -25,7 +25,9 @@ from fractions import Fraction
 from fuzzpy.language.limits import MAX_STATIC_DEGREE, MAX_STATIC_TERMS, in_static_range
 from fuzzpy.support.records import frozen
 
-#: a product of symbols: (name, power) pairs sorted by name, powers >= 1
+#: a product of symbols: (name, power) pairs sorted by name, powers non-zero
+#: (a negative power divides: `0.1 / n`, a Laurent monomial; every symbol is
+#: positive, so the term-by-term tests below stay sufficient)
 Monomial = tuple[tuple[str, int], ...]
 
 
@@ -75,8 +77,22 @@ class Poly:
 
     @property
     def degree(self) -> int:
-        """The highest total power of a term (0 for a constant)."""
-        return max((sum(p for _, p in m) for m, _ in self.terms), default=0)
+        """The highest total power of a term, dividing symbols counted too
+        (0 for a constant)."""
+        return max((sum(abs(p) for _, p in m) for m, _ in self.terms), default=0)
+
+    def inverse(self) -> Poly | None:
+        """1 / self when self is one term with a positive coefficient (a
+        monomial: its inverse is a Laurent monomial); None otherwise."""
+        if len(self.terms) != 1 or self.terms[0][1] <= 0:
+            return None
+        m, c = self.terms[0]
+        return Poly((((tuple((name, -power) for name, power in m)), 1 / c),))
+
+    @property
+    def divides(self) -> bool:
+        """Whether some term divides by a symbol (a negative power)."""
+        return any(p < 0 for m, _ in self.terms for _, p in m)
 
     def out_of_limits(self) -> str | None:
         """Why this polynomial is beyond the bounds every static value keeps
@@ -138,7 +154,12 @@ class Poly:
             term = Poly.const(c)
             for name, power in m:
                 base = values.get(name, Poly.var(name))
-                for _ in range(power):
+                if power < 0:
+                    inverse = base.inverse()
+                    if inverse is None:
+                        raise ValueError(f"cannot divide by {base}")
+                    base = inverse
+                for _ in range(abs(power)):
                     term = term * base
             total = total + term
         return total
@@ -150,8 +171,13 @@ class Poly:
         parts: list[str] = []
         for m, c in self.terms:
             magnitude = abs(c)
-            symbols = " * ".join(name if power == 1 else f"{name}^{power}" for name, power in m)
-            if not m:
+            symbols = " * ".join(name if power == 1 else f"{name}^{power}" for name, power in m if power > 0)
+            below = [name if power == -1 else f"{name}^{-power}" for name, power in m if power < 0]
+            if below:  # `0.1 / n`, `eps / (n * m)`
+                above = " * ".join(x for x in (_number(magnitude) if magnitude != 1 or not symbols else "", symbols) if x)
+                under = below[0] if len(below) == 1 else f"({' * '.join(below)})"
+                text = f"{above} / {under}"
+            elif not m:
                 text = _number(magnitude)
             elif magnitude == 1:
                 text = symbols
@@ -168,7 +194,7 @@ def _times(a: Monomial, b: Monomial) -> Monomial:
     powers: dict[str, int] = dict(a)
     for name, power in b:
         powers[name] = powers.get(name, 0) + power
-    return tuple(sorted(powers.items()))
+    return tuple(sorted((name, power) for name, power in powers.items() if power != 0))
 
 
 def _order(m: Monomial) -> tuple[int, Monomial]:

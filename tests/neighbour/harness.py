@@ -263,6 +263,38 @@ def below_noise_floor(events: Any) -> bool:
     return False
 
 
+def symbolic_violations(program: Any) -> list[str]:
+    """A cost stated once over static parameters (`eps * n`-DP, issue 27)
+    must hold at every instantiation: at each call's numbers it may not be
+    below the pure epsilon that call's own check found (which the runs on
+    neighbour pairs then judge), so the symbolic claim is judged with it."""
+    from fuzzpy.accounting.accountant import pure_epsilon
+
+    problems = []
+    for name, d in program.definitions.items():
+        if d.deferred or not d.symbolic_privacy:
+            continue
+        for instance in program.instances.get(name, ()):
+            values = dict(instance.values)
+            for param, poly in d.symbolic_privacy.items():
+                events = instance.privacy.get(param)
+                found = None if events is None else pure_epsilon(events)
+                if poly is None or found is None:
+                    continue
+                stated = poly.evaluate(values)
+                if stated < found:
+                    problems.append(f"`{name}` states ({poly})-DP in {param}, {stated} at {values}, "
+                                    f"but that call's check found {found}")
+    for name, d in program.definitions.items():  # index-term sensitivities (`n`-sensitive in x)
+        symbolic = {p.name: p.sensitivity.poly for p in d.params if p.sensitivity.is_symbolic}
+        for instance in program.instances.get(name, ()) if symbolic and not d.deferred else ():
+            for param, sens in instance.sensitivities:
+                if param in symbolic and (sens.value is None or symbolic[param].evaluate(dict(instance.values)) < sens.value):
+                    problems.append(f"`{name}` states {symbolic[param]}-sensitive in {param}, but at "
+                                    f"{dict(instance.values)} its check found {sens}")
+    return problems
+
+
 def examine_generated(source: str, models: dict[str, str], pairs: list[Pair], schema: Schema, seed: int,
                       folder: Path, tally: Tally) -> None:
     """Check `source` and run each definition of `models` on every pair,
@@ -278,6 +310,8 @@ def examine_generated(source: str, models: dict[str, str], pairs: list[Pair], sc
             tally.rejections[key] = (source, result.outcome.detail)
         return
     tally.pairs += len(pairs)
+    for problem in symbolic_violations(result.program):
+        tally.record("symbolic claim below an instance", source, problem)
     for definition, model in models.items():
         claim = C.Claim.of(result.program, definition)
         if claim.fuzzy and below_noise_floor(claim.events):

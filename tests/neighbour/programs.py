@@ -298,15 +298,34 @@ def parametrised(w: Writer, release: Release) -> tuple[Release, list[str]]:
     body = "".join(pieces) + release.text[last:]
     result = header.group(1)
     signature = " ".join(f"({p} : num)" for p in params)
+    sized = w.chance(0.5)
+    if sized:  # a `nat` size too (DFuzz's `forall n : nat`): checked once as a symbol, run at random sizes
+        body = sized_body(w, body)
+        signature = "(n : nat) " + signature
     calls = []
     for wrapper in ("m", "m2"):
-        values = []
+        values = [w.pick(_SIZES)] if sized else []
         for kind in kinds:
             base = w.pick(_VALUES[kind.split("/")[0]])
             values.append(f"(4 * ({base}))" if kind.endswith("/4") else f"({base})")
         calls.append(f"def {wrapper} (db : bag R) : {result} = mlib {' '.join(values)} db;")
     text = f"def mlib {signature} (db : bag R) : {result} ={body}\n" + "\n".join(calls)
     return Release(text, release.model), ["m2"]
+
+
+#: the sizes a `nat` parameter takes at a call (a number, or arithmetic over constants)
+_SIZES = ("1", "2", "3", "7", "(2 + 1)")
+
+
+def sized_body(w: Writer, body: str) -> str:
+    """The release with a `nat` parameter `n` in it: its query scaled (`n *
+    q db`, `q db / n`, `(2 * n + 1) * q db`), a loop's rounds, or both."""
+    if "(q db)" in body and w.chance(0.7):
+        scaled = w.pick(["(n * (q db))", "((q db) / n)", "((2 * n + 1) * (q db))", "((q db) * n / n)"])
+        body = body.replace("(q db)", scaled, 1)
+    if "loop[" in body and w.chance(0.5):
+        body = re.sub(r"loop\[[^\[\]]+\]", "loop[n]", body, count=1)
+    return body
 
 
 def _integer(w: Writer, depth: int) -> tuple[str, str, Release]:
