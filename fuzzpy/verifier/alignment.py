@@ -110,7 +110,8 @@ class Shift:
             assert self.hint is not None
             return show(self.hint)
         ctx = site.contexts[self.context]
-        goal = {"zero": "", "one": "1", "minus_one": "-1"}.get(self.target)
+        goal = {"zero": "", "one": "1", "minus_one": "1"}.get(self.target)
+        toward = -1 if self.target == "minus_one" else 1  # (a signed number, never printed `--1`)
         if self.target == "spare":
             goal = "(" + " - ".join(["1"] + [f"|dist({show(e)})|" for e in self.spare]) + ")"
 
@@ -119,7 +120,7 @@ class Shift:
             goal = f"dist({show(ctx.other)})"
         if goal.startswith("dist(") and _constant_text(goal[5:-1]):
             goal = ""
-        pieces = [(1, goal)] if goal else []
+        pieces = [(toward, goal)] if goal else []
         pieces += [(-s, f"dist({show(e)})") for s, e in ctx.rest if not _constant_text(show(e))]
         if ctx.sign < 0:
             pieces = [(-s, p) for s, p in pieces]

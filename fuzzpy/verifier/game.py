@@ -242,8 +242,11 @@ def _entry_facts(decl: MechanismDecl, loop: LoopClauses, steps: list[Step]) -> t
 def _obligations(decl: MechanismDecl, context: _Context) -> list[str]:
     """The kinds of obligation the kernel discharges for this proof (docs/verifier-kernel.md)."""
     found = []
+    apart = _inside_arms_apart(decl.body, context)
     for stmt in _statements(decl.body):
         line = stmt.span.line
+        if id(stmt) in apart and isinstance(stmt, IfStmt):
+            continue  # each run executes its own arm: covered by the combinations of the enclosing `if`
         if isinstance(stmt, While):
             guard = show(stmt.cond)
             found += [f"line {line}: the loop invariant holds when the loop is entered (initiation)",
@@ -266,6 +269,17 @@ def _obligations(decl: MechanismDecl, context: _Context) -> list[str]:
                 found.append(f"line {step.line}: the one-sided draw's shift is >= 0 ({use.shift})")
     found.append(f"every path: cost <= {show(decl.privacy)}")
     return list(dict.fromkeys(found))
+
+
+def _inside_arms_apart(body: tuple[Stmt, ...], context: _Context) -> set[int]:
+    """The statements inside the arms of an `if` the runs may take apart
+    (the kernel runs each run's arm on its own, so no agreement is checked
+    there; a review found `both runs take the same arm` listed for one)."""
+    inside: set[int] = set()
+    for stmt in _statements(body):
+        if isinstance(stmt, IfStmt) and context.numbers.get(id(stmt), -1) in context.either:
+            inside |= {id(s) for s in _statements(stmt.then) + _statements(stmt.orelse or ())}
+    return inside
 
 
 def _statements(body: tuple[Stmt, ...]) -> list[Stmt]:
@@ -538,11 +552,13 @@ class _Context:
             return None
         return trace.shifts[index]
 
-    def one_rule(self, noise: Noise, carrier: str, rest: Expr | None, shift: str, scale: str,
+    def one_rule(self, noise: Noise, carrier: str, rest: tuple[Expr, int, int] | None, shift: str, scale: str,
                  mirror: str = "") -> RuleUse:
         one_sided = noise.kind == "lapplus"
         zero = shift.strip() in ("0", "(0)")
-        moved = self.dist_linear(rest) if rest is not None else ({} if rest is None else None)
+        found = None if rest is None else self.dist_linear(rest[0])
+        moved = None if found is None or rest is None else {k: rest[1] * v for k, v in found.items()}
+        noise_sign = 1 if rest is None else rest[2]
         a = _parse_linear(shift)
         # the shift is evaluated before the statement assigns: `dist(next)` there is
         # `dist(next before)`, as in the input it moves (issue 30 review: prefix_sum's
@@ -571,7 +587,7 @@ class _Context:
             pre = f"0 <= {shift}" + (f" <= {_fraction(bound)}" if bound is not None else "")
         else:
             pre = f"|{shift}|" + (f" <= {_fraction(bound)}" if bound is not None else " bounded (see the cost)")
-        post = self._post(carrier, moved, a, shift)
+        post = self._post(carrier, moved, None if a is None else {k: noise_sign * v for k, v in a.items()}, shift)
         shown = shift if (one_sided or constant) and re.fullmatch(r"[\w.()\[\]]+", shift) else f"({shift})"
         paid = f"{shown if one_sided or constant else '|' + shift + '|'} / ({scale})"
         if bound is not None:
@@ -609,9 +625,11 @@ class _Context:
                     self.known[carrier] = k
                 if k == 0:
                     return f"[ {in_run(carrier, 1)} = {in_run(carrier, 2)} ]"
+                if k < 0:
+                    return f"[ {in_run(carrier, 1)} - {_fraction(-k)} = {in_run(carrier, 2)} ]"
                 return f"[ {in_run(carrier, 1)} + {_fraction(k)} = {in_run(carrier, 2)} ]"
             return f"[ {_diff(carrier)} = {_linear_text(total)} ]"
-        return f"[ {_diff(carrier)} = dist(input) + ({shift}) ]"
+        return f"[ {_diff(carrier)} = dist(the value, its draw shifted by {shift}) ]"
 
     # ------------------------------------------------------------ closing
 
@@ -695,15 +713,18 @@ def _assigned_apart(decl: MechanismDecl, either: set[int], numbers: dict[int, in
     return found
 
 
-def _rest(value: Expr, noise: Noise) -> Expr | None:
-    """The input the noise is added to (`q[i]` in `q[i] + lap(b)`); NumLit 0 when alone."""
+def _rest(value: Expr, noise: Noise) -> tuple[Expr, int, int] | None:
+    """The input the noise is added to or subtracted from, with the signs of
+    both in the value: (`q[i]`, 1, 1) for `q[i] + lap(b)`, (`q[i]`, 1, -1) for
+    `q[i] - lap(b)`, (`q[i]`, -1, 1) for `lap(b) - q[i]`; NumLit 0 when alone."""
     if value is noise:
-        return NumLit("0", noise.span)
-    if isinstance(value, Binary) and value.op == "+":
+        return NumLit("0", noise.span), 1, 1
+    if isinstance(value, Binary) and value.op in ("+", "-"):
+        minus = -1 if value.op == "-" else 1
         if value.right is noise:
-            return value.left
+            return value.left, 1, minus
         if value.left is noise:
-            return value.right
+            return value.right, minus, 1
     return None
 
 
