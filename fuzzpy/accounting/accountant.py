@@ -493,6 +493,43 @@ def tightest(
     return _shuffle_labelled(events, best)
 
 
+def charged_epsilon(events: Sequence[Event], delta: Fraction) -> tuple[Fraction | None, str]:
+    """The epsilon one release is charged (`run`) and reported (`check`,
+    `budget`) at an exact ``delta``, and the method's name; None when no
+    method bounds it. One function for both, so they cannot disagree.
+
+    The accountant's figure is proved at the largest float <= delta (float()
+    rounds to nearest, which may lie above it); verified mechanisms' own
+    claims are added exactly (`verified_claims_sum`), so a release at exactly
+    its claim's delta is charged the claim."""
+    from fuzzpy.accounting.rounding import float_down
+
+    guarantee = tightest(tuple(events), float_down(delta))
+    found = float(guarantee.epsilon)
+    epsilon = None if math.isinf(found) or math.isnan(found) else Fraction(found)
+    claimed = verified_claims_sum(events, delta)
+    if claimed is not None and (epsilon is None or claimed <= epsilon):
+        return claimed, "basic"
+    return epsilon, str(guarantee.method)
+
+
+def verified_claims_sum(events: Sequence[Event], delta: Fraction) -> Fraction | None:
+    """Verified mechanisms' own (eps, delta) claims, added exactly (basic
+    composition, Dwork & Roth 2014, Thm 3.16) when their deltas sum to at
+    most ``delta``; None if some event is not such a claim (review s27g)."""
+    from fuzzpy.accounting.events import Verified
+
+    claims: list[tuple[Fraction, Fraction]] = []
+    for event in events:
+        if not isinstance(event, Verified) or not isinstance(event.epsilon, int | Fraction) \
+                or not isinstance(event.delta, int | Fraction):
+            return None
+        claims.append((Fraction(event.epsilon), Fraction(event.delta)))
+    if not claims or sum((d for _, d in claims), Fraction(0)) > delta:
+        return None
+    return sum((e for e, _ in claims), Fraction(0))
+
+
 def _shuffle_labelled(events: tuple[Event, ...], found: Guarantee) -> Guarantee:
     """Name FMT 2021 in the method of a figure that summarises shuffled
     reports at a delta (the composition method alone would hide it)."""
