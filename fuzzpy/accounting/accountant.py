@@ -585,12 +585,38 @@ def pure_epsilon(events: Iterable[Event]) -> Fraction | None:
 def rho(events: Iterable[Event]) -> Fraction | None:
     """The events' total rho-zCDP (Bun & Steinke 2016), exact or rounded up
     (the tight pure and Laplace values, `zcdp.atom_rho`), or None when an
-    event is only approximately DP (delta > 0)."""
+    event is only approximately DP (delta > 0).
+
+    A Poisson-subsampled body (add/remove neighbours) is charged the smaller
+    of its amplified summary's rho, when it has one, and the body's own rho:
+    subsampling never costs more in zCDP. With S the sample of D and
+    D' = D + {x}, M(S(D')) = (1 - q) M(S) + q M(S + {x}) for the same S, so
+    for each alpha > 1, e^((alpha-1) D_alpha), an f-divergence, is jointly
+    convex (van Erven & Harremoes 2014, Thm 13): averaging over S and the
+    mixture gives e^((alpha-1) D_alpha) <= (1 - q) + q e^((alpha-1) alpha rho)
+    <= e^((alpha-1) alpha rho), either way round (the un-amplified end of
+    Steinke 2022, Sec. 6.5)."""
+    total = Fraction(0)
+    for event in events:
+        found = _one_rho(event)
+        if found is None:
+            return None
+        total += found
+    return total
+
+
+def _one_rho(event: Event) -> Fraction | None:
     try:
-        total, delta = _module("zcdp").total_rho(atoms_of(events))
+        found, delta = _module("zcdp").total_rho(atoms_of((event,)))
+        summarised = found if delta == 0 else None
     except NotSummarisable:
-        return None
-    return total if delta == 0 else None
+        summarised = None
+    if not isinstance(event, Subsample) or event.replace or event.either_way:
+        return summarised  # replace-one pairs of a sample: the body's add/remove rho does not bound them
+    inner = rho(event.body)
+    if inner is None:
+        return summarised
+    return inner if summarised is None else min(inner, summarised)
 
 
 def compose_releases(
