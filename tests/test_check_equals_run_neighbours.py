@@ -7,7 +7,6 @@ replace-one). Both read the figure from `checker.report.privacy_figure` /
 from __future__ import annotations
 
 import json
-import shutil
 from fractions import Fraction
 from pathlib import Path
 

@@ -239,7 +239,7 @@ def draw(kind: str, scale: Number, source: RandomSource) -> Number:
     if sign(scale) <= 0:
         raise RuntimeFailure("FZ517", "noise needs a positive scale")
     unit = GaussDraw(source) if kind == "gauss" else Draw(source, two_sided=kind == "lap")
-    unit_terms = {(unit.serial,): Fraction(1)}
+    unit_terms: Terms = {(unit.serial,): Fraction(1)}
     return multiply(scale, Noisy(unit_terms, {ONE: Fraction(1)}, {unit.serial: unit}, _poly(unit_terms, {unit.serial: unit})))
 
 
