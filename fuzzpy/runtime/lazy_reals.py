@@ -292,7 +292,7 @@ def _make(num: Terms, den: Terms, draws: dict[int, Draw], shape: tuple[str, Numb
 
 
 def _poly(terms: Terms, draws: dict[int, Draw]) -> Shape:
-    return Shape("poly", terms, (), {s: d for s, d in draws.items() if any(s in mono for mono in terms)})
+    return Shape("poly", terms, (), draws)  # the value's draws: a superset of the terms' only ever refines more
 
 
 def _shape_of(value: Number) -> Shape:
@@ -407,6 +407,23 @@ def _shape_interval(top: Shape) -> Interval:
     return done[id(top)]
 
 
+#: A value whose expanded numerator has at most this many monomials (over a
+#: constant denominator) is also bounded by them, and the two enclosures
+#: intersected: where the computation cancels (x y - x y + z^2), the
+#: expanded form is the tighter one.
+SMALL_POLY = 64
+
+
+def _value_interval(value: Noisy) -> Interval:
+    bounds = _shape_interval(value.shape)
+    if value.shape.op == "poly" or set(value.den) != {ONE} or len(value.num) > SMALL_POLY:
+        return bounds
+    low, high = _interval(value.num, value.draws)
+    if bounds is None:
+        return low, high
+    return max(low, bounds[0]), min(high, bounds[1])
+
+
 def _node_interval(shape: Shape, parts: list[Interval]) -> Interval:
     if shape.op == "poly":
         return _interval(shape.terms, shape.draws)
@@ -446,7 +463,7 @@ def sign(value: Number) -> int:
         return (value > 0) - (value < 0)
     draws, step = _shape_draws(value.shape), FIRST_STEP
     while True:
-        bounds = _shape_interval(value.shape)
+        bounds = _value_interval(value)
         if bounds is not None and bounds[0] > 0:
             return 1
         if bounds is not None and bounds[1] < 0:
@@ -480,7 +497,7 @@ def to_float(value: Noisy) -> float:
     interval whose ends round alike decides it)."""
     draws = _shape_draws(value.shape)
     while True:
-        bounds = _shape_interval(value.shape)
+        bounds = _value_interval(value)
         if bounds is not None:
             low, high = _nearest(bounds[0]), _nearest(bounds[1])
             if low == high:
