@@ -30,8 +30,9 @@ def test_a_pure_body_is_still_charged_its_amplified_rho_when_smaller() -> None:
     assert alone is not None and sampled is not None and sampled < alone
 
 
-def test_a_replace_one_sample_is_not_charged_the_add_remove_rho() -> None:
-    assert rho([Subsample(Fraction(1, 20), (DiscreteGaussian(1, 3),), replace=True)]) is None
+def test_a_replace_one_sample_is_charged_the_body_at_distance_two() -> None:
+    # the replaced row in the sample on both sides: two add/remove steps, 2^2 rho (group privacy)
+    assert rho([Subsample(Fraction(1, 20), (DiscreteGaussian(1, 3),), replace=True)]) == 4 * Fraction(1, 18)
 
 
 @pytest.mark.slow

@@ -611,11 +611,18 @@ def _one_rho(event: Event) -> Fraction | None:
         summarised = found if delta == 0 else None
     except NotSummarisable:
         summarised = None
-    if not isinstance(event, Subsample) or event.replace or event.either_way:
-        return summarised  # replace-one pairs of a sample: the body's add/remove rho does not bound them
+    if not isinstance(event, Subsample):
+        return summarised
     inner = rho(event.body)
     if inner is None:
         return summarised
+    if event.replace:
+        # Poisson under replace-one: (1-q) M(S) + q M(S + x) against (1-q) M(S) + q M(S + x'); the
+        # same convexity bounds it by the pair M(S + x), M(S + x'), two add/remove steps of the body:
+        # zCDP's group privacy at distance 2 is 2^2 rho (Bun & Steinke 2016, Prop. 27)
+        inner *= 4
+    # a fixed-size sample under replace-one (`either_way`): its body is restated at distance 2 already
+    # (`accounting.neighbours`), and the pair is again a mixture of the same kind
     return inner if summarised is None else min(inner, summarised)
 
 
