@@ -498,6 +498,43 @@ def tightest(
     return _shuffle_labelled(events, best)
 
 
+def charged_epsilon(events: Sequence[Event], delta: Fraction) -> tuple[Fraction | None, str]:
+    """The epsilon one release is charged (`run`) and reported (`check`,
+    `budget`) at an exact ``delta``, and the method's name; None when no
+    method bounds it. One function for both, so they cannot disagree.
+
+    The accountant's figure is proved at the largest float <= delta (float()
+    rounds to nearest, which may lie above it); verified mechanisms' own
+    claims are added exactly (`verified_claims_sum`), so a release at exactly
+    its claim's delta is charged the claim."""
+    from fuzzpy.accounting.rounding import float_down
+
+    guarantee = tightest(tuple(events), float_down(delta))
+    found = float(guarantee.epsilon)
+    epsilon = None if math.isinf(found) or math.isnan(found) else Fraction(found)
+    claimed = verified_claims_sum(events, delta)
+    if claimed is not None and (epsilon is None or claimed <= epsilon):
+        return claimed, "basic"
+    return epsilon, str(guarantee.method)
+
+
+def verified_claims_sum(events: Sequence[Event], delta: Fraction) -> Fraction | None:
+    """Verified mechanisms' own (eps, delta) claims, added exactly (basic
+    composition, Dwork & Roth 2014, Thm 3.16) when their deltas sum to at
+    most ``delta``; None if some event is not such a claim (review s27g)."""
+    from fuzzpy.accounting.events import Verified
+
+    claims: list[tuple[Fraction, Fraction]] = []
+    for event in events:
+        if not isinstance(event, Verified) or not isinstance(event.epsilon, int | Fraction) \
+                or not isinstance(event.delta, int | Fraction):
+            return None
+        claims.append((Fraction(event.epsilon), Fraction(event.delta)))
+    if not claims or sum((d for _, d in claims), Fraction(0)) > delta:
+        return None
+    return sum((e for e, _ in claims), Fraction(0))
+
+
 def _shuffle_labelled(events: tuple[Event, ...], found: Guarantee) -> Guarantee:
     """Name FMT 2021 in the method of a figure that summarises shuffled
     reports at a delta (the composition method alone would hide it)."""
@@ -553,12 +590,45 @@ def pure_epsilon(events: Iterable[Event]) -> Fraction | None:
 def rho(events: Iterable[Event]) -> Fraction | None:
     """The events' total rho-zCDP (Bun & Steinke 2016), exact or rounded up
     (the tight pure and Laplace values, `zcdp.atom_rho`), or None when an
-    event is only approximately DP (delta > 0)."""
+    event is only approximately DP (delta > 0).
+
+    A Poisson-subsampled body (add/remove neighbours) is charged the smaller
+    of its amplified summary's rho, when it has one, and the body's own rho:
+    subsampling never costs more in zCDP. With S the sample of D and
+    D' = D + {x}, M(S(D')) = (1 - q) M(S) + q M(S + {x}) for the same S, so
+    for each alpha > 1, e^((alpha-1) D_alpha), an f-divergence, is jointly
+    convex (van Erven & Harremoes 2014, Thm 13): averaging over S and the
+    mixture gives e^((alpha-1) D_alpha) <= (1 - q) + q e^((alpha-1) alpha rho)
+    <= e^((alpha-1) alpha rho), either way round (the un-amplified end of
+    Steinke 2022, Sec. 6.5)."""
+    total = Fraction(0)
+    for event in events:
+        found = _one_rho(event)
+        if found is None:
+            return None
+        total += found
+    return total
+
+
+def _one_rho(event: Event) -> Fraction | None:
     try:
-        total, delta = _module("zcdp").total_rho(atoms_of(events))
+        found, delta = _module("zcdp").total_rho(atoms_of((event,)))
+        summarised = found if delta == 0 else None
     except NotSummarisable:
-        return None
-    return total if delta == 0 else None
+        summarised = None
+    if not isinstance(event, Subsample):
+        return summarised
+    inner = rho(event.body)
+    if inner is None:
+        return summarised
+    if event.replace:
+        # Poisson under replace-one: (1-q) M(S) + q M(S + x) against (1-q) M(S) + q M(S + x'); the
+        # same convexity bounds it by the pair M(S + x), M(S + x'), two add/remove steps of the body:
+        # zCDP's group privacy at distance 2 is 2^2 rho (Bun & Steinke 2016, Prop. 27)
+        inner *= 4
+    # a fixed-size sample under replace-one (`either_way`): its body is restated at distance 2 already
+    # (`accounting.neighbours`), and the pair is again a mixture of the same kind
+    return inner if summarised is None else min(inner, summarised)
 
 
 def compose_releases(

@@ -105,18 +105,8 @@ def apply_def(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Expr) ->
         for (pname, ty), arg in zip(sig.params, given, strict=False)
     ]
     _labels_fit(ck, sig, judgments, given)
-    if len(given) < n and sig.is_fuzzy and any(
-            c is not None and not c.is_infinite and has_local(c.events()) for c in sig.costs):
-        # a function value keeps one pure epsilon per parameter: local reports'
-        # replace-one guarantee would be read as an add/remove epsilon (fourth
-        # review, U3: `(if c then rep else rep) db`, `fst (rep, 1) db`)
-        raise CheckError(
-            "FZ301",
-            f"`{sig.name}` releases local or shuffled reports: it must be called with all its arguments, "
-            "not used as a function value, whose type cannot carry their replace-one guarantee",
-            whole.span,
-            hint=f"call `{sig.name}` directly on the database: `{sig.name} ... db`",
-        )
+    if len(given) < n and sig.is_fuzzy:
+        _whole_calls_only(sig, whole)
     if len(given) < n or not sig.is_fuzzy:
         ctx: U.Ctx = {}
         for (pname, _), sens, j in zip(sig.params, sig.sens, judgments, strict=False):
@@ -142,6 +132,34 @@ def _check_arg(ck: Inferencer, arg: S.Expr, ty: T.Type, why: str, static: bool) 
         return ck.check(arg, ty, why)
     finally:
         ck.static_argument -= 1
+
+
+def _whole_calls_only(sig: DefSig, whole: S.Expr) -> None:
+    """A function value's type keeps one pure epsilon per parameter (Reed &
+    Pierce 2010, Thm 3.3: sensitivity in max divergence). A definition whose
+    cost has no pure epsilon -- local reports (a replace-one guarantee, fourth
+    review U3: `(if c then rep else rep) db`) or approximate noise (a
+    Gaussian's (eps, delta), which the type would read as infinitely
+    sensitive, FZ306, while the Laplace version was accepted: review s28) --
+    must be called with all its arguments; the refusal says so, alike."""
+    for cost in sig.costs:
+        if cost is None or cost.is_infinite:
+            continue
+        events = cost.events()
+        if has_local(events):
+            what = "releases local or shuffled reports"
+            why = "whose type cannot carry their replace-one guarantee"
+        elif C.pure_epsilon(events) is None and not C.is_symbolic(events):
+            what = "has an approximate (eps, delta) cost (Gaussian noise, or a mechanism proved (eps, delta))"
+            why = "whose type carries only a pure epsilon per parameter"
+        else:
+            continue
+        raise CheckError(
+            "FZ301",
+            f"`{sig.name}` {what}: it must be called with all its arguments, not used as a function value, {why}",
+            whole.span,
+            hint=f"call `{sig.name}` directly on the database: `{sig.name} ... db`",
+        )
 
 
 def _labels_fit(ck: Inferencer, sig: DefSig, judgments: list[Judgment], given: list[S.Expr]) -> None:

@@ -159,23 +159,31 @@ def _figure(events: tuple[Event, ...], delta: float | None, approximate: bool = 
         return PrivacyFigure(pure, 0, "pure (basic composition)", None)
     target = DEFAULT_DELTA if delta is None else delta
     try:
-        from fuzzpy.accounting.accountant import tightest  # type: ignore[import-not-found]
+        from fuzzpy.accounting.accountant import charged_epsilon  # type: ignore[import-not-found]
     except ImportError:
         if pure is not None:
             return PrivacyFigure(pure, 0, "pure (basic composition)", pure)
         return PrivacyFigure(None, target, "none", None, note="the accountant is not available")
     try:
-        with _quiet_library_warnings():
-            guarantee = tightest(events, target)
+        with _quiet_library_warnings():  # what `run` charges, by the same function (review s28)
+            charged, method = charged_epsilon(events, exact_delta(target))
     except Exception as exc:  # an accountant failure must not hide the exact pure cost
         if pure is not None:
             return PrivacyFigure(pure, 0, "pure (basic composition)", pure)
         return PrivacyFigure(None, target, "none", None, note=f"the accountant failed: {exc}")
-    epsilon: Fraction | float = float(guarantee.epsilon)
-    method = str(guarantee.method)
+    epsilon: Fraction | float = math.inf if charged is None else charged
+    if charged is not None and Fraction(float(charged)) == charged:
+        epsilon = float(charged)  # the accountant's float, shown as it always was
     if pure is not None and (math.isinf(epsilon) or pure <= Fraction(epsilon)):
         epsilon, method = pure, "pure (basic composition)"
     return PrivacyFigure(epsilon, target, method, pure if delta is not None else None)
+
+
+def exact_delta(delta: float) -> Fraction:
+    """The delta a user typed, from the float `check` parsed it into: the
+    shortest decimal that reads back as that float (`1e-7`, not the float's
+    binary value just below 1/10^7), as `run` keeps the typed text exactly."""
+    return Fraction(repr(float(delta)))
 
 
 @contextlib.contextmanager

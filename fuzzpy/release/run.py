@@ -671,6 +671,8 @@ def _first_registration(ledger: Any, budget: Budget | None, warn: Warn) -> Calla
         existing = ledger.registration(registration.name)  # another parameter of this run, the same data
         if same(existing, registration):
             return existing
+        if existing is not None:  # was FZ544 "already registered": true, but not what went wrong (review s28)
+            raise _one_name_two_files(registration, existing)
         try:
             ledger.register(registration, budget, same_rows)
         except FuzzError:
@@ -682,6 +684,17 @@ def _first_registration(ledger: Any, budget: Budget | None, warn: Warn) -> Calla
         return registration
 
     return register
+
+
+def _one_name_two_files(registration: Any, existing: Any) -> FuzzError:
+    """FZ545: a file named as a dataset that another file already is (a CSV
+    and its Parquet copy, both `people` by their names, bound in one run)."""
+    name = registration.name
+    return refuse(EXIT_USAGE, "FZ545", f"{registration.file} would be dataset `{name}` (its file's name), but "
+                  f"`{name}` is {existing.file}: one dataset has one file. If the two hold the same rows (a CSV "
+                  "and its Parquet copy), they are one dataset under two file names, with one budget: bind "
+                  f"every parameter to it by name (--data PARAM={name}); if not, name this one: --dataset "
+                  "PARAM=NAME", "a dataset's rows have one budget, whatever file or form they come in")
 
 
 def registered_text(registration: Any) -> str:

@@ -56,6 +56,12 @@ FIRST_STEP, MAX_STEP = 8, 64
 #: A decision still open after this many digits per draw has probability
 #: below 2^-4000: reported rather than looped on.
 MAX_DIGITS = 4096
+#: Pairs of monomials one product of noisy values may multiply: the exact
+#: (expanded) form of a value is what decides that a difference is identically
+#: 0; a bound on it makes every operation's work bounded whatever the draws
+#: (w squared 9 times over one draw multiplies 257 x 257 terms; over two
+#: draws 8 times, 8385 x 8385, refused at once rather than run for hours).
+MAX_PRODUCT_PAIRS = 1 << 17
 
 _serials = count()
 Monomial = tuple[int, ...]  # serial numbers of draws, sorted, with repeats for powers
@@ -99,12 +105,39 @@ class Draw:
 
 
 @frozen
+class Shape:
+    """How a value was computed, for its interval (`_shape_interval`).
+
+    `op` is "poly" (`terms` over a constant denominator: affine values, whose
+    range over a box is computed exactly from the polynomial), or "mul" /
+    "div" of the two `parts`' values. The expanded polynomial of w^256 has 257
+    monomials whose interval sum overestimates by a factor up to
+    ((|a| + |b| |X|) / |a + b X|)^256 (the dependency problem of interval
+    arithmetic; Moore, Kearfott & Cloud 2009, Sec. 5.1), which a decision
+    then pays for in digits of every draw. Following the computation instead,
+    a square is the square of one interval and the relative width of w^(2^k)
+    is about 2^k times w's: a product of n factors needs about log2(n) more
+    digits, not n times more.
+    """
+
+    op: str
+    terms: Terms
+    parts: tuple[Shape, ...]
+    draws: dict[int, Draw]  # of a "poly" node's terms
+
+    def __hash__(self) -> int:  # identity: a shared operand is evaluated once
+        return id(self)
+
+
+@frozen
 class Noisy:
-    """numerator / denominator, polynomials in the draws (never a constant)."""
+    """numerator / denominator, polynomials in the draws (never a constant);
+    `shape` is how it was computed, whose interval decides comparisons."""
 
     num: Terms
     den: Terms
     draws: dict[int, Draw]
+    shape: Shape
 
     def __hash__(self) -> int:  # identity: values are compared by `compare`
         return id(self)
@@ -206,7 +239,8 @@ def draw(kind: str, scale: Number, source: RandomSource) -> Number:
     if sign(scale) <= 0:
         raise RuntimeFailure("FZ517", "noise needs a positive scale")
     unit = GaussDraw(source) if kind == "gauss" else Draw(source, two_sided=kind == "lap")
-    return multiply(scale, Noisy({(unit.serial,): Fraction(1)}, {ONE: Fraction(1)}, {unit.serial: unit}))
+    unit_terms: Terms = {(unit.serial,): Fraction(1)}
+    return multiply(scale, Noisy(unit_terms, {ONE: Fraction(1)}, {unit.serial: unit}, _poly(unit_terms, {unit.serial: unit})))
 
 
 # ---------------------------------------------------------------- arithmetic
@@ -226,6 +260,10 @@ def _add_terms(a: Terms, b: Terms, factor: int = 1) -> Terms:
 
 
 def _mul_terms(a: Terms, b: Terms) -> Terms:
+    if len(a) * len(b) > MAX_PRODUCT_PAIRS:
+        raise RuntimeFailure("FZ519", f"a product of noisy values is too large to keep exactly (its factors' "
+                             f"expanded forms have {len(a)} and {len(b)} terms; at most {MAX_PRODUCT_PAIRS} "
+                             "pairs are multiplied)")
     out: Terms = {}
     for m1, c1 in a.items():
         for m2, c2 in b.items():
@@ -234,7 +272,9 @@ def _mul_terms(a: Terms, b: Terms) -> Terms:
     return {m: c for m, c in out.items() if c != 0}
 
 
-def _make(num: Terms, den: Terms, draws: dict[int, Draw]) -> Number:
+def _make(num: Terms, den: Terms, draws: dict[int, Draw], shape: tuple[str, Number, Number] | None = None) -> Number:
+    """The value num / den; `shape` is the operation that computed it (op, a, b),
+    kept for the interval unless the value is affine (then its polynomial is exact)."""
     if not num:
         return Fraction(0)
     if set(den) == {ONE}:
@@ -243,7 +283,22 @@ def _make(num: Terms, den: Terms, draws: dict[int, Draw]) -> Number:
         if set(num) == {ONE}:
             return num[ONE]
     used = {s for terms in (num, den) for mono in terms for s in mono}
-    return Noisy(num, den, {s: d for s, d in draws.items() if s in used})
+    kept = {s: d for s, d in draws.items() if s in used}
+    if set(den) == {ONE} and all(len(mono) <= 1 for mono in num) or shape is None:
+        exact = _poly(num, kept) if set(den) == {ONE} else Shape("div", {}, (_poly(num, kept), _poly(den, kept)), {})
+        return Noisy(num, den, kept, exact)
+    op, a, b = shape
+    return Noisy(num, den, kept, Shape(op, {}, (_shape_of(a), _shape_of(b)), {}))
+
+
+def _poly(terms: Terms, draws: dict[int, Draw]) -> Shape:
+    return Shape("poly", terms, (), draws)  # the value's draws: a superset of the terms' only ever refines more
+
+
+def _shape_of(value: Number) -> Shape:
+    if isinstance(value, Noisy):
+        return value.shape
+    return _poly({ONE: Fraction(value)}, {})
 
 
 def add(a: Number, b: Number, factor: int = 1) -> Number:
@@ -253,9 +308,10 @@ def add(a: Number, b: Number, factor: int = 1) -> Number:
     an, ad, adr = _parts(a)
     bn, bd, bdr = _parts(b)
     if ad == bd:
-        return _make(_add_terms(an, bn, factor), ad, {**adr, **bdr})
-    num = _add_terms(_mul_terms(an, bd), _mul_terms(bn, ad), factor)
-    return _make(num, _mul_terms(ad, bd), {**adr, **bdr})
+        num, den = _add_terms(an, bn, factor), ad
+    else:
+        num, den = _add_terms(_mul_terms(an, bd), _mul_terms(bn, ad), factor), _mul_terms(ad, bd)
+    return _make(num, den, {**adr, **bdr}, ("add" if factor == 1 else "sub", a, b))
 
 
 def multiply(a: Number, b: Number) -> Number:
@@ -263,7 +319,7 @@ def multiply(a: Number, b: Number) -> Number:
         return a * b
     an, ad, adr = _parts(a)
     bn, bd, bdr = _parts(b)
-    return _make(_mul_terms(an, bn), _mul_terms(ad, bd), {**adr, **bdr})
+    return _make(_mul_terms(an, bn), _mul_terms(ad, bd), {**adr, **bdr}, ("mul", a, b))
 
 
 def divide(a: Number, b: Number) -> Number:
@@ -272,7 +328,7 @@ def divide(a: Number, b: Number) -> Number:
         return Fraction(0) if b == 0 else multiply(a, 1 / Fraction(b))
     an, ad, adr = _parts(a)
     bn, bd, bdr = _parts(b)
-    return _make(_mul_terms(an, bd), _mul_terms(ad, bn), {**adr, **bdr})
+    return _make(_mul_terms(an, bd), _mul_terms(ad, bn), {**adr, **bdr}, ("div", a, b))
 
 
 def negate(a: Number) -> Number:
@@ -319,22 +375,6 @@ def _interval(terms: Terms, draws: dict[int, Draw]) -> tuple[Fraction, Fraction]
     return low, high
 
 
-def _sign_of_terms(terms: Terms, draws: dict[int, Draw]) -> int:
-    if not terms:
-        return 0
-    if set(terms) == {ONE}:
-        return 1 if terms[ONE] > 0 else -1
-    step = FIRST_STEP
-    while True:
-        low, high = _interval(terms, draws)
-        if low > 0:
-            return 1
-        if high < 0:
-            return -1
-        _refine_least_known([draws[s] for s in {s for mono in terms for s in mono}], step)
-        step = min(2 * step, MAX_STEP)
-
-
 def _refine_least_known(draws: list[Draw], step: int) -> None:
     """Bring every draw up to `step` more digits than the least precise one
     has (draws already refined further, by earlier decisions, wait)."""
@@ -344,11 +384,92 @@ def _refine_least_known(draws: list[Draw], step: int) -> None:
             d.refine(target - d.known)
 
 
+Interval = tuple[Fraction, Fraction] | None  # None: unbounded (a quotient by an interval holding 0)
+
+
+def _shape_interval(top: Shape) -> Interval:
+    """An interval holding the value `top` computes, at the draws' current
+    digits, by interval arithmetic along the computation (each shared operand
+    once; a square as the square of one interval, not a product of two)."""
+    done: dict[int, Interval] = {}
+    stack = [top]
+    while stack:
+        shape = stack[-1]
+        if id(shape) in done:
+            stack.pop()
+            continue
+        waiting = [p for p in shape.parts if id(p) not in done]
+        if waiting:
+            stack.extend(waiting)
+            continue
+        stack.pop()
+        done[id(shape)] = _node_interval(shape, [done[id(p)] for p in shape.parts])
+    return done[id(top)]
+
+
+#: A value whose expanded numerator has at most this many monomials (over a
+#: constant denominator) is also bounded by them, and the two enclosures
+#: intersected: where the computation cancels (x y - x y + z^2), the
+#: expanded form is the tighter one.
+SMALL_POLY = 64
+
+
+def _value_interval(value: Noisy) -> Interval:
+    bounds = _shape_interval(value.shape)
+    if value.shape.op == "poly" or set(value.den) != {ONE} or len(value.num) > SMALL_POLY:
+        return bounds
+    low, high = _interval(value.num, value.draws)
+    if bounds is None:
+        return low, high
+    return max(low, bounds[0]), min(high, bounds[1])
+
+
+def _node_interval(shape: Shape, parts: list[Interval]) -> Interval:
+    if shape.op == "poly":
+        return _interval(shape.terms, shape.draws)
+    a, b = parts
+    if a is None or b is None:
+        return None
+    if shape.op in ("add", "sub"):
+        return (a[0] + b[0], a[1] + b[1]) if shape.op == "add" else (a[0] - b[1], a[1] - b[0])
+    if shape.op == "div":
+        if b[0] <= 0 <= b[1]:
+            return None
+        b = (1 / b[1], 1 / b[0])
+    elif shape.parts[0] is shape.parts[1]:  # a square is never negative
+        low, high = sorted((a[0] * a[0], a[1] * a[1]))
+        return (Fraction(0) if a[0] <= 0 <= a[1] else low, high)
+    products = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
+    return min(products), max(products)
+
+
+def _shape_draws(top: Shape) -> list[Draw]:
+    found: dict[int, Draw] = {}
+    seen: set[int] = set()
+    stack = [top]
+    while stack:
+        shape = stack.pop()
+        if id(shape) not in seen:
+            seen.add(id(shape))
+            found.update(shape.draws)
+            stack.extend(shape.parts)
+    return list(found.values())
+
+
 def sign(value: Number) -> int:
-    """-1, 0 or 1: exact for constants, by refinement for noisy values."""
+    """-1, 0 or 1: exact for constants, by refinement for noisy values (a
+    value that is not the zero polynomial is not 0, with probability 1)."""
     if not isinstance(value, Noisy):
         return (value > 0) - (value < 0)
-    return _sign_of_terms(value.num, value.draws) * _sign_of_terms(value.den, value.draws)
+    draws, step = _shape_draws(value.shape), FIRST_STEP
+    while True:
+        bounds = _value_interval(value)
+        if bounds is not None and bounds[0] > 0:
+            return 1
+        if bounds is not None and bounds[1] < 0:
+            return -1
+        _refine_least_known(draws, step)
+        step = min(2 * step, MAX_STEP)
 
 
 def compare(op: str, a: Number, b: Number) -> bool:
@@ -374,14 +495,14 @@ def minimum(a: Number, b: Number) -> Number:
 def to_float(value: Noisy) -> float:
     """The double nearest to the exact value (rounding is monotone, so an
     interval whose ends round alike decides it)."""
+    draws = _shape_draws(value.shape)
     while True:
-        num, den = _interval(value.num, value.draws), _interval(value.den, value.draws)
-        if den[0] > 0 or den[1] < 0:
-            ends = [n / d for n in num for d in den]
-            low, high = _nearest(min(ends)), _nearest(max(ends))
+        bounds = _value_interval(value)
+        if bounds is not None:
+            low, high = _nearest(bounds[0]), _nearest(bounds[1])
             if low == high:
                 return low
-        _refine_least_known(list(value.draws.values()), MAX_STEP)  # a double needs about 53 digits
+        _refine_least_known(draws, MAX_STEP)  # a double needs about 53 digits
 
 
 def _nearest(x: Fraction) -> float:
@@ -389,4 +510,4 @@ def _nearest(x: Fraction) -> float:
     try:
         return float(x)
     except OverflowError:
-        return math.copysign(sys.float_info.max, x)
+        return sys.float_info.max if x > 0 else -sys.float_info.max  # never float(x): it overflows
