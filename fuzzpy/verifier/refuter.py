@@ -117,8 +117,10 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
         elif name in claim and sort == "int":
             values = [Fraction(1), Fraction(2)]
         elif name in claim:
-            # `if (eps < 7) { return 0; }`: the body is reached only at 7 and above
+            # `if (eps < 7) { return 0; }`: the body is reached only at 7 and above; `if (eps <
+            # 0.1)`: only below 0.1, which v - 1 misses (a review's leaks at small eps): v / 2 too
             near = [v + d for v in literals.get(name, []) for d in (Fraction(0), Fraction(1), Fraction(-1))]
+            near += [v / 2 for v in literals.get(name, [])]
             values = [Fraction(1), Fraction(1, 2), Fraction(2)] + [v for v in near if v > 0]
         elif sort == "int":
             # N = 2: two answers may cost twice; `if (N > 3)`: both sides of the test
@@ -131,6 +133,7 @@ def parameter_choices(info: MechanismInfo, limit: int = 48) -> list[tuple[dict[s
             # public factor or scale (`c * q[0]`, `lap(c / eps)`, an `eps` the claim does not
             # name) leaks at a value above or below 1, or negative (`requires t <= 1` only)
             near = [v + d for v in literals.get(name, []) for d in (Fraction(0), Fraction(1), Fraction(-1))]
+            near += [v / 2 for v in literals.get(name, [])]
             body = _body_literals(info) if name in private else []
             wider = list(OTHER_VALUES) if name in scaling else []
             values = [Fraction(0), Fraction(1)] + near + [v for v in body if v != 0] + wider
