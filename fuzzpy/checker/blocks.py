@@ -427,6 +427,17 @@ def lambda_value(ck: Inferencer, expr: S.Lambda, lam: LambdaResult) -> Judgment:
             expr.span,
             hint="call `local` / `shuffle` in the definition's body itself, on its database parameter",
         )
+    if any(c is not None and not c.is_infinite and C.linear_epsilon(c.events()) is None
+           and C.pure_epsilon(c.events()) is not None for c in (lam.param_cost, *body.cost.values())):
+        raise CheckError(
+            "FZ301",
+            "this function releases `staircase` noise, whose cost is not linear in the distance of its input "
+            "(eps * ceil(s): a shift below one step costs the whole eps), so no epsilon per unit of distance "
+            "can stand for it in a function's type",
+            expr.span,
+            hint="apply `staircase` directly to the value in the definition's body (or call a definition with "
+                 "all its arguments)",
+        )
     sens = _pure_sens(lam.param_cost)
     ctx: U.Ctx = {}
     for name, cost in body.cost.items():
@@ -441,7 +452,7 @@ def _pure_sens(cost: C.Cost | None) -> Sens:
         return ZERO
     if cost.is_infinite:
         return Sens(None)
-    eps = C.pure_epsilon(cost.events())
+    eps = C.linear_epsilon(cost.events())
     return Sens(None) if eps is None else Sens(eps)
 
 

@@ -141,6 +141,29 @@ def then(first: Cost | None, second: Cost | None) -> Cost:
     return Cost(_Cat(first.tree, second.tree), parts=_disjoint_parts(draw_parts(first), draw_parts(second)))
 
 
+def linear_epsilon(events: tuple[Event, ...]) -> Fraction | None:
+    """The pure epsilon a function value's type may carry per unit of its
+    argument's distance (Reed & Pierce 2010: cost eps * d at distance d), or
+    None. A staircase draw is not linear in its shift (eps * ceil(s): any
+    shift below one step crosses a whole step; Geng & Viswanath 2016), so no
+    epsilon per unit bounds it at distances below 1 (a review found
+    `(fun x -> staircase[1] x)` applied to a 1/2-sensitive value charged 1/2
+    where the truth is 1): None, an infinite sensitivity."""
+    if _has_staircase(events):
+        return None
+    return pure_epsilon(events)
+
+
+def _has_staircase(events: tuple[Event, ...]) -> bool:
+    for event in events:
+        if isinstance(event, Staircase):
+            return True
+        body = getattr(event, "body", None)
+        if isinstance(body, tuple) and _has_staircase(body):
+            return True
+    return False
+
+
 def draw_parts(cost: Cost) -> tuple[Cost, ...] | None:
     """The independent draws a cost is exactly (itself if one draw), or None."""
     if cost.blame is not None:

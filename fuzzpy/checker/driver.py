@@ -535,6 +535,7 @@ class ProgramChecker:
             )
         # a definition over `nat` indices checked as symbols: its bounds are index terms (DFuzz)
         nats = frozenset() if deferred or decl.recursive else frozenset(p.name for p in decl.params if _is_nat(p.type))
+        shown: Sens | None = None  # what the type prints for a parameter, when not its sensitivity
         for param, (name, ty) in zip(decl.params, params, strict=True):
             if deferred and name not in symbolic:
                 # checked at each call's numbers: the generic pass read its
@@ -573,6 +574,7 @@ class ProgramChecker:
                 cost = body.cost.get(name)
                 costs.append(cost)
                 sens = _cost_as_sens(cost)
+                shown = _cost_as_sens(cost, linear=False)  # a staircase's cost at distance 1, as printed
                 if register and symbolic and isinstance(ty, T.TBag) and (cost is None or not cost.is_infinite):
                     symbolic_costs[name] = Poly() if cost is None else C.symbolic_epsilon(cost.events())
                 if isinstance(ty, T.TBag):
@@ -596,7 +598,8 @@ class ProgramChecker:
                 elif name not in symbolic:
                     self._check_bound_poly(decl, param, sens.as_poly(), "sensitive")
             sens_list.append(sens)
-            infos.append(ParamInfo(name, ty, sens))
+            infos.append(ParamInfo(name, ty, sens if shown is None else shown))
+            shown = None
         sig = DefSig(
             decl.name, tuple(params), body.type, tuple(sens_list), tuple(costs), length=body.length, needs=needs, symbolic=symbolic
         )
@@ -900,14 +903,16 @@ def _approximate(cost: C.Cost | None) -> bool:
     return cost is not None and not cost.is_infinite and bool(cost.events()) and C.pure_epsilon(cost.events()) is None
 
 
-def _cost_as_sens(cost: C.Cost | None) -> Sens:
+def _cost_as_sens(cost: C.Cost | None, linear: bool = True) -> Sens:
     """A parameter's sensitivity in the max-divergence metric of `fuzzy`:
-    its pure epsilon; infinite when the cost is infinite or not pure."""
+    its pure epsilon; infinite when the cost is infinite or not pure, or
+    (``linear``: what a call through a function value scales) not linear in
+    the distance (`costs.linear_epsilon`)."""
     if cost is None:
         return ZERO
     if cost.is_infinite:
         return INF
-    eps = C.pure_epsilon(cost.events())
+    eps = C.linear_epsilon(cost.events()) if linear else C.pure_epsilon(cost.events())
     return INF if eps is None else Sens(eps)
 
 
