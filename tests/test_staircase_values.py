@@ -45,3 +45,27 @@ def test_direct_releases_cost_a_whole_step_per_started_step(tmp_path: Path, caps
     found = {d["name"]: d for d in json.loads(capsys.readouterr().out)["definitions"]}
     assert float(found["once"]["privacy"]["sales"]["epsilon"]) == 2.0  # ceil(1/4) = 1 step of eps 2
     assert float(found["five"]["privacy"]["sales"]["epsilon"]) == 4.0  # ceil(5/4) = 2 steps
+
+
+@pytest.mark.parametrize(("program", "args"), [
+    ("def f (eps : num) (sales : bag Sale) : fuzzy num = staircase[eps] (size sales);", ["eps=1500"]),
+    ("def f (eps : num) (sales : bag Sale) : fuzzy (num + unit) =\n"
+     "  ptr_median[eps, 0.000001, 1] (map (fun s -> s.amount) sales);", ["eps=3.0000000000000000000000001"]),
+])
+def test_a_static_parameter_the_runtime_cannot_carry_out_is_refused_before_the_charge(
+        program: str, args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import sqlite3
+
+    src = tmp_path / "f.fz"
+    src.write_text(HEAD + program + "\n")
+    data = tmp_path / "sales.csv"
+    data.write_text("amount,shop\n" + "".join(f"{i},s{i % 3}\n" for i in range(12)))
+    ledger = tmp_path / "l.sqlite"
+    argv = ["run", str(src), "f", "--data", f"sales={data}", "--budget", "5000,0.5", "--ledger", str(ledger)]
+    for arg in args:
+        argv += ["--arg", arg]
+    assert main(argv) != 0
+    assert "FZ517" in capsys.readouterr().err
+    if ledger.exists():
+        with sqlite3.connect(ledger) as connection:
+            assert connection.execute("SELECT count(*) FROM releases").fetchone()[0] == 0

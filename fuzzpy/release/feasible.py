@@ -41,8 +41,15 @@ _RANGED = {"laplace": "eps", "gauss": "sigma", "geometric": "eps", "dgauss": "si
 def refusals(checked: CheckedProgram, definition: CheckedDef, public: Mapping[str, object] | None = None) -> list[Diagnostic]:
     """``public``: the run's public arguments (`--arg`, the API's `args=`)."""
     constants = {k: v for k, v in checked.constants.items() if isinstance(v, Fraction)}
-    prims = [p for body in _reachable_bodies(checked.program, definition.name) for p in _prims(body)]
-    diagnostics = [d for prim in prims for d in _check_prim(prim, constants)]
+    bodies = _reachable_bodies(checked.program, definition.name)
+    prims = [p for body in bodies for p in _prims(body)]
+    # the run's own definition reads its static parameters at the run's public values
+    # (`--arg eps=1025` for `staircase[eps]`: a review found it charged, then refused)
+    own = {p.name for p in definition.decl.params}
+    given = {k: Fraction(v) for k, v in (public or {}).items()
+             if k in own and isinstance(v, (int, Fraction)) and not isinstance(v, bool)}
+    root = {id(p) for p in _prims(bodies[0])} if bodies else set()
+    diagnostics = [d for prim in prims for d in _check_prim(prim, {**constants, **given} if id(prim) in root else constants)]
     diagnostics += _empty_candidates(checked.program, definition.name)
     diagnostics += _empty_candidate_arguments(checked.program, definition, public or {})
     for name, events in definition.privacy.items():
