@@ -124,3 +124,26 @@ def test_any_pure_body_of_a_replace_one_poisson_subsample_gets_the_pairs_ratio(
         exact = _replace_pair_sup(q, eps)
         assert exact <= found[name] <= exact + 1e-9, (name, found[name], exact)
         assert found[name] < 2 * math.log1p(q * math.expm1(eps))  # below the group bound it replaces
+
+
+MIXED = """
+def three (db : bag int) : fuzzy num = subsample[0.1] (fun (b : bag int) -> {
+  sample u = gauss[2] (sum[0, 1] b); sample v = laplace[1] (size b); sample w = laplace[1] (size b); return u + v + w }) db;
+def two (db : bag int) : fuzzy num = subsample[0.1] (fun (b : bag int) -> {
+  sample u = gauss[2] (sum[0, 1] b); sample v = laplace[1] (size b); return u + v }) db;
+def counts (db : bag int) : fuzzy num = subsample[0.2] (fun (b : bag int) -> {
+  sample u = dgauss[2] (size b); sample v = dgauss[2] (size (filter (fun x -> x > 3) b)); return u + v }) db;
+"""
+
+
+@pytest.mark.slow  # summaries of summaries: seconds of PLD
+def test_a_replace_one_subsample_of_a_mixed_body_has_a_finite_group_figure(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # review s28: its body's summaries took whole delta shares and the group of two
+    # steps could not absorb them, so `check` said infinite and `run` refused (FZ603)
+    src = tmp_path / "mixed.fz"
+    src.write_text(MIXED)
+    assert main(["check", "--json", "--neighbours", "replace-one", str(src)]) == 0
+    found = {d["name"]: d["privacy"]["db"]["epsilon"] for d in json.loads(capsys.readouterr().out)["definitions"]}
+    assert all(isinstance(v, (int, float)) and math.isfinite(v) for v in found.values()), found
+    assert found["three"] >= found["two"]  # one more draw in the body never costs less

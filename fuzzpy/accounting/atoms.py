@@ -332,9 +332,33 @@ class Flattener:
             for event, copies in shuffles:
                 found[self._shuffled_group(event, math.ceil(size), copies)] += copies
             return found
+        try:
+            return self._group_atoms(size, self.flatten(body))
+        except NotSummarisable:
+            if self._summarise is None or self._delta_share <= 0:
+                raise
+        # the body's own summaries (a subsample of a composite body) took a whole
+        # share each, more than the group's grown summary can absorb when the body's
+        # epsilon is large (review s28: a replace-one subsample of a Gaussian and two
+        # Laplace draws had no finite figure): flatten it again with smaller shares,
+        # taken from its own (its deltas are inside the group's summary and grown)
+        share = self._delta_share
+        for factor in (Fraction(1, 100), Fraction(1, 10**4), Fraction(1, 10**6)):
+            self._delta_share = float(Fraction(share) * factor / math.ceil(size))
+            try:
+                body_atoms = self.flatten(body)
+            finally:
+                self._delta_share = share
+            try:
+                return self._group_atoms(size, body_atoms)
+            except NotSummarisable:
+                continue
+        raise NotSummarisable("the grouped body has no finite summary")
+
+    def _group_atoms(self, size: Fraction, atoms: Atoms) -> Atoms:
         scaled: Atoms = Counter()
         summarised: Atoms = Counter()
-        for atom, n in self.flatten(body).items():
+        for atom, n in atoms.items():
             exact = _group_exact(atom, size)
             if exact is not None:
                 scaled[exact] += n
