@@ -147,3 +147,14 @@ def test_a_replace_one_subsample_of_a_mixed_body_has_a_finite_group_figure(
     found = {d["name"]: d["privacy"]["db"]["epsilon"] for d in json.loads(capsys.readouterr().out)["definitions"]}
     assert all(isinstance(v, (int, float)) and math.isfinite(v) for v in found.values()), found
     assert found["three"] >= found["two"]  # one more draw in the body never costs less
+
+
+def test_explain_under_another_relation_states_that_relations_figure(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "sub.fz"
+    src.write_text(SUBSAMPLED)
+    main(["check", "--neighbours", "replace-one", "--explain", "two_draws", str(src)])
+    out = capsys.readouterr().out
+    exact = _replace_pair_sup(0.1, 1.5)
+    assert "under replace-one neighbours" in out
+    assert f"{exact:.6f}"[:7] in out  # the replace-one figure, not only the add/remove derivation's

@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
             continue
         diagnostics.extend(report.diagnostics)
         found = report.to_json()
+        if args.explain and explanations:
+            explanations[-1] += _restated(found, args.explain, args.neighbours, args.group)
         file_defs: list[dict[str, object]] = found["definitions"]  # type: ignore[assignment]
         if len(args.files) > 1:
             for d in file_defs:
@@ -116,6 +118,29 @@ def run(args: argparse.Namespace) -> int:
         if diagnostics:
             sys.stderr.write(render_all(diagnostics, sources) + "\n")
     return code
+
+
+def _restated(found: dict[str, object], name: str, neighbours: str, group: int) -> str:
+    """The derivation is in the checker's metric (add/remove one row); under
+    another relation or a group, the figure `check` prints for it (a review
+    found `--explain` showing the add/remove figure, below the replace-one
+    or group one, as if it were the answer)."""
+    if neighbours == "add-remove-one" and group == 1:
+        return ""
+    entry = next((d for d in found.get("definitions", []) if isinstance(d, dict) and d.get("name") == name), None)
+    privacy = entry.get("privacy") if isinstance(entry, dict) else None
+    if not isinstance(privacy, dict) or not privacy:
+        return ""
+    parts = []
+    for param, figure in privacy.items():
+        if isinstance(figure, dict):
+            delta = figure.get("delta")
+            shown = f"({figure.get('epsilon')}, {delta})" if delta else f"{figure.get('epsilon')}"
+            parts.append(f"{shown}-DP in {param}")
+    what = f"{neighbours} neighbours" + (f", a person's up to {group} rows" if group != 1 else "")
+    return ("\n  the derivation above is for add/remove-one neighbours and one row; under " + what +
+            " the events are restated by the neighbour and group rules (docs/semantics.md) and cost: " +
+            "; ".join(parts))
 
 
 def _indent(text: str) -> str:
