@@ -186,8 +186,8 @@ def test_two_shuffled_rounds_for_a_group_are_the_composed_rounds_grown_once(tmp_
     reported = float(json.loads(out.getvalue())["definitions"][0]["privacy"]["db"]["epsilon"])
     pair, k, delta = _fmt_pair(1.0, 200), 2, 1e-6
 
-    def grown(eps1: float) -> float:  # (k eps1, k e^{(k-1) eps1} delta(eps1)): Dwork & Roth Thm 2.2
-        return k * math.exp((k - 1) * eps1) * _two_rounds_delta(pair, eps1)
+    def grown(eps1: float) -> float:  # (k eps1, (1 + ... + e^{(k-1) eps1}) delta(eps1)): k steps of the chain
+        return sum(math.exp(i * eps1) for i in range(k)) * _two_rounds_delta(pair, eps1)
 
     assert grown(reported / k) <= delta * (1 + 1e-6)  # valid against the exact pair
     lo, hi = 0.0, reported / k  # the best figure of this method, by bisection

@@ -14,7 +14,7 @@ Flattening rules (each cites the fact that makes it exact or sound):
   on inputs at distance k, is the same mechanism on a query of sensitivity
   k s (the sensitivity is a Lipschitz constant), so Laplace and Gaussian
   atoms scale exactly; a pure eps-DP atom is (k eps)-DP on k-neighbours, and
-  an (eps, delta)-DP atom is (k eps, k e^{(k-1) eps} delta)-DP (group privacy,
+  an (eps, delta)-DP atom is (k eps, (1 + e^eps + ... + e^{(k-1) eps}) delta)-DP (group privacy,
   Dwork & Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2), k rounded up. A
   subsampled atom needs an (eps, delta) summary first: either each copy of
   it on its own (the copies share the site's delta), or -- `whole_groups` --
@@ -577,9 +577,13 @@ class Flattener:
 
 
 def _growth(k: int, epsilon: float) -> float:
-    """k e^{(k-1) eps} as a float (capped: beyond it no inner delta is a double;
-    infinite for a huge k, e.g. `check --group 1000000`: see `_fraction_up`)."""
-    return k * math.exp(min((k - 1) * epsilon, 700.0))
+    """The group's delta factor 1 + e^eps + ... + e^{(k-1) eps} (`_approx_group`)
+    as a float, at least its true value (capped: beyond it no inner delta is a
+    double; infinite for a huge k, e.g. `check --group 1000000`: see `_fraction_up`)."""
+    if epsilon <= 0:
+        return float(k)
+    top = min(k * epsilon, 700.0)
+    return math.expm1(top) / math.expm1(epsilon) * (1 + 1e-12) if top < 700.0 else math.exp(700.0)
 
 
 class NotSummarisable(ValueError):
@@ -770,13 +774,18 @@ def _group_exact(atom: Atom, size: Fraction) -> Atom | None:
 
 
 def _approx_group(epsilon: Fraction, delta: Fraction, k: int) -> ApproxAtom:
-    # (k eps, k e^{(k-1) eps} delta), Vadhan 2017, Lemma 2.2; delta rounded up
-    # (in mpmath: e^{(k-1) eps} leaves the float range from (k-1) eps = 710)
+    # (k eps, (1 + e^eps + ... + e^{(k-1) eps}) delta): k steps of the chain
+    # P[M(x0) in S] <= e^eps P[M(x1) in S] + delta, unrolled (the proof of Vadhan
+    # 2017, Lemma 2.2, whose k e^{(k-1) eps} delta bounds this sum; a review found
+    # the looser form leaving a 2-sensitive PTR median unbounded at 1e-5); delta
+    # rounded up (in mpmath: e^{k eps} leaves the float range from k eps = 710)
     import mpmath
     from mpmath import mp
 
     with mp.workprec(MP_PREC):
-        grown = k * mpmath.exp((k - 1) * mp_of(epsilon)) * mp_of(delta)
+        e = mp_of(epsilon)
+        factor = mpmath.mpf(k) if e == 0 else mpmath.expm1(k * e) / mpmath.expm1(e)
+        grown = factor * mp_of(delta)
         bounded = Fraction(1) if grown >= 1 else fraction_up_mp(grown)
     return ApproxAtom(epsilon * k, min(bounded, Fraction(1)))
 
