@@ -127,7 +127,9 @@ def _restated(found: dict[str, object], name: str, neighbours: str, group: int) 
     or group one, as if it were the answer)."""
     if neighbours == "add-remove-one" and group == 1:
         return ""
-    entry = next((d for d in found.get("definitions", []) if isinstance(d, dict) and d.get("name") == name), None)
+    listed = found.get("definitions")
+    entry = next((d for d in listed if isinstance(d, dict) and d.get("name") == name), None) \
+        if isinstance(listed, list) else None
     privacy = entry.get("privacy") if isinstance(entry, dict) else None
     if not isinstance(privacy, dict) or not privacy:
         return ""
