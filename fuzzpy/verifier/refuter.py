@@ -635,6 +635,7 @@ def _refute(info: MechanismInfo, seconds: float, max_length: int,
     extras = [] if quick else extra_choices(info, choices)
     longest = max_length
     spent_share = 0.0
+    judged = 0  # the (parameters, length) choices whose `requires` held: those searched
     for share, plan in _phases(info, choices, names, max_length, quick, extras):
         spent_share += share
         if candidates is None:
@@ -652,6 +653,7 @@ def _refute(info: MechanismInfo, seconds: float, max_length: int,
             if not _requires_hold(info, params, {}, length if names else None):
                 continue
             longest = max(longest, length)
+            judged += 1
             found, missed = _search_length(info, search, params, neighbour_params, eps, names, length, phase_end,
                                            extended=bool(mode), claim_delta=_delta_value(info, params))
             skipped += missed
@@ -659,6 +661,9 @@ def _refute(info: MechanismInfo, seconds: float, max_length: int,
                 return found, ""
     if time.process_time() > deadline:
         return None, "time limit reached while searching for a counterexample"
+    if judged == 0:
+        what = f"input length this search tries (up to {longest})" if names else "parameter value this search tries"
+        return None, f"no counterexample searched (the `requires` rule out every {what})"
     note = f" ({skipped} candidates could not be evaluated exactly)" if skipped else ""
     if search.cut:
         note += f" (the search's budget of {candidates} input pairs spent)"
