@@ -6,6 +6,8 @@ from __future__ import annotations
 from fuzzpy.checker.scope import verify_mechanism
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.syntax import MechanismDecl
+from fuzzpy.verifier.model import analyse
+from fuzzpy.verifier.refuter import refute
 
 
 def _verdict(text: str):  # noqa: ANN202 - a Verdict
@@ -17,11 +19,12 @@ def _verdict(text: str):  # noqa: ANN202 - a Verdict
 # review s28a bs4: "no counterexample among inputs of length up to 6" though the
 # `requires` allow no input shorter than 40
 def test_a_refuter_that_tried_no_length_the_requires_allow_says_it_searched_nothing() -> None:
-    verdict = _verdict("mechanism longrow (q : vec[inf] num, eps : num) : list bool\n  requires eps > 0\n"
+    program = parse_program("mechanism longrow (q : vec[inf] num, eps : num) : list bool\n  requires eps > 0\n"
                        "  requires len(q) >= 40\n  privacy eps\n{\n  var x = lap(1 / eps);\n  var i = 0;\n"
                        "  while (i < len(q)) {\n    if (x > q[i]) { output true; } else { output false; }\n"
-                       "    i = i + 1;\n  }\n}\n")
-    reason = verdict.reason or ""
-    assert verdict.status == "unknown"
+                       "    i = i + 1;\n  }\n}\n", "longrow.fz")
+    decl = next(d for d in program.decls if isinstance(d, MechanismDecl))
+    found, reason = refute(analyse(decl), 30.0)
+    assert found is None
     assert "no counterexample among" not in reason
     assert "no counterexample searched (the `requires` rule out every input length this search tries" in reason
