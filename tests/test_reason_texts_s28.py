@@ -28,3 +28,22 @@ def test_a_refuter_that_tried_no_length_the_requires_allow_says_it_searched_noth
     assert found is None
     assert "no counterexample among" not in reason
     assert "no counterexample searched (the `requires` rule out every input length this search tries" in reason
+
+
+# review s28a pa1: FZ401's hint "declare it first with `var eps = ...;`" led to FZ405
+def test_assigning_a_parameter_hints_a_fresh_local_and_the_hint_checks() -> None:
+    from fuzzpy.api import loads
+    from fuzzpy.api.errors import Rejected
+
+    text = ("mechanism scaled (row : vec[inf] num, eps : num, eps2 : num) : num\n  requires eps > 0\n"
+            "  privacy eps\n{\n  eps = eps * 100;\n  return row[0] + lap(1 / eps);\n}\n")
+    try:
+        loads(text).check()
+        raise AssertionError("assigning a parameter was accepted")
+    except Rejected as error:
+        (diag,) = [d for d in error.diagnostics if d.code == "FZ401"]
+    assert diag.span.line == 5
+    assert "var eps = " not in (diag.hint or "")
+    assert "`var eps3 = eps * 100;`" in (diag.hint or "")
+    fixed = text.replace("  eps = eps * 100;", "  var eps3 = eps * 100;").replace("1 / eps)", "1 / eps3)")
+    loads(fixed).check()
