@@ -47,3 +47,18 @@ def test_assigning_a_parameter_hints_a_fresh_local_and_the_hint_checks() -> None
     assert "`var eps3 = eps * 100;`" in (diag.hint or "")
     fixed = text.replace("  eps = eps * 100;", "  var eps3 = eps * 100;").replace("1 / eps)", "1 / eps3)")
     loads(fixed).check()
+
+
+# review s28a: a private `bool` parameter printed as `b = 1` / `b = 0` in a counterexample
+def test_a_bool_parameter_in_a_counterexample_reads_true_or_false() -> None:
+    from fuzzpy.verifier.report import refutation_lines
+
+    verdict = _verdict("mechanism gate (on : bool, e : num) : num\n  requires e > 0\n"
+                       "  requires abs(dist(on)) <= 1\n  privacy e\n{\n  var x = 0;\n"
+                       "  if (on) { x = 50; }\n  return x + lap(1 / e);\n}\n")
+    assert verdict.status == "refuted" and verdict.counterexample is not None
+    text = "\n".join(refutation_lines(verdict.counterexample, False))
+    assert "on = 1" not in text and "on = 0" not in text
+    assert ("on = true" in text and "with on = false" in text) or ("on = false" in text and "with on = true" in text)
+    document = verdict.to_json()["counterexample"]
+    assert {document["inputs"]["on"], document["neighbour"]["on"]} == {True, False}

@@ -76,11 +76,12 @@ def decide(decl: MechanismDecl, program: Program | None, constants: dict[str, Fr
     if cert is not None:
         return Verdict(decl.name, "proved", decl.privacy, claim_text, certificate=cert, stream=stream)
     from fuzzpy.verifier.gauss_refuter import refute_gaussian
+    from fuzzpy.verifier.refuter import with_flags
 
     counterexample, searched = refute_gaussian(decl, constants)
     if counterexample is not None:
         return Verdict(decl.name, "refuted", decl.privacy, claim_text, f"the claim `privacy {claim_text}` is false",
-                       counterexample=counterexample, stream=stream)
+                       counterexample=with_flags(counterexample, decl), stream=stream)
     return Verdict(decl.name, "unknown", decl.privacy, claim_text, f"no proof found ({why}); {searched}",
                    stream=stream)
 

@@ -34,7 +34,7 @@ from fractions import Fraction
 
 import mpmath
 
-from fuzzpy.language.syntax import Expr, Forall, NumLit, Var
+from fuzzpy.language.syntax import Expr, Forall, MechanismDecl, NumLit, TyName, Var
 from fuzzpy.support.records import frozen
 from fuzzpy.verifier.concrete import Run, Stuck, Value, run_all
 from fuzzpy.verifier.integrate import ZERO, Linear, Mass, Unsupported, path_mass
@@ -65,6 +65,8 @@ class Counterexample:
     #: an (eps, delta) refutation whose probabilities are exact closed forms (the
     #: Laplace refuter's), not a lower and an upper bound (gauss_refuter.py)
     exact: bool = False
+    #: the `bool` scalar parameters (held as 0/1 by the search, printed true/false)
+    flags: tuple[str, ...] = ()
 
     @property
     def ratio(self) -> float:
@@ -602,6 +604,14 @@ def _approximate(pa: dict, va: dict, ma: Mass, pb: dict, vb: dict, mb: Mass, poi
 
 def _mp(value: Fraction) -> mpmath.mpf:
     return mpmath.mpf(value.numerator) / value.denominator
+
+
+def with_flags(cx: Counterexample, decl: MechanismDecl) -> Counterexample:
+    """``cx`` knowing which of its scalars are `bool` parameters (review s28a: `b = 1`)."""
+    from dataclasses import replace
+
+    names = tuple(p.name for p in decl.params if isinstance(p.type, TyName) and p.type.name == "bool")
+    return replace(cx, flags=names)
 
 
 def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH,
