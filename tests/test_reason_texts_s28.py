@@ -62,3 +62,23 @@ def test_a_bool_parameter_in_a_counterexample_reads_true_or_false() -> None:
     assert ("on = true" in text and "with on = false" in text) or ("on = false" in text and "with on = true" in text)
     document = verdict.to_json()["counterexample"]
     assert {document["inputs"]["on"], document["neighbour"]["on"]} == {True, False}
+
+
+# review s28c: `staircase[eps, gam]` with gam = 0 through a static parameter was refused
+# "(a noise scale, bound, count or rate) must be positive" though gamma = 0 is allowed
+def test_a_zero_static_parameter_is_refused_with_the_literal_zero_as_the_way_out() -> None:
+    from fuzzpy.api import loads
+    from fuzzpy.api.errors import Rejected
+
+    text = ("type Row = { v : num };\n"
+            "def stairs (e : num) (gam : num) (rows : bag Row) : fuzzy num = staircase[e, gam] (size rows);\n"
+            "def flat (rows : bag Row) : fuzzy num = stairs 2 0 rows;\n")
+    try:
+        loads(text).check()
+        raise AssertionError("gam = 0 through a static parameter was accepted")
+    except Rejected as error:
+        (diag,) = [d for d in error.diagnostics if d.code == "FZ202"]
+    assert diag.span.line == 3
+    assert "noise scale, bound, count or rate" not in diag.message
+    assert "write the literal 0 at that use" in (diag.hint or "")
+    loads("type Row = { v : num };\ndef flat (rows : bag Row) : fuzzy num = staircase[2, 0] (size rows);\n").check()
