@@ -82,3 +82,18 @@ def test_a_zero_static_parameter_is_refused_with_the_literal_zero_as_the_way_out
     assert "noise scale, bound, count or rate" not in diag.message
     assert "write the literal 0 at that use" in (diag.hint or "")
     loads("type Row = { v : num };\ndef flat (rows : bag Row) : fuzzy num = staircase[2, 0] (size rows);\n").check()
+
+
+# review s28c: `ptr_median` answering `inr ()` printed "accuracy not derived for this expression"
+def test_no_answer_from_ptr_median_says_there_is_nothing_to_bound() -> None:
+    from fractions import Fraction
+
+    from fuzzpy.release.accuracy import derive
+    from fuzzpy.runtime.values import Inr
+
+    program = parse_program("type Row = { w : num };\ndef mid (rows : bag Row) : fuzzy (num + unit) =\n"
+                            "  ptr_median[1, 1e-6, 2] (map (fun r -> r.w) rows);\n", "mid.fz")
+    (part,) = derive(program, program.decls[-1], Inr(()), [], Fraction(9, 10))
+    assert "not derived" not in part.statement()
+    assert "no answer (`inr ()`)" in part.statement() and "no value to bound" in part.statement()
+    assert part.to_json()["derived"] is False and "no answer" in str(part.to_json()["note"])
