@@ -97,3 +97,20 @@ def test_no_answer_from_ptr_median_says_there_is_nothing_to_bound() -> None:
     assert "not derived" not in part.statement()
     assert "no answer (`inr ()`)" in part.statement() and "no value to bound" in part.statement()
     assert part.to_json()["derived"] is False and "no answer" in str(part.to_json()["note"])
+
+
+# review s28d F6: `mat_of_rows [vec[inf] rows]` under laplace: the annotation that converts the row
+def test_a_row_in_another_norm_gets_the_converting_annotation_as_hint() -> None:
+    from fuzzpy.api import loads
+    from fuzzpy.api.errors import Rejected
+
+    head = "type P = { x : num };\ndef grid (ps : bag P) : fuzzy (mat[1] num) =\n  laplace[2] (mat_of_rows ["
+    row = "tabulate [0, 5] (fun c -> size (filter (fun p -> p.x > c) ps))"
+    try:
+        loads(head + row + "]);\n").check()
+        raise AssertionError("a vec[inf] row read as vec[1] was accepted")
+    except Rejected as error:
+        (diag,) = [d for d in error.diagnostics if d.code == "FZ201"]
+    assert diag.span.line == 3 and "`(e : vec[1] num)`" in (diag.hint or "")
+    assert "all elements of a list have one type" not in diag.message
+    loads(head + f"({row} : vec[1] num)]);\n").check()
