@@ -3,6 +3,8 @@ of the program in front of it, at its line."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from fuzzpy.checker.scope import verify_mechanism
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.syntax import MechanismDecl
@@ -114,3 +116,22 @@ def test_a_row_in_another_norm_gets_the_converting_annotation_as_hint() -> None:
     assert diag.span.line == 3 and "`(e : vec[1] num)`" in (diag.hint or "")
     assert "all elements of a list have one type" not in diag.message
     loads(head + f"({row} : vec[1] num)]);\n").check()
+
+
+# review s28d F8: `--arg m=[5, 7]` for a `mat` parameter was read as the rows [5] and [7]
+def test_a_matrix_argument_needs_its_rows_in_brackets() -> None:
+    from fuzzpy.language.diagnostics import FuzzError
+    from fuzzpy.language.types import TList, TNum, TVec
+    from fuzzpy.release.run import parse_argument
+
+    matrix = TList(TVec("1", TNum()))
+    assert parse_argument("m", matrix, "[[5], [7]]") == [[5], [7]]
+    assert parse_argument("m", matrix, "[[0.1, 2]]") == [[Fraction(1, 10), 2]]
+    assert parse_argument("xs", TVec("2", TNum()), "0.25, 3") == [Fraction(1, 4), 3]
+    for flat in ("[5, 7]", "5, 7"):
+        try:
+            parse_argument("m", matrix, flat)
+            raise AssertionError(f"{flat} read as a matrix")
+        except FuzzError as error:
+            text = str(error.diagnostics[0].message) if hasattr(error, "diagnostics") else str(error)
+            assert "is itself a list (a row), written in brackets" in text
