@@ -135,3 +135,22 @@ def test_a_matrix_argument_needs_its_rows_in_brackets() -> None:
         except FuzzError as error:
             text = str(error.diagnostics[0].message) if hasattr(error, "diagnostics") else str(error)
             assert "is itself a list (a row), written in brackets" in text
+
+
+# review s28d F11: FZ202 said `join[k]`'s k "sets a noise scale"; it is a row count per key
+def test_a_join_count_given_at_run_time_is_named_as_the_join_count() -> None:
+    from fuzzpy.api import loads
+    from fuzzpy.api.errors import Rejected
+
+    text = ("type Sale = { shop : int, amount : num };\n"
+            "def pairs (k : int) (a : bag Sale) (b : bag Sale) : bag (Sale, Sale) =\n"
+            "  join[k] (fun s -> s.shop) (fun t -> t.shop) a b;\n"
+            "def many (db : bag Sale) : fuzzy num = laplace[1] (size ((fun n -> pairs n db db) 2));\n")
+    try:
+        loads(text).check()
+        raise AssertionError("a join count bound at run time was accepted")
+    except Rejected as error:
+        (diag,) = [d for d in error.diagnostics if d.code == "FZ202"]
+    assert diag.span.line == 4
+    assert "noise scale" not in diag.message
+    assert "is the number of rows kept per key by `join`" in diag.message

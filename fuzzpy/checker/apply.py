@@ -209,12 +209,14 @@ def static_instance(ck: Inferencer, sig: DefSig, args: list[S.Expr], whole: S.Ex
         arg = args[index]
         value = ck.symbolic_value(arg)
         if value is None:
+            role = dict(sig.roles).get(pname, "a static parameter (a noise scale, bound, count or rate)")
             raise CheckError(
                 "FZ202",
-                f"the argument for `{pname}` of `{sig.name}` sets a noise scale, so it must be a static number "
+                f"the argument for `{pname}` of `{sig.name}` is {role}, so it must be a static number "
                 f"(a literal, a top-level constant or arithmetic over them){_depends(ck, arg)}",
                 arg.span,
-                hint=f"`{sig.name}` is checked at the value of `{pname}`: a scale computed at run time could depend on the data",
+                hint=f"`{sig.name}` is checked at the value of `{pname}`: a value computed at run time could depend "
+                     "on the data",
             )
         if not value.positive and (value.is_const or obligations.positive(value).status != "proved"):  # z3 for the rest
             shown = f"got {value}" if value.is_const else f"`{value}` is not shown positive for every positive value of its parameters"

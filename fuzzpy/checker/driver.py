@@ -603,7 +603,8 @@ class ProgramChecker:
             infos.append(ParamInfo(name, ty, sens if shown is None else shown))
             shown = None
         sig = DefSig(
-            decl.name, tuple(params), body.type, tuple(sens_list), tuple(costs), length=body.length, needs=needs, symbolic=symbolic
+            decl.name, tuple(params), body.type, tuple(sens_list), tuple(costs), length=body.length, needs=needs, symbolic=symbolic,
+            roles=tuple(deferred.items()),
         )
         if register:
             self.globals.sigs[decl.name] = sig
