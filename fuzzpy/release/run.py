@@ -32,9 +32,9 @@ Nothing after step 3 depends on the rows except the release itself.
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
