@@ -23,7 +23,7 @@ from fuzzpy.checker import costs as C
 from fuzzpy.checker import obligations
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import DefSig, Judgment
-from fuzzpy.checker.errors import CheckError
+from fuzzpy.checker.errors import ZERO_STATIC_HINT, CheckError
 from fuzzpy.checker.terms import source_name
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
@@ -209,20 +209,23 @@ def static_instance(ck: Inferencer, sig: DefSig, args: list[S.Expr], whole: S.Ex
         arg = args[index]
         value = ck.symbolic_value(arg)
         if value is None:
+            role = dict(sig.roles).get(pname, "a static parameter (a noise scale, bound, count or rate)")
             raise CheckError(
                 "FZ202",
-                f"the argument for `{pname}` of `{sig.name}` sets a noise scale, so it must be a static number "
+                f"the argument for `{pname}` of `{sig.name}` is {role}, so it must be a static number "
                 f"(a literal, a top-level constant or arithmetic over them){_depends(ck, arg)}",
                 arg.span,
-                hint=f"`{sig.name}` is checked at the value of `{pname}`: a scale computed at run time could depend on the data",
+                hint=f"`{sig.name}` is checked at the value of `{pname}`: a value computed at run time could depend "
+                     "on the data",
             )
         if not value.positive and (value.is_const or obligations.positive(value).status != "proved"):  # z3 for the rest
             shown = f"got {value}" if value.is_const else f"`{value}` is not shown positive for every positive value of its parameters"
             raise CheckError(
                 "FZ202",
-                f"the argument for `{pname}` of `{sig.name}` is a static parameter (a noise scale, bound, count or rate) "
-                f"and must be positive: {shown}",
+                f"the argument for `{pname}` of `{sig.name}` is a static parameter, and a definition's static parameters "
+                f"must be positive (its cost is checked for positive values only): {shown}",
                 arg.span,
+                hint=ZERO_STATIC_HINT if not value.terms else None,
             )
         values.append(value)
     assert ck.instance_of is not None

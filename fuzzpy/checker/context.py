@@ -113,6 +113,9 @@ class DefSig:
     #: The parameters that stand in a noise scale (static parameters): every
     #: call gives them static numbers and is checked at those numbers.
     symbolic: tuple[str, ...] = ()
+    #: what a static parameter is, where the body said (`k`: "the number of rows kept per
+    #: key by `join`"), for the messages of a call that gives it no static number
+    roles: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_fuzzy(self) -> bool:

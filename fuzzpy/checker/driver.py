@@ -24,7 +24,7 @@ from fuzzpy.checker.elaborate import (
     static_value,
     with_alias,
 )
-from fuzzpy.checker.errors import CheckError, SilentAbort
+from fuzzpy.checker.errors import ZERO_STATIC_HINT, CheckError, SilentAbort
 from fuzzpy.checker.explain import Tracer
 from fuzzpy.checker.infer import Inferencer
 from fuzzpy.checker.result import (
@@ -110,7 +110,9 @@ def instantiate_definition(program: S.Program, name: str, values: dict[str, Frac
         for pname in definition.static_params:
             value = Fraction(values[pname])
             if value <= 0:
-                raise CheckError("FZ202", f"`{pname}` of `{name}` is a static parameter (a noise scale, bound, count or rate) and must be positive, got {value}", where)
+                raise CheckError("FZ202", f"`{pname}` of `{name}` is a static parameter, and a definition's static "
+                                 f"parameters must be positive (its cost is checked for positive values only), got {value}",
+                                 where, hint=ZERO_STATIC_HINT if value == 0 else None)
             if not in_static_range(value):  # within the static range, as a literal is (FZ217)
                 raise CheckError(
                     "FZ217",
@@ -601,7 +603,8 @@ class ProgramChecker:
             infos.append(ParamInfo(name, ty, sens if shown is None else shown))
             shown = None
         sig = DefSig(
-            decl.name, tuple(params), body.type, tuple(sens_list), tuple(costs), length=body.length, needs=needs, symbolic=symbolic
+            decl.name, tuple(params), body.type, tuple(sens_list), tuple(costs), length=body.length, needs=needs, symbolic=symbolic,
+            roles=tuple(deferred.items()),
         )
         if register:
             self.globals.sigs[decl.name] = sig

@@ -32,3 +32,8 @@ class CheckError(Exception):
 class SilentAbort(Exception):
     """Stop checking a definition without a new diagnostic (it calls a
     definition that was already rejected)."""
+
+
+#: FZ202 for a static parameter given 0: where 0 is allowed (`staircase`'s gamma), a literal at the use is
+ZERO_STATIC_HINT = ("where 0 is meant for an argument that allows it (as `staircase[eps, 0]`'s gamma does), write "
+                    "the literal 0 at that use instead of passing it through a static parameter")

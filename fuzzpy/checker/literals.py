@@ -107,7 +107,10 @@ class LiteralRules:
         for item_expr, item in zip(expr.items, items, strict=True):
             joined = item.type if elem is None else join_types(elem, item.type, ck.lengths)
             if joined is None:
-                raise ck.mismatch(elem, item.type, item_expr.span, "all elements of a list have one type")  # type: ignore[arg-type]
+                why = ("the list's expected type asks for this element type" if elem is elem_hint
+                       else "all elements of a list have one type")
+                error = ck.mismatch(elem, item.type, item_expr.span, why)  # type: ignore[arg-type]
+                raise _with_norm_hint(error, elem, item.type)
             elem = joined
         if elem is None:
             raise CheckError(
@@ -233,3 +236,16 @@ class LiteralRules:
             raise CheckError("FZ205", f"`{record.type}` has no field `{expr.name}` (it has: {fields})", expr.span)
         ck.note(f"field `.{expr.name}`: a projection, 1-sensitive")
         return Judgment(ty, record.ctx)
+
+
+def _with_norm_hint(error: CheckError, expected: T.Type | None, found: T.Type) -> CheckError:
+    """A list element that is a vector in another norm than the list's (review
+    s28d F6: `mat_of_rows [tabulate ...]` under `laplace`): the annotation that
+    converts it, at the norm factor (docs/semantics.md, "Norm conversions")."""
+    if not (isinstance(expected, T.TVec) and isinstance(found, T.TVec) and expected.norm != found.norm):
+        return error
+    d = error.diagnostic
+    hint = (f"a vector is read in another norm only where an annotation asks for it: write `(e : {expected})` "
+            f"around this element (its sensitivity is then multiplied by the norm factor, e.g. n from "
+            f"vec[inf] to vec[1] for n entries), or annotate the whole matrix (`(m : mat[{found.norm}] num)`)")
+    return CheckError(d.code, d.message, d.span, hint=hint, labels=d.labels, notes=d.notes)

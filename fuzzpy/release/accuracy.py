@@ -33,6 +33,8 @@ from fuzzpy.language import syntax as S
 from fuzzpy.language.figures import text_up
 
 NOT_DERIVED = "accuracy not derived for this expression"
+#: `ptr_median` answered `inr ()`: nothing was released to be accurate about (review s28c)
+NO_ANSWER = "no interval: the mechanism gave no answer (`inr ()`), which carries no value to bound"
 _NOISE = {"laplace": 1, "gauss": 1, "geometric": 1, "dgauss": 1, "staircase": 1, "expmech": 3, "ptr_median": 1}  # primitive -> arguments after the static ones
 _NAMES = {"laplace": "discrete Laplace", "gauss": "discrete Gaussian", "expmech": "exponential mechanism",
           "geometric": "two-sided geometric on the integers", "dgauss": "discrete Gaussian on the integers",
@@ -53,12 +55,14 @@ class Accuracy:
     scale: Fraction | None = None
     entries: int = 0
     textbook: float | None = None
+    #: the released part is `inr ()` (ptr_median's "no answer"): no interval, and none missing
+    no_answer: bool = False
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"part": self.path or None, "noise": self.noise,
                                   "confidence": float(self.confidence)}
         if self.noise is None or self.bound is None:
-            return {**out, "derived": False, "note": NOT_DERIVED}
+            return {**out, "derived": False, "note": NO_ANSWER if self.no_answer else NOT_DERIVED}
         key = "utility_gap" if self.noise == "expmech" else "half_width"
         out.update({"derived": True, key: float_up(self.bound), "statement": self.statement()})
         out["epsilon" if self.noise in ("laplace", "expmech", "geometric", "staircase") else "sigma"] = \
@@ -71,7 +75,7 @@ class Accuracy:
     def statement(self) -> str:
         level = f"{float(self.confidence * 100):g}%"
         if self.noise is None or self.bound is None or self.scale is None:
-            return NOT_DERIVED
+            return NO_ANSWER if self.no_answer else NOT_DERIVED
         if self.noise == "expmech":
             return (f"with probability >= {level} the chosen candidate's score is within {text_up(self.bound)} "
                     f"of the best score (exponential mechanism, eps {text_up(self.scale)}, "
@@ -93,13 +97,14 @@ def derive(program: S.Program, decl: S.DefDecl, value: Any, notes: list[tuple[An
            confidence: Fraction) -> tuple[Accuracy, ...]:
     """The accuracy of each released part (module note)."""
     from fuzzpy.runtime.accuracy import half_width, textbook_half_width
+    from fuzzpy.runtime.values import Inr
 
     direct = {d.name for d in program.decls if isinstance(d, S.DefDecl) and is_noise_application(d.body)}
     out = []
     for path, eligible, part in _parts(decl.body, value, direct):
         note = _note_of(part, notes) if eligible else None
         if note is None:
-            out.append(Accuracy(path, None, confidence))
+            out.append(Accuracy(path, None, confidence, no_answer=eligible and isinstance(part, Inr)))
             continue
         textbook = textbook_half_width(note, confidence) if note.kind != "expmech" else None
         out.append(Accuracy(path, note.kind, confidence, half_width(note, confidence), note.scale,

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -352,12 +353,33 @@ def parse_argument(name: str, kind: Type, text: Value) -> Value:
             return text.strip().lower() in ("true", "1")  # spelled as data files may spell it
         if isinstance(kind, TString):
             return text
-        if isinstance(kind, (TList, TVec)):
-            items = json.loads(text if text.strip().startswith("[") else f"[{text}]")
-            return [parse_argument(name, kind.elem, json.dumps(i) if not isinstance(i, str) else i) for i in items]
-    except (ValueError, json.JSONDecodeError, ZeroDivisionError, OverflowError):
+        if isinstance(kind, (TList, TVec)):  # numbers kept as written (1e400 is refused as 1e400, not `Infinity`)
+            items = json.loads(text if text.strip().startswith("[") else f"[{text}]", parse_float=Decimal)
+            return _list_argument(name, kind, items, text)
+    except (ValueError, json.JSONDecodeError, ZeroDivisionError, OverflowError, ArithmeticError):
         pass
     raise refuse(EXIT_USAGE, "FZ509", f"`{text}` is not a value of type `{kind}` for parameter `{name}`")
+
+
+def _list_argument(name: str, kind: TList | TVec, items: list[Value], text: str) -> list[Value]:
+    """The entries of a list argument read from JSON. An entry of a list of
+    lists (a matrix's row) must itself be in brackets: `[5, 7]` for a
+    `mat` parameter was read as the rows [5] and [7] (review s28d F8)."""
+    elem = kind.elem
+    nested = isinstance(elem, (TList, TVec))
+    out: list[Value] = []
+    for item in items:
+        if nested and not isinstance(item, list):
+            raise refuse(EXIT_USAGE, "FZ509", f"`{text}` is not a value of type `{kind}` for parameter `{name}`: "
+                         "each of its elements is itself a list (a row), written in brackets, e.g. `[[5, 7]]` "
+                         "for one row of two entries or `[[5], [7]]` for two rows of one")
+        if isinstance(item, list):
+            out.append(_list_argument(name, elem, item, text) if isinstance(elem, (TList, TVec)) else
+                       parse_argument(name, elem, json.dumps(item, default=str)))
+        else:
+            out.append(parse_argument(name, elem, item if isinstance(item, str) else
+                                      str(item) if isinstance(item, Decimal) else json.dumps(item)))
+    return out
 
 
 # ---------------------------------------------------------------- the whole run

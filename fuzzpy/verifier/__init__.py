@@ -45,6 +45,7 @@ _PARTS = {
     "search": "fuzzpy.verifier.prover",
     "vacuity": "fuzzpy.verifier.prover",
     "refute": "fuzzpy.verifier.refuter",
+    "with_flags": "fuzzpy.verifier.refuter",
     "show": "fuzzpy.verifier.text",
     "check": "fuzzpy.verifier.kernel",
     "certificate": "fuzzpy.verifier.export",
@@ -281,7 +282,7 @@ def _prove_pure(decl: MechanismDecl, program: Program | None, constants: dict[st
 def _refuted(info: MechanismInfo, claim_text: str, counterexample: Counterexample) -> Verdict:
     decl = info.decl
     return _part("Verdict")(decl.name, "refuted", decl.privacy, claim_text, f"the claim `privacy {claim_text}` is false",
-                   None, counterexample, stream=info.result_sort == "stream")
+                   None, _part("with_flags")(counterexample, decl), stream=info.result_sort == "stream")
 
 
 def _timed(verdict: Verdict, seconds: float) -> Verdict:

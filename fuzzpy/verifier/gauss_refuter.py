@@ -493,6 +493,11 @@ def refute_gaussian(decl: MechanismDecl, constants: dict[str, Fraction]) -> tupl
                 return found, ""
     except _Stop as why:
         return None, f"no counterexample searched ({why})"
+    if checked == 0 and skipped:
+        return None, f"no counterexample searched (no input pair could be evaluated: {skipped})"
+    if checked == 0:
+        return None, ("no counterexample searched (no input pair this search tries -- entries 0 or 1, length up "
+                      "to 3, each entry moved by at most 1 -- was shown to satisfy the `requires`)")
     tail = f"; some inputs could not be evaluated ({skipped})" if skipped else ""
     return None, f"no counterexample among {checked} input pairs of length up to 3{tail}"
 

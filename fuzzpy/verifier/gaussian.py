@@ -76,11 +76,12 @@ def decide(decl: MechanismDecl, program: Program | None, constants: dict[str, Fr
     if cert is not None:
         return Verdict(decl.name, "proved", decl.privacy, claim_text, certificate=cert, stream=stream)
     from fuzzpy.verifier.gauss_refuter import refute_gaussian
+    from fuzzpy.verifier.refuter import with_flags
 
     counterexample, searched = refute_gaussian(decl, constants)
     if counterexample is not None:
         return Verdict(decl.name, "refuted", decl.privacy, claim_text, f"the claim `privacy {claim_text}` is false",
-                       counterexample=counterexample, stream=stream)
+                       counterexample=with_flags(counterexample, decl), stream=stream)
     return Verdict(decl.name, "unknown", decl.privacy, claim_text, f"no proof found ({why}); {searched}",
                    stream=stream)
 
@@ -118,8 +119,30 @@ def prove_gaussian(decl: MechanismDecl, program: Program | None,
         if unaligned is not None and "delta_mu" not in decision.reason:
             return None, unaligned
         note = "" if "delta_mu" in decision.reason else f"; {_NOISE_FREE}"
+        laplace = _laplace_note(decl, cert, decision.reason)
+        if laplace is not None:
+            note = f"; {laplace}"
         return None, f"the proof kernel rejected the Gaussian proof ({decision.reason}){note}"
     return cert, ""
+
+
+def _laplace_note(decl: MechanismDecl, cert: Certificate, reason: str) -> str | None:
+    """Why a mix of Laplace and Gaussian draws was rejected, when this prover
+    knows it: a Laplace draw it took at shift 0 (no `align`: it searches no
+    Laplace shifts here), or a cost over the claim once the Gaussian share is in."""
+    draws = [e for s in statements(decl.body) for top in _exprs(s) for e in walk(top)
+             if isinstance(e, Noise) and e.kind != "gauss"]
+    if not draws:
+        return None
+    bare = next((e for e in draws if e.align is None), None)
+    if bare is not None:
+        return (f"line {bare.span.line}: the Laplace draw `{show(bare)}` has no `align`, and beside Gaussian draws "
+                "this prover searches no Laplace shifts (it takes shift 0); add an `align` to it")
+    if "cost <= claim" in reason:
+        share = f"{float(Fraction(cert.sides[0].gauss_eps)):.4g}" if cert.sides else "?"
+        return (f"the Gaussian draws take E ~ {share} of the claim's epsilon (the least E with delta_mu(E) <= "
+                "delta), and the Laplace draws' cost does not fit in the rest")
+    return None
 
 
 def _unaligned(decl: MechanismDecl) -> str | None:
@@ -162,6 +185,7 @@ def _certificate(decl: MechanismDecl, constants: dict[str, Fraction]) -> Certifi
                                            for e in walk(noise.align)):
             raise _Give(f"line {noise.span.line}: the Gaussian draw's shift `{show(noise.align)}` depends on the "
                         f"noise; {_NOISE_FREE}")
+    _public_scales(decl, [noise for noise, _ in sites])
     hinted = next((s for s in statements(decl.body) if isinstance(s, While) and s.invariants), None)
     if hinted is not None:  # never prove with a hint nobody checked (review s27e: a false hint was "proved")
         raise _Give(f"line {hinted.span.line}: `invariant` hints are not checked by the Gaussian rule in this "
@@ -236,13 +260,31 @@ def _value(e: Expr | None, env: dict[str, Fraction]) -> Fraction | None:
     return None
 
 
+def _public_scales(decl: MechanismDecl, draws: list[Noise]) -> None:
+    """Every Gaussian scale the same in both runs: the kernel's Gaussian rule
+    compares N(x, s^2) with N(x', s^2) (one s; docs/verifier-kernel.md)."""
+    inputs = neighbours(decl)
+    for noise in draws:
+        private = sorted({e.name for e in walk(noise.scale) if isinstance(e, Var) and inputs.get(e.name, "public") != "public"})
+        if private:
+            raise _Give(f"line {noise.span.line}: the Gaussian scale `{show(noise.scale)}` depends on the private "
+                        f"input `{private[0]}`, so it may differ between the two runs; the Gaussian rule needs the "
+                        "same scale in both runs (a public or static parameter, or a number)")
+
+
+def _conjuncts(r: Expr) -> list[Expr]:
+    if isinstance(r, Binary) and r.op == "&&":
+        return _conjuncts(r.left) + _conjuncts(r.right)
+    return [r]
+
+
 def _least(decl: MechanismDecl, e: Expr, env: dict[str, Fraction]) -> Fraction | None:
     """A lower bound of e from the numbers and the `requires x >= c` clauses."""
     value = _value(e, env)
     if value is not None:
         return value
     if isinstance(e, Var):
-        for r in decl.requires:
+        for r in (c for top in decl.requires for c in _conjuncts(top)):
             if isinstance(r, Binary) and isinstance(r.left, Var) and r.left.name == e.name and r.op in (">=", ">"):
                 c = _value(r.right, env)
                 if c is not None and c > 0:
@@ -278,7 +320,8 @@ def _ratio_bound(decl: MechanismDecl, noise: Noise, env: dict[str, Fraction]) ->
     if size is None:
         raise _Give(f"line {noise.span.line}: no bound on the Gaussian draw's shift `{show(noise.align)}`")
     if sigma is None or sigma <= 0:
-        raise _Give(f"line {noise.span.line}: no positive lower bound on the Gaussian scale `{show(noise.scale)}`")
+        raise _Give(f"line {noise.span.line}: no positive lower bound on the Gaussian scale `{show(noise.scale)}` "
+                    "(a number, or a parameter with `requires x >= c`, c > 0)")
     return size / sigma
 
 

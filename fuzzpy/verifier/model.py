@@ -43,6 +43,7 @@ from fuzzpy.language.syntax import (
 from fuzzpy.verifier.declared import diagnostics_for, undeclared_reads
 from fuzzpy.verifier.draws import DrawSite, draw_sites
 from fuzzpy.verifier.public_lists import as_vectors
+from fuzzpy.verifier.text import show
 from fuzzpy.verifier.walk import children, statements, stmt_expressions, sub_expressions
 
 SORTS = {"num": "num", "int": "int", "bool": "bool"}
@@ -339,6 +340,14 @@ def _join(current: str, incoming: str, is_declaration: bool) -> str:
     return current if current == "bool" else incoming
 
 
+def _copy_hint(info: MechanismInfo, stmt: Assign) -> str:
+    """A parameter is read-only and cannot be redeclared (FZ405): a new local under a fresh name."""
+    taken = set(info.locals) | set(info.scalars) | set(info.vectors)
+    fresh = next(f"{stmt.name}{k}" for k in range(2, 10**6) if f"{stmt.name}{k}" not in taken)
+    return (f"a parameter cannot be assigned or redeclared; copy it into a new local, `var {fresh} = "
+            f"{show(stmt.expr)};`, and use `{fresh}` from here on")
+
+
 def _check_statements(
     info: MechanismInfo, sorter: _Sorter, body: tuple[Stmt, ...], diagnostics: list[Diagnostic], in_loop: bool
 ) -> None:
@@ -367,10 +376,11 @@ def _check_statements(
             if stmt.index is not None:
                 diagnostics.append(_error("FZ404", "assigning to a vector entry is not supported in mechanisms", stmt.span))
             elif stmt.name not in info.locals:
-                what = "a parameter" if stmt.name in info.scalars or stmt.name in info.vectors else "not declared"
+                parameter = stmt.name in info.scalars or stmt.name in info.vectors
+                what = "a parameter" if parameter else "not declared"
                 diagnostics.append(
                     _error("FZ401", f"cannot assign to `{stmt.name}`: it is {what}", stmt.span,
-                           hint=f"declare it first with `var {stmt.name} = ...;`")
+                           hint=_copy_hint(info, stmt) if parameter else f"declare it first with `var {stmt.name} = ...;`")
                 )
         elif isinstance(stmt, IfStmt):
             _check_statements(info, sorter, stmt.then, diagnostics, in_loop)

@@ -34,7 +34,7 @@ from fractions import Fraction
 
 import mpmath
 
-from fuzzpy.language.syntax import Expr, Forall, NumLit, Var
+from fuzzpy.language.syntax import Expr, Forall, MechanismDecl, NumLit, TyName, Var
 from fuzzpy.support.records import frozen
 from fuzzpy.verifier.concrete import Run, Stuck, Value, run_all
 from fuzzpy.verifier.integrate import ZERO, Linear, Mass, Unsupported, path_mass
@@ -65,6 +65,8 @@ class Counterexample:
     #: an (eps, delta) refutation whose probabilities are exact closed forms (the
     #: Laplace refuter's), not a lower and an upper bound (gauss_refuter.py)
     exact: bool = False
+    #: the `bool` scalar parameters (held as 0/1 by the search, printed true/false)
+    flags: tuple[str, ...] = ()
 
     @property
     def ratio(self) -> float:
@@ -604,6 +606,14 @@ def _mp(value: Fraction) -> mpmath.mpf:
     return mpmath.mpf(value.numerator) / value.denominator
 
 
+def with_flags(cx: Counterexample, decl: MechanismDecl) -> Counterexample:
+    """``cx`` knowing which of its scalars are `bool` parameters (review s28a: `b = 1`)."""
+    from dataclasses import replace
+
+    names = tuple(p.name for p in decl.params if isinstance(p.type, TyName) and p.type.name == "bool")
+    return replace(cx, flags=names)
+
+
 def refute(info: MechanismInfo, seconds: float, max_length: int = MAX_LENGTH,
            quick: bool = False, candidates: int | None = None) -> tuple[Counterexample | None, str]:
     """`_refute` at the 50 significant digits the probabilities are stated
@@ -635,6 +645,7 @@ def _refute(info: MechanismInfo, seconds: float, max_length: int,
     extras = [] if quick else extra_choices(info, choices)
     longest = max_length
     spent_share = 0.0
+    judged = 0  # the (parameters, length) choices whose `requires` held: those searched
     for share, plan in _phases(info, choices, names, max_length, quick, extras):
         spent_share += share
         if candidates is None:
@@ -652,6 +663,7 @@ def _refute(info: MechanismInfo, seconds: float, max_length: int,
             if not _requires_hold(info, params, {}, length if names else None):
                 continue
             longest = max(longest, length)
+            judged += 1
             found, missed = _search_length(info, search, params, neighbour_params, eps, names, length, phase_end,
                                            extended=bool(mode), claim_delta=_delta_value(info, params))
             skipped += missed
@@ -659,6 +671,9 @@ def _refute(info: MechanismInfo, seconds: float, max_length: int,
                 return found, ""
     if time.process_time() > deadline:
         return None, "time limit reached while searching for a counterexample"
+    if judged == 0:
+        what = f"input length this search tries (up to {longest})" if names else "parameter value this search tries"
+        return None, f"no counterexample searched (the `requires` rule out every {what})"
     note = f" ({skipped} candidates could not be evaluated exactly)" if skipped else ""
     if search.cut:
         note += f" (the search's budget of {candidates} input pairs spent)"

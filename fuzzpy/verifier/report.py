@@ -208,6 +208,13 @@ def _number(value: object) -> str:
     return str(text)
 
 
+def _scalar(name: str, value: object, flags: tuple[str, ...]) -> str:
+    """A parameter's value; a `bool` parameter's 0/1 as false/true."""
+    if name in flags and value in (0, 1):
+        return "true" if value == 1 else "false"
+    return _number(value)
+
+
 def _vectors(vectors: dict, scalars: dict) -> str:
     parts = [f"{name} = [{', '.join(_number(x) for x in values)}]" for name, values in vectors.items()]
     return ", ".join(parts) if parts else "(no vector inputs)"
@@ -218,7 +225,7 @@ NO_VALUE = "no value returned (the run ends without `return`)"
 
 def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
     kind = "density" if cx.density else "P"
-    params = ", ".join(f"{k} = {_number(v)}" for k, v in cx.params.items())
+    params = ", ".join(f"{k} = {_scalar(k, v, cx.flags)}" for k, v in cx.params.items())
     changed = {k: v for k, v in cx.neighbour_params.items() if cx.params.get(k) != v}
     output = [_number(v) for v in cx.output]
     shown = f"[{', '.join(output)}]" if stream else (output[0] if output else NO_VALUE)
@@ -228,7 +235,7 @@ def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
         f"  counterexample {at} (parameters: {params or 'none'})",
         f"    inputs     {_vectors(cx.inputs, cx.params)}",
         f"    neighbour  {_vectors(cx.neighbour, cx.neighbour_params)}"
-        + (f" with {', '.join(f'{k} = {_number(v)}' for k, v in changed.items())}" if changed else ""),
+        + (f" with {', '.join(f'{k} = {_scalar(k, v, cx.flags)}' for k, v in changed.items())}" if changed else ""),
         f"    output     {shown}",
         f"    {kind}[output | inputs]    = {mpmath.nstr(cx.p_inputs, 12)}",
         f"    {kind}[output | neighbour] = {mpmath.nstr(cx.p_neighbour, 12)}",

@@ -66,9 +66,11 @@ def number_json(value: Fraction | float) -> float | int | str:
     return value
 
 
-def _vector_json(vectors: dict[str, list[Fraction]], scalars: dict[str, Fraction]) -> dict[str, object]:
+def _vector_json(vectors: dict[str, list[Fraction]], scalars: dict[str, Fraction],
+                 flags: tuple[str, ...] = ()) -> dict[str, object]:
     document: dict[str, object] = {name: [number_json(x) for x in values] for name, values in vectors.items()}
-    document.update({name: number_json(value) for name, value in scalars.items()})
+    document.update({name: value == 1 if name in flags and value in (0, 1) else number_json(value)
+                     for name, value in scalars.items()})
     return document
 
 
@@ -92,8 +94,8 @@ def _mp_json(value: mpmath.mpf) -> float | str:
 def counterexample_json(cx: Counterexample, stream: bool) -> dict[str, object]:
     output = [output_json(v) for v in cx.output]
     return {
-        "inputs": _vector_json(cx.inputs, cx.params),
-        "neighbour": _vector_json(cx.neighbour, cx.neighbour_params),
+        "inputs": _vector_json(cx.inputs, cx.params, cx.flags),
+        "neighbour": _vector_json(cx.neighbour, cx.neighbour_params, cx.flags),
         # a path that ends without `return` releases nothing: `null` (issue 30 review)
         "output": output if stream else (output[0] if output else None),
         "eps": number_json(cx.eps),

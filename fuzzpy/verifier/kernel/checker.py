@@ -345,13 +345,18 @@ def _discharge(path: KPath, orientation: str) -> None:
     side = "" if orientation == "forward" else " (relation reversed)"
     if outcome.status == "invalid":
         failed = next((o for o in path.obs if not outcome.holds(o.formula)), path.obs[0])
-        raise Reject(f"{failed.text} (line {failed.line}) fails on the path [{where}]{side}")
+        raise Reject(f"{failed.text} ({_at(failed.line)}) fails on the path [{where}]{side}")
     for ob in path.obs:
         parts = ob.formula.children() if z3.is_and(ob.formula) else [ob.formula]
         for part in parts:
             alone = solver.check_valid(path.facts, part, RLIMIT)
             if alone.status == "invalid":
-                raise Reject(f"{ob.text} (line {ob.line}) fails on the path [{where}]{side}")
+                raise Reject(f"{ob.text} ({_at(ob.line)}) fails on the path [{where}]{side}")
             if alone.status == "unknown":
-                raise Reject(f"z3 could not decide `{ob.text}` (line {ob.line}) on the path [{where}]{side} "
+                raise Reject(f"z3 could not decide `{ob.text}` ({_at(ob.line)}) on the path [{where}]{side} "
                              f"({alone.reason})")
+
+
+def _at(line: int) -> str:
+    """Where an obligation sits: its line, or (0) the end of the mechanism's body."""
+    return f"line {line}" if line > 0 else "at the end of the mechanism"
