@@ -16,6 +16,7 @@ import pytest
 
 from fuzzpy.checker import check_program, explain_definition, obligations
 from fuzzpy.checker.report import symbolic_text, text_report
+from fuzzpy.cli import main
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.diagnostics import FuzzError
 from fuzzpy.language.symbolic import Poly
@@ -214,3 +215,20 @@ def test_rounds_at_a_callers_index_stay_symbolic() -> None:
 def test_a_bound_below_one_somewhere_is_decided() -> None:
     (d,) = refusal("def g (n : nat) (x :[n - 1] num) : num = n * x;")
     assert d.code == "FZ305"
+
+
+def test_a_function_value_whose_cost_names_an_index_is_checked_at_each_call(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # review s28f: such a lambda, or a partial application passed on, crashed the checker (FZ799)
+    src = tmp_path / "values.fz"
+    src.write_text(
+        "def inner (n : nat) (d : bag num) : fuzzy num = laplace[1] (sum[0, n] d);\n"
+        "def apply (f : bag num -o fuzzy num) (db : bag num) : fuzzy num = f db;\n"
+        "def lam (n : nat) (db : bag num) : fuzzy num = { let f = fun (d : bag num) -> laplace[0.5] (sum[0, n] d); f db };\n"
+        "def plain (db : bag num) : fuzzy num = laplace[1] (size db);\n"
+        "def uses (db : bag num) : fuzzy num = lam 3 db;\n")
+    code = main(["check", str(src)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "plain" in captured.out and "1-DP in db" in captured.out
+    assert "lam" in captured.out and "at n = 3: 1.5-DP in db" in captured.out

@@ -149,7 +149,7 @@ def _whole_calls_only(sig: DefSig, whole: S.Expr) -> None:
         if has_local(events):
             what = "releases local or shuffled reports"
             why = "whose type cannot carry their replace-one guarantee"
-        elif C.pure_epsilon(events) is None and not C.is_symbolic(events):
+        elif not C.is_symbolic(events) and C.pure_epsilon(events) is None:
             what = "has an approximate (eps, delta) cost (Gaussian noise, or a mechanism proved (eps, delta))"
             why = "whose type carries only a pure epsilon per parameter"
         else:
