@@ -293,6 +293,27 @@ def test_a_per_row_index_in_a_join_key_never_fails_nor_names_the_cell() -> None:
     assert found == 2  # 1 -> key 1 (5 > 2); the secret and 0 -> key 0; one row each side per key
 
 
+def _before_the_charge(text: str, name: str, public: dict) -> list[tuple[str, int]]:
+    from fuzzpy.release.feasible import refusals
+
+    prog = checked(text)
+    return [(d.code, d.span.col) for d in refusals(prog, prog.definitions[name], public)]
+
+
+def test_a_public_index_outside_a_public_shape_is_refused_before_the_charge() -> None:
+    """`run` checks these before the ledger (review s28d, F3): a `--arg`
+    matrix, a literal, `mat_of_rows` of a literal; a static or `--arg` index."""
+    text = ("def top (w : mat[2] num) (k : int) (db : bag num) : fuzzy num =\n"
+            "  laplace[1] (mentry w k 0 + mentry (mat_of_rows [[1, size db], [0, 0], [2, 2]]) 1 k);")
+    assert _before_the_charge(text, "top", {"w": [[1], [2]], "k": 1}) == []
+    assert sorted(_before_the_charge(text, "top", {"w": [[1], [2]], "k": 2})) == [("FZ515", 24), ("FZ515", 84)]
+    assert _before_the_charge(text, "top", {"w": [], "k": 0}) == [("FZ515", 24)]
+    # a branch or a function need not run, and a shadowing binding is not the argument
+    others = ("def g (w : mat[1] num) (on : bool) (db : bag num) : fuzzy num =\n"
+              "  laplace[1] (if on then mentry w 0 0 else (fun (w : mat[1] num) -> mentry w 0 0) [[size db]]);")
+    assert _before_the_charge(others, "g", {"w": [], "on": False}) == []
+
+
 def test_the_type_prints_as_written() -> None:
     prog = checked("def f (m : mat[inf] num) : mat[inf] num = mmap (fun x -> x) m;")
     (param,) = prog.definitions["f"].params
