@@ -252,7 +252,9 @@ def _matrix_indices(definition: CheckedDef, public: Mapping[str, object],
         if not isinstance(node, S.App):
             continue
         head, args = _spine(node)
-        wanted = {"mrow": 2, "mentry": 3}.get(head.name) if isinstance(head, S.Var) else None
+        if not isinstance(head, S.Var):
+            continue
+        name, wanted = head.name, {"mrow": 2, "mentry": 3}.get(head.name)
         if wanted is None or len(args) != wanted:
             continue
         found = shape(args[0])
@@ -263,8 +265,8 @@ def _matrix_indices(definition: CheckedDef, public: Mapping[str, object],
             i = index(arg)
             if i is not None and not 0 <= i < size:
                 out.append(Diagnostic(
-                    "FZ515", f"the {what} index of `{head.name}` is {i}, outside the matrix's {size} {what}s"
-                    f" ({'none' if size == 0 else f'0..{size - 1}'})", arg.span,
+                    "FZ515", f"the {what} index of `{name}` is {i}, outside the matrix"
+                    f" ({f'no {what}s' if size == 0 else f'{what}s 0..{size - 1}'})", arg.span,
                     hint="the matrix's shape and the index are public: fix the index or the argument"))
                 break
     return out
