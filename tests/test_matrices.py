@@ -255,6 +255,65 @@ def test_an_index_outside_the_matrix_fails_the_same_on_every_dataset() -> None:
         assert [d.code for d in info.value.diagnostics] == ["FZ515"]
 
 
+_PER_ROW = """
+def grid : mat[inf] num = [[10, 20, 30], [40, 50, 60]];
+def diag (db : bag int) : num = sum[0, 100] (map (fun i -> mentry grid (i - 1) (i + 1)) db);
+def whole (db : bag int) : num = sum[0, 1000] (map (fun i -> dot [1, 1, 1] (mrow grid i)) db);
+def kept (db : bag int) : num = size (filter (fun i -> mentry grid 0 i > 15) db);
+def rows (i : int) : list (vec[1] num) = if i > 0 then [[1.5, 2]] else [];
+def grown (db : bag int) : num = sum[0, 1000] (map (fun i -> mentry (mat_of_rows (rows i)) 0 1) db);
+"""
+
+
+@pytest.mark.parametrize(("name", "cells", "expected"), [
+    ("diag", [1, 2, -5, 2**40], 30),        # (0, 2) in range; the others default to 0
+    ("diag", [0, 1, 0, 1], 60),
+    ("whole", [1, 7, -1], 150),             # an out-of-range row: the zero vector
+    ("whole", [0, 1, 0, 1], 420),
+    ("kept", [1, 2, 3, -9], 2),             # a filter's test sees the default 0, not a failure
+    ("grown", [1, 2, 0, -3], 4),            # a per-row matrix with no rows on some rows
+])
+def test_a_per_row_index_outside_the_matrix_gives_the_default_on_every_row(name: str, cells: list[int],
+                                                                          expected: int) -> None:
+    """Inside a function run per row, an index (or a matrix's number of rows)
+    may come from the row: out of range is the result type's default value
+    (num 0, the zero vector), as for every per-row operation, never a failure
+    that some datasets have and their neighbours do not (review s28d, F4)."""
+    prog = checked(_PER_ROW)
+    assert run(prog, name, {"db": Bag(np.array(cells, dtype=np.int64))}, seed=3) == expected
+
+
+def test_a_per_row_index_in_a_join_key_never_fails_nor_names_the_cell() -> None:
+    prog = checked("def g : mat[1] num = [[1, 5]];\n"
+                   "def j (a : bag int) (b : bag int) : num =\n"
+                   "  size (join[1] (fun i -> if mentry g 0 i > 2 then 1 else 0) (fun s -> s) a b);")
+    secret = 987654321
+    found = run(prog, "j", {"a": Bag(np.array([1, secret, 0], dtype=np.int64)),
+                            "b": Bag(np.array([0, 1], dtype=np.int64))}, seed=2)
+    assert found == 2  # 1 -> key 1 (5 > 2); the secret and 0 -> key 0; one row each side per key
+
+
+def _before_the_charge(text: str, name: str, public: dict) -> list[tuple[str, int]]:
+    from fuzzpy.release.feasible import refusals
+
+    prog = checked(text)
+    return [(d.code, d.span.col) for d in refusals(prog, prog.definitions[name], public)]
+
+
+def test_a_public_index_outside_a_public_shape_is_refused_before_the_charge() -> None:
+    """`run` checks these before the ledger (review s28d, F3): a `--arg`
+    matrix, a literal, `mat_of_rows` of a literal; a static or `--arg` index."""
+    text = ("def top (w : mat[2] num) (k : int) (db : bag num) : fuzzy num =\n"
+            "  laplace[1] (mentry w k 0 + mentry (mat_of_rows [[1, size db], [0, 0], [2, 2]]) 1 k);")
+    assert _before_the_charge(text, "top", {"w": [[1], [2]], "k": 1}) == []
+    assert sorted(_before_the_charge(text, "top", {"w": [[1], [2]], "k": 2})) == [("FZ515", 24), ("FZ515", 84)]
+    assert _before_the_charge(text, "top", {"w": [], "k": 0}) == [("FZ515", 24)]
+    # a branch or a function need not run, and a shadowing binding is not the argument
+    others = ("def g (w : mat[1] num) (on : bool) (db : bag num) : fuzzy num =\n"
+              "  laplace[1] (if on then mentry w 0 0 else (fun (w : mat[1] num) -> mentry w 0 0) [[size db]]);")
+    assert _before_the_charge(others, "g", {"w": [], "on": False}) == []
+
+
 def test_the_type_prints_as_written() -> None:
     prog = checked("def f (m : mat[inf] num) : mat[inf] num = mmap (fun x -> x) m;")
     (param,) = prog.definitions["f"].params

@@ -31,6 +31,7 @@ from fuzzpy.language.categories import categories_of, is_categorical, trimmed
 from fuzzpy.language.diagnostics import Diagnostic, Label
 from fuzzpy.language.limits import MAX_STATIC_COUNT
 from fuzzpy.language.sensitivity import INF, Sens
+from fuzzpy.language.source import Span
 
 if TYPE_CHECKING:
     from fuzzpy.checker.infer import Inferencer
@@ -85,6 +86,37 @@ def _bag_arg(ck: Inferencer, call: PrimCall, index: int) -> tuple[Judgment, T.TB
     return j, j.type
 
 
+def _unstorable(ty: T.Type) -> T.Type | None:
+    """The part of a row type that a bag's columns cannot store, if any:
+    columns hold numbers, bools, strings, vectors and lists of them, in
+    records and tuples."""
+    if isinstance(ty, (T.TUnit, T.TSum, T.TFun, T.TFuzzy, T.TBag, T.TWith)):
+        return ty
+    parts: tuple[T.Type, ...] = ()
+    if isinstance(ty, T.TTuple):
+        parts = ty.items
+    elif isinstance(ty, T.TRecord):
+        parts = tuple(t for _, t in ty.fields)
+    elif isinstance(ty, T.TList):
+        parts = (ty.elem,)
+    return next((bad for bad in map(_unstorable, parts) if bad is not None), None)
+
+
+def refuse_unstorable_rows(row: T.Type, span: Span, what: str) -> None:
+    """Refuse, at check time, a row type the run could not store. Refused
+    at run time instead, the failure came only when the bag had rows, after
+    the charge, and named the first row's kind (`inl` or `inr`: a private
+    bit) -- a failure that depends on the data (review s28d, F1)."""
+    bad = _unstorable(row)
+    if bad is not None:
+        raise CheckError(
+            "FZ223",
+            f"the rows made by {what} would be of type `{row}`, and a bag cannot hold `{bad}` in a row: "
+            "use a number, a bool, a string or a vector (e.g. an `int` tag instead of `inl`/`inr`, 0 instead of `()`)",
+            span,
+        )
+
+
 def map_(ck: Inferencer, call: PrimCall) -> Judgment:
     bag, bag_type = _bag_arg(ck, call, 1)
     row_hint = call.hint.elem if isinstance(call.hint, T.TBag) else None
@@ -93,6 +125,7 @@ def map_(ck: Inferencer, call: PrimCall) -> Judgment:
         ck.coerce(Judgment(result), row_hint, call.args[0].span, "the rows must have the expected type")
         result = row_hint
     captured = capture_infinitely(ck, captured, call.args[0], "`map`")
+    refuse_unstorable_rows(result, call.args[0].span, "`map`")
     if isinstance(result, T.TVec):  # `run` needs the rows' length when the bag is empty
         ck.vector_sites[call.head.span] = result.length
     ck.note("`map`: 1-sensitive in the bag; the function's captures scaled by inf")

@@ -56,6 +56,7 @@ CODES: dict[str, str] = {
     "FZ220": "the categories of `group[...]` are not static: string literals, or one top-level `let` list of them",
     "FZ221": "a category of `group[...]` has surrounding whitespace, which the loader trims from every cell",
     "FZ222": "an operation on a matrix that is not Lipschitz in its norm (`mtranspose` of a `mat[2]` or `mat[inf]`)",
+    "FZ223": "a bag's rows cannot be of this type (`unit`, a sum `A + B`, a function, a distribution, a bag, a `<A & B>`)",
     # --- FZ3xx: sensitivity and privacy (checker) ---
     "FZ301": "`return` releases private data without noise (infinite privacy cost)",
     "FZ302": "a release chosen by a branch on private data (infinite privacy cost)",

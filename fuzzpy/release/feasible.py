@@ -14,7 +14,12 @@ quote and the charge and returns located diagnostics for:
   noise grid); `loop[k]` at most 2^20 rounds (FZ517);
 * `expmech` over a literal empty candidate list, written at the call or
   passed to a definition's parameter that becomes the candidates (FZ517):
-  the candidates are public, and the runtime has none to pick.
+  the candidates are public, and the runtime has none to pick;
+* `mrow` / `mentry` at macro level (not inside a function, not inside a
+  branch) with an index outside a matrix whose shape the program or the
+  run's arguments show: a matrix literal, `mat_of_rows` of a list literal,
+  or a matrix parameter given by `--arg`, indexed by a static number or an
+  `int` given by `--arg` (FZ515; review s28d, F3: it was charged, then failed).
 
 Only the definitions the run reaches are inspected.
 """
@@ -52,6 +57,7 @@ def refusals(checked: CheckedProgram, definition: CheckedDef, public: Mapping[st
     diagnostics = [d for prim in prims for d in _check_prim(prim, {**constants, **given} if id(prim) in root else constants)]
     diagnostics += _empty_candidates(checked.program, definition.name)
     diagnostics += _empty_candidate_arguments(checked.program, definition, public or {})
+    diagnostics += _matrix_indices(definition, public or {}, constants)
     for name, events in definition.privacy.items():
         found = undiscretisable(tuple(events))
         if found is not None:
@@ -176,6 +182,100 @@ def _empty_candidate_arguments(program: S.Program, definition: CheckedDef,
                 "FZ517", f"`expmech` over an empty list of candidates: the argument `{name}` is empty, "
                 "there is nothing to release", decl.params[index].span,
                 hint=f"give `{name}` at least one candidate"))
+    return out
+
+
+def _unconditional(expr: object) -> list[object]:
+    """The nodes of a body that every run evaluates as written: not inside a
+    function (a per-row one, or a closure), not in a branch."""
+    out, stack = [], [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend(node)
+        elif isinstance(node, S.Lambda):
+            continue
+        elif isinstance(node, S.If):
+            stack.append(node.cond)
+        elif isinstance(node, (S.CaseSum, S.CaseList)):
+            stack.append(node.scrutinee)
+        elif hasattr(node, "__dataclass_fields__"):
+            out.append(node)
+            stack.extend(getattr(node, f) for f in node.__dataclass_fields__ if f != "span")
+    return out
+
+
+def _bound_names(expr: S.Expr) -> set[str]:
+    """Every name a body binds (a parameter it shadows is not the argument)."""
+    found: set[str] = set()
+    for node in _nodes(expr):
+        for attr in ("name", "param", "left_var", "right_var", "head_var", "tail_var", "var"):
+            value = getattr(node, attr, None)
+            if isinstance(value, str) and not isinstance(node, (S.Var, S.Prim, S.Field)):
+                found.add(value)
+        found.update(getattr(node, "names", ()) if isinstance(node, S.LetTuple) else ())
+    return found
+
+
+def _literal_shape(expr: S.Expr) -> tuple[int, int] | None:
+    """A matrix written as a list literal of list literals (or given to
+    `mat_of_rows`): its rows and its first row's width."""
+    expr = _bare(expr)
+    head, args = _spine(expr)
+    if isinstance(head, S.Var) and head.name == "mat_of_rows" and len(args) == 1:
+        expr = _bare(args[0])
+    if not isinstance(expr, S.ListLit):
+        return None
+    if not expr.items:
+        return (0, 0)
+    first = _bare(expr.items[0])
+    return (len(expr.items), len(first.items)) if isinstance(first, S.ListLit) else None
+
+
+def _matrix_indices(definition: CheckedDef, public: Mapping[str, object],
+                    constants: dict[str, Fraction]) -> list[Diagnostic]:
+    body = definition.decl.body
+    shadowed = _bound_names(body)
+    given = {k: v for k, v in public.items() if k not in shadowed}
+
+    def shape(expr: S.Expr) -> tuple[int, int] | None:
+        expr = _bare(expr)
+        if isinstance(expr, S.Var) and isinstance(given.get(expr.name), (list, tuple)):
+            rows = list(given[expr.name])  # type: ignore[call-overload]
+            return (len(rows), len(rows[0]) if rows else 0)
+        return _literal_shape(expr)
+
+    def index(expr: S.Expr) -> int | None:
+        expr = _bare(expr)
+        value = given.get(expr.name) if isinstance(expr, S.Var) and expr.name not in constants else None
+        if value is None:
+            value = _static(expr, constants)
+        if isinstance(value, bool) or not isinstance(value, (int, Fraction)) or Fraction(value).denominator != 1:
+            return None
+        return int(value)
+
+    out: list[Diagnostic] = []
+    for node in _unconditional(body):
+        if not isinstance(node, S.App):
+            continue
+        head, args = _spine(node)
+        if not isinstance(head, S.Var):
+            continue
+        name, wanted = head.name, {"mrow": 2, "mentry": 3}.get(head.name)
+        if wanted is None or len(args) != wanted:
+            continue
+        found = shape(args[0])
+        if found is None:
+            continue
+        bounds = [("row", found[0])] + ([("column", found[1])] if wanted == 3 else [])
+        for (what, size), arg in zip(bounds, args[1:], strict=True):
+            i = index(arg)
+            if i is not None and not 0 <= i < size:
+                out.append(Diagnostic(
+                    "FZ515", f"the {what} index of `{name}` is {i}, outside the matrix"
+                    f" ({f'no {what}s' if size == 0 else f'{what}s 0..{size - 1}'})", arg.span,
+                    hint="the matrix's shape and the index are public: fix the index or the argument"))
+                break
     return out
 
 

@@ -173,7 +173,7 @@ def builtin_functions(interp: Interpreter) -> dict[str, Function]:
         "log": fn("log", 1, lambda x: _math(X.log, R.log, x)),
         "sqrt": fn("sqrt", 1, lambda x: _math(X.sqrt, R.sqrt, x)),
         "floor": fn("floor", 1, lambda x: _math(lambda v: Fraction(X.floor(v)), R.floor, x)),
-        **M.builtins(),
+        **M.builtins(lambda: interp.mode),
     }
 
 
