@@ -79,7 +79,7 @@ if TYPE_CHECKING:
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
-VERSION = "fuzzpy-content-6"  # 6: every missing spelling of pandas and pyarrow, durations, Parquet as Arrow
+VERSION = "fuzzpy-content-7"  # 7: dates by their fields in any spelling, integers by their nearest double (s28b)
 TAG = CONTENT_TAG  # a key of this version
 #: Texts keyed as missing, in lower case: every spelling in pandas'
 #: read_csv default `na_values` and pyarrow.csv's default `null_values`
@@ -108,10 +108,6 @@ def column_kind(arrow_type: pa.DataType) -> str:
     return "text"
 
 
-#: Above this magnitude a double no longer holds every integer: an integer
-#: beyond it is spelled exactly (`I` and its digits), so 2^53 + 1 and 2^53
-#: are two cells (a program reading `int` tells them apart).
-_EXACT = 2 ** 53
 #: Microseconds per unit of an Arrow temporal column's raw storage.
 _MICROS = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": None}
 _DAY_MICROS = 86_400_000_000
@@ -123,41 +119,110 @@ _FALSE_WORDS = ("false", "f", "no", "n", "off")
 
 
 def _number(d: Dialect, x: str, text_type: str) -> str:
-    """A double's spelling: `N` (null, NaN), an integer beyond 2^53 exactly
-    (`I`, as `_integer` spells it: the double 2^60 and the integer 2^60 are
-    one cell), else `D` and its bits."""
-    exact = (f"concat('I', CAST(CAST({x} AS DECIMAL(38, 0)) AS {text_type}))")
+    """A double's spelling: `N` (null, NaN); a whole number of 8 digits read
+    as a date `yyyymmdd` (pandas' `parse_dates` reads `20200105` as
+    2020-01-05) spelled as that date's fields (`_fields`), whatever its
+    type; else `D` and its bits. Every integer is keyed by its nearest
+    double, so an integer beyond 2^53 and the double a reader makes of it
+    (pandas' float64 for an int column with a missing cell, pyarrow's double
+    for one beyond int64) are one cell (a review, s28b F3)."""
+    whole = f"CAST({x} AS BIGINT)"
+    date = _fields(d, [f"(({whole} {_div(d)} 10000) % 100)", f"(({whole} {_div(d)} 100) % 100)",
+                       f"({whole} % 100)"])
     return (f"(CASE WHEN {x} IS NULL OR isnan({x}) THEN 'N' "
-            f"WHEN abs({x}) > {_EXACT}.0 AND abs({x}) < power(2.0, 126) AND {x} = floor({x}) THEN {exact} "
+            f"WHEN {x} >= 10000101.0 AND {x} <= 99991231.0 AND {x} = floor({x}) THEN {date} "
             f"ELSE concat('D', {_float_text(d, x, text_type)}) END)")
 
 
 def _integer(d: Dialect, i: str, text_type: str) -> str:
-    """An integer's spelling (`i` a DECIMAL(38, 0)): as the double when the
-    double holds it, else `I` and its digits."""
-    return (f"(CASE WHEN {i} IS NULL THEN 'N' WHEN abs({i}) > {_EXACT} "
-            f"THEN concat('I', CAST({i} AS {text_type})) "
-            f"ELSE {_number(d, f'CAST({i} AS DOUBLE)', text_type)} END)")
+    """An integer's spelling: as its nearest double (`_number`)."""
+    return f"(CASE WHEN {i} IS NULL THEN 'N' ELSE {_number(d, f'CAST({i} AS DOUBLE)', text_type)} END)"
+
+
+def _div(d: Dialect) -> str:
+    """Integer division (toward zero) of the dialect."""
+    return "div" if d.name == "spark" else "//"
+
+
+def _floor_div(d: Dialect, a: str, b: int) -> str:
+    """`a` divided by the positive `b`, rounded down (also for a negative `a`)."""
+    return f"((({a}) - (((({a}) % {b}) + {b}) % {b})) {_div(d)} {b})"
+
+
+def _fields(d: Dialect, date: list[str] | str, clock: list[str] | None = None) -> str:
+    """A date or time's spelling-free fingerprint (a review, s28b F1: `01/05/2020`,
+    `05.01.2020`, `Jan 5 2020` and the DATE a reader made of each were other
+    cells): `T`, the sorted multiset of its date's fields (year, month, day:
+    a list, or a list expression), each taken modulo 100 (a two-digit year)
+    and those equal to 0 or 1 left out (a field a spelling omits reads as 1:
+    `Jan 2020` is 2020-01-01), then `|` and its time of day, hour, minute and
+    second (0 where the spelling has none). The order of the date's fields
+    is not kept, so every order of day, month and year a reader may assume
+    is the same cell. Coarser than a value: distinct dates may share it,
+    which links more, never less."""
+    if isinstance(date, list):
+        listed = f"array({', '.join(date)})" if d.name == "spark" else f"[{', '.join(date)}]"
+    else:
+        listed = date
+    text_type = "STRING" if d.name == "spark" else "VARCHAR"
+    if d.name == "spark":
+        kept = f"array_join(array_sort(filter(transform({listed}, v -> pmod(v, 100)), v -> v > 1)), ',')"
+    else:
+        kept = ("array_to_string(list_sort(list_filter(list_transform("
+                f"{listed}, lambda v: ((v % 100) + 100) % 100), lambda v: v > 1)), ',')")
+    time = ", ',', ".join(f"CAST({part} AS {text_type})" for part in (clock or ["0", "0", "0"]))
+    return f"concat('T', {kept}, '|', {time})"
+
+
+def _day_clock(d: Dialect, seconds: str) -> list[str]:
+    """Hour, minute and second of `seconds` since midnight (0 <= seconds < 86400)."""
+    s = f"CAST({seconds} AS BIGINT)"
+    return [f"({s} {_div(d)} 3600)", f"(({s} {_div(d)} 60) % 60)", f"({s} % 60)"]
+
+
+#: Beyond this many seconds from 1970 (about year 287,000), an instant is
+#: spelled by its seconds (both engines' timestamps end near there).
+_FAR_SECONDS = 9_000_000_000_000
+
+
+def _instant(d: Dialect, seconds: str) -> str:
+    """An instant (`seconds` since the epoch, whole, rounded down) as its
+    fields in UTC: date and time of day, sub-seconds left out (a reader that
+    keeps nanoseconds and one that keeps microseconds agree on them)."""
+    if d.name == "spark":
+        stamp = f"timestamp_seconds(CAST({seconds} AS BIGINT))"
+    else:
+        stamp = f"make_timestamp(CAST({seconds} AS BIGINT) * 1000000)"
+    date = [f"CAST({f}({stamp}) AS BIGINT)" for f in ("year", "month", "day")]
+    clock = [f"CAST({f}({stamp}) AS BIGINT)" for f in ("hour", "minute")] + [f"CAST(floor(second({stamp})) AS BIGINT)"]
+    return (f"(CASE WHEN {seconds} IS NULL THEN 'N' WHEN abs({seconds}) > {_FAR_SECONDS} "
+            f"THEN concat('T!', CAST({seconds} AS {'STRING' if d.name == 'spark' else 'VARCHAR'})) "
+            f"ELSE {_fields(d, date, clock)} END)")
+
+
+def _clock(d: Dialect, seconds: str) -> str:
+    """A time of day (`seconds` since midnight) as its fields: no date, its hour, minute, second."""
+    return f"(CASE WHEN {seconds} IS NULL THEN 'N' ELSE {_fields(d, [], _day_clock(d, seconds))} END)"
 
 
 def _temporal(prefix: str, micros: str, text_type: str) -> str:
     return f"(CASE WHEN {micros} IS NULL THEN 'N' ELSE concat('{prefix}', CAST({micros} AS {text_type})) END)"
 
 
-def _typed_micros(d: Dialect, column: str, kind: str) -> str:
-    """A date, timestamp or time column's value in microseconds (since the
-    epoch, or since midnight). `instant:M:D`/`clock:M:D` is a column of raw
-    Arrow storage (integers, `table_content`): times M, divided by D, which
-    no cell can make fail."""
+def _typed_seconds(d: Dialect, column: str, kind: str) -> str:
+    """A date, timestamp or time column's value in whole seconds (since the
+    epoch, or since midnight), rounded down (a nanosecond before 1970 is in
+    1969's last second, on every reader). `instant:M:D`/`clock:M:D` is a
+    column of raw Arrow storage (integers, `table_content`): times M,
+    divided by D, in microseconds, which no cell can make fail."""
     if ":" in kind:
         _, times, divided = kind.split(":")
-        raw = f"CAST({column} AS HUGEINT)"
-        return f"({raw} * {times})" if divided == "1" else f"({raw} // {divided})"
+        return _floor_div(d, f"(CAST({column} AS HUGEINT) * {times})", 1_000_000 * int(divided))
     if d.name == "spark" and kind == "instant-date":  # its midnight in UTC, whatever the session's zone
-        return f"(CAST(unix_date({column}) AS DECIMAL(38, 0)) * {_DAY_MICROS})"
+        return f"(CAST(unix_date({column}) AS BIGINT) * 86400)"
     if d.name == "spark":
-        return f"unix_micros(CAST({column} AS TIMESTAMP))"
-    return f"epoch_us({column})"
+        return _floor_div(d, f"unix_micros(CAST({column} AS TIMESTAMP))", 1_000_000)
+    return _floor_div(d, f"epoch_us({column})", 1_000_000)
 
 
 #: Trimmed around a cell: every character the loader trims (Unicode
@@ -207,9 +272,9 @@ def _layers(d: Dialect, columns: list[tuple[str, str]]) -> tuple[list[str], list
             second.append(x)
             third.append(f"{_temporal('P', x, text_type)} AS c{i}")
         elif kind.startswith(("instant", "clock")):
-            first.append(f"{_typed_micros(d, column, kind)} AS {x}")
+            first.append(f"{_typed_seconds(d, column, kind)} AS {x}")
             second.append(x)
-            third.append(f"{_temporal('T' if kind.startswith('instant') else 'H', x, text_type)} AS c{i}")
+            third.append(f"{(_instant if kind.startswith('instant') else _clock)(d, x)} AS c{i}")
         else:
             first.append(f"{_trimmed(d, f'CAST({column} AS {text_type})')} AS t{i}")
             second.extend(_text_values(d, i))
@@ -232,9 +297,58 @@ def _text_values(d: Dialect, i: str | int) -> list[str]:
     return values + [
         f"(CASE WHEN regexp_full_match({t}, '{integer}') THEN TRY_CAST({t} AS HUGEINT) END) AS i{i}",
         # an offset is read as one (the instant); without, the wall time read as UTC, as Arrow stores it
-        f"(CASE WHEN regexp_matches({t}, '{_OFFSET}') THEN epoch_us(TRY_CAST({t} AS TIMESTAMPTZ)) "
+        # DuckDB's cast ignores a trailing AM/PM (`10:15 PM` read as 10:15): such text is read by its fields
+        f"(CASE WHEN regexp_matches({t}, '[aApP]\\.?[mM]\\.?$') THEN NULL "
+        f"WHEN regexp_matches({t}, '{_OFFSET}') THEN epoch_us(TRY_CAST({t} AS TIMESTAMPTZ)) "
         f"ELSE epoch_us(TRY_CAST({t} AS TIMESTAMP)) END) AS m{i}",
-        f"epoch_us(TRY_CAST({t} AS TIME)) AS h{i}"]
+        f"(CASE WHEN regexp_matches({t}, '[aApP]\\.?[mM]\\.?$') THEN NULL "
+        f"ELSE epoch_us(TRY_CAST({t} AS TIME)) END) AS h{i}",
+        f"(CASE WHEN length({t}) <= 64 AND regexp_matches({t}, '[0-9]') AND NOT regexp_full_match({t}, '{_PLAIN_NUMBER}') "
+        f"THEN {_date_words(f'lower({t})')} END) AS g{i}"]
+
+
+#: Text that is a plain number (keyed as one): no date's fields are read from it.
+_PLAIN_NUMBER = r"[+-]?[0-9]*\.?[0-9]*([eE][+-]?[0-9]+)?"
+#: Month names as some reader reads them (pandas' `parse_dates`, dateutil):
+#: replaced by their numbers before a text's fields are read.
+_MONTHS = ("jan(uary)?", "feb(ruary)?", "mar(ch)?", "apr(il)?", "may", "june?", "july?", "aug(ust)?",
+           "sep(t(ember)?)?", "oct(ober)?", "nov(ember)?", "dec(ember)?")
+_WEEKDAYS = r"\b(mon(day)?|tue(s(day)?)?|wed(nesday)?|thu(r(s(day)?)?)?|fri(day)?|sat(urday)?|sun(day)?)\b\.?"
+#: What is left of a date or time in any common spelling once month names
+#: are numbers and weekdays gone: digit groups, separators, `t` (ISO's),
+#: and an AM/PM mark.
+_LOOSE_DATE = r"[0-9 ,/.:t-]*[0-9][0-9 ,/.:t-]*([ap]\.?m\.?)?"
+
+
+def _date_words(lowered: str) -> str:
+    """Lower-cased text with month names as numbers, weekdays, ordinal
+    suffixes (`5th`) and fractions of seconds (`:30.25`) removed: what
+    `_loose_fields` reads a date's fields from."""
+    text = lowered
+    for number, month in enumerate(_MONTHS, start=1):
+        text = f"regexp_replace({text}, '\\b{month}\\b\\.?', ' {number} ', 'g')"
+    text = f"regexp_replace({text}, '{_WEEKDAYS}', ' ', 'g')"
+    text = f"regexp_replace({text}, '([0-9])(st|nd|rd|th)\\b', '\\1', 'g')"
+    return f"trim(regexp_replace({text}, '(:[0-9]{{2}})[.,][0-9]+', '\\1', 'g'))"
+
+
+def _loose_fields(d: Dialect, g: str) -> str:
+    """A text's date and time fields (`_fields`): its time, the groups joined
+    by `:` (`10:15`, `10:15:30`) or before AM/PM (`10 PM`, `10:15 pm`: the
+    hour moved to the afternoon, 12 AM to 0); its date, every other digit
+    group (`01/05/2020`, `05.01.2020`, `5 January 2020`), in any order."""
+    ampm = f"regexp_matches({g}, '[ap]\\.?m\\.?$')"
+    pm = f"regexp_matches({g}, 'p\\.?m\\.?$')"
+    part = (f"(CASE WHEN {ampm} THEN regexp_extract({g}, '[0-9]{{1,2}}(:[0-9]{{2}}){{0,2}} ?[ap]\\.?m\\.?$', 0) "
+            f"ELSE regexp_extract({g}, '[0-9]{{1,2}}:[0-9]{{2}}(:[0-9]{{2}})?', 0) END)")
+    groups = f"regexp_extract_all({part}, '[0-9]+')"
+    hour = f"coalesce(TRY_CAST({groups}[1] AS INTEGER), 0)"
+    hour = (f"(CASE WHEN {pm} AND {hour} < 12 THEN {hour} + 12 WHEN {ampm} AND NOT {pm} AND {hour} = 12 THEN 0 "
+            f"ELSE {hour} END)")
+    clock = [hour, f"coalesce(TRY_CAST({groups}[2] AS INTEGER), 0)", f"coalesce(TRY_CAST({groups}[3] AS INTEGER), 0)"]
+    rest = f"(CASE WHEN {part} = '' THEN {g} ELSE replace({g}, {part}, ' ') END)"
+    date = f"list_transform(regexp_extract_all({rest}, '[0-9]+'), lambda v: CAST(right(v, 2) AS INTEGER))"
+    return _fields(d, date, clock)
 
 
 def _text_spelling(d: Dialect, i: int, text_type: str) -> str:
@@ -243,13 +357,17 @@ def _text_spelling(d: Dialect, i: int, text_type: str) -> str:
     true = ", ".join(d.string(word) for word in _TRUE_WORDS)
     false = ", ".join(d.string(word) for word in _FALSE_WORDS)
     branches = [f"WHEN {t} IS NULL OR {t} = '' OR {low} IN ({missing}) THEN 'N'",
-                f"WHEN i{i} IS NOT NULL THEN {_integer(d, f'i{i}', text_type)}",
                 f"WHEN {x} IS NOT NULL THEN {_number(d, x, text_type)}",
+                f"WHEN i{i} IS NOT NULL THEN {_integer(d, f'i{i}', text_type)}",
                 f"WHEN {low} IN ({true}) THEN {_number(d, '1.0', text_type)}",
                 f"WHEN {low} IN ({false}) THEN {_number(d, '0.0', text_type)}"]
     if d.name != "spark":
-        branches.append(f"WHEN m{i} IS NOT NULL THEN {_temporal('T', f'm{i}', text_type)}")
-        branches.append(f"WHEN h{i} IS NOT NULL THEN {_temporal('H', f'h{i}', text_type)}")
+        branches.append(f"WHEN m{i} IS NOT NULL THEN {_instant(d, _floor_div(d, f'm{i}', 1_000_000))}")
+        branches.append(f"WHEN h{i} IS NOT NULL THEN {_clock(d, _floor_div(d, f'h{i}', 1_000_000))}")
+        g = f"g{i}"
+        loose = (f"regexp_full_match({g}, '{_LOOSE_DATE}') "
+                 f"AND length(regexp_extract_all({g}, '[0-9]+')) >= 2")
+        branches.append(f"WHEN {g} IS NOT NULL AND {loose} THEN {_loose_fields(d, g)}")
     return f"(CASE {' '.join(branches)} ELSE concat('S', {t}) END)"
 
 
