@@ -45,7 +45,7 @@ Each kept row's cells, in the order of the columns' (trimmed) names, are
 hashed together (each cell length-prefixed) with SHA-256; 8 lanes of 28
 bits of the hash are summed over the rows (the order of rows does not
 matter: Bellare & Micciancio's AdHash, EUROCRYPT 1997); the key is SHA-256
-of the version, the row count, the names and the sums, tagged `c6:`. Two
+of the version, the row count, the names and the sums, tagged `c7:`. Two
 tables key equal exactly when their multisets of rows are equal (each cell
 by value, as above). A second dataset with the key of a registered one is
 refused (FZ545). It detects accidents, as the rest of the ledger does; data
@@ -394,22 +394,41 @@ def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]],
     """One query over `source`: the number of rows keyed, then 8 lane sums of
     the rows' hashes (`columns`: (quoted name, kind), in the key's order;
     `blank`: the positions of those with no name).
-    Each cell is spelled once, in inner queries (`_layers`); a row whose
-    every cell is missing is left out (the loader reads no value from it:
-    under the default rule it is dropped by every program, as a blank CSV
-    line is not a record); every other row is hashed whole, its cells in
-    order."""
+    Each cell is spelled once, in inner queries (`_layers`); the rows
+    that readers of one CSV file disagree on are left out (`_kept_row`);
+    every other row is hashed whole, its cells in order."""
     if not columns:
         return f"SELECT count(*) FROM {source}"
     first, second, third = _layers(d, columns)
     cells = [f"c{i}" for i in range(len(columns))]
-    present = " OR ".join(f"{c} <> 'N'" for c in cells)
+    present = _kept_row(cells, blank)
     spelled = (f"SELECT {', '.join(third)} FROM (SELECT {', '.join(second)} FROM "
                f"(SELECT {', '.join(first)} FROM {source}) AS cells) AS valued")
     rows = f"SELECT {_length_prefixed(d, cells, blank)} AS r FROM ({spelled}) AS spelled WHERE {present}"
     digest = _sha(d, "r")
     lanes = ", ".join(f"CAST(sum({_lane(d, digest, lane)}) AS BIGINT)" for lane in range(LANES))
     return f"SELECT count(*), {lanes} FROM ({rows}) AS kept"
+
+
+def _kept_row(cells: list[str], blank: frozenset[int]) -> str:
+    """Which rows are keyed: those with a value in every named column and no
+    cell holding a line break or a double quote. The others are rows that
+    the readers of one CSV file read differently (a review, s28b F2): the
+    loader drops a line whose quoted value spans lines (`3,"multi` and the
+    line after it) and a short line (`3` under `a,b`), while pandas, polars,
+    pyarrow and DuckDB read the first as one row holding a line break and
+    pandas and polars the second as a row with a missing cell; a quote left
+    in a cell (`line"`, DuckDB's `"z"tail`) marks what is left of such a
+    line. Leaving them out on every form (file, Parquet, frame) links the
+    forms; tables that differ only in such rows link too (more links, never
+    fewer). With no named column, a row with any value is kept."""
+    named = [c for i, c in enumerate(cells) if i not in blank]
+    if not named:
+        return " OR ".join(f"{c} <> 'N'" for c in cells)
+    clean = " AND ".join(f"instr({c}, chr(10)) = 0 AND instr({c}, chr(13)) = 0 AND instr({c}, '\"') = 0"
+                         for c in cells)
+    present = " AND ".join(f"{c} <> 'N'" for c in named)
+    return f"({present}) AND {clean}"
 
 
 def content_key(row: tuple, names: list[str]) -> str:
