@@ -175,8 +175,9 @@ def _fields(d: Dialect, date: list[str] | str, clock: list[str] | None = None) -
 
 
 def _day_clock(d: Dialect, seconds: str) -> list[str]:
-    """Hour, minute and second of `seconds` since midnight (0 <= seconds < 86400)."""
-    s = f"CAST({seconds} AS BIGINT)"
+    """Hour, minute and second of `seconds` since midnight (0 <= seconds <=
+    86400: a time rounded up to midnight is 00:00:00)."""
+    s = f"(CAST({seconds} AS BIGINT) % 86400)"
     return [f"({s} {_div(d)} 3600)", f"(({s} {_div(d)} 60) % 60)", f"({s} % 60)"]
 
 
@@ -186,7 +187,7 @@ _FAR_SECONDS = 9_000_000_000_000
 
 
 def _instant(d: Dialect, seconds: str) -> str:
-    """An instant (`seconds` since the epoch, whole, rounded down) as its
+    """An instant (`seconds` since the epoch, whole: `_typed_seconds`) as its
     fields in UTC: date and time of day, sub-seconds left out (a reader that
     keeps nanoseconds and one that keeps microseconds agree on them)."""
     if d.name == "spark":
@@ -211,18 +212,29 @@ def _temporal(prefix: str, micros: str, text_type: str) -> str:
 
 def _typed_seconds(d: Dialect, column: str, kind: str) -> str:
     """A date, timestamp or time column's value in whole seconds (since the
-    epoch, or since midnight), rounded down (a nanosecond before 1970 is in
-    1969's last second, on every reader). `instant:M:D`/`clock:M:D` is a
-    column of raw Arrow storage (integers, `table_content`): times M,
-    divided by D, in microseconds, which no cell can make fail."""
+    epoch, or since midnight), rounded to the nearest (half up): readers keep
+    a stamp's digits below the microsecond otherwise (pyarrow's cast to
+    microseconds truncates toward zero, DuckDB's text cast drops the digits:
+    before 1970 one is a second later than the other), and differ by less
+    than a microsecond, which moves the nearest second only for a value
+    within a microsecond of a half second (a review, s28b F1).
+    `instant:M:D`/`clock:M:D` is a column of raw Arrow storage (integers,
+    `table_content`): times M, divided by D, in microseconds, which no cell
+    can make fail."""
     if ":" in kind:
         _, times, divided = kind.split(":")
-        return _floor_div(d, f"(CAST({column} AS HUGEINT) * {times})", 1_000_000 * int(divided))
+        unit = 1_000_000 * int(divided)
+        return _floor_div(d, f"(CAST({column} AS HUGEINT) * {times} + {unit // 2})", unit)
     if d.name == "spark" and kind == "instant-date":  # its midnight in UTC, whatever the session's zone
         return f"(CAST(unix_date({column}) AS BIGINT) * 86400)"
     if d.name == "spark":
-        return _floor_div(d, f"unix_micros(CAST({column} AS TIMESTAMP))", 1_000_000)
-    return _floor_div(d, f"epoch_us({column})", 1_000_000)
+        return _micros_to_seconds(d, f"unix_micros(CAST({column} AS TIMESTAMP))")
+    return _micros_to_seconds(d, f"epoch_us({column})")
+
+
+def _micros_to_seconds(d: Dialect, micros: str) -> str:
+    """Microseconds as whole seconds, rounded to the nearest (half up)."""
+    return _floor_div(d, f"({micros} + 500000)", 1_000_000)
 
 
 #: Trimmed around a cell: every character the loader trims (Unicode
@@ -321,15 +333,15 @@ _LOOSE_DATE = r"[0-9 ,/.:t-]*[0-9][0-9 ,/.:t-]*([ap]\.?m\.?)?"
 
 
 def _date_words(lowered: str) -> str:
-    """Lower-cased text with month names as numbers, weekdays, ordinal
-    suffixes (`5th`) and fractions of seconds (`:30.25`) removed: what
+    """Lower-cased text with month names as numbers, weekdays and ordinal
+    suffixes (`5th`) removed: what
     `_loose_fields` reads a date's fields from."""
     text = lowered
     for number, month in enumerate(_MONTHS, start=1):
         text = f"regexp_replace({text}, '\\b{month}\\b\\.?', ' {number} ', 'g')"
     text = f"regexp_replace({text}, '{_WEEKDAYS}', ' ', 'g')"
     text = f"regexp_replace({text}, '([0-9])(st|nd|rd|th)\\b', '\\1', 'g')"
-    return f"trim(regexp_replace({text}, '(:[0-9]{{2}})[.,][0-9]+', '\\1', 'g'))"
+    return f"trim({text})"
 
 
 def _loose_fields(d: Dialect, g: str) -> str:
@@ -339,13 +351,17 @@ def _loose_fields(d: Dialect, g: str) -> str:
     group (`01/05/2020`, `05.01.2020`, `5 January 2020`), in any order."""
     ampm = f"regexp_matches({g}, '[ap]\\.?m\\.?$')"
     pm = f"regexp_matches({g}, 'p\\.?m\\.?$')"
-    part = (f"(CASE WHEN {ampm} THEN regexp_extract({g}, '[0-9]{{1,2}}(:[0-9]{{2}}){{0,2}} ?[ap]\\.?m\\.?$', 0) "
-            f"ELSE regexp_extract({g}, '[0-9]{{1,2}}:[0-9]{{2}}(:[0-9]{{2}})?', 0) END)")
+    seconds = "(:[0-9]{2}([.,][0-9]+)?)?"
+    part = (f"(CASE WHEN {ampm} THEN regexp_extract({g}, '[0-9]{{1,2}}(:[0-9]{{2}}{seconds})? ?[ap]\\.?m\\.?$', 0) "
+            f"ELSE regexp_extract({g}, '[0-9]{{1,2}}:[0-9]{{2}}{seconds}', 0) END)")
+    # a fraction of a second of .5 or more rounds the second up, as `_typed_seconds` rounds a typed stamp
+    rounded = f"(CASE WHEN regexp_matches({part}, '[.,][5-9]') THEN 1 ELSE 0 END)"
     groups = f"regexp_extract_all({part}, '[0-9]+')"
     hour = f"coalesce(TRY_CAST({groups}[1] AS INTEGER), 0)"
     hour = (f"(CASE WHEN {pm} AND {hour} < 12 THEN {hour} + 12 WHEN {ampm} AND NOT {pm} AND {hour} = 12 THEN 0 "
             f"ELSE {hour} END)")
-    clock = [hour, f"coalesce(TRY_CAST({groups}[2] AS INTEGER), 0)", f"coalesce(TRY_CAST({groups}[3] AS INTEGER), 0)"]
+    clock = [hour, f"coalesce(TRY_CAST({groups}[2] AS INTEGER), 0)",
+             f"(coalesce(TRY_CAST({groups}[3] AS INTEGER), 0) + {rounded})"]
     rest = f"(CASE WHEN {part} = '' THEN {g} ELSE replace({g}, {part}, ' ') END)"
     date = f"list_transform(regexp_extract_all({rest}, '[0-9]+'), lambda v: CAST(right(v, 2) AS INTEGER))"
     return _fields(d, date, clock)
@@ -362,8 +378,8 @@ def _text_spelling(d: Dialect, i: int, text_type: str) -> str:
                 f"WHEN {low} IN ({true}) THEN {_number(d, '1.0', text_type)}",
                 f"WHEN {low} IN ({false}) THEN {_number(d, '0.0', text_type)}"]
     if d.name != "spark":
-        branches.append(f"WHEN m{i} IS NOT NULL THEN {_instant(d, _floor_div(d, f'm{i}', 1_000_000))}")
-        branches.append(f"WHEN h{i} IS NOT NULL THEN {_clock(d, _floor_div(d, f'h{i}', 1_000_000))}")
+        branches.append(f"WHEN m{i} IS NOT NULL THEN {_instant(d, _micros_to_seconds(d, f'm{i}'))}")
+        branches.append(f"WHEN h{i} IS NOT NULL THEN {_clock(d, _micros_to_seconds(d, f'h{i}'))}")
         g = f"g{i}"
         loose = (f"regexp_full_match({g}, '{_LOOSE_DATE}') "
                  f"AND length(regexp_extract_all({g}, '[0-9]+')) >= 2")
