@@ -13,17 +13,20 @@ cell is spelled from its value, whatever its type:
 * a duration: `P` and its length in nanoseconds (exact, whatever its unit);
   a cell of a type DuckDB cannot take: its Python value as text;
 * a number (any cell whose trimmed text reads as a double or is hex such
-  as `0xee`, and every numeric cell): `D` and the double, exactly (sign,
-  binary exponent, 53-bit mantissa, as the fingerprint spells it), so `3`,
-  `3.0`, ` 3 ` and the integer 3 are one cell; an integer beyond 2^53: `I`
-  and its digits (2^53 + 1 is not 2^53); text with `_` is no number;
+  as `0xee`, and every numeric cell): `D` and its nearest double, exactly
+  (sign, binary exponent, 53-bit mantissa, as the fingerprint spells it),
+  so `3`, `3.0`, ` 3 ` and the integer 3 are one cell, and so are 2^53 + 1
+  and the double pandas makes of it; text with `_` is no number; a whole
+  number of 8 digits (`20200105`) is the date it spells (below);
 * a boolean, or `true`/`false`/`t`/`f`/`yes`/`no`/... in any case: the
   number 1 or 0 (a column of booleans exported as 0/1 is the same cells);
-* a date or timestamp, or text that reads as one: `T` and its instant in
-  microseconds (a date its midnight, a zoneless time stamp its wall time as
-  UTC); a time of day or text that reads as one: `H` and microseconds since
-  midnight -- whatever reader typed the column (docs/semantics.md, "one
-  value, every reader's type");
+* a date, timestamp or time of day, or text that reads as one in any common
+  spelling (`01/05/2020`, `5 Jan 2020`, `10:15 PM`): `T`, the sorted
+  multiset of its date's fields modulo 100 without 0s and 1s, `|`, and its
+  hour, minute and second (to the nearest second; a zoneless stamp its wall
+  time, one with an offset in UTC) -- whatever reader typed the column and
+  whichever order of day and month it assumed (`_fields`;
+  docs/semantics.md, "one value, every reader's type");
 * any other text: `S` and the text, trimmed.
 
 A column with no name is left out of a row where it holds nothing (a
@@ -37,9 +40,9 @@ by their instant on every engine).
 Which rows: those the loader reads (issue 24), never a sniffing reader's
 guess. A CSV file is framed and split by the loader's own rules (a record
 per well-formed line of the header's width; every cell its text); a
-Parquet file's and a frame's rows are their rows. A row whose every cell is
-missing is left out (no program reads a value from it: a blank line in a
-one-column CSV, the row pandas makes of a line of empty cells).
+Parquet file's and a frame's rows are their rows. A row with a missing
+cell, or a cell holding a line break or a double quote, is left out on
+every form: readers of one CSV file disagree on such rows (`_kept_row`).
 
 Each kept row's cells, in the order of the columns' (trimmed) names, are
 hashed together (each cell length-prefixed) with SHA-256; 8 lanes of 28
