@@ -142,6 +142,14 @@ def _integer(d: Dialect, i: str, text_type: str) -> str:
     return f"(CASE WHEN {i} IS NULL THEN 'N' ELSE {_number(d, f'CAST({i} AS DOUBLE)', text_type)} END)"
 
 
+def _let(d: Dialect, value: str, name: str, body: str) -> str:
+    """`body` with `name` bound to `value`, computed once (a one-element
+    list mapped by a lambda), not once per mention of `name`."""
+    if d.name == "spark":
+        return f"(transform(array({value}), {name} -> {body})[0])"
+    return f"(list_transform([{value}], lambda {name}: {body})[1])"
+
+
 def _div(d: Dialect) -> str:
     """Integer division (toward zero) of the dialect."""
     return "div" if d.name == "spark" else "//"
@@ -194,14 +202,15 @@ def _instant(d: Dialect, seconds: str) -> str:
     fields in UTC: date and time of day, sub-seconds left out (a reader that
     keeps nanoseconds and one that keeps microseconds agree on them)."""
     if d.name == "spark":
-        stamp = f"timestamp_seconds(CAST({seconds} AS BIGINT))"
+        stamp = "timestamp_seconds(CAST(fz_s AS BIGINT))"
     else:
-        stamp = f"make_timestamp(CAST({seconds} AS BIGINT) * 1000000)"
-    date = [f"CAST({f}({stamp}) AS BIGINT)" for f in ("year", "month", "day")]
-    clock = [f"CAST({f}({stamp}) AS BIGINT)" for f in ("hour", "minute")] + [f"CAST(floor(second({stamp})) AS BIGINT)"]
-    return (f"(CASE WHEN {seconds} IS NULL THEN 'N' WHEN abs({seconds}) > {_FAR_SECONDS} "
-            f"THEN concat('T!', CAST({seconds} AS {'STRING' if d.name == 'spark' else 'VARCHAR'})) "
-            f"ELSE {_fields(d, date, clock)} END)")
+        stamp = "make_timestamp(CAST(fz_s AS BIGINT) * 1000000)"
+    date = [f"CAST({f}(fz_t) AS BIGINT)" for f in ("year", "month", "day")]
+    clock = [f"CAST({f}(fz_t) AS BIGINT)" for f in ("hour", "minute")] + ["CAST(floor(second(fz_t)) AS BIGINT)"]
+    spelled = (f"(CASE WHEN fz_s IS NULL THEN 'N' WHEN abs(fz_s) > {_FAR_SECONDS} "
+               f"THEN concat('T!', CAST(fz_s AS {'STRING' if d.name == 'spark' else 'VARCHAR'})) "
+               f"ELSE {_let(d, stamp, 'fz_t', _fields(d, date, clock))} END)")
+    return _let(d, seconds, "fz_s", spelled)
 
 
 def _clock(d: Dialect, seconds: str) -> str:
@@ -318,8 +327,9 @@ def _text_values(d: Dialect, i: str | int) -> list[str]:
         f"ELSE epoch_us(TRY_CAST({t} AS TIMESTAMP)) END) AS m{i}",
         f"(CASE WHEN regexp_matches({t}, '[aApP]\\.?[mM]\\.?$') THEN NULL "
         f"ELSE epoch_us(TRY_CAST({t} AS TIME)) END) AS h{i}",
-        f"(CASE WHEN length({t}) <= 64 AND regexp_matches({t}, '[0-9]') AND NOT regexp_full_match({t}, '{_PLAIN_NUMBER}') "
-        f"THEN {_date_words(f'lower({t})')} END) AS g{i}"]
+        f"(CASE WHEN length({t}) > 64 OR NOT regexp_matches({t}, '[0-9]') THEN NULL "
+        f"WHEN NOT regexp_matches({t}, '[a-zA-Z]') THEN {t} "  # no month name to read: as it is
+        f"WHEN regexp_full_match(lower({t}), '{_DATE_WORDS}') THEN {_date_words(f'lower({t})')} END) AS g{i}"]
 
 
 #: Text that is a plain number (keyed as one): no date's fields are read from it.
@@ -329,6 +339,11 @@ _PLAIN_NUMBER = r"[+-]?[0-9]*\.?[0-9]*([eE][+-]?[0-9]+)?"
 _MONTHS = ("jan(uary)?", "feb(ruary)?", "mar(ch)?", "apr(il)?", "may", "june?", "july?", "aug(ust)?",
            "sep(t(ember)?)?", "oct(ober)?", "nov(ember)?", "dec(ember)?")
 _WEEKDAYS = r"\b(mon(day)?|tue(s(day)?)?|wed(nesday)?|thu(r(s(day)?)?)?|fri(day)?|sat(urday)?|sun(day)?)\b\.?"
+#: The spelling of a date or time with words: digits, separators, month
+#: and weekday names, ordinal suffixes, AM/PM (a text with other words, such
+#: as `id123x`, is read no further).
+_DATE_WORDS = (r"([0-9 ,/.:-]|t|[ap]\.?m\.?|st|nd|rd|th|" + "|".join(_MONTHS) + "|"
+               + _WEEKDAYS.replace(r"\b", "").removesuffix(r"\.?") + ")*")
 #: What is left of a date or time in any common spelling once month names
 #: are numbers and weekdays gone: digit groups, separators, `t` (ISO's),
 #: and an AM/PM mark.
@@ -352,22 +367,22 @@ def _loose_fields(d: Dialect, g: str) -> str:
     by `:` (`10:15`, `10:15:30`) or before AM/PM (`10 PM`, `10:15 pm`: the
     hour moved to the afternoon, 12 AM to 0); its date, every other digit
     group (`01/05/2020`, `05.01.2020`, `5 January 2020`), in any order."""
-    ampm = f"regexp_matches({g}, '[ap]\\.?m\\.?$')"
-    pm = f"regexp_matches({g}, 'p\\.?m\\.?$')"
+    ampm, pm = "fz_a", "fz_m"  # bound once (`_let`, below)
     seconds = "(:[0-9]{2}([.,][0-9]+)?)?"
     part = (f"(CASE WHEN {ampm} THEN regexp_extract({g}, '[0-9]{{1,2}}(:[0-9]{{2}}{seconds})? ?[ap]\\.?m\\.?$', 0) "
             f"ELSE regexp_extract({g}, '[0-9]{{1,2}}:[0-9]{{2}}{seconds}', 0) END)")
     # a fraction of a second of .5 or more rounds the second up, as `_typed_seconds` rounds a typed stamp
-    rounded = f"(CASE WHEN regexp_matches({part}, '[.,][5-9]') THEN 1 ELSE 0 END)"
-    groups = f"regexp_extract_all({part}, '[0-9]+')"
-    hour = f"coalesce(TRY_CAST({groups}[1] AS INTEGER), 0)"
-    hour = (f"(CASE WHEN {pm} AND {hour} < 12 THEN {hour} + 12 WHEN {ampm} AND NOT {pm} AND {hour} = 12 THEN 0 "
-            f"ELSE {hour} END)")
-    clock = [hour, f"coalesce(TRY_CAST({groups}[2] AS INTEGER), 0)",
-             f"(coalesce(TRY_CAST({groups}[3] AS INTEGER), 0) + {rounded})"]
-    rest = f"(CASE WHEN {part} = '' THEN {g} ELSE replace({g}, {part}, ' ') END)"
+    rounded = "(CASE WHEN regexp_matches(fz_p, '[.,][5-9]') THEN 1 ELSE 0 END)"
+    hour = (f"(CASE WHEN {pm} AND fz_h < 12 THEN fz_h + 12 WHEN {ampm} AND NOT {pm} AND fz_h = 12 THEN 0 "
+            f"ELSE fz_h END)")
+    clock = [hour, "coalesce(TRY_CAST(fz_g[2] AS INTEGER), 0)",
+             f"(coalesce(TRY_CAST(fz_g[3] AS INTEGER), 0) + {rounded})"]
+    rest = f"(CASE WHEN fz_p = '' THEN {g} ELSE replace({g}, fz_p, ' ') END)"
     date = f"list_transform(regexp_extract_all({rest}, '[0-9]+'), lambda v: CAST(right(v, 2) AS INTEGER))"
-    return _fields(d, date, clock)
+    spelled = _let(d, "coalesce(TRY_CAST(fz_g[1] AS INTEGER), 0)", "fz_h", _fields(d, date, clock))
+    spelled = _let(d, part, "fz_p", _let(d, "regexp_extract_all(fz_p, '[0-9]+')", "fz_g", spelled))
+    spelled = _let(d, f"regexp_matches({g}, 'p\\.?m\\.?$')", "fz_m", spelled)
+    return _let(d, f"regexp_matches({g}, '[ap]\\.?m\\.?$')", "fz_a", spelled)
 
 
 def _text_spelling(d: Dialect, i: int, text_type: str) -> str:
