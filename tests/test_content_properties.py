@@ -61,7 +61,10 @@ def model(table: list[tuple[Cell, ...]]) -> Counter:
             return ("D", float(cell))
         return ("S", cell.strip())
 
-    return Counter(tuple(map(value, row)) for row in table if any(c is not None for c in row))
+    def kept(row: tuple[Cell, ...]) -> bool:  # a missing cell or a quote: readers disagree on the row (s28b F2)
+        return all(c is not None and not (isinstance(c, str) and '"' in c) for c in row)
+
+    return Counter(tuple(map(value, row)) for row in table if kept(row))
 
 
 def _text(cell: Cell) -> str:

@@ -13,17 +13,20 @@ cell is spelled from its value, whatever its type:
 * a duration: `P` and its length in nanoseconds (exact, whatever its unit);
   a cell of a type DuckDB cannot take: its Python value as text;
 * a number (any cell whose trimmed text reads as a double or is hex such
-  as `0xee`, and every numeric cell): `D` and the double, exactly (sign,
-  binary exponent, 53-bit mantissa, as the fingerprint spells it), so `3`,
-  `3.0`, ` 3 ` and the integer 3 are one cell; an integer beyond 2^53: `I`
-  and its digits (2^53 + 1 is not 2^53); text with `_` is no number;
+  as `0xee`, and every numeric cell): `D` and its nearest double, exactly
+  (sign, binary exponent, 53-bit mantissa, as the fingerprint spells it),
+  so `3`, `3.0`, ` 3 ` and the integer 3 are one cell, and so are 2^53 + 1
+  and the double pandas makes of it; text with `_` is no number; a whole
+  number of 8 digits (`20200105`) is the date it spells (below);
 * a boolean, or `true`/`false`/`t`/`f`/`yes`/`no`/... in any case: the
   number 1 or 0 (a column of booleans exported as 0/1 is the same cells);
-* a date or timestamp, or text that reads as one: `T` and its instant in
-  microseconds (a date its midnight, a zoneless time stamp its wall time as
-  UTC); a time of day or text that reads as one: `H` and microseconds since
-  midnight -- whatever reader typed the column (docs/semantics.md, "one
-  value, every reader's type");
+* a date, timestamp or time of day, or text that reads as one in any common
+  spelling (`01/05/2020`, `5 Jan 2020`, `10:15 PM`): `T`, the sorted
+  multiset of its date's fields modulo 100 without 0s and 1s, `|`, and its
+  hour, minute and second (to the nearest second; a zoneless stamp its wall
+  time, one with an offset in UTC) -- whatever reader typed the column and
+  whichever order of day and month it assumed (`_fields`;
+  docs/semantics.md, "one value, every reader's type");
 * any other text: `S` and the text, trimmed.
 
 A column with no name is left out of a row where it holds nothing (a
@@ -37,15 +40,15 @@ by their instant on every engine).
 Which rows: those the loader reads (issue 24), never a sniffing reader's
 guess. A CSV file is framed and split by the loader's own rules (a record
 per well-formed line of the header's width; every cell its text); a
-Parquet file's and a frame's rows are their rows. A row whose every cell is
-missing is left out (no program reads a value from it: a blank line in a
-one-column CSV, the row pandas makes of a line of empty cells).
+Parquet file's and a frame's rows are their rows. A row with a missing
+cell, or a cell holding a line break or a double quote, is left out on
+every form: readers of one CSV file disagree on such rows (`_kept_row`).
 
 Each kept row's cells, in the order of the columns' (trimmed) names, are
 hashed together (each cell length-prefixed) with SHA-256; 8 lanes of 28
 bits of the hash are summed over the rows (the order of rows does not
 matter: Bellare & Micciancio's AdHash, EUROCRYPT 1997); the key is SHA-256
-of the version, the row count, the names and the sums, tagged `c6:`. Two
+of the version, the row count, the names and the sums, tagged `c7:`. Two
 tables key equal exactly when their multisets of rows are equal (each cell
 by value, as above). A second dataset with the key of a registered one is
 refused (FZ545). It detects accidents, as the rest of the ledger does; data
@@ -79,7 +82,7 @@ if TYPE_CHECKING:
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
-VERSION = "fuzzpy-content-6"  # 6: every missing spelling of pandas and pyarrow, durations, Parquet as Arrow
+VERSION = "fuzzpy-content-7"  # 7: dates by their fields in any spelling, integers by their nearest double (s28b)
 TAG = CONTENT_TAG  # a key of this version
 #: Texts keyed as missing, in lower case: every spelling in pandas'
 #: read_csv default `na_values` and pyarrow.csv's default `null_values`
@@ -108,10 +111,6 @@ def column_kind(arrow_type: pa.DataType) -> str:
     return "text"
 
 
-#: Above this magnitude a double no longer holds every integer: an integer
-#: beyond it is spelled exactly (`I` and its digits), so 2^53 + 1 and 2^53
-#: are two cells (a program reading `int` tells them apart).
-_EXACT = 2 ** 53
 #: Microseconds per unit of an Arrow temporal column's raw storage.
 _MICROS = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": None}
 _DAY_MICROS = 86_400_000_000
@@ -123,41 +122,131 @@ _FALSE_WORDS = ("false", "f", "no", "n", "off")
 
 
 def _number(d: Dialect, x: str, text_type: str) -> str:
-    """A double's spelling: `N` (null, NaN), an integer beyond 2^53 exactly
-    (`I`, as `_integer` spells it: the double 2^60 and the integer 2^60 are
-    one cell), else `D` and its bits."""
-    exact = (f"concat('I', CAST(CAST({x} AS DECIMAL(38, 0)) AS {text_type}))")
+    """A double's spelling: `N` (null, NaN); a whole number of 8 digits read
+    as a date `yyyymmdd` (pandas' `parse_dates` reads `20200105` as
+    2020-01-05) spelled as that date's fields (`_fields`), whatever its
+    type; else `D` and its bits. Every integer is keyed by its nearest
+    double, so an integer beyond 2^53 and the double a reader makes of it
+    (pandas' float64 for an int column with a missing cell, pyarrow's double
+    for one beyond int64) are one cell (a review, s28b F3)."""
+    whole = f"CAST({x} AS BIGINT)"
+    date = _fields(d, [f"(({whole} {_div(d)} 10000) % 100)", f"(({whole} {_div(d)} 100) % 100)",
+                       f"({whole} % 100)"])
     return (f"(CASE WHEN {x} IS NULL OR isnan({x}) THEN 'N' "
-            f"WHEN abs({x}) > {_EXACT}.0 AND abs({x}) < power(2.0, 126) AND {x} = floor({x}) THEN {exact} "
+            f"WHEN {x} >= 10000101.0 AND {x} <= 99991231.0 AND {x} = floor({x}) THEN {date} "
             f"ELSE concat('D', {_float_text(d, x, text_type)}) END)")
 
 
 def _integer(d: Dialect, i: str, text_type: str) -> str:
-    """An integer's spelling (`i` a DECIMAL(38, 0)): as the double when the
-    double holds it, else `I` and its digits."""
-    return (f"(CASE WHEN {i} IS NULL THEN 'N' WHEN abs({i}) > {_EXACT} "
-            f"THEN concat('I', CAST({i} AS {text_type})) "
-            f"ELSE {_number(d, f'CAST({i} AS DOUBLE)', text_type)} END)")
+    """An integer's spelling: as its nearest double (`_number`)."""
+    return f"(CASE WHEN {i} IS NULL THEN 'N' ELSE {_number(d, f'CAST({i} AS DOUBLE)', text_type)} END)"
+
+
+def _let(d: Dialect, value: str, name: str, body: str) -> str:
+    """`body` with `name` bound to `value`, computed once (a one-element
+    list mapped by a lambda), not once per mention of `name`."""
+    if d.name == "spark":
+        return f"(transform(array({value}), {name} -> {body})[0])"
+    return f"(list_transform([{value}], lambda {name}: {body})[1])"
+
+
+def _div(d: Dialect) -> str:
+    """Integer division (toward zero) of the dialect."""
+    return "div" if d.name == "spark" else "//"
+
+
+def _floor_div(d: Dialect, a: str, b: int) -> str:
+    """`a` divided by the positive `b`, rounded down (also for a negative `a`)."""
+    return f"((({a}) - (((({a}) % {b}) + {b}) % {b})) {_div(d)} {b})"
+
+
+def _fields(d: Dialect, date: list[str] | str, clock: list[str] | None = None) -> str:
+    """A date or time's spelling-free fingerprint (a review, s28b F1: `01/05/2020`,
+    `05.01.2020`, `Jan 5 2020` and the DATE a reader made of each were other
+    cells): `T`, the sorted multiset of its date's fields (year, month, day:
+    a list, or a list expression), each taken modulo 100 (a two-digit year)
+    and those equal to 0 or 1 left out (a field a spelling omits reads as 1:
+    `Jan 2020` is 2020-01-01), then `|` and its time of day, hour, minute and
+    second (0 where the spelling has none). The order of the date's fields
+    is not kept, so every order of day, month and year a reader may assume
+    is the same cell. Coarser than a value: distinct dates may share it,
+    which links more, never less."""
+    if isinstance(date, list):
+        listed = f"array({', '.join(date)})" if d.name == "spark" else f"[{', '.join(date)}]"
+    else:
+        listed = date
+    text_type = "STRING" if d.name == "spark" else "VARCHAR"
+    if d.name == "spark":
+        kept = f"array_join(array_sort(filter(transform({listed}, v -> pmod(v, 100)), v -> v > 1)), ',')"
+    else:
+        kept = ("array_to_string(list_sort(list_filter(list_transform("
+                f"{listed}, lambda v: ((v % 100) + 100) % 100), lambda v: v > 1)), ',')")
+    time = ", ',', ".join(f"CAST({part} AS {text_type})" for part in (clock or ["0", "0", "0"]))
+    return f"concat('T', {kept}, '|', {time})"
+
+
+def _day_clock(d: Dialect, seconds: str) -> list[str]:
+    """Hour, minute and second of `seconds` since midnight (0 <= seconds <=
+    86400: a time rounded up to midnight is 00:00:00)."""
+    s = f"(CAST({seconds} AS BIGINT) % 86400)"
+    return [f"({s} {_div(d)} 3600)", f"(({s} {_div(d)} 60) % 60)", f"({s} % 60)"]
+
+
+#: Beyond this many seconds from 1970 (about year 287,000), an instant is
+#: spelled by its seconds (both engines' timestamps end near there).
+_FAR_SECONDS = 9_000_000_000_000
+
+
+def _instant(d: Dialect, seconds: str) -> str:
+    """An instant (`seconds` since the epoch, whole: `_typed_seconds`) as its
+    fields in UTC: date and time of day, sub-seconds left out (a reader that
+    keeps nanoseconds and one that keeps microseconds agree on them)."""
+    if d.name == "spark":
+        stamp = "timestamp_seconds(CAST(fz_s AS BIGINT))"
+    else:
+        stamp = "make_timestamp(CAST(fz_s AS BIGINT) * 1000000)"
+    date = [f"CAST({f}(fz_t) AS BIGINT)" for f in ("year", "month", "day")]
+    clock = [f"CAST({f}(fz_t) AS BIGINT)" for f in ("hour", "minute")] + ["CAST(floor(second(fz_t)) AS BIGINT)"]
+    spelled = (f"(CASE WHEN fz_s IS NULL THEN 'N' WHEN abs(fz_s) > {_FAR_SECONDS} "
+               f"THEN concat('T!', CAST(fz_s AS {'STRING' if d.name == 'spark' else 'VARCHAR'})) "
+               f"ELSE {_let(d, stamp, 'fz_t', _fields(d, date, clock))} END)")
+    return _let(d, seconds, "fz_s", spelled)
+
+
+def _clock(d: Dialect, seconds: str) -> str:
+    """A time of day (`seconds` since midnight) as its fields: no date, its hour, minute, second."""
+    return f"(CASE WHEN {seconds} IS NULL THEN 'N' ELSE {_fields(d, [], _day_clock(d, seconds))} END)"
 
 
 def _temporal(prefix: str, micros: str, text_type: str) -> str:
     return f"(CASE WHEN {micros} IS NULL THEN 'N' ELSE concat('{prefix}', CAST({micros} AS {text_type})) END)"
 
 
-def _typed_micros(d: Dialect, column: str, kind: str) -> str:
-    """A date, timestamp or time column's value in microseconds (since the
-    epoch, or since midnight). `instant:M:D`/`clock:M:D` is a column of raw
-    Arrow storage (integers, `table_content`): times M, divided by D, which
-    no cell can make fail."""
+def _typed_seconds(d: Dialect, column: str, kind: str) -> str:
+    """A date, timestamp or time column's value in whole seconds (since the
+    epoch, or since midnight), rounded to the nearest (half up): readers keep
+    a stamp's digits below the microsecond otherwise (pyarrow's cast to
+    microseconds truncates toward zero, DuckDB's text cast drops the digits:
+    before 1970 one is a second later than the other), and differ by less
+    than a microsecond, which moves the nearest second only for a value
+    within a microsecond of a half second (a review, s28b F1).
+    `instant:M:D`/`clock:M:D` is a column of raw Arrow storage (integers,
+    `table_content`): times M, divided by D, in microseconds, which no cell
+    can make fail."""
     if ":" in kind:
         _, times, divided = kind.split(":")
-        raw = f"CAST({column} AS HUGEINT)"
-        return f"({raw} * {times})" if divided == "1" else f"({raw} // {divided})"
+        unit = 1_000_000 * int(divided)
+        return _floor_div(d, f"(CAST({column} AS HUGEINT) * {times} + {unit // 2})", unit)
     if d.name == "spark" and kind == "instant-date":  # its midnight in UTC, whatever the session's zone
-        return f"(CAST(unix_date({column}) AS DECIMAL(38, 0)) * {_DAY_MICROS})"
+        return f"(CAST(unix_date({column}) AS BIGINT) * 86400)"
     if d.name == "spark":
-        return f"unix_micros(CAST({column} AS TIMESTAMP))"
-    return f"epoch_us({column})"
+        return _micros_to_seconds(d, f"unix_micros(CAST({column} AS TIMESTAMP))")
+    return _micros_to_seconds(d, f"epoch_us({column})")
+
+
+def _micros_to_seconds(d: Dialect, micros: str) -> str:
+    """Microseconds as whole seconds, rounded to the nearest (half up)."""
+    return _floor_div(d, f"({micros} + 500000)", 1_000_000)
 
 
 #: Trimmed around a cell: every character the loader trims (Unicode
@@ -207,9 +296,9 @@ def _layers(d: Dialect, columns: list[tuple[str, str]]) -> tuple[list[str], list
             second.append(x)
             third.append(f"{_temporal('P', x, text_type)} AS c{i}")
         elif kind.startswith(("instant", "clock")):
-            first.append(f"{_typed_micros(d, column, kind)} AS {x}")
+            first.append(f"{_typed_seconds(d, column, kind)} AS {x}")
             second.append(x)
-            third.append(f"{_temporal('T' if kind.startswith('instant') else 'H', x, text_type)} AS c{i}")
+            third.append(f"{(_instant if kind.startswith('instant') else _clock)(d, x)} AS c{i}")
         else:
             first.append(f"{_trimmed(d, f'CAST({column} AS {text_type})')} AS t{i}")
             second.extend(_text_values(d, i))
@@ -232,9 +321,68 @@ def _text_values(d: Dialect, i: str | int) -> list[str]:
     return values + [
         f"(CASE WHEN regexp_full_match({t}, '{integer}') THEN TRY_CAST({t} AS HUGEINT) END) AS i{i}",
         # an offset is read as one (the instant); without, the wall time read as UTC, as Arrow stores it
-        f"(CASE WHEN regexp_matches({t}, '{_OFFSET}') THEN epoch_us(TRY_CAST({t} AS TIMESTAMPTZ)) "
+        # DuckDB's cast ignores a trailing AM/PM (`10:15 PM` read as 10:15): such text is read by its fields
+        f"(CASE WHEN regexp_matches({t}, '[aApP]\\.?[mM]\\.?$') THEN NULL "
+        f"WHEN regexp_matches({t}, '{_OFFSET}') THEN epoch_us(TRY_CAST({t} AS TIMESTAMPTZ)) "
         f"ELSE epoch_us(TRY_CAST({t} AS TIMESTAMP)) END) AS m{i}",
-        f"epoch_us(TRY_CAST({t} AS TIME)) AS h{i}"]
+        f"(CASE WHEN regexp_matches({t}, '[aApP]\\.?[mM]\\.?$') THEN NULL "
+        f"ELSE epoch_us(TRY_CAST({t} AS TIME)) END) AS h{i}",
+        f"(CASE WHEN length({t}) > 64 OR NOT regexp_matches({t}, '[0-9]') THEN NULL "
+        f"WHEN NOT regexp_matches({t}, '[a-zA-Z]') THEN {t} "  # no month name to read: as it is
+        f"WHEN regexp_full_match(lower({t}), '{_DATE_WORDS}') THEN {_date_words(f'lower({t})')} END) AS g{i}"]
+
+
+#: Text that is a plain number (keyed as one): no date's fields are read from it.
+_PLAIN_NUMBER = r"[+-]?[0-9]*\.?[0-9]*([eE][+-]?[0-9]+)?"
+#: Month names as some reader reads them (pandas' `parse_dates`, dateutil):
+#: replaced by their numbers before a text's fields are read.
+_MONTHS = ("jan(uary)?", "feb(ruary)?", "mar(ch)?", "apr(il)?", "may", "june?", "july?", "aug(ust)?",
+           "sep(t(ember)?)?", "oct(ober)?", "nov(ember)?", "dec(ember)?")
+_WEEKDAYS = r"\b(mon(day)?|tue(s(day)?)?|wed(nesday)?|thu(r(s(day)?)?)?|fri(day)?|sat(urday)?|sun(day)?)\b\.?"
+#: The spelling of a date or time with words: digits, separators, month
+#: and weekday names, ordinal suffixes, AM/PM (a text with other words, such
+#: as `id123x`, is read no further).
+_DATE_WORDS = (r"([0-9 ,/.:-]|t|[ap]\.?m\.?|st|nd|rd|th|" + "|".join(_MONTHS) + "|"
+               + _WEEKDAYS.replace(r"\b", "").removesuffix(r"\.?") + ")*")
+#: What is left of a date or time in any common spelling once month names
+#: are numbers and weekdays gone: digit groups, separators, `t` (ISO's),
+#: and an AM/PM mark.
+_LOOSE_DATE = r"[0-9 ,/.:t-]*[0-9][0-9 ,/.:t-]*([ap]\.?m\.?)?"
+
+
+def _date_words(lowered: str) -> str:
+    """Lower-cased text with month names as numbers, weekdays and ordinal
+    suffixes (`5th`) removed: what
+    `_loose_fields` reads a date's fields from."""
+    text = lowered
+    for number, month in enumerate(_MONTHS, start=1):
+        text = f"regexp_replace({text}, '\\b{month}\\b\\.?', ' {number} ', 'g')"
+    text = f"regexp_replace({text}, '{_WEEKDAYS}', ' ', 'g')"
+    text = f"regexp_replace({text}, '([0-9])(st|nd|rd|th)\\b', '\\1', 'g')"
+    return f"trim({text})"
+
+
+def _loose_fields(d: Dialect, g: str) -> str:
+    """A text's date and time fields (`_fields`): its time, the groups joined
+    by `:` (`10:15`, `10:15:30`) or before AM/PM (`10 PM`, `10:15 pm`: the
+    hour moved to the afternoon, 12 AM to 0); its date, every other digit
+    group (`01/05/2020`, `05.01.2020`, `5 January 2020`), in any order."""
+    ampm, pm = "fz_a", "fz_m"  # bound once (`_let`, below)
+    seconds = "(:[0-9]{2}([.,][0-9]+)?)?"
+    part = (f"(CASE WHEN {ampm} THEN regexp_extract({g}, '[0-9]{{1,2}}(:[0-9]{{2}}{seconds})? ?[ap]\\.?m\\.?$', 0) "
+            f"ELSE regexp_extract({g}, '[0-9]{{1,2}}:[0-9]{{2}}{seconds}', 0) END)")
+    # a fraction of a second of .5 or more rounds the second up, as `_typed_seconds` rounds a typed stamp
+    rounded = "(CASE WHEN regexp_matches(fz_p, '[.,][5-9]') THEN 1 ELSE 0 END)"
+    hour = (f"(CASE WHEN {pm} AND fz_h < 12 THEN fz_h + 12 WHEN {ampm} AND NOT {pm} AND fz_h = 12 THEN 0 "
+            f"ELSE fz_h END)")
+    clock = [hour, "coalesce(TRY_CAST(fz_g[2] AS INTEGER), 0)",
+             f"(coalesce(TRY_CAST(fz_g[3] AS INTEGER), 0) + {rounded})"]
+    rest = f"(CASE WHEN fz_p = '' THEN {g} ELSE replace({g}, fz_p, ' ') END)"
+    date = f"list_transform(regexp_extract_all({rest}, '[0-9]+'), lambda v: CAST(right(v, 2) AS INTEGER))"
+    spelled = _let(d, "coalesce(TRY_CAST(fz_g[1] AS INTEGER), 0)", "fz_h", _fields(d, date, clock))
+    spelled = _let(d, part, "fz_p", _let(d, "regexp_extract_all(fz_p, '[0-9]+')", "fz_g", spelled))
+    spelled = _let(d, f"regexp_matches({g}, 'p\\.?m\\.?$')", "fz_m", spelled)
+    return _let(d, f"regexp_matches({g}, '[ap]\\.?m\\.?$')", "fz_a", spelled)
 
 
 def _text_spelling(d: Dialect, i: int, text_type: str) -> str:
@@ -243,13 +391,17 @@ def _text_spelling(d: Dialect, i: int, text_type: str) -> str:
     true = ", ".join(d.string(word) for word in _TRUE_WORDS)
     false = ", ".join(d.string(word) for word in _FALSE_WORDS)
     branches = [f"WHEN {t} IS NULL OR {t} = '' OR {low} IN ({missing}) THEN 'N'",
-                f"WHEN i{i} IS NOT NULL THEN {_integer(d, f'i{i}', text_type)}",
                 f"WHEN {x} IS NOT NULL THEN {_number(d, x, text_type)}",
+                f"WHEN i{i} IS NOT NULL THEN {_integer(d, f'i{i}', text_type)}",
                 f"WHEN {low} IN ({true}) THEN {_number(d, '1.0', text_type)}",
                 f"WHEN {low} IN ({false}) THEN {_number(d, '0.0', text_type)}"]
     if d.name != "spark":
-        branches.append(f"WHEN m{i} IS NOT NULL THEN {_temporal('T', f'm{i}', text_type)}")
-        branches.append(f"WHEN h{i} IS NOT NULL THEN {_temporal('H', f'h{i}', text_type)}")
+        branches.append(f"WHEN m{i} IS NOT NULL THEN {_instant(d, _micros_to_seconds(d, f'm{i}'))}")
+        branches.append(f"WHEN h{i} IS NOT NULL THEN {_clock(d, _micros_to_seconds(d, f'h{i}'))}")
+        g = f"g{i}"
+        loose = (f"regexp_full_match({g}, '{_LOOSE_DATE}') "
+                 f"AND length(regexp_extract_all({g}, '[0-9]+')) >= 2")
+        branches.append(f"WHEN {g} IS NOT NULL AND {loose} THEN {_loose_fields(d, g)}")
     return f"(CASE {' '.join(branches)} ELSE concat('S', {t}) END)"
 
 
@@ -276,22 +428,41 @@ def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]],
     """One query over `source`: the number of rows keyed, then 8 lane sums of
     the rows' hashes (`columns`: (quoted name, kind), in the key's order;
     `blank`: the positions of those with no name).
-    Each cell is spelled once, in inner queries (`_layers`); a row whose
-    every cell is missing is left out (the loader reads no value from it:
-    under the default rule it is dropped by every program, as a blank CSV
-    line is not a record); every other row is hashed whole, its cells in
-    order."""
+    Each cell is spelled once, in inner queries (`_layers`); the rows
+    that readers of one CSV file disagree on are left out (`_kept_row`);
+    every other row is hashed whole, its cells in order."""
     if not columns:
         return f"SELECT count(*) FROM {source}"
     first, second, third = _layers(d, columns)
     cells = [f"c{i}" for i in range(len(columns))]
-    present = " OR ".join(f"{c} <> 'N'" for c in cells)
+    present = _kept_row(cells, blank)
     spelled = (f"SELECT {', '.join(third)} FROM (SELECT {', '.join(second)} FROM "
                f"(SELECT {', '.join(first)} FROM {source}) AS cells) AS valued")
     rows = f"SELECT {_length_prefixed(d, cells, blank)} AS r FROM ({spelled}) AS spelled WHERE {present}"
     digest = _sha(d, "r")
     lanes = ", ".join(f"CAST(sum({_lane(d, digest, lane)}) AS BIGINT)" for lane in range(LANES))
     return f"SELECT count(*), {lanes} FROM ({rows}) AS kept"
+
+
+def _kept_row(cells: list[str], blank: frozenset[int]) -> str:
+    """Which rows are keyed: those with a value in every named column and no
+    cell holding a line break or a double quote. The others are rows that
+    the readers of one CSV file read differently (a review, s28b F2): the
+    loader drops a line whose quoted value spans lines (`3,"multi` and the
+    line after it) and a short line (`3` under `a,b`), while pandas, polars,
+    pyarrow and DuckDB read the first as one row holding a line break and
+    pandas and polars the second as a row with a missing cell; a quote left
+    in a cell (`line"`, DuckDB's `"z"tail`) marks what is left of such a
+    line. Leaving them out on every form (file, Parquet, frame) links the
+    forms; tables that differ only in such rows link too (more links, never
+    fewer). With no named column, a row with any value is kept."""
+    named = [c for i, c in enumerate(cells) if i not in blank]
+    if not named:
+        return " OR ".join(f"{c} <> 'N'" for c in cells)
+    clean = " AND ".join(f"instr({c}, chr(10)) = 0 AND instr({c}, chr(13)) = 0 AND instr({c}, '\"') = 0"
+                         for c in cells)
+    present = " AND ".join(f"{c} <> 'N'" for c in named)
+    return f"({present}) AND {clean}"
 
 
 def content_key(row: tuple, names: list[str]) -> str:
