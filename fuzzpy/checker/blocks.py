@@ -411,7 +411,8 @@ def lambda_value(ck: Inferencer, expr: S.Lambda, lam: LambdaResult) -> Judgment:
     symbolic = [c for c in (lam.param_cost, *body.cost.values())
                 if c is not None and not c.is_infinite and C.is_symbolic(c.events())]
     if symbolic:
-        symbols = frozenset(s for c in symbolic for s in C.symbolic_epsilon(c.events()).symbols())
+        polys = [C.symbolic_epsilon(c.events()) for c in symbolic]
+        symbols = frozenset(s for poly in polys if poly is not None for s in poly.symbols())
         if ck.defer(symbols, "a function value's epsilon over the definition's parameters"):
             # checked at each call's numbers (review s28: a lambda whose cost is n eps
             # crashed the checker); the generic pass's results are discarded
