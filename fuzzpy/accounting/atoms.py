@@ -186,6 +186,18 @@ Atoms = Counter  # Counter[Atom]: atom -> how many (adaptive) times it runs
 Summariser = Callable[[Counter, float], float]
 
 
+def pure_total(atoms: Atoms) -> Fraction | None:
+    """The summed epsilon of atoms that are all pure (basic composition of
+    pure DP, Dwork & Roth 2014, Thm 3.16), else None."""
+    total = Fraction(0)
+    for atom, n in atoms.items():
+        eps = pure_part(atom)
+        if eps is None:
+            return None
+        total += n * eps
+    return total
+
+
 def pure_part(atom: Atom) -> Fraction | None:
     """The epsilon of a non-subsampled pure atom (exact), else None."""
     if isinstance(atom, LaplaceAtom | PureAtom):
@@ -720,16 +732,10 @@ def _pure_body(events: tuple[Event, ...]) -> Fraction | None:
     composition (Dwork & Roth 2014, Thm 3.16), when every event in it is a
     pure mechanism (no sampler, group, local report or delta), else None."""
     try:
-        atoms = Flattener().flatten(events)
+        total = pure_total(Flattener().flatten(events))
     except NotSummarisable:
         return None
-    total = Fraction(0)
-    for atom, n in atoms.items():
-        eps = pure_part(atom)
-        if eps is None:
-            return None
-        total += n * eps
-    return total if total > 0 else None
+    return total if total is not None and total > 0 else None
 
 
 def _single_atom(atoms: Atoms) -> Atom | None:

@@ -139,7 +139,7 @@ def body_kind(body: tuple[Event, ...]) -> tuple[str, Fraction] | None:
         GaussianAtom,
         LaplaceAtom,
         NotSummarisable,
-        pure_part,
+        pure_total,
     )
 
     try:
@@ -152,10 +152,5 @@ def body_kind(body: tuple[Event, ...]) -> tuple[str, Fraction] | None:
         return "gaussian", mu_of(sum((atom.rho * n for atom, n in atoms.items()), Fraction(0)))
     if len(atoms) == 1 and isinstance(next(iter(atoms)), LaplaceAtom) and sum(atoms.values()) == 1:
         return "laplace", next(iter(atoms)).epsilon
-    total = Fraction(0)
-    for atom, n in atoms.items():
-        epsilon = pure_part(atom)
-        if epsilon is None:
-            return None
-        total += epsilon * n
-    return "pure", total
+    total = pure_total(atoms)
+    return None if total is None else ("pure", total)
