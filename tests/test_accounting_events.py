@@ -45,8 +45,8 @@ def test_group_privacy_scales_pure_costs_and_sensitivities():
     atoms = atoms_summary([Group(F(2), (Verified("m", F(1, 2), F(1, 10**8)),))])
     ((atom, count),) = atoms.items()
     assert count == 1 and atom.epsilon == 1
-    # (k eps, k e^{(k-1) eps} delta), Vadhan 2017, Lemma 2.2
-    assert float(atom.delta) == pytest.approx(2 * math.exp(0.5) * 1e-8)
+    # (k eps, (1 + ... + e^{(k-1) eps}) delta): the chain of Vadhan 2017, Lemma 2.2's proof
+    assert float(atom.delta) == pytest.approx((1 + math.exp(0.5)) * 1e-8)
 
 
 def test_subsampled_pure_epsilon_is_amplified_and_rounded_up():

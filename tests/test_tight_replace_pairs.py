@@ -288,7 +288,7 @@ def _hockey(p: dict, r: dict, eps: float) -> float:
 
 def test_group_of_a_shuffle_keeps_its_amplification() -> None:
     """`--group 2` on 60 shuffled 1-LDP reports: group privacy over 2 replace-one
-    steps of FMT's (eps1, delta1), delta1 chosen so that 2 e^{eps1} delta1 fits
+    steps of FMT's (eps1, delta1), delta1 chosen so that (1 + e^{eps1}) delta1 fits
     (before: the grown delta overshot and the charge fell back to 2 eps0 = 2).
     Valid: the pair's exact hockey-stick divergence at eps1 (mpmath, here) is at
     most delta1."""
@@ -304,5 +304,5 @@ def test_group_of_a_shuffle_keeps_its_amplification() -> None:
     p, r = _shuffle_masses(1.0, 60)
     for atom in grouped:
         eps1 = float(atom.epsilon) / 2
-        delta1 = float(atom.delta) / (2 * math.exp(eps1))
+        delta1 = float(atom.delta) / (1 + math.exp(eps1))  # the group's delta: (1 + e^eps1) delta1
         assert _hockey(p, r, eps1) <= delta1 * (1 + 1e-9)

@@ -78,7 +78,9 @@ def test_generated_programs_keep_their_claims() -> None:
     with tempfile.TemporaryDirectory(prefix="neighbour-") as tmp:
         tally = run_generated(EXAMPLES, Path(tmp))
     print(tally.summary())
-    assert tally.pairs >= tally.programs * PAIRS_PER_PROGRAM * 2 // 3, tally.summary()
-    # the generator writes out-of-range literals on purpose (FZ115): about a quarter is refused
-    assert sum(tally.rejected.values()) <= tally.programs // 3, tally.summary()
+    # about a third is refused on purpose (out-of-range literals FZ115, and since the
+    # generator writes `nat` and staircase programs, their refusals; 146 of 400 seen
+    # in a full run): half the programs at most, half the pairs at least
+    assert tally.pairs >= tally.programs * PAIRS_PER_PROGRAM // 2, tally.summary()
+    assert sum(tally.rejected.values()) <= tally.programs // 2, tally.summary()
     assert not tally.violations, tally.summary()
