@@ -173,6 +173,7 @@ def test_every_form_of_a_table_has_one_key(data: st.DataObject) -> None:
 
 @SETTINGS
 @given(st.data())
+@pytest.mark.slow  # 10-30 s: the slow job runs it (the default suite keeps its 10 minutes)
 def test_keys_are_equal_exactly_when_the_loaders_rows_are(data: st.DataObject) -> None:
     first = data.draw(tables())
     width = len(first[0])

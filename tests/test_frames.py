@@ -146,6 +146,7 @@ def test_row_rules_replace_and_refuse(folder: Path, engine: str) -> None:
     assert refused.value.diagnostics[0].code == "FZ546"
 
 
+@pytest.mark.slow  # 10-30 s: the slow job runs it (the default suite keeps its 10 minutes)
 def test_neighbouring_frames_release_within_the_sensitivity(folder: Path) -> None:
     """One row added (seeded, the same noise): the releases differ by at
     most the checker's sensitivity (times the grid's slack 1 + 2^-8)."""

@@ -198,6 +198,7 @@ mechanism first_above (rows : vec[inf] num, cut : num, eps : num) : int
 """
 
 
+@pytest.mark.slow  # 10-30 s: the slow job runs it (the default suite keeps its 10 minutes)
 def test_the_cheapest_claim_search_budgets_a_draw_in_a_loop_guard() -> None:
     result = loads(GUARD_DRAW, "first_above.fz").verify(fresh=True)[0]
     assert result.status == "refuted"

@@ -151,6 +151,7 @@ LINE = st.one_of(st.lists(CELL, min_size=4, max_size=4).map(b",".join),
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(lines=st.lists(LINE, max_size=8), crlf=st.booleans())
+@pytest.mark.slow  # 10-30 s: the slow job runs it (the default suite keeps its 10 minutes)
 def test_any_file_of_such_lines_reads_as_the_loader_reads_it(lines: list[bytes], crlf: bool) -> None:
     _compare(_lines(*lines, end=b"\r\n" if crlf else b"\n"), streamed=None)
 

@@ -144,6 +144,7 @@ def _generated_differences(engine: str, parquet_every: int) -> None:
     assert released >= GENERATED // 2  # most programs release something
 
 
+@pytest.mark.slow  # 10-30 s: the slow job runs it (the default suite keeps its 10 minutes)
 def test_generated_programs_release_the_same_on_duckdb() -> None:
     _generated_differences("duckdb", parquet_every=1)
 
@@ -173,6 +174,7 @@ def adversarial_releases(folder: Path) -> list[tuple[Path, str, list[Path]]]:
     return found
 
 
+@pytest.mark.slow  # 10-30 s: the slow job runs it (the default suite keeps its 10 minutes)
 def test_adversarial_programs_release_the_same_on_duckdb() -> None:
     differences, released = [], 0
     with tempfile.TemporaryDirectory(prefix="engines-") as tmp:

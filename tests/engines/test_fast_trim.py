@@ -9,6 +9,7 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -42,6 +43,7 @@ def test_every_trimmed_character_at_each_end_next_to_odd_code_points() -> None:
 @given(st.lists(st.text(alphabet=st.sampled_from([c for c in list(TRIMMED) + ODD + ["b", "ß", "日"] if len(c) == 1]),
                              max_size=6),
                 min_size=1, max_size=40))
+@pytest.mark.slow  # 10-30 s: the slow job runs it (the default suite keeps its 10 minutes)
 def test_random_texts(texts: list[str]) -> None:
     texts = [t.replace("\x00", "") for t in texts]
     assert [f for _, f in _both(texts)] == [t for t, _ in _both(texts)]

@@ -62,6 +62,7 @@ def run_counting(examples: int, folder: Path) -> Tally:
     return run_generated(examples, folder, counting_programs())
 
 
+@pytest.mark.slow  # 10-30 s: the slow job runs it (the default suite keeps its 10 minutes)
 def test_generated_counting_programs_keep_their_claims() -> None:
     """Integer-valued queries (counts, clamped sums of an int column,
     histograms) are exact today: no violation may appear."""
