@@ -105,3 +105,15 @@ def test_an_integer_beyond_a_double_is_its_nearest_double(tmp_path: Path) -> Non
     assert key == table_content(pcsv.read_csv(io.BytesIO(text.encode())))  # `big` a double
     as_floats = pa.table({"id": [1, 2], "big": [float(9007199254740995), float(36893488147419103233)]})
     assert key == table_content(as_floats)
+
+
+def test_different_tables_whose_every_row_is_left_out_are_different_datasets(tmp_path: Path) -> None:
+    # review s28g: both keyed as the empty table, so the second survey was refused FZ545
+    # and its owner could not register it; such tables are keyed by every row instead
+    from fuzzpy.engines.content import table_content
+
+    first = pa.table({"age": [1.0, 2.0, 5.0], "town": [None, None, None]})
+    second = pa.table({"age": [9.0, 7.0, 8.0], "town": [None, None, "x\ny"]})
+    again = pa.table({"age": [2.0, 5.0, 1.0], "town": [None, None, None]})
+    assert table_content(first) != table_content(second)
+    assert table_content(first) == table_content(again)  # the same rows in another order still link

@@ -438,10 +438,15 @@ def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]],
     present = _kept_row(cells, blank)
     spelled = (f"SELECT {', '.join(third)} FROM (SELECT {', '.join(second)} FROM "
                f"(SELECT {', '.join(first)} FROM {source}) AS cells) AS valued")
-    rows = f"SELECT {_length_prefixed(d, cells, blank)} AS r FROM ({spelled}) AS spelled WHERE {present}"
+    rows = (f"SELECT {_length_prefixed(d, cells, blank)} AS r, CASE WHEN {present} THEN 1 ELSE 0 END AS k "
+            f"FROM ({spelled}) AS spelled")
     digest = _sha(d, "r")
-    lanes = ", ".join(f"CAST(sum({_lane(d, digest, lane)}) AS BIGINT)" for lane in range(LANES))
-    return f"SELECT count(*), {lanes} FROM ({rows}) AS kept"
+    hashed = ", ".join(f"{_lane(d, digest, lane)} AS l{lane}" for lane in range(LANES))
+    kept = ", ".join(f"CAST(sum(CASE WHEN k = 1 THEN l{lane} ELSE 0 END) AS BIGINT)" for lane in range(LANES))
+    every = ", ".join(f"CAST(sum(l{lane}) AS BIGINT)" for lane in range(LANES))
+    # the kept rows' count and lanes, then every row's (`content_key` picks)
+    return (f"SELECT CAST(sum(k) AS BIGINT), {kept}, count(*), {every} "
+            f"FROM (SELECT k, {hashed} FROM ({rows}) AS marked) AS lanes")
 
 
 def _kept_row(cells: list[str], blank: frozenset[int]) -> str:
@@ -468,8 +473,14 @@ def _kept_row(cells: list[str], blank: frozenset[int]) -> str:
 def content_key(row: tuple, names: list[str]) -> str:
     """The key from `content_sql`'s row, for columns named `names` (in the
     order the query spelled them; a column with no name is not named)."""
-    lanes = [int(v or 0) for v in row[1: 1 + LANES]]
-    text = (f"{VERSION}\n{int(row[0])}\n" + "".join(f"{n.strip()}\n" for n in names if n.strip())
+    count, lanes = int(row[0] or 0), [int(v or 0) for v in row[1: 1 + LANES]]
+    if count == 0 and len(row) >= 2 + 2 * LANES and int(row[1 + LANES] or 0) > 0:
+        # no row is kept (every row has a missing cell, a line break or a quote): keyed
+        # by every row, so that two such tables do not both key as the empty table (a
+        # review, s28g: different sparse surveys refused FZ545, their owner unable to
+        # register the second; whether a file was refused told whether a row was complete)
+        count, lanes = int(row[1 + LANES]), [int(v or 0) for v in row[2 + LANES: 2 + 2 * LANES]]
+    text = (f"{VERSION}\n{count}\n" + "".join(f"{n.strip()}\n" for n in names if n.strip())
             + " ".join(map(str, lanes)))
     return TAG + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -708,7 +719,7 @@ def _parquet_content(path: str, only: frozenset[str] | None = None) -> str | Non
             return _duckdb_parquet_content(path, index, only)
         kept = [i for i, name in enumerate(file.schema_arrow.names) if name not in index and kept_column(name, only)]
         names = [file.schema_arrow.names[i] for i in kept]
-        total = [0] * (1 + LANES)
+        total = [0] * (2 + 2 * LANES)  # `content_sql`'s row: kept rows, then every row
         con = duckdb.connect()
         try:
             _quiet(con)
