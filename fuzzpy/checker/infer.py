@@ -327,18 +327,10 @@ class Inferencer:
         if subtype(actual, expected, self.lengths):
             return ONE
         if isinstance(actual, T.TVec) and isinstance(expected, T.TVec):
-            if not self.lengths.unify(actual.length, expected.length):
-                raise self.mismatch(expected, actual, span, why)
-            factor = norm_factor(actual.norm, expected.norm, self.lengths.static(actual.length))
-            if factor is None:
-                raise CheckError(
-                    "FZ214",
-                    f"converting `{actual}` to `{expected}` multiplies the sensitivity by the "
-                    "vector's length, which is not known here",
-                    span,
-                    hint="build the vector with a list literal, `tabulate` or `counts`, whose length is static",
-                )
-            return factor
+            return self._row_factor(actual, expected, (actual, expected, span, why), (
+                f"converting `{actual}` to `{expected}` multiplies the sensitivity by the vector's length, "
+                "which is not known here",
+                "build the vector with a list literal, `tabulate` or `counts`, whose length is static"))
         if _is_matrix(actual) and _is_matrix(expected):
             # a matrix read in another norm: every row converts by the same
             # factor, so the sum of the rows' distances does too (Duet's
@@ -347,19 +339,24 @@ class Inferencer:
             assert isinstance(actual, T.TList) and isinstance(expected, T.TList)
             rows, wanted = actual.elem, expected.elem
             assert isinstance(rows, T.TVec) and isinstance(wanted, T.TVec)
-            if not self.lengths.unify(rows.length, wanted.length):
-                raise self.mismatch(expected, actual, span, why)
-            factor = norm_factor(rows.norm, wanted.norm, self.lengths.static(rows.length))
-            if factor is None:
-                raise CheckError(
-                    "FZ214",
-                    f"reading a `mat[{rows.norm}] num` as a `mat[{wanted.norm}] num` multiplies the sensitivity "
-                    "by a function of its number of columns, which is not known here",
-                    span,
-                    hint="build the rows with list literals (or `vsums`), whose length is static, or keep the norm",
-                )
-            return factor
+            return self._row_factor(rows, wanted, (actual, expected, span, why), (
+                f"reading a `mat[{rows.norm}] num` as a `mat[{wanted.norm}] num` multiplies the sensitivity "
+                "by a function of its number of columns, which is not known here",
+                "build the rows with list literals (or `vsums`), whose length is static, or keep the norm"))
         raise self.mismatch(expected, actual, span, why)
+
+    def _row_factor(self, row: T.TVec, wanted: T.TVec, where: tuple[T.Type, T.Type, Span, str],
+                    unknown: tuple[str, str]) -> Sens:
+        """A vector (or each row of a matrix) read in another norm: its lengths
+        unified, `typerel.norm_factor`; FZ214 (``unknown``: message, hint)
+        when the factor needs a length that is not known."""
+        actual, expected, span, why = where
+        if not self.lengths.unify(row.length, wanted.length):
+            raise self.mismatch(expected, actual, span, why)
+        factor = norm_factor(row.norm, wanted.norm, self.lengths.static(row.length))
+        if factor is None:
+            raise CheckError("FZ214", unknown[0], span, hint=unknown[1])
+        return factor
 
     def mismatch(self, expected: T.Type, found: T.Type, span: Span, why: str) -> CheckError:
         """A type mismatch; vectors' lengths are spelled out when they are

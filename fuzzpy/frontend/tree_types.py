@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fuzzpy.frontend.lexer import Tok
 from fuzzpy.frontend.tree_base import BuilderBase, Children
 from fuzzpy.language import syntax as ast
 
@@ -29,27 +30,25 @@ class TypeRules(BuilderBase):
     def ty_fuzzy(self, c: Children) -> ast.TyFuzzy:
         return self.nest(ast.TyFuzzy(c[1], self.span(c[0], c[1])), c[1])
 
-    def ty_vec(self, c: Children) -> ast.TyVec:
-        norm = c[2].value
+    def _norm(self, token: Tok, word: str, what: str) -> str:
+        """The norm in `vec[p]` / `mat[p]`: 1, 2 or inf (FZ112 otherwise)."""
+        norm = str(token.value)
         if norm not in ("1", "2", "inf"):
             raise self.fail(
                 "FZ112",
-                f"`vec[{norm}]` is not a vector type: the norm must be 1, 2 or inf",
-                self.token_span(c[2]),
-                hint="write `vec[1]`, `vec[2]` or `vec[inf]`",
+                f"`{word}[{norm}]` is not {what} must be 1, 2 or inf",
+                self.token_span(token),
+                hint=f"write `{word}[1]`, `{word}[2]` or `{word}[inf]`",
             )
+        return norm
+
+    def ty_vec(self, c: Children) -> ast.TyVec:
+        norm = self._norm(c[2], "vec", "a vector type: the norm")
         return self.nest(ast.TyVec(norm, c[4], self.span(c[0], c[4])), c[4])
 
     def ty_mat(self, c: Children) -> ast.TyList:
         """`mat[p] A`: the list of its rows, each a `vec[p] A` (Duet's M_Lp)."""
-        norm = c[2].value
-        if norm not in ("1", "2", "inf"):
-            raise self.fail(
-                "FZ112",
-                f"`mat[{norm}]` is not a matrix type: the norm of its rows must be 1, 2 or inf",
-                self.token_span(c[2]),
-                hint="write `mat[1]`, `mat[2]` or `mat[inf]`",
-            )
+        norm = self._norm(c[2], "mat", "a matrix type: the norm of its rows")
         row = ast.TyVec(norm, c[4], self.span(c[0], c[4]))
         return self.nest(ast.TyList(row, self.span(c[0], c[4]), matrix=True), c[4])
 
