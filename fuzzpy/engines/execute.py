@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Protocol
 
+from fuzzpy.engines.cuts import Cells, cell_sql, plan_cells
 from fuzzpy.engines.plan import Aggregate, Relation, leaves
 from fuzzpy.engines.rows import Node, Nodes, Sym, SymVector
 from fuzzpy.engines.sql import (
@@ -222,11 +223,15 @@ class Executor:
         cuts = sorted({t.limit.param: t.limit for _, t in family}.values(), key=lambda n: n.param)
         tests = [self.nodes.make("cmp", (value, limit), "bool", op) for limit in cuts for op in ("<", "<=")]
         emitter, prefix, source, applied = self._emitter(relation, base + [value], [value], base)
-        bucket = f"(CASE WHEN {emitter.expr(value)} IS NULL THEN NULL ELSE {_search(emitter, tests, 0, len(tests))} END)"
         where = _conjunction([emitter.expr(p) for p in base if p.id not in applied])
-        inner = f"SELECT {bucket} AS _fz_b FROM {source}" + (f" WHERE {where}" if where else "")
-        rows = self._query(f"{prefix}SELECT _fz_b, count(*) FROM ({inner}) AS _fz_cuts GROUP BY _fz_b",
-                           f"{len(family)} counts in one pass over {len(cuts)} cuts")
+        plan = plan_cells([float(c.param) for c in cuts]) if self.backend.name == "duckdb" else None
+        if plan is None:
+            bucket = f"(CASE WHEN {emitter.expr(value)} IS NULL THEN NULL ELSE {_search(emitter, tests, 0, len(tests))} END)"
+            inner = f"SELECT {bucket} AS _fz_b FROM {source}" + (f" WHERE {where}" if where else "")
+            sql = f"{prefix}SELECT _fz_b, count(*) FROM ({inner}) AS _fz_cuts GROUP BY _fz_b"
+        else:
+            sql = prefix + self._cells_query(plan, emitter, value, cuts, source, where)
+        rows = self._query(sql, f"{len(family)} counts in one pass over {len(cuts)} cuts")
         sizes = [0] * (len(tests) + 1)
         for b, count in rows:
             if b is not None:
@@ -237,6 +242,27 @@ class Executor:
         position = {limit.param: j for j, limit in enumerate(cuts)}  # -0.0 and 0.0 are one cut, as in SQL
         for aggregate, test in family:
             self._cache[aggregate.key()] = test.count(below, position[test.limit.param])
+
+    def _cells_query(self, plan: Cells, emitter: Emitter, value: Node, cuts: list[Node], source: str, where: str) -> str:
+        """`_run_thresholds`'s buckets by cells (`fuzzpy.engines.cuts`): a
+        row's bucket is twice the cuts surely below its cell plus its own
+        comparisons with the cell's few other cuts, the cuts written as the
+        filters write them (a cell with fewer cuts pads with NULLs, which
+        compare to nothing)."""
+        d = self.backend.dialect
+        width = plan.columns
+        null = f"CAST(NULL AS {'BIGINT' if value.kind == 'int' else 'DOUBLE'})"
+        literal = [emitter.expr(c) for c in cuts]
+        table = ", ".join(
+            "(" + ", ".join([d.bigint(k), d.bigint(first)] + literal[first:last] + [null] * (width - (last - first))) + ")"
+            for k, (first, last) in enumerate(plan.spans))
+        names = ", ".join(["_fz_k", "_fz_f"] + [f"_fz_c{i}" for i in range(width)])
+        fails = " + ".join(f"coalesce(CAST(_fz_x >= _fz_c{i} AS BIGINT), 0) + coalesce(CAST(_fz_x > _fz_c{i} AS BIGINT), 0)"
+                           for i in range(width))
+        values = f"SELECT {emitter.expr(value)} AS _fz_x FROM {source}" + (f" WHERE {where}" if where else "")
+        located = f"SELECT _fz_x, {cell_sql(plan, '_fz_x', d.double)} AS _fz_k FROM ({values}) AS _fz_values WHERE _fz_x IS NOT NULL"
+        return (f"SELECT 2 * _fz_f + {fails} AS _fz_b, count(*) FROM ({located}) AS _fz_located "
+                f"JOIN (VALUES {table}) AS _fz_cells({names}) USING (_fz_k) GROUP BY _fz_b")
 
     def _run_filtered(self, aggregates: list[Aggregate]) -> None:
         d = self.backend.dialect

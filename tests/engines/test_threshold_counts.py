@@ -121,3 +121,64 @@ def test_one_pass_counts_on_spark(tmp_path: Path, spark: object, grouped_passes:
     on_spark = release(program, "release", data, "spark", budget="1e13,0")
     assert grouped_passes
     assert on_spark.detail == release(program, "release", data, "memory", budget="1e13,0").detail
+
+
+@pytest.fixture
+def cell_queries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every grouped pass by cells (`fuzzpy.engines.cuts`), even of a few cuts."""
+    import fuzzpy.engines.cuts as cuts
+
+    monkeypatch.setattr(cuts, "MIN_CUTS", 3)
+    seen: list[str] = []
+    original = execute.Executor._cells_query
+
+    def recording(self, *args):  # type: ignore[no-untyped-def]
+        seen.append(original(self, *args))
+        return seen[-1]
+
+    monkeypatch.setattr(execute.Executor, "_cells_query", recording)
+    return seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "score", "candidates"), SCORES, ids=[s[0] for s in SCORES])
+def test_counts_by_cells_equal_filtered_counts_and_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cell_queries: list[str],
+    name: str, score: str, candidates: str,
+) -> None:
+    program, data = _program(tmp_path, name, score, candidates), _rows(tmp_path, 5)
+    by_cells = release(program, "release", data, "duckdb", budget="1e13,0")
+    assert by_cells.kind == "released", by_cells
+    assert cell_queries or name == "int_vs_num", "the counts were not computed by cells"
+    monkeypatch.setattr(execute, "MIN_FAMILY", 10**9)
+    assert by_cells.detail == release(program, "release", data, "duckdb", budget="1e13,0").detail
+    assert by_cells.detail == release(program, "release", data, "memory", budget="1e13,0").detail
+
+
+def test_many_candidates_by_cells_and_crowded_ones_by_the_search(tmp_path: Path, cell_queries: list[str]) -> None:
+    """Candidates spread over [-10, 10] (ties with the data at most of them,
+    two more squeezed beside 0) go by cells; candidates from -1e300 to 1e300
+    crowded near 0 fall back to the search: the counts are equal either way."""
+    spread = sorted({k / 4 for k in range(-40, 41)} | {-1e-9, 1e-300})
+    crowded = sorted({-1e300, 1e300} | {k / 8 for k in range(-16, 40)})
+    score = "let (lo, hi) = split (fun r -> r.x <= t) db in size lo - 3 * size hi + 7 * size (filter (fun r -> r.x == t) db)"
+    data = _rows(tmp_path, 6)
+    for name, candidates in (("spread", spread), ("crowded", crowded)):
+        program = _program(tmp_path, name, score, "[" + ", ".join(repr(c) for c in candidates) + "]")
+        assert release(program, "release", data, "duckdb", budget="1e13,0").detail == \
+            release(program, "release", data, "memory", budget="1e13,0").detail
+        assert len(cell_queries) == 1, name
+
+
+def test_integer_cuts_past_two_to_the_53_by_cells(tmp_path: Path, cell_queries: list[str]) -> None:
+    """Integers that a double cannot tell apart are compared as integers."""
+    big = 2**53
+    candidates = [big + 100 * i for i in range(-3, 20)]
+    lines = ["x,k,g"] + [f"1,{big + 100 * i + d},true" for i in (-3, 0, 1, 7, 19) for d in (-1, 0, 1)] + ["1,3,true"]
+    data = tmp_path / "big.csv"
+    data.write_text("\n".join(lines) + "\n")
+    score = "let (lo, hi) = split (fun r -> r.k <= t) db in size lo - 3 * size hi"
+    program = _program(tmp_path, "ints", score, "[" + ", ".join(str(c) for c in sorted(candidates)) + "]")
+    assert release(program, "release", data, "duckdb", budget="1e13,0").detail == \
+        release(program, "release", data, "memory", budget="1e13,0").detail
+    assert cell_queries
