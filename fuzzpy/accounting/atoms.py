@@ -172,7 +172,9 @@ class GroupSubsampledAtom:
     `ReplaceSubsampledAtom`, only by `accountant.REPLACE_AWARE`."""
 
     rate: Fraction
-    inner: GaussianAtom
+    #: a Gaussian, or a discrete Gaussian on an integer query moving by at most
+    #: its shift per row (`pld_atomic.dgauss_group_pair`, the same mixture on the PMF)
+    inner: GaussianAtom | DiscreteGaussianAtom
     size: int
     #: the person's k rows replaced (replace-one), not added or removed: the pair
     #: (sum_j Bin(k, q)(j) N(j mu), sum_j Bin(k, q)(j) N(-j mu)) (`pld_group.ReplaceGroupTails`)
@@ -632,12 +634,18 @@ def _group_pair_atoms(events: tuple[Event, ...], k: int) -> Atoms | None:
             if inner is None:
                 return None
             atoms.update({atom: n * event.count for atom, n in inner.items()})
-        elif isinstance(event, Laplace | Gaussian):
+        elif isinstance(event, Laplace | Gaussian | DiscreteGaussian):
             for atom, n in Flattener().flatten((event,)).items():
                 scaled = _group_exact(atom, Fraction(k))
                 if scaled is None:
                     return None
                 atoms[scaled] += n
+        elif isinstance(event, Subsample) and (event.direct or event.replace) and not event.either_way \
+                and 0 < event.rate < 1 and _single_dgauss(event.body) is not None:
+            # the mixture pair on the discrete Gaussian's PMF (`pld_atomic.dgauss_group_pair`)
+            dgauss = _single_dgauss(event.body)
+            assert dgauss is not None
+            atoms[GroupSubsampledAtom(Fraction(event.rate), dgauss, k, bool(event.replace))] += 1
         elif isinstance(event, Subsample) and (event.direct or event.replace) and not event.either_way \
                 and 0 < event.rate < 1 and _plain_body(event.body):
             inner_atoms = Flattener().flatten(event.body)
