@@ -634,12 +634,6 @@ def _group_pair_atoms(events: tuple[Event, ...], k: int) -> Atoms | None:
             if inner is None:
                 return None
             atoms.update({atom: n * event.count for atom, n in inner.items()})
-        elif isinstance(event, Laplace | Gaussian | DiscreteGaussian):
-            for atom, n in Flattener().flatten((event,)).items():
-                scaled = _group_exact(atom, Fraction(k))
-                if scaled is None:
-                    return None
-                atoms[scaled] += n
         elif isinstance(event, Subsample) and (event.direct or event.replace) and not event.either_way \
                 and 0 < event.rate < 1 and _single_dgauss(event.body) is not None:
             # the mixture pair on the discrete Gaussian's PMF (`pld_atomic.dgauss_group_pair`)
@@ -653,8 +647,29 @@ def _group_pair_atoms(events: tuple[Event, ...], k: int) -> Atoms | None:
                 return None
             rho = sum((atom.rho * n for atom, n in inner_atoms.items()), Fraction(0))
             atoms[GroupSubsampledAtom(Fraction(event.rate), GaussianAtom(rho), k, bool(event.replace))] += 1
-        else:
+        else:  # any other event: its own atoms on k-fold neighbours, composed beside the pairs
+            scaled_atoms = _group_exact_atoms(event, k)
+            if scaled_atoms is None:
+                return None
+            atoms.update(scaled_atoms)
+    return atoms
+
+
+def _group_exact_atoms(event: Event, k: int) -> Atoms | None:
+    """An event's atoms each on k-fold neighbours by its exact group rule
+    (`_group_exact`: Laplace k eps, Gaussian k^2 rho, pure k eps, (eps, delta)
+    by Dwork & Roth 2014, Thm 2.2), composed with the rest of the group's
+    body on the same pair of datasets; None when one needs a summary."""
+    try:
+        flat = Flattener().flatten((event,))
+    except (NotSummarisable, TypeError):
+        return None
+    atoms: Atoms = Counter()
+    for atom, n in flat.items():
+        scaled = _group_exact(atom, Fraction(k))
+        if scaled is None:
             return None
+        atoms[scaled] += n
     return atoms
 
 
