@@ -408,14 +408,15 @@ def _block_atoms(c: int, mass: float, b: float, top: float) -> tuple[Array, Arra
 def single_release_epsilon(atoms: object, delta: float) -> float | None:
     """The accountant's `exact-atomic`: ONE Poisson-subsampled discrete
     Gaussian release (add/remove: both directions of
-    `dgauss_subsample_pair`; replace-one: `dgauss_replace_pair`), its
+    `dgauss_subsample_pair`; replace-one: `dgauss_replace_pair`; a person's
+    k rows: `dgauss_group_pair`), its
     declared atoms summed at every eps (`discrete.epsilon_for_delta`,
     certified), with no grid: the PLD's discretisation dominated small
     epsilons (sigma 5, q 0.05, shift 3 at delta 1e-2: 0.0232 where the
     atoms give 0.005). The declared atoms are a dominating pair (module
     docstring), so the figure is an upper bound; the cut tails' mass is in
     them (``tail`` only sets the window). None for anything else."""
-    from fuzzpy.accounting.atoms import DiscreteGaussianAtom, ReplaceSubsampledAtom, SubsampledAtom
+    from fuzzpy.accounting.atoms import DiscreteGaussianAtom, GroupSubsampledAtom, ReplaceSubsampledAtom, SubsampledAtom
     from fuzzpy.accounting.discrete import epsilon_for_delta
 
     items = list(getattr(atoms, "items", lambda: [])())
@@ -429,6 +430,10 @@ def single_release_epsilon(atoms: object, delta: float) -> float | None:
         pairs = [dgauss_subsample_pair(atom.inner.sigma, atom.inner.shift, rate, tail, way) for way in (True, False)]
     elif isinstance(atom, ReplaceSubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom):
         pairs = [dgauss_replace_pair(atom.inner.sigma, _up(atom.rate), tail, atom.inner.shift)]
+    elif isinstance(atom, GroupSubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom):
+        ways = ("replace",) if atom.replace else ("remove", "add")  # a person's k rows (`dgauss_group_pair`)
+        pairs = [dgauss_group_pair(atom.inner.sigma, atom.inner.shift, _up(atom.rate), atom.size, tail, way)
+                 for way in ways]
     else:
         return None
     if any(pair is None for pair in pairs):
