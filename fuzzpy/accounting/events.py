@@ -77,6 +77,9 @@ class Staircase:
 
     sensitivity: Number
     step_epsilon: Number
+    # as `Laplace.replaced`: the query's replace-one move, if known; a query
+    # moving by r crosses at most ceil(r) steps, whatever moved it
+    replaced: Number = Fraction(-1)
 
     @property
     def epsilon(self) -> Number:
@@ -247,7 +250,7 @@ class ShuffledReports:
 #: the kinds whose event is one noise draw calibrated to one query's
 #: sensitivity, with the query's replace-one move where the checker knows it
 #: (``replaced``, negative when not known)
-ONE_QUERY = (Laplace, Gaussian, Geometric, DiscreteGaussian)
+ONE_QUERY = (Laplace, Gaussian, Geometric, Staircase, DiscreteGaussian)
 
 
 def replaced_move(event: object) -> Number | None:
@@ -256,7 +259,7 @@ def replaced_move(event: object) -> Number | None:
     return None if move is None or move < 0 else Fraction(move)
 
 
-def at_move(event: Laplace | Gaussian | Geometric | DiscreteGaussian, move: Number) -> Event:
+def at_move(event: Laplace | Gaussian | Geometric | Staircase | DiscreteGaussian, move: Number) -> Event:
     """The same draw on a query that moves by ``move`` (its replace-one form
     forgotten); no cost at all for a query that does not move."""
     if move == 0:
