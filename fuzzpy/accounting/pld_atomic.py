@@ -416,7 +416,12 @@ def single_release_epsilon(atoms: object, delta: float) -> float | None:
     atoms give 0.005). The declared atoms are a dominating pair (module
     docstring), so the figure is an upper bound; the cut tails' mass is in
     them (``tail`` only sets the window). None for anything else."""
-    from fuzzpy.accounting.atoms import DiscreteGaussianAtom, GroupSubsampledAtom, ReplaceSubsampledAtom, SubsampledAtom
+    from fuzzpy.accounting.atoms import (
+        DiscreteGaussianAtom,
+        GroupSubsampledAtom,
+        ReplaceSubsampledAtom,
+        SubsampledAtom,
+    )
     from fuzzpy.accounting.discrete import epsilon_for_delta
 
     items = list(getattr(atoms, "items", lambda: [])())
