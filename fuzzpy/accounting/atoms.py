@@ -219,8 +219,12 @@ class Flattener:
         delta_share: float = 0.0,
         whole_groups: bool = False,
         pair_atoms: bool = False,
+        chains: bool = False,
     ) -> None:
         self._summarise = summarise
+        # a chained group (`events.Group.chained`) as the chain of its routes' own
+        # (eps, delta) summaries (`_chain`); without, the group rule of its whole body
+        self._chains = chains
         # a replace-one Poisson subsample (`events.Subsample.replace`) of a
         # Gaussian or Laplace body as its replace-one pair; without, and for
         # any other body, group privacy over its two add/remove steps
@@ -279,6 +283,10 @@ class Flattener:
             routed = _several_routes(event.body)
             if routed is not None:
                 return routed
+        if isinstance(event, Group) and event.chained and self._chains:
+            chained = self._chain(event)
+            if chained is not None:
+                return chained
         if isinstance(event, Group):
             paired = self._group_pairs(event) if self._pair_atoms and event.rows else None
             if paired is not None:
@@ -525,6 +533,74 @@ class Flattener:
         if epsilon >= epsilon0 or proved_at <= 0:
             return PureAtom(epsilon0 * k)
         return _approx_group(epsilon, Fraction(proved_at), k)
+
+    def _chain(self, event: Group) -> Atoms | None:
+        """One dataset behind k parameters (`events.Group.chained`): the
+        datasets (x, .., x) and (x', .., x') are joined by k steps that each
+        move ONE parameter, the others held fixed, and the checker's events
+        of parameter i bound the definition in that parameter whatever the
+        others are: step i is (eps_i, delta_i)-close. Unrolled as in group
+        privacy (Dwork & Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2, with a
+        different guarantee per step): P[M(x..x) in S] <= e^{eps_1 + .. +
+        eps_k} P[M(x'..x') in S] + sum_i e^{eps_1 + .. + eps_{i-1}} delta_i,
+        and the same for the reverse order through the mirrored chain
+        (x'.., x, ..). One inner delta for every route, chosen so that the
+        grown sum fits this site's share (the fixed point of
+        `_group_summary`), the routes in increasing order of epsilon (a
+        small eps early grows the later deltas least). None for a pure
+        body (`_several_routes` charges the sum) or a malformed one."""
+        if self._summarise is None or self._delta_share <= 0:
+            return None
+        if not all(isinstance(route, Repeat) and route.count == 1 for route in event.body):
+            return None
+        if math.ceil(Fraction(event.size)) != len(event.body) or len(event.body) < 2:
+            return None
+        routes = [self.flatten(route.body) for route in event.body if isinstance(route, Repeat)]
+        if pure_total(Counter({a: n for r in routes for a, n in r.items()})) is not None:
+            return None
+        self.sites += 1
+        share = Fraction(self._delta_share) / self._multiplicity
+        first = [self._summarise(r, float_down(share / len(routes))) for r in routes]
+        if not all(math.isfinite(e) for e in first):
+            raise NotSummarisable("a route of the chained group has no finite epsilon")
+        ordered = [routes[i] for i in sorted(range(len(routes)), key=lambda i: first[i])]
+        # the first step's delta: an equal inner delta for every step, or a share t of the
+        # whole to the first (its e^{eps_1} grows every later delta), the rest equal
+        options = [self._chain_steps(ordered, share, t) for t in (None, Fraction(1, 2), Fraction(9, 10))]
+        found = [atom for atom in options if atom is not None]
+        if not found:
+            raise NotSummarisable("a route of the chained group has no finite epsilon")
+        return Counter({min(found, key=lambda atom: atom.epsilon): 1})
+
+    def _chain_steps(self, routes: list[Atoms], share: Fraction, first_share: Fraction | None) -> ApproxAtom | None:
+        """The chain's atom (`_approx_chain`) with the first step at
+        ``first_share`` of the share (None: the same inner delta as the
+        others) and the later steps at one inner delta whose grown sum fits
+        the rest (a fixed point, as `_group_summary`)."""
+        assert self._summarise is not None
+        head: list[Fraction] = []
+        rest, tail = routes, share
+        first_delta: Fraction | None = None
+        if first_share is not None:
+            first_delta = Fraction(float_down(share * first_share))
+            epsilon = self._summarise(routes[0], float(first_delta))
+            if not math.isfinite(epsilon):
+                return None
+            head, rest, tail = [_fraction_up(epsilon)], routes[1:], share - first_delta
+        reach = float(sum(head, Fraction(0)))
+        inner = tail / len(rest)
+        for _ in range(4):  # a smaller inner delta gives larger epsilons: a few rounds settle it
+            epsilons = [self._summarise(r, float_down(inner)) for r in rest]
+            if not all(math.isfinite(e) for e in epsilons):
+                return None
+            inner = tail / _fraction_up(_chain_growth(epsilons, reach))
+        proved_at = Fraction(float_down(inner))
+        epsilons = [self._summarise(r, float(proved_at)) for r in rest]
+        if not all(math.isfinite(e) for e in epsilons):
+            return None
+        steps = head + [_fraction_up(e) for e in epsilons]
+        deltas = ([first_delta] if first_delta is not None else []) + [proved_at] * len(rest)
+        return _approx_chain(steps, deltas)
 
     def _group_summary(self, body: Atoms, k: int, copies: int) -> ApproxAtom:
         """Group privacy of a body's (eps, delta) summary, (k eps, k e^{(k-1) eps} delta)
@@ -817,6 +893,34 @@ def _approx_group(epsilon: Fraction, delta: Fraction, k: int) -> ApproxAtom:
         grown = factor * mp_of(delta)
         bounded = Fraction(1) if grown >= 1 else fraction_up_mp(grown)
     return ApproxAtom(epsilon * k, min(bounded, Fraction(1)))
+
+
+def _chain_growth(epsilons: list[float], reach: float = 0.0) -> float:
+    """e^{r} + e^{r + eps_1} + e^{r + eps_1 + eps_2} + ... (one term per
+    step, r = ``reach`` the epsilons of the steps before) as a float, at
+    least its true value (capped as `_growth`)."""
+    total = 0.0
+    for eps in [0.0] + epsilons[:-1]:
+        reach += max(eps, 0.0)
+        total += math.exp(min(reach, 700.0))
+    return total * (1 + 1e-12)
+
+
+def _approx_chain(epsilons: list[Fraction], deltas: list[Fraction]) -> ApproxAtom:
+    """(sum eps_i, sum_i e^{eps_1 + .. + eps_{i-1}} delta_i) for a chain of
+    steps each (eps_i, delta_i)-close (`Flattener._chain`); delta rounded up
+    in mpmath, as `_approx_group`."""
+    import mpmath
+    from mpmath import mp
+
+    with mp.workprec(MP_PREC):
+        grown, reach = mpmath.mpf(0), mpmath.mpf(0)
+        for eps, delta in zip(epsilons, deltas, strict=True):
+            grown += mpmath.exp(reach) * mp_of(delta)
+            reach += mp_of(eps)
+        grown *= 1 + mpmath.mpf(2) ** (8 - MP_PREC)  # the roundings of the sum, each a relative 2^-MP_PREC
+        bounded = Fraction(1) if grown >= 1 else fraction_up_mp(grown)
+    return ApproxAtom(sum(epsilons, Fraction(0)), min(bounded, Fraction(1)))
 
 
 def _fraction_up(x: float) -> Fraction:

@@ -193,11 +193,19 @@ class Group:
     ``rows``: the k steps are k rows of one person added or removed
     together (`check --group k`, a dataset's rows per person), so the two
     datasets nest; a Poisson subsample of the dataset itself in the body
-    then draws each of the k rows independently (`accounting.pld_group`)."""
+    then draws each of the k rows independently (`accounting.pld_group`).
+
+    ``chained``: one dataset behind k parameters of one definition (`run`
+    with `--data a=x --data b=x`), the body one ``Repeat(1, route)`` per
+    parameter holding that parameter's events; the k steps of the chain
+    move one parameter each, so step i costs route i's own guarantee (the
+    accountant's `atoms.Flattener._chain`). Read as a plain group, the same
+    events and the same bound as before."""
 
     size: Number
     body: tuple[Event, ...]
     rows: bool = False
+    chained: bool = False
 
 
 @frozen
