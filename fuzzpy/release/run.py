@@ -846,8 +846,8 @@ def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str
         elif pure_epsilon(joined) is not None:  # the sum, never the curve of independent releases
             combined[key] = joined if has_local(joined) else (pure_routes(joined),)
         else:  # each parameter's events one route of the chain (`events.Group.chained`)
-            routes = tuple(Repeat(1, evs) for evs in nonempty)
-            combined[key] = (Group(Fraction(len(nonempty)), routes, chained=True),)
+            chain = tuple(Repeat(1, evs) for evs in nonempty)
+            combined[key] = (Group(Fraction(len(nonempty)), chain, chained=True),)
     return combined
 
 
