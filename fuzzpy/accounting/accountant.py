@@ -142,6 +142,7 @@ def atoms_of(
     whole_groups: bool = False,
     part: float = 2.0,
     pair_atoms: bool = False,
+    chains: bool = False,
 ) -> Atoms:
     """The events' atoms. Composite bodies under `subsample` / `group` and
     shuffled reports are summarised at equal shares of ``delta / part``
@@ -155,13 +156,13 @@ def atoms_of(
     # local reports are charged as they are, their epsilon a replace-one guarantee
     events = tuple(events)
     counter = Flattener(lambda body, d: 0.0, delta_share=1.0, whole_groups=whole_groups,
-                        pair_atoms=pair_atoms)
+                        pair_atoms=pair_atoms, chains=chains)
     counter.flatten(events)
     if counter.sites == 0:
         return Flattener(pair_atoms=pair_atoms).flatten(events)
     share = delta / (part * counter.sites)
     summarise = lambda body, d: _tightest_atoms(body, d).epsilon  # noqa: E731
-    return Flattener(summarise, share, whole_groups, pair_atoms).flatten(events)
+    return Flattener(summarise, share, whole_groups, pair_atoms, chains).flatten(events)
 
 
 def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
@@ -181,9 +182,11 @@ def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
                                                          if whole else ())
     if _has_pairs(events):  # replace-one and group pairs of subsamples too (`REPLACE_AWARE`)
         tries += ((False, 2.0, True),)
-    for whole_groups, part, replace in tries:
+    chained = _has_chains(events)  # one dataset behind several parameters: the chain of their guarantees too
+    for whole_groups, part, replace, chains in [t + (False,) for t in tries] + (
+            [(False, 2.0, False, True), (False, FULL_PART, False, True)] if chained else []):
         try:
-            atoms = atoms_of(events, delta, whole_groups, part, replace)
+            atoms = atoms_of(events, delta, whole_groups, part, replace, chains)
         except NotSummarisable:
             continue
         if atoms not in found:
@@ -191,6 +194,17 @@ def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
     if not found:
         raise NotSummarisable("no flattening of the events has a finite summary")
     return found
+
+
+def _has_chains(events: Iterable[Event]) -> bool:
+    """Whether a group of parameters given one dataset (`events.Group.chained`) is among the events."""
+    for event in events:
+        if isinstance(event, Group) and event.chained:
+            return True
+        body = getattr(event, "body", None)
+        if body is not None and _has_chains(body):
+            return True
+    return False
 
 
 def _has_resampled(events: Iterable[Event]) -> bool:

@@ -172,7 +172,9 @@ class GroupSubsampledAtom:
     `ReplaceSubsampledAtom`, only by `accountant.REPLACE_AWARE`."""
 
     rate: Fraction
-    inner: GaussianAtom
+    #: a Gaussian, or a discrete Gaussian on an integer query moving by at most
+    #: its shift per row (`pld_atomic.dgauss_group_pair`, the same mixture on the PMF)
+    inner: GaussianAtom | DiscreteGaussianAtom
     size: int
     #: the person's k rows replaced (replace-one), not added or removed: the pair
     #: (sum_j Bin(k, q)(j) N(j mu), sum_j Bin(k, q)(j) N(-j mu)) (`pld_group.ReplaceGroupTails`)
@@ -217,8 +219,12 @@ class Flattener:
         delta_share: float = 0.0,
         whole_groups: bool = False,
         pair_atoms: bool = False,
+        chains: bool = False,
     ) -> None:
         self._summarise = summarise
+        # a chained group (`events.Group.chained`) as the chain of its routes' own
+        # (eps, delta) summaries (`_chain`); without, the group rule of its whole body
+        self._chains = chains
         # a replace-one Poisson subsample (`events.Subsample.replace`) of a
         # Gaussian or Laplace body as its replace-one pair; without, and for
         # any other body, group privacy over its two add/remove steps
@@ -277,6 +283,10 @@ class Flattener:
             routed = _several_routes(event.body)
             if routed is not None:
                 return routed
+        if isinstance(event, Group) and event.chained and self._chains:
+            chained = self._chain(event)
+            if chained is not None:
+                return chained
         if isinstance(event, Group):
             paired = self._group_pairs(event) if self._pair_atoms and event.rows else None
             if paired is not None:
@@ -524,6 +534,74 @@ class Flattener:
             return PureAtom(epsilon0 * k)
         return _approx_group(epsilon, Fraction(proved_at), k)
 
+    def _chain(self, event: Group) -> Atoms | None:
+        """One dataset behind k parameters (`events.Group.chained`): the
+        datasets (x, .., x) and (x', .., x') are joined by k steps that each
+        move ONE parameter, the others held fixed, and the checker's events
+        of parameter i bound the definition in that parameter whatever the
+        others are: step i is (eps_i, delta_i)-close. Unrolled as in group
+        privacy (Dwork & Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2, with a
+        different guarantee per step): P[M(x..x) in S] <= e^{eps_1 + .. +
+        eps_k} P[M(x'..x') in S] + sum_i e^{eps_1 + .. + eps_{i-1}} delta_i,
+        and the same for the reverse order through the mirrored chain
+        (x'.., x, ..). One inner delta for every route, chosen so that the
+        grown sum fits this site's share (the fixed point of
+        `_group_summary`), the routes in increasing order of epsilon (a
+        small eps early grows the later deltas least). None for a pure
+        body (`_several_routes` charges the sum) or a malformed one."""
+        if self._summarise is None or self._delta_share <= 0:
+            return None
+        if not all(isinstance(route, Repeat) and route.count == 1 for route in event.body):
+            return None
+        if math.ceil(Fraction(event.size)) != len(event.body) or len(event.body) < 2:
+            return None
+        routes = [self.flatten(route.body) for route in event.body if isinstance(route, Repeat)]
+        if pure_total(Counter({a: n for r in routes for a, n in r.items()})) is not None:
+            return None
+        self.sites += 1
+        share = Fraction(self._delta_share) / self._multiplicity
+        first = [self._summarise(r, float_down(share / len(routes))) for r in routes]
+        if not all(math.isfinite(e) for e in first):
+            raise NotSummarisable("a route of the chained group has no finite epsilon")
+        ordered = [routes[i] for i in sorted(range(len(routes)), key=lambda i: first[i])]
+        # the first step's delta: an equal inner delta for every step, or a share t of the
+        # whole to the first (its e^{eps_1} grows every later delta), the rest equal
+        options = [self._chain_steps(ordered, share, t) for t in (None, Fraction(1, 2), Fraction(9, 10))]
+        found = [atom for atom in options if atom is not None]
+        if not found:
+            raise NotSummarisable("a route of the chained group has no finite epsilon")
+        return Counter({min(found, key=lambda atom: atom.epsilon): 1})
+
+    def _chain_steps(self, routes: list[Atoms], share: Fraction, first_share: Fraction | None) -> ApproxAtom | None:
+        """The chain's atom (`_approx_chain`) with the first step at
+        ``first_share`` of the share (None: the same inner delta as the
+        others) and the later steps at one inner delta whose grown sum fits
+        the rest (a fixed point, as `_group_summary`)."""
+        assert self._summarise is not None
+        head: list[Fraction] = []
+        rest, tail = routes, share
+        first_delta: Fraction | None = None
+        if first_share is not None:
+            first_delta = Fraction(float_down(share * first_share))
+            epsilon = self._summarise(routes[0], float(first_delta))
+            if not math.isfinite(epsilon):
+                return None
+            head, rest, tail = [_fraction_up(epsilon)], routes[1:], share - first_delta
+        reach = float(sum(head, Fraction(0)))
+        inner = tail / len(rest)
+        for _ in range(4):  # a smaller inner delta gives larger epsilons: a few rounds settle it
+            epsilons = [self._summarise(r, float_down(inner)) for r in rest]
+            if not all(math.isfinite(e) for e in epsilons):
+                return None
+            inner = tail / _fraction_up(_chain_growth(epsilons, reach))
+        proved_at = Fraction(float_down(inner))
+        epsilons = [self._summarise(r, float(proved_at)) for r in rest]
+        if not all(math.isfinite(e) for e in epsilons):
+            return None
+        steps = head + [_fraction_up(e) for e in epsilons]
+        deltas = ([first_delta] if first_delta is not None else []) + [proved_at] * len(rest)
+        return _approx_chain(steps, deltas)
+
     def _group_summary(self, body: Atoms, k: int, copies: int) -> ApproxAtom:
         """Group privacy of a body's (eps, delta) summary, (k eps, k e^{(k-1) eps} delta)
         (Dwork & Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2), for one of ``copies``
@@ -632,12 +710,12 @@ def _group_pair_atoms(events: tuple[Event, ...], k: int) -> Atoms | None:
             if inner is None:
                 return None
             atoms.update({atom: n * event.count for atom, n in inner.items()})
-        elif isinstance(event, Laplace | Gaussian):
-            for atom, n in Flattener().flatten((event,)).items():
-                scaled = _group_exact(atom, Fraction(k))
-                if scaled is None:
-                    return None
-                atoms[scaled] += n
+        elif isinstance(event, Subsample) and (event.direct or event.replace) and not event.either_way \
+                and 0 < event.rate < 1 and _single_dgauss(event.body) is not None:
+            # the mixture pair on the discrete Gaussian's PMF (`pld_atomic.dgauss_group_pair`)
+            dgauss = _single_dgauss(event.body)
+            assert dgauss is not None
+            atoms[GroupSubsampledAtom(Fraction(event.rate), dgauss, k, bool(event.replace))] += 1
         elif isinstance(event, Subsample) and (event.direct or event.replace) and not event.either_way \
                 and 0 < event.rate < 1 and _plain_body(event.body):
             inner_atoms = Flattener().flatten(event.body)
@@ -645,8 +723,29 @@ def _group_pair_atoms(events: tuple[Event, ...], k: int) -> Atoms | None:
                 return None
             rho = sum((atom.rho * n for atom, n in inner_atoms.items()), Fraction(0))
             atoms[GroupSubsampledAtom(Fraction(event.rate), GaussianAtom(rho), k, bool(event.replace))] += 1
-        else:
+        else:  # any other event: its own atoms on k-fold neighbours, composed beside the pairs
+            scaled_atoms = _group_exact_atoms(event, k)
+            if scaled_atoms is None:
+                return None
+            atoms.update(scaled_atoms)
+    return atoms
+
+
+def _group_exact_atoms(event: Event, k: int) -> Atoms | None:
+    """An event's atoms each on k-fold neighbours by its exact group rule
+    (`_group_exact`: Laplace k eps, Gaussian k^2 rho, pure k eps, (eps, delta)
+    by Dwork & Roth 2014, Thm 2.2), composed with the rest of the group's
+    body on the same pair of datasets; None when one needs a summary."""
+    try:
+        flat = Flattener().flatten((event,))
+    except (NotSummarisable, TypeError):
+        return None
+    atoms: Atoms = Counter()
+    for atom, n in flat.items():
+        scaled = _group_exact(atom, Fraction(k))
+        if scaled is None:
             return None
+        atoms[scaled] += n
     return atoms
 
 
@@ -794,6 +893,34 @@ def _approx_group(epsilon: Fraction, delta: Fraction, k: int) -> ApproxAtom:
         grown = factor * mp_of(delta)
         bounded = Fraction(1) if grown >= 1 else fraction_up_mp(grown)
     return ApproxAtom(epsilon * k, min(bounded, Fraction(1)))
+
+
+def _chain_growth(epsilons: list[float], reach: float = 0.0) -> float:
+    """e^{r} + e^{r + eps_1} + e^{r + eps_1 + eps_2} + ... (one term per
+    step, r = ``reach`` the epsilons of the steps before) as a float, at
+    least its true value (capped as `_growth`)."""
+    total = 0.0
+    for eps in [0.0] + epsilons[:-1]:
+        reach += max(eps, 0.0)
+        total += math.exp(min(reach, 700.0))
+    return total * (1 + 1e-12)
+
+
+def _approx_chain(epsilons: list[Fraction], deltas: list[Fraction]) -> ApproxAtom:
+    """(sum eps_i, sum_i e^{eps_1 + .. + eps_{i-1}} delta_i) for a chain of
+    steps each (eps_i, delta_i)-close (`Flattener._chain`); delta rounded up
+    in mpmath, as `_approx_group`."""
+    import mpmath
+    from mpmath import mp
+
+    with mp.workprec(MP_PREC):
+        grown, reach = mpmath.mpf(0), mpmath.mpf(0)
+        for eps, delta in zip(epsilons, deltas, strict=True):
+            grown += mpmath.exp(reach) * mp_of(delta)
+            reach += mp_of(eps)
+        grown *= 1 + mpmath.mpf(2) ** (8 - MP_PREC)  # the roundings of the sum, each a relative 2^-MP_PREC
+        bounded = Fraction(1) if grown >= 1 else fraction_up_mp(grown)
+    return ApproxAtom(sum(epsilons, Fraction(0)), min(bounded, Fraction(1)))
 
 
 def _fraction_up(x: float) -> Fraction:

@@ -77,6 +77,9 @@ class Staircase:
 
     sensitivity: Number
     step_epsilon: Number
+    # as `Laplace.replaced`: the query's replace-one move, if known; a query
+    # moving by r crosses at most ceil(r) steps, whatever moved it
+    replaced: Number = Fraction(-1)
 
     @property
     def epsilon(self) -> Number:
@@ -190,11 +193,19 @@ class Group:
     ``rows``: the k steps are k rows of one person added or removed
     together (`check --group k`, a dataset's rows per person), so the two
     datasets nest; a Poisson subsample of the dataset itself in the body
-    then draws each of the k rows independently (`accounting.pld_group`)."""
+    then draws each of the k rows independently (`accounting.pld_group`).
+
+    ``chained``: one dataset behind k parameters of one definition (`run`
+    with `--data a=x --data b=x`), the body one ``Repeat(1, route)`` per
+    parameter holding that parameter's events; the k steps of the chain
+    move one parameter each, so step i costs route i's own guarantee (the
+    accountant's `atoms.Flattener._chain`). Read as a plain group, the same
+    events and the same bound as before."""
 
     size: Number
     body: tuple[Event, ...]
     rows: bool = False
+    chained: bool = False
 
 
 @frozen
@@ -247,7 +258,7 @@ class ShuffledReports:
 #: the kinds whose event is one noise draw calibrated to one query's
 #: sensitivity, with the query's replace-one move where the checker knows it
 #: (``replaced``, negative when not known)
-ONE_QUERY = (Laplace, Gaussian, Geometric, DiscreteGaussian)
+ONE_QUERY = (Laplace, Gaussian, Geometric, Staircase, DiscreteGaussian)
 
 
 def replaced_move(event: object) -> Number | None:
@@ -256,7 +267,7 @@ def replaced_move(event: object) -> Number | None:
     return None if move is None or move < 0 else Fraction(move)
 
 
-def at_move(event: Laplace | Gaussian | Geometric | DiscreteGaussian, move: Number) -> Event:
+def at_move(event: Laplace | Gaussian | Geometric | Staircase | DiscreteGaussian, move: Number) -> Event:
     """The same draw on a query that moves by ``move`` (its replace-one form
     forgotten); no cost at all for a query that does not move."""
     if move == 0:

@@ -44,6 +44,7 @@ from fuzzpy.accounting.atoms import (
 )
 from fuzzpy.accounting.pld_atomic import (
     AtomicTails,
+    dgauss_group_pair,
     dgauss_replace_pair,
     dgauss_subsample_fits,
     dgauss_subsample_pair,
@@ -153,8 +154,21 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
                 else LaplacePair(up(inner.epsilon))
             remove.append((ReplaceTails(pair, up(atom.rate)), n))
             both.append(remove[-1])
+        elif isinstance(atom, GroupSubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom):
+            # the same mixture on the discrete Gaussian's PMF (`pld_atomic.dgauss_group_pair`)
+            found = _dgauss_group(atom, delta, count)
+            if found is None:
+                raise ValueError("no PLD pair for this group over a subsampled discrete Gaussian (window too wide)")
+            if atom.replace:  # symmetric: both directions
+                remove.append((found[0], n))
+                both.append(remove[-1])
+                continue
+            remove.append((found[0], n))
+            add.append((found[1], n))
+            one_way = True
         elif isinstance(atom, GroupSubsampledAtom):
             # a person's k rows, each sampled on its own: the mixture pair both ways (`pld_group`)
+            assert isinstance(atom.inner, GaussianAtom)
             mu = _mu(atom.inner.rho)
             pair = GaussianPair(mu, tail_depth(delta, count, atom.size * mu))
             if atom.replace:  # the person's rows replaced: symmetric, both directions (`pld_group`)
@@ -223,6 +237,20 @@ def _dgauss_subsample(atom: SubsampledAtom, delta: float, count: int) -> tuple[A
     assert isinstance(atom.inner, DiscreteGaussianAtom)
     tail = _dgauss_tail(delta, count)
     pairs = [dgauss_subsample_pair(atom.inner.sigma, atom.inner.shift, up(atom.rate), tail, way) for way in (True, False)]
+    if pairs[0] is None or pairs[1] is None:
+        return None
+    return pairs[0], pairs[1]
+
+
+@functools.lru_cache(maxsize=2)
+def _dgauss_group(atom: GroupSubsampledAtom, delta: float, count: int) -> tuple[AtomicTails, AtomicTails] | None:
+    """A person's k rows over a Poisson-subsampled discrete Gaussian
+    (`pld_atomic.dgauss_group_pair`): the removal and addition pairs, or the
+    replace pair twice; each cut tail at most `_dgauss_tail`."""
+    assert isinstance(atom.inner, DiscreteGaussianAtom)
+    tail, rate = _dgauss_tail(delta, count), up(atom.rate)
+    ways = ("replace", "replace") if atom.replace else ("remove", "add")
+    pairs = [dgauss_group_pair(atom.inner.sigma, atom.inner.shift, rate, atom.size, tail, way) for way in ways]
     if pairs[0] is None or pairs[1] is None:
         return None
     return pairs[0], pairs[1]
@@ -374,6 +402,9 @@ def epsilon(atoms: Atoms, delta: float) -> float | None:
                                                             _dgauss_tail(delta, sum(atoms.values()) + 1)))
            for atom in atoms):
         return None  # no pair built for it (facing either way, or a window too wide)
+    if any(isinstance(atom, GroupSubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom)
+           and _dgauss_group(atom, delta, sum(atoms.values()) + 1) is None for atom in atoms):
+        return None  # a person's group whose window (or its work) is too large: the group bound answers
     if delta >= 1:
         return 0.0
     found = directions(atoms, delta)

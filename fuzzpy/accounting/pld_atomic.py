@@ -238,6 +238,105 @@ def dgauss_subsample_pair(sigma: Fraction, shift: int, rate: float, tail: float,
     return AtomicTails(found.losses, found.masses, found.infinity, found.label, remove, rate)
 
 
+# ---------------------------------------------------------------- discrete Gaussian, a person's k rows
+
+MAX_GROUP_WORK = 40_000_000  # outcomes times mixture terms: beyond it, the group bound instead
+
+
+def _group_log_weights(size: int, rate: float) -> tuple[Array, float]:
+    """log C(k, j) q^j (1-q)^{k-j}, j = 0 .. k, and a bound of their rounding
+    (a few ulp of each part's magnitude; C(k, j) is an exact integer)."""
+    j = np.arange(size + 1, dtype=float)
+    log_binomial = np.array([math.log(math.comb(size, i)) for i in range(size + 1)])
+    log_q, log_p = math.log(rate), math.log1p(-rate)
+    weights = log_binomial + j * log_q + (size - j) * log_p
+    error = 8 * ULP * float(np.max(np.abs(log_binomial) + j * abs(log_q) + (size - j) * abs(log_p) + 1))
+    return weights, error
+
+
+def _log_mixture(y: Array, s2: float, shift: int, log_weights: Array, sign: int, log_z: float) -> Array:
+    """log sum_j w_j f(y - sign j s) / Z_low on the window y."""
+    total = np.full(y.shape, -np.inf)
+    for j, log_w in enumerate(log_weights):
+        if np.isfinite(log_w):
+            total = np.logaddexp(total, log_w - (y - sign * j * shift) ** 2 / (2 * s2))
+    return total - log_z
+
+
+def dgauss_group_pair(sigma: Fraction, shift: int, rate: float, size: int, tail: float,
+                      way: str) -> AtomicTails | None:
+    """A person's ``size`` = k rows under Poisson subsampling at rate q of a
+    discrete Gaussian on an integer query moving by at most ``shift`` = s per
+    row, w_j = C(k, j) q^j (1-q)^{k-j} (the chance that j of the k rows are
+    drawn), f the PMF of N_Z(0, sigma^2):
+
+    * ``way`` "remove": P = sum_j w_j f(. - j s) against Q = f;
+    * "add": P = f against Q = sum_j w_j f(. - j s);
+    * "replace" (the k rows replaced): P = sum_j w_j f(. - j s) against
+      Q = sum_j w_j f(. + j s); y -> -y swaps P and Q (one direction serves both).
+
+    Why it dominates (GROUP_DOMINATION, ours; the argument of
+    `pld_group.GroupTails` with the discrete Gaussian's randomised tests):
+    given the sample S of the other rows, the set T of the person's rows
+    drawn (|T| = j, chance w_j) moves the query by an integer a_T, |a_T| <= j s,
+    and translating by the query on S (an integer) leaves the pair
+    (sum_T w_T N_Z(a_T), N_Z(0)). For a test phi of N_Z(0)-level p, the
+    upper half-line test U_p of that level is most powerful against every
+    positive shift (the likelihood ratio increases in y) and N_Z(|a|) moved
+    up to N_Z(j s) only raises E[U_p] (U_p increases in y), with y -> -y for
+    negative a: E_{a_T}[phi] <= E_{j s}[U_p], one test for every j; so
+    P(phi) - gamma Q(phi) <= P*(U_p) - gamma Q*(U_p) <= H_gamma(P* || Q*) at
+    every gamma >= 0. Addition: the lower half-line L_p is least powerful,
+    E_{a_T}[phi] >= E_{j s}[L_p]. Replacement: both bounds at once, the new
+    rows' side E >= E_{-j s}[U_p] by reflection (f is even), as in
+    `pld_group.ReplaceGroupTails`. Mixing over S keeps each bound (joint
+    convexity; Balle, Barthe & Gaboardi 2018); Zhu, Dong & Wang 2022 for
+    dominating pairs and their composition. A larger q only moves w towards
+    larger j, so the rate rounded up keeps it dominating. It is exact when
+    the k rows move the query by s each, the same way (a count).
+
+    The window is -K .. K + k s (replace: -K - k s .. K + k s), K from
+    ``tail`` as in `dgauss_subsample_pair`; every shifted PMF has at most
+    ``beyond`` outside it on either side. The loss increases in y for
+    "remove" and "replace" (log sum_j w_j e^{(2 y j s - j^2 s^2) / (2 sigma^2)}
+    increases), decreases for "add": the cut tail of the largest losses
+    goes to +infinity, the other to the smallest kept atom. None where the
+    window, or its work with k + 1 mixture terms, is too large."""
+    s2 = float(Fraction(sigma) ** 2)
+    if not (0 < rate < 1 and 0 < tail < 1 and shift >= 1 and size >= 1 and way in ("remove", "add", "replace")):
+        return None
+    reach = shift * size
+    k = _subsample_window(sigma, reach, tail)
+    if k is None:
+        return None
+    low = -k - reach if way == "replace" else -k
+    outcomes = k + reach - low + 1
+    if outcomes > MAX_ATOMS or outcomes * (size + 1) > MAX_GROUP_WORK:
+        return None
+    _, log_z = _log_pmf(np.arange(-k, k + 1, dtype=float), s2)
+    y = np.arange(low, k + reach + 1, dtype=float)
+    log_w, weight_error = _group_log_weights(size, rate)
+    log_f = -(y * y) / (2 * s2) - log_z
+    log_up = _log_mixture(y, s2, shift, log_w, 1, log_z)
+    if way == "replace":
+        log_p, log_q = log_up, _log_mixture(y, s2, shift, log_w, -1, log_z)
+    else:
+        log_p, log_q = (log_up, log_f) if way == "remove" else (log_f, log_up)
+    losses = log_p - log_q
+    masses = np.exp(log_p)
+    ratio = math.exp(-(2 * k - 1) / (2 * s2))
+    beyond = math.exp(-((k - 1) ** 2) / (2 * s2) - log_z) / (1 - ratio) if ratio < 1 else 1.0
+    smallest = int(np.argmin(losses))
+    masses[smallest] += beyond  # the cut side of the smallest losses, moved up to the smallest kept one
+    # each log-mass: k + 1 logaddexp steps over terms of magnitude up to |log w| + y^2 / (2 s2) + |log Z|
+    magnitude = np.max(np.abs(log_w[np.isfinite(log_w)])) + (np.abs(y) + reach) ** 2 / (2 * s2) + abs(log_z) + 1
+    errors = 16 * ULP * (size + 4) * 2 * magnitude + 2 * weight_error
+    found = _declared(losses, errors, masses, min(beyond, 1.0), f"dgauss-group-{way}")
+    if way == "replace":
+        return found  # symmetric: `pld.directions` puts it in both directions
+    return AtomicTails(found.losses, found.masses, found.infinity, found.label, way == "remove", rate)
+
+
 # ---------------------------------------------------------------- shuffled reports (FMT 2021)
 
 
@@ -309,14 +408,20 @@ def _block_atoms(c: int, mass: float, b: float, top: float) -> tuple[Array, Arra
 def single_release_epsilon(atoms: object, delta: float) -> float | None:
     """The accountant's `exact-atomic`: ONE Poisson-subsampled discrete
     Gaussian release (add/remove: both directions of
-    `dgauss_subsample_pair`; replace-one: `dgauss_replace_pair`), its
+    `dgauss_subsample_pair`; replace-one: `dgauss_replace_pair`; a person's
+    k rows: `dgauss_group_pair`), its
     declared atoms summed at every eps (`discrete.epsilon_for_delta`,
     certified), with no grid: the PLD's discretisation dominated small
     epsilons (sigma 5, q 0.05, shift 3 at delta 1e-2: 0.0232 where the
     atoms give 0.005). The declared atoms are a dominating pair (module
     docstring), so the figure is an upper bound; the cut tails' mass is in
     them (``tail`` only sets the window). None for anything else."""
-    from fuzzpy.accounting.atoms import DiscreteGaussianAtom, ReplaceSubsampledAtom, SubsampledAtom
+    from fuzzpy.accounting.atoms import (
+        DiscreteGaussianAtom,
+        GroupSubsampledAtom,
+        ReplaceSubsampledAtom,
+        SubsampledAtom,
+    )
     from fuzzpy.accounting.discrete import epsilon_for_delta
 
     items = list(getattr(atoms, "items", lambda: [])())
@@ -330,6 +435,10 @@ def single_release_epsilon(atoms: object, delta: float) -> float | None:
         pairs = [dgauss_subsample_pair(atom.inner.sigma, atom.inner.shift, rate, tail, way) for way in (True, False)]
     elif isinstance(atom, ReplaceSubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom):
         pairs = [dgauss_replace_pair(atom.inner.sigma, _up(atom.rate), tail, atom.inner.shift)]
+    elif isinstance(atom, GroupSubsampledAtom) and isinstance(atom.inner, DiscreteGaussianAtom):
+        ways = ("replace",) if atom.replace else ("remove", "add")  # a person's k rows (`dgauss_group_pair`)
+        pairs = [dgauss_group_pair(atom.inner.sigma, atom.inner.shift, _up(atom.rate), atom.size, tail, way)
+                 for way in ways]
     else:
         return None
     if any(pair is None for pair in pairs):

@@ -382,6 +382,7 @@ def staircase(ck: Inferencer, call: PrimCall) -> Judgment:
     arg = call.args[0]
     j = ck.coerce(ck.infer(arg, T.NUM), T.NUM, arg.span, "`staircase` adds noise to one number")
     cost = ck.noise_cost(j.ctx, call.span, "the value given to `staircase`", lambda s: Staircase(s, eps))
+    _mark_replaced(ck, call, cost)  # a replaced row moves a count or clamped sum by its width, not 2s
     ck.note(f"`staircase[{Sens(eps)}]`: staircase noise with steps of width 1; costs eps x ceil(sensitivity) in each variable")
     return Judgment(T.TFuzzy(T.NUM), {}, cost=cost)
 

@@ -819,9 +819,11 @@ def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str
     2010; as the checker charges `g2 db db`, `checker.costs.merge_draw`).
     Otherwise pure costs add along the chain; any other cost is charged
     group privacy over the k parameters of all their events together
-    (`checker.apply._one_mechanism`; fourth adversarial review, U1/U2)."""
+    (`checker.apply._one_mechanism`; fourth adversarial review, U1/U2), or,
+    the accountant's other option, the chain of the parameters' own
+    guarantees, one step each (`events.Group.chained`)."""
     from fuzzpy.accounting.accountant import pure_epsilon
-    from fuzzpy.accounting.events import Group
+    from fuzzpy.accounting.events import Group, Repeat
     from fuzzpy.accounting.local import has_local
     from fuzzpy.checker.costs import merge_events, pure_routes
 
@@ -843,8 +845,9 @@ def _events_by_dataset(events: dict[str, tuple[Event, ...]], keys: dict[str, str
             combined[key] = joined
         elif pure_epsilon(joined) is not None:  # the sum, never the curve of independent releases
             combined[key] = joined if has_local(joined) else (pure_routes(joined),)
-        else:
-            combined[key] = (Group(Fraction(len(nonempty)), joined),)
+        else:  # each parameter's events one route of the chain (`events.Group.chained`)
+            chain = tuple(Repeat(1, evs) for evs in nonempty)
+            combined[key] = (Group(Fraction(len(nonempty)), chain, chained=True),)
     return combined
 
 
