@@ -49,6 +49,11 @@ class Cells:
     spans: tuple[tuple[int, int], ...]
 
     @property
+    def top(self) -> float:
+        """Above every cut: a value clamped here is in the last cell."""
+        return self.low + (self.cells + 1) * self.width
+
+    @property
     def columns(self) -> int:
         """The most cuts one cell's values are compared with."""
         return max(last - first for first, last in self.spans)
@@ -65,22 +70,27 @@ def plan_cells(cuts: list[float]) -> Cells | None:
     width = (high - low) / cells
     if not (width > 1e-290 and math.isfinite(width) and math.isfinite(high - low)):
         return None  # (subnormal widths lose the relative error bound below)
-    # The engine's cell, floor(fl(fl(fl(x) - low) / width)) + 1, errs from the
-    # true (x - low) / width by under 3 roundings of 2^-53 relative to |x| and
-    # |x - low|, both below |low| + |high| + 2 width near a cell's ends; this
-    # module's own `low + k * width` by 2 more: 1e-14 is 20 times that bound.
-    margin = 1e-14 * (abs(low) + abs(high) + 2 * width)
+    # The engine's cell, floor(fl(fl(fl(x) - low) / width)) + 1 of the clamped
+    # x, errs from the true (x - low) / width by 3 roundings of 2^-53 relative
+    # to |x| and |x - low| (in units of x), and this module's own `low + k *
+    # width` by 2 more: all under 2^-53 * 5 (|low| + |high| + 2 width)
+    # = 5.6e-16 (...), so 4e-15 (...) is 7 times the bound.
+    margin = 4e-15 * (abs(low) + abs(high) + 2 * width)
     spans = []
     for k in range(cells + 2):
         start = -math.inf if k == 0 else low + (k - 1) * width - margin
         stop = math.inf if k == cells + 1 else low + k * width + margin
         spans.append((bisect.bisect_left(cuts, start), bisect.bisect_right(cuts, stop)))
     plan = Cells(low, width, cells, tuple(spans))
-    return plan if plan.columns <= MAX_CUTS_PER_CELL else None
+    if not math.isfinite(plan.top) or plan.columns > MAX_CUTS_PER_CELL:
+        return None
+    return plan
 
 
 def cell_sql(plan: Cells, value: str, double: Callable[[float], str]) -> str:
     """The cell of a value (``double(x)`` writes a double literal): the same
     formula for every row, NaN above the last cut as the engine orders it."""
-    index = f"floor(({value} - {double(plan.low)}) / {double(plan.width)}) + {double(1.0)}"
+    # clamped first, so that no arithmetic overflows on any value (an engine may refuse to)
+    near = f"least(greatest({value}, {double(plan.low - plan.width)}), {double(plan.top)})"
+    index = f"floor(({near} - {double(plan.low)}) / {double(plan.width)}) + {double(1.0)}"
     return f"CAST(least(greatest({index}, {double(0.0)}), {double(float(plan.cells + 1))}) AS BIGINT)"

@@ -52,6 +52,7 @@ from fuzzpy.runtime.values import (
     Record,
     RuntimeFailure,
     Thunk,
+    Transient,
     Value,
     WithPair,
     force,
@@ -158,6 +159,8 @@ class EngineInterpreter(Interpreter):
         self.executor = executor
         self.ops = executor.ops
         self._collecting = False
+        #: outside bindings a speculation needed, computed for it alone (`speculative_value`)
+        self._speculated: dict[int, Value] = {}
         self._branches_left = MAX_TRACED_BRANCHES
         self._tracing = 0
         self._wrap_builtins()
@@ -390,8 +393,8 @@ class EngineInterpreter(Interpreter):
         by the next query, which the real evaluation then finds cached.
 
         A speculation has no effect but those requests: it draws no
-        randomness (the source refuses), it may not force a value bound
-        outside it (`_GuardedThunk`, `_lookup`), the recursion budget it uses
+        randomness (the source refuses), it may not keep a value in a
+        binding made outside it (`_GuardedThunk`, `_lookup`), the recursion budget it uses
         is given back, and a row function that would fall back to memory
         stops it instead. It stops at its first error, or at the first use of
         a deferred aggregate's value."""
@@ -406,6 +409,18 @@ class EngineInterpreter(Interpreter):
         finally:
             self._collecting, self.executor.deferring = False, False
             self.macro_calls_left, self.source = saved
+            self._speculated = {}
+
+    def speculative_value(self, thunk: Thunk) -> Value:
+        """An outside binding's value for the speculations of one `prefetch`
+        (the bag a library definition was passed, say), computed afresh and
+        kept only for them: never in the binding, whose value would then
+        hold aggregates deferred by the speculation."""
+        key = id(thunk)
+        if key not in self._speculated:
+            value = thunk.recompute()
+            self._speculated[key] = value.value if isinstance(value, Transient) else value
+        return self._speculated[key]
 
     def _eval_Block(self, expr: S.Block, env: dict) -> Value:
         if not any(isinstance(s, S.SampleStmt) for s in expr.stmts):
@@ -622,8 +637,9 @@ class _NoRandomness:
 
 
 class _GuardedThunk(Thunk):
-    """A call-by-need binding that a speculation may not force unless the
-    speculation made it (so nothing outside it caches a deferred value)."""
+    """A call-by-need binding that keeps no value a speculation computed
+    unless the speculation made it (so nothing outside it caches a deferred
+    value): forced by one, it is computed for the speculations alone."""
 
     __slots__ = ("_interp", "_inner", "_speculative")
 
@@ -637,7 +653,7 @@ class _GuardedThunk(Thunk):
         # the inner thunk keeps its value or not (a value computed for one row
         # is not kept: `values.Transient`); this wrapper never keeps one itself
         if not self._inner._done and self._interp._collecting and not self._speculative:
-            raise _Stop
+            return self._interp.speculative_value(self._inner)
         return self._inner.force()
 
 

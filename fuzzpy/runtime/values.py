@@ -79,6 +79,13 @@ class Thunk:
         return self._value
 
 
+    def recompute(self) -> Value:
+        """The value computed again and not kept (a speculation's look ahead:
+        `fuzzpy.engines.trace`); only before the binding is forced."""
+        assert not self._done
+        return self._compute()
+
+
 def force(value: Value) -> Value:
     return value.force() if isinstance(value, Thunk) else value
 

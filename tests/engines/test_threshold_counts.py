@@ -182,3 +182,20 @@ def test_integer_cuts_past_two_to_the_53_by_cells(tmp_path: Path, cell_queries: 
     assert release(program, "release", data, "duckdb", budget="1e13,0").detail == \
         release(program, "release", data, "memory", budget="1e13,0").detail
     assert cell_queries
+
+
+def test_the_library_median_of_a_mapped_bag_is_one_grouped_query(tmp_path: Path, grouped_passes: list[int]) -> None:
+    """`std.stats.median` is passed a bag bound outside the exponential
+    mechanism (`map` of the rows): the look ahead computes it for itself,
+    keeps nothing in the binding, and the bag is used again after."""
+    program = tmp_path / "library.fz"
+    program.write_text("import std.stats (median);\n" + HEADER +
+                       "def both (db : bag Row) : fuzzy (num, num) = {\n"
+                       "  let xs = map (fun r -> r.x) (filter (fun r -> r.g) db);\n"
+                       "  sample m = median [-1, 0 .. 5] xs 1;\n"
+                       "  sample n = laplace[1] (size (filter (fun x -> x <= 1) xs));\n"
+                       "  return (m, n) };\n")
+    data = _rows(tmp_path, 8)
+    for seed in (1, 2):
+        assert release(program, "both", data, "duckdb", seed=seed) == release(program, "both", data, "memory", seed=seed)
+    assert grouped_passes and all(size == 14 for size in grouped_passes)
