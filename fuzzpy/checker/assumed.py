@@ -296,7 +296,7 @@ class _Evaluator:
             if func.name in _BINARY_BUILTINS and len(values) == 2:
                 x, y = values
                 return z3.If(x <= y, x, y) if func.name == "min" else z3.If(x >= y, x, y)
-            raise Unsupported(f"a call of `{func.name}` (z3 is given `min`, `max`, `abs` and `clip`)")
+            raise Unsupported(f"the body calls `{func.name}`, which z3 is not given (only `min`, `max`, `abs`, `clip`)")
         raise Unsupported(f"the application at {e.span.line}:{e.span.col}")
 
     def _static(self, e: S.Expr) -> Fraction | None:

@@ -62,7 +62,7 @@ class PrivacyFigure:
             return f"cost unavailable ({self.note})"
         if self.rho is not None:
             eps = "unbounded" if self.is_infinite else _show(self.epsilon)
-            return f"{_show(self.rho)}-zCDP, so ({eps}, {_show(float(self.delta))})-DP"
+            return f"{text_up(self.rho)}-zCDP, so ({eps}, {_show(float(self.delta))})-DP"
         if self.is_infinite:
             return f"infinite cost (no finite epsilon at delta = {_show(self.delta)})"
         eps = _show(self.epsilon)
