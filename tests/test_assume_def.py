@@ -1,0 +1,138 @@
+"""`assume def`: declared sensitivities as the interface (Fuzz's trusted
+primitives, Reed & Pierce ICFP 2010), proved by z3 where the body allows,
+refused when false (FZ316), and otherwise an assumption that `check`, its
+JSON, `budget` and `run` name (FZ318). Written against the metric of each
+type (language design, section 2), with other spellings than the example's."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from fuzzpy.checker import check_program
+from fuzzpy.checker.report import json_definitions, text_report
+from fuzzpy.cli import main
+from fuzzpy.frontend.parser import parse_program
+from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.release.pipeline import run
+
+
+def checked(text: str):
+    return check_program(parse_program(text, "<assume>"))
+
+
+def codes(text: str) -> list[str]:
+    with pytest.raises(FuzzError) as info:
+        checked(text)
+    return [d.code for d in info.value.diagnostics]
+
+
+def sens(prog, name: str) -> dict[str, object]:
+    return {p.name: p.sensitivity.value for p in prog.definitions[name].params}
+
+
+def test_sorting_a_triple_by_its_first_two_is_proved_and_the_caller_gets_the_declared_bound() -> None:
+    prog = checked(
+        "assume def order (t :[1] (num, num, num)) : (num, num, num) = {\n"
+        "  let (a, b, c) = t;\n"
+        "  if a <= b then (a, b, c) else (b, a, c)\n"
+        "};\n"
+        "def twice (x : num) (y : num) : (num, num, num) = order (x, y, x);")
+    assert prog.definitions["order"].assumption.status == "proved"
+    assert sens(prog, "order") == {"t": 1}
+    assert sens(prog, "twice") == {"x": 2, "y": 1}  # x stands twice in the triple
+    assert run(prog, "order", {"t": (Fraction(3), Fraction(1), Fraction(0))}) == (1, 3, 0)
+
+
+def test_a_record_argument_in_its_tensor_metric() -> None:
+    prog = checked("type Band = { lo : num, hi : num };\n"
+                   "assume def width (b :[1] Band) : num = abs (b.hi - b.lo);")
+    assert prog.definitions["width"].assumption.status in ("typed", "proved")
+
+
+def test_integers_are_whole_numbers_for_z3() -> None:
+    # a unit step is 1-Lipschitz on the integers (its jump is between 0 and 1) but not on the reals
+    on_ints = checked("assume def step (n :[1] int) : int = if n >= 1 then 1 else 0;")
+    assert on_ints.definitions["step"].assumption.status == "proved"
+    assert codes("assume def step (x :[1] num) : num = if x >= 1 then 1 else 0;") == ["FZ316"]
+
+
+def test_a_false_declaration_is_refused_with_two_arguments() -> None:
+    with pytest.raises(FuzzError) as info:
+        checked("assume def double (x :[1.5] num) : num = x + x;")
+    (diagnostic,) = info.value.diagnostics
+    assert diagnostic.code == "FZ316" and "x = " in diagnostic.notes[0] and "x' = " in diagnostic.notes[0]
+    assert "1.5-sensitive in x" in diagnostic.message
+
+
+def test_soundness_regression_a_wrong_bound_never_lowers_a_charge() -> None:
+    # before `assume def`, the FZ305 check refused it; now z3 must, or the release would be charged 0.5, not 1
+    assert codes("assume def relu2 (x :[0.5] num) : num = max x 0 + max x 0;\n"
+                 "def leak (db : bag num) : fuzzy num = laplace[1] (relu2 (sum[0, 1] db));") == ["FZ316"]
+
+
+def test_a_discrete_result_must_not_change() -> None:
+    assert codes("assume def positive (x :[1] num) : bool = x > 0;") == ["FZ316"]
+
+
+def test_a_constant_function_is_zero_sensitive() -> None:
+    prog = checked("assume def one (x :[0] num) : num = if x > 3 then 1 else 2 - 1;")
+    assert prog.definitions["one"].assumption.status == "proved" and sens(prog, "one") == {"x": 0}
+
+
+def test_an_undeclared_parameter_keeps_its_inferred_sensitivity_and_is_public_in_the_proof() -> None:
+    prog = checked("assume def cap (t : num) (x :[1] num) : num = if x > t then t + (x - t) / 2 else x;")
+    assert prog.definitions["cap"].assumption.status == "proved"
+    assert sens(prog, "cap") == {"t": None, "x": 1}
+
+
+def test_what_z3_is_not_given_is_an_unchecked_assumption_everywhere() -> None:
+    text = ("assume def smooth (x :[1] num) : num = log (1 + exp x);\n"
+            "def inner (db : bag num) : num = smooth (sum[0, 1] db);\n"
+            "def outer (db : bag num) : fuzzy num = laplace[0.5] (inner db);\n"
+            "def alone (db : bag num) : fuzzy num = laplace[0.5] (size db);")
+    prog = checked(text)
+    assumption = prog.definitions["smooth"].assumption
+    assert assumption.status == "unchecked" and "exp" in assumption.reason
+    assert [w.code for w in prog.warnings] == ["FZ318"] and prog.warnings[0].severity == "warning"
+    assert prog.definitions["outer"].rests_on == ("smooth",)  # through `inner`
+    assert prog.definitions["alone"].rests_on == ()
+    report = text_report(prog, None)
+    assert "UNCHECKED ASSUMPTION: 1-sensitive in x" in report
+    assert report.count("rests on an UNCHECKED ASSUMPTION: `smooth`") == 2  # inner and outer
+    documents = {d["name"]: d for d in json_definitions(prog, None)}
+    assert documents["smooth"]["assumption"]["status"] == "unchecked"
+    assert documents["outer"]["rests_on_unchecked"] == ["smooth"]
+    assert "rests_on_unchecked" not in documents["alone"]
+
+
+def test_a_call_of_another_definition_is_not_read() -> None:
+    prog = checked("def g (x : num) : num = x;\nassume def f (x :[1] num) : num = g x + g x - g x;")
+    assert prog.definitions["f"].assumption.status == "unchecked" and "`g`" in prog.definitions["f"].assumption.reason
+
+
+def test_where_assume_does_not_apply() -> None:
+    assert codes("assume def noisy (x :[1] num) : fuzzy num = laplace[1] x;") == ["FZ317"]
+    assert codes("assume def bare (x : num) : num = x + x;") == ["FZ317"]
+    assert codes("assume def over (n : nat) (x :[n] num) : num = n * x;") == ["FZ317"]
+
+
+def test_assume_is_a_name_elsewhere() -> None:
+    prog = checked("def assume (x : num) : num = x;\ndef f (assume : num) : num = assume + 1;")
+    assert set(prog.definitions) == {"assume", "f"}
+
+
+def test_run_says_the_release_rests_on_the_assumption(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    program = tmp_path / "p.fz"
+    program.write_text("assume def smooth (x :[1] num) : num = log (1 + exp x);\n"
+                       "def release (db : bag num) : fuzzy num = laplace[0.5] (smooth (sum[0, 1] db));\n")
+    data = tmp_path / "d.csv"
+    data.write_text("x\n0.5\n1\n")
+    code = main(["run", str(program), "release", "--data", f"db={data}", "--budget", "1",
+                 "--ledger", str(tmp_path / "l.sqlite"), "--json"])
+    out = capsys.readouterr()
+    assert code == 0 and "UNCHECKED ASSUMPTION that `smooth` is 1-sensitive in x" in out.err
+    assert json.loads(out.out)["charged"]["epsilon"] == 0.5
