@@ -279,9 +279,11 @@ class _Evaluator:
 
     def _app(self, e: S.App, env: dict[str, Any]) -> Any:
         z3 = self.z3
-        func, args = e.func, [e.arg]
+        func: S.Expr = e.func
+        args: list[S.Expr] = [e.arg]
         while isinstance(func, S.App):
-            func, args = func.func, [func.arg, *args]
+            args = [func.arg, *args]
+            func = func.func
         if isinstance(func, S.Prim) and func.name == "clip" and len(args) == 1 and len(func.static_args) == 2:
             lo, hi = (self._static(a) for a in func.static_args)
             if lo is None or hi is None:

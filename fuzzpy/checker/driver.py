@@ -15,10 +15,10 @@ import dataclasses
 import gc
 from fractions import Fraction
 
-from fuzzpy.checker import assumed
+from fuzzpy.checker import assumed, obligations
 from fuzzpy.checker import costs as C
-from fuzzpy.checker import obligations
 from fuzzpy.checker import usage as U
+from fuzzpy.checker.assumed import Assumption
 from fuzzpy.checker.context import Binding, DefSig, Globals, Judgment
 from fuzzpy.checker.elaborate import (
     elaborate,
@@ -27,7 +27,6 @@ from fuzzpy.checker.elaborate import (
     with_alias,
 )
 from fuzzpy.checker.errors import ZERO_STATIC_HINT, CheckError, SilentAbort
-from fuzzpy.checker.assumed import Assumption
 from fuzzpy.checker.explain import Tracer
 from fuzzpy.checker.infer import Inferencer
 from fuzzpy.checker.result import (

@@ -20,7 +20,6 @@ and nesting too deep for the later (recursive) phases.
 from __future__ import annotations
 
 import dataclasses
-
 from typing import Any
 
 from fuzzpy.frontend import ranges
