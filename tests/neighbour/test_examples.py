@@ -27,7 +27,7 @@ MODELS = {
     "visit_summary": {"summary": "laplace", "mean_cost": "outcome"},
     "subsampled_count": {"sampled_count": "unsynced"},
     "matrix_gradient": {"noisy_class_sums": "gauss", "laplace_class_sums": "laplace"},
-    "trusted_primitives": {"busier_shift": "laplace", "capped_count": "laplace", "smooth_count": "laplace"},
+    "trusted_primitives": {"busier_ward": "laplace", "capped_count": "laplace", "smooth_count": "laplace"},
     "zcdp_measure": {"visits": "gauss", "mixed": "outcome", "count": "dgauss", "rounds": "outcome"},
     "staircase_counts": {"noisy_older": "staircase", "older_sum": "staircase", "half_step": "staircase",
                          "quarter_steps": "staircase"},
