@@ -146,3 +146,19 @@ def test_run_refuses_another_delta_and_a_pure_budget(files: tuple[Path, Path], t
     assert _run(files, tmp_path / "a.sqlite", "--budget", "5,1e-5", "--delta", "1e-7") == 2
     assert _run(files, tmp_path / "b.sqlite", "--budget", "5") == 3
     capsys.readouterr()
+
+
+def test_audit_recomputes_a_charge_in_its_declared_measure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 200 pure releases: 10-DP by basic composition, but 0.245885-zCDP, so (3.50985, 1e-6)-DP; the audit
+    # once recomputed the pure 10 and called the zCDP charge UNDERCHARGED
+    program = tmp_path / "many.fz"
+    program.write_text("def many (db : bag num) : fuzzy num privacy zcdp[1e-6] =\n"
+                       "  loop[200] 0 (fun c -> laplace[0.05] (size db));\n")
+    data = tmp_path / "v.csv"
+    data.write_text("v\n1\n")
+    ledger = tmp_path / "l.sqlite"
+    assert main(["run", str(program), "many", "--data", f"db={data}", "--budget", "20,1e-5",
+                 "--ledger", str(ledger)]) == 0
+    capsys.readouterr()
+    assert main(["ledger", "--audit", "--ledger", str(ledger), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True

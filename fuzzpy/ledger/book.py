@@ -63,6 +63,7 @@ from fuzzpy.ledger.records import (
 )
 from fuzzpy.ledger.registry import DataUse, Registry, confirm_registration
 from fuzzpy.ledger.rules import (
+    ZCDP_MEASURE,
     Budget,
     BudgetError,
     Exact,
@@ -379,6 +380,10 @@ class Ledger(Registry):
             rule = rule_named(entry.budget.rule)
             try:
                 delta = entry.cost.spend.delta or None
+                if entry.cost.method.startswith(ZCDP_MEASURE) and delta is not None:
+                    # charged in its definition's declared measure: recomputed in it
+                    checked.append((entry, zcdp_measure_cost(entry.events, entry.budget, delta)))
+                    continue
                 checked.append((entry, rule.cost(entry.events, entry.budget, delta)))
             except CostUnavailable:
                 checked.append((entry, None))

@@ -327,7 +327,11 @@ def zcdp_measure_cost(events: Sequence[Event], budget: Budget, delta: Fraction) 
     if not math.isfinite(epsilon):
         raise CostUnavailable("its rho-zCDP gives no finite epsilon at this delta")
     exact = Fraction(epsilon)
-    return labelled(ReleaseCost(Spend(exact, delta), exact, delta, "zCDP (declared measure)"), events)
+    return labelled(ReleaseCost(Spend(exact, delta), exact, delta, ZCDP_MEASURE), events)
+
+
+#: The method of a charge made in a definition's declared zCDP measure (stored with the charge: `audit` reads it)
+ZCDP_MEASURE = "zCDP (declared measure)"
 
 
 RULES: dict[str, Rule] = {rule.name: rule for rule in (BasicRule(), ZcdpRule())}
