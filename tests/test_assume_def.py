@@ -136,3 +136,13 @@ def test_run_says_the_release_rests_on_the_assumption(tmp_path: Path, capsys: py
     out = capsys.readouterr()
     assert code == 0 and "UNCHECKED ASSUMPTION that `smooth` is 1-sensitive in x" in out.err
     assert json.loads(out.out)["charged"]["epsilon"] == 0.5
+
+
+def test_the_printer_writes_both_declarations_back() -> None:
+    from fuzzpy.frontend.printer import print_program as program_text
+
+    text = ("assume def f (x :[1] num) : num = max x 0;\n"
+            "def g (db : bag num) : fuzzy num privacy zcdp[1e-6] = gauss[2] (size db);\n")
+    printed = program_text(parse_program(text, "<a>"))
+    assert "assume def f" in printed and "privacy zcdp[1e-6]" in printed
+    assert program_text(parse_program(printed, "<b>")) == printed
