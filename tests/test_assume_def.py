@@ -109,9 +109,15 @@ def test_what_z3_is_not_given_is_an_unchecked_assumption_everywhere() -> None:
     assert "rests_on_unchecked" not in documents["alone"]
 
 
-def test_a_call_of_another_definition_is_not_read() -> None:
-    prog = checked("def g (x : num) : num = x;\nassume def f (x :[1] num) : num = g x + g x - g x;")
-    assert prog.definitions["f"].assumption.status == "unchecked" and "`g`" in prog.definitions["f"].assumption.reason
+def test_a_call_of_another_definition_is_read_as_its_body() -> None:
+    prog = checked("def g (x : num) (c : num) : num = x * c;\n"
+                   "assume def f (x :[1] num) : num = g x 3 - g x 2;")
+    assert prog.definitions["f"].assumption.status == "proved"  # the rules: inf (a product), z3: x exactly
+    assert codes("def g (x : num) (c : num) : num = x * c;\nassume def h (x :[4] num) : num = g x 3 + g x 2;") \
+        == ["FZ316"]
+    recursive = checked("def rec g (x : num) : num = x;\nassume def f (x :[1] num) : num = g x + g x - g x;")
+    assert recursive.definitions["f"].assumption.status == "unchecked"
+    assert "`g`" in recursive.definitions["f"].assumption.reason
 
 
 def test_where_assume_does_not_apply() -> None:

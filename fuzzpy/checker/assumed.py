@@ -14,14 +14,15 @@ of infinite sensitivity is the same in both runs. This is exactly what the
 signature `(x1 :[s1] A1) -> ... -> B` asserts (the metric-space reading of
 Fuzz's types, Reed & Pierce 2010, Sec. 3). z3 decides it for bodies of
 numbers, integers, booleans, tuples and records built with arithmetic,
-`min`, `max`, `abs`, `clip`, comparisons, `if`, `let`: piecewise-linear
+`min`, `max`, `abs`, `clip`, comparisons, `if`, `let` and calls of other
+non-recursive definitions (read as their bodies): piecewise-linear
 (and polynomial) real arithmetic, a decidable theory (Tarski; nlsat in z3).
 The answer is one of:
 
 * ``proved``: unsat, the declaration holds for every pair of arguments;
 * ``refuted``: a counterexample (two arguments) where it fails: refused;
-* ``unchecked``: a construct outside that fragment (a list, a call of
-  another definition, `exp`, ...) or z3 out of its resource limit: the
+* ``unchecked``: a construct outside that fragment (a list, a recursive
+  call, `exp`, ...) or z3 out of its resource limit: the
   declaration is an assumption, and every report that rests on it says so.
 
 The budget is z3's deterministic resource limit (`rlimit`), never a time,
@@ -41,6 +42,9 @@ from fuzzpy.support.records import frozen
 
 #: z3's deterministic resource limit per declaration (a few seconds at most)
 RLIMIT = 4_000_000
+
+#: calls of other definitions read as their bodies, at most this deep
+_MAX_CALL_DEPTH = 16
 
 _UNARY_BUILTINS = frozenset({"abs"})
 _BINARY_BUILTINS = frozenset({"min", "max"})
@@ -87,14 +91,17 @@ def prove(
     bounds: Mapping[str, Sens],
     result: T.Type,
     constants: Mapping[str, Fraction],
+    defs: Mapping[str, S.DefDecl] | None = None,
 ) -> Verdict:
-    """Whether the definition is ``bounds``-sensitive (the joint claim above)."""
+    """Whether the definition is ``bounds``-sensitive (the joint claim above).
+    A call of another (non-recursive) definition of ``defs`` is read as its
+    body, as the interpreter runs it."""
     try:
         import z3
     except ImportError:  # pragma: no cover - z3 is a dependency
         return Verdict("unchecked", "z3 is not available")
     try:
-        return _prove(z3, decl, params, bounds, result, constants)
+        return _prove(z3, decl, params, bounds, result, constants, defs or {})
     except Unsupported as why:
         return Verdict("unchecked", str(why))
     except z3.Z3Exception as exc:  # pragma: no cover - a sort clash z3 reports
@@ -103,7 +110,7 @@ def prove(
 
 def _prove(
     z3: Any, decl: S.DefDecl, params: list[tuple[str, T.Type]], bounds: Mapping[str, Sens], result: T.Type,
-    constants: Mapping[str, Fraction],
+    constants: Mapping[str, Fraction], defs: Mapping[str, S.DefDecl],
 ) -> Verdict:
     if decl.recursive:
         raise Unsupported("the body is recursive")
@@ -121,7 +128,7 @@ def _prove(
         finite, same = _distance(z3, ty, left[name], right[name])
         side.extend(same)  # a discrete part that differs is at distance infinity: the claim holds there
         budget = budget + _real(z3, bound.value) * finite
-    evaluator = _Evaluator(z3, constants)
+    evaluator = _Evaluator(z3, constants, {n: d for n, d in defs.items() if n != decl.name})
     out_left = evaluator.eval(decl.body, left)
     out_right = evaluator.eval(decl.body, right)
     finite, same = _distance(z3, result, out_left, out_right)
@@ -198,9 +205,11 @@ def _show(model: Any, value: Any) -> str:
 class _Evaluator:
     """The body as a z3 term, read by the interpreter's meaning of each construct."""
 
-    def __init__(self, z3: Any, constants: Mapping[str, Fraction]) -> None:
+    def __init__(self, z3: Any, constants: Mapping[str, Fraction], defs: Mapping[str, S.DefDecl]) -> None:
         self.z3 = z3
         self.constants = constants
+        self.defs = defs
+        self.depth = 0
 
     def eval(self, e: S.Expr, env: dict[str, Any]) -> Any:  # noqa: C901, PLR0911, PLR0912 - one case per construct
         z3 = self.z3
@@ -213,7 +222,7 @@ class _Evaluator:
                 return env[e.name]
             if e.name in self.constants:
                 return _real(z3, self.constants[e.name])
-            raise Unsupported(f"`{e.name}` is not a parameter, a local or a constant (a call of another definition is not read)")
+            raise Unsupported(f"`{e.name}` is not a parameter, a local, a constant or a call read by z3")
         if isinstance(e, S.Ann):
             return self.eval(e.expr, env)
         if isinstance(e, S.Tuple):
@@ -290,6 +299,8 @@ class _Evaluator:
                 raise Unsupported("`clip` bounds that are not constants")
             x = self.eval(args[0], env)
             return z3.If(x < _real(z3, lo), _real(z3, lo), z3.If(x > _real(z3, hi), _real(z3, hi), x))
+        if isinstance(func, S.Var) and func.name not in env and func.name in self.defs:
+            return self._call(self.defs[func.name], [self.eval(a, env) for a in args])
         if isinstance(func, S.Var) and func.name not in env:
             values = [self.eval(a, env) for a in args]
             if func.name in _UNARY_BUILTINS and len(values) == 1:
@@ -300,6 +311,18 @@ class _Evaluator:
                 return z3.If(x <= y, x, y) if func.name == "min" else z3.If(x >= y, x, y)
             raise Unsupported(f"the body calls `{func.name}`, which z3 is not given (only `min`, `max`, `abs`, `clip`)")
         raise Unsupported(f"the application at {e.span.line}:{e.span.col}")
+
+    def _call(self, callee: S.DefDecl, values: list[Any]) -> Any:
+        """A call of another definition with all its arguments: its body with
+        the parameters bound to them (the interpreter's call by value; a
+        parameter's name hides a constant of that name, as in `check`)."""
+        if callee.recursive or len(values) != len(callee.params) or self.depth >= _MAX_CALL_DEPTH:
+            raise Unsupported(f"the call of `{callee.name}` (recursive, partial, or nested too deeply)")
+        self.depth += 1
+        try:
+            return self.eval(callee.body, {p.name: v for p, v in zip(callee.params, values, strict=True)})
+        finally:
+            self.depth -= 1
 
     def _static(self, e: S.Expr) -> Fraction | None:
         if isinstance(e, S.NumLit):

@@ -819,7 +819,7 @@ class ProgramChecker:
         if not claims:
             return Assumption(decl.name, (), "typed")
         bounds = {name: bound for (name, _), bound in zip(params, sens, strict=True)}
-        verdict = assumed.prove(decl, params, bounds, result, self.globals.constants)
+        verdict = assumed.prove(decl, params, bounds, result, self.globals.constants, self.globals.defs)
         if verdict.status == "refuted":
             claim = ", ".join(f"{declared}-sensitive in {name}" for name, declared, _ in claims)
             self.errors.append(Diagnostic(
