@@ -162,3 +162,11 @@ def test_audit_recomputes_a_charge_in_its_declared_measure(tmp_path: Path, capsy
     capsys.readouterr()
     assert main(["ledger", "--audit", "--ledger", str(ledger), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["ok"] is True
+
+
+def test_the_python_api_gives_rho() -> None:
+    import fuzzpy
+
+    report = fuzzpy.loads("def g (db : bag num) : fuzzy num privacy zcdp[1e-6] = gauss[5] (size db);").check()
+    cost = report["g"].costs["db"]
+    assert cost.rho == Fraction(1, 50) and cost.to_json()["measure"] == "zcdp" and "0.02-zCDP" in cost.text
