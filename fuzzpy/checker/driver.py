@@ -605,6 +605,12 @@ class ProgramChecker:
                 usage = body.ctx.get(name)
                 sens = ZERO if usage is None else usage.sens
                 declared = self._declared(decl, param) if decl.assumed else None
+                if declared is not None and sens > declared and declared.is_zero:
+                    # `run` never forces what the checker says is used at 0 (`CheckedProgram.captures`), but
+                    # the body still reads it: a binding could then be forced only on the rows that reach it
+                    raise CheckError("FZ317", f"`assume def {decl.name}` declares `{name}` 0-sensitive, but its body "
+                                     f"reads it: a bound of 0 is not assumed (`run` would evaluate what the checker "
+                                     "says is unused)", param.span, hint="declare a positive bound, or drop the parameter")
                 if declared is not None and sens > declared:
                     # `assume def`: the declaration is the interface; z3 checks it below (`assumed`)
                     claims.append((name, declared, sens))
