@@ -154,3 +154,28 @@ def test_the_printer_writes_both_declarations_back() -> None:
     printed = program_text(parse_program(text, "<a>"))
     assert "assume def f" in printed and "privacy zcdp[1e-6]" in printed
     assert program_text(parse_program(printed, "<b>")) == printed
+
+
+def test_what_z3_proves_holds_on_random_pairs_run_by_the_interpreter() -> None:
+    import random
+
+    prog = checked(
+        "assume def cswp (p :[1] (num, num)) : (num, num) = { let (a, b) = p; (min a b, max a b) };\n"
+        "assume def knee (x :[1] num) : num = if x > 2 then 2 + (x - 2) / 3 else if x < -1 then -1 else x;\n"
+        "assume def spread (p :[2] (num, num)) : num = abs (fst2 p - snd2 p);\n"
+        "def fst2 (p : (num, num)) : num = { let (a, b) = p; a };\n"
+        "def snd2 (p : (num, num)) : num = { let (a, b) = p; b };")
+    assert all(prog.definitions[n].assumption.status in ("proved", "typed") for n in ("cswp", "knee", "spread"))
+    rng = random.Random(27)
+
+    def number() -> Fraction:
+        return Fraction(rng.randint(-400, 400), rng.choice([1, 3, 7, 8]))
+
+    for _ in range(40):
+        p, q = (number(), number()), (number(), number())
+        moved = abs(p[0] - q[0]) + abs(p[1] - q[1])
+        a, b = run(prog, "cswp", {"p": p}), run(prog, "cswp", {"p": q})
+        assert abs(a[0] - b[0]) + abs(a[1] - b[1]) <= moved
+        assert abs(run(prog, "spread", {"p": p}) - run(prog, "spread", {"p": q})) <= 2 * moved
+        x, y = number(), number()
+        assert abs(run(prog, "knee", {"x": x}) - run(prog, "knee", {"x": y})) <= abs(x - y)
