@@ -92,6 +92,10 @@ def test_a_release_without_a_zcdp_bound_is_refused_where_it_is_written() -> None
                    "def t (db : bag num) : fuzzy int privacy zcdp[1e-6] = top (tabulate [1] (fun c -> size db)) 1;")
     (refused,) = diagnostics(approximate)
     assert refused.code == "FZ319" and refused.span.line == 2
+    through = diagnostics("def med (db : bag num) : fuzzy (num + unit) = ptr_median[0.5, 0.000001, 4] db;\n"
+                          "def m (db : bag num) : fuzzy (num + unit) privacy zcdp[1e-6] =\n"
+                          "  { sample g = gauss[9] (size db); med db };")
+    assert [(d.code, d.span.line, d.span.col) for d in through] == [("FZ319", 3, 36)]  # at the call of `med`
 
 
 def test_where_the_measure_does_not_apply() -> None:

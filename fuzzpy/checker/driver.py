@@ -857,9 +857,11 @@ class ProgramChecker:
             self.errors.append(Diagnostic("FZ317", "the delta of `zcdp[..]` must be a static number in (0, 1)",
                                           measure.delta.span))
             return None
+        # a callee whose own releases have no zCDP bound: the call is where it is written
+        callees = {n for n, d in self.checked.items() if any(rho(evs) is None for evs in d.privacy.values())}
         for name, events in privacy.items():
             if rho(events) is None:
-                where = _release_span(decl.body, events) or measure.span
+                where = _release_span(decl.body, events, callees) or measure.span
                 self.errors.append(Diagnostic(
                     "FZ319", f"`{decl.name}` declares `privacy zcdp[..]`, but a release in `{name}` has no zCDP bound: "
                     f"{C.describe_events(tuple(e for e in events if rho((e,)) is None))}",
@@ -1123,13 +1125,14 @@ def _walk_syntax(node: object) -> list[object]:
 _NO_ZCDP_PRIMS = frozenset({"ptr_median", "shuffle", "subsample"})
 
 
-def _release_span(body: S.Expr, events: tuple) -> Span | None:
+def _release_span(body: S.Expr, events: tuple, callees: set[str] | frozenset[str] = frozenset()) -> Span | None:
     """Where the release without a zCDP bound is written: the first
-    `ptr_median`, `shuffle` or `subsample`, or call of a mechanism proved
-    (eps, delta), in the body (None: not found, the measure is pointed at)."""
+    `ptr_median`, `shuffle` or `subsample`, call of a mechanism proved
+    (eps, delta), or call of a definition (``callees``) with such a release,
+    in the body (None: not found, the measure is pointed at)."""
     from fuzzpy.accounting.events import Verified
 
-    approx = {e.name for e in events if isinstance(e, Verified)}
+    approx = {e.name for e in events if isinstance(e, Verified)} | set(callees)
     nodes = sorted((n for n in _walk_syntax(body) if hasattr(n, "span")), key=lambda n: (n.span.line, n.span.col))
     for node in nodes:
         if isinstance(node, S.Prim) and node.name in _NO_ZCDP_PRIMS:
