@@ -179,3 +179,12 @@ def test_what_z3_proves_holds_on_random_pairs_run_by_the_interpreter() -> None:
         assert abs(run(prog, "spread", {"p": p}) - run(prog, "spread", {"p": q})) <= 2 * moved
         x, y = number(), number()
         assert abs(run(prog, "knee", {"x": x}) - run(prog, "knee", {"x": y})) <= abs(x - y)
+
+
+def test_a_with_pair_in_its_max_metric() -> None:
+    # <a, b> moves by max(|da|, |db|): their sum is 2-sensitive in it, their larger one 1-sensitive
+    prog = checked("assume def top (w :[1] <num & num>) : num = max (fst w) (snd w);")
+    assert prog.definitions["top"].assumption.status in ("typed", "proved")
+    assert codes("assume def both (w :[1.5] <num & num>) : num = fst w + snd w;") == ["FZ316"]
+    assert checked("assume def both (w :[2] <num & num>) : num = fst w + snd w;").definitions["both"] \
+        .assumption.status in ("typed", "proved")

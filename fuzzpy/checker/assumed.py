@@ -13,7 +13,7 @@ for the declared (or, where none is declared, the inferred) si; a parameter
 of infinite sensitivity is the same in both runs. This is exactly what the
 signature `(x1 :[s1] A1) -> ... -> B` asserts (the metric-space reading of
 Fuzz's types, Reed & Pierce 2010, Sec. 3). z3 decides it for bodies of
-numbers, integers, booleans, tuples and records built with arithmetic,
+numbers, integers, booleans, tuples, with-pairs and records built with arithmetic,
 `min`, `max`, `abs`, `clip`, comparisons, `if`, `let` and calls of other
 non-recursive definitions (read as their bodies): piecewise-linear
 (and polynomial) real arithmetic, a decidable theory (Tarski; nlsat in z3).
@@ -79,6 +79,14 @@ class Assumption:
 class Verdict:
     status: str  # "proved" | "refuted" | "unchecked"
     detail: str = ""  # the counterexample, or why unchecked
+
+
+@frozen
+class _With:
+    """A with-pair's two z3 values (its metric is the larger distance)."""
+
+    left: Any
+    right: Any
 
 
 class Unsupported(Exception):
@@ -161,6 +169,8 @@ def _fresh(z3: Any, ty: T.Type, name: str, side: list[Any]) -> Any:
         return tuple(_fresh(z3, item, f"{name}.{i + 1}", side) for i, item in enumerate(ty.items))
     if isinstance(ty, T.TRecord):
         return {field: _fresh(z3, item, f"{name}.{field}", side) for field, item in ty.fields}
+    if isinstance(ty, T.TWith):
+        return _With(_fresh(z3, ty.left, f"{name}.fst", side), _fresh(z3, ty.right, f"{name}.snd", side))
     raise Unsupported(f"a parameter of type `{ty}` (z3 is given numbers, booleans, tuples and records)")
 
 
@@ -171,6 +181,10 @@ def _distance(z3: Any, ty: T.Type, a: Any, b: Any) -> tuple[Any, list[Any]]:
         return z3.If(a >= b, a - b, b - a), []
     if isinstance(ty, T.TBool):
         return z3.RealVal(0), [a == b]
+    if isinstance(ty, T.TWith):  # max(d(a), d(b)); infinite if a discrete part of either differs
+        (left, same_left), (right, same_right) = (_distance(z3, ty.left, a.left, b.left),
+                                                  _distance(z3, ty.right, a.right, b.right))
+        return z3.If(left >= right, left, right), same_left + same_right
     if isinstance(ty, T.TTuple):
         parts = [_distance(z3, item, x, y) for item, x, y in zip(ty.items, a, b, strict=True)]
     elif isinstance(ty, T.TRecord):
@@ -194,6 +208,8 @@ def _show(model: Any, value: Any) -> str:
         return "(" + ", ".join(_show(model, v) for v in value) + ")"
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{k} = {_show(model, v)}" for k, v in value.items()) + " }"
+    if isinstance(value, _With):
+        return f"<{_show(model, value.left)}, {_show(model, value.right)}>"
     shown = model.eval(value, model_completion=True)
     try:
         fraction = shown.as_fraction()
@@ -227,6 +243,8 @@ class _Evaluator:
             return self.eval(e.expr, env)
         if isinstance(e, S.Tuple):
             return tuple(self.eval(item, env) for item in e.items)
+        if isinstance(e, S.WithPair):
+            return _With(self.eval(e.left, env), self.eval(e.right, env))
         if isinstance(e, S.RecordLit):
             return {name: self.eval(item, env) for name, item in e.fields}
         if isinstance(e, S.Field):
@@ -303,6 +321,8 @@ class _Evaluator:
             return self._call(self.defs[func.name], [self.eval(a, env) for a in args])
         if isinstance(func, S.Var) and func.name not in env:
             values = [self.eval(a, env) for a in args]
+            if func.name in ("fst", "snd") and len(values) == 1:
+                return _component(values[0], func.name == "fst")
             if func.name in _UNARY_BUILTINS and len(values) == 1:
                 (x,) = values
                 return z3.If(x >= 0, x, -x)
@@ -340,12 +360,22 @@ class _Evaluator:
         return None
 
 
+def _component(pair: Any, first: bool) -> Any:
+    if isinstance(pair, _With):
+        return pair.left if first else pair.right
+    if isinstance(pair, tuple) and len(pair) == 2:
+        return pair[0] if first else pair[1]
+    raise Unsupported("`fst`/`snd` of a value that is not a pair")
+
+
 def _choose(z3: Any, cond: Any, a: Any, b: Any) -> Any:
+    if isinstance(a, _With) and isinstance(b, _With):
+        return _With(_choose(z3, cond, a.left, b.left), _choose(z3, cond, a.right, b.right))
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
         return tuple(_choose(z3, cond, x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
         return {k: _choose(z3, cond, a[k], b[k]) for k in a}
-    if isinstance(a, (tuple, dict)) or isinstance(b, (tuple, dict)):
+    if isinstance(a, (tuple, dict, _With)) or isinstance(b, (tuple, dict, _With)):
         raise Unsupported("branches of different shapes")
     return z3.If(cond, a, b)
 
