@@ -624,6 +624,24 @@ def rho(events: Iterable[Event]) -> Fraction | None:
     return total
 
 
+def zcdp_guarantee(events: Iterable[Event], delta: Fraction) -> tuple[Fraction, float] | None:
+    """A release in rho-zCDP (a definition's declared measure, `privacy
+    zcdp[delta]`): (rho, eps) with rho the events' total (`rho`: composition
+    adds rho, Bun & Steinke 2016, Lemma 2.3) and eps its (eps, delta)
+    conversion at ``delta`` (Canonne, Kamath & Steinke 2020, Cor. 13, each
+    order's value rounded up; delta read rounded down, which only raises
+    eps). None when an event has no zCDP bound. `check` reports and `run`
+    charges exactly these numbers."""
+    from fuzzpy.accounting.rounding import float_down
+
+    total = rho(events)
+    if total is None:
+        return None
+    if total == 0:
+        return Fraction(0), 0.0
+    return total, float(_module("zcdp").epsilon_cks(float_up(total), float_down(delta)))
+
+
 def _one_rho(event: Event) -> Fraction | None:
     try:
         found, delta = _module("zcdp").total_rho(atoms_of((event,)))

@@ -42,6 +42,7 @@ class Cost:
     pure_epsilon: Fraction | None  # the exact pure cost, when reported beside an approximate one
     text: str  # as `fuzzpy check` prints it: "0.1-DP", "(1.2, 1e-06)-DP"
     note: str | None = None
+    rho: Fraction | None = None  # `privacy zcdp[delta]`: the rho-zCDP (epsilon is its conversion at delta)
 
     @property
     def events_text(self) -> str:
@@ -59,6 +60,9 @@ class Cost:
             doc["pure_epsilon"] = _number(self.pure_epsilon)
         if self.note:
             doc["note"] = self.note
+        if self.rho is not None:
+            doc["measure"] = "zcdp"
+            doc["rho"] = _number(self.rho)
         return doc
 
 
@@ -358,7 +362,7 @@ def _symbolic(d: CheckedDef, name: str) -> str | None:
 
 def _cost(database: str, events: tuple[Event, ...], figure: PrivacyFigure) -> Cost:
     return Cost(database, tuple(events), figure.epsilon, figure.delta, figure.method, figure.pure_epsilon,
-                figure.text(), figure.note)
+                figure.text(), figure.note, figure.rho)
 
 
 def _number(value: Fraction | float | None) -> object:

@@ -11,12 +11,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from fractions import Fraction
 
+from fuzzpy.checker import assumed, obligations
 from fuzzpy.checker import costs as C
-from fuzzpy.checker import obligations
 from fuzzpy.checker import usage as U
+from fuzzpy.checker.assumed import Assumption
 from fuzzpy.checker.context import Binding, DefSig, Globals, Judgment
 from fuzzpy.checker.elaborate import (
     elaborate,
@@ -147,6 +149,7 @@ class ProgramChecker:
         #: each definition with static parameters, at each tuple of values a call gave
         self._instances: dict[tuple[str, tuple[Poly, ...]], DefSig] = {}
         self.errors: list[Diagnostic] = []
+        self.warnings: list[Diagnostic] = []
         self.checked: dict[str, CheckedDef] = {}
         self._in_progress: list[str] = []
         self._collected = False
@@ -232,9 +235,12 @@ class ProgramChecker:
         self.errors += self.mechanism_form_errors()
         if self.errors:
             raise FuzzError(tuple(_dedupe(self.errors)))
+        resting = rests_on(self.checked)
+        definitions = {n: (dataclasses.replace(d, rests_on=resting[n]) if resting[n] else d) for n, d in self.checked.items()}
         return CheckedProgram(
             program=self.program,
-            definitions=dict(self.checked),
+            definitions=definitions,
+            warnings=tuple(self.warnings),
             mechanisms=dict(self.globals.mechanisms),
             constants=dict(self.globals.constants),
             vector_lengths=dict(self.globals.vector_lengths),
@@ -538,6 +544,9 @@ class ProgramChecker:
         # a definition over `nat` indices checked as symbols: its bounds are index terms (DFuzz)
         nats = frozenset() if deferred or decl.recursive else frozenset(p.name for p in decl.params if _is_nat(p.type))
         shown: Sens | None = None  # what the type prints for a parameter, when not its sensitivity
+        claims: list[tuple[str, Sens, Sens]] = []
+        if decl.assumed or decl.measure is not None:
+            self._check_forms(decl, body, symbolic, nats, deferred)
         for param, (name, ty) in zip(decl.params, params, strict=True):
             if deferred and name not in symbolic:
                 # checked at each call's numbers: the generic pass read its
@@ -595,7 +604,18 @@ class ProgramChecker:
             else:
                 usage = body.ctx.get(name)
                 sens = ZERO if usage is None else usage.sens
-                if not nats:
+                declared = self._declared(decl, param) if decl.assumed else None
+                if declared is not None and sens > declared and declared.is_zero:
+                    # `run` never forces what the checker says is used at 0 (`CheckedProgram.captures`), but
+                    # the body still reads it: a binding could then be forced only on the rows that reach it
+                    raise CheckError("FZ317", f"`assume def {decl.name}` declares `{name}` 0-sensitive, but its body "
+                                     f"reads it: a bound of 0 is not assumed (`run` would evaluate what the checker "
+                                     "says is unused)", param.span, hint="declare a positive bound, or drop the parameter")
+                if declared is not None and sens > declared:
+                    # `assume def`: the declaration is the interface; z3 checks it below (`assumed`)
+                    claims.append((name, declared, sens))
+                    sens = declared
+                elif not nats:
                     self._check_declared(decl, param, usage)
                 elif name not in symbolic:
                     self._check_bound_poly(decl, param, sens.as_poly(), "sensitive")
@@ -610,11 +630,14 @@ class ProgramChecker:
             self.globals.sigs[decl.name] = sig
             if symbolic:  # its cost is an expression: no event list the accountant could read
                 privacy = {}
+            assumption = self._assumption(decl, params, sens_list, body.type, claims) if decl.assumed else None
+            zcdp_delta = self._zcdp_measure(decl, privacy) if decl.measure is not None else None
             self.checked[decl.name] = CheckedDef(
                 decl.name, decl, tuple(infos), body.type, privacy, static_params=symbolic, symbolic_privacy=symbolic_costs,
                 argument_privacy={} if symbolic else arguments, deferred=tuple(deferred.items()),
                 draws={} if symbolic else C.draw_numbers(
                     {n: c for (n, t), c in zip(params, costs, strict=False) if isinstance(t, T.TBag)}),
+                assumption=assumption, zcdp_delta=zcdp_delta,
             )
         return sig
 
@@ -764,6 +787,89 @@ class ProgramChecker:
             if needs:
                 self.globals.call_lengths[span] = {var: var for var in needs}
         return frozenset(needs)
+
+    # ------------------------------------------------------------ `assume def` and `privacy zcdp[..]`
+
+    def _check_forms(self, decl: S.DefDecl, body: Judgment, symbolic: tuple[str, ...], nats: frozenset[str],
+                     deferred: dict[str, str]) -> None:
+        """Where the two declarations apply: an `assume def` is a deterministic
+        function of numbers given at the call (Fuzz's trusted primitives); a
+        measure is that of a release (a `fuzzy` result)."""
+        if decl.assumed:
+            if body.cost is not None:
+                raise CheckError("FZ317", f"`assume def {decl.name}` returns a distribution: only a deterministic "
+                                 "function's sensitivity may be declared and assumed (a privacy cost never is)",
+                                 decl.name_span, hint="drop `assume`, or move the noise to a caller")
+            if symbolic or nats or deferred:
+                raise CheckError("FZ317", f"`assume def {decl.name}` has static parameters or `nat` indices: its declared "
+                                 "sensitivities must be numbers", decl.name_span)
+            if not any(p.sens is not None for p in decl.params):
+                raise CheckError("FZ317", f"`assume def {decl.name}` declares no sensitivity: write the bound it assumes, "
+                                 "`(p :[1] (num, num))`", decl.name_span)
+        measure = decl.measure
+        if measure is not None:
+            if measure.kind != "zcdp":  # pragma: no cover - the grammar admits only zcdp
+                raise CheckError("FZ317", f"unknown measure `{measure.kind}`", measure.span)
+            if body.cost is None:
+                raise CheckError("FZ317", f"`{decl.name}` declares `privacy zcdp[..]` but returns no distribution: a "
+                                 "measure is that of a release", measure.span)
+            if symbolic or deferred:
+                raise CheckError("FZ317", f"`{decl.name}` declares `privacy zcdp[..]` and has static parameters: not "
+                                 "supported yet (declare the measure in the caller that gives them numbers)",
+                                 measure.span)
+
+    def _assumption(self, decl: S.DefDecl, params: list[tuple[str, T.Type]], sens: list[Sens], result: T.Type,
+                    claims: list[tuple[str, Sens, Sens]]) -> Assumption:
+        """The declaration beyond the rules proved by z3, refused when refuted,
+        and otherwise an assumption every report that uses it names."""
+        if not claims:
+            return Assumption(decl.name, (), "typed")
+        bounds = {name: bound for (name, _), bound in zip(params, sens, strict=True)}
+        verdict = assumed.prove(decl, params, bounds, result, self.globals.constants, self.globals.defs)
+        if verdict.status == "refuted":
+            claim = ", ".join(f"{declared}-sensitive in {name}" for name, declared, _ in claims)
+            self.errors.append(Diagnostic(
+                "FZ316", f"`{decl.name}` is not {claim}: z3 finds arguments where the declaration fails",
+                decl.name_span, notes=(f"for example {verdict.detail}",),
+                labels=tuple(Label(p.span, f"declared {p.name}") for p in decl.params
+                             if any(p.name == c[0] for c in claims)),
+                hint="raise the declared bound (the rules infer "
+                     + ", ".join(f"{inferred} in {name}" for name, _, inferred in claims) + ")"))
+            return Assumption(decl.name, tuple(claims), "refuted", verdict.detail)
+        if verdict.status == "proved":
+            return Assumption(decl.name, tuple(claims), "proved")
+        found = Assumption(decl.name, tuple(claims), "unchecked", verdict.detail)
+        self.warnings.append(Diagnostic(
+            "FZ318", f"`{decl.name}` is taken to be {found.claim_text()} without proof: {verdict.detail}",
+            decl.name_span, severity="warning",
+            notes=("every figure of a definition that uses it rests on this assumption, and `check` and `run` say so",)))
+        return found
+
+    def _zcdp_measure(self, decl: S.DefDecl, privacy: dict[str, tuple]) -> Fraction | None:
+        """`privacy zcdp[delta]`: the delta (0 < delta < 1), and every release
+        with a zCDP bound (Bun & Steinke 2016), else a located refusal."""
+        from fuzzpy.accounting.accountant import rho
+
+        measure = decl.measure
+        assert measure is not None
+        delta = static_value(measure.delta, self.globals.constants)
+        if not isinstance(delta, Fraction) or not 0 < delta < 1:
+            self.errors.append(Diagnostic("FZ317", "the delta of `zcdp[..]` must be a static number in (0, 1)",
+                                          measure.delta.span))
+            return None
+        # a callee whose own releases have no zCDP bound: the call is where it is written
+        callees = {n for n, d in self.checked.items() if any(rho(evs) is None for evs in d.privacy.values())}
+        for name, events in privacy.items():
+            if rho(events) is None:
+                where = _release_span(decl.body, events, callees) or measure.span
+                self.errors.append(Diagnostic(
+                    "FZ319", f"`{decl.name}` declares `privacy zcdp[..]`, but a release in `{name}` has no zCDP bound: "
+                    f"{C.describe_events(tuple(e for e in events if rho((e,)) is None))}",
+                    where, labels=(Label(measure.span, "the measure declared here"),),
+                    hint="zCDP covers Gaussian and discrete Gaussian noise and pure-DP releases; a mechanism proved "
+                         "only (eps, delta) with delta > 0, propose-test-release or shuffling have none: drop the "
+                         "measure to have it reported in (eps, delta)"))
+        return delta
 
     def _check_private(self, decl: S.DefDecl, name: str, cost: C.Cost | None) -> None:
         if cost is None or cost.blame is None:
@@ -1012,6 +1118,44 @@ def _walk_syntax(node: object) -> list[object]:
         elif dataclasses.is_dataclass(item) and not isinstance(item, type):
             found.append(item)
             stack.extend(getattr(item, f.name) for f in dataclasses.fields(item) if f.name != "span")
+    return found
+
+
+#: the primitives and calls that release with no zCDP bound (`_release_span`)
+_NO_ZCDP_PRIMS = frozenset({"ptr_median", "shuffle", "subsample"})
+
+
+def _release_span(body: S.Expr, events: tuple, callees: set[str] | frozenset[str] = frozenset()) -> Span | None:
+    """Where the release without a zCDP bound is written: the first
+    `ptr_median`, `shuffle` or `subsample`, call of a mechanism proved
+    (eps, delta), or call of a definition (``callees``) with such a release,
+    in the body (None: not found, the measure is pointed at)."""
+    from fuzzpy.accounting.events import Verified
+
+    approx = {e.name for e in events if isinstance(e, Verified)} | set(callees)
+    nodes = sorted((n for n in _walk_syntax(body) if hasattr(n, "span")), key=lambda n: (n.span.line, n.span.col))
+    for node in nodes:
+        if isinstance(node, S.Prim) and node.name in _NO_ZCDP_PRIMS:
+            return node.span
+        if isinstance(node, S.Var) and node.name in approx:
+            return node.span
+    return None
+
+
+def rests_on(definitions: dict[str, CheckedDef]) -> dict[str, tuple[str, ...]]:
+    """Each definition's unchecked `assume def`s, itself and those it calls, transitively."""
+    unchecked = {n for n, d in definitions.items() if d.assumption is not None and not d.assumption.checked}
+    calls = {n: {v.name for v in _walk_syntax(d.decl.body) if isinstance(v, S.Var) and v.name in definitions}
+             for n, d in definitions.items()}
+    found: dict[str, tuple[str, ...]] = {}
+    for name in definitions:
+        seen, stack = {name}, [name]
+        while stack:
+            for callee in calls.get(stack.pop(), ()):
+                if callee not in seen:
+                    seen.add(callee)
+                    stack.append(callee)
+        found[name] = tuple(sorted(seen & unchecked))
     return found
 
 

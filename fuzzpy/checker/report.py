@@ -54,10 +54,15 @@ class PrivacyFigure:
     # neighbours, and each person also holds a local one (`accounting.local`)
     neighbours: str = "add/remove"
     local_epsilon: Fraction | None = None
+    #: `privacy zcdp[delta]`: the release's rho-zCDP (epsilon is its conversion at delta)
+    rho: Fraction | None = None
 
     def text(self) -> str:
         if self.epsilon is None:
             return f"cost unavailable ({self.note})"
+        if self.rho is not None:
+            eps = "unbounded" if self.is_infinite else _show(self.epsilon)
+            return f"{text_up(self.rho)}-zCDP, so ({eps}, {_show(float(self.delta))})-DP"
         if self.is_infinite:
             return f"infinite cost (no finite epsilon at delta = {_show(self.delta)})"
         eps = _show(self.epsilon)
@@ -85,6 +90,9 @@ class PrivacyFigure:
             doc["neighbours"] = self.neighbours
         if self.local_epsilon is not None:
             doc["local_epsilon"] = _upper_float(self.local_epsilon)
+        if self.rho is not None:
+            doc["measure"] = "zcdp"
+            doc["rho"] = _upper_float(self.rho)
         return doc
 
 
@@ -147,6 +155,23 @@ def privacy_figure(events: tuple[Event, ...], delta: float | None, parameter: st
         # below the reports' own local epsilon: shuffling amplified it (FMT 2021), say so
         figure = dataclasses.replace(figure, method=shuffle_method(events, figure.method))
     return figure
+
+
+ZCDP_METHOD = "zCDP (Bun & Steinke 2016; converted by Canonne, Kamath & Steinke 2020)"
+
+
+def zcdp_figure(events: tuple[Event, ...], delta: Fraction, parameter: str | None = None) -> PrivacyFigure:
+    """A release in its declared measure, rho-zCDP (`privacy zcdp[delta]`):
+    rho rounded up and its (eps, delta) conversion, for the neighbours in
+    force (the events restated for them first), as `run` charges it."""
+    from fuzzpy.accounting.accountant import zcdp_guarantee
+
+    events = _IN_FORCE.get().for_parameter(parameter).resolve(events)
+    found = zcdp_guarantee(events, delta)
+    if found is None:
+        return PrivacyFigure(None, delta, ZCDP_METHOD, None, note="an event has no zCDP bound")
+    rho, epsilon = found
+    return PrivacyFigure(epsilon, delta, ZCDP_METHOD, None, rho=rho)
 
 
 def _figure(events: tuple[Event, ...], delta: float | None, approximate: bool = False) -> PrivacyFigure:
@@ -238,6 +263,9 @@ def figures_for(checked: CheckedDef, delta: float | None) -> dict[str, PrivacyFi
     events_of = checked.privacy | checked.argument_privacy
     order = [p.name for p in checked.params if p.name in events_of]  # the signature's order
     order += [name for name in events_of if name not in order]
+    if checked.zcdp_delta is not None:  # the declared measure: rho-zCDP in every database
+        return {name: zcdp_figure(events_of[name], checked.zcdp_delta, name) if name in checked.privacy
+                else privacy_figure(events_of[name], delta, name) for name in order}
     return {name: privacy_figure(events_of[name], delta, name) for name in order}
 
 
@@ -304,7 +332,9 @@ def text_report(checked: CheckedProgram, delta: float | None, known: Figures | N
             extra[d.name] = instance_lines(checked, d, delta)
             continue
         privacy = ", ".join(f"{fig.text()} in {name}" for name, fig in figures.items())
-        approx = [f for f in figures.values() if f.delta != 0 and f.epsilon is not None and not f.is_infinite]
+        approx = [f for f in figures.values() if f.delta != 0 and f.epsilon is not None and not f.is_infinite
+                  and f.rho is None]
+        extra[d.name] = assumption_lines(checked, d)
         if approx and delta is None:
             privacy += f"  (at delta = {_show(approx[0].delta)}, by {approx[0].method})"
         elif approx:
@@ -316,6 +346,21 @@ def text_report(checked: CheckedProgram, delta: float | None, known: Figures | N
         if any("(replace-one" in privacy for _, _, privacy in rows):
             blocks.append(REPLACE_ONE_TEXT)
     return "\n".join(blocks) if blocks else "(no definitions)"
+
+
+def assumption_lines(checked: CheckedProgram, d: CheckedDef) -> list[str]:
+    """Under an `assume def`, how its declaration stands; under a definition
+    that uses one z3 could not check, that its figures rest on it."""
+    lines = []
+    if d.assumption is not None and d.assumption.status != "typed":
+        lines.append(f"    {d.assumption.text()}")
+    for name in d.rests_on:
+        if name == d.name:
+            continue
+        found = checked.definitions[name].assumption
+        claim = "" if found is None else f" ({found.claim_text()})"
+        lines.append(f"    rests on an UNCHECKED ASSUMPTION: `{name}`{claim} is declared, not proved")
+    return lines
 
 
 def _align(rows: list[tuple[str, str, str]], extra: dict[str, list[str]] | None = None) -> str:
@@ -458,6 +503,11 @@ def json_definitions(checked: CheckedProgram, delta: float | None, known: Figure
                 "privacy": {name: fig.to_json() for name, fig in figures.items()},
             }
         )
+        if d.assumption is not None:
+            out[-1]["assumption"] = {"status": d.assumption.status, "reason": d.assumption.reason or None,
+                                     "claims": {name: declared.to_json() for name, declared, _ in d.assumption.claims}}
+        if d.rests_on:
+            out[-1]["rests_on_unchecked"] = list(d.rests_on)
         if d.static_params:
             out[-1]["static_params"] = list(d.static_params)
             out[-1]["symbolic_privacy"] = {

@@ -10,6 +10,7 @@ from dataclasses import field
 from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
+from fuzzpy.checker.assumed import Assumption
 from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.language.library import is_library_file
 from fuzzpy.language.sensitivity import Sens
@@ -99,6 +100,16 @@ class CheckedDef:
     #: the same number): `run` giving them the same dataset charges that
     #: draw once at the summed sensitivity (`checker.costs.merge_events`).
     draws: dict[str, int] = field(default_factory=dict)
+    #: an `assume def`: its declared sensitivities beyond the rules, and
+    #: whether z3 proved them (`fuzzpy.checker.assumed`)
+    assumption: Assumption | None = None
+    #: the `assume def`s whose declarations z3 could not check and that this
+    #: definition uses (itself included, transitively): every figure it
+    #: reports rests on them, and `check` and `run` say so
+    rests_on: tuple[str, ...] = ()
+    #: `privacy zcdp[delta]`: the delta its rho-zCDP cost is converted at
+    #: (Bun & Steinke 2016); None: the default measure
+    zcdp_delta: Fraction | None = None
 
 
 @frozen

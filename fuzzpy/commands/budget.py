@@ -624,6 +624,8 @@ def _program(args: argparse.Namespace) -> int:
         print(f"{name:20} {_describe(g, pure)} in {param}{times}   [{g.method}: {DESCRIPTIONS[g.method]}]")
         if args.definition and g.delta > 0:  # one definition: every method, side by side
             _print_table(guarantees(events, g.delta), g, pure)
+        for line in parameterised.notes.pop(name, []):  # once per definition
+            print(line)
     for line in parameterised.lines:
         print(line)
     if parameterised and args.rounds and args.rounds > 1:

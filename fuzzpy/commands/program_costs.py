@@ -18,6 +18,10 @@ class Parameterised:
 
     lines: list[str] = field(default_factory=list)
     documents: list[dict[str, object]] = field(default_factory=list)
+    #: per definition, what `budget` says under its row: its declared measure
+    #: (`privacy zcdp[delta]`, what `run` charges) and the unchecked
+    #: `assume def`s its figures rest on
+    notes: dict[str, list[str]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.lines)
@@ -69,7 +73,25 @@ def costs_and_parameterised(
         for name in names
         for param, events in checked.definitions[name].privacy.items()
     ]
-    return costs, (Parameterised() if definition is not None else _parameterised(checked, delta))
+    found = Parameterised() if definition is not None else _parameterised(checked, delta)
+    found.notes.update(_notes(checked, names))
+    return costs, found
+
+
+def _notes(checked: object, names: list[str]) -> dict[str, list[str]]:
+    from fuzzpy.checker.report import assumption_lines, zcdp_figure
+
+    notes: dict[str, list[str]] = {}
+    for name in names:
+        d = checked.definitions[name]  # type: ignore[attr-defined]
+        lines = assumption_lines(checked, d)  # type: ignore[arg-type]
+        if d.zcdp_delta is not None:
+            charged = ", ".join(f"{zcdp_figure(events, d.zcdp_delta, db).text()} in {db}" for db, events in d.privacy.items())
+            lines.insert(0, f"    declares `privacy zcdp[{float(d.zcdp_delta):g}]`: `run` charges {charged} "
+                            "(a zcdp-rule dataset: the rho)")
+        if lines:
+            notes[name] = lines
+    return notes
 
 
 def _parameterised(checked: object, delta: float | None) -> Parameterised:

@@ -67,9 +67,11 @@ def print_decl(decl: ast.Decl) -> str:
 
 
 def _def(decl: ast.DefDecl) -> str:
-    head = "def rec" if decl.recursive else "def"
+    head = ("assume " if decl.assumed else "") + ("def rec" if decl.recursive else "def")
     params = "".join(f" {_param(p)}" for p in decl.params)
     result = f" : {type_text(decl.result)}" if decl.result is not None else ""
+    if decl.measure is not None:
+        result += f" privacy {decl.measure.kind}[{expr(decl.measure.delta)}]"
     if isinstance(decl.body, ast.Block):
         return f"{head} {decl.name}{params}{result} = {expr(decl.body)};"
     return f"{head} {decl.name}{params}{result} =\n{INDENT}{expr(decl.body, 0, INDENT)};"

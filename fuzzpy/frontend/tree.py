@@ -19,6 +19,7 @@ and nesting too deep for the later (recursive) phases.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from fuzzpy.frontend import ranges
@@ -76,11 +77,20 @@ class TreeBuilder(MechanismRules, TypeRules):
         return ast.TypeDecl(c[1].value, c[3], self.span(c[0], c[4]))
 
     def def_decl(self, c: Children) -> ast.DefDecl:
-        _, recursive, name, params, result, _, body, semi = c
+        _, recursive, name, params, result, measure, _, body, semi = c
         return ast.DefDecl(
             name.value, tuple(params), result, body, recursive,
-            self.span(c[0], semi), self.token_span(name),
+            self.span(c[0], semi), self.token_span(name), measure=measure,
         )
+
+    def assume_def_decl(self, c: Children) -> ast.DefDecl:
+        decl = self.def_decl(c[1:])
+        return dataclasses.replace(decl, span=self.span(c[0], c[-1]), assumed=True)
+
+    def def_measure(self, c: Children) -> ast.Measure | None:
+        if not c:
+            return None
+        return ast.Measure(c[1].value, c[3], self.span(c[0], c[4]))
 
     def rec_flag(self, c: Children) -> bool:
         return bool(c)

@@ -73,6 +73,10 @@ CODES: dict[str, str] = {
     "FZ313": "a function returning a distribution captures private data",
     "FZ314": "no accounting method proves a finite epsilon at this delta",
     "FZ315": "a definition's epsilon is above 10, no meaningful privacy (warning: a noise scale not multiplied by the sensitivity?)",
+    "FZ316": "an `assume def`'s declared sensitivity is false (z3 found two arguments where it fails)",
+    "FZ317": "`assume def` or `privacy zcdp[..]` used where it cannot apply",
+    "FZ318": "a declared sensitivity taken as an unchecked assumption (warning: the figures that use it rest on it)",
+    "FZ319": "a `privacy zcdp[..]` definition performs a release with no zCDP bound",
     # --- FZ4xx: mechanism verification (verifier) ---
     "FZ401": "unknown variable or function in a mechanism",
     "FZ402": "a noise scale that is not positive",

@@ -526,6 +526,23 @@ class DefDecl:
     recursive: bool = False
     span: Span = _span()
     name_span: Span = _span()
+    #: `assume def`: the declared parameter sensitivities are the interface
+    #: even where the rules infer more; proved by z3 where the body allows,
+    #: else reported as an unchecked assumption (`fuzzpy.checker.assumed`)
+    assumed: bool = False
+    #: `privacy zcdp[delta]`: the cost is reported and charged in rho-zCDP
+    measure: Measure | None = None
+
+
+@frozen
+class Measure:
+    """`privacy zcdp[delta]` after a definition's result type: the measure
+    its cost is stated and charged in (Bun & Steinke 2016), and the delta of
+    its (eps, delta) conversion."""
+
+    kind: str
+    delta: Expr
+    span: Span = _span()
 
 
 @frozen

@@ -63,6 +63,7 @@ from fuzzpy.ledger.records import (
 )
 from fuzzpy.ledger.registry import DataUse, Registry, confirm_registration
 from fuzzpy.ledger.rules import (
+    ZCDP_MEASURE,
     Budget,
     BudgetError,
     Exact,
@@ -71,6 +72,7 @@ from fuzzpy.ledger.rules import (
     exact_number,
     format_number,
     rule_named,
+    zcdp_measure_cost,
 )
 from fuzzpy.ledger.store import (
     LedgerStore,
@@ -196,6 +198,7 @@ class Ledger(Registry):
         *,
         release_delta: Exact | None = None,
         neighbours: str = ADD_REMOVE,
+        zcdp: bool = False,
     ) -> Quote:
         """What the release would cost and leave; changes nothing.
 
@@ -210,7 +213,7 @@ class Ledger(Registry):
             fixed = self._fixed(connection, dataset, budget)
             spent = spent_on(connection, dataset, self.path)
             events = for_person(events, rows_per_person(connection, dataset))
-        cost = self._cost(events, fixed, release_delta)
+        cost = self._cost(events, fixed, release_delta, zcdp)
         return self._checked_quote(dataset, fixed, cost, spent, events, neighbours)
 
     def charge(
@@ -227,6 +230,7 @@ class Ledger(Registry):
         seeded: bool | None = None,
         neighbours: str = ADD_REMOVE,
         arguments: dict[str, str] | None = None,
+        zcdp: bool = False,
     ) -> Receipt:
         """Re-check and record the release atomically; committed on return."""
         (receipt,) = self.charge_many(
@@ -239,6 +243,7 @@ class Ledger(Registry):
             seeded=seeded,
             neighbours=neighbours,
             arguments=arguments,
+            zcdp=zcdp,
         )
         return receipt
 
@@ -254,6 +259,7 @@ class Ledger(Registry):
         seeded: bool | None = None,
         neighbours: str = ADD_REMOVE,
         arguments: dict[str, str] | None = None,
+        zcdp: bool = False,
     ) -> list[Receipt]:
         """Charge one release to several datasets (a definition with several
         `bag` parameters): all charges are recorded, or none.
@@ -266,7 +272,7 @@ class Ledger(Registry):
         """
         asked = list(requests)
         requests = self._per_person(asked)  # the events as charged under each dataset's policy
-        costs = [self._precompute(request, release_delta) for request in requests]
+        costs = [self._precompute(request, release_delta, zcdp) for request in requests]
         program_text, program_hash = _program_identity(program, program_source)
         time = utc_now()
         receipts = []
@@ -374,6 +380,10 @@ class Ledger(Registry):
             rule = rule_named(entry.budget.rule)
             try:
                 delta = entry.cost.spend.delta or None
+                if entry.cost.method.startswith(ZCDP_MEASURE) and delta is not None:
+                    # charged in its definition's declared measure: recomputed in it
+                    checked.append((entry, zcdp_measure_cost(entry.events, entry.budget, delta)))
+                    continue
                 checked.append((entry, rule.cost(entry.events, entry.budget, delta)))
             except CostUnavailable:
                 checked.append((entry, None))
@@ -424,7 +434,7 @@ class Ledger(Registry):
         return _Fixed(budget, rule_named(budget.rule).capacity(budget), stored=False)
 
     def _precompute(
-        self, request: Request, release_delta: Exact | None
+        self, request: Request, release_delta: Exact | None, zcdp: bool = False
     ) -> tuple[Budget, ReleaseCost]:
         """The budget and cost of a request, computed before the write lock
         is taken (the accountant may take a while); re-checked under it."""
@@ -432,11 +442,14 @@ class Ledger(Registry):
         _check_dataset(dataset, self.path)
         with self._store.reading() as connection:
             fixed = self._fixed(connection, dataset, budget)
-        return fixed.budget, self._cost(events, fixed, release_delta)
+        return fixed.budget, self._cost(events, fixed, release_delta, zcdp)
 
     def _cost(
-        self, events: Sequence[Event], fixed: _Fixed, release_delta: Exact | None
+        self, events: Sequence[Event], fixed: _Fixed, release_delta: Exact | None, zcdp: bool = False
     ) -> ReleaseCost:
+        """``zcdp``: the definition declares `privacy zcdp[delta]` (``release_delta``):
+        a basic budget is charged its rho-zCDP's conversion at that delta,
+        the figure `check` reports; a zcdp budget its rho, as always."""
         budget = fixed.budget
         delta = None
         if release_delta is not None:
@@ -448,6 +461,8 @@ class Ledger(Registry):
                 message = f"a release's delta must be in (0, 1), not {format_number(delta)}"
                 raise ledger_error(INVALID_BUDGET, message, self.path)
         try:
+            if zcdp and budget.rule == "basic" and delta is not None:
+                return zcdp_measure_cost(tuple(events), budget, delta)
             return rule_named(budget.rule).cost(tuple(events), budget, delta)
         except CostUnavailable as exc:
             message = f"this release cannot be charged to a {budget.rule} budget: {exc}"

@@ -311,6 +311,29 @@ def subsampled_unamplified(events: Sequence[Event]) -> bool:
     return False
 
 
+def zcdp_measure_cost(events: Sequence[Event], budget: Budget, delta: Fraction) -> ReleaseCost:
+    """A release whose definition declares `privacy zcdp[delta]`, under the
+    basic rule: its rho-zCDP (Bun & Steinke 2016) converted at that delta
+    (`accountant.zcdp_guarantee`, the figure `check` reports), charged as
+    (eps, delta)."""
+    from fuzzpy.accounting.accountant import zcdp_guarantee
+
+    if budget.delta == 0:
+        raise CostUnavailable("the definition is measured in zCDP, which gives no pure epsilon, but the budget is pure")
+    found = zcdp_guarantee(tuple(events), delta)
+    if found is None:
+        raise CostUnavailable("an event of this release has no zCDP bound")
+    _rho, epsilon = found
+    if not math.isfinite(epsilon):
+        raise CostUnavailable("its rho-zCDP gives no finite epsilon at this delta")
+    exact = Fraction(epsilon)
+    return labelled(ReleaseCost(Spend(exact, delta), exact, delta, ZCDP_MEASURE), events)
+
+
+#: The method of a charge made in a definition's declared zCDP measure (stored with the charge: `audit` reads it)
+ZCDP_MEASURE = "zCDP (declared measure)"
+
+
 RULES: dict[str, Rule] = {rule.name: rule for rule in (BasicRule(), ZcdpRule())}
 
 

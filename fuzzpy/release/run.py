@@ -435,6 +435,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     from fuzzpy.support.interrupts import Interrupted, held
 
     source, checked, definition, events, public, lengths, budget = prepare(request)
+    request = _measured(request, checked, definition, warn)
     used = fields_read(checked.program, definition.name, definition.result)
     types = {p.name: read_type(p.type, used) for p in definition.params}  # the columns read (issue 31)
     receipts: list[Receipt] = []
@@ -447,7 +448,8 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             events = _for_relation(events, request)
             draws = _one_draw(definition, request)
             for key, evs in _events_by_dataset(events, keys, draws).items():  # refuse before the data is read
-                ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours)
+                ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours,
+                             zcdp=definition.zcdp_delta is not None)
             register = _first_registration(ledger, budget, warn)  # a first run registers before it judges (F1)
             opened = {name: engine.open(ledger, s, types[name], register) for name, s in sources.items()}
             _one_file_per_dataset(opened)
@@ -479,6 +481,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
                     seeded=request.seed is not None,
                     neighbours=request.neighbours or "add-remove-one",
                     arguments=recorded_arguments(request),
+                    zcdp=definition.zcdp_delta is not None,
                 ) if events else []
         source_of_noise: RandomSource = SecureSource() if request.seed is None else SeededSource(request.seed)
         warnings: list[str] = []
@@ -543,7 +546,8 @@ def quote(request: RunRequest, warn: Warn = lambda message: None) -> list[Quote]
     from fuzzpy.ledger.book import Ledger
 
     request = _placed(request, read_streams=False)
-    _, _, definition, events, _, _, budget = prepare(request)
+    _, checked, definition, events, _, _, budget = prepare(request)
+    request = _measured(request, checked, definition, lambda message: None)
     engine = engine_for(request.engine, warn, None)
     try:
         with Ledger(request.ledger) as ledger:
@@ -551,10 +555,29 @@ def quote(request: RunRequest, warn: Warn = lambda message: None) -> list[Quote]
             keys = {name: s.dataset for name, s in sources.items()}
             request = _relation(request, ledger, keys, events)
             events = _for_relation(events, request)
-            return [ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours or "add-remove-one")
+            return [ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours or "add-remove-one",
+                                 zcdp=definition.zcdp_delta is not None)
                     for key, evs in _events_by_dataset(events, keys, _one_draw(definition, request)).items()]
     finally:
         engine.close()
+
+
+def _measured(request: RunRequest, checked: CheckedProgram, definition: CheckedDef, warn: Warn) -> RunRequest:
+    """A definition that declares `privacy zcdp[delta]` is charged at its
+    delta (a `--delta` that differs is refused: the declaration is the
+    definition's); one whose figures rest on an `assume def` z3 could not
+    check says so before anything is charged."""
+    for name in definition.rests_on:
+        found = checked.definitions[name].assumption
+        claim = "" if found is None else f" that `{name}` is {found.claim_text()}"
+        warn(f"warning[FZ318]: this release's privacy rests on the UNCHECKED ASSUMPTION{claim} "
+             "(declared by `assume def`, not proved)")
+    if definition.zcdp_delta is None:
+        return request
+    if request.delta is not None and Fraction(str(request.delta)) != definition.zcdp_delta:
+        raise refuse(EXIT_USAGE, "FZ703", f"`{definition.name}` declares `privacy zcdp[{definition.zcdp_delta}]`: "
+                     f"its cost is converted at that delta, not at --delta {request.delta}")
+    return replace(request, delta=str(definition.zcdp_delta))
 
 
 def interrupted_note(receipts: list[Receipt]) -> str:

@@ -80,7 +80,19 @@ def test_the_examples_are_all_here() -> None:
     assert {Path(p).name for p, _, _ in EXAMPLES} >= {"dpsgd.fz", "ward_histogram.fz", "subsampled_count.fz"}
 
 
-@pytest.mark.parametrize(("program", "definition", "data"), EXAMPLES, ids=[f"{Path(p).stem}:{d}" for p, d, _ in EXAMPLES])
+#: Examples whose releases add nothing engine-specific to the others (a
+#: declared sensitivity or measure changes the charge, not the query): the
+#: slow job runs them, keeping the default suite inside its 10 minutes.
+SLOW_EXAMPLES = {"trusted_primitives", "zcdp_measure"}
+
+
+def _example_params() -> list[object]:
+    return [pytest.param(p, d, data, id=f"{Path(p).stem}:{d}",
+                         marks=[pytest.mark.slow] if Path(p).stem in SLOW_EXAMPLES else [])
+            for p, d, data in EXAMPLES]
+
+
+@pytest.mark.parametrize(("program", "definition", "data"), _example_params())
 def test_examples_release_the_same_on_duckdb(program: str, definition: str, data: str, parquet_folder: Path) -> None:
     hashed = "subsample" in Path(program).read_text()
     memory = release(program, definition, data, "memory", hashed_memory=hashed)

@@ -27,6 +27,8 @@ MODELS = {
     "visit_summary": {"summary": "laplace", "mean_cost": "outcome"},
     "subsampled_count": {"sampled_count": "unsynced"},
     "matrix_gradient": {"noisy_class_sums": "gauss", "laplace_class_sums": "laplace"},
+    "trusted_primitives": {"busier_ward": "laplace", "capped_count": "laplace", "smooth_count": "laplace"},
+    "zcdp_measure": {"visits": "gauss", "mixed": "outcome", "count": "dgauss", "rounds": "outcome"},
     "staircase_counts": {"noisy_older": "staircase", "older_sum": "staircase", "half_step": "staircase",
                          "quarter_steps": "staircase"},
 }
@@ -34,7 +36,7 @@ MODELS = {
 SMALL = {"gradient_descent", "dpsgd", "dpsgd_fixed_batches", "matrix_gradient"}
 
 #: Examples whose catalogue takes more than ~2 s (the `slow` job runs them).
-SLOW_CATALOGUE = {"busiest_age_bracket", "robust_median", "matrix_gradient"}
+SLOW_CATALOGUE = {"busiest_age_bracket", "robust_median", "matrix_gradient", "trusted_primitives", "zcdp_measure"}
 
 #: Examples that fail on the current code, with the class of bug (issue 9).
 FAILING: dict[str, str] = {}
