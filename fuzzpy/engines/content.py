@@ -82,7 +82,9 @@ if TYPE_CHECKING:
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
-VERSION = "fuzzpy-content-7"  # 7: dates by their fields in any spelling, integers by their nearest double (s28b)
+VERSION = "fuzzpy-content-8"  # 8: a stamp with a time by its time only, zoned ones modulo 15 minutes, years and
+# 6-digit dates, month names, quarters, infinities, cp1252 text, single quotes (s29)
+# 7: dates by their fields in any spelling, integers by their nearest double (s28b)
 TAG = CONTENT_TAG  # a key of this version
 #: Texts keyed as missing, in lower case: every spelling in pandas'
 #: read_csv default `na_values` and pyarrow.csv's default `null_values`
@@ -95,7 +97,8 @@ Rows = Callable[[str], list[tuple]]
 
 def column_kind(arrow_type: pa.DataType) -> str:
     """How a column's cells are spelled: `int`, `number`, `bool`, `instant`
-    (a date or timestamp: its instant), `clock` (a time of day) or `text`."""
+    (a date or timestamp: its instant), `zoned` (a timestamp with a time
+    zone), `clock` (a time of day) or `text`."""
     if pa.types.is_dictionary(arrow_type):
         arrow_type = arrow_type.value_type
     if pa.types.is_integer(arrow_type):
@@ -104,6 +107,8 @@ def column_kind(arrow_type: pa.DataType) -> str:
         return "number"
     if pa.types.is_boolean(arrow_type):
         return "bool"
+    if pa.types.is_timestamp(arrow_type) and arrow_type.tz:
+        return "zoned"
     if pa.types.is_timestamp(arrow_type) or pa.types.is_date(arrow_type):
         return "instant"
     if pa.types.is_time(arrow_type):
@@ -121,6 +126,22 @@ _TRUE_WORDS = ("true", "t", "yes", "y", "on")
 _FALSE_WORDS = ("false", "f", "no", "n", "off")
 
 
+#: The largest finite double: beyond it, an infinity.
+_DOUBLE_MAX = "1.7976931348623157e308"
+#: The date fields `infinity` and `-infinity` are keyed as (s29): DuckDB reads that text as a DATE or
+#: TIMESTAMP at the end of its range, which Python and pandas read as 9999-12-31 and 0001-01-01, and
+#: pandas and DuckDB read `inf` in a number column as the double infinity: one cell in every form.
+_LATEST = ["9999", "12", "31"]
+_EARLIEST = ["1", "1", "1"]
+#: Seconds from 1970 of 9999-12-31 00:00 and of 0001-01-01 00:00 (UTC): an instant at or after the
+#: first is keyed as 9999-12-31 (DuckDB's `infinity`), one before the second as 0001-01-01.
+_LATEST_SECONDS = 253_402_214_400
+_EARLIEST_SECONDS = -62_135_596_800
+#: Every UTC offset in use is a whole number of quarter hours: an instant tied to a zone is keyed by
+#: its seconds modulo this, which its wall time in every zone shares (s29).
+_ZONE_STEP = 900
+
+
 def _number(d: Dialect, x: str, text_type: str) -> str:
     """A double's spelling: `N` (null, NaN); a whole number of 8 digits read
     as a date `yyyymmdd` (pandas' `parse_dates` reads `20200105` as
@@ -130,10 +151,14 @@ def _number(d: Dialect, x: str, text_type: str) -> str:
     (pandas' float64 for an int column with a missing cell, pyarrow's double
     for one beyond int64) are one cell (a review, s28b F3)."""
     whole = f"CAST({x} AS BIGINT)"
-    date = _fields(d, [f"(({whole} {_div(d)} 10000) % 100)", f"(({whole} {_div(d)} 100) % 100)",
-                       f"({whole} % 100)"])
+    groups = [f"(({whole} {_div(d)} 10000) % 100)", f"(({whole} {_div(d)} 100) % 100)", f"({whole} % 100)"]
+    date = _fields(d, groups)
     return (f"(CASE WHEN {x} IS NULL OR isnan({x}) THEN 'N' "
+            f"WHEN {x} > {_DOUBLE_MAX} THEN {_fields(d, _LATEST)} WHEN {x} < -{_DOUBLE_MAX} THEN {_fields(d, _EARLIEST)} "
             f"WHEN {x} >= 10000101.0 AND {x} <= 99991231.0 AND {x} = floor({x}) THEN {date} "
+            # pandas' `parse_dates` reads `2020` as 2020-01-01 and `311299` as 1999-12-31 (s29)
+            f"WHEN {x} >= 1000.0 AND {x} <= 9999.0 AND {x} = floor({x}) THEN {_fields(d, [whole])} "
+            f"WHEN {x} >= 100000.0 AND {x} <= 999999.0 AND {x} = floor({x}) THEN {date} "
             f"ELSE concat('D', {_float_text(d, x, text_type)}) END)")
 
 
@@ -181,8 +206,14 @@ def _fields(d: Dialect, date: list[str] | str, clock: list[str] | None = None) -
     else:
         kept = ("array_to_string(list_sort(list_filter(list_transform("
                 f"{listed}, lambda v: ((v % 100) + 100) % 100), lambda v: v > 1)), ',')")
-    time = ", ',', ".join(f"CAST({part} AS {text_type})" for part in (clock or ["0", "0", "0"]))
-    return f"concat('T', {kept}, '|', {time})"
+    if not clock:
+        return f"concat('T', {kept}, '|0,0,0')"
+    time = ", ',', ".join(f"CAST({part} AS {text_type})" for part in clock)
+    midnight = " AND ".join(f"({part}) = 0" for part in clock)
+    # a stamp with a time of day is keyed by its time alone (s29): pandas' `parse_dates` gives a bare
+    # time (`12:30`) the day it runs, and a month name or `10 PM` the year 1; a date (midnight) keeps
+    # its fields
+    return f"(CASE WHEN {midnight} THEN concat('T', {kept}, '|0,0,0') ELSE concat('T|', {time}) END)"
 
 
 def _day_clock(d: Dialect, seconds: str) -> list[str]:
@@ -190,11 +221,6 @@ def _day_clock(d: Dialect, seconds: str) -> list[str]:
     86400: a time rounded up to midnight is 00:00:00)."""
     s = f"(CAST({seconds} AS BIGINT) % 86400)"
     return [f"({s} {_div(d)} 3600)", f"(({s} {_div(d)} 60) % 60)", f"({s} % 60)"]
-
-
-#: Beyond this many seconds from 1970 (about year 287,000), an instant is
-#: spelled by its seconds (both engines' timestamps end near there).
-_FAR_SECONDS = 9_000_000_000_000
 
 
 def _instant(d: Dialect, seconds: str) -> str:
@@ -207,9 +233,22 @@ def _instant(d: Dialect, seconds: str) -> str:
         stamp = "make_timestamp(CAST(fz_s AS BIGINT) * 1000000)"
     date = [f"CAST({f}(fz_t) AS BIGINT)" for f in ("year", "month", "day")]
     clock = [f"CAST({f}(fz_t) AS BIGINT)" for f in ("hour", "minute")] + ["CAST(floor(second(fz_t)) AS BIGINT)"]
-    spelled = (f"(CASE WHEN fz_s IS NULL THEN 'N' WHEN abs(fz_s) > {_FAR_SECONDS} "
-               f"THEN concat('T!', CAST(fz_s AS {'STRING' if d.name == 'spark' else 'VARCHAR'})) "
+    spelled = (f"(CASE WHEN fz_s IS NULL THEN 'N' WHEN fz_s >= {_LATEST_SECONDS} THEN {_fields(d, _LATEST)} "
+               f"WHEN fz_s < {_EARLIEST_SECONDS} THEN {_fields(d, _EARLIEST)} "
                f"ELSE {_let(d, stamp, 'fz_t', _fields(d, date, clock))} END)")
+    return _let(d, seconds, "fz_s", spelled)
+
+
+def _zoned(d: Dialect, seconds: str) -> str:
+    """An instant tied to a zone (a typed stamp with a time zone, text with
+    an offset or a zone's name): its seconds modulo a quarter hour, which its
+    wall time in every zone shares (s29: DuckDB reads `10:00 EST` or
+    `America/New_York` as a TIMESTAMPTZ, in UTC; pandas keeps the offset and
+    other readers the text). Beyond DuckDB's range: as `_instant`."""
+    step = _ZONE_STEP
+    spelled = (f"(CASE WHEN fz_s IS NULL THEN 'N' WHEN fz_s >= {_LATEST_SECONDS} OR fz_s < {_EARLIEST_SECONDS} "
+               f"THEN {_instant(d, 'fz_s')} "
+               f"ELSE concat('Z', CAST(((fz_s % {step}) + {step}) % {step} AS {'STRING' if d.name == 'spark' else 'VARCHAR'})) END)")
     return _let(d, seconds, "fz_s", spelled)
 
 
@@ -264,6 +303,14 @@ def _trimmed(d: Dialect, text: str) -> str:
     return f"trim({text}, {d.string(_WHITESPACE)})"
 
 
+def _unquoted(d: Dialect, text: str) -> str:
+    """Text without one pair of single quotes around it (s29: DuckDB's
+    sniffer takes `'` for a file's quote when its cells are single-quoted,
+    and reads `'x'` as `x`; pandas with `quotechar="'"` too)."""
+    back = "$1" if d.name == "spark" else "\\1"
+    return f"regexp_replace({text}, '^''(.*)''$', '{back}')"
+
+
 def _layers(d: Dialect, columns: list[tuple[str, str]]) -> tuple[list[str], list[str], list[str]]:
     """A cell's spelling, in three layers of one query so that each
     expression is computed once per cell: (1) the cell as a number (`x`,
@@ -295,12 +342,13 @@ def _layers(d: Dialect, columns: list[tuple[str, str]]) -> tuple[list[str], list
             first.append(f"(CAST({column} AS HUGEINT) * {kind.split(':')[1]}) AS {x}")
             second.append(x)
             third.append(f"{_temporal('P', x, text_type)} AS c{i}")
-        elif kind.startswith(("instant", "clock")):
+        elif kind.startswith(("instant", "clock", "zoned")):
             first.append(f"{_typed_seconds(d, column, kind)} AS {x}")
             second.append(x)
-            third.append(f"{(_instant if kind.startswith('instant') else _clock)(d, x)} AS c{i}")
+            spell = _instant if kind.startswith("instant") else _zoned if kind.startswith("zoned") else _clock
+            third.append(f"{spell(d, x)} AS c{i}")
         else:
-            first.append(f"{_trimmed(d, f'CAST({column} AS {text_type})')} AS t{i}")
+            first.append(f"{_unquoted(d, _trimmed(d, f'CAST({column} AS {text_type})'))} AS t{i}")
             second.extend(_text_values(d, i))
             third.append(f"{_text_spelling(d, i, text_type)} AS c{i}")
     return first, second, third
@@ -327,9 +375,30 @@ def _text_values(d: Dialect, i: str | int) -> list[str]:
         f"ELSE epoch_us(TRY_CAST({t} AS TIMESTAMP)) END) AS m{i}",
         f"(CASE WHEN regexp_matches({t}, '[aApP]\\.?[mM]\\.?$') THEN NULL "
         f"ELSE epoch_us(TRY_CAST({t} AS TIME)) END) AS h{i}",
-        f"(CASE WHEN length({t}) > 64 OR NOT regexp_matches({t}, '[0-9]') THEN NULL "
+        f"(CASE WHEN regexp_matches({t}, '{_ZONE}') THEN {_zone_seconds(t)} END) AS z{i}",
+        f"(CASE WHEN length({t}) > 64 OR NOT regexp_matches(lower({t}), '[0-9]|{_MONTH_WORD}') THEN NULL "
         f"WHEN NOT regexp_matches({t}, '[a-zA-Z]') THEN {t} "  # no month name to read: as it is
         f"WHEN regexp_full_match(lower({t}), '{_DATE_WORDS}') THEN {_date_words(f'lower({t})')} END) AS g{i}"]
+
+
+#: Text that names a zone after a time of day (an offset, `Z`, `UTC`, an IANA name such as
+#: `America/New_York`, an abbreviation such as `EST`): keyed as a zoned instant (`_zoned`), from its
+#: wall time, in any spelling of its date (s29).
+_ZONE = (r"[0-9]:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?\s*([aApP]\.?[mM]\.?\s*)?"
+         r"(Z|z|UTC|GMT|[+-][0-9]{2}(:?[0-9]{2})?|[A-Za-z]+/[A-Za-z_]+(/[A-Za-z_]+)?|[A-Z]{3,5})$")
+#: A time of day in text: hour, minute, second, the first digit of its fraction.
+_WALL = r"([0-9]{1,2}):([0-9]{2})(:([0-9]{2})([.,]([0-9]))?)?"
+#: A month's name or abbreviation somewhere in a text (a text without a digit may still be a date).
+_MONTH_WORD = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
+
+
+def _zone_seconds(t: str) -> str:
+    """A zoned text's wall time in seconds modulo a quarter hour (`_zoned`):
+    its minute and second, the second rounded half up as a typed stamp's is."""
+    minute = f"TRY_CAST(regexp_extract({t}, '{_WALL}', 2) AS INTEGER)"
+    second = f"coalesce(TRY_CAST(regexp_extract({t}, '{_WALL}', 4) AS INTEGER), 0)"
+    up = f"(CASE WHEN regexp_extract({t}, '{_WALL}', 6) >= '5' THEN 1 ELSE 0 END)"
+    return f"(({minute} * 60 + {second} + {up}) % {_ZONE_STEP})"
 
 
 #: Text that is a plain number (keyed as one): no date's fields are read from it.
@@ -342,7 +411,7 @@ _WEEKDAYS = r"\b(mon(day)?|tue(s(day)?)?|wed(nesday)?|thu(r(s(day)?)?)?|fri(day)
 #: The spelling of a date or time with words: digits, separators, month
 #: and weekday names, ordinal suffixes, AM/PM (a text with other words, such
 #: as `id123x`, is read no further).
-_DATE_WORDS = (r"([0-9 ,/.:-]|t|[ap]\.?m\.?|st|nd|rd|th|" + "|".join(_MONTHS) + "|"
+_DATE_WORDS = (r"([0-9 ,/.:-]|t|q|[ap]\.?m\.?|st|nd|rd|th|" + "|".join(_MONTHS) + "|"
                + _WEEKDAYS.replace(r"\b", "").removesuffix(r"\.?") + ")*")
 #: What is left of a date or time in any common spelling once month names
 #: are numbers and weekdays gone: digit groups, separators, `t` (ISO's),
@@ -355,6 +424,8 @@ def _date_words(lowered: str) -> str:
     suffixes (`5th`) removed: what
     `_loose_fields` reads a date's fields from."""
     text = lowered
+    for quarter in range(1, 5):  # `2020Q2`: pandas reads its first day, 2020-04-01 (s29)
+        text = f"regexp_replace({text}, '([0-9]) ?q{quarter}\\b', '\\1 {3 * quarter - 2} ', 'g')"
     for number, month in enumerate(_MONTHS, start=1):
         text = f"regexp_replace({text}, '\\b{month}\\b\\.?', ' {number} ', 'g')"
     text = f"regexp_replace({text}, '{_WEEKDAYS}', ' ', 'g')"
@@ -396,11 +467,13 @@ def _text_spelling(d: Dialect, i: int, text_type: str) -> str:
                 f"WHEN {low} IN ({true}) THEN {_number(d, '1.0', text_type)}",
                 f"WHEN {low} IN ({false}) THEN {_number(d, '0.0', text_type)}"]
     if d.name != "spark":
+        branches.append(f"WHEN z{i} IS NOT NULL THEN concat('Z', CAST(z{i} AS {text_type}))")
         branches.append(f"WHEN m{i} IS NOT NULL THEN {_instant(d, _micros_to_seconds(d, f'm{i}'))}")
         branches.append(f"WHEN h{i} IS NOT NULL THEN {_clock(d, _micros_to_seconds(d, f'h{i}'))}")
         g = f"g{i}"
+        # one group is a date with a word (`Jan`, `5th`, `10 PM`: pandas reads the year 1, s29)
         loose = (f"regexp_full_match({g}, '{_LOOSE_DATE}') "
-                 f"AND length(regexp_extract_all({g}, '[0-9]+')) >= 2")
+                 f"AND (length(regexp_extract_all({g}, '[0-9]+')) >= 2 OR regexp_matches({t}, '[a-zA-Z]'))")
         branches.append(f"WHEN {g} IS NOT NULL AND {loose} THEN {_loose_fields(d, g)}")
     return f"(CASE {' '.join(branches)} ELSE concat('S', {t}) END)"
 
@@ -464,8 +537,10 @@ def _kept_row(cells: list[str], blank: frozenset[int]) -> str:
     named = [c for i, c in enumerate(cells) if i not in blank]
     if not named:
         return " OR ".join(f"{c} <> 'N'" for c in cells)
-    clean = " AND ".join(f"instr({c}, chr(10)) = 0 AND instr({c}, chr(13)) = 0 AND instr({c}, '\"') = 0"
-                         for c in cells)
+    # text with a comma: a single-quoted `'y, z'` is a ragged line to the loader and a cell to a reader
+    # that takes `'` for the quote (s29); only text (`S`) is spelled with the cell's own commas
+    clean = " AND ".join(f"instr({c}, chr(10)) = 0 AND instr({c}, chr(13)) = 0 AND instr({c}, '\"') = 0 "
+                         f"AND NOT (substr({c}, 1, 1) = 'S' AND instr({c}, ',') > 0)" for c in cells)
     present = " AND ".join(f"{c} <> 'N'" for c in named)
     return f"({present}) AND {clean}"
 
@@ -594,7 +669,7 @@ def _keyable(column: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, str]:
     if pa.types.is_float16(column.type) or (pa.types.is_decimal(column.type) and column.type.bit_width != 128):
         column = column.cast(pa.float64(), safe=False)
     elif column_kind(column.type) == "text" and _is_text(column.type):
-        column = as_text(column)
+        column = as_text(column, legacy="cp1252")
     elif column_kind(column.type) == "text":
         plain = _plain_type(column.type)
         if plain != column.type:
@@ -639,7 +714,7 @@ def _raw_storage(column: pa.Array) -> pa.Array:
     """A date, timestamp or time column as its raw integers (which DuckDB
     reads whatever they hold: a timestamp[s] of 10^13 s is beyond DuckDB's
     TIMESTAMP and made keying fail, one bit about another dataset's row)."""
-    if column_kind(column.type) in ("instant", "clock"):
+    if column_kind(column.type) in ("instant", "clock", "zoned"):
         return column.view(pa.int32() if column.type.bit_width == 32 else pa.int64())
     return column
 
@@ -648,7 +723,7 @@ def _kind(arrow_type: pa.DataType) -> str:
     """`column_kind`, and for a temporal column the factors that turn its raw
     storage into microseconds (`_typed_micros`)."""
     kind = column_kind(arrow_type)
-    if kind not in ("instant", "clock"):
+    if kind not in ("instant", "clock", "zoned"):
         return kind
     if pa.types.is_date32(arrow_type):
         return f"instant:{_DAY_MICROS}:1"
