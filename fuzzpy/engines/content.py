@@ -280,7 +280,13 @@ def _typed_seconds(d: Dialect, column: str, kind: str) -> str:
         return f"(CAST(unix_date({column}) AS BIGINT) * 86400)"
     if d.name == "spark":
         return _micros_to_seconds(d, f"unix_micros(CAST({column} AS TIMESTAMP))")
-    return _micros_to_seconds(d, f"epoch_us({column})")
+    seconds = _micros_to_seconds(d, f"epoch_us({column})")
+    if kind == "clock":
+        return seconds
+    # DuckDB's `infinity` dates and stamps have no epoch: the ends of the range (`_instant`, s29)
+    return (f"(CASE WHEN {column} IS NULL OR NOT isinf(CAST({column} AS TIMESTAMP)) THEN {seconds} "
+            f"WHEN starts_with(CAST({column} AS VARCHAR), '-') THEN {_EARLIEST_SECONDS - 1} "
+            f"ELSE {_LATEST_SECONDS} END)")
 
 
 def _micros_to_seconds(d: Dialect, micros: str) -> str:
@@ -461,7 +467,11 @@ def _text_spelling(d: Dialect, i: int, text_type: str) -> str:
     missing = ", ".join(d.string(word) for word in _MISSING_WORDS)
     true = ", ".join(d.string(word) for word in _TRUE_WORDS)
     false = ", ".join(d.string(word) for word in _FALSE_WORDS)
+    six = f"{t} RLIKE '^[0-9]{{6}}$'" if d.name == "spark" else f"regexp_full_match({t}, '[0-9]{{6}}')"
+    pairs = [f"CAST(substr({t}, {k}, 2) AS INTEGER)" for k in (1, 3, 5)]
     branches = [f"WHEN {t} IS NULL OR {t} = '' OR {low} IN ({missing}) THEN 'N'",
+                # six digits, leading zeros kept (`010203`): pandas reads a date of three pairs (s29)
+                f"WHEN {six} THEN {_fields(d, pairs)}",
                 f"WHEN {x} IS NOT NULL THEN {_number(d, x, text_type)}",
                 f"WHEN i{i} IS NOT NULL THEN {_integer(d, f'i{i}', text_type)}",
                 f"WHEN {low} IN ({true}) THEN {_number(d, '1.0', text_type)}",
