@@ -312,9 +312,14 @@ def _trimmed(d: Dialect, text: str) -> str:
 def _unquoted(d: Dialect, text: str) -> str:
     """Text without one pair of single quotes around it (s29: DuckDB's
     sniffer takes `'` for a file's quote when its cells are single-quoted,
-    and reads `'x'` as `x`; pandas with `quotechar="'"` too)."""
+    and reads `'x'` as `x`; pandas with `quotechar="'"` too), and a closed
+    double-quoted value followed by text read as pandas reads it
+    (`"z"tail` is `ztail`)."""
     back = "$1" if d.name == "spark" else "\\1"
-    return f"regexp_replace({text}, '^''(.*)''$', '{back}')"
+    tail = "$1$2" if d.name == "spark" else "\\1\\2"
+    single = f"regexp_replace({text}, '^''(.*)''$', '{back}')"
+    # `"z"tail`, DuckDB's reading of a closed quote followed by text: `ztail` to pandas and pyarrow (s29)
+    return f"regexp_replace({single}, '^\"([^\"]*)\"([^\"]+)$', '{tail}')"
 
 
 def _layers(d: Dialect, columns: list[tuple[str, str]]) -> tuple[list[str], list[str], list[str]]:
@@ -865,7 +870,7 @@ def _csv_content(path: str, sha256: str | None, only: frozenset[str] | None = No
     header = _header(path, sha256)
     if header is None or header.csv is None:
         return None
-    return table_content(csv_text_table(header.csv), list(header.names), only)
+    return table_content(csv_text_table(_tails_closed_bytes(header.csv)), list(header.names), only)
 
 
 def _streamed_csv_content(path: str, sha256: str | None, only: frozenset[str] | None = None) -> str | None:
@@ -888,7 +893,8 @@ def _streamed_csv_content(path: str, sha256: str | None, only: frozenset[str] | 
     if header.csv is None or facts.obstacle(len(names)) is not None or pattern_obstacle(path, "DuckDB"):
         return None
     d = DIALECTS["duckdb"]
-    source = f"({csv_fields(d, csv_source(path, facts, header.csv.header_line), len(names))}) AS records"
+    lines = _tails_closed(d, csv_source(path, facts, header.csv.header_line))
+    source = f"({csv_fields(d, lines, len(names))}) AS records"
     order = [i for i in key_order(names) if kept_column(names[i], only)]
     con = duckdb.connect()
     try:
@@ -902,6 +908,44 @@ def _streamed_csv_content(path: str, sha256: str | None, only: frozenset[str] | 
     if _current_sha256(path) != file.sha256:  # the file changed while it was read
         return None
     return content_key(row, [names[i] for i in order])
+
+
+#: A closed quoted value followed by other text in its field (`3,"z"tail`): pandas and pyarrow
+#: read the field as `ztail`; the loader drops the line. The content key reads such a line as
+#: pandas does (s29): the value and its tail quoted together.
+_QUOTE_TAIL = r'(^|,)"((?:[^"]|"")*)"([^,"\r\n]+)'
+
+
+def _tails_closed(d: Dialect, source: str) -> str:
+    """`source`'s lines (`csvscan.LINE`), a line that is not well formed
+    with each quoted value's tail moved inside its quotes (`_QUOTE_TAIL`)."""
+    from fuzzpy.data.csvframe import _FIELD
+    from fuzzpy.engines.csvscan import LINE
+
+    body = f"{_FIELD}(?:,{_FIELD})*"
+    return (f"(SELECT CASE WHEN contains({LINE}, '\"') AND NOT regexp_full_match({LINE}, {d.string(body)}) "
+            f"THEN regexp_replace({LINE}, {d.string(_QUOTE_TAIL)}, '\\1\"\\2\\3\"', 'g') ELSE {LINE} END "
+            f"AS {LINE} FROM {source}) AS tails_closed")
+
+
+def _tails_closed_bytes(framed: Any) -> Any:
+    """A CSV frame's malformed lines read as `_tails_closed` reads them (the
+    file framed again), or the frame itself when none has such a tail."""
+    import re
+
+    from fuzzpy.data.csvframe import frame
+
+    if framed.malformed_lines.size == 0:
+        return framed
+    data = bytearray(framed._data)
+    pattern = re.compile(_QUOTE_TAIL.encode("ascii"))
+    changed = False
+    for line in sorted(map(int, framed.malformed_lines), reverse=True):
+        start, stop = int(framed._starts[line - 1]), int(framed._stops[line - 1])
+        fixed = pattern.sub(rb'\1"\2\3"', bytes(data[start:stop]))
+        if fixed != data[start:stop]:
+            data[start:stop], changed = fixed, True
+    return frame(bytes(data), "") if changed else framed
 
 
 def _loaded_content(path: str, sha256: str | None, only: frozenset[str] | None = None) -> str | None:
