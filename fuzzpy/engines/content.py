@@ -316,10 +316,17 @@ def _unquoted(d: Dialect, text: str) -> str:
     double-quoted value followed by text read as pandas reads it
     (`"z"tail` is `ztail`)."""
     back = "$1" if d.name == "spark" else "\\1"
-    tail = "$1$2" if d.name == "spark" else "\\1\\2"
     single = f"regexp_replace({text}, '^''(.*)''$', '{back}')"
-    # `"z"tail`, DuckDB's reading of a closed quote followed by text: `ztail` to pandas and pyarrow (s29)
-    return f"regexp_replace({single}, '^\"([^\"]*)\"([^\"]+)$', '{tail}')"
+    # a field still in its double quotes (DuckDB reads a file with a bad line with no quote character:
+    # `"Ann"`, `"z"tail`): its value as pandas and pyarrow read it, `Ann`, `ztail` (s29)
+    quoted = "'^\"((?:[^\"]|\"\")*)\"([^\"]*)$'"
+    value = f"concat(replace(regexp_extract(fz_u, {quoted}, 1), '\"\"', '\"'), regexp_extract(fz_u, {quoted}, 2))"
+    body = f"(CASE WHEN {'fz_u RLIKE' if d.name == 'spark' else 'regexp_matches(fz_u,'} {quoted}{'' if d.name == 'spark' else ')'} THEN {value} ELSE fz_u END)"
+    return _let(d, single, "fz_u", body)
+
+
+#: The kinds of `_layers` whose cell is a typed value `x{i}` (any other is text, `t{i}`).
+_TYPED_KINDS = ("int", "number", "bool", "span:", "instant", "clock", "zoned")
 
 
 def _layers(d: Dialect, columns: list[tuple[str, str]]) -> tuple[list[str], list[str], list[str]]:
@@ -359,7 +366,7 @@ def _layers(d: Dialect, columns: list[tuple[str, str]]) -> tuple[list[str], list
             spell = _instant if kind.startswith("instant") else _zoned if kind.startswith("zoned") else _clock
             third.append(f"{spell(d, x)} AS c{i}")
         else:
-            first.append(f"{_unquoted(d, _trimmed(d, f'CAST({column} AS {text_type})'))} AS t{i}")
+            first.append(f"{_trimmed(d, f'CAST({column} AS {text_type})')} AS t{i}")
             second.extend(_text_values(d, i))
             third.append(f"{_text_spelling(d, i, text_type)} AS c{i}")
     return first, second, third
@@ -522,10 +529,14 @@ def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]],
     if not columns:
         return f"SELECT count(*) FROM {source}"
     first, second, third = _layers(d, columns)
+    # text in quotes (`_unquoted`), read in a layer of its own: only cells starting with a quote
+    quotes = [f"(CASE WHEN substr(t{i}, 1, 1) IN ('\"', '''') THEN {_unquoted(d, f't{i}')} ELSE t{i} END) AS t{i}"
+              if not kind.startswith(_TYPED_KINDS) else f"x{i}" for i, (_, kind) in enumerate(columns)]
+    first = [f"{', '.join(quotes)} FROM (SELECT {', '.join(first)}"]
     cells = [f"c{i}" for i in range(len(columns))]
     present = _kept_row(cells, blank)
     spelled = (f"SELECT {', '.join(third)} FROM (SELECT {', '.join(second)} FROM "
-               f"(SELECT {', '.join(first)} FROM {source}) AS cells) AS valued")
+               f"(SELECT {', '.join(first)} FROM {source}) AS cells) AS unquoted) AS valued")
     rows = (f"SELECT {_length_prefixed(d, cells, blank)} AS r, CASE WHEN {present} THEN 1 ELSE 0 END AS k "
             f"FROM ({spelled}) AS spelled")
     digest = _sha(d, "r")
