@@ -17,17 +17,28 @@ cell is spelled from its value, whatever its type:
   (sign, binary exponent, 53-bit mantissa, as the fingerprint spells it),
   so `3`, `3.0`, ` 3 ` and the integer 3 are one cell, and so are 2^53 + 1
   and the double pandas makes of it; text with `_` is no number; a whole
-  number of 8 digits (`20200105`) is the date it spells (below);
+  number of 8 digits (`20200105`), of 6 (`311299`, also as text with its
+  leading zeros) or of 4 (`2020`, a year) is the date pandas' `parse_dates`
+  reads (below); an infinity is the date at that end of DuckDB's range;
 * a boolean, or `true`/`false`/`t`/`f`/`yes`/`no`/... in any case: the
   number 1 or 0 (a column of booleans exported as 0/1 is the same cells);
 * a date, timestamp or time of day, or text that reads as one in any common
   spelling (`01/05/2020`, `5 Jan 2020`, `10:15 PM`): `T`, the sorted
-  multiset of its date's fields modulo 100 without 0s and 1s, `|`, and its
-  hour, minute and second (to the nearest second; a zoneless stamp its wall
-  time, one with an offset in UTC) -- whatever reader typed the column and
-  whichever order of day and month it assumed (`_fields`;
-  docs/semantics.md, "one value, every reader's type");
-* any other text: `S` and the text, trimmed.
+  multiset of its date's fields modulo 100 without 0s and 1s, `|0,0,0` for
+  a date (midnight), or `T|` and its hour, minute and second alone for a
+  stamp with a time of day (to the nearest second: pandas gives a bare time
+  today's date) -- whatever reader typed the column and whichever order of
+  day and month it assumed (`_fields`; docs/semantics.md, "one value,
+  every reader's type"); month names and quarters are read (`Jan`,
+  `2020Q3`), and `infinity` and the instants beyond DuckDB's range are its
+  ends, 9999-12-31 and 0001-01-01;
+* a stamp tied to a zone (typed with a time zone, or text whose time is
+  followed by an offset, `Z`, a zone's name or abbreviation): `Z` and its
+  seconds modulo 900, which its wall time in every zone shares (`_zoned`);
+* any other text: `S` and the text, trimmed, without one pair of single
+  quotes around it, and a field still in its double quotes read as pandas
+  reads it (`"z"tail` is `ztail`); text that is not UTF-8 is read as
+  cp1252 (an Excel CSV and its UTF-8 copy are one table).
 
 A column with no name is left out of a row where it holds nothing (a
 trailing comma on every line is no column).
@@ -40,15 +51,17 @@ by their instant on every engine).
 Which rows: those the loader reads (issue 24), never a sniffing reader's
 guess. A CSV file is framed and split by the loader's own rules (a record
 per well-formed line of the header's width; every cell its text); a
-Parquet file's and a frame's rows are their rows. A row with a missing
-cell, or a cell holding a line break or a double quote, is left out on
-every form: readers of one CSV file disagree on such rows (`_kept_row`).
+Parquet file's and a frame's rows are their rows; a line the loader drops
+whose closed quote is followed by text (`3,"z"tail`) is read as pandas
+reads it (`_tails_closed`). A row with a missing cell, or a cell holding a
+line break or a double quote, or a text cell holding a comma, is left out
+on every form: readers of one CSV file disagree on such rows (`_kept_row`).
 
 Each kept row's cells, in the order of the columns' (trimmed) names, are
 hashed together (each cell length-prefixed) with SHA-256; 8 lanes of 28
 bits of the hash are summed over the rows (the order of rows does not
 matter: Bellare & Micciancio's AdHash, EUROCRYPT 1997); the key is SHA-256
-of the version, the row count, the names and the sums, tagged `c7:`. Two
+of the version, the row count, the names and the sums, tagged `c8:`. Two
 tables key equal exactly when their multisets of rows are equal (each cell
 by value, as above). A second dataset with the key of a registered one is
 refused (FZ545). It detects accidents, as the rest of the ledger does; data
