@@ -107,6 +107,7 @@ def test_pd_to_datetime_frame_registered_first_links_the_csv(ledger: Ledger,
     assert code != 0 and "FZ545" in err
 
 
+@pytest.mark.slow
 def test_a_year_and_a_bare_time_are_not_made_blind(tmp_path: Path) -> None:
     (tmp_path / "a.csv").write_text("v,year,clock\n1,2019,12:30\n")
     key = _read_file_content(str(tmp_path / "a.csv"), "csv")
@@ -126,6 +127,7 @@ def test_a_year_and_a_bare_time_are_not_made_blind(tmp_path: Path) -> None:
 INFINITE = "v,start,until\n1,-infinity,2020-01-05\n2,2021-03-07,infinity\n3,1999-12-31,infinity\n"
 
 
+@pytest.mark.slow
 def test_duckdb_infinite_dates_are_the_csv(ledger: Ledger, capsys: pytest.CaptureFixture[str]) -> None:
     csv = ledger.file("open_ended.csv", INFINITE)
     first_charged(ledger, capsys, csv)
@@ -221,6 +223,7 @@ def test_single_quoted_cells_read_by_pandas_are_the_csv(ledger: Ledger, capsys: 
 TAILED = 'v,who\n1,"Ann"\n2,"Lee"son\n3,Kim\n4,"O""Neil"x\n'
 
 
+@pytest.mark.slow
 def test_a_closed_quote_followed_by_text_as_pandas_reads_it(ledger: Ledger,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """The loader drops `2,"Lee"son`; pandas and pyarrow read `Leeson`."""
@@ -273,8 +276,16 @@ def test_a_long_line_csv_and_its_frame_are_one_dataset(ledger: Ledger, capsys: p
 # ---------------------------------------------------------------- keys, quickly
 
 
-def test_zoned_and_single_quoted_forms_key_as_the_csv(tmp_path: Path) -> None:
-    """G3 and G5 at the level of the key (the runs are in the slow job)."""
+def test_infinite_zoned_quoted_and_tailed_forms_key_as_the_csv(tmp_path: Path) -> None:
+    """G2, G3, G5 and G6 at the level of the key (the runs are in the slow job)."""
+    infinite = tmp_path / "infinite.csv"
+    infinite.write_text(INFINITE)
+    typed = duckdb.connect().sql(f"SELECT v, CAST(start AS DATE) AS start, CAST(until AS TIMESTAMP) AS until "
+                                 f"FROM read_csv('{infinite}', all_varchar = true)").to_arrow_table()
+    assert _read_file_content(str(infinite), "csv") == table_content(typed)
+    tailed = tmp_path / "tailed.csv"
+    tailed.write_text(TAILED)
+    assert _read_file_content(str(tailed), "csv") == table_content(pa.Table.from_pandas(pd.read_csv(tailed)))
     zoned = tmp_path / "zoned.csv"
     zoned.write_text(ZONED)
     sniffed = duckdb.connect().sql(f"SELECT * FROM read_csv('{zoned}')").to_arrow_table()

@@ -562,8 +562,9 @@ def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]],
 
 
 def _kept_row(cells: list[str], blank: frozenset[int]) -> str:
-    """Which rows are keyed: those with a value in every named column and no
-    cell holding a line break or a double quote. The others are rows that
+    """Which rows are keyed: those with a value in every named column, no
+    cell holding a line break or a double quote, and no text cell holding a
+    comma (s29: a single-quoted `'y, z'`). The others are rows that
     the readers of one CSV file read differently (a review, s28b F2): the
     loader drops a line whose quoted value spans lines (`3,"multi` and the
     line after it) and a short line (`3` under `a,b`), while pandas, polars,
