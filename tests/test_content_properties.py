@@ -59,17 +59,20 @@ def model(table: list[tuple[Cell, ...]]) -> Counter:
             return ("N", None)
         if isinstance(cell, (bool, int, float)):
             return ("D", float(cell))
-        return ("S", cell.strip())
+        text = cell.strip()
+        return ("S", text[1:-1] if len(text) >= 2 and text[0] == text[-1] == "'" else text)  # `'x'` is x (s29)
 
-    def kept(row: tuple[Cell, ...]) -> bool:  # a missing cell or a quote: readers disagree on the row (s28b F2)
-        return all(c is not None and not (isinstance(c, str) and '"' in c) for c in row)
-
-    rows = [row for row in table if kept(row)] or table  # no row kept: every row (s28g)
+    rows = [row for row in table if _kept(row)] or table  # no row kept: every row (s28g)
     return Counter(tuple(map(value, row)) for row in rows)
 
 
+def _kept(row: tuple[Cell, ...]) -> bool:
+    """A missing cell or a quote (s28b F2), or text with a comma (s29): readers disagree on the row."""
+    return all(c is not None and not (isinstance(c, str) and ('"' in c or "," in c)) for c in row)
+
+
 def _has_kept_row(table: list[tuple[Cell, ...]]) -> bool:
-    return any(all(c is not None and not (isinstance(c, str) and '"' in c) for c in row) for row in table)
+    return any(_kept(row) for row in table)
 
 
 def _text(cell: Cell) -> str:

@@ -416,10 +416,29 @@ def _cast_plain(column: pa.Array, kind: str) -> Cells | None:
 # ---------------------------------------------------------------- helpers
 
 
-def as_text(column: pa.Array) -> pa.Array:
-    """A text or binary column as UTF-8 strings, every cell that is null or
-    not UTF-8 emptied (so read as missing)."""
-    return _as_text(column)[0]
+def as_text(column: pa.Array, legacy: str | None = None) -> pa.Array:
+    """A text or binary column as UTF-8 strings, every cell that is null
+    emptied, and so is every cell that is not UTF-8 -- or, given a `legacy`
+    encoding (`cp1252`, Excel's), such a cell decoded from it (a byte it
+    does not define as Latin-1): how the content key reads text (s29: a
+    cp1252 CSV and its copy re-saved as UTF-8 are the same rows)."""
+    text, valid = _as_text(column)
+    if legacy is None or valid.all():
+        return text
+    raw = _decoded(column)
+    if not _is_binary(raw.type):
+        raw = raw.view(pa.binary() if pa.types.is_string(raw.type) else pa.large_binary())
+    cells = text.to_pylist()
+    for row in np.flatnonzero(~valid):
+        cells[row] = _legacy_text(raw[int(row)].as_py() or b"", legacy)
+    return pa.array(cells, pa.large_string())
+
+
+def _legacy_text(cell: bytes, encoding: str) -> str:
+    """Bytes decoded from a legacy single-byte encoding; a byte it leaves
+    undefined (cp1252's 0x81, 0x8D, ...) read as Latin-1."""
+    return "".join(cell[i:i + 1].decode(encoding, errors="replace").replace("\ufffd", chr(cell[i]))
+                   for i in range(len(cell)))
 
 
 def _as_text(column: pa.Array) -> tuple[pa.Array, np.ndarray]:

@@ -109,6 +109,14 @@ class CsvFrame:
     _ends: np.ndarray = field(repr=False)
     _suspect: np.ndarray = field(repr=False)
 
+    @property
+    def longest_record(self) -> int:
+        """The length in bytes of the longest record's line (with its line end)."""
+        if self.record_lines.size == 0:
+            return 0
+        rows = self.record_lines - 1
+        return int((self._ends[rows] - self._starts[rows]).max())
+
     def line_bytes(self, line: int) -> bytes:
         """The text of a 1-based line, without its line end."""
         return self._data[int(self._starts[line - 1]) : int(self._stops[line - 1])]

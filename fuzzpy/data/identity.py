@@ -37,7 +37,7 @@ def data_fingerprint(digests: dict[str, str]) -> str:
 
 
 #: the tag of a content key of this version (`fuzzpy.engines.content.VERSION`)
-CONTENT_TAG = "c7:"
+CONTENT_TAG = "c8:"
 
 
 def current(key: str | None) -> bool:

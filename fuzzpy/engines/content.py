@@ -17,17 +17,28 @@ cell is spelled from its value, whatever its type:
   (sign, binary exponent, 53-bit mantissa, as the fingerprint spells it),
   so `3`, `3.0`, ` 3 ` and the integer 3 are one cell, and so are 2^53 + 1
   and the double pandas makes of it; text with `_` is no number; a whole
-  number of 8 digits (`20200105`) is the date it spells (below);
+  number of 8 digits (`20200105`), of 6 (`311299`, also as text with its
+  leading zeros) or of 4 (`2020`, a year) is the date pandas' `parse_dates`
+  reads (below); an infinity is the date at that end of DuckDB's range;
 * a boolean, or `true`/`false`/`t`/`f`/`yes`/`no`/... in any case: the
   number 1 or 0 (a column of booleans exported as 0/1 is the same cells);
 * a date, timestamp or time of day, or text that reads as one in any common
   spelling (`01/05/2020`, `5 Jan 2020`, `10:15 PM`): `T`, the sorted
-  multiset of its date's fields modulo 100 without 0s and 1s, `|`, and its
-  hour, minute and second (to the nearest second; a zoneless stamp its wall
-  time, one with an offset in UTC) -- whatever reader typed the column and
-  whichever order of day and month it assumed (`_fields`;
-  docs/semantics.md, "one value, every reader's type");
-* any other text: `S` and the text, trimmed.
+  multiset of its date's fields modulo 100 without 0s and 1s, `|0,0,0` for
+  a date (midnight), or `T|` and its hour, minute and second alone for a
+  stamp with a time of day (to the nearest second: pandas gives a bare time
+  today's date) -- whatever reader typed the column and whichever order of
+  day and month it assumed (`_fields`; docs/semantics.md, "one value,
+  every reader's type"); month names and quarters are read (`Jan`,
+  `2020Q3`), and `infinity` and the instants beyond DuckDB's range are its
+  ends, 9999-12-31 and 0001-01-01;
+* a stamp tied to a zone (typed with a time zone, or text whose time is
+  followed by an offset, `Z`, a zone's name or abbreviation): `Z` and its
+  seconds modulo 900, which its wall time in every zone shares (`_zoned`);
+* any other text: `S` and the text, trimmed, without one pair of single
+  quotes around it, and a field still in its double quotes read as pandas
+  reads it (`"z"tail` is `ztail`); text that is not UTF-8 is read as
+  cp1252 (an Excel CSV and its UTF-8 copy are one table).
 
 A column with no name is left out of a row where it holds nothing (a
 trailing comma on every line is no column).
@@ -40,15 +51,17 @@ by their instant on every engine).
 Which rows: those the loader reads (issue 24), never a sniffing reader's
 guess. A CSV file is framed and split by the loader's own rules (a record
 per well-formed line of the header's width; every cell its text); a
-Parquet file's and a frame's rows are their rows. A row with a missing
-cell, or a cell holding a line break or a double quote, is left out on
-every form: readers of one CSV file disagree on such rows (`_kept_row`).
+Parquet file's and a frame's rows are their rows; a line the loader drops
+whose closed quote is followed by text (`3,"z"tail`) is read as pandas
+reads it (`_tails_closed`). A row with a missing cell, or a cell holding a
+line break or a double quote, or a text cell holding a comma, is left out
+on every form: readers of one CSV file disagree on such rows (`_kept_row`).
 
 Each kept row's cells, in the order of the columns' (trimmed) names, are
 hashed together (each cell length-prefixed) with SHA-256; 8 lanes of 28
 bits of the hash are summed over the rows (the order of rows does not
 matter: Bellare & Micciancio's AdHash, EUROCRYPT 1997); the key is SHA-256
-of the version, the row count, the names and the sums, tagged `c7:`. Two
+of the version, the row count, the names and the sums, tagged `c8:`. Two
 tables key equal exactly when their multisets of rows are equal (each cell
 by value, as above). A second dataset with the key of a registered one is
 refused (FZ545). It detects accidents, as the rest of the ledger does; data
@@ -82,7 +95,9 @@ if TYPE_CHECKING:
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
-VERSION = "fuzzpy-content-7"  # 7: dates by their fields in any spelling, integers by their nearest double (s28b)
+VERSION = "fuzzpy-content-8"  # 8: a stamp with a time by its time only, zoned ones modulo 15 minutes, years and
+# 6-digit dates, month names, quarters, infinities, cp1252 text, single quotes (s29)
+# 7: dates by their fields in any spelling, integers by their nearest double (s28b)
 TAG = CONTENT_TAG  # a key of this version
 #: Texts keyed as missing, in lower case: every spelling in pandas'
 #: read_csv default `na_values` and pyarrow.csv's default `null_values`
@@ -95,7 +110,8 @@ Rows = Callable[[str], list[tuple]]
 
 def column_kind(arrow_type: pa.DataType) -> str:
     """How a column's cells are spelled: `int`, `number`, `bool`, `instant`
-    (a date or timestamp: its instant), `clock` (a time of day) or `text`."""
+    (a date or timestamp: its instant), `zoned` (a timestamp with a time
+    zone), `clock` (a time of day) or `text`."""
     if pa.types.is_dictionary(arrow_type):
         arrow_type = arrow_type.value_type
     if pa.types.is_integer(arrow_type):
@@ -104,6 +120,8 @@ def column_kind(arrow_type: pa.DataType) -> str:
         return "number"
     if pa.types.is_boolean(arrow_type):
         return "bool"
+    if pa.types.is_timestamp(arrow_type) and arrow_type.tz:
+        return "zoned"
     if pa.types.is_timestamp(arrow_type) or pa.types.is_date(arrow_type):
         return "instant"
     if pa.types.is_time(arrow_type):
@@ -121,6 +139,22 @@ _TRUE_WORDS = ("true", "t", "yes", "y", "on")
 _FALSE_WORDS = ("false", "f", "no", "n", "off")
 
 
+#: The largest finite double: beyond it, an infinity.
+_DOUBLE_MAX = "1.7976931348623157e308"
+#: The date fields `infinity` and `-infinity` are keyed as (s29): DuckDB reads that text as a DATE or
+#: TIMESTAMP at the end of its range, which Python and pandas read as 9999-12-31 and 0001-01-01, and
+#: pandas and DuckDB read `inf` in a number column as the double infinity: one cell in every form.
+_LATEST = ["9999", "12", "31"]
+_EARLIEST = ["1", "1", "1"]
+#: Seconds from 1970 of 9999-12-31 00:00 and of 0001-01-01 00:00 (UTC): an instant at or after the
+#: first is keyed as 9999-12-31 (DuckDB's `infinity`), one before the second as 0001-01-01.
+_LATEST_SECONDS = 253_402_214_400
+_EARLIEST_SECONDS = -62_135_596_800
+#: Every UTC offset in use is a whole number of quarter hours: an instant tied to a zone is keyed by
+#: its seconds modulo this, which its wall time in every zone shares (s29).
+_ZONE_STEP = 900
+
+
 def _number(d: Dialect, x: str, text_type: str) -> str:
     """A double's spelling: `N` (null, NaN); a whole number of 8 digits read
     as a date `yyyymmdd` (pandas' `parse_dates` reads `20200105` as
@@ -130,10 +164,14 @@ def _number(d: Dialect, x: str, text_type: str) -> str:
     (pandas' float64 for an int column with a missing cell, pyarrow's double
     for one beyond int64) are one cell (a review, s28b F3)."""
     whole = f"CAST({x} AS BIGINT)"
-    date = _fields(d, [f"(({whole} {_div(d)} 10000) % 100)", f"(({whole} {_div(d)} 100) % 100)",
-                       f"({whole} % 100)"])
+    groups = [f"(({whole} {_div(d)} 10000) % 100)", f"(({whole} {_div(d)} 100) % 100)", f"({whole} % 100)"]
+    date = _fields(d, groups)
     return (f"(CASE WHEN {x} IS NULL OR isnan({x}) THEN 'N' "
+            f"WHEN {x} > {_DOUBLE_MAX} THEN {_fields(d, _LATEST)} WHEN {x} < -{_DOUBLE_MAX} THEN {_fields(d, _EARLIEST)} "
             f"WHEN {x} >= 10000101.0 AND {x} <= 99991231.0 AND {x} = floor({x}) THEN {date} "
+            # pandas' `parse_dates` reads `2020` as 2020-01-01 and `311299` as 1999-12-31 (s29)
+            f"WHEN {x} >= 1000.0 AND {x} <= 9999.0 AND {x} = floor({x}) THEN {_fields(d, [whole])} "
+            f"WHEN {x} >= 100000.0 AND {x} <= 999999.0 AND {x} = floor({x}) THEN {date} "
             f"ELSE concat('D', {_float_text(d, x, text_type)}) END)")
 
 
@@ -181,8 +219,14 @@ def _fields(d: Dialect, date: list[str] | str, clock: list[str] | None = None) -
     else:
         kept = ("array_to_string(list_sort(list_filter(list_transform("
                 f"{listed}, lambda v: ((v % 100) + 100) % 100), lambda v: v > 1)), ',')")
-    time = ", ',', ".join(f"CAST({part} AS {text_type})" for part in (clock or ["0", "0", "0"]))
-    return f"concat('T', {kept}, '|', {time})"
+    if not clock:
+        return f"concat('T', {kept}, '|0,0,0')"
+    time = ", ',', ".join(f"CAST({part} AS {text_type})" for part in clock)
+    midnight = " AND ".join(f"({part}) = 0" for part in clock)
+    # a stamp with a time of day is keyed by its time alone (s29): pandas' `parse_dates` gives a bare
+    # time (`12:30`) the day it runs, and a month name or `10 PM` the year 1; a date (midnight) keeps
+    # its fields
+    return f"(CASE WHEN {midnight} THEN concat('T', {kept}, '|0,0,0') ELSE concat('T|', {time}) END)"
 
 
 def _day_clock(d: Dialect, seconds: str) -> list[str]:
@@ -190,11 +234,6 @@ def _day_clock(d: Dialect, seconds: str) -> list[str]:
     86400: a time rounded up to midnight is 00:00:00)."""
     s = f"(CAST({seconds} AS BIGINT) % 86400)"
     return [f"({s} {_div(d)} 3600)", f"(({s} {_div(d)} 60) % 60)", f"({s} % 60)"]
-
-
-#: Beyond this many seconds from 1970 (about year 287,000), an instant is
-#: spelled by its seconds (both engines' timestamps end near there).
-_FAR_SECONDS = 9_000_000_000_000
 
 
 def _instant(d: Dialect, seconds: str) -> str:
@@ -207,9 +246,22 @@ def _instant(d: Dialect, seconds: str) -> str:
         stamp = "make_timestamp(CAST(fz_s AS BIGINT) * 1000000)"
     date = [f"CAST({f}(fz_t) AS BIGINT)" for f in ("year", "month", "day")]
     clock = [f"CAST({f}(fz_t) AS BIGINT)" for f in ("hour", "minute")] + ["CAST(floor(second(fz_t)) AS BIGINT)"]
-    spelled = (f"(CASE WHEN fz_s IS NULL THEN 'N' WHEN abs(fz_s) > {_FAR_SECONDS} "
-               f"THEN concat('T!', CAST(fz_s AS {'STRING' if d.name == 'spark' else 'VARCHAR'})) "
+    spelled = (f"(CASE WHEN fz_s IS NULL THEN 'N' WHEN fz_s >= {_LATEST_SECONDS} THEN {_fields(d, _LATEST)} "
+               f"WHEN fz_s < {_EARLIEST_SECONDS} THEN {_fields(d, _EARLIEST)} "
                f"ELSE {_let(d, stamp, 'fz_t', _fields(d, date, clock))} END)")
+    return _let(d, seconds, "fz_s", spelled)
+
+
+def _zoned(d: Dialect, seconds: str) -> str:
+    """An instant tied to a zone (a typed stamp with a time zone, text with
+    an offset or a zone's name): its seconds modulo a quarter hour, which its
+    wall time in every zone shares (s29: DuckDB reads `10:00 EST` or
+    `America/New_York` as a TIMESTAMPTZ, in UTC; pandas keeps the offset and
+    other readers the text). Beyond DuckDB's range: as `_instant`."""
+    step = _ZONE_STEP
+    spelled = (f"(CASE WHEN fz_s IS NULL THEN 'N' WHEN fz_s >= {_LATEST_SECONDS} OR fz_s < {_EARLIEST_SECONDS} "
+               f"THEN {_instant(d, 'fz_s')} "
+               f"ELSE concat('Z', CAST(((fz_s % {step}) + {step}) % {step} AS {'STRING' if d.name == 'spark' else 'VARCHAR'})) END)")
     return _let(d, seconds, "fz_s", spelled)
 
 
@@ -241,7 +293,13 @@ def _typed_seconds(d: Dialect, column: str, kind: str) -> str:
         return f"(CAST(unix_date({column}) AS BIGINT) * 86400)"
     if d.name == "spark":
         return _micros_to_seconds(d, f"unix_micros(CAST({column} AS TIMESTAMP))")
-    return _micros_to_seconds(d, f"epoch_us({column})")
+    seconds = _micros_to_seconds(d, f"epoch_us({column})")
+    if kind == "clock":
+        return seconds
+    # DuckDB's `infinity` dates and stamps have no epoch: the ends of the range (`_instant`, s29)
+    return (f"(CASE WHEN {column} IS NULL OR NOT isinf(CAST({column} AS TIMESTAMP)) THEN {seconds} "
+            f"WHEN starts_with(CAST({column} AS VARCHAR), '-') THEN {_EARLIEST_SECONDS - 1} "
+            f"ELSE {_LATEST_SECONDS} END)")
 
 
 def _micros_to_seconds(d: Dialect, micros: str) -> str:
@@ -262,6 +320,26 @@ def _trimmed(d: Dialect, text: str) -> str:
     if d.name == "spark":
         return f"trim(BOTH {d.string(_WHITESPACE)} FROM {text})"
     return f"trim({text}, {d.string(_WHITESPACE)})"
+
+
+def _unquoted(d: Dialect, text: str) -> str:
+    """Text without one pair of single quotes around it (s29: DuckDB's
+    sniffer takes `'` for a file's quote when its cells are single-quoted,
+    and reads `'x'` as `x`; pandas with `quotechar="'"` too), and a closed
+    double-quoted value followed by text read as pandas reads it
+    (`"z"tail` is `ztail`)."""
+    back = "$1" if d.name == "spark" else "\\1"
+    single = f"regexp_replace({text}, '^''(.*)''$', '{back}')"
+    # a field still in its double quotes (DuckDB reads a file with a bad line with no quote character:
+    # `"Ann"`, `"z"tail`): its value as pandas and pyarrow read it, `Ann`, `ztail` (s29)
+    quoted = "'^\"((?:[^\"]|\"\")*)\"([^\"]*)$'"
+    value = f"concat(replace(regexp_extract(fz_u, {quoted}, 1), '\"\"', '\"'), regexp_extract(fz_u, {quoted}, 2))"
+    body = f"(CASE WHEN {'fz_u RLIKE' if d.name == 'spark' else 'regexp_matches(fz_u,'} {quoted}{'' if d.name == 'spark' else ')'} THEN {value} ELSE fz_u END)"
+    return _let(d, single, "fz_u", body)
+
+
+#: The kinds of `_layers` whose cell is a typed value `x{i}` (any other is text, `t{i}`).
+_TYPED_KINDS = ("int", "number", "bool", "span:", "instant", "clock", "zoned")
 
 
 def _layers(d: Dialect, columns: list[tuple[str, str]]) -> tuple[list[str], list[str], list[str]]:
@@ -295,10 +373,11 @@ def _layers(d: Dialect, columns: list[tuple[str, str]]) -> tuple[list[str], list
             first.append(f"(CAST({column} AS HUGEINT) * {kind.split(':')[1]}) AS {x}")
             second.append(x)
             third.append(f"{_temporal('P', x, text_type)} AS c{i}")
-        elif kind.startswith(("instant", "clock")):
+        elif kind.startswith(("instant", "clock", "zoned")):
             first.append(f"{_typed_seconds(d, column, kind)} AS {x}")
             second.append(x)
-            third.append(f"{(_instant if kind.startswith('instant') else _clock)(d, x)} AS c{i}")
+            spell = _instant if kind.startswith("instant") else _zoned if kind.startswith("zoned") else _clock
+            third.append(f"{spell(d, x)} AS c{i}")
         else:
             first.append(f"{_trimmed(d, f'CAST({column} AS {text_type})')} AS t{i}")
             second.extend(_text_values(d, i))
@@ -327,9 +406,30 @@ def _text_values(d: Dialect, i: str | int) -> list[str]:
         f"ELSE epoch_us(TRY_CAST({t} AS TIMESTAMP)) END) AS m{i}",
         f"(CASE WHEN regexp_matches({t}, '[aApP]\\.?[mM]\\.?$') THEN NULL "
         f"ELSE epoch_us(TRY_CAST({t} AS TIME)) END) AS h{i}",
-        f"(CASE WHEN length({t}) > 64 OR NOT regexp_matches({t}, '[0-9]') THEN NULL "
+        f"(CASE WHEN regexp_matches({t}, '{_ZONE}') THEN {_zone_seconds(t)} END) AS z{i}",
+        f"(CASE WHEN length({t}) > 64 OR NOT regexp_matches(lower({t}), '[0-9]|{_MONTH_WORD}') THEN NULL "
         f"WHEN NOT regexp_matches({t}, '[a-zA-Z]') THEN {t} "  # no month name to read: as it is
         f"WHEN regexp_full_match(lower({t}), '{_DATE_WORDS}') THEN {_date_words(f'lower({t})')} END) AS g{i}"]
+
+
+#: Text that names a zone after a time of day (an offset, `Z`, `UTC`, an IANA name such as
+#: `America/New_York`, an abbreviation such as `EST`): keyed as a zoned instant (`_zoned`), from its
+#: wall time, in any spelling of its date (s29).
+_ZONE = (r"[0-9]:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?\s*([aApP]\.?[mM]\.?\s*)?"
+         r"(Z|z|UTC|GMT|[+-][0-9]{2}(:?[0-9]{2})?|[A-Za-z]+/[A-Za-z_]+(/[A-Za-z_]+)?|[A-Z]{3,5})$")
+#: A time of day in text: hour, minute, second, the first digit of its fraction.
+_WALL = r"([0-9]{1,2}):([0-9]{2})(:([0-9]{2})([.,]([0-9]))?)?"
+#: A month's name or abbreviation somewhere in a text (a text without a digit may still be a date).
+_MONTH_WORD = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
+
+
+def _zone_seconds(t: str) -> str:
+    """A zoned text's wall time in seconds modulo a quarter hour (`_zoned`):
+    its minute and second, the second rounded half up as a typed stamp's is."""
+    minute = f"TRY_CAST(regexp_extract({t}, '{_WALL}', 2) AS INTEGER)"
+    second = f"coalesce(TRY_CAST(regexp_extract({t}, '{_WALL}', 4) AS INTEGER), 0)"
+    up = f"(CASE WHEN regexp_extract({t}, '{_WALL}', 6) >= '5' THEN 1 ELSE 0 END)"
+    return f"(({minute} * 60 + {second} + {up}) % {_ZONE_STEP})"
 
 
 #: Text that is a plain number (keyed as one): no date's fields are read from it.
@@ -342,7 +442,7 @@ _WEEKDAYS = r"\b(mon(day)?|tue(s(day)?)?|wed(nesday)?|thu(r(s(day)?)?)?|fri(day)
 #: The spelling of a date or time with words: digits, separators, month
 #: and weekday names, ordinal suffixes, AM/PM (a text with other words, such
 #: as `id123x`, is read no further).
-_DATE_WORDS = (r"([0-9 ,/.:-]|t|[ap]\.?m\.?|st|nd|rd|th|" + "|".join(_MONTHS) + "|"
+_DATE_WORDS = (r"([0-9 ,/.:-]|t|q|[ap]\.?m\.?|st|nd|rd|th|" + "|".join(_MONTHS) + "|"
                + _WEEKDAYS.replace(r"\b", "").removesuffix(r"\.?") + ")*")
 #: What is left of a date or time in any common spelling once month names
 #: are numbers and weekdays gone: digit groups, separators, `t` (ISO's),
@@ -355,6 +455,8 @@ def _date_words(lowered: str) -> str:
     suffixes (`5th`) removed: what
     `_loose_fields` reads a date's fields from."""
     text = lowered
+    for quarter in range(1, 5):  # `2020Q2`: pandas reads its first day, 2020-04-01 (s29)
+        text = f"regexp_replace({text}, '([0-9]) ?q{quarter}\\b', '\\1 {3 * quarter - 2} ', 'g')"
     for number, month in enumerate(_MONTHS, start=1):
         text = f"regexp_replace({text}, '\\b{month}\\b\\.?', ' {number} ', 'g')"
     text = f"regexp_replace({text}, '{_WEEKDAYS}', ' ', 'g')"
@@ -390,17 +492,23 @@ def _text_spelling(d: Dialect, i: int, text_type: str) -> str:
     missing = ", ".join(d.string(word) for word in _MISSING_WORDS)
     true = ", ".join(d.string(word) for word in _TRUE_WORDS)
     false = ", ".join(d.string(word) for word in _FALSE_WORDS)
+    six = f"{t} RLIKE '^[0-9]{{6}}$'" if d.name == "spark" else f"regexp_full_match({t}, '[0-9]{{6}}')"
+    pairs = [f"CAST(substr({t}, {k}, 2) AS INTEGER)" for k in (1, 3, 5)]
     branches = [f"WHEN {t} IS NULL OR {t} = '' OR {low} IN ({missing}) THEN 'N'",
+                # six digits, leading zeros kept (`010203`): pandas reads a date of three pairs (s29)
+                f"WHEN {six} THEN {_fields(d, pairs)}",
                 f"WHEN {x} IS NOT NULL THEN {_number(d, x, text_type)}",
                 f"WHEN i{i} IS NOT NULL THEN {_integer(d, f'i{i}', text_type)}",
                 f"WHEN {low} IN ({true}) THEN {_number(d, '1.0', text_type)}",
                 f"WHEN {low} IN ({false}) THEN {_number(d, '0.0', text_type)}"]
     if d.name != "spark":
+        branches.append(f"WHEN z{i} IS NOT NULL THEN concat('Z', CAST(z{i} AS {text_type}))")
         branches.append(f"WHEN m{i} IS NOT NULL THEN {_instant(d, _micros_to_seconds(d, f'm{i}'))}")
         branches.append(f"WHEN h{i} IS NOT NULL THEN {_clock(d, _micros_to_seconds(d, f'h{i}'))}")
         g = f"g{i}"
+        # one group is a date with a word (`Jan`, `5th`, `10 PM`: pandas reads the year 1, s29)
         loose = (f"regexp_full_match({g}, '{_LOOSE_DATE}') "
-                 f"AND length(regexp_extract_all({g}, '[0-9]+')) >= 2")
+                 f"AND (length(regexp_extract_all({g}, '[0-9]+')) >= 2 OR regexp_matches({t}, '[a-zA-Z]'))")
         branches.append(f"WHEN {g} IS NOT NULL AND {loose} THEN {_loose_fields(d, g)}")
     return f"(CASE {' '.join(branches)} ELSE concat('S', {t}) END)"
 
@@ -434,10 +542,14 @@ def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]],
     if not columns:
         return f"SELECT count(*) FROM {source}"
     first, second, third = _layers(d, columns)
+    # text in quotes (`_unquoted`), read in a layer of its own: only cells starting with a quote
+    quotes = [f"(CASE WHEN substr(t{i}, 1, 1) IN ('\"', '''') THEN {_unquoted(d, f't{i}')} ELSE t{i} END) AS t{i}"
+              if not kind.startswith(_TYPED_KINDS) else f"x{i}" for i, (_, kind) in enumerate(columns)]
+    first = [f"{', '.join(quotes)} FROM (SELECT {', '.join(first)}"]
     cells = [f"c{i}" for i in range(len(columns))]
     present = _kept_row(cells, blank)
     spelled = (f"SELECT {', '.join(third)} FROM (SELECT {', '.join(second)} FROM "
-               f"(SELECT {', '.join(first)} FROM {source}) AS cells) AS valued")
+               f"(SELECT {', '.join(first)} FROM {source}) AS cells) AS unquoted) AS valued")
     rows = (f"SELECT {_length_prefixed(d, cells, blank)} AS r, CASE WHEN {present} THEN 1 ELSE 0 END AS k "
             f"FROM ({spelled}) AS spelled")
     digest = _sha(d, "r")
@@ -450,8 +562,9 @@ def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]],
 
 
 def _kept_row(cells: list[str], blank: frozenset[int]) -> str:
-    """Which rows are keyed: those with a value in every named column and no
-    cell holding a line break or a double quote. The others are rows that
+    """Which rows are keyed: those with a value in every named column, no
+    cell holding a line break or a double quote, and no text cell holding a
+    comma (s29: a single-quoted `'y, z'`). The others are rows that
     the readers of one CSV file read differently (a review, s28b F2): the
     loader drops a line whose quoted value spans lines (`3,"multi` and the
     line after it) and a short line (`3` under `a,b`), while pandas, polars,
@@ -464,8 +577,10 @@ def _kept_row(cells: list[str], blank: frozenset[int]) -> str:
     named = [c for i, c in enumerate(cells) if i not in blank]
     if not named:
         return " OR ".join(f"{c} <> 'N'" for c in cells)
-    clean = " AND ".join(f"instr({c}, chr(10)) = 0 AND instr({c}, chr(13)) = 0 AND instr({c}, '\"') = 0"
-                         for c in cells)
+    # text with a comma: a single-quoted `'y, z'` is a ragged line to the loader and a cell to a reader
+    # that takes `'` for the quote (s29); only text (`S`) is spelled with the cell's own commas
+    clean = " AND ".join(f"instr({c}, chr(10)) = 0 AND instr({c}, chr(13)) = 0 AND instr({c}, '\"') = 0 "
+                         f"AND NOT (substr({c}, 1, 1) = 'S' AND instr({c}, ',') > 0)" for c in cells)
     present = " AND ".join(f"{c} <> 'N'" for c in named)
     return f"({present}) AND {clean}"
 
@@ -594,7 +709,7 @@ def _keyable(column: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, str]:
     if pa.types.is_float16(column.type) or (pa.types.is_decimal(column.type) and column.type.bit_width != 128):
         column = column.cast(pa.float64(), safe=False)
     elif column_kind(column.type) == "text" and _is_text(column.type):
-        column = as_text(column)
+        column = as_text(column, legacy="cp1252")
     elif column_kind(column.type) == "text":
         plain = _plain_type(column.type)
         if plain != column.type:
@@ -639,7 +754,7 @@ def _raw_storage(column: pa.Array) -> pa.Array:
     """A date, timestamp or time column as its raw integers (which DuckDB
     reads whatever they hold: a timestamp[s] of 10^13 s is beyond DuckDB's
     TIMESTAMP and made keying fail, one bit about another dataset's row)."""
-    if column_kind(column.type) in ("instant", "clock"):
+    if column_kind(column.type) in ("instant", "clock", "zoned"):
         return column.view(pa.int32() if column.type.bit_width == 32 else pa.int64())
     return column
 
@@ -648,7 +763,7 @@ def _kind(arrow_type: pa.DataType) -> str:
     """`column_kind`, and for a temporal column the factors that turn its raw
     storage into microseconds (`_typed_micros`)."""
     kind = column_kind(arrow_type)
-    if kind not in ("instant", "clock"):
+    if kind not in ("instant", "clock", "zoned"):
         return kind
     if pa.types.is_date32(arrow_type):
         return f"instant:{_DAY_MICROS}:1"
@@ -780,7 +895,7 @@ def _csv_content(path: str, sha256: str | None, only: frozenset[str] | None = No
     header = _header(path, sha256)
     if header is None or header.csv is None:
         return None
-    return table_content(csv_text_table(header.csv), list(header.names), only)
+    return table_content(csv_text_table(_tails_closed_bytes(header.csv)), list(header.names), only)
 
 
 def _streamed_csv_content(path: str, sha256: str | None, only: frozenset[str] | None = None) -> str | None:
@@ -803,7 +918,8 @@ def _streamed_csv_content(path: str, sha256: str | None, only: frozenset[str] | 
     if header.csv is None or facts.obstacle(len(names)) is not None or pattern_obstacle(path, "DuckDB"):
         return None
     d = DIALECTS["duckdb"]
-    source = f"({csv_fields(d, csv_source(path, facts, header.csv.header_line), len(names))}) AS records"
+    lines = _tails_closed(d, csv_source(path, facts, header.csv.header_line))
+    source = f"({csv_fields(d, lines, len(names))}) AS records"
     order = [i for i in key_order(names) if kept_column(names[i], only)]
     con = duckdb.connect()
     try:
@@ -817,6 +933,44 @@ def _streamed_csv_content(path: str, sha256: str | None, only: frozenset[str] | 
     if _current_sha256(path) != file.sha256:  # the file changed while it was read
         return None
     return content_key(row, [names[i] for i in order])
+
+
+#: A closed quoted value followed by other text in its field (`3,"z"tail`): pandas and pyarrow
+#: read the field as `ztail`; the loader drops the line. The content key reads such a line as
+#: pandas does (s29): the value and its tail quoted together.
+_QUOTE_TAIL = r'(^|,)"((?:[^"]|"")*)"([^,"\r\n]+)'
+
+
+def _tails_closed(d: Dialect, source: str) -> str:
+    """`source`'s lines (`csvscan.LINE`), a line that is not well formed
+    with each quoted value's tail moved inside its quotes (`_QUOTE_TAIL`)."""
+    from fuzzpy.data.csvframe import _FIELD
+    from fuzzpy.engines.csvscan import LINE
+
+    body = f"{_FIELD}(?:,{_FIELD})*"
+    return (f"(SELECT CASE WHEN contains({LINE}, '\"') AND NOT regexp_full_match({LINE}, {d.string(body)}) "
+            f"THEN regexp_replace({LINE}, {d.string(_QUOTE_TAIL)}, '\\1\"\\2\\3\"', 'g') ELSE {LINE} END "
+            f"AS {LINE} FROM {source}) AS tails_closed")
+
+
+def _tails_closed_bytes(framed: Any) -> Any:
+    """A CSV frame's malformed lines read as `_tails_closed` reads them (the
+    file framed again), or the frame itself when none has such a tail."""
+    import re
+
+    from fuzzpy.data.csvframe import frame
+
+    if framed.malformed_lines.size == 0:
+        return framed
+    data = bytearray(framed._data)
+    pattern = re.compile(_QUOTE_TAIL.encode("ascii"))
+    changed = False
+    for line in sorted(map(int, framed.malformed_lines), reverse=True):
+        start, stop = int(framed._starts[line - 1]), int(framed._stops[line - 1])
+        fixed = pattern.sub(rb'\1"\2\3"', bytes(data[start:stop]))
+        if fixed != data[start:stop]:
+            data[start:stop], changed = fixed, True
+    return frame(bytes(data), "") if changed else framed
 
 
 def _loaded_content(path: str, sha256: str | None, only: frozenset[str] | None = None) -> str | None:
