@@ -19,7 +19,10 @@ quote and the charge and returns located diagnostics for:
   branch) with an index outside a matrix whose shape the program or the
   run's arguments show: a matrix literal, `mat_of_rows` of a list literal,
   or a matrix parameter given by `--arg`, indexed by a static number or an
-  `int` given by `--arg` (FZ515; review s28d, F3: it was charged, then failed).
+  `int` given by `--arg` (FZ515; review s28d, F3: it was charged, then failed);
+* a `mechanism` the run calls whose exact arithmetic may multiply two values
+  too large to keep expanded (`runtime.product_sizes`, FZ519; issue 29: it
+  was refused after the charge, and on some datasets only).
 
 Only the definitions the run reaches are inspected.
 """
@@ -58,6 +61,7 @@ def refusals(checked: CheckedProgram, definition: CheckedDef, public: Mapping[st
     diagnostics += _empty_candidates(checked.program, definition.name)
     diagnostics += _empty_candidate_arguments(checked.program, definition, public or {})
     diagnostics += _matrix_indices(definition, public or {}, constants)
+    diagnostics += _oversized_mechanisms(checked.program, definition.name, constants)
     for name, events in definition.privacy.items():
         found = undiscretisable(tuple(events))
         if found is not None:
@@ -276,6 +280,32 @@ def _matrix_indices(definition: CheckedDef, public: Mapping[str, object],
                     f" ({f'no {what}s' if size == 0 else f'{what}s 0..{size - 1}'})", arg.span,
                     hint="the matrix's shape and the index are public: fix the index or the argument"))
                 break
+    return out
+
+
+def _oversized_mechanisms(program: S.Program, root: str, constants: dict[str, Fraction]) -> list[Diagnostic]:
+    """A mechanism whose products may outgrow the exact form on some input: refused
+    here, from its text alone, rather than after the charge on the datasets where
+    the rows make the values larger (a decision that reads no row)."""
+    from fuzzpy.runtime.lazy_reals import MAX_PRODUCT_PAIRS
+    from fuzzpy.runtime.product_sizes import oversized_product
+
+    mechanisms = {d.name: d for d in program.decls if isinstance(d, S.MechanismDecl)}
+    called = {n for body in _reachable_bodies(program, root) for n in _names(body)} & set(mechanisms)
+    out: list[Diagnostic] = []
+    for name in sorted(called):
+        found = oversized_product(mechanisms[name], constants)
+        if found is None:
+            continue
+        sizes = "unbounded" if max(found.left, found.right) > MAX_PRODUCT_PAIRS else f"{found.left} and {found.right}"
+        out.append(Diagnostic(
+            "FZ519",
+            f"mechanism `{name}` may multiply noisy values too large to keep exactly: this product's factors "
+            f"may have {sizes} monomials (at most {MAX_PRODUCT_PAIRS} pairs are multiplied), depending on the "
+            "data and the noise, so it is refused before anything is charged",
+            found.span if isinstance(found.span, Span) else mechanisms[name].name_span,
+            hint="multiply fewer noisy values together (or bound the loop with `i < E` and `requires E <= N`)",
+        ))
     return out
 
 
