@@ -43,7 +43,7 @@ from fuzzpy.runtime.noise import MAX_RELEASE_ENTRIES, undiscretisable
 SMALLEST_STATIC = Fraction(2) ** -1022
 MAX_LOOP_ROUNDS = 2**20
 #: Noise parameters, bounds and radii (positions where 0 is allowed get it).
-_RANGED = {"laplace": "eps", "gauss": "sigma", "geometric": "eps", "dgauss": "sigma", "expmech": "eps", "sum": "bound", "clip": "bound", "clip2": "radius", "vsum": "radius", "ptr_median": "parameter"}
+_RANGED = {"laplace": "eps", "gauss": "sigma", "geometric": "eps", "dgauss": "sigma", "expmech": "eps", "sum": "bound", "clip": "bound", "clip2": "radius", "vsum": "radius", "ptr_median": "parameter", "ptr_quantile": "parameter"}
 
 
 def refusals(checked: CheckedProgram, definition: CheckedDef, public: Mapping[str, object] | None = None) -> list[Diagnostic]:
@@ -340,7 +340,7 @@ def _check_prim(prim: S.Prim, constants: dict[str, Fraction]) -> list[Diagnostic
             if value is not None and value != 0 and not SMALLEST_STATIC <= abs(value) <= EXACT_DBL_MAX:
                 out.append(_out_of_range(prim, arg.span, f"{_RANGED[prim.name]} {_show(value)}",
                                          "it must be 0 or lie between 2^-1022 (2.2e-308) and 1.8e308 in size"))
-        if prim.name in ("geometric", "dgauss", "ptr_median") and values[0] is not None and values[0] > 0:
+        if prim.name in ("geometric", "dgauss", "ptr_median", "ptr_quantile") and values[0] is not None and values[0] > 0:
             out += _integer_noise_range(prim, values[0])
     elif prim.name == "staircase":
         out += _staircase_range(prim, values)
@@ -358,7 +358,7 @@ def _integer_noise_range(prim: S.Prim, value: Fraction) -> list[Diagnostic]:
     integer d (below 2^58), as does the test of `ptr_median[n/d, ...]`; `dgauss[sigma]` proposes from a discrete Laplace
     of scale floor(sigma) + 1 (below 2^58)."""
     span = prim.static_args[0].span
-    if prim.name in ("geometric", "ptr_median") and (value.denominator >= 2**58 or value.numerator >= 2**62):
+    if prim.name in ("geometric", "ptr_median", "ptr_quantile") and (value.denominator >= 2**58 or value.numerator >= 2**62):
         return [_out_of_range(prim, span, f"eps {_show(value)}",
                               "write eps as a fraction n/d with d below 2^58 (e.g. a decimal of at most 17 places)")]
     if prim.name == "dgauss" and value >= 2**57:
