@@ -29,7 +29,7 @@ from fuzzpy.accounting import events as E
 from fuzzpy.cli import main
 from fuzzpy.runtime import ptr
 from fuzzpy.runtime.randomness import SeededSource
-from fuzzpy.runtime.values import Inl, Inr
+from fuzzpy.runtime.values import Inr
 
 ROOT = Path(__file__).resolve().parent.parent
 FAR = Fraction(10**6)
