@@ -92,7 +92,9 @@ def test_distance_is_the_searched_one_on_every_bag_of_up_to_five_rows(p: Fractio
 @pytest.mark.parametrize("b", [Fraction(1, 2), Fraction(1)])
 def test_distance_is_the_searched_one_on_every_bag_of_up_to_seven_rows(p: Fraction, b: Fraction) -> None:
     for bag in _all_bags(7):
-        assert ptr.quantile_distance(list(bag), p, b) == searched_distance(bag, p, b, POOL), (bag, p, b)
+        expected = searched_distance(bag, p, b, POOL)
+        assert ptr.quantile_distance(list(bag), p, b) == expected, (bag, p, b)
+        assert ptr.quantile_distance_by_search(list(bag), p, b) == expected, (bag, p, b)
 
 
 def test_at_one_half_it_is_the_median_and_its_distance() -> None:
@@ -101,7 +103,7 @@ def test_at_one_half_it_is_the_median_and_its_distance() -> None:
         values = sorted(Fraction(rng.randint(-9, 9), rng.choice([1, 2])) for _ in range(rng.randint(0, 25)))
         b = Fraction(rng.randint(1, 4))
         assert ptr.lower_quantile(values, Fraction(1, 2)) == ptr.lower_median(values)
-        assert ptr.quantile_distance(values, Fraction(1, 2), b) == ptr.distance_to_instability(values, b), values
+        assert ptr.quantile_distance_by_search(values, Fraction(1, 2), b) == ptr.distance_to_instability(values, b)
 
 
 def test_the_quantile_is_the_lower_one() -> None:
