@@ -259,7 +259,7 @@ def recentre(u: int, v: int, p: Fraction, budget: int) -> int:
     ``budget`` (the caller needs nothing larger)."""
     s, skew = u + v, u - v
     reach = min(budget, s + 1)  # sizes s - reach < N < s + reach cost less than `budget` at best
-    if p.numerator * (s + reach + 2) >= 2**62:  # too large for int64: one size at a time
+    if p.numerator * (s + reach + 2) >= 2**62 or p.denominator >= 2**62:  # beyond int64: one size at a time
         return _recentre_slowly(u, v, p, budget)
     import numpy as np
 
