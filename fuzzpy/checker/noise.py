@@ -463,6 +463,34 @@ def ptr_median(ck: Inferencer, call: PrimCall) -> Judgment:
     return Judgment(T.TFuzzy(T.TSum(T.NUM, T.UNIT)), {}, cost=cost)
 
 
+def ptr_quantile(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`ptr_quantile[eps, delta, b, p] db`: `ptr_median`'s mechanism for the
+    lower p-quantile (a public p, 0 < p < 1): the distance to a bag whose
+    p-quantile's local sensitivity exceeds b is again a distance to a set
+    (1-sensitive), so the same proof gives (2 eps, delta)-DP per row whether
+    or not it answers (Dwork & Lei 2009, Sec. 3; docs/semantics.md,
+    "`ptr_quantile`"); group privacy over ceil(s) rows (Dwork & Roth 2014,
+    Thm 2.2)."""
+    eps = _positive(ck, call.statics[0], "the epsilon of `ptr_quantile`", least=_PTR_MIN_EPSILON)
+    delta = _positive(ck, call.statics[1], "the delta of `ptr_quantile`", below=Fraction(1))
+    bound = _positive(ck, call.statics[2], "the bound b of `ptr_quantile`")
+    level = _positive(ck, call.statics[3], "the quantile p of `ptr_quantile`", below=Fraction(1))
+    from fuzzpy.checker.first_order import _bag
+
+    j = _bag(ck, call, elem=T.NUM)
+
+    def event(s: Fraction) -> Event:
+        charged = Verified("ptr_quantile", 2 * eps, delta)
+        steps = math.ceil(s)
+        return charged if steps <= 1 else Group(Fraction(steps), (charged,))
+
+    cost = ck.noise_cost(j.ctx, call.span, "the bag given to `ptr_quantile`", event)
+    ck.note(f"`ptr_quantile[{Sens(eps)}, {Sens(delta)}, {Sens(bound)}, {Sens(level)}]`: propose-test-release "
+            f"for the {Sens(level)}-quantile, ({Sens(2 * eps)}, {Sens(delta)})-DP per row of the bag "
+            "(group privacy beyond one row)")
+    return Judgment(T.TFuzzy(T.TSum(T.NUM, T.UNIT)), {}, cost=cost)
+
+
 def expmech(ck: Inferencer, call: PrimCall) -> Judgment:
     eps = epsilon(ck, call.statics[0], "the epsilon of `expmech`")
     cands_expr, score_expr, data_expr = call.args

@@ -6,9 +6,10 @@ interval is only claimed where the released number *is* a noisy query:
 
 * the body is a noise primitive applied to its query (`laplace[eps] q`,
   `gauss[sigma] q`, `geometric[eps] q`, `dgauss[sigma] q`, `staircase[eps] q`,
-  `expmech[eps] cands score db`, `ptr_median[eps, delta, b] db`: its answer
-  `inl m` carries the Laplace of scale b / eps around the data's lower
-  median, `inr ()` nothing), or a block whose result is one; or
+  `expmech[eps] cands score db`, `ptr_median[eps, delta, b] db` and
+  `ptr_quantile[eps, delta, b, p] db`: its answer `inl m` carries the
+  Laplace of scale b / eps around the data's lower median or p-quantile,
+  `inr ()` nothing), or a block whose result is one; or
 * the body is a block ending in `return r`, where r is a variable, a tuple
   of variables or a record of variables, and a variable counts when its last
   binding in the block is `sample x = <noise primitive applied to a query>`,
@@ -35,7 +36,7 @@ from fuzzpy.language.figures import text_up
 NOT_DERIVED = "accuracy not derived for this expression"
 #: `ptr_median` answered `inr ()`: nothing was released to be accurate about (review s28c)
 NO_ANSWER = "no interval: the mechanism gave no answer (`inr ()`), which carries no value to bound"
-_NOISE = {"laplace": 1, "gauss": 1, "geometric": 1, "dgauss": 1, "staircase": 1, "expmech": 3, "ptr_median": 1}  # primitive -> arguments after the static ones
+_NOISE = {"laplace": 1, "gauss": 1, "geometric": 1, "dgauss": 1, "staircase": 1, "expmech": 3, "ptr_median": 1, "ptr_quantile": 1}  # primitive -> arguments after the static ones
 _NAMES = {"laplace": "discrete Laplace", "gauss": "discrete Gaussian", "expmech": "exponential mechanism",
           "geometric": "two-sided geometric on the integers", "dgauss": "discrete Gaussian on the integers",
           "staircase": "staircase on its grid"}

@@ -19,7 +19,10 @@ quote and the charge and returns located diagnostics for:
   branch) with an index outside a matrix whose shape the program or the
   run's arguments show: a matrix literal, `mat_of_rows` of a list literal,
   or a matrix parameter given by `--arg`, indexed by a static number or an
-  `int` given by `--arg` (FZ515; review s28d, F3: it was charged, then failed).
+  `int` given by `--arg` (FZ515; review s28d, F3: it was charged, then failed);
+* a `mechanism` the run calls whose exact arithmetic may multiply two values
+  too large to keep expanded (`runtime.product_sizes`, FZ519; issue 29: it
+  was refused after the charge, and on some datasets only).
 
 Only the definitions the run reaches are inspected.
 """
@@ -40,7 +43,7 @@ from fuzzpy.runtime.noise import MAX_RELEASE_ENTRIES, undiscretisable
 SMALLEST_STATIC = Fraction(2) ** -1022
 MAX_LOOP_ROUNDS = 2**20
 #: Noise parameters, bounds and radii (positions where 0 is allowed get it).
-_RANGED = {"laplace": "eps", "gauss": "sigma", "geometric": "eps", "dgauss": "sigma", "expmech": "eps", "sum": "bound", "clip": "bound", "clip2": "radius", "vsum": "radius", "ptr_median": "parameter"}
+_RANGED = {"laplace": "eps", "gauss": "sigma", "geometric": "eps", "dgauss": "sigma", "expmech": "eps", "sum": "bound", "clip": "bound", "clip2": "radius", "vsum": "radius", "ptr_median": "parameter", "ptr_quantile": "parameter"}
 
 
 def refusals(checked: CheckedProgram, definition: CheckedDef, public: Mapping[str, object] | None = None) -> list[Diagnostic]:
@@ -58,6 +61,7 @@ def refusals(checked: CheckedProgram, definition: CheckedDef, public: Mapping[st
     diagnostics += _empty_candidates(checked.program, definition.name)
     diagnostics += _empty_candidate_arguments(checked.program, definition, public or {})
     diagnostics += _matrix_indices(definition, public or {}, constants)
+    diagnostics += _oversized_mechanisms(checked.program, definition.name, constants)
     for name, events in definition.privacy.items():
         found = undiscretisable(tuple(events))
         if found is not None:
@@ -279,6 +283,32 @@ def _matrix_indices(definition: CheckedDef, public: Mapping[str, object],
     return out
 
 
+def _oversized_mechanisms(program: S.Program, root: str, constants: dict[str, Fraction]) -> list[Diagnostic]:
+    """A mechanism whose products may outgrow the exact form on some input: refused
+    here, from its text alone, rather than after the charge on the datasets where
+    the rows make the values larger (a decision that reads no row)."""
+    from fuzzpy.runtime.lazy_reals import MAX_PRODUCT_PAIRS
+    from fuzzpy.runtime.product_sizes import oversized_product
+
+    mechanisms = {d.name: d for d in program.decls if isinstance(d, S.MechanismDecl)}
+    called = {n for body in _reachable_bodies(program, root) for n in _names(body)} & set(mechanisms)
+    out: list[Diagnostic] = []
+    for name in sorted(called):
+        found = oversized_product(mechanisms[name], constants)
+        if found is None:
+            continue
+        sizes = "unbounded" if max(found.left, found.right) > MAX_PRODUCT_PAIRS else f"{found.left} and {found.right}"
+        out.append(Diagnostic(
+            "FZ519",
+            f"mechanism `{name}` may multiply noisy values too large to keep exactly: this product's factors "
+            f"may have {sizes} monomials (at most {MAX_PRODUCT_PAIRS} pairs are multiplied), depending on the "
+            "data and the noise, so it is refused before anything is charged",
+            found.span if isinstance(found.span, Span) else mechanisms[name].name_span,
+            hint="multiply fewer noisy values together (or bound the loop with `i < E` and `requires E <= N`)",
+        ))
+    return out
+
+
 def _names(expr: S.Expr) -> set[str]:
     return {n.name for n in _nodes(expr) if isinstance(n, S.Var)}
 
@@ -310,7 +340,7 @@ def _check_prim(prim: S.Prim, constants: dict[str, Fraction]) -> list[Diagnostic
             if value is not None and value != 0 and not SMALLEST_STATIC <= abs(value) <= EXACT_DBL_MAX:
                 out.append(_out_of_range(prim, arg.span, f"{_RANGED[prim.name]} {_show(value)}",
                                          "it must be 0 or lie between 2^-1022 (2.2e-308) and 1.8e308 in size"))
-        if prim.name in ("geometric", "dgauss", "ptr_median") and values[0] is not None and values[0] > 0:
+        if prim.name in ("geometric", "dgauss", "ptr_median", "ptr_quantile") and values[0] is not None and values[0] > 0:
             out += _integer_noise_range(prim, values[0])
     elif prim.name == "staircase":
         out += _staircase_range(prim, values)
@@ -328,7 +358,7 @@ def _integer_noise_range(prim: S.Prim, value: Fraction) -> list[Diagnostic]:
     integer d (below 2^58), as does the test of `ptr_median[n/d, ...]`; `dgauss[sigma]` proposes from a discrete Laplace
     of scale floor(sigma) + 1 (below 2^58)."""
     span = prim.static_args[0].span
-    if prim.name in ("geometric", "ptr_median") and (value.denominator >= 2**58 or value.numerator >= 2**62):
+    if prim.name in ("geometric", "ptr_median", "ptr_quantile") and (value.denominator >= 2**58 or value.numerator >= 2**62):
         return [_out_of_range(prim, span, f"eps {_show(value)}",
                               "write eps as a fraction n/d with d below 2^58 (e.g. a decimal of at most 17 places)")]
     if prim.name == "dgauss" and value >= 2**57:

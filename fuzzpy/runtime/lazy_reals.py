@@ -260,7 +260,9 @@ def _add_terms(a: Terms, b: Terms, factor: int = 1) -> Terms:
 
 
 def _mul_terms(a: Terms, b: Terms) -> Terms:
-    if len(a) * len(b) > MAX_PRODUCT_PAIRS:
+    # a factor of one monomial (a constant scale) is linear work, like a sum: never refused
+    # (`runtime.product_sizes` decides before the charge whether any other product can be)
+    if min(len(a), len(b)) > 1 and len(a) * len(b) > MAX_PRODUCT_PAIRS:
         raise RuntimeFailure("FZ519", f"a product of noisy values is too large to keep exactly (its factors' "
                              f"expanded forms have {len(a)} and {len(b)} terms; at most {MAX_PRODUCT_PAIRS} "
                              "pairs are multiplied)")

@@ -242,6 +242,7 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
         "choose": _fixed_size(replacement=False),
         "bootstrap": _fixed_size(replacement=True),
         "ptr_median": _ptr_median,
+        "ptr_quantile": _ptr_quantile,
     }
     if expr.name not in makers:
         raise RuntimeFailure("FZ514", f"unknown primitive `{expr.name}`")
@@ -288,6 +289,28 @@ def _ptr_median(interp: Interpreter, args: list[Fraction]) -> Function:
         return Fuzzy(draw)
 
     return Function("ptr_median", 1, release)
+
+
+def _ptr_quantile(interp: Interpreter, args: list[Fraction]) -> Function:
+    """`ptr_quantile[eps, delta, b, p] db`: `_ptr_median` for the lower
+    p-quantile (`runtime.ptr.quantile_distance`): the same test, release and draws."""
+    from fuzzpy.runtime import ptr
+
+    eps, delta, bound, level = args
+    if bound <= 0 or eps < ptr.MIN_EPSILON or not 0 < delta < 1 or not 0 < level < 1:
+        raise RuntimeFailure("FZ517", "ptr_quantile[eps, delta, b, p] needs eps >= 2^-23, 0 < delta < 1, b > 0 "
+                             "and 0 < p < 1")
+
+    def release(db: Value) -> Fuzzy:
+        prepared = ptr.prepare_quantile(ptr.sorted_exact(_bag(db, "ptr_quantile").view()), bound, level)
+
+        def draw() -> Value:
+            answer = ptr.draw(prepared, eps, delta, bound, interp.source)
+            return _noted(interp, answer, "laplace", bound / eps, 1) if isinstance(answer, Inl) else answer
+
+        return Fuzzy(draw)
+
+    return Function("ptr_quantile", 1, release)
 
 
 def _gauss(interp: Interpreter, args: list[Fraction]) -> Function:

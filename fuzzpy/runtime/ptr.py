@@ -1,4 +1,5 @@
-"""Propose-test-release for the median (`ptr_median[eps, delta, b] db`).
+"""Propose-test-release for the median (`ptr_median[eps, delta, b] db`) and
+for quantiles (`ptr_quantile[eps, delta, b, p] db`, at the end of the module).
 
 Dwork & Lei (STOC 2009, Sec. 3) release a statistic whose *local*
 sensitivity is small on the data at hand, paying only when a test says it is
@@ -52,6 +53,8 @@ a value that moves by at most b, eps >= 2^-23), wrapped `inl m`; otherwise
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 from functools import lru_cache
@@ -200,3 +203,172 @@ def ptr_median(values: Sequence[Fraction], epsilon: Fraction, delta: Fraction, b
                source: RandomSource) -> Value:
     """`prepare` and `draw` on sorted exact ``values``."""
     return draw(prepare(values, bound), epsilon, delta, bound, source)
+
+
+# ---------------------------------------------------------------- quantiles (`ptr_quantile[eps, delta, b, p]`)
+#
+# The lower p-quantile of n >= 1 sorted values is x_m, m = ceil(p n) (the
+# median's m at p = 1/2), 0 for no rows. The test, the release and the charge
+# are the median's; only the statistic and its distance to instability
+# differ. The distance is derived and proved in docs/semantics.md
+# ("`ptr_quantile`"); in short, with x_0 = -inf and x_{n+1} = +inf:
+#
+# * a bag y of N rows is unstable (LS(y) > b) iff N <= 1 or one of its
+#   *active* gaps (y_P, y_{P+1}) is wider than b, P in `active_gaps(N, p)`;
+# * a cheapest way to an unstable bag removes the rows strictly inside one
+#   gap (x_u, x_k) of x wider than b, k the least such index above u, and
+#   then adds or removes rows below and above it until the gap is active:
+#   w(u) = k - u - 1 removals, then `recentre` more steps; d is the least
+#   w(u) + recentre(u, n + 1 - k) over u, and only u within c of
+#   [ceil(p (n - c)) - 1, ceil(p (n + c))] can cost c or less.
+
+
+def quantile_index(n: int, p: Fraction) -> int:
+    """m = ceil(p n), the 1-indexed position of the lower p-quantile of n >= 1 values."""
+    return -((-p.numerator * n) // p.denominator)
+
+
+def lower_quantile(values: Sequence[Fraction], p: Fraction) -> Fraction:
+    """x_m, m = ceil(p n), of sorted ``values``; 0 when empty (the median at p = 1/2)."""
+    n = len(values)
+    return values[quantile_index(n, p) - 1] if n else Fraction(0)
+
+
+def active_gaps(size: int, p: Fraction) -> tuple[int, ...]:
+    """The P (0 <= P <= N) whose gap (y_P, y_{P+1}) bounds how far one row added
+    or removed moves the p-quantile of a bag of N = ``size`` rows, each such
+    move reaching the gap's far end: P = M - 1 when a row added keeps the index
+    M = ceil(p N) or a row removed lowers it, P = M when a row added raises it
+    or a row removed keeps it. For N <= 1 every bag is unstable: (0,) and (0, 1)."""
+    if size <= 1:
+        return (0,) if size == 0 else (0, 1)
+    m = quantile_index(size, p)
+    up, down = quantile_index(size + 1, p), quantile_index(size - 1, p)
+    lower = up == m or down == m - 1
+    upper = up == m + 1 or down == m
+    return tuple(g for g, on in ((m - 1, lower), (m, upper)) if on)
+
+
+def recentre(u: int, v: int, p: Fraction, budget: int) -> int:
+    """The fewest rows added or removed outside a gap with u rows at or below
+    it and v rows at or above it (the -inf / +inf ends count as 0 rows) that
+    make it an active gap of the resulting bag: min over N and P in
+    `active_gaps(N)` of |P - u| + |N - P - v| = max(|N - s|, |2P - N - (u - v)|)
+    (s = u + v), where no row of the gap's own ends is removed (P >= 1 when
+    u >= 1, N - P >= 1 when v >= 1). Values >= ``budget`` are reported as
+    ``budget`` (the caller needs nothing larger)."""
+    s, skew = u + v, u - v
+    reach = min(budget, s + 1)  # sizes s - reach < N < s + reach cost less than `budget` at best
+    if p.numerator * (s + reach + 2) >= 2**62 or p.denominator >= 2**62:  # beyond int64: one size at a time
+        return _recentre_slowly(u, v, p, budget)
+    import numpy as np
+
+    first, last = max(s - reach + 1, 0), s + reach - 1
+    # 2P - N lies in [a N - 2, a N + 2), a = 2p - 1 (P = ceil(p N) or one less): a size whose
+    # |2P - N - skew| cannot be below the budget is not looked at
+    slope = 2 * p - 1
+    if slope == 0:
+        if abs(skew) >= budget + 2:
+            first = last + 1
+    else:
+        ends = sorted(((skew - budget - 2) / slope, (skew + budget + 2) / slope))
+        first, last = max(first, math.floor(ends[0])), min(last, math.ceil(ends[1]))
+    sizes = np.arange(first, last + 1, dtype=np.int64)
+    best = budget
+    big = np.int64(budget)
+    m = -((-p.numerator * sizes) // p.denominator)
+    up = -((-p.numerator * (sizes + 1)) // p.denominator)
+    down = -((-p.numerator * (sizes - 1)) // p.denominator)
+    lower = (up == m) | (down == m - 1)
+    upper = (up == m + 1) | (down == m)
+    for gap, on in ((m - 1, lower), (m, upper)):
+        ok = on & (sizes >= 2) & (gap >= min(u, 1)) & (sizes - gap >= min(v, 1))
+        cost = np.maximum(np.abs(sizes - s), np.abs(2 * gap - sizes - skew))
+        if sizes.size and ok.any():
+            best = min(best, int(np.where(ok, cost, big).min()))
+    for size in (0, 1):  # every bag of no row or one row is unstable (`active_gaps`)
+        if s - reach < size < s + reach:
+            best = min(best, _cost_at(size, u, v, p, budget))
+    return best
+
+
+def _cost_at(size: int, u: int, v: int, p: Fraction, budget: int) -> int:
+    best = budget
+    for gap in active_gaps(size, p):
+        if gap >= min(u, 1) and size - gap >= min(v, 1):
+            best = min(best, max(abs(size - u - v), abs(2 * gap - size - (u - v))))
+    return best
+
+
+def _recentre_slowly(u: int, v: int, p: Fraction, budget: int) -> int:
+    s = u + v
+    best = _cost_at(s, u, v, p, budget)
+    for step in range(1, budget):
+        if step >= best:
+            break
+        for size in (s - step, s + step):
+            if size >= 0:
+                best = min(best, _cost_at(size, u, v, p, budget))
+    return best
+
+
+def _widest_from(values: Sequence[Fraction], u: int, b: Fraction, budget: int) -> int | None:
+    """w(u) = k - u - 1, k the least index above u with x_k - x_u > b (x_0 = -inf,
+    x_{n+1} = +inf), when it is below ``budget``; else None. A binary search:
+    the gap only widens with k."""
+    n = len(values)
+    if u == 0:
+        return 0
+    top = min(u + budget, n + 1)  # w < budget: k <= u + budget
+
+    def wide(k: int) -> bool:
+        return k > n or values[k - 1] - values[u - 1] > b
+
+    if top <= u or not wide(top):
+        return None
+    low, high = u + 1, top  # the least wide k lies in [low, high]
+    while low < high:
+        mid = (low + high) // 2
+        if wide(mid):
+            high = mid
+        else:
+            low = mid + 1
+    return low - u - 1
+
+
+def quantile_distance(values: Sequence[Fraction], p: Fraction, b: Fraction) -> int:
+    """d(x) for the lower p-quantile: the fewest rows added or removed to reach a
+    bag whose p-quantile one more row moves by more than b (sorted exact
+    ``values``; docs/semantics.md, "`ptr_quantile`"). At p = 1/2 it is
+    `distance_to_instability`."""
+    if p == Fraction(1, 2):  # the median's window formula: the same d (tested), in O(d) reads
+        return distance_to_instability(values, b)
+    return quantile_distance_by_search(values, p, b)
+
+
+def quantile_distance_by_search(values: Sequence[Fraction], p: Fraction, b: Fraction) -> int:
+    """`quantile_distance` by the search of Lemma Q2 (docs/semantics.md), for any p."""
+    n = len(values)
+    if n <= 1:
+        return 0
+    best = n - 1  # n - 1 rows removed: one row is unstable
+    m = quantile_index(n, p)
+
+    for step in itertools.count():
+        c = best - 1  # a gap worth reading costs at most c: its lower end lies within c of an active position
+        low = max(quantile_index(max(n - c, 0), p) - 1 - c, 0)
+        high = min(quantile_index(n + c, p) + c, n)
+        if m - step < low and m + step > high:
+            break
+        for u in sorted({m - step, m + step}):
+            if not low <= u <= high:
+                continue
+            inside = _widest_from(values, u, b, best)
+            if inside is not None:
+                best = min(best, inside + recentre(u, n - u - inside, p, best - inside))
+    return best
+
+
+def prepare_quantile(values: Sequence[Fraction], bound: Fraction, p: Fraction) -> Prepared:
+    """The lower p-quantile and its d of sorted exact ``values`` at the bound b."""
+    return Prepared(lower_quantile(values, p), quantile_distance(values, p, bound))

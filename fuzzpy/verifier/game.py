@@ -361,6 +361,7 @@ class _Context:
         self.assigning = ""
         #: the lines of the statements inside loops (their cost is the invariant's)
         self.loop_lines: set[int] = set()
+        self.loop_heads: set[int] = set()
         self.steps: list[Step] = []
         #: dist(x) of a local assigned once, outside loops, when it is a constant (`tt1 + 1 = tt2`)
         self.known: dict[str, Fraction] = {}
@@ -421,10 +422,14 @@ class _Context:
         if isinstance(stmt, While):
             guard = show(stmt.cond)
             self.in_loop = True
+            # a draw in the guard is drawn at every test, the failing last one included:
+            # its rule is shown and its cost counted like any other draw's
             head = [Step(line, depth, f"while ({guard})",
-                         f"[ the loop invariant (below) ] and both runs agree on the guard: {in_run(guard, 1)} <=> {in_run(guard, 2)}")]
+                         f"[ the loop invariant (below) ] and both runs agree on the guard: {in_run(guard, 1)} <=> {in_run(guard, 2)}",
+                         tuple(self.expression_rules(stmt.cond)))]
             body = self.walk(stmt.body, depth + 1)
             self.loop_lines |= {s.line for s in body}
+            self.loop_heads.add(line)
             self.in_loop = False
             after = Step(line, depth, f"(after the loop at line {line})", f"[ the loop invariant and !({guard}) ]")
             return head + body + [after]
@@ -634,8 +639,8 @@ class _Context:
     # ------------------------------------------------------------ closing
 
     def closing(self, loops: tuple[LoopClauses, ...], paths: int) -> list[str]:
-        lines = []
         lines = list(dict.fromkeys(self.paid_bounds))
+        lines += self._unbounded_draws(lines)
         for step in self.steps:
             if any(r.case.endswith("== s") for r in step.rules):
                 lines.append(f"the draw at line {step.line} is shifted only when its index equals s; at every other "
@@ -666,6 +671,33 @@ class _Context:
         total = f"cost = {' + '.join(parts)} <= {self.cert.claim}" if len(parts) > 1 else f"cost <= {self.cert.claim}"
         lines.append(f"{total} for every path: checked by the proof kernel{tail}")
         return lines
+
+
+    def _unbounded_draws(self, bounded: list[str]) -> list[str]:
+        """Every draw that may pay has its cost in the arithmetic: one whose shift
+        has no constant bound here (NumericSparse's comparison, shifted by
+        dist(tt) - dist(q[i]) with tt redrawn in the loop) is named with what it
+        pays, per case, and what bounds it (the kernel checked the total)."""
+        named = {int(m) for text in bounded for m in re.findall(r"the draw at line (\d+) pays", text)}
+        last = max(self.loop_lines, default=0)
+        out = []
+        for step in self.steps:
+            if step.line in named or step.line > last:  # after the loops: the closing's own lines
+                continue
+            paying = [use for use in step.rules if use.paid.strip() != "0"]
+            if not paying:
+                continue
+            named.add(step.line)
+            where = " (in a loop guard: at every test, the failing last one included)" \
+                if step.statement.startswith("while (") else ""
+            cases = "; ".join(use.paid + " when shifted" + (f" in the case {use.case}" if use.case else "")
+                              for use in paying)
+            free = ", 0 in the other case" if len(paying) < len(step.rules) else ""
+            heads = [loop for loop in self.loop_heads if loop <= step.line]
+            carried = f": the invariant at line {max(heads)} carries what it pays" if heads else ""
+            out.append(f"the draw at line {step.line}{where} pays {cases}{free} (no constant bound "
+                       f"on its shift is derived here{carried})")
+        return out
 
 
 def _diff(carrier: str) -> str:
