@@ -229,3 +229,14 @@ def test_a_tables_entry_others_can_write_is_never_unpickled(monkeypatch: pytest.
     monkeypatch.setattr(fuzz_parser, "_compiled", None)
     monkeypatch.setattr(fuzz_parser.pickle, "loads", lambda payload: pytest.fail("an untrusted entry was unpickled"))
     assert [d.name for d in parse(Source("a.fz", "let a = 1;")).decls] == ["a"]
+
+
+def test_fuzzpy_cache_on_means_the_default_place_not_a_folder_named_on(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    from fuzzpy.support.usercache import cache_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("FUZZPY_CACHE", "on")
+    assert cache_dir("proofs") == tmp_path / "fuzzpy" / "proofs"
+    monkeypatch.setenv("FUZZPY_CACHE", "OFF")
+    assert cache_dir("proofs") is None

@@ -1,6 +1,7 @@
 """The per-user cache directory (compiled grammar, proofs) and safe writes to it.
 
-Where: ``$FUZZPY_CACHE`` if set (``off`` turns every cache off); else
+Where: ``$FUZZPY_CACHE`` if set to a directory (``off`` turns every cache
+off; ``on`` and the empty value mean the default place); else
 ``$XDG_CACHE_HOME/fuzzpy`` (``~/.cache/fuzzpy``); on Windows
 ``%LOCALAPPDATA%\\fuzzpy\\cache``. Everything in it can be deleted at any time.
 
@@ -30,7 +31,7 @@ def cache_dir(kind: str) -> Path | None:
     configured = os.environ.get(CACHE_ENV)
     if configured is not None and configured.strip().lower() == "off":
         return None
-    if configured:
+    if configured and configured.strip().lower() != "on":
         base = Path(configured).expanduser()
     elif os.name == "nt" and os.environ.get("LOCALAPPDATA"):
         base = Path(os.environ["LOCALAPPDATA"]) / "fuzzpy" / "cache"
