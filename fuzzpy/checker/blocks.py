@@ -435,32 +435,50 @@ def lambda_value(ck: Inferencer, expr: S.Lambda, lam: LambdaResult) -> Judgment:
             expr.span,
             hint="call `local` / `shuffle` in the definition's body itself, on its database parameter",
         )
-    if any(c is not None and not c.is_infinite and C.linear_epsilon(c.events()) is None
-           and C.pure_epsilon(c.events()) is not None for c in (lam.param_cost, *body.cost.values())):
-        raise CheckError(
-            "FZ301",
-            "this function releases `staircase` noise, whose cost is not linear in the distance of its input "
-            "(eps * ceil(s): a shift below one step costs the whole eps), so no epsilon per unit of distance "
-            "can stand for it in a function's type",
-            expr.span,
-            hint="apply `staircase` directly to the value in the definition's body (or call a definition with "
-                 "all its arguments)",
-        )
-    sens = _pure_sens(lam.param_cost)
+    _refuse_step_costs(ck, expr, lam)
+    sens = _pure_sens(lam.param_cost, C.integral_metric(lam.param_type))
     ctx: U.Ctx = {}
     for name, cost in body.cost.items():
-        eps = _pure_sens(cost)
+        eps = _pure_sens(cost, _integral_key(ck, name))
         ctx[name] = U.Usage(eps, "use", expr.span, code="FZ313")
     ck.note("a function returning a distribution: sensitive, in max divergence, by its pure epsilon")
     return Judgment(T.TFun(lam.param_type, sens, body.type), ctx)
 
 
-def _pure_sens(cost: C.Cost | None) -> Sens:
+def _refuse_step_costs(ck: Inferencer, expr: S.Lambda, lam: LambdaResult) -> None:
+    """FZ301 for a function value whose pure cost in a real-valued argument
+    or capture is a step of the distance (`costs.linear_epsilon`): the
+    staircase, `rr` / `krr`, a verified mechanism, a subsample or group of
+    anything. Its type's epsilon per unit of distance would charge a move of
+    0.001 a thousandth of a release that such a move can flip whole."""
+    routes = [(lam.param_cost, C.integral_metric(lam.param_type), expr.param)]
+    routes += [(cost, _integral_key(ck, key), source_name(key)) for key, cost in lam.body.cost.items()]
+    for cost, integral, name in routes:
+        if cost is None or cost.is_infinite or C.pure_epsilon(cost.events()) is None:
+            continue
+        if C.linear_epsilon(cost.events(), integral) is None:
+            raise CheckError(
+                "FZ301",
+                f"this function's cost in `{name}` is not linear in `{name}`'s distance (`staircase`, `rr`, `krr`, "
+                "a verified mechanism, a subsample: a move below 1 may cost the whole epsilon, eps * ceil(d)), "
+                "so no epsilon per unit of distance can stand for it in a function's type",
+                expr.span,
+                hint="apply the mechanism directly to the value in the definition's body (or call a definition "
+                     "with all its arguments)",
+            )
+
+
+def _integral_key(ck: Inferencer, key: str) -> bool:
+    binding = ck.env.by_key(key)
+    return binding is not None and C.integral_metric(binding.type)
+
+
+def _pure_sens(cost: C.Cost | None, integral: bool = False) -> Sens:
     if cost is None:
         return ZERO
     if cost.is_infinite:
         return Sens(None)
-    eps = C.linear_epsilon(cost.events())
+    eps = C.linear_epsilon(cost.events(), integral)
     return Sens(None) if eps is None else Sens(eps)
 
 
