@@ -283,6 +283,7 @@ class BinderRules:
             ck.unbind(expr.param, previous)
         usage = body.ctx.pop(binding.key, None)
         ck.captures[expr.span] = frozenset(source_name(key) for key, use in body.ctx.items() if not use.sens.is_zero)
+        ck.zero_captures[expr.span] = _zero_captures(ck, expr, body)
         param_cost = body.cost.pop(binding.key, None) if body.cost is not None else None
         if factor != ONE and param_cost is not None:
             blame = C.Blame("FZ306", expr.span, f"`{expr.param}` is read in another vector norm")
@@ -466,6 +467,26 @@ def _refuse_step_costs(ck: Inferencer, expr: S.Lambda, lam: LambdaResult) -> Non
                 hint="apply the mechanism directly to the value in the definition's body (or call a definition "
                      "with all its arguments)",
             )
+
+
+def _zero_captures(ck: Inferencer, expr: S.Lambda, body: Judgment) -> dict[str, T.Type]:
+    """The local variables the lambda reads at sensitivity 0 and no cost
+    (`CheckedProgram.zero_captures`); never a static number, an index or a
+    `let`-bound distribution, whose values the body does read."""
+    found: dict[str, T.Type] = {}
+    for name in free_vars(expr.body) - {expr.param}:
+        binding = ck.env.lookup(name)
+        if binding is None or binding.static is not None or binding.symbolic is not None or binding.cost is not None:
+            continue
+        if binding.length is not None or contains_fuzzy(binding.type):
+            continue
+        use = body.ctx.get(binding.key)
+        if use is not None and not use.sens.is_zero:
+            continue
+        if body.cost is not None and body.cost.get(binding.key) is not None:
+            continue
+        found[name] = binding.type
+    return found
 
 
 def _integral_key(ck: Inferencer, key: str) -> bool:

@@ -242,6 +242,7 @@ class ProgramChecker:
             call_lengths=dict(self.globals.call_lengths),
             length_reads=dict(self.globals.length_reads),
             captures=dict(self.ck.captures),
+            zero_captures=dict(self.ck.zero_captures),
             instances=self._concrete_instances(),
         )
 
