@@ -452,8 +452,8 @@ def _refuse_step_costs(ck: Inferencer, expr: S.Lambda, lam: LambdaResult) -> Non
     staircase, `rr` / `krr`, a verified mechanism, a subsample or group of
     anything. Its type's epsilon per unit of distance would charge a move of
     0.001 a thousandth of a release that such a move can flip whole."""
-    routes = [(lam.param_cost, C.integral_metric(lam.param_type), expr.param)]
-    routes += [(cost, _integral_key(ck, key), source_name(key)) for key, cost in lam.body.cost.items()]
+    routes: list[tuple[C.Cost | None, bool, str]] = [(lam.param_cost, C.integral_metric(lam.param_type), expr.param)]
+    routes += [(cost, _integral_key(ck, key), source_name(key)) for key, cost in (lam.body.cost or {}).items()]
     for cost, integral, name in routes:
         if cost is None or cost.is_infinite or C.pure_epsilon(cost.events()) is None:
             continue
