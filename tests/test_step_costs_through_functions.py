@@ -31,6 +31,8 @@ mechanism above (x : num, eps : num) : bool
   if (x + lap(2 / eps) >= 3) { b = true; }
   return b;
 }
+def wrap (t : num) : fuzzy bool = above t 1;
+def wrap2 (e : num) (t : num) : fuzzy bool = above t e;
 """
 
 #: each accepted before at 0.01 (0.02 in the loop) per neighbour
@@ -51,6 +53,11 @@ ACCEPTED = {  # name: (body, epsilon)
     "laplace lambda": ("def q3 (vs : bag Visit) : fuzzy num = (fun (t : num) -> laplace[1] t) (total vs);", 0.01),
     "rr on rows": ("def q4 (vs : bag Visit) : fuzzy bool = (fun (b : bag Visit) -> rr[1] (size b > 3)) vs;", 1.0),
     "krr on an int": ("def q5 (vs : bag Visit) : fuzzy int = (fun (i : int) -> krr[1, 3] i) (size vs);", 1.0),
+    # the private input of `requires abs(dist(x)) <= 1` is not a static parameter of a wrapper
+    # (review s29d UX: FZ202 "noise scale depends on db")
+    "a wrapped mechanism": ("def q6 (vs : bag Visit) : fuzzy bool = wrap (total vs);", 1.0),
+    "a wrapped mechanism at a static eps": ("def q7 (vs : bag Visit) : fuzzy bool = wrap2 0.5 (total vs);", 0.5),
+    "a wrapped mechanism, three steps": ("def q8 (vs : bag Visit) : fuzzy bool = wrap (300 * total vs);", 3.0),
 }
 
 
