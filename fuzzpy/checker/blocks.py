@@ -283,7 +283,9 @@ class BinderRules:
             ck.unbind(expr.param, previous)
         usage = body.ctx.pop(binding.key, None)
         ck.captures[expr.span] = frozenset(source_name(key) for key, use in body.ctx.items() if not use.sens.is_zero)
-        ck.zero_captures[expr.span] = _zero_captures(ck, expr, body)
+        # a definition checked at several calls' numbers: only what every check used at 0
+        zero, before = _zero_captures(ck, expr, body), ck.zero_captures.get(expr.span)
+        ck.zero_captures[expr.span] = zero if before is None else {n: t for n, t in zero.items() if n in before}
         param_cost = body.cost.pop(binding.key, None) if body.cost is not None else None
         if factor != ONE and param_cost is not None:
             blame = C.Blame("FZ306", expr.span, f"`{expr.param}` is read in another vector norm")
