@@ -535,16 +535,29 @@ def charged_epsilon(events: Sequence[Event], delta: Fraction) -> tuple[Fraction 
 def verified_claims_sum(events: Sequence[Event], delta: Fraction) -> Fraction | None:
     """Verified mechanisms' own (eps, delta) claims, added exactly (basic
     composition, Dwork & Roth 2014, Thm 3.16) when their deltas sum to at
-    most ``delta``; None if some event is not such a claim (review s27g)."""
-    from fuzzpy.accounting.events import Verified
+    most ``delta``, with the pure epsilon of every other event (delta 0)
+    added too; None if some event is neither (review s27g). Review s29d: a
+    `ptr_median` claim (1, 1e-6) and a Laplace of eps 0.5 in one branch were
+    reported infinite at delta 1e-6 (every method's float delta fell just
+    below the claim's), where basic composition gives (1.5, 1e-6)."""
+    from fuzzpy.accounting.events import LocalReports, Resampled, Sample, ShuffledReports, Verified
 
     claims: list[tuple[Fraction, Fraction]] = []
+    verified = False
     for event in events:
-        if not isinstance(event, Verified) or not isinstance(event.epsilon, int | Fraction) \
-                or not isinstance(event.delta, int | Fraction):
+        if isinstance(event, Verified):
+            if not isinstance(event.epsilon, int | Fraction) or not isinstance(event.delta, int | Fraction):
+                return None
+            claims.append((Fraction(event.epsilon), Fraction(event.delta)))
+            verified = True
+            continue
+        if isinstance(event, LocalReports | ShuffledReports | Sample | Resampled):
+            return None  # accounted under their own neighbour relation or sampling rate
+        eps = pure_epsilon((event,))
+        if eps is None:
             return None
-        claims.append((Fraction(event.epsilon), Fraction(event.delta)))
-    if not claims or sum((d for _, d in claims), Fraction(0)) > delta:
+        claims.append((eps, Fraction(0)))
+    if not verified or sum((d for _, d in claims), Fraction(0)) > delta:
         return None
     return sum((e for e, _ in claims), Fraction(0))
 

@@ -283,6 +283,9 @@ class BinderRules:
             ck.unbind(expr.param, previous)
         usage = body.ctx.pop(binding.key, None)
         ck.captures[expr.span] = frozenset(source_name(key) for key, use in body.ctx.items() if not use.sens.is_zero)
+        # a definition checked at several calls' numbers: only what every check used at 0
+        zero, before = _zero_captures(ck, expr, body), ck.zero_captures.get(expr.span)
+        ck.zero_captures[expr.span] = zero if before is None else {n: t for n, t in zero.items() if n in before}
         param_cost = body.cost.pop(binding.key, None) if body.cost is not None else None
         if factor != ONE and param_cost is not None:
             blame = C.Blame("FZ306", expr.span, f"`{expr.param}` is read in another vector norm")
@@ -435,32 +438,70 @@ def lambda_value(ck: Inferencer, expr: S.Lambda, lam: LambdaResult) -> Judgment:
             expr.span,
             hint="call `local` / `shuffle` in the definition's body itself, on its database parameter",
         )
-    if any(c is not None and not c.is_infinite and C.linear_epsilon(c.events()) is None
-           and C.pure_epsilon(c.events()) is not None for c in (lam.param_cost, *body.cost.values())):
-        raise CheckError(
-            "FZ301",
-            "this function releases `staircase` noise, whose cost is not linear in the distance of its input "
-            "(eps * ceil(s): a shift below one step costs the whole eps), so no epsilon per unit of distance "
-            "can stand for it in a function's type",
-            expr.span,
-            hint="apply `staircase` directly to the value in the definition's body (or call a definition with "
-                 "all its arguments)",
-        )
-    sens = _pure_sens(lam.param_cost)
+    _refuse_step_costs(ck, expr, lam)
+    sens = _pure_sens(lam.param_cost, C.integral_metric(lam.param_type))
     ctx: U.Ctx = {}
     for name, cost in body.cost.items():
-        eps = _pure_sens(cost)
+        eps = _pure_sens(cost, _integral_key(ck, name))
         ctx[name] = U.Usage(eps, "use", expr.span, code="FZ313")
     ck.note("a function returning a distribution: sensitive, in max divergence, by its pure epsilon")
     return Judgment(T.TFun(lam.param_type, sens, body.type), ctx)
 
 
-def _pure_sens(cost: C.Cost | None) -> Sens:
+def _refuse_step_costs(ck: Inferencer, expr: S.Lambda, lam: LambdaResult) -> None:
+    """FZ301 for a function value whose pure cost in a real-valued argument
+    or capture is a step of the distance (`costs.linear_epsilon`): the
+    staircase, `rr` / `krr`, a verified mechanism, a subsample or group of
+    anything. Its type's epsilon per unit of distance would charge a move of
+    0.001 a thousandth of a release that such a move can flip whole."""
+    routes: list[tuple[C.Cost | None, bool, str]] = [(lam.param_cost, C.integral_metric(lam.param_type), expr.param)]
+    routes += [(cost, _integral_key(ck, key), source_name(key)) for key, cost in (lam.body.cost or {}).items()]
+    for cost, integral, name in routes:
+        if cost is None or cost.is_infinite or C.pure_epsilon(cost.events()) is None:
+            continue
+        if C.linear_epsilon(cost.events(), integral) is None:
+            raise CheckError(
+                "FZ301",
+                f"this function's cost in `{name}` is not linear in `{name}`'s distance (`staircase`, `rr`, `krr`, "
+                "a verified mechanism, a subsample: a move below 1 may cost the whole epsilon, eps * ceil(d)), "
+                "so no epsilon per unit of distance can stand for it in a function's type",
+                expr.span,
+                hint="apply the mechanism directly to the value in the definition's body (or call a definition "
+                     "with all its arguments)",
+            )
+
+
+def _zero_captures(ck: Inferencer, expr: S.Lambda, body: Judgment) -> dict[str, T.Type]:
+    """The local variables the lambda reads at sensitivity 0 and no cost
+    (`CheckedProgram.zero_captures`); never a static number, an index or a
+    `let`-bound distribution, whose values the body does read."""
+    found: dict[str, T.Type] = {}
+    for name in free_vars(expr.body) - {expr.param}:
+        binding = ck.env.lookup(name)
+        if binding is None or binding.static is not None or binding.symbolic is not None or binding.cost is not None:
+            continue
+        if binding.length is not None or contains_fuzzy(binding.type):
+            continue
+        use = body.ctx.get(binding.key)
+        if use is not None and not use.sens.is_zero:
+            continue
+        if body.cost is not None and body.cost.get(binding.key) is not None:
+            continue
+        found[name] = binding.type
+    return found
+
+
+def _integral_key(ck: Inferencer, key: str) -> bool:
+    binding = ck.env.by_key(key)
+    return binding is not None and C.integral_metric(binding.type)
+
+
+def _pure_sens(cost: C.Cost | None, integral: bool = False) -> Sens:
     if cost is None:
         return ZERO
     if cost.is_infinite:
         return Sens(None)
-    eps = C.linear_epsilon(cost.events())
+    eps = C.linear_epsilon(cost.events(), integral)
     return Sens(None) if eps is None else Sens(eps)
 
 

@@ -35,6 +35,7 @@ from fuzzpy.accounting.events import (
     replaced_move,
 )
 from fuzzpy.accounting.local import has_local
+from fuzzpy.language import types as T
 from fuzzpy.language.diagnostics import Label
 from fuzzpy.language.sensitivity import ONE, Sens
 from fuzzpy.language.source import Span
@@ -141,26 +142,58 @@ def then(first: Cost | None, second: Cost | None) -> Cost:
     return Cost(_Cat(first.tree, second.tree), parts=_disjoint_parts(draw_parts(first), draw_parts(second)))
 
 
-def linear_epsilon(events: tuple[Event, ...]) -> Fraction | None:
+def linear_epsilon(events: tuple[Event, ...], integral: bool = False) -> Fraction | None:
     """The pure epsilon a function value's type may carry per unit of its
     argument's distance (Reed & Pierce 2010: cost eps * d at distance d), or
-    None. A staircase draw is not linear in its shift (eps * ceil(s): any
-    shift below one step crosses a whole step; Geng & Viswanath 2016), so no
-    epsilon per unit bounds it at distances below 1 (a review found
-    `(fun x -> staircase[1] x)` applied to a 1/2-sensitive value charged 1/2
-    where the truth is 1): None, an infinite sensitivity."""
-    if _has_staircase(events):
+    None (an infinite sensitivity). Only Laplace, geometric and exponential-
+    mechanism draws (and repetitions of them) cost eps * d at every distance
+    d: their privacy loss is their query's shift over the scale (Dwork & Roth
+    2014, Thm 3.6; McSherry & Talwar 2007). Every other pure event costs its
+    whole epsilon at any distance up to 1 and is group-charged beyond
+    (`scale_event`: eps * ceil(d)): the staircase (Geng & Viswanath 2016),
+    randomized response (`rr`, `krr`: eps for ANY two inputs, Warner 1965), a
+    verified mechanism (proved for `abs(dist(x)) <= 1`), a subsample, a
+    group. No epsilon per unit bounds such a step at distances below 1
+    (reviews: `(fun x -> staircase[1] x)` at a 1/2-sensitive value charged
+    1/2, `(fun v -> rr[1] (v > 3))` at `size db / 1000` charged 0.001, where
+    the truth is 1 each). ``integral``: the argument's metric takes only
+    whole distances (a bag, an int, a bool, ...: `integral_metric`); a move
+    there is 0 or at least 1 and at most s * d, so eps * s * d bounds eps *
+    ceil(move) and the epsilon stays linear."""
+    if not integral and not _linear(events):
         return None
     return pure_epsilon(events)
 
 
-def _has_staircase(events: tuple[Event, ...]) -> bool:
+#: the pure events whose cost is eps times the shift of their query
+_LINEAR = (Laplace, Geometric, ExpMech, SymbolicPure)
+
+
+def _linear(events: tuple[Event, ...]) -> bool:
     for event in events:
-        if isinstance(event, Staircase):
-            return True
-        body = getattr(event, "body", None)
-        if isinstance(body, tuple) and _has_staircase(body):
-            return True
+        if isinstance(event, Repeat):
+            if not _linear(event.body):
+                return False
+        elif not isinstance(event, _LINEAR):
+            return False
+    return True
+
+
+def integral_metric(ty: T.Type) -> bool:
+    """Whether every distance in ``ty``'s metric is a whole number (0, 1, 2,
+    ... or infinity): bags (rows), ints, bools, strings, unit, and tuples,
+    records, sums and lists of those. Not `num`, vectors (an L2 norm of
+    whole moves is not whole), functions or distributions."""
+    if isinstance(ty, (T.TBag, T.TInt, T.TBool, T.TString, T.TUnit)):
+        return True
+    if isinstance(ty, T.TTuple):
+        return all(integral_metric(t) for t in ty.items)
+    if isinstance(ty, T.TRecord):
+        return all(integral_metric(t) for _, t in ty.fields)
+    if isinstance(ty, (T.TWith, T.TSum)):
+        return integral_metric(ty.left) and integral_metric(ty.right)
+    if isinstance(ty, T.TList):
+        return integral_metric(ty.elem)
     return False
 
 

@@ -248,6 +248,7 @@ class ProgramChecker:
             call_lengths=dict(self.globals.call_lengths),
             length_reads=dict(self.globals.length_reads),
             captures=dict(self.ck.captures),
+            zero_captures=dict(self.ck.zero_captures),
             instances=self._concrete_instances(),
         )
 
@@ -560,7 +561,7 @@ class ProgramChecker:
                 # at the placeholders: what a caller checked at each call reads (its results are discarded too)
                 usage = body.ctx.get(name)
                 if body.cost is not None:  # a caller reads the events; the number only for a pure cost
-                    sens_list.append(INF if _is_symbolic(cost) else _cost_as_sens(cost))
+                    sens_list.append(INF if _is_symbolic(cost) else _cost_as_sens(cost, integral=C.integral_metric(ty)))
                 else:
                     sens_list.append(ZERO if usage is None else usage.sens)
                 infos.append(ParamInfo(name, ty, INF))
@@ -584,7 +585,7 @@ class ProgramChecker:
             elif body.cost is not None:
                 cost = body.cost.get(name)
                 costs.append(cost)
-                sens = _cost_as_sens(cost)
+                sens = _cost_as_sens(cost, integral=C.integral_metric(ty))
                 shown = _cost_as_sens(cost, linear=False)  # a staircase's cost at distance 1, as printed
                 if register and symbolic and isinstance(ty, T.TBag) and (cost is None or not cost.is_infinite):
                     symbolic_costs[name] = Poly() if cost is None else C.symbolic_epsilon(cost.events())
@@ -1012,7 +1013,7 @@ def _approximate(cost: C.Cost | None) -> bool:
     return cost is not None and not cost.is_infinite and bool(cost.events()) and C.pure_epsilon(cost.events()) is None
 
 
-def _cost_as_sens(cost: C.Cost | None, linear: bool = True) -> Sens:
+def _cost_as_sens(cost: C.Cost | None, linear: bool = True, integral: bool = False) -> Sens:
     """A parameter's sensitivity in the max-divergence metric of `fuzzy`:
     its pure epsilon; infinite when the cost is infinite or not pure, or
     (``linear``: what a call through a function value scales) not linear in
@@ -1021,7 +1022,7 @@ def _cost_as_sens(cost: C.Cost | None, linear: bool = True) -> Sens:
         return ZERO
     if cost.is_infinite:
         return INF
-    eps = C.linear_epsilon(cost.events()) if linear else C.pure_epsilon(cost.events())
+    eps = C.linear_epsilon(cost.events(), integral) if linear else C.pure_epsilon(cost.events())
     return INF if eps is None else Sens(eps)
 
 

@@ -83,6 +83,9 @@ class Inferencer:
         #: every lambda, by its span: the variables it captures and uses
         #: (sensitivity above 0); see `CheckedProgram.captures`
         self.captures: dict[Span, frozenset[str]] = {}
+        #: every lambda, by its span: the local variables it uses at 0 (and
+        #: at no cost), with their types; see `CheckedProgram.zero_captures`
+        self.zero_captures: dict[Span, dict[str, T.Type]] = {}
         #: each use of a definition in the one being checked: the callee and
         #: the fresh length variables its signature was instantiated with
         self.call_sites: dict[Span, tuple[str, dict[T.LenVar, T.Length]]] = {}

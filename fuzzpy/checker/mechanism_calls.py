@@ -62,8 +62,7 @@ def apply_mechanism(ck: Inferencer, head: S.Var, args: list[S.Expr], whole: S.Ex
     judgments: list[Judgment] = []
     top_level = {n: v for n, v in ck.globals.constants.items() if n not in {p.name for p in mech.params}}
     # the parameters the claim or a precondition names: only those may be a static parameter of the caller
-    interface = set(free_vars(mech.privacy)).union(*(free_vars(r) for r in mech.requires),
-                                                   free_vars(mech.delta) if mech.delta is not None else ())
+    interface = _interface(mech)
     for param, arg in zip(mech.params, args, strict=True):
         ty = ck.elaborate(param.type, constants=top_level)  # the mechanism's own scope, not the caller's
         j = ck.check(arg, ty, f"the parameter `{param.name}` of mechanism `{mech.name}` has type `{ty}`")
@@ -167,6 +166,22 @@ class _Call:
             self.whole.span,
             notes=(f"{what} at {expr.span}",),
         )
+
+
+def _interface(mech: S.MechanismDecl) -> set[str]:
+    """The parameters the claim, the delta or a precondition reads as numbers.
+    A private input named only inside `dist(x)` (`requires abs(dist(x)) <= 1`)
+    is not one: it is the value that moves, never a noise scale, so a caller's
+    parameter passed for it is an ordinary argument (review s29d: `def h2 (v :
+    num) : fuzzy num = thr v 1` made `v` a static parameter, and `h2 (size db
+    / 1000)` was refused FZ202). The bound `c` of such a precondition is read."""
+    names = set(free_vars(mech.privacy))
+    if mech.delta is not None:
+        names |= free_vars(mech.delta)
+    for part in (part for whole in mech.requires for part in conjuncts(whole)):
+        shape = private_bound_shape(part) if mentions_dist(part) else None
+        names |= free_vars(part) if shape is None else free_vars(shape[1])
+    return names
 
 
 def _private_bounds(call: _Call) -> dict[str, list[Bound]]:

@@ -165,6 +165,14 @@ class CheckedProgram:
     #: binding only on the rows that reach it (adversarial review of issue 9,
     #: round 2, G2). What it uses at 0 is still never evaluated.
     captures: dict[Span, frozenset[str]] = field(default_factory=dict)
+    #: Every lambda, by its span: the local variables it reads but uses at
+    #: sensitivity 0 and at no cost, with their types. A closure made at
+    #: macro level holds, for each such binding not yet evaluated, the default
+    #: of its type (`runtime.defaults.type_default`) instead: its result does
+    #: not depend on the value, and a row forcing the binding (by value, per
+    #: row) could fail on some datasets only (review s29d: `map (fun r -> {
+    #: let (a, b) = (1, z); a }) db` with `z = deep (size db)`).
+    zero_captures: dict[Span, dict[str, Type]] = field(default_factory=dict)
     #: Every definition with static parameters, at the numbers its calls gave
     #: (in the order first met); `check` prints each one's concrete cost.
     instances: dict[str, tuple[Instance, ...]] = field(default_factory=dict)

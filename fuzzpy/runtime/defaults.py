@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from fuzzpy.language import syntax as S
+from fuzzpy.language import types as T
 from fuzzpy.runtime.values import Function, Fuzzy, Inl, Record, Value, WithPair
 
 _BASE: dict[str, Value] = {
@@ -66,3 +67,44 @@ def _default(ty: S.TypeExpr | None, aliases: dict[str, S.TypeExpr], depth: int) 
         inner = _default(ty.inner, aliases, depth + 1)
         return Fuzzy(lambda: inner)
     return np.float64(0.0)
+
+
+def type_default(ty: T.Type) -> Value:
+    """The default of a checked type (`row_default`'s values): the stand-in
+    for a macro-level binding a per-row function uses at sensitivity 0
+    (`CheckedProgram.zero_captures`). The checker's 0 means the function's
+    result does not depend on the binding's value (0 * inf = 0), so any
+    value of its type gives the same result, and this one depends on no data."""
+    if isinstance(ty, T.TNum):
+        return _BASE["num"]
+    if isinstance(ty, T.TInt):
+        return _BASE["int"]
+    if isinstance(ty, T.TBool):
+        return _BASE["bool"]
+    if isinstance(ty, T.TString):
+        return _BASE["string"]
+    if isinstance(ty, T.TTuple):
+        return tuple(type_default(t) for t in ty.items)
+    if isinstance(ty, T.TRecord):
+        return Record({name: type_default(t) for name, t in ty.fields})
+    if isinstance(ty, T.TWith):
+        return WithPair(type_default(ty.left), type_default(ty.right))
+    if isinstance(ty, T.TSum):
+        return Inl(type_default(ty.left))
+    if isinstance(ty, T.TList):
+        return []
+    if isinstance(ty, T.TVec):
+        from fuzzpy.runtime.vectors import row_vector
+
+        return row_vector(np.zeros(ty.length if isinstance(ty.length, int) else 0))
+    if isinstance(ty, T.TBag):
+        from fuzzpy.runtime.bag import Bag
+
+        return Bag(np.zeros(0))
+    if isinstance(ty, T.TFun):
+        result = type_default(ty.result)
+        return Function("default", 1, lambda _arg: result, lazy=True)
+    if isinstance(ty, T.TFuzzy):
+        inner = type_default(ty.inner)
+        return Fuzzy(lambda: inner)
+    return None  # unit

@@ -68,6 +68,10 @@ class Thunk:
         self._done = False
         self._value: Value = None
 
+    @property
+    def evaluated(self) -> bool:
+        return self._done
+
     def force(self) -> Value:
         if not self._done:
             value = self._compute()
