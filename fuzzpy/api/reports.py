@@ -366,8 +366,9 @@ def _symbolic(d: CheckedDef, name: str) -> str | None:
 
 
 def _cost(database: str, events: tuple[Event, ...], figure: PrivacyFigure) -> Cost:
-    from fuzzpy.checker.report import neighbours_in_force  # `check_report` builds every cost under its relation
+    from fuzzpy.checker.report import neighbours_in_force
 
+    # `check_report` builds every cost under its relation (`checker.report.under`)
     return Cost(database, tuple(events), figure.epsilon, figure.delta, figure.method, figure.pure_epsilon,
                 figure.text(), figure.note, figure.rho, neighbours_in_force().relation)
 
