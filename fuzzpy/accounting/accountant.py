@@ -377,7 +377,7 @@ def _run(atoms: Atoms, delta: float, methods: Sequence[str], exact: Fraction | N
             # numbers beyond a double (eps0 = 1e308, sigma = 1e-300): this method
             # proves nothing here; the others' bounds stay valid on their own
             continue
-        if name in _AT_BOUNDARY and exact is not None and (eps is None or math.isinf(eps)):
+        if name in _AT_BOUNDARY and exact and (eps is None or math.isinf(eps)):  # delta 0: `pure`
             at_boundary = _module("composition").boundary_epsilon(atoms, exact)
             if at_boundary is not None:
                 found.append(Guarantee(at_boundary, float_up(exact), name, entry.proven))

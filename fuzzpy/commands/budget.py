@@ -237,7 +237,16 @@ def _finite_tightest(found: Sequence[Guarantee], events: Sequence[Event], delta:
     from fuzzpy.accounting.accountant import tightest
 
     finite = [g for g in found if g.proven and math.isfinite(g.epsilon)]
-    return min(finite, key=lambda g: g.epsilon) if finite else tightest(events, delta)
+    return min(finite, key=lambda g: g.epsilon) if finite else tightest(events, _as_typed(delta))
+
+
+def _as_typed(delta: float) -> Fraction:
+    """The exact delta typed (`check`'s reading, `checker.report.exact_delta`):
+    every method is proved at the largest float at or below it, never at the
+    float nearest 0.28, which lies above it (review s29a)."""
+    from fuzzpy.checker.report import exact_delta
+
+    return exact_delta(delta)
 
 
 def _release_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
@@ -398,7 +407,7 @@ def _releases(args: argparse.Namespace) -> int:
     rounds = args.rounds or 1
     events = _release_events(args, rounds)
     delta = _default_delta(args, events)
-    found = guarantees(events, delta)
+    found = guarantees(events, _as_typed(delta))
     best = _finite_tightest(found, events, delta)
     label = f"{rounds} x {_release_label(args)}"
     seen = _views(args, events)
@@ -477,7 +486,7 @@ def _accuracy(args: argparse.Namespace, asked: list[str]) -> int:
     rounds = args.rounds or 1
     events = _accuracy_events(kind, choice.parameter, rounds, args)
     delta = _default_delta(args, events)
-    found = guarantees(events, delta)
+    found = guarantees(events, _as_typed(delta))
     best = _finite_tightest(found, events, delta)
     pure = pure_epsilon(events)
     name = "eps" if kind in ("laplace", "geometric") else "sigma"
