@@ -359,8 +359,15 @@ _EXACT = ("exact-gaussian", "exact-single", "exact-dgauss", "exact-mixture", "ex
           "exact-atomic")
 
 
-def _run(atoms: Atoms, delta: float, methods: Sequence[str]) -> list[Guarantee]:
+def _run(atoms: Atoms, delta: float, methods: Sequence[str], exact: Fraction | None = None) -> list[Guarantee]:
+    """Each method's guarantee at ``delta`` (the largest float <= the exact
+    delta asked, ``exact``); `basic` and `kov` also meet a delta equal to the
+    exact 1 - prod (1 - delta_i) of fixed events, which no float below it
+    reaches (`composition.boundary_epsilon`, issue 25). A figure proved at
+    ``delta`` holds at the float nearest ``exact`` (``delta`` or the float
+    above it), which it reports; one met at ``exact`` itself, the float >= it."""
     found = []
+    reported = delta if exact is None else float(exact)
     for name in methods:
         entry = METHODS[name]
         try:
@@ -370,9 +377,18 @@ def _run(atoms: Atoms, delta: float, methods: Sequence[str]) -> list[Guarantee]:
             # numbers beyond a double (eps0 = 1e308, sigma = 1e-300): this method
             # proves nothing here; the others' bounds stay valid on their own
             continue
+        if name in _AT_BOUNDARY and exact and (eps is None or math.isinf(eps)):  # delta 0: `pure`
+            at_boundary = _module("composition").boundary_epsilon(atoms, exact)
+            if at_boundary is not None:
+                found.append(Guarantee(at_boundary, float_up(exact), name, entry.proven))
+                continue
         if eps is not None and not math.isnan(eps):
-            found.append(Guarantee(max(0.0, eps), delta, name, entry.proven))
+            found.append(Guarantee(max(0.0, eps), reported, name, entry.proven))
     return found
+
+
+#: the methods that answer at the exact boundary of fixed (eps, delta) events
+_AT_BOUNDARY = ("basic", "kov")
 
 
 def _has_bounded_range(atoms: Atoms) -> bool:
@@ -384,9 +400,10 @@ def _has_bounded_range(atoms: Atoms) -> bool:
     return False
 
 
-def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = None) -> Guarantee:
+def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = None,
+                    exact: Fraction | None = None) -> Guarantee:
     if not atoms:
-        return Guarantee(0.0, delta, "pure")
+        return Guarantee(0.0, delta if exact is None else float(exact), "pure")
     names = [name for name in (methods or METHODS) if METHODS[name].proven]
     if _has_pair_atoms(atoms):  # also for a body summarised inside a group or a subsample
         names = [name for name in names if name in REPLACE_AWARE]
@@ -398,25 +415,26 @@ def _tightest_atoms(atoms: Atoms, delta: float, methods: Sequence[str] | None = 
     bounded_range = _has_bounded_range(atoms)
     for name in _EXACT:
         if name in names and not bounded_range:
-            exact = _run(atoms, delta, [name])
-            if exact:
-                return exact[0]
+            # a finite one: an exact method that overflows says inf, which the others may beat
+            closed = [g for g in _run(atoms, delta, [name], exact) if math.isfinite(g.epsilon)]
+            if closed:
+                return closed[0]
             names.remove(name)
     # KOV is the optimum for k-fold pure (or (eps, delta)) events (`exact_composed`)
     if "kov" in names and _module("exact_composed").kov_is_exact(atoms):
-        exact = [g for g in _run(atoms, delta, ["kov"]) if math.isfinite(g.epsilon)]
-        if exact:
-            return exact[0]
+        optimum = [g for g in _run(atoms, delta, ["kov"], exact) if math.isfinite(g.epsilon)]
+        if optimum:
+            return optimum[0]
     costly = [name for name in _AFTER_PLD if name in names]
     found = [
-        g for g in _run(atoms, delta, [n for n in names if n not in costly]) if math.isfinite(g.epsilon)
+        g for g in _run(atoms, delta, [n for n in names if n not in costly], exact) if math.isfinite(g.epsilon)
     ]
     for name in costly:
         best = min((g.epsilon for g in found), default=math.inf)
         if not _cannot_win(name, atoms, delta, best):
-            found += [g for g in _run(atoms, delta, [name]) if math.isfinite(g.epsilon)]
+            found += [g for g in _run(atoms, delta, [name], exact) if math.isfinite(g.epsilon)]
     if not found:
-        return Guarantee(math.inf, delta, "none")
+        return Guarantee(math.inf, delta if exact is None else float(exact), "none")
     # a tie goes to the method listed first (the late ones after the others)
     order = [n for n in names if n not in _REPORTED_LATE] + [n for n in _REPORTED_LATE if n in names]
     return min(found, key=lambda g: (g.epsilon, order.index(g.method)))
@@ -493,23 +511,37 @@ def _allowed(events: tuple[Event, ...], atoms: Atoms, methods: Sequence[str] | N
 
 
 def tightest(
-    events: Iterable[Event], delta: float, methods: Sequence[str] | None = None
+    events: Iterable[Event], delta: float | Fraction, methods: Sequence[str] | None = None
 ) -> Guarantee:
     """The smallest epsilon any valid method proves for the events at ``delta``
     (restricted to ``methods`` if given, e.g. FILTER_METHODS; only proven
     results count). epsilon is ``inf`` (method "none") when no method proves a
-    finite one, e.g. for approximate events at delta = 0."""
-    delta = float(delta)
-    if not 0 <= delta <= 1:
-        raise ValueError(f"delta must lie in [0, 1], got {delta}")
+    finite one, e.g. for approximate events at delta = 0.
+
+    An exact ``delta`` (a Fraction, e.g. the 0.28 a user typed) is proved at
+    the largest float <= it, and met exactly where it is the boundary
+    1 - prod (1 - delta_i) of fixed events (`composition.boundary_epsilon`);
+    the figure's delta is the float nearest it (>= it where met exactly). `check`, `run` and `budget` all
+    come here (`charged_epsilon`)."""
+    exact, delta = _exact_delta(delta)
     events = tuple(events)
     try:
         options = atoms_options(events, delta)
     except NotSummarisable:
-        return Guarantee(math.inf, delta, "none")
-    best = min((_tightest_atoms(atoms, delta, _allowed(events, atoms, methods)) for atoms in options),
+        return Guarantee(math.inf, float(exact), "none")
+    best = min((_tightest_atoms(atoms, delta, _allowed(events, atoms, methods), exact) for atoms in options),
                key=lambda g: g.epsilon)
     return _shuffle_labelled(events, best)
+
+
+def _exact_delta(delta: float | Fraction) -> tuple[Fraction, float]:
+    """(the exact delta, the largest float <= it), checked to lie in [0, 1]."""
+    from fuzzpy.accounting.rounding import float_down
+
+    exact = delta if isinstance(delta, Fraction) else Fraction(float(delta))
+    if not 0 <= exact <= 1:
+        raise ValueError(f"delta must lie in [0, 1], got {float(delta)}")
+    return exact, float_down(exact)
 
 
 def charged_epsilon(events: Sequence[Event], delta: Fraction) -> tuple[Fraction | None, str]:
@@ -521,9 +553,7 @@ def charged_epsilon(events: Sequence[Event], delta: Fraction) -> tuple[Fraction 
     rounds to nearest, which may lie above it); verified mechanisms' own
     claims are added exactly (`verified_claims_sum`), so a release at exactly
     its claim's delta is charged the claim."""
-    from fuzzpy.accounting.rounding import float_down
-
-    guarantee = tightest(tuple(events), float_down(delta))
+    guarantee = tightest(tuple(events), Fraction(delta))
     found = float(guarantee.epsilon)
     epsilon = None if math.isinf(found) or math.isnan(found) else Fraction(found)
     claimed = verified_claims_sum(events, delta)
@@ -576,16 +606,18 @@ def _shuffle_labelled(events: tuple[Event, ...], found: Guarantee) -> Guarantee:
     return dataclasses.replace(found, method=f"{SHUFFLE_LABEL}+{found.method}")
 
 
-def guarantees(events: Iterable[Event], delta: float) -> list[Guarantee]:
+def guarantees(events: Iterable[Event], delta: float | Fraction) -> list[Guarantee]:
     """What every applicable method gives (exact and unproven ones included),
-    tightest first; `Guarantee.proven` tells which `tightest` may use."""
+    tightest first; `Guarantee.proven` tells which `tightest` may use. An
+    exact ``delta`` is read as in `tightest`."""
+    exact, at = _exact_delta(delta)
     events = tuple(events)
     try:
-        options = atoms_options(events, float(delta))
+        options = atoms_options(events, at)
     except NotSummarisable:
         return []
     found = [g for atoms in options if atoms
-             for g in _run(atoms, float(delta), list(_allowed(events, atoms, None) or METHODS))]
+             for g in _run(atoms, at, list(_allowed(events, atoms, None) or METHODS), exact)]
     best: dict[str, Guarantee] = {}
     for g in found:  # per method, the better flattening
         if g.method not in best or g.epsilon < best[g.method].epsilon:

@@ -168,6 +168,31 @@ def basic(atoms: Atoms, delta: float) -> float:
     return up(math.fsum(e * n for e, n in pairs), 4)
 
 
+#: Beyond this many fixed atoms the exact product below is not formed (its
+#: Fractions grow with the count); `basic` still answers above the boundary.
+BOUNDARY_MAX_COUNT = 10_000
+
+
+def boundary_epsilon(atoms: Atoms, delta: Fraction) -> float | None:
+    """sum eps_i (rounded up) when the fixed (eps_i, delta_i) atoms'
+    1 - prod (1 - delta_i) is at most the exact ``delta``, in exact Fractions;
+    None otherwise (or with a flexible atom, which needs a share > 0). At
+    eps = sum eps_i the optimal composition's delta is exactly
+    1 - prod (1 - delta_i) (Kairouz, Oh & Viswanath 2015, Thm 3.3;
+    Murtagh & Vadhan 2016, Thm 1.4): a delta typed as exactly that value
+    (0.28 for (1, 0.1) and (2, 0.2)) is met, where the methods, run at the
+    largest float <= delta, find it just out of reach (issue 25)."""
+    fixed, flexible = _split(atoms)
+    if flexible or not fixed or sum(n for _, _, n in fixed) > BOUNDARY_MAX_COUNT:
+        return None
+    kept = Fraction(1)
+    for _, d, n in fixed:
+        kept *= (1 - Fraction(d)) ** n
+    if 1 - kept > delta:
+        return None
+    return float_up(sum((Fraction(e) * n for e, _, n in fixed), Fraction(0)))
+
+
 # ---------------------------------------------------------------- advanced
 
 

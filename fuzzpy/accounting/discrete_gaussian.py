@@ -21,13 +21,19 @@ What is computed, and why it is an upper bound:
   put at +infinity, bounded by f(K + 1) / (1 - r) / Z_low with r =
   exp(-(2K + 3) / (2 sigma^2)) the ratio bound of consecutive f beyond K;
   the mass above K has losses below 0 and adds nothing at eps >= 0;
-* Z_low is the float sum of f over the window, a lower bound on Z up to the
-  summation's rounding (at most 2K + 1 ulps relative); each f(y) is an exp of
-  an argument at most 470 (delta >= DELTA_FLOOR), within ~1e-13 relative; every
-  mass is raised by MARGIN = 1e-9 relative, far above those errors; each loss
-  is raised by 1e-12 of its size plus 1e-15 absolute. Raising masses and
-  losses only raises delta(eps), so the epsilon found is never too small;
-* `discrete.epsilon_for_delta` then certifies its own rounding.
+* the masses are kept as logarithms, log f(y) = -y^2 / (2 sigma^2) (no exp:
+  at sigma = 0.001 the masses beyond y = 0 lie far below the float range,
+  e^-500000, and underflowed to 0; the search then stopped at delta 1e-200,
+  issue 25). Each log f(y) carries a relative rounding of a few ulps (the
+  division and sigma^2's float), covered by raising it by 4 U |log f(y)|;
+  Z_low is the float sum of f over the window, a lower bound on Z up to the
+  summation's rounding (Z >= f(0) = 1 and each term's error at most a few
+  ulps of Z: below 2K + 5 ulps relative); every mass is raised by MARGIN =
+  1e-9 relative, far above those errors; each loss is raised by 1e-12 of its
+  size plus 1e-15 absolute; the cut tail's mass is read no lower than e^-700
+  (so never 0 from underflow). Raising masses and losses only raises
+  delta(eps), so the epsilon found is never too small;
+* `discrete.epsilon_for_delta_log` then certifies its own rounding.
 
 The window holds 2K + 1 <= MAX_POINTS atoms; a larger sigma (or a tinier
 delta) is left to the zCDP and Renyi methods, which use rho = d^2 / (2 sigma^2)
@@ -42,11 +48,12 @@ from fractions import Fraction
 import numpy as np
 
 from fuzzpy.accounting.atoms import Atoms, DiscreteGaussianAtom
-from fuzzpy.accounting.discrete import epsilon_for_delta
+from fuzzpy.accounting.discrete import epsilon_for_delta_log
+from fuzzpy.accounting.rounding import U
 
 MAX_POINTS = 400_001
 MAX_SHIFT = 16
-DELTA_FLOOR = 1e-200
+DELTA_FLOOR = 1e-300  # as the PLD's (`pld.DELTA_FLOOR`); was 1e-200 while the masses were floats
 MARGIN = 1e-9
 TAIL_SHARE = 1e-4  # the cut tail's mass, at most this share of delta
 
@@ -60,21 +67,29 @@ def _window(sigma: float, shift: int, delta: float) -> int | None:
 
 
 def loss_atoms(shift: int, sigma: Fraction, delta: float) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """(losses ascending, masses, mass at +infinity) of the pair at shift d,
+    """(losses ascending, log masses, mass at +infinity) of the pair at shift d,
     each raised (module note); None where the window would be too wide."""
     s2 = float(Fraction(sigma) ** 2)
+    if not math.isfinite(s2) or s2 <= 0:
+        return None
     k = _window(math.sqrt(s2), shift, delta)
-    if k is None or not math.isfinite(s2) or s2 <= 0:
+    if k is None:
         return None
     y = np.arange(-k, k + 1, dtype=np.float64)
-    f = np.exp(-(y * y) / (2 * s2))
-    z_low = float(np.sum(f))
-    masses = f / z_low * (1 + MARGIN)
-    ratio = math.exp(-(2 * k + 3) / (2 * s2))
-    tail = math.exp(-((k + 1) ** 2) / (2 * s2)) / (1 - ratio) / z_low * (1 + MARGIN) if ratio < 1 else 1.0
+    log_f = -(y * y) / (2 * s2)
+    with np.errstate(under="ignore"):
+        log_z_low = math.log(float(np.sum(np.exp(log_f))))  # the largest term is f(0) = 1
+    raise_by = math.log1p(MARGIN)
+    log_masses = log_f + np.abs(log_f) * (4 * U) - log_z_low + raise_by
+    log_ratio = -(2 * k + 3) / (2 * s2)
+    if log_ratio < 0:
+        log_tail = -((k + 1) ** 2) / (2 * s2) * (1 - 4 * U) - math.log(-math.expm1(log_ratio)) - log_z_low + raise_by
+        tail = math.exp(max(log_tail, -700.0))
+    else:
+        tail = 1.0
     losses = (shift * shift - 2 * y * shift) / (2 * s2)
     losses = losses + np.abs(losses) * 1e-12 + 1e-15
-    return losses[::-1].copy(), masses[::-1].copy(), tail
+    return losses[::-1].copy(), log_masses[::-1].copy(), tail
 
 
 def pair_epsilon(shift: int, sigma: Fraction, delta: float) -> float | None:
@@ -85,8 +100,8 @@ def pair_epsilon(shift: int, sigma: Fraction, delta: float) -> float | None:
     found = loss_atoms(shift, sigma, delta)
     if found is None:
         return None
-    losses, masses, tail = found
-    return epsilon_for_delta(losses, masses, tail, delta)
+    losses, log_masses, tail = found
+    return epsilon_for_delta_log(losses, log_masses, tail, delta)
 
 
 def atom_epsilon(atom: DiscreteGaussianAtom, delta: float) -> float | None:

@@ -25,7 +25,7 @@ from scipy.special import log_ndtr
 
 from fuzzpy.accounting.rounding import MP_PREC, float_up_mp
 
-_EPS_CEILING = 1e6
+_EPS_CEILING = 1e300  # eps ~ mu^2 / 2 + 40 mu: only a mu past ~1e150 meets it (issue 25)
 _MAX_PREC = 4096
 _MAX_RAISES = 60
 

@@ -38,7 +38,7 @@ from fuzzpy.accounting.optimal import randomized_response
 from fuzzpy.accounting.rounding import MP_MARGIN, MP_PREC, mp_of
 
 _MAX_RAISES = 60
-_EPS_CEILING = 1e6
+_EPS_CEILING = 1e300  # the analytic Gaussian's reach (`gaussian._EPS_CEILING`, issue 25)
 
 
 def applies(atoms: Atoms) -> bool:
@@ -113,6 +113,8 @@ def _candidate(mu: float, losses: np.ndarray, log_masses: np.ndarray, kept: floa
     if f(0.0) <= 0:
         return 0.0
     hi = max(1.0, mu * mu / 2 + 4 * mu + float(np.max(losses)))
+    if not math.isfinite(hi):  # mu past ~1e154: beyond doubles
+        return math.inf
     while f(hi) > 0:
         hi *= 2
         if hi > _EPS_CEILING:

@@ -138,6 +138,19 @@ ADD_REMOVE = "add-remove-one"
 REPLACE_ONE = "replace-one"
 RELATIONS = (ADD_REMOVE, REPLACE_ONE)
 
+#: the relation as a phrase after a figure ("(1, 1e-06)-DP in db, add/remove-one neighbours"):
+#: what the Python API's `Cost`, `Charge`, `Release` and `Entry` say (issue 25)
+PHRASES = {
+    ADD_REMOVE: "add/remove-one neighbours",
+    REPLACE_ONE: "replace-one neighbours",
+}
+
+
+def phrase(relation: str) -> str:
+    """``relation`` ("add-remove-one", "replace-one") as said after a figure."""
+    return PHRASES.get(relation, f"{relation} neighbours")
+
+
 TEXTS = {
     ADD_REMOVE: "neighbours: datasets differing by adding or removing one row (the bag metric)",
     REPLACE_ONE: "neighbours: datasets of the same size differing by replacing one row (replace-one)",

@@ -21,21 +21,31 @@ if TYPE_CHECKING:
     from fuzzpy.release.run import RunResult
 
 
+ADD_REMOVE = "add-remove-one"  # `fuzzpy.accounting.neighbours.ADD_REMOVE` (not imported: it loads the accountant)
+
+
 class Amount(NamedTuple):
     """An amount of privacy budget as (epsilon, delta) floats; ``exact``
-    holds them as Fractions (and rho under the zcdp rule)."""
+    holds them as Fractions (and rho under the zcdp rule); ``neighbours``
+    the relation it is for ("add-remove-one" or "replace-one")."""
 
     epsilon: float
     delta: float
     exact: dict[str, Fraction]
+    neighbours: str = ADD_REMOVE
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self})"
 
     def __str__(self) -> str:
         """As the ledger's text shows it: exact when short, else 6 digits
-        rounded up (a charge) or down (`Remaining`): `fuzzpy.language.figures`. The
-        floats are the nearest doubles, as in JSON; ``exact`` is exact."""
+        rounded up (a charge) or down (`Remaining`): `fuzzpy.language.figures`;
+        then the neighbour relation. The floats are the nearest doubles, as in
+        JSON; ``exact`` is exact."""
+        return f"{self.figures()}, {_phrase(self.neighbours)}"
+
+    def figures(self) -> str:
+        """The amount's figures alone, rounded as `__str__` rounds them."""
         from fuzzpy.language.figures import ledger_text
 
         up = not isinstance(self, Remaining)
@@ -43,6 +53,12 @@ class Amount(NamedTuple):
         if "rho" in self.exact:
             text += f", rho={ledger_text(self.exact['rho'], up)}"
         return text
+
+
+def _phrase(relation: str) -> str:
+    from fuzzpy.accounting.neighbours import phrase
+
+    return phrase(relation)
 
 
 class Remaining(Amount):
@@ -65,6 +81,9 @@ class Charge:
     spent_before: Amount
     entry: int | None = None
     quote: Quote = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+    #: the neighbour relation the charge is for: "add-remove-one" (a row added or removed,
+    #: the `bag` metric) or "replace-one" (`fuzzpy.accounting.neighbours`)
+    neighbours: str = ADD_REMOVE
 
     def to_json(self) -> dict[str, object]:
         """As the ledger gives it (`run --json`'s "datasets" entries)."""
@@ -73,40 +92,45 @@ class Charge:
     def __repr__(self) -> str:
         """The figures as text on the safe side (issue 25), not the nearest doubles."""
         charged = charge_amount(self.quote) if self.quote is not None else None
-        figures = f"{charged}" if charged is not None else f"epsilon={self.epsilon!r}, delta={self.delta!r}"
+        figures = charged.figures() if charged is not None else f"epsilon={self.epsilon!r}, delta={self.delta!r}"
         return (f"Charge(dataset={self.dataset!r}, {figures}, method={self.method!r}, "
-                f"remaining={self.remaining!r}, budget={self.budget!r}, entry={self.entry!r})")
+                f"remaining={self.remaining!r}, budget={self.budget!r}, entry={self.entry!r}, "
+                f"neighbours={self.neighbours!r})")
 
     def __str__(self) -> str:
         """`fuzzpy run`'s text: the charge rounded up, what remains down."""
         from fuzzpy.ledger.quotes import describe_amount
 
         quote = self.quote
+        relation = _phrase(self.neighbours)
         if quote is None:
-            return f"charged eps={self.epsilon}, delta={self.delta} to dataset {self.dataset}"
-        return (f"charged {describe_amount(quote.cost.spend, quote.budget)} to dataset {self.dataset} "
-                f"(by {self.method}); remaining {describe_amount(quote.remaining, quote.budget, up=False)} "
-                f"of {self.budget}")
+            return f"charged eps={self.epsilon}, delta={self.delta} to dataset {self.dataset}, {relation}"
+        return (f"charged {describe_amount(quote.cost.spend, quote.budget)} to dataset {self.dataset}, "
+                f"{relation} (by {self.method}); remaining "
+                f"{describe_amount(quote.remaining, quote.budget, up=False)} of {self.budget}")
 
 
-def _amount(quote: Quote, spend: Any, up: bool = True) -> Amount:
+def _amount(quote: Quote, spend: Any, up: bool = True, neighbours: str = ADD_REMOVE) -> Amount:
     from fuzzpy.ledger.rules import rule_named
 
     epsilon, delta = rule_named(quote.budget.rule).as_guarantee(spend, quote.budget)
     exact = {"epsilon": Fraction(epsilon), "delta": Fraction(delta)}
     if quote.budget.rule == "zcdp":
         exact["rho"] = Fraction(spend.rho)
-    return (Amount if up else Remaining)(float(epsilon), float(delta), exact)
+    return (Amount if up else Remaining)(float(epsilon), float(delta), exact, neighbours)
 
 
 def charge_amount(quote: Quote) -> Amount:
-    """What a quote charges, as an `Amount`."""
-    return _amount(quote, quote.cost.spend)
+    """What a quote charges, as an `Amount` (for the quote's relation)."""
+    return _amount(quote, quote.cost.spend, neighbours=quote.neighbours)
 
 
 def charge(quote: Quote) -> Charge:
+    """A quote (or receipt) as a `Charge`, for the relation it was costed for."""
+    relation = quote.neighbours
+
     def amount(spend: Any, up: bool = True) -> Amount:
-        return _amount(quote, spend, up)
+        return _amount(quote, spend, up, relation)
 
     spent = amount(quote.cost.spend)
     return Charge(
@@ -119,6 +143,7 @@ def charge(quote: Quote) -> Charge:
         spent_before=amount(quote.spent),
         entry=getattr(quote, "id", None),
         quote=quote,
+        neighbours=relation,
     )
 
 
@@ -135,6 +160,8 @@ class Release:
     private: bool
     warnings: list[str]
     result: RunResult = field(repr=False, compare=False)
+    #: the neighbour relation every charge is for ("add-remove-one" or "replace-one")
+    neighbours: str = ADD_REMOVE
 
     @property
     def accuracy(self) -> tuple[Accuracy, ...]:
@@ -152,7 +179,7 @@ class Release:
 def release(result: RunResult) -> Release:
     charges = {receipt.dataset: charge(receipt) for receipt in result.receipts}
     value = to_python(result.value, result.type)
-    return Release(value, result.value, charges, result.private, list(result.warnings), result)
+    return Release(value, result.value, charges, result.private, list(result.warnings), result, result.neighbours)
 
 
 def to_python(value: Any, kind: Type | None = None) -> Any:

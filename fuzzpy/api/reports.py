@@ -43,6 +43,9 @@ class Cost:
     text: str  # as `fuzzpy check` prints it: "0.1-DP", "(1.2, 1e-06)-DP"
     note: str | None = None
     rho: Fraction | None = None  # `privacy zcdp[delta]`: the rho-zCDP (epsilon is its conversion at delta)
+    #: the neighbour relation the figure is for: "add-remove-one" (a row added or removed, the
+    #: `bag` metric) or "replace-one" (`fuzzpy.accounting.neighbours`)
+    neighbours: str = "add-remove-one"
 
     @property
     def events_text(self) -> str:
@@ -51,7 +54,9 @@ class Cost:
         return describe_events(self.events)
 
     def __str__(self) -> str:
-        return f"{self.text} in {self.database} (by {self.method})"
+        from fuzzpy.accounting.neighbours import phrase
+
+        return f"{self.text} in {self.database}, {phrase(self.neighbours)} (by {self.method})"
 
     def to_json(self) -> dict[str, object]:
         doc: dict[str, object] = {"epsilon": _number(self.epsilon), "delta": _number(self.delta),
@@ -361,8 +366,11 @@ def _symbolic(d: CheckedDef, name: str) -> str | None:
 
 
 def _cost(database: str, events: tuple[Event, ...], figure: PrivacyFigure) -> Cost:
+    from fuzzpy.checker.report import neighbours_in_force
+
+    # `check_report` builds every cost under its relation (`checker.report.under`)
     return Cost(database, tuple(events), figure.epsilon, figure.delta, figure.method, figure.pure_epsilon,
-                figure.text(), figure.note, figure.rho)
+                figure.text(), figure.note, figure.rho, neighbours_in_force().relation)
 
 
 def _number(value: Fraction | float | None) -> object:

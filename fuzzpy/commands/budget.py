@@ -237,7 +237,16 @@ def _finite_tightest(found: Sequence[Guarantee], events: Sequence[Event], delta:
     from fuzzpy.accounting.accountant import tightest
 
     finite = [g for g in found if g.proven and math.isfinite(g.epsilon)]
-    return min(finite, key=lambda g: g.epsilon) if finite else tightest(events, delta)
+    return min(finite, key=lambda g: g.epsilon) if finite else tightest(events, _as_typed(delta))
+
+
+def _as_typed(delta: float) -> Fraction:
+    """The exact delta typed (`check`'s reading, `checker.report.exact_delta`):
+    every method is proved at the largest float at or below it, never at the
+    float nearest 0.28, which lies above it (review s29a)."""
+    from fuzzpy.checker.report import exact_delta
+
+    return exact_delta(delta)
 
 
 def _release_events(args: argparse.Namespace, rounds: int) -> tuple[Event, ...]:
@@ -398,7 +407,7 @@ def _releases(args: argparse.Namespace) -> int:
     rounds = args.rounds or 1
     events = _release_events(args, rounds)
     delta = _default_delta(args, events)
-    found = guarantees(events, delta)
+    found = guarantees(events, _as_typed(delta))
     best = _finite_tightest(found, events, delta)
     label = f"{rounds} x {_release_label(args)}"
     seen = _views(args, events)
@@ -477,7 +486,7 @@ def _accuracy(args: argparse.Namespace, asked: list[str]) -> int:
     rounds = args.rounds or 1
     events = _accuracy_events(kind, choice.parameter, rounds, args)
     delta = _default_delta(args, events)
-    found = guarantees(events, delta)
+    found = guarantees(events, _as_typed(delta))
     best = _finite_tightest(found, events, delta)
     pure = pure_epsilon(events)
     name = "eps" if kind in ("laplace", "geometric") else "sigma"
@@ -599,7 +608,7 @@ def _program(args: argparse.Namespace) -> int:
              for name, param, events in costs]
     rows = []
     for name, param, events in costs:
-        rows.append((name, param, _program_guarantee(events, args.delta, bool(args.definition)),
+        rows.append((name, param, _program_guarantee(events, args.delta),
                      pure_epsilon(events)))
     if (args.plot or args.profile) and len(rows) != 1:
         raise usage_error(f"--{'plot' if args.plot else 'profile'} on a program needs one DEF with one database parameter")
@@ -623,7 +632,7 @@ def _program(args: argparse.Namespace) -> int:
         times = f" for {args.rounds} releases" if args.rounds and args.rounds > 1 else ""
         print(f"{name:20} {_describe(g, pure)} in {param}{times}   [{g.method}: {DESCRIPTIONS[g.method]}]")
         if args.definition and g.delta > 0:  # one definition: every method, side by side
-            _print_table(guarantees(events, g.delta), g, pure)
+            _print_table(guarantees(events, _typed(args.delta)), g, pure)
         for line in parameterised.notes.pop(name, []):  # once per definition
             print(line)
     for line in parameterised.lines:
@@ -677,7 +686,7 @@ def _definitions_json(
         entry = definitions.setdefault(name, {"name": name, "privacy": {}})
         privacy = _program_json(g, pure)
         if args.definition and g.delta > 0:
-            privacy["methods"] = [_guarantee_json(m) for m in guarantees(events, g.delta)]
+            privacy["methods"] = [_guarantee_json(m) for m in guarantees(events, _typed(args.delta))]
         entry["privacy"][param] = privacy  # type: ignore[index]
     return list(definitions.values())
 
@@ -700,22 +709,33 @@ def _rows_fit(relation: Neighbours, costs: Sequence[tuple[str, str, tuple[Event,
         raise usage_error(str(exc)) from None
 
 
-def _program_guarantee(events: Sequence[Event], delta: float | None, every_method: bool) -> Guarantee:
+def _program_guarantee(events: Sequence[Event], delta: float | None) -> Guarantee:
     """Without --delta, a pure definition reports its pure epsilon and an
     approximate one epsilon at 1e-6 (the delta policy). The figure is the
-    accountant's `tightest`, as `check` prints it; only when every method is
-    shown beside it (one DEF) are they all run: the unproven grid RDP alone
-    loads dp-accounting, ~0.8 s of imports (issue 24)."""
-    from fuzzpy.accounting.accountant import Guarantee, float_up, guarantees, pure_epsilon, tightest
+    accountant's `charged_epsilon`, as `check` prints it and `run` charges it;
+    only when every method is shown beside it (one DEF) are they all run: the
+    unproven grid RDP alone loads dp-accounting, ~0.8 s of imports (issue 24)."""
+    from fuzzpy.accounting.accountant import Guarantee, charged_epsilon, float_up, pure_epsilon
+    from fuzzpy.checker.report import exact_delta
 
     if delta is None:
         pure = pure_epsilon(events)
         if pure is not None:
             return Guarantee(float_up(pure), 0.0, "pure")
         delta = float(DEFAULT_DELTA)
-    if not every_method:
-        return tightest(events, delta)
-    return _finite_tightest(guarantees(events, delta), events, delta)
+    # `check`'s and `run`'s figure, by the same function at the same exact delta (issue 25: budget
+    # read 0.28 as the float above it, check as the float below, and the two disagreed)
+    exact = exact_delta(delta)
+    charged, method = charged_epsilon(events, exact)
+    epsilon = math.inf if charged is None else float_up(charged)
+    return Guarantee(epsilon, delta, method if charged is not None else "none")
+
+
+def _typed(delta: float | None) -> Fraction:
+    """The exact delta a user typed (or the default), as `check` reads it."""
+    from fuzzpy.checker.report import exact_delta
+
+    return exact_delta(float(DEFAULT_DELTA) if delta is None else delta)
 
 
 def _program_json(g: Guarantee, pure: Fraction | None) -> dict[str, object]:

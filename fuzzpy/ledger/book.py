@@ -33,6 +33,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -356,6 +357,7 @@ class Ledger(Registry):
         with self._store.reading() as connection:
             budgets = {row["dataset"]: row for row in read_budget_rows(connection)}
             rows = read_release_rows(connection, dataset)
+            relations = {name: recorded(connection, name) or ADD_REMOVE for name in {row["dataset"] for row in rows}}
         spent: dict[str, Spend] = {}
         entries = []
         with decoding(self.path):
@@ -364,7 +366,8 @@ class Ledger(Registry):
                 spend = spend_of(row, "spend_")
                 total = spent[row["dataset"]] = spent.get(row["dataset"], Spend()) + spend
                 remaining = capacity_of(budget_row) - total
-                entries.append(entry_of(row, budget_of(budget_row), spend, remaining))
+                entries.append(replace(entry_of(row, budget_of(budget_row), spend, remaining),
+                                       neighbours=relations[row["dataset"]]))
         return entries
 
     def audit(self, dataset: str | None = None) -> list[tuple[Entry, ReleaseCost | None]]:
@@ -473,7 +476,7 @@ class Ledger(Registry):
         self, dataset: str, fixed: _Fixed, cost: ReleaseCost, spent: Spend, events: Sequence[Event],
         neighbours: str = ADD_REMOVE,
     ) -> Quote:
-        quote = Quote(dataset, fixed.budget, cost, spent, fixed.capacity)
+        quote = Quote(dataset, fixed.budget, cost, spent, fixed.capacity, neighbours=neighbours)
         if not rule_named(fixed.budget.rule).fits(spent, cost.spend, fixed.capacity):
             left = fixed.capacity - spent
             hint = refusal_hint(events, fixed.budget, cost, left, fixed.stored)

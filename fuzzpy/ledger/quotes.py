@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import field
 from fractions import Fraction
 from pathlib import Path
 
@@ -55,6 +56,9 @@ class Quote:
     cost: ReleaseCost
     spent: Spend
     capacity: Spend
+    #: the neighbour relation the charge is for ("add-remove-one" or "replace-one":
+    #: `fuzzpy.ledger.neighbours`); keyword-only, so `Receipt` adds its fields after it
+    neighbours: str = field(default="add-remove-one", kw_only=True)
 
     @property
     def remaining(self) -> Spend:
@@ -112,6 +116,7 @@ class Entry:
     released: object = None  # the released value as JSON data, once released
     row_rules: dict[str, object] | None = None  # what the row rules did: for the data owner only
     arguments: dict[str, str] | None = None  # the run's public arguments as given (`--arg`); None: none recorded
+    neighbours: str = "add-remove-one"  # the relation the dataset's charges are for (`fuzzpy.ledger.neighbours`)
 
     def to_json(self) -> dict[str, object]:
         """Everything but the row rules' counts, which are the owner's
