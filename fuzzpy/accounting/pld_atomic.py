@@ -227,12 +227,7 @@ def dgauss_subsample_pair(sigma: Fraction, shift: int, rate: float, tail: float,
     log_p, log_q = (log_mix, log_f) if remove else (log_f, log_mix)
     losses = log_p - log_q
     masses = np.exp(log_p)
-    # each of f and f(. - s) has at most ``beyond`` outside the window on each side:
-    # sum_{y >= K} f(y) / Z <= f(K - 1) / Z / (1 - r), r = e^{-(2K - 1) / (2 s2)} (`dgauss_replace_pair`)
-    ratio = math.exp(-(2 * k - 1) / (2 * s2))
-    beyond = math.exp(-((k - 1) ** 2) / (2 * s2) - log_z) / (1 - ratio) if ratio < 1 else 1.0
-    smallest = int(np.argmin(losses))
-    masses[smallest] += beyond  # the cut side of the smallest losses, moved up to the smallest kept one
+    beyond = _tail_outside_window(losses, masses, k, s2, log_z)
     errors = 64 * ULP * (np.abs(log_p) + np.abs(log_q) + abs(log_z) + 1)
     found = _declared(losses, errors, masses, min(beyond, 1.0), "dgauss-subsample")
     return AtomicTails(found.losses, found.masses, found.infinity, found.label, remove, rate)
@@ -324,10 +319,7 @@ def dgauss_group_pair(sigma: Fraction, shift: int, rate: float, size: int, tail:
         log_p, log_q = (log_up, log_f) if way == "remove" else (log_f, log_up)
     losses = log_p - log_q
     masses = np.exp(log_p)
-    ratio = math.exp(-(2 * k - 1) / (2 * s2))
-    beyond = math.exp(-((k - 1) ** 2) / (2 * s2) - log_z) / (1 - ratio) if ratio < 1 else 1.0
-    smallest = int(np.argmin(losses))
-    masses[smallest] += beyond  # the cut side of the smallest losses, moved up to the smallest kept one
+    beyond = _tail_outside_window(losses, masses, k, s2, log_z)
     # each log-mass: k + 1 logaddexp steps over terms of magnitude up to |log w| + y^2 / (2 s2) + |log Z|
     magnitude = np.max(np.abs(log_w[np.isfinite(log_w)])) + (np.abs(y) + reach) ** 2 / (2 * s2) + abs(log_z) + 1
     errors = 16 * ULP * (size + 4) * 2 * magnitude + 2 * weight_error
@@ -451,3 +443,14 @@ def _up(value: Fraction) -> float:
     """The smallest double >= an exact rate (a larger rate is less private)."""
     rounded = float(value)
     return rounded if Fraction(rounded) >= Fraction(value) else math.nextafter(rounded, math.inf)
+
+
+def _tail_outside_window(losses: np.ndarray, masses: np.ndarray, k: int, s2: float, log_z: float) -> float:
+    """The mass a discrete Gaussian (and each shift of it) can have outside
+    the window [-k, k] on one side, added to the atom of the smallest loss
+    (the pessimistic place): sum_{y >= K} f(y) / Z <= f(K - 1) / Z / (1 - r),
+    r = e^{-(2K - 1) / (2 s2)} (`dgauss_replace_pair`). Returns that mass."""
+    ratio = math.exp(-(2 * k - 1) / (2 * s2))
+    beyond = math.exp(-((k - 1) ** 2) / (2 * s2) - log_z) / (1 - ratio) if ratio < 1 else 1.0
+    masses[int(np.argmin(losses))] += beyond
+    return beyond

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-import logging
 import math
 import sys
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from fractions import Fraction
 from fuzzpy.accounting.events import Event
 from fuzzpy.accounting.neighbours import DEFAULT as DEFAULT_NEIGHBOURS
 from fuzzpy.accounting.neighbours import REPLACE_ONE, Neighbours, has_sample
+from fuzzpy.accounting.rdp import quiet_absl
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
 from fuzzpy.language import syntax as S
@@ -190,7 +190,7 @@ def _figure(events: tuple[Event, ...], delta: float | None, approximate: bool = 
             return PrivacyFigure(pure, 0, "pure (basic composition)", pure)
         return PrivacyFigure(None, target, "none", None, note="the accountant is not available")
     try:
-        with _quiet_library_warnings():  # what `run` charges, by the same function (review s28)
+        with quiet_absl():  # what `run` charges, by the same function (review s28)
             charged, method = charged_epsilon(events, exact_delta(target))
     except Exception as exc:  # an accountant failure must not hide the exact pure cost
         if pure is not None:
@@ -209,20 +209,6 @@ def exact_delta(delta: float) -> Fraction:
     shortest decimal that reads back as that float (`1e-7`, not the float's
     binary value just below 1/10^7), as `run` keeps the typed text exactly."""
     return Fraction(repr(float(delta)))
-
-
-@contextlib.contextmanager
-def _quiet_library_warnings() -> Iterator[None]:
-    """dp-accounting logs (through absl) every Renyi order it skips; the
-    accountant already takes the tightest valid bound over the others, so
-    these lines are noise on a user's terminal."""
-    logger = logging.getLogger("absl")
-    previous = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(previous)
 
 
 # ---------------------------------------------------------------- definitions

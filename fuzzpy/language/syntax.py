@@ -585,3 +585,17 @@ class Program:
     decls: tuple[Decl, ...]
     file: str = field(default="<input>", compare=False)
     imports: tuple[ImportDecl, ...] = ()
+
+
+def subtrees(node: object) -> list[object]:
+    """Every syntax node in ``node`` (itself included, tuples of nodes
+    entered, spans left out), in no particular order."""
+    out, stack = [], [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):
+            stack.extend(item)
+        elif hasattr(item, "__dataclass_fields__"):
+            out.append(item)
+            stack.extend(getattr(item, f) for f in item.__dataclass_fields__ if f != "span")
+    return out

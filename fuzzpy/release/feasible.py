@@ -93,18 +93,6 @@ def _reachable_bodies(program: S.Program, root: str) -> list[S.Expr]:
     return bodies
 
 
-def _nodes(expr: object) -> list[object]:
-    out, stack = [], [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, tuple):
-            stack.extend(node)
-        elif hasattr(node, "__dataclass_fields__"):
-            out.append(node)
-            stack.extend(getattr(node, f) for f in node.__dataclass_fields__ if f != "span")
-    return out
-
-
 def _spine(expr: S.Expr) -> tuple[S.Expr, list[S.Expr]]:
     """`f a b c` as its head `f` and its arguments [a, b, c]."""
     args: list[S.Expr] = []
@@ -124,7 +112,7 @@ def _candidate_positions(program: S.Program) -> dict[str, set[int]]:
         changed = False
         for decl in defs:
             names = [p.name for p in decl.params]
-            for node in _nodes(decl.body):
+            for node in S.subtrees(decl.body):
                 if not isinstance(node, S.App):
                     continue
                 for arg in map(_bare, _candidate_args(node, positions)):
@@ -158,7 +146,7 @@ def _empty_candidates(program: S.Program, root: str) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     seen: set[int] = set()
     for body in _reachable_bodies(program, root):
-        for node in _nodes(body):
+        for node in S.subtrees(body):
             if not isinstance(node, S.App):
                 continue
             for arg in map(_bare, _candidate_args(node, positions)):
@@ -212,7 +200,7 @@ def _unconditional(expr: object) -> list[object]:
 def _bound_names(expr: S.Expr) -> set[str]:
     """Every name a body binds (a parameter it shadows is not the argument)."""
     found: set[str] = set()
-    for node in _nodes(expr):
+    for node in S.subtrees(expr):
         for attr in ("name", "param", "left_var", "right_var", "head_var", "tail_var", "var"):
             value = getattr(node, attr, None)
             if isinstance(value, str) and not isinstance(node, (S.Var, S.Prim, S.Field)):
@@ -310,11 +298,11 @@ def _oversized_mechanisms(program: S.Program, root: str, constants: dict[str, Fr
 
 
 def _names(expr: S.Expr) -> set[str]:
-    return {n.name for n in _nodes(expr) if isinstance(n, S.Var)}
+    return {n.name for n in S.subtrees(expr) if isinstance(n, S.Var)}
 
 
 def _prims(expr: S.Expr) -> list[S.Prim]:
-    return [n for n in _nodes(expr) if isinstance(n, S.Prim)]
+    return [n for n in S.subtrees(expr) if isinstance(n, S.Prim)]
 
 
 def _static(expr: S.Expr, constants: dict[str, Fraction]) -> Fraction | None:

@@ -119,7 +119,7 @@ class _Sizer:
                         self._count_exprs(part, times)
 
     def _count_exprs(self, expr: S.Expr, times: int) -> None:
-        for node in _walk(expr):
+        for node in S.subtrees(expr):
             if isinstance(node, S.Noise):
                 self.executions[id(node)] = max(self.executions.get(id(node), 0), times)
 
@@ -138,7 +138,7 @@ class _Sizer:
             if isinstance(s, (S.VarDecl, S.Assign)) and s.name == counter:
                 first = self._known(s.expr) if getattr(s, "index", None) is None else None
                 break
-            if any(isinstance(n, (S.VarDecl, S.Assign)) and n.name == counter for n in _walk(s)):
+            if any(isinstance(n, (S.VarDecl, S.Assign)) and n.name == counter for n in S.subtrees(s)):
                 break  # assigned in a branch or a loop in between: not known
 
         top = self._upper(bound)
@@ -342,18 +342,6 @@ def _monomials(draws: int, degree: int) -> int:
         out = out * (large + i) // i  # C(large + i, i), exact at each step
         if out >= BIG:
             return BIG
-    return out
-
-
-def _walk(expr: object) -> list[object]:
-    out, stack = [], [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, tuple):
-            stack.extend(node)
-        elif hasattr(node, "__dataclass_fields__"):
-            out.append(node)
-            stack.extend(getattr(node, f) for f in node.__dataclass_fields__ if f != "span")
     return out
 
 
