@@ -435,7 +435,13 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     from fuzzpy.support.interrupts import Interrupted, held
 
     source, checked, definition, events, public, lengths, budget = prepare(request)
-    request = _measured(request, checked, definition, warn)
+    warnings: list[str] = []
+
+    def record(message: str) -> None:
+        warnings.append(message)
+        warn(message)
+
+    request = _measured(request, checked, definition, record)  # FZ318 is in the result's warnings too
     used = fields_read(checked.program, definition.name, definition.result)
     types = {p.name: read_type(p.type, used) for p in definition.params}  # the columns read (issue 31)
     receipts: list[Receipt] = []
@@ -482,14 +488,9 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
                     neighbours=request.neighbours or "add-remove-one",
                     arguments=recorded_arguments(request),
                     zcdp=definition.zcdp_delta is not None,
+                    assumptions=unchecked_assumptions(checked, definition),
                 ) if events else []
         source_of_noise: RandomSource = SecureSource() if request.seed is None else SeededSource(request.seed)
-        warnings: list[str] = []
-
-        def record(message: str) -> None:
-            warnings.append(message)
-            warn(message)
-
         for note in dict.fromkeys(note for receipt in receipts for note in receipt.cost.notes):
             record(f"warning[{LOOSE_CHARGE}]: {note}")  # the zcdp rule's un-amplified subsampling
 
@@ -567,9 +568,8 @@ def _measured(request: RunRequest, checked: CheckedProgram, definition: CheckedD
     delta (a `--delta` that differs is refused: the declaration is the
     definition's); one whose figures rest on an `assume def` z3 could not
     check says so before anything is charged."""
-    for name in definition.rests_on:
-        found = checked.definitions[name].assumption
-        claim = "" if found is None else f" that `{name}` is {found.claim_text()}"
+    for name, text in unchecked_assumptions(checked, definition):
+        claim = f" that `{name}` is {text}" if text else ""
         warn(f"warning[FZ318]: this release's privacy rests on the UNCHECKED ASSUMPTION{claim} "
              "(declared by `assume def`, not proved)")
     if definition.zcdp_delta is None:
@@ -578,6 +578,13 @@ def _measured(request: RunRequest, checked: CheckedProgram, definition: CheckedD
         raise refuse(EXIT_USAGE, "FZ703", f"`{definition.name}` declares `privacy zcdp[{definition.zcdp_delta}]`: "
                      f"its cost is converted at that delta, not at --delta {request.delta}")
     return replace(request, delta=str(definition.zcdp_delta))
+
+
+def unchecked_assumptions(checked: CheckedProgram, definition: CheckedDef) -> tuple[tuple[str, str], ...]:
+    """The unchecked `assume def`s the definition's figures rest on: (name,
+    its declared claim), as the warning and the ledger's entry name them."""
+    found = [(name, checked.definitions[name].assumption) for name in definition.rests_on]
+    return tuple((name, "" if a is None else a.claim_text()) for name, a in found)
 
 
 def interrupted_note(receipts: list[Receipt]) -> str:
