@@ -163,6 +163,12 @@ class DefinitionReport:
         return {p.name: p.cost for p in self.parameters if p.cost is not None}
 
     @property
+    def rests_on_unchecked(self) -> tuple[str, ...]:
+        """The `assume def`s z3 could not check that this definition's
+        figures rest on (FZ318; itself or those it calls): () when none."""
+        return self.checked.rests_on
+
+    @property
     def derivation(self) -> str:
         """The derivation, rule by rule, as `fuzzpy check --explain` prints it."""
         return self._explain(self.name) if self._explain is not None else ""

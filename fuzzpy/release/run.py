@@ -118,6 +118,7 @@ class RunResult:
     accuracy: tuple[Accuracy, ...] = ()  # each released part's noise and interval (fuzzpy.release.accuracy)
     neighbours: str = "add-remove-one"  # the relation every charge is for
     rows: int | dict[str, int] | None = None  # the public row count(s) it was charged with (replace-one)
+    rests_on_unchecked: tuple[str, ...] = ()  # the unchecked `assume def`s the charge rests on (FZ318)
 
     def neighbours_text(self) -> str:
         from fuzzpy.accounting.neighbours import Neighbours
@@ -139,6 +140,7 @@ class RunResult:
             "warnings": self.warnings,
             "neighbours": self.neighbours,
             "rows": self.rows,
+            **({"rests_on_unchecked": list(self.rests_on_unchecked)} if self.rests_on_unchecked else {}),
         }
 
 
@@ -505,7 +507,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     files = {keys[name]: opened[name].file.path for name in events}
     accuracy = derive(checked.program, definition.decl, value, notes, request.confidence or DEFAULT_CONFIDENCE)
     result = RunResult(value, receipts, source_of_noise.private, warnings, files, definition.result, accuracy,
-                       request.neighbours or "add-remove-one", request.rows)
+                       request.neighbours or "add-remove-one", request.rows, definition.rests_on)
     with held(finish=True) as late:  # recorded as released and shown, together
         if receipts:
             _record_release(request.ledger, receipts, value, outside[0], record)
@@ -537,18 +539,22 @@ def prepare(request: RunRequest) -> tuple[Source, CheckedProgram, CheckedDef, di
     return source, checked, definition, events, public, lengths, budget
 
 
-def quote(request: RunRequest, warn: Warn = lambda message: None) -> list[Quote]:
+def quote(request: RunRequest, warn: Warn = lambda message: None,
+          assumed: list[str] | None = None) -> list[Quote]:
     """What `execute(request)` would charge each dataset and leave of its
     budget, refused (FZ601, exit 3) as the run would be; nothing is charged
     and no rows are read (a data file is read only if naming its dataset
-    needs its content, as for the run)."""
+    needs its content, as for the run). ``assumed`` receives the unchecked
+    `assume def`s the charges rest on (FZ318, also given to ``warn``)."""
     from fuzzpy.data.datasets import name_sources
     from fuzzpy.engines import engine_for
     from fuzzpy.ledger.book import Ledger
 
     request = _placed(request, read_streams=False)
     _, checked, definition, events, _, _, budget = prepare(request)
-    request = _measured(request, checked, definition, lambda message: None)
+    request = _measured(request, checked, definition, warn)
+    if assumed is not None:
+        assumed.extend(definition.rests_on)
     engine = engine_for(request.engine, warn, None)
     try:
         with Ledger(request.ledger) as ledger:
