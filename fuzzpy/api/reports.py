@@ -46,6 +46,9 @@ class Cost:
     #: the neighbour relation the figure is for: "add-remove-one" (a row added or removed, the
     #: `bag` metric) or "replace-one" (`fuzzpy.accounting.neighbours`)
     neighbours: str = "add-remove-one"
+    #: `privacy zcdp[delta]`: what the accountant proves for the events at that delta,
+    #: (epsilon, delta), when below the conversion (what a basic budget is charged)
+    proved: tuple[Fraction | float, Fraction | float] | None = None
 
     @property
     def events_text(self) -> str:
@@ -68,6 +71,9 @@ class Cost:
         if self.rho is not None:
             doc["measure"] = "zcdp"
             doc["rho"] = _number(self.rho)
+        if self.proved is not None:
+            doc["measure"] = "zcdp"
+            doc["proved"] = {"epsilon": _number(self.proved[0]), "delta": _number(self.proved[1])}
         return doc
 
 
@@ -376,7 +382,7 @@ def _cost(database: str, events: tuple[Event, ...], figure: PrivacyFigure) -> Co
 
     # `check_report` builds every cost under its relation (`checker.report.under`)
     return Cost(database, tuple(events), figure.epsilon, figure.delta, figure.method, figure.pure_epsilon,
-                figure.text(), figure.note, figure.rho, neighbours_in_force().relation)
+                figure.text(), figure.note, figure.rho, neighbours_in_force().relation, figure.proved)
 
 
 def _number(value: Fraction | float | None) -> object:
