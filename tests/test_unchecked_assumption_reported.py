@@ -84,3 +84,18 @@ def test_a_zcdp_declared_pure_release_is_charged_its_pure_epsilon_under_the_basi
                  "--budget", "2.5,1e-6", "--json"]) == 0  # refused before: the conversion exceeds 2.5
     charged = json.loads(capsys.readouterr().out)["charged"]
     assert charged["exact"] == {"epsilon": "2", "delta": "0"}
+
+
+def test_only_figures_that_use_the_declared_bound_rest_on_it() -> None:
+    # a per-row function under `map`: its declared sensitivity never enters the cost (the sum is clipped)
+    program = fuzzpy.loads(
+        "type P = { w : num, h : num };\n"
+        "assume def squash (z :[1] num) : num = 1 / (1 + exp (0 - z));\n"
+        "def per_row (ps : bag P) : fuzzy num = laplace[0.5] (sum[0, 1] (map (fun p -> squash p.w) ps));\n"
+        "def on_count (ps : bag P) : fuzzy num = laplace[0.5] (squash (size ps));\n"
+        "def both (ps : bag P) : fuzzy (num, num) = { sample a = per_row ps; sample b = on_count ps; return (a, b) };\n",
+        name="rows.fz")
+    report = program.check()
+    assert report["per_row"].rests_on_unchecked == ()
+    assert report["on_count"].rests_on_unchecked == ("squash",)
+    assert report["both"].rests_on_unchecked == ("squash",)
