@@ -1198,8 +1198,8 @@ def _checked_without(program: S.Program, name: str, assumption: str, known: set[
                 used.add(v.name)
                 stack.append(v.name)
 
-    def plain(decl: S.DefDecl) -> S.DefDecl:
-        if decl.name != assumption:
+    def plain(decl: S.Decl) -> S.Decl:
+        if not isinstance(decl, S.DefDecl) or decl.name != assumption:
             return decl
         return dataclasses.replace(decl, assumed=False, params=tuple(dataclasses.replace(p, sens=None) for p in decl.params))
 

@@ -63,7 +63,7 @@ class PrivacyFigure:
     def text(self) -> str:
         if self.epsilon is None and self.proved is None:
             return f"cost unavailable ({self.note})"
-        if self.rho is not None or self.proved is not None:
+        if self.epsilon is None or self.rho is not None or self.proved is not None:
             return self._zcdp_text()
         if self.is_infinite:
             return f"infinite cost (no finite epsilon at delta = {_show(self.delta)})"
@@ -82,8 +82,9 @@ class PrivacyFigure:
             conversion = f"{text_up(self.rho or 0)}-zCDP, so ({eps}, {_show(float(self.delta))})-DP"
         if self.proved is None:
             return conversion
-        eps, delta = self.proved
-        core = f"{_show(eps)}-DP" if delta == 0 else f"({_show(eps)}, {_show(delta)})-DP"
+        proved_eps, proved_delta = self.proved
+        core = (f"{_show(proved_eps)}-DP" if proved_delta == 0
+                else f"({_show(proved_eps)}, {_show(proved_delta)})-DP")
         return f"{conversion}; its events are {core}, what a basic budget is charged"
 
     @property
