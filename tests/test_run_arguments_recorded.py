@@ -13,6 +13,7 @@ from pathlib import Path
 
 import fuzzpy
 from fuzzpy.ledger.book import Ledger
+from fuzzpy.ledger.store import FORMAT_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 PEOPLE = str(ROOT / "examples" / "data" / "people.csv")
@@ -60,6 +61,7 @@ def test_a_version_4_ledger_is_migrated_and_keeps_its_releases(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(ledger) as connection:  # as fuzzpy with ledger format 4 left it
         connection.execute("ALTER TABLE releases DROP COLUMN arguments")
+        connection.execute("ALTER TABLE releases DROP COLUMN assumptions")  # format 6's
         connection.execute("UPDATE meta SET value = '4' WHERE key = 'version'")
         connection.execute("PRAGMA user_version = 4")
     connection.close()
@@ -67,7 +69,7 @@ def test_a_version_4_ledger_is_migrated_and_keeps_its_releases(tmp_path: Path) -
         (entry,) = book.history()
     assert entry.arguments is None and entry.definition == "noisy_mean"
     with sqlite3.connect(ledger) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
     connection.close()
 
 

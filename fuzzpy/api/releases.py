@@ -84,10 +84,15 @@ class Charge:
     #: the neighbour relation the charge is for: "add-remove-one" (a row added or removed,
     #: the `bag` metric) or "replace-one" (`fuzzpy.accounting.neighbours`)
     neighbours: str = ADD_REMOVE
+    #: the unchecked `assume def`s (FZ318) the charge rests on: () when none
+    rests_on_unchecked: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         """As the ledger gives it (`run --json`'s "datasets" entries)."""
-        return self.quote.to_json()
+        document = self.quote.to_json()
+        if self.rests_on_unchecked:
+            document["rests_on_unchecked"] = list(self.rests_on_unchecked)
+        return document
 
     def __repr__(self) -> str:
         """The figures as text on the safe side (issue 25), not the nearest doubles."""
@@ -95,7 +100,8 @@ class Charge:
         figures = charged.figures() if charged is not None else f"epsilon={self.epsilon!r}, delta={self.delta!r}"
         return (f"Charge(dataset={self.dataset!r}, {figures}, method={self.method!r}, "
                 f"remaining={self.remaining!r}, budget={self.budget!r}, entry={self.entry!r}, "
-                f"neighbours={self.neighbours!r})")
+                f"neighbours={self.neighbours!r}"
+                + (f", rests_on_unchecked={self.rests_on_unchecked!r})" if self.rests_on_unchecked else ")"))
 
     def __str__(self) -> str:
         """`fuzzpy run`'s text: the charge rounded up, what remains down."""
@@ -105,9 +111,11 @@ class Charge:
         relation = _phrase(self.neighbours)
         if quote is None:
             return f"charged eps={self.epsilon}, delta={self.delta} to dataset {self.dataset}, {relation}"
+        unchecked = (f" (resting on the UNCHECKED ASSUMPTION of {', '.join(self.rests_on_unchecked)})"
+                     if self.rests_on_unchecked else "")
         return (f"charged {describe_amount(quote.cost.spend, quote.budget)} to dataset {self.dataset}, "
                 f"{relation} (by {self.method}); remaining "
-                f"{describe_amount(quote.remaining, quote.budget, up=False)} of {self.budget}")
+                f"{describe_amount(quote.remaining, quote.budget, up=False)} of {self.budget}{unchecked}")
 
 
 def _amount(quote: Quote, spend: Any, up: bool = True, neighbours: str = ADD_REMOVE) -> Amount:
@@ -125,8 +133,9 @@ def charge_amount(quote: Quote) -> Amount:
     return _amount(quote, quote.cost.spend, neighbours=quote.neighbours)
 
 
-def charge(quote: Quote) -> Charge:
-    """A quote (or receipt) as a `Charge`, for the relation it was costed for."""
+def charge(quote: Quote, rests_on_unchecked: tuple[str, ...] = ()) -> Charge:
+    """A quote (or receipt) as a `Charge`, for the relation it was costed for;
+    ``rests_on_unchecked``: the unchecked `assume def`s its figure rests on."""
     relation = quote.neighbours
 
     def amount(spend: Any, up: bool = True) -> Amount:
@@ -144,6 +153,7 @@ def charge(quote: Quote) -> Charge:
         entry=getattr(quote, "id", None),
         quote=quote,
         neighbours=relation,
+        rests_on_unchecked=rests_on_unchecked,
     )
 
 
@@ -177,7 +187,7 @@ class Release:
 
 
 def release(result: RunResult) -> Release:
-    charges = {receipt.dataset: charge(receipt) for receipt in result.receipts}
+    charges = {receipt.dataset: charge(receipt, result.rests_on_unchecked) for receipt in result.receipts}
     value = to_python(result.value, result.type)
     return Release(value, result.value, charges, result.private, list(result.warnings), result, result.neighbours)
 

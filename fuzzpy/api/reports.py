@@ -46,6 +46,9 @@ class Cost:
     #: the neighbour relation the figure is for: "add-remove-one" (a row added or removed, the
     #: `bag` metric) or "replace-one" (`fuzzpy.accounting.neighbours`)
     neighbours: str = "add-remove-one"
+    #: `privacy zcdp[delta]`: what the accountant proves for the events at that delta,
+    #: (epsilon, delta), when below the conversion (what a basic budget is charged)
+    proved: tuple[Fraction | float, Fraction | float] | None = None
 
     @property
     def events_text(self) -> str:
@@ -68,6 +71,9 @@ class Cost:
         if self.rho is not None:
             doc["measure"] = "zcdp"
             doc["rho"] = _number(self.rho)
+        if self.proved is not None:
+            doc["measure"] = "zcdp"
+            doc["proved"] = {"epsilon": _number(self.proved[0]), "delta": _number(self.proved[1])}
         return doc
 
 
@@ -161,6 +167,12 @@ class DefinitionReport:
         if self.static_parameters:
             return StaticCosts(self.name, self.static_parameters, self.cost_expressions)
         return {p.name: p.cost for p in self.parameters if p.cost is not None}
+
+    @property
+    def rests_on_unchecked(self) -> tuple[str, ...]:
+        """The `assume def`s z3 could not check that this definition's
+        figures rest on (FZ318; itself or those it calls): () when none."""
+        return self.checked.rests_on
 
     @property
     def derivation(self) -> str:
@@ -370,7 +382,7 @@ def _cost(database: str, events: tuple[Event, ...], figure: PrivacyFigure) -> Co
 
     # `check_report` builds every cost under its relation (`checker.report.under`)
     return Cost(database, tuple(events), figure.epsilon, figure.delta, figure.method, figure.pure_epsilon,
-                figure.text(), figure.note, figure.rho, neighbours_in_force().relation)
+                figure.text(), figure.note, figure.rho, neighbours_in_force().relation, figure.proved)
 
 
 def _number(value: Fraction | float | None) -> object:

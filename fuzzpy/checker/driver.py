@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import gc
 from fractions import Fraction
@@ -236,6 +237,8 @@ class ProgramChecker:
         if self.errors:
             raise FuzzError(tuple(_dedupe(self.errors)))
         resting = rests_on(self.checked)
+        if any(resting.values()) and not _WEAKENED.get():
+            resting = self._where_bounds_are_used(resting)
         definitions = {n: (dataclasses.replace(d, rests_on=resting[n]) if resting[n] else d) for n, d in self.checked.items()}
         return CheckedProgram(
             program=self.program,
@@ -251,6 +254,25 @@ class ProgramChecker:
             zero_captures=dict(self.ck.zero_captures),
             instances=self._concrete_instances(),
         )
+
+    def _where_bounds_are_used(self, resting: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        """Keep an unchecked `assume def` in a definition's list only where
+        its declared bound is used: the definition and what it calls are
+        checked again with that `assume def` an ordinary `def` (its
+        sensitivities inferred by the rules: no assumption); a definition
+        whose signature and events come out the same does not rest on it (a
+        per-row function under `map`, review s29e U1). One that no longer
+        checks, or has static parameters (its instances are its callers'),
+        keeps the mark."""
+        kept = {name: set(names) for name, names in resting.items()}
+        for name, names in kept.items():
+            if self.checked[name].static_params:
+                continue
+            for assumption in sorted(names - {name}):
+                other = _checked_without(self.program, name, assumption, set(self.checked))
+                if other is not None and _figures(self.checked[name]) == _figures(other.definitions[name]):
+                    names.discard(assumption)
+        return {name: tuple(sorted(names)) for name, names in kept.items()}
 
     def _concrete_instances(self) -> dict[str, tuple[Instance, ...]]:
         """The calls' instances at numbers (not those at a caller's symbols)."""
@@ -843,7 +865,7 @@ class ProgramChecker:
         self.warnings.append(Diagnostic(
             "FZ318", f"`{decl.name}` is taken to be {found.claim_text()} without proof: {verdict.detail}",
             decl.name_span, severity="warning",
-            notes=("every figure of a definition that uses it rests on this assumption, and `check` and `run` say so",)))
+            notes=("every figure that uses its declared bound rests on this assumption, and `check` and `run` say so",)))
         return found
 
     def _zcdp_measure(self, decl: S.DefDecl, privacy: dict[str, tuple]) -> Fraction | None:
@@ -1158,6 +1180,42 @@ def rests_on(definitions: dict[str, CheckedDef]) -> dict[str, tuple[str, ...]]:
                     stack.append(callee)
         found[name] = tuple(sorted(seen & unchecked))
     return found
+
+
+#: set while a program is checked again without one assumption (`_where_bounds_are_used`)
+_WEAKENED: contextvars.ContextVar[bool] = contextvars.ContextVar("weakened", default=False)
+
+
+def _checked_without(program: S.Program, name: str, assumption: str, known: set[str]) -> CheckedProgram | None:
+    """`name` and the definitions it uses, checked with `assume def
+    assumption` an ordinary `def` whose parameter sensitivities the rules
+    infer; None when that does not check."""
+    defs = {d.name: d for d in program.decls if isinstance(d, S.DefDecl)}
+    used, stack = {name}, [name]
+    while stack:
+        for v in _walk_syntax(defs[stack.pop()].body):
+            if isinstance(v, S.Var) and v.name in defs and v.name in known and v.name not in used:
+                used.add(v.name)
+                stack.append(v.name)
+
+    def plain(decl: S.Decl) -> S.Decl:
+        if not isinstance(decl, S.DefDecl) or decl.name != assumption:
+            return decl
+        return dataclasses.replace(decl, assumed=False, params=tuple(dataclasses.replace(p, sens=None) for p in decl.params))
+
+    decls = tuple(plain(d) for d in program.decls if not isinstance(d, S.DefDecl) or d.name in used)
+    token = _WEAKENED.set(True)
+    try:
+        return ProgramChecker(dataclasses.replace(program, decls=decls)).run()
+    except FuzzError:
+        return None
+    finally:
+        _WEAKENED.reset(token)
+
+
+def _figures(d: CheckedDef) -> tuple[object, ...]:
+    """What a definition reports and `run` charges: its signature and events."""
+    return (d.params, d.result, d.privacy, d.symbolic_privacy, d.argument_privacy, d.draws)
 
 
 def _is_split(expr: object) -> bool:

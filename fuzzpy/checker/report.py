@@ -56,13 +56,15 @@ class PrivacyFigure:
     local_epsilon: Fraction | None = None
     #: `privacy zcdp[delta]`: the release's rho-zCDP (epsilon is its conversion at delta)
     rho: Fraction | None = None
+    #: `privacy zcdp[delta]`: what the accountant proves for its events at that delta,
+    #: when below the conversion (the basic rule charges it): (epsilon, delta)
+    proved: tuple[Fraction | float, Fraction | float] | None = None
 
     def text(self) -> str:
-        if self.epsilon is None:
+        if self.epsilon is None and self.proved is None:
             return f"cost unavailable ({self.note})"
-        if self.rho is not None:
-            eps = "unbounded" if self.is_infinite else _show(self.epsilon)
-            return f"{text_up(self.rho)}-zCDP, so ({eps}, {_show(float(self.delta))})-DP"
+        if self.epsilon is None or self.rho is not None or self.proved is not None:
+            return self._zcdp_text()
         if self.is_infinite:
             return f"infinite cost (no finite epsilon at delta = {_show(self.delta)})"
         eps = _show(self.epsilon)
@@ -71,6 +73,19 @@ class PrivacyFigure:
             local = f"; {_show(self.local_epsilon)}-LDP per person" if self.local_epsilon is not None else ""
             return f"{core} (replace-one{local})"
         return core
+
+    def _zcdp_text(self) -> str:
+        if self.epsilon is None:
+            conversion = f"no zCDP figure ({self.note})"
+        else:
+            eps = "unbounded" if self.is_infinite else _show(self.epsilon)
+            conversion = f"{text_up(self.rho or 0)}-zCDP, so ({eps}, {_show(float(self.delta))})-DP"
+        if self.proved is None:
+            return conversion
+        proved_eps, proved_delta = self.proved
+        core = (f"{_show(proved_eps)}-DP" if proved_delta == 0
+                else f"({_show(proved_eps)}, {_show(proved_delta)})-DP")
+        return f"{conversion}; its events are {core}, what a basic budget is charged"
 
     @property
     def is_infinite(self) -> bool:
@@ -93,6 +108,9 @@ class PrivacyFigure:
         if self.rho is not None:
             doc["measure"] = "zcdp"
             doc["rho"] = _upper_float(self.rho)
+        if self.proved is not None:  # below the conversion: what the basic rule charges
+            doc["measure"] = "zcdp"
+            doc["proved"] = {"epsilon": _upper_float(self.proved[0]), "delta": _upper_float(self.proved[1])}
         return doc
 
 
@@ -163,15 +181,39 @@ ZCDP_METHOD = "zCDP (Bun & Steinke 2016; converted by Canonne, Kamath & Steinke 
 def zcdp_figure(events: tuple[Event, ...], delta: Fraction, parameter: str | None = None) -> PrivacyFigure:
     """A release in its declared measure, rho-zCDP (`privacy zcdp[delta]`):
     rho rounded up and its (eps, delta) conversion, for the neighbours in
-    force (the events restated for them first), as `run` charges it."""
+    force (the events restated for them first), as `run` charges it; with
+    ``proved`` what the accountant proves for the events at that delta when
+    it is smaller (a basic budget is charged the better of the two, both
+    valid: `ledger.rules.zcdp_measure_cost`)."""
     from fuzzpy.accounting.accountant import zcdp_guarantee
 
     events = _IN_FORCE.get().for_parameter(parameter).resolve(events)
     found = zcdp_guarantee(events, delta)
+    direct = _basic_figure(events, delta)
+    proved = None
+    if direct is not None and (found is None or math.isinf(found[1]) or Fraction(direct[0]) < Fraction(found[1])):
+        proved = direct
     if found is None:
-        return PrivacyFigure(None, delta, ZCDP_METHOD, None, note="an event has no zCDP bound")
+        return PrivacyFigure(None, delta, ZCDP_METHOD, None, note="an event has no zCDP bound", proved=proved)
     rho, epsilon = found
-    return PrivacyFigure(epsilon, delta, ZCDP_METHOD, None, rho=rho)
+    return PrivacyFigure(epsilon, delta, ZCDP_METHOD, None, rho=rho, proved=proved)
+
+
+def _basic_figure(events: tuple[Event, ...], delta: Fraction) -> tuple[Fraction | float, Fraction | float] | None:
+    """What the basic rule charges the events at ``delta`` (`ledger.rules.BasicRule`):
+    their pure epsilon when they have one (shuffled reports aside), else the
+    accountant's epsilon at ``delta``; None: no finite figure."""
+    from fuzzpy.accounting.local import has_shuffled
+
+    if not events:
+        return None
+    pure = pure_epsilon(events)
+    if pure is not None and not has_shuffled(events):
+        return pure, 0
+    figure = _figure(events, float(delta), approximate=True)
+    if figure.epsilon is None or figure.is_infinite:
+        return None
+    return figure.epsilon, (0 if figure.method.startswith("pure") else figure.delta)
 
 
 def _figure(events: tuple[Event, ...], delta: float | None, approximate: bool = False) -> PrivacyFigure:

@@ -104,8 +104,9 @@ class CheckedDef:
     #: whether z3 proved them (`fuzzpy.checker.assumed`)
     assumption: Assumption | None = None
     #: the `assume def`s whose declarations z3 could not check and that this
-    #: definition uses (itself included, transitively): every figure it
-    #: reports rests on them, and `check` and `run` say so
+    #: definition uses (itself included, transitively) and whose declared
+    #: bound its figures use (`driver._where_bounds_are_used`): every figure
+    #: it reports rests on them, and `check` and `run` say so
     rests_on: tuple[str, ...] = ()
     #: `privacy zcdp[delta]`: the delta its rho-zCDP cost is converted at
     #: (Bun & Steinke 2016); None: the default measure

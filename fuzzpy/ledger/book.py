@@ -261,6 +261,7 @@ class Ledger(Registry):
         neighbours: str = ADD_REMOVE,
         arguments: dict[str, str] | None = None,
         zcdp: bool = False,
+        assumptions: Sequence[tuple[str, str]] = (),
     ) -> list[Receipt]:
         """Charge one release to several datasets (a definition with several
         `bag` parameters): all charges are recorded, or none.
@@ -268,7 +269,9 @@ class Ledger(Registry):
         ``uses[i]`` is the data request i read (its registration is checked,
         or recorded, in the same transaction); ``seeded`` marks a run whose
         noise came from ``--seed`` (not private); ``arguments`` are the
-        run's public arguments as given (`--arg`), recorded with each charge. Each release is recorded
+        run's public arguments as given (`--arg`), recorded with each charge;
+        ``assumptions`` the unchecked `assume def`s (name, claim) the charge
+        rests on, recorded with it. Each release is recorded
         as "charged"; `record_release` marks it released with its value.
         """
         asked = list(requests)
@@ -309,6 +312,8 @@ class Ledger(Registry):
                     "status": "charged",
                     "row_rules": None if use is None or use.row_rules is None else json.dumps(use.row_rules),
                     "arguments": json.dumps(arguments, sort_keys=True) if arguments else None,
+                    "assumptions": json.dumps([{"definition": n, "claim": c} for n, c in assumptions])
+                    if assumptions else None,
                 }
                 release_id = insert_release_row(connection, row)
                 receipts.append(Receipt(**vars(quote), id=release_id, time=time))

@@ -117,6 +117,8 @@ class Entry:
     row_rules: dict[str, object] | None = None  # what the row rules did: for the data owner only
     arguments: dict[str, str] | None = None  # the run's public arguments as given (`--arg`); None: none recorded
     neighbours: str = "add-remove-one"  # the relation the dataset's charges are for (`fuzzpy.ledger.neighbours`)
+    #: the unchecked `assume def`s (name, claim) the charge rests on (FZ318); () : none
+    assumptions: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, object]:
         """Everything but the row rules' counts, which are the owner's
@@ -138,6 +140,7 @@ class Entry:
             "remaining": amount_json(self.remaining, self.budget),
             "events": events_to_data(self.events),
             "arguments": self.arguments,
+            "unchecked_assumptions": [{"definition": n, "claim": c} for n, c in self.assumptions],
         }
 
 

@@ -94,4 +94,12 @@ def entry_of(row: sqlite3.Row, budget: Budget, spend: Spend, remaining: Spend) -
         released=None if row["released"] is None else json.loads(row["released"]),
         row_rules=None if row["row_rules"] is None else json.loads(row["row_rules"]),
         arguments=None if row["arguments"] is None else json.loads(row["arguments"]),
+        assumptions=_assumptions(row["assumptions"]),
     )
+
+
+def _assumptions(text: str | None) -> tuple[tuple[str, str], ...]:
+    """The unchecked `assume def`s a charge rests on, as recorded (version 6)."""
+    if text is None:
+        return ()
+    return tuple((str(a["definition"]), str(a["claim"])) for a in json.loads(text))

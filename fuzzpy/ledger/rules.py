@@ -315,11 +315,35 @@ def zcdp_measure_cost(events: Sequence[Event], budget: Budget, delta: Fraction) 
     """A release whose definition declares `privacy zcdp[delta]`, under the
     basic rule: its rho-zCDP (Bun & Steinke 2016) converted at that delta
     (`accountant.zcdp_guarantee`, the figure `check` reports), charged as
-    (eps, delta)."""
-    from fuzzpy.accounting.accountant import zcdp_guarantee
-
+    (eps, delta) -- or what the accountant proves for its events at that
+    delta (the basic rule's own charge), when that is smaller: both are valid
+    (eps, delta)-DP guarantees of the same release (review s29e L1: a
+    geometric[1] declared zcdp[1e-6] is 1-DP, its conversion 4.99)."""
     if budget.delta == 0:
         raise CostUnavailable("the definition is measured in zCDP, which gives no pure epsilon, but the budget is pure")
+    try:
+        converted: ReleaseCost | None = _zcdp_converted(events, delta)
+        why = None
+    except CostUnavailable as exc:
+        converted, why = None, exc
+    try:
+        proved: ReleaseCost | None = BasicRule().cost(events, budget, delta)
+    except CostUnavailable:
+        proved = None
+    if proved is not None and proved.spend.delta <= delta and (
+            converted is None or proved.spend.epsilon < converted.spend.epsilon):
+        below = "" if converted is None else f", below its zCDP conversion eps={format_number(converted.spend.epsilon)}"
+        return dataclasses.replace(proved, method=f"{ZCDP_MEASURE}: {proved.method}{below}")
+    if converted is None:
+        raise why or CostUnavailable("its rho-zCDP gives no finite epsilon at this delta")
+    return converted
+
+
+def _zcdp_converted(events: Sequence[Event], delta: Fraction) -> ReleaseCost:
+    """The release's rho-zCDP converted at ``delta`` (Bun & Steinke 2016, Prop. 1.3
+    as `accountant.zcdp_guarantee` applies it)."""
+    from fuzzpy.accounting.accountant import zcdp_guarantee
+
     found = zcdp_guarantee(tuple(events), delta)
     if found is None:
         raise CostUnavailable("an event of this release has no zCDP bound")

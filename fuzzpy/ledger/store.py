@@ -40,7 +40,7 @@ from fuzzpy.ledger.errors import (
 from fuzzpy.support.interrupts import checkpoint
 
 APPLICATION_ID = 0x46757A4C  # "FuzL" in the SQLite header marks a fuzzpy ledger
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 FORMAT_NAME = "fuzzpy-ledger"
 
 #: The columns version 2 added to `releases` (NULL in releases made before).
@@ -90,6 +90,10 @@ _SCHEMA_V1 = (
 #: API's ``args``) as given, JSON {name: text}; NULL before, or without any.
 ARGUMENTS_COLUMN = ("ALTER TABLE releases ADD COLUMN arguments TEXT",)
 
+#: Version 6: the unchecked `assume def`s the charge rests on (JSON
+#: [{"definition": name, "claim": text}]; NULL: none, or recorded before).
+ASSUMPTIONS_COLUMN = ("ALTER TABLE releases ADD COLUMN assumptions TEXT",)
+
 
 def _migration_to_2() -> tuple[str, ...]:
     added = tuple(f"ALTER TABLE releases ADD COLUMN {column}" for column in _RELEASE_COLUMNS_V2)
@@ -98,7 +102,8 @@ def _migration_to_2() -> tuple[str, ...]:
 
 #: Version n -> n + 1, applied in order inside one write transaction. A new
 #: file is made at version 1 and migrated, so new and migrated files agree.
-_MIGRATIONS = {1: _migration_to_2, 2: lambda: CONTENT_COLUMN, 3: lambda: LOG_CONTENT_COLUMNS, 4: lambda: ARGUMENTS_COLUMN}
+_MIGRATIONS = {1: _migration_to_2, 2: lambda: CONTENT_COLUMN, 3: lambda: LOG_CONTENT_COLUMNS, 4: lambda: ARGUMENTS_COLUMN,
+               5: lambda: ASSUMPTIONS_COLUMN}
 
 
 def utc_now() -> str:

@@ -118,6 +118,7 @@ class RunResult:
     accuracy: tuple[Accuracy, ...] = ()  # each released part's noise and interval (fuzzpy.release.accuracy)
     neighbours: str = "add-remove-one"  # the relation every charge is for
     rows: int | dict[str, int] | None = None  # the public row count(s) it was charged with (replace-one)
+    rests_on_unchecked: tuple[str, ...] = ()  # the unchecked `assume def`s the charge rests on (FZ318)
 
     def neighbours_text(self) -> str:
         from fuzzpy.accounting.neighbours import Neighbours
@@ -139,6 +140,7 @@ class RunResult:
             "warnings": self.warnings,
             "neighbours": self.neighbours,
             "rows": self.rows,
+            **({"rests_on_unchecked": list(self.rests_on_unchecked)} if self.rests_on_unchecked else {}),
         }
 
 
@@ -435,7 +437,13 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     from fuzzpy.support.interrupts import Interrupted, held
 
     source, checked, definition, events, public, lengths, budget = prepare(request)
-    request = _measured(request, checked, definition, warn)
+    warnings: list[str] = []
+
+    def record(message: str) -> None:
+        warnings.append(message)
+        warn(message)
+
+    request = _measured(request, checked, definition, record)  # FZ318 is in the result's warnings too
     used = fields_read(checked.program, definition.name, definition.result)
     types = {p.name: read_type(p.type, used) for p in definition.params}  # the columns read (issue 31)
     receipts: list[Receipt] = []
@@ -482,14 +490,9 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
                     neighbours=request.neighbours or "add-remove-one",
                     arguments=recorded_arguments(request),
                     zcdp=definition.zcdp_delta is not None,
+                    assumptions=unchecked_assumptions(checked, definition),
                 ) if events else []
         source_of_noise: RandomSource = SecureSource() if request.seed is None else SeededSource(request.seed)
-        warnings: list[str] = []
-
-        def record(message: str) -> None:
-            warnings.append(message)
-            warn(message)
-
         for note in dict.fromkeys(note for receipt in receipts for note in receipt.cost.notes):
             record(f"warning[{LOOSE_CHARGE}]: {note}")  # the zcdp rule's un-amplified subsampling
 
@@ -504,7 +507,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     files = {keys[name]: opened[name].file.path for name in events}
     accuracy = derive(checked.program, definition.decl, value, notes, request.confidence or DEFAULT_CONFIDENCE)
     result = RunResult(value, receipts, source_of_noise.private, warnings, files, definition.result, accuracy,
-                       request.neighbours or "add-remove-one", request.rows)
+                       request.neighbours or "add-remove-one", request.rows, definition.rests_on)
     with held(finish=True) as late:  # recorded as released and shown, together
         if receipts:
             _record_release(request.ledger, receipts, value, outside[0], record)
@@ -536,18 +539,22 @@ def prepare(request: RunRequest) -> tuple[Source, CheckedProgram, CheckedDef, di
     return source, checked, definition, events, public, lengths, budget
 
 
-def quote(request: RunRequest, warn: Warn = lambda message: None) -> list[Quote]:
+def quote(request: RunRequest, warn: Warn = lambda message: None,
+          assumed: list[str] | None = None) -> list[Quote]:
     """What `execute(request)` would charge each dataset and leave of its
     budget, refused (FZ601, exit 3) as the run would be; nothing is charged
     and no rows are read (a data file is read only if naming its dataset
-    needs its content, as for the run)."""
+    needs its content, as for the run). ``assumed`` receives the unchecked
+    `assume def`s the charges rest on (FZ318, also given to ``warn``)."""
     from fuzzpy.data.datasets import name_sources
     from fuzzpy.engines import engine_for
     from fuzzpy.ledger.book import Ledger
 
     request = _placed(request, read_streams=False)
     _, checked, definition, events, _, _, budget = prepare(request)
-    request = _measured(request, checked, definition, lambda message: None)
+    request = _measured(request, checked, definition, warn)
+    if assumed is not None:
+        assumed.extend(definition.rests_on)
     engine = engine_for(request.engine, warn, None)
     try:
         with Ledger(request.ledger) as ledger:
@@ -567,9 +574,8 @@ def _measured(request: RunRequest, checked: CheckedProgram, definition: CheckedD
     delta (a `--delta` that differs is refused: the declaration is the
     definition's); one whose figures rest on an `assume def` z3 could not
     check says so before anything is charged."""
-    for name in definition.rests_on:
-        found = checked.definitions[name].assumption
-        claim = "" if found is None else f" that `{name}` is {found.claim_text()}"
+    for name, text in unchecked_assumptions(checked, definition):
+        claim = f" that `{name}` is {text}" if text else ""
         warn(f"warning[FZ318]: this release's privacy rests on the UNCHECKED ASSUMPTION{claim} "
              "(declared by `assume def`, not proved)")
     if definition.zcdp_delta is None:
@@ -578,6 +584,13 @@ def _measured(request: RunRequest, checked: CheckedProgram, definition: CheckedD
         raise refuse(EXIT_USAGE, "FZ703", f"`{definition.name}` declares `privacy zcdp[{definition.zcdp_delta}]`: "
                      f"its cost is converted at that delta, not at --delta {request.delta}")
     return replace(request, delta=str(definition.zcdp_delta))
+
+
+def unchecked_assumptions(checked: CheckedProgram, definition: CheckedDef) -> tuple[tuple[str, str], ...]:
+    """The unchecked `assume def`s the definition's figures rest on: (name,
+    its declared claim), as the warning and the ledger's entry name them."""
+    found = [(name, checked.definitions[name].assumption) for name in definition.rests_on]
+    return tuple((name, "" if a is None else a.claim_text()) for name, a in found)
 
 
 def interrupted_note(receipts: list[Receipt]) -> str:
