@@ -204,7 +204,8 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
             raise other_datasets_file_error(source.dataset, holder, earlier=True, param=source.param)
     header = header_reader(file)
     same_rows = None
-    if registration is None:
+    if registration is None:  # the header's own refusals (a column missing, unreadable) before any ledger write
+        plan(header, bag_type, file.path, None, first=True)
         typed = first_kinds(file, header) if first_kinds is not None else None  # the engine's one pass
         registration = _first_run_registration(source.dataset, file, header, typed)
         content = refuse_same_rows(ledger, source.dataset, list(header.names),

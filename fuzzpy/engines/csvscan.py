@@ -321,51 +321,17 @@ def kinds_of(names: list[str] | tuple[str, ...], typed: list[int], row: tuple | 
 
 def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | None:
     """A first run's column types of a Parquet file (issue 31), as
-    `validation.column_kinds` types them (`dataset register`'s typing), in
-    one DuckDB query (no pyarrow, numpy nor pandas: issue 11): each column
-    by its stored type (`cells.stored_kind`), `none` where no row holds a
-    value (null; a float: null, NaN or infinite). None where a column is
-    typed from its cells (bytes) or DuckDB refuses the file: the loader
-    types the file then."""
+    `validation.column_kinds` types them (`dataset register`'s typing): each
+    column by its stored type alone (`cells.stored_kind`), no cell read (no
+    pyarrow, numpy nor pandas: issue 11). None where a column is typed from
+    its cells (bytes) or DuckDB cannot read the file: the loader types the
+    file then."""
     from fuzzpy.data.cells import stored_kind
     from fuzzpy.data.columntypes import BINARY, column_type
     from fuzzpy.engines.scan import pattern_obstacle
-    from fuzzpy.engines.sql import DIALECTS
 
     names = list(header.names)
     unique = unique_columns(names)
-    families = {i: column_type(header.arrow_types[i]).family for i in unique}
-    if any(f in BINARY for f in families.values()) or pattern_obstacle(path, "DuckDB"):
+    if any(column_type(header.arrow_types[i]).family in BINARY for i in unique) or pattern_obstacle(path, "DuckDB"):
         return None
-    if not unique:
-        return {}
-    import duckdb
-
-    d = DIALECTS["duckdb"]
-    counts = ["count(*)"]
-    for i in unique:
-        x = d.ident(names[i])
-        counts.append(f"count({x})")
-        if families[i] == "float":
-            present = f"{x} IS NOT NULL AND isfinite(CAST({x} AS DOUBLE))"
-            counts.append(f"count(*) FILTER (WHERE {present})")
-            counts.append(f"count(*) FILTER (WHERE {present} AND CAST({x} AS DOUBLE) = floor(CAST({x} AS DOUBLE)) "
-                          f"AND abs(CAST({x} AS DOUBLE)) < {2.0 ** 63!r})")
-    quoted = path.replace("'", "''")
-    con = duckdb.connect()
-    try:
-        (row,) = con.execute(f"SELECT {', '.join(counts)} FROM read_parquet('{quoted}', "
-                             "hive_partitioning = false)").fetchall()
-    except duckdb.Error:
-        return None
-    finally:
-        con.close()
-    values = iter(int(c or 0) for c in row)
-    rows = next(values)
-    kinds: dict[str, str | None] = {}
-    for i in unique:
-        valid = next(values)
-        finite = next(values) if families[i] == "float" else valid
-        whole = next(values) if families[i] == "float" else None
-        kinds[names[i]] = stored_kind(header.arrow_types[i], rows, valid, finite, whole)
-    return kinds
+    return {names[i]: stored_kind(header.arrow_types[i]) for i in unique}

@@ -425,6 +425,7 @@ def _placed(request: RunRequest, read_streams: bool = True) -> RunRequest:
 
 def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) -> RunResult:
     from fuzzpy.data.datasets import name_sources
+    from fuzzpy.data.loader import float_as_int, float_as_int_note
     from fuzzpy.ledger.book import DataUse, Ledger
     from fuzzpy.ledger.errors import LOOSE_CHARGE
     from fuzzpy.release.accuracy import derive
@@ -438,6 +439,12 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     used = fields_read(checked.program, definition.name, definition.result)
     types = {p.name: read_type(p.type, used) for p in definition.params}  # the columns read (issue 31)
     receipts: list[Receipt] = []
+    said: list[str] = []  # the notes before the release, kept for its warnings too
+
+    def say(message: str) -> None:
+        said.append(message)
+        warn(message)
+
     try:
         with Ledger(request.ledger) as ledger:
             sources = name_sources(ledger, request.data, request.datasets, list(events), reader=engine.reader)
@@ -448,9 +455,11 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             draws = _one_draw(definition, request)
             for key, evs in _events_by_dataset(events, keys, draws).items():  # refuse before the data is read
                 ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours)
-            register = _first_registration(ledger, budget, warn)  # a first run registers before it judges (F1)
+            register = _first_registration(ledger, budget, say)  # a first run registers before it judges (F1)
             opened = {name: engine.open(ledger, s, types[name], register) for name, s in sources.items()}
             _one_file_per_dataset(opened)
+            for column in dict.fromkeys(c for o in opened.values() for c in float_as_int(o.header, o.plan)):
+                say(float_as_int_note(column))  # from the schema and the program only: every neighbour alike
             for name, o in opened.items():  # a bag of vectors is as wide as its file has columns (the header)
                 _checked_lengths(definition, lambda: lengths.width(name, len(o.plan.columns)))  # noqa: B023
             _check_local_rows(events, opened)  # from the public row rule, before the data is read
@@ -481,7 +490,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
                     arguments=recorded_arguments(request),
                 ) if events else []
         source_of_noise: RandomSource = SecureSource() if request.seed is None else SeededSource(request.seed)
-        warnings: list[str] = []
+        warnings: list[str] = list(said)
 
         def record(message: str) -> None:
             warnings.append(message)
