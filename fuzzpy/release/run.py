@@ -733,8 +733,8 @@ def registered_text(registration: Any) -> str:
     types = ", ".join(f"{c.name}: {c.kind or 'any'}" for c in registration.columns)
     change = "" if registration.format == "frame" else \
         f"; to change one: `fuzzpy dataset update {registration.name} --type COL=KIND`"
-    return (f"note: registered {registration.name} with types {types} -- typed from its cells as `fuzzpy "
-            "dataset register` types them: the act of the data's holder, public from now on (this run and every "
+    return (f"note: registered {registration.name} with types {types} -- typed as `fuzzpy dataset register` "
+            "types them (a stored column by its stored type, a column of text from its cells): the act of the data's holder, public from now on (this run and every "
             f"later one are judged against these types{change}; to type a dataset without reading its cells, "
             "register it before its first run: `fuzzpy dataset register NAME FILE --type COL=KIND ...`)")
 
