@@ -455,7 +455,9 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             draws = _one_draw(definition, request)
             for key, evs in _events_by_dataset(events, keys, draws).items():  # refuse before the data is read
                 ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours)
-            register = _first_registration(ledger, budget, say)  # a first run registers before it judges (F1)
+            # the registration note is not a warning of the release: a CSV's first-run types come from its cells,
+            # and a release's warnings are the same on every neighbour (tests/neighbour)
+            register = _first_registration(ledger, budget, warn)  # a first run registers before it judges (F1)
             opened = {name: engine.open(ledger, s, types[name], register) for name, s in sources.items()}
             _one_file_per_dataset(opened)
             for column in dict.fromkeys(c for o in opened.values() for c in float_as_int(o.header, o.plan)):
