@@ -222,8 +222,17 @@ def _kind(kind: Type, column: str, path: str) -> str:
 def _column_index(header: Header, name: str, path: str) -> int:
     count = header.names.count(name)
     if count == 0:
-        raise schema_error("FZ503", f"data file `{path}` has no column `{name}` (the row type needs it)", path,
-                           hint=columns_hint(header.names))
+        import difflib
+
+        hint = columns_hint(header.names)
+        if path.startswith("frame:"):  # data in memory has no file (review s29c)
+            hint = hint.replace("the file's columns", "its columns", 1)
+        close = difflib.get_close_matches(name, header.names, n=1)
+        if close:
+            hint = f"did you mean `{close[0]}`? {hint}"
+        holder = f"the data `{path[6:]}` (in memory)" if path.startswith("frame:") else f"data file `{path}`"
+        raise schema_error("FZ503", f"{holder} has no column `{name}` (the row type needs it)", path,
+                           hint=hint)
     if count > 1:
         second = header.names.index(name, header.names.index(name) + 1)
         raise schema_error(
