@@ -159,3 +159,20 @@ def test_a_misspelled_column_writes_nothing_to_the_ledger(tmp_path: Path, engine
     if ledger.exists():
         with Ledger(ledger) as book:
             assert book.registrations() == []
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_a_misspelled_column_of_a_frame_writes_nothing_either(tmp_path: Path, engine: str) -> None:
+    import fuzzpy
+    import pandas as pd
+
+    (tmp_path / "p.fz").write_text("type R = { scroe : int };\n"
+                                   "def s (db : bag R) : fuzzy num = laplace[1.0] (size (filter (fun r -> "
+                                   "r.scroe > 1) db));\n")
+    ledger = tmp_path / "l.sqlite"
+    with pytest.raises(fuzzpy.FuzzError) as refused:
+        fuzzpy.load(str(tmp_path / "p.fz")).run("s", data={"db": pd.DataFrame({"score": [1, 2]})},
+                                                datasets={"db": "marks"}, budget=1, ledger=str(ledger),
+                                                engine=engine)
+    assert [d.code for d in refused.value.diagnostics] == ["FZ503"]
+    assert not ledger.exists() or fuzzpy.Ledger(str(ledger)).datasets() == []

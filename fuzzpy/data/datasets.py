@@ -384,6 +384,7 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                 raise changed_file_error(registration, source.param)
         implicit = False
     else:
+        plan(header, bag_type, path, None, first=True)  # the header's own refusals before any ledger write
         hashable = [i for i, t in enumerate(header.arrow_types or ()) if cell_class(t) is not None]
         found = digests(hashable)
         fingerprint = data_fingerprint(found)
