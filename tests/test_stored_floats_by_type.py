@@ -163,8 +163,9 @@ def test_a_misspelled_column_writes_nothing_to_the_ledger(tmp_path: Path, engine
 
 @pytest.mark.parametrize("engine", ["memory", "duckdb"])
 def test_a_misspelled_column_of_a_frame_writes_nothing_either(tmp_path: Path, engine: str) -> None:
-    import fuzzpy
     import pandas as pd
+
+    import fuzzpy
 
     (tmp_path / "p.fz").write_text("type R = { scroe : int };\n"
                                    "def s (db : bag R) : fuzzy num = laplace[1.0] (size (filter (fun r -> "
