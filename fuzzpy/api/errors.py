@@ -99,8 +99,13 @@ _AS_KEYWORDS = (
     (re.compile(r"--data (\w+)=([^\s,;)]+)"), r'data={"\1": "\2"}'),
     (re.compile(r"--dataset (\w+)=([^\s,;)]+)"), r'datasets={"\1": "\2"}'),
     (re.compile(r"--budget EPS,DELTA"), "budget=(EPS, DELTA)"),
+    # a pair is a tuple in Python (review s29c: `budget=2.255,1e-05` is not Python)
+    (re.compile(r"--budget (EPS|[0-9][^\s,;)]*),([0-9][^\s,;)]*[0-9.])"), r"budget=(\1, \2)"),
     (re.compile(r"--budget EPS\b"), "budget=EPS"),
+    (re.compile(r"pass another file with --ledger or set FUZZPY_LEDGER"), "pass another file as ledger="),
     (re.compile(r"--(budget|delta|seed) ([0-9][^\s,;)]*(?:,[0-9][^\s;)]*)?)"), r"\1=\2"),
+    (re.compile(r"at --delta,"), "at `delta=`,"),
+    (re.compile(r"raise --budget \("), "raise budget= ("),
     (re.compile(r"--(ledger|rule|engine) ([^\s,;)]+)"), r'\1="\2"'),
     (re.compile(r"--(budget|delta|seed|ledger|rule|engine)\b(?= to\b)"), r"\1"),
     (re.compile(r"--(budget|delta|seed|ledger|rule|engine)\b"), r"\1="),

@@ -597,7 +597,13 @@ class Ledger:
         from dataclasses import replace
 
         dataset = self._name(dataset)
-        return [replace(e, row_rules=None) for e in self._read(lambda book: book.history(dataset))]
+        found = [replace(e, row_rules=None) for e in self._read(lambda book: book.history(dataset))]
+        if dataset is not None and not found:
+            known = [s.dataset for s in self.datasets()]
+            if dataset not in known:  # a misspelled name is not an empty history (review s29c)
+                raise InvalidInput((Diagnostic("FZ508", f"the ledger {self.path} has no dataset `{dataset}`",
+                                               NO_SPAN, hint=f"its datasets: {', '.join(known) or 'none'}"),))
+        return found
 
     def remaining(self, dataset: str | DatasetState) -> tuple[float, float]:
         """What remains of ``dataset``'s budget (a name, or an item of

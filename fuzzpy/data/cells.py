@@ -196,22 +196,17 @@ def kind_from_counts(rows: int, nonempty: int, present: int, fit_int: int, fit_n
     return chosen
 
 
-def stored_kind(arrow_type: pa.DataType | ColumnType, rows: int, valid: int, finite: int,
-                whole: int | None = None) -> str | None:
-    """A stored column's registered type (`kind_of_arrow`), except `none`
-    for a column with rows none of which holds a value: every cell null, and
-    for a float column every cell null, NaN or infinite (issue 31, F2); and
-    `int` for a float column whose every finite value is a whole number below
-    2^63 in magnitude (``whole`` of them): pandas stores an int column with a
-    missing cell as float64, so the frame with the missing cell and its
-    neighbour without it (int64) are typed alike (issue 24)."""
-    kind = kind_of_arrow(arrow_type)
-    is_float = column_type(arrow_type).family == "float"
-    if rows and (valid == 0 or (is_float and finite == 0)):
-        return "none"
-    if is_float and whole is not None and finite and whole == finite:
-        return "int"
-    return kind
+def stored_kind(arrow_type: pa.DataType | ColumnType) -> str | None:
+    """A stored column's registered type: its stored type's (`kind_of_arrow`),
+    never its cells' (issue 31, review s29c): a float column is `num` whatever
+    values it holds -- all whole, one 2.5, none at all (no row, or every cell
+    null or NaN) -- so a neighbour one row away is typed alike. A program
+    that declares `int` for it reads it under the row rules (a finite whole
+    value is that int; a row with any other cell is dropped, as a cell that
+    does not fit: `loader.float_as_int`), so a pandas int column with a
+    missing cell (stored float64) reads as its neighbour without it (int64)
+    does, bar the missing cell's row (issue 24)."""
+    return kind_of_arrow(arrow_type)
 
 
 def parse_value(text: str, kind: str) -> object | None:

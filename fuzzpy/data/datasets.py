@@ -162,7 +162,10 @@ def _name_source(ledger: Ledger, param: str, given: str, chosen: str | None,
     by_path = ledger.registrations_holding(absolute)
     if by_path:
         return Source(param, by_path[0].name, given, by_path[0])
-    file = reader(given)  # the dataset's name depends on the content
+    try:
+        file = reader(given)  # the dataset's name depends on the content
+    except FuzzError as error:
+        raise _maybe_a_name(error, ledger, given) from None
     holders = ledger.registrations_holding(file.absolute, file.sha256)
     if holders:
         return Source(param, holders[0].name, given, holders[0], file)
@@ -174,6 +177,26 @@ def _name_source(ledger: Ledger, param: str, given: str, chosen: str | None,
     if same_name is not None:  # e.g. people.csv converted to people.parquet, or a new export
         raise changed_file_error(same_name, param, file.absolute)
     return Source(param, name, given, None, file)
+
+
+def _maybe_a_name(error: FuzzError, ledger: Ledger, given: str) -> FuzzError:
+    """FZ501 for `--data PARAM=WORD` where WORD is no file: it may have been
+    meant as a registered dataset's name (review s29c), so say which are."""
+    if not _could_be_name(given) or Path(given).suffix or not error.diagnostics \
+            or error.diagnostics[0].code != "FZ501":
+        return error
+    import difflib
+    from dataclasses import replace as replaced
+
+    names = [r.name for r in ledger.registrations()]
+    close = difflib.get_close_matches(given, names, n=1)
+    known = ", ".join(f"`{n}`" for n in names) or "none"
+    hint = (f"no dataset named `{given}` is registered in this ledger (registered: {known})"
+            + (f"; did you mean `{close[0]}`?" if close else ""))
+    first = error.diagnostics[0]
+    if first.hint:
+        hint = f"{first.hint}; or {hint}"
+    return FuzzError((replaced(first, hint=hint), *error.diagnostics[1:]))
 
 
 def open_source(ledger: Ledger, source: Source, bag_type: Type,
@@ -193,7 +216,7 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
     registration = source.registration
     implicit = registration is None
     if registration is not None and file.sha256 != registration.sha256:
-        raise changed_file_error(registration, source.param)
+        raise changed_file_error(registration, source.param, file.absolute)  # the FILE to accept (review s29c)
     if registration is None:
         holders = [r for r in ledger.registrations_holding(file.absolute, file.sha256) if r.name != source.dataset]
         if holders:
@@ -204,7 +227,8 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
             raise other_datasets_file_error(source.dataset, holder, earlier=True, param=source.param)
     header = header_reader(file)
     same_rows = None
-    if registration is None:
+    if registration is None:  # the header's own refusals (a column missing, unreadable) before any ledger write
+        plan(header, bag_type, file.path, None, first=True)
         typed = first_kinds(file, header) if first_kinds is not None else None  # the engine's one pass
         registration = _first_run_registration(source.dataset, file, header, typed)
         content = refuse_same_rows(ledger, source.dataset, list(header.names),
@@ -360,6 +384,7 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
                 raise changed_file_error(registration, source.param)
         implicit = False
     else:
+        plan(header, bag_type, path, None, first=True)  # the header's own refusals before any ledger write
         hashable = [i for i, t in enumerate(header.arrow_types or ()) if cell_class(t) is not None]
         found = digests(hashable)
         fingerprint = data_fingerprint(found)

@@ -222,8 +222,17 @@ def _kind(kind: Type, column: str, path: str) -> str:
 def _column_index(header: Header, name: str, path: str) -> int:
     count = header.names.count(name)
     if count == 0:
-        raise schema_error("FZ503", f"data file `{path}` has no column `{name}` (the row type needs it)", path,
-                           hint=columns_hint(header.names))
+        import difflib
+
+        hint = columns_hint(header.names)
+        if path.startswith("frame:"):  # data in memory has no file (review s29c)
+            hint = hint.replace("the file's columns", "its columns", 1)
+        close = difflib.get_close_matches(name, header.names, n=1)
+        if close:
+            hint = f"did you mean `{close[0]}`? {hint}"
+        holder = f"the data `{path[6:]}` (in memory)" if path.startswith("frame:") else f"data file `{path}`"
+        raise schema_error("FZ503", f"{holder} has no column `{name}` (the row type needs it)", path,
+                           hint=hint)
     if count > 1:
         second = header.names.index(name, header.names.index(name) + 1)
         raise schema_error(
@@ -262,7 +271,8 @@ def _read(header: Header, index: int, kind: str, path: str, registration: Regist
         assert registration is not None
         message, hint = _no_values(name, kind, registration, first)
         raise schema_error(SCHEMA_MISMATCH, message, path, hint=hint, **_where(header, index))
-    if registered is not None and registered.kind not in (None, NO_TYPE) and not compatible(kind, registered.kind):
+    if registered is not None and registered.kind not in (None, NO_TYPE) and not compatible(kind, registered.kind) \
+            and not (kind == "int" and registered.kind == "num" and stored_number(header, index)):
         # decided from the public schema alone, never from the rows (issue 31): the same on every neighbour
         assert registration is not None and registered.kind is not None
         message, hint = _mismatch(name, kind, registered.kind, registration, first)
@@ -340,6 +350,38 @@ def _mismatch(name: str, kind: str, registered: str, registration: Registration,
 
 #: The type of a column no row held a value in when it was typed (issue 31, F2): not readable.
 NO_TYPE = "none"
+
+
+def stored_number(header: Header, index: int) -> bool:
+    """Whether a column is stored as numbers (an int or a float type: Parquet,
+    Arrow, a frame, a DuckDB table). Such a column registered `num` may be
+    read as `int` under the row rules -- a finite whole value is that int, a
+    row with any other cell is dropped -- decided by its stored type alone,
+    never by its cells (issue 31, review s29c): the same on every neighbour."""
+    from fuzzpy.data.cells import kind_of_arrow
+    from fuzzpy.data.columntypes import column_type
+
+    if header.arrow_types is None:
+        return False
+    stored = header.arrow_types[index]
+    return column_type(stored).family == "float" or kind_of_arrow(stored) == "int"
+
+
+def float_as_int(header: Header, plan: Plan) -> tuple[str, ...]:
+    """The columns stored as floating point that `plan` reads as `int`
+    (`stored_number`): a run notes each, from the schema and the program only."""
+    if header.arrow_types is None or plan.shape != "record":
+        return ()
+    from fuzzpy.data.columntypes import column_type
+
+    return tuple(c.name for c in plan.columns
+                 if c.kind == "int" and column_type(header.arrow_types[c.index]).family == "float")
+
+
+def float_as_int_note(column: str) -> str:
+    """The note of a float column read as `int` (`float_as_int`)."""
+    return (f"note: `{column}` is stored as floating point and read as int: rows whose `{column}` is not a whole "
+            f"number are dropped (declare `{column} : num` to keep them)")
 
 
 def compatible(read: str, registered: str) -> bool:

@@ -155,7 +155,7 @@ def _kinds(
 def column_kinds(header: Header, indices: list[int]) -> tuple[dict[int, str | None], tuple[str, ...]]:
     """The one typing of undeclared columns, `dataset register`'s and a first
     run's on every engine and form (issue 31): a stored column by its stored
-    type alone (`cells.stored_kind`: `none` if no row holds a value), a
+    type alone (`cells.stored_kind`: never from its cells), a
     column of text without a type (CSV; bytes) from all its cells
     (`cells.kind_from_counts`)."""
     texts = [i for i in indices if _from_cells(header, i)]
@@ -179,40 +179,12 @@ def _reading(kind: str | None) -> str:
 
 def stored_kinds(header: Header, indices: list[int]) -> dict[int, str | None]:
     """The types of a typed table's columns among `indices` (Parquet, data in
-    memory): `cells.stored_kind` of each, counted in Arrow compute."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
+    memory): `cells.stored_kind` of each, from the stored type alone."""
     from fuzzpy.data.cells import stored_kind
-    from fuzzpy.data.columntypes import column_type
 
     if not indices or header.arrow_types is None:
         return {}
-    table = header.table
-    rows = 0 if table is None else table.num_rows
-    found: dict[int, str | None] = {}
-    for i in indices:
-        valid = finite = rows
-        whole: int | None = None
-        if rows and table is not None:
-            column = table.column(i)
-            valid = rows - column.null_count
-            if column_type(column.type).family == "float" and valid:
-                values = column.cast(pa.float64())
-                good = pc.and_(pc.is_valid(values), pc.is_finite(values))
-                finite = pc.sum(pc.cast(good, pa.int64())).as_py() or 0
-                whole = _whole_count(values, good)
-        found[i] = stored_kind(header.arrow_types[i], rows, valid, finite, whole)
-    return found
-
-
-def _whole_count(values: object, good: object) -> int:
-    """How many finite floats are whole numbers below 2^63 in magnitude."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    whole = pc.and_(good, pc.and_(pc.equal(pc.floor(values), values), pc.less(pc.abs(values), 2.0 ** 63)))
-    return int(pc.sum(pc.cast(pc.fill_null(whole, False), pa.int64())).as_py() or 0)
+    return {i: stored_kind(header.arrow_types[i]) for i in indices}
 
 
 def first_run_kinds(file: DataFile, header: Header) -> dict[str, str | None]:

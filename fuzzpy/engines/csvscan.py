@@ -68,6 +68,7 @@ class CsvFacts:
     lone_carriage_return: bool  # ... one that is not just before a newline
     long_line: bool  # a line may be longer than LINE_LIMIT
     utf8: bool  # the whole file is valid UTF-8
+    spare: bytes | None = None  # a second byte the file does not hold (`without_lone_returns`' mark)
 
     def obstacle(self, width: int) -> str | None:
         """Why DuckDB cannot read the file with the loader's rules, if so."""
@@ -123,7 +124,48 @@ class Scanner:
                 self.decoder.decode(b"", final=True)
             except UnicodeDecodeError:
                 utf8 = False
-        return CsvFacts(self.absent[0] if self.absent else None, self.returns, lone, self.long, utf8)
+        return CsvFacts(self.absent[0] if self.absent else None, self.returns, lone, self.long, utf8,
+                        self.absent[1] if len(self.absent) > 1 else None)
+
+
+def streams_once_marked(facts: CsvFacts, width: int) -> bool:
+    """Whether a file DuckDB cannot split as the loader does only because of
+    a lone carriage return streams once each is replaced by the spare byte
+    (`without_lone_returns`): one row must not send a file to the loader,
+    which holds it whole in memory (review s29c: 190 MB streamed, 3.5 GB
+    loaded at 10M rows, so the exit code under a memory limit told the row)."""
+    return (facts.lone_carriage_return and facts.spare is not None
+            and CsvFacts(facts.delimiter, facts.carriage_returns, False, facts.long_line, facts.utf8).obstacle(width)
+            is None)
+
+
+def without_lone_returns(source: Any, target: Any, mark: bytes) -> str:
+    """Copy the bytes of `source` to `target` (binary files), each carriage
+    return that is neither just before a newline nor the file's last byte
+    replaced by `mark` (the spare byte); the sha256 of the bytes read. The loader
+    drops every line holding such a return (no field holds one:
+    `csvframe.WELL_FORMED_LINE`), and the streamed reading drops every line
+    holding the spare byte (`csv_selects`' `marked`): the same rows."""
+    import hashlib
+    import re
+
+    digest = hashlib.sha256()
+    lone = re.compile(rb"\r(?!\n)")
+    held = b""  # a chunk's final return: lone or not by the next chunk's first byte
+    while True:
+        chunk = source.read(CHUNK)
+        digest.update(chunk)
+        if not chunk:
+            target.write(held)
+            return digest.hexdigest()
+        text = held + chunk
+        held = b"\r" if text.endswith(b"\r") else b""
+        target.write(lone.sub(mark, text[:len(text) - len(held)]))
+
+
+def marked_source(facts: CsvFacts) -> CsvFacts:
+    """The facts of `without_lone_returns`' copy: no lone return left."""
+    return CsvFacts(facts.delimiter, facts.carriage_returns, False, facts.long_line, facts.utf8, facts.spare)
 
 
 def csv_source(path: str, facts: CsvFacts, header_line: int) -> str:
@@ -155,14 +197,17 @@ def _unquote(field: str) -> str:
             f"'\"\"', '\"') ELSE {field} END)")
 
 
-def csv_selects(d: Dialect, source: str, plan: Plan, width: int, typed: list[int] | None = None) -> tuple[str, str]:
+def csv_selects(d: Dialect, source: str, plan: Plan, width: int, typed: list[int] | None = None,
+                marked: bytes | None = None) -> tuple[str, str]:
     """The SELECT of the loaded rows (in the file's order) and that of the
     owner's audit counts: total records, lines dropped, bad cells per
     column read, rows kept (`csv_report`). `typed`: the audit also counts
     what the records of these columns spell (`kind_counts`, after the
-    audit's counts): a first run's typing in the same pass (issue 31)."""
+    audit's counts): a first run's typing in the same pass (issue 31).
+    `marked`: a line holding this byte is not a record (a lone carriage
+    return's mark: `without_lone_returns`)."""
     indexes = sorted({c.index for c in plan.columns} | set(typed or ()))
-    cells_from = f"({_records(d, source, indexes, width)})"
+    cells_from = f"({_records(d, source, indexes, width, marked)})"
     values, keep, audit = [], ["record"], ["count(*)", "count(*) FILTER (WHERE NOT record)"]
     for position, read in enumerate(plan.columns):
         kind = "num" if plan.shape == "vector" else read.kind
@@ -179,7 +224,7 @@ def csv_selects(d: Dialect, source: str, plan: Plan, width: int, typed: list[int
     return select, f"SELECT {', '.join(audit)} FROM {cells_from}"
 
 
-def _records(d: Dialect, source: str, indexes: list[int], width: int) -> str:
+def _records(d: Dialect, source: str, indexes: list[int], width: int, marked: bytes | None = None) -> str:
     """Every non-blank line: whether it is a record (well formed, of the
     header's width) and its fields `f{i}` at `indexes`."""
     body = f"{_FIELD}(?:,{_FIELD})*"
@@ -188,6 +233,8 @@ def _records(d: Dialect, source: str, indexes: list[int], width: int) -> str:
     lines = f"SELECT {LINE} AS l, contains({LINE}, '\"') AS q FROM {source} WHERE {LINE} IS NOT NULL"
     fields = ", ".join(f"{_field(d, i)} AS f{i}" for i in indexes)
     record = f"((NOT q OR regexp_full_match(l, {d.string(body)})) AND {count} = {width})"
+    if marked is not None:
+        record = f"({record} AND NOT contains(l, chr({marked[0]})))"
     return f"SELECT {record} AS record{', ' if fields else ''}{fields} FROM ({lines})"
 
 
@@ -321,51 +368,17 @@ def kinds_of(names: list[str] | tuple[str, ...], typed: list[int], row: tuple | 
 
 def streamed_parquet_kinds(path: str, header: Any) -> dict[str, str | None] | None:
     """A first run's column types of a Parquet file (issue 31), as
-    `validation.column_kinds` types them (`dataset register`'s typing), in
-    one DuckDB query (no pyarrow, numpy nor pandas: issue 11): each column
-    by its stored type (`cells.stored_kind`), `none` where no row holds a
-    value (null; a float: null, NaN or infinite). None where a column is
-    typed from its cells (bytes) or DuckDB refuses the file: the loader
-    types the file then."""
+    `validation.column_kinds` types them (`dataset register`'s typing): each
+    column by its stored type alone (`cells.stored_kind`), no cell read (no
+    pyarrow, numpy nor pandas: issue 11). None where a column is typed from
+    its cells (bytes) or DuckDB cannot read the file: the loader types the
+    file then."""
     from fuzzpy.data.cells import stored_kind
     from fuzzpy.data.columntypes import BINARY, column_type
     from fuzzpy.engines.scan import pattern_obstacle
-    from fuzzpy.engines.sql import DIALECTS
 
     names = list(header.names)
     unique = unique_columns(names)
-    families = {i: column_type(header.arrow_types[i]).family for i in unique}
-    if any(f in BINARY for f in families.values()) or pattern_obstacle(path, "DuckDB"):
+    if any(column_type(header.arrow_types[i]).family in BINARY for i in unique) or pattern_obstacle(path, "DuckDB"):
         return None
-    if not unique:
-        return {}
-    import duckdb
-
-    d = DIALECTS["duckdb"]
-    counts = ["count(*)"]
-    for i in unique:
-        x = d.ident(names[i])
-        counts.append(f"count({x})")
-        if families[i] == "float":
-            present = f"{x} IS NOT NULL AND isfinite(CAST({x} AS DOUBLE))"
-            counts.append(f"count(*) FILTER (WHERE {present})")
-            counts.append(f"count(*) FILTER (WHERE {present} AND CAST({x} AS DOUBLE) = floor(CAST({x} AS DOUBLE)) "
-                          f"AND abs(CAST({x} AS DOUBLE)) < {2.0 ** 63!r})")
-    quoted = path.replace("'", "''")
-    con = duckdb.connect()
-    try:
-        (row,) = con.execute(f"SELECT {', '.join(counts)} FROM read_parquet('{quoted}', "
-                             "hive_partitioning = false)").fetchall()
-    except duckdb.Error:
-        return None
-    finally:
-        con.close()
-    values = iter(int(c or 0) for c in row)
-    rows = next(values)
-    kinds: dict[str, str | None] = {}
-    for i in unique:
-        valid = next(values)
-        finite = next(values) if families[i] == "float" else valid
-        whole = next(values) if families[i] == "float" else None
-        kinds[names[i]] = stored_kind(header.arrow_types[i], rows, valid, finite, whole)
-    return kinds
+    return {names[i]: stored_kind(header.arrow_types[i]) for i in unique}

@@ -31,7 +31,17 @@ from pathlib import Path
 
 from fuzzpy.data.columntypes import TEXT, ColumnType, column_type, from_json, to_json
 from fuzzpy.data.loader import DataFile, Header, Plan, file_format, load, read_header
-from fuzzpy.engines.csvscan import CHUNK, CsvFacts, Scanner, csv_report, csv_selects, csv_source
+from fuzzpy.engines.csvscan import (
+    CHUNK,
+    CsvFacts,
+    Scanner,
+    csv_report,
+    csv_selects,
+    csv_source,
+    marked_source,
+    streams_once_marked,
+    without_lone_returns,
+)
 from fuzzpy.engines.execute import Executor
 from fuzzpy.engines.filehash import (
     recall,
@@ -210,6 +220,7 @@ class QueryEngine:
         self._watched: dict[str, tuple[int, int, int]] = {}
         #: audit counts a first run's typing pass counted (`_first_kinds`), by hash and query
         self._audits: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._copies: dict[str, str] = {}  # marked copies of CSV files by their hash (`_marked_copy`)
 
     @property
     def backend(self):  # type: ignore[no-untyped-def]
@@ -265,17 +276,20 @@ class QueryEngine:
         facts = file.data.facts if isinstance(file.data, _Unread) else None
         width = len(header.names)
         if self.name != "duckdb" or file.format != "csv" or facts is None or header.csv is None \
-                or facts.obstacle(width) is not None:
+                or (facts.obstacle(width) is not None and not streams_once_marked(facts, width)):
             return None
         planned = plan_rows(header, bag_type, file.path, None)  # type: ignore[arg-type]  # open_source's refusals
         path = os.path.realpath(file.path)
         if len(planned.columns) > MAX_QUERY_COLUMNS or self.backend.path_obstacle(path) is not None:
             return None
         self._watch(file, path)
+        marked = facts.spare if facts.obstacle(width) is not None else None
+        if marked is not None:
+            path, facts = self._marked_copy(file, path, facts), marked_source(facts)
         source = csv_source(path, facts, header.csv.header_line)
         typed = unique_columns(header.names)
-        _, audit = csv_selects(self.backend.dialect, source, planned, width)
-        _, both = csv_selects(self.backend.dialect, source, planned, width, typed)
+        _, audit = csv_selects(self.backend.dialect, source, planned, width, marked=marked)
+        _, both = csv_selects(self.backend.dialect, source, planned, width, typed, marked=marked)
         (row,) = self.backend.rows(both)
         self.check_files()
         audited = len(row) - len(typed) * KIND_COUNTS
@@ -349,6 +363,8 @@ class QueryEngine:
             obstacle = "it was not scanned" if facts is None else facts.obstacle(len(header.names))
             if obstacle is None:
                 return self._csv(file, header, plan, path)
+            if facts is not None and streams_once_marked(facts, len(header.names)):
+                return self._marked_csv(file, header, plan, path, facts)
         if isinstance(file.data, _Unread) and header.table is None:
             header = read_header(_read_whole(file))  # the loader reads the whole file
         bag, report = load(header, plan)
@@ -377,6 +393,44 @@ class QueryEngine:
         counts = self._audit(file, audit, source)
         table = self.backend.register_table(select, ROW_ID)
         return ScanBag(scan_of(table, plan, counts[-1])), csv_report(plan, counts)
+
+    def _marked_csv(self, file: DataFile, header: Header, plan: Plan, path: str,
+                    facts: CsvFacts) -> tuple[Bag, dict[str, object]]:
+        """A CSV file with a lone carriage return, streamed from its marked
+        copy (`_marked_copy`), its lines then dropped as the loader drops
+        them: the same rows by the same path whatever one row holds."""
+        assert header.csv is not None
+        d = self.backend.dialect
+        copy = self._marked_copy(file, path, facts)
+        source = csv_source(copy, marked_source(facts), header.csv.header_line)
+        select, audit = csv_selects(d, source, plan, len(header.names), marked=facts.spare)
+        counts = self._audit(file, audit, source)
+        table = self.backend.register_table(select, ROW_ID)
+        return ScanBag(scan_of(table, plan, counts[-1])), csv_report(plan, counts)
+
+    def _marked_copy(self, file: DataFile, path: str, facts: CsvFacts) -> str:
+        """A copy of the file in which each lone carriage return is marked
+        (`csvscan.without_lone_returns`), made once per run: one row must not
+        send a file to the loader, which holds it whole (review s29c). The
+        copy is of the bytes hashed (else FZ541) and is removed when the
+        engine closes."""
+        import tempfile
+
+        assert facts.spare is not None
+        if file.sha256 in self._copies:
+            return self._copies[file.sha256]
+        self._watch(file, path)
+        folder = tempfile.mkdtemp(prefix="fuzzpy-csv-")
+        copy = os.path.join(folder, "marked.csv")
+        self._copies[file.sha256] = copy
+        with open(path, "rb") as source, open(copy, "wb") as target:
+            digest = without_lone_returns(source, target, facts.spare)
+        self.check_files()
+        if digest != file.sha256:
+            raise FuzzError((Diagnostic("FZ541", f"data file `{path}` changed while the run read it: nothing is "
+                                        "released", NO_SPAN,
+                                        notes=("if a budget was charged for this run, the charge stands",)),))
+        return copy
 
     def _audit(self, file: DataFile, audit: str, source: str) -> tuple[int, ...]:
         """The audit query's counts, or those remembered for the same bytes
@@ -458,6 +512,11 @@ class QueryEngine:
         if self._backend is not None:
             self._backend.close()
             self._backend = None
+        import shutil
+
+        for copy in self._copies.values():
+            shutil.rmtree(os.path.dirname(copy), ignore_errors=True)
+        self._copies.clear()
 
 
 def _read_whole(file: DataFile) -> DataFile:

@@ -133,7 +133,11 @@ def desugar(bounds: list[ast.Expr], span: Span) -> tuple[ast.Expr, ...]:
     items: list[ast.Expr] = []
     for index in range(count):
         if index < len(bounds) - 1:
-            items.append(bounds[index])  # as written (its span, its spelling)
+            written = bound_value(bounds[index])
+            if integral or (written is not None and not written[1]):
+                items.append(bounds[index])  # as written (its span, its spelling)
+            else:  # `1` in `[1 .. 3.5]` is the num 1.0, as the other elements are (review s29c)
+                items.append(element(first + index * step, False, bounds[index].span))
             continue
         value = first + index * step
         if value != 0 and not in_static_range(value):

@@ -261,7 +261,9 @@ def other_datasets_file_error(name: str, holder: Registration, same_rows: bool =
             f"this data holds the same rows as dataset `{holder.name}` ({holder.file}), in another form; "
             f"it cannot also be dataset `{name}`",
             notes=("the same rows have one budget, whatever file or frame they come in",),
-            hint=f"run on the dataset by its name (its own file): --data {param}={holder.name}",
+            hint=f"run on the dataset by its name (its own file): --data {param}={holder.name}; or, if this "
+            f"file is its new form, its owner makes it the dataset's file with `fuzzpy dataset update "
+            f"{holder.name} FILE`",
         )
     return dataset_error(
         OTHER_DATASETS_FILE,

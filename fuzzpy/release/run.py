@@ -427,6 +427,7 @@ def _placed(request: RunRequest, read_streams: bool = True) -> RunRequest:
 
 def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) -> RunResult:
     from fuzzpy.data.datasets import name_sources
+    from fuzzpy.data.loader import float_as_int, float_as_int_note
     from fuzzpy.ledger.book import DataUse, Ledger
     from fuzzpy.ledger.errors import LOOSE_CHARGE
     from fuzzpy.release.accuracy import derive
@@ -447,6 +448,12 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
     used = fields_read(checked.program, definition.name, definition.result)
     types = {p.name: read_type(p.type, used) for p in definition.params}  # the columns read (issue 31)
     receipts: list[Receipt] = []
+    said: list[str] = []  # the notes before the release, kept for its warnings too
+
+    def say(message: str) -> None:
+        said.append(message)
+        warn(message)
+
     try:
         with Ledger(request.ledger) as ledger:
             sources = name_sources(ledger, request.data, request.datasets, list(events), reader=engine.reader)
@@ -458,9 +465,13 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             for key, evs in _events_by_dataset(events, keys, draws).items():  # refuse before the data is read
                 ledger.quote(key, evs, budget, release_delta=request.delta, neighbours=request.neighbours,
                              zcdp=definition.zcdp_delta is not None)
+            # the registration note is not a warning of the release: a CSV's first-run types come from its cells,
+            # and a release's warnings are the same on every neighbour (tests/neighbour)
             register = _first_registration(ledger, budget, warn)  # a first run registers before it judges (F1)
             opened = {name: engine.open(ledger, s, types[name], register) for name, s in sources.items()}
             _one_file_per_dataset(opened)
+            for column in dict.fromkeys(c for o in opened.values() for c in float_as_int(o.header, o.plan)):
+                say(float_as_int_note(column))  # from the schema and the program only: every neighbour alike
             for name, o in opened.items():  # a bag of vectors is as wide as its file has columns (the header)
                 _checked_lengths(definition, lambda: lengths.width(name, len(o.plan.columns)))  # noqa: B023
             _check_local_rows(events, opened)  # from the public row rule, before the data is read
@@ -493,6 +504,7 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
                     assumptions=unchecked_assumptions(checked, definition),
                 ) if events else []
         source_of_noise: RandomSource = SecureSource() if request.seed is None else SeededSource(request.seed)
+        warnings[0:0] = said  # the notes said before the release come first
         for note in dict.fromkeys(note for receipt in receipts for note in receipt.cost.notes):
             record(f"warning[{LOOSE_CHARGE}]: {note}")  # the zcdp rule's un-amplified subsampling
 
@@ -760,8 +772,8 @@ def registered_text(registration: Any) -> str:
     types = ", ".join(f"{c.name}: {c.kind or 'any'}" for c in registration.columns)
     change = "" if registration.format == "frame" else \
         f"; to change one: `fuzzpy dataset update {registration.name} --type COL=KIND`"
-    return (f"note: registered {registration.name} with types {types} -- typed from its cells as `fuzzpy "
-            "dataset register` types them: the act of the data's holder, public from now on (this run and every "
+    return (f"note: registered {registration.name} with types {types} -- typed as `fuzzpy dataset register` "
+            "types them (a stored column by its stored type, a column of text from its cells): the act of the data's holder, public from now on (this run and every "
             f"later one are judged against these types{change}; to type a dataset without reading its cells, "
             "register it before its first run: `fuzzpy dataset register NAME FILE --type COL=KIND ...`)")
 

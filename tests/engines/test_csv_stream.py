@@ -120,11 +120,13 @@ CASES = {
     "header with other columns": b"s,extra,x,n,ok\nq,1,2,3,true\nr,,2,3,true\n",
     "nul bytes": _lines(b"1,2,true,a\x00b", b"\x00,2,true,a"),
     "empty cells": _lines(b",,,", b"1,,,", b",2,,", b",,true,", b",,,s"),
+    # a lone carriage return streams from a marked copy (review s29c): one row decides no path
+    "lone carriage return": _lines(b"1,2\r,true,x", b"2,3,true,y"),
+    "final carriage return": _lines(b"1,2,true,x") + b"2,3,true,y\r",
+    "lone return splitting a record in two": _lines(b"1,2,true,x\r3,4,false,y", b"2,3,true,y"),
 }
 FALLBACK = {
     "invalid utf-8": _lines(b"1,2,true,\xff", b"2,3,true,ok", b"\xc3(,1,true,a", b"3,\xed\xa0\x80,true,b"),
-    "lone carriage return": _lines(b"1,2\r,true,x", b"2,3,true,y"),
-    "final carriage return": _lines(b"1,2,true,x") + b"2,3,true,y\r",
     "every delimiter byte": _lines(b"1,2,true,\x01\x02\x03\x1f", b"2,3,true,y"),
     "a long line": _lines(b"1,2,true," + b"x" * (LINE_LIMIT + 10), b"2,3,true,y"),
 }

@@ -62,8 +62,9 @@ def test_a_huge_double_read_as_int_ends_as_its_neighbour_does(program: Path, eng
         assert held.detail == other.detail
         assert held.detail == release(program, definition, folder / "without.parquet", "memory",
                                       declared=int_k).detail
-        # undeclared, a float column is `num`: `int` is refused on both neighbours, from the stored type
-        assert release(program, definition, folder / "with.parquet", engine).detail == "FZ542"
+        # undeclared, a float column is `num` by its type, and the program's `int` reads it under the row
+        # rules (review s29c): the same rows as declared, never a refusal decided by a cell
+        assert release(program, definition, folder / "with.parquet", engine).detail == held.detail
 
 
 def _frame_release(program: Path, definition: str, frame: object, engine: str, name: str,
@@ -91,9 +92,10 @@ def test_a_pandas_int_column_with_a_missing_cell_reads_as_its_neighbour(
     the row rules -- a whole double as an int, the missing cell drops its row
     -- so the neighbours read the same rows and release the same (seeded)
     value. Read as a bool, both are refused alike, from their stored types
-    (a stored number is never a bool, issue 31 F8). Undeclared, a float
-    column whose every finite value is whole is `int` (`cells.stored_kind`),
-    so the two neighbours are typed alike and release the same."""
+    (a stored number is never a bool, issue 31 F8). Undeclared, the float
+    column is `num` by its type (`cells.stored_kind`), and the program's
+    `int` reads it under the row rules, so the two neighbours read the same
+    rows and release the same (review s29c)."""
     pd = pytest.importorskip("pandas")
     without = pd.DataFrame({"k": [1, 0, 1, 1]})
     held = pd.DataFrame({"k": [1, 0, None, 1, 1]})
