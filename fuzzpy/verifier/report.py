@@ -245,10 +245,24 @@ def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
         return lines
     lines.append(_ratio_line(cx))
     lines.append("    (probabilities in closed form, evaluated to 50 significant digits)")
+    lines += _window_lines(cx)
     if cx.eps < 0:
         lines.append("    (a claim below 0 is false for every mechanism: the event `any output` has probability 1")
         lines.append(f"     under both inputs, and 1 > e^{word} = {_text(_exp(cx.eps), up=True)})")
     return lines
+
+
+def _window_lines(cx: Counterexample) -> list[str]:
+    """The event a density's refutation was re-checked on (`_Search.confirm_density`)."""
+    window = cx.window
+    if window is None:
+        return []
+    side = ("within " + _number(window.high) if window.low == -window.high
+            else "up to " + _number(window.high) + " above" if window.low == 0
+            else "up to " + _number(-window.low) + " below")
+    ratio = "inf" if window.p_neighbour == 0 else mpmath.nstr(window.p_inputs / window.p_neighbour, 6)
+    return [f"    checked on an event: each released number {side} of it (every draw integrated, none pinned):",
+            f"      P = {mpmath.nstr(window.p_inputs, 6)} vs {mpmath.nstr(window.p_neighbour, 6)}, ratio {ratio}"]
 
 
 def _delta_lines(cx: Counterexample) -> list[str]:
