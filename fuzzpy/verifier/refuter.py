@@ -468,11 +468,11 @@ def _window_mass(runs: list[Run], output: tuple[object, ...], low: Fraction, hig
         extra: list[Linear] = []
         inside = True
         for value, target in zip(released, output, strict=True):
-            numeric = isinstance(target, Fraction) and not isinstance(target, bool)
-            if isinstance(value, Linear) and numeric:
-                extra += [value - Linear.of(target + low), Linear.of(target + high) - value]
-            elif isinstance(value, Fraction) and not isinstance(value, bool) and numeric:
-                inside = target + low <= value <= target + high
+            number = target if isinstance(target, Fraction) and not isinstance(target, bool) else None
+            if isinstance(value, Linear) and number is not None:
+                extra += [value - Linear.of(number + low), Linear.of(number + high) - value]
+            elif isinstance(value, Fraction) and not isinstance(value, bool) and number is not None:
+                inside = number + low <= value <= number + high
             else:
                 inside = value == target and isinstance(value, bool) == isinstance(target, bool)
             if not inside:
