@@ -131,3 +131,58 @@ mechanism lopsided (q : vec[inf] num, eps : num) : num
     assert found.window is not None
     window = found.window
     assert window.p_neighbour == 0 or window.p_inputs / window.p_neighbour > mpmath.e ** float(found.eps)
+
+
+# ------------------------------------------------------------ the obligation a refutation breaks
+
+
+def _obligation(text: str):  # noqa: ANN202 - PathObligation | None
+    from fuzzpy.verifier.path_shift import path_obligation
+
+    info = _info(text)
+    found, why = refute(info, 30.0, max_length=2, quick=True, candidates=2000)
+    assert found is not None, why
+    return path_obligation(info, found)
+
+
+def test_a_too_cheap_claim_names_the_shift_its_paths_need() -> None:
+    obligation = _obligation("""
+mechanism halved (xs : vec[inf] num, budget : num) : num
+  requires budget > 0
+  privacy budget / 3
+{
+  return xs[0] + lap(1 / budget);
+}""")
+    assert obligation is not None and obligation.cost is not None
+    (shift,) = obligation.shifts
+    assert abs(shift.by) == 1 and shift.pays == obligation.cost > obligation.claim
+
+
+def test_a_noiseless_comparison_has_no_shift() -> None:
+    """Stoddard et al.'s SVT without query noise (Lyu, Su & Li 2017, Alg. 5): the
+    threshold's draw would have to move up for one answer and down for the other."""
+    obligation = _obligation("""
+mechanism bare (xs : vec[inf] num, budget : num) : list bool
+  requires budget > 0
+  privacy budget
+{
+  var cut = lap(2 / budget);
+  var at = 0;
+  while (at < len(xs)) {
+    output xs[at] >= cut;
+    at = at + 1;
+  }
+}""")
+    assert obligation is not None and obligation.cost is None and len(obligation.conflict) >= 2
+
+
+def test_a_one_sided_draw_cannot_move_down() -> None:
+    obligation = _obligation("""
+mechanism upward (xs : vec[inf] num, budget : num) : num
+  requires budget > 0
+  privacy budget
+{
+  return xs[0] + lapplus(1 / budget);
+}""")
+    assert obligation is not None and obligation.cost is None
+    assert any("one-sided" in need for need in obligation.conflict)
