@@ -121,6 +121,7 @@ def test_a_hint_false_on_entry_is_rejected_at_initiation() -> None:
     status, reason = _verify_text(wrong)
     assert status != "proved"
     assert "does not hold when the loop is entered (initiation)" in reason  # s = 0 = max at entry
+    assert "where the output s = 0" in reason
 
 
 def test_a_wrong_align_hint_is_rejected_naming_its_obligation() -> None:
