@@ -236,6 +236,6 @@ def test_the_probability_derivation_on_request() -> None:
     lines = result.derivation()
     text = "\n".join(lines)
     assert "eta1 ~ Lap(4), eta2 ~ Lap(4/3)" in text
-    assert "region: eta1 - eta2 >= 0 and -eta1 + eta3 >= 0" in text
-    assert "region: eta1 - eta2 - 1 >= 0 and -eta1 + eta3 - 1 >= 0" in text
+    assert "region: eta1 - eta2 > 0 and -eta1 + eta3 >= 0" in text
+    assert "region: eta1 - eta2 - 1 > 0 and -eta1 + eta3 - 1 >= 0" in text
     assert text.count("integral = ") == 2
