@@ -121,6 +121,7 @@ def test_a_hint_false_on_entry_is_rejected_at_initiation() -> None:
     status, reason = _verify_text(wrong)
     assert status != "proved"
     assert "does not hold when the loop is entered (initiation)" in reason  # s = 0 = max at entry
+    assert "where the output s = 0" in reason
 
 
 def test_a_wrong_align_hint_is_rejected_naming_its_obligation() -> None:
@@ -235,6 +236,6 @@ def test_the_probability_derivation_on_request() -> None:
     lines = result.derivation()
     text = "\n".join(lines)
     assert "eta1 ~ Lap(4), eta2 ~ Lap(4/3)" in text
-    assert "region: eta1 - eta2 >= 0 and -eta1 + eta3 >= 0" in text
-    assert "region: eta1 - eta2 - 1 >= 0 and -eta1 + eta3 - 1 >= 0" in text
+    assert "region: eta1 - eta2 > 0 and -eta1 + eta3 >= 0" in text
+    assert "region: eta1 - eta2 - 1 > 0 and -eta1 + eta3 - 1 >= 0" in text
     assert text.count("integral = ") == 2

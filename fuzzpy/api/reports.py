@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from fuzzpy.language.sensitivity import Sens
     from fuzzpy.verifier.cheapest import Cheaper
     from fuzzpy.verifier.game import GameProof
+    from fuzzpy.verifier.path_shift import PathObligation
     from fuzzpy.verifier.verdict import Verdict
 
 
@@ -463,7 +464,9 @@ class VerifyResult:
         if mode == "game" and self.verdict.status == "refuted" and not self._approximate():
             from fuzzpy.verifier.report import cheaper_lines
 
-            text += "\n" + "\n".join(self.derivation() + cheaper_lines(self.verdict, self.cheapest_claim()))
+            cheaper = self.cheapest_claim()
+            obligation = self.failed_obligation() if cheaper is None else None
+            text += "\n" + "\n".join(self.derivation() + cheaper_lines(self.verdict, cheaper, obligation))
         return text
 
     def _approximate(self) -> bool:
@@ -487,6 +490,22 @@ class VerifyResult:
             return ["  derivation:", *derivation(info, cx)]
         except Exception as exc:  # noqa: BLE001 - text for a reader: the verdict stands without it
             return [f"  (no derivation: {type(exc).__name__})"]
+
+    def failed_obligation(self) -> PathObligation | None:
+        """For a refuted claim whose output comes from one path on each input:
+        the cheapest shift of the draws that carries one path onto the other
+        (its cost above the claim), or the requirements no shift meets."""
+        cx = self.verdict.counterexample
+        if cx is None or self.decl is None or self._approximate():
+            return None
+        from fuzzpy.checker.scope import static_constants
+        from fuzzpy.verifier.model import analyse
+        from fuzzpy.verifier.path_shift import path_obligation
+
+        try:
+            return path_obligation(analyse(self.decl, static_constants(self.program)), cx)
+        except Exception:  # noqa: BLE001 - text for a reader: the verdict stands without it
+            return None
 
     def cheapest_claim(self) -> Cheaper | None:
         """For a refuted claim: the cheapest claim the verifier proves among the

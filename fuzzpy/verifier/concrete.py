@@ -49,17 +49,32 @@ class Stuck(Exception):
 class Run:
     values: dict[str, Value]
     draws: list[NoiseDraw] = field(default_factory=list)
-    constraints: list[Linear] = field(default_factory=list)  # each means ">= 0"
+    constraints: list[Linear] = field(default_factory=list)  # each means ">= 0" (or "> 0": `strict`)
     outputs: list[Value] = field(default_factory=list)
     result: Value | None = None
     done: bool = False
     #: draws a released value pins to the target output (``x + e`` released as
     #: 3 fixes e = 3 - x); only when a target is given, to cut paths of mass 0
     fixed: dict[int, Fraction] = field(default_factory=dict)
+    #: the positions in ``constraints`` that mean "> 0": a test's two sides partition
+    #: the draws (`e > 0` true is open at 0, false closed), so a released value that
+    #: pins the draws onto the border counts in one path only (review s29b: a
+    #: density counted twice refuted a private mechanism)
+    strict: set[int] = field(default_factory=set)
 
     def fork(self) -> Run:
         return Run(dict(self.values), list(self.draws), list(self.constraints), list(self.outputs),
-                   self.result, self.done, dict(self.fixed))
+                   self.result, self.done, dict(self.fixed), set(self.strict))
+
+    def assume(self, form: Linear, strict: bool) -> None:
+        """Add the constraint ``form > 0`` (``strict``) or ``form >= 0``."""
+        if strict:
+            self.strict.add(len(self.constraints))
+        self.constraints.append(form)
+
+    @property
+    def strictness(self) -> list[bool]:
+        return [k in self.strict for k in range(len(self.constraints))]
 
     @property
     def released(self) -> tuple[Value, ...]:
@@ -147,6 +162,11 @@ def _open(run: Run, form: Linear) -> bool:
     return low is None or high is None or low <= high
 
 
+def _holds(value: Fraction | None, strict: bool) -> bool:
+    """A constraint whose draws are all fixed at ``value`` (None: some draw free) holds."""
+    return value is None or value > 0 or (value == 0 and not strict)
+
+
 def _normal(value: Linear) -> Value:
     return value.const if value.is_constant else value
 
@@ -187,8 +207,7 @@ class _Executor:
         if run.fixed.get(index, pinned) != pinned:
             return False
         run.fixed[index] = pinned
-        return all(_pinned_value(c, run.fixed) is None or _pinned_value(c, run.fixed) >= 0  # type: ignore[operator]
-                   for c in run.constraints)
+        return all(_holds(_pinned_value(c, run.fixed), k in run.strict) for k, c in enumerate(run.constraints))
 
     # ------------------------------------------------------------ statements
 
@@ -329,23 +348,28 @@ class _Executor:
             yield run, op == "!="
             return
         truth = op in (">", ">=")
+        # which side is open at 0: `>` and `<=` hold at a tie on the negative side
+        # (diff <= 0), `>=` and `<` on the positive one (diff >= 0)
+        positive_strict = op in (">", "<=")
         pinned = _pinned_value(diff, run.fixed)
-        if pinned is not None and pinned != 0:  # target mode: the draws are fixed, one side has mass 0
-            run.constraints.append(diff if pinned > 0 else -diff)
-            yield run, truth if pinned > 0 else not truth
+        if pinned is not None:  # target mode: the draws are fixed, the other side has mass 0
+            positive = pinned > 0 or (pinned == 0 and not positive_strict)
+            run.assume(diff if positive else -diff, positive_strict if positive else not positive_strict)
+            yield run, truth if positive else not truth
             return
         if self.target is not None or self.lazy:
             # a branch whose one-draw constraint leaves its draw no value has mass 0
-            sides = [(form, value) for form, value in ((diff, truth), (-diff, not truth)) if _open(run, form)]
+            sides = [(form, value, strict) for form, value, strict in
+                     ((diff, truth, positive_strict), (-diff, not truth, not positive_strict)) if _open(run, form)]
             if len(sides) == 1:
-                run.constraints.append(sides[0][0])
+                run.assume(sides[0][0], sides[0][2])
                 yield run, sides[0][1]
                 return
-        positive, negative = run.fork(), run
-        positive.constraints.append(diff)
-        negative.constraints.append(-diff)
-        yield positive, truth
-        yield negative, not truth
+        positive_run, negative_run = run.fork(), run
+        positive_run.assume(diff, positive_strict)
+        negative_run.assume(-diff, not positive_strict)
+        yield positive_run, truth
+        yield negative_run, not truth
 
     def index(self, expr: Index, run: Run) -> Iterator[tuple[Run, Value]]:
         if not isinstance(expr.base, Var) or expr.base.name not in self.vectors:

@@ -113,8 +113,13 @@ class Unsupported(Exception):
     """The event has no pivot structure, or a density depends on a free draw."""
 
 
-def path_mass(draws: list[NoiseDraw], constraints: list[Linear], equations: list[tuple[Linear, Fraction]]) -> Mass:
-    """P(all constraints >= 0, every equation's value = its target) for one path."""
+def path_mass(draws: list[NoiseDraw], constraints: list[Linear], equations: list[tuple[Linear, Fraction]],
+              strict: list[bool] | None = None) -> Mass:
+    """P(all constraints >= 0, every equation's value = its target) for one path;
+    ``strict[k]``: constraint k means "> 0". A border has measure zero in the
+    integral over the free draws, but a constraint the equations fix entirely
+    at 0 decides: a strict one leaves the path no mass there, so that the two
+    sides of a test count a pinned point once (review s29b)."""
     pins: dict[int, Linear] = {}
     jacobian = mpmath.mpf(1)
     atoms = 0
@@ -143,6 +148,8 @@ def path_mass(draws: list[NoiseDraw], constraints: list[Linear], equations: list
     if factor == 0:
         return ZERO
     reduced = [_apply(c, pins) for c in constraints]
+    if any(c.is_constant and c.const == 0 and is_strict for c, is_strict in zip(reduced, strict or [], strict=False)):
+        return ZERO
     return Mass(atoms, factor * _integrate(draws, reduced, densities))
 
 

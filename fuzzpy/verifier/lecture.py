@@ -613,6 +613,13 @@ def _present(items: list[_Item], split: Tree | None, label_text: Callable[[str],
              ) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...], str]:
     items = [dataclasses.replace(i, guard=None if i.guard is None else _publicise(i.guard, public),
                                  body=tuple(_publicise(b, public) for b in i.body)) for i in items]
+    # a clause kept in every case implies its copy under "after s": shown once (review s29b,
+    # a hint's clause printed twice); the text stays equivalent to the term the kernel checked
+    def key(i: _Item) -> tuple[str, ...]:
+        return (i.label, smt(i.guard) if i.guard is not None else "", *(smt(b) for b in i.body))
+
+    everywhere = {key(i) for i in items if i.group == "every"}
+    items = [i for i in items if i.group != "disjunction" or key(i) not in everywhere]
     by: dict[str, list[_Item]] = {}
     for item in _sorted(items):
         by.setdefault(item.group, []).append(item)

@@ -48,6 +48,17 @@ MAX_TARGET_RUNS = 20_000
 
 
 @frozen
+class Window:
+    """The event "every continuous released value within [t + low, t + high] of
+    its target t, the discrete ones equal", and its two probabilities."""
+
+    low: Fraction
+    high: Fraction
+    p_inputs: mpmath.mpf
+    p_neighbour: mpmath.mpf
+
+
+@frozen
 class Counterexample:
     params: dict[str, Fraction]
     neighbour_params: dict[str, Fraction]
@@ -67,6 +78,10 @@ class Counterexample:
     exact: bool = False
     #: the `bool` scalar parameters (held as 0/1 by the search, printed true/false)
     flags: tuple[str, ...] = ()
+    #: a density's refutation checked on an event of positive probability
+    #: (`confirm_density`): the window around each continuous released value,
+    #: and the event's probabilities on the inputs and on the neighbour
+    window: Window | None = None
 
     @property
     def ratio(self) -> float:
@@ -436,8 +451,34 @@ def _output_mass(runs: list[Run], output: tuple[object, ...]) -> Mass:
             else:
                 exact += 1
         if matched:
-            mass = path_mass(run.draws, run.constraints, equations)
+            mass = path_mass(run.draws, run.constraints, equations, run.strictness)
             total = total.plus(Mass(mass.atoms + exact, mass.value) if mass.value else mass)
+    return total
+
+
+def _window_mass(runs: list[Run], output: tuple[object, ...], low: Fraction, high: Fraction) -> mpmath.mpf:
+    """P[each released number within [t + low, t + high] of its target t, the
+    other released values equal to theirs]: a sum over the paths of integrals
+    over full-dimensional regions (no draw pinned), so a border counts nowhere."""
+    total = mpmath.mpf(0)
+    for run in runs:
+        released = run.released
+        if len(released) != len(output):
+            continue
+        extra: list[Linear] = []
+        inside = True
+        for value, target in zip(released, output, strict=True):
+            number = target if isinstance(target, Fraction) and not isinstance(target, bool) else None
+            if isinstance(value, Linear) and number is not None:
+                extra += [value - Linear.of(number + low), Linear.of(number + high) - value]
+            elif isinstance(value, Fraction) and not isinstance(value, bool) and number is not None:
+                inside = number + low <= value <= number + high
+            else:
+                inside = value == target and isinstance(value, bool) == isinstance(target, bool)
+            if not inside:
+                break
+        if inside:
+            total += path_mass(run.draws, run.constraints + extra, [], run.strictness + [False] * len(extra)).value
     return total
 
 
@@ -577,9 +618,47 @@ class _Search:
             if not infinite and (ma.atoms > mb.atoms or ma.value <= mb.value * mpmath.exp(_mp(eps)) * _SLACK):
                 continue
             density = ma.atoms < len(point)  # some released value is continuous: a density
+            window = None
+            if density:
+                window = self.confirm_density(pa, va, pb, vb, point, eps)
+                if window is None:  # a density's ratio at one point is no refutation by itself
+                    continue
             return Counterexample(pa, pb, {k: list(v) for k, v in va.items()}, {k: list(v) for k, v in vb.items()},
-                                  point, eps, ma.value, mb.value, density, infinite)
+                                  point, eps, ma.value, mb.value, density, infinite, window=window)
         return None
+
+    def confirm_density(self, pa: dict, va: dict, pb: dict, vb: dict, point: tuple[object, ...],
+                        eps: Fraction) -> Window | None:
+        """The densities' ratio re-checked on an event of positive probability: a
+        density is defined only up to sets of measure zero, and a ratio of
+        densities at one point (the border of a path's region, review s29b)
+        refutes nothing unless the ratio holds on a neighbourhood. Every
+        continuous released value in a small window around its target (both
+        sides, then each side alone), integrated over the paths without pinning
+        any draw (a second computation: no equation, no border counted), must
+        break the claim as an event: P1 > e^eps P2 (Dwork & Roth, Def. 2.4)."""
+        try:
+            runs_a, runs_b = self.all_runs(pa, va), self.all_runs(pb, vb)
+        except (Stuck, ArithmeticError, RecursionError):
+            return None
+        scales = [d.scale for run in runs_a + runs_b for d in run.draws]
+        width = min(scales, default=Fraction(1)) / 10**6
+        for low, high in ((-width, width), (Fraction(0), width), (-width, Fraction(0))):
+            try:
+                p1, p2 = _window_mass(runs_a, point, low, high), _window_mass(runs_b, point, low, high)
+            except (Unsupported, ArithmeticError, RecursionError):
+                return None
+            if p1 > 0 and (p2 == 0 or p1 > p2 * mpmath.exp(_mp(eps)) * _SLACK):
+                return Window(low, high, p1, p2)
+        return None
+
+    def all_runs(self, params: dict[str, Fraction], vectors: dict) -> list[Run]:
+        """Every path on this input, as many as a target's search may list."""
+        try:
+            return self.runs(params, vectors)
+        except Stuck:
+            return run_all(self.info, dict(params), {k: list(v) for k, v in vectors.items()},
+                           max_runs=MAX_TARGET_RUNS)
 
 
 _SLACK = 1 + mpmath.mpf(10) ** -20  # far above the 50-digit rounding of the closed forms
@@ -946,7 +1025,7 @@ def derivation(info: MechanismInfo, cx: Counterexample, max_paths: int = 4) -> l
                 continue
             draws = ", ".join(f"eta{k + 1} ~ {'Lap+' if d.kind == 'lapplus' else 'Lap'}({_fraction_text(d.scale)})"
                               for k, d in enumerate(run.draws))
-            region = [f"{_linear_text(c)} >= 0" for c in run.constraints]
+            region = [f"{_linear_text(c)} {'>' if k in run.strict else '>='} 0" for k, c in enumerate(run.constraints)]
             pinned = [f"{_linear_text(v)} = {_fraction_text(t)}" for v, t in zip(run.released, cx.output, strict=False)
                       if isinstance(v, Linear) and isinstance(t, Fraction) and not isinstance(t, bool)]
             lines.append(f"      path {shown}: {draws or 'no draws'}")

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # not at run time: rendering a cached proof loads neither the
     from fuzzpy.verifier.cheapest import Cheaper
     from fuzzpy.verifier.game import GameProof, LoopClauses
     from fuzzpy.verifier.kernel.certificate import Certificate
+    from fuzzpy.verifier.path_shift import PathObligation
     from fuzzpy.verifier.prover import ProofTrace
     from fuzzpy.verifier.refuter import Counterexample
 
@@ -66,12 +67,13 @@ def gaussian_lines(cert: Certificate) -> list[str]:
     return lines
 
 
-def cheaper_lines(verdict: Verdict, cheaper: Cheaper | None) -> list[str]:
-    """Why a refuted claim fails, and what the mechanism does achieve."""
+def cheaper_lines(verdict: Verdict, cheaper: Cheaper | None, obligation: PathObligation | None = None) -> list[str]:
+    """Why a refuted claim fails, and what the mechanism does achieve; with no
+    cheaper claim, the obligation the counterexample's paths break (issue 30, item 3)."""
     claim = verdict.claim_text
     if cheaper is None:
         return [f"  no claim above `privacy {claim}` was proved among the costs a proof could pay (a shift of",
-                "    0, 1 or 2 per draw, once or once per paying trip)"]
+                "    0, 1 or 2 per draw, once or once per paying trip)", *obligation_lines(obligation)]
     lines = [f"  cheapest claim the verifier proves: privacy {cheaper.claim}"]
     if cheaper.costs:
         lines.append("    its terms (a budget per draw; the proof kernel checked every path's cost against their sum):")
@@ -80,6 +82,25 @@ def cheaper_lines(verdict: Verdict, cheaper: Cheaper | None) -> list[str]:
         lines.append(f"    (not proved, cheaper: {'; '.join(cheaper.tried)})")
     if cheaper.failing:
         lines.append(f"  held to `privacy {claim}`, that proof fails: {cheaper.failing}")
+    return lines
+
+
+def obligation_lines(obligation: PathObligation | None) -> list[str]:
+    """The failed obligation of `path_shift.path_obligation`, for a reader."""
+    if obligation is None:
+        return []
+    lines = ["  the obligation that fails on the counterexample's two paths (run 2 draws eta + s where run 1",
+             "    draws eta; each test of run 1 must still hold in run 2, each released value stay equal;",
+             "    a Laplace draw of scale b pays |s| / b, a one-sided Lap+ draw allows only s >= 0):"]
+    if obligation.cost is None:
+        lines.append("    no shift s keeps both paths and the output (the cost of any proof is unbounded):")
+        lines += [f"      {need}" for need in obligation.conflict]
+        lines.append("    these requirements on s contradict each other")
+        return lines
+    for s in obligation.shifts:
+        noise = f"{'Lap+' if s.kind == 'lapplus' else 'Lap'}({_number(s.scale)})"
+        lines.append(f"    eta{s.index + 1} ~ {noise} needs a shift of {_number(s.by)}: it pays {_number(s.pays)}")
+    lines.append(f"    the cheapest shift costs {_number(obligation.cost)} > the claim {_number(obligation.claim)}")
     return lines
 
 
@@ -245,10 +266,24 @@ def refutation_lines(cx: Counterexample, stream: bool) -> list[str]:
         return lines
     lines.append(_ratio_line(cx))
     lines.append("    (probabilities in closed form, evaluated to 50 significant digits)")
+    lines += _window_lines(cx)
     if cx.eps < 0:
         lines.append("    (a claim below 0 is false for every mechanism: the event `any output` has probability 1")
         lines.append(f"     under both inputs, and 1 > e^{word} = {_text(_exp(cx.eps), up=True)})")
     return lines
+
+
+def _window_lines(cx: Counterexample) -> list[str]:
+    """The event a density's refutation was re-checked on (`_Search.confirm_density`)."""
+    window = cx.window
+    if window is None:
+        return []
+    side = ("within " + _number(window.high) if window.low == -window.high
+            else "up to " + _number(window.high) + " above" if window.low == 0
+            else "up to " + _number(-window.low) + " below")
+    ratio = "inf" if window.p_neighbour == 0 else mpmath.nstr(window.p_inputs / window.p_neighbour, 6)
+    return [f"    checked on an event: each released number {side} of it (every draw integrated, none pinned):",
+            f"      P = {mpmath.nstr(window.p_inputs, 6)} vs {mpmath.nstr(window.p_neighbour, 6)}, ratio {ratio}"]
 
 
 def _delta_lines(cx: Counterexample) -> list[str]:
