@@ -17,11 +17,8 @@ of each pair below increases with its parameter.
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import math
 import warnings
-from collections.abc import Iterator
 from fractions import Fraction
 from functools import lru_cache
 
@@ -43,6 +40,7 @@ from fuzzpy.accounting.atoms import (
     subsampled_pure_epsilon,
 )
 from fuzzpy.accounting.rounding import U, float_down, float_up
+from fuzzpy.support.quiet import quiet_absl
 
 # Dense near 1 (where large deltas and long compositions need it); from 2 to
 # 128 a geometric grid with 1% steps (fractional orders: where a subsampled
@@ -195,22 +193,6 @@ def subsampled_gaussian_curve_with_error(rate: float, mu: float) -> Curve:
     values.setflags(write=False)
     error.setflags(write=False)
     return values, error
-
-
-@contextlib.contextmanager
-def quiet_absl() -> Iterator[None]:
-    """dp-accounting logs through absl every fractional order whose series
-    does not converge (`_compute_log_a_frac failed to converge`: 36 lines on
-    `budget --gaussian 1e6 --subsample 0.5 --rounds 100000 --delta 1e-300`,
-    issue 25); that order's value is then inf, which only loosens the curve,
-    and the other orders still bound it. Its warnings are not shown."""
-    logger = logging.getLogger("absl")
-    previous = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(previous)
 
 
 def _log_moment_by_quadrature(rate: float, sigma: float, order: float) -> tuple[float, float]:

@@ -24,7 +24,6 @@ from fractions import Fraction
 from fuzzpy.accounting.events import Event
 from fuzzpy.accounting.neighbours import DEFAULT as DEFAULT_NEIGHBOURS
 from fuzzpy.accounting.neighbours import REPLACE_ONE, Neighbours, has_sample
-from fuzzpy.accounting.rdp import quiet_absl
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
 from fuzzpy.language import syntax as S
@@ -32,6 +31,7 @@ from fuzzpy.language.diagnostics import Diagnostic
 from fuzzpy.language.figures import text_up
 from fuzzpy.language.sensitivity import Sens
 from fuzzpy.language.symbolic import Poly
+from fuzzpy.support.quiet import quiet_absl
 from fuzzpy.support.records import frozen
 
 DEFAULT_DELTA = 1e-6

@@ -14,19 +14,17 @@ function stays a total function of the row, and stable transformations stay
 
 from __future__ import annotations
 
-import numpy as np
-
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.runtime.values import Function, Fuzzy, Inl, Record, Value, WithPair
+from fuzzpy.support.lazy import lazy
 
-_BASE: dict[str, Value] = {
-    "num": np.float64(0.0),
-    "int": np.int64(0),
-    "bool": np.bool_(False),
-    "string": "",
-    "unit": None,
-}
+np = lazy("numpy")  # imported by the interpreter: a scalar release loads no numpy (tests/test_import_sets.py)
+
+
+def _base(name: str) -> Value:
+    """The default of a base type, or ``...`` for a name that is not one."""
+    return {"num": np.float64(0.0), "int": np.int64(0), "bool": np.bool_(False), "string": "", "unit": None}.get(name, ...)
 
 
 def row_default(ty: S.TypeExpr | None, program: S.Program) -> Value:
@@ -38,8 +36,9 @@ def _default(ty: S.TypeExpr | None, aliases: dict[str, S.TypeExpr], depth: int) 
     if ty is None or depth > 100:
         return np.float64(0.0)
     if isinstance(ty, S.TyName):
-        if ty.name in _BASE:
-            return _BASE[ty.name]
+        base = _base(ty.name)
+        if base is not ...:
+            return base
         return _default(aliases.get(ty.name), aliases, depth + 1)
     if isinstance(ty, S.TyTuple):
         return tuple(_default(t, aliases, depth + 1) for t in ty.items)
@@ -76,13 +75,13 @@ def type_default(ty: T.Type) -> Value:
     result does not depend on the binding's value (0 * inf = 0), so any
     value of its type gives the same result, and this one depends on no data."""
     if isinstance(ty, T.TNum):
-        return _BASE["num"]
+        return _base("num")
     if isinstance(ty, T.TInt):
-        return _BASE["int"]
+        return _base("int")
     if isinstance(ty, T.TBool):
-        return _BASE["bool"]
+        return _base("bool")
     if isinstance(ty, T.TString):
-        return _BASE["string"]
+        return _base("string")
     if isinstance(ty, T.TTuple):
         return tuple(type_default(t) for t in ty.items)
     if isinstance(ty, T.TRecord):
