@@ -283,13 +283,14 @@ class QueryEngine:
         if len(planned.columns) > MAX_QUERY_COLUMNS or self.backend.path_obstacle(path) is not None:
             return None
         self._watch(file, path)
-        marked = facts.spare if facts.obstacle(width) is not None else None
-        if marked is not None:
+        marked, bad_text = _marks(facts) if facts.obstacle(width) is not None else (None, None)
+        if facts.obstacle(width) is not None:
             path, facts = self._marked_copy(file, path, facts), marked_source(facts)
         source = csv_source(path, facts, header.csv.header_line)
         typed = unique_columns(header.names)
-        _, audit = csv_selects(self.backend.dialect, source, planned, width, marked=marked)
-        _, both = csv_selects(self.backend.dialect, source, planned, width, typed, marked=marked)
+        _, audit = csv_selects(self.backend.dialect, source, planned, width, marked=marked, bad_text=bad_text)
+        _, both = csv_selects(self.backend.dialect, source, planned, width, typed, marked=marked,
+                              bad_text=bad_text)
         (row,) = self.backend.rows(both)
         self.check_files()
         audited = len(row) - len(typed) * KIND_COUNTS
@@ -403,7 +404,8 @@ class QueryEngine:
         d = self.backend.dialect
         copy = self._marked_copy(file, path, facts)
         source = csv_source(copy, marked_source(facts), header.csv.header_line)
-        select, audit = csv_selects(d, source, plan, len(header.names), marked=facts.spare)
+        marked, bad_text = _marks(facts)
+        select, audit = csv_selects(d, source, plan, len(header.names), marked=marked, bad_text=bad_text)
         counts = self._audit(file, audit, source)
         table = self.backend.register_table(select, ROW_ID)
         return ScanBag(scan_of(table, plan, counts[-1])), csv_report(plan, counts)
@@ -416,7 +418,6 @@ class QueryEngine:
         engine closes."""
         import tempfile
 
-        assert facts.spare is not None
         if file.sha256 in self._copies:
             return self._copies[file.sha256]
         self._watch(file, path)
@@ -424,7 +425,7 @@ class QueryEngine:
         copy = os.path.join(folder, "marked.csv")
         self._copies[file.sha256] = copy
         with open(path, "rb") as source, open(copy, "wb") as target:
-            digest = without_lone_returns(source, target, facts.spare)
+            digest = without_lone_returns(source, target, *_marks(facts))
         self.check_files()
         if digest != file.sha256:
             raise FuzzError((Diagnostic("FZ541", f"data file `{path}` changed while the run read it: nothing is "
@@ -517,6 +518,13 @@ class QueryEngine:
         for copy in self._copies.values():
             shutil.rmtree(os.path.dirname(copy), ignore_errors=True)
         self._copies.clear()
+
+
+def _marks(facts: CsvFacts) -> tuple[bytes | None, bytes | None]:
+    """The marks of `_marked_copy`: of lone carriage returns, of bytes that
+    are not UTF-8 (None where the file holds none)."""
+    return (facts.spare if facts.lone_carriage_return else None,
+            None if facts.utf8 else facts.spare_text)
 
 
 def _read_whole(file: DataFile) -> DataFile:
