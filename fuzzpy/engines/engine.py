@@ -358,6 +358,9 @@ class QueryEngine:
         elif parquet:
             if _strings_are_utf8(file, path, header, plan):
                 return self._parquet(file, header, plan, path)
+            if self.name == "duckdb":  # one cell that is not UTF-8 must not send the file to
+                # the loader, which holds it whole (review s29c): scanned from a copy
+                return self._parquet(file, header, plan, path, self._valid_copy(file, path, header, plan))
             obstacle = "text that is not UTF-8"
         elif csv:
             facts = file.data.facts
@@ -433,6 +436,32 @@ class QueryEngine:
                                         notes=("if a budget was charged for this run, the charge stands",)),))
         return copy
 
+    def _valid_copy(self, file: DataFile, path: str, header: Header, plan: Plan) -> str:
+        """A copy of a Parquet file in which each text cell the plan reads
+        that is not UTF-8 is emptied: the loader reads such a cell as no
+        text, fitting no kind (`cells._as_text`), and so does the scan of an
+        empty one (`scan._text_cell`): the same rows. Written batch by
+        batch (memory of one batch, not of the file), once per run, removed
+        when the engine closes; the file must still be the version hashed
+        after (`check_files`, else FZ541)."""
+        import tempfile
+
+        import pyarrow.parquet as pq
+
+        if file.sha256 in self._copies:
+            return self._copies[file.sha256]
+        self._watch(file, path)
+        names = set(_text_columns(header, plan))
+        folder = tempfile.mkdtemp(prefix="fuzzpy-parquet-")
+        copy = os.path.join(folder, "valid.parquet")
+        self._copies[file.sha256] = copy
+        reader = pq.ParquetFile(path)
+        with pq.ParquetWriter(copy, reader.schema_arrow) as writer:
+            for batch in reader.iter_batches(batch_size=1 << 16):
+                writer.write_batch(_emptied(batch, names))
+        self.check_files()
+        return copy
+
     def _audit(self, file: DataFile, audit: str, source: str) -> tuple[int, ...]:
         """The audit query's counts, or those remembered for the same bytes
         and the same query (the file's path left out of the key). Counts
@@ -448,10 +477,13 @@ class QueryEngine:
             remember_counts(file.sha256, key, counts)
         return counts
 
-    def _parquet(self, file: DataFile, header: Header, plan: Plan, path: str) -> tuple[Bag, dict[str, object]]:
+    def _parquet(self, file: DataFile, header: Header, plan: Plan, path: str,
+                 copy: str | None = None) -> tuple[Bag, dict[str, object]]:
+        """The Parquet file scanned by the engine (`copy`: its text made
+        valid UTF-8, `_valid_copy`)."""
         d = self.backend.dialect
         self._watch(file, path)
-        source, position = self.backend.parquet_source(path)
+        source, position = self.backend.parquet_source(copy or path)
         _, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names, count_trims=True)
         *counts, trims = self._audit(file, audit, source)  # trims: text cells that trimming changes
         all_fit = not any(counts[1:-1]) and counts[-1] == counts[0]
@@ -553,9 +585,7 @@ def _strings_are_utf8(file: DataFile, path: str, header: Header, plan: Plan) -> 
     a function of the bytes and of the columns named) when the file read is
     still the version hashed, so a later run of the same bytes reads no
     column for it (issue 24)."""
-    types = header.arrow_types or ()
-    described = [(header.names[c.index], column_type(types[c.index])) for c in plan.columns]
-    names = sorted({name for name, t in described if t.family in TEXT and not t.dictionary})
+    names = _text_columns(header, plan)
     if not names:
         return True
     key = UTF8_QUERY + json.dumps(names)
@@ -567,6 +597,37 @@ def _strings_are_utf8(file: DataFile, path: str, header: Header, plan: Plan) -> 
     if seen is not None and _stat(path) == seen:  # the bytes read are the bytes hashed
         remember_counts(file.sha256, key, (int(valid),))
     return valid
+
+
+def _text_columns(header: Header, plan: Plan) -> list[str]:
+    """The text columns the plan reads, whose cells DuckDB checks are UTF-8."""
+    types = header.arrow_types or ()
+    described = [(header.names[c.index], column_type(types[c.index])) for c in plan.columns]
+    return sorted({name for name, t in described if t.family in TEXT and not t.dictionary})
+
+
+def _emptied(batch: pa.RecordBatch, names: set[str]) -> pa.RecordBatch:
+    """`batch`, each cell of the columns `names` that is not UTF-8 emptied."""
+    columns = []
+    for name, column in zip(batch.schema.names, batch.columns, strict=True):
+        if name in names:
+            try:
+                column.validate(full=True)
+            except pa.ArrowInvalid:
+                raw = column.view(pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary())
+                column = pa.array([_valid_or_empty(cell) for cell in raw.to_pylist()], column.type)
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+
+
+def _valid_or_empty(cell: bytes | None) -> bytes | None:
+    if cell is None:
+        return None
+    try:
+        cell.decode("utf-8")
+    except UnicodeDecodeError:
+        return b""
+    return cell
 
 
 #: The key, in `filehash`'s audit entries, of the UTF-8 validity of a

@@ -64,3 +64,35 @@ def test_only_bad_bytes_are_marked_wherever_the_chunks_end(size: int, monkeypatc
     out = io.BytesIO()
     without_lone_returns(io.BytesIO(data), out, None, b"\x03")
     assert out.getvalue() == "é,€\n".encode() + b"a\x03b,\x03\n" + "€z".encode() + b"\r"
+
+
+STRINGS = """
+type P = { k : int, tag : string };
+def tags (rows : bag P) : fuzzy num = laplace[1.0] (sum[0, 20] (map (fun p -> if p.tag == "b" then p.k else 0) rows));
+"""
+
+
+def test_a_parquet_string_that_is_not_utf8_is_scanned_as_the_loader_reads_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cells = [b"a", b" b ", b"b\xff", None, b"\xc3", b"b", "é".encode(), b"\xed\xa0\x80"] * 40
+    tags = pa.array(cells, pa.binary()).view(pa.string())  # as a careless writer stores them
+    pq.write_table(pa.table({"k": pa.array([i % 9 for i in range(len(cells))], pa.int32()), "tag": tags}),
+                   tmp_path / "p.parquet", row_group_size=64)
+    (tmp_path / "p.fz").write_text(STRINGS)
+
+    def value(engine: str) -> float:
+        request = RunRequest(str(tmp_path / "p.fz"), "tags", data={"rows": str(tmp_path / "p.parquet")},
+                             budget="50", ledger=str(tmp_path / f"{engine}.sqlite"), seed=2, engine=engine)
+        return execute(request, warn=lambda _: None).value  # type: ignore[return-value]
+
+    expected = value("memory")
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the in-memory loader was asked for the file")
+
+    monkeypatch.setattr(engine_module, "load", refuse)
+    monkeypatch.setattr(engine_module, "read_header", refuse)
+    assert value("duckdb") == expected
