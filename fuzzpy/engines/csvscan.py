@@ -10,7 +10,10 @@ own from its bytes. Here DuckDB does the same, streaming, in SQL:
   DuckDB refuses bytes that are not UTF-8 and splits lines on a carriage
   return too, which the loader does not: a file that is not valid UTF-8
   throughout, or holds a carriage return that is not just before a newline,
-  is not streamed. `skip` leaves out every line up to the header (and so a
+  is streamed from a copy in which each such return and each byte that is
+  not UTF-8 is replaced by a byte the file does not hold
+  (`without_lone_returns`): a line holding the first mark is not a record,
+  a field holding the second reads as empty, as the loader reads them. `skip` leaves out every line up to the header (and so a
   byte-order mark); blank lines come out NULL and are not records, as in
   the loader.
 * **Records.** A line without a quote is well formed (the file holds no lone

@@ -400,9 +400,10 @@ class QueryEngine:
 
     def _marked_csv(self, file: DataFile, header: Header, plan: Plan, path: str,
                     facts: CsvFacts) -> tuple[Bag, dict[str, object]]:
-        """A CSV file with a lone carriage return, streamed from its marked
-        copy (`_marked_copy`), its lines then dropped as the loader drops
-        them: the same rows by the same path whatever one row holds."""
+        """A CSV file with a lone carriage return or bytes that are not
+        UTF-8, streamed from its marked copy (`_marked_copy`), its lines and
+        cells then read as the loader reads them: the same rows by the same
+        path whatever one row holds."""
         assert header.csv is not None
         d = self.backend.dialect
         copy = self._marked_copy(file, path, facts)
@@ -414,8 +415,8 @@ class QueryEngine:
         return ScanBag(scan_of(table, plan, counts[-1])), csv_report(plan, counts)
 
     def _marked_copy(self, file: DataFile, path: str, facts: CsvFacts) -> str:
-        """A copy of the file in which each lone carriage return is marked
-        (`csvscan.without_lone_returns`), made once per run: one row must not
+        """A copy of the file in which each lone carriage return and each
+        byte that is not UTF-8 is marked (`csvscan.without_lone_returns`), made once per run: one row must not
         send a file to the loader, which holds it whole (review s29c). The
         copy is of the bytes hashed (else FZ541) and is removed when the
         engine closes."""
