@@ -438,8 +438,8 @@ class QueryEngine:
         return copy
 
     def _valid_copy(self, file: DataFile, path: str, header: Header, plan: Plan) -> str:
-        """A copy of a Parquet file in which each text cell the plan reads
-        that is not UTF-8 is emptied: the loader reads such a cell as no
+        """A copy of the columns the plan reads of a Parquet file, each text
+        cell that is not UTF-8 emptied: the loader reads such a cell as no
         text, fitting no kind (`cells._as_text`), and so does the scan of an
         empty one (`scan._text_cell`): the same rows. Written batch by
         batch (memory of one batch, not of the file), once per run, removed
@@ -456,9 +456,11 @@ class QueryEngine:
         folder = tempfile.mkdtemp(prefix="fuzzpy-parquet-")
         copy = os.path.join(folder, "valid.parquet")
         self._copies[file.sha256] = copy
+        read = sorted({header.names[c.index] for c in plan.columns})  # the scan reads no other column
         reader = pq.ParquetFile(path)
-        with pq.ParquetWriter(copy, reader.schema_arrow) as writer:
-            for batch in reader.iter_batches(batch_size=1 << 16):
+        schema = pa.schema([reader.schema_arrow.field(name) for name in read])
+        with pq.ParquetWriter(copy, schema) as writer:
+            for batch in reader.iter_batches(batch_size=1 << 16, columns=read):
                 writer.write_batch(_emptied(batch, names))
         self.check_files()
         return copy
