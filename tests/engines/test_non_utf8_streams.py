@@ -96,3 +96,27 @@ def test_a_parquet_string_that_is_not_utf8_is_scanned_as_the_loader_reads_it(
     monkeypatch.setattr(engine_module, "load", refuse)
     monkeypatch.setattr(engine_module, "read_header", refuse)
     assert value("duckdb") == expected
+
+
+@pytest.mark.parametrize("rules", ["drop", "values"])
+def test_a_parquet_file_s_bad_cells_give_the_loader_s_rows_and_report(tmp_path: Path, rules: str) -> None:
+    """Every column stored as text, one bad cell in each at another row,
+    under both row rules: the rows (in order) and the owner's report."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .test_csv_stream import POLICIES, _engine, _memory, _registration
+
+    def text(*cells: bytes | None) -> pa.Array:
+        return pa.array(list(cells), pa.binary()).view(pa.string())
+
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"s": text(b"a", b"b", b"c\xff", b"d", None),
+                             "ok": text(b"true", b"\x80", b"0", b" 1 ", b"false"),
+                             "x": text(b"2.5", b"1e3", b"-1", b"\xc3", b"7"),
+                             "n": text(b"\xed\xa0\x80", b"4", b"5", b"6", b"")}), path)
+    registration = _registration(path, POLICIES[rules])
+    expected, expected_report = _memory(path, registration)
+    got, report, _ = _engine(path, registration)
+    assert "loaded_by" not in report
+    assert (got, report) == (expected, expected_report)
