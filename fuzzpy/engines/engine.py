@@ -606,7 +606,9 @@ def _text_columns(header: Header, plan: Plan) -> list[str]:
     """The text columns the plan reads, whose cells DuckDB checks are UTF-8."""
     types = header.arrow_types or ()
     described = [(header.names[c.index], column_type(types[c.index])) for c in plan.columns]
-    return sorted({name for name, t in described if t.family in TEXT and not t.dictionary})
+    # a dictionary's values too: DuckDB refused a file whose dictionary held
+    # one bad string (FZ505 where the loader released: one row told)
+    return sorted({name for name, t in described if t.family in TEXT})
 
 
 def _emptied(batch: pa.RecordBatch, names: set[str]) -> pa.RecordBatch:
@@ -614,13 +616,23 @@ def _emptied(batch: pa.RecordBatch, names: set[str]) -> pa.RecordBatch:
     columns = []
     for name, column in zip(batch.schema.names, batch.columns, strict=True):
         if name in names:
-            try:
-                column.validate(full=True)
-            except pa.ArrowInvalid:
-                raw = column.view(pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary())
-                column = pa.array([_valid_or_empty(cell) for cell in raw.to_pylist()], column.type)
+            column = _emptied_text(column)
         columns.append(column)
     return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+
+
+def _emptied_text(column: pa.Array) -> pa.Array:
+    """A text column (or a dictionary of text), each value that is not
+    UTF-8 emptied."""
+    try:
+        column.validate(full=True)
+        return column
+    except pa.ArrowInvalid:
+        pass
+    if pa.types.is_dictionary(column.type):
+        return pa.DictionaryArray.from_arrays(column.indices, _emptied_text(column.dictionary))
+    raw = column.view(pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary())
+    return pa.array([_valid_or_empty(cell) for cell in raw.to_pylist()], column.type)
 
 
 def _valid_or_empty(cell: bytes | None) -> bytes | None:

@@ -120,3 +120,28 @@ def test_a_parquet_file_s_bad_cells_give_the_loader_s_rows_and_report(tmp_path: 
     got, report, _ = _engine(path, registration)
     assert "loaded_by" not in report
     assert (got, report) == (expected, expected_report)
+
+
+def test_a_dictionary_of_text_holding_a_bad_string_releases_as_the_loader_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB refused such a file outright (FZ505) where the memory engine
+    released: the run's outcome told of one row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tags = pa.array([b"b", b"b\xff", b"a", b"b"] * 5, pa.binary()).view(pa.string()).dictionary_encode()
+    pq.write_table(pa.table({"k": pa.array(range(20), pa.int16()), "tag": tags}), tmp_path / "p.parquet")
+    (tmp_path / "p.fz").write_text(STRINGS)
+    got = []
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the in-memory loader was asked for the file")
+
+    for engine in ("memory", "duckdb"):
+        if engine == "duckdb":
+            monkeypatch.setattr(engine_module, "load", refuse)
+            monkeypatch.setattr(engine_module, "read_header", refuse)
+        request = RunRequest(str(tmp_path / "p.fz"), "tags", data={"rows": str(tmp_path / "p.parquet")},
+                             budget="50", ledger=str(tmp_path / f"{engine}.sqlite"), seed=5, engine=engine)
+        got.append(execute(request, warn=lambda _: None).value)
+    assert got[0] == got[1]
