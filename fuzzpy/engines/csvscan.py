@@ -10,7 +10,10 @@ own from its bytes. Here DuckDB does the same, streaming, in SQL:
   DuckDB refuses bytes that are not UTF-8 and splits lines on a carriage
   return too, which the loader does not: a file that is not valid UTF-8
   throughout, or holds a carriage return that is not just before a newline,
-  is not streamed. `skip` leaves out every line up to the header (and so a
+  is streamed from a copy in which each such return and each byte that is
+  not UTF-8 is replaced by a byte the file does not hold
+  (`without_lone_returns`): a line holding the first mark is not a record,
+  a field holding the second reads as empty, as the loader reads them. `skip` leaves out every line up to the header (and so a
   byte-order mark); blank lines come out NULL and are not records, as in
   the loader.
 * **Records.** A line without a quote is well formed (the file holds no lone
@@ -35,6 +38,7 @@ cannot stream is loaded by the loader, with a warning: the same rows.
 from __future__ import annotations
 
 import codecs
+import re
 from typing import Any
 
 from fuzzpy.data.csvframe import _FIELD, _QUOTED_FIELD
@@ -69,6 +73,7 @@ class CsvFacts:
     long_line: bool  # a line may be longer than LINE_LIMIT
     utf8: bool  # the whole file is valid UTF-8
     spare: bytes | None = None  # a second byte the file does not hold (`without_lone_returns`' mark)
+    spare_text: bytes | None = None  # a third one: the mark of bytes that are not UTF-8 (`without_lone_returns`)
 
     def obstacle(self, width: int) -> str | None:
         """Why DuckDB cannot read the file with the loader's rules, if so."""
@@ -125,47 +130,79 @@ class Scanner:
             except UnicodeDecodeError:
                 utf8 = False
         return CsvFacts(self.absent[0] if self.absent else None, self.returns, lone, self.long, utf8,
-                        self.absent[1] if len(self.absent) > 1 else None)
+                        self.absent[1] if len(self.absent) > 1 else None,
+                        self.absent[2] if len(self.absent) > 2 else None)
 
 
 def streams_once_marked(facts: CsvFacts, width: int) -> bool:
     """Whether a file DuckDB cannot split as the loader does only because of
-    a lone carriage return streams once each is replaced by the spare byte
-    (`without_lone_returns`): one row must not send a file to the loader,
-    which holds it whole in memory (review s29c: 190 MB streamed, 3.5 GB
-    loaded at 10M rows, so the exit code under a memory limit told the row)."""
-    return (facts.lone_carriage_return and facts.spare is not None
-            and CsvFacts(facts.delimiter, facts.carriage_returns, False, facts.long_line, facts.utf8).obstacle(width)
-            is None)
+    lone carriage returns or bytes that are not UTF-8 streams once each is
+    marked (`without_lone_returns`): one row must not send a file to the
+    loader, which holds it whole in memory (review s29c: 190 MB streamed,
+    3.5 GB loaded at 10M rows, so the exit code under a memory limit told
+    the row)."""
+    if not facts.lone_carriage_return and facts.utf8:
+        return False
+    if (facts.lone_carriage_return and facts.spare is None) or (not facts.utf8 and facts.spare_text is None):
+        return False
+    return marked_source(facts).obstacle(width) is None
 
 
-def without_lone_returns(source: Any, target: Any, mark: bytes) -> str:
-    """Copy the bytes of `source` to `target` (binary files), each carriage
-    return that is neither just before a newline nor the file's last byte
-    replaced by `mark` (the spare byte); the sha256 of the bytes read. The loader
-    drops every line holding such a return (no field holds one:
-    `csvframe.WELL_FORMED_LINE`), and the streamed reading drops every line
-    holding the spare byte (`csv_selects`' `marked`): the same rows."""
+def without_lone_returns(source: Any, target: Any, mark: bytes | None, text_mark: bytes | None = None) -> str:
+    """Copy the bytes of `source` to `target` (binary files); the sha256 of
+    the bytes read. Given `mark` (the spare byte), each carriage return that
+    is neither just before a newline nor the file's last byte is replaced by
+    it: the loader drops every line holding such a return (no field holds
+    one: `csvframe.WELL_FORMED_LINE`), and the streamed reading drops every
+    line holding the mark (`csv_selects`' `marked`). Given `text_mark`, each
+    byte that is not part of valid UTF-8 is replaced by it (never a quote,
+    comma or line end: those are ASCII, so the framing is the loader's):
+    the loader reads a cell that is not UTF-8 as not fitting and as holding
+    no text (`cells.parse_text`, `kind_from_counts`), and the streamed
+    reading reads a field holding the mark as empty (`csv_selects`'
+    `bad_text`), which fits no kind either: the same rows."""
     import hashlib
-    import re
 
     digest = hashlib.sha256()
     lone = re.compile(rb"\r(?!\n)")
-    held = b""  # a chunk's final return: lone or not by the next chunk's first byte
+    held = b""  # the bytes after the last newline read: a line not yet whole
     while True:
         chunk = source.read(CHUNK)
         digest.update(chunk)
         if not chunk:
-            target.write(held)
+            final = held.endswith(b"\r")  # the file's last byte, a return: kept
+            body = held[:-1] if final else held
+            target.write(_marked(body, lone, mark, text_mark) + (b"\r" if final else b""))
             return digest.hexdigest()
         text = held + chunk
-        held = b"\r" if text.endswith(b"\r") else b""
-        target.write(lone.sub(mark, text[:len(text) - len(held)]))
+        end = text.rfind(b"\n") + 1
+        held = text[end:]
+        if end:
+            target.write(_marked(text[:end], lone, mark, text_mark))
+
+
+def _marked(lines: bytes, lone: Any, mark: bytes | None, text_mark: bytes | None) -> bytes:
+    """Whole lines (or the file's tail), their lone returns and bytes that
+    are not UTF-8 marked (`without_lone_returns`)."""
+    if mark is not None:
+        lines = lone.sub(mark, lines)
+    if text_mark is not None:
+        try:
+            lines.decode("utf-8")
+        except UnicodeDecodeError:
+            decoded = lines.decode("utf-8", "surrogateescape")  # each bad byte, U+DC80..U+DCFF
+            lines = _BAD_BYTE.sub(text_mark.decode("ascii"), decoded).encode("utf-8")
+    return lines
+
+
+_BAD_BYTE = __import__("re").compile("[\udc80-\udcff]")
 
 
 def marked_source(facts: CsvFacts) -> CsvFacts:
-    """The facts of `without_lone_returns`' copy: no lone return left."""
-    return CsvFacts(facts.delimiter, facts.carriage_returns, False, facts.long_line, facts.utf8, facts.spare)
+    """The facts of `without_lone_returns`' copy: no lone return left, and
+    valid UTF-8 throughout."""
+    return CsvFacts(facts.delimiter, facts.carriage_returns, False, facts.long_line, True, facts.spare,
+                    facts.spare_text)
 
 
 def csv_source(path: str, facts: CsvFacts, header_line: int) -> str:
@@ -185,11 +222,15 @@ def _commas(text: str) -> str:
     return f"(strlen({text}) - strlen(replace({text}, ',', '')))"
 
 
-def _field(d: Dialect, index: int) -> str:
-    """Field `index` (0-based) of the line `l`, as pyarrow reads it."""
+def _field(d: Dialect, index: int, bad_text: bytes | None = None) -> str:
+    """Field `index` (0-based) of the line `l`, as pyarrow reads it; empty
+    where it holds `bad_text` (bytes that are not UTF-8, marked)."""
     pattern = f"^(?:{_FIELD_SKIPPED}){{{index}}}{_FIELD_VALUE}"
     quoted = _unquote(f"regexp_extract(l, {d.string(pattern)}, 1)")
-    return f"(CASE WHEN q THEN {quoted} ELSE split_part(l, ',', {index + 1}) END)"
+    field = f"(CASE WHEN q THEN {quoted} ELSE split_part(l, ',', {index + 1}) END)"
+    if bad_text is None:
+        return field
+    return f"(CASE WHEN contains({field}, chr({bad_text[0]})) THEN '' ELSE {field} END)"
 
 
 def _unquote(field: str) -> str:
@@ -198,16 +239,18 @@ def _unquote(field: str) -> str:
 
 
 def csv_selects(d: Dialect, source: str, plan: Plan, width: int, typed: list[int] | None = None,
-                marked: bytes | None = None) -> tuple[str, str]:
+                marked: bytes | None = None, bad_text: bytes | None = None) -> tuple[str, str]:
     """The SELECT of the loaded rows (in the file's order) and that of the
     owner's audit counts: total records, lines dropped, bad cells per
     column read, rows kept (`csv_report`). `typed`: the audit also counts
     what the records of these columns spell (`kind_counts`, after the
     audit's counts): a first run's typing in the same pass (issue 31).
     `marked`: a line holding this byte is not a record (a lone carriage
-    return's mark: `without_lone_returns`)."""
+    return's mark: `without_lone_returns`). `bad_text`: a field holding
+    this byte held bytes that are not UTF-8 and reads as empty, as the
+    loader reads it (no text, fitting no kind: `without_lone_returns`)."""
     indexes = sorted({c.index for c in plan.columns} | set(typed or ()))
-    cells_from = f"({_records(d, source, indexes, width, marked)})"
+    cells_from = f"({_records(d, source, indexes, width, marked, bad_text)})"
     values, keep, audit = [], ["record"], ["count(*)", "count(*) FILTER (WHERE NOT record)"]
     for position, read in enumerate(plan.columns):
         kind = "num" if plan.shape == "vector" else read.kind
@@ -224,14 +267,15 @@ def csv_selects(d: Dialect, source: str, plan: Plan, width: int, typed: list[int
     return select, f"SELECT {', '.join(audit)} FROM {cells_from}"
 
 
-def _records(d: Dialect, source: str, indexes: list[int], width: int, marked: bytes | None = None) -> str:
+def _records(d: Dialect, source: str, indexes: list[int], width: int, marked: bytes | None = None,
+             bad_text: bytes | None = None) -> str:
     """Every non-blank line: whether it is a record (well formed, of the
     header's width) and its fields `f{i}` at `indexes`."""
     body = f"{_FIELD}(?:,{_FIELD})*"
     emptied = f"regexp_replace(l, {d.string(_QUOTED_FIELD)}, '\\1', 'g')"  # each quoted value emptied
     count = f"(CASE WHEN q THEN {_commas(emptied)} ELSE {_commas('l')} END + 1)"
     lines = f"SELECT {LINE} AS l, contains({LINE}, '\"') AS q FROM {source} WHERE {LINE} IS NOT NULL"
-    fields = ", ".join(f"{_field(d, i)} AS f{i}" for i in indexes)
+    fields = ", ".join(f"{_field(d, i, bad_text)} AS f{i}" for i in indexes)
     record = f"((NOT q OR regexp_full_match(l, {d.string(body)})) AND {count} = {width})"
     if marked is not None:
         record = f"({record} AND NOT contains(l, chr({marked[0]})))"

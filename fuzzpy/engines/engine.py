@@ -283,13 +283,14 @@ class QueryEngine:
         if len(planned.columns) > MAX_QUERY_COLUMNS or self.backend.path_obstacle(path) is not None:
             return None
         self._watch(file, path)
-        marked = facts.spare if facts.obstacle(width) is not None else None
-        if marked is not None:
+        marked, bad_text = _marks(facts) if facts.obstacle(width) is not None else (None, None)
+        if facts.obstacle(width) is not None:
             path, facts = self._marked_copy(file, path, facts), marked_source(facts)
         source = csv_source(path, facts, header.csv.header_line)
         typed = unique_columns(header.names)
-        _, audit = csv_selects(self.backend.dialect, source, planned, width, marked=marked)
-        _, both = csv_selects(self.backend.dialect, source, planned, width, typed, marked=marked)
+        _, audit = csv_selects(self.backend.dialect, source, planned, width, marked=marked, bad_text=bad_text)
+        _, both = csv_selects(self.backend.dialect, source, planned, width, typed, marked=marked,
+                              bad_text=bad_text)
         (row,) = self.backend.rows(both)
         self.check_files()
         audited = len(row) - len(typed) * KIND_COUNTS
@@ -357,6 +358,9 @@ class QueryEngine:
         elif parquet:
             if _strings_are_utf8(file, path, header, plan):
                 return self._parquet(file, header, plan, path)
+            if self.name == "duckdb":  # one cell that is not UTF-8 must not send the file to
+                # the loader, which holds it whole (review s29c): scanned from a copy
+                return self._parquet(file, header, plan, path, self._valid_copy(file, path, header, plan))
             obstacle = "text that is not UTF-8"
         elif csv:
             facts = file.data.facts
@@ -396,27 +400,28 @@ class QueryEngine:
 
     def _marked_csv(self, file: DataFile, header: Header, plan: Plan, path: str,
                     facts: CsvFacts) -> tuple[Bag, dict[str, object]]:
-        """A CSV file with a lone carriage return, streamed from its marked
-        copy (`_marked_copy`), its lines then dropped as the loader drops
-        them: the same rows by the same path whatever one row holds."""
+        """A CSV file with a lone carriage return or bytes that are not
+        UTF-8, streamed from its marked copy (`_marked_copy`), its lines and
+        cells then read as the loader reads them: the same rows by the same
+        path whatever one row holds."""
         assert header.csv is not None
         d = self.backend.dialect
         copy = self._marked_copy(file, path, facts)
         source = csv_source(copy, marked_source(facts), header.csv.header_line)
-        select, audit = csv_selects(d, source, plan, len(header.names), marked=facts.spare)
+        marked, bad_text = _marks(facts)
+        select, audit = csv_selects(d, source, plan, len(header.names), marked=marked, bad_text=bad_text)
         counts = self._audit(file, audit, source)
         table = self.backend.register_table(select, ROW_ID)
         return ScanBag(scan_of(table, plan, counts[-1])), csv_report(plan, counts)
 
     def _marked_copy(self, file: DataFile, path: str, facts: CsvFacts) -> str:
-        """A copy of the file in which each lone carriage return is marked
-        (`csvscan.without_lone_returns`), made once per run: one row must not
+        """A copy of the file in which each lone carriage return and each
+        byte that is not UTF-8 is marked (`csvscan.without_lone_returns`), made once per run: one row must not
         send a file to the loader, which holds it whole (review s29c). The
         copy is of the bytes hashed (else FZ541) and is removed when the
         engine closes."""
         import tempfile
 
-        assert facts.spare is not None
         if file.sha256 in self._copies:
             return self._copies[file.sha256]
         self._watch(file, path)
@@ -424,12 +429,40 @@ class QueryEngine:
         copy = os.path.join(folder, "marked.csv")
         self._copies[file.sha256] = copy
         with open(path, "rb") as source, open(copy, "wb") as target:
-            digest = without_lone_returns(source, target, facts.spare)
+            digest = without_lone_returns(source, target, *_marks(facts))
         self.check_files()
         if digest != file.sha256:
             raise FuzzError((Diagnostic("FZ541", f"data file `{path}` changed while the run read it: nothing is "
                                         "released", NO_SPAN,
                                         notes=("if a budget was charged for this run, the charge stands",)),))
+        return copy
+
+    def _valid_copy(self, file: DataFile, path: str, header: Header, plan: Plan) -> str:
+        """A copy of the columns the plan reads of a Parquet file, each text
+        cell that is not UTF-8 emptied: the loader reads such a cell as no
+        text, fitting no kind (`cells._as_text`), and so does the scan of an
+        empty one (`scan._text_cell`): the same rows. Written batch by
+        batch (memory of one batch, not of the file), once per run, removed
+        when the engine closes; the file must still be the version hashed
+        after (`check_files`, else FZ541)."""
+        import tempfile
+
+        import pyarrow.parquet as pq
+
+        if file.sha256 in self._copies:
+            return self._copies[file.sha256]
+        self._watch(file, path)
+        names = set(_text_columns(header, plan))
+        folder = tempfile.mkdtemp(prefix="fuzzpy-parquet-")
+        copy = os.path.join(folder, "valid.parquet")
+        self._copies[file.sha256] = copy
+        read = sorted({header.names[c.index] for c in plan.columns})  # the scan reads no other column
+        reader = pq.ParquetFile(path)
+        schema = pa.schema([reader.schema_arrow.field(name) for name in read])
+        with pq.ParquetWriter(copy, schema) as writer:
+            for batch in reader.iter_batches(batch_size=1 << 16, columns=read):
+                writer.write_batch(_emptied(batch, names))
+        self.check_files()
         return copy
 
     def _audit(self, file: DataFile, audit: str, source: str) -> tuple[int, ...]:
@@ -447,10 +480,13 @@ class QueryEngine:
             remember_counts(file.sha256, key, counts)
         return counts
 
-    def _parquet(self, file: DataFile, header: Header, plan: Plan, path: str) -> tuple[Bag, dict[str, object]]:
+    def _parquet(self, file: DataFile, header: Header, plan: Plan, path: str,
+                 copy: str | None = None) -> tuple[Bag, dict[str, object]]:
+        """The Parquet file scanned by the engine (`copy`: its text made
+        valid UTF-8, `_valid_copy`)."""
         d = self.backend.dialect
         self._watch(file, path)
-        source, position = self.backend.parquet_source(path)
+        source, position = self.backend.parquet_source(copy or path)
         _, audit = parquet_select(d, source, position, plan, header.arrow_types, header.names, count_trims=True)
         *counts, trims = self._audit(file, audit, source)  # trims: text cells that trimming changes
         all_fit = not any(counts[1:-1]) and counts[-1] == counts[0]
@@ -519,6 +555,13 @@ class QueryEngine:
         self._copies.clear()
 
 
+def _marks(facts: CsvFacts) -> tuple[bytes | None, bytes | None]:
+    """The marks of `_marked_copy`: of lone carriage returns, of bytes that
+    are not UTF-8 (None where the file holds none)."""
+    return (facts.spare if facts.lone_carriage_return else None,
+            None if facts.utf8 else facts.spare_text)
+
+
 def _read_whole(file: DataFile) -> DataFile:
     """The file's bytes, checked to be the ones hashed (so the bytes parsed
     are the bytes hashed)."""
@@ -545,9 +588,7 @@ def _strings_are_utf8(file: DataFile, path: str, header: Header, plan: Plan) -> 
     a function of the bytes and of the columns named) when the file read is
     still the version hashed, so a later run of the same bytes reads no
     column for it (issue 24)."""
-    types = header.arrow_types or ()
-    described = [(header.names[c.index], column_type(types[c.index])) for c in plan.columns]
-    names = sorted({name for name, t in described if t.family in TEXT and not t.dictionary})
+    names = _text_columns(header, plan)
     if not names:
         return True
     key = UTF8_QUERY + json.dumps(names)
@@ -559,6 +600,49 @@ def _strings_are_utf8(file: DataFile, path: str, header: Header, plan: Plan) -> 
     if seen is not None and _stat(path) == seen:  # the bytes read are the bytes hashed
         remember_counts(file.sha256, key, (int(valid),))
     return valid
+
+
+def _text_columns(header: Header, plan: Plan) -> list[str]:
+    """The text columns the plan reads, whose cells DuckDB checks are UTF-8."""
+    types = header.arrow_types or ()
+    described = [(header.names[c.index], column_type(types[c.index])) for c in plan.columns]
+    # a dictionary's values too: DuckDB refused a file whose dictionary held
+    # one bad string (FZ505 where the loader released: one row told)
+    return sorted({name for name, t in described if t.family in TEXT})
+
+
+def _emptied(batch: pa.RecordBatch, names: set[str]) -> pa.RecordBatch:
+    """`batch`, each cell of the columns `names` that is not UTF-8 emptied."""
+    columns = []
+    for name, column in zip(batch.schema.names, batch.columns, strict=True):
+        if name in names:
+            column = _emptied_text(column)
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+
+
+def _emptied_text(column: pa.Array) -> pa.Array:
+    """A text column (or a dictionary of text), each value that is not
+    UTF-8 emptied."""
+    try:
+        column.validate(full=True)
+        return column
+    except pa.ArrowInvalid:
+        pass
+    if pa.types.is_dictionary(column.type):
+        return pa.DictionaryArray.from_arrays(column.indices, _emptied_text(column.dictionary))
+    raw = column.view(pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary())
+    return pa.array([_valid_or_empty(cell) for cell in raw.to_pylist()], column.type)
+
+
+def _valid_or_empty(cell: bytes | None) -> bytes | None:
+    if cell is None:
+        return None
+    try:
+        cell.decode("utf-8")
+    except UnicodeDecodeError:
+        return b""
+    return cell
 
 
 #: The key, in `filehash`'s audit entries, of the UTF-8 validity of a

@@ -58,7 +58,7 @@ def recall(absolute: str, stat: tuple[int, ...]) -> tuple[str, CsvFacts | None] 
         facts = entry["facts"]
         if facts is not None:
             facts = CsvFacts(**{**facts, **{name: bytes.fromhex(facts[name]) if facts.get(name) is not None else None
-                                            for name in ("delimiter", "spare")}})
+                                            for name in ("delimiter", "spare", "spare_text")}})
         return str(entry["sha256"]), facts
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -77,6 +77,7 @@ def remember(absolute: str, stat: tuple[int, ...], sha256: str, facts: CsvFacts 
         saved = asdict(facts)
         saved["delimiter"] = facts.delimiter.hex() if facts.delimiter is not None else None
         saved["spare"] = facts.spare.hex() if facts.spare is not None else None
+        saved["spare_text"] = facts.spare_text.hex() if facts.spare_text is not None else None
     write_atomic(path, json.dumps({"key": key, "sha256": sha256, "facts": saved}).encode())
 
 

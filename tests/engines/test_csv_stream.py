@@ -124,10 +124,16 @@ CASES = {
     "lone carriage return": _lines(b"1,2\r,true,x", b"2,3,true,y"),
     "final carriage return": _lines(b"1,2,true,x") + b"2,3,true,y\r",
     "lone return splitting a record in two": _lines(b"1,2,true,x\r3,4,false,y", b"2,3,true,y"),
+    # bytes that are not UTF-8 stream from a marked copy too: a cell holding one reads as no text
+    "invalid utf-8": _lines(b"1,2,true,\xff", b"2,3,true,ok", b"\xc3(,1,true,a", b"3,\xed\xa0\x80,true,b"),
+    "invalid utf-8, quoted and spaced": _lines(b'"1\xff",2,true,a', b'4," \x80 ",1,"b\xfe"', b"5,6, \xc0\xaf ,c",
+                                              b"7,8,true,\xf4\x90\x80\x80", b"9,1,\xff\xfe,,"),
+    "invalid utf-8 and a lone return": _lines(b"1,2,true,\xe9", b"2,\xff3\r,true,y", b"3,4,false,z"),
 }
 FALLBACK = {
-    "invalid utf-8": _lines(b"1,2,true,\xff", b"2,3,true,ok", b"\xc3(,1,true,a", b"3,\xed\xa0\x80,true,b"),
     "every delimiter byte": _lines(b"1,2,true,\x01\x02\x03\x1f", b"2,3,true,y"),
+    # no third byte left to mark the bad bytes with (remains: one row can hold three such bytes)
+    "three delimiter bytes and invalid utf-8": _lines(b"1,2,true,\x01\x02\x03", b"2,3,true,\xff"),
     "a long line": _lines(b"1,2,true," + b"x" * (LINE_LIMIT + 10), b"2,3,true,y"),
 }
 
