@@ -103,7 +103,7 @@ def test_int_declared_for_a_column_stored_as_floats_reads_its_whole_values(
                  "--budget", "1e6", "--ledger", str(tmp_path / "l.sqlite"), "--engine", engine])
     err = capsys.readouterr().err
     assert code == 0, err
-    assert "`year` is stored as floating point and read as int" in err and "year: num" in err
+    assert "`year` is read as int: a row whose `year` is not a whole number" in err and "year: num" in err
     assert _charged(tmp_path)
 
 
@@ -136,7 +136,7 @@ def test_a_pandas_frame_is_typed_as_its_columns_hold(tmp_path: Path, engine: str
     # float64 read as int: the whole values are read, the others' rows dropped, and the release says so
     release = program.run("years", data={"db": frame}, datasets={"db": "floaty"}, budget=1e6, seed=1,
                           ledger=str(tmp_path / "years.sqlite"), engine=engine)
-    assert any("`year` is stored as floating point and read as int" in w for w in release.warnings)
+    assert any("`year` is read as int: a row whose `year` is not a whole number" in w for w in release.warnings)
 
 
 def test_the_recorded_types_refuse_later_runs_alike(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -102,6 +102,8 @@ def parse_text_reference(column: pa.Array, kind: str) -> Cells:
 def parse_typed(column: pa.Array, kind: str) -> Cells:
     """Cells of a Parquet column with a non-text type (`readable_from` allowed it)."""
     column = _decoded(column)
+    if pa.types.is_null(column.type):  # every cell missing (`readable_from`)
+        column = pa.nulls(len(column), pa.float64())
     if pa.types.is_string(column.type) or pa.types.is_large_string(column.type) or _is_binary(column.type):
         return parse_text(column, kind)
     if pa.types.is_decimal(column.type) or (kind == "string" and not pa.types.is_boolean(column.type)):
@@ -120,7 +122,10 @@ def parse_typed(column: pa.Array, kind: str) -> Cells:
 
 def readable_from(arrow_type: pa.DataType | ColumnType, kind: str) -> bool:
     """Whether a Parquet column of `arrow_type` can be read as `kind` (public)."""
-    family = column_type(arrow_type).family
+    described = column_type(arrow_type)
+    if described.text == "null":  # every cell missing: a row that reads it is dropped (review s29f)
+        return True
+    family = described.family
     text = family in TEXT or family in BINARY
     number = family in NUMBER
     if kind in ("int", "num"):
@@ -136,11 +141,16 @@ def kind_of_arrow(arrow_type: pa.DataType | ColumnType) -> str | None:
     (issue 31): an int is `int`, except a `uint64` (values up to 2^64 - 1,
     beyond the runtime's 64-bit ints: `num`); a float is `num`; a decimal of
     scale 0 whose precision fits in 64 bits (18 digits) is `int`, every
-    other decimal `num`; a bool `bool`; text `string`. None for bytes (typed
+    other decimal `num`; a bool `bool`; text `string`; the `null` type (every
+    cell missing) `num`, as a float column. None for bytes (typed
     from their cells, as a CSV column is) and for every type no run reads
     (`readable_from` refuses each reading of those)."""
     described = column_type(arrow_type)
     family = described.family
+    if described.text == "null":
+        # pandas writes an all-missing column as `null` and the same column with one number as a
+        # float: typed alike, as numbers with every cell missing (review s29f)
+        return "num"
     if family in INTEGER:
         return "num" if family == "uint" and described.bit_width == 64 else "int"
     if family == "decimal":
@@ -203,7 +213,7 @@ def stored_kind(arrow_type: pa.DataType | ColumnType) -> str | None:
     null or NaN) -- so a neighbour one row away is typed alike. A program
     that declares `int` for it reads it under the row rules (a finite whole
     value is that int; a row with any other cell is dropped, as a cell that
-    does not fit: `loader.float_as_int`), so a pandas int column with a
+    does not fit: `loader.numbers_as_int`), so a pandas int column with a
     missing cell (stored float64) reads as its neighbour without it (int64)
     does, bar the missing cell's row (issue 24)."""
     return kind_of_arrow(arrow_type)

@@ -358,30 +358,32 @@ def stored_number(header: Header, index: int) -> bool:
     read as `int` under the row rules -- a finite whole value is that int, a
     row with any other cell is dropped -- decided by its stored type alone,
     never by its cells (issue 31, review s29c): the same on every neighbour."""
-    from fuzzpy.data.cells import kind_of_arrow
-    from fuzzpy.data.columntypes import column_type
+    from fuzzpy.data.columntypes import NUMBER, column_type
 
     if header.arrow_types is None:
         return False
-    stored = header.arrow_types[index]
-    return column_type(stored).family == "float" or kind_of_arrow(stored) == "int"
+    stored = column_type(header.arrow_types[index])
+    return stored.family in NUMBER or stored.text == "null"
 
 
-def float_as_int(header: Header, plan: Plan) -> tuple[str, ...]:
-    """The columns stored as floating point that `plan` reads as `int`
-    (`stored_number`): a run notes each, from the schema and the program only."""
+def numbers_as_int(header: Header, plan: Plan) -> tuple[str, ...]:
+    """The columns of a typed source (Parquet, a frame, a table) that `plan`
+    reads as `int`: a run notes each, whatever its stored type, because the
+    type a writer picks is a function of the values (pandas: an int column
+    with a missing cell is float64, one holding 2^63 uint64, one of missing
+    cells null, one holding 2^70 object; review s29f); a stored number that
+    is not a whole number of 64 bits fails the row rules (`stored_number`)."""
     if header.arrow_types is None or plan.shape != "record":
         return ()
-    from fuzzpy.data.columntypes import column_type
+    # every `int` column of a typed source, whatever its stored type (a frame's object column too):
+    # which types the writer picked is a function of the values, so the note may not be
+    return tuple(c.name for c in plan.columns if c.kind == "int")
 
-    return tuple(c.name for c in plan.columns
-                 if c.kind == "int" and column_type(header.arrow_types[c.index]).family == "float")
 
-
-def float_as_int_note(column: str) -> str:
-    """The note of a float column read as `int` (`float_as_int`)."""
-    return (f"note: `{column}` is stored as floating point and read as int: rows whose `{column}` is not a whole "
-            f"number are dropped (declare `{column} : num` to keep them)")
+def numbers_as_int_note(column: str) -> str:
+    """The note of a column of stored numbers read as `int` (`numbers_as_int`)."""
+    return (f"note: `{column}` is read as int: a row whose `{column}` is not a whole number of at most 64 bits "
+            f"is dropped (declare `{column} : num` to keep it)")
 
 
 def compatible(read: str, registered: str) -> bool:

@@ -427,7 +427,7 @@ def _placed(request: RunRequest, read_streams: bool = True) -> RunRequest:
 
 def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) -> RunResult:
     from fuzzpy.data.datasets import name_sources
-    from fuzzpy.data.loader import float_as_int, float_as_int_note
+    from fuzzpy.data.loader import numbers_as_int, numbers_as_int_note
     from fuzzpy.ledger.book import DataUse, Ledger
     from fuzzpy.ledger.errors import LOOSE_CHARGE
     from fuzzpy.release.accuracy import derive
@@ -470,8 +470,8 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
             register = _first_registration(ledger, budget, warn)  # a first run registers before it judges (F1)
             opened = {name: engine.open(ledger, s, types[name], register) for name, s in sources.items()}
             _one_file_per_dataset(opened)
-            for column in dict.fromkeys(c for o in opened.values() for c in float_as_int(o.header, o.plan)):
-                say(float_as_int_note(column))  # from the schema and the program only: every neighbour alike
+            for column in dict.fromkeys(c for o in opened.values() for c in numbers_as_int(o.header, o.plan)):
+                say(numbers_as_int_note(column))  # from the schema and the program only: every neighbour alike
             for name, o in opened.items():  # a bag of vectors is as wide as its file has columns (the header)
                 _checked_lengths(definition, lambda: lengths.width(name, len(o.plan.columns)))  # noqa: B023
             _check_local_rows(events, opened)  # from the public row rule, before the data is read

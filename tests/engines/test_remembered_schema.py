@@ -61,6 +61,8 @@ def _binary(t: pa.DataType) -> bool:
 
 def reference_readable(t: pa.DataType, kind: str) -> bool:
     t = _values(t)
+    if pa.types.is_null(t):  # every cell missing: read as any kind, every row that reads it dropped (review s29f)
+        return True
     text = _text(t) or _binary(t)
     number = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
     if kind in ("int", "num"):
@@ -72,6 +74,8 @@ def reference_readable(t: pa.DataType, kind: str) -> bool:
 
 def reference_kind(t: pa.DataType) -> str | None:
     t = _values(t)
+    if pa.types.is_null(t):  # every cell missing: typed as a float column is (review s29f)
+        return "num"
     if pa.types.is_integer(t):  # a uint64 reaches 2^64 - 1, beyond the runtime's ints: num (rows2)
         return "num" if t == pa.uint64() else "int"
     if pa.types.is_decimal(t):  # a whole decimal of at most 18 digits fits in 64 bits: int (rows2)
