@@ -64,7 +64,7 @@ from fuzzpy.accounting.atoms import (
     replace_pure_epsilon,
     subsampled_pure_epsilon,
 )
-from fuzzpy.accounting.events import Event, Group, Repeat, Subsample
+from fuzzpy.accounting.events import Event, Group, Repeat, Subsample, anywhere
 from fuzzpy.support.records import frozen
 
 DESCRIPTIONS: dict[str, str] = {
@@ -198,25 +198,13 @@ def atoms_options(events: Iterable[Event], delta: float) -> list[Atoms]:
 
 def _has_chains(events: Iterable[Event]) -> bool:
     """Whether a group of parameters given one dataset (`events.Group.chained`) is among the events."""
-    for event in events:
-        if isinstance(event, Group) and event.chained:
-            return True
-        body = getattr(event, "body", None)
-        if body is not None and _has_chains(body):
-            return True
-    return False
+    return anywhere(events, lambda e: isinstance(e, Group) and e.chained)
 
 
 def _has_resampled(events: Iterable[Event]) -> bool:
     from fuzzpy.accounting.events import Resampled
 
-    for event in events:
-        if isinstance(event, Resampled):
-            return True
-        body = getattr(event, "body", None)
-        if body is not None and _has_resampled(body):
-            return True
-    return False
+    return anywhere(events, lambda e: isinstance(e, Resampled))
 
 
 # ---------------------------------------------------------------- methods
@@ -472,17 +460,14 @@ def _has_pairs(events: Iterable[Event]) -> bool:
     subsample, or a person's group of rows over a subsample."""
     from fuzzpy.accounting.events import DiscreteGaussian, ShuffledReports
 
-    for event in events:
+    def pairs(event: object) -> bool:
         if isinstance(event, Subsample) and event.replace or isinstance(event, ShuffledReports):
             return True
         if isinstance(event, Subsample) and any(isinstance(e, DiscreteGaussian) for e in event.body):
             return True  # its add/remove pair (`pld_atomic.dgauss_subsample_pair`)
-        if isinstance(event, Group) and event.rows and _has_subsample(event.body):
-            return True
-        body = getattr(event, "body", None)
-        if body is not None and _has_pairs(body):
-            return True
-    return False
+        return isinstance(event, Group) and bool(event.rows) and _has_subsample(event.body)
+
+    return anywhere(events, pairs)
 
 
 def _has_subsample(events: Iterable[Event]) -> bool:
@@ -490,13 +475,7 @@ def _has_subsample(events: Iterable[Event]) -> bool:
 
 
 def _either_way(events: Iterable[Event]) -> bool:
-    for event in events:
-        if isinstance(event, Subsample) and event.either_way:
-            return True
-        body = getattr(event, "body", None)
-        if body is not None and _either_way(body):
-            return True
-    return False
+    return anywhere(events, lambda e: isinstance(e, Subsample) and e.either_way)
 
 
 def _allowed(events: tuple[Event, ...], atoms: Atoms, methods: Sequence[str] | None) -> Sequence[str] | None:

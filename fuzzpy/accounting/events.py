@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 
 from fuzzpy.language.symbolic import Poly
@@ -279,3 +280,15 @@ Event = (
     | Group | SymbolicPure
     | RandomizedResponse | LocalReports | ShuffledReports
 )
+
+
+def anywhere(events: Iterable[object], found: Callable[[object], bool]) -> bool:
+    """Whether an event among ``events``, or nested in the body of one (a
+    repeat, subsample, group, ...), is ``found``."""
+    for event in events:
+        if found(event):
+            return True
+        body = getattr(event, "body", None)
+        if body is not None and anywhere(body, found):
+            return True
+    return False

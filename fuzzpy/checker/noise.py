@@ -445,19 +445,8 @@ def ptr_median(ck: Inferencer, call: PrimCall) -> Judgment:
     Sec. 3; Dwork & Roth 2014, Sec. 7.3; docs/semantics.md). A bag that
     moves by s rows: group privacy over ceil(s) steps (Dwork & Roth 2014,
     Thm 2.2; `Group`)."""
-    eps = _positive(ck, call.statics[0], "the epsilon of `ptr_median`", least=_PTR_MIN_EPSILON)
-    delta = _positive(ck, call.statics[1], "the delta of `ptr_median`", below=Fraction(1))
-    bound = _positive(ck, call.statics[2], "the bound b of `ptr_median`")
-    from fuzzpy.checker.first_order import _bag
-
-    j = _bag(ck, call, elem=T.NUM)
-
-    def event(s: Fraction) -> Event:
-        charged = Verified("ptr_median", 2 * eps, delta)
-        steps = math.ceil(s)
-        return charged if steps <= 1 else Group(Fraction(steps), (charged,))
-
-    cost = ck.noise_cost(j.ctx, call.span, "the bag given to `ptr_median`", event)
+    eps, delta, bound, _ = _ptr_statics(ck, call, "ptr_median")
+    cost = _ptr_cost(ck, call, "ptr_median", eps, delta)
     ck.note(f"`ptr_median[{Sens(eps)}, {Sens(delta)}, {Sens(bound)}]`: propose-test-release, "
             f"({Sens(2 * eps)}, {Sens(delta)})-DP per row of the bag (group privacy beyond one row)")
     return Judgment(T.TFuzzy(T.TSum(T.NUM, T.UNIT)), {}, cost=cost)
@@ -471,24 +460,36 @@ def ptr_quantile(ck: Inferencer, call: PrimCall) -> Judgment:
     or not it answers (Dwork & Lei 2009, Sec. 3; docs/semantics.md,
     "`ptr_quantile`"); group privacy over ceil(s) rows (Dwork & Roth 2014,
     Thm 2.2)."""
-    eps = _positive(ck, call.statics[0], "the epsilon of `ptr_quantile`", least=_PTR_MIN_EPSILON)
-    delta = _positive(ck, call.statics[1], "the delta of `ptr_quantile`", below=Fraction(1))
-    bound = _positive(ck, call.statics[2], "the bound b of `ptr_quantile`")
-    level = _positive(ck, call.statics[3], "the quantile p of `ptr_quantile`", below=Fraction(1))
+    eps, delta, bound, level = _ptr_statics(ck, call, "ptr_quantile")
+    cost = _ptr_cost(ck, call, "ptr_quantile", eps, delta)
+    ck.note(f"`ptr_quantile[{Sens(eps)}, {Sens(delta)}, {Sens(bound)}, {Sens(level)}]`: propose-test-release "
+            f"for the {Sens(level)}-quantile, ({Sens(2 * eps)}, {Sens(delta)})-DP per row of the bag "
+            "(group privacy beyond one row)")
+    return Judgment(T.TFuzzy(T.TSum(T.NUM, T.UNIT)), {}, cost=cost)
+
+
+def _ptr_statics(ck: Inferencer, call: PrimCall, name: str) -> tuple[Fraction, Fraction, Fraction, Fraction | None]:
+    """eps, delta, b and (`ptr_quantile`) p, each checked in its range."""
+    eps = _positive(ck, call.statics[0], f"the epsilon of `{name}`", least=_PTR_MIN_EPSILON)
+    delta = _positive(ck, call.statics[1], f"the delta of `{name}`", below=Fraction(1))
+    bound = _positive(ck, call.statics[2], f"the bound b of `{name}`")
+    level = (_positive(ck, call.statics[3], f"the quantile p of `{name}`", below=Fraction(1))
+             if len(call.statics) > 3 else None)
+    return eps, delta, bound, level
+
+
+def _ptr_cost(ck: Inferencer, call: PrimCall, name: str, eps: Fraction, delta: Fraction) -> C.CostCtx:
+    """(2 eps, delta) per row of the bag, group privacy over ceil(s) rows."""
     from fuzzpy.checker.first_order import _bag
 
     j = _bag(ck, call, elem=T.NUM)
 
     def event(s: Fraction) -> Event:
-        charged = Verified("ptr_quantile", 2 * eps, delta)
+        charged = Verified(name, 2 * eps, delta)
         steps = math.ceil(s)
         return charged if steps <= 1 else Group(Fraction(steps), (charged,))
 
-    cost = ck.noise_cost(j.ctx, call.span, "the bag given to `ptr_quantile`", event)
-    ck.note(f"`ptr_quantile[{Sens(eps)}, {Sens(delta)}, {Sens(bound)}, {Sens(level)}]`: propose-test-release "
-            f"for the {Sens(level)}-quantile, ({Sens(2 * eps)}, {Sens(delta)})-DP per row of the bag "
-            "(group privacy beyond one row)")
-    return Judgment(T.TFuzzy(T.TSum(T.NUM, T.UNIT)), {}, cost=cost)
+    return ck.noise_cost(j.ctx, call.span, f"the bag given to `{name}`", event)
 
 
 def expmech(ck: Inferencer, call: PrimCall) -> Judgment:
