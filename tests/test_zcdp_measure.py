@@ -17,7 +17,7 @@ import mpmath
 import pytest
 
 from fuzzpy.checker import check_program
-from fuzzpy.checker.report import figures_for, json_definitions, text_report
+from fuzzpy.checker.report import figures_for, json_definitions, text_report, zcdp_figure
 from fuzzpy.cli import main
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.diagnostics import FuzzError
@@ -178,3 +178,48 @@ def test_the_python_api_gives_rho() -> None:
     report = fuzzpy.loads("def g (db : bag num) : fuzzy num privacy zcdp[1e-6] = gauss[5] (size db);").check()
     cost = report["g"].costs["db"]
     assert cost.rho == Fraction(1, 50) and cost.to_json()["measure"] == "zcdp" and "0.02-zCDP" in cost.text
+
+
+# ---------------------------------------------------------------- --delta D beside a declared delta
+# The policy (docs/language-notes.md, "zCDP as a definition's measure"): the declared delta wins -- the
+# signature's figure and `run`'s charge -- and a --delta D that differs is never ignored silently: check,
+# its JSON and the API show the guarantee at D beside it (the figure `budget --delta D` prints on the
+# definition's line), `run --delta D` refuses (FZ703).
+
+TWO_GAUSS = ("def two (people : bag num) : fuzzy (num, num) privacy zcdp[1e-6] = {\n"
+             "  sample a = gauss[4] (size people);\n  sample b = gauss[8] (sum[0, 1] people);\n  return (a, b)\n};\n")
+
+
+def test_another_delta_is_shown_beside_the_declared_figure_never_in_its_place() -> None:
+    d = checked(TWO_GAUSS).definitions["two"]
+    declared = figures_for(d, None)["people"]
+    asked = figures_for(d, 1e-9)["people"]
+    assert (asked.epsilon, asked.delta, asked.rho) == (declared.epsilon, declared.delta, declared.rho)
+    assert declared.at_delta is None and figures_for(d, 1e-6)["people"].at_delta is None  # the same delta: nothing more
+    eps, delta = asked.at_delta
+    assert float(delta) == 1e-9 and Fraction(eps) > Fraction(declared.epsilon)  # a smaller delta costs more
+    # the smaller of two valid figures at 1e-9: rho's conversion there, and the analytic Gaussian
+    # (Balle & Wang 2018) of the two releases, which is the smaller here
+    at_nine = zcdp_figure(d.privacy["people"], Fraction(1, 10**9), "people")
+    assert cks_delta(float(declared.rho), float(at_nine.epsilon)) <= 1e-9
+    assert eps == at_nine.proved[0] < at_nine.epsilon
+    assert "at the --delta asked for: (" in asked.text() and "1e-09)-DP (not charged" in asked.text()
+
+
+def test_check_json_budget_and_the_api_agree_on_the_figure_at_another_delta(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import fuzzpy
+
+    program = tmp_path / "two.fz"
+    program.write_text(TWO_GAUSS)
+    assert main(["check", "--json", "--delta", "1e-9", str(program)]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["definitions"]
+    privacy = entry["privacy"]["people"]
+    assert privacy["delta"] == 1e-06 and privacy["at_delta"]["delta"] == 1e-09
+    assert main(["budget", str(program), "two", "--delta", "1e-9"]) == 0
+    budget_line = capsys.readouterr().out.splitlines()[0]
+    assert f"{privacy['at_delta']['epsilon']:.6g}"[:5] in budget_line and "1e-09" in budget_line
+    cost = fuzzpy.loads(TWO_GAUSS, "two.fz").check(delta=1e-9)["two"].costs["people"]
+    assert cost.delta == Fraction(1, 10**6) and cost.at_delta is not None
+    assert float(cost.at_delta[0]) == pytest.approx(privacy["at_delta"]["epsilon"])
+    assert cost.to_json()["at_delta"]["delta"] == 1e-09

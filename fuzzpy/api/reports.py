@@ -50,6 +50,9 @@ class Cost:
     #: `privacy zcdp[delta]`: what the accountant proves for the events at that delta,
     #: (epsilon, delta), when below the conversion (what a basic budget is charged)
     proved: tuple[Fraction | float, Fraction | float] | None = None
+    #: `privacy zcdp[delta]` checked at another delta D (`check(delta=D)`): the guarantee at D,
+    #: (epsilon, D), beside the declared figure (which stays what `run` charges)
+    at_delta: tuple[Fraction | float, Fraction | float] | None = None
 
     @property
     def events_text(self) -> str:
@@ -75,6 +78,8 @@ class Cost:
         if self.proved is not None:
             doc["measure"] = "zcdp"
             doc["proved"] = {"epsilon": _number(self.proved[0]), "delta": _number(self.proved[1])}
+        if self.at_delta is not None:
+            doc["at_delta"] = {"epsilon": _number(self.at_delta[0]), "delta": _number(self.at_delta[1])}
         return doc
 
 
@@ -383,7 +388,8 @@ def _cost(database: str, events: tuple[Event, ...], figure: PrivacyFigure) -> Co
 
     # `check_report` builds every cost under its relation (`checker.report.under`)
     return Cost(database, tuple(events), figure.epsilon, figure.delta, figure.method, figure.pure_epsilon,
-                figure.text(), figure.note, figure.rho, neighbours_in_force().relation, figure.proved)
+                figure.text(), figure.note, figure.rho, neighbours_in_force().relation, figure.proved,
+                figure.at_delta)
 
 
 def _number(value: Fraction | float | None) -> object:

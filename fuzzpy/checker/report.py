@@ -59,6 +59,10 @@ class PrivacyFigure:
     #: `privacy zcdp[delta]`: what the accountant proves for its events at that delta,
     #: when below the conversion (the basic rule charges it): (epsilon, delta)
     proved: tuple[Fraction | float, Fraction | float] | None = None
+    #: `privacy zcdp[delta]` with another delta asked for (`--delta D`, `check(delta=D)`): the
+    #: guarantee at D, (epsilon, D), shown beside the declared figure, which stays what `run`
+    #: charges (docs/language-notes.md, "zCDP as a definition's measure")
+    at_delta: tuple[Fraction | float, Fraction | float] | None = None
 
     def text(self) -> str:
         if self.epsilon is None and self.proved is None:
@@ -80,12 +84,16 @@ class PrivacyFigure:
         else:
             eps = "unbounded" if self.is_infinite else _show(self.epsilon)
             conversion = f"{text_up(self.rho or 0)}-zCDP, so ({eps}, {_show(float(self.delta))})-DP"
-        if self.proved is None:
-            return conversion
-        proved_eps, proved_delta = self.proved
-        core = (f"{_show(proved_eps)}-DP" if proved_delta == 0
-                else f"({_show(proved_eps)}, {_show(proved_delta)})-DP")
-        return f"{conversion}; its events are {core}, what a basic budget is charged"
+        if self.proved is not None:
+            proved_eps, proved_delta = self.proved
+            core = (f"{_show(proved_eps)}-DP" if proved_delta == 0
+                    else f"({_show(proved_eps)}, {_show(proved_delta)})-DP")
+            conversion = f"{conversion}; its events are {core}, what a basic budget is charged"
+        if self.at_delta is not None:
+            eps, asked = self.at_delta
+            core = f"{_show(eps)}-DP" if asked == 0 else f"({_show(eps)}, {_show(float(asked))})-DP"
+            conversion = f"{conversion}; at the --delta asked for: {core} (not charged: `run` charges the declared delta)"
+        return conversion
 
     @property
     def is_infinite(self) -> bool:
@@ -111,6 +119,8 @@ class PrivacyFigure:
         if self.proved is not None:  # below the conversion: what the basic rule charges
             doc["measure"] = "zcdp"
             doc["proved"] = {"epsilon": _upper_float(self.proved[0]), "delta": _upper_float(self.proved[1])}
+        if self.at_delta is not None:  # the figure at the delta asked for, beside the declared one
+            doc["at_delta"] = {"epsilon": _upper_float(self.at_delta[0]), "delta": _upper_float(self.at_delta[1])}
         return doc
 
 
@@ -197,6 +207,27 @@ def zcdp_figure(events: tuple[Event, ...], delta: Fraction, parameter: str | Non
         return PrivacyFigure(None, delta, ZCDP_METHOD, None, note="an event has no zCDP bound", proved=proved)
     rho, epsilon = found
     return PrivacyFigure(epsilon, delta, ZCDP_METHOD, None, rho=rho, proved=proved)
+
+
+def _declared_zcdp(events: tuple[Event, ...], declared: Fraction, asked: float | None,
+                   parameter: str) -> PrivacyFigure:
+    """The declared delta wins (it is the definition's, as its type is: the
+    signature's figure and what `run` charges, which refuses another
+    --delta, FZ703); a --delta D that differs is never ignored silently: the
+    guarantee at D is shown beside it. rho-zCDP implies (eps(D), D)-DP for
+    every D (CKS 2020, Cor. 13), and so does what the accountant proves for
+    the events at D: the smaller of the two is reported."""
+    figure = zcdp_figure(events, declared, parameter)
+    if asked is None or exact_delta(asked) == declared:
+        return figure
+    other = zcdp_figure(events, exact_delta(asked), parameter)
+    candidates = [c for c in (other.epsilon, None if other.proved is None else other.proved[0])
+                  if c is not None and not (isinstance(c, float) and math.isinf(c))]
+    if not candidates:
+        return figure
+    best = min(candidates, key=Fraction)
+    shown_delta = other.proved[1] if other.proved is not None and best == other.proved[0] else exact_delta(asked)
+    return dataclasses.replace(figure, at_delta=(best, shown_delta))
 
 
 def _basic_figure(events: tuple[Event, ...], delta: Fraction) -> tuple[Fraction | float, Fraction | float] | None:
@@ -292,7 +323,7 @@ def figures_for(checked: CheckedDef, delta: float | None) -> dict[str, PrivacyFi
     order = [p.name for p in checked.params if p.name in events_of]  # the signature's order
     order += [name for name in events_of if name not in order]
     if checked.zcdp_delta is not None:  # the declared measure: rho-zCDP in every database
-        return {name: zcdp_figure(events_of[name], checked.zcdp_delta, name) if name in checked.privacy
+        return {name: _declared_zcdp(events_of[name], checked.zcdp_delta, delta, name) if name in checked.privacy
                 else privacy_figure(events_of[name], delta, name) for name in order}
     return {name: privacy_figure(events_of[name], delta, name) for name in order}
 
