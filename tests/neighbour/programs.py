@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from hypothesis import strategies as st
@@ -250,11 +251,50 @@ class Writer:
         kind = self.draw(st.sampled_from(QUERY_KINDS))
         query_type, query_body, release = kind(self, depth)
         models = {"q": "deterministic", "m": release.model}
+        trusted = ""
+        if query_type == "num" and self.chance(0.3):  # a trusted primitive applied to the query (issue 27)
+            trusted, query_body = self.trusted_primitive(query_body)
         if self.chance(0.4):  # the release written over static parameters, instantiated twice (issue 27)
             release, extra = parametrised(self, release)
             models.update({name: release.model for name in extra})
-        lines = [ROW_TYPE, CONSTANTS, f"def q (db : bag R) : {query_type} =\n  {query_body};", release.text]
+        if release.model in ZCDP_MODELS and self.chance(0.15):  # the release's own measure, zCDP (issue 27)
+            release = Release(_HEADERS.sub(lambda h: f"{h.group(0)[:-2]} privacy zcdp[{self.pick(ZCDP_DELTAS)}] =",
+                                           release.text), release.model)
+        lines = [ROW_TYPE, CONSTANTS, trusted, f"def q (db : bag R) : {query_type} =\n  {query_body};", release.text]
         return Generated("\n".join(lines) + "\n", models)
+
+    def trusted_primitive(self, argument: str) -> tuple[str, str]:
+        """An `assume def` (Fuzz's trusted primitives, Reed & Pierce ICFP
+        2010) with a true declared bound (its body's Lipschitz constant, or
+        more): z3 proves some, others (softplus, a sigmoid) stay unchecked
+        assumptions whose claims the runs judge like any other."""
+        body, lipschitz = self.pick_trusted()
+        declared = lipschitz * Fraction(self.pick(["1", "1", "2", "3/2"]))
+        bound = str(declared.numerator) if declared.denominator == 1 else f"{declared.numerator} / {declared.denominator}"
+        name = self.name("trusted")
+        return f"assume def {name} (x :[{bound}] num) : num = {body};", f"{name} ({argument})"
+
+    def pick_trusted(self) -> tuple[str, Fraction]:
+        body, lipschitz = self.draw(st.sampled_from(TRUSTED))
+        return body, Fraction(lipschitz)
+
+
+#: bodies of trusted primitives over one `num` x and their true Lipschitz constants
+TRUSTED = (
+    ("log (1 + exp x)", "1"),  # softplus: outside z3's fragment, an unchecked assumption
+    ("if x <= 0 then 0 else if x >= 1 then 1 else x", "1"),  # the rules say inf; z3 proves 1
+    ("max x 0", "1"),
+    ("x / 2 + abs x / 2", "1"),
+    ("3 * clip[-1, 1] x", "3"),
+    ("sigmoid x", "1/4"),
+    ("min (2 * x) (x + 1)", "2"),
+    ("abs (x - 7) - abs (x + 7)", "2"),
+)
+#: releases a `privacy zcdp[delta]` may be declared on (each has a zCDP bound)
+ZCDP_MODELS = ("laplace", "gauss", "geometric", "dgauss", "staircase")
+ZCDP_DELTAS = ("1e-6", "1e-5", "0.001", "1 / 3", "1e-12")
+#: the headers of the releases the harness runs (`m`, and `m2` of a parametrised one)
+_HEADERS = re.compile(r"def m2? \(db : bag R\) : [^=]*? =")
 
 
 @dataclass(frozen=True)
