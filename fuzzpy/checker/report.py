@@ -90,9 +90,9 @@ class PrivacyFigure:
                     else f"({_show(proved_eps)}, {_show(proved_delta)})-DP")
             conversion = f"{conversion}; its events are {core}, what a basic budget is charged"
         if self.at_delta is not None:
-            eps, asked = self.at_delta
-            core = f"{_show(eps)}-DP" if asked == 0 else f"({_show(eps)}, {_show(float(asked))})-DP"
-            conversion = f"{conversion}; at the --delta asked for: {core} (not charged: `run` charges the declared delta)"
+            at_eps, asked = self.at_delta
+            shown = f"{_show(at_eps)}-DP" if asked == 0 else f"({_show(at_eps)}, {_show(float(asked))})-DP"
+            conversion = f"{conversion}; at the --delta asked for: {shown} (not charged: `run` charges the declared delta)"
         return conversion
 
     @property
@@ -225,7 +225,7 @@ def _declared_zcdp(events: tuple[Event, ...], declared: Fraction, asked: float |
                   if c is not None and not (isinstance(c, float) and math.isinf(c))]
     if not candidates:
         return figure
-    best = min(candidates, key=Fraction)
+    best = min(candidates, key=lambda c: Fraction(c))
     shown_delta = other.proved[1] if other.proved is not None and best == other.proved[0] else exact_delta(asked)
     return dataclasses.replace(figure, at_delta=(best, shown_delta))
 
