@@ -223,3 +223,23 @@ def test_generated_counting_programs_catch_size_at_half_sensitivity(monkeypatch:
     with tempfile.TemporaryDirectory(prefix="neighbour-") as tmp:
         tally = run_counting(60, Path(tmp))
     assert any(kind.startswith("distance") for kind in tally.violations), tally.summary()
+
+
+# ---------------------------------------------------------------- a false trusted primitive
+
+
+@pytest.mark.slow  # 3 s: z3 tries each declaration before it is left unchecked
+def test_a_false_unchecked_assumption_is_caught_where_a_true_one_is_clean() -> None:
+    """`assume def` (issue 27) trusts a bound z3 cannot check: the harness
+    judges the runs by it, so a false declaration (softplus is 1-Lipschitz,
+    declared 1/2) shows as a violation, and the true one does not."""
+    text = ("type R = { a : num, k : int };\n"
+            "assume def soft (x :[{bound}] num) : num = log (1 + exp x);\n"
+            "def q (db : bag R) : num = soft (size db);\n")
+    true_case = Case("softplus-true", text.replace("{bound}", "1"), {"q": "deterministic"},
+                     sizes=(6,), use_catalogue=False)
+    false_case = Case("softplus-false", text.replace("{bound}", "1 / 2"), {"q": "deterministic"},
+                      sizes=(6,), use_catalogue=False)
+    assert examine(true_case).violations == []
+    violations = examine(false_case).violations
+    assert any("[distance]" in v for v in violations), violations
