@@ -593,8 +593,9 @@ def _measured(request: RunRequest, checked: CheckedProgram, definition: CheckedD
     if definition.zcdp_delta is None:
         return request
     if request.delta is not None and Fraction(str(request.delta)) != definition.zcdp_delta:
-        raise refuse(EXIT_USAGE, "FZ703", f"`{definition.name}` declares `privacy zcdp[{definition.zcdp_delta}]`: "
-                     f"its cost is converted at that delta, not at --delta {request.delta}")
+        raise refuse(EXIT_USAGE, "FZ703", f"`{definition.name}` declares `privacy zcdp[{float(definition.zcdp_delta):g}]`: "
+                     f"its cost is converted at that delta, not at --delta {request.delta} "
+                     f"(`check --delta {request.delta}` shows its guarantee there, not charged)")
     return replace(request, delta=str(definition.zcdp_delta))
 
 
