@@ -152,6 +152,8 @@ def test_run_charges_what_check_reports(files: tuple[Path, Path], tmp_path: Path
 def test_run_refuses_another_delta_and_a_pure_budget(files: tuple[Path, Path], tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     assert _run(files, tmp_path / "a.sqlite", "--budget", "5,1e-5", "--delta", "1e-7") == 2
+    refusal = "".join(capsys.readouterr())  # --json: the diagnostic is in the document
+    assert "zcdp[1e-06]" in refusal and "`check --delta 1e-7` shows its guarantee there" in refusal
     assert _run(files, tmp_path / "b.sqlite", "--budget", "5") == 3
     capsys.readouterr()
 
