@@ -255,7 +255,7 @@ class EngineInterpreter(Interpreter):
 
     def _eval_Prim(self, expr: S.Prim, env: dict) -> Value:
         func = super()._eval_Prim(expr, env)
-        if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "expmech", "ptr_median", "ptr_quantile", "join"):
+        if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "expmech", "ptr_median", "ptr_quantile", "smooth_median", "smooth_quantile", "join"):
             return func
         categories = self.group_categories(expr)
         if categories is not None:
@@ -291,6 +291,12 @@ class EngineInterpreter(Interpreter):
     def _prim_ptr_quantile(self, args: list[Fraction], plain: Function, db: Value) -> Value:
         """As `_prim_ptr_median`: the engine sends the numbers, `runtime.ptr` does the rest."""
         return self._prim_ptr_median(args, plain, db)
+
+    def _prim_smooth_quantile(self, args: list[Fraction], plain: Function, db: Value) -> Value:
+        """As `_prim_ptr_median`: the engine sends the numbers, `runtime.smooth` does the rest."""
+        return self._prim_ptr_median(args, plain, db)
+
+    _prim_smooth_median = _prim_smooth_quantile
 
     def _prim_vsum(self, args: list[Fraction], plain: Function, db: Value) -> Value:
         if isinstance(db, RelationBag):
