@@ -341,21 +341,34 @@ def _loss_lower_bound(first: Counter[int], second: Counter[int], n: int, delta: 
     return best
 
 
-@pytest.mark.slow  # 2 x 20,000 exact draws, and a broken pair
+@pytest.mark.slow  # 2 x 20,000 exact draws, 2 x 10,000 and a broken pair
 def test_empirical_loss_on_neighbours_is_below_the_claim() -> None:
-    """11 rows: four at 0, 49, 50, 51, four at 100; the neighbour lacks the 51. The
-    median moves from 50 to 49 and the local sensitivity from 1 to 49: noise scaled
-    to it shows a loss far above eps, the smooth bound's stays below."""
-    eps, delta, lo, hi = Fraction(1), Fraction(1, 10**3), Fraction(0), Fraction(100)
-    base = [Fraction(0)] * 4 + [Fraction(49), Fraction(50), Fraction(51)] + [Fraction(100)] * 4
-    neighbour = [Fraction(0)] * 4 + [Fraction(49), Fraction(50)] + [Fraction(100)] * 4
-    assert local_sensitivity(tuple(base), Fraction(1, 2), lo, hi, [lo, hi]) == 1
-    assert local_sensitivity(tuple(neighbour), Fraction(1, 2), lo, hi, [lo, hi]) == 49
+    """30 rows at 0 and 30 at 10, and one more at 10: the median moves by 10, and
+    S = 10 on both (the jump at the median; the padding is 30 rows away), so the
+    law slides by half its scale: a loss of eps / 2 = 0.5 the draws show, below eps.
+    Then twelve rows -- five at 0, 50, 51, five at 100 -- and the neighbour without
+    the 51: the median stays 50 but the local sensitivity goes from 1 to 50, so
+    noise scaled to it shows a loss far above eps (the narrow law puts a fifth of
+    its mass within 1/2 of 50, the wide one 1%); the smooth bound's stays below."""
+    eps, delta, lo, hi = Fraction(1), Fraction(1, 10**3), Fraction(0), Fraction(20)
+    base = [Fraction(0)] * 30 + [Fraction(10)] * 30
+    grown = [*base, Fraction(10)]
+    for rows in (base, grown):
+        assert smooth.prepare(rows, lo, hi, Fraction(1, 2), eps, delta).bound == 10
     runs = 20000
-    first = _answers(base, eps, delta, lo, hi, runs, 101)
-    second = _answers(neighbour, eps, delta, lo, hi, runs, 202)
-    found = _loss_lower_bound(first, second, runs, float(delta))
-    assert found < float(eps)
-    broken_first = _answers(base, eps, delta, lo, hi, 4000, 303, broken=True)
-    broken_second = _answers(neighbour, eps, delta, lo, hi, 4000, 404, broken=True)
+    found = _loss_lower_bound(_answers(base, eps, delta, lo, hi, runs, 101),
+                              _answers(grown, eps, delta, lo, hi, runs, 202), runs, float(delta))
+    assert 0.2 < found < float(eps), found  # the test has power: the slide shows
+
+    hi = Fraction(100)
+    base = [Fraction(0)] * 5 + [Fraction(50), Fraction(51)] + [Fraction(100)] * 5
+    neighbour = [Fraction(0)] * 5 + [Fraction(50)] + [Fraction(100)] * 5
+    assert local_sensitivity(tuple(base), Fraction(1, 2), lo, hi, [lo, hi]) == 1
+    assert local_sensitivity(tuple(neighbour), Fraction(1, 2), lo, hi, [lo, hi]) == 50
+    runs = 10000
+    smooth_loss = _loss_lower_bound(_answers(base, eps, delta, lo, hi, runs, 303),
+                                    _answers(neighbour, eps, delta, lo, hi, runs, 404), runs, float(delta))
+    assert smooth_loss < float(eps)
+    broken_first = _answers(base, eps, delta, lo, hi, 4000, 505, broken=True)
+    broken_second = _answers(neighbour, eps, delta, lo, hi, 4000, 606, broken=True)
     assert _loss_lower_bound(broken_first, broken_second, 4000, float(delta)) > float(eps)
