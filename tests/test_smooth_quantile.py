@@ -205,7 +205,7 @@ def test_released_values_lie_on_the_grid_and_depend_on_the_seed_only() -> None:
     rows = [Fraction(v) for v in (3, 9, 9, 14, 40, 41, 41, 52)]
     args = (Fraction(1, 2), Fraction(1, 10**5), Fraction(0), Fraction(100), Fraction(1, 2))
     first = smooth.smooth_quantile(rows, *args, SeededSource(5))
-    again = smooth.smooth_quantile(list(reversed(rows)) and rows, *args, SeededSource(5))
+    again = smooth.smooth_quantile(sorted(reversed(rows)), *args, SeededSource(5))
     assert first == again
     grid = Fraction(2) ** smooth.grid_exponent(Fraction(1, 2), Fraction(0), Fraction(100))
     assert (first / grid).denominator == 1
@@ -255,6 +255,7 @@ def pairs (db : bag R) : fuzzy num =
     ("1, 1e-9, 0, 5, 0", "FZ202"),
     ("1, 1, 0, 5, 1/2", "FZ202"),        # delta below 1
     ("0, 1e-9, 0, 5, 1/2", "FZ202"),     # eps positive
+    ("1e-9, 1e-9, 0, 5, 1/2", "FZ202"),  # and at least 2^-23
     ("1, 1e-9, 0, 5", "FZ208"),          # five static arguments
 ])
 def test_bad_statics_are_refused(statics: str, code: str) -> None:

@@ -494,7 +494,7 @@ def smooth_quantile(ck: Inferencer, call: PrimCall) -> Judgment:
     moves by s rows: group privacy over ceil(s) rows (Dwork & Roth 2014,
     Thm 2.2; `Group`), as `ptr_quantile`."""
     name = call.name
-    eps = _positive(ck, call.statics[0], f"the epsilon of `{name}`")
+    eps = _positive(ck, call.statics[0], f"the epsilon of `{name}`", least=_PTR_MIN_EPSILON)
     delta = _positive(ck, call.statics[1], f"the delta of `{name}`", below=Fraction(1))
     lo, hi = _smooth_bounds(ck, call, name)
     level = (_positive(ck, call.statics[4], f"the quantile p of `{name}`", below=Fraction(1))

@@ -326,8 +326,8 @@ def _smooth_quantile(interp: Interpreter, args: list[Fraction]) -> Function:
     eps, delta, lo, hi = args[:4]
     level = args[4] if len(args) > 4 else Fraction(1, 2)
     name = "smooth_quantile" if len(args) > 4 else "smooth_median"
-    if eps <= 0 or not 0 < delta < 1 or not lo < hi or not 0 < level < 1:
-        raise RuntimeFailure("FZ517", f"{name} needs eps > 0, 0 < delta < 1, lo < hi and 0 < p < 1")
+    if eps < smooth.MIN_EPSILON or not 0 < delta < 1 or not lo < hi or not 0 < level < 1:
+        raise RuntimeFailure("FZ517", f"{name} needs eps >= 2^-23, 0 < delta < 1, lo < hi and 0 < p < 1")
     # the accuracy note's scale: the public bound S <= hi - lo (S itself is never shown)
     public_scale = 2 * (hi - lo) / eps
 

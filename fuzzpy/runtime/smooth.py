@@ -51,6 +51,9 @@ from fuzzpy.support.records import frozen
 
 #: Bits of the output grid below the public noise scale 2 (hi - lo) / eps.
 GRID_BITS = 32
+#: The least eps (as the other exact releases'): N <= 2^24 ln(1/delta) + 1, so
+#: ln r = log1p(1/N) is a normal double and the log-domain filter is sharp.
+MIN_EPSILON = Fraction(1, 2**23)
 
 
 @lru_cache(maxsize=64)
@@ -58,8 +61,8 @@ def ratio_steps(epsilon: Fraction, delta: Fraction) -> int:
     """N with r = 1 + 1/N: the least N >= ln(1/delta) / c and >= 1 / c, c = eps / 2
     (docs/semantics.md, Lemma S2). ceil(ln(1/delta) / c) is decided exactly
     (`ptr.threshold`)."""
-    if not (epsilon > 0 and 0 < delta < 1):
-        raise RuntimeFailure("FZ517", "smooth_quantile needs eps > 0 and 0 < delta < 1")
+    if not (epsilon >= MIN_EPSILON and 0 < delta < 1):
+        raise RuntimeFailure("FZ517", "smooth_quantile needs eps >= 2^-23 and 0 < delta < 1")
     c = epsilon / 2
     return max(threshold(c, delta), math.ceil(1 / c))
 
@@ -111,13 +114,18 @@ def _log(x: Fraction) -> float:
     return math.log(x.numerator) - math.log(x.denominator)
 
 
+def _log_ratio(r: Fraction) -> float:
+    """ln r to a relative 2^-52 (log1p: r - 1 may be far below 2^-52)."""
+    return math.log1p(float(r - 1))
+
+
 def at_least(u: Scaled, v: Scaled, r: Fraction) -> bool:
     """u >= v, exactly: a log-domain filter, and exact powers when it is close."""
     if v.gap == 0:
         return True
     if u.gap == 0:
         return False
-    difference = _log(u.gap) - _log(v.gap) - (u.steps - v.steps) * _log(r)
+    difference = _log(u.gap) - _log(v.gap) - (u.steps - v.steps) * _log_ratio(r)
     if abs(difference) > 1e-6:
         return difference > 0
     if u.steps >= v.steps:
@@ -184,7 +192,7 @@ def smooth_bound(x: Padded, p: Fraction, r: Fraction) -> Scaled:
     if lower.gap == 0:  # hi = lo is refused earlier; kept total
         return lower
     # r^-K span <= lower  <=>  K >= (log span - log lower) / log r; a margin of 2 steps
-    reach = (_log(span) - _log(lower.gap)) / _log(r) + lower.steps + 2
+    reach = (_log(span) - _log(lower.gap)) / _log_ratio(r) + lower.steps + 2
     reach_steps = min(max(int(math.ceil(reach)), 0), n + 1)
     a_range = (max(m - reach_steps - 1, 0), m)
     b_range = (m, min(m + reach_steps + 1, n + 1))
