@@ -332,7 +332,7 @@ def _smooth_quantile(interp: Interpreter, args: list[Fraction]) -> Function:
     public_scale = 2 * (hi - lo) / eps
 
     def release(db: Value) -> Fuzzy:
-        prepared = smooth.prepare(ptr.sorted_exact(_bag(db, name).view()), lo, hi, level, eps, delta)
+        prepared = smooth.prepare(ptr.sorted_exact(_bag(db, name).view(), name), lo, hi, level, eps, delta)
 
         def draw() -> Value:
             return _noted(interp, smooth.draw(prepared, eps, lo, hi, interp.source), "smooth", public_scale, 1,
