@@ -890,7 +890,7 @@ class ProgramChecker:
                     f"{C.describe_events(tuple(e for e in events if rho((e,)) is None))}",
                     where, labels=(Label(measure.span, "the measure declared here"),),
                     hint="zCDP covers Gaussian and discrete Gaussian noise and pure-DP releases; a mechanism proved "
-                         "only (eps, delta) with delta > 0, propose-test-release or shuffling have none: drop the "
+                         "only (eps, delta) with delta > 0, propose-test-release, smooth sensitivity or shuffling have none: drop the "
                          "measure to have it reported in (eps, delta)"))
         return delta
 
@@ -1145,7 +1145,7 @@ def _walk_syntax(node: object) -> list[object]:
 
 
 #: the primitives and calls that release with no zCDP bound (`_release_span`)
-_NO_ZCDP_PRIMS = frozenset({"ptr_median", "shuffle", "subsample"})
+_NO_ZCDP_PRIMS = frozenset({"ptr_median", "ptr_quantile", "smooth_median", "smooth_quantile", "shuffle", "subsample"})
 
 
 def _release_span(body: S.Expr, events: tuple, callees: set[str] | frozenset[str] = frozenset()) -> Span | None:

@@ -480,12 +480,59 @@ def _ptr_statics(ck: Inferencer, call: PrimCall, name: str) -> tuple[Fraction, F
 
 def _ptr_cost(ck: Inferencer, call: PrimCall, name: str, eps: Fraction, delta: Fraction) -> C.CostCtx:
     """(2 eps, delta) per row of the bag, group privacy over ceil(s) rows."""
+    return _approx_cost(ck, call, name, 2 * eps, delta)
+
+
+def smooth_quantile(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`smooth_quantile[eps, delta, lo, hi, p] db` (and `smooth_median[eps,
+    delta, lo, hi]`, p = 1/2): the lower p-quantile of the rows clamped to
+    [lo, hi] plus Laplace noise of scale 2 S(x) / eps, S an r-smooth upper
+    bound on its local sensitivity, r = 1 + 1/N, N >= 2 ln(1/delta) / eps:
+    (eps, delta)-DP per row (Nissim, Raskhodnikova & Smith 2007, Lemma 2.6
+    with Laplace noise; the constants for this r and add/remove neighbours
+    in docs/semantics.md, "`smooth_quantile`", Lemmas S1-S2). A bag that
+    moves by s rows: group privacy over ceil(s) rows (Dwork & Roth 2014,
+    Thm 2.2; `Group`), as `ptr_quantile`."""
+    name = call.name
+    eps = _positive(ck, call.statics[0], f"the epsilon of `{name}`", least=_PTR_MIN_EPSILON)
+    delta = _positive(ck, call.statics[1], f"the delta of `{name}`", below=Fraction(1))
+    lo, hi = _smooth_bounds(ck, call, name)
+    level = (_positive(ck, call.statics[4], f"the quantile p of `{name}`", below=Fraction(1))
+             if len(call.statics) > 4 else Fraction(1, 2))
+    cost = _approx_cost(ck, call, name, eps, delta)
+    what = "median" if name == "smooth_median" else f"{Sens(level)}-quantile"
+    ck.note(f"`{name}`: smooth sensitivity for the {what} of the rows clamped to [{Sens(lo)}, {Sens(hi)}], "
+            f"({Sens(eps)}, {Sens(delta)})-DP per row of the bag (group privacy beyond one row)")
+    return Judgment(T.TFuzzy(T.NUM), {}, cost=cost)
+
+
+def _smooth_bounds(ck: Inferencer, call: PrimCall, name: str) -> tuple[Fraction, Fraction]:
+    """lo < hi, two static numbers (each call decides it at its numbers when a
+    static parameter names one: `deferred_read`)."""
+    from fuzzpy.checker.elaborate import require_static
+
+    constants = ck.visible_constants()
+
+    def read() -> tuple[Fraction, Fraction]:
+        lo = Fraction(require_static(call.statics[2], constants, f"the lower bound of `{name}`"))
+        hi = Fraction(require_static(call.statics[3], constants, f"the upper bound of `{name}`"))
+        if not lo < hi:
+            raise CheckError("FZ202", f"`{name}`: the lower bound {Sens(lo)} must be below the upper bound {Sens(hi)}",
+                             call.statics[2].span)
+        return lo, hi
+
+    lo_hi = deferred_read(ck, call.statics[2], f"the lower bound of `{name}`", read, (Fraction(0), Fraction(1)))
+    return deferred_read(ck, call.statics[3], f"the upper bound of `{name}`", read, lo_hi)
+
+
+def _approx_cost(ck: Inferencer, call: PrimCall, name: str, eps: Fraction, delta: Fraction) -> C.CostCtx:
+    """(eps, delta) per row of the bag, group privacy over ceil(s) rows (Dwork & Roth 2014, Thm 2.2)."""
     from fuzzpy.checker.first_order import _bag
 
     j = _bag(ck, call, elem=T.NUM)
 
     def event(s: Fraction) -> Event:
-        charged = Verified(name, 2 * eps, delta)
+        charged = Verified(name, eps, delta)
         steps = math.ceil(s)
         return charged if steps <= 1 else Group(Fraction(steps), (charged,))
 

@@ -255,7 +255,7 @@ class EngineInterpreter(Interpreter):
 
     def _eval_Prim(self, expr: S.Prim, env: dict) -> Value:
         func = super()._eval_Prim(expr, env)
-        if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "expmech", "ptr_median", "ptr_quantile", "join"):
+        if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "expmech", "ptr_median", "ptr_quantile", "smooth_median", "smooth_quantile", "join"):
             return func
         categories = self.group_categories(expr)
         if categories is not None:
@@ -274,7 +274,7 @@ class EngineInterpreter(Interpreter):
             db = db.in_memory("sum", "its rows are not numbers")
         return plain(db)
 
-    def _prim_ptr_median(self, args: list[Fraction], plain: Function, db: Value) -> Value:
+    def _prim_ptr_median(self, args: list[Fraction], plain: Function, db: Value, name: str = "ptr_median") -> Value:
         """The engine computes the numbers (one column, filtered and mapped in
         SQL) and sends them; the distance, the test and the release are the
         in-memory interpreter's own (`runtime.ptr`), on the same values."""
@@ -285,12 +285,19 @@ class EngineInterpreter(Interpreter):
                     raise _Stop
                 db = self.executor.materialise(db.relation)
             else:
-                db = db.in_memory("ptr_median", "its rows are not numbers")
+                db = db.in_memory(name, "its rows are not numbers")
         return plain(db)
 
     def _prim_ptr_quantile(self, args: list[Fraction], plain: Function, db: Value) -> Value:
         """As `_prim_ptr_median`: the engine sends the numbers, `runtime.ptr` does the rest."""
-        return self._prim_ptr_median(args, plain, db)
+        return self._prim_ptr_median(args, plain, db, "ptr_quantile")
+
+    def _prim_smooth_quantile(self, args: list[Fraction], plain: Function, db: Value) -> Value:
+        """As `_prim_ptr_median`: the engine sends the numbers, `runtime.smooth` does the rest."""
+        return self._prim_ptr_median(args, plain, db, "smooth_quantile")
+
+    def _prim_smooth_median(self, args: list[Fraction], plain: Function, db: Value) -> Value:
+        return self._prim_ptr_median(args, plain, db, "smooth_median")
 
     def _prim_vsum(self, args: list[Fraction], plain: Function, db: Value) -> Value:
         if isinstance(db, RelationBag):

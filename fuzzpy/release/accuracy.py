@@ -9,7 +9,10 @@ interval is only claimed where the released number *is* a noisy query:
   `expmech[eps] cands score db`, `ptr_median[eps, delta, b] db` and
   `ptr_quantile[eps, delta, b, p] db`: its answer `inl m` carries the
   Laplace of scale b / eps around the data's lower median or p-quantile,
-  `inr ()` nothing), or a block whose result is one; or
+  `inr ()` nothing; `smooth_median` / `smooth_quantile`: the continuous
+  Laplace of scale 2 S / eps <= 2 (hi - lo) / eps around the clamped
+  quantile, from the public bound, since S itself depends on the data), or a
+  block whose result is one; or
 * the body is a block ending in `return r`, where r is a variable, a tuple
   of variables or a record of variables, and a variable counts when its last
   binding in the block is `sample x = <noise primitive applied to a query>`,
@@ -36,10 +39,11 @@ from fuzzpy.language.figures import text_up
 NOT_DERIVED = "accuracy not derived for this expression"
 #: `ptr_median` answered `inr ()`: nothing was released to be accurate about (review s28c)
 NO_ANSWER = "no interval: the mechanism gave no answer (`inr ()`), which carries no value to bound"
-_NOISE = {"laplace": 1, "gauss": 1, "geometric": 1, "dgauss": 1, "staircase": 1, "expmech": 3, "ptr_median": 1, "ptr_quantile": 1}  # primitive -> arguments after the static ones
+_NOISE = {"laplace": 1, "gauss": 1, "geometric": 1, "dgauss": 1, "staircase": 1, "expmech": 3, "ptr_median": 1, "ptr_quantile": 1, "smooth_median": 1, "smooth_quantile": 1}  # primitive -> arguments after the static ones
 _NAMES = {"laplace": "discrete Laplace", "gauss": "discrete Gaussian", "expmech": "exponential mechanism",
           "geometric": "two-sided geometric on the integers", "dgauss": "discrete Gaussian on the integers",
-          "staircase": "staircase on its grid"}
+          "staircase": "staircase on its grid",
+          "smooth": "continuous Laplace of scale 2 S / eps, S the data's smooth sensitivity (not shown) <= hi - lo"}
 
 
 @dataclass(frozen=True)
@@ -66,8 +70,11 @@ class Accuracy:
             return {**out, "derived": False, "note": NO_ANSWER if self.no_answer else NOT_DERIVED}
         key = "utility_gap" if self.noise == "expmech" else "half_width"
         out.update({"derived": True, key: float_up(self.bound), "statement": self.statement()})
-        out["epsilon" if self.noise in ("laplace", "expmech", "geometric", "staircase") else "sigma"] = \
-            float(1 / self.scale) if self.noise == "laplace" and self.scale else float(self.scale or 0)
+        if self.noise == "smooth":  # the scale is the public bound 2 (hi - lo) / eps, rounded up
+            out["scale_at_most"] = float_up(self.scale or Fraction(0))
+        else:
+            out["epsilon" if self.noise in ("laplace", "expmech", "geometric", "staircase") else "sigma"] = \
+                float(1 / self.scale) if self.noise == "laplace" and self.scale else float(self.scale or 0)
         out["candidates" if self.noise == "expmech" else "entries"] = self.entries
         if self.textbook is not None:
             out["continuous_half_width"] = self.textbook
@@ -83,6 +90,7 @@ class Accuracy:
                     f"{self.entries} candidates; McSherry-Talwar)")
         each = " per entry" if self.entries > 1 else ""
         what = (f"scale {text_up(self.scale)}" if self.noise == "laplace"
+                else f"the bound 2 (hi - lo) / eps = {text_up(self.scale)}" if self.noise == "smooth"
                 else f"eps {text_up(self.scale)}" if self.noise in ("geometric", "staircase")
                 else f"sigma {text_up(self.scale)}")
         return f"+/- {text_up(self.bound)}{each} at {level} ({_NAMES[self.noise]}, {what})"

@@ -192,6 +192,9 @@ def half_width(note: NoiseNote, confidence: Fraction) -> Fraction:
 
         grid = StaircaseGrid(note.exponent, 2 ** -note.exponent + 1, note.units, Fraction(0))
         return Fraction(2) ** note.exponent * (tail_units(note.scale, grid, 1 - confidence) + Fraction(1, 2))
+    if note.kind == "smooth":  # continuous Lap(b), b <= scale: P(|Z| > b ln(1/alpha)) = alpha; then the grid's g/2
+        reach = float(note.scale) * math.log(1 / alpha) * (1 + 2**-40)
+        return Fraction(math.nextafter(reach, math.inf)) + Fraction(2) ** note.exponent / 2
     if note.kind == "expmech":
         # Dwork & Roth Thm 3.11 (McSherry-Talwar): n exp(-eps c / 2) = beta
         gap = 2 / float(note.scale) * math.log(max(note.entries, 1) / alpha)
@@ -212,7 +215,7 @@ def textbook_half_width(note: NoiseNote, confidence: Fraction) -> float:
         from fuzzpy.runtime.staircase import continuous_half_width
 
         return continuous_half_width(note.scale, note.units * Fraction(2) ** note.exponent, 1 - confidence)
-    if note.kind == "laplace":
+    if note.kind in ("laplace", "smooth"):
         return float(note.scale) * math.log(1 / alpha)
     return float(note.scale) * NormalDist().inv_cdf(1 - alpha / 2)
 

@@ -513,3 +513,21 @@ def _nearest(x: Fraction) -> float:
         return float(x)
     except OverflowError:
         return sys.float_info.max if x > 0 else -sys.float_info.max  # never float(x): it overflows
+
+
+def round_to_grid(value: Number, exponent: int) -> Fraction:
+    """The multiple of 2^exponent nearest to the exact value (floor(v / g + 1/2)):
+    rounding is monotone, so an interval whose ends round alike decides it; a
+    tie has probability 0 for a value with a density (post-processing)."""
+    grid = Fraction(2) ** exponent
+    if not isinstance(value, Noisy):
+        return math.floor(value / grid + Fraction(1, 2)) * grid
+    draws, step = _shape_draws(value.shape), FIRST_STEP
+    while True:
+        bounds = _value_interval(value)
+        if bounds is not None:
+            low, high = (math.floor(b / grid + Fraction(1, 2)) for b in bounds)
+            if low == high:
+                return low * grid
+        _refine_least_known(draws, step)
+        step = min(2 * step, MAX_STEP)

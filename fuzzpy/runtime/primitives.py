@@ -243,6 +243,8 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
         "bootstrap": _fixed_size(replacement=True),
         "ptr_median": _ptr_median,
         "ptr_quantile": _ptr_quantile,
+        "smooth_quantile": _smooth_quantile,
+        "smooth_median": _smooth_quantile,
     }
     if expr.name not in makers:
         raise RuntimeFailure("FZ514", f"unknown primitive `{expr.name}`")
@@ -311,6 +313,34 @@ def _ptr_quantile(interp: Interpreter, args: list[Fraction]) -> Function:
         return Fuzzy(draw)
 
     return Function("ptr_quantile", 1, release)
+
+
+def _smooth_quantile(interp: Interpreter, args: list[Fraction]) -> Function:
+    """`smooth_quantile[eps, delta, lo, hi, p] db` / `smooth_median[eps, delta, lo, hi] db`:
+    the clamped lower p-quantile plus exact continuous Laplace noise scaled to
+    its smooth sensitivity (`runtime.smooth`; Nissim, Raskhodnikova & Smith 2007).
+    The values are sorted and S computed once per bag, the draws made when
+    the distribution is sampled."""
+    from fuzzpy.runtime import ptr, smooth
+
+    eps, delta, lo, hi = args[:4]
+    level = args[4] if len(args) > 4 else Fraction(1, 2)
+    name = "smooth_quantile" if len(args) > 4 else "smooth_median"
+    if eps < smooth.MIN_EPSILON or not 0 < delta < 1 or not lo < hi or not 0 < level < 1:
+        raise RuntimeFailure("FZ517", f"{name} needs eps >= 2^-23, 0 < delta < 1, lo < hi and 0 < p < 1")
+    # the accuracy note's scale: the public bound S <= hi - lo (S itself is never shown)
+    public_scale = 2 * (hi - lo) / eps
+
+    def release(db: Value) -> Fuzzy:
+        prepared = smooth.prepare(ptr.sorted_exact(_bag(db, name).view(), name), lo, hi, level, eps, delta)
+
+        def draw() -> Value:
+            return _noted(interp, smooth.draw(prepared, eps, lo, hi, interp.source), "smooth", public_scale, 1,
+                          grid=(smooth.grid_exponent(eps, lo, hi), 0))
+
+        return Fuzzy(draw)
+
+    return Function(name, 1, release)
 
 
 def _gauss(interp: Interpreter, args: list[Fraction]) -> Function:

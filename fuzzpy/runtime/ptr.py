@@ -154,7 +154,7 @@ class _Exact(Sequence[Fraction]):
         return Fraction(self._array[index].item())
 
 
-def sorted_exact(column: object) -> Sequence[Fraction]:
+def sorted_exact(column: object, what: str = "ptr_median") -> Sequence[Fraction]:
     """A bag's numbers (an int64 / float64 / object column) sorted, each read
     as its exact value (a double stands for itself)."""
     import numpy as np
@@ -163,13 +163,13 @@ def sorted_exact(column: object) -> Sequence[Fraction]:
     if array.dtype.kind == "b":
         array = array.astype(np.int64)
     if array.dtype.kind == "f" and not bool(np.all(np.isfinite(array))):
-        raise RuntimeFailure("FZ516", "`ptr_median` reads numbers, and a row is not a finite number")
+        raise RuntimeFailure("FZ516", f"`{what}` reads numbers, and a row is not a finite number")
     if array.dtype.kind in "iuf":
         return _Exact(np.sort(array))  # the order of doubles and of int64s is their exact order
     try:
         return sorted(Fraction(v) for v in array.tolist())
     except (TypeError, ValueError):
-        raise RuntimeFailure("FZ516", "`ptr_median` reads a bag of numbers") from None
+        raise RuntimeFailure("FZ516", f"`{what}` reads a bag of numbers") from None
 
 
 @frozen
