@@ -103,6 +103,7 @@ _TABLE = [
     Primitive("dgauss", ("sigma",), 1, "int -> fuzzy int  (discrete Gaussian; rho = s^2 / 2 sigma^2)", N.dgauss),
     Primitive("ptr_median", ("eps", "delta", "b"), 1, "bag num -> fuzzy (num + unit)  (propose-test-release: (2 eps, delta) per row; inr () is no answer)", N.ptr_median),
     Primitive("ptr_quantile", ("eps", "delta", "b", "p"), 1, "bag num -> fuzzy (num + unit)  (propose-test-release for the lower p-quantile, 0 < p < 1: (2 eps, delta) per row; inr () is no answer)", N.ptr_quantile),
+    Primitive("wishart", ("eps", "delta", "b", "k"), 1, "bag (vec[2] num) -> fuzzy (mat[2] num)  (S / k - w^2 I, S ~ W_d(k, X^T X + w^2 I), rows clipped to L2 norm b: (eps, delta) per row)", N.wishart),
     Primitive("expmech", ("eps",), 3, "list C -> (C -> D -[s]-> num) -> D -[eps*s]-> fuzzy C", N.expmech),
     Primitive("loop", ("k",), 2, "A -> (A -> fuzzy A) -> fuzzy A  (cost: k times the body's)", N.loop),
     Primitive("iterate", ("k",), 2, "(A -> A) -> A -> A  (s^k-sensitive in the start for an s-sensitive step)", N.iterate),

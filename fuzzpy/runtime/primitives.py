@@ -243,6 +243,7 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
         "bootstrap": _fixed_size(replacement=True),
         "ptr_median": _ptr_median,
         "ptr_quantile": _ptr_quantile,
+        "wishart": _wishart,
     }
     if expr.name not in makers:
         raise RuntimeFailure("FZ514", f"unknown primitive `{expr.name}`")
@@ -311,6 +312,34 @@ def _ptr_quantile(interp: Interpreter, args: list[Fraction]) -> Function:
         return Fuzzy(draw)
 
     return Function("ptr_quantile", 1, release)
+
+
+def _wishart(interp: Interpreter, args: list[Fraction]) -> Function:
+    """`wishart[eps, delta, b, k] db`: S / k - w^2 I with S ~ W_d(k, X^T X + w^2 I),
+    X^T X of the rows clipped to L2 norm b computed exactly where the rows are
+    read, the draws exact and the entries rounded to a public grid at the end
+    (`runtime.wishart`; w^2 from `accounting.wishart`)."""
+    from fuzzpy.accounting.wishart import noise_variance
+    from fuzzpy.runtime import wishart as W
+
+    eps, delta, bound, k = args
+    if eps <= 0 or not 0 < delta < 1 or bound <= 0 or k.denominator != 1 or k < 1:
+        raise RuntimeFailure("FZ517", "wishart[eps, delta, b, k] needs eps > 0, 0 < delta < 1, b > 0 and a whole k >= 1")
+    w2 = noise_variance(eps, delta, bound, int(k))
+
+    def release(db: Value) -> Fuzzy:
+        rows = _bag(db, "wishart").view()
+        if not isinstance(rows, np.ndarray) or rows.ndim != 2:
+            raise RuntimeFailure("FZ516", "`wishart` expects a bag of vectors")
+        moment = W.second_moment(rows, bound)
+        sigma = [[x + (w2 if i == j else 0) for j, x in enumerate(row)] for i, row in enumerate(moment)]
+
+        def draw() -> Value:
+            return [vector(row) for row in W.sample_release(sigma, int(k), w2, interp.source)]
+
+        return Fuzzy(draw)
+
+    return Function("wishart", 1, release)
 
 
 def _gauss(interp: Interpreter, args: list[Fraction]) -> Function:
