@@ -32,16 +32,18 @@ constants of the papers are not used.
 
 `calibrate` picks w^2 = b^2 t with t the least point of the grid m 2^j
 (1024 <= m < 2048) whose a = 1 / t has max(delta_{P||Q}, delta_{Q||P}) at
-eps below delta (1 - 2^-20), evaluated in mpmath at 256 bits: the working
-precision's error (far below 2^-150 relative for these regularized
-incomplete gamma values, cancellation costing at most log2(1 / delta) bits)
-is covered many times over by the margin, so the delta claimed is never below
-the truth. The grid point above the least one fails the test, so w^2 is at
+eps below delta (1 - 2^-20), evaluated in mpmath at 256 + log2(1 / delta) +
+eps / ln 2 bits (`precision`): each delta is a difference of terms of size
+at most e^eps, each computed to about 2^-256 of its size (mpmath's
+regularized incomplete gamma at the working precision), so the absolute error
+is below 2^-200 delta, covered many times over by the margin: the delta
+claimed is never below the truth. The grid point above the least one fails the test, so w^2 is at
 most 2^-10 relatively above the least value the analysis allows.
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from functools import lru_cache
 
@@ -91,15 +93,22 @@ def wishart_delta(a: Fraction, k: int, eps: Fraction) -> float:
     """max(delta_{P||Q}, delta_{Q||P}) at eps for the ratio a (a float, for display and tests)."""
     from mpmath import mp
 
-    with mp.workprec(PRECISION):
+    with mp.workprec(PRECISION + 64):
         return float(max(delta_pq(a, k, eps), delta_qp(a, k, eps), 0))  # type: ignore[call-overload]
+
+
+def precision(eps: Fraction, delta: Fraction) -> int:
+    """Working bits: the deltas are differences of numbers up to e^eps in size
+    that must be known to delta 2^-20 absolutely, so PRECISION bits beyond
+    log2(1 / delta) + eps / ln 2."""
+    return PRECISION + math.ceil(math.log2(delta.denominator / delta.numerator)) + math.ceil(float(eps) / math.log(2))
 
 
 def _passes(t: Fraction, k: int, eps: Fraction, delta: Fraction) -> bool:
     import mpmath
     from mpmath import mp
 
-    with mp.workprec(PRECISION):
+    with mp.workprec(precision(eps, delta)):
         a = 1 / mpmath.mpf(t.numerator) * t.denominator
         bound = mpmath.mpf(delta.numerator) / delta.denominator * (1 - mpmath.mpf(MARGIN.numerator) / MARGIN.denominator)
         worst = max(delta_pq(a, k, eps), delta_qp(a, k, eps))  # type: ignore[call-overload]

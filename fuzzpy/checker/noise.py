@@ -492,9 +492,13 @@ def wishart(ck: Inferencer, call: PrimCall) -> Judgment:
     j = ck.check(call.args[0], T.TBag(row), "`wishart` takes a bag of L2 vectors (the rows of X)")
     ck.vector_sites[call.head.span] = row.length
     d = ck.lengths.static(row.length)
-    if d is not None and k < d:
-        raise CheckError("FZ202", f"`wishart[.., {k}]` draws {k} Gaussian vectors of length {d}: k must be at least d "
-                         "for the released matrix to be of full rank", call.statics[3].span, hint=f"use k >= {d}")
+
+    def at_least_d() -> None:
+        if d is not None and k < d:
+            raise CheckError("FZ202", f"`wishart[.., {k}]` draws {k} Gaussian vectors of length {d}: k must be at least "
+                             "d for the released matrix to be of full rank", call.statics[3].span, hint=f"use k >= {d}")
+
+    deferred_read(ck, call.statics[3], what, at_least_d, None)
 
     def event(s: Fraction) -> Event:
         charged = Verified("wishart", eps, delta)
