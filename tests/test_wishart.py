@@ -92,7 +92,7 @@ def test_delta_formula_against_wishart_densities_d2() -> None:
         loss = wishart(df=k, scale=first).logpdf(s) - wishart(df=k, scale=second).logpdf(s)
         terms = np.maximum(1 - np.exp(eps - loss), 0)
         estimate, error = terms.mean(), terms.std() / math.sqrt(n)
-        exact = float(formula(a, k, eps))  # type: ignore[arg-type]
+        exact = float(formula(a, k, eps))
         assert exact > 0.01  # a divergence the estimate can see
         assert abs(estimate - exact) < 5 * error + 1e-4, (estimate, exact, error)
 
@@ -281,7 +281,7 @@ def _worst_pair_releases(w2: Fraction, k: int, n: int, seed: int) -> tuple[np.nd
     source = SeededSource(seed)
     empty = W.second_moment(np.zeros((0, 1)), Fraction(1))
     one = W.second_moment(np.array([[1.0]]), Fraction(1))
-    assert one == [[Fraction(1)]]
+    assert 1 - Fraction(1, 2**20) < one[0][0] <= 1  # clipped to b (1 - 2^-30), then onto the grid
     p = [float(W.sample_release([[empty[0][0] + w2]], k, w2, source)[0][0]) for _ in range(n)]
     q = [float(W.sample_release([[one[0][0] + w2]], k, w2, source)[0][0]) for _ in range(n)]
     return np.array(p), np.array(q)

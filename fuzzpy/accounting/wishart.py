@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 #: Mantissa bits of the noise grid t = m 2^j (1024 <= m < 2048).
 GRID_BITS = 10
@@ -57,7 +58,7 @@ MARGIN = Fraction(1, 2**20)
 _LOWEST, _HIGHEST = -300, 300
 
 
-def delta_pq(a: object, k: int, eps: object) -> object:
+def delta_pq(a: Any, k: int, eps: Any) -> Any:
     """delta_{P||Q}(eps) for P = N(0, 1)^k, Q = N(0, 1 + a)^k (an mpmath number)."""
     import mpmath
 
@@ -68,7 +69,7 @@ def delta_pq(a: object, k: int, eps: object) -> object:
     return _cdf(k, t) - mpmath.exp(eps) * _cdf(k, t / (1 + a))
 
 
-def delta_qp(a: object, k: int, eps: object) -> object:
+def delta_qp(a: Any, k: int, eps: Any) -> Any:
     """delta_{Q||P}(eps) for the same pair (an mpmath number)."""
     import mpmath
 
@@ -77,13 +78,13 @@ def delta_qp(a: object, k: int, eps: object) -> object:
     return _sf(k, t / (1 + a)) - mpmath.exp(eps) * _sf(k, t)
 
 
-def _cdf(k: int, x: object) -> object:
+def _cdf(k: int, x: Any) -> Any:
     import mpmath
 
     return mpmath.gammainc(mpmath.mpf(k) / 2, 0, mpmath.mpf(x) / 2, regularized=True)
 
 
-def _sf(k: int, x: object) -> object:
+def _sf(k: int, x: Any) -> Any:
     import mpmath
 
     return mpmath.gammainc(mpmath.mpf(k) / 2, mpmath.mpf(x) / 2, mpmath.inf, regularized=True)
@@ -94,7 +95,7 @@ def wishart_delta(a: Fraction, k: int, eps: Fraction) -> float:
     from mpmath import mp
 
     with mp.workprec(PRECISION + 64):
-        return float(max(delta_pq(a, k, eps), delta_qp(a, k, eps), 0))  # type: ignore[call-overload]
+        return float(max(delta_pq(a, k, eps), delta_qp(a, k, eps), 0))
 
 
 def precision(eps: Fraction, delta: Fraction) -> int:
@@ -111,7 +112,7 @@ def _passes(t: Fraction, k: int, eps: Fraction, delta: Fraction) -> bool:
     with mp.workprec(precision(eps, delta)):
         a = 1 / mpmath.mpf(t.numerator) * t.denominator
         bound = mpmath.mpf(delta.numerator) / delta.denominator * (1 - mpmath.mpf(MARGIN.numerator) / MARGIN.denominator)
-        worst = max(delta_pq(a, k, eps), delta_qp(a, k, eps))  # type: ignore[call-overload]
+        worst = max(delta_pq(a, k, eps), delta_qp(a, k, eps))
         return bool(worst <= bound)
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from fuzzpy.runtime.lazy_reals import FIRST_STEP, MAX_STEP, GaussDraw
 from fuzzpy.runtime.randomness import RandomSource
@@ -34,6 +35,9 @@ from fuzzpy.runtime.values import RuntimeFailure
 from fuzzpy.support.lazy import lazy
 
 np = lazy("numpy")
+
+if TYPE_CHECKING:
+    import numpy
 
 #: Rows are kept to 2^-ROW_BITS of b (relative), in integers of at most 2^27.
 ROW_BITS = 26
@@ -62,7 +66,7 @@ def output_grid(w2: Fraction, k: int) -> int:
     return _floor_log2(w2 / k) - OUT_BITS
 
 
-def second_moment(rows: np.ndarray, bound: Fraction) -> list[list[Fraction]]:
+def second_moment(rows: numpy.ndarray, bound: Fraction) -> list[list[Fraction]]:
     """X^T X of the rows clipped to L2 norm b and rounded toward zero onto
     the rows' grid (step 1 of the module docstring), exactly."""
     from fuzzpy.runtime.aggregates import _enforce_norm, _scale_factors
@@ -85,7 +89,7 @@ def second_moment(rows: np.ndarray, bound: Fraction) -> list[list[Fraction]]:
     return [[t * scale for t in row] for row in totals]
 
 
-def _outer_sum(units: np.ndarray) -> list[list[int]]:
+def _outer_sum(units: numpy.ndarray) -> list[list[int]]:
     """sum u u^T over the rows, exactly: each |u| <= 2^27 is split in two
     halves whose int64 products (below 2^28) summed over at most 2^16 rows
     stay below 2^44."""
