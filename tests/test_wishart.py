@@ -340,3 +340,6 @@ def test_memory_and_duckdb_release_the_same_matrix(tmp_path: Path, capsys: pytes
     matrix = found[0]["released"]
     assert len(matrix) == 3 and all(len(row) == 3 for row in matrix)
     assert found[0]["charged"]["epsilon"] == 1 and found[0]["charged"]["delta"] == pytest.approx(1e-6)
+    (accuracy,) = found[0]["accuracy"]
+    assert not accuracy["derived"] and "Wishart noise scales with the private X^T X" in accuracy["note"]
+    assert "k = 256" in accuracy["note"]

@@ -335,7 +335,8 @@ def _wishart(interp: Interpreter, args: list[Fraction]) -> Function:
         sigma = [[x + (w2 if i == j else 0) for j, x in enumerate(row)] for i, row in enumerate(moment)]
 
         def draw() -> Value:
-            return [vector(row) for row in W.sample_release(sigma, int(k), w2, interp.source)]
+            released: list[Value] = [vector(row) for row in W.sample_release(sigma, int(k), w2, interp.source)]
+            return _noted(interp, released, "wishart", w2, int(k))  # its noise's law, for the accuracy line
 
         return Fuzzy(draw)
 
