@@ -243,6 +243,10 @@ def other (db : bag P) (eb : bag P) : fuzzy (mat[2] num) = wishart[1, 1e-6, 2, 2
     ("1, 1e-6, -1, 4", "[p.x, p.y]", "FZ202"),      # b positive
     ("1e-200, 1e-300, 1, 4", "[p.x, p.y]", "FZ202"),  # no noise on the grid (up to 2^300 b^2) reaches it
     ("1, 1e-6, 2", "[p.x, p.y]", "FZ208"),          # four statics
+    ("101, 1e-6, 2, 4", "[p.x, p.y]", "FZ202"),     # eps at most 100 (the calibration's precision grows with it)
+    ("1, 1e-300 * 1e-3, 2, 4", "[p.x, p.y]", "FZ202"),  # delta at least 2^-1000
+    ("1, 1e-6, 2, 1000", "[p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, "
+     "p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, p.x]", "FZ202"),  # k d^2 above 2^20
 ])
 def test_bad_statics_are_refused(statics: str, vector: str, code: str) -> None:
     body = f"wishart[{statics}] (map (fun p -> {vector}) db)"
@@ -343,3 +347,16 @@ def test_memory_and_duckdb_release_the_same_matrix(tmp_path: Path, capsys: pytes
     (accuracy,) = found[0]["accuracy"]
     assert not accuracy["derived"] and "Wishart noise scales with the private X^T X" in accuracy["note"]
     assert "k = 256" in accuracy["note"]
+
+
+def test_replace_one_is_two_add_remove_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    from fuzzpy.accounting import neighbours as N
+    from fuzzpy.cli import main
+
+    one = E.Verified("wishart", Fraction(1), Fraction(1, 10**6))
+    assert N.resolve((one,), N.REPLACE_ONE) == (E.Group(Fraction(2), (one,)),)
+    assert main(["check", "--neighbours", "replace-one", "--delta", "1e-4",
+                 str(ROOT / "examples" / "private_covariance.fz")]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("second_moment"))
+    figure = float(line.split("(")[-2].split(",")[0]) if "-DP in db" in line else math.inf
+    assert 1.9 < figure <= 2  # group privacy over two steps: at most 2 eps at delta 1e-4, never 1 eps

@@ -468,8 +468,13 @@ def ptr_quantile(ck: Inferencer, call: PrimCall) -> Judgment:
     return Judgment(T.TFuzzy(T.TSum(T.NUM, T.UNIT)), {}, cost=cost)
 
 
-#: The largest number of Gaussian vectors `wishart[.., k]` draws (exactly, lazily refined: `runtime.wishart`).
+#: The largest number of Gaussian vectors `wishart[.., k]` draws (exactly, lazily refined: `runtime.wishart`),
+#: and the most entries of k outer products (k d^2) when d is known to the checker.
 WISHART_MAX_K = 1024
+WISHART_MAX_WORK = 1 << 20
+#: The calibration's range (`accounting.wishart`: its working precision grows with eps and log2(1 / delta)).
+WISHART_MAX_EPSILON = 100
+WISHART_MIN_DELTA = Fraction(1, 2**1000)
 
 
 def wishart(ck: Inferencer, call: PrimCall) -> Judgment:
@@ -482,8 +487,9 @@ def wishart(ck: Inferencer, call: PrimCall) -> Judgment:
     "`wishart`"): (eps, delta)-DP per row; group privacy over ceil(s) rows
     (Dwork & Roth 2014, Thm 2.2). Not Jiang et al.'s A + W (AAAI 2016),
     which is not DP for any epsilon (docs/semantics.md)."""
-    eps = _positive(ck, call.statics[0], "the epsilon of `wishart`")
+    eps = _positive(ck, call.statics[0], "the epsilon of `wishart`", below=Fraction(WISHART_MAX_EPSILON + 1))
     delta = _positive(ck, call.statics[1], "the delta of `wishart`", below=Fraction(1))
+    deferred_read(ck, call.statics[1], "the delta of `wishart`", lambda: _wishart_delta_floor(call, delta), None)
     bound = _positive(ck, call.statics[2], "the bound b of `wishart`")
     what = "the number of Gaussian vectors k of `wishart`"
     k = deferred_read(ck, call.statics[3], what, lambda: _wishart_k(ck, call.statics[3], what), 1)
@@ -497,6 +503,10 @@ def wishart(ck: Inferencer, call: PrimCall) -> Judgment:
         if d is not None and k < d:
             raise CheckError("FZ202", f"`wishart[.., {k}]` draws {k} Gaussian vectors of length {d}: k must be at least "
                              "d for the released matrix to be of full rank", call.statics[3].span, hint=f"use k >= {d}")
+        if d is not None and k * d * d > WISHART_MAX_WORK:
+            raise CheckError("FZ202", f"`wishart[.., {k}]` of vectors of length {d} sums {k} x {d} x {d} exact products, "
+                             f"more than the {WISHART_MAX_WORK:,} that `run` carries out", call.statics[3].span,
+                             hint="use a smaller k, or fewer features")
 
     deferred_read(ck, call.statics[3], what, at_least_d, None)
 
@@ -516,6 +526,12 @@ def _wishart_k(ck: Inferencer, expr: S.Expr, what: str) -> int:
     if k > WISHART_MAX_K:
         raise CheckError("FZ202", f"{what} is {k}, more than the {WISHART_MAX_K} that `run` draws exactly", expr.span)
     return k
+
+
+def _wishart_delta_floor(call: PrimCall, delta: Fraction) -> None:
+    if delta < WISHART_MIN_DELTA:
+        raise CheckError("FZ202", "the delta of `wishart` must be at least 2^-1000 (the calibration's range)",
+                         call.statics[1].span)
 
 
 def _wishart_noise(call: PrimCall, eps: Fraction, delta: Fraction, bound: Fraction, k: int) -> None:
