@@ -325,7 +325,10 @@ def _wishart(interp: Interpreter, args: list[Fraction]) -> Function:
     eps, delta, bound, k = args
     if eps <= 0 or not 0 < delta < 1 or bound <= 0 or k.denominator != 1 or k < 1:
         raise RuntimeFailure("FZ517", "wishart[eps, delta, b, k] needs eps > 0, 0 < delta < 1, b > 0 and a whole k >= 1")
-    w2 = noise_variance(eps, delta, bound, int(k))
+    try:
+        w2 = noise_variance(eps, delta, bound, int(k))
+    except ValueError as exc:  # refused by the checker first (FZ202); never a traceback
+        raise RuntimeFailure("FZ517", f"wishart[eps, delta, b, k]: {exc}") from None
 
     def release(db: Value) -> Fuzzy:
         rows = _bag(db, "wishart").view()

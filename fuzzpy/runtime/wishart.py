@@ -16,9 +16,10 @@ choice of w^2 are `fuzzpy.accounting.wishart`):
 3. The released matrix is S / k - w^2 I, S = sum g_i g_i^T, each entry
    rounded to the nearest multiple of 2^OUT (half to even, never reached:
    a grid midpoint has probability 0). The entries are known through
-   intervals (the draws' dyadic intervals, sqrt(D_m) to 2^-p outward,
-   interval products and sums); every draw is refined until each entry's
-   interval lies strictly inside one rounding cell. No floating point touches
+   intervals (the draws' dyadic intervals, L and sqrt(D_m) to 2^-F outward,
+   interval products and sums in integers counting units of 2^-F, rounded
+   outward after each product); every draw is refined, and F raised, until
+   each entry's interval lies strictly inside one rounding cell. No floating point touches
    a value before it is rounded; the rounding is post-processing, and the
    grid 2^OUT is fixed by w^2 and k only (public).
 """
@@ -116,49 +117,73 @@ def ldl(sigma: list[list[Fraction]]) -> tuple[list[list[Fraction]], list[Fractio
     return lower, diag
 
 
-def _isqrt_interval(x: Fraction, bits: int) -> Interval:
-    """[floor, ceil] of sqrt(x) to 2^-bits (x > 0)."""
+def _isqrt_units(x: Fraction, bits: int) -> tuple[int, int]:
+    """(lo, hi) with lo 2^-bits <= sqrt(x) <= hi 2^-bits (x > 0)."""
     low = math.isqrt((x.numerator << (2 * bits)) // x.denominator)
     m = -((-x.numerator << (2 * bits)) // x.denominator)
     high = math.isqrt(m)
-    high = high if high * high == m else high + 1
-    return Fraction(low, 1 << bits), Fraction(high, 1 << bits)
+    return low, (high if high * high == m else high + 1)
 
 
-def _mul(a: Interval, b: Interval) -> Interval:
+def _units(x: Fraction, bits: int) -> tuple[int, int]:
+    """(floor, ceil) of x 2^bits."""
+    scaled = x.numerator << bits
+    return scaled // x.denominator, -(-scaled // x.denominator)
+
+
+def _shift_down(lo: int, hi: int, bits: int) -> tuple[int, int]:
+    """An interval of units of 2^-2F brought to units of 2^-F, outward."""
+    return lo >> bits, -((-hi) >> bits)
+
+
+def _mul(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
     products = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
     return min(products), max(products)
 
 
-def _square(a: Interval) -> Interval:
+def _square(a: tuple[int, int]) -> tuple[int, int]:
     low, high = sorted((a[0] * a[0], a[1] * a[1]))
-    return (Fraction(0) if a[0] <= 0 <= a[1] else low), high
+    return (0 if a[0] <= 0 <= a[1] else low), high
 
 
-def _entries(lower: list[list[Fraction]], roots: list[Interval], draws: list[list[GaussDraw]],
-             k: int, w2: Fraction) -> list[list[Interval]]:
-    """Intervals holding every entry of S / k - w^2 I at the draws' current digits."""
+def _draw_units(draw: GaussDraw, bits: int) -> tuple[int, int]:
+    low, high, known = draw.bounds()
+    return (low << (bits - known), high << (bits - known)) if bits >= known else _shift_down(low, high, known - bits)
+
+
+def _entries(lower: list[list[Fraction]], diag: list[Fraction], draws: list[list[GaussDraw]],
+             k: int, w2: Fraction, bits: int) -> list[list[Interval]]:
+    """Intervals holding every entry of S / k - w^2 I at the draws' current
+    digits: fixed-point integer interval arithmetic in units of 2^-bits
+    (products in units of 2^-2 bits, brought back outward), so every
+    enclosure holds the exact value."""
     d = len(lower)
-    total = [[(Fraction(0), Fraction(0)) for _ in range(d)] for _ in range(d)]
+    roots = [_isqrt_units(x, bits) for x in diag]
+    coefficients = [[_units(lower[j][m], bits) for m in range(j + 1)] for j in range(d)]
+    total = [[[0, 0] for _ in range(d)] for _ in range(d)]
     for row in draws:
-        h = [_mul(roots[m], row[m].interval()) for m in range(d)]
+        h = [_shift_down(*_mul(roots[m], _draw_units(row[m], bits)), bits) for m in range(d)]
         g = []
         for j in range(d):
-            lo = hi = Fraction(0)
+            lo = hi = 0
             for m in range(j + 1):
-                c = lower[j][m]
-                if c:
-                    lo, hi = (lo + c * h[m][0], hi + c * h[m][1]) if c > 0 else (lo + c * h[m][1], hi + c * h[m][0])
-            g.append((lo, hi))
+                a, b = _mul(coefficients[j][m], h[m])
+                lo, hi = lo + a, hi + b
+            g.append(_shift_down(lo, hi, bits))
         for j in range(d):
+            gj = g[j]
             for m in range(j, d):
-                p = _square(g[j]) if j == m else _mul(g[j], g[m])
-                total[j][m] = (total[j][m][0] + p[0], total[j][m][1] + p[1])
+                a, b = _square(gj) if j == m else _mul(gj, g[m])
+                cell = total[j][m]
+                cell[0] += a
+                cell[1] += b
     out = [[(Fraction(0), Fraction(0)) for _ in range(d)] for _ in range(d)]
+    unit = 1 << (2 * bits)
     for j in range(d):
         for m in range(j, d):
             shift = w2 if j == m else Fraction(0)
-            out[j][m] = out[m][j] = (total[j][m][0] / k - shift, total[j][m][1] / k - shift)
+            lo, hi = total[j][m]
+            out[j][m] = out[m][j] = (Fraction(lo, unit * k) - shift, Fraction(hi, unit * k) - shift)
     return out
 
 
@@ -178,10 +203,11 @@ def sample_release(sigma: list[list[Fraction]], k: int, w2: Fraction, source: Ra
     draws = [[GaussDraw(source) for _ in range(d)] for _ in range(k)]
     flat = [x for row in draws for x in row]
     e = output_grid(w2, k)
-    bits, step = 2 * FIRST_STEP, FIRST_STEP
+    step = FIRST_STEP
     while True:
-        roots = [_isqrt_interval(x, bits) for x in diag]
-        intervals = _entries(lower, roots, draws, k, w2)
+        # fixed point: finer than every draw's digits and than the output grid
+        bits = max(x.known for x in flat) + max(0, -e) + 2 * step
+        intervals = _entries(lower, diag, draws, k, w2, bits)
         units = [[_rounded(cell, e) for cell in row] for row in intervals]
         if all(u is not None for row in units for u in row):
             grid = Fraction(2) ** e
@@ -190,5 +216,4 @@ def sample_release(sigma: list[list[Fraction]], k: int, w2: Fraction, source: Ra
         for x in flat:
             if x.known < target:
                 x.refine(target - x.known)
-        bits = max(bits, target) + step
         step = min(2 * step, MAX_STEP)
