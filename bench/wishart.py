@@ -33,21 +33,28 @@ def _timed(work: Callable[[], object]) -> float:
     return (time.process_time() - start) * 1e3
 
 
+def _case(rows: np.ndarray, k: int, seed: int) -> dict[str, float]:
+    out = {"moment": _timed(lambda: W.second_moment(rows, BOUND))}
+    A.calibrate_ratio.cache_clear()
+    out["calibrate"] = _timed(lambda: A.calibrate_ratio(EPS, DELTA, k))
+    w2 = A.noise_variance(EPS, DELTA, BOUND, k)
+    moment = W.second_moment(rows, BOUND)
+    sigma = [[x + (w2 if i == j else 0) for j, x in enumerate(row)] for i, row in enumerate(moment)]
+    out["release"] = _timed(lambda: W.sample_release(sigma, k, w2, SeededSource(seed)))
+    return out
+
+
 def main(rounds: int) -> None:
     rng = np.random.default_rng(0)
     print(f"{'n':>9} {'d':>3} {'k':>5} {'moment ms':>10} {'calibrate ms':>13} {'release ms':>11}")
-    for n, d, k in CASES:
-        rows = rng.normal(size=(n, d))
-        times: dict[str, list[float]] = {"moment": [], "calibrate": [], "release": []}
-        for r in range(rounds):
-            times["moment"].append(_timed(lambda: W.second_moment(rows, BOUND)))
-            A.calibrate_ratio.cache_clear()
-            times["calibrate"].append(_timed(lambda: A.calibrate_ratio(EPS, DELTA, k)))
-            w2 = A.noise_variance(EPS, DELTA, BOUND, k)
-            moment = W.second_moment(rows, BOUND)
-            sigma = [[x + (w2 if i == j else 0) for j, x in enumerate(row)] for i, row in enumerate(moment)]
-            times["release"].append(_timed(lambda: W.sample_release(sigma, k, w2, SeededSource(r))))
-        m = {key: statistics.median(v) for key, v in times.items()}
+    cases = [(n, d, k, rng.normal(size=(n, d))) for n, d, k in CASES]
+    times: list[dict[str, list[float]]] = [{"moment": [], "calibrate": [], "release": []} for _ in cases]
+    for r in range(rounds):  # interleaved: each round runs every case once
+        for (_, _, k, rows), found in zip(cases, times, strict=True):
+            for key, value in _case(rows, k, r).items():
+                found[key].append(value)
+    for (n, d, k, _), found in zip(cases, times, strict=True):
+        m = {key: statistics.median(v) for key, v in found.items()}
         print(f"{n:>9} {d:>3} {k:>5} {m['moment']:>10.1f} {m['calibrate']:>13.1f} {m['release']:>11.1f}")
 
 
