@@ -199,8 +199,13 @@ def sample_release(sigma: list[list[Fraction]], k: int, w2: Fraction, source: Ra
     d = len(sigma)
     if d == 0:
         return []
+    return release_of(sigma, [[GaussDraw(source) for _ in range(d)] for _ in range(k)], w2)
+
+
+def release_of(sigma: list[list[Fraction]], draws: list[list[GaussDraw]], w2: Fraction) -> list[list[Fraction]]:
+    """`sample_release` for given N(0, 1) draws (k rows of d), refined as the rounding needs."""
+    d, k = len(sigma), len(draws)
     lower, diag = ldl(sigma)
-    draws = [[GaussDraw(source) for _ in range(d)] for _ in range(k)]
     flat = [x for row in draws for x in row]
     e = output_grid(w2, k)
     step = FIRST_STEP
