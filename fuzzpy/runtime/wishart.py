@@ -204,7 +204,7 @@ def sample_release(sigma: list[list[Fraction]], k: int, w2: Fraction, source: Ra
 
 def release_of(sigma: list[list[Fraction]], draws: list[list[GaussDraw]], w2: Fraction) -> list[list[Fraction]]:
     """`sample_release` for given N(0, 1) draws (k rows of d), refined as the rounding needs."""
-    d, k = len(sigma), len(draws)
+    k = len(draws)
     lower, diag = ldl(sigma)
     flat = [x for row in draws for x in row]
     e = output_grid(w2, k)
