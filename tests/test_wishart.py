@@ -243,7 +243,7 @@ def other (db : bag P) (eb : bag P) : fuzzy (mat[2] num) = wishart[1, 1e-6, 2, 2
     ("1, 1e-6, -1, 4", "[p.x, p.y]", "FZ202"),      # b positive
     ("1e-200, 1e-300, 1, 4", "[p.x, p.y]", "FZ202"),  # no noise on the grid (up to 2^300 b^2) reaches it
     ("1, 1e-6, 2", "[p.x, p.y]", "FZ208"),          # four statics
-    ("101, 1e-6, 2, 4", "[p.x, p.y]", "FZ202"),     # eps at most 100 (the calibration's precision grows with it)
+    ("100, 1e-6, 2, 4", "[p.x, p.y]", "FZ202"),     # eps below 100 (the calibration's precision grows with it)
     ("1, 1e-300 * 1e-3, 2, 4", "[p.x, p.y]", "FZ202"),  # delta at least 2^-1000
     ("1, 1e-6, 2, 1000", "[p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, "
      "p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, p.x, p.y, p.z, p.x]", "FZ202"),  # k d^2 above 2^20

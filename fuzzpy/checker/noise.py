@@ -487,7 +487,7 @@ def wishart(ck: Inferencer, call: PrimCall) -> Judgment:
     "`wishart`"): (eps, delta)-DP per row; group privacy over ceil(s) rows
     (Dwork & Roth 2014, Thm 2.2). Not Jiang et al.'s A + W (AAAI 2016),
     which is not DP for any epsilon (docs/semantics.md)."""
-    eps = _positive(ck, call.statics[0], "the epsilon of `wishart`", below=Fraction(WISHART_MAX_EPSILON + 1))
+    eps = _positive(ck, call.statics[0], "the epsilon of `wishart`", below=Fraction(WISHART_MAX_EPSILON))
     delta = _positive(ck, call.statics[1], "the delta of `wishart`", below=Fraction(1))
     deferred_read(ck, call.statics[1], "the delta of `wishart`", lambda: _wishart_delta_floor(call, delta), None)
     bound = _positive(ck, call.statics[2], "the bound b of `wishart`")
