@@ -1145,7 +1145,7 @@ def _walk_syntax(node: object) -> list[object]:
 
 
 #: the primitives and calls that release with no zCDP bound (`_release_span`)
-_NO_ZCDP_PRIMS = frozenset({"ptr_median", "ptr_quantile", "smooth_median", "smooth_quantile", "shuffle", "subsample"})
+_NO_ZCDP_PRIMS = frozenset({"ptr_median", "ptr_quantile", "smooth_median", "smooth_quantile", "wishart", "shuffle", "subsample"})
 
 
 def _release_span(body: S.Expr, events: tuple, callees: set[str] | frozenset[str] = frozenset()) -> Span | None:

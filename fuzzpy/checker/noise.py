@@ -468,6 +468,83 @@ def ptr_quantile(ck: Inferencer, call: PrimCall) -> Judgment:
     return Judgment(T.TFuzzy(T.TSum(T.NUM, T.UNIT)), {}, cost=cost)
 
 
+#: The largest number of Gaussian vectors `wishart[.., k]` draws (exactly, lazily refined: `runtime.wishart`),
+#: and the most entries of k outer products (k d^2) when d is known to the checker.
+WISHART_MAX_K = 1024
+WISHART_MAX_WORK = 1 << 20
+#: The calibration's range (`accounting.wishart`: its working precision grows with eps and log2(1 / delta)).
+WISHART_MAX_EPSILON = 100
+WISHART_MIN_DELTA = Fraction(1, 2**1000)
+
+
+def wishart(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`wishart[eps, delta, b, k] db`: for a bag of L2 vectors of one public
+    length d, rows clipped to L2 norm b, the release S / k - w^2 I with
+    S ~ W_d(k, X^T X + w^2 I) (Sheffet, ICML 2017 and ALT 2019). One row
+    added or removed moves X^T X + w^2 I by v v^T, ||v|| <= b; the pair
+    reduces to N(0, 1)^k vs N(0, 1 + a)^k with a <= b^2 / w^2, whose exact
+    delta(eps) picks w^2 (`accounting.wishart`; docs/semantics.md,
+    "`wishart`"): (eps, delta)-DP per row; group privacy over ceil(s) rows
+    (Dwork & Roth 2014, Thm 2.2). Not Jiang et al.'s A + W (AAAI 2016),
+    which is not DP for any epsilon (docs/semantics.md)."""
+    eps = _positive(ck, call.statics[0], "the epsilon of `wishart`", below=Fraction(WISHART_MAX_EPSILON))
+    delta = _positive(ck, call.statics[1], "the delta of `wishart`", below=Fraction(1))
+    deferred_read(ck, call.statics[1], "the delta of `wishart`", lambda: _wishart_delta_floor(call, delta), None)
+    bound = _positive(ck, call.statics[2], "the bound b of `wishart`")
+    what = "the number of Gaussian vectors k of `wishart`"
+    k = deferred_read(ck, call.statics[3], what, lambda: _wishart_k(ck, call.statics[3], what), 1)
+    deferred_read(ck, call.statics[0], "the parameters of `wishart`", lambda: _wishart_noise(call, eps, delta, bound, k), None)
+    row = ck.lengths.vec("2")
+    j = ck.check(call.args[0], T.TBag(row), "`wishart` takes a bag of L2 vectors (the rows of X)")
+    ck.vector_sites[call.head.span] = row.length
+    d = ck.lengths.static(row.length)
+
+    def at_least_d() -> None:
+        if d is not None and k < d:
+            raise CheckError("FZ202", f"`wishart[.., {k}]` draws {k} Gaussian vectors of length {d}: k must be at least "
+                             "d for the released matrix to be of full rank", call.statics[3].span, hint=f"use k >= {d}")
+        if d is not None and k * d * d > WISHART_MAX_WORK:
+            raise CheckError("FZ202", f"`wishart[.., {k}]` of vectors of length {d} sums {k} x {d} x {d} exact products, "
+                             f"more than the {WISHART_MAX_WORK:,} that `run` carries out", call.statics[3].span,
+                             hint="use a smaller k, or fewer features")
+
+    deferred_read(ck, call.statics[3], what, at_least_d, None)
+
+    def event(s: Fraction) -> Event:
+        charged = Verified("wishart", eps, delta)
+        steps = math.ceil(s)
+        return charged if steps <= 1 else Group(Fraction(steps), (charged,))
+
+    cost = ck.noise_cost(j.ctx, call.span, "the bag given to `wishart`", event)
+    ck.note(f"`wishart[{Sens(eps)}, {Sens(delta)}, {Sens(bound)}, {k}]`: a Wishart release of X^T X (rows clipped to "
+            f"L2 norm {Sens(bound)}), ({Sens(eps)}, {Sens(delta)})-DP per row of the bag (group privacy beyond one row)")
+    return Judgment(T.TFuzzy(T.TList(row, matrix=True)), {}, cost=cost)
+
+
+def _wishart_k(ck: Inferencer, expr: S.Expr, what: str) -> int:
+    k = static_count(expr, ck.visible_constants(), what, 1)
+    if k > WISHART_MAX_K:
+        raise CheckError("FZ202", f"{what} is {k}, more than the {WISHART_MAX_K} that `run` draws exactly", expr.span)
+    return k
+
+
+def _wishart_delta_floor(call: PrimCall, delta: Fraction) -> None:
+    if delta < WISHART_MIN_DELTA:
+        raise CheckError("FZ202", "the delta of `wishart` must be at least 2^-1000 (the calibration's range)",
+                         call.statics[1].span)
+
+
+def _wishart_noise(call: PrimCall, eps: Fraction, delta: Fraction, bound: Fraction, k: int) -> None:
+    """The noise w^2 must exist on its grid (`accounting.wishart.calibrate_ratio`)."""
+    from fuzzpy.accounting.wishart import calibrate_ratio
+
+    try:
+        calibrate_ratio(eps, delta, k)
+    except ValueError:
+        raise CheckError("FZ202", f"`wishart[{Sens(eps)}, {Sens(delta)}, .., {k}]`: no noise level up to 2^300 b^2 "
+                         "reaches this (eps, delta)", call.span) from None
+
+
 def _ptr_statics(ck: Inferencer, call: PrimCall, name: str) -> tuple[Fraction, Fraction, Fraction, Fraction | None]:
     """eps, delta, b and (`ptr_quantile`) p, each checked in its range."""
     eps = _positive(ck, call.statics[0], f"the epsilon of `{name}`", least=_PTR_MIN_EPSILON)

@@ -105,6 +105,7 @@ _TABLE = [
     Primitive("ptr_quantile", ("eps", "delta", "b", "p"), 1, "bag num -> fuzzy (num + unit)  (propose-test-release for the lower p-quantile, 0 < p < 1: (2 eps, delta) per row; inr () is no answer)", N.ptr_quantile),
     Primitive("smooth_quantile", ("eps", "delta", "lo", "hi", "p"), 1, "bag num -> fuzzy num  (smooth sensitivity for the lower p-quantile of the rows clamped to [lo, hi]: (eps, delta) per row)", N.smooth_quantile),
     Primitive("smooth_median", ("eps", "delta", "lo", "hi"), 1, "bag num -> fuzzy num  (smooth sensitivity for the lower median of the rows clamped to [lo, hi]: (eps, delta) per row)", N.smooth_quantile),
+    Primitive("wishart", ("eps", "delta", "b", "k"), 1, "bag (vec[2] num) -> fuzzy (mat[2] num)  (S / k - w^2 I, S ~ W_d(k, X^T X + w^2 I), rows clipped to L2 norm b: (eps, delta) per row)", N.wishart),
     Primitive("expmech", ("eps",), 3, "list C -> (C -> D -[s]-> num) -> D -[eps*s]-> fuzzy C", N.expmech),
     Primitive("loop", ("k",), 2, "A -> (A -> fuzzy A) -> fuzzy A  (cost: k times the body's)", N.loop),
     Primitive("iterate", ("k",), 2, "(A -> A) -> A -> A  (s^k-sensitive in the start for an s-sensitive step)", N.iterate),

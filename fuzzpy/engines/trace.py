@@ -255,7 +255,7 @@ class EngineInterpreter(Interpreter):
 
     def _eval_Prim(self, expr: S.Prim, env: dict) -> Value:
         func = super()._eval_Prim(expr, env)
-        if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "expmech", "ptr_median", "ptr_quantile", "smooth_median", "smooth_quantile", "join"):
+        if expr.name not in ("sum", "vsum", "group", "clip", "clip2", "expmech", "ptr_median", "ptr_quantile", "smooth_median", "smooth_quantile", "wishart", "join"):
             return func
         categories = self.group_categories(expr)
         if categories is not None:
@@ -298,6 +298,15 @@ class EngineInterpreter(Interpreter):
 
     def _prim_smooth_median(self, args: list[Fraction], plain: Function, db: Value) -> Value:
         return self._prim_ptr_median(args, plain, db, "smooth_median")
+
+    def _prim_wishart(self, args: list[Fraction], plain: Function, db: Value) -> Value:
+        """The rows are read into memory, where X^T X of the clipped rows is
+        summed in exact integers and the draws made (`runtime.wishart`): the
+        same code, the same values, on every engine; the warning names the
+        primitive, never the data."""
+        if isinstance(db, RelationBag):
+            db = db.in_memory("wishart", "X^T X of the clipped rows is summed exactly in the in-memory interpreter")
+        return plain(db)
 
     def _prim_vsum(self, args: list[Fraction], plain: Function, db: Value) -> Value:
         if isinstance(db, RelationBag):

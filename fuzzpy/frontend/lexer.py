@@ -39,7 +39,7 @@ RESERVED = frozenset({
 PRIMITIVES = frozenset({
     "laplace", "gauss", "geometric", "staircase", "dgauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "iterate", "subsample",
     "rr", "krr", "shuffle", "rr_estimate", "krr_estimate",
-    "choose", "bootstrap", "ptr_median", "ptr_quantile", "smooth_median", "smooth_quantile", "join",
+    "choose", "bootstrap", "ptr_median", "ptr_quantile", "smooth_median", "smooth_quantile", "wishart", "join",
 })
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

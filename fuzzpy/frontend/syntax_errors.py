@@ -46,7 +46,7 @@ _EXPRESSION_STARTS = {
     "fun", "if", "case", "let", "return", "lap", "lapplus", "dist", "forall",
     "laplace", "gauss", "geometric", "staircase", "dgauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "iterate", "subsample",
     "rr", "krr", "shuffle", "rr_estimate", "krr_estimate",
-    "choose", "bootstrap", "ptr_median", "ptr_quantile", "smooth_median", "smooth_quantile", "join",
+    "choose", "bootstrap", "ptr_median", "ptr_quantile", "smooth_median", "smooth_quantile", "wishart", "join",
 }
 _NAMED = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string", "$END": "the end of the file"}
 _DECLARATION_WORDS = {"def": "the definition of", "let": "the constant", "type": "the type",

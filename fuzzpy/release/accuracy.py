@@ -9,7 +9,9 @@ interval is only claimed where the released number *is* a noisy query:
   `expmech[eps] cands score db`, `ptr_median[eps, delta, b] db` and
   `ptr_quantile[eps, delta, b, p] db`: its answer `inl m` carries the
   Laplace of scale b / eps around the data's lower median or p-quantile,
-  `inr ()` nothing; `smooth_median` / `smooth_quantile`: the continuous
+  `inr ()` nothing; `wishart[eps, delta, b, k] db`: no interval, its noise
+  scales with the private X^T X, so its law is stated, `wishart_note`;
+  `smooth_median` / `smooth_quantile`: the continuous
   Laplace of scale 2 S / eps <= 2 (hi - lo) / eps around the clamped
   quantile, from the public bound, since S itself depends on the data), or a
   block whose result is one; or
@@ -39,7 +41,8 @@ from fuzzpy.language.figures import text_up
 NOT_DERIVED = "accuracy not derived for this expression"
 #: `ptr_median` answered `inr ()`: nothing was released to be accurate about (review s28c)
 NO_ANSWER = "no interval: the mechanism gave no answer (`inr ()`), which carries no value to bound"
-_NOISE = {"laplace": 1, "gauss": 1, "geometric": 1, "dgauss": 1, "staircase": 1, "expmech": 3, "ptr_median": 1, "ptr_quantile": 1, "smooth_median": 1, "smooth_quantile": 1}  # primitive -> arguments after the static ones
+_NOISE = {"laplace": 1, "gauss": 1, "geometric": 1, "dgauss": 1, "staircase": 1, "expmech": 3, "ptr_median": 1, "ptr_quantile": 1, "smooth_median": 1, "smooth_quantile": 1,
+          "wishart": 1}  # primitive -> arguments after the static ones
 _NAMES = {"laplace": "discrete Laplace", "gauss": "discrete Gaussian", "expmech": "exponential mechanism",
           "geometric": "two-sided geometric on the integers", "dgauss": "discrete Gaussian on the integers",
           "staircase": "staircase on its grid",
@@ -62,12 +65,14 @@ class Accuracy:
     textbook: float | None = None
     #: the released part is `inr ()` (ptr_median's "no answer"): no interval, and none missing
     no_answer: bool = False
+    #: why no interval can be stated, and what the noise is instead (`wishart`: it scales with the private data)
+    explained: str | None = None
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"part": self.path or None, "noise": self.noise,
                                   "confidence": float(self.confidence)}
         if self.noise is None or self.bound is None:
-            return {**out, "derived": False, "note": NO_ANSWER if self.no_answer else NOT_DERIVED}
+            return {**out, "derived": False, "note": self.explained or (NO_ANSWER if self.no_answer else NOT_DERIVED)}
         key = "utility_gap" if self.noise == "expmech" else "half_width"
         out.update({"derived": True, key: float_up(self.bound), "statement": self.statement()})
         if self.noise == "smooth":  # the scale is the public bound 2 (hi - lo) / eps, rounded up
@@ -83,7 +88,7 @@ class Accuracy:
     def statement(self) -> str:
         level = f"{float(self.confidence * 100):g}%"
         if self.noise is None or self.bound is None or self.scale is None:
-            return NO_ANSWER if self.no_answer else NOT_DERIVED
+            return self.explained or (NO_ANSWER if self.no_answer else NOT_DERIVED)
         if self.noise == "expmech":
             return (f"with probability >= {level} the chosen candidate's score is within {text_up(self.bound)} "
                     f"of the best score (exponential mechanism, eps {text_up(self.scale)}, "
@@ -115,17 +120,35 @@ def derive(program: S.Program, decl: S.DefDecl, value: Any, notes: list[tuple[An
         if note is None:
             out.append(Accuracy(path, None, confidence, no_answer=eligible and isinstance(part, Inr)))
             continue
+        if note.kind == "wishart":
+            out.append(Accuracy(path, None, confidence, explained=wishart_note(note.scale, note.entries)))
+            continue
         textbook = textbook_half_width(note, confidence) if note.kind != "expmech" else None
         out.append(Accuracy(path, note.kind, confidence, half_width(note, confidence), note.scale,
                             note.entries, textbook))
     return tuple(out)
 
 
+def wishart_note(w2: Fraction, k: int) -> str:
+    """`wishart`'s noise is relative to the private Sigma = X^T X + w^2 I: no
+    interval in public numbers exists, so its law is stated instead
+    (docs/semantics.md, "`wishart`")."""
+    return (f"no interval: the Wishart noise scales with the private X^T X (entry (j, l) of the release has "
+            f"standard deviation sqrt((S_jl^2 + S_jj S_ll) / k) around X^T X, S = X^T X + w^2 I, "
+            f"w^2 = {text_up(w2)}, k = {k})")
+
+
 def _note_of(part: Any, notes: list[tuple[Any, Any]]) -> Any:
     """The noise recorded for this very object: one note, or None when none
     or several different ones were (a candidate object chosen twice)."""
-    found = {note for obj, note in notes if obj is part}
+    found = {note for obj, note in notes if obj is part or _same_rows(obj, part)}
     return found.pop() if len(found) == 1 else None
+
+
+def _same_rows(noted: Any, part: Any) -> bool:
+    """A matrix (a list of rows) rebuilt around the very rows noted: the same release."""
+    return (isinstance(noted, list) and isinstance(part, list) and bool(noted) and len(noted) == len(part)
+            and all(a is b for a, b in zip(noted, part, strict=True)))
 
 
 def _strip(expr: S.Expr) -> S.Expr:

@@ -43,7 +43,7 @@ from fuzzpy.runtime.noise import MAX_RELEASE_ENTRIES, undiscretisable
 SMALLEST_STATIC = Fraction(2) ** -1022
 MAX_LOOP_ROUNDS = 2**20
 #: Noise parameters, bounds and radii (positions where 0 is allowed get it).
-_RANGED = {"laplace": "eps", "gauss": "sigma", "geometric": "eps", "dgauss": "sigma", "expmech": "eps", "sum": "bound", "clip": "bound", "clip2": "radius", "vsum": "radius", "ptr_median": "parameter", "ptr_quantile": "parameter", "smooth_median": "parameter", "smooth_quantile": "parameter"}
+_RANGED = {"laplace": "eps", "gauss": "sigma", "geometric": "eps", "dgauss": "sigma", "expmech": "eps", "sum": "bound", "clip": "bound", "clip2": "radius", "vsum": "radius", "ptr_median": "parameter", "ptr_quantile": "parameter", "smooth_median": "parameter", "smooth_quantile": "parameter", "wishart": "parameter"}
 
 
 def refusals(checked: CheckedProgram, definition: CheckedDef, public: Mapping[str, object] | None = None) -> list[Diagnostic]:

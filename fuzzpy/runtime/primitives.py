@@ -245,6 +245,7 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
         "ptr_quantile": _ptr_quantile,
         "smooth_quantile": _smooth_quantile,
         "smooth_median": _smooth_quantile,
+        "wishart": _wishart,
     }
     if expr.name not in makers:
         raise RuntimeFailure("FZ514", f"unknown primitive `{expr.name}`")
@@ -341,6 +342,36 @@ def _smooth_quantile(interp: Interpreter, args: list[Fraction]) -> Function:
         return Fuzzy(draw)
 
     return Function(name, 1, release)
+def _wishart(interp: Interpreter, args: list[Fraction]) -> Function:
+    """`wishart[eps, delta, b, k] db`: S / k - w^2 I with S ~ W_d(k, X^T X + w^2 I),
+    X^T X of the rows clipped to L2 norm b computed exactly where the rows are
+    read, the draws exact and the entries rounded to a public grid at the end
+    (`runtime.wishart`; w^2 from `accounting.wishart`)."""
+    from fuzzpy.accounting.wishart import noise_variance
+    from fuzzpy.runtime import wishart as W
+
+    eps, delta, bound, k = args
+    if eps <= 0 or not 0 < delta < 1 or bound <= 0 or k.denominator != 1 or k < 1:
+        raise RuntimeFailure("FZ517", "wishart[eps, delta, b, k] needs eps > 0, 0 < delta < 1, b > 0 and a whole k >= 1")
+    try:
+        w2 = noise_variance(eps, delta, bound, int(k))
+    except ValueError as exc:  # refused by the checker first (FZ202); never a traceback
+        raise RuntimeFailure("FZ517", f"wishart[eps, delta, b, k]: {exc}") from None
+
+    def release(db: Value) -> Fuzzy:
+        rows = _bag(db, "wishart").view()
+        if not isinstance(rows, np.ndarray) or rows.ndim != 2:
+            raise RuntimeFailure("FZ516", "`wishart` expects a bag of vectors")
+        moment = W.second_moment(rows, bound)
+        sigma = [[x + (w2 if i == j else 0) for j, x in enumerate(row)] for i, row in enumerate(moment)]
+
+        def draw() -> Value:
+            released: list[Value] = [vector(row) for row in W.sample_release(sigma, int(k), w2, interp.source)]
+            return _noted(interp, released, "wishart", w2, int(k))  # its noise's law, for the accuracy line
+
+        return Fuzzy(draw)
+
+    return Function("wishart", 1, release)
 
 
 def _gauss(interp: Interpreter, args: list[Fraction]) -> Function:

@@ -37,7 +37,7 @@ SMALL = {"gradient_descent", "dpsgd", "dpsgd_fixed_batches", "matrix_gradient"}
 
 #: Examples whose catalogue takes more than ~2 s (the `slow` job runs them).
 SLOW_CATALOGUE = {"busiest_age_bracket", "robust_median", "salary_quantiles", "smooth_median", "matrix_gradient", "trusted_primitives",
-                  "zcdp_measure"}
+                  "zcdp_measure", "private_covariance"}
 
 #: Examples that fail on the current code, with the class of bug (issue 9).
 FAILING: dict[str, str] = {}
