@@ -28,7 +28,7 @@ from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
 from fuzzpy.language import syntax as S
 from fuzzpy.language.diagnostics import Diagnostic
-from fuzzpy.language.figures import text_up
+from fuzzpy.language.figures import json_figure, text_up
 from fuzzpy.language.sensitivity import Sens
 from fuzzpy.language.symbolic import Poly
 from fuzzpy.support.quiet import quiet_absl
@@ -579,18 +579,13 @@ def _show(x: Fraction | float) -> str:
 
 
 def _upper_float(x: Fraction | float) -> float | int | str:
-    """A JSON number never below the exact value (privacy costs round up);
+    """A JSON number never below the exact value (privacy costs round up):
+    the least double >= it (`fuzzpy.language.figures.json_figure`, the one
+    conversion every cost a user reads goes through), an int when whole;
     "inf" (language design, section 7) for a value beyond the largest double."""
-    if isinstance(x, float):
-        return x if math.isfinite(x) else "inf"
-    if x > _LARGEST:
-        return "inf"
-    if x.denominator == 1:
+    if isinstance(x, Fraction) and x.denominator == 1 and x <= _LARGEST:
         return int(x)
-    approx = float(x)
-    if Fraction(repr(approx)) != x and Fraction(approx) < x:  # "0.1" is exact as JSON text
-        approx = math.nextafter(approx, math.inf)
-    return approx
+    return json_figure(x)
 
 
 _LARGEST = Fraction(sys.float_info.max)
