@@ -29,6 +29,7 @@ gets that text.
 from __future__ import annotations
 
 import math
+import sys
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 
@@ -129,8 +130,11 @@ def _double_on_side(value: Fraction | float | int, up: bool) -> float:
     exact = Fraction(value)
     try:
         nearest = float(exact)
-    except OverflowError:
-        return math.inf if exact > 0 else -math.inf
+    except OverflowError:  # beyond the largest double: infinity on the far side, the largest on the near
+        largest = sys.float_info.max
+        if exact > 0:
+            return math.inf if up else largest
+        return -largest if up else -math.inf
     if up and Fraction(nearest) < exact:
         return math.nextafter(nearest, math.inf)
     if not up and Fraction(nearest) > exact:
