@@ -138,7 +138,10 @@ def instantiate_definition(program: S.Program, name: str, values: dict[str, Frac
         for p, sens in zip(definition.params, sig.sens, strict=True)
     )
     draws = C.draw_numbers({p: c for (p, ty), c in zip(sig.params, sig.costs, strict=False) if isinstance(ty, T.TBag)})
-    return CheckedDef(name, definition.decl, params, definition.result, privacy, draws=draws)
+    # the figure at these numbers rests on the unchecked `assume def`s the definition's does (FZ318,
+    # review s30c: `run f --arg eps=1` lost them, and with them the warning and the ledger's record)
+    return CheckedDef(name, definition.decl, params, definition.result, privacy, draws=draws,
+                      rests_on=definition.rests_on)
 
 
 class ProgramChecker:

@@ -357,7 +357,8 @@ def text_report(checked: CheckedProgram, delta: float | None, known: Figures | N
         figures = known[d.name] if known is not None else figures_for(d, delta)
         if d.static_params:
             rows.append((d.name, signature(d, figures), symbolic_text(d)))
-            extra[d.name] = instance_lines(checked, d, delta)
+            # its figure at every number rests on the same unchecked `assume def`s as a caller's (review s30c)
+            extra[d.name] = assumption_lines(checked, d) + instance_lines(checked, d, delta)
             continue
         privacy = ", ".join(f"{fig.text()} in {name}" for name, fig in figures.items())
         approx = [f for f in figures.values() if f.delta != 0 and f.epsilon is not None and not f.is_infinite
