@@ -256,6 +256,26 @@ def exact_delta(delta: float) -> Fraction:
 # ---------------------------------------------------------------- definitions
 
 
+def _written_type(checked: CheckedDef, p: ParamInfo) -> str:
+    """A parameter's type; as written when it names a static parameter of a
+    definition checked at each call (`num -[n]-> num`): its checked type is
+    the generic pass's, at the placeholder 1 (review s30c)."""
+    written = next((q.type for q in checked.decl.params if q.name == p.name), None)
+    if not checked.deferred or written is None:
+        return str(p.type)
+    names = set(checked.static_params)
+    stack: list[object] = [written]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, S.Var) and item.name in names:
+            return _type_text(written)
+        if isinstance(item, tuple):
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item) if f.name != "span")
+    return str(p.type)
+
+
 def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[str]:
     parts = []
     for p in checked.params:
@@ -267,7 +287,7 @@ def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[s
         if p.name in checked.symbolic_privacy:
             cost = symbolic_costs(checked)[p.name]
             # not pure (a Gaussian beside a symbolic epsilon): no one expression; each call's cost is listed
-            parts.append(f"({p.name} :[{'at each call' if cost is None else cost}] {p.type})")
+            parts.append(f"({p.name} :[{'at each call' if cost is None else cost}] {_written_type(checked, p)})")
             continue
         sens: str = str(p.sensitivity)
         figure = figures.get(p.name)
