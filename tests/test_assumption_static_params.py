@@ -20,15 +20,17 @@ import fuzzpy
 from fuzzpy.cli import main
 
 SOURCE = """\
+import std.stats;
 assume def amp (x :[1] num) : num = 1000 * log (exp x);
 def twice (f : num -o num) (x : num) : num = f (f x) / 2;
 def direct (eps : num) (db : bag int) : fuzzy num = { let c : num = size db; laplace[eps] (amp c) };
 def through (eps : num) (db : bag int) : fuzzy num = { let c : num = size db; laplace[eps] (twice amp c) };
 def steps (k : nat) (eps : num) (db : bag int) : fuzzy num = { let c : num = size db; laplace[eps] (iterate[k] amp c) };
 def outer (e : num) (db : bag int) : fuzzy num = direct (e / 2) db;
+def hist (eps : num) (db : bag int) : fuzzy (vec[1] num) = { let c : num = size db; histogram [amp c, c] eps };
 def clean (eps : num) (db : bag int) : fuzzy num = laplace[eps] (size db);
 """
-RESTING = ("direct", "through", "steps", "outer")
+RESTING = ("direct", "through", "steps", "outer", "hist")  # `hist`: through a standard library function
 
 
 @pytest.fixture
@@ -79,7 +81,8 @@ def test_budget_text_and_json(files: tuple[Path, Path], capsys: pytest.CaptureFi
 
 
 @pytest.mark.parametrize(("name", "args"), [("direct", {"eps": 1}), ("through", {"eps": "1/4"}),
-                                            ("steps", {"k": 3, "eps": 0.5}), ("outer", {"e": 2})])
+                                            ("steps", {"k": 3, "eps": 0.5}), ("outer", {"e": 2}),
+                                            ("hist", {"eps": 1})])
 def test_api_run_and_quote_carry_the_mark(files: tuple[Path, Path], tmp_path: Path, name: str,
                                           args: dict[str, object]) -> None:
     program, rows = files
