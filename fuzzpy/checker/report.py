@@ -564,7 +564,7 @@ def json_definitions(checked: CheckedProgram, delta: float | None, known: Figure
             }
             out[-1]["instances"] = [
                 {
-                    "values": {name: _upper_float(value) for name, value in instance.values},
+                    "values": {name: _argument_float(value) for name, value in instance.values},
                     "privacy": {name: privacy_figure(events, delta, name).to_json()
                                 for name, events in instance.privacy.items()},
                 }
@@ -607,6 +607,15 @@ def _upper_float(x: Fraction | float) -> float | int | str:
     if isinstance(x, Fraction) and x.denominator == 1 and x <= _LARGEST:
         return int(x)
     return json_figure(x)
+
+
+def _argument_float(x: Fraction) -> float | int | str:
+    """A call's number (not a cost) as JSON: its own short decimal when it has
+    one (`eps = 7/10` is 0.7, as the program wrote it), else as a cost is
+    shown (`_upper_float`)."""
+    if x.denominator != 1 and abs(x) <= _LARGEST and Fraction(repr(float(x))) == x:
+        return float(x)
+    return _upper_float(x)
 
 
 _LARGEST = Fraction(sys.float_info.max)

@@ -100,7 +100,7 @@ def _notes(checked: object, names: list[str]) -> dict[str, list[str]]:
 
 def _parameterised(checked: object, delta: float | None) -> Parameterised:
     from fuzzpy.checker.report import (
-        _upper_float,
+        _argument_float,
         assumption_lines,
         instance_lines,
         privacy_figure,
@@ -127,7 +127,7 @@ def _parameterised(checked: object, delta: float | None) -> Parameterised:
             "checked_at_each_call": {name: why for name, why in d.deferred},
             "instances": [
                 {
-                    "values": {name: _upper_float(value) for name, value in instance.values},
+                    "values": {name: _argument_float(value) for name, value in instance.values},
                     "exact_values": {name: str(value) for name, value in instance.values},
                     "privacy": {db: privacy_figure(events, delta, db).to_json() for db, events in instance.privacy.items()},
                 }
