@@ -6,6 +6,7 @@ under --json, notes on stderr, and one delta policy for check, budget and run.
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -165,7 +166,9 @@ def test_a_budget_sized_from_check_is_enough_for_run(capsys: pytest.CaptureFixtu
     code, out, err = run(capsys, "run", str(CENTROID), "centroid", "--data", f"db={POINTS}",
                          "--budget", f"{epsilon},{delta}", "--ledger", str(ledger), "--json")
     assert code == 0, err
-    assert json.loads(out)["charged"]["delta"] == 1e-6
+    charged = json.loads(out)["charged"]
+    # the exact 1/10^6 charged; its float the least double >= it (the double 1e-6 is below 1/10^6)
+    assert charged["exact"]["delta"] == "1/1000000" and charged["delta"] == math.nextafter(1e-6, 1)
     with Ledger(ledger) as opened:
         (entry,) = opened.history()
     assert entry.cost.delta == pytest.approx(1e-6) and entry.cost.spend.delta == entry.cost.delta

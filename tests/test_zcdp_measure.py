@@ -21,6 +21,7 @@ from fuzzpy.checker.report import figures_for, json_definitions, text_report, zc
 from fuzzpy.cli import main
 from fuzzpy.frontend.parser import parse_program
 from fuzzpy.language.diagnostics import FuzzError
+from fuzzpy.language.figures import double_up
 
 
 def checked(text: str):
@@ -76,7 +77,8 @@ def test_report_text_and_json() -> None:
     # both figures: the accountant proves two gauss[1] tighter at 1e-6 than the conversion (review s29e L1)
     assert "its events are (7.28609, 1e-06)-DP, what a basic budget is charged in db" in text_report(prog, None)
     privacy = json_definitions(prog, None)[0]["privacy"]["db"]
-    assert privacy["measure"] == "zcdp" and privacy["rho"] == 1 and privacy["delta"] == 1e-06
+    # delta 1/10^6 exactly, as the least double >= it (the double 1e-6 is below 1/10^6)
+    assert privacy["measure"] == "zcdp" and privacy["rho"] == 1 and privacy["delta"] == double_up(Fraction(1, 10**6))
 
 
 def test_the_declared_delta_is_used_whatever_check_is_asked() -> None:
@@ -137,7 +139,7 @@ def test_run_charges_what_check_reports(files: tuple[Path, Path], tmp_path: Path
     charged = json.loads(capsys.readouterr().out)["charged"]
     # the basic rule charges the better of the conversion and what the accountant proves (check shows both)
     expected = reported.epsilon if reported.proved is None else reported.proved[0]
-    assert charged["delta"] == 1e-06 and Fraction(charged["epsilon"]) >= Fraction(expected)
+    assert charged["delta"] == double_up(Fraction(1, 10**6)) and Fraction(charged["epsilon"]) >= Fraction(expected)
     assert charged["epsilon"] == pytest.approx(float(expected), rel=1e-12)
     # under the zcdp rule the filter is charged the rho itself: 4 / 18
     assert _run(files, tmp_path / "z.sqlite", "--budget", "5,1e-5", "--rule", "zcdp") == 0

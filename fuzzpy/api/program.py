@@ -609,13 +609,14 @@ class Ledger:
         """What remains of ``dataset``'s budget (a name, or an item of
         `datasets()`), as (epsilon, delta); the dataset must have a budget
         (`InvalidInput` otherwise)."""
+        from fuzzpy.language.figures import double_down
         from fuzzpy.ledger.rules import rule_named
 
         dataset = self._name(dataset)
         for state in self.datasets():
             if state.dataset == dataset:
                 epsilon, delta = rule_named(state.budget.rule).as_guarantee(state.remaining, state.budget)
-                return float(epsilon), float(delta)
+                return double_down(epsilon), double_down(delta)  # what remains: never shown larger
         known = ", ".join(s.dataset for s in self.datasets()) or "none"
         raise InvalidInput((Diagnostic("FZ508", f"the ledger {self.path} has no dataset `{dataset}`", NO_SPAN,
                                        hint=f"its datasets: {known}"),))

@@ -40,8 +40,9 @@ class Amount(NamedTuple):
     def __str__(self) -> str:
         """As the ledger's text shows it: exact when short, else 6 digits
         rounded up (a charge) or down (`Remaining`): `fuzzpy.language.figures`;
-        then the neighbour relation. The floats are the nearest doubles, as in
-        JSON; ``exact`` is exact."""
+        then the neighbour relation. The floats are the doubles on the safe
+        side, as in JSON (a charge's >= it, a `Remaining`'s <= it); ``exact``
+        is exact."""
         return f"{self.figures()}, {_phrase(self.neighbours)}"
 
     def figures(self) -> str:
@@ -119,13 +120,16 @@ class Charge:
 
 
 def _amount(quote: Quote, spend: Any, up: bool = True, neighbours: str = ADD_REMOVE) -> Amount:
+    from fuzzpy.language.figures import double_down, double_up
     from fuzzpy.ledger.rules import rule_named
 
     epsilon, delta = rule_named(quote.budget.rule).as_guarantee(spend, quote.budget)
     exact = {"epsilon": Fraction(epsilon), "delta": Fraction(delta)}
     if quote.budget.rule == "zcdp":
         exact["rho"] = Fraction(spend.rho)
-    return (Amount if up else Remaining)(float(epsilon), float(delta), exact, neighbours)
+    # the floats on the safe side: a charge the least double >= it, what remains the greatest <= it
+    rounded = double_up if up else double_down
+    return (Amount if up else Remaining)(rounded(epsilon), rounded(delta), exact, neighbours)
 
 
 def charge_amount(quote: Quote) -> Amount:

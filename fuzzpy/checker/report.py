@@ -28,7 +28,7 @@ from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
 from fuzzpy.language import syntax as S
 from fuzzpy.language.diagnostics import Diagnostic
-from fuzzpy.language.figures import text_up
+from fuzzpy.language.figures import json_figure, text_up
 from fuzzpy.language.sensitivity import Sens
 from fuzzpy.language.symbolic import Poly
 from fuzzpy.support.quiet import quiet_absl
@@ -287,6 +287,26 @@ def exact_delta(delta: float) -> Fraction:
 # ---------------------------------------------------------------- definitions
 
 
+def _written_type(checked: CheckedDef, p: ParamInfo) -> str:
+    """A parameter's type; as written when it names a static parameter of a
+    definition checked at each call (`num -[n]-> num`): its checked type is
+    the generic pass's, at the placeholder 1 (review s30c)."""
+    written = next((q.type for q in checked.decl.params if q.name == p.name), None)
+    if not checked.deferred or written is None:
+        return str(p.type)
+    names = set(checked.static_params)
+    stack: list[object] = [written]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, S.Var) and item.name in names:
+            return _type_text(written)
+        if isinstance(item, tuple):
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item) if f.name != "span")
+    return str(p.type)
+
+
 def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[str]:
     parts = []
     for p in checked.params:
@@ -298,7 +318,7 @@ def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[s
         if p.name in checked.symbolic_privacy:
             cost = symbolic_costs(checked)[p.name]
             # not pure (a Gaussian beside a symbolic epsilon): no one expression; each call's cost is listed
-            parts.append(f"({p.name} :[{'at each call' if cost is None else cost}] {p.type})")
+            parts.append(f"({p.name} :[{'at each call' if cost is None else cost}] {_written_type(checked, p)})")
             continue
         sens: str = str(p.sensitivity)
         figure = figures.get(p.name)
@@ -388,7 +408,8 @@ def text_report(checked: CheckedProgram, delta: float | None, known: Figures | N
         figures = known[d.name] if known is not None else figures_for(d, delta)
         if d.static_params:
             rows.append((d.name, signature(d, figures), symbolic_text(d)))
-            extra[d.name] = instance_lines(checked, d, delta)
+            # its figure at every number rests on the same unchecked `assume def`s as a caller's (review s30c)
+            extra[d.name] = assumption_lines(checked, d) + instance_lines(checked, d, delta)
             continue
         privacy = ", ".join(f"{fig.text()} in {name}" for name, fig in figures.items())
         approx = [f for f in figures.values() if f.delta != 0 and f.epsilon is not None and not f.is_infinite
@@ -574,7 +595,7 @@ def json_definitions(checked: CheckedProgram, delta: float | None, known: Figure
             }
             out[-1]["instances"] = [
                 {
-                    "values": {name: _upper_float(value) for name, value in instance.values},
+                    "values": {name: _argument_float(value) for name, value in instance.values},
                     "privacy": {name: privacy_figure(events, delta, name).to_json()
                                 for name, events in instance.privacy.items()},
                 }
@@ -610,18 +631,22 @@ def _show(x: Fraction | float) -> str:
 
 
 def _upper_float(x: Fraction | float) -> float | int | str:
-    """A JSON number never below the exact value (privacy costs round up);
+    """A JSON number never below the exact value (privacy costs round up):
+    the least double >= it (`fuzzpy.language.figures.json_figure`, the one
+    conversion every cost a user reads goes through), an int when whole;
     "inf" (language design, section 7) for a value beyond the largest double."""
-    if isinstance(x, float):
-        return x if math.isfinite(x) else "inf"
-    if x > _LARGEST:
-        return "inf"
-    if x.denominator == 1:
+    if isinstance(x, Fraction) and x.denominator == 1 and x <= _LARGEST:
         return int(x)
-    approx = float(x)
-    if Fraction(repr(approx)) != x and Fraction(approx) < x:  # "0.1" is exact as JSON text
-        approx = math.nextafter(approx, math.inf)
-    return approx
+    return json_figure(x)
+
+
+def _argument_float(x: Fraction) -> float | int | str:
+    """A call's number (not a cost) as JSON: its own short decimal when it has
+    one (`eps = 7/10` is 0.7, as the program wrote it), else as a cost is
+    shown (`_upper_float`)."""
+    if x.denominator != 1 and abs(x) <= _LARGEST and Fraction(repr(float(x))) == x:
+        return float(x)
+    return _upper_float(x)
 
 
 _LARGEST = Fraction(sys.float_info.max)

@@ -620,7 +620,7 @@ def _program(args: argparse.Namespace) -> int:
             _plot_events(args, f"{rows[0][0]} in {rows[0][1]}", rows[0][2].delta, costs[0][2])
     if args.json:
         _print_json({"ok": True, "file": args.file, **relation.to_json(), "rounds": args.rounds or 1,
-                     "definitions": _definitions_json(rows, costs, args),
+                     "definitions": _definitions_json(rows, costs, args, parameterised.unchecked),
                      "parameterised": parameterised.documents,
                      **({} if seen is None else {"views": seen.to_json()})})
         return EXIT_OK
@@ -676,9 +676,11 @@ def _definitions_json(
     rows: list[tuple[str, str, Guarantee, Fraction | None]],
     costs: list[tuple[str, str, tuple[Event, ...]]],
     args: argparse.Namespace,
+    unchecked: dict[str, list[str]] | None = None,
 ) -> list[dict[str, object]]:
     """One entry per definition, with a `privacy` entry per database parameter
-    (the field names of `fuzzpy check --json`, language design section 7)."""
+    (the field names of `fuzzpy check --json`, language design section 7),
+    and the unchecked `assume def`s its figures rest on (FZ318), if any."""
     from fuzzpy.accounting.accountant import guarantees
 
     definitions: dict[str, dict[str, object]] = {}
@@ -688,6 +690,8 @@ def _definitions_json(
         if args.definition and g.delta > 0:
             privacy["methods"] = [_guarantee_json(m) for m in guarantees(events, _typed(args.delta))]
         entry["privacy"][param] = privacy  # type: ignore[index]
+        if (unchecked or {}).get(name):
+            entry["rests_on_unchecked"] = (unchecked or {})[name]
     return list(definitions.values())
 
 

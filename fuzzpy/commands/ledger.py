@@ -190,7 +190,7 @@ def _document(
                 "registration": files[name].public_json() if name in files else None,
                 "budget": {**budget.to_json(), "rule_summary": rule_named(budget.rule).summary},
                 "spent": amount_json(spent, budget),
-                "remaining": amount_json(remaining, budget),
+                "remaining": amount_json(remaining, budget, up=False),
                 "releases": [e.to_json() for e in history if e.dataset == name],
             }
             for name, budget, spent, remaining in datasets

@@ -22,6 +22,9 @@ class Parameterised:
     #: (`privacy zcdp[delta]`, what `run` charges) and the unchecked
     #: `assume def`s its figures rest on
     notes: dict[str, list[str]] = field(default_factory=dict)
+    #: per definition (with static parameters or not), the unchecked `assume
+    #: def`s its figures rest on (FZ318): `budget --json`'s "rests_on_unchecked"
+    unchecked: dict[str, list[str]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.lines)
@@ -75,6 +78,7 @@ def costs_and_parameterised(
     ]
     found = Parameterised() if definition is not None else _parameterised(checked, delta)
     found.notes.update(_notes(checked, names))
+    found.unchecked.update({n: list(d.rests_on) for n, d in checked.definitions.items() if d.rests_on})
     return costs, found
 
 
@@ -96,7 +100,8 @@ def _notes(checked: object, names: list[str]) -> dict[str, list[str]]:
 
 def _parameterised(checked: object, delta: float | None) -> Parameterised:
     from fuzzpy.checker.report import (
-        _upper_float,
+        _argument_float,
+        assumption_lines,
         instance_lines,
         privacy_figure,
         symbolic_costs,
@@ -112,6 +117,7 @@ def _parameterised(checked: object, delta: float | None) -> Parameterised:
         params = ", ".join(d.static_params)
         text = symbolic_text(d) or "no release in a database"
         found.lines.append(f"{d.name:20} parameterised by {params}: {text}")
+        found.lines.extend(assumption_lines(checked, d))  # at every number, as a caller's (review s30c)
         found.lines.extend(instance_lines(checked, d, delta) or [f"    (no call in the file gives {params} a number)"])
         found.documents.append({
             "name": d.name,
@@ -121,11 +127,12 @@ def _parameterised(checked: object, delta: float | None) -> Parameterised:
             "checked_at_each_call": {name: why for name, why in d.deferred},
             "instances": [
                 {
-                    "values": {name: _upper_float(value) for name, value in instance.values},
+                    "values": {name: _argument_float(value) for name, value in instance.values},
                     "exact_values": {name: str(value) for name, value in instance.values},
                     "privacy": {db: privacy_figure(events, delta, db).to_json() for db, events in instance.privacy.items()},
                 }
                 for instance in checked.instances.get(d.name, ())
             ],
+            **({"rests_on_unchecked": list(d.rests_on)} if d.rests_on else {}),
         })
     return found

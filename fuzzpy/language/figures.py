@@ -5,8 +5,10 @@ claim that the release costs *at most* that much, so its text is rounded
 **up**; so is a noise scale fuzzpy recommends (more noise is never less
 private: adding independent noise is post-processing, Dwork & Roth 2014,
 Prop. 2.1). What is *left* of a budget is a claim that spending that much
-more stays within it, so it is rounded **down**. JSON keeps the exact
-float; only text rounds.
+more stays within it, so it is rounded **down**. The same holds for the
+floats a user reads (JSON numbers, the Python API's attributes): a cost is
+the least double >= the exact value, what remains the greatest double <= it
+(`double_up`, `double_down`, `json_figure`: the one place that converts).
 
 One rule for what "at least" means, by the type of the value:
 
@@ -27,6 +29,7 @@ gets that text.
 from __future__ import annotations
 
 import math
+import sys
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 
@@ -98,6 +101,45 @@ def _text(value: Number, digits: int, up: bool) -> str:
         # a Fraction just under 2e-319)
         rounded = _rounded(_double_beyond(value, up), digits, up)
     return _render(rounded, digits)
+
+
+def double_up(value: Fraction | float | int) -> float:
+    """The least double >= ``value`` (a cost, spent: never shown below the
+    truth); ``inf`` beyond the largest double. ``float()`` rounds to nearest,
+    which is below the exact value half the time (1/3, 7/10)."""
+    return _double_on_side(value, up=True)
+
+
+def double_down(value: Fraction | float | int) -> float:
+    """The greatest double <= ``value`` (what remains of a budget, a limit)."""
+    return _double_on_side(value, up=False)
+
+
+def json_figure(value: Fraction | float | int, up: bool = True) -> float | str:
+    """A figure as a JSON number on its safe side (`double_up` or
+    `double_down`); ``"inf"`` (language design, section 7) beyond the doubles."""
+    rounded = _double_on_side(value, up)
+    if math.isinf(rounded):
+        return "inf" if rounded > 0 else "-inf"
+    return rounded
+
+
+def _double_on_side(value: Fraction | float | int, up: bool) -> float:
+    if isinstance(value, float):
+        return value  # a double already: exactly itself
+    exact = Fraction(value)
+    try:
+        nearest = float(exact)
+    except OverflowError:  # beyond the largest double: infinity on the far side, the largest on the near
+        largest = sys.float_info.max
+        if exact > 0:
+            return math.inf if up else largest
+        return -largest if up else -math.inf
+    if up and Fraction(nearest) < exact:
+        return math.nextafter(nearest, math.inf)
+    if not up and Fraction(nearest) > exact:
+        return math.nextafter(nearest, -math.inf)
+    return nearest
 
 
 def _double_beyond(value: Fraction, up: bool) -> Fraction:

@@ -9,7 +9,7 @@ from pathlib import Path
 from fuzzpy.accounting.events import Event
 from fuzzpy.accounting.neighbours import TEXTS as NEIGHBOURS_TEXTS
 from fuzzpy.language.diagnostics import FuzzError
-from fuzzpy.language.figures import NEIGHBOURS_TEXT
+from fuzzpy.language.figures import NEIGHBOURS_TEXT, json_figure
 from fuzzpy.ledger.errors import OVER_BUDGET, ledger_error
 from fuzzpy.ledger.event_codec import events_to_data
 from fuzzpy.ledger.rules import (
@@ -22,14 +22,16 @@ from fuzzpy.ledger.rules import (
 from fuzzpy.support.records import frozen
 
 
-def amount_json(amount: Spend, budget: Budget) -> dict[str, object]:
+def amount_json(amount: Spend, budget: Budget, up: bool = True) -> dict[str, object]:
     """An amount of a budget's currency as JSON: (epsilon, delta) always, and
-    rho under the zcdp rule; numbers as floats plus exact fractions."""
+    rho under the zcdp rule; numbers as floats plus exact fractions. The floats
+    are on the safe side (`json_figure`): a cost or what is spent the least
+    double >= it, what remains (``up=False``) the greatest double <= it."""
     epsilon, delta = rule_named(budget.rule).as_guarantee(amount, budget)
-    document: dict[str, object] = {"epsilon": float(epsilon), "delta": float(delta)}
+    document: dict[str, object] = {"epsilon": json_figure(epsilon, up), "delta": json_figure(delta, up)}
     exact = {"epsilon": str(epsilon), "delta": str(delta)}
     if budget.rule == "zcdp":
-        document["rho"] = float(amount.rho)
+        document["rho"] = json_figure(amount.rho, up)
         exact["rho"] = str(amount.rho)
     document["exact"] = exact
     return document
@@ -73,7 +75,7 @@ class Quote:
         return document
 
     def remaining_json(self) -> dict[str, object]:
-        return amount_json(self.remaining, self.budget)
+        return amount_json(self.remaining, self.budget, up=False)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -137,7 +139,7 @@ class Entry:
             "status": self.status,
             "released": self.released,
             "charged": charged,
-            "remaining": amount_json(self.remaining, self.budget),
+            "remaining": amount_json(self.remaining, self.budget, up=False),
             "events": events_to_data(self.events),
             "arguments": self.arguments,
             "unchecked_assumptions": [{"definition": n, "claim": c} for n, c in self.assumptions],

@@ -36,6 +36,7 @@ from fractions import Fraction
 
 from fuzzpy.accounting.events import Event, Group, Repeat, Subsample
 from fuzzpy.accounting.local import has_local, has_shuffled, local_epsilon_of, shuffle_method
+from fuzzpy.language.figures import json_figure
 from fuzzpy.ledger.costs import (
     CostUnavailable,
     approximate_epsilon,
@@ -118,8 +119,9 @@ class Budget:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "epsilon": float(self.epsilon),
-            "delta": float(self.delta),
+            # a limit: the greatest double <= it (a budget shown larger would allow more)
+            "epsilon": json_figure(self.epsilon, up=False),
+            "delta": json_figure(self.delta, up=False),
             "rule": self.rule,
             "exact": {"epsilon": str(self.epsilon), "delta": str(self.delta)},
         }
