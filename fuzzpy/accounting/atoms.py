@@ -35,8 +35,10 @@ Flattening rules (each cites the fact that makes it exact or sound):
   flattening without them and keeps the smaller figure): a replace-one
   Poisson subsample of the dataset with a Gaussian or Laplace body is a
   `ReplaceSubsampledAtom` (`pld_replace`), and a person's group of k rows
-  over Poisson subsamples of the dataset with Gaussian bodies is made of
-  `GroupSubsampledAtom`s (`pld_group`). Only the PLD and pure composition
+  over Poisson subsamples of the dataset (Gaussian, discrete Gaussian,
+  Laplace, geometric or any pure body; a 1-stable derived bag with a
+  Gaussian or pure body) is made of `GroupSubsampledAtom`s (`pld_group`,
+  `pld_atomic`). Only the PLD and pure composition
   take them (`accountant.REPLACE_AWARE`), in summaries too.
 """
 
@@ -97,6 +99,17 @@ class PureAtom:
 
     epsilon: Fraction
     bounded_range: bool = False
+
+
+@frozen
+class GeometricAtom:
+    """One `geometric[b]` release of an integer query moving by at most a whole
+    ``shift`` per row: (shift / b)-DP. Only the inner body of a
+    `GroupSubsampledAtom` (`pld_atomic.geometric_group_pair`, the mixture on
+    its PMF); elsewhere a geometric is a `PureAtom`."""
+
+    shift: int
+    scale: Fraction
 
 
 @frozen
@@ -165,16 +178,21 @@ class ShuffledAtom:
 
 @frozen
 class GroupSubsampledAtom:
-    """A Gaussian ``inner`` run on a Poisson subsample of rate q, 0 < q < 1,
-    of the dataset itself, for a group of ``size`` rows of one person added
-    or removed together: the pair (sum_j Bin(k, q)(j) N(j mu), N(0)) and its
-    reverse (`pld_group`, where the proof is). Taken, like
+    """An ``inner`` body run on a Poisson subsample of rate q, 0 < q < 1, of
+    the dataset itself (or, for a Gaussian or pure body, of a 1-stable derived
+    bag: `_derived_inner`), for a group of ``size`` rows of one person added
+    or removed together: for a Gaussian the pair (sum_j Bin(k, q)(j) N(j mu),
+    N(0)) and its reverse (`pld_group`, where the proof is), the same
+    mixture for the other bodies (below). Taken, like
     `ReplaceSubsampledAtom`, only by `accountant.REPLACE_AWARE`."""
 
     rate: Fraction
     #: a Gaussian, or a discrete Gaussian on an integer query moving by at most
-    #: its shift per row (`pld_atomic.dgauss_group_pair`, the same mixture on the PMF)
-    inner: GaussianAtom | DiscreteGaussianAtom
+    #: its shift per row (`pld_atomic.dgauss_group_pair`, the same mixture on the PMF),
+    #: one Laplace draw (`pld_group.LaplaceGroupTails`, the mixture of Laplace laws),
+    #: one geometric (`pld_atomic.geometric_group_pair`, the mixture on its PMF),
+    #: or any pure body at its epsilon (`pld_atomic.pure_group_pair`, the trade-off pair)
+    inner: GaussianAtom | DiscreteGaussianAtom | LaplaceAtom | GeometricAtom | PureAtom
     size: int
     #: the person's k rows replaced (replace-one), not added or removed: the pair
     #: (sum_j Bin(k, q)(j) N(j mu), sum_j Bin(k, q)(j) N(-j mu)) (`pld_group.ReplaceGroupTails`)
@@ -711,24 +729,73 @@ def _group_pair_atoms(events: tuple[Event, ...], k: int) -> Atoms | None:
                 return None
             atoms.update({atom: n * event.count for atom, n in inner.items()})
         elif isinstance(event, Subsample) and (event.direct or event.replace) and not event.either_way \
-                and 0 < event.rate < 1 and _single_dgauss(event.body) is not None:
-            # the mixture pair on the discrete Gaussian's PMF (`pld_atomic.dgauss_group_pair`)
-            dgauss = _single_dgauss(event.body)
-            assert dgauss is not None
-            atoms[GroupSubsampledAtom(Fraction(event.rate), dgauss, k, bool(event.replace))] += 1
-        elif isinstance(event, Subsample) and (event.direct or event.replace) and not event.either_way \
-                and 0 < event.rate < 1 and _plain_body(event.body):
-            inner_atoms = Flattener().flatten(event.body)
-            if not inner_atoms or not all(isinstance(atom, GaussianAtom) for atom in inner_atoms):
-                return None
-            rho = sum((atom.rho * n for atom, n in inner_atoms.items()), Fraction(0))
-            atoms[GroupSubsampledAtom(Fraction(event.rate), GaussianAtom(rho), k, bool(event.replace))] += 1
+                and 0 < event.rate < 1 and _group_inner(event.body) is not None:
+            body_atom = _group_inner(event.body)
+            assert body_atom is not None
+            atoms[GroupSubsampledAtom(Fraction(event.rate), body_atom, k, bool(event.replace))] += 1
+        elif isinstance(event, Subsample) and not (event.direct or event.replace or event.either_way) \
+                and 0 < event.rate < 1 and _derived_inner(event.body) is not None:
+            # a sample of a 1-stable derived bag (`filter`, `map`, a `let`, `local`, a bucket of
+            # `split` or `group`; a c-stable one arrives inside Group(c): the group rule): every
+            # such transformation of the language adds a row of it for a row of the dataset
+            # added, so the person's k rows are at most k added rows, nested, and the same
+            # mixture bounds it (`_derived_inner`). Not `join[k]` (2k-stable: a row added may
+            # push a kept row out, so its bags do not nest and no mixture is claimed for it)
+            derived_atom = _derived_inner(event.body)
+            assert derived_atom is not None
+            atoms[GroupSubsampledAtom(Fraction(event.rate), derived_atom, k, False)] += 1
         else:  # any other event: its own atoms on k-fold neighbours, composed beside the pairs
             scaled_atoms = _group_exact_atoms(event, k)
             if scaled_atoms is None:
                 return None
             atoms.update(scaled_atoms)
     return atoms
+
+
+def _derived_inner(body: tuple[Event, ...]) -> GaussianAtom | PureAtom | None:
+    """What a person's group charges a Poisson subsample of a DERIVED bag by:
+    Gaussians merged (`pld_group.GroupTails`), or any pure body at its
+    basic-composition epsilon (the trade-off pair, `pld_atomic.pure_group_pair`);
+    None for anything else (the group rule). Neither exact 1-D pair of one
+    Laplace or geometric draw is used here: the checker charges parallel
+    buckets (`split`, `group`) as one event, and the person's rows may fall in
+    several of them, which the two pairs do not cover; the Gaussian's does
+    (the buckets' shifts of L2 norms j_i s make a shift of norm at most
+    (j_1 + j_2 + ...) s, Neyman-Pearson's bound then that of the 1-D shift), and
+    the trade-off pair uses only that the joint release is (j eps)-DP for j
+    sampled rows, wherever they fall (basic composition)."""
+    if _plain_body(body):
+        inner = Flattener().flatten(body)
+        if inner and all(isinstance(atom, GaussianAtom) for atom in inner):
+            return GaussianAtom(sum((atom.rho * n for atom, n in inner.items()), Fraction(0)))
+    pure = _pure_body(body)
+    return PureAtom(pure) if pure is not None else None
+
+
+def _group_inner(body: tuple[Event, ...]) -> GaussianAtom | DiscreteGaussianAtom | LaplaceAtom | GeometricAtom | PureAtom | None:
+    """What a person's group charges a Poisson subsample's body by: a discrete
+    Gaussian's PMF pair (`pld_atomic.dgauss_group_pair`), one geometric's
+    (`pld_atomic.geometric_group_pair`), Gaussians merged
+    into one (`pld_group.GroupTails`), one Laplace draw (the mixture of
+    Laplace laws, `pld_group.LaplaceGroupTails`), any other pure body at its
+    basic-composition epsilon (the trade-off pair, `pld_atomic.pure_group_pair`);
+    None for anything else (the group rule)."""
+    dgauss = _single_dgauss(body)
+    if dgauss is not None:
+        return dgauss
+    if len(body) == 1 and isinstance(body[0], Geometric) and Fraction(body[0].sensitivity).denominator == 1 \
+            and body[0].sensitivity >= 1 and body[0].scale > 0:
+        # its mixture on the PMF (`pld_atomic.geometric_group_pair`)
+        return GeometricAtom(int(body[0].sensitivity), Fraction(body[0].scale))
+    if _plain_body(body):
+        inner = Flattener().flatten(body)
+        single = _single_atom(inner)
+        if isinstance(single, LaplaceAtom) and single.epsilon > 0:
+            return single
+        if inner and all(isinstance(atom, GaussianAtom) for atom in inner):
+            return GaussianAtom(sum((atom.rho * n for atom, n in inner.items()), Fraction(0)))
+    pure = _pure_body(body)
+    return PureAtom(pure) if pure is not None else None
 
 
 def _group_exact_atoms(event: Event, k: int) -> Atoms | None:

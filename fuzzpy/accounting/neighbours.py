@@ -257,6 +257,13 @@ def _top(event: Event, relation: str, rows: int | None) -> Event:
         raise LocalNeedsReplaceOne("local reports under a sampler have no replace-one rule here")
     if relation == ADD_REMOVE:
         return _inner(event)
+    if isinstance(event, Group) and event.chained:
+        # one variable reached by several routes (`events.Group.chained`): a replaced
+        # row replaces it in one route after the other, each step bounded by that
+        # route's events restated for replace-one (as `run` restates each parameter's
+        # events before it chains them); read as a plain group, two replace-one steps
+        # of each route's body, the bound it also has (Dwork & Roth 2014, Thm 2.2)
+        return Group(event.size, tuple(_top(e, relation, rows) for e in event.body), chained=True)
     if isinstance(event, Group) and event.rows:
         # a person's k rows (`check --group k`, a dataset's rows per person): k
         # replacements, each the relation's own step, so the body restated for

@@ -35,6 +35,7 @@ from fuzzpy.accounting.atoms import (
     Atoms,
     DiscreteGaussianAtom,
     GaussianAtom,
+    GeometricAtom,
     GroupSubsampledAtom,
     LaplaceAtom,
     PureAtom,
@@ -48,12 +49,14 @@ from fuzzpy.accounting.pld_atomic import (
     dgauss_replace_pair,
     dgauss_subsample_fits,
     dgauss_subsample_pair,
+    geometric_group_pair,
+    pure_group_pair,
     shuffle_pair,
 )
 from fuzzpy.accounting.pld_bound import DeltaBound
 from fuzzpy.accounting.pld_fft import compose
 from fuzzpy.accounting.pld_grid import GridPLD, discretise
-from fuzzpy.accounting.pld_group import GroupTails, ReplaceGroupTails
+from fuzzpy.accounting.pld_group import GroupTails, LaplaceGroupTails, ReplaceGroupTails
 from fuzzpy.accounting.pld_pairs import (
     DEFAULT_DEPTH,
     ULP,
@@ -88,7 +91,9 @@ TWIN_BOUNDS = 1.01
 # TWIN_SIZED_MARGIN below that coarse answer
 TWIN_LIFT = 0.02
 TWIN_SIZED_MARGIN = 1e-2
-Direction = list[tuple[LossTails | SymmetrisedTails | ReplaceTails | GroupTails | ReplaceGroupTails | AtomicTails, int]]
+Direction = list[
+    tuple[LossTails | SymmetrisedTails | ReplaceTails | GroupTails | ReplaceGroupTails | LaplaceGroupTails | AtomicTails, int]
+]
 
 
 # ---------------------------------------------------------------- atoms to pairs
@@ -165,6 +170,39 @@ def directions(atoms: Atoms, delta: float = 0.0) -> list[Direction]:
                 continue
             remove.append((found[0], n))
             add.append((found[1], n))
+            one_way = True
+        elif isinstance(atom, GroupSubsampledAtom) and isinstance(atom.inner, GeometricAtom):
+            # a person's k rows over a subsampled geometric: the mixture on its PMF (`pld_atomic`)
+            group_ways = ("replace",) if atom.replace else ("remove", "add")
+            exact_pairs = [geometric_group_pair(atom.inner.scale, atom.inner.shift, atom.rate, atom.size, way)
+                           for way in group_ways]
+            found_pairs = [pair if pair is not None  # too many outcomes: its pure epsilon's trade-off pair
+                           else pure_group_pair(atom.inner.shift / atom.inner.scale, atom.rate, atom.size, way)
+                           for pair, way in zip(exact_pairs, group_ways, strict=True)]
+            remove.append((found_pairs[0], n))
+            if atom.replace:  # symmetric: both directions
+                both.append(remove[-1])
+                continue
+            add.append((found_pairs[1], n))
+            one_way = True
+        elif isinstance(atom, GroupSubsampledAtom) and isinstance(atom.inner, PureAtom):
+            # a person's k rows over a subsampled pure body: the trade-off pair (`pld_atomic.pure_group_pair`)
+            if atom.replace:  # symmetric: both directions
+                remove.append((pure_group_pair(atom.inner.epsilon, atom.rate, atom.size, "replace"), n))
+                both.append(remove[-1])
+                continue
+            remove.append((pure_group_pair(atom.inner.epsilon, atom.rate, atom.size, "remove"), n))
+            add.append((pure_group_pair(atom.inner.epsilon, atom.rate, atom.size, "add"), n))
+            one_way = True
+        elif isinstance(atom, GroupSubsampledAtom) and isinstance(atom.inner, LaplaceAtom):
+            # a person's k rows over a subsampled Laplace: the mixture of Laplace laws (`pld_group`)
+            eps0, q = up(atom.inner.epsilon), up(atom.rate)
+            if atom.replace:  # symmetric: both directions
+                remove.append((LaplaceGroupTails(eps0, q, atom.size, "replace"), n))
+                both.append(remove[-1])
+                continue
+            remove.append((LaplaceGroupTails(eps0, q, atom.size, "remove"), n))
+            add.append((LaplaceGroupTails(eps0, q, atom.size, "add"), n))
             one_way = True
         elif isinstance(atom, GroupSubsampledAtom):
             # a person's k rows, each sampled on its own: the mixture pair both ways (`pld_group`)

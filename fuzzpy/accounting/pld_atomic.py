@@ -51,6 +51,7 @@ reversed pairs and negative shifts are covered too.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -410,7 +411,9 @@ def single_release_epsilon(atoms: object, delta: float) -> float | None:
     them (``tail`` only sets the window). None for anything else."""
     from fuzzpy.accounting.atoms import (
         DiscreteGaussianAtom,
+        GeometricAtom,
         GroupSubsampledAtom,
+        PureAtom,
         ReplaceSubsampledAtom,
         SubsampledAtom,
     )
@@ -431,6 +434,14 @@ def single_release_epsilon(atoms: object, delta: float) -> float | None:
         ways = ("replace",) if atom.replace else ("remove", "add")  # a person's k rows (`dgauss_group_pair`)
         pairs = [dgauss_group_pair(atom.inner.sigma, atom.inner.shift, _up(atom.rate), atom.size, tail, way)
                  for way in ways]
+    elif isinstance(atom, GroupSubsampledAtom) and isinstance(atom.inner, GeometricAtom):
+        ways = ("replace",) if atom.replace else ("remove", "add")  # its PMF's mixture (`geometric_group_pair`)
+        pairs = [geometric_group_pair(atom.inner.scale, atom.inner.shift, atom.rate, atom.size, way) for way in ways]
+        if any(pair is None for pair in pairs):  # too many outcomes: its pure epsilon's trade-off pair
+            pairs = [pure_group_pair(atom.inner.shift / atom.inner.scale, atom.rate, atom.size, way) for way in ways]
+    elif isinstance(atom, GroupSubsampledAtom) and isinstance(atom.inner, PureAtom):
+        ways = ("replace",) if atom.replace else ("remove", "add")  # the trade-off pair (`pure_group_pair`)
+        pairs = [pure_group_pair(atom.inner.epsilon, atom.rate, atom.size, way) for way in ways]
     else:
         return None
     if any(pair is None for pair in pairs):
@@ -454,3 +465,115 @@ def _tail_outside_window(losses: np.ndarray, masses: np.ndarray, k: int, s2: flo
     beyond = math.exp(-((k - 1) ** 2) / (2 * s2) - log_z) / (1 - ratio) if ratio < 1 else 1.0
     masses[int(np.argmin(losses))] += beyond
     return beyond
+
+
+# ---------------------------------------------------------------- a person's k rows over a pure body
+
+
+@functools.lru_cache(maxsize=64)
+def pure_group_pair(epsilon: Fraction, rate: Fraction, size: int, way: str) -> AtomicTails:
+    """A person's k rows over a Poisson subsample (rate q) of a body that is
+    eps-DP under add/remove of one row of the sample (any pure body: a
+    `geometric`, a `staircase`, several draws by basic composition): a pair
+    of at most 2k + 1 atoms (ours; the mixture of Balle, Barthe & Gaboardi
+    2018 over the j ~ Bin(k, q) rows drawn, bounded with the trade-off
+    function of pure DP of Kairouz, Oh & Viswanath 2015, as dominating pairs
+    in the sense of Zhu, Dong & Wang 2022).
+
+    Removal: given the other rows' sample S and the rows T drawn (|T| = j,
+    chance w_j = C(k, j) q^j (1-q)^{k-j}), M(S + T) is (j eps)-DP against
+    M(S) (group privacy, Dwork & Roth 2014, Thm 2.2), so for a set E of
+    M(S)-mass p, M(S + T)(E) <= f_j(p) = min(e^{j eps} p, 1 - e^{-j eps} (1 - p))
+    (applied to E and to its complement). Hence P(E) - gamma Q(E) <=
+    E_S[f(p_S) - gamma p_S] <= sup_p f(p) - gamma p with f = sum_j w_j f_j,
+    at every gamma >= 0. f is concave and piecewise linear with f(0) = 0,
+    f(1) = 1: it is the trade-off curve of the pair whose atoms are its
+    segments (Q*-mass the segment's length, P*-mass its rise, loss the log
+    of its slope), and sup_p f(p) - gamma p is that pair's H_gamma. Addition:
+    M(S + T)(E) >= g_j(p) = max(e^{-j eps} p, 1 - e^{j eps} (1 - p)), the pair of
+    the curve (g(p), p). Replacement (both sides' rows drawn by the same
+    coins, each side j eps from M(S)): P(E) <= f(p), Q(E) >= g(p), the pair
+    of the curve (g(p), f(p)), whose slope f'/g' decreases (f' decreases, g'
+    increases): a valid pair again. Each is at most (k eps')-DP with eps' =
+    log(1 + q (e^eps - 1)), so it is never looser than the group rule's
+    pure k eps' (randomized response at k eps' dominates every such pair).
+
+    Computed in mpmath; losses and masses rounded up (`_declared`)."""
+    import mpmath
+
+    with mpmath.workprec(160):
+        e, q = mpmath.mpf(epsilon.numerator) / epsilon.denominator, mpmath.mpf(rate.numerator) / rate.denominator
+        w = [mpmath.binomial(size, j) * q**j * (1 - q) ** (size - j) for j in range(size + 1)]
+        ups = [1 / (1 + mpmath.exp(j * e)) for j in range(1, size + 1)]  # where f_j turns
+        downs = [mpmath.exp(j * e) / (1 + mpmath.exp(j * e)) for j in range(1, size + 1)]  # where g_j turns
+        cuts = sorted({mpmath.mpf(0), mpmath.mpf(1), *(ups if way != "add" else []), *(downs if way != "remove" else [])})
+        losses, masses = [], []
+        for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+            mid = (lo + hi) / 2
+            f_slope = w[0] + mpmath.fsum(w[j] * (mpmath.exp(j * e) if mid < ups[j - 1] else mpmath.exp(-j * e))
+                                         for j in range(1, size + 1))
+            g_slope = w[0] + mpmath.fsum(w[j] * (mpmath.exp(-j * e) if mid < downs[j - 1] else mpmath.exp(j * e))
+                                         for j in range(1, size + 1))
+            rise = f_slope if way != "add" else mpmath.mpf(1)
+            run = g_slope if way != "remove" else mpmath.mpf(1)
+            losses.append(float(mpmath.log(rise / run)))
+            masses.append(float(rise * (hi - lo)))
+    loss_array = np.asarray(losses, dtype=float)
+    errors = 4 * ULP * (np.abs(loss_array) + 1)  # one rounding of an mpmath value to a double, with margin
+    return _declared(loss_array, errors, np.asarray(masses, dtype=float), 0.0, f"pure group {way}")
+
+
+@functools.lru_cache(maxsize=64)
+def geometric_group_pair(scale: Fraction, shift: int, rate: Fraction, size: int, way: str) -> AtomicTails | None:
+    """A person's k rows over a Poisson subsample of one `geometric[b]`
+    release (two-sided geometric, f(y) proportional to a^|y|, a = e^{-1/b})
+    of an integer query moving by at most ``shift`` per row: the mixture
+    pair on the PMF, exactly as `dgauss_group_pair` for the discrete
+    Gaussian (w_j = C(k, j) q^j (1-q)^{k-j}):
+
+        remove   P = sum_j w_j f(. - j s)   against  Q = f,
+        add      P = f                      against  Q = sum_j w_j f(. - j s),
+        replace  P = sum_j w_j f(. - j s)   against  Q = sum_j w_j f(. + j s).
+
+    The proof of `dgauss_group_pair` carries over word for word: f is even
+    and f(y - a) / f(y) = a^{|y - a| - |y|} is non-decreasing in y for a >= 0,
+    so the randomised upper half-line test is most powerful against every
+    positive shift, one test for every j (Balle, Barthe & Gaboardi 2018 for
+    the mixture; Zhu, Dong & Wang 2022 for dominating pairs). Outside the
+    centres' span every law is a^{distance} times a constant, so the loss is
+    constant there: the two tails are one atom each, their masses in closed
+    form (P(Y <= -t) = a^t / (1 + a) for t >= 0); no cut, no window.
+    Computed in mpmath, declared upwards (`_declared`). None past
+    MAX_ATOMS outcomes."""
+    import mpmath
+
+    if shift < 1 or size < 1 or not 0 < rate < 1 or scale <= 0 or 2 * size * shift + 3 > MAX_ATOMS:
+        return None
+    with mpmath.workprec(160):
+        a = mpmath.exp(-mpmath.mpf(scale.denominator) / scale.numerator)
+        q = mpmath.mpf(rate.numerator) / rate.denominator
+        w = [mpmath.binomial(size, j) * q**j * (1 - q) ** (size - j) for j in range(size + 1)]
+        moved = [(w[j], j * shift) for j in range(size + 1)]
+        point = [(mpmath.mpf(1), 0)]
+        p_law, q_law = {"remove": (moved, point), "add": (point, moved),
+                        "replace": (moved, [(c, -m) for c, m in moved])}[way]
+        centres = [m for _, m in p_law + q_law]
+        lo, hi = min(centres), max(centres)
+
+        def below(law: list, t: int) -> mpmath.mpf:  # P(Y <= t), t <= every centre
+            return mpmath.fsum(c * a ** (m - t) / (1 + a) for c, m in law)
+
+        def above(law: list, t: int) -> mpmath.mpf:  # P(Y >= t), t >= every centre
+            return mpmath.fsum(c * a ** (t - m) / (1 + a) for c, m in law)
+
+        def at(law: list, y: int) -> mpmath.mpf:
+            return mpmath.fsum(c * (1 - a) / (1 + a) * a ** abs(y - m) for c, m in law)
+
+        cells = [(below(p_law, lo), below(q_law, lo))]
+        cells += [(at(p_law, y), at(q_law, y)) for y in range(lo + 1, hi)]
+        cells += [(above(p_law, hi), above(q_law, hi))]
+        losses = [float(mpmath.log(p / r)) for p, r in cells]
+        masses = [float(p) for p, _ in cells]
+    loss_array = np.asarray(losses, dtype=float)
+    errors = 4 * ULP * (np.abs(loss_array) + 1)  # one rounding of an mpmath value to a double, with margin
+    return _declared(loss_array, errors, np.asarray(masses, dtype=float), 0.0, f"geometric group {way}")

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fuzzpy.accounting.pld_atomic import AtomicTails
-from fuzzpy.accounting.pld_group import GroupTails, ReplaceGroupTails
+from fuzzpy.accounting.pld_group import GroupTails, LaplaceGroupTails, ReplaceGroupTails
 from fuzzpy.accounting.pld_pairs import FLOOR, ULP, LossTails
 
 if TYPE_CHECKING:
@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from typing import TypeAlias
 
     #: every pair the PLD composes, as loss tails
-    PairTails: TypeAlias = LossTails | SymmetrisedTails | ReplaceTails | GroupTails | ReplaceGroupTails | AtomicTails
+    PairTails: TypeAlias = (LossTails | SymmetrisedTails | ReplaceTails | GroupTails | ReplaceGroupTails
+                            | LaplaceGroupTails | AtomicTails)
 
 
 @frozen

@@ -56,6 +56,7 @@ from fuzzpy.accounting.atoms import (
     Atoms,
     DiscreteGaussianAtom,
     GaussianAtom,
+    GeometricAtom,
     LaplaceAtom,
     PureAtom,
     ShuffledAtom,
@@ -167,6 +168,8 @@ def _float_curve(atom: Atom) -> tuple[np.ndarray, float]:
         return _rr_curve(_amplified(q, float(inner.epsilon)), a), q * float(inner.delta)
     if isinstance(inner, DiscreteGaussianAtom):  # never built (`atoms.Flattener` summarises it first)
         raise ValueError("no Renyi bound for a subsampled discrete Gaussian here")
+    if isinstance(inner, GeometricAtom):  # only a group's pair (`accountant.REPLACE_AWARE`)
+        raise ValueError("no Renyi bound for a group over a subsampled geometric here")
     return _rr_curve(_amplified(q, float(inner.epsilon)), a), 0.0
 
 
@@ -199,6 +202,8 @@ def _certified(atom: Atom, a: mp.mpf) -> tuple[mp.mpf, mp.mpf]:
         return _log_a_certified(q, sigma, a) / (a - 1), mp.mpf(0)
     if isinstance(inner, DiscreteGaussianAtom):  # never built (`atoms.Flattener` summarises it first)
         raise ValueError("no Renyi bound for a subsampled discrete Gaussian here")
+    if isinstance(inner, GeometricAtom):  # only a group's pair (`accountant.REPLACE_AWARE`)
+        raise ValueError("no Renyi bound for a group over a subsampled geometric here")
     amplified = mp.log1p(q * mp.expm1(_mpf(inner.epsilon)))
     delta = q * _mpf(inner.delta) if isinstance(inner, ApproxAtom) else mp.mpf(0)
     return _rr_certified(amplified, a), delta

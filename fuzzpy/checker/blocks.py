@@ -220,9 +220,13 @@ class BinderRules:
         merged = None if parallel else C.merge_draw(popped_all)
         if merged is not None:  # `let (x, y) = ...` read by one draw: per unit of the tuple's distance,
             own = merged[0]     # at most s_x + s_y (whichever of the tuple's metrics)
+        # `let b = db`: b IS db's bag, so a sample of b is of the variable's own rows and a
+        # count or clamped sum of it keeps its replace-one move (`events.Subsample.direct`,
+        # `Laplace.replaced`), as for a bag passed as it is to a function (`apply`)
+        alias = isinstance(stmt, S.LetStmt) and isinstance(stmt.expr, S.Var) and not has_local(own.events())
         for var, usage in bound.ctx.items():
             blame = self.ck.blame_for(var, usage, stmt.span, f"the value bound to {label}")
-            scaled = C.scale_cost(own, usage.sens, blame)
+            scaled = C.scale_cost(own, usage.sens, blame, keep_direct=alias)
             if scaled is not None:
                 cost[var] = self._alias(var, cost.get(var), scaled, label)
         return ctx, cost
