@@ -228,6 +228,16 @@ def relation_of_release(events: tuple[Event, ...], asked: str | None) -> str | N
     return asked
 
 
+def relation_of(events: tuple[Event, ...], asked: str) -> str:
+    """The relation a figure for ``events`` is for when ``asked`` is in force:
+    replace-one for a release of local or shuffled reports, whatever was
+    asked (under add/remove the number of reports reveals n: no finite
+    figure exists, so theirs is always a replace-one figure), else
+    ``asked``. Every surface labels its figures with this (check, budget,
+    run, ledger; issue 28)."""
+    return REPLACE_ONE if has_local(events) else asked
+
+
 def resolve(events: tuple[Event, ...], relation: str = ADD_REMOVE, rows: int | None = None) -> tuple[Event, ...]:
     """``events`` (costs for add/remove neighbours of the sampled bags, as
     the checker gives them) as events whose add/remove accounting bounds

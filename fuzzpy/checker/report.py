@@ -23,7 +23,7 @@ from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
 from fuzzpy.accounting.neighbours import DEFAULT as DEFAULT_NEIGHBOURS
-from fuzzpy.accounting.neighbours import REPLACE_ONE, Neighbours, has_sample
+from fuzzpy.accounting.neighbours import REPLACE_ONE, Neighbours, has_sample, relation_of
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
 from fuzzpy.language import syntax as S
@@ -86,6 +86,12 @@ class PrivacyFigure:
         core = (f"{_show(proved_eps)}-DP" if proved_delta == 0
                 else f"({_show(proved_eps)}, {_show(proved_delta)})-DP")
         return f"{conversion}; its events are {core}, what a basic budget is charged"
+
+    def relation(self) -> str:
+        """The relation this figure is for: replace-one for local reports
+        (whatever was asked: `accounting.neighbours.relation_of`), else the
+        one in force when it was computed."""
+        return REPLACE_ONE if self.neighbours == REPLACE_ONE else _IN_FORCE.get().relation
 
     @property
     def is_infinite(self) -> bool:
@@ -154,7 +160,7 @@ def privacy_figure(events: tuple[Event, ...], delta: float | None, parameter: st
     local = has_local(events)
     local_epsilon = local_epsilon_of(events) if local else None
     shuffled = has_shuffled(events)
-    if local and neighbours.relation != REPLACE_ONE:
+    if relation_of(events, neighbours.relation) != neighbours.relation:
         # a release of local reports is a replace-one release: the only relation it is private for
         # (`accounting.neighbours`); its figure says so, whatever the relation in force
         neighbours = Neighbours(REPLACE_ONE)

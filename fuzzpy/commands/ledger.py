@@ -21,8 +21,11 @@ from fuzzpy.ledger.rules import RULES, Budget, ReleaseCost, format_number, rule_
 DESCRIPTION = """\
 Show each dataset's privacy budget, its composition rule, and every release
 charged to it (time, program, definition, cost, remaining). Every cost and
-budget is for neighbouring datasets differing by adding or removing one row
-(the bag metric; "neighbours": "add-remove-one" in --json).
+budget is for the neighbour relation its dataset is charged for, shown with
+it: datasets differing by adding or removing one row (the bag metric,
+"add-remove-one" in --json, the default) or, for a dataset registered or
+first charged with --neighbours replace-one, datasets of one public size
+differing in one row's value ("replace-one").
 
 The ledger file is --ledger FILE, else $FUZZPY_LEDGER, else
 $XDG_DATA_HOME/fuzzpy/ledger.sqlite (~/.local/share/fuzzpy/ledger.sqlite).
@@ -129,7 +132,13 @@ def _chosen_dataset(args: argparse.Namespace, path: Path) -> str | None:
 
 
 def _print_audit(checked: list[tuple[Entry, ReleaseCost | None]], as_json: bool) -> int:
+    """Each release's stored charge against its recomputation, under the
+    relation its dataset is charged for (each entry's own: issue 28, the
+    header said add/remove-one on a replace-one ledger)."""
+    from fuzzpy.accounting.neighbours import TEXTS
+
     undercharged = [entry.id for entry, cost in checked if not _covers(entry.cost, cost)]
+    relations = sorted({entry.neighbours for entry, _ in checked}) or [NEIGHBOURS]
     if as_json:
         releases = [
             {
@@ -138,24 +147,27 @@ def _print_audit(checked: list[tuple[Entry, ReleaseCost | None]], as_json: bool)
                 "charged": amount_json(entry.cost.spend, entry.budget),
                 "recomputed": None if cost is None else amount_json(cost.spend, entry.budget),
                 "ok": entry.id not in undercharged,
+                "neighbours": entry.neighbours,
             }
             for entry, cost in checked
         ]
+        relation = relations[0] if len(relations) == 1 else None  # None: see each release's
         sys.stdout.write(
             json.dumps(
-                {"ok": not undercharged, "releases": releases, "neighbours": NEIGHBOURS}, indent=2
+                {"ok": not undercharged, "releases": releases, "neighbours": relation}, indent=2
             )
             + "\n"
         )
     else:
-        if checked:
-            sys.stdout.write(NEIGHBOURS_TEXT + "\n")
+        if checked and len(relations) == 1:
+            sys.stdout.write(TEXTS.get(relations[0], NEIGHBOURS_TEXT) + "\n")
         for entry, cost in checked:
             now = "cannot be costed" if cost is None else describe_amount(cost.spend, entry.budget)
             verdict = "UNDERCHARGED" if entry.id in undercharged else "ok"
             charged = describe_amount(entry.cost.spend, entry.budget)
+            which = f" ({entry.neighbours} neighbours)" if len(relations) > 1 else ""
             sys.stdout.write(
-                f"#{entry.id} {entry.dataset}: charged {charged}, now {now}: {verdict}\n"
+                f"#{entry.id} {entry.dataset}{which}: charged {charged}, now {now}: {verdict}\n"
             )
     return 1 if undercharged else 0
 
