@@ -22,7 +22,7 @@ import pytest
 
 import fuzzpy
 from fuzzpy.accounting.accountant import rho, zcdp_guarantee
-from fuzzpy.accounting.events import Gaussian, Group, Laplace, RandomizedResponse, Repeat, Subsample, person_group
+from fuzzpy.accounting.events import Gaussian, Group, Laplace, RandomizedResponse, Repeat, Subsample
 from fuzzpy.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,6 +95,8 @@ def test_central_randomized_response_costs_eps_for_any_group() -> None:
     # the Laplace count is grouped (3 steps), the response is not: 1 + 3
     assert fuzzpy.loads(src).check(group=3)["both"].costs["db"].epsilon == 4
     events = (Repeat(2, (RandomizedResponse(Fraction(1), 2), Laplace(Fraction(1), Fraction(1)))),)
+    from fuzzpy.accounting.events import person_group
+
     split = person_group(3, events)
     assert Repeat(2, (RandomizedResponse(Fraction(1), 2),)) in split
     assert any(isinstance(e, Group) and e.size == 3 for e in split)
