@@ -247,8 +247,10 @@ def _figure(events: tuple[Event, ...], delta: float | None, approximate: bool = 
     epsilon: Fraction | float = math.inf if charged is None else charged
     if charged is not None and Fraction(float(charged)) == charged:
         epsilon = float(charged)  # the accountant's float, shown as it always was
-    if pure is not None and (math.isinf(epsilon) or pure <= Fraction(epsilon)):
-        epsilon, method = pure, "pure (basic composition)"
+    if pure is not None and (math.isinf(epsilon) or pure <= Fraction(epsilon) or _show(epsilon) == _show(pure)):
+        # the pure figure is no worse: it needs no delta (review s30a: shuffle[2] of rr[3]
+        # was printed (3, 1e-06)-DP, the reports' own 3-DP with a delta wasted)
+        return PrivacyFigure(pure, 0, "pure (basic composition)", pure if delta is not None else None)
     return PrivacyFigure(epsilon, target, method, pure if delta is not None else None)
 
 
@@ -281,10 +283,20 @@ def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[s
             sens = _show(figure.epsilon)  # an approximate cost: show the epsilon at this delta
             if isinstance(figure.epsilon, float) and math.isinf(figure.epsilon):
                 sens = "unbounded at this delta"  # words, not a bare `inf` (which reads as "not private")
-        elif figure is not None and figure.epsilon is not None and _IN_FORCE.get() != DEFAULT_NEIGHBOURS:
-            sens = _show(figure.epsilon)  # the checker's sensitivity is for add/remove: show this relation's cost
+        elif figure is not None and figure.epsilon is not None and (
+                _IN_FORCE.get() != DEFAULT_NEIGHBOURS or _grouped(checked.privacy.get(p.name, ()))):
+            # the checker's sensitivity is for add/remove and one row: show this relation's (and
+            # this group's, as for an approximate cost: review s30a) cost
+            sens = _show(figure.epsilon)
         parts.append(f"({p.name} :[{sens}] {p.type})")
     return parts
+
+
+def _grouped(events: tuple[Event, ...]) -> bool:
+    """Whether a person's group (`check --group k`) is among a parameter's events."""
+    from fuzzpy.accounting.events import Group
+
+    return any(isinstance(e, Group) and e.rows for e in events)
 
 
 def signature(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> str:

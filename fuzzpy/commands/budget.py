@@ -97,7 +97,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--categories", type=_count, default=2, metavar="K",
                    help="with --rr: k-ary randomized response over K values (default 2)")
-    p.add_argument("--shuffle", type=_count, metavar="N",
+    p.add_argument("--shuffle", type=_reports, metavar="N",
                    help="with --rr: the reports shuffled, at least N of them (Feldman, McMillan & Talwar 2021)")
     p.add_argument(
         "--rounds", type=_count, default=None, metavar="K",
@@ -188,6 +188,15 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1 or value > 10**7:
         raise argparse.ArgumentTypeError(f"must lie in 1..10^7: {text!r}")
+    return value
+
+
+def _reports(text: str) -> int:
+    """--shuffle N: at least two reports, as `shuffle[n]` requires (one report shuffled
+    is the report itself: nothing to hide among; review s30a)."""
+    value = _count(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must lie in 2..10^7 (a shuffle hides a report among others): {text!r}")
     return value
 
 
