@@ -98,14 +98,15 @@ def run(args: argparse.Namespace) -> int:
         history = ledger.history(dataset)
         files = {r.name: r for r in ledger.registrations()}
         relations = {d.dataset: ledger.neighbours(d.dataset) for d in datasets}
+        persons = {d.dataset: ledger.rows_per_person(d.dataset) for d in datasets}
     if dataset is not None:
         datasets = [d for d in datasets if d.dataset == dataset]
         if not datasets:
             raise ledger_error(NO_BUDGET, f"the ledger has no dataset {dataset!r}", path)
     if args.json:
-        sys.stdout.write(json.dumps(_document(path, datasets, history, files, relations), indent=2) + "\n")
+        sys.stdout.write(json.dumps(_document(path, datasets, history, files, relations, persons), indent=2) + "\n")
     else:
-        sys.stdout.write(_text(path, datasets, history, files, relations))
+        sys.stdout.write(_text(path, datasets, history, files, relations, persons))
     return 0
 
 
@@ -188,9 +189,10 @@ def _print_missing(path: Path, as_json: bool) -> None:
 
 def _document(
     path: Path, datasets: list[DatasetState], history: list[Entry], files: dict[str, Registration],
-    relations: dict[str, str] | None = None,
+    relations: dict[str, str] | None = None, persons: dict[str, int] | None = None,
 ) -> dict[str, object]:
     relations = relations or {}
+    persons = persons or {}
     return {
         "ledger": str(path),
         "exists": True,
@@ -199,6 +201,7 @@ def _document(
             {
                 "dataset": name,
                 "neighbours": relations.get(name, NEIGHBOURS),
+                "rows_per_person": persons.get(name, 1),
                 "registration": files[name].public_json() if name in files else None,
                 "budget": {**budget.to_json(), "rule_summary": rule_named(budget.rule).summary},
                 "spent": amount_json(spent, budget),
@@ -217,7 +220,7 @@ def _common(relations: dict[str, str]) -> str:
 
 def _text(
     path: Path, datasets: list[DatasetState], history: list[Entry], files: dict[str, Registration],
-    relations: dict[str, str] | None = None,
+    relations: dict[str, str] | None = None, persons: dict[str, int] | None = None,
 ) -> str:
     from fuzzpy.accounting.neighbours import TEXTS
 
@@ -235,6 +238,9 @@ def _text(
         lines.append(f"  budget     {_budget_text(budget)}")
         lines.append(f"  rule       {budget.rule}: {rule_named(budget.rule).summary}")
         lines.append(f"  neighbours {relations.get(name, NEIGHBOURS)}")
+        if (persons or {}).get(name, 1) > 1:
+            lines.append(f"  persons    up to {(persons or {})[name]} rows per person (each release charged its "
+                         "group cost)")
         lines.append(f"  spent      {describe_amount(spent, budget)}")
         lines.append(f"  remaining  {describe_amount(remaining, budget, up=False)}")
         entries = [e for e in history if e.dataset == name]
