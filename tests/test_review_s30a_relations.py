@@ -121,3 +121,26 @@ def test_ledger_audit_states_the_ledgers_own_relation(tmp_path: Path, capsys: py
     doc = json.loads(capsys.readouterr().out)
     assert doc["neighbours"] == "replace-one"
     assert all(r["neighbours"] == "replace-one" for r in doc["releases"])
+
+
+BOOT = """
+type R = { x : num, g : bool };
+def lsize (db : bag R) : fuzzy num = bootstrap[10] (fun b -> laplace[1] (size b)) db;
+def lcount (db : bag R) : fuzzy num = bootstrap[10] (fun b -> laplace[1] (size (filter (fun r -> r.g) b))) db;
+"""
+
+
+@pytest.mark.slow
+def test_bootstrap_under_replace_one_uses_the_querys_replace_move() -> None:
+    """m = 10 draws from n = 100 public rows: the sample's size never moves
+    (0); a filtered count moves by at most j when the replaced row is drawn j
+    times, so the pure bound is log(1 + eta (e^{m eps} - 1)), eta = 1 - 0.99^10,
+    never above the unamplified m eps = 10 (it was 17.65 for both)."""
+    import math
+
+    report = fuzzpy.loads(BOOT).check(neighbours="replace-one", rows=100)
+    assert report["lsize"].costs["db"].epsilon == 0
+    eta = 1 - 0.99**10
+    found = float(report["lcount"].costs["db"].epsilon)
+    assert found <= 10
+    assert abs(found - math.log1p(eta * math.expm1(10))) < 1e-4

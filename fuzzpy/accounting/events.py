@@ -179,11 +179,17 @@ class Resampled:
     itself under replace-one, as `fuzzpy.accounting.neighbours.resolve`
     restates it (amplified: Balle, Barthe & Gaboardi 2018,
     `accounting.bootstrap`). The body's events are costs under add/remove
-    of the sample."""
+    of the sample, one replaced row two steps; ``per_replacement``: they
+    are the body's costs for ONE replaced row of the sample already (a
+    count or clamped sum at its replace-one move, anything else at distance
+    2: `neighbours._coupled`), so j replaced rows are j such steps (review
+    s30a: the factor 2 on top charged a count of the sample, which never
+    moves, 17.65)."""
 
     draws: int
     rows: int
     body: tuple[Event, ...]
+    per_replacement: bool = False
 
 
 @frozen
