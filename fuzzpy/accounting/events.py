@@ -320,7 +320,7 @@ def _any_pair_split(events: tuple[Event, ...]) -> tuple[tuple[Event, ...], tuple
     return tuple(any_pair), tuple(rest)
 
 
-def person_group(size: Number, events: tuple[Event, ...]) -> tuple[Event, ...]:
+def person_group(size: int | Fraction, events: tuple[Event, ...]) -> tuple[Event, ...]:
     """A release's events for a person holding up to ``size`` rows
     (`check --group k`, a dataset's rows per person): `Group(k, events,
     rows=True)`, except that a central randomized response (`rr`, `krr` on
