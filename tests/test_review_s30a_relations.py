@@ -144,3 +144,39 @@ def test_bootstrap_under_replace_one_uses_the_querys_replace_move() -> None:
     found = float(report["lcount"].costs["db"].epsilon)
     assert found <= 10
     assert abs(found - math.log1p(eta * math.expm1(10))) < 1e-4
+
+
+def test_budget_shuffle_needs_two_reports(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["budget", "--rr", "1", "--shuffle", "1"]) == 2
+    assert "2..10^7" in capsys.readouterr().err
+
+
+def test_a_shuffle_no_better_than_its_reports_is_printed_pure() -> None:
+    src = "type D = { c : bool };\ndef s2 (db : bag D) : fuzzy (bag bool) = shuffle[2] (fun d -> rr[3] d.c) db;\n"
+    cost = fuzzpy.loads(src).check()["s2"].costs["db"]
+    assert (cost.epsilon, cost.delta) == (3, 0)
+
+
+def test_pure_brackets_show_the_groups_cost_as_gaussian_ones_do() -> None:
+    src = "type D = { c : bool };\ndef l (db : bag D) : fuzzy num = laplace[0.5] (size db);\n"
+    assert "(db :[1.5] bag D)" in fuzzpy.loads(src).check(group=3).text
+
+
+@pytest.mark.slow
+def test_run_ledger_and_dataset_show_print_rows_per_person(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "d.csv"
+    data.write_text("x\n" + "".join(f"{i % 5}\n" for i in range(20)), encoding="utf-8")
+    program = tmp_path / "p.fz"
+    program.write_text("type R = { x : num };\ndef n (db : bag R) : fuzzy num = laplace[1] (size db);\n",
+                       encoding="utf-8")
+    ledger = str(tmp_path / "l.sqlite")
+    assert main(["dataset", "register", "d", str(data), "--budget", "10", "--rows-per-person", "2",
+                 "--ledger", ledger]) == 0
+    capsys.readouterr()
+    assert main(["run", str(program), "n", "--data", "db=d", "--ledger", ledger, "--seed", "1"]) == 0
+    assert "up to 2 rows per person" in capsys.readouterr().out
+    assert main(["ledger", "--ledger", ledger]) == 0
+    assert "up to 2 rows per person" in capsys.readouterr().out
+    assert main(["dataset", "show", "d", "--ledger", ledger]) == 0
+    assert "up to 2 rows per person" in capsys.readouterr().out
