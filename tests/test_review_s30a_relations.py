@@ -180,3 +180,12 @@ def test_run_ledger_and_dataset_show_print_rows_per_person(tmp_path: Path,
     assert "up to 2 rows per person" in capsys.readouterr().out
     assert main(["dataset", "show", "d", "--ledger", ledger]) == 0
     assert "up to 2 rows per person" in capsys.readouterr().out
+
+
+def test_a_zcdp_definition_of_local_reports_is_a_replace_one_figure() -> None:
+    """It was an internal error (FZ799: the add/remove restatement refused the reports)."""
+    src = ("type D = { c : bool };\n"
+           "def z (db : bag D) : fuzzy (bag bool) privacy zcdp[1e-6] = local (fun d -> rr[1] d.c) db;\n")
+    cost = fuzzpy.loads(src).check()["z"].costs["db"]
+    assert cost.neighbours == "replace-one" and cost.rho is not None
+    assert "replace-one; 1-LDP per person" in str(cost)

@@ -64,15 +64,19 @@ class PrivacyFigure:
         if self.epsilon is None and self.proved is None:
             return f"cost unavailable ({self.note})"
         if self.epsilon is None or self.rho is not None or self.proved is not None:
-            return self._zcdp_text()
+            return self._zcdp_text() + self._local_mark()
         if self.is_infinite:
             return f"infinite cost (no finite epsilon at delta = {_show(self.delta)})"
         eps = _show(self.epsilon)
         core = f"{eps}-DP" if self.delta == 0 else f"({eps}, {_show(self.delta)})-DP"
-        if self.neighbours == "replace-one":
-            local = f"; {_show(self.local_epsilon)}-LDP per person" if self.local_epsilon is not None else ""
-            return f"{core} (replace-one{local})"
-        return core
+        return core + self._local_mark()
+
+    def _local_mark(self) -> str:
+        """`(replace-one; eps-LDP per person)` after a figure of local reports."""
+        if self.neighbours != "replace-one":
+            return ""
+        local = f"; {_show(self.local_epsilon)}-LDP per person" if self.local_epsilon is not None else ""
+        return f" (replace-one{local})"
 
     def _zcdp_text(self) -> str:
         if self.epsilon is None:
@@ -192,17 +196,26 @@ def zcdp_figure(events: tuple[Event, ...], delta: Fraction, parameter: str | Non
     it is smaller (a basic budget is charged the better of the two, both
     valid: `ledger.rules.zcdp_measure_cost`)."""
     from fuzzpy.accounting.accountant import zcdp_guarantee
+    from fuzzpy.accounting.local import has_local, local_epsilon_of
 
-    events = _IN_FORCE.get().for_parameter(parameter).resolve(events)
+    neighbours = _IN_FORCE.get().for_parameter(parameter)
+    local = has_local(events)
+    if relation_of(events, neighbours.relation) != neighbours.relation:
+        neighbours = Neighbours(REPLACE_ONE)  # local reports: a replace-one release (as in `privacy_figure`)
+    local_epsilon = local_epsilon_of(events) if local else None
+    events = neighbours.resolve(events)
+    relation = REPLACE_ONE if local else "add/remove"  # the figure's mark (`PrivacyFigure.neighbours`)
     found = zcdp_guarantee(events, delta)
     direct = _basic_figure(events, delta)
     proved = None
     if direct is not None and (found is None or math.isinf(found[1]) or Fraction(direct[0]) < Fraction(found[1])):
         proved = direct
     if found is None:
-        return PrivacyFigure(None, delta, ZCDP_METHOD, None, note="an event has no zCDP bound", proved=proved)
+        return PrivacyFigure(None, delta, ZCDP_METHOD, None, note="an event has no zCDP bound", proved=proved,
+                             neighbours=relation, local_epsilon=local_epsilon)
     rho, epsilon = found
-    return PrivacyFigure(epsilon, delta, ZCDP_METHOD, None, rho=rho, proved=proved)
+    return PrivacyFigure(epsilon, delta, ZCDP_METHOD, None, rho=rho, proved=proved, neighbours=relation,
+                         local_epsilon=local_epsilon)
 
 
 def _basic_figure(events: tuple[Event, ...], delta: Fraction) -> tuple[Fraction | float, Fraction | float] | None:
