@@ -677,6 +677,8 @@ def _one_rho(event: Event) -> Fraction | None:
         summarised = found if delta == 0 else None
     except NotSummarisable:
         summarised = None
+    if isinstance(event, Group):
+        return _group_rho(event, summarised)
     if not isinstance(event, Subsample):
         return summarised
     inner = rho(event.body)
@@ -690,6 +692,22 @@ def _one_rho(event: Event) -> Fraction | None:
     # a fixed-size sample under replace-one (`either_way`): its body is restated at distance 2 already
     # (`accounting.neighbours`), and the pair is again a mixture of the same kind
     return inner if summarised is None else min(inner, summarised)
+
+
+def _group_rho(event: Group, summarised: Fraction | None) -> Fraction | None:
+    """A group of k steps (a person's k rows, a replacement's two steps, a
+    chain of parameters read as a plain group): its body rho-zCDP for one
+    step is k^2 rho-zCDP for inputs k steps apart (Bun & Steinke 2016,
+    Prop. 1.9 / Prop. 27, group privacy), unamplified, for any body with a
+    zCDP bound (a subsampled one too: issue 28, where a group over a
+    subsampled or sampled Gaussian had none). k is read rounded up (a
+    distance of at most k steps); the atoms' own figure when smaller."""
+    inner = rho(event.body)
+    if inner is None:
+        return summarised
+    steps = math.ceil(Fraction(event.size))
+    grouped = steps * steps * inner
+    return grouped if summarised is None else min(grouped, summarised)
 
 
 def compose_releases(

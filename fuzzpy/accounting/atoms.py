@@ -491,25 +491,27 @@ class Flattener:
         add/remove steps (`neighbours`)."""
         from fuzzpy.accounting.bootstrap import body_kind, bootstrap_epsilon
 
+        steps = 1 if event.per_replacement else 2  # add/remove steps per replaced row (`events.Resampled`)
+        unamplified = Group(Fraction(steps * event.draws), event.body)
         found = body_kind(event.body)
         if found is None:
-            return self._event(Group(Fraction(2 * event.draws), event.body))
+            return self._event(unamplified)
         kind, unit = found
-        pure = None if kind == "gaussian" else bootstrap_epsilon(kind, unit, event.draws, event.rows, 0.0)
+        pure = None if kind == "gaussian" else bootstrap_epsilon(kind, unit, event.draws, event.rows, 0.0, steps)
         if self._summarise is None or self._delta_share <= 0:
             if pure is None:  # no delta to summarise at (zCDP, pure views): the group bound, valid too
-                return self._event(Group(Fraction(2 * event.draws), event.body))
+                return self._event(unamplified)
             return Counter({PureAtom(pure): 1}) if pure > 0 else Counter()
         self.sites += 1
         delta = float_down(Fraction(self._delta_share) / self._multiplicity)
         try:
-            epsilon = bootstrap_epsilon(kind, unit, event.draws, event.rows, delta)
+            epsilon = bootstrap_epsilon(kind, unit, event.draws, event.rows, delta, steps)
         except ArithmeticError:
             epsilon = None
         if pure is not None and (epsilon is None or pure <= epsilon):
             return Counter({PureAtom(pure): 1}) if pure > 0 else Counter()
         if epsilon is None:
-            return self._event(Group(Fraction(2 * event.draws), event.body))
+            return self._event(unamplified)
         return Counter({ApproxAtom(epsilon, Fraction(delta)): 1})
 
     def _shuffled(self, event: ShuffledReports) -> Atom:

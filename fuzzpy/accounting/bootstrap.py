@@ -76,25 +76,28 @@ def _weights(draws: int, rows: int) -> tuple[list[mpmath.mpf], mpmath.mpf]:
 
 
 def _profile(kind: str, unit: mpmath.mpf, weights: list[mpmath.mpf], rest: mpmath.mpf,
-             eps: mpmath.mpf) -> mpmath.mpf:
+             eps: mpmath.mpf, steps: int = 2) -> mpmath.mpf:
     """sum_j b_j delta_j(eps), the tail beyond J at delta_j = 1."""
     one = KINDS[kind]
-    return mpmath.fsum(b * one(2 * (j + 1) * unit, eps) for j, b in enumerate(weights)) + rest
+    return mpmath.fsum(b * one(steps * (j + 1) * unit, eps) for j, b in enumerate(weights)) + rest
 
 
-def bootstrap_epsilon(kind: str, unit: Fraction, draws: int, rows: int, delta: float) -> Fraction:
+def bootstrap_epsilon(kind: str, unit: Fraction, draws: int, rows: int, delta: float, steps: int = 2) -> Fraction:
     """eps' (rounded up, an exact Fraction) at which ``draws`` draws with
     replacement from ``rows`` public rows of a body of the given ``kind``
     ("gaussian": ``unit`` = mu = s / sigma; "laplace", "pure": ``unit`` =
-    its epsilon per add/remove step) are (eps', delta)-DP under replace-one
-    (module docstring). ``delta`` 0: the pure bound (``kind`` not Gaussian)."""
+    its epsilon per step) are (eps', delta)-DP under replace-one (module
+    docstring), one replaced row being ``steps`` steps of the unit (2
+    add/remove steps; 1 for a body already stated per replaced row,
+    `events.Resampled.per_replacement`). ``delta`` 0: the pure bound
+    (``kind`` not Gaussian)."""
     if draws < 1 or rows < 1:
         raise ValueError("a bootstrap draws at least once from at least one row")
     with mp.workprec(MP_PREC):
         unit_mp = mp_of(unit)
         p = mpmath.mpf(1) / rows
         eta = -mpmath.expm1(draws * mpmath.log1p(-p))
-        top = 2 * draws * unit_mp  # the body's epsilon at the largest distance (pure bodies)
+        top = steps * draws * unit_mp  # the body's epsilon at the largest distance (pure bodies)
         if kind != "gaussian":
             pure = fraction_up_mp(mpmath.log1p(eta * mpmath.expm1(top)))
             if delta <= 0:
@@ -107,15 +110,15 @@ def bootstrap_epsilon(kind: str, unit: Fraction, draws: int, rows: int, delta: f
             raise ArithmeticError("the binomial tail alone exceeds delta")
         low, high = mpmath.mpf(0), top if kind != "gaussian" else mpmath.mpf(1)
         if kind == "gaussian":
-            while _profile(kind, unit_mp, weights, rest, high) > target:
+            while _profile(kind, unit_mp, weights, rest, high, steps) > target:
                 high *= 2
                 if high > 1e6:
                     raise ArithmeticError("no epsilon below 1e6")
-        if _profile(kind, unit_mp, weights, rest, low) <= target:
+        if _profile(kind, unit_mp, weights, rest, low, steps) <= target:
             return Fraction(0)
         for _ in range(_BISECTIONS):
             middle = (low + high) / 2
-            if _profile(kind, unit_mp, weights, rest, middle) <= target:
+            if _profile(kind, unit_mp, weights, rest, middle, steps) <= target:
                 high = middle
             else:
                 low = middle

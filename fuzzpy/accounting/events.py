@@ -179,11 +179,17 @@ class Resampled:
     itself under replace-one, as `fuzzpy.accounting.neighbours.resolve`
     restates it (amplified: Balle, Barthe & Gaboardi 2018,
     `accounting.bootstrap`). The body's events are costs under add/remove
-    of the sample."""
+    of the sample, one replaced row two steps; ``per_replacement``: they
+    are the body's costs for ONE replaced row of the sample already (a
+    count or clamped sum at its replace-one move, anything else at distance
+    2: `neighbours._coupled`), so j replaced rows are j such steps (review
+    s30a: the factor 2 on top charged a count of the sample, which never
+    moves, 17.65)."""
 
     draws: int
     rows: int
     body: tuple[Event, ...]
+    per_replacement: bool = False
 
 
 @frozen
@@ -292,3 +298,39 @@ def anywhere(events: Iterable[object], found: Callable[[object], bool]) -> bool:
         if body is not None and anywhere(body, found):
             return True
     return False
+
+
+def _any_pair_split(events: tuple[Event, ...]) -> tuple[tuple[Event, ...], tuple[Event, ...]]:
+    """``events`` as (the central randomized responses, at top level or in a
+    loop, the rest); a loop's body is split the same way (composition adds
+    the same atoms in any order)."""
+    any_pair: list[Event] = []
+    rest: list[Event] = []
+    for event in events:
+        if isinstance(event, RandomizedResponse):
+            any_pair.append(event)
+        elif isinstance(event, Repeat):
+            inner, other = _any_pair_split(event.body)
+            if inner:
+                any_pair.append(Repeat(event.count, inner))
+            if other:
+                rest.append(Repeat(event.count, other))
+        else:
+            rest.append(event)
+    return tuple(any_pair), tuple(rest)
+
+
+def person_group(size: int | Fraction, events: tuple[Event, ...]) -> tuple[Event, ...]:
+    """A release's events for a person holding up to ``size`` rows
+    (`check --group k`, a dataset's rows per person): `Group(k, events,
+    rows=True)`, except that a central randomized response (`rr`, `krr` on
+    a bit or category computed from the data, the whole released value) is
+    eps-DP for ANY two inputs, so for any group: it stays outside the group
+    at eps (Warner 1965; Dwork & Roth 2014, Sec. 3.2: the ratio of any
+    output's probabilities under any two inputs is at most e^eps). The
+    rest composes with it (Dwork & Roth 2014, Thm 3.16), each part bounded
+    for inputs k steps apart (issue 28: rr[1] at --group 3 was charged 3)."""
+    if size <= 1 or not events:
+        return events
+    any_pair, rest = _any_pair_split(events)
+    return any_pair + ((Group(Fraction(size), rest, rows=True),) if rest else ())

@@ -68,10 +68,15 @@ Rules (each sound for every event the checker produces):
   the same for the dataset itself without a row count (K draws of the
   replaced row are K replacements), twice that again for a derived bag.
   Under replace-one of the dataset itself with a public row count n:
-  `Resampled(m, n, body)`, the replaced row drawn j ~ Binomial(m, 1/n)
-  times and the body's group profile at j replacements mixed (Balle,
-  Barthe & Gaboardi 2018, Thm 10; `accounting.bootstrap`), for Gaussian,
-  Laplace and pure bodies (others keep the group bound).
+  `Resampled(m, n, body, per_replacement=True)`, the replaced row drawn
+  j ~ Binomial(m, 1/n) times and the body's group profile at j
+  replacements mixed (Balle, Barthe & Gaboardi 2018, Thm 10;
+  `accounting.bootstrap`), for Gaussian, Laplace and pure bodies (others
+  keep the group bound over m replacements). The body is restated for ONE
+  replaced row of the sample as in `choose[m]` (a count or clamped sum at
+  its replace-one move, anything else at distance 2), and j replaced rows
+  are j such steps: the query moves by at most j times its move (triangle
+  inequality), and group privacy over j steps covers the rest.
 * Poisson `subsample[q]` of the dataset itself (``direct``) under
   replace-one: the sample holds the replaced row with probability q (its old
   value on one side, its new on the other) and is otherwise the same, so
@@ -228,6 +233,16 @@ def relation_of_release(events: tuple[Event, ...], asked: str | None) -> str | N
     return asked
 
 
+def relation_of(events: tuple[Event, ...], asked: str) -> str:
+    """The relation a figure for ``events`` is for when ``asked`` is in force:
+    replace-one for a release of local or shuffled reports, whatever was
+    asked (under add/remove the number of reports reveals n: no finite
+    figure exists, so theirs is always a replace-one figure), else
+    ``asked``. Every surface labels its figures with this (check, budget,
+    run, ledger; issue 28)."""
+    return REPLACE_ONE if has_local(events) else asked
+
+
 def resolve(events: tuple[Event, ...], relation: str = ADD_REMOVE, rows: int | None = None) -> tuple[Event, ...]:
     """``events`` (costs for add/remove neighbours of the sampled bags, as
     the checker gives them) as events whose add/remove accounting bounds
@@ -274,7 +289,10 @@ def _top(event: Event, relation: str, rows: int | None) -> Event:
         if rows is not None and rows > 0:
             # the replaced row drawn j ~ Binomial(m, 1/n) times, amplified (Balle, Barthe &
             # Gaboardi 2018, Thm 10; `accounting.bootstrap`)
-            return Resampled(event.size, rows, _inner_all(event.body))
+            # the body for one replaced row of the sample, the query's own replace-one move where
+            # known (as for `choose[m]`): j replaced rows are j such steps (review s30a)
+            body = _coupled(_inner_all(event.body), replace_only=True)
+            return Resampled(event.size, rows, body, per_replacement=True) if body else Repeat(1, ())
         # the replaced row drawn K <= m times: K replacements, 2K steps (module docstring)
         return Group(Fraction(2 * event.size), _inner_all(event.body))
     if isinstance(event, Sample) and event.direct and not event.replacement:

@@ -13,14 +13,12 @@ from __future__ import annotations
 import dataclasses
 from fractions import Fraction
 
-from fuzzpy.accounting.events import Event, Group
+from fuzzpy.accounting.events import Event, person_group
 from fuzzpy.checker.result import CheckedDef, CheckedProgram, Instance
 
 
 def group_events(events: tuple[Event, ...], k: int) -> tuple[Event, ...]:
-    if k <= 1 or not events:
-        return events
-    return (Group(Fraction(k), events, rows=True),)
+    return person_group(k, events)  # a central rr/krr stays outside the group (its docstring)
 
 
 def _def(d: CheckedDef, k: int) -> CheckedDef:

@@ -23,7 +23,7 @@ from fractions import Fraction
 
 from fuzzpy.accounting.events import Event
 from fuzzpy.accounting.neighbours import DEFAULT as DEFAULT_NEIGHBOURS
-from fuzzpy.accounting.neighbours import REPLACE_ONE, Neighbours, has_sample
+from fuzzpy.accounting.neighbours import REPLACE_ONE, Neighbours, has_sample, relation_of
 from fuzzpy.checker.costs import pure_epsilon
 from fuzzpy.checker.result import CheckedDef, CheckedProgram, ParamInfo
 from fuzzpy.language import syntax as S
@@ -68,15 +68,19 @@ class PrivacyFigure:
         if self.epsilon is None and self.proved is None:
             return f"cost unavailable ({self.note})"
         if self.epsilon is None or self.rho is not None or self.proved is not None:
-            return self._zcdp_text()
+            return self._zcdp_text() + self._local_mark()
         if self.is_infinite:
             return f"infinite cost (no finite epsilon at delta = {_show(self.delta)})"
         eps = _show(self.epsilon)
         core = f"{eps}-DP" if self.delta == 0 else f"({eps}, {_show(self.delta)})-DP"
-        if self.neighbours == "replace-one":
-            local = f"; {_show(self.local_epsilon)}-LDP per person" if self.local_epsilon is not None else ""
-            return f"{core} (replace-one{local})"
-        return core
+        return core + self._local_mark()
+
+    def _local_mark(self) -> str:
+        """`(replace-one; eps-LDP per person)` after a figure of local reports."""
+        if self.neighbours != "replace-one":
+            return ""
+        local = f"; {_show(self.local_epsilon)}-LDP per person" if self.local_epsilon is not None else ""
+        return f" (replace-one{local})"
 
     def _zcdp_text(self) -> str:
         if self.epsilon is None:
@@ -94,6 +98,12 @@ class PrivacyFigure:
             shown = f"{_show(at_eps)}-DP" if asked == 0 else f"({_show(at_eps)}, {_show(float(asked))})-DP"
             conversion = f"{conversion}; at the --delta asked for: {shown} (not charged: `run` charges the declared delta)"
         return conversion
+
+    def relation(self) -> str:
+        """The relation this figure is for: replace-one for local reports
+        (whatever was asked: `accounting.neighbours.relation_of`), else the
+        one in force when it was computed."""
+        return REPLACE_ONE if self.neighbours == REPLACE_ONE else _IN_FORCE.get().relation
 
     @property
     def is_infinite(self) -> bool:
@@ -164,7 +174,7 @@ def privacy_figure(events: tuple[Event, ...], delta: float | None, parameter: st
     local = has_local(events)
     local_epsilon = local_epsilon_of(events) if local else None
     shuffled = has_shuffled(events)
-    if local and neighbours.relation != REPLACE_ONE:
+    if relation_of(events, neighbours.relation) != neighbours.relation:
         # a release of local reports is a replace-one release: the only relation it is private for
         # (`accounting.neighbours`); its figure says so, whatever the relation in force
         neighbours = Neighbours(REPLACE_ONE)
@@ -196,17 +206,26 @@ def zcdp_figure(events: tuple[Event, ...], delta: Fraction, parameter: str | Non
     it is smaller (a basic budget is charged the better of the two, both
     valid: `ledger.rules.zcdp_measure_cost`)."""
     from fuzzpy.accounting.accountant import zcdp_guarantee
+    from fuzzpy.accounting.local import has_local, local_epsilon_of
 
-    events = _IN_FORCE.get().for_parameter(parameter).resolve(events)
+    neighbours = _IN_FORCE.get().for_parameter(parameter)
+    local = has_local(events)
+    if relation_of(events, neighbours.relation) != neighbours.relation:
+        neighbours = Neighbours(REPLACE_ONE)  # local reports: a replace-one release (as in `privacy_figure`)
+    local_epsilon = local_epsilon_of(events) if local else None
+    events = neighbours.resolve(events)
+    relation = REPLACE_ONE if local else "add/remove"  # the figure's mark (`PrivacyFigure.neighbours`)
     found = zcdp_guarantee(events, delta)
     direct = _basic_figure(events, delta)
     proved = None
     if direct is not None and (found is None or math.isinf(found[1]) or Fraction(direct[0]) < Fraction(found[1])):
         proved = direct
     if found is None:
-        return PrivacyFigure(None, delta, ZCDP_METHOD, None, note="an event has no zCDP bound", proved=proved)
+        return PrivacyFigure(None, delta, ZCDP_METHOD, None, note="an event has no zCDP bound", proved=proved,
+                             neighbours=relation, local_epsilon=local_epsilon)
     rho, epsilon = found
-    return PrivacyFigure(epsilon, delta, ZCDP_METHOD, None, rho=rho, proved=proved)
+    return PrivacyFigure(epsilon, delta, ZCDP_METHOD, None, rho=rho, proved=proved, neighbours=relation,
+                         local_epsilon=local_epsilon)
 
 
 def _declared_zcdp(events: tuple[Event, ...], declared: Fraction, asked: float | None,
@@ -272,8 +291,10 @@ def _figure(events: tuple[Event, ...], delta: float | None, approximate: bool = 
     epsilon: Fraction | float = math.inf if charged is None else charged
     if charged is not None and Fraction(float(charged)) == charged:
         epsilon = float(charged)  # the accountant's float, shown as it always was
-    if pure is not None and (math.isinf(epsilon) or pure <= Fraction(epsilon)):
-        epsilon, method = pure, "pure (basic composition)"
+    if pure is not None and (math.isinf(epsilon) or pure <= Fraction(epsilon) or _show(epsilon) == _show(pure)):
+        # the pure figure is no worse: it needs no delta (review s30a: shuffle[2] of rr[3]
+        # was printed (3, 1e-06)-DP, the reports' own 3-DP with a delta wasted)
+        return PrivacyFigure(pure, 0, "pure (basic composition)", pure if delta is not None else None)
     return PrivacyFigure(epsilon, target, method, pure if delta is not None else None)
 
 
@@ -326,10 +347,20 @@ def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[s
             sens = _show(figure.epsilon)  # an approximate cost: show the epsilon at this delta
             if isinstance(figure.epsilon, float) and math.isinf(figure.epsilon):
                 sens = "unbounded at this delta"  # words, not a bare `inf` (which reads as "not private")
-        elif figure is not None and figure.epsilon is not None and _IN_FORCE.get() != DEFAULT_NEIGHBOURS:
-            sens = _show(figure.epsilon)  # the checker's sensitivity is for add/remove: show this relation's cost
+        elif figure is not None and figure.epsilon is not None and (
+                _IN_FORCE.get() != DEFAULT_NEIGHBOURS or _grouped(checked.privacy.get(p.name, ()))):
+            # the checker's sensitivity is for add/remove and one row: show this relation's (and
+            # this group's, as for an approximate cost: review s30a) cost
+            sens = _show(figure.epsilon)
         parts.append(f"({p.name} :[{sens}] {p.type})")
     return parts
+
+
+def _grouped(events: tuple[Event, ...]) -> bool:
+    """Whether a person's group (`check --group k`) is among a parameter's events."""
+    from fuzzpy.accounting.events import Group
+
+    return any(isinstance(e, Group) and e.rows for e in events)
 
 
 def signature(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> str:

@@ -97,7 +97,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--categories", type=_count, default=2, metavar="K",
                    help="with --rr: k-ary randomized response over K values (default 2)")
-    p.add_argument("--shuffle", type=_count, metavar="N",
+    p.add_argument("--shuffle", type=_reports, metavar="N",
                    help="with --rr: the reports shuffled, at least N of them (Feldman, McMillan & Talwar 2021)")
     p.add_argument(
         "--rounds", type=_count, default=None, metavar="K",
@@ -188,6 +188,15 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1 or value > 10**7:
         raise argparse.ArgumentTypeError(f"must lie in 1..10^7: {text!r}")
+    return value
+
+
+def _reports(text: str) -> int:
+    """--shuffle N: at least two reports, as `shuffle[n]` requires (one report shuffled
+    is the report itself: nothing to hide among; review s30a)."""
+    value = _count(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must lie in 2..10^7 (a shuffle hides a report among others): {text!r}")
     return value
 
 
@@ -359,12 +368,31 @@ def _for_relation(relation: Neighbours, events: tuple[Event, ...]) -> tuple[Even
     """``events`` restated for ``relation``; a release of local reports is a
     replace-one release whatever the relation asked (as in `check`:
     fuzzpy.accounting.neighbours)."""
-    from fuzzpy.accounting.local import has_local
-    from fuzzpy.accounting.neighbours import REPLACE_ONE, Neighbours
+    from fuzzpy.accounting.neighbours import Neighbours, relation_of
 
-    if has_local(events) and relation.relation != REPLACE_ONE:
-        relation = Neighbours(REPLACE_ONE)
+    found = relation_of(events, relation.relation)
+    if found != relation.relation:
+        relation = Neighbours(found)
     return relation.resolve(events)
+
+
+def _relation_mark(relation: Neighbours, events: tuple[Event, ...]) -> tuple[str, Fraction | None]:
+    """The relation a program row's figure is for (`accounting.neighbours.relation_of`:
+    replace-one for local reports, whatever was asked) and the person's local epsilon
+    (None without local reports), as `check` marks it (issue 28: budget printed a
+    local release's figure under the add/remove line, unmarked)."""
+    from fuzzpy.accounting.local import has_local, local_epsilon_of
+    from fuzzpy.accounting.neighbours import relation_of
+
+    return relation_of(events, relation.relation), local_epsilon_of(events) if has_local(events) else None
+
+
+def _mark_text(mark: tuple[str, Fraction | None], asked: str) -> str:
+    relation, local = mark
+    if relation == asked and local is None:
+        return ""
+    ldp = f"; {text_up(local)}-LDP per person" if local is not None else ""
+    return f" ({relation}{ldp})"
 
 
 def _as_written(value: float | None) -> Fraction | None:
@@ -610,6 +638,7 @@ def _program(args: argparse.Namespace) -> int:
     for name, param, events in costs:
         rows.append((name, param, _program_guarantee(events, args.delta),
                      pure_epsilon(events)))
+    marks = {(name, param): _relation_mark(relation, events) for name, param, events in costs}
     if (args.plot or args.profile) and len(rows) != 1:
         raise usage_error(f"--{'plot' if args.plot else 'profile'} on a program needs one DEF with one database parameter")
     seen = _views(args, costs[0][2]) if args.profile else None
@@ -620,7 +649,7 @@ def _program(args: argparse.Namespace) -> int:
             _plot_events(args, f"{rows[0][0]} in {rows[0][1]}", rows[0][2].delta, costs[0][2])
     if args.json:
         _print_json({"ok": True, "file": args.file, **relation.to_json(), "rounds": args.rounds or 1,
-                     "definitions": _definitions_json(rows, costs, args, parameterised.unchecked),
+                     "definitions": _definitions_json(rows, costs, args, marks, parameterised.unchecked),
                      "parameterised": parameterised.documents,
                      **({} if seen is None else {"views": seen.to_json()})})
         return EXIT_OK
@@ -630,7 +659,8 @@ def _program(args: argparse.Namespace) -> int:
         print(f"{args.file}: every private definition is parameterised (its cost depends on its parameters)")
     for (name, param, g, pure), (_, _, events) in zip(rows, costs, strict=True):
         times = f" for {args.rounds} releases" if args.rounds and args.rounds > 1 else ""
-        print(f"{name:20} {_describe(g, pure)} in {param}{times}   [{g.method}: {DESCRIPTIONS[g.method]}]")
+        mark = _mark_text(marks[(name, param)], relation.relation)
+        print(f"{name:20} {_describe(g, pure)}{mark} in {param}{times}   [{g.method}: {DESCRIPTIONS[g.method]}]")
         if args.definition and g.delta > 0:  # one definition: every method, side by side
             _print_table(guarantees(events, _typed(args.delta)), g, pure)
         for line in parameterised.notes.pop(name, []):  # once per definition
@@ -642,6 +672,9 @@ def _program(args: argparse.Namespace) -> int:
               "definitions with a figure)")
     if rows or parameterised:
         print(relation.text())
+    if any(found != relation.relation for found, _ in marks.values()):
+        from fuzzpy.checker.report import REPLACE_ONE_TEXT
+        print(REPLACE_ONE_TEXT)
     if seen is not None:
         _print_views(seen)
     return EXIT_OK
@@ -676,17 +709,24 @@ def _definitions_json(
     rows: list[tuple[str, str, Guarantee, Fraction | None]],
     costs: list[tuple[str, str, tuple[Event, ...]]],
     args: argparse.Namespace,
+    marks: dict[tuple[str, str], tuple[str, Fraction | None]],
     unchecked: dict[str, list[str]] | None = None,
 ) -> list[dict[str, object]]:
     """One entry per definition, with a `privacy` entry per database parameter
-    (the field names of `fuzzpy check --json`, language design section 7),
-    and the unchecked `assume def`s its figures rest on (FZ318), if any."""
-    from fuzzpy.accounting.accountant import guarantees
+    (the field names of `fuzzpy check --json`, language design section 7):
+    each with the relation its figure is for, "neighbours", when not the one
+    asked (local reports: replace-one), and "local_epsilon"; and the unchecked
+    `assume def`s its figures rest on (FZ318), if any."""
+    from fuzzpy.accounting.accountant import float_up, guarantees
 
     definitions: dict[str, dict[str, object]] = {}
     for (name, param, g, pure), (_, _, events) in zip(rows, costs, strict=True):
         entry = definitions.setdefault(name, {"name": name, "privacy": {}})
         privacy = _program_json(g, pure)
+        found, local = marks[(name, param)]
+        privacy["neighbours"] = found
+        if local is not None:
+            privacy["local_epsilon"] = float_up(local)
         if args.definition and g.delta > 0:
             privacy["methods"] = [_guarantee_json(m) for m in guarantees(events, _typed(args.delta))]
         entry["privacy"][param] = privacy  # type: ignore[index]

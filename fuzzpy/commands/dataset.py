@@ -373,6 +373,7 @@ def _show(args: argparse.Namespace, path: Path) -> int:
             raise dataset_error(UNKNOWN_DATASET, f"the ledger has no dataset `{args.name}`")
         history = ledger.history(args.name)
         log = ledger.dataset_log(args.name)
+        persons = ledger.rows_per_person(args.name)
     releases = [{**entry.to_json(), "row_rules": entry.row_rules} for entry in history]
     document = {
         "dataset": registration.public_json() if registration else {"name": args.name},
@@ -382,6 +383,7 @@ def _show(args: argparse.Namespace, path: Path) -> int:
         "budget_text": state.budget.describe() if state else None,
         "spent": describe_amount(state.spent, state.budget) if state else None,
         "remaining": describe_amount(state.remaining, state.budget, up=False) if state else None,
+        "rows_per_person": persons,
         "log": log,
         "releases": releases,
     }
@@ -407,6 +409,9 @@ def _show_text(document: dict[str, Any]) -> str:
     if document["budget"]:
         lines.append(f"  budget      {document['budget_text']}; "
                      f"spent {document['spent']}; remaining {document['remaining']}")
+    if document.get("rows_per_person", 1) > 1:
+        lines.append(f"  persons     up to {document['rows_per_person']} rows per person: each release is charged "
+                     "its group cost")
     for event in document["log"]:
         lines.append(f"  {event['time']}  {event['action']} {event['file']} (sha256 {event['sha256'][:16]}…)")
     for release in document["releases"]:

@@ -21,8 +21,11 @@ from fuzzpy.ledger.rules import RULES, Budget, ReleaseCost, format_number, rule_
 DESCRIPTION = """\
 Show each dataset's privacy budget, its composition rule, and every release
 charged to it (time, program, definition, cost, remaining). Every cost and
-budget is for neighbouring datasets differing by adding or removing one row
-(the bag metric; "neighbours": "add-remove-one" in --json).
+budget is for the neighbour relation its dataset is charged for, shown with
+it: datasets differing by adding or removing one row (the bag metric,
+"add-remove-one" in --json, the default) or, for a dataset registered or
+first charged with --neighbours replace-one, datasets of one public size
+differing in one row's value ("replace-one").
 
 The ledger file is --ledger FILE, else $FUZZPY_LEDGER, else
 $XDG_DATA_HOME/fuzzpy/ledger.sqlite (~/.local/share/fuzzpy/ledger.sqlite).
@@ -95,14 +98,15 @@ def run(args: argparse.Namespace) -> int:
         history = ledger.history(dataset)
         files = {r.name: r for r in ledger.registrations()}
         relations = {d.dataset: ledger.neighbours(d.dataset) for d in datasets}
+        persons = {d.dataset: ledger.rows_per_person(d.dataset) for d in datasets}
     if dataset is not None:
         datasets = [d for d in datasets if d.dataset == dataset]
         if not datasets:
             raise ledger_error(NO_BUDGET, f"the ledger has no dataset {dataset!r}", path)
     if args.json:
-        sys.stdout.write(json.dumps(_document(path, datasets, history, files, relations), indent=2) + "\n")
+        sys.stdout.write(json.dumps(_document(path, datasets, history, files, relations, persons), indent=2) + "\n")
     else:
-        sys.stdout.write(_text(path, datasets, history, files, relations))
+        sys.stdout.write(_text(path, datasets, history, files, relations, persons))
     return 0
 
 
@@ -129,7 +133,13 @@ def _chosen_dataset(args: argparse.Namespace, path: Path) -> str | None:
 
 
 def _print_audit(checked: list[tuple[Entry, ReleaseCost | None]], as_json: bool) -> int:
+    """Each release's stored charge against its recomputation, under the
+    relation its dataset is charged for (each entry's own: issue 28, the
+    header said add/remove-one on a replace-one ledger)."""
+    from fuzzpy.accounting.neighbours import TEXTS
+
     undercharged = [entry.id for entry, cost in checked if not _covers(entry.cost, cost)]
+    relations = sorted({entry.neighbours for entry, _ in checked}) or [NEIGHBOURS]
     if as_json:
         releases = [
             {
@@ -138,24 +148,27 @@ def _print_audit(checked: list[tuple[Entry, ReleaseCost | None]], as_json: bool)
                 "charged": amount_json(entry.cost.spend, entry.budget),
                 "recomputed": None if cost is None else amount_json(cost.spend, entry.budget),
                 "ok": entry.id not in undercharged,
+                "neighbours": entry.neighbours,
             }
             for entry, cost in checked
         ]
+        relation = relations[0] if len(relations) == 1 else None  # None: see each release's
         sys.stdout.write(
             json.dumps(
-                {"ok": not undercharged, "releases": releases, "neighbours": NEIGHBOURS}, indent=2
+                {"ok": not undercharged, "releases": releases, "neighbours": relation}, indent=2
             )
             + "\n"
         )
     else:
-        if checked:
-            sys.stdout.write(NEIGHBOURS_TEXT + "\n")
+        if checked and len(relations) == 1:
+            sys.stdout.write(TEXTS.get(relations[0], NEIGHBOURS_TEXT) + "\n")
         for entry, cost in checked:
             now = "cannot be costed" if cost is None else describe_amount(cost.spend, entry.budget)
             verdict = "UNDERCHARGED" if entry.id in undercharged else "ok"
             charged = describe_amount(entry.cost.spend, entry.budget)
+            which = f" ({entry.neighbours} neighbours)" if len(relations) > 1 else ""
             sys.stdout.write(
-                f"#{entry.id} {entry.dataset}: charged {charged}, now {now}: {verdict}\n"
+                f"#{entry.id} {entry.dataset}{which}: charged {charged}, now {now}: {verdict}\n"
             )
     return 1 if undercharged else 0
 
@@ -176,9 +189,10 @@ def _print_missing(path: Path, as_json: bool) -> None:
 
 def _document(
     path: Path, datasets: list[DatasetState], history: list[Entry], files: dict[str, Registration],
-    relations: dict[str, str] | None = None,
+    relations: dict[str, str] | None = None, persons: dict[str, int] | None = None,
 ) -> dict[str, object]:
     relations = relations or {}
+    persons = persons or {}
     return {
         "ledger": str(path),
         "exists": True,
@@ -187,6 +201,7 @@ def _document(
             {
                 "dataset": name,
                 "neighbours": relations.get(name, NEIGHBOURS),
+                "rows_per_person": persons.get(name, 1),
                 "registration": files[name].public_json() if name in files else None,
                 "budget": {**budget.to_json(), "rule_summary": rule_named(budget.rule).summary},
                 "spent": amount_json(spent, budget),
@@ -205,7 +220,7 @@ def _common(relations: dict[str, str]) -> str:
 
 def _text(
     path: Path, datasets: list[DatasetState], history: list[Entry], files: dict[str, Registration],
-    relations: dict[str, str] | None = None,
+    relations: dict[str, str] | None = None, persons: dict[str, int] | None = None,
 ) -> str:
     from fuzzpy.accounting.neighbours import TEXTS
 
@@ -223,6 +238,9 @@ def _text(
         lines.append(f"  budget     {_budget_text(budget)}")
         lines.append(f"  rule       {budget.rule}: {rule_named(budget.rule).summary}")
         lines.append(f"  neighbours {relations.get(name, NEIGHBOURS)}")
+        if (persons or {}).get(name, 1) > 1:
+            lines.append(f"  persons    up to {(persons or {})[name]} rows per person (each release charged its "
+                         "group cost)")
         lines.append(f"  spent      {describe_amount(spent, budget)}")
         lines.append(f"  remaining  {describe_amount(remaining, budget, up=False)}")
         entries = [e for e in history if e.dataset == name]

@@ -79,6 +79,8 @@ def _text(result: RunResult) -> str:
         lines.append(
             f"remaining: {describe_amount(receipt.remaining, receipt.budget, up=False)} of {receipt.budget.describe()}"
         )
+        if receipt.rows_per_person > 1:
+            lines.append(_persons_text(receipt.rows_per_person))
     if result.receipts:  # every charge is a cost for these neighbours
         lines.append(result.neighbours_text())
         if any("replace-one" in r.cost.method for r in result.receipts):  # local reports: what LDP means
@@ -89,6 +91,12 @@ def _text(result: RunResult) -> str:
         lines.append("charged:   nothing (the result does not depend on any database)")
     lines.extend(_accuracy_lines(result))  # last: a reader of `released:` ... `charged:` sees what it saw
     return "\n".join(lines) + "\n"
+
+
+def _persons_text(k: int) -> str:
+    """The dataset's rows-per-person policy under its charge (review s30a: only the JSON events said it)."""
+    return (f"persons:   up to {k} rows per person: charged its group cost over {k} rows "
+            "(group privacy, Dwork & Roth 2014, Thm 2.2)")
 
 
 def _accuracy_lines(result: RunResult) -> list[str]:

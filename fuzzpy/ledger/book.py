@@ -213,9 +213,10 @@ class Ledger(Registry):
             refuse_other(connection, dataset, neighbours, self.path, events)
             fixed = self._fixed(connection, dataset, budget)
             spent = spent_on(connection, dataset, self.path)
-            events = for_person(events, rows_per_person(connection, dataset))
+            persons = rows_per_person(connection, dataset)
+            events = for_person(events, persons)
         cost = self._cost(events, fixed, release_delta, zcdp)
-        return self._checked_quote(dataset, fixed, cost, spent, events, neighbours)
+        return self._checked_quote(dataset, fixed, cost, spent, events, neighbours, persons)
 
     def charge(
         self,
@@ -289,11 +290,12 @@ class Ledger(Registry):
                 refuse_other(connection, dataset, neighbours, self.path, events)
                 fix_neighbours(connection, dataset, neighbours)
                 fixed = self._fixed(connection, dataset, expected)
-                if for_person(original, rows_per_person(connection, dataset)) != tuple(events):
+                persons = rows_per_person(connection, dataset)
+                if for_person(original, persons) != tuple(events):
                     raise ledger_error(LEDGER_BUSY, f"the rows-per-person policy of {dataset!r} changed during this charge",
                                        self.path, hint="run again")
                 quote = self._checked_quote(
-                    dataset, fixed, cost, spent_on(connection, dataset, self.path), events, neighbours
+                    dataset, fixed, cost, spent_on(connection, dataset, self.path), events, neighbours, persons
                 )
                 if not fixed.stored:
                     self._store_budget(connection, dataset, fixed)
@@ -479,9 +481,10 @@ class Ledger(Registry):
 
     def _checked_quote(
         self, dataset: str, fixed: _Fixed, cost: ReleaseCost, spent: Spend, events: Sequence[Event],
-        neighbours: str = ADD_REMOVE,
+        neighbours: str = ADD_REMOVE, persons: int = 1,
     ) -> Quote:
-        quote = Quote(dataset, fixed.budget, cost, spent, fixed.capacity, neighbours=neighbours)
+        quote = Quote(dataset, fixed.budget, cost, spent, fixed.capacity, neighbours=neighbours,
+                      rows_per_person=persons)
         if not rule_named(fixed.budget.rule).fits(spent, cost.spend, fixed.capacity):
             left = fixed.capacity - spent
             hint = refusal_hint(events, fixed.budget, cost, left, fixed.stored)

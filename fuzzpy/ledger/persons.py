@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from fractions import Fraction
 from pathlib import Path
 
-from fuzzpy.accounting.events import Event, Group
+from fuzzpy.accounting.events import Event, person_group
 from fuzzpy.ledger.errors import INVALID_BUDGET, ledger_error
 
 MAX_ROWS_PER_PERSON = 1_000_000
@@ -63,7 +62,4 @@ def set_rows_per_person(connection: sqlite3.Connection, dataset: str, k: int, ti
 
 def for_person(events: Sequence[Event], k: int) -> tuple[Event, ...]:
     """A release's events as charged under the policy."""
-    events = tuple(events)
-    if k <= 1 or not events:
-        return events
-    return (Group(Fraction(k), events, rows=True),)
+    return person_group(k, tuple(events))  # a central rr/krr stays outside the group (its docstring)

@@ -61,6 +61,8 @@ class Quote:
     #: the neighbour relation the charge is for ("add-remove-one" or "replace-one":
     #: `fuzzpy.ledger.neighbours`); keyword-only, so `Receipt` adds its fields after it
     neighbours: str = field(default="add-remove-one", kw_only=True)
+    #: the dataset's rows-per-person policy (`ledger.persons`): the charge is its group cost over k
+    rows_per_person: int = field(default=1, kw_only=True)
 
     @property
     def remaining(self) -> Spend:
@@ -84,6 +86,7 @@ class Quote:
             "charged": self.charged_json(),
             "spent_before": amount_json(self.spent, self.budget),
             "remaining": self.remaining_json(),
+            "rows_per_person": self.rows_per_person,
         }
 
 
