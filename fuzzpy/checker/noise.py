@@ -52,6 +52,7 @@ from fuzzpy.accounting.events import (
     SymbolicPure,
     Verified,
 )
+from fuzzpy.accounting.calibrate import gauss_dp_sigma
 from fuzzpy.accounting.local import has_local
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import obligations
@@ -327,6 +328,69 @@ def gauss(ck: Inferencer, call: PrimCall) -> Judgment:
     _mark_replaced(ck, call, cost)
     ck.note(f"`gauss[{Sens(sigma)}]`: one Gaussian event per variable, with its L2 sensitivity")
     return Judgment(T.TFuzzy(j.type), {}, cost=cost)
+
+
+def gauss_dp(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`gauss_dp[s, eps, delta] e`: Gaussian noise calibrated to (eps, delta)
+    for a query whose L2 sensitivity is declared at most s (Duet's
+    `gauss[s, eps, delta]`, Near et al. OOPSLA 2019; DiffMu's
+    `gaussian_mechanism!`). It elaborates to `gauss[sigma]` with sigma from
+    `calibrate.gauss_dp_sigma` (the analytic Gaussian, Balle & Wang 2018,
+    Thm 8, rounded up), the function the interpreter and the accuracy line
+    call too, so the cost is the Gaussian event of the noise drawn: (eps,
+    delta)-DP or better in each variable. The query's sensitivity in each
+    variable must be at most s (FZ305 otherwise; over static parameters an
+    obligation z3 decides, undecided is refused). Static parameters in the
+    bracket: the definition is checked at each call's numbers."""
+    s, eps, delta = gauss_dp_statics(ck, call)
+    j = _noise_arg(ck, call, "2")
+    _sensitivity_within(ck, j, s, call)
+    sigma = _gauss_dp_sigma(s, eps, delta, call.span)
+    cost = ck.noise_cost(j.ctx, call.span, "the value given to `gauss_dp`", lambda sens: Gaussian(sens, sigma))
+    _mark_replaced(ck, call, cost)
+    ck.note(f"`gauss_dp[{Sens(s)}, {Sens(eps)}, {Sens(delta)}]`: Gaussian noise of sigma {Sens(sigma)} "
+            "(analytic calibration, rounded up); one Gaussian event per variable, with its L2 sensitivity")
+    return Judgment(T.TFuzzy(j.type), {}, cost=cost)
+
+
+def gauss_dp_statics(ck: Inferencer, call: PrimCall) -> tuple[Fraction, Fraction, Fraction]:
+    """(s, eps, delta) of `gauss_dp`: s > 0, eps > 0 and 0 < delta < 1, each
+    refused at its own position (FZ202); a static parameter: each call's numbers."""
+    names = ("the sensitivity bound s of `gauss_dp`", "the epsilon of `gauss_dp`", "the delta of `gauss_dp`")
+    s = _positive(ck, call.statics[0], names[0])
+    eps = _positive(ck, call.statics[1], names[1])
+    delta = _positive(ck, call.statics[2], names[2], below=Fraction(1))
+    return s, eps, delta
+
+
+def _gauss_dp_sigma(s: Fraction, eps: Fraction, delta: Fraction, span: Span) -> Fraction:
+    try:
+        return gauss_dp_sigma(s, eps, delta)
+    except ValueError as exc:
+        raise CheckError("FZ202", f"`gauss_dp[{Sens(s)}, {Sens(eps)}, {Sens(delta)}]`: {exc}", span) from None
+
+
+def _sensitivity_within(ck: Inferencer, j: Judgment, bound: Fraction, call: PrimCall) -> None:
+    """The declared bound: the query's sensitivity in every variable is at most
+    s (Duet's side condition on `gauss[s, eps, delta]`); over `nat` indices an
+    obligation decided by z3 (undecided is refused)."""
+    for name, usage in j.ctx.items():
+        sens = usage.sens
+        if sens.is_zero:
+            continue
+        if sens.is_symbolic and sens.poly is not None:
+            verdict = obligations.at_most(sens.poly, Poly.const(bound), ck.index_symbols())
+            if verdict.status == "proved":
+                continue
+            why = (f"it is above {Sens(bound)} at {verdict.witness}" if verdict.status == "refuted" and verdict.witness
+                   else "z3 could not decide it (undecided is refused)" if verdict.status == "unknown"
+                   else f"it is above {Sens(bound)}")
+            raise CheckError("FZ305", f"the value given to `gauss_dp` is {sens}-sensitive in `{name}`, not shown at most "
+                             f"the declared {Sens(bound)}: {why}", call.args[0].span)
+        if sens.is_inf or (sens.value is not None and sens.value > bound):
+            raise CheckError("FZ305", f"the value given to `gauss_dp` is {sens}-sensitive in `{name}`, above the declared "
+                             f"bound s = {Sens(bound)}: the noise is calibrated for s", call.args[0].span,
+                             hint=f"declare s >= {sens} (more noise), or clamp the query")
 
 
 def _int_arg(ck: Inferencer, call: PrimCall, instead: str) -> Judgment:
