@@ -623,9 +623,7 @@ def symbolic_delta(events: tuple[Event, ...]) -> Poly | None:
             if body is None:
                 return None
             total = total + body.scale(Fraction(event.count))
-        elif is_symbolic((event,)) and not isinstance(event, SymbolicPure):
-            return None
-        elif not isinstance(event, SymbolicPure) and pure_epsilon((event,)) is None:
+        elif is_symbolic((event,)) and not isinstance(event, SymbolicPure) or not isinstance(event, SymbolicPure) and pure_epsilon((event,)) is None:
             return None
     return total
 

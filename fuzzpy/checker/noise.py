@@ -37,6 +37,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING, TypeVar
 
+from fuzzpy.accounting.calibrate import gauss_dp_sigma
 from fuzzpy.accounting.events import (
     DiscreteGaussian,
     Event,
@@ -53,7 +54,6 @@ from fuzzpy.accounting.events import (
     SymbolicPure,
     Verified,
 )
-from fuzzpy.accounting.calibrate import gauss_dp_sigma
 from fuzzpy.accounting.local import has_local
 from fuzzpy.checker import costs as C
 from fuzzpy.checker import obligations
