@@ -37,7 +37,6 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING, TypeVar
 
-from fuzzpy.accounting.calibrate import gauss_dp_sigma
 from fuzzpy.accounting.events import (
     DiscreteGaussian,
     Event,
@@ -384,6 +383,8 @@ def gauss_dp_statics(ck: Inferencer, call: PrimCall) -> tuple[Fraction, Fraction
 
 
 def _gauss_dp_sigma(s: Fraction, eps: Fraction, delta: Fraction, span: Span) -> Fraction:
+    from fuzzpy.accounting.calibrate import gauss_dp_sigma  # scipy and mpmath: only where used
+
     try:
         return gauss_dp_sigma(s, eps, delta)
     except ValueError as exc:
