@@ -226,3 +226,35 @@ def test_run_refuses_delta_one_before_any_charge(tmp_path: Path, capsys: pytest.
     assert code != 0
     assert json.loads(capsys.readouterr().out)["diagnostics"][0]["code"] == "FZ202"
     assert not (tmp_path / "l.db").exists() or not Ledger(tmp_path / "l.db").history()
+
+
+def test_group_privacy_and_replace_one_drop_the_expression_for_each_calls_figure() -> None:
+    from fuzzpy.accounting.neighbours import REPLACE_ONE, Neighbours
+    from fuzzpy.checker.group import grouped
+    from fuzzpy.checker.report import under
+
+    checked = _checked(DUET_BABY)
+    # (k eps, k e^((k-1) eps) delta) is no polynomial: never `(2 * eps, 2 * delta)` for k = 2
+    assert symbolic_text(grouped(checked, 2).definitions["baby"]) == "approximate in df: see each call"
+    with under(Neighbours(REPLACE_ONE)):
+        assert symbolic_text(checked.definitions["baby"]) == "approximate in df: see each call"
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "calibrated_gaussian.fz"
+
+
+@pytest.mark.slow  # three runs
+@pytest.mark.parametrize(("eps", "delta"), [("1", "0.00001"), ("0.25", "1 / 3"), ("3", "0.000000001")])
+def test_duet_two_args_runs_at_three_pairs_with_the_calibrated_sigma(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], eps: str, delta: str) -> None:
+    sigma = gauss_dp_sigma(Fraction(1), Fraction(eps.replace(" ", "")), Fraction(delta.replace(" ", "")))
+    args = ["--arg", f"eps={eps.replace(' ', '')}", "--arg", f"delta={delta.replace(' ', '')}", "--arg", "x=3",
+            "--arg", "y=4", "--seed", "11", "--ledger", str(tmp_path / "l.db"), "--json"]
+    assert main(["run", str(EXAMPLE), "two_args", *args]) == 0
+    released = json.loads(capsys.readouterr().out)["released"]
+    written = tmp_path / "w.fz"
+    written.write_text(f"def two_args (x : num) (y : num) : fuzzy num = {{ sample g1 = gauss[{sigma.numerator} / "
+                       f"{sigma.denominator}] x; sample g2 = gauss[{sigma.numerator} / {sigma.denominator}] y; "
+                       "return g1 + g2 };")
+    assert main(["run", str(written), "two_args", *args[4:]]) == 0
+    assert json.loads(capsys.readouterr().out)["released"] == released
