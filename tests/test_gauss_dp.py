@@ -258,3 +258,28 @@ def test_duet_two_args_runs_at_three_pairs_with_the_calibrated_sigma(
                        "return g1 + g2 };")
     assert main(["run", str(written), "two_args", *args[4:]]) == 0
     assert json.loads(capsys.readouterr().out)["released"] == released
+
+
+def test_one_draw_reached_by_an_alias_and_the_variable_states_no_added_pair() -> None:
+    # regression: two routes into ONE draw were added as two releases, (2 eps, 2 delta); the true
+    # query moves by 2 > s, and at eps = 1, delta = 1e-5 that Gaussian is not (2, 2e-5)-DP
+    text = """def one (eps : num) (delta : num) (db : bag num) : fuzzy num = {
+  let a = db;
+  gauss_dp[1, eps, delta] (size a + size db)
+};"""
+    assert symbolic_text(_checked(text).definitions["one"]) == "approximate in db: see each call"
+    sigma = gauss_dp_sigma(Fraction(1), Fraction(1), Fraction(1, 10**5))
+    assert exact_delta(Fraction(2), Fraction(2), sigma) > 2e-5  # the added pair would have been false
+    at_numbers = _checked(text + "\ndef main (db : bag num) : fuzzy num = one 1 0.00001 db;").definitions["main"]
+    (event,) = at_numbers.privacy["db"]  # at numbers: the one draw at the summed sensitivity
+    assert isinstance(event, Gaussian) and (event.sensitivity, event.sigma) == (2, sigma)
+
+
+def test_gauss_dp_over_parameters_under_subsample_is_checked_at_each_call() -> None:
+    # regression: the deferral named only pure symbolic epsilons, so this was refused (FZ202)
+    text = """def sub (eps : num) (delta : num) (db : bag num) : fuzzy num =
+  subsample[0.5] (fun b -> gauss_dp[1, eps, delta] (size b)) db;
+def main (db : bag num) : fuzzy num = sub 1 0.00001 db;"""
+    checked = _checked(text)
+    assert checked.definitions["sub"].deferred
+    assert checked.definitions["main"].privacy["db"]

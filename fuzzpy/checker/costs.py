@@ -377,6 +377,10 @@ def chain(first: Cost | None, second: Cost | None) -> Cost:
     if first is None or second is None or first.blame is not None or second.blame is not None:
         return then(first, second)
     events = first.events() + second.events()
+    if first.events() and second.events() and _approx_symbolic(events):
+        # an (eps, delta) over parameters on two routes: group privacy over the two steps,
+        # (2 eps, (1 + e^eps) delta), is no polynomial (each call's figure is listed instead)
+        return Cost((Group(Fraction(2), events),))
     if not first.events() or not second.events() or is_symbolic(events):  # symbolic epsilons are pure
         return then(first, second)
     if pure_epsilon(events) is not None and not has_local(events):
@@ -607,6 +611,11 @@ def symbolic_epsilon(events: tuple[Event, ...]) -> Poly | None:
                 return None
             total = total + Poly.const(pure)
     return total
+
+
+def _approx_symbolic(events: tuple[Event, ...]) -> bool:
+    return any(isinstance(e, SymbolicApprox) or (isinstance(e, (Repeat, Subsample, Sample, Group))
+                                                 and _approx_symbolic(e.body)) for e in events)
 
 
 def symbolic_delta(events: tuple[Event, ...]) -> Poly | None:

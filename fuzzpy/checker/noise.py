@@ -214,6 +214,9 @@ def _symbols_of(events: tuple[Event, ...]) -> Poly:
     for event in events:
         if isinstance(event, SymbolicPure):
             total = total + Poly._from({((n, 1),): Fraction(1) for n in event.epsilon.symbols()})
+        elif isinstance(event, SymbolicApprox):
+            symbols = event.epsilon.symbols() | event.delta.symbols()
+            total = total + Poly._from({((n, 1),): Fraction(1) for n in symbols})
         elif isinstance(event, (Repeat, Subsample, Group)):
             total = total + _symbols_of(event.body)
     return total
