@@ -19,6 +19,7 @@ also reports); `printed_guarantee` is that guarantee.
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 from collections.abc import Callable
 from fractions import Fraction
@@ -224,3 +225,49 @@ def _units_below(text: str, count: int) -> str | None:
     unit = decimal.Decimal(1).scaleb(value.adjusted() - PRINTED_DIGITS + 1)
     lower = Fraction(value - count * unit)
     return text_down(lower, PRINTED_DIGITS) if lower > 0 else None
+
+
+# ---------------------------------------------------------------- `gauss_dp[s, eps, delta]`
+
+
+def gauss_dp_sigma(sensitivity: Fraction, epsilon: Fraction, delta: Fraction) -> Fraction:
+    """The sigma of `gauss_dp[s, eps, delta]`: the one function the checker,
+    the interpreter, the accuracy line and the accountant's charge all read
+    it from (a reading of the bracket as sigma anywhere would add less noise
+    than charged).
+
+    The analytic Gaussian calibration (Balle & Wang, ICML 2018, Thm 8): the
+    least sigma for which N(0, sigma^2) on a query of L2 sensitivity s has
+    delta(eps) <= delta, found by `calibrate_gaussian` and rounded UP to its
+    least 6-digit decimal that the accountant proves the target at (the exact
+    sampler takes any positive rational). The floats it searches with are
+    rounded toward safety: eps and delta down, s up, so the guarantee holds
+    at the exact rationals given. Raises ValueError outside eps > 0,
+    0 < delta < 1, s > 0."""
+    s, eps, dlt = Fraction(sensitivity), Fraction(epsilon), Fraction(delta)
+    if not s > 0:
+        raise ValueError(f"the sensitivity bound s must be positive, got {s}")
+    if not eps > 0:
+        raise ValueError(f"eps must be positive, got {eps}")
+    if not 0 < dlt < 1:
+        raise ValueError(f"delta must lie strictly between 0 and 1, got {dlt}")
+    return _gauss_dp_sigma(s, eps, dlt)
+
+
+@functools.lru_cache(maxsize=256)
+def _gauss_dp_sigma(s: Fraction, eps: Fraction, dlt: Fraction) -> Fraction:
+    eps_f, delta_f, s_f = _float_down(eps), _float_down(dlt), _float_up(s)
+    if not (eps_f > 0 and delta_f > 0 and math.isfinite(s_f)):
+        raise ValueError(f"({eps}, {dlt}) is beyond the range the calibration reaches")
+    found = calibrate_gaussian(eps_f, delta_f, 1, s_f)
+    return Fraction(found.printed or text_up(found.scale, PRINTED_DIGITS))
+
+
+def _float_down(value: Fraction) -> float:
+    near = float(value)
+    return math.nextafter(near, -math.inf) if Fraction(near) > value else near
+
+
+def _float_up(value: Fraction) -> float:
+    near = float(value)
+    return math.nextafter(near, math.inf) if Fraction(near) < value else near

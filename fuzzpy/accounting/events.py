@@ -230,6 +230,21 @@ class SymbolicPure:
 
 
 @frozen
+class SymbolicApprox:
+    """`gauss_dp[s, eps, delta]` with eps or delta a polynomial over a
+    definition's static parameters, on a query whose L2 sensitivity is at
+    most s: (epsilon, delta)-DP once the parameters have values, by the
+    construction of its sigma (the analytic Gaussian calibration, Balle &
+    Wang 2018, Thm 8, `calibrate.gauss_dp_sigma`). Like `SymbolicPure`, only
+    in the symbolic cost of a definition checked once for all its calls:
+    each call is checked again at its numbers, where the event is the
+    `Gaussian` of the computed sigma; the accountant never meets one."""
+
+    epsilon: Poly
+    delta: Poly
+
+
+@frozen
 class RandomizedResponse:
     """k-ary randomized response at eps (`rr[eps]` for k = 2, `krr[eps, k]`):
     pure eps-DP for ANY two inputs, whatever their distance (Warner 1965;
@@ -283,7 +298,7 @@ def at_move(event: Laplace | Gaussian | Geometric | Staircase | DiscreteGaussian
 
 Event = (
     Laplace | Gaussian | Geometric | Staircase | DiscreteGaussian | ExpMech | Verified | Repeat | Subsample | Sample | Resampled
-    | Group | SymbolicPure
+    | Group | SymbolicPure | SymbolicApprox
     | RandomizedResponse | LocalReports | ShuffledReports
 )
 

@@ -371,15 +371,15 @@ def _instances(checked: CheckedProgram, d: CheckedDef, delta: float | None) -> t
 
 
 def _symbolic(d: CheckedDef, name: str) -> str | None:
-    from fuzzpy.checker.report import symbolic_costs
+    from fuzzpy.checker.report import symbolic_cost_text
 
     if name in d.static_params:
         return "static"
     if name in d.symbolic_privacy:
-        cost = symbolic_costs(d)[name]
-        if cost is None:
+        text = symbolic_cost_text(d, name)
+        if text is None:
             return "checked at each call" if d.deferred else "not pure (see each call)"
-        return f"{cost}"
+        return text
     return None
 
 

@@ -30,6 +30,7 @@ from fuzzpy.accounting.events import (
     Sample,
     Staircase,
     Subsample,
+    SymbolicApprox,
     SymbolicPure,
     Verified,
     replaced_move,
@@ -387,6 +388,10 @@ def chain(first: Cost | None, second: Cost | None) -> Cost:
     if first is None or second is None or first.blame is not None or second.blame is not None:
         return then(first, second)
     events = first.events() + second.events()
+    if first.events() and second.events() and _approx_symbolic(events):
+        # an (eps, delta) over parameters on two routes: group privacy over the two steps,
+        # (2 eps, (1 + e^eps) delta), is no polynomial (each call's figure is listed instead)
+        return Cost((Group(Fraction(2), events),))
     if not first.events() or not second.events() or is_symbolic(events):  # symbolic epsilons are pure
         return then(first, second)
     if pure_epsilon(events) is not None and not has_local(events):
@@ -589,7 +594,8 @@ def pure_epsilon(events: tuple[Event, ...]) -> Fraction | None:
 def is_symbolic(events: tuple[Event, ...]) -> bool:
     """Whether some event's epsilon is a polynomial over parameters."""
     return any(
-        isinstance(e, SymbolicPure) or (isinstance(e, (Repeat, Subsample, Sample, Group)) and is_symbolic(e.body))
+        isinstance(e, (SymbolicPure, SymbolicApprox))
+        or (isinstance(e, (Repeat, Subsample, Sample, Group)) and is_symbolic(e.body))
         for e in events
     )
 
@@ -607,6 +613,8 @@ def symbolic_epsilon(events: tuple[Event, ...]) -> Poly | None:
     for event in events:
         if isinstance(event, SymbolicPure):
             total = total + event.epsilon.scale(event.sensitivity)
+        elif isinstance(event, SymbolicApprox):  # its epsilon; its delta: `symbolic_delta`
+            total = total + event.epsilon
         elif isinstance(event, Repeat) and is_symbolic(event.body):
             body = symbolic_epsilon(event.body)
             if body is None:
@@ -622,10 +630,36 @@ def symbolic_epsilon(events: tuple[Event, ...]) -> Poly | None:
     return total
 
 
+def _approx_symbolic(events: tuple[Event, ...]) -> bool:
+    return any(isinstance(e, SymbolicApprox) or (isinstance(e, (Repeat, Subsample, Sample, Group))
+                                                 and _approx_symbolic(e.body)) for e in events)
+
+
+def symbolic_delta(events: tuple[Event, ...]) -> Poly | None:
+    """The delta that goes with `symbolic_epsilon`: basic composition adds
+    the deltas as it adds the epsilons (Dwork & Roth 2014, Thm 3.16), a
+    pure event adds none, `loop[k]` multiplies by k. None where that is not
+    the composition's delta (a numeric Gaussian, a group, a subsample)."""
+    total = Poly()
+    for event in events:
+        if isinstance(event, SymbolicApprox):
+            total = total + event.delta
+        elif isinstance(event, Repeat) and is_symbolic(event.body):
+            body = symbolic_delta(event.body)
+            if body is None:
+                return None
+            total = total + body.scale(Fraction(event.count))
+        elif is_symbolic((event,)) and not isinstance(event, SymbolicPure) or not isinstance(event, SymbolicPure) and pure_epsilon((event,)) is None:
+            return None
+    return total
+
+
 def describe_event(event: Event) -> str:
     """A short human form: `Laplace(sens 1, scale 10)`."""
     if isinstance(event, SymbolicPure):
         return f"pure(eps {event.epsilon}, sensitivity {_num(event.sensitivity)})"
+    if isinstance(event, SymbolicApprox):
+        return f"calibrated Gaussian(eps {event.epsilon}, delta {event.delta})"
     if isinstance(event, Laplace):
         return f"Laplace(sensitivity {_num(event.sensitivity)}, scale {_num(event.scale)})"
     if isinstance(event, Gaussian):

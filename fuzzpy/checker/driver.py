@@ -559,6 +559,7 @@ class ProgramChecker:
         privacy: dict[str, tuple] = {}
         arguments: dict[str, tuple] = {}
         symbolic_costs: dict[str, Poly | None] = {}
+        symbolic_deltas: dict[str, Poly] = {}  # the (eps, delta) costs' deltas (`gauss_dp` over parameters)
         # checked at each call: the generic pass, or an instance at a caller's
         # symbols (whose caller is then checked at each call too)
         deferred = dict(self.ck.deferred)
@@ -604,12 +605,15 @@ class ProgramChecker:
                 cost = body.cost.get(name)
                 assert cost is not None
                 costs.append(cost)
+                found, found_delta = _symbolic_pair(cost)
                 if register and name not in symbolic:  # a static parameter's own cost is nothing at a call
-                    symbolic_costs[name] = C.symbolic_epsilon(cost.events())
-                    if not nats:
-                        self._check_declared_symbolic(decl, param, symbolic_costs[name], symbolic)
+                    symbolic_costs[name] = found
+                    if found is not None and found_delta:
+                        symbolic_deltas[name] = found_delta
+                    if not nats:  # a declared bound is pure: an (eps, delta) cost is not shown within it
+                        self._check_declared_symbolic(decl, param, None if found_delta else found, symbolic)
                 if nats and name not in symbolic:
-                    self._check_bound_poly(decl, param, C.symbolic_epsilon(cost.events()), "DP")
+                    self._check_bound_poly(decl, param, None if found_delta else found, "DP")
                 sens = INF  # not a number: the cost is symbolic_costs[name]
             elif body.cost is not None:
                 cost = body.cost.get(name)
@@ -664,6 +668,7 @@ class ProgramChecker:
             zcdp_delta = self._zcdp_measure(decl, privacy) if decl.measure is not None else None
             self.checked[decl.name] = CheckedDef(
                 decl.name, decl, tuple(infos), body.type, privacy, static_params=symbolic, symbolic_privacy=symbolic_costs,
+                symbolic_delta=symbolic_deltas,
                 argument_privacy={} if symbolic else arguments, deferred=tuple(deferred.items()),
                 draws={} if symbolic else C.draw_numbers(
                     {n: c for (n, t), c in zip(params, costs, strict=False) if isinstance(t, T.TBag)}),
@@ -1004,6 +1009,22 @@ def _compact(value: Poly) -> str:
     return text[:37] + "..."
 
 
+def _symbolic_pair(cost: C.Cost) -> tuple[Poly | None, Poly | None]:
+    """A symbolic cost as (eps, delta) polynomials: eps None when not
+    expressible; delta None when not expressible or zero (pure)."""
+    events = cost.events()
+    eps, delta = C.symbolic_epsilon(events), C.symbolic_delta(events)
+    if eps is None or delta is None:
+        return (None, None) if delta is None and _has_approx(events) else (eps, None)
+    return eps, (delta if delta.terms else None)
+
+
+def _has_approx(events: tuple) -> bool:
+    from fuzzpy.accounting.events import SymbolicApprox
+
+    return any(isinstance(e, SymbolicApprox) or _has_approx(getattr(e, "body", ())) for e in events)
+
+
 def _is_symbolic(cost: C.Cost | None) -> bool:
     return cost is not None and not cost.is_infinite and C.is_symbolic(cost.events())
 
@@ -1089,8 +1110,10 @@ def _conclusion(checked: CheckedDef, figures: dict) -> str:
             continue
         if p.name in checked.symbolic_privacy:
             cost = checked.symbolic_privacy[p.name]
+            delta = checked.symbolic_delta.get(p.name)
             nats = {q.name for q in checked.decl.params if _is_nat(q.type)}
-            lines.append(f"  privacy in `{p.name}`: {'not pure' if cost is None else f'({cost})-DP'} for every value of "
+            shown = 'not pure' if cost is None else f'({cost}, {delta})-DP' if delta is not None else f'({cost})-DP'
+            lines.append(f"  privacy in `{p.name}`: {shown} for every value of "
                          + ", ".join(f"whole {n} >= 1" if n in nats else f"{n} > 0" for n in checked.static_params))
             continue
         if p.name in figures:

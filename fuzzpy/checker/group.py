@@ -25,9 +25,12 @@ def _def(d: CheckedDef, k: int) -> CheckedDef:
     return dataclasses.replace(
         d,
         privacy={name: group_events(events, k) for name, events in d.privacy.items()},
+        # an (eps, delta) cost over parameters: group privacy's delta k e^((k-1) eps) delta is no polynomial
         symbolic_privacy={
-            name: None if cost is None else cost.scale(Fraction(k)) for name, cost in d.symbolic_privacy.items()
+            name: None if cost is None or name in d.symbolic_delta else cost.scale(Fraction(k))
+            for name, cost in d.symbolic_privacy.items()
         },
+        symbolic_delta={},
     )
 
 

@@ -49,6 +49,7 @@ from fuzzpy.accounting.events import (
     Sample,
     Staircase,
     Subsample,
+    SymbolicApprox,
     SymbolicPure,
     Verified,
 )
@@ -213,6 +214,9 @@ def _symbols_of(events: tuple[Event, ...]) -> Poly:
     for event in events:
         if isinstance(event, SymbolicPure):
             total = total + Poly._from({((n, 1),): Fraction(1) for n in event.epsilon.symbols()})
+        elif isinstance(event, SymbolicApprox):
+            symbols = event.epsilon.symbols() | event.delta.symbols()
+            total = total + Poly._from({((n, 1),): Fraction(1) for n in symbols})
         elif isinstance(event, (Repeat, Subsample, Group)):
             total = total + _symbols_of(event.body)
     return total
@@ -327,6 +331,94 @@ def gauss(ck: Inferencer, call: PrimCall) -> Judgment:
     _mark_replaced(ck, call, cost)
     ck.note(f"`gauss[{Sens(sigma)}]`: one Gaussian event per variable, with its L2 sensitivity")
     return Judgment(T.TFuzzy(j.type), {}, cost=cost)
+
+
+def gauss_dp(ck: Inferencer, call: PrimCall) -> Judgment:
+    """`gauss_dp[s, eps, delta] e`: Gaussian noise calibrated to (eps, delta)
+    for a query whose L2 sensitivity is declared at most s (Duet's
+    `gauss[s, eps, delta]`, Near et al. OOPSLA 2019; DiffMu's
+    `gaussian_mechanism!`). At numbers it elaborates to `gauss[sigma]` with
+    sigma from `calibrate.gauss_dp_sigma` (the analytic Gaussian, Balle &
+    Wang 2018, Thm 8, rounded up), the function the interpreter and the
+    accuracy line call too, so the cost is the Gaussian event of the noise
+    drawn (at most (eps, delta) in each variable). With eps or delta a
+    polynomial over the definition's static parameters, the cost is
+    (eps, delta)-DP for every value of them, by construction of sigma (a
+    `SymbolicApprox`; each call is checked again at its numbers). The
+    query's sensitivity in each variable must be at most s (FZ305; over
+    `nat` indices an obligation z3 decides, undecided is refused)."""
+    s, eps, delta = gauss_dp_statics(ck, call)
+    j = _noise_arg(ck, call, "2")
+    ctx = _within_bound(ck, j, s, call)
+    what = "the value given to `gauss_dp`"
+    if isinstance(eps, Poly) or isinstance(delta, Poly):
+        eps_poly = eps if isinstance(eps, Poly) else Poly.const(eps)
+        delta_poly = delta if isinstance(delta, Poly) else Poly.const(delta)
+        cost = ck.noise_cost(ctx, call.span, what, lambda sens: SymbolicApprox(eps_poly, delta_poly))
+        ck.note(f"`gauss_dp[{Sens(s)}, {eps_poly}, {delta_poly}]`: ({eps_poly}, {delta_poly})-DP in each variable whose "
+                f"L2 sensitivity is at most {Sens(s)}, for every value of the parameters (sigma calibrated at each call)")
+        return Judgment(T.TFuzzy(j.type), {}, cost=cost)
+    try:
+        sigma = _gauss_dp_sigma(s, eps, delta, call.span)
+    except CheckError:
+        if not any(_names_deferred(ck, e) for e in call.statics):
+            raise
+        sigma = Fraction(1)  # the generic pass's placeholders: each call decides at its numbers
+    cost = ck.noise_cost(ctx, call.span, what, lambda sens: Gaussian(sens, sigma))
+    _mark_replaced(ck, call, cost)
+    ck.note(f"`gauss_dp[{Sens(s)}, {Sens(eps)}, {Sens(delta)}]`: Gaussian noise of sigma {Sens(sigma)} "
+            "(analytic calibration, rounded up); one Gaussian event per variable, with its L2 sensitivity")
+    return Judgment(T.TFuzzy(j.type), {}, cost=cost)
+
+
+def gauss_dp_statics(ck: Inferencer, call: PrimCall) -> tuple[Fraction, Fraction | Poly, Fraction | Poly]:
+    """(s, eps, delta) of `gauss_dp`, each refused at its own position
+    (FZ202): s a positive number (a static parameter: each call's numbers),
+    eps > 0 and 0 < delta < 1, numbers or polynomials positive for every
+    value of the parameters (delta below 1 is checked at each call)."""
+    s = _positive(ck, call.statics[0], "the sensitivity bound s of `gauss_dp`")
+    eps = epsilon(ck, call.statics[1], "the epsilon of `gauss_dp`")
+    delta = epsilon(ck, call.statics[2], "the delta of `gauss_dp`")
+    if isinstance(delta, Fraction) and delta >= 1 and not _names_deferred(ck, call.statics[2]):
+        raise CheckError("FZ202", f"the delta of `gauss_dp` must be below 1, got {Sens(delta)}", call.statics[2].span,
+                         hint="delta is a probability of failure: a small number such as 1e-6")
+    return s, eps, delta
+
+
+def _gauss_dp_sigma(s: Fraction, eps: Fraction, delta: Fraction, span: Span) -> Fraction:
+    from fuzzpy.accounting.calibrate import gauss_dp_sigma  # scipy and mpmath: only where used
+
+    try:
+        return gauss_dp_sigma(s, eps, delta)
+    except ValueError as exc:
+        raise CheckError("FZ202", f"`gauss_dp[{Sens(s)}, {Sens(eps)}, {Sens(delta)}]`: {exc}", span) from None
+
+
+def _within_bound(ck: Inferencer, j: Judgment, bound: Fraction, call: PrimCall) -> U.Ctx:
+    """The declared bound: the query's sensitivity in every variable is at
+    most s (Duet's side condition on `gauss[s, eps, delta]`), else FZ305 at
+    the query; over `nat` indices an obligation decided by z3 (undecided is
+    refused). An index-term sensitivity shown at most s is charged at s."""
+    ctx = dict(j.ctx)
+    for name, usage in j.ctx.items():
+        sens = usage.sens
+        if sens.is_zero:
+            continue
+        if sens.is_symbolic and sens.poly is not None:
+            verdict = obligations.at_most(sens.poly, Poly.const(bound), ck.index_symbols())
+            if verdict.status == "proved":
+                ctx[name] = U.Usage(Sens.of(bound), usage.kind, usage.span, usage.reason)
+                continue
+            why = (f"it is above {Sens(bound)} at {verdict.witness}" if verdict.status == "refuted" and verdict.witness
+                   else "z3 could not decide it (undecided is refused)" if verdict.status == "unknown"
+                   else f"it is above {Sens(bound)}")
+            raise CheckError("FZ305", f"the value given to `gauss_dp` is {sens}-sensitive in `{name}`, not shown at most "
+                             f"the declared bound s = {Sens(bound)}: {why}", call.args[0].span)
+        if sens.is_inf or (sens.value is not None and sens.value > bound):
+            raise CheckError("FZ305", f"the value given to `gauss_dp` is {sens}-sensitive in `{name}`, above the declared "
+                             f"bound s = {Sens(bound)}: the noise is calibrated for s", call.args[0].span,
+                             hint=f"declare s >= {sens} (more noise), or clamp the query")
+    return ctx
 
 
 def _int_arg(ck: Inferencer, call: PrimCall, instead: str) -> Judgment:

@@ -98,6 +98,7 @@ _TABLE = [
     # distributions
     Primitive("laplace", ("eps",), 1, "num -[eps]-> fuzzy num  (also vec[1] num)", N.laplace),
     Primitive("gauss", ("sigma",), 1, "num -> fuzzy num  (rho = s^2 / 2 sigma^2; also vec[2] num)", N.gauss),
+    Primitive("gauss_dp", ("s", "eps", "delta"), 1, "num -> fuzzy num  (Gaussian calibrated to (eps, delta) for L2 sensitivity <= s; also vec[2] num)", N.gauss_dp),
     Primitive("geometric", ("eps",), 1, "int -[eps]-> fuzzy int  (two-sided geometric noise; an integer release)", N.geometric),
     Primitive("staircase", ("eps", "gamma"), 1, "num -> fuzzy num  (staircase noise, steps of width 1: eps ceil(s); gamma optional)", N.staircase),
     Primitive("dgauss", ("sigma",), 1, "int -> fuzzy int  (discrete Gaussian; rho = s^2 / 2 sigma^2)", N.dgauss),

@@ -160,8 +160,31 @@ def symbolic_costs(d: CheckedDef) -> dict[str, Poly | None]:
     Dwork & Roth 2014, Thm 2.2), never below what `resolve` charges a call
     (a review of issue 27, F1: the expression was printed at half)."""
     if _IN_FORCE.get().relation != REPLACE_ONE:
-        return dict(d.symbolic_privacy)
-    return {name: None if cost is None else cost.scale(Fraction(2)) for name, cost in d.symbolic_privacy.items()}
+        return {name: None if name in d.symbolic_delta else cost for name, cost in d.symbolic_privacy.items()}
+    return {name: None if cost is None or name in d.symbolic_delta else cost.scale(Fraction(2))
+            for name, cost in d.symbolic_privacy.items()}
+
+
+def symbolic_approx(d: CheckedDef) -> dict[str, tuple[Poly, Poly]]:
+    """A definition's (eps, delta) costs over its static parameters
+    (`gauss_dp[s, eps, delta]` with parameters: (eps, delta)-DP by the
+    construction of sigma), for add/remove neighbours. Under replace-one
+    none: a replacement is two steps and group privacy of an (eps, delta)
+    cost is not a polynomial (Dwork & Roth 2014, Thm 2.2's k e^((k-1) eps)
+    delta), so each call's cost is listed instead."""
+    if _IN_FORCE.get().relation == REPLACE_ONE:
+        return {}
+    return {name: (eps, d.symbolic_delta[name]) for name, eps in d.symbolic_privacy.items()
+            if eps is not None and name in d.symbolic_delta}
+
+
+def symbolic_cost_text(d: CheckedDef, name: str) -> str | None:
+    """`eps` (pure) or `eps, delta` (approximate) over the static parameters; None: see each call."""
+    pair = symbolic_approx(d).get(name)
+    if pair is not None:
+        return f"{pair[0]}, {pair[1]}"
+    cost = symbolic_costs(d).get(name)
+    return None if cost is None else str(cost)
 
 
 def privacy_figure(events: tuple[Event, ...], delta: float | None, parameter: str | None = None) -> PrivacyFigure:
@@ -337,9 +360,9 @@ def param_text(checked: CheckedDef, figures: dict[str, PrivacyFigure]) -> list[s
             parts.append(f"({p.name} : {'nat' if nat else p.type})")
             continue
         if p.name in checked.symbolic_privacy:
-            cost = symbolic_costs(checked)[p.name]
+            text = symbolic_cost_text(checked, p.name)
             # not pure (a Gaussian beside a symbolic epsilon): no one expression; each call's cost is listed
-            parts.append(f"({p.name} :[{'at each call' if cost is None else cost}] {_written_type(checked, p)})")
+            parts.append(f"({p.name} :[{'at each call' if text is None else text}] {_written_type(checked, p)})")
             continue
         sens: str = str(p.sensitivity)
         figure = figures.get(p.name)
@@ -396,7 +419,12 @@ def symbolic_text(d: CheckedDef) -> str:
         more = f" (and {', '.join(n for n, _ in d.deferred[1:])})" if len(d.deferred) > 1 else ""
         return f"cost checked at each call's numbers: `{name}` is {why}{more}"
     parts = []
+    approx = symbolic_approx(d)
     for name, cost in symbolic_costs(d).items():
+        if name in approx:  # by the construction of `gauss_dp`'s sigma
+            eps, delta = (str(x) for x in approx[name])
+            parts.append(f"({eps}, {delta})-DP in {name}")
+            continue
         if cost is None:
             parts.append(f"approximate in {name}: see each call")
             continue
@@ -407,10 +435,13 @@ def symbolic_text(d: CheckedDef) -> str:
             if p.name not in d.static_params and not p.sensitivity.is_zero:
                 text = str(p.sensitivity)
                 parts.append(f"{f'({text})' if ' ' in text else text}-sensitive in {p.name}")
-    if not parts or all(cost is None for cost in d.symbolic_privacy.values()) and d.symbolic_privacy:
+    shown = symbolic_costs(d)
+    if not parts or all(shown[n] is None and n not in approx for n in shown) and shown:
         return ", ".join(parts)
     nats = _nat_params(d)
     ranges = ", ".join(f"whole {p} >= 1" if p in nats else f"{p} > 0" for p in d.static_params)
+    if approx:  # a call whose `gauss_dp` delta is not below 1 is refused
+        ranges += " (at each call: every `gauss_dp` delta below 1)"
     return ", ".join(parts) + f"  for all {ranges}"
 
 
@@ -621,9 +652,7 @@ def json_definitions(checked: CheckedProgram, delta: float | None, known: Figure
             out[-1]["rests_on_unchecked"] = list(d.rests_on)
         if d.static_params:
             out[-1]["static_params"] = list(d.static_params)
-            out[-1]["symbolic_privacy"] = {
-                name: None if cost is None else str(cost) for name, cost in symbolic_costs(d).items()
-            }
+            out[-1]["symbolic_privacy"] = {name: symbolic_cost_text(d, name) for name in d.symbolic_privacy}
             out[-1]["instances"] = [
                 {
                     "values": {name: _argument_float(value) for name, value in instance.values},
@@ -641,8 +670,7 @@ def _param_json(d: CheckedDef, p: ParamInfo) -> object:
     if p.name in d.static_params:
         return "static"
     if p.name in d.symbolic_privacy:
-        cost = symbolic_costs(d)[p.name]
-        return None if cost is None else str(cost)  # None: not pure, see "instances"
+        return symbolic_cost_text(d, p.name)  # None: not expressible, see "instances"
     events = d.argument_privacy.get(p.name, d.privacy.get(p.name, ()))
     if events and pure_epsilon(events) is None:  # not a bare "inf": an (eps, delta) cost, under "privacy"
         return "approximate"

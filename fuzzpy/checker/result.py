@@ -75,6 +75,10 @@ class CheckedDef:
     #: and `run` refuses it as an entry point (give it numbers in a caller).
     static_params: tuple[str, ...] = ()
     symbolic_privacy: dict[str, Poly | None] = field(default_factory=dict)
+    #: The delta of a `symbolic_privacy` cost that is (eps, delta)-DP rather
+    #: than pure (`gauss_dp[s, eps, delta]` over parameters), by parameter;
+    #: absent for a pure cost.
+    symbolic_delta: dict[str, Poly] = field(default_factory=dict)
 
     @property
     def result_is_fuzzy(self) -> bool:

@@ -37,7 +37,7 @@ RESERVED = frozenset({
 # *and* a `[` follows (`sum[0, 1] xs`); elsewhere they are names, so a user
 # may call a variable `sum` or `group` (in mechanisms, or in a `def`).
 PRIMITIVES = frozenset({
-    "laplace", "gauss", "geometric", "staircase", "dgauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "iterate", "subsample",
+    "laplace", "gauss", "gauss_dp", "geometric", "staircase", "dgauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "iterate", "subsample",
     "rr", "krr", "shuffle", "rr_estimate", "krr_estimate",
     "choose", "bootstrap", "ptr_median", "ptr_quantile", "smooth_median", "smooth_quantile", "wishart", "join",
 })

@@ -44,7 +44,7 @@ _CONTINUATIONS = {
 _EXPRESSION_STARTS = {
     "NAME", "NUMBER", "STRING", "(", "[", "{", "<", "true", "false", "inf", "not", "-", "!",
     "fun", "if", "case", "let", "return", "lap", "lapplus", "dist", "forall",
-    "laplace", "gauss", "geometric", "staircase", "dgauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "iterate", "subsample",
+    "laplace", "gauss", "gauss_dp", "geometric", "staircase", "dgauss", "sum", "clip", "clip2", "vsum", "group", "expmech", "loop", "iterate", "subsample",
     "rr", "krr", "shuffle", "rr_estimate", "krr_estimate",
     "choose", "bootstrap", "ptr_median", "ptr_quantile", "smooth_median", "smooth_quantile", "wishart", "join",
 }

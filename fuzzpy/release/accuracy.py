@@ -41,7 +41,7 @@ from fuzzpy.language.figures import text_up
 NOT_DERIVED = "accuracy not derived for this expression"
 #: `ptr_median` answered `inr ()`: nothing was released to be accurate about (review s28c)
 NO_ANSWER = "no interval: the mechanism gave no answer (`inr ()`), which carries no value to bound"
-_NOISE = {"laplace": 1, "gauss": 1, "geometric": 1, "dgauss": 1, "staircase": 1, "expmech": 3, "ptr_median": 1, "ptr_quantile": 1, "smooth_median": 1, "smooth_quantile": 1,
+_NOISE = {"laplace": 1, "gauss": 1, "gauss_dp": 1, "geometric": 1, "dgauss": 1, "staircase": 1, "expmech": 3, "ptr_median": 1, "ptr_quantile": 1, "smooth_median": 1, "smooth_quantile": 1,
           "wishart": 1}  # primitive -> arguments after the static ones
 _NAMES = {"laplace": "discrete Laplace", "gauss": "discrete Gaussian", "expmech": "exponential mechanism",
           "geometric": "two-sided geometric on the integers", "dgauss": "discrete Gaussian on the integers",

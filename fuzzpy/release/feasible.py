@@ -43,7 +43,7 @@ from fuzzpy.runtime.noise import MAX_RELEASE_ENTRIES, undiscretisable
 SMALLEST_STATIC = Fraction(2) ** -1022
 MAX_LOOP_ROUNDS = 2**20
 #: Noise parameters, bounds and radii (positions where 0 is allowed get it).
-_RANGED = {"laplace": "eps", "gauss": "sigma", "geometric": "eps", "dgauss": "sigma", "expmech": "eps", "sum": "bound", "clip": "bound", "clip2": "radius", "vsum": "radius", "ptr_median": "parameter", "ptr_quantile": "parameter", "smooth_median": "parameter", "smooth_quantile": "parameter", "wishart": "parameter"}
+_RANGED = {"laplace": "eps", "gauss": "sigma", "gauss_dp": "parameter", "geometric": "eps", "dgauss": "sigma", "expmech": "eps", "sum": "bound", "clip": "bound", "clip2": "radius", "vsum": "radius", "ptr_median": "parameter", "ptr_quantile": "parameter", "smooth_median": "parameter", "smooth_quantile": "parameter", "wishart": "parameter"}
 
 
 def refusals(checked: CheckedProgram, definition: CheckedDef, public: Mapping[str, object] | None = None) -> list[Diagnostic]:
@@ -384,6 +384,19 @@ def _show(value: Fraction) -> str:
     return f"{'-' if value < 0 else ''}about 1e{digits}"
 
 
+def _gauss_dp_sigma(prim: S.Prim, constants: dict[str, Fraction]) -> Fraction | None:
+    """The sigma `gauss_dp[s, eps, delta]` draws with (`calibrate.gauss_dp_sigma`), or None."""
+    from fuzzpy.accounting.calibrate import gauss_dp_sigma
+
+    values = [_static(a, constants) for a in prim.static_args]
+    if len(values) != 3 or any(v is None for v in values):
+        return None
+    try:
+        return gauss_dp_sigma(*values)  # type: ignore[arg-type]
+    except ValueError:
+        return None
+
+
 def _out_of_range(prim: S.Prim, span: Span, what: str, hint: str) -> Diagnostic:
     return Diagnostic(
         "FZ517",
@@ -401,5 +414,7 @@ def _span_of_event(event: object, prims: list[S.Prim], constants: dict[str, Frac
         if isinstance(event, Laplace) and prim.name == "laplace" and 1 / value == event.scale:
             return prim.span
         if isinstance(event, Gaussian) and prim.name == "gauss" and value == event.sigma:
+            return prim.span
+        if isinstance(event, Gaussian) and prim.name == "gauss_dp" and _gauss_dp_sigma(prim, constants) == event.sigma:
             return prim.span
     return fallback

@@ -220,6 +220,7 @@ def primitive(interp: Interpreter, expr: S.Prim, args: list[Fraction]) -> Functi
     makers: dict[str, Callable[[Interpreter, list[Fraction]], Function]] = {
         "laplace": _laplace,
         "gauss": _gauss,
+        "gauss_dp": _gauss_dp,
         "geometric": _geometric,
         "dgauss": _dgauss,
         "staircase": _staircase,
@@ -388,6 +389,20 @@ def _gauss(interp: Interpreter, args: list[Fraction]) -> Function:
                                     "gauss", sigma, values.size))
 
     return Function("gauss", 1, noisy)
+
+
+def _gauss_dp(interp: Interpreter, args: list[Fraction]) -> Function:
+    """`gauss_dp[s, eps, delta]`: `gauss[sigma]` at the sigma the checker
+    charged (`calibrate.gauss_dp_sigma`, the one function that reads the
+    bracket; Balle & Wang 2018, Thm 8, rounded up)."""
+    from fuzzpy.accounting.calibrate import gauss_dp_sigma
+
+    s, eps, delta = args
+    try:
+        sigma = gauss_dp_sigma(s, eps, delta)
+    except ValueError as exc:
+        raise RuntimeFailure("FZ517", f"gauss_dp[s, eps, delta]: {exc}") from None
+    return _gauss(interp, [sigma])
 
 
 def _integer(value: Value, what: str) -> int:

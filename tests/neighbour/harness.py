@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -285,6 +286,7 @@ def symbolic_violations(program: Any) -> list[str]:
                 if stated < found:
                     problems.append(f"`{name}` states ({poly})-DP in {param}, {stated} at {values}, "
                                     f"but that call's check found {found}")
+    problems += _approximate_violations(program)
     for name, d in program.definitions.items():  # index-term sensitivities (`n`-sensitive in x)
         symbolic = {p.name: p.sensitivity.poly for p in d.params if p.sensitivity.is_symbolic}
         for instance in program.instances.get(name, ()) if symbolic and not d.deferred else ():
@@ -292,6 +294,30 @@ def symbolic_violations(program: Any) -> list[str]:
                 if param in symbolic and (sens.value is None or symbolic[param].evaluate(dict(instance.values)) < sens.value):
                     problems.append(f"`{name}` states {symbolic[param]}-sensitive in {param}, but at "
                                     f"{dict(instance.values)} its check found {sens}")
+    return problems
+
+
+def _approximate_violations(program: Any) -> list[str]:
+    """An (eps, delta) cost stated over parameters (`gauss_dp[s, eps, delta]`,
+    issue 27) must hold at each call: the accountant's tightest epsilon of
+    that call's events at the stated delta is at most the stated epsilon."""
+    from fuzzpy.accounting.accountant import tightest
+
+    problems = []
+    for name, d in program.definitions.items():
+        for instance in program.instances.get(name, ()) if not d.deferred else ():
+            values = dict(instance.values)
+            for param, delta_poly in d.symbolic_delta.items():
+                eps_poly, events = d.symbolic_privacy.get(param), instance.privacy.get(param)
+                if eps_poly is None or not events:
+                    continue
+                stated_eps, stated_delta = eps_poly.evaluate(values), delta_poly.evaluate(values)
+                if stated_delta >= 1:
+                    continue
+                found = tightest(events, float(stated_delta)).epsilon
+                if Fraction(found) > stated_eps:
+                    problems.append(f"`{name}` states ({eps_poly}, {delta_poly})-DP in {param}, ({stated_eps}, "
+                                    f"{stated_delta}) at {values}, but that call's events cost {found} at that delta")
     return problems
 
 

@@ -305,6 +305,9 @@ class Release:
 
 _HEADER = re.compile(r"def m \(db : bag R\) : (.*?) =", re.S)
 _STATIC_BRACKET = re.compile(r"\b(laplace|gauss|geometric|dgauss|staircase|expmech|loop|subsample)\[([^\[\]]+)\]")
+#: `gauss_dp[s, eps, delta]`: its eps and delta may each become a parameter
+_GAUSS_DP = re.compile(r"\bgauss_dp\[([^,\[\]]+), ([^,\[\]]+), ([^\[\]]+)\]")
+_DELTAS = ("0.00001", "0.5", "1 / 3", "1e-300")
 #: values a parameter may take at a call, by the bracket it stands in
 _VALUES = {"laplace": EPSILONS, "expmech": EPSILONS, "gauss": ("1", "0.5", "1000", "3 / 7"),
            "geometric": ("1", "0.5", "2", "1 / 3"), "dgauss": ("1", "0.5", "40", "3 / 7"),
@@ -319,6 +322,9 @@ def parametrised(w: Writer, release: Release) -> tuple[Release, list[str]]:
     and run at its own numbers, so the harness judges every instantiation
     by the claim the checker made for it."""
     header = _HEADER.match(release.text)
+    calibrated = _GAUSS_DP.search(release.text)
+    if header is not None and calibrated is not None:
+        return _parametrised_gauss_dp(w, release, header.group(1), calibrated)
     brackets = list(_STATIC_BRACKET.finditer(release.text))
     if header is None or not brackets:
         return release, []
@@ -347,6 +353,34 @@ def parametrised(w: Writer, release: Release) -> tuple[Release, list[str]]:
         values = [w.pick(_SIZES)] if sized else []
         for kind in kinds:
             base = w.pick(_VALUES[kind.split("/")[0]])
+            values.append(f"(4 * ({base}))" if kind.endswith("/4") else f"({base})")
+        calls.append(f"def {wrapper} (db : bag R) : {result} = mlib {' '.join(values)} db;")
+    text = f"def mlib {signature} (db : bag R) : {result} ={body}\n" + "\n".join(calls)
+    return Release(text, release.model), ["m2"]
+
+
+def _parametrised_gauss_dp(w: Writer, release: Release, result: str, found: re.Match[str]) -> tuple[Release, list[str]]:
+    """`gauss_dp[s, eps, delta]` over its eps and delta (Duet's `pλ ε δ`),
+    one or both a parameter (sometimes `p / 4`), called at random values:
+    checked once as (eps, delta)-DP, each call at its numbers."""
+    params, kinds, args = [], [], []
+    for index, (value, kind) in enumerate(((found.group(2), "eps"), (found.group(3), "delta"))):
+        if (params or index == 1) and not w.chance(0.6):
+            args.append(value)
+            continue
+        name = f"p{len(params)}"
+        scaled = w.chance(0.3)
+        args.append(f"{name} / 4" if scaled else name)
+        params.append(name)
+        kinds.append(kind + ("/4" if scaled else ""))
+    body = release.text[_HEADER.match(release.text).end():found.start()]  # type: ignore[union-attr]
+    body += f"gauss_dp[{found.group(1)}, {args[0]}, {args[1]}]" + release.text[found.end():]
+    signature = " ".join(f"({p} : num)" for p in params)
+    calls = []
+    for wrapper in ("m", "m2"):
+        values = []
+        for kind in kinds:
+            base = w.pick(EPSILONS if kind.startswith("eps") else _DELTAS)
             values.append(f"(4 * ({base}))" if kind.endswith("/4") else f"({base})")
         calls.append(f"def {wrapper} (db : bag R) : {result} = mlib {' '.join(values)} db;")
     text = f"def mlib {signature} (db : bag R) : {result} ={body}\n" + "\n".join(calls)
@@ -392,6 +426,9 @@ def _release_of_number(w: Writer) -> Release:
     if choice == 12:  # the staircase (issue 29): its noise on its own grid, the same on both neighbours
         gamma = w.pick(["", ", 0.25", ", 1", ", 0"])
         return Release(f"def m (db : bag R) : fuzzy num = staircase[{eps}{gamma}] (q db);", "staircase")
+    if choice == 4 and w.chance(0.5):  # calibrated by (eps, delta) for a declared bound (issue 27); FZ305 above it
+        bound, delta = w.pick(["1", "2", "100"]), w.pick(_DELTAS)
+        return Release(f"def m (db : bag R) : fuzzy num = gauss_dp[{bound}, {eps}, {delta}] (q db);", "gauss")
     if choice == 4:
         return Release(f"def m (db : bag R) : fuzzy num = gauss[{w.pick(['1', '0.5', '1000'])}] (q db);", "gauss")
     if choice == 5:
