@@ -134,6 +134,16 @@ def test_duet_baby_written_over_its_eps_and_delta_is_refused_static_arithmetic_h
     assert [d.code for d in info.value.diagnostics] == ["FZ202"]
 
 
+
+def test_duet_baby_over_its_eps_and_delta_checks_with_the_calibrated_gaussian() -> None:
+    # Duet's `gauss[1.0, ε, δ]` as its author wrote it: `gauss_dp[s, eps, delta]` calibrates
+    # sigma at each call (issue 27); the definition is (eps, delta)-DP for all eps, delta.
+    from fuzzpy.checker.report import symbolic_cost_text
+
+    text = ("type Row = { a : int };\n"
+            "def main (eps : num) (delta : num) (df : bag Row) : fuzzy num = gauss_dp[1, eps, delta] (size df);\n")
+    assert symbolic_cost_text(checked(text).definitions["main"], "df") == "eps, delta"
+
 # examples/complete/derived-map.ed.duet: `mcreate[L1 | 100, 200] { i, j ⇒ f (X#[i,j]) }`
 # with f 2-sensitive is, by meaning, `mmap f X`; Duet: `(∀. ℝ ⊸[2.0] ℝ) ⊸[20000]
 # 𝕄[L1,U|100,200⋅ℝ] ⊸[40000.0] ...` -- 40000-sensitive in X, 20000 in f.
