@@ -19,15 +19,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from fuzzpy.data.identity import (
+    NO_RULES,
+    Rules,
     cell_class,
     current,
     data_fingerprint,
     data_names,
     plain_names,
+    rules_of,
     shared_columns,
 )
 from fuzzpy.data.loader import DataFile, Header, Plan, plan, read_data_file, read_header
@@ -50,31 +54,33 @@ from fuzzpy.support.records import frozen
 
 #: A file's content key from its path, format and SHA-256, restricted to some columns if given
 #: (`fuzzpy.engines.content.file_content`).
-FileContent = Callable[[str, str, str, "frozenset[str] | None"], "str | None"]
+FileContent = Callable[[str, str, str, "frozenset[str] | None", Rules], "str | None"]
 
 #: A new dataset's content key: its full key (None), or restricted to the columns it shares with a
-#: registered one (`fuzzpy.data.identity.shared_columns`); None if it cannot be keyed.
-Content = Callable[["frozenset[str] | None"], "str | None"]
+#: registered one (`fuzzpy.data.identity.shared_columns`); None if it cannot be keyed. Its rows
+#: that the loader's row rules drop under the given types (`Rules`) left out (review s30b).
+Content = Callable[["frozenset[str] | None", Rules], "str | None"]
 
 
-def file_keys(file_content: FileContent, path: str, form: str, sha256: str, full: str | None = None) -> Content:
-    """A file's `Content` (its full key `full` if known already)."""
-    def content(only: frozenset[str] | None = None) -> str | None:
-        if only is None and full is not None:
+def file_keys(file_content: FileContent, path: str, form: str, sha256: str, full: str | None = None,
+              own: Rules = NO_RULES) -> Content:
+    """A file's `Content` (its full key under its own rules `own`, `full`, if known already)."""
+    def content(only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
+        if only is None and full is not None and rules == own:
             return full
-        return file_content(path, form, sha256, only)
+        return file_content(path, form, sha256, only, rules)
     return content
 
 
-def known_keys(full: str | None, restricted: Content) -> Content:
-    """Data in memory's `Content`: its full key, computed at registration,
-    and `restricted` for the keys restricted to shared columns."""
-    def content(only: frozenset[str] | None = None) -> str | None:
-        return full if only is None else restricted(only)
+def known_keys(full: str | None, restricted: Content, own: Rules = NO_RULES) -> Content:
+    """Data in memory's `Content`: its full key under its own rules `own`,
+    computed at registration, and `restricted` for the other keys."""
+    def content(only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
+        return full if only is None and rules == own else restricted(only, rules)
     return content
 
 
-def _no_content(only: frozenset[str] | None = None) -> str | None:
+def _no_content(only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
     return None
 
 #: Records a first run's registration in the ledger (with the run's budget) and says so to the
@@ -231,13 +237,14 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
         plan(header, bag_type, file.path, None, first=True)
         typed = first_kinds(file, header) if first_kinds is not None else None  # the engine's one pass
         registration = _first_run_registration(source.dataset, file, header, typed)
+        own = registration_rules(registration)
         content = refuse_same_rows(ledger, source.dataset, list(header.names),
-                                   file_keys(file_content, file.absolute, file.format, file.sha256),
-                                   file_content=file_content, param=source.param)
+                                   file_keys(file_content, file.absolute, file.format, file.sha256, own=own),
+                                   file_content=file_content, param=source.param, own=own)
         registration = replace(registration, content=content)
         same_rows = same_rows_check(
             source.dataset, list(header.names),
-            file_keys(file_content, file.absolute, file.format, file.sha256, content), file_content)
+            file_keys(file_content, file.absolute, file.format, file.sha256, content, own), file_content, own)
         if register is not None:
             registration, same_rows = register(registration, same_rows), None
     planned = plan(header, bag_type, file.path, registration, first=implicit)
@@ -245,36 +252,41 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
 
 
 def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Content,
-                     eager: bool = False, *, file_content: FileContent, param: str = "PARAM") -> str | None:
+                     eager: bool = False, *, file_content: FileContent, param: str = "PARAM",
+                     own: Rules = NO_RULES) -> str | None:
     """Refuse (FZ545) a new dataset holding the rows of a registered one in
     another form (a frame read from its file, its CSV as Parquet: a14 F1),
     by content key (`fuzzpy.engines.content`). Only datasets one of whose
     column names are a subset of the other's are compared, on the columns
     they share (`shared_columns`: a projection, a copy with an index or id
     column added); keys are computed then, and a file's full key recorded.
-    Returns the new dataset's full key (None if it was not needed and not
-    `eager`).
+    Returns the new dataset's full key under its own row rules `own` (None
+    if it was not needed and not `eager`). Two datasets are compared under
+    the registered one's row rules (its columns typed `int`, `num`, `bool`,
+    on the shared columns): the rows its loader drops are left out of both
+    keys (review s30b).
     `file_content` computes a registered file's key (the engines' reader,
     passed in: this layer reads no engine)."""
     return _refuse_same_rows(name, names, content, eager, ledger.registrations(), ledger.earlier_contents(),
-                             ledger.registration, ledger.record_content, file_content, param)
+                             ledger.registration, ledger.record_content, file_content, param, own)
 
 
-def same_rows_check(name: str, names: list[str], content: Content, file_content: FileContent) -> SameRows:
+def same_rows_check(name: str, names: list[str], content: Content, file_content: FileContent,
+                    own: Rules = NO_RULES) -> SameRows:
     """`refuse_same_rows` again, for the charge to make under its write lock
     with what is registered then (`DataUse.same_rows`): nothing recorded,
     each of the new dataset's keys computed at most once."""
-    known: dict[frozenset[str] | None, str | None] = {}
+    known: dict[tuple[frozenset[str] | None, Rules], str | None] = {}
 
-    def once(only: frozenset[str] | None = None) -> str | None:
-        if only not in known:
-            known[only] = content(only)
-        return known[only]
+    def once(only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
+        if (only, rules) not in known:
+            known[only, rules] = content(only, rules)
+        return known[only, rules]
 
     def check(registrations: list[Registration], earlier: list[tuple[str, list[str], str]]) -> str | None:
         by_name = {r.name: r for r in registrations}
         return _refuse_same_rows(name, names, once, False, registrations, earlier, by_name.get,
-                                 lambda *_: None, file_content)
+                                 lambda *_: None, file_content, own=own)
 
     return check
 
@@ -283,7 +295,7 @@ def _refuse_same_rows(name: str, names: list[str], content: Content, eager: bool
                       registrations: list[Registration], earlier_keys: list[tuple[str, list[str], str]],
                       registration_of: Callable[[str], Registration | None],
                       record: Callable[[str, str, str], None], file_content: FileContent,
-                      param: str = "PARAM") -> str | None:
+                      param: str = "PARAM", own: Rules = NO_RULES) -> str | None:
     # a copy with columns added or removed holds the same people: compared on the columns shared
     alike = [(r, shared) for r in registrations if r.name != name
              for shared in [shared_columns(names, [c.name for c in r.columns])] if shared is not None]
@@ -291,30 +303,45 @@ def _refuse_same_rows(name: str, names: list[str], content: Content, eager: bool
     earlier = [(holder, their_names, theirs, shared) for holder, their_names, theirs in earlier_keys
                if holder != name and current(theirs)
                for shared in [shared_columns(names, their_names)] if shared == frozenset(data_names(their_names))]
-    keys: dict[frozenset[str] | None, str | None] = {}
+    keys: dict[tuple[frozenset[str] | None, Rules], str | None] = {}
 
-    def mine(only: frozenset[str] | None) -> str | None:
+    def mine(only: frozenset[str] | None, rules: Rules = NO_RULES) -> str | None:
         """The new dataset's key restricted to `only` (its full key when
-        `only` is every one of its columns)."""
+        `only` is every one of its columns), under the row rules `rules`."""
         if only is not None and only == frozenset(data_names(names)) and plain_names(names):
             only = None
-        if only not in keys:
-            keys[only] = content(only)
-        return keys[only]
+        if (only, rules) not in keys:
+            keys[only, rules] = content(only, rules)
+        return keys[only, rules]
 
-    full = mine(None) if eager else None
+    full = mine(None, own) if eager else None
     for other, shared in alike:
         _compare_registered(name, names, other, shared, mine, record, file_content, param)
     for holder, their_names, theirs, shared in earlier:  # an earlier version, in another form (a18 F2)
         registration = registration_of(holder)
-        if registration is not None and _matches(theirs, True, shared, names, mine):
+        rules = registration_rules(registration, shared) if registration is not None else NO_RULES
+        if registration is not None and _matches(theirs, True, shared, names, partial(_under, mine, rules)):
             raise other_datasets_file_error(name, registration, same_rows=True, earlier=True,
                                             shared=_named(shared, names, their_names), param=param)
-    return keys.get(None, full)
+    return keys.get((None, own), full)
+
+
+def _under(mine: Callable[[frozenset[str] | None, Rules], str | None], rules: Rules,
+           only: frozenset[str] | None) -> str | None:
+    return mine(only, rules)
+
+
+def registration_rules(registration: Registration, only: frozenset[str] | None = None) -> Rules:
+    """A registration's row rules (`rules_of`): its columns typed `int`,
+    `num` or `bool`, among `only` if given. The loader drops a row whose
+    cell does not fit (the default rule; under `refuse` no such row is
+    registered, and under `value:` it is read as the replacement: leaving
+    it out of the key links more, never less)."""
+    return rules_of(((c.name, c.kind) for c in registration.columns), only)
 
 
 def _compare_registered(name: str, names: list[str], other: Registration, shared: frozenset[str],
-                        mine: Callable[[frozenset[str] | None], str | None],
+                        mine: Callable[[frozenset[str] | None, Rules], str | None],
                         record: Callable[[str, str, str], None], file_content: FileContent,
                         param: str = "PARAM") -> None:
     """Refuse (FZ545) the new dataset if its rows restricted to `shared` are
@@ -324,15 +351,16 @@ def _compare_registered(name: str, names: list[str], other: Registration, shared
     columns are shared."""
     their_names = [c.name for c in other.columns]
     whole = shared == frozenset(data_names(their_names))
+    rules = registration_rules(other, shared)  # the rows its loader drops left out of both keys (s30b)
     theirs = other.content if whole and plain_names(their_names) and current(other.content) else None
     if theirs is None and other.format != "frame":
         theirs = file_content(other.file, other.format, other.sha256, None if whole and plain_names(their_names)
-                              else shared)
+                              else shared, rules)
         if theirs is not None and whole and plain_names(their_names):
             record(other.name, other.sha256, theirs)
     elif theirs is None and whole and current(other.content):
         theirs = other.content  # a frame's own key: its columns with no name included
-    if theirs is not None and _matches(theirs, whole, shared, names, mine):
+    if theirs is not None and _matches(theirs, whole, shared, names, partial(_under, mine, rules)):
         raise other_datasets_file_error(name, other, same_rows=True, shared=_named(shared, names, their_names),
                                         param=param)
 
@@ -391,8 +419,6 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
         holders = [r for r in ledger.registrations_holding(path, fingerprint) if r.name != source.dataset]
         if holders:
             raise other_datasets_file_error(source.dataset, holders[0], param=source.param)
-        key = refuse_same_rows(ledger, source.dataset, list(header.names), content, eager=True,
-                               file_content=file_content, param=source.param)
         now = utc_now()
         # each column typed by its own Arrow type, public, as `dataset register` types a Parquet file's
         # (issue 31); a column of bytes by its cells, a column with no value `none` (F2): `cells` are
@@ -405,11 +431,15 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
             kinds.update(text_kinds(held))
         columns = tuple(Column(n, kinds.get(n) if header.names.count(n) == 1 else None, sha256=found.get(n))
                         for n in dict.fromkeys(header.names))
+        own = rules_of((c.name, c.kind) for c in columns)
+        key = refuse_same_rows(ledger, source.dataset, list(header.names), content, eager=True,
+                               file_content=file_content, param=source.param, own=own)
         registration = Registration(source.dataset, path, "frame", fingerprint, rows(), columns,
                                     explicit=False, registered=now, validated=now, content=key)
         implicit = True
         known_key = key
-        checked = same_rows_check(source.dataset, list(header.names), known_keys(known_key, content), file_content)
+        checked = same_rows_check(source.dataset, list(header.names), known_keys(known_key, content, own),
+                                  file_content, own)
         if register is not None:  # recorded before the row type is judged (issue 31, F1)
             registration = register(registration, checked)
         planned = plan(header, bag_type, path, registration, first=True)
@@ -417,8 +447,9 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
     fingerprint = data_fingerprint({n: d for n, d in found.items() if n in read_names})
     file = DataFile(path, path, "frame", b"", registration.sha256)
     known = registration.content
-    same_rows = same_rows_check(source.dataset, list(header.names), known_keys(known, content), file_content) \
-        if implicit and register is None else None
+    mine = registration_rules(registration)
+    same_rows = same_rows_check(source.dataset, list(header.names), known_keys(known, content, mine), file_content,
+                                mine) if implicit and register is None else None
     return Opened(source, file, header, planned, registration, implicit, fingerprint=fingerprint,
                   same_rows=same_rows)
 
