@@ -29,7 +29,13 @@ def register_frame(ledger: Any, name: str, data: object, budget: Any, rule: str 
     from functools import partial
 
     from fuzzpy.data.cells import KINDS, parse_typed, readable_from
-    from fuzzpy.data.datasets import frame_path, known_keys, refuse_same_rows, registration_rules, same_rows_check
+    from fuzzpy.data.datasets import (
+        frame_path,
+        known_keys,
+        refuse_same_rows,
+        registration_rules,
+        same_rows_check,
+    )
     from fuzzpy.engines.content import file_content
     from fuzzpy.engines.fingerprint import cell_class, data_fingerprint
     from fuzzpy.engines.frames import local_content, local_digests, local_table

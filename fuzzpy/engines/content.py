@@ -56,12 +56,18 @@ whose closed quote is followed by text (`3,"z"tail`) is read as pandas
 reads it (`_tails_closed`). A row with a missing cell, or a cell holding a
 line break or a double quote, or a text cell holding a comma, is left out
 on every form: readers of one CSV file disagree on such rows (`_kept_row`).
+A row whose cell in a column typed `int`, `num` or `bool` (the dataset's
+row rules, `Rules`) does not fit that type as the loader reads it is left
+out too: the loader drops it (review s30b: `6,abc`, a UCI `?`, `1_000`,
+`Infinity` in a `num` column; `_fits`). Two datasets are compared under the
+registered one's rules (`fuzzpy.data.datasets.registration_rules`); leaving
+rows out can only link more.
 
 Each kept row's cells, in the order of the columns' (trimmed) names, are
 hashed together (each cell length-prefixed) with SHA-256; 8 lanes of 28
 bits of the hash are summed over the rows (the order of rows does not
 matter: Bellare & Micciancio's AdHash, EUROCRYPT 1997); the key is SHA-256
-of the version, the row count, the names and the sums, tagged `c8:`. Two
+of the version, the row count, the names and the sums, tagged `c9:`. Two
 tables key equal exactly when their multisets of rows are equal (each cell
 by value, as above). A second dataset with the key of a registered one is
 refused (FZ545). It detects accidents, as the rest of the ledger does; data
