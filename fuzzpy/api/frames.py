@@ -29,13 +29,7 @@ def register_frame(ledger: Any, name: str, data: object, budget: Any, rule: str 
     from functools import partial
 
     from fuzzpy.data.cells import KINDS, parse_typed, readable_from
-    from fuzzpy.data.datasets import (
-        frame_path,
-        known_keys,
-        refuse_same_rows,
-        registration_rules,
-        same_rows_check,
-    )
+    from fuzzpy.data.datasets import frame_path, known_keys, refuse_same_rows, same_rows_check
     from fuzzpy.engines.content import file_content
     from fuzzpy.engines.fingerprint import cell_class, data_fingerprint
     from fuzzpy.engines.frames import local_content, local_digests, local_table
@@ -76,13 +70,12 @@ def register_frame(ledger: Any, name: str, data: object, budget: Any, rule: str 
     registration = Registration(name, frame_path(name), "frame", data_fingerprint(digests), table.num_rows,
                                 tuple(columns), explicit=True, registered=now, validated=now)
     with Ledger(ledger) as book:
-        own = registration_rules(registration)
         content = refuse_same_rows(book, name, table.column_names, partial(local_content, table), eager=True,
-                                   file_content=file_content, own=own)
+                                   file_content=file_content)
         registration = replace(registration, content=content)
         book.register(registration, Budget.parse(budget, rule),
                       same_rows_check(name, table.column_names,
-                                      known_keys(content, partial(local_content, table), own), file_content, own))
+                                      known_keys(content, partial(local_content, table)), file_content))
     return registration
 
 

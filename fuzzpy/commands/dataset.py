@@ -181,24 +181,21 @@ def _key_previous_version(ledger: Ledger, previous: Registration) -> None:
     the version being replaced while its bytes can still be read, from its
     file or the hash's remembered key, so that its rows in another form stay
     this dataset's after the update (a20 F1)."""
-    from fuzzpy.data.datasets import registration_rules
     from fuzzpy.engines.content import current, file_content
 
     if not current(previous.content) and previous.format != "frame":
-        key = file_content(previous.file, previous.format, previous.sha256, None, registration_rules(previous))
+        key = file_content(previous.file, previous.format, previous.sha256)
         if key is not None:
             ledger.record_content(previous.name, previous.sha256, key)
 
 
 def _same_rows(registration: Registration) -> SameRows:
     """The check for the same rows, made again under the ledger's write lock."""
-    from fuzzpy.data.datasets import file_keys, registration_rules, same_rows_check
+    from fuzzpy.data.datasets import file_keys, same_rows_check
     from fuzzpy.engines.content import file_content
 
-    own = registration_rules(registration)
-    keys = file_keys(file_content, registration.file, registration.format, registration.sha256, registration.content,
-                     own)
-    return same_rows_check(registration.name, [c.name for c in registration.columns], keys, file_content, own)
+    keys = file_keys(file_content, registration.file, registration.format, registration.sha256, registration.content)
+    return same_rows_check(registration.name, [c.name for c in registration.columns], keys, file_content)
 
 
 def _with_content(ledger: Ledger, registration: Registration) -> Registration:
@@ -206,17 +203,15 @@ def _with_content(ledger: Ledger, registration: Registration) -> Registration:
     for a first run (`runtime.datasets.refuse_same_rows`)."""
     from dataclasses import replace
 
-    from fuzzpy.data.datasets import file_keys, refuse_same_rows, registration_rules
+    from fuzzpy.data.datasets import file_keys, refuse_same_rows
     from fuzzpy.engines.content import file_content
 
     # Keyed eagerly (the owner's validation read every row anyway): once the
     # file is updated its old bytes are gone, and the log keeps each version's
     # key, so an earlier version in another form stays this dataset's (a18 F2).
-    own = registration_rules(registration)
     content = refuse_same_rows(ledger, registration.name, [c.name for c in registration.columns],
-                               file_keys(file_content, registration.file, registration.format, registration.sha256,
-                                         own=own),
-                               eager=True, file_content=file_content, own=own)
+                               file_keys(file_content, registration.file, registration.format, registration.sha256),
+                               eager=True, file_content=file_content)
     return replace(registration, content=content)
 
 

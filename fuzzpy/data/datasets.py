@@ -57,26 +57,25 @@ from fuzzpy.support.records import frozen
 FileContent = Callable[[str, str, str, "frozenset[str] | None", Rules], "str | None"]
 
 #: A new dataset's content key: its full key (None), or restricted to the columns it shares with a
-#: registered one (`fuzzpy.data.identity.shared_columns`); None if it cannot be keyed. Its rows
-#: that the loader's row rules drop under the given types (`Rules`) left out (review s30b).
+#: registered one (`fuzzpy.data.identity.shared_columns`); None if it cannot be keyed. Under row
+#: rules (`Rules`, a registered dataset's types): its rows those rules drop left out (review s30b).
 Content = Callable[["frozenset[str] | None", Rules], "str | None"]
 
 
-def file_keys(file_content: FileContent, path: str, form: str, sha256: str, full: str | None = None,
-              own: Rules = NO_RULES) -> Content:
-    """A file's `Content` (its full key under its own rules `own`, `full`, if known already)."""
+def file_keys(file_content: FileContent, path: str, form: str, sha256: str, full: str | None = None) -> Content:
+    """A file's `Content` (its full key `full` if known already)."""
     def content(only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
-        if only is None and full is not None and rules == own:
+        if only is None and full is not None and not rules:
             return full
         return file_content(path, form, sha256, only, rules)
     return content
 
 
-def known_keys(full: str | None, restricted: Content, own: Rules = NO_RULES) -> Content:
-    """Data in memory's `Content`: its full key under its own rules `own`,
-    computed at registration, and `restricted` for the other keys."""
+def known_keys(full: str | None, restricted: Content) -> Content:
+    """Data in memory's `Content`: its full key, computed at registration,
+    and `restricted` for the keys restricted to shared columns."""
     def content(only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
-        return full if only is None and rules == own else restricted(only, rules)
+        return full if only is None and not rules else restricted(only, rules)
     return content
 
 
@@ -237,14 +236,13 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
         plan(header, bag_type, file.path, None, first=True)
         typed = first_kinds(file, header) if first_kinds is not None else None  # the engine's one pass
         registration = _first_run_registration(source.dataset, file, header, typed)
-        own = registration_rules(registration)
         content = refuse_same_rows(ledger, source.dataset, list(header.names),
-                                   file_keys(file_content, file.absolute, file.format, file.sha256, own=own),
-                                   file_content=file_content, param=source.param, own=own)
+                                   file_keys(file_content, file.absolute, file.format, file.sha256),
+                                   file_content=file_content, param=source.param)
         registration = replace(registration, content=content)
         same_rows = same_rows_check(
             source.dataset, list(header.names),
-            file_keys(file_content, file.absolute, file.format, file.sha256, content, own), file_content, own)
+            file_keys(file_content, file.absolute, file.format, file.sha256, content), file_content)
         if register is not None:
             registration, same_rows = register(registration, same_rows), None
     planned = plan(header, bag_type, file.path, registration, first=implicit)
@@ -252,27 +250,22 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
 
 
 def refuse_same_rows(ledger: Ledger, name: str, names: list[str], content: Content,
-                     eager: bool = False, *, file_content: FileContent, param: str = "PARAM",
-                     own: Rules = NO_RULES) -> str | None:
+                     eager: bool = False, *, file_content: FileContent, param: str = "PARAM") -> str | None:
     """Refuse (FZ545) a new dataset holding the rows of a registered one in
     another form (a frame read from its file, its CSV as Parquet: a14 F1),
     by content key (`fuzzpy.engines.content`). Only datasets one of whose
     column names are a subset of the other's are compared, on the columns
     they share (`shared_columns`: a projection, a copy with an index or id
     column added); keys are computed then, and a file's full key recorded.
-    Returns the new dataset's full key under its own row rules `own` (None
-    if it was not needed and not `eager`). Two datasets are compared under
-    the registered one's row rules (its columns typed `int`, `num`, `bool`,
-    on the shared columns): the rows its loader drops are left out of both
-    keys (review s30b).
+    Returns the new dataset's full key (None if it was not needed and not
+    `eager`).
     `file_content` computes a registered file's key (the engines' reader,
     passed in: this layer reads no engine)."""
     return _refuse_same_rows(name, names, content, eager, ledger.registrations(), ledger.earlier_contents(),
-                             ledger.registration, ledger.record_content, file_content, param, own)
+                             ledger.registration, ledger.record_content, file_content, param)
 
 
-def same_rows_check(name: str, names: list[str], content: Content, file_content: FileContent,
-                    own: Rules = NO_RULES) -> SameRows:
+def same_rows_check(name: str, names: list[str], content: Content, file_content: FileContent) -> SameRows:
     """`refuse_same_rows` again, for the charge to make under its write lock
     with what is registered then (`DataUse.same_rows`): nothing recorded,
     each of the new dataset's keys computed at most once."""
@@ -286,7 +279,7 @@ def same_rows_check(name: str, names: list[str], content: Content, file_content:
     def check(registrations: list[Registration], earlier: list[tuple[str, list[str], str]]) -> str | None:
         by_name = {r.name: r for r in registrations}
         return _refuse_same_rows(name, names, once, False, registrations, earlier, by_name.get,
-                                 lambda *_: None, file_content, own=own)
+                                 lambda *_: None, file_content)
 
     return check
 
@@ -295,7 +288,7 @@ def _refuse_same_rows(name: str, names: list[str], content: Content, eager: bool
                       registrations: list[Registration], earlier_keys: list[tuple[str, list[str], str]],
                       registration_of: Callable[[str], Registration | None],
                       record: Callable[[str, str, str], None], file_content: FileContent,
-                      param: str = "PARAM", own: Rules = NO_RULES) -> str | None:
+                      param: str = "PARAM") -> str | None:
     # a copy with columns added or removed holds the same people: compared on the columns shared
     alike = [(r, shared) for r in registrations if r.name != name
              for shared in [shared_columns(names, [c.name for c in r.columns])] if shared is not None]
@@ -314,30 +307,15 @@ def _refuse_same_rows(name: str, names: list[str], content: Content, eager: bool
             keys[only, rules] = content(only, rules)
         return keys[only, rules]
 
-    full = mine(None, own) if eager else None
+    full = mine(None) if eager else None
     for other, shared in alike:
         _compare_registered(name, names, other, shared, mine, record, file_content, param)
     for holder, their_names, theirs, shared in earlier:  # an earlier version, in another form (a18 F2)
         registration = registration_of(holder)
-        rules = registration_rules(registration, shared) if registration is not None else NO_RULES
-        if registration is not None and _matches(theirs, True, shared, names, partial(_under, mine, rules)):
+        if registration is not None and _matches(theirs, True, shared, names, partial(_under, mine, NO_RULES)):
             raise other_datasets_file_error(name, registration, same_rows=True, earlier=True,
                                             shared=_named(shared, names, their_names), param=param)
-    return keys.get((None, own), full)
-
-
-def _under(mine: Callable[[frozenset[str] | None, Rules], str | None], rules: Rules,
-           only: frozenset[str] | None) -> str | None:
-    return mine(only, rules)
-
-
-def registration_rules(registration: Registration, only: frozenset[str] | None = None) -> Rules:
-    """A registration's row rules (`rules_of`): its columns typed `int`,
-    `num` or `bool`, among `only` if given. The loader drops a row whose
-    cell does not fit (the default rule; under `refuse` no such row is
-    registered, and under `value:` it is read as the replacement: leaving
-    it out of the key links more, never less)."""
-    return rules_of(((c.name, c.kind) for c in registration.columns), only)
+    return keys.get((None, NO_RULES), full)
 
 
 def _compare_registered(name: str, names: list[str], other: Registration, shared: frozenset[str],
@@ -348,21 +326,57 @@ def _compare_registered(name: str, names: list[str], other: Registration, shared
     `other`'s so restricted. A registered file is keyed on the shared
     columns (its full key recorded when that is what was computed); a
     frame, gone, only by its recorded full key: compared only when all its
-    columns are shared."""
+    columns are shared. A file is also compared under its row rules
+    (`_matches_under_rules`)."""
     their_names = [c.name for c in other.columns]
     whole = shared == frozenset(data_names(their_names))
-    rules = registration_rules(other, shared)  # the rows its loader drops left out of both keys (s30b)
     theirs = other.content if whole and plain_names(their_names) and current(other.content) else None
     if theirs is None and other.format != "frame":
         theirs = file_content(other.file, other.format, other.sha256, None if whole and plain_names(their_names)
-                              else shared, rules)
+                              else shared, NO_RULES)
         if theirs is not None and whole and plain_names(their_names):
             record(other.name, other.sha256, theirs)
     elif theirs is None and whole and current(other.content):
         theirs = other.content  # a frame's own key: its columns with no name included
-    if theirs is not None and _matches(theirs, whole, shared, names, partial(_under, mine, rules)):
+    if (theirs is not None and _matches(theirs, whole, shared, names, partial(_under, mine, NO_RULES))) \
+            or _matches_under_rules(names, other, shared, mine, file_content):
         raise other_datasets_file_error(name, other, same_rows=True, shared=_named(shared, names, their_names),
                                         param=param)
+
+
+def registration_rules(registration: Registration, only: frozenset[str] | None = None) -> Rules:
+    """A registration's row rules (`rules_of`): its columns typed `int`,
+    `num` or `bool`, among `only` if given. The loader drops a row whose
+    cell does not fit (the default rule; under `refuse` no such row was
+    registered, under `value:` it is read as the replacement: leaving it
+    out of the key links more, never less)."""
+    return rules_of(((c.name, c.kind) for c in registration.columns), only)
+
+
+def _matches_under_rules(names: list[str], other: Registration, shared: frozenset[str],
+                         mine: Callable[[frozenset[str] | None, Rules], str | None],
+                         file_content: FileContent) -> bool:
+    """Whether the new dataset's rows are a registered file's once both
+    leave out the rows the file's row rules drop (its columns typed `int`,
+    `num`, `bool`, on the shared columns; review s30b: `6,abc` or a UCI `?`
+    in a `num` column, a junk row appended). Compared besides the keys with
+    every row (`_compare_registered`): a link under either is a link, so
+    the rules only ever link more (a key's fit is judged on a cell's
+    spelling, which the key without rules reads alike for `3.0` and 3).
+    A registered frame, gone, has its key with every row only."""
+    rules = registration_rules(other, shared)
+    if not rules or other.format == "frame":
+        return False
+    their_names = [c.name for c in other.columns]
+    whole = shared == frozenset(data_names(their_names))
+    theirs = file_content(other.file, other.format, other.sha256,
+                          None if whole and plain_names(their_names) else shared, rules)
+    return theirs is not None and _matches(theirs, whole, shared, names, partial(_under, mine, rules))
+
+
+def _under(mine: Callable[[frozenset[str] | None, Rules], str | None], rules: Rules,
+           only: frozenset[str] | None) -> str | None:
+    return mine(only, rules)
 
 
 def _matches(theirs: str, full: bool, shared: frozenset[str], names: list[str],
@@ -419,6 +433,8 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
         holders = [r for r in ledger.registrations_holding(path, fingerprint) if r.name != source.dataset]
         if holders:
             raise other_datasets_file_error(source.dataset, holders[0], param=source.param)
+        key = refuse_same_rows(ledger, source.dataset, list(header.names), content, eager=True,
+                               file_content=file_content, param=source.param)
         now = utc_now()
         # each column typed by its own Arrow type, public, as `dataset register` types a Parquet file's
         # (issue 31); a column of bytes by its cells, a column with no value `none` (F2): `cells` are
@@ -431,15 +447,11 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
             kinds.update(text_kinds(held))
         columns = tuple(Column(n, kinds.get(n) if header.names.count(n) == 1 else None, sha256=found.get(n))
                         for n in dict.fromkeys(header.names))
-        own = rules_of((c.name, c.kind) for c in columns)
-        key = refuse_same_rows(ledger, source.dataset, list(header.names), content, eager=True,
-                               file_content=file_content, param=source.param, own=own)
         registration = Registration(source.dataset, path, "frame", fingerprint, rows(), columns,
                                     explicit=False, registered=now, validated=now, content=key)
         implicit = True
         known_key = key
-        checked = same_rows_check(source.dataset, list(header.names), known_keys(known_key, content, own),
-                                  file_content, own)
+        checked = same_rows_check(source.dataset, list(header.names), known_keys(known_key, content), file_content)
         if register is not None:  # recorded before the row type is judged (issue 31, F1)
             registration = register(registration, checked)
         planned = plan(header, bag_type, path, registration, first=True)
@@ -447,9 +459,8 @@ def open_frame(ledger: Ledger, source: Source, bag_type: Type, header: Header,
     fingerprint = data_fingerprint({n: d for n, d in found.items() if n in read_names})
     file = DataFile(path, path, "frame", b"", registration.sha256)
     known = registration.content
-    mine = registration_rules(registration)
-    same_rows = same_rows_check(source.dataset, list(header.names), known_keys(known, content, mine), file_content,
-                                mine) if implicit and register is None else None
+    same_rows = same_rows_check(source.dataset, list(header.names), known_keys(known, content), file_content) \
+        if implicit and register is None else None
     return Opened(source, file, header, planned, registration, implicit, fingerprint=fingerprint,
                   same_rows=same_rows)
 
