@@ -59,9 +59,10 @@ on every form: readers of one CSV file disagree on such rows (`_kept_row`).
 A row whose cell in a column typed `int`, `num` or `bool` (the dataset's
 row rules, `Rules`) does not fit that type as the loader reads it is left
 out too: the loader drops it (review s30b: `6,abc`, a UCI `?`, `1_000`,
-`Infinity` in a `num` column; `_fits`). Two datasets are compared under the
-registered one's rules (`fuzzpy.data.datasets.registration_rules`); leaving
-rows out can only link more.
+`Infinity` in a `num` column; `_fits`). A new dataset is compared with a
+registered file by the keys with every row and by the keys under the
+file's rules (`fuzzpy.data.datasets.registration_rules`): leaving rows out
+can only link more.
 
 Each kept row's cells, in the order of the columns' (trimmed) names, are
 hashed together (each cell length-prefixed) with SHA-256; 8 lanes of 28
