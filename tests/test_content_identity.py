@@ -157,4 +157,4 @@ def test_a_key_of_an_earlier_version_is_computed_again_from_its_file(folder: Pat
     assert run(folder, "pairs", str(folder / "copy.parquet")) == "FZ545"
     with sqlite3.connect(ledger) as connection:
         (content,) = connection.execute("SELECT content FROM datasets WHERE name = 'people'").fetchone()
-    assert content.startswith("c8:")
+    assert content.startswith("c9:")

@@ -19,15 +19,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from fuzzpy.data.identity import (
+    NO_RULES,
+    Rules,
     cell_class,
     current,
     data_fingerprint,
     data_names,
     plain_names,
+    rules_of,
     shared_columns,
 )
 from fuzzpy.data.loader import DataFile, Header, Plan, plan, read_data_file, read_header
@@ -50,31 +54,32 @@ from fuzzpy.support.records import frozen
 
 #: A file's content key from its path, format and SHA-256, restricted to some columns if given
 #: (`fuzzpy.engines.content.file_content`).
-FileContent = Callable[[str, str, str, "frozenset[str] | None"], "str | None"]
+FileContent = Callable[[str, str, str, "frozenset[str] | None", Rules], "str | None"]
 
 #: A new dataset's content key: its full key (None), or restricted to the columns it shares with a
-#: registered one (`fuzzpy.data.identity.shared_columns`); None if it cannot be keyed.
-Content = Callable[["frozenset[str] | None"], "str | None"]
+#: registered one (`fuzzpy.data.identity.shared_columns`); None if it cannot be keyed. Under row
+#: rules (`Rules`, a registered dataset's types): its rows those rules drop left out (review s30b).
+Content = Callable[["frozenset[str] | None", Rules], "str | None"]
 
 
 def file_keys(file_content: FileContent, path: str, form: str, sha256: str, full: str | None = None) -> Content:
     """A file's `Content` (its full key `full` if known already)."""
-    def content(only: frozenset[str] | None = None) -> str | None:
-        if only is None and full is not None:
+    def content(only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
+        if only is None and full is not None and not rules:
             return full
-        return file_content(path, form, sha256, only)
+        return file_content(path, form, sha256, only, rules)
     return content
 
 
 def known_keys(full: str | None, restricted: Content) -> Content:
     """Data in memory's `Content`: its full key, computed at registration,
     and `restricted` for the keys restricted to shared columns."""
-    def content(only: frozenset[str] | None = None) -> str | None:
-        return full if only is None else restricted(only)
+    def content(only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
+        return full if only is None and not rules else restricted(only, rules)
     return content
 
 
-def _no_content(only: frozenset[str] | None = None) -> str | None:
+def _no_content(only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
     return None
 
 #: Records a first run's registration in the ledger (with the run's budget) and says so to the
@@ -264,12 +269,12 @@ def same_rows_check(name: str, names: list[str], content: Content, file_content:
     """`refuse_same_rows` again, for the charge to make under its write lock
     with what is registered then (`DataUse.same_rows`): nothing recorded,
     each of the new dataset's keys computed at most once."""
-    known: dict[frozenset[str] | None, str | None] = {}
+    known: dict[tuple[frozenset[str] | None, Rules], str | None] = {}
 
-    def once(only: frozenset[str] | None = None) -> str | None:
-        if only not in known:
-            known[only] = content(only)
-        return known[only]
+    def once(only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
+        if (only, rules) not in known:
+            known[only, rules] = content(only, rules)
+        return known[only, rules]
 
     def check(registrations: list[Registration], earlier: list[tuple[str, list[str], str]]) -> str | None:
         by_name = {r.name: r for r in registrations}
@@ -291,50 +296,87 @@ def _refuse_same_rows(name: str, names: list[str], content: Content, eager: bool
     earlier = [(holder, their_names, theirs, shared) for holder, their_names, theirs in earlier_keys
                if holder != name and current(theirs)
                for shared in [shared_columns(names, their_names)] if shared == frozenset(data_names(their_names))]
-    keys: dict[frozenset[str] | None, str | None] = {}
+    keys: dict[tuple[frozenset[str] | None, Rules], str | None] = {}
 
-    def mine(only: frozenset[str] | None) -> str | None:
+    def mine(only: frozenset[str] | None, rules: Rules = NO_RULES) -> str | None:
         """The new dataset's key restricted to `only` (its full key when
-        `only` is every one of its columns)."""
+        `only` is every one of its columns), under the row rules `rules`."""
         if only is not None and only == frozenset(data_names(names)) and plain_names(names):
             only = None
-        if only not in keys:
-            keys[only] = content(only)
-        return keys[only]
+        if (only, rules) not in keys:
+            keys[only, rules] = content(only, rules)
+        return keys[only, rules]
 
     full = mine(None) if eager else None
     for other, shared in alike:
         _compare_registered(name, names, other, shared, mine, record, file_content, param)
     for holder, their_names, theirs, shared in earlier:  # an earlier version, in another form (a18 F2)
         registration = registration_of(holder)
-        if registration is not None and _matches(theirs, True, shared, names, mine):
+        if registration is not None and _matches(theirs, True, shared, names, partial(_under, mine, NO_RULES)):
             raise other_datasets_file_error(name, registration, same_rows=True, earlier=True,
                                             shared=_named(shared, names, their_names), param=param)
-    return keys.get(None, full)
+    return keys.get((None, NO_RULES), full)
 
 
 def _compare_registered(name: str, names: list[str], other: Registration, shared: frozenset[str],
-                        mine: Callable[[frozenset[str] | None], str | None],
+                        mine: Callable[[frozenset[str] | None, Rules], str | None],
                         record: Callable[[str, str, str], None], file_content: FileContent,
                         param: str = "PARAM") -> None:
     """Refuse (FZ545) the new dataset if its rows restricted to `shared` are
     `other`'s so restricted. A registered file is keyed on the shared
     columns (its full key recorded when that is what was computed); a
     frame, gone, only by its recorded full key: compared only when all its
-    columns are shared."""
+    columns are shared. A file is also compared under its row rules
+    (`_matches_under_rules`)."""
     their_names = [c.name for c in other.columns]
     whole = shared == frozenset(data_names(their_names))
     theirs = other.content if whole and plain_names(their_names) and current(other.content) else None
     if theirs is None and other.format != "frame":
         theirs = file_content(other.file, other.format, other.sha256, None if whole and plain_names(their_names)
-                              else shared)
+                              else shared, NO_RULES)
         if theirs is not None and whole and plain_names(their_names):
             record(other.name, other.sha256, theirs)
     elif theirs is None and whole and current(other.content):
         theirs = other.content  # a frame's own key: its columns with no name included
-    if theirs is not None and _matches(theirs, whole, shared, names, mine):
+    if (theirs is not None and _matches(theirs, whole, shared, names, partial(_under, mine, NO_RULES))) \
+            or _matches_under_rules(names, other, shared, mine, file_content):
         raise other_datasets_file_error(name, other, same_rows=True, shared=_named(shared, names, their_names),
                                         param=param)
+
+
+def registration_rules(registration: Registration, only: frozenset[str] | None = None) -> Rules:
+    """A registration's row rules (`rules_of`): its columns typed `int`,
+    `num` or `bool`, among `only` if given. The loader drops a row whose
+    cell does not fit (the default rule; under `refuse` no such row was
+    registered, under `value:` it is read as the replacement: leaving it
+    out of the key links more, never less)."""
+    return rules_of(((c.name, c.kind) for c in registration.columns), only)
+
+
+def _matches_under_rules(names: list[str], other: Registration, shared: frozenset[str],
+                         mine: Callable[[frozenset[str] | None, Rules], str | None],
+                         file_content: FileContent) -> bool:
+    """Whether the new dataset's rows are a registered file's once both
+    leave out the rows the file's row rules drop (its columns typed `int`,
+    `num`, `bool`, on the shared columns; review s30b: `6,abc` or a UCI `?`
+    in a `num` column, a junk row appended). Compared besides the keys with
+    every row (`_compare_registered`): a link under either is a link, so
+    the rules only ever link more (a key's fit is judged on a cell's
+    spelling, which the key without rules reads alike for `3.0` and 3).
+    A registered frame, gone, has its key with every row only."""
+    rules = registration_rules(other, shared)
+    if not rules or other.format == "frame":
+        return False
+    their_names = [c.name for c in other.columns]
+    whole = shared == frozenset(data_names(their_names))
+    theirs = file_content(other.file, other.format, other.sha256,
+                          None if whole and plain_names(their_names) else shared, rules)
+    return theirs is not None and _matches(theirs, whole, shared, names, partial(_under, mine, rules))
+
+
+def _under(mine: Callable[[frozenset[str] | None, Rules], str | None], rules: Rules,
+           only: frozenset[str] | None) -> str | None:
+    return mine(only, rules)
 
 
 def _matches(theirs: str, full: bool, shared: frozenset[str], names: list[str],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from fuzzpy.data.columntypes import ColumnType, column_type
@@ -37,7 +38,20 @@ def data_fingerprint(digests: dict[str, str]) -> str:
 
 
 #: the tag of a content key of this version (`fuzzpy.engines.content.VERSION`)
-CONTENT_TAG = "c8:"
+CONTENT_TAG = "c9:"
+
+#: A dataset's row rules as the content key reads them (issue 24, review s30b): the trimmed names of
+#: its columns typed `int`, `num` or `bool`, each with its type. A row whose cell in such a column
+#: does not fit the type is dropped by the loader, and left out of the key.
+Rules = frozenset[tuple[str, str]]
+NO_RULES: Rules = frozenset()
+
+
+def rules_of(columns: Iterable[tuple[str, str | None]], only: frozenset[str] | None = None) -> Rules:
+    """The row rules of columns (name, type): those typed `int`, `num` or
+    `bool` (a `string` column fits every cell), among `only` if given."""
+    return frozenset((name.strip(), kind) for name, kind in columns
+                     if kind in ("int", "num", "bool") and (only is None or name.strip() in only))
 
 
 def current(key: str | None) -> bool:

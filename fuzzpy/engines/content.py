@@ -56,12 +56,19 @@ whose closed quote is followed by text (`3,"z"tail`) is read as pandas
 reads it (`_tails_closed`). A row with a missing cell, or a cell holding a
 line break or a double quote, or a text cell holding a comma, is left out
 on every form: readers of one CSV file disagree on such rows (`_kept_row`).
+A row whose cell in a column typed `int`, `num` or `bool` (the dataset's
+row rules, `Rules`) does not fit that type as the loader reads it is left
+out too: the loader drops it (review s30b: `6,abc`, a UCI `?`, `1_000`,
+`Infinity` in a `num` column; `_fits`). A new dataset is compared with a
+registered file by the keys with every row and by the keys under the
+file's rules (`fuzzpy.data.datasets.registration_rules`): leaving rows out
+can only link more.
 
 Each kept row's cells, in the order of the columns' (trimmed) names, are
 hashed together (each cell length-prefixed) with SHA-256; 8 lanes of 28
 bits of the hash are summed over the rows (the order of rows does not
 matter: Bellare & Micciancio's AdHash, EUROCRYPT 1997); the key is SHA-256
-of the version, the row count, the names and the sums, tagged `c8:`. Two
+of the version, the row count, the names and the sums, tagged `c9:`. Two
 tables key equal exactly when their multisets of rows are equal (each cell
 by value, as above). A second dataset with the key of a registered one is
 refused (FZ545). It detects accidents, as the rest of the ledger does; data
@@ -85,7 +92,14 @@ import hashlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from fuzzpy.data.identity import CONTENT_TAG, current, pandas_index_columns, same_columns  # noqa: F401 -- their home is data/
+from fuzzpy.data.identity import (  # noqa: F401 -- their home is data/
+    CONTENT_TAG,
+    NO_RULES,
+    Rules,
+    current,
+    pandas_index_columns,
+    same_columns,
+)
 from fuzzpy.engines.fingerprint import LANES, _float_text, _lane, _sha
 from fuzzpy.engines.sql import DIALECTS, Dialect
 from fuzzpy.support.lazy import lazy
@@ -95,7 +109,8 @@ if TYPE_CHECKING:
 
 pa = lazy("pyarrow")  # a DuckDB run on a Parquet file never loads it (issue 11)
 
-VERSION = "fuzzpy-content-8"  # 8: a stamp with a time by its time only, zoned ones modulo 15 minutes, years and
+VERSION = "fuzzpy-content-9"  # 9: rows the loader's row rules drop under the dataset's types left out (s30b)
+# 8: a stamp with a time by its time only, zoned ones modulo 15 minutes, years and
 # 6-digit dates, month names, quarters, infinities, cp1252 text, single quotes (s29)
 # 7: dates by their fields in any spelling, integers by their nearest double (s28b)
 TAG = CONTENT_TAG  # a key of this version
@@ -526,28 +541,50 @@ def _length_prefixed(d: Dialect, cells: list[str], blank: frozenset[int] = froze
     return f"concat({', '.join(parts)})"
 
 
+#: Of two types given one column, the stricter (whose cells fit the other too, or fit neither).
+_STRICTER = ("int", "bool", "num")
+
+
+def rule_positions(rules: Rules, ordered: list[str]) -> dict[int, str]:
+    """The positions, in the key's order (`ordered`: the names keyed), of the
+    columns `rules` types, with the type (the stricter of two)."""
+    typed: dict[str, str] = {}
+    for name, kind in sorted(rules, key=lambda rule: _STRICTER.index(rule[1])):
+        typed.setdefault(name, kind)
+    return {k: typed[name.strip()] for k, name in enumerate(ordered) if name.strip() in typed}
+
+
 def blank_positions(names: list[str], order: list[int]) -> frozenset[int]:
     """The positions, in the key's order, of the columns with no name."""
     return frozenset(k for k, i in enumerate(order) if not names[i].strip())
 
 
 def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]],
-                blank: frozenset[int] = frozenset()) -> str:
+                blank: frozenset[int] = frozenset(), rules: dict[int, str] | None = None) -> str:
     """One query over `source`: the number of rows keyed, then 8 lane sums of
     the rows' hashes (`columns`: (quoted name, kind), in the key's order;
     `blank`: the positions of those with no name).
     Each cell is spelled once, in inner queries (`_layers`); the rows
     that readers of one CSV file disagree on are left out (`_kept_row`);
-    every other row is hashed whole, its cells in order."""
+    every other row is hashed whole, its cells in order. `rules`: the
+    positions of the columns typed `int`, `num` or `bool`, with the type: a
+    row whose cell there does not fit it is left out too (`_fits`)."""
+    rules = rules or {}
     if not columns:
         return f"SELECT count(*) FROM {source}"
     first, second, third = _layers(d, columns)
     # text in quotes (`_unquoted`), read in a layer of its own: only cells starting with a quote
     quotes = [f"(CASE WHEN substr(t{i}, 1, 1) IN ('\"', '''') THEN {_unquoted(d, f't{i}')} ELSE t{i} END) AS t{i}"
               if not kind.startswith(_TYPED_KINDS) else f"x{i}" for i, (_, kind) in enumerate(columns)]
-    first = [f"{', '.join(quotes)} FROM (SELECT {', '.join(first)}"]
+    # whether a cell fits its column's type, judged before quotes are read (`'3'` fits no number)
+    fits = [f"{_fits(d, i, kind, rules[i])} AS ok{i}" for i, (_, kind) in enumerate(columns) if i in rules]
+    first = [f"{', '.join(quotes + fits)} FROM (SELECT {', '.join(first)}"]
+    second = second + [f"ok{i}" for i in sorted(rules)]
+    third = third + [f"ok{i}" for i in sorted(rules)]
     cells = [f"c{i}" for i in range(len(columns))]
     present = _kept_row(cells, blank)
+    if rules:
+        present = f"({present}) AND {' AND '.join(f'coalesce(ok{i}, false)' for i in sorted(rules))}"
     spelled = (f"SELECT {', '.join(third)} FROM (SELECT {', '.join(second)} FROM "
                f"(SELECT {', '.join(first)} FROM {source}) AS cells) AS unquoted) AS valued")
     rows = (f"SELECT {_length_prefixed(d, cells, blank)} AS r, CASE WHEN {present} THEN 1 ELSE 0 END AS k "
@@ -559,6 +596,54 @@ def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]],
     # the kept rows' count and lanes, then every row's (`content_key` picks)
     return (f"SELECT CAST(sum(k) AS BIGINT), {kept}, count(*), {every} "
             f"FROM (SELECT k, {hashed} FROM ({rows}) AS marked) AS lanes")
+
+
+#: The loader's spellings of a number and an integer (`fuzzpy.data.cells`).
+_NUM_SPELLING = "[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?"
+_INT_SPELLING = "[+-]?[0-9]+"
+_INT_MAX = 2**63 - 1
+#: The characters Python trims that the loader does not: a cell holding one fits no number.
+_UNTRIMMED = "concat('[', chr(28), '-', chr(31), ']')"
+
+
+def _fits(d: Dialect, i: int, kind: str, rule: str) -> str:
+    """Whether the cell of column `i` (of `_layers`' `kind`) fits the type
+    `rule` (`int`, `num`, `bool`) as the loader reads it
+    (`fuzzpy.data.cells`): a row whose cell does not is dropped by the
+    loader's row rules, and left out of the key (review s30b: `6,abc` or a
+    UCI `?` in a `num` column). Judged at least as strictly as the loader
+    (a row the loader reads may be left out, never one it drops kept):
+    leaving a row out can only link more. A missing cell is keyed `N` and
+    its row left out already."""
+    x = f"x{i}"
+    if kind.startswith(_TYPED_KINDS):
+        if kind not in ("int", "number", "bool"):
+            return "false"  # a date, time or duration is no number to the loader
+        if rule == "bool":
+            return f"({x} IN (0, 1))" if kind in ("int", "bool") else "false"
+        finite = f"({x} BETWEEN -{_DOUBLE_MAX} AND {_DOUBLE_MAX})"
+        if rule == "num":
+            return finite
+        whole = f"({x} = floor({x}))" if kind == "number" else "true"
+        return f"({finite} AND {whole} AND {x} BETWEEN -{_INT_MAX} AND {_INT_MAX})"
+    t = f"t{i}"
+    if d.name == "spark":
+        def matches(pattern: str) -> str:
+            return f"({t} RLIKE '^{pattern}$')"
+        plain = f"NOT ({t} RLIKE {_UNTRIMMED})"
+    else:
+        def matches(pattern: str) -> str:
+            return f"regexp_full_match({t}, '{pattern}')"
+        plain = f"NOT regexp_matches({t}, {_UNTRIMMED})"
+    if rule == "bool":
+        return f"({plain} AND lower({t}) IN ('true', 'false', '1', '0'))"
+    try_cast = "try_cast" if d.name == "spark" else "TRY_CAST"
+    if rule == "num":
+        value = f"{try_cast}({t} AS DOUBLE)"
+        return f"({plain} AND {matches(_NUM_SPELLING)} AND {value} BETWEEN -{_DOUBLE_MAX} AND {_DOUBLE_MAX})"
+    value = f"{try_cast}({t} AS DECIMAL(38, 0))"
+    return (f"({plain} AND {matches(_INT_SPELLING)} AND length({t}) <= 30 "
+            f"AND {value} BETWEEN -{_INT_MAX} AND {_INT_MAX})")
 
 
 def _kept_row(cells: list[str], blank: frozenset[int]) -> str:
@@ -615,7 +700,8 @@ def kept_column(name: str, only: frozenset[str] | None) -> bool:
 
 
 def query_content(d: Dialect, rows: Rows, source: str, schema: pa.Schema,
-                  index: frozenset[str] = frozenset(), only: frozenset[str] | None = None) -> str:
+                  index: frozenset[str] = frozenset(), only: frozenset[str] | None = None,
+                  rules: Rules = NO_RULES) -> str:
     """The content key of `source`, whose columns are `schema`'s, less the
     columns that hold a pandas frame's index (`index`, and those `schema`'s
     own metadata names: `pandas_index_columns`); restricted to `only`'s
@@ -624,7 +710,8 @@ def query_content(d: Dialect, rows: Rows, source: str, schema: pa.Schema,
     order = [i for i in key_order(list(schema.names))
              if schema.names[i] not in dropped and kept_column(schema.names[i], only)]
     columns = [(d.ident(schema.names[i]), _sql_kind(schema.types[i])) for i in order]
-    (row,) = rows(content_sql(d, source, columns, blank_positions(list(schema.names), order)))
+    (row,) = rows(content_sql(d, source, columns, blank_positions(list(schema.names), order),
+                              rule_positions(rules, [schema.names[i] for i in order])))
     return content_key(row, [schema.names[i] for i in order])
 
 
@@ -634,7 +721,8 @@ def _sql_kind(arrow_type: pa.DataType) -> str:
     return "instant-date" if kind == "instant" and pa.types.is_date(arrow_type) else kind
 
 
-def table_content(table: pa.Table, names: list[str] | None = None, only: frozenset[str] | None = None) -> str:
+def table_content(table: pa.Table, names: list[str] | None = None, only: frozenset[str] | None = None,
+                  rules: Rules = NO_RULES) -> str:
     """The content key of an Arrow table held here (a frame, a Parquet
     file's or a CSV file's records as the loader reads them), its columns
     named `names` (default: the table's own); restricted to `only`'s columns
@@ -651,14 +739,14 @@ def table_content(table: pa.Table, names: list[str] | None = None, only: frozens
     con = duckdb.connect()
     try:
         _quiet(con)
-        row = _table_row(con, table, names)
+        row = _table_row(con, table, names, rules)
     finally:
         con.close()
     order = key_order(names)
     return content_key(row, [names[i] for i in order])
 
 
-def _table_row(con: Any, table: pa.Table, names: list[str]) -> tuple:
+def _table_row(con: Any, table: pa.Table, names: list[str], rules: Rules = NO_RULES) -> tuple:
     """`content_sql`'s row for an Arrow table. A column DuckDB cannot take
     (a nested type holding a duration beyond its INTERVAL, a type it does
     not know) is keyed by each cell's Python value instead, so that a run's
@@ -670,15 +758,16 @@ def _table_row(con: Any, table: pa.Table, names: list[str]) -> tuple:
         columns.append(keyable)
         kinds.append(kind)
     try:
-        return _duckdb_row(con, columns, kinds, names)
+        return _duckdb_row(con, columns, kinds, names, rules)
     except Exception:  # noqa: BLE001 -- duckdb.Error, pyarrow's ArrowNotImplementedError, ...: a type, never a failure
         for i, (column, kind) in enumerate(zip(columns, kinds, strict=True)):
             if kind == "text" and not _is_text(column.type):
                 columns[i] = _python_texts(column)
-        return _duckdb_row(con, columns, kinds, names)
+        return _duckdb_row(con, columns, kinds, names, rules)
 
 
-def _duckdb_row(con: Any, columns: list[pa.Array], kinds: list[str], names: list[str]) -> tuple:
+def _duckdb_row(con: Any, columns: list[pa.Array], kinds: list[str], names: list[str],
+                rules: Rules = NO_RULES) -> tuple:
     positional = pa.table(columns, names=[f"c{i}" for i in range(len(columns))])
     # in chunks: DuckDB scans an Arrow table's batches in parallel
     con.register("_fz_rows", pa.Table.from_batches(positional.to_batches(max_chunksize=_CHUNK_ROWS), positional.schema))
@@ -686,7 +775,8 @@ def _duckdb_row(con: Any, columns: list[pa.Array], kinds: list[str], names: list
         d = DIALECTS["duckdb"]
         order = key_order(names)
         spelled = [(f"c{i}", kinds[i]) for i in order]
-        (row,) = con.execute(content_sql(d, "_fz_rows", spelled, blank_positions(names, order))).fetchall()
+        (row,) = con.execute(content_sql(d, "_fz_rows", spelled, blank_positions(names, order),
+                                         rule_positions(rules, [names[i] for i in order]))).fetchall()
         return tuple(row)
     finally:
         con.unregister("_fz_rows")
@@ -779,7 +869,8 @@ def _is_text(arrow_type: pa.DataType) -> bool:
 
 
 
-def file_content(path: str, form: str, sha256: str, only: frozenset[str] | None = None) -> str | None:
+def file_content(path: str, form: str, sha256: str, only: frozenset[str] | None = None,
+                 rules: Rules = NO_RULES) -> str | None:
     """The content key of a CSV or Parquet file, as the loader reads it
     (None if it cannot be read, or it is no longer the file of this hash:
     such a file is linked by its bytes only); restricted to `only`'s
@@ -788,17 +879,19 @@ def file_content(path: str, form: str, sha256: str, only: frozenset[str] | None 
     from fuzzpy.engines.filehash import recall_counts, remember_counts
 
     query = VERSION if only is None else VERSION + "\nonly\t" + "\t".join(sorted(only))
+    if rules:
+        query += "\nrules\t" + "\t".join(f"{name}={kind}" for name, kind in sorted(rules))
     remembered = recall_counts(sha256, query)
     if remembered is not None and len(remembered) == 1:
         return f"{TAG}{remembered[0]:064x}"
-    key = _read_file_content(path, form, sha256, only)
+    key = _read_file_content(path, form, sha256, only, rules)
     if key is not None:
         remember_counts(sha256, query, (int(key[len(TAG):], 16),))
     return key
 
 
 def _read_file_content(path: str, form: str, sha256: str | None = None,
-                       only: frozenset[str] | None = None) -> str | None:
+                       only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
     """A CSV file is framed and split by the loader's own rules
     (`loader.csv_text_table`: one record per well-formed line of the
     header's width, every cell its text), never by a sniffing reader's
@@ -806,18 +899,18 @@ def _read_file_content(path: str, form: str, sha256: str | None = None,
     pyarrow in batches, as the Arrow table it holds (`_parquet_content`),
     or by the loader when pyarrow cannot read it so."""
     if form == "csv":
-        return _csv_content(path, sha256, only)
+        return _csv_content(path, sha256, only, rules)
     if form != "parquet":
         return None
-    key = _parquet_content(path, only)
+    key = _parquet_content(path, only, rules)
     if key is None:  # neither DuckDB nor pyarrow can read it in batches: the loader's reading
-        return _loaded_content(path, sha256, only)
+        return _loaded_content(path, sha256, only, rules)
     if sha256 is not None and _current_sha256(path) != sha256:  # the file changed under us: not this file's key
         return None
     return key
 
 
-def _parquet_content(path: str, only: frozenset[str] | None = None) -> str | None:
+def _parquet_content(path: str, only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
     """A Parquet file keyed as the Arrow table it holds, batch by batch (no
     file held in memory; the lane sums of the batches add up): the types
     pyarrow reads back are the table's that was written, so the file and
@@ -831,7 +924,7 @@ def _parquet_content(path: str, only: frozenset[str] | None = None) -> str | Non
         file = pq.ParquetFile(path)
         index = pandas_index_columns(file.schema_arrow)
         if all(_plain_in_duckdb(t) for t in file.schema_arrow.types):
-            return _duckdb_parquet_content(path, index, only)
+            return _duckdb_parquet_content(path, index, only, rules)
         kept = [i for i, name in enumerate(file.schema_arrow.names) if name not in index and kept_column(name, only)]
         names = [file.schema_arrow.names[i] for i in kept]
         total = [0] * (2 + 2 * LANES)  # `content_sql`'s row: kept rows, then every row
@@ -839,7 +932,7 @@ def _parquet_content(path: str, only: frozenset[str] | None = None) -> str | Non
         try:
             _quiet(con)
             for batch in file.iter_batches(batch_size=_BATCH_ROWS):
-                row = _table_row(con, pa.Table.from_batches([batch]).select(kept), names)
+                row = _table_row(con, pa.Table.from_batches([batch]).select(kept), names, rules)
                 total = [t + int(v or 0) for t, v in zip(total, row, strict=True)]
         finally:
             con.close()
@@ -860,7 +953,8 @@ def _plain_in_duckdb(arrow_type: pa.DataType) -> bool:
             or (pa.types.is_decimal(arrow_type) and arrow_type.bit_width == 128))
 
 
-def _duckdb_parquet_content(path: str, index: frozenset[str], only: frozenset[str] | None = None) -> str | None:
+def _duckdb_parquet_content(path: str, index: frozenset[str], only: frozenset[str] | None = None,
+                            rules: Rules = NO_RULES) -> str | None:
     import duckdb
 
     d = DIALECTS["duckdb"]
@@ -870,7 +964,7 @@ def _duckdb_parquet_content(path: str, index: frozenset[str], only: frozenset[st
         _quiet(con)
         relation = con.sql(f"SELECT * FROM {source} LIMIT 0")
         schema = (getattr(relation, "to_arrow_table", None) or relation.arrow)().schema  # DuckDB 2 / 1
-        return query_content(d, lambda sql: con.execute(sql).fetchall(), source, schema, index, only)
+        return query_content(d, lambda sql: con.execute(sql).fetchall(), source, schema, index, only, rules)
     except duckdb.Error:  # e.g. a string that is not UTF-8: the loader's reading
         return None
     finally:
@@ -883,22 +977,24 @@ _BATCH_ROWS = 1 << 20
 _CHUNK_ROWS = 1 << 16
 
 
-def _csv_content(path: str, sha256: str | None, only: frozenset[str] | None = None) -> str | None:
+def _csv_content(path: str, sha256: str | None, only: frozenset[str] | None = None,
+                 rules: Rules = NO_RULES) -> str | None:
     """Streamed by DuckDB with the loader's rules (`csvscan`, as a run on the
     DuckDB engine reads it: no file held in memory) where it can, else from
     the loader's own records."""
     from fuzzpy.data.loader import csv_text_table
 
-    streamed = _streamed_csv_content(path, sha256, only)
+    streamed = _streamed_csv_content(path, sha256, only, rules)
     if streamed is not None:
         return streamed
     header = _header(path, sha256)
     if header is None or header.csv is None:
         return None
-    return table_content(csv_text_table(_tails_closed_bytes(header.csv)), list(header.names), only)
+    return table_content(csv_text_table(_tails_closed_bytes(header.csv)), list(header.names), only, rules)
 
 
-def _streamed_csv_content(path: str, sha256: str | None, only: frozenset[str] | None = None) -> str | None:
+def _streamed_csv_content(path: str, sha256: str | None, only: frozenset[str] | None = None,
+                          rules: Rules = NO_RULES) -> str | None:
     import duckdb
 
     from fuzzpy.engines.csvscan import csv_fields, csv_source
@@ -925,7 +1021,8 @@ def _streamed_csv_content(path: str, sha256: str | None, only: frozenset[str] | 
     try:
         _quiet(con)
         (row,) = con.execute(content_sql(d, source, [(f"f{i}", "text") for i in order],
-                                         blank_positions(names, order))).fetchall()
+                                         blank_positions(names, order),
+                                         rule_positions(rules, [names[i] for i in order]))).fetchall()
     except duckdb.Error:
         return None
     finally:
@@ -973,11 +1070,12 @@ def _tails_closed_bytes(framed: Any) -> Any:
     return frame(bytes(data), "") if changed else framed
 
 
-def _loaded_content(path: str, sha256: str | None, only: frozenset[str] | None = None) -> str | None:
+def _loaded_content(path: str, sha256: str | None, only: frozenset[str] | None = None,
+                    rules: Rules = NO_RULES) -> str | None:
     header = _header(path, sha256)
     if header is None or header.table is None:
         return None
-    return table_content(header.table, list(header.names), only)
+    return table_content(header.table, list(header.names), only, rules)
 
 
 def _header(path: str, sha256: str | None) -> Header | None:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from fuzzpy.data.identity import NO_RULES, Rules
 from fuzzpy.data.loader import Header
 from fuzzpy.data.memory import RESERVED_COLUMN, UNREADABLE_DATA, InMemory, arrow_of, data_error
 from fuzzpy.engines.duck import interruptible
@@ -157,13 +158,13 @@ def reading(frame: InMemory) -> Iterator[None]:
                          "read it yourself (e.g. fetch it as Arrow) to see the library's message") from None
 
 
-def local_content(table: pa.Table, only: frozenset[str] | None = None) -> str | None:
+def local_content(table: pa.Table, only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
     """The content key (`fuzzpy.engines.content`) of a table in this process
     (restricted to `only`'s columns if given). A pandas `object` column is
     held as bytes: read as the text it is."""
     from fuzzpy.engines.content import table_content
 
-    return table_content(table, only=only)
+    return table_content(table, only=only, rules=rules)
 
 
 def open_in_memory(ledger: Any, source: Any, bag_type: Any, register: Any = None) -> Any:
@@ -205,12 +206,12 @@ def open_in_engine(engine: Any, ledger: Any, source: Any, bag_type: Any, registe
     def count() -> int:
         return int(backend.rows(f"SELECT count(*) FROM {placed.source}")[0][0])
 
-    def content(only: frozenset[str] | None = None) -> str | None:
+    def content(only: frozenset[str] | None = None, rules: Rules = NO_RULES) -> str | None:
         from fuzzpy.engines.content import query_content
 
         if placed.table is not None:
-            return local_content(placed.table, only)
-        return query_content(backend.dialect, backend.rows, placed.source, schema, only=only)
+            return local_content(placed.table, only, rules)
+        return query_content(backend.dialect, backend.rows, placed.source, schema, only=only, rules=rules)
 
     held = Header(header.names, header.arrow_types, None, placed.table) if placed.table is not None else None
     if held is None and source.registration is None:  # a first run types its cells as the memory engine does
