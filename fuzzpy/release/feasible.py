@@ -11,7 +11,8 @@ quote and the charge and returns located diagnostics for:
   range of normal doubles [2^-1022, DBL_MAX] (per-row work compares rows
   with them as doubles, and the aggregates' grids are derived from them);
   `group[k]` at most 2^24 buckets (a release of every count must fit the
-  noise grid); `loop[k]` at most 2^20 rounds (FZ517);
+  noise grid) (FZ517); `loop[k]` at most 10^6 rounds and `iterate[k]` at most
+  2^16, the checker's limits (FZ217);
 * `expmech` over a literal empty candidate list, written at the call or
   passed to a definition's parameter that becomes the candidates (FZ517):
   the candidates are public, and the runtime has none to pick;
@@ -29,6 +30,7 @@ Only the definitions the run reaches are inspected.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from fractions import Fraction
 
@@ -36,12 +38,14 @@ from fuzzpy.accounting.events import Gaussian, Laplace
 from fuzzpy.checker.result import CheckedDef, CheckedProgram
 from fuzzpy.language import syntax as S
 from fuzzpy.language.diagnostics import Diagnostic
+from fuzzpy.language.limits import MAX_ITERATE_ROUNDS, MAX_STATIC_COUNT
 from fuzzpy.language.source import Span
 from fuzzpy.runtime.exact import EXACT_DBL_MAX
 from fuzzpy.runtime.noise import MAX_RELEASE_ENTRIES, undiscretisable
 
 SMALLEST_STATIC = Fraction(2) ** -1022
-MAX_LOOP_ROUNDS = 2**20
+#: The checker's limits (FZ217), again for a count the run's arguments give.
+_MOST_ROUNDS = {"loop": MAX_STATIC_COUNT, "iterate": MAX_ITERATE_ROUNDS}
 #: Noise parameters, bounds and radii (positions where 0 is allowed get it).
 _RANGED = {"laplace": "eps", "gauss": "sigma", "geometric": "eps", "dgauss": "sigma", "expmech": "eps", "sum": "bound", "clip": "bound", "clip2": "radius", "vsum": "radius", "ptr_median": "parameter", "ptr_quantile": "parameter"}
 
@@ -387,9 +391,10 @@ def _check_prim(prim: S.Prim, constants: dict[str, Fraction]) -> list[Diagnostic
     elif prim.name == "group" and values and values[0] is not None and not 0 <= values[0] <= MAX_RELEASE_ENTRIES:
         out.append(_out_of_range(prim, prim.static_args[0].span, f"{values[0]} buckets",
                                  f"at most {MAX_RELEASE_ENTRIES} buckets can be counted and released"))
-    elif prim.name in ("loop", "iterate") and values and values[0] is not None and not 0 <= values[0] <= MAX_LOOP_ROUNDS:
-        out.append(_out_of_range(prim, prim.static_args[0].span, f"{values[0]} rounds",
-                                 f"at most {MAX_LOOP_ROUNDS} rounds are run"))
+    elif prim.name in ("loop", "iterate") and values and values[0] is not None and not 0 <= values[0] <= _MOST_ROUNDS[prim.name]:
+        out.append(dataclasses.replace(
+            _out_of_range(prim, prim.static_args[0].span, f"{values[0]} rounds",
+                          f"at most {_MOST_ROUNDS[prim.name]:,} rounds are run"), code="FZ217"))
     return out
 
 
