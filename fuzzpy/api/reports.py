@@ -372,6 +372,8 @@ def _symbolic(d: CheckedDef, name: str) -> str | None:
         return "static"
     if name in d.symbolic_privacy:
         cost = symbolic_costs(d)[name]
+        if cost is None and name in d.local_reports:
+            return "local reports, replace-one (see each call)"
         if cost is None:
             return "checked at each call" if d.deferred else "not pure (see each call)"
         return f"{cost}"

@@ -315,6 +315,11 @@ def symbolic_text(d: CheckedDef) -> str:
         return f"cost checked at each call's numbers: `{name}` is {why}{more}"
     parts = []
     for name, cost in symbolic_costs(d).items():
+        if name in d.local_reports:  # as a call's figure says it: the relation, each person's LDP
+            local = d.local_reports[name]
+            parts.append(f"local reports (replace-one; {'' if local is None else f'{_show(local)}-'}LDP per person) "
+                         f"in {name}: its epsilon at each call's numbers")
+            continue
         if cost is None:
             parts.append(f"approximate in {name}: see each call")
             continue
@@ -541,6 +546,9 @@ def json_definitions(checked: CheckedProgram, delta: float | None, known: Figure
             out[-1]["symbolic_privacy"] = {
                 name: None if cost is None else str(cost) for name, cost in symbolic_costs(d).items()
             }
+            if d.local_reports:  # replace-one, each person's LDP: each instance's figure
+                out[-1]["local_reports"] = {name: None if eps is None else _upper_float(eps)
+                                            for name, eps in d.local_reports.items()}
             out[-1]["instances"] = [
                 {
                     "values": {name: _upper_float(value) for name, value in instance.values},
