@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import gc
+from collections.abc import Mapping
 from fractions import Fraction
 
 from fuzzpy.checker import assumed, obligations
@@ -1233,14 +1234,15 @@ def _is_split(expr: object) -> bool:
 __all__ = ["ProgramChecker", "check_program", "explain_definition"]
 
 
-def _local_reports(params: list[tuple[str, T.Type]], cost: dict[str, C.Cost | None] | None) -> dict[str, Fraction | None]:
+def _local_reports(params: list[tuple[str, T.Type]], cost: Mapping[str, C.Cost] | None) -> dict[str, Fraction | None]:
     """The bags whose events release local reports, each with its local
     epsilon when that is a number (a symbolic `rr[eps]` is not)."""
     from fuzzpy.accounting.local import has_local, local_epsilon_of
 
     out: dict[str, Fraction | None] = {}
     for name, ty in params:
-        events = None if cost is None or cost.get(name) is None else cost[name].events()  # type: ignore[union-attr]
+        found = None if cost is None else cost.get(name)
+        events = None if found is None else found.events()
         if isinstance(ty, T.TBag) and events is not None and has_local(events):
             try:
                 out[name] = local_epsilon_of(events)

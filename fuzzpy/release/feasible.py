@@ -254,7 +254,7 @@ class _IndexWalk:
         elif isinstance(expr, S.App):
             self._app(expr, env, stack)
         elif hasattr(expr, "__dataclass_fields__"):
-            for name in expr.__dataclass_fields__:  # type: ignore[union-attr]
+            for name in expr.__dataclass_fields__:
                 if name != "span":
                     self.walk(getattr(expr, name), env, stack)
 

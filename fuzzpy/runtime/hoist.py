@@ -77,7 +77,7 @@ def _is_expr(node: object) -> bool:
         and type(node).__name__ in _EXPR_NAMES
 
 
-_EXPR_NAMES = frozenset(t.__name__ for t in S.Expr.__args__)  # type: ignore[attr-defined]
+_EXPR_NAMES = frozenset(t.__name__ for t in S.Expr.__args__)
 
 
 def _bound_inside(step: S.Lambda) -> set[str]:
