@@ -45,7 +45,7 @@ def hoisted(step: S.Lambda, keep: Callable[[object], bool], recursive: frozenset
     bindings: list[tuple[str, S.Expr]] = []
 
     def invariant(node: object) -> bool:
-        names = {n.name if isinstance(n, S.Var) else n.func for n in S.subtrees(node) if isinstance(n, (S.Var, S.Call))}
+        names = free_names(node)
         return not names & inner and not names & recursive
 
     def rewrite(node: object) -> object:
@@ -113,3 +113,37 @@ def reaching_recursion(program: S.Program) -> frozenset[str]:
                 found.add(name)
                 changed = True
     return frozenset(found)
+
+
+def free_names(node: object) -> set[str]:
+    """The names ``node`` reads from outside itself (a function's parameter,
+    a block's `let`s and a case's variables are bound inside)."""
+    if isinstance(node, tuple):
+        return set().union(*(free_names(item) for item in node)) if node else set()
+    if isinstance(node, S.Var):
+        return {node.name}
+    if isinstance(node, S.Call):
+        return {node.func} | free_names(node.args)
+    if isinstance(node, S.Lambda):
+        return free_names(node.body) - {node.param}
+    if isinstance(node, S.Block):
+        return _block_free(node.stmts, node.result)
+    if isinstance(node, S.CaseSum):
+        return (free_names(node.scrutinee) | (free_names(node.left_body) - {node.left_var})
+                | (free_names(node.right_body) - {node.right_var}))
+    if isinstance(node, S.CaseList):
+        return (free_names(node.scrutinee) | free_names(node.nil_body)
+                | (free_names(node.cons_body) - {node.head_var, node.tail_var}))
+    if isinstance(node, S.Forall):
+        return free_names(node.body) - {node.var}
+    if not hasattr(node, "__dataclass_fields__"):
+        return set()
+    return set().union(*(free_names(getattr(node, f)) for f in node.__dataclass_fields__ if f != "span"))
+
+
+def _block_free(stmts: tuple[S.BlockStmt, ...], result: S.Expr) -> set[str]:
+    if not stmts:
+        return free_names(result)
+    first, rest = stmts[0], stmts[1:]
+    bound = set(first.names) if isinstance(first, S.LetTuple) else {first.name}
+    return free_names(first.expr) | (_block_free(rest, result) - bound)
