@@ -19,8 +19,11 @@ quote and the charge and returns located diagnostics for:
 * `mrow` / `mentry` at macro level (not inside a function, not inside a
   branch) with an index outside a matrix whose shape the program or the
   run's arguments show: a matrix literal, `mat_of_rows` of a list literal,
-  or a matrix parameter given by `--arg`, indexed by a static number or an
-  `int` given by `--arg` (FZ515; review s28d, F3: it was charged, then failed);
+  `mtranspose` of one, or a matrix parameter given by `--arg`, indexed by a
+  static number or an `int` given by `--arg` (or arithmetic on them), also
+  through `let`s and into the definitions the run's definition calls with
+  all their arguments (FZ515; review s28d, F3, and s30c: it was charged,
+  then failed);
 * a `mechanism` the run calls whose exact arithmetic may multiply two values
   too large to keep expanded (`runtime.product_sizes`, FZ519; issue 29: it
   was refused after the charge, and on some datasets only).
