@@ -458,7 +458,7 @@ def _dominating(ea: tuple[Event, ...], eb: tuple[Event, ...]) -> tuple[Event, ..
             return None
         return s / b, (r if r >= 0 else 2 * s) / b
 
-    rx, ry = ratios(x), ratios(y)  # type: ignore[arg-type]
+    rx, ry = ratios(x), ratios(y)
     if rx is None or ry is None:
         return None
     if rx[0] >= ry[0] and rx[1] >= ry[1]:
