@@ -241,6 +241,7 @@ class _IndexWalk:
         self.constants = constants
         self.found: list[Diagnostic] = []
         self.seen: set[int] = set()
+        self.walked: set[tuple[str, tuple[tuple[str, _Known], ...]]] = set()
 
     def walk(self, expr: object, env: dict[str, _Known], stack: tuple[str, ...]) -> None:
         if isinstance(expr, tuple):
@@ -287,7 +288,10 @@ class _IndexWalk:
             if (callee is not None and len(args) == len(callee.params) and callee.name not in stack
                     and len(stack) < _MAX_CALL_DEPTH):
                 inner = {p.name: self.value(a, env) for p, a in zip(callee.params, args, strict=True)}
-                self.walk(callee.body, inner, (*stack, callee.name))
+                key = (callee.name, tuple(inner.items()))
+                if key not in self.walked:  # a definition called again with what is known the same: once
+                    self.walked.add(key)
+                    self.walk(callee.body, inner, (*stack, callee.name))
 
     def _index(self, name: str, args: list[S.Expr], env: dict[str, _Known], stack: tuple[str, ...]) -> None:
         shape = self.value(args[0], env)
