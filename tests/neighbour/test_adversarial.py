@@ -23,7 +23,8 @@ UNUSED_EVALUATED = "code the checker scales by 0 or drops is evaluated (data-dep
 FAILING: dict[str, str] = {}
 
 #: Cases that take more than ~2 s (the `slow` job runs them; the default suite keeps its 10 minutes).
-SLOW = {"checker_assume_false_sensitivity", "checker_assume_proved_within_claim", "checker_zcdp_measure_release"}
+SLOW = {"checker_assume_false_sensitivity", "checker_assume_proved_within_claim", "checker_zcdp_measure_release",
+        "checker_public_branch_dominating_release"}
 
 CASES = all_cases()
 
