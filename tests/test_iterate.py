@@ -95,3 +95,38 @@ def test_random_steps_on_neighbouring_data_stay_within_the_bound(seed: int) -> N
     assert abs(Fraction(more) - Fraction(base)) <= bound["db"]
     assert abs(Fraction(moved) - Fraction(base)) <= bound["x"]
     assert abs(Fraction(moved) - Fraction(base)) == bound["x"]  # linear in x: reached
+
+
+def test_the_rounds_are_limited_where_exact_numbers_grow_every_round() -> None:
+    """Review s30c: 10^6 rounds of `y / 2 + sum[0, 1] db` (one more bit each
+    round) ran for more than 290 s after the charge; `iterate` takes at most
+    2^16 rounds, refused at the check, and at a call of a static count."""
+    with pytest.raises(FuzzError) as info:
+        checked("def f (x : num) : num = iterate[65537] (fun y -> y / 2) x;")
+    assert [d.code for d in info.value.diagnostics] == ["FZ217"] and "65,536" in info.value.diagnostics[0].message
+    lib = "def r (n : nat) (db : bag num) : fuzzy num = laplace[0.5] (iterate[n] (fun y -> y / 2 + sum[0, 1] db) 0);\n"
+    with pytest.raises(FuzzError) as info:
+        checked(lib + "def main (db : bag num) : fuzzy num = r 1000000 db;")
+    assert [d.code for d in info.value.diagnostics] == ["FZ217"]
+    assert checked(lib + "def main (db : bag num) : fuzzy num = r 65536 db;").definitions["main"].privacy
+
+
+def test_what_no_round_changes_is_evaluated_once_and_only_if_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bag's sum in the step is the same in every round: it is summed
+    once, not once per round; a part no round reaches is never evaluated
+    (`mentry [[1]] 0 5` would fail), a name bound inside the step is read
+    afresh each round, and a function's own parameter (`r`) does not tie
+    the sum to the round."""
+    from fuzzpy.runtime import primitives
+
+    calls = []
+    original = primitives.clamped_sum
+    monkeypatch.setattr(primitives, "clamped_sum", lambda *a, **k: calls.append(1) or original(*a, **k))
+    prog = checked("def f (db : bag num) : num =\n"
+                   "  iterate[40] (fun y -> if y > 1000 then mentry [[1]] 0 5 else { let z = y + 1; z / 2 + sum[0, 1] (map (fun r -> 2 * r) db) }) 0;")
+    db = Bag(np.array([1.0, 0.5, 0.25]))
+    value = run(prog, "f", {"db": db})
+    expected = Fraction(0)
+    for _ in range(40):
+        expected = (expected + 1) / 2 + Fraction(5, 2)  # 2 * each row clamped to [0, 1]: 1 + 1 + 0.5
+    assert value == expected and len(calls) == 1

@@ -400,3 +400,23 @@ def test_a_definition_passing_its_own_database_keeps_the_reports_replace_one() -
         with pytest.raises(Rejected) as info:
             check(rep + f"def f (db : bag D) : fuzzy (bag bool) = {other};")
         assert "FZ301" in [d.code for d in info.value.diagnostics], other
+
+
+def test_a_definition_over_an_epsilon_parameter_states_the_local_guarantee_as_a_call_does() -> None:
+    """Review s30c (loc2.fz): `laplace[eps]` beside `local (fun x -> rr[1] x)`
+    printed "(eps + 1)-DP in db for all eps > 0" under the add/remove footer,
+    while each call's line (and the same definition without a parameter) says
+    "(replace-one; 1-LDP per person)". The expression is the add/remove sum;
+    it is not stated: the relation and the local guarantee are."""
+    from fuzzpy.checker import check_program
+    from fuzzpy.checker.report import json_definitions, text_report
+    from fuzzpy.frontend.parser import parse_program
+
+    prog = check_program(parse_program(
+        "def lr2 (eps : num) (db : bag bool) : fuzzy (bag bool) =\n"
+        "  { sample a = laplace[eps] (size db); local (fun x -> rr[1] x) db };\n"
+        "def at1 (db : bag bool) : fuzzy (bag bool) = lr2 1 db;"))
+    (line,) = [row for row in text_report(prog, None).splitlines() if row.startswith("lr2 ")]
+    assert "(replace-one; 1-LDP per person) in db" in line and "eps + 1" not in line
+    (doc,) = [d for d in json_definitions(prog, None) if d["name"] == "lr2"]
+    assert doc["symbolic_privacy"] == {"db": None} and doc["local_reports"] == {"db": 1.0}

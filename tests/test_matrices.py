@@ -359,3 +359,26 @@ def test_a_matrix_argument_from_the_command_line_and_a_json_release(tmp_path, ca
     # ragged rows: refused before anything is charged
     assert main([*base, "--arg", "m=[[1, 2], [3]]"]) == 2
     assert "FZ525" in capsys.readouterr().out
+
+
+def test_a_public_index_outside_a_public_shape_is_refused_through_lets_and_calls() -> None:
+    """Review s30c: a `let`-bound matrix (annotated or not), an `--arg` index
+    passed through a `let`, and a matrix given to another definition were
+    charged, then failed with FZ515; each is decidable before the run."""
+    lets = ("def a (db : bag int) : fuzzy num = { let m = mat_of_rows [[1, 2]]; laplace[1] (mentry m 0 5 + size db) };\n"
+            "def b (i : int) (db : bag int) : fuzzy num =\n"
+            "  { let m : mat[1] num = mat_of_rows [[1, 2]]; let j = i - 1; laplace[1] (mentry m 0 j + size db) };\n"
+            "def c (db : bag int) : fuzzy (vec[1] num) = { let (m, r) = (mat_of_rows [[size db], [2]], 2); laplace[1] (mrow m r) };")
+    assert _before_the_charge(lets, "a", {}) == [("FZ515", 91)]
+    assert _before_the_charge(lets, "b", {"i": 3}) == [("FZ515", 86)]
+    assert _before_the_charge(lets, "b", {"i": 2}) == []
+    assert _before_the_charge(lets, "c", {}) == [("FZ515", 114)]
+    calls = ("def pick (w : mat[1] num) (k : int) : num = mentry w k 0;\n"
+             "def top (n : int) (db : bag int) : fuzzy num =\n"
+             "  { let t = mtranspose [[1, 2, 3]]; laplace[1] (pick t n + size db) };")
+    assert _before_the_charge(calls, "top", {"n": 3}) == [("FZ515", 54)]
+    assert _before_the_charge(calls, "top", {"n": 2}) == []
+    # a name a block rebinds from the data, or a function's parameter, is not the argument
+    unknown = ("def u (i : int) (db : bag int) : fuzzy num =\n"
+               "  { let f = fun (i : int) -> mentry [[1]] 0 i; let i = 0 * size db; laplace[1] (mentry [[1]] 0 i + f 0) };")
+    assert _before_the_charge(unknown, "u", {"i": 4}) == []

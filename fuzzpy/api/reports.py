@@ -377,6 +377,8 @@ def _symbolic(d: CheckedDef, name: str) -> str | None:
         return "static"
     if name in d.symbolic_privacy:
         text = symbolic_cost_text(d, name)
+        if text is None and name in d.local_reports:
+            return "local reports, replace-one (see each call)"
         if text is None:
             return "checked at each call" if d.deferred else "not pure (see each call)"
         return text

@@ -123,7 +123,7 @@ Decisions of issue 9 (soundness of the checker's own logic):
   at most 1100-bit numerators and denominators: literals beyond are FZ115
   (refused on the text, before any big number is built), static arithmetic
   beyond is FZ217 (located at the operation). `loop[k]` and `group[k]` take
-  at most 10^6 rounds or buckets (FZ217). Derived sensitivities are rounded
+  at most 10^6 rounds or buckets, `iterate[k]` 2^16 rounds (FZ217). Derived sensitivities are rounded
   up: beyond the largest double they are infinite. JSON prints costs beyond
   doubles as "inf".
 * A value read in another vector norm is scaled by the conversion factor

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import gc
+from collections.abc import Mapping
 from fractions import Fraction
 
 from fuzzpy.checker import assumed, obligations
@@ -666,9 +667,13 @@ class ProgramChecker:
                 privacy = {}
             assumption = self._assumption(decl, params, sens_list, body.type, claims) if decl.assumed else None
             zcdp_delta = self._zcdp_measure(decl, privacy) if decl.measure is not None else None
+            local_reports = _local_reports(params, body.cost) if symbolic else {}
+            for name in local_reports:  # replace-one, not the add/remove expression (review s30c, loc2.fz)
+                symbolic_costs[name] = None
             self.checked[decl.name] = CheckedDef(
                 decl.name, decl, tuple(infos), body.type, privacy, static_params=symbolic, symbolic_privacy=symbolic_costs,
                 symbolic_delta=symbolic_deltas,
+                local_reports=local_reports,
                 argument_privacy={} if symbolic else arguments, deferred=tuple(deferred.items()),
                 draws={} if symbolic else C.draw_numbers(
                     {n: c for (n, t), c in zip(params, costs, strict=False) if isinstance(t, T.TBag)}),
@@ -1112,8 +1117,9 @@ def _conclusion(checked: CheckedDef, figures: dict) -> str:
             cost = checked.symbolic_privacy[p.name]
             delta = checked.symbolic_delta.get(p.name)
             nats = {q.name for q in checked.decl.params if _is_nat(q.type)}
-            shown = 'not pure' if cost is None else f'({cost}, {delta})-DP' if delta is not None else f'({cost})-DP'
-            lines.append(f"  privacy in `{p.name}`: {shown} for every value of "
+            what = ("local reports (replace-one neighbours, each call's numbers give it)" if p.name in checked.local_reports
+                    else "not pure" if cost is None else f"({cost}, {delta})-DP" if delta is not None else f"({cost})-DP")
+            lines.append(f"  privacy in `{p.name}`: {what} for every value of "
                          + ", ".join(f"whole {n} >= 1" if n in nats else f"{n} > 0" for n in checked.static_params))
             continue
         if p.name in figures:
@@ -1255,3 +1261,20 @@ def _is_split(expr: object) -> bool:
 
 
 __all__ = ["ProgramChecker", "check_program", "explain_definition"]
+
+
+def _local_reports(params: list[tuple[str, T.Type]], cost: Mapping[str, C.Cost] | None) -> dict[str, Fraction | None]:
+    """The bags whose events release local reports, each with its local
+    epsilon when that is a number (a symbolic `rr[eps]` is not)."""
+    from fuzzpy.accounting.local import has_local, local_epsilon_of
+
+    out: dict[str, Fraction | None] = {}
+    for name, ty in params:
+        found = None if cost is None else cost.get(name)
+        events = None if found is None else found.events()
+        if isinstance(ty, T.TBag) and events is not None and has_local(events):
+            try:
+                out[name] = local_epsilon_of(events)
+            except (TypeError, ValueError):
+                out[name] = None
+    return out

@@ -84,16 +84,17 @@ def require_static(expr: S.Expr, constants: Mapping[str, Fraction], what: str) -
     return value
 
 
-def static_count(expr: S.Expr, constants: Mapping[str, Fraction], what: str, least: int) -> int:
+def static_count(expr: S.Expr, constants: Mapping[str, Fraction], what: str, least: int,
+                 most: int = MAX_STATIC_COUNT) -> int:
     """A whole number of rounds or buckets, at least ``least`` and at most
-    `MAX_STATIC_COUNT` (run carries out each one)."""
+    ``most`` (run carries out each one)."""
     k = require_static(expr, constants, what)
     if k.denominator != 1 or k < least:
         raise CheckError("FZ202", f"{what} must be a whole number of at least {least}, got {Sens.of(abs(k)) if k >= 0 else k}", expr.span)
-    if k > MAX_STATIC_COUNT:
+    if k > most:
         raise CheckError(
             "FZ217",
-            f"{what} is {k}, more than the {MAX_STATIC_COUNT:,} that `run` carries out",
+            f"{what} is {k}, more than the {most:,} that `run` carries out",
             expr.span,
             hint="use fewer rounds or buckets",
         )

@@ -65,7 +65,7 @@ from fuzzpy.checker.terms import eta_expand, source_name
 from fuzzpy.checker.typerel import is_number_list, is_numeric, same_type, subtype
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
-from fuzzpy.language.limits import MAX_STATIC_COUNT
+from fuzzpy.language.limits import MAX_ITERATE_ROUNDS, MAX_STATIC_COUNT
 from fuzzpy.language.sensitivity import INF, ONE, ZERO, Sens
 from fuzzpy.language.source import Span
 from fuzzpy.language.symbolic import Poly
@@ -1071,7 +1071,7 @@ def iterate(ck: Inferencer, call: PrimCall) -> Judgment:
     what = "the number of rounds of `iterate`"
     rounds = _index_rounds(ck, call.statics[0])
     k = 1 if rounds is not None else deferred_read(
-        ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 0), 1)
+        ck, call.statics[0], what, lambda: static_count(call.statics[0], ck.visible_constants(), what, 0, MAX_ITERATE_ROUNDS), 1)
     fn, start_expr = call.args
     start = ck.infer(start_expr, call.hint)
     if not isinstance(fn, S.Lambda):

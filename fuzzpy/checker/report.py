@@ -421,6 +421,11 @@ def symbolic_text(d: CheckedDef) -> str:
     parts = []
     approx = symbolic_approx(d)
     for name, cost in symbolic_costs(d).items():
+        if name in d.local_reports:  # as a call's figure says it: the relation, each person's LDP
+            local = d.local_reports[name]
+            parts.append(f"local reports (replace-one; {'' if local is None else f'{_show(local)}-'}LDP per person) "
+                         f"in {name}: its epsilon at each call's numbers")
+            continue
         if name in approx:  # by the construction of `gauss_dp`'s sigma
             eps, delta = (str(x) for x in approx[name])
             parts.append(f"({eps}, {delta})-DP in {name}")
@@ -653,6 +658,9 @@ def json_definitions(checked: CheckedProgram, delta: float | None, known: Figure
         if d.static_params:
             out[-1]["static_params"] = list(d.static_params)
             out[-1]["symbolic_privacy"] = {name: symbolic_cost_text(d, name) for name in d.symbolic_privacy}
+            if d.local_reports:  # replace-one, each person's LDP: each instance's figure
+                out[-1]["local_reports"] = {name: None if eps is None else _upper_float(eps)
+                                            for name, eps in d.local_reports.items()}
             out[-1]["instances"] = [
                 {
                     "values": {name: _argument_float(value) for name, value in instance.values},

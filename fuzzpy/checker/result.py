@@ -79,6 +79,12 @@ class CheckedDef:
     #: than pure (`gauss_dp[s, eps, delta]` over parameters), by parameter;
     #: absent for a pure cost.
     symbolic_delta: dict[str, Poly] = field(default_factory=dict)
+    #: The `bag` parameters of such a definition that release local reports
+    #: (`local`, `shuffle`), each with its local epsilon when that is a number:
+    #: their guarantee is for replace-one neighbours, each person's LDP
+    #: beside it (`accounting.local`), so no add/remove expression is stated
+    #: for them (their ``symbolic_privacy`` is None: each call's numbers give it).
+    local_reports: dict[str, Fraction | None] = field(default_factory=dict)
 
     @property
     def result_is_fuzzy(self) -> bool:

@@ -37,6 +37,13 @@ MIN_MAGNITUDE = Fraction(sys.float_info.min)
 #: hold a point per composition; beyond this a count is refused (FZ217).
 MAX_STATIC_COUNT = 1_000_000
 
+#: The most rounds of `iterate[k]` (FZ217). Its state is an exact number that
+#: may gain bits every round (`y / 2 + c` one bit, `y * 1.1` about seven), so
+#: a run's work grows as the square of the rounds: at 10^6 rounds of
+#: `y / 2 + sum[0, 1] db` it ran for more than 290 s after the charge
+#: (review s30c); at 2^16 it takes about 2 s.
+MAX_ITERATE_ROUNDS = 2**16
+
 #: The most elements of an arithmetic range `[a, b .. c]` (FZ118): it is
 #: desugared to a list literal of that many numbers, which the checker and
 #: `run` (one score per `expmech` candidate) carry element by element.
@@ -86,6 +93,7 @@ def bounded_sensitivity(value: Fraction) -> Fraction | None:
 
 __all__ = [
     "MAX_STATIC_COUNT",
+    "MAX_ITERATE_ROUNDS",
     "MAX_STATIC_DEGREE",
     "MAX_STATIC_TERMS",
     "MAX_LITERAL_CHARS",

@@ -11,15 +11,19 @@ quote and the charge and returns located diagnostics for:
   range of normal doubles [2^-1022, DBL_MAX] (per-row work compares rows
   with them as doubles, and the aggregates' grids are derived from them);
   `group[k]` at most 2^24 buckets (a release of every count must fit the
-  noise grid); `loop[k]` at most 2^20 rounds (FZ517);
+  noise grid) (FZ517); `loop[k]` at most 10^6 rounds and `iterate[k]` at most
+  2^16, the checker's limits (FZ217);
 * `expmech` over a literal empty candidate list, written at the call or
   passed to a definition's parameter that becomes the candidates (FZ517):
   the candidates are public, and the runtime has none to pick;
 * `mrow` / `mentry` at macro level (not inside a function, not inside a
   branch) with an index outside a matrix whose shape the program or the
   run's arguments show: a matrix literal, `mat_of_rows` of a list literal,
-  or a matrix parameter given by `--arg`, indexed by a static number or an
-  `int` given by `--arg` (FZ515; review s28d, F3: it was charged, then failed);
+  `mtranspose` of one, or a matrix parameter given by `--arg`, indexed by a
+  static number or an `int` given by `--arg` (or arithmetic on them), also
+  through `let`s and into the definitions the run's definition calls with
+  all their arguments (FZ515; review s28d, F3, and s30c: it was charged,
+  then failed);
 * a `mechanism` the run calls whose exact arithmetic may multiply two values
   too large to keep expanded (`runtime.product_sizes`, FZ519; issue 29: it
   was refused after the charge, and on some datasets only).
@@ -29,6 +33,7 @@ Only the definitions the run reaches are inspected.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from fractions import Fraction
 
@@ -36,12 +41,14 @@ from fuzzpy.accounting.events import Gaussian, Laplace
 from fuzzpy.checker.result import CheckedDef, CheckedProgram
 from fuzzpy.language import syntax as S
 from fuzzpy.language.diagnostics import Diagnostic
+from fuzzpy.language.limits import MAX_ITERATE_ROUNDS, MAX_STATIC_COUNT
 from fuzzpy.language.source import Span
 from fuzzpy.runtime.exact import EXACT_DBL_MAX
 from fuzzpy.runtime.noise import MAX_RELEASE_ENTRIES, undiscretisable
 
 SMALLEST_STATIC = Fraction(2) ** -1022
-MAX_LOOP_ROUNDS = 2**20
+#: The checker's limits (FZ217), again for a count the run's arguments give.
+_MOST_ROUNDS = {"loop": MAX_STATIC_COUNT, "iterate": MAX_ITERATE_ROUNDS}
 #: Noise parameters, bounds and radii (positions where 0 is allowed get it).
 _RANGED = {"laplace": "eps", "gauss": "sigma", "gauss_dp": "parameter", "geometric": "eps", "dgauss": "sigma", "expmech": "eps", "sum": "bound", "clip": "bound", "clip2": "radius", "vsum": "radius", "ptr_median": "parameter", "ptr_quantile": "parameter", "smooth_median": "parameter", "smooth_quantile": "parameter", "wishart": "parameter"}
 
@@ -60,7 +67,7 @@ def refusals(checked: CheckedProgram, definition: CheckedDef, public: Mapping[st
     diagnostics = [d for prim in prims for d in _check_prim(prim, {**constants, **given} if id(prim) in root else constants)]
     diagnostics += _empty_candidates(checked.program, definition.name)
     diagnostics += _empty_candidate_arguments(checked.program, definition, public or {})
-    diagnostics += _matrix_indices(definition, public or {}, constants)
+    diagnostics += _matrix_indices(checked.program, definition, public or {}, constants)
     diagnostics += _oversized_mechanisms(checked.program, definition.name, constants)
     for name, events in definition.privacy.items():
         found = undiscretisable(tuple(events))
@@ -177,38 +184,6 @@ def _empty_candidate_arguments(program: S.Program, definition: CheckedDef,
     return out
 
 
-def _unconditional(expr: object) -> list[object]:
-    """The nodes of a body that every run evaluates as written: not inside a
-    function (a per-row one, or a closure), not in a branch."""
-    out, stack = [], [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, tuple):
-            stack.extend(node)
-        elif isinstance(node, S.Lambda):
-            continue
-        elif isinstance(node, S.If):
-            stack.append(node.cond)
-        elif isinstance(node, (S.CaseSum, S.CaseList)):
-            stack.append(node.scrutinee)
-        elif hasattr(node, "__dataclass_fields__"):
-            out.append(node)
-            stack.extend(getattr(node, f) for f in node.__dataclass_fields__ if f != "span")
-    return out
-
-
-def _bound_names(expr: S.Expr) -> set[str]:
-    """Every name a body binds (a parameter it shadows is not the argument)."""
-    found: set[str] = set()
-    for node in S.subtrees(expr):
-        for attr in ("name", "param", "left_var", "right_var", "head_var", "tail_var", "var"):
-            value = getattr(node, attr, None)
-            if isinstance(value, str) and not isinstance(node, (S.Var, S.Prim, S.Field)):
-                found.add(value)
-        found.update(getattr(node, "names", ()) if isinstance(node, S.LetTuple) else ())
-    return found
-
-
 def _literal_shape(expr: S.Expr) -> tuple[int, int] | None:
     """A matrix written as a list literal of list literals (or given to
     `mat_of_rows`): its rows and its first row's width."""
@@ -224,51 +199,139 @@ def _literal_shape(expr: S.Expr) -> tuple[int, int] | None:
     return (len(expr.items), len(first.items)) if isinstance(first, S.ListLit) else None
 
 
-def _matrix_indices(definition: CheckedDef, public: Mapping[str, object],
+#: What the pre-check knows of a value at macro level: a matrix's shape
+#: (rows, columns), a whole number, or nothing (None).
+_Known = tuple[int, int] | int | None
+#: Calls into other definitions followed at most this deep (a recursive one is not re-entered).
+_MAX_CALL_DEPTH = 16
+
+
+def _matrix_indices(program: S.Program, definition: CheckedDef, public: Mapping[str, object],
                     constants: dict[str, Fraction]) -> list[Diagnostic]:
-    body = definition.decl.body
-    shadowed = _bound_names(body)
-    given = {k: v for k, v in public.items() if k not in shadowed}
+    """`mrow` / `mentry` with an index outside a matrix, both decidable before
+    the run: the body is walked as every run evaluates it (not into a function
+    nor a branch), carrying what `let`s, the run's public arguments and calls
+    to other definitions bind (review s30c: a `let`-bound matrix, annotated or
+    not, and an index given by `--arg` through a `let`, were charged, then
+    failed with FZ515). The shape and the index are public, so the failure
+    would be the same on every dataset; refused here, nothing is charged."""
+    decl = definition.decl
+    env: dict[str, _Known] = {p.name: _known_argument(public.get(p.name)) for p in decl.params}
+    walker = _IndexWalk(program, constants)
+    walker.walk(decl.body, env, (decl.name,))
+    return walker.found
 
-    def shape(expr: S.Expr) -> tuple[int, int] | None:
-        expr = _bare(expr)
-        if isinstance(expr, S.Var) and isinstance(given.get(expr.name), (list, tuple)):
-            rows = list(given[expr.name])  # type: ignore[call-overload]
-            return (len(rows), len(rows[0]) if rows else 0)
-        return _literal_shape(expr)
 
-    def index(expr: S.Expr) -> int | None:
-        expr = _bare(expr)
-        value = given.get(expr.name) if isinstance(expr, S.Var) and expr.name not in constants else None
-        if value is None:
-            value = _static(expr, constants)
-        if isinstance(value, bool) or not isinstance(value, (int, Fraction)) or Fraction(value).denominator != 1:
-            return None
+def _known_argument(value: object) -> _Known:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) or (isinstance(value, Fraction) and value.denominator == 1):
         return int(value)
+    if isinstance(value, (list, tuple)):
+        rows = list(value)
+        if not rows:
+            return (0, 0)
+        return (len(rows), len(rows[0])) if isinstance(rows[0], (list, tuple)) else None
+    return None
 
-    out: list[Diagnostic] = []
-    for node in _unconditional(body):
-        if not isinstance(node, S.App):
-            continue
-        head, args = _spine(node)
-        if not isinstance(head, S.Var):
-            continue
-        name, wanted = head.name, {"mrow": 2, "mentry": 3}.get(head.name)
-        if wanted is None or len(args) != wanted:
-            continue
-        found = shape(args[0])
-        if found is None:
-            continue
-        bounds = [("row", found[0])] + ([("column", found[1])] if wanted == 3 else [])
+
+class _IndexWalk:
+    def __init__(self, program: S.Program, constants: dict[str, Fraction]) -> None:
+        self.defs = {d.name: d for d in program.decls if isinstance(d, S.DefDecl)}
+        self.constants = constants
+        self.found: list[Diagnostic] = []
+        self.seen: set[int] = set()
+        self.walked: set[tuple[str, tuple[tuple[str, _Known], ...]]] = set()
+
+    def walk(self, expr: object, env: dict[str, _Known], stack: tuple[str, ...]) -> None:
+        if isinstance(expr, tuple):
+            for item in expr:
+                self.walk(item, env, stack)
+        elif isinstance(expr, S.Lambda):
+            return  # a function's body runs only where it is applied
+        elif isinstance(expr, S.If):
+            self.walk(expr.cond, env, stack)
+        elif isinstance(expr, (S.CaseSum, S.CaseList)):
+            self.walk(expr.scrutinee, env, stack)
+        elif isinstance(expr, S.Block):
+            self._block(expr, dict(env), stack)
+        elif isinstance(expr, S.App):
+            self._app(expr, env, stack)
+        elif hasattr(expr, "__dataclass_fields__"):
+            for name in expr.__dataclass_fields__:
+                if name != "span":
+                    self.walk(getattr(expr, name), env, stack)
+
+    def _block(self, block: S.Block, env: dict[str, _Known], stack: tuple[str, ...]) -> None:
+        for stmt in block.stmts:
+            self.walk(stmt.expr, env, stack)
+            if isinstance(stmt, S.LetStmt):
+                env[stmt.name] = self.value(stmt.expr, env)
+            elif isinstance(stmt, S.SampleStmt):
+                env[stmt.name] = None
+            else:
+                bare = _bare(stmt.expr)
+                items = bare.items if isinstance(bare, S.Tuple) and len(bare.items) == len(stmt.names) else None
+                for k, name in enumerate(stmt.names):
+                    env[name] = None if items is None else self.value(items[k], env)
+        self.walk(block.result, env, stack)
+
+    def _app(self, app: S.App, env: dict[str, _Known], stack: tuple[str, ...]) -> None:
+        head, args = _spine(app)
+        self.walk(head, env, stack)
+        for arg in args:
+            self.walk(arg, env, stack)
+        if isinstance(head, S.Var) and head.name not in env:
+            if head.name in ("mrow", "mentry") and len(args) == {"mrow": 2, "mentry": 3}[head.name]:
+                self._index(head.name, args, env, stack)
+            callee = self.defs.get(head.name)
+            if (callee is not None and len(args) == len(callee.params) and callee.name not in stack
+                    and len(stack) < _MAX_CALL_DEPTH):
+                inner = {p.name: self.value(a, env) for p, a in zip(callee.params, args, strict=True)}
+                key = (callee.name, tuple(inner.items()))
+                if key not in self.walked:  # a definition called again with what is known the same: once
+                    self.walked.add(key)
+                    self.walk(callee.body, inner, (*stack, callee.name))
+
+    def _index(self, name: str, args: list[S.Expr], env: dict[str, _Known], stack: tuple[str, ...]) -> None:
+        shape = self.value(args[0], env)
+        if not isinstance(shape, tuple):
+            return
+        bounds = [("row", shape[0])] + ([("column", shape[1])] if name == "mentry" else [])
         for (what, size), arg in zip(bounds, args[1:], strict=True):
-            i = index(arg)
-            if i is not None and not 0 <= i < size:
-                out.append(Diagnostic(
-                    "FZ515", f"the {what} index of `{name}` is {i}, outside the matrix"
-                    f" ({f'no {what}s' if size == 0 else f'{what}s 0..{size - 1}'})", arg.span,
-                    hint="the matrix's shape and the index are public: fix the index or the argument"))
-                break
-    return out
+            i = self.value(arg, env)
+            if isinstance(i, int) and not 0 <= i < size:
+                if id(arg) not in self.seen:  # a definition called twice is reported once
+                    self.seen.add(id(arg))
+                    self.found.append(Diagnostic(
+                        "FZ515", f"the {what} index of `{name}` is {i}, outside the matrix"
+                        f" ({f'no {what}s' if size == 0 else f'{what}s 0..{size - 1}'})"
+                        + (f", in the call {' -> '.join(f'`{n}`' for n in stack)}" if len(stack) > 1 else ""), arg.span,
+                        hint="the matrix's shape and the index are public: fix the index or the argument"))
+                return
+
+    def value(self, expr: S.Expr, env: dict[str, _Known]) -> _Known:
+        """What the pre-check knows of ``expr``'s value under ``env``."""
+        expr = _bare(expr)
+        if isinstance(expr, S.Var) and expr.name in env:
+            return env[expr.name]
+        head, args = _spine(expr)
+        if isinstance(head, S.Var) and head.name not in env:
+            if head.name == "mtranspose" and len(args) == 1:
+                inner = self.value(args[0], env)
+                return (inner[1], inner[0]) if isinstance(inner, tuple) and inner[0] > 0 else None
+            if head.name == "mat_of_rows" and len(args) == 1:
+                return self.value(args[0], env)
+        if isinstance(expr, S.ListLit):
+            return _literal_shape(expr)
+        scope = {k: v for k, v in self.constants.items() if k not in env}
+        scope.update({k: Fraction(v) for k, v in env.items() if isinstance(v, int)})
+        number = _static(expr, scope)
+        if number is None or number.denominator != 1 or any(
+                isinstance(n, S.InfLit) or (isinstance(n, S.Var) and n.name == "inf" and "inf" not in scope)
+                for n in S.subtrees(expr)):
+            return None  # `inf` is not an index
+        return int(number)
 
 
 def _oversized_mechanisms(program: S.Program, root: str, constants: dict[str, Fraction]) -> list[Diagnostic]:
@@ -335,9 +398,10 @@ def _check_prim(prim: S.Prim, constants: dict[str, Fraction]) -> list[Diagnostic
     elif prim.name == "group" and values and values[0] is not None and not 0 <= values[0] <= MAX_RELEASE_ENTRIES:
         out.append(_out_of_range(prim, prim.static_args[0].span, f"{values[0]} buckets",
                                  f"at most {MAX_RELEASE_ENTRIES} buckets can be counted and released"))
-    elif prim.name in ("loop", "iterate") and values and values[0] is not None and not 0 <= values[0] <= MAX_LOOP_ROUNDS:
-        out.append(_out_of_range(prim, prim.static_args[0].span, f"{values[0]} rounds",
-                                 f"at most {MAX_LOOP_ROUNDS} rounds are run"))
+    elif prim.name in ("loop", "iterate") and values and values[0] is not None and not 0 <= values[0] <= _MOST_ROUNDS[prim.name]:
+        out.append(dataclasses.replace(
+            _out_of_range(prim, prim.static_args[0].span, f"{values[0]} rounds",
+                          f"at most {_MOST_ROUNDS[prim.name]:,} rounds are run"), code="FZ217"))
     return out
 
 

@@ -43,6 +43,7 @@ from fuzzpy.runtime import exact as X
 from fuzzpy.runtime import rowops as R
 from fuzzpy.runtime.accuracy import NoiseNote
 from fuzzpy.runtime.defaults import type_default
+from fuzzpy.runtime.hoist import Hoisted, hoisted, reaching_recursion
 from fuzzpy.runtime.operations import SumColumn, binary, index_value, is_columnar, select_rows
 from fuzzpy.runtime.randomness import RandomSource
 from fuzzpy.runtime.stack import on_large_stack, outside
@@ -150,6 +151,9 @@ class Interpreter:
             name: tuple(not p.sensitivity.is_zero for p in d.params) for name, d in checked.definitions.items()
         } if checked is not None else {}
         self._defs: dict[str, S.DefDecl] = {}
+        #: `iterate` steps with their round-invariant parts taken out, by the step's node
+        self._hoisted: dict[int, Hoisted] = {}
+        self._recursive_names: frozenset[str] | None = None
         self._load_declarations()
         self.statics = StaticNumbers(program, self.constants)
 
@@ -577,7 +581,28 @@ class Interpreter:
         func = self.eval(expr.func, env)
         if not callable(func):
             raise RuntimeFailure("FZ514", "a value that is not a function is applied")
+        if self.mode == MACRO and isinstance(expr.arg, S.Lambda) and self._is_iterate(expr.func):
+            return func(self._round_invariant_step(expr.arg, env))
         return func(self.delay(expr.arg, env))
+
+    def _is_iterate(self, head: S.Expr) -> bool:
+        return isinstance(head, S.Prim) and head.name == "iterate"
+
+    def _round_invariant_step(self, step: S.Lambda, env: Env) -> Value:
+        """`iterate[k] (fun y -> ...)`'s step with what no round changes
+        evaluated once, when first needed (`fuzzpy.runtime.hoist`)."""
+        found = self._hoisted.get(id(step))
+        if found is None:
+            if self._recursive_names is None:
+                self._recursive_names = reaching_recursion(self.program)
+            found = hoisted(step, lambda n: self.statics.value(n) is not None or self.statics.is_zero_vector(n),  # type: ignore[arg-type]
+                            self._recursive_names)
+            self._hoisted[id(step)] = found
+        if not found.bindings:
+            return self.eval(step, env)
+        outer = self._stand_in_zero_captures(step, env)  # what the step itself would see
+        inner = {**env, **{name: self.delay(e, outer) for name, e in found.bindings}}
+        return self.eval(found.step, inner)
 
     def _is_builtin(self, head: S.Expr, name: str) -> bool:
         return isinstance(head, S.Var) and head.name == name and name not in self.globals

@@ -24,7 +24,8 @@ FAILING: dict[str, str] = {}
 
 #: Cases that take more than ~2 s (the `slow` job runs them; the default suite keeps its 10 minutes).
 SLOW = {"checker_assume_false_sensitivity", "checker_assume_proved_within_claim", "checker_zcdp_measure_release",
-        "runtime_smooth_median_extremes"}
+        "runtime_smooth_median_extremes",
+        "checker_public_branch_dominating_release"}
 
 CASES = all_cases()
 
