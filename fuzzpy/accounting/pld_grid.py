@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 #: loss range of width 2 in ~1e14 cells (review s30d: "Unable to allocate 954
 #: TiB"); beyond this the PLD proves nothing here (`GridTooLarge`) and the
 #: accountant's other methods answer alone (infinite when none does).
-MAX_GRID_CELLS = 1 << 24
+MAX_GRID_CELLS = 1 << 22
 
 
 class GridTooLarge(ValueError):
