@@ -314,3 +314,30 @@ def test_discrete_laplace_units_hold_in_50_digits_at_the_runtime_grid(scale: Fra
             return 2 * (Decimal(-(j + 1)) / Decimal(t)).exp() / (1 + q)
 
         assert tail(k) <= Decimal(alpha) < tail(k - 2)
+
+
+@pytest.mark.parametrize(("kind", "scale"), [
+    ("smooth", Fraction(2 * 10**308)),     # smooth_median[1, .., 0, 1e308]: 2 (hi - lo) / eps
+    ("laplace", Fraction(34 * 10**307)),   # ptr_quantile[0.5, .., 1.7e308, p]: b / eps
+    ("gauss", Fraction(17 * 10**307)),     # gauss[1.7e308]
+])
+def test_a_scale_near_or_beyond_the_largest_double_states_an_infinite_interval(kind: str, scale: Fraction) -> None:
+    # review s30d: such releases were charged, then failed (OverflowError) writing their accuracy
+    from fuzzpy.release.accuracy import Accuracy
+    from fuzzpy.runtime.accuracy import textbook_half_width
+
+    if kind == "smooth":
+        note = NoiseNote(kind, scale, 1, 1000)
+    elif kind == "laplace":
+        exponent, units = laplace_grid(scale, 1)
+        note = NoiseNote(kind, scale, 1, exponent, units)
+    else:
+        exponent, units = gauss_grid(scale, 1)
+        note = NoiseNote(kind, scale, 1, exponent, units)
+    confidence = Fraction(19, 20)
+    bound = half_width(note, confidence)
+    assert bound >= scale  # ln 20 > 1 and Phi^-1(0.975) > 1 scales: never below the noise's own scale
+    assert textbook_half_width(note, confidence) == math.inf
+    shown = Accuracy("", kind, confidence, bound, scale, 1, textbook_half_width(note, confidence)).to_json()
+    assert shown["half_width"] == "inf" and shown["continuous_half_width"] == "inf"
+    json.dumps(shown, allow_nan=False)

@@ -308,6 +308,41 @@ def test_the_mean_of_unbounded_data_is_charged_eps_and_delta(capsys: pytest.Capt
     assert 3.99 < doc["charged"]["epsilon"] <= 4 and doc["charged"]["delta"] <= 1e-6
 
 
+
+@pytest.mark.parametrize("hi", ["3.1e307", "1e308"])
+def test_a_range_near_the_largest_double_is_released_with_an_infinite_accuracy(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, hi: str) -> None:
+    # review s30d: accepted by the checker, then FZ799 (OverflowError) after the charge
+    program = tmp_path / "wide.fz"
+    program.write_text(f"def wide (xs : bag num) : fuzzy num = smooth_median[1, 1e-6, 0, {hi}] xs;\n")
+    data = tmp_path / "xs.csv"
+    data.write_text("value\n" + "".join(f"{v}\n" for v in (4, 4, 9, 1, 0, 7)))
+    code = main(["run", str(program), "wide", "--data", f"xs={data}", "--budget", "3,1e-3", "--ledger",
+                 str(tmp_path / "wide.sqlite"), "--json", "--seed", "4"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    doc = json.loads(out)
+    assert isinstance(doc["released"], float) and 0 <= doc["released"] <= 1.7976931348623157e308
+    (accuracy,) = doc["accuracy"]
+    # 2 (hi - lo) ln 20 is beyond the doubles at both ranges: shown as "inf", never a number below it
+    assert accuracy["half_width"] == "inf" and accuracy["continuous_half_width"] == "inf"
+    assert accuracy["scale_at_most"] == (2 * float(hi) if hi == "3.1e307" else "inf")
+    assert "+/- 1.85736e+308" in accuracy["statement"] or "+/- 5.99147e+308" in accuracy["statement"]
+
+
+def test_ten_releases_of_delta_nine_tenths_have_no_epsilon_at_delta_99_percent() -> None:
+    # review s30d: the PLD sized a grid of 1.3e14 cells ("Unable to allocate 954 TiB"), a MemoryError
+    # in check, run and the API; the atoms alone leave 1 - 0.1^10 > 0.99 at every epsilon
+    from fuzzpy.accounting.accountant import charged_epsilon
+
+    one = E.Verified("smooth_median", Fraction(1), Fraction(9, 10))
+    for count in (3, 10, 12):
+        charged, _ = charged_epsilon((one,) * count, Fraction(99, 100))
+        assert charged is None, count
+    # where 1 - 0.1^k is within delta, an answer is still found
+    charged, _ = charged_epsilon((one,) * 10, Fraction(10**11 - 1, 10**11))
+    assert charged is not None and charged <= 10
+
 # ---------------------------------------------------------------- the mechanism's loss on neighbours
 
 

@@ -52,6 +52,18 @@ if TYPE_CHECKING:
                             | LaplaceGroupTails | AtomicTails)
 
 
+#: The most grid cells one part's discretisation may hold. A window sized by a
+#: tiny answer (a few releases at a delta near 1: interval ~1e-14) would span a
+#: loss range of width 2 in ~1e14 cells (review s30d: "Unable to allocate 954
+#: TiB"); beyond this the PLD proves nothing here (`GridTooLarge`) and the
+#: accountant's other methods answer alone (infinite when none does).
+MAX_GRID_CELLS = 1 << 22
+
+
+class GridTooLarge(ValueError):
+    """A discretisation would need more than `MAX_GRID_CELLS` cells."""
+
+
 @frozen
 class GridPLD:
     """Upper bounds of the P-masses at losses (offset + i) * interval (each
@@ -136,6 +148,8 @@ def discretise(
         # eps0 / n): the node must reach hi, or the atom of a Laplace loss
         # at +eps0 is counted at +infinity (valid, but delta >= half the mass)
         last += 1
+    if last - first > MAX_GRID_CELLS:
+        raise GridTooLarge(f"a grid of {last - first} cells (at most {MAX_GRID_CELLS})")
     indices = _node_indices(first, last, interval, strides)
     nodes = indices * interval
     t = tails.tails(nodes)

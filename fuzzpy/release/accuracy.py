@@ -36,7 +36,7 @@ from fractions import Fraction
 from typing import Any
 
 from fuzzpy.language import syntax as S
-from fuzzpy.language.figures import text_up
+from fuzzpy.language.figures import json_figure, text_up
 
 NOT_DERIVED = "accuracy not derived for this expression"
 #: `ptr_median` answered `inr ()`: nothing was released to be accurate about (review s28c)
@@ -74,15 +74,16 @@ class Accuracy:
         if self.noise is None or self.bound is None:
             return {**out, "derived": False, "note": self.explained or (NO_ANSWER if self.no_answer else NOT_DERIVED)}
         key = "utility_gap" if self.noise == "expmech" else "half_width"
-        out.update({"derived": True, key: float_up(self.bound), "statement": self.statement()})
+        # beyond the largest double (a static range near 1e308, review s30d): "inf", as a cost is
+        out.update({"derived": True, key: json_figure(self.bound), "statement": self.statement()})
         if self.noise == "smooth":  # the scale is the public bound 2 (hi - lo) / eps, rounded up
-            out["scale_at_most"] = float_up(self.scale or Fraction(0))
+            out["scale_at_most"] = json_figure(self.scale or Fraction(0))
         else:
             out["epsilon" if self.noise in ("laplace", "expmech", "geometric", "staircase") else "sigma"] = \
                 float(1 / self.scale) if self.noise == "laplace" and self.scale else float(self.scale or 0)
         out["candidates" if self.noise == "expmech" else "entries"] = self.entries
         if self.textbook is not None:
-            out["continuous_half_width"] = self.textbook
+            out["continuous_half_width"] = json_figure(self.textbook)
         return out
 
     def statement(self) -> str:

@@ -193,8 +193,10 @@ def half_width(note: NoiseNote, confidence: Fraction) -> Fraction:
         grid = StaircaseGrid(note.exponent, 2 ** -note.exponent + 1, note.units, Fraction(0))
         return Fraction(2) ** note.exponent * (tail_units(note.scale, grid, 1 - confidence) + Fraction(1, 2))
     if note.kind == "smooth":  # continuous Lap(b), b <= scale: P(|Z| > b ln(1/alpha)) = alpha; then the grid's g/2
-        reach = float(note.scale) * math.log(1 / alpha) * (1 + 2**-40)
-        return Fraction(math.nextafter(reach, math.inf)) + Fraction(2) ** note.exponent / 2
+        # exact in the scale (a static 2 (hi - lo) / eps may exceed the largest double, review s30d);
+        # the double ln(1/alpha) raised by a relative 2^-40 covers its rounding
+        factor = Fraction(math.nextafter(math.log(1 / alpha) * (1 + 2**-40), math.inf))
+        return note.scale * factor + Fraction(2) ** note.exponent / 2
     if note.kind == "expmech":
         # Dwork & Roth Thm 3.11 (McSherry-Talwar): n exp(-eps c / 2) = beta
         gap = 2 / float(note.scale) * math.log(max(note.entries, 1) / alpha)
@@ -209,6 +211,13 @@ def textbook_half_width(note: NoiseNote, confidence: Fraction) -> float:
     """The continuous noise's half-width (for comparison): b ln(1/alpha) for
     Laplace (Dwork & Roth Thm 3.8), sigma Phi^-1(1 - alpha/2) for the Gaussian."""
     alpha = float(1 - confidence)
+    try:
+        return _textbook(note, confidence, alpha)
+    except OverflowError:  # a scale beyond the largest double (review s30d): so is the half-width
+        return math.inf
+
+
+def _textbook(note: NoiseNote, confidence: Fraction, alpha: float) -> float:
     if note.kind == "geometric":
         return math.log(1 / alpha) / float(note.scale)
     if note.kind == "staircase":
