@@ -305,8 +305,7 @@ def test_the_mean_of_unbounded_data_is_charged_eps_and_delta(capsys: pytest.Capt
     # the file's plain mean is 1,351,338 (a few rows near 10^9); the rows between its
     # deciles (24,084 and 115,295) and clamped there average about 60,100
     assert 55000 < doc["released"] < 66000
-    assert 3.99 < doc["charged"]["epsilon"] <= 4 and doc["charged"]["delta"] <= 1e-6
-
+    assert 3.99 < doc["charged"]["epsilon"] <= 4 and doc["charged"]["delta"] <= math.nextafter(1e-6, 1)  # JSON: the least double >= the cost
 
 
 @pytest.mark.parametrize("hi", ["3.1e307", "1e308"])
