@@ -407,3 +407,26 @@ def test_empirical_loss_on_neighbours_is_below_the_claim() -> None:
     broken_first = _answers(base, eps, delta, lo, hi, 4000, 505, broken=True)
     broken_second = _answers(neighbour, eps, delta, lo, hi, 4000, 606, broken=True)
     assert _loss_lower_bound(broken_first, broken_second, 4000, float(delta)) > float(eps)
+
+
+@pytest.mark.slow  # 2 x 3,000 exact draws
+def test_the_accuracy_line_covers_at_its_level_and_exactly_at_the_worst_bag() -> None:
+    """The line's interval is the public bound's (S <= hi - lo): on an empty bag S
+    is hi - lo, so the coverage is the level itself; on a dense bag S is far
+    smaller and the interval covers more (never less)."""
+    from fuzzpy.runtime.accuracy import NoiseNote, half_width
+
+    eps, delta, lo, hi, level = Fraction(1), Fraction(1, 10**6), Fraction(0), Fraction(10), Fraction(9, 10)
+    note = NoiseNote("smooth", 2 * (hi - lo) / eps, 1, smooth.grid_exponent(eps, lo, hi))
+    width = half_width(note, level)
+    runs = 3000
+    for rows, exact in (([], True), ([Fraction(i % 11) for i in range(400)], False)):
+        prepared = smooth.prepare(sorted(rows), lo, hi, Fraction(1, 2), eps, delta)
+        source = SeededSource(17 if exact else 29)
+        inside = sum(abs(smooth.draw(prepared, eps, lo, hi, source) - prepared.quantile) <= width for _ in range(runs))
+        spread = 4 * math.sqrt(float(level * (1 - level)) / runs)
+        if exact:
+            assert prepared.bound == hi - lo
+            assert abs(inside / runs - float(level)) < spread, inside
+        else:
+            assert inside / runs > float(level) - spread, inside
