@@ -14,10 +14,10 @@ docs/semantics.md, "Data loading and the order of a run"):
 3. read each data file and check what is public about it: it is the file
    registered for its dataset (unchanged), its format and header, and the
    columns and types the row type reads (exit 2, nothing charged). A first
-   run registers its dataset here -- types recorded, with the budget, and
-   said -- before the row type is judged against them, and the registration
-   stays if it is refused (issue 31, F1: every refusal a function of the
-   recorded schema);
+   run types its dataset here, as `dataset register` would, before the row
+   type is judged against those types (issue 31, F1); the registration is
+   recorded, with the budget, only in the charge's transaction (step 5), so
+   a refused run writes nothing to the ledger (review s30 E);
 4. load the rows under the row rules: this cannot fail, whatever the rows
    hold (a row that does not fit is dropped or its cell replaced);
 5. charge the ledger (committed before anything is computed or shown),
