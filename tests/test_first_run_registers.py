@@ -62,18 +62,38 @@ def folder(tmp_path: Path) -> Path:
 # ---------------------------------------------------------------- F1: a first run registers, then judges
 
 
-def test_a_refused_first_run_keeps_its_registration_and_budget(capsys: pytest.CaptureFixture[str],
-                                                               folder: Path) -> None:
+def test_a_refused_first_run_records_nothing(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
+    """Review s30 E: a refused first run leaves no registration (nor budget) behind."""
     code, err = _run(capsys, folder, "flagged", folder / "towns.csv", "--budget", "1000")
     assert code == 2 and "FZ542" in err and _charges(folder) == 0
+    assert "note: registered" not in err and "a refused run registers nothing" in err
+    with Ledger(folder / "book.sqlite") as book:
+        assert book.registrations() == []
+    # the next run registers it with the types its cells give, and its budget
+    code, err = _run(capsys, folder, "in_paris", folder / "towns.csv", "--budget", "1000")
+    assert code == 0 and _charges(folder) == 1
     assert "note: registered towns with types city: string, score: none, flag: int, n: int" in err
-    assert "the type this run registered it with" in err and "its first run recorded" not in err
     assert _types(folder / "book.sqlite", "towns") == {"city": "string", "score": "none", "flag": "int", "n": "int"}
-    # the next run, with no --budget: the dataset and its budget were recorded by the refused run
-    code, err = _run(capsys, folder, "in_paris", folder / "towns.csv")
-    assert code == 0 and "registered" not in err and _charges(folder) == 1
     code, err = _run(capsys, folder, "flagged", folder / "towns.csv")
     assert code == 2 and "FZ542" in err and "the type its first run recorded" in err
+
+
+def test_a_refused_first_run_records_nothing_from_python(tmp_path: Path) -> None:
+    """The same through the Python API, for a refusal after the typing (FZ556, review s30 E)."""
+    (tmp_path / "d.csv").write_text("x\n1\n2\n3\n4\n")
+    (tmp_path / "c.fz").write_text("def c (db : bag num) : fuzzy num = laplace[1] (size db);")
+    program = fuzzpy.load(str(tmp_path / "c.fz"))
+    book = tmp_path / "l.sqlite"
+    with pytest.raises(fuzzpy.FuzzError) as refused:
+        program.run("c", data={"db": str(tmp_path / "d.csv")}, budget=5, neighbours="replace-one", rows=4,
+                    ledger=str(book))
+    assert [d.code for d in refused.value.diagnostics] == ["FZ556"]
+    with Ledger(book) as ledger:
+        assert ledger.registrations() == [] and ledger.history() == []
+    program.run("c", data={"db": str(tmp_path / "d.csv")}, budget=5, ledger=str(book), seed=1)
+    with Ledger(book) as ledger:
+        (registration,) = ledger.registrations()
+        assert registration.name == "d" and len(ledger.history()) == 1
 
 
 # ---------------------------------------------------------------- F2: no value, no release
@@ -92,7 +112,7 @@ def test_a_csv_column_without_a_value_is_refused_before_the_charge(
     assert ("every row would be dropped" in err) == (set(cells) == {""})
     assert _charges(folder) == 0
     # a definition that does not read the column is not refused (a count reads no field)
-    assert _run(capsys, folder, "rows", folder / "empty.csv", engine=engine)[0] == 0
+    assert _run(capsys, folder, "rows", folder / "empty.csv", "--budget", "1000", engine=engine)[0] == 0
 
 
 def test_a_file_without_records_types_nothing(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
@@ -171,6 +191,7 @@ def test_integers_beyond_64_bits_type_a_column_num(capsys: pytest.CaptureFixture
     (folder / "big.csv").write_text("city,score,flag,n\na,1,true,9223372036854775808\nb,2,false,-9223372036854775809\n")
     code, err = _run(capsys, folder, "whole", folder / "big.csv", "--budget", "1000", engine="duckdb")
     assert code == 2 and "FZ542" in err and "`n`" in err
+    assert _run(capsys, folder, "rows", folder / "big.csv", "--budget", "1000", engine="duckdb")[0] == 0
     assert _types(folder / "book.sqlite", "big")["n"] == "num"
 
 
@@ -190,6 +211,10 @@ def test_a_duckdb_relation_is_typed_alike_on_every_engine(folder: Path) -> None:
             program.run("total", data={"t": relation}, datasets={"t": "rel"}, budget=1000, seed=1,
                         ledger=str(ledger), engine=engine)
         assert [d.code for d in refused.value.diagnostics] == ["FZ542"]
+        with Ledger(ledger) as book:
+            assert book.registrations() == []  # a refused run records nothing (review s30 E)
+        program.run("rows", data={"t": relation}, datasets={"t": "rel"}, budget=1000, seed=1,
+                    ledger=str(ledger), engine=engine)
         types[engine] = _types(ledger, "rel")
     assert types["memory"] == types["duckdb"]
     assert types["duckdb"] == {"city": "string", "score": "string", "flag": "string", "n": "int"}

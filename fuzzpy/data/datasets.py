@@ -5,7 +5,8 @@ is a file, and its dataset is, in this order: the one `--dataset NAME` names;
 the dataset registered with that file (by path, or by content: a copy is the
 same data); a dataset keyed by the file's hash in a ledger written before
 registration existed; else a new one named after the file (`people.csv` and
-`people.parquet` are both `people`), registered by the run (a first run registers before it judges the program: issue 31, F1).
+`people.parquet` are both `people`), registered by the run's charge (a first run types its file before it judges the program: issue 31, F1;
+a refused run records nothing: review s30 E).
 
 Two steps, because the budget is quoted between them (a run that would
 overspend is refused before its data is read): `name_sources` only names the
@@ -212,11 +213,12 @@ def open_source(ledger: Ledger, source: Source, bag_type: Type,
     """Read the source's file, check it is its dataset's, and plan how the
     row type reads it: refusals name the file and column, never a row.
 
-    A first run (nothing registered) is a registration first: its columns
-    are typed as `dataset register` types them, and (`register`) recorded
-    before the row type is judged against them, refused or not -- so every
-    refusal of the row type, this run's and every later one's, is a function
-    of the recorded (public) schema alone (issue 31, F1)."""
+    A first run (nothing registered) types its columns as `dataset
+    register` types them before the row type is judged against them (issue
+    31, F1). With `register` the registration is recorded here; the run
+    passes none, and its charge records it (`DataUse.implicit`, the same rows
+    checked again under the write lock), so a refused run writes nothing
+    (review s30 E)."""
     file = source.file or read_data_file(source.path)
     registration = source.registration
     implicit = registration is None

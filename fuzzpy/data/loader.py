@@ -330,7 +330,7 @@ def _mismatch(name: str, kind: str, registered: str, registration: Registration,
                    f"`{name} == 1`)" if (kind, registered) == ("bool", "int") else ""))
     what = {"int": "integers", "num": "numbers", "bool": "booleans", "string": "text"}[registered]
     article = "an" if kind == "int" else "a"
-    recorded = ("the type this run registered it with" if first else "the type its first run recorded")
+    recorded = ("the type this run read it as (a refused run registers nothing)" if first else "the type its first run recorded")
     message = (f"column `{name}` of dataset `{registration.name}` holds {what} (`{registered}`: {recorded}, "
                f"as `fuzzpy dataset register` types it); the row type reads it as `{kind}`, "
                f"which its schema does not allow (a row whose cell is not {article} {kind} would be dropped)")

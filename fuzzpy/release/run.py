@@ -14,10 +14,10 @@ docs/semantics.md, "Data loading and the order of a run"):
 3. read each data file and check what is public about it: it is the file
    registered for its dataset (unchanged), its format and header, and the
    columns and types the row type reads (exit 2, nothing charged). A first
-   run registers its dataset here -- types recorded, with the budget, and
-   said -- before the row type is judged against them, and the registration
-   stays if it is refused (issue 31, F1: every refusal a function of the
-   recorded schema);
+   run types its dataset here, as `dataset register` would, before the row
+   type is judged against those types (issue 31, F1); the registration is
+   recorded, with the budget, only in the charge's transaction (step 5), so
+   a refused run writes nothing to the ledger (review s30 E);
 4. load the rows under the row rules: this cannot fail, whatever the rows
    hold (a row that does not fit is dropped or its cell replaced);
 5. charge the ledger (committed before anything is computed or shown),
@@ -467,8 +467,10 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
                              zcdp=definition.zcdp_delta is not None)
             # the registration note is not a warning of the release: a CSV's first-run types come from its cells,
             # and a release's warnings are the same on every neighbour (tests/neighbour)
-            register = _first_registration(ledger, budget, warn)  # a first run registers before it judges (F1)
-            opened = {name: engine.open(ledger, s, types[name], register) for name, s in sources.items()}
+            # a first run types its file before it judges (F1), but records the registration only in the
+            # charge's transaction (`confirm_registration`, same rows checked again there): a refused run
+            # writes nothing to the ledger (review s30 E)
+            opened = {name: engine.open(ledger, s, types[name], None) for name, s in sources.items()}
             _one_file_per_dataset(opened)
             for column in dict.fromkeys(c for o in opened.values() for c in numbers_as_int(o.header, o.plan)):
                 say(numbers_as_int_note(column))  # from the schema and the program only: every neighbour alike
@@ -503,6 +505,8 @@ def _execute(request: RunRequest, warn: Warn, show: Show | None, engine: Any) ->
                     zcdp=definition.zcdp_delta is not None,
                     assumptions=unchecked_assumptions(checked, definition),
                 ) if events else []
+            for registration in _registered_by(uses):
+                warn(registered_text(registration))
         source_of_noise: RandomSource = SecureSource() if request.seed is None else SeededSource(request.seed)
         warnings[0:0] = said  # the notes said before the release come first
         for note in dict.fromkeys(note for receipt in receipts for note in receipt.cost.notes):
@@ -729,47 +733,13 @@ def _least_reports(events: tuple[Event, ...]) -> int:
     return most
 
 
-def _first_registration(ledger: Any, budget: Budget | None, warn: Warn) -> Callable[..., Any]:
-    """How a first run records its dataset (issue 31, F1): the typing of the
-    file is the holder's act, recorded with the budget given as `dataset
-    register` records it, and said, before the program is judged against
-    it -- and kept if the program is then refused, so that every refusal,
-    from then on, is a function of the recorded (public) schema alone."""
-    def same(existing: Any, registration: Any) -> bool:
-        return existing is not None and (existing.file, existing.sha256) == (registration.file, registration.sha256)
-
-    def register(registration: Any, same_rows: Any) -> Any:
-        existing = ledger.registration(registration.name)  # another parameter of this run, the same data
-        if same(existing, registration):
-            return existing
-        if existing is not None:  # was FZ544 "already registered": true, but not what went wrong (review s28)
-            raise _one_name_two_files(registration, existing)
-        try:
-            ledger.register(registration, budget, same_rows)
-        except FuzzError:
-            existing = ledger.registration(registration.name)  # a first run of the same file, just before
-            if same(existing, registration):
-                return existing
-            raise
-        warn(registered_text(registration))
-        return registration
-
-    return register
-
-
-def _one_name_two_files(registration: Any, existing: Any) -> FuzzError:
-    """FZ545: a file named as a dataset that another file already is (a CSV
-    and its Parquet copy, both `people` by their names, bound in one run)."""
-    name = registration.name
-    return refuse(EXIT_USAGE, "FZ545", f"{registration.file} would be dataset `{name}` (its file's name), but "
-                  f"`{name}` is {existing.file}: one dataset has one file. If the two hold the same rows (a CSV "
-                  "and its Parquet copy), they are one dataset under two file names, with one budget: bind "
-                  f"every parameter to it by name (--data PARAM={name}); if not, name this one: --dataset "
-                  "PARAM=NAME", "a dataset's rows have one budget, whatever file or form they come in")
+def _registered_by(uses: list[Any]) -> list[Any]:
+    """The registrations this run's charge recorded (a first run's, once per dataset)."""
+    return list({use.registration.name: use.registration for use in uses if use.implicit}.values())
 
 
 def registered_text(registration: Any) -> str:
-    """What a first run says of the registration it recorded."""
+    """What a first run says of the registration its charge recorded."""
     types = ", ".join(f"{c.name}: {c.kind or 'any'}" for c in registration.columns)
     change = "" if registration.format == "frame" else \
         f"; to change one: `fuzzpy dataset update {registration.name} --type COL=KIND`"
