@@ -29,6 +29,7 @@ k mu]; the mass beyond is moved up or counted at +infinity (`pld_grid`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy.special import gammaln, ndtr
@@ -40,6 +41,16 @@ Array = np.ndarray
 ULP = 2.0**-53
 _NEWTON_STEPS = 400
 
+
+
+def _solved_threshold_error(solve: Callable[[Array], tuple[Array, Array]], eps: Array) -> float:
+    """Twice the largest residual of the thresholds ``solve`` finds at ``eps``
+    (the `pld_pairs` error model: a threshold off by r moves a tail by r times its hazard)."""
+    eps = np.asarray(eps, dtype=float)
+    if eps.size == 0:
+        return 0.0
+    _, error = solve(eps)
+    return 2 * float(np.max(error))
 
 @frozen
 class GroupTails:
@@ -221,11 +232,7 @@ class ReplaceGroupTails:
         return Tails(p_sf, p_cdf, q_sf, q_cdf, rel)
 
     def threshold_error(self, eps: Array) -> float:
-        eps = np.asarray(eps, dtype=float)
-        if eps.size == 0:
-            return 0.0
-        _, error = self._solve(eps)
-        return 2 * float(np.max(error))
+        return _solved_threshold_error(self._solve, eps)
 
     def loss_range(self) -> tuple[float, float]:
         top = float(self.loss_of(np.array([self._reach()]))[0])
@@ -370,11 +377,7 @@ class LaplaceGroupTails:
         return Tails(p_sf, p_cdf, q_sf, q_cdf, rel)
 
     def threshold_error(self, eps: Array) -> float:
-        eps = np.asarray(eps, dtype=float)
-        if eps.size == 0:
-            return 0.0
-        _, error = self._solve(eps)
-        return 2 * float(np.max(error))
+        return _solved_threshold_error(self._solve, eps)
 
     def loss_range(self) -> tuple[float, float]:
         a, b = self._span()
