@@ -360,18 +360,3 @@ def test_lengths_never_lose_an_infinite_move() -> None:
     text = "def f (xs : list num) (v : vec[1] num) (db : bag Row) : num = len xs + len v + len (counts (group[3] (fun r -> r.zip) db));"
     assert sens(text, "f") == {"xs": S(1), "v": S(0), "db": S(0)}
     assert sens("def f (x : num) : num = len [x * x, 1];", "f") == {"x": INF}
-
-
-def test_a_public_branch_between_two_releases_of_one_kind_costs_the_larger() -> None:
-    """Review s30c (j1.fz): `if t > 0 then gauss[2] (size db) else gauss[1]
-    (2 * size db)` was charged both Gaussians (11.41 at 1e-6); a run takes
-    one branch, and the second's curve (sensitivity/sigma 2 against 1/2) lies
-    above the first's for every delta: its cost alone (10.997). Two Laplace
-    releases likewise; of two kinds, or where neither dominates under both
-    relations, both are still charged (a sound upper bound)."""
-    gauss = "def k (t : num) (db : bag num) : fuzzy num = if t > 0 then gauss[2] (size db) else gauss[1] (2 * size db);"
-    assert events(gauss, "k") == (Gaussian(Fraction(2), Fraction(1), Fraction(-1)),)
-    lap = "def k (t : num) (db : bag num) : fuzzy num = if t > 0 then laplace[0.5] (size db) else laplace[1] (sum[0, 3] db);"
-    assert eps(lap, "k") == 3
-    mixed = "def k (t : num) (db : bag num) : fuzzy num = if t > 0 then laplace[5] (size db) else gauss[3] (size db);"
-    assert len(events(mixed, "k")) == 2

@@ -244,6 +244,9 @@ def _mark_replaced(ck: Inferencer, call: PrimCall, cost: C.CostCtx) -> None:
     if replaced is None:
         return
     name, moved = replaced
+    binding = ck.env.lookup(name)  # its uses are recorded under its key (`db#3` when it shadows a name)
+    if binding is not None and binding.key:
+        name = binding.key
     found = cost.get(name)
     events = found.events() if found is not None and found.blame is None else ()
     from fuzzpy.accounting import (
