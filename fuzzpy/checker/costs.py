@@ -451,45 +451,6 @@ def join(a: Cost | None, b: Cost | None) -> Cost:
     return Cost(_Cat(ea, eb))
 
 
-<<<<<<< HEAD
-def _dominating(ea: tuple[Event, ...], eb: tuple[Event, ...]) -> tuple[Event, ...] | None:
-    """Of two single releases of one kind (Laplace or Gaussian), the one
-    whose privacy curve lies above the other's for every delta, under both
-    neighbour relations; None when neither does (review s30c, j1.fz: a
-    public `if` between two Gaussians was charged both). A Laplace release's
-    privacy loss is its sensitivity/scale times a fixed law, a Gaussian's
-    epsilon at each delta increases with sensitivity/sigma (Balle & Wang
-    2018, Thm 8): the larger ratio dominates, as the worse branch bounds
-    a run that takes either."""
-    if len(ea) != 1 or len(eb) != 1:
-        return None
-    (x,), (y,) = ea, eb
-    kinds = (Laplace, Gaussian)
-    if type(x) is not type(y) or not isinstance(x, kinds) or not isinstance(y, kinds):
-        return None
-
-    def ratios(e: Laplace | Gaussian) -> tuple[Fraction, Fraction] | None:
-        scale = e.scale if isinstance(e, Laplace) else e.sigma
-        try:
-            s, r, b = Fraction(e.sensitivity), Fraction(e.replaced), Fraction(scale)
-        except (TypeError, ValueError, OverflowError):
-            return None
-        if b <= 0:
-            return None
-        return s / b, (r if r >= 0 else 2 * s) / b
-
-    rx, ry = ratios(x), ratios(y)
-    if rx is None or ry is None:
-        return None
-    if rx[0] >= ry[0] and rx[1] >= ry[1]:
-        return ea
-    if ry[0] >= rx[0] and ry[1] >= rx[1]:
-        return eb
-    return None
-
-
-=======
->>>>>>> parent of 0b41d07 (checker: a public branch between two Laplace (or two Gaussian) releases costs the dominating one, not both (Balle & Wang 2018 Thm 8; review s30c j1.fz k: 11.41 -> 10.997))
 def join_ctx(a: CostCtx, b: CostCtx) -> CostCtx:
     if len(a) < len(b):
         a, b = b, a
