@@ -14,7 +14,6 @@ long chain of `sample`s is linear to check.
 from __future__ import annotations
 
 import dataclasses
-import math
 from fractions import Fraction
 
 from fuzzpy.accounting.events import (
