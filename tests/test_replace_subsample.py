@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from fuzzpy.accounting import accountant
-from fuzzpy.accounting.events import Gaussian, Group, Laplace, Repeat, Subsample
+from fuzzpy.accounting.events import Gaussian, Group, Laplace, Repeat, Subsample, Verified
 from fuzzpy.accounting.neighbours import REPLACE_ONE, resolve
 from fuzzpy.api import loads
 
@@ -214,3 +214,58 @@ def test_budget_flags_charge_a_subsample_of_the_dataset_its_replace_one_pair(
     accountant.compose(dp_event.PoissonSampledDpEvent(0.05, dp_event.GaussianDpEvent(4)), 50)
     reference = accountant.get_epsilon(1e-6)
     assert reference * (1 - 1e-3) <= found <= reference * 1.01
+
+
+# ---------------------------------------------------------------- review s30 F: a verified body, a person's rows
+
+
+def _group_of_amplified(eps: float, delta: float, q: float, steps: int) -> tuple[float, float]:
+    """Group privacy over ``steps`` add/remove steps of the one-row figure of a
+    Poisson subsample of an (eps, delta)-DP body: amplification (Balle, Barthe
+    & Gaboardi 2018, Thm 8: log(1 + q(e^eps - 1)), q delta), then the unrolled
+    chain (steps eps', delta' (1 + e^eps' + ... + e^{(steps-1) eps'}))."""
+    one = math.log1p(q * math.expm1(eps))
+    return steps * one, q * delta * sum(math.exp(j * one) for j in range(steps))
+
+
+@pytest.mark.parametrize(("q", "k", "delta"), [
+    (Fraction(1, 10), 2, 1e-5),
+    pytest.param(Fraction(1, 4), 3, 1e-3, marks=pytest.mark.slow),
+])
+def test_verified_body_under_replace_one_and_a_persons_rows(q: Fraction, k: int, delta: float) -> None:
+    """A subsample of the dataset itself whose body has no replace-one pair
+    (a verified (2, 1e-6)-DP mechanism, e.g. `ptr_median`), for one person's k
+    rows under replace-one: 2k add/remove steps of the amplified one-row figure
+    are a valid bound, so the figure is finite and no larger (it had none:
+    the distance-2 summary was grouped again, its delta grown past the share)."""
+    body = (Verified("ptr_median", Fraction(2), Fraction(1, 10**6)),)
+    person = (Group(Fraction(k), (Subsample(q, body, direct=True),), rows=True),)
+    bound_eps, bound_delta = _group_of_amplified(2.0, 1e-6, float(q), 2 * k)
+    assert bound_delta < delta / 2
+    found = accountant.tightest(resolve(person, REPLACE_ONE), delta)
+    assert math.isfinite(found.epsilon)
+    assert found.epsilon <= bound_eps * (1 + 1e-9)
+
+
+@pytest.mark.slow
+def test_verified_body_of_the_dataset_no_worse_than_of_a_derived_bag() -> None:
+    """The dataset itself is charged no more than a derived bag (group
+    privacy over the whole subsample, valid for both)."""
+    body = (Verified("ptr_median", Fraction(2), Fraction(1, 10**6)),)
+    for delta in (1e-5, 1e-2):
+        direct = (Group(Fraction(2), (Subsample(Fraction(1, 10), body, direct=True),), rows=True),)
+        derived = (Group(Fraction(2), (Subsample(Fraction(1, 10), body),), rows=True),)
+        assert accountant.tightest(resolve(direct, REPLACE_ONE), delta).epsilon \
+            <= accountant.tightest(resolve(derived, REPLACE_ONE), delta).epsilon
+
+
+@pytest.mark.slow
+def test_subsampled_ptr_median_of_the_dataset_for_two_rows() -> None:
+    source = (
+        "type R = { v : num };\n"
+        "def pm (db : bag R) : fuzzy (num + unit) =\n"
+        "  subsample[0.1] (fun s -> ptr_median[1, 0.000001, 1] (map (fun r -> r.v) s)) db;\n"
+    )
+    report = loads(source).check(1e-5, REPLACE_ONE, None, group=2)
+    epsilon = float(report["pm"].parameters[0].cost.epsilon)
+    assert epsilon <= _group_of_amplified(2.0, 1e-6, 0.1, 4)[0] * (1 + 1e-9)

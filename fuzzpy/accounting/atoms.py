@@ -329,6 +329,14 @@ class Flattener:
         the body (composition on the same pair of databases); grouping the
         inner group's (eps, delta) summary again would leave it no delta."""
         body = tuple(self._hoisted(e) or e if isinstance(e, Repeat) else e for e in body)
+        # a replace-one subsample without a pair is two add/remove steps, Group(2, .):
+        # inside this group it joins the inner groups, one group of the product (k
+        # replacements are 2k steps, Dwork & Roth 2014, Thm 2.2), its summary fitted
+        # to the share once. Grouping the distance-2 summary again grew its delta past
+        # the share (review s30 F: a subsampled PTR median under replace-one and
+        # --group 2 had no finite epsilon, where 4 steps give (1.976, 9.7e-6))
+        body = tuple(_replace_group(e) if isinstance(e, Subsample) and e.replace
+                     and self._replace_pair(e) is None else e for e in body)
         inner = [e for e in body if isinstance(e, Group)]
         rest = tuple(e for e in body if not isinstance(e, Group))
         atoms = self._group(size, rest) if rest else Counter()
@@ -453,8 +461,15 @@ class Flattener:
         a Gaussian (Gaussians merge, module docstring) or a single Laplace
         body; else, or without ``pair_atoms``, the subsample at add/remove
         distance 2 (group privacy, Dwork & Roth 2014, Thm 2.2)."""
+        paired = self._replace_pair(event)
+        if paired is not None:
+            return paired
+        return self._event(_replace_group(event))
+
+    def _replace_pair(self, event: Subsample) -> Atoms | None:
+        """The replace-one pair atoms of a Poisson subsample (`_replace_subsample`),
+        or None when it has none here (then: group privacy over two steps)."""
         rate = Fraction(event.rate)
-        plain = Subsample(event.rate, event.body)
         if self._pair_atoms and 0 < rate < 1:
             inner = Flattener().flatten(event.body) if _plain_body(event.body) else Counter()
             single = _single_atom(inner)
@@ -469,7 +484,7 @@ class Flattener:
             pure = _pure_body(event.body)
             if pure is not None:  # any pure body: the sup of the pair's ratio (`replace_pure_epsilon`)
                 return Counter({PureAtom(_replace_pure(rate, pure)): 1})
-        return self._event(Group(Fraction(2), (plain,)))
+        return None
 
     def _summary(self, body: Atoms) -> ApproxAtom:
         """A composite body as one (eps, delta)-DP atom (its tightest guarantee)."""
@@ -752,6 +767,13 @@ def _group_pair_atoms(events: tuple[Event, ...], k: int) -> Atoms | None:
                 return None
             atoms.update(scaled_atoms)
     return atoms
+
+
+def _replace_group(event: Subsample) -> Group:
+    """A replace-one Poisson subsample as group privacy over its two add/remove
+    steps (the sample differs by one row removed and one added; Dwork & Roth
+    2014, Thm 2.2): valid for any body."""
+    return Group(Fraction(2), (Subsample(event.rate, event.body),))
 
 
 def _derived_inner(body: tuple[Event, ...]) -> GaussianAtom | PureAtom | None:

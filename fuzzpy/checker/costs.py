@@ -14,7 +14,6 @@ long chain of `sample`s is linear to check.
 from __future__ import annotations
 
 import dataclasses
-import math
 from fractions import Fraction
 
 from fuzzpy.accounting.events import (
@@ -576,7 +575,8 @@ def scale_event(event: Event, factor: Sens) -> Event:
         return Repeat(event.count, tuple(scale_event(e, factor) for e in event.body))
     if k <= 1:
         return event
-    return Group(Fraction(math.ceil(k)), (event,))
+    # ceil of the true factor: sqrt(n) sqrt(n) is n (`Sens.ceiling`, review s30 B)
+    return Group(Fraction(factor.ceiling()), (event,))
 
 
 # ---------------------------------------------------------------- pure epsilon

@@ -29,7 +29,7 @@ from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.elaborate import positive_static, require_static, static_value
 from fuzzpy.checker.errors import CheckError
 from fuzzpy.checker.noise import deferred_read, no_static_parameter
-from fuzzpy.checker.typerel import sqrt_upper
+from fuzzpy.checker.typerel import sqrt_sens
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.sensitivity import INF, Sens
@@ -293,7 +293,7 @@ def _dual_norm(weights: list[Fraction] | None, norm: str) -> Sens | None:
         return Sens(max(sizes, default=Fraction(0)))
     if norm == "inf":
         return Sens(sum(sizes, Fraction(0)))
-    return Sens(sqrt_upper(sum((w * w for w in sizes), Fraction(0))))
+    return sqrt_sens(sum((w * w for w in sizes), Fraction(0)))
 
 
 def _projection(ck: Inferencer, call: PrimCall, first: bool) -> Judgment:

@@ -19,7 +19,7 @@ from fuzzpy.checker import costs as C
 from fuzzpy.checker import usage as U
 from fuzzpy.checker.context import Judgment
 from fuzzpy.checker.errors import CheckError
-from fuzzpy.checker.typerel import contains_fuzzy, join_types, sqrt_upper
+from fuzzpy.checker.typerel import contains_fuzzy, join_types, sqrt_sens
 from fuzzpy.language import syntax as S
 from fuzzpy.language import types as T
 from fuzzpy.language.sensitivity import ONE, Sens
@@ -160,7 +160,7 @@ class LiteralRules:
             if square.is_symbolic:  # no square root of an index term: the L2 norm is at most the L1 sum
                 total = trees[name].sens
             else:
-                total = square if square.value is None else Sens(sqrt_upper(square.value))
+                total = square if square.value is None else sqrt_sens(square.value)
             tree = trees[name]
             factor = ONE if tree.sens.value in (None, 0) or total.value is None else Sens(total.value / tree.sens.value)  # type: ignore[operator]
             ctx[name] = U.Usage(total, "scale", expr.span, "L2 norm of the entries", left=tree, factor=factor)

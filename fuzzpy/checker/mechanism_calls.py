@@ -398,7 +398,6 @@ def group_steps(param: S.Param, bounds: list[Bound], sens: Sens) -> int | None:
     a `vec[2]` of integers, a bound below one integer step)."""
     if sens.value is None:
         return None
-    s = sens.value
     ty = param.type
     elem = ty.elem if isinstance(ty, S.TyVec) else ty
     if not isinstance(elem, S.TyName) or elem.name not in ("num", "real", "int"):
@@ -413,11 +412,12 @@ def group_steps(param: S.Param, bounds: list[Bound], sens: Sens) -> int | None:
             step = math.ceil(c) - 1 if bound.strict else math.floor(c)
             if step < 1:
                 return None
-            need = max(1, math.ceil(math.floor(s) / step))
+            need = max(1, math.ceil(sens.floor() / step))
         else:
             if c <= 0:
                 return None
-            need = math.floor(s / c) + 1 if bound.strict else max(1, math.ceil(s / c))
+            # from the true sensitivity: sqrt(n) sqrt(n) is n, not its rounded square (`Sens.ceiling`)
+            need = max(1, sens.ceiling(Fraction(c), strict=bound.strict))
         steps = max(steps, need)
     return steps if steps <= MAX_GROUP else None
 

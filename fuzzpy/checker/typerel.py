@@ -36,6 +36,13 @@ def sqrt_upper(x: Fraction) -> Fraction:
     return Fraction(root, _SQRT_DIGITS)
 
 
+def sqrt_sens(x: Fraction) -> Sens:
+    """sqrt(x) as a sensitivity: rounded up (`sqrt_upper`), with its exact
+    square kept when irrational (`Sens.square`, read by `Sens.ceiling`)."""
+    root = sqrt_upper(x)
+    return Sens(root) if root * root == x else Sens(root, square=x)
+
+
 def norm_factor(source: str, target: str, length: int | None) -> Sens | None:
     """The factor a sensitivity is multiplied by when a `vec[source]` value is
     read in the `vec[target]` metric; None when it needs an unknown length."""
@@ -48,7 +55,7 @@ def norm_factor(source: str, target: str, length: int | None) -> Sens | None:
     n = Fraction(max(length, 1))
     if (source, target) == ("inf", "1"):
         return Sens(n)
-    return Sens(sqrt_upper(n))  # inf -> 2, 2 -> 1
+    return sqrt_sens(n)  # inf -> 2, 2 -> 1
 
 
 def subtype(actual: T.Type, expected: T.Type, lengths: Lengths) -> bool:

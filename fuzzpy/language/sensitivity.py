@@ -16,6 +16,7 @@ section 3) need:
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import math
 from collections.abc import Callable
@@ -42,6 +43,10 @@ class Sens:
 
     value: Fraction | None  # None encodes infinity (or a symbolic value, see ``poly``)
     poly: Poly | None = None
+    #: the exact square of the true bound when ``value`` is a square root rounded up
+    #: (`checker.typerel.sqrt_sens`), kept through products, so that sqrt(n) sqrt(n)
+    #: is known to be n where a ceiling is taken (`ceiling`); None: ``value`` is the bound
+    square: Fraction | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # derived sensitivities are rounded up into the static range (sound:
@@ -112,14 +117,51 @@ class Sens:
             return _symbolic(self, other, lambda a, b: a * b)
         if self.value is None or other.value is None:
             return INF
-        return Sens(self.value * other.value)
+        if self.square is None and other.square is None:
+            return Sens(self.value * other.value)
+        # the true bounds' product, squared exactly (the rounded value stays an upper bound)
+        return Sens(self.value * other.value, square=self.exact_square * other.exact_square)
+
+    @property
+    def exact_square(self) -> Fraction:
+        """The square of the true bound of a finite sensitivity (at most ``value`` squared)."""
+        assert self.value is not None
+        return self.square if self.square is not None else self.value * self.value
+
+    def ceiling(self, unit: Fraction = Fraction(1), strict: bool = False) -> int:
+        """The least integer k with k * unit at least (``strict``: above) the
+        true bound of a finite sensitivity, ``unit`` > 0: exact for a rounded
+        square root (so sqrt(7) sqrt(7) gives 7, not the 8 its rounded product
+        would), from its square."""
+        assert self.value is not None and unit > 0
+        if self.square is None:
+            ratio = self.value / unit
+            return math.floor(ratio) + 1 if strict else math.ceil(ratio)
+        target = self.square / (unit * unit)  # k^2 >= (or >) target, k >= 0
+        root = math.isqrt(target.numerator // target.denominator)  # floor(sqrt(target)), or just below
+        while root * root < target or strict and root * root == target:
+            root += 1
+        return root
+
+    def floor(self) -> int:
+        """The largest integer at most the true bound of a finite sensitivity."""
+        assert self.value is not None
+        if self.square is None:
+            return math.floor(self.value)
+        root = math.isqrt(self.square.numerator // self.square.denominator)
+        while (root + 1) * (root + 1) <= self.square:
+            root += 1
+        return root
 
     def join(self, other: Sens) -> Sens:
         if self.poly is not None or other.poly is not None:
             # max of two index terms with non-negative coefficients over
             # non-negative symbols is at most their coefficient-wise max
             return _symbolic(self, other, _coefficient_max)
-        return self if self >= other else other
+        larger, smaller = (self, other) if self >= other else (other, self)
+        if larger.square is not None and smaller.value is not None and smaller.exact_square > larger.square:
+            return Sens(larger.value)  # the other's true bound may be the larger one: the rounded value only
+        return larger
 
     def __lt__(self, other: Sens) -> bool:
         if self.value is None:
