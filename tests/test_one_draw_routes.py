@@ -319,8 +319,8 @@ def test_run_same_rows_in_csv_and_parquet_is_one_dataset_never_two(
     code, out = _charged(run_files, capsys, ["both", "--data", f"xs={csv}", "--data", f"ys={parquet}",
                                              "--budget", "50,1e-5"])
     assert code != 0 and "FZ545" in json.dumps(out)
-    # by the dataset's name: one dataset, one draw at the summed sensitivity
-    code, out = _charged(run_files, capsys, ["both", "--data", f"xs={csv}", "--data", "ys=people",
+    # one file behind both (the refused run registered nothing): one dataset, one draw at the summed sensitivity
+    code, out = _charged(run_files, capsys, ["both", "--data", f"xs={csv}", "--data", f"ys={csv}",
                                              "--budget", "50,1e-5"])
     assert code == 0, out
     tight(float(out["charged"]["epsilon"]), gaussian_eps(5 / 5, float(out["charged"]["delta"])))

@@ -753,10 +753,19 @@ def _one_file_per_dataset(opened: dict[str, Any]) -> None:
     """Two parameters read one dataset only from one file, and one file only
     as one dataset (its data has one budget, whatever it is called)."""
     files: dict[str, str] = {}
+    paths: dict[str, str] = {}
     datasets: dict[str, str] = {}
     for name, data in opened.items():
         dataset, digest = data.source.dataset, data.file.sha256
-        if files.setdefault(dataset, digest) != digest or datasets.setdefault(digest, dataset) != dataset:
+        other = paths.setdefault(dataset, str(data.file.path))
+        if files.setdefault(dataset, digest) != digest:  # a CSV and its Parquet copy, both `people` by name
+            raise refuse(EXIT_USAGE, "FZ545", f"{data.file.path} would be dataset `{dataset}` (its file's name), "
+                         f"but `{dataset}` is {other} in this run: one dataset has one file. If the two hold "
+                         "the same rows (a CSV and its Parquet copy), they are one dataset under two file "
+                         f"names, with one budget: bind every parameter to one of them (--data PARAM={other}); "
+                         "if not, name this one: --dataset PARAM=NAME",
+                         "a dataset's rows have one budget, whatever file or form they come in")
+        if datasets.setdefault(digest, dataset) != dataset:
             raise refuse(EXIT_USAGE, "FZ545", f"`{name}` reads {data.file.path} as dataset `{dataset}`, but "
                          "another parameter reads this dataset from another file, or this file as another "
                          "dataset", "one dataset has one file, and one file is one dataset")

@@ -54,6 +54,7 @@ def test_a_spark_first_run_types_as_dataset_register(spark, tmp_path: Path) -> N
                                    "def s (t : bag R) : fuzzy num = laplace[1.0] (sum[0, 10] (map (fun r -> r.d) t));\n")
     (tmp_path / "mixed.csv").write_text("d,x\n1,1.5\nx,2.5\n")
     program = fuzzpy.load(str(tmp_path / "p.fz"))
+    count = fuzzpy.loads("type R = { d : string, x : num };\ndef c (t : bag R) : fuzzy num = laplace[1.0] (size t);\n", "c.fz")
     # a double column holding a fraction is `num` (one of whole numbers only would be `int`)
     frame = spark.createDataFrame([("1", 1.5), ("2", 2.0)], "d string, x double")
     for label, data in (("frame", frame), ("csv", str(tmp_path / "mixed.csv"))):
@@ -62,8 +63,10 @@ def test_a_spark_first_run_types_as_dataset_register(spark, tmp_path: Path) -> N
             program.run("s", data={"t": data}, datasets={"t": "d"}, budget=100, seed=1, ledger=str(ledger),
                         engine="spark")
         assert [d.code for d in refused.value.diagnostics] == ["FZ542"], label
+        with Ledger(ledger) as book:  # a refused first run records nothing (review s30 E)
+            assert book.registration("d") is None and not book.history()
+        count.run("c", data={"t": data}, datasets={"t": "d"}, budget=100, seed=1, ledger=str(ledger), engine="spark")
         with Ledger(ledger) as book:
             registration = book.registration("d")
-            assert not book.history()
         assert registration is not None
         assert {c.name: c.kind for c in registration.columns} == {"d": "string", "x": "num"}, label
