@@ -43,7 +43,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
@@ -65,6 +64,7 @@ from fuzzpy.accounting.atoms import (
     subsampled_pure_epsilon,
 )
 from fuzzpy.accounting.events import Event, Group, Repeat, Subsample, anywhere
+from fuzzpy.accounting.rounding import float_up
 from fuzzpy.support.records import frozen
 
 DESCRIPTIONS: dict[str, str] = {
@@ -218,15 +218,6 @@ def _has_resampled(events: Iterable[Event]) -> bool:
 def _pure(atoms: Atoms, delta: float) -> float | None:
     total = exact_pure(atoms)
     return None if total is None else float_up(total)
-
-
-def float_up(value: Fraction) -> float:
-    """The smallest float >= an exact value (a float() may round down)."""
-    try:
-        rounded = float(value)
-    except OverflowError:  # beyond the largest double: infinity is the float above it
-        return math.inf if value > 0 else -sys.float_info.max
-    return rounded if Fraction(rounded) >= value else math.nextafter(rounded, math.inf)
 
 
 def exact_pure(atoms: Atoms) -> Fraction | None:

@@ -16,9 +16,10 @@ margin of 2^-100 covers them with room to spare.
 from __future__ import annotations
 
 import math
-import sys
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
+
+from fuzzpy.language.figures import double_up
 
 if TYPE_CHECKING:
     import mpmath
@@ -58,12 +59,9 @@ def down(value: float, ulps: float = 4.0) -> float:
 
 
 def float_up(value: Fraction) -> float:
-    """The smallest float >= an exact value (``float()`` rounds to nearest)."""
-    try:
-        rounded = float(value)
-    except OverflowError:  # beyond the largest double: infinity is the float above it
-        return math.inf if value > 0 else -sys.float_info.max
-    return rounded if Fraction(rounded) >= value else math.nextafter(rounded, math.inf)
+    """The smallest float >= an exact value (``float()`` rounds to nearest):
+    the rule of every printed figure (`language.figures.double_up`)."""
+    return double_up(value)
 
 
 def float_down(value: Fraction) -> float:

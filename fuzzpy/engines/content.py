@@ -92,6 +92,7 @@ import hashlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from fuzzpy.data.cells import INT_LIMIT
 from fuzzpy.data.identity import (  # noqa: F401 -- their home is data/
     CONTENT_TAG,
     NO_RULES,
@@ -601,7 +602,7 @@ def content_sql(d: Dialect, source: str, columns: list[tuple[str, str]],
 #: The loader's spellings of a number and an integer (`fuzzpy.data.cells`).
 _NUM_SPELLING = "[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?"
 _INT_SPELLING = "[+-]?[0-9]+"
-_INT_MAX = 2**63 - 1
+_INT_MAX = INT_LIMIT  # the loader's int range (`data.cells`)
 #: The characters Python trims that the loader does not: a cell holding one fits no number.
 _UNTRIMMED = "concat('[', chr(28), '-', chr(31), ']')"
 

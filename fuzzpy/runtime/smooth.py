@@ -200,14 +200,6 @@ def smooth_bound(x: Padded, p: Fraction, r: Fraction) -> Scaled:
     return found if at_least(found, lower, r) else lower
 
 
-def smooth_bound_brute(x: Padded, p: Fraction, r: Fraction) -> Fraction:
-    """max_{0 <= k <= n + 1} r^-k max_{0 <= t <= k + 1} (x_{m+t} - x_{m+t-k-1}),
-    the formula as written (for the tests)."""
-    n = x.n
-    m = quantile_index(n, p) if n else 0
-    return max(r ** -k * max(x(m + t) - x(m + t - k - 1) for t in range(k + 2)) for k in range(n + 2))
-
-
 # ---------------------------------------------------------------- the release
 
 
